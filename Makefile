@@ -1,0 +1,51 @@
+# Thin wrapper over CMake for the project's commands (see README).
+#   make demo    build and run the main demonstration
+#   make check   install test dependencies, build with ASan+UBSan, run every
+#                test, then run the concurrency tests under ThreadSanitizer
+#   make bench   build optimised and run the benchmarks
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE ?= cmake
+CTEST ?= ctest
+
+.PHONY: all deps build demo check check-asan check-tsan bench valgrind format clean
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+build:
+	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release
+	$(CMAKE) --build build/release -j $(JOBS)
+
+demo: deps build
+	./scripts/demo.sh build/release
+
+check: deps check-asan check-tsan
+
+check-asan:
+	$(CMAKE) -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DBREAKER_WERROR=ON \
+	  -DBREAKER_SANITIZER=address,undefined
+	$(CMAKE) --build build/asan -j $(JOBS)
+	cd build/asan && $(CTEST) --output-on-failure -j $(JOBS)
+
+check-tsan:
+	$(CMAKE) -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBREAKER_WERROR=ON \
+	  -DBREAKER_SANITIZER=thread
+	$(CMAKE) --build build/tsan -j $(JOBS)
+	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  $(CTEST) --output-on-failure -L concurrency
+
+bench: deps build
+	./scripts/bench.sh build/release
+
+# The unit tests under valgrind memcheck (slow; not part of check).
+valgrind: deps build
+	cd build/release && $(CTEST) --output-on-failure -LE concurrency \
+	  -T memcheck --overwrite MemoryCheckCommandOptions="--error-exitcode=1 --leak-check=full"
+
+format:
+	git ls-files '*.c' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf build

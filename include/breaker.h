@@ -1,0 +1,455 @@
+/*
+ * breaker.h - a thread-safe circuit breaker for C11.
+ *
+ * This header is the reference manual of libbreaker. Everything declared here
+ * (and in include/breaker/\*.h) is the supported API; anything else, including
+ * every symbol that starts with `breaker__`, is private and may change.
+ *
+ * The model in one paragraph. A breaker guards one dependency. Before each call
+ * the caller asks breaker_acquire() for a permit; after the call it reports the
+ * outcome with breaker_complete(). CLOSED admits every call and records
+ * outcomes; when the evidence (consecutive failures, or a failure or slow-call
+ * rate over a window with a minimum volume) says the dependency is unwell, the
+ * breaker OPENs and refuses calls locally. After a wait it turns HALF_OPEN and
+ * admits a bounded number of probes; enough successful probes close it, one
+ * failed (or hung) probe reopens it with a longer wait. Every transition starts
+ * a new generation; completions of permits from an earlier generation are
+ * "stale" and change nothing.
+ *
+ * Thread-safety: every function taking a `breaker *` may be called from any
+ * thread at any time, except breaker_destroy(), which must not race with any
+ * other call on the same breaker. breaker_acquire() and breaker_complete() in
+ * the CLOSED and OPEN states take no lock, allocate nothing and make no system
+ * call other than reading the clock.
+ */
+#ifndef BREAKER_H
+#define BREAKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Version -------------------------------------------------------------
+ * CMake reads these three lines to set the project version: keep the form. */
+#define BREAKER_VERSION_MAJOR 0
+#define BREAKER_VERSION_MINOR 1
+#define BREAKER_VERSION_PATCH 0
+#define BREAKER_VERSION_NUMBER \
+    ((BREAKER_VERSION_MAJOR * 10000) + (BREAKER_VERSION_MINOR * 100) + BREAKER_VERSION_PATCH)
+
+/* ---- Export and compiler annotations -------------------------------------- */
+#if defined(_WIN32) && defined(BREAKER_SHARED_BUILD)
+#define BREAKER_API __declspec(dllexport)
+#elif defined(__GNUC__) || defined(__clang__)
+#define BREAKER_API __attribute__((visibility("default")))
+#else
+#define BREAKER_API
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define BREAKER_NODISCARD    __attribute__((warn_unused_result))
+#define BREAKER_NONNULL(...) __attribute__((nonnull(__VA_ARGS__)))
+#else
+#define BREAKER_NODISCARD
+#define BREAKER_NONNULL(...)
+#endif
+
+/* ---- Status codes ----------------------------------------------------------
+ * One list for the whole library (core and optional parts). Values are
+ * explicit and append-only: a value is never renumbered or reused.
+ * breaker_strerror() is generated from this list. */
+#define BREAKER_STATUS_LIST(X)                                                       \
+    X(OK, 0, "success")                                                              \
+    X(REJECTED_OPEN, 1, "call refused: the breaker is open")                         \
+    X(REJECTED_HALF_OPEN, 2,                                                         \
+      "call refused: the breaker is half-open and every probe slot is taken")        \
+    X(STALE, 3, "completion ignored: the permit belongs to an earlier generation")   \
+    X(ALREADY_SETTLED, 4, "completion ignored: the permit was already settled")      \
+    X(EINVAL, 5, "invalid argument or configuration")                                \
+    X(ENOMEM, 6, "out of memory")                                                    \
+    X(REGISTRY_FULL, 7, "registry is at its configured maximum of breakers")         \
+    X(NOT_FOUND, 8, "no such entry")                                                 \
+    X(BULKHEAD_FULL, 9, "call refused: the bulkhead's concurrency limit is reached") \
+    X(DEADLINE_EXCEEDED, 10, "the caller's deadline has passed")                     \
+    X(ENOSPC, 11, "the output buffer is too small")                                  \
+    X(EIO, 12, "input/output error")                                                 \
+    X(RETRY_BUDGET_EXHAUSTED, 13, "retry refused: the retry budget is spent")        \
+    X(ECANCELED, 14, "the operation was cancelled by the caller")                    \
+    X(EFORMAT, 15, "malformed input")
+
+enum breaker_status {
+#define BREAKER__STATUS_ENUM(name, value, text) BREAKER_##name = value,
+    BREAKER_STATUS_LIST(BREAKER__STATUS_ENUM)
+#undef BREAKER__STATUS_ENUM
+};
+
+/*! breaker_strerror() :
+ *  @return a static, NUL-terminated English description of `status` (one of
+ *  enum breaker_status). Unknown values give "unknown status". The string
+ *  lives for the life of the program. Thread-safe. */
+BREAKER_API const char *breaker_strerror(int status);
+
+/*! breaker_status_name() :
+ *  @return the enum name without prefix ("REJECTED_OPEN"), or "UNKNOWN". */
+BREAKER_API const char *breaker_status_name(int status);
+
+/*! breaker_version_string() : @return "MAJOR.MINOR.PATCH", static. */
+BREAKER_API const char *breaker_version_string(void);
+
+/* ---- Enumerations -------------------------------------------------------- */
+
+/* The state a breaker is in. FORCED_* are set only by an operator (see
+ * breaker_force_open() and breaker_force_closed()) and left only by
+ * breaker_reset(). */
+enum breaker_state {
+    BREAKER_CLOSED,
+    BREAKER_OPEN,
+    BREAKER_HALF_OPEN,
+    BREAKER_FORCED_OPEN,
+    BREAKER_FORCED_CLOSED
+};
+
+/* What the caller reports about one admitted call.
+ * - SUCCESS: the dependency answered as it should.
+ * - FAILURE: the dependency is at fault (5xx, timeout, connection refused...).
+ * - IGNORED: the call says nothing about the dependency's health (a 404, a
+ *   validation error): not recorded in any window or count, frees a probe slot.
+ * - CANCELLED: the caller gave up (its own deadline, a client disconnect);
+ *   counted as configured by breaker_config.cancelled_as. */
+enum breaker_outcome { BREAKER_SUCCESS, BREAKER_FAILURE, BREAKER_IGNORED, BREAKER_CANCELLED };
+
+/* How a closed breaker decides to open.
+ * - CONSECUTIVE: `failure_threshold` failures in a row (a success resets).
+ * - COUNT_WINDOW: failure/slow rate over the last `window_size` recorded calls.
+ * - TIME_WINDOW: failure/slow rate over the last `window_ns` of time, kept in
+ *   `window_buckets` buckets.
+ * Window policies never trip on fewer than `min_calls` recorded calls. */
+enum breaker_trip { BREAKER_TRIP_CONSECUTIVE, BREAKER_TRIP_COUNT_WINDOW, BREAKER_TRIP_TIME_WINDOW };
+
+/* Why a transition happened. Append-only. */
+enum breaker_reason {
+    BREAKER_REASON_CONSECUTIVE_FAILURES, /* CLOSED -> OPEN */
+    BREAKER_REASON_FAILURE_RATE,         /* CLOSED -> OPEN */
+    BREAKER_REASON_SLOW_CALL_RATE,       /* CLOSED -> OPEN */
+    BREAKER_REASON_WAIT_ELAPSED,         /* OPEN -> HALF_OPEN (first probe) */
+    BREAKER_REASON_PROBE_FAILED,         /* HALF_OPEN -> OPEN */
+    BREAKER_REASON_PROBE_TIMEOUT,        /* HALF_OPEN -> OPEN (hung probe) */
+    BREAKER_REASON_PROBES_SUCCEEDED,     /* HALF_OPEN -> CLOSED */
+    BREAKER_REASON_FORCED_OPEN,          /* any -> FORCED_OPEN */
+    BREAKER_REASON_FORCED_CLOSED,        /* any -> FORCED_CLOSED */
+    BREAKER_REASON_RESET,                /* any -> CLOSED */
+    BREAKER_REASON_PROBE_SLOW            /* HALF_OPEN -> OPEN (slow probe, with
+                                            slow_call_rate set) */
+};
+
+/*! breaker_state_name(), breaker_outcome_name(), breaker_trip_name(),
+ *  breaker_reason_name() :
+ *  @return a static lower-case name ("half_open", "probe_timeout", ...), or
+ *  "unknown" for a value outside the enumeration. Suitable as a metric label. */
+BREAKER_API const char *breaker_state_name(enum breaker_state state);
+BREAKER_API const char *breaker_outcome_name(enum breaker_outcome outcome);
+BREAKER_API const char *breaker_trip_name(enum breaker_trip trip);
+BREAKER_API const char *breaker_reason_name(enum breaker_reason reason);
+
+/* ---- Types ----------------------------------------------------------------*/
+
+typedef struct breaker breaker; /* opaque handle */
+typedef struct breaker_config breaker_config;
+typedef struct breaker_permit breaker_permit;
+typedef struct breaker_event breaker_event;
+typedef struct breaker_evidence breaker_evidence;
+typedef struct breaker_stats breaker_stats;
+
+/* A monotonic clock in nanoseconds. Called on the thread that calls into the
+ * breaker, possibly concurrently from several threads; must be thread-safe,
+ * must never go backwards, and must not call into the breaker. */
+typedef uint64_t breaker_clock_fn(void *clock_ctx);
+
+/* The evidence behind a transition: what the deciding thread saw. For a trip
+ * from CLOSED these are the window (or the consecutive run) at that moment;
+ * for a half-open transition, the probe counts. */
+struct breaker_evidence {
+    uint64_t calls;                /* recorded calls in the window */
+    uint64_t failures;             /* failed calls among them */
+    uint64_t slow_calls;           /* slow calls among them */
+    double failure_rate;           /* failures / calls, 0 when calls == 0 */
+    double slow_call_rate;         /* slow_calls / calls, 0 when calls == 0 */
+    uint32_t consecutive_failures; /* current run of failures (CONSECUTIVE) */
+    uint32_t probe_successes;      /* successful probes in this half-open */
+    uint32_t failed_recoveries;    /* consecutive failed recoveries (k) */
+};
+
+/* One transition, as given to breaker_config.on_event. */
+struct breaker_event {
+    enum breaker_state from;
+    enum breaker_state to;
+    enum breaker_reason reason;
+    uint64_t generation; /* the generation that `to` starts */
+    uint64_t time_ns;    /* breaker clock at the transition */
+    uint64_t open_ns;    /* to == OPEN: the wait chosen (jitter included) */
+    breaker_evidence evidence;
+};
+
+/* Transition callback. Runs on the thread whose call caused the transition,
+ * after the new state is visible and outside any critical section, exactly
+ * once per transition. It may call read-only functions on the breaker
+ * (breaker_get_state, breaker_stats_get, ...) and may acquire/complete on
+ * *other* breakers; it must not call breaker_acquire/complete/force/reset on
+ * the same breaker (that could recurse) nor destroy it. `ev` is valid only
+ * during the call. Keep it short: it runs on a caller's request path. */
+typedef void breaker_event_fn(void *event_ctx, breaker *b, const breaker_event *ev);
+
+/* Configuration. Fill with breaker_config_init(), then change what you need.
+ * Durations are nanoseconds on the breaker's clock. A zero numeric field
+ * means "the default" where zero would be meaningless (noted "0 = default");
+ * where zero is meaningful it keeps its meaning ("0 = off"). */
+struct breaker_config {
+    enum breaker_trip trip;            /* default TIME_WINDOW */
+    uint32_t failure_threshold;        /* CONSECUTIVE: 1..1000000, 0 = default 5 */
+    uint32_t window_size;              /* COUNT_WINDOW calls: 1..1000000, 0 = default 100 */
+    uint64_t window_ns;                /* TIME_WINDOW span: 0 = default 60 s */
+    uint32_t window_buckets;           /* TIME_WINDOW buckets: 1..600, 0 = default 10 */
+    uint32_t min_calls;                /* windows: 1..1000000, 0 = default 20 */
+    double failure_rate;               /* windows: (0,1], 0 = default 0.5 */
+    uint64_t slow_call_ns;             /* a call longer than this is slow; 0 = off */
+    double slow_call_rate;             /* windows: (0,1] trips on slow rate; 0 = off */
+    uint64_t open_ns;                  /* first wait in OPEN: 0 = default 30 s */
+    double open_backoff;               /* wait multiplier per failed recovery,
+                                          [1,100], 0 = default 2 */
+    uint64_t open_max_ns;              /* cap of the wait: >= open_ns, 0 = default 5 min */
+    double open_jitter;                /* [0,1]: add U[0,jitter] * wait; 0 = none */
+    uint32_t half_open_max_probes;     /* probes in flight: 1..4095, 0 = default 1 */
+    uint32_t half_open_successes;      /* probe successes to close: 1..4095, 0 = default 3 */
+    uint64_t probe_timeout_ns;         /* unsettled probe fails after: 0 = default 30 s */
+    enum breaker_outcome cancelled_as; /* IGNORED (default) or FAILURE */
+    breaker_clock_fn *clock;           /* NULL = CLOCK_MONOTONIC (see below) */
+    void *clock_ctx;
+    uint64_t seed;              /* jitter seed; 0 = drawn at create */
+    breaker_event_fn *on_event; /* NULL = no callback */
+    void *event_ctx;
+};
+
+/* A permit: the proof that a call was admitted, and what breaker_complete()
+ * needs to settle it. Caller-owned plain value: the breaker keeps no pointer
+ * to it, so it may be copied into request state, moved, or completed from
+ * another thread. Settle each admitted permit exactly once; a permit may be
+ * completed by one thread while another reads nothing else from it. Its
+ * fields are private. */
+struct breaker_permit {
+    uint64_t opaque_[6];
+};
+
+/* A snapshot of one breaker's counters since create (breaker_reset() clears
+ * the window, not the counters). Counters are read one by one without
+ * stopping other threads, so under traffic a snapshot may be a few calls out
+ * of step between fields; at quiescence it is exact and adds up:
+ *   admitted == successes + failures + ignored + cancelled(as ignored) ...
+ * precisely: admitted == successes + failures + ignored + stale + unsettled,
+ * where a CANCELLED completion is counted in `cancelled` and also in
+ * `failures` or `ignored` as cancelled_as says, and unsettled permits are the
+ * ones not completed yet. Duplicate completions are counted only in
+ * `duplicates`. */
+struct breaker_stats {
+    enum breaker_state state;
+    uint64_t generation;
+    uint64_t state_since_ns;     /* breaker clock when the state began */
+    uint64_t admitted;           /* permits granted (probes included) */
+    uint64_t rejected_open;      /* refused in OPEN */
+    uint64_t rejected_half_open; /* refused in HALF_OPEN (slots taken) */
+    uint64_t rejected_forced;    /* refused in FORCED_OPEN */
+    uint64_t successes;          /* completions recorded as success */
+    uint64_t failures;           /* completions recorded as failure */
+    uint64_t ignored;            /* IGNORED completions (cancelled_as IGNORED too) */
+    uint64_t cancelled;          /* CANCELLED completions, however counted */
+    uint64_t slow;               /* recorded calls slower than slow_call_ns */
+    uint64_t stale;              /* completions of earlier-generation permits */
+    uint64_t duplicates;         /* completions of already-settled permits */
+    uint64_t probes_admitted;
+    uint64_t probes_succeeded;
+    uint64_t probes_failed; /* includes timed out */
+    uint64_t probes_timed_out;
+    uint64_t transitions;
+    uint64_t time_in_state_ns[5]; /* indexed by enum breaker_state, up to now */
+    uint32_t failed_recoveries;   /* current k of the backoff */
+    uint32_t probes_in_flight;
+    uint32_t consecutive_failures;
+    uint64_t open_until_ns; /* OPEN: when the next probe is eligible */
+    /* The current window (CONSECUTIVE: calls/failures since the last close). */
+    uint64_t window_calls;
+    uint64_t window_failures;
+    uint64_t window_slow;
+    double window_failure_rate;
+    double window_slow_rate;
+};
+
+/* ---- Configuration ---------------------------------------------------------*/
+
+/*! breaker_config_init() :
+ *  Fill `cfg` with the defaults documented on struct breaker_config:
+ *  TIME_WINDOW over 60 s in 10 buckets, min_calls 20, failure_rate 0.5,
+ *  slow calls off, open 30 s doubling up to 5 min with no jitter, 1 probe at a
+ *  time, 3 successful probes to close, probe timeout 30 s, cancellations
+ *  ignored, the monotonic clock, a random seed, no callback. */
+BREAKER_API void breaker_config_init(breaker_config *cfg) BREAKER_NONNULL(1);
+
+/*! breaker_config_validate() :
+ *  Check `cfg` as breaker_create() would.
+ *  @return BREAKER_OK, or BREAKER_EINVAL with a message naming the field and
+ *  the allowed range written to `msg` (NUL-terminated, truncated to `msg_len`;
+ *  `msg` may be NULL when msg_len is 0). */
+BREAKER_API int breaker_config_validate(const breaker_config *cfg, char *msg, size_t msg_len)
+    BREAKER_NONNULL(1);
+
+/*! breaker_config_set() :
+ *  Set one field from text, the way command lines and configuration files do.
+ *  Keys are the field names of struct breaker_config (trip, failure_threshold,
+ *  window_size, window, window_buckets, min_calls, failure_rate, slow_call,
+ *  slow_call_rate, open, open_backoff, open_max, open_jitter,
+ *  half_open_max_probes, half_open_successes, probe_timeout, cancelled_as,
+ *  seed); durations accept the field name with or without "_ns" and values
+ *  such as "250ms", "5s", "1m", "1500us", "20ns" (a bare number is
+ *  nanoseconds); rates accept "0.5" or "50%"; trip accepts "consecutive",
+ *  "count_window", "time_window"; cancelled_as "ignored" or "failure".
+ *  @return BREAKER_OK; BREAKER_NOT_FOUND for an unknown key; BREAKER_EINVAL for
+ *  a bad value. On error `msg` (may be NULL if msg_len is 0) says which key,
+ *  what was wrong and the accepted range; `cfg` is unchanged. */
+BREAKER_API BREAKER_NODISCARD int breaker_config_set(breaker_config *cfg, const char *key,
+                                                     const char *value, char *msg, size_t msg_len)
+    BREAKER_NONNULL(1, 2, 3);
+
+/* ---- Lifecycle -------------------------------------------------------------*/
+
+/*! breaker_create() :
+ *  Create a breaker from `cfg` (NULL = all defaults). The configuration is
+ *  copied; `cfg` may be freed afterwards. All memory the breaker will ever
+ *  use is allocated here.
+ *  @return BREAKER_OK and `*out` set; BREAKER_EINVAL if the configuration is
+ *  invalid (breaker_config_validate() says why) or `out` is NULL;
+ *  BREAKER_ENOMEM. On error `*out` is left NULL. */
+BREAKER_API BREAKER_NODISCARD int breaker_create(const breaker_config *cfg, breaker **out);
+
+/*! breaker_destroy() :
+ *  Release a breaker. NULL is a no-op. No other call on `b` may run
+ *  concurrently or follow; outstanding permits are simply forgotten. */
+BREAKER_API void breaker_destroy(breaker *b);
+
+/* ---- The call path ---------------------------------------------------------*/
+
+/*! breaker_acquire() :
+ *  Ask to make one call. Always writes `permit`.
+ *  @return BREAKER_OK: admitted; make the call, then breaker_complete() the
+ *          permit exactly once, whatever happens (use BREAKER_IGNORED or
+ *          BREAKER_CANCELLED if the call was not made after all).
+ *          BREAKER_REJECTED_OPEN: the breaker is OPEN (or FORCED_OPEN); do not
+ *          call the dependency; breaker_retry_after_ns() says for how long.
+ *          BREAKER_REJECTED_HALF_OPEN: probes are under way; do not call.
+ *  A rejected permit must not be completed (doing so returns BREAKER_EINVAL).
+ *  In HALF_OPEN the call is a probe. Lock-free; thread-safe. */
+BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *permit)
+    BREAKER_NONNULL(1, 2);
+
+/*! breaker_complete() :
+ *  Report the outcome of an admitted call. May run on any thread.
+ *  @return BREAKER_OK: recorded (this may have changed the state);
+ *          BREAKER_ALREADY_SETTLED: this permit was completed before; nothing
+ *          counted again (this answer wins over STALE);
+ *          BREAKER_STALE: the permit was admitted in an earlier generation
+ *          (the state moved on meanwhile); nothing recorded except the stale
+ *          counter; BREAKER_EINVAL: not a permit admitted by this breaker, or
+ *          `outcome` out of range (the permit is then left unsettled).
+ *  Completing the same permit object twice, even from two threads at once,
+ *  is detected. Completing two *copies* of one permit is a caller error that
+ *  is usually detected for probes and not for closed-state permits (the
+ *  second copy then counts again).
+ *  A probe (HALF_OPEN permit): a failure reopens at once with a longer wait;
+ *  a success counts towards half_open_successes; with slow_call_rate set, a
+ *  slow successful probe fails it (reason PROBE_SLOW). A probe completed
+ *  after its deadline has already failed (PROBE_TIMEOUT) and is STALE. */
+BREAKER_API int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome)
+    BREAKER_NONNULL(1, 2);
+
+/*! breaker_get_state() :
+ *  @return the current state. Also applies due time-based transitions of
+ *  hung probes (a timed-out probe reopens the breaker here). An OPEN breaker
+ *  whose wait has ended reports OPEN until a call arrives to probe. */
+BREAKER_API enum breaker_state breaker_get_state(breaker *b) BREAKER_NONNULL(1);
+
+/*! breaker_retry_after_ns() :
+ *  @return 0 when a call would be admitted now; in OPEN, the time left before
+ *  a probe is eligible; in HALF_OPEN with every slot taken, the time until
+ *  the earliest probe deadline (a hint: the state may change sooner); in
+ *  FORCED_OPEN, UINT64_MAX. */
+BREAKER_API uint64_t breaker_retry_after_ns(breaker *b) BREAKER_NONNULL(1);
+
+/*! breaker_generation() : @return the current generation (starts at 1,
+ *  +1 on every transition). */
+BREAKER_API uint64_t breaker_generation(breaker *b) BREAKER_NONNULL(1);
+
+/* ---- Manual control ----------------------------------------------------------
+ * Each is a transition: new generation (outstanding permits become stale),
+ * an event, counted in stats. Calling one on a breaker already in that
+ * forced state does nothing and returns BREAKER_OK. */
+
+/*! breaker_force_open() : refuse every call until breaker_reset(), whatever
+ *  the clock says. @return BREAKER_OK. */
+BREAKER_API int breaker_force_open(breaker *b) BREAKER_NONNULL(1);
+
+/*! breaker_force_closed() : admit every call and record outcomes, but never
+ *  trip, until breaker_reset(). @return BREAKER_OK. */
+BREAKER_API int breaker_force_closed(breaker *b) BREAKER_NONNULL(1);
+
+/*! breaker_reset() : return to CLOSED with an empty window, failed
+ *  recoveries back to 0, and a new generation. @return BREAKER_OK. */
+BREAKER_API int breaker_reset(breaker *b) BREAKER_NONNULL(1);
+
+/* ---- Introspection ---------------------------------------------------------*/
+
+/*! breaker_stats_get() :
+ *  Fill `out` with a snapshot (see struct breaker_stats). Lock-free; reads
+ *  every counter stripe, so it costs far more than a call: meant for
+ *  exporters, not for the request path. @return BREAKER_OK. */
+BREAKER_API int breaker_stats_get(breaker *b, breaker_stats *out) BREAKER_NONNULL(1, 2);
+
+/*! breaker_get_config() : copy the breaker's effective configuration (defaults
+ *  applied) into `out`. */
+BREAKER_API void breaker_get_config(breaker *b, breaker_config *out) BREAKER_NONNULL(1, 2);
+
+/*! breaker_now_ns() : @return the breaker's clock now (its injected clock, or
+ *  CLOCK_MONOTONIC). */
+BREAKER_API uint64_t breaker_now_ns(breaker *b) BREAKER_NONNULL(1);
+
+/*! breaker_shared_size() : @return the size in bytes of the block that holds
+ *  all of this breaker's shared state (counters, window, probe slots). */
+BREAKER_API size_t breaker_shared_size(breaker *b) BREAKER_NONNULL(1);
+
+/* ---- Classification helpers -----------------------------------------------
+ * The common call boundaries, so every caller counts the same things.
+ *
+ * HTTP status (breaker_classify_http):
+ *   500, 502, 503, 504, 506..599 -> FAILURE   (the server is unwell)
+ *   501 Not Implemented, 505 HTTP Version Not Supported -> SUCCESS
+ *                                   (a permanent answer, not ill health)
+ *   408 Request Timeout, 429 Too Many Requests -> FAILURE (overload)
+ *   1xx, 2xx, 3xx, other 4xx -> SUCCESS (the dependency answered; a 404 or a
+ *                                   400 is the caller's problem)
+ *   anything else (< 100, > 599) -> FAILURE (a broken answer)
+ *
+ * errno (breaker_classify_errno):
+ *   0 -> SUCCESS
+ *   ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, EHOSTUNREACH,
+ *   ENETUNREACH, EHOSTDOWN, ENETDOWN, ENETRESET, EPIPE -> FAILURE
+ *   ECANCELED -> CANCELLED
+ *   any other -> IGNORED (a local error says nothing about the dependency:
+ *                EINVAL, ENOMEM, EMFILE, ...)
+ */
+BREAKER_API enum breaker_outcome breaker_classify_http(int status);
+BREAKER_API enum breaker_outcome breaker_classify_errno(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BREAKER_H */

@@ -1,0 +1,700 @@
+/*
+ * breaker.c - the state machine: create/destroy, acquire, complete,
+ * transitions and manual control.
+ *
+ * Concurrency design (docs/design.md has the long form):
+ *
+ * - All state a transition changes is in one 64-bit word, `ctl` (generation,
+ *   state, failed recoveries k, probe successes). A transition is one CAS on
+ *   it, so exactly one thread wins each transition and reports it.
+ * - Whatever a reader must see together with a new state (the open deadline,
+ *   the emptied window) is written before the CAS (release) and read after
+ *   loading ctl (acquire).
+ * - CLOSED and OPEN never write shared lines on the call path except the
+ *   calling thread's counter stripe (and the window in CLOSED).
+ * - HALF_OPEN admits probes by claiming one of `half_open_max_probes` slots,
+ *   each a single word holding the probe's generation tag and its deadline, so
+ *   "at most N probes" is enforced by N CAS-protected words and a hung probe is
+ *   visible to whoever looks next. The probe admitted by the OPEN -> HALF_OPEN
+ *   transition itself owns slot 0 implicitly (its deadline is in phase_time):
+ *   the transition and that probe's admission are then one atomic step, so the
+ *   first caller after the wait is the probe, and a process that dies right
+ *   after winning the transition leaves a probe that simply times out.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- Permits ---------------------------------------------------------------
+ * word 0 (atomic): instance id (32) | magic (16) | flags (8). The flags' SETTLED
+ * bit is set by an exchange, so two racing completions settle it once. */
+enum {
+    PERMIT_ADMITTED = 1,
+    PERMIT_PROBE = 2,
+    PERMIT_SETTLED = 4,
+};
+#define PERMIT_MAGIC UINT64_C(0xb7c4)
+
+struct permit_view {
+    breaker__atomic64 head;
+    uint64_t gen;
+    uint64_t admitted_at;
+    uint64_t slot_value;
+    uint64_t slot_index;
+    uint64_t reserved;
+};
+_Static_assert(sizeof(struct permit_view) == sizeof(breaker_permit), "permit layout");
+_Static_assert(_Alignof(breaker__atomic64) <= _Alignof(breaker_permit), "permit alignment");
+
+static struct permit_view *permit_view_of(breaker_permit *p) {
+    return (struct permit_view *)(void *)p;
+}
+
+static uint64_t permit_head(const struct breaker__shared *s, unsigned flags) {
+    return ((s->instance_id & 0xffffffffu) << 32) | (PERMIT_MAGIC << 8) | flags;
+}
+
+static void permit_fill(const struct breaker__shared *s, breaker_permit *permit, unsigned flags,
+                        uint64_t gen, uint64_t now, unsigned slot, uint64_t slot_value) {
+    struct permit_view *pv = permit_view_of(permit);
+    /* Relaxed: the permit is handed to whichever thread completes it by the
+     * caller's own synchronisation (a queue, a join, a callback). */
+    atomic_store_explicit(&pv->head, permit_head(s, flags), memory_order_relaxed);
+    pv->gen = gen;
+    pv->admitted_at = now;
+    pv->slot_value = slot_value;
+    pv->slot_index = slot;
+    pv->reserved = 0;
+}
+
+/* ---- Small helpers ---------------------------------------------------------*/
+
+static uint64_t splitmix64(uint64_t x) {
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+/* The wait before a probe after k failed recoveries, entering generation
+ * `gen`. Jitter is a pure function of (seed, gen): threads racing to make the
+ * same transition compute the same wait, and a seed reproduces every wait. */
+static uint64_t open_wait_ns(const struct breaker__limits *lim, unsigned k, uint64_t gen) {
+    double w = (double)lim->open_ns;
+    double cap = (double)lim->open_max_ns;
+    for (unsigned i = 0; i < k && w < cap; i++)
+        w *= lim->open_backoff;
+    if (w > cap) w = cap;
+    if (lim->open_jitter > 0.0) {
+        double u = (double)(splitmix64(lim->seed ^ (gen * UINT64_C(0x9e3779b97f4a7c15))) >> 11) *
+                   (1.0 / 9007199254740992.0);
+        w += w * lim->open_jitter * u;
+    }
+    return (uint64_t)w;
+}
+
+static uint64_t tagged(uint64_t gen, uint64_t us) {
+    return (breaker__tag_of_gen(gen) << BREAKER__TAG_SHIFT) | us;
+}
+
+/* Publish phase_time for generation `gen`, "newer generation wins" (and for
+ * the same generation, the later time): a thread that computed the value long
+ * ago and was preempted cannot overwrite a newer generation's. Relaxed: the
+ * ctl CAS that follows is the release that publishes it. */
+static void publish_phase_time(struct breaker__shared *s, uint64_t gen, uint64_t us) {
+    uint64_t want = tagged(gen, us);
+    uint64_t cur = breaker__read(&s->phase_time);
+    for (;;) {
+        int16_t ahead = (int16_t)(uint16_t)(breaker__tag_of_gen(gen) - breaker__tw_tag(cur));
+        if (ahead < 0 || (ahead == 0 && breaker__tw_us(cur) >= us)) return;
+        if (breaker__cas_relaxed(&s->phase_time, &cur, want)) return;
+    }
+}
+
+/* phase_time for generation `gen` in ns, or 0 if absent (only after 65536
+ * generations of tag wrap-around; 0 makes the phase end now, never wedge). */
+static uint64_t phase_time_ns(const struct breaker__shared *s, uint64_t gen) {
+    uint64_t w = breaker__read(&s->phase_time);
+    if (breaker__tw_tag(w) != breaker__tag_of_gen(gen)) return 0;
+    return breaker__ns_of_us(s, breaker__tw_us(w));
+}
+
+static uint64_t probe_deadline_us(const struct breaker__shared *s, uint64_t now) {
+    return breaker__us_since_epoch_ceil(s, now + s->lim.probe_timeout_ns);
+}
+
+static void emit(breaker *b, const breaker_event *ev) {
+    if (b->cfg.on_event != NULL) b->cfg.on_event(b->cfg.event_ctx, b, ev);
+}
+
+/* ---- Transitions -----------------------------------------------------------*/
+
+struct transition {
+    uint64_t expected; /* the ctl value to replace */
+    enum breaker_state to;
+    enum breaker_reason reason;
+    unsigned k;
+    uint64_t now;
+    breaker_evidence evidence;
+};
+
+/* Account the time spent in the state that just ended. Exact when
+ * transitions do not race; when two follow each other within a few
+ * nanoseconds on different threads, one interval may go uncounted. */
+static void account_state_time(struct breaker__shared *s, uint64_t old_gen, uint64_t new_gen,
+                               enum breaker_state from, uint64_t now) {
+    uint64_t g = breaker__read(&s->since_gen);
+    if (g >= new_gen) return;
+    if (g == old_gen) {
+        uint64_t since = breaker__read(&s->since_ns);
+        if (now > since) breaker__count_n(&s->time_in_state[from], now - since);
+    }
+    if (breaker__cas_relaxed(&s->since_gen, &g, new_gen)) breaker__write(&s->since_ns, now);
+}
+
+static bool transition(breaker *b, struct transition *t) {
+    struct breaker__shared *s = b->shared;
+    uint64_t old_gen = breaker__ctl_gen(t->expected);
+    uint64_t new_gen = old_gen + 1;
+    enum breaker_state from = (enum breaker_state)breaker__ctl_state(t->expected);
+    uint64_t wait = 0;
+
+    if (t->to == BREAKER_OPEN) {
+        wait = open_wait_ns(&s->lim, t->k, new_gen);
+        publish_phase_time(s, new_gen, breaker__us_since_epoch_ceil(s, t->now + wait));
+    } else if (t->to == BREAKER_HALF_OPEN) {
+        publish_phase_time(s, new_gen, probe_deadline_us(s, t->now));
+    } else if (t->to == BREAKER_CLOSED || t->to == BREAKER_FORCED_CLOSED) {
+        /* Empty the window before the state that records into it is
+         * published; the CAS below releases these stores. */
+        breaker__window_reset(s);
+    }
+    uint64_t desired = breaker__ctl_pack(new_gen, t->to, t->k, 0);
+    if (!breaker__cas_acq_rel(&s->ctl, &t->expected, desired)) return false;
+
+    if (t->to == BREAKER_HALF_OPEN) {
+        /* Mark slots 1.. free for this generation, so no leftover word of an
+         * earlier one can ever look live when the 16-bit tag wraps. Slot 0 is
+         * the transition's own probe. CAS: a probe may claim a slot meanwhile. */
+        breaker__atomic64 *slots = breaker__slots(s);
+        for (uint32_t i = 1; i < s->lim.half_open_max_probes; i++) {
+            uint64_t v = breaker__read(&slots[i]);
+            if (breaker__tw_tag(v) != breaker__tag_of_gen(new_gen))
+                breaker__cas_relaxed(&slots[i], &v, tagged(new_gen, 0));
+        }
+    }
+    breaker__count(&s->transitions);
+    account_state_time(s, old_gen, new_gen, from, t->now);
+
+    breaker_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.from = from;
+    ev.to = t->to;
+    ev.reason = t->reason;
+    ev.generation = new_gen;
+    ev.time_ns = t->now;
+    ev.open_ns = wait;
+    ev.evidence = t->evidence;
+    ev.evidence.failed_recoveries = t->k;
+    emit(b, &ev);
+    return true;
+}
+
+static void half_open_evidence(uint64_t ctl, unsigned succ, breaker_evidence *e) {
+    memset(e, 0, sizeof(*e));
+    e->probe_successes = succ;
+    e->failed_recoveries = breaker__ctl_k(ctl);
+}
+
+static unsigned next_k(uint64_t ctl) {
+    unsigned k = breaker__ctl_k(ctl);
+    return k < BREAKER__FIELD12 ? k + 1 : k;
+}
+
+/* ---- Half-open: probe slots --------------------------------------------------
+ * Slot word for generation G: tag(G) | deadline_us busy; tag(G) | 0 free;
+ * another tag: unused this generation (free, except slot 0, which then belongs
+ * to the transition's probe with its deadline in phase_time). */
+struct slot_scan {
+    int free_slot;       /* a claimable slot, or -1 */
+    uint64_t free_value; /* its current word */
+    int expired_slot;    /* a probe past its deadline, or -1 */
+    uint64_t expired_value;
+    uint64_t next_deadline; /* earliest deadline of a busy slot, UINT64_MAX if none */
+};
+
+static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t now,
+                       struct slot_scan *r) {
+    uint64_t gen = breaker__ctl_gen(ctl);
+    uint64_t tag = breaker__tag_of_gen(gen);
+    const breaker__atomic64 *slots = breaker__slots(s);
+    r->free_slot = r->expired_slot = -1;
+    r->free_value = r->expired_value = 0;
+    r->next_deadline = UINT64_MAX;
+    for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
+        uint64_t v = breaker__read(&slots[i]);
+        uint64_t deadline;
+        if (breaker__tw_tag(v) == tag) {
+            if (breaker__tw_us(v) == 0) {
+                if (r->free_slot < 0) {
+                    r->free_slot = (int)i;
+                    r->free_value = v;
+                }
+                continue;
+            }
+            deadline = breaker__ns_of_us(s, breaker__tw_us(v));
+        } else if (i == 0) {
+            deadline = phase_time_ns(s, gen);
+        } else {
+            if (r->free_slot < 0) {
+                r->free_slot = (int)i;
+                r->free_value = v;
+            }
+            continue;
+        }
+        if (now >= deadline && r->expired_slot < 0) {
+            r->expired_slot = (int)i;
+            r->expired_value = v;
+        }
+        if (deadline < r->next_deadline) r->next_deadline = deadline;
+    }
+}
+
+/* A probe is past its deadline: it counts as a failed probe. @return true if
+ * this call made (or saw) the state move on. */
+static bool fail_expired_probe(breaker *b, uint64_t ctl, const struct slot_scan *scan,
+                               uint64_t now) {
+    struct breaker__shared *s = b->shared;
+    struct transition t = {.expected = ctl,
+                           .to = BREAKER_OPEN,
+                           .reason = BREAKER_REASON_PROBE_TIMEOUT,
+                           .k = next_k(ctl),
+                           .now = now};
+    half_open_evidence(ctl, breaker__ctl_succ(ctl), &t.evidence);
+    if (transition(b, &t)) {
+        breaker__count(&s->probes_timed_out);
+        breaker__count(&s->probes_failed);
+    }
+    /* The hung probe's slot keeps its word: it belongs to a generation that
+     * is over, so the next half-open treats it as free. */
+    (void)scan;
+    return true;
+}
+
+/* Apply a due probe timeout, if any. @return true if the state moved on. */
+static bool half_open_check_timeouts(breaker *b, uint64_t ctl, uint64_t now) {
+    struct slot_scan scan;
+    scan_slots(b->shared, ctl, now, &scan);
+    if (scan.expired_slot < 0) return false;
+    return fail_expired_probe(b, ctl, &scan, now);
+}
+
+enum { ACQUIRE_RETRY = -1 };
+
+static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
+    struct breaker__shared *s = b->shared;
+    uint64_t now = b->now_precise(b);
+    struct slot_scan scan;
+    scan_slots(s, ctl, now, &scan);
+    if (scan.expired_slot >= 0) {
+        fail_expired_probe(b, ctl, &scan, now);
+        return ACQUIRE_RETRY;
+    }
+    if (scan.free_slot < 0) {
+        breaker__count(&breaker__my_stripe(s)->rejected_half_open);
+        permit_fill(s, permit, 0, breaker__ctl_gen(ctl), now, 0, 0);
+        return BREAKER_REJECTED_HALF_OPEN;
+    }
+    uint64_t gen = breaker__ctl_gen(ctl);
+    uint64_t claim = tagged(gen, probe_deadline_us(s, now));
+    breaker__atomic64 *slot = &breaker__slots(s)[scan.free_slot];
+    uint64_t expect = scan.free_value;
+    /* Relaxed: the slot word is its own content; the claim is what bounds
+     * the probes, and the ctl re-check below decides the generation. */
+    if (!breaker__cas_relaxed(slot, &expect, claim)) return ACQUIRE_RETRY;
+    uint64_t again = breaker__load_acquire(&s->ctl);
+    if (breaker__ctl_gen(again) != gen || breaker__ctl_state(again) != BREAKER_HALF_OPEN) {
+        /* The state moved on while we claimed: hand the slot back. */
+        breaker__cas_relaxed(slot, &claim, tagged(gen, 0));
+        return ACQUIRE_RETRY;
+    }
+    breaker__count(&s->probes_admitted);
+    breaker__count(&breaker__my_stripe(s)->admitted);
+    permit_fill(s, permit, PERMIT_ADMITTED | PERMIT_PROBE, gen, now, (unsigned)scan.free_slot,
+                claim);
+    return BREAKER_OK;
+}
+
+/* OPEN and the wait is over: the caller that wins OPEN -> HALF_OPEN is the
+ * first probe. @return BREAKER_OK with the permit filled, or ACQUIRE_RETRY. */
+static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
+    struct breaker__shared *s = b->shared;
+    uint64_t now = b->now_precise(b);
+    struct transition t = {.expected = ctl,
+                           .to = BREAKER_HALF_OPEN,
+                           .reason = BREAKER_REASON_WAIT_ELAPSED,
+                           .k = breaker__ctl_k(ctl),
+                           .now = now};
+    half_open_evidence(ctl, 0, &t.evidence);
+    if (!transition(b, &t)) return ACQUIRE_RETRY;
+    /* Turn the implicit claim on slot 0 into an explicit one, so this probe
+     * is released like any other. Until then others read slot 0 as taken
+     * with the deadline in phase_time. Only this thread writes a word of the
+     * new generation into slot 0 while its tag is older. */
+    uint64_t gen = breaker__ctl_gen(ctl) + 1;
+    uint64_t claim = tagged(gen, probe_deadline_us(s, now));
+    breaker__atomic64 *slot0 = &breaker__slots(s)[0];
+    uint64_t v = breaker__read(slot0);
+    while (breaker__tw_tag(v) != breaker__tag_of_gen(gen) &&
+           !breaker__cas_relaxed(slot0, &v, claim)) {
+    }
+    breaker__count(&s->probes_admitted);
+    breaker__count(&breaker__my_stripe(s)->admitted);
+    permit_fill(s, permit, PERMIT_ADMITTED | PERMIT_PROBE, gen, now, 0, claim);
+    return BREAKER_OK;
+}
+
+/* ---- The call path -----------------------------------------------------------*/
+
+int breaker_acquire(breaker *b, breaker_permit *permit) {
+    struct breaker__shared *s = b->shared;
+    for (;;) {
+        uint64_t ctl = breaker__load_acquire(&s->ctl); /* pairs with transition()'s CAS */
+        switch ((enum breaker_state)breaker__ctl_state(ctl)) {
+        case BREAKER_CLOSED:
+        case BREAKER_FORCED_CLOSED: {
+            /* The admission time is needed only to tell slow calls. */
+            uint64_t now = s->lim.slow_call_ns != 0 ? b->now_precise(b) : 0;
+            permit_fill(s, permit, PERMIT_ADMITTED, breaker__ctl_gen(ctl), now, 0, 0);
+            breaker__count(&breaker__my_stripe(s)->admitted);
+            return BREAKER_OK;
+        }
+        case BREAKER_OPEN: {
+            uint64_t now = b->coarse_for_open ? b->now_coarse(b) : b->now_precise(b);
+            if (now < phase_time_ns(s, breaker__ctl_gen(ctl))) {
+                breaker__count(&breaker__my_stripe(s)->rejected_open);
+                permit_fill(s, permit, 0, breaker__ctl_gen(ctl), now, 0, 0);
+                return BREAKER_REJECTED_OPEN;
+            }
+            int rc = open_try_probe(b, ctl, permit);
+            if (rc != ACQUIRE_RETRY) return rc;
+            break;
+        }
+        case BREAKER_HALF_OPEN: {
+            int rc = half_open_acquire(b, ctl, permit);
+            if (rc != ACQUIRE_RETRY) return rc;
+            break;
+        }
+        case BREAKER_FORCED_OPEN:
+            breaker__count(&breaker__my_stripe(s)->rejected_forced);
+            permit_fill(s, permit, 0, breaker__ctl_gen(ctl), 0, 0, 0);
+            return BREAKER_REJECTED_OPEN;
+        }
+    }
+}
+
+static int complete_probe(breaker *b, struct permit_view *pv, enum breaker_outcome outcome,
+                          bool slow) {
+    struct breaker__shared *s = b->shared;
+    struct breaker__stripe *st = breaker__my_stripe(s);
+    uint64_t gen = pv->gen;
+    uint64_t now = b->now_precise(b);
+
+    /* A probe completing after its deadline has already failed: apply the
+     * timeout first, which makes this completion stale. */
+    uint64_t ctl = breaker__load_acquire(&s->ctl);
+    if (breaker__ctl_gen(ctl) == gen && breaker__ctl_state(ctl) == BREAKER_HALF_OPEN)
+        half_open_check_timeouts(b, ctl, now);
+
+    /* Free the slot first, then settle the state: a timeout scan running in
+     * between no longer sees this probe, and one that ran before has moved
+     * the generation, which makes this completion stale below. */
+    breaker__atomic64 *slot = &breaker__slots(s)[pv->slot_index];
+    uint64_t expect = pv->slot_value;
+    if (!breaker__cas_relaxed(slot, &expect, tagged(gen, 0))) {
+        /* Our claim is gone while our generation lasts: a copy of this
+         * permit was completed first. */
+        ctl = breaker__load_acquire(&s->ctl);
+        if (breaker__ctl_gen(ctl) == gen) {
+            breaker__count(&s->duplicates);
+            return BREAKER_ALREADY_SETTLED;
+        }
+    }
+
+    bool fails = outcome == BREAKER_FAILURE || (slow && s->lim.slow_call_rate > 0.0);
+    for (;;) {
+        ctl = breaker__load_acquire(&s->ctl);
+        if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_HALF_OPEN) {
+            breaker__count(&st->stale);
+            return BREAKER_STALE;
+        }
+        if (outcome == BREAKER_IGNORED) {
+            breaker__count(&st->ignored);
+            return BREAKER_OK;
+        }
+        unsigned succ = breaker__ctl_succ(ctl);
+        struct transition t = {.expected = ctl, .now = now};
+        if (fails) {
+            t.to = BREAKER_OPEN;
+            t.reason = outcome == BREAKER_FAILURE ? BREAKER_REASON_PROBE_FAILED
+                                                  : BREAKER_REASON_PROBE_SLOW;
+            t.k = next_k(ctl);
+            half_open_evidence(ctl, succ, &t.evidence);
+            if (!transition(b, &t)) continue;
+            breaker__count(&s->probes_failed);
+        } else if (succ + 1 >= s->lim.half_open_successes) {
+            t.to = BREAKER_CLOSED;
+            t.reason = BREAKER_REASON_PROBES_SUCCEEDED;
+            t.k = 0;
+            half_open_evidence(ctl, succ + 1, &t.evidence);
+            if (!transition(b, &t)) continue;
+            breaker__count(&s->probes_succeeded);
+        } else {
+            uint64_t desired = ctl + 1; /* succ is the low field */
+            /* acq_rel like a transition: this is a state change too, and the
+             * next probe's completion must see it. */
+            if (!breaker__cas_acq_rel(&s->ctl, &ctl, desired)) continue;
+            breaker__count(&s->probes_succeeded);
+        }
+        if (outcome == BREAKER_FAILURE) {
+            breaker__count(&st->failures);
+        } else {
+            breaker__count(&st->successes);
+        }
+        if (slow) breaker__count(&st->slow);
+        return BREAKER_OK;
+    }
+}
+
+static int complete_closed(breaker *b, struct permit_view *pv, enum breaker_outcome outcome,
+                           uint64_t now, bool slow) {
+    struct breaker__shared *s = b->shared;
+    struct breaker__stripe *st = breaker__my_stripe(s);
+    /* Acquire: pairs with the CAS of a transition into CLOSED, so this
+     * thread's window update lands after that transition's window reset. */
+    uint64_t ctl = breaker__load_acquire(&s->ctl);
+    if (breaker__ctl_gen(ctl) != pv->gen) {
+        breaker__count(&st->stale);
+        return BREAKER_STALE;
+    }
+    if (outcome == BREAKER_IGNORED) {
+        breaker__count(&st->ignored);
+        return BREAKER_OK;
+    }
+    bool failure = outcome == BREAKER_FAILURE;
+    breaker__count(failure ? &st->failures : &st->successes);
+    if (slow) breaker__count(&st->slow);
+
+    if (s->lim.trip == BREAKER_TRIP_TIME_WINDOW && now == 0)
+        now = b->coarse_for_window ? b->now_coarse(b) : b->now_precise(b);
+    struct breaker__window_view view;
+    if (!breaker__window_record(s, now, failure, slow, &view)) return BREAKER_OK;
+    if (breaker__ctl_state(ctl) != BREAKER_CLOSED) return BREAKER_OK; /* forced closed */
+    struct transition t = {.expected = ctl, .to = BREAKER_OPEN, .k = 0};
+    if (!breaker__window_should_trip(&s->lim, &view, &t.reason)) return BREAKER_OK;
+    t.now = now != 0 ? now : b->now_precise(b);
+    breaker__evidence_from_view(&view, &t.evidence);
+    /* Many threads may cross the threshold at once: the CAS in transition()
+     * lets exactly one of them open the breaker; the others' CAS fails and
+     * their outcome simply stays recorded. */
+    transition(b, &t);
+    return BREAKER_OK;
+}
+
+int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome) {
+    struct breaker__shared *s = b->shared;
+    struct permit_view *pv = permit_view_of(permit);
+    uint64_t head = atomic_load_explicit(&pv->head, memory_order_relaxed);
+    uint64_t expect_head = permit_head(s, 0);
+    if ((head & ~UINT64_C(0xff)) != expect_head || !(head & PERMIT_ADMITTED)) return BREAKER_EINVAL;
+    if ((unsigned)outcome > (unsigned)BREAKER_CANCELLED) return BREAKER_EINVAL;
+
+    /* Settle exactly once, even if two threads complete the same permit:
+     * whoever sets SETTLED first owns the completion. Relaxed: nothing else
+     * is published through this bit. */
+    uint64_t prev = atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed);
+    if (prev & PERMIT_SETTLED) {
+        breaker__count(&s->duplicates);
+        return BREAKER_ALREADY_SETTLED;
+    }
+    if (outcome == BREAKER_CANCELLED) {
+        breaker__count(&breaker__my_stripe(s)->cancelled);
+        outcome = (enum breaker_outcome)s->lim.cancelled_as;
+    }
+    uint64_t now = 0;
+    bool slow = false;
+    if (s->lim.slow_call_ns != 0 && outcome != BREAKER_IGNORED) {
+        now = b->now_precise(b);
+        slow = now - pv->admitted_at > s->lim.slow_call_ns;
+    }
+    if (head & PERMIT_PROBE) return complete_probe(b, pv, outcome, slow);
+    return complete_closed(b, pv, outcome, now, slow);
+}
+
+/* ---- State queries -----------------------------------------------------------*/
+
+enum breaker_state breaker_get_state(breaker *b) {
+    struct breaker__shared *s = b->shared;
+    uint64_t ctl = breaker__load_acquire(&s->ctl);
+    if (breaker__ctl_state(ctl) == BREAKER_HALF_OPEN &&
+        half_open_check_timeouts(b, ctl, b->now_precise(b)))
+        ctl = breaker__load_acquire(&s->ctl);
+    return (enum breaker_state)breaker__ctl_state(ctl);
+}
+
+uint64_t breaker_retry_after_ns(breaker *b) {
+    struct breaker__shared *s = b->shared;
+    for (;;) {
+        uint64_t ctl = breaker__load_acquire(&s->ctl);
+        uint64_t now = b->now_precise(b);
+        switch ((enum breaker_state)breaker__ctl_state(ctl)) {
+        case BREAKER_CLOSED:
+        case BREAKER_FORCED_CLOSED:
+            return 0;
+        case BREAKER_FORCED_OPEN:
+            return UINT64_MAX;
+        case BREAKER_OPEN: {
+            uint64_t until = phase_time_ns(s, breaker__ctl_gen(ctl));
+            return now < until ? until - now : 0;
+        }
+        case BREAKER_HALF_OPEN: {
+            struct slot_scan scan;
+            scan_slots(s, ctl, now, &scan);
+            if (scan.expired_slot >= 0) {
+                fail_expired_probe(b, ctl, &scan, now);
+                continue;
+            }
+            if (scan.free_slot >= 0) return 0;
+            return scan.next_deadline > now ? scan.next_deadline - now : 0;
+        }
+        }
+        return 0;
+    }
+}
+
+uint64_t breaker_generation(breaker *b) {
+    return breaker__ctl_gen(breaker__load_acquire(&b->shared->ctl));
+}
+
+uint64_t breaker_now_ns(breaker *b) { return b->now_precise(b); }
+
+size_t breaker_shared_size(breaker *b) { return b->shared_size; }
+
+void breaker_get_config(breaker *b, breaker_config *out) { *out = b->cfg; }
+
+/* ---- Manual control ----------------------------------------------------------*/
+
+static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason) {
+    struct breaker__shared *s = b->shared;
+    for (;;) {
+        uint64_t ctl = breaker__load_acquire(&s->ctl);
+        if (to != BREAKER_CLOSED && breaker__ctl_state(ctl) == (unsigned)to) return BREAKER_OK;
+        struct transition t = {
+            .expected = ctl, .to = to, .reason = reason, .k = 0, .now = b->now_precise(b)};
+        struct breaker__window_view view;
+        breaker__window_read(s, t.now, &view);
+        breaker__evidence_from_view(&view, &t.evidence);
+        if (transition(b, &t)) return BREAKER_OK;
+    }
+}
+
+int breaker_force_open(breaker *b) {
+    return manual(b, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN);
+}
+
+int breaker_force_closed(breaker *b) {
+    return manual(b, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED);
+}
+
+int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET); }
+
+/* ---- Lifecycle ---------------------------------------------------------------*/
+
+static size_t align_up(size_t n) {
+    return (n + BREAKER__CACHELINE - 1) & ~(size_t)(BREAKER__CACHELINE - 1);
+}
+
+static uint64_t random_seed(const void *salt) {
+    uint64_t x = (uint64_t)(uintptr_t)salt ^ ((uint64_t)getpid() << 32);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    x ^= (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
+    return splitmix64(x) | 1u;
+}
+
+int breaker_create(const breaker_config *user, breaker **out) {
+    if (out == NULL) return BREAKER_EINVAL;
+    *out = NULL;
+    breaker_config cfg;
+    if (user == NULL) {
+        breaker_config_init(&cfg);
+    } else {
+        if (breaker_config_validate(user, NULL, 0) != BREAKER_OK) return BREAKER_EINVAL;
+        breaker__config_effective(user, &cfg);
+    }
+
+    breaker *b = calloc(1, sizeof(*b));
+    if (b == NULL) return BREAKER_ENOMEM;
+    b->cfg = cfg;
+
+    struct breaker__limits lim;
+    breaker__limits_from_config(&cfg, &lim);
+    if (lim.seed == 0) lim.seed = random_seed(b);
+    b->cfg.seed = lim.seed;
+
+    /* Layout: header struct, stripes, window arrays, probe slots, ring. */
+    size_t bucket_stride = 0;
+    size_t off = align_up(sizeof(struct breaker__shared));
+    size_t stripes_off = off;
+    off += align_up(sizeof(struct breaker__stripe) * BREAKER__STRIPES);
+    size_t window_off = off;
+    size_t window_bytes = breaker__window_bytes(&lim, &bucket_stride);
+    off += align_up(window_bytes);
+    size_t slots_off = off;
+    off += align_up(sizeof(uint64_t) * lim.half_open_max_probes);
+    size_t total = off;
+
+    struct breaker__shared *s = aligned_alloc(BREAKER__CACHELINE, total);
+    if (s == NULL) {
+        free(b);
+        return BREAKER_ENOMEM;
+    }
+    memset(s, 0, total);
+    s->magic = BREAKER__MAGIC;
+    s->layout_version = BREAKER__LAYOUT_VERSION;
+    s->header_size = (uint32_t)sizeof(struct breaker__shared);
+    s->total_size = total;
+    s->lim = lim;
+    s->instance_id = splitmix64(lim.seed ^ (uint64_t)(uintptr_t)s);
+    s->stripes_off = stripes_off;
+    if (lim.trip == BREAKER_TRIP_TIME_WINDOW) {
+        s->buckets_off = window_off;
+        s->bucket_stride = bucket_stride;
+        s->stamps_off = window_off + bucket_stride * BREAKER__STRIPES;
+    } else if (lim.trip == BREAKER_TRIP_COUNT_WINDOW) {
+        s->ring_off = window_off;
+    }
+    s->slots_off = slots_off;
+    b->shared = s;
+    b->shared_size = total;
+    breaker__clock_setup(b);
+    s->epoch_ns = b->now_precise(b);
+    breaker__write(&s->since_ns, s->epoch_ns);
+    breaker__write(&s->since_gen, 1);
+    /* Slot words start at tag 0: generation 1 is CLOSED, so nothing reads
+     * them before the first half-open marks them for its generation. */
+    atomic_store_explicit(&s->ctl, breaker__ctl_pack(1, BREAKER_CLOSED, 0, 0),
+                          memory_order_release);
+    *out = b;
+    return BREAKER_OK;
+}
+
+void breaker_destroy(breaker *b) {
+    if (b == NULL) return;
+    free(b->shared);
+    free(b);
+}

@@ -1,0 +1,81 @@
+/*
+ * clock.c - the breaker's clocks and the thread's counter stripe.
+ *
+ * Default clocks. Slow-call timing and probe deadlines need a precise clock:
+ * CLOCK_MONOTONIC. Time-window bucket selection and the open-state check only
+ * need to know roughly where "now" is, so when the coarse clock's resolution is
+ * far below the bucket width (or the open wait) we read CLOCK_MONOTONIC_COARSE
+ * instead, which costs a few nanoseconds less per call. The coarse clock is the
+ * same clock read at the last tick, so it lags by at most its resolution and is
+ * never ahead: the open state may refuse a call for up to one tick longer than
+ * the wait, never admit one early.
+ *
+ * An injected clock (breaker_config.clock) replaces both, so tests, replay and
+ * simulation are exact and deterministic.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <time.h>
+
+/* The coarse clock is used only when its resolution is at most this fraction
+ * of the interval it measures (1/64 of a bucket or of the open wait). */
+#define COARSE_MAX_FRACTION 64u
+
+static uint64_t read_clock(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t monotonic_now(const struct breaker *b) {
+    (void)b;
+    return read_clock(CLOCK_MONOTONIC);
+}
+
+#ifdef CLOCK_MONOTONIC_COARSE
+static uint64_t monotonic_coarse_now(const struct breaker *b) {
+    (void)b;
+    return read_clock(CLOCK_MONOTONIC_COARSE);
+}
+#endif
+
+static uint64_t injected_now(const struct breaker *b) { return b->cfg.clock(b->cfg.clock_ctx); }
+
+void breaker__clock_setup(struct breaker *b) {
+    b->coarse_for_window = false;
+    b->coarse_for_open = false;
+    if (b->cfg.clock != NULL) {
+        b->now_precise = injected_now;
+        b->now_coarse = injected_now;
+        return;
+    }
+    b->now_precise = monotonic_now;
+    b->now_coarse = monotonic_now;
+#ifdef CLOCK_MONOTONIC_COARSE
+    struct timespec res;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0) return;
+    uint64_t res_ns = (uint64_t)res.tv_sec * UINT64_C(1000000000) + (uint64_t)res.tv_nsec;
+    const struct breaker__limits *lim = &b->shared->lim;
+    b->now_coarse = monotonic_coarse_now;
+    /* Slow-call detection reads the precise clock at admission and completion;
+     * when it is on, the window reuses that reading instead of a second one. */
+    b->coarse_for_window = lim->slow_call_ns == 0 && res_ns * COARSE_MAX_FRACTION <= lim->bucket_ns;
+    b->coarse_for_open = res_ns * COARSE_MAX_FRACTION <= lim->open_ns;
+#endif
+}
+
+/* Stripe selection. Each thread takes the next stripe round-robin the first
+ * time it touches any breaker and keeps it: two threads then write different
+ * cache lines until there are more threads than stripes. This thread-local
+ * hint and its counter are the library's only process-wide state; they decide
+ * which cache line a thread writes, never what is counted. */
+static _Atomic unsigned next_stripe;
+_Thread_local unsigned breaker__tls_stripe_plus_one;
+
+unsigned breaker__stripe_assign(void) {
+    unsigned s =
+        atomic_fetch_add_explicit(&next_stripe, 1, memory_order_relaxed) % BREAKER__STRIPES;
+    breaker__tls_stripe_plus_one = s + 1;
+    return s;
+}

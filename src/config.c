@@ -1,0 +1,164 @@
+/*
+ * config.c - defaults and validation of struct breaker_config.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NS_PER_SEC UINT64_C(1000000000)
+
+/* The documented defaults (keep in step with breaker.h). */
+#define DEFAULT_FAILURE_THRESHOLD 5u
+#define DEFAULT_WINDOW_SIZE       100u
+#define DEFAULT_WINDOW_NS         (60u * NS_PER_SEC)
+#define DEFAULT_WINDOW_BUCKETS    10u
+#define DEFAULT_MIN_CALLS         20u
+#define DEFAULT_FAILURE_RATE      0.5
+#define DEFAULT_OPEN_NS           (30u * NS_PER_SEC)
+#define DEFAULT_OPEN_BACKOFF      2.0
+#define DEFAULT_OPEN_MAX_NS       (300u * NS_PER_SEC)
+#define DEFAULT_MAX_PROBES        1u
+#define DEFAULT_PROBE_SUCCESSES   3u
+#define DEFAULT_PROBE_TIMEOUT_NS  (30u * NS_PER_SEC)
+
+void breaker_config_init(breaker_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
+    cfg->failure_threshold = DEFAULT_FAILURE_THRESHOLD;
+    cfg->window_size = DEFAULT_WINDOW_SIZE;
+    cfg->window_ns = DEFAULT_WINDOW_NS;
+    cfg->window_buckets = DEFAULT_WINDOW_BUCKETS;
+    cfg->min_calls = DEFAULT_MIN_CALLS;
+    cfg->failure_rate = DEFAULT_FAILURE_RATE;
+    cfg->open_ns = DEFAULT_OPEN_NS;
+    cfg->open_backoff = DEFAULT_OPEN_BACKOFF;
+    cfg->open_max_ns = DEFAULT_OPEN_MAX_NS;
+    cfg->half_open_max_probes = DEFAULT_MAX_PROBES;
+    cfg->half_open_successes = DEFAULT_PROBE_SUCCESSES;
+    cfg->probe_timeout_ns = DEFAULT_PROBE_TIMEOUT_NS;
+    cfg->cancelled_as = BREAKER_IGNORED;
+}
+
+void breaker__config_effective(const breaker_config *in, breaker_config *out) {
+    *out = *in;
+    if (out->failure_threshold == 0) out->failure_threshold = DEFAULT_FAILURE_THRESHOLD;
+    if (out->window_size == 0) out->window_size = DEFAULT_WINDOW_SIZE;
+    if (out->window_ns == 0) out->window_ns = DEFAULT_WINDOW_NS;
+    if (out->window_buckets == 0) out->window_buckets = DEFAULT_WINDOW_BUCKETS;
+    if (out->min_calls == 0) out->min_calls = DEFAULT_MIN_CALLS;
+    if (out->failure_rate == 0.0) out->failure_rate = DEFAULT_FAILURE_RATE;
+    if (out->open_ns == 0) out->open_ns = DEFAULT_OPEN_NS;
+    if (out->open_backoff == 0.0) out->open_backoff = DEFAULT_OPEN_BACKOFF;
+    if (out->open_max_ns == 0)
+        out->open_max_ns = out->open_ns > DEFAULT_OPEN_MAX_NS ? out->open_ns : DEFAULT_OPEN_MAX_NS;
+    if (out->half_open_max_probes == 0) out->half_open_max_probes = DEFAULT_MAX_PROBES;
+    if (out->half_open_successes == 0) out->half_open_successes = DEFAULT_PROBE_SUCCESSES;
+    if (out->probe_timeout_ns == 0) out->probe_timeout_ns = DEFAULT_PROBE_TIMEOUT_NS;
+}
+
+void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limits *lim) {
+    memset(lim, 0, sizeof(*lim));
+    lim->trip = (uint32_t)cfg->trip;
+    lim->failure_threshold = cfg->failure_threshold;
+    lim->window_size = cfg->window_size;
+    lim->window_buckets = cfg->window_buckets;
+    lim->window_ns = cfg->window_ns;
+    lim->bucket_ns = cfg->window_ns / cfg->window_buckets;
+    lim->min_calls = cfg->min_calls;
+    lim->half_open_max_probes = cfg->half_open_max_probes;
+    lim->half_open_successes = cfg->half_open_successes;
+    lim->cancelled_as = (uint32_t)cfg->cancelled_as;
+    lim->failure_rate = cfg->failure_rate;
+    lim->slow_call_rate = cfg->slow_call_rate;
+    lim->open_backoff = cfg->open_backoff;
+    lim->open_jitter = cfg->open_jitter;
+    lim->slow_call_ns = cfg->slow_call_ns;
+    lim->open_ns = cfg->open_ns;
+    lim->open_max_ns = cfg->open_max_ns;
+    lim->probe_timeout_ns = cfg->probe_timeout_ns;
+    lim->seed = cfg->seed;
+}
+
+static int invalid(char *msg, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int invalid(char *msg, size_t len, const char *fmt, ...) {
+    if (msg != NULL && len > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, len, fmt, ap);
+        va_end(ap);
+    }
+    return BREAKER_EINVAL;
+}
+
+/* A rate field: finite and in (0, 1], or 0 where zero means off/default. */
+static bool rate_ok(double r) { return isfinite(r) && r > 0.0 && r <= 1.0; }
+
+int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
+    breaker_config c;
+    breaker__config_effective(user, &c);
+    if (msg != NULL && len > 0) msg[0] = '\0';
+
+    if ((unsigned)c.trip > (unsigned)BREAKER_TRIP_TIME_WINDOW)
+        return invalid(msg, len, "trip: must be consecutive, count_window or time_window (got %d)",
+                       (int)c.trip);
+    if (c.failure_threshold > 1000000u)
+        return invalid(msg, len, "failure_threshold: must be between 1 and 1000000 (got %u)",
+                       c.failure_threshold);
+    if (c.window_size > BREAKER__MAX_WINDOW_SIZE)
+        return invalid(msg, len, "window_size: must be between 1 and %u calls (got %u)",
+                       BREAKER__MAX_WINDOW_SIZE, c.window_size);
+    if (c.window_buckets > BREAKER__MAX_BUCKETS)
+        return invalid(msg, len, "window_buckets: must be between 1 and %u (got %u)",
+                       BREAKER__MAX_BUCKETS, c.window_buckets);
+    if (c.window_ns / c.window_buckets < 1000u)
+        return invalid(msg, len,
+                       "window_ns: each of the %u buckets must span at least 1us "
+                       "(window_ns >= %llu, got %llu)",
+                       c.window_buckets, 1000ull * c.window_buckets,
+                       (unsigned long long)c.window_ns);
+    if (c.min_calls > 1000000u)
+        return invalid(msg, len, "min_calls: must be between 1 and 1000000 (got %u)", c.min_calls);
+    if (!rate_ok(c.failure_rate))
+        return invalid(msg, len, "failure_rate: must be in (0, 1] (got %g)", c.failure_rate);
+    if (c.slow_call_rate != 0.0 && !rate_ok(c.slow_call_rate))
+        return invalid(msg, len, "slow_call_rate: must be 0 (off) or in (0, 1] (got %g)",
+                       c.slow_call_rate);
+    if (c.slow_call_rate != 0.0 && c.slow_call_ns == 0)
+        return invalid(msg, len, "slow_call_rate: needs slow_call_ns > 0 to say what is slow");
+    if (c.slow_call_rate != 0.0 && c.trip == BREAKER_TRIP_CONSECUTIVE)
+        return invalid(msg, len,
+                       "slow_call_rate: needs a window trip policy (count_window or "
+                       "time_window), not consecutive");
+    if (!isfinite(c.open_backoff) || c.open_backoff < 1.0 || c.open_backoff > 100.0)
+        return invalid(msg, len, "open_backoff: must be between 1 and 100 (got %g)",
+                       c.open_backoff);
+    if (c.open_max_ns < c.open_ns)
+        return invalid(msg, len, "open_max_ns: must be >= open_ns (%llu ns), got %llu ns",
+                       (unsigned long long)c.open_ns, (unsigned long long)c.open_max_ns);
+    if (c.open_max_ns > 365u * 24u * 3600u * NS_PER_SEC)
+        return invalid(msg, len, "open_max_ns: must be at most one year (got %llu ns)",
+                       (unsigned long long)c.open_max_ns);
+    if (!isfinite(c.open_jitter) || c.open_jitter < 0.0 || c.open_jitter > 1.0)
+        return invalid(msg, len, "open_jitter: must be in [0, 1] (got %g)", c.open_jitter);
+    if (c.half_open_max_probes > BREAKER__MAX_PROBES)
+        return invalid(msg, len, "half_open_max_probes: must be between 1 and %u (got %u)",
+                       BREAKER__MAX_PROBES, c.half_open_max_probes);
+    if (c.half_open_successes > BREAKER__MAX_PROBES)
+        return invalid(msg, len, "half_open_successes: must be between 1 and %u (got %u)",
+                       BREAKER__MAX_PROBES, c.half_open_successes);
+    if (c.probe_timeout_ns > 365u * 24u * 3600u * NS_PER_SEC)
+        return invalid(msg, len, "probe_timeout_ns: must be at most one year (got %llu ns)",
+                       (unsigned long long)c.probe_timeout_ns);
+    if (c.cancelled_as != BREAKER_IGNORED && c.cancelled_as != BREAKER_FAILURE)
+        return invalid(msg, len,
+                       "cancelled_as: must be BREAKER_IGNORED or BREAKER_FAILURE (got %d)",
+                       (int)c.cancelled_as);
+    if (c.clock == NULL && c.clock_ctx != NULL)
+        return invalid(msg, len, "clock_ctx: set without a clock function");
+    return BREAKER_OK;
+}

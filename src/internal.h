@@ -1,0 +1,258 @@
+/*
+ * internal.h - the layout of a breaker's shared block and the handle around it.
+ *
+ * Everything that threads share lives in one block (struct breaker__shared
+ * followed by its variable-size arrays) that contains no pointers, starts
+ * with a magic number, a layout version and its own size, and is addressed by
+ * offsets: a later store can place it in a shared-memory file and let several
+ * processes attach. The per-process handle (struct breaker) holds what cannot
+ * be shared: the clock and event callbacks and the address of the block.
+ */
+#ifndef BREAKER_INTERNAL_H
+#define BREAKER_INTERNAL_H
+
+#include "atomics.h"
+#include "breaker.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BREAKER__MAGIC          UINT64_C(0x42524b52424c4f4b) /* "BRKRBLOK" */
+#define BREAKER__LAYOUT_VERSION 1u
+#define BREAKER__CACHELINE      64
+
+/* Threads spread their counter updates over this many stripes so that two
+ * threads rarely write the same cache line. A power of two. */
+#define BREAKER__STRIPES 8u
+
+#define BREAKER__MAX_PROBES      4095u
+#define BREAKER__MAX_BUCKETS     600u
+#define BREAKER__MAX_WINDOW_SIZE 1000000u /* fits the 21-bit packed fields */
+
+/* ---- The state word -------------------------------------------------------
+ * One 64-bit word holds everything a transition must change atomically:
+ *   bits 28..63  generation (36 bits; +1 per transition)
+ *   bits 24..27  state (enum breaker_state)
+ *   bits 12..23  k, consecutive failed recoveries (saturates at 4095)
+ *   bits  0..11  successful probes in the current half-open
+ * A transition is one CAS on this word, so exactly one thread wins it. */
+#define BREAKER__GEN_SHIFT   28
+#define BREAKER__STATE_SHIFT 24
+#define BREAKER__K_SHIFT     12
+#define BREAKER__FIELD12     0xfffu
+#define BREAKER__GEN_MASK    ((UINT64_C(1) << 36) - 1)
+
+static inline uint64_t breaker__ctl_pack(uint64_t gen, unsigned state, unsigned k, unsigned succ) {
+    return ((gen & BREAKER__GEN_MASK) << BREAKER__GEN_SHIFT) |
+           ((uint64_t)(state & 0xfu) << BREAKER__STATE_SHIFT) |
+           ((uint64_t)(k & BREAKER__FIELD12) << BREAKER__K_SHIFT) |
+           (uint64_t)(succ & BREAKER__FIELD12);
+}
+static inline uint64_t breaker__ctl_gen(uint64_t c) { return c >> BREAKER__GEN_SHIFT; }
+static inline unsigned breaker__ctl_state(uint64_t c) {
+    return (unsigned)(c >> BREAKER__STATE_SHIFT) & 0xfu;
+}
+static inline unsigned breaker__ctl_k(uint64_t c) {
+    return (unsigned)(c >> BREAKER__K_SHIFT) & BREAKER__FIELD12;
+}
+static inline unsigned breaker__ctl_succ(uint64_t c) { return (unsigned)c & BREAKER__FIELD12; }
+
+/* ---- Tagged time words ----------------------------------------------------
+ * The open deadline and each probe slot are single words:
+ *   bits 48..63  the low 16 bits of the generation they belong to
+ *   bits  0..47  a time in microseconds since the block's epoch, rounded up
+ *               (2^48 us is 8.9 years)
+ * so a reader can tell in one load whether the time is for the generation it
+ * is looking at. Waits and probe deadlines thus have 1 us resolution and are
+ * never early. */
+#define BREAKER__TAG_SHIFT 48
+#define BREAKER__TIME_MASK ((UINT64_C(1) << 48) - 1)
+
+static inline uint64_t breaker__tag_of_gen(uint64_t gen) { return gen & 0xffffu; }
+static inline uint64_t breaker__tw_tag(uint64_t w) { return w >> BREAKER__TAG_SHIFT; }
+static inline uint64_t breaker__tw_us(uint64_t w) { return w & BREAKER__TIME_MASK; }
+
+/* Per-stripe counters. The first line holds what the hot paths bump. */
+struct breaker__stripe {
+    _Alignas(BREAKER__CACHELINE) breaker__atomic64 admitted;
+    breaker__atomic64 successes;
+    breaker__atomic64 failures;
+    breaker__atomic64 ignored;
+    breaker__atomic64 cancelled;
+    breaker__atomic64 slow;
+    breaker__atomic64 stale;
+    breaker__atomic64 rejected_open;
+    /* second line: refusals in other states */
+    breaker__atomic64 rejected_forced;
+    breaker__atomic64 rejected_half_open;
+    breaker__atomic64 spare_[6];
+};
+
+/* Time-window bucket counts, one set per stripe per bucket. */
+struct breaker__bucket {
+    breaker__atomic64 calls;
+    breaker__atomic64 failures;
+    breaker__atomic64 slow;
+};
+
+/* The configuration as numbers only (no callbacks), with defaults applied. */
+struct breaker__limits {
+    uint32_t trip;
+    uint32_t failure_threshold;
+    uint32_t window_size;
+    uint32_t window_buckets;
+    uint64_t window_ns;
+    uint64_t bucket_ns;
+    uint32_t min_calls;
+    uint32_t half_open_max_probes;
+    uint32_t half_open_successes;
+    uint32_t cancelled_as;
+    double failure_rate;
+    double slow_call_rate;
+    double open_backoff;
+    double open_jitter;
+    uint64_t slow_call_ns;
+    uint64_t open_ns;
+    uint64_t open_max_ns;
+    uint64_t probe_timeout_ns;
+    uint64_t seed;
+};
+
+struct breaker__shared {
+    /* Header: identifies and sizes the block (checked on attach). */
+    uint64_t magic;
+    uint32_t layout_version;
+    uint32_t header_size;
+    uint64_t total_size;
+    uint64_t instance_id; /* random; permits carry its low 32 bits */
+    uint64_t epoch_ns;    /* clock at creation; tagged times count from it */
+    struct breaker__limits lim;
+    /* Offsets of the arrays that follow the struct, from the block start. */
+    uint64_t stripes_off;
+    uint64_t buckets_off;   /* [stripe][bucket], each stripe's run line-aligned */
+    uint64_t bucket_stride; /* bytes between stripes in the bucket array */
+    uint64_t stamps_off;    /* [bucket]: (bucket epoch + 1), 0 = empty */
+    uint64_t slots_off;     /* [probe]: tagged deadline, 0 = free */
+    uint64_t ring_off;      /* [window_size] bytes: count-window outcomes */
+
+    /* Read on every call, written only by transitions. */
+    _Alignas(BREAKER__CACHELINE) breaker__atomic64 ctl;
+    /* Tagged time for the current phase. In OPEN: when a probe becomes
+     * eligible. In HALF_OPEN: the deadline of the first probe, the one admitted
+     * by the transition itself (it owns slot 0 implicitly, see breaker.c). */
+    breaker__atomic64 phase_time;
+    /* Time window: the newest bucket seen, (epoch + 1) << 16 | bucket index,
+     * so most calls find their bucket with one load and a multiply instead of
+     * two divisions. Written once per bucket width. */
+    breaker__atomic64 current_bucket;
+
+    /* Consecutive policy: written on failures, read (and cleared when
+     * non-zero) on successes. Its own line so reads stay shared. */
+    _Alignas(BREAKER__CACHELINE) breaker__atomic64 consecutive;
+
+    /* Count window: written on every recorded call (no scaling target). */
+    _Alignas(BREAKER__CACHELINE) breaker__atomic64 ring_next;
+    breaker__atomic64 ring_agg; /* packed calls | failures<<21 | slow<<42 */
+
+    /* Rare counters and transition bookkeeping. */
+    _Alignas(BREAKER__CACHELINE) breaker__atomic64 duplicates;
+    breaker__atomic64 probes_admitted;
+    breaker__atomic64 probes_succeeded;
+    breaker__atomic64 probes_failed;
+    breaker__atomic64 probes_timed_out;
+    breaker__atomic64 transitions;
+    breaker__atomic64 since_ns;  /* clock when the current state began */
+    breaker__atomic64 since_gen; /* generation since_ns belongs to */
+    breaker__atomic64 time_in_state[5];
+};
+
+/* The per-process handle. */
+struct breaker {
+    struct breaker__shared *shared;
+    size_t shared_size;
+    breaker_config cfg; /* effective configuration, callbacks included */
+    /* precise: slow-call timing, deadlines. coarse: bucket selection and the
+     * open-state check, where a clock that lags by its resolution is safe
+     * (never early) and far cheaper. Both are cfg.clock when one is given. */
+    uint64_t (*now_precise)(const struct breaker *b);
+    uint64_t (*now_coarse)(const struct breaker *b);
+    bool coarse_for_window;
+    bool coarse_for_open;
+};
+
+/* ---- Accessors for the arrays ------------------------------------------- */
+static inline struct breaker__stripe *breaker__stripes(const struct breaker__shared *s) {
+    return (struct breaker__stripe *)(void *)((char *)(uintptr_t)s + s->stripes_off);
+}
+static inline struct breaker__bucket *breaker__buckets_of(const struct breaker__shared *s,
+                                                          unsigned stripe) {
+    return (struct breaker__bucket *)(void *)((char *)(uintptr_t)s + s->buckets_off +
+                                              (size_t)stripe * s->bucket_stride);
+}
+static inline breaker__atomic64 *breaker__stamps(const struct breaker__shared *s) {
+    return (breaker__atomic64 *)(void *)((char *)(uintptr_t)s + s->stamps_off);
+}
+static inline breaker__atomic64 *breaker__slots(const struct breaker__shared *s) {
+    return (breaker__atomic64 *)(void *)((char *)(uintptr_t)s + s->slots_off);
+}
+static inline breaker__atomic8 *breaker__ring(const struct breaker__shared *s) {
+    return (breaker__atomic8 *)(void *)((char *)(uintptr_t)s + s->ring_off);
+}
+
+/* The calling thread's stripe (see clock.c for why this is a thread-local).
+ * initial-exec: the library's one thread-local is read on every call, and the
+ * general-dynamic model would cost a __tls_get_addr call each time. */
+extern _Thread_local unsigned breaker__tls_stripe_plus_one
+    __attribute__((tls_model("initial-exec")));
+unsigned breaker__stripe_assign(void);
+static inline unsigned breaker__stripe_index(void) {
+    unsigned s = breaker__tls_stripe_plus_one;
+    if (__builtin_expect(s != 0, 1)) return s - 1;
+    return breaker__stripe_assign();
+}
+static inline struct breaker__stripe *breaker__my_stripe(const struct breaker__shared *s) {
+    return &breaker__stripes(s)[breaker__stripe_index()];
+}
+
+/* ---- Time ---------------------------------------------------------------- */
+void breaker__clock_setup(struct breaker *b);
+static inline uint64_t breaker__us_since_epoch_ceil(const struct breaker__shared *s, uint64_t t) {
+    uint64_t rel = t > s->epoch_ns ? t - s->epoch_ns : 0;
+    uint64_t us = rel / 1000u + (rel % 1000u != 0);
+    return us > BREAKER__TIME_MASK ? BREAKER__TIME_MASK : us;
+}
+static inline uint64_t breaker__ns_of_us(const struct breaker__shared *s, uint64_t us) {
+    return s->epoch_ns + us * 1000u;
+}
+
+/* ---- Configuration (config.c) -------------------------------------------- */
+/* Apply defaults to a copy of the user's config. */
+void breaker__config_effective(const breaker_config *in, breaker_config *out);
+void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limits *lim);
+
+/* ---- Windows (window.c) -------------------------------------------------- */
+/* What a window holds right now. */
+struct breaker__window_view {
+    uint64_t calls;
+    uint64_t failures;
+    uint64_t slow;
+    uint32_t consecutive;
+};
+
+size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *buckets_stride);
+void breaker__window_reset(struct breaker__shared *s);
+/* Record one closed-state outcome in the window. Returns true when the trip
+ * condition holds afterwards, with `view` describing the evidence; only
+ * failures and slow calls evaluate it (a success never opens the breaker). */
+bool breaker__window_record(struct breaker__shared *s, uint64_t now, bool failure, bool slow,
+                            struct breaker__window_view *view);
+void breaker__window_read(const struct breaker__shared *s, uint64_t now,
+                          struct breaker__window_view *view);
+/* Whether `view` meets the trip condition, and why. */
+bool breaker__window_should_trip(const struct breaker__limits *lim,
+                                 const struct breaker__window_view *view,
+                                 enum breaker_reason *reason);
+void breaker__evidence_from_view(const struct breaker__window_view *v, breaker_evidence *e);
+
+#endif /* BREAKER_INTERNAL_H */

@@ -1,0 +1,68 @@
+/*
+ * stats.c - the statistics snapshot: sums the counter stripes and reads the
+ * window. Not on the call path.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+int breaker_stats_get(breaker *b, breaker_stats *out) {
+    const struct breaker__shared *s = b->shared;
+    memset(out, 0, sizeof(*out));
+    uint64_t ctl = breaker__load_acquire(&s->ctl);
+    uint64_t now = b->now_precise(b);
+
+    const struct breaker__stripe *stripes = breaker__stripes(s);
+    for (unsigned i = 0; i < BREAKER__STRIPES; i++) {
+        const struct breaker__stripe *st = &stripes[i];
+        out->admitted += breaker__read(&st->admitted);
+        out->successes += breaker__read(&st->successes);
+        out->failures += breaker__read(&st->failures);
+        out->ignored += breaker__read(&st->ignored);
+        out->cancelled += breaker__read(&st->cancelled);
+        out->slow += breaker__read(&st->slow);
+        out->stale += breaker__read(&st->stale);
+        out->rejected_open += breaker__read(&st->rejected_open);
+        out->rejected_forced += breaker__read(&st->rejected_forced);
+        out->rejected_half_open += breaker__read(&st->rejected_half_open);
+    }
+    out->duplicates = breaker__read(&s->duplicates);
+    out->probes_admitted = breaker__read(&s->probes_admitted);
+    out->probes_succeeded = breaker__read(&s->probes_succeeded);
+    out->probes_failed = breaker__read(&s->probes_failed);
+    out->probes_timed_out = breaker__read(&s->probes_timed_out);
+    out->transitions = breaker__read(&s->transitions);
+
+    out->state = (enum breaker_state)breaker__ctl_state(ctl);
+    out->generation = breaker__ctl_gen(ctl);
+    out->failed_recoveries = breaker__ctl_k(ctl);
+    out->state_since_ns = breaker__read(&s->since_ns);
+    for (unsigned i = 0; i < 5; i++)
+        out->time_in_state_ns[i] = breaker__read(&s->time_in_state[i]);
+    if (now > out->state_since_ns) out->time_in_state_ns[out->state] += now - out->state_since_ns;
+
+    if (out->state == BREAKER_OPEN) {
+        uint64_t w = breaker__read(&s->phase_time);
+        if (breaker__tw_tag(w) == breaker__tag_of_gen(out->generation))
+            out->open_until_ns = breaker__ns_of_us(s, breaker__tw_us(w));
+    }
+    if (out->state == BREAKER_HALF_OPEN) {
+        uint64_t tag = breaker__tag_of_gen(out->generation);
+        const breaker__atomic64 *slots = breaker__slots(s);
+        for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
+            uint64_t v = breaker__read(&slots[i]);
+            bool busy = breaker__tw_tag(v) == tag ? breaker__tw_us(v) != 0 : i == 0;
+            out->probes_in_flight += busy;
+        }
+    }
+
+    struct breaker__window_view view;
+    breaker__window_read(s, now, &view);
+    out->consecutive_failures = view.consecutive;
+    out->window_calls = view.calls;
+    out->window_failures = view.failures;
+    out->window_slow = view.slow;
+    out->window_failure_rate = view.calls ? (double)view.failures / (double)view.calls : 0.0;
+    out->window_slow_rate = view.calls ? (double)view.slow / (double)view.calls : 0.0;
+    return BREAKER_OK;
+}

@@ -1,0 +1,267 @@
+/*
+ * window.c - the evidence a closed breaker keeps: a run of consecutive
+ * failures, the last N calls (count window), or the last T of time in buckets
+ * (time window).
+ *
+ * Precision under concurrency. The trip decision is a statistical one, so the
+ * windows favour a cheap, scalable hot path over a perfectly consistent cut:
+ * counts are read field by field, and a call that lands exactly while its
+ * bucket is being recycled may be counted in the neighbouring period or not at
+ * all. The cumulative statistics (stats.c) are separate counters and stay
+ * exact. With one thread, every window is exact, which the differential test
+ * relies on.
+ *
+ * When the trip condition is evaluated. Only a recorded failure or slow call
+ * evaluates it: a success can lower a failure rate but never raise it, so the
+ * only thing a success could do is bring the window up to min_calls, and we
+ * choose that a success is never the event that opens a breaker (as
+ * gobreaker does). This keeps the success path free of window sums.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+/* ---- Count window: packed aggregate --------------------------------------
+ * calls | failures << 21 | slow << 42 in one word, updated by a single
+ * fetch_add of a signed delta. Two threads' deltas can cross (one removes a
+ * failure that the other has not added yet), so a field may be transiently
+ * negative; the decoder reads each field as a signed 21-bit value and carries,
+ * which is exact whenever every true field is within +-2^20. */
+#define FIELD_BITS 21
+#define FIELD_MASK ((UINT64_C(1) << FIELD_BITS) - 1)
+
+static int64_t field_signed(uint64_t raw) {
+    int64_t v = (int64_t)(raw & FIELD_MASK);
+    return v >= (INT64_C(1) << (FIELD_BITS - 1)) ? v - (INT64_C(1) << FIELD_BITS) : v;
+}
+
+static void agg_decode(uint64_t w, struct breaker__window_view *v) {
+    int64_t f[3];
+    uint64_t rest = w;
+    for (int i = 0; i < 3; i++) {
+        f[i] = field_signed(rest);
+        rest = (rest - (uint64_t)f[i]) >> FIELD_BITS;
+    }
+    v->calls = f[0] > 0 ? (uint64_t)f[0] : 0;
+    v->failures = f[1] > 0 ? (uint64_t)f[1] : 0;
+    v->slow = f[2] > 0 ? (uint64_t)f[2] : 0;
+}
+
+enum { RING_RECORDED = 1, RING_FAILURE = 2, RING_SLOW = 4 };
+
+static uint64_t ring_take_index(struct breaker__shared *s) {
+    uint64_t n = s->lim.window_size;
+    uint64_t i = breaker__read(&s->ring_next);
+    /* Relaxed: the index only spreads writers over the ring; the slot's own
+     * exchange is what makes each write count once. */
+    while (!breaker__cas_relaxed(&s->ring_next, &i, i + 1 == n ? 0 : i + 1)) {
+    }
+    return i;
+}
+
+static void count_record(struct breaker__shared *s, bool failure, bool slow,
+                         struct breaker__window_view *view) {
+    uint8_t v = (uint8_t)(RING_RECORDED | (failure ? RING_FAILURE : 0) | (slow ? RING_SLOW : 0));
+    uint8_t old =
+        atomic_exchange_explicit(&breaker__ring(s)[ring_take_index(s)], v, memory_order_relaxed);
+    int64_t dc = (old & RING_RECORDED) ? 0 : 1;
+    int64_t df = (int64_t)failure - (int64_t)((old & RING_FAILURE) != 0);
+    int64_t ds = (int64_t)slow - (int64_t)((old & RING_SLOW) != 0);
+    uint64_t delta =
+        (uint64_t)dc + ((uint64_t)df << FIELD_BITS) + ((uint64_t)ds << (2 * FIELD_BITS));
+    uint64_t w = atomic_fetch_add_explicit(&s->ring_agg, delta, memory_order_relaxed) + delta;
+    agg_decode(w, view);
+}
+
+/* ---- Time window ----------------------------------------------------------
+ * Bucket e covers [epoch + e*width, epoch + (e+1)*width). Slot e % buckets
+ * holds it, stamped e + 1 (0 = never used). The window at bucket e is the
+ * slots whose stamp is within the last `buckets` epochs, so buckets older
+ * than the window drop out however long the breaker sat idle. */
+struct bucket_pos {
+    uint64_t epoch;
+    unsigned slot;
+};
+
+static struct bucket_pos bucket_for(struct breaker__shared *s, uint64_t now) {
+    uint64_t width = s->lim.bucket_ns;
+    uint64_t rel = now > s->epoch_ns ? now - s->epoch_ns : 0;
+    uint64_t cur = breaker__read(&s->current_bucket);
+    uint64_t cur_epoch = (cur >> 16) - 1; /* wraps to huge when cur == 0 */
+    if (cur != 0 && rel >= cur_epoch * width && rel - cur_epoch * width < width)
+        return (struct bucket_pos){cur_epoch, (unsigned)(cur & 0xffffu)};
+    struct bucket_pos p = {rel / width, 0};
+    p.slot = (unsigned)(p.epoch % s->lim.window_buckets);
+    /* "Newer wins", relaxed: the word is a hint that saves a division; a stale
+     * value only sends a caller down this slow path again. */
+    uint64_t want = ((p.epoch + 1) << 16) | p.slot;
+    while ((cur >> 16) < (want >> 16) && !breaker__cas_relaxed(&s->current_bucket, &cur, want)) {
+    }
+    return p;
+}
+
+/* Make sure slot p.slot holds bucket p.epoch. @return false if the slot
+ * already holds a newer bucket (this caller is late; drop the record). */
+static bool bucket_claim(struct breaker__shared *s, struct bucket_pos p) {
+    breaker__atomic64 *stamp = &breaker__stamps(s)[p.slot];
+    uint64_t want = p.epoch + 1;
+    uint64_t st = breaker__read(stamp);
+    if (st == want) return true;
+    if (st > want) return false;
+    if (breaker__cas_relaxed(stamp, &st, want)) {
+        for (unsigned i = 0; i < BREAKER__STRIPES; i++) {
+            struct breaker__bucket *bk = &breaker__buckets_of(s, i)[p.slot];
+            breaker__write(&bk->calls, 0);
+            breaker__write(&bk->failures, 0);
+            breaker__write(&bk->slow, 0);
+        }
+        return true;
+    }
+    return st == want;
+}
+
+static void time_read(const struct breaker__shared *s, uint64_t epoch,
+                      struct breaker__window_view *view) {
+    uint64_t buckets = s->lim.window_buckets;
+    /* Valid stamps: (epoch + 1 - buckets, epoch + 1]. */
+    uint64_t lo = epoch + 1 >= buckets ? epoch + 2 - buckets : 1;
+    view->calls = view->failures = view->slow = 0;
+    for (unsigned b = 0; b < buckets; b++) {
+        uint64_t st = breaker__read(&breaker__stamps(s)[b]);
+        if (st < lo || st > epoch + 1) continue;
+        for (unsigned i = 0; i < BREAKER__STRIPES; i++) {
+            const struct breaker__bucket *bk = &breaker__buckets_of(s, i)[b];
+            view->calls += breaker__read(&bk->calls);
+            view->failures += breaker__read(&bk->failures);
+            view->slow += breaker__read(&bk->slow);
+        }
+    }
+}
+
+static bool time_record(struct breaker__shared *s, uint64_t now, bool failure, bool slow,
+                        struct breaker__window_view *view) {
+    struct bucket_pos p = bucket_for(s, now);
+    if (!bucket_claim(s, p)) return false;
+    struct breaker__bucket *bk = &breaker__buckets_of(s, breaker__stripe_index())[p.slot];
+    breaker__count(&bk->calls);
+    if (failure) breaker__count(&bk->failures);
+    if (slow) breaker__count(&bk->slow);
+    if (!failure && !slow) return false;
+    time_read(s, p.epoch, view);
+    return true;
+}
+
+/* ---- Policy-independent entry points -------------------------------------- */
+
+size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *bucket_stride) {
+    size_t per_stripe = 0;
+    size_t total = 0;
+    if (lim->trip == BREAKER_TRIP_TIME_WINDOW) {
+        per_stripe = sizeof(struct breaker__bucket) * lim->window_buckets;
+        per_stripe = (per_stripe + BREAKER__CACHELINE - 1) & ~(size_t)(BREAKER__CACHELINE - 1);
+        total = per_stripe * BREAKER__STRIPES + sizeof(uint64_t) * lim->window_buckets;
+    } else if (lim->trip == BREAKER_TRIP_COUNT_WINDOW) {
+        total = lim->window_size;
+    }
+    *bucket_stride = per_stripe;
+    return total;
+}
+
+void breaker__window_reset(struct breaker__shared *s) {
+    breaker__write(&s->consecutive, 0);
+    switch ((enum breaker_trip)s->lim.trip) {
+    case BREAKER_TRIP_CONSECUTIVE:
+        break;
+    case BREAKER_TRIP_COUNT_WINDOW:
+        for (uint32_t i = 0; i < s->lim.window_size; i++)
+            atomic_store_explicit(&breaker__ring(s)[i], 0, memory_order_relaxed);
+        breaker__write(&s->ring_agg, 0);
+        breaker__write(&s->ring_next, 0);
+        break;
+    case BREAKER_TRIP_TIME_WINDOW:
+        for (uint32_t b = 0; b < s->lim.window_buckets; b++) {
+            breaker__write(&breaker__stamps(s)[b], 0);
+            for (unsigned i = 0; i < BREAKER__STRIPES; i++) {
+                struct breaker__bucket *bk = &breaker__buckets_of(s, i)[b];
+                breaker__write(&bk->calls, 0);
+                breaker__write(&bk->failures, 0);
+                breaker__write(&bk->slow, 0);
+            }
+        }
+        breaker__write(&s->current_bucket, 0);
+        break;
+    }
+}
+
+bool breaker__window_record(struct breaker__shared *s, uint64_t now, bool failure, bool slow,
+                            struct breaker__window_view *view) {
+    switch ((enum breaker_trip)s->lim.trip) {
+    case BREAKER_TRIP_CONSECUTIVE:
+        if (failure) {
+            memset(view, 0, sizeof(*view));
+            uint64_t n = atomic_fetch_add_explicit(&s->consecutive, 1, memory_order_relaxed) + 1;
+            view->consecutive = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+            return true;
+        }
+        /* Read before writing: in a healthy service the run is already 0 and
+         * the line stays shared between cores instead of bouncing. */
+        if (breaker__read(&s->consecutive) != 0) breaker__write(&s->consecutive, 0);
+        return false;
+    case BREAKER_TRIP_COUNT_WINDOW:
+        count_record(s, failure, slow, view);
+        view->consecutive = 0;
+        return failure || slow;
+    case BREAKER_TRIP_TIME_WINDOW:
+        view->consecutive = 0;
+        return time_record(s, now, failure, slow, view);
+    }
+    return false;
+}
+
+void breaker__window_read(const struct breaker__shared *s, uint64_t now,
+                          struct breaker__window_view *view) {
+    memset(view, 0, sizeof(*view));
+    uint64_t run = breaker__read(&s->consecutive);
+    view->consecutive = run > UINT32_MAX ? UINT32_MAX : (uint32_t)run;
+    switch ((enum breaker_trip)s->lim.trip) {
+    case BREAKER_TRIP_CONSECUTIVE:
+        break;
+    case BREAKER_TRIP_COUNT_WINDOW:
+        agg_decode(breaker__read(&s->ring_agg), view);
+        break;
+    case BREAKER_TRIP_TIME_WINDOW: {
+        uint64_t rel = now > s->epoch_ns ? now - s->epoch_ns : 0;
+        time_read(s, rel / s->lim.bucket_ns, view);
+        break;
+    }
+    }
+}
+
+bool breaker__window_should_trip(const struct breaker__limits *lim,
+                                 const struct breaker__window_view *v,
+                                 enum breaker_reason *reason) {
+    if (lim->trip == BREAKER_TRIP_CONSECUTIVE) {
+        *reason = BREAKER_REASON_CONSECUTIVE_FAILURES;
+        return v->consecutive >= lim->failure_threshold;
+    }
+    if (v->calls < lim->min_calls || v->calls == 0) return false;
+    if ((double)v->failures >= lim->failure_rate * (double)v->calls) {
+        *reason = BREAKER_REASON_FAILURE_RATE;
+        return true;
+    }
+    if (lim->slow_call_rate > 0.0 && (double)v->slow >= lim->slow_call_rate * (double)v->calls) {
+        *reason = BREAKER_REASON_SLOW_CALL_RATE;
+        return true;
+    }
+    return false;
+}
+
+void breaker__evidence_from_view(const struct breaker__window_view *v, breaker_evidence *e) {
+    memset(e, 0, sizeof(*e));
+    e->calls = v->calls;
+    e->failures = v->failures;
+    e->slow_calls = v->slow;
+    e->failure_rate = v->calls ? (double)v->failures / (double)v->calls : 0.0;
+    e->slow_call_rate = v->calls ? (double)v->slow / (double)v->calls : 0.0;
+    e->consecutive_failures = v->consecutive;
+}
