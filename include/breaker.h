@@ -224,7 +224,8 @@ struct breaker_config {
     uint32_t half_open_max_probes;     /* probes in flight: 1..4095, 0 = default 1 */
     uint32_t half_open_successes;      /* probe successes to close: 1..4095, 0 = default 3 */
     uint64_t probe_timeout_ns;         /* unsettled probe fails after: 0 = default 30 s */
-    enum breaker_outcome cancelled_as; /* IGNORED (default) or FAILURE */
+    enum breaker_outcome cancelled_as; /* IGNORED (default; the zero value
+                                          SUCCESS also means it) or FAILURE */
     breaker_clock_fn *clock;           /* NULL = CLOCK_MONOTONIC (see below) */
     void *clock_ctx;
     uint64_t seed;              /* jitter seed; 0 = drawn at create */

@@ -57,6 +57,8 @@ void breaker__config_effective(const breaker_config *in, breaker_config *out) {
     if (out->half_open_max_probes == 0) out->half_open_max_probes = DEFAULT_MAX_PROBES;
     if (out->half_open_successes == 0) out->half_open_successes = DEFAULT_PROBE_SUCCESSES;
     if (out->probe_timeout_ns == 0) out->probe_timeout_ns = DEFAULT_PROBE_TIMEOUT_NS;
+    /* SUCCESS is the zero value and never a sensible answer: the default. */
+    if (out->cancelled_as == BREAKER_SUCCESS) out->cancelled_as = BREAKER_IGNORED;
 }
 
 void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limits *lim) {

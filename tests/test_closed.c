@@ -1,0 +1,151 @@
+/*
+ * test_closed.c - behaviour 1 and 2: a closed breaker admits every call,
+ * records successes and failures, ignores IGNORED, and the consecutive
+ * policy trips on a run of failures that a success resets.
+ */
+#include "test_util.h"
+
+static void closed_admits_every_call(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 1000;
+    breaker *b = make_breaker(&cfg);
+    for (int i = 0; i < 500; i++)
+        call_ok(b, i % 2 ? BREAKER_SUCCESS : BREAKER_FAILURE);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.state, BREAKER_CLOSED);
+    assert_int_equal(st.admitted, 500);
+    assert_int_equal(st.successes, 250);
+    assert_int_equal(st.failures, 250);
+    assert_int_equal(breaker_retry_after_ns(b), 0);
+    breaker_destroy(b);
+}
+
+static void ignored_outcomes_change_nothing(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, &log);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 3;
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    call_ok(b, BREAKER_FAILURE);
+    /* A 404 between failures neither resets the run nor extends it. */
+    for (int i = 0; i < 100; i++)
+        call_ok(b, BREAKER_IGNORED);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.consecutive_failures, 2);
+    assert_int_equal(st.ignored, 100);
+    assert_int_equal(st.state, BREAKER_CLOSED);
+    call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(atomic_load(&log.count), 1);
+    breaker_destroy(b);
+}
+
+static void ignored_outcomes_never_fill_a_window(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg.window_size = 10;
+    cfg.min_calls = 4;
+    breaker *b = make_breaker(&cfg);
+    for (int i = 0; i < 50; i++)
+        call_ok(b, BREAKER_IGNORED);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.window_calls, 0);
+    call_ok(b, BREAKER_FAILURE);
+    call_ok(b, BREAKER_FAILURE);
+    call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED); /* 3 < min_calls */
+    call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    breaker_destroy(b);
+}
+
+static void consecutive_policy_trips_at_threshold(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, &log);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 5;
+    breaker *b = make_breaker(&cfg);
+    for (int i = 0; i < 4; i++)
+        call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(atomic_load(&log.count), 1);
+    assert_int_equal(log.events[0].reason, BREAKER_REASON_CONSECUTIVE_FAILURES);
+    assert_int_equal(log.events[0].evidence.consecutive_failures, 5);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    breaker_destroy(b);
+}
+
+static void consecutive_policy_success_resets_the_run(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 3;
+    breaker *b = make_breaker(&cfg);
+    for (int round = 0; round < 100; round++) {
+        call_ok(b, BREAKER_FAILURE);
+        call_ok(b, BREAKER_FAILURE);
+        call_ok(b, BREAKER_SUCCESS);
+    }
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_int_equal(stats_of(b).consecutive_failures, 0);
+    breaker_destroy(b);
+}
+
+static void cancelled_counts_as_configured(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 2;
+    breaker *b = make_breaker(&cfg); /* default: cancellations are ignored */
+    for (int i = 0; i < 10; i++)
+        call_ok(b, BREAKER_CANCELLED);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.state, BREAKER_CLOSED);
+    assert_int_equal(st.cancelled, 10);
+    assert_int_equal(st.ignored, 10);
+    assert_int_equal(st.failures, 0);
+    breaker_destroy(b);
+
+    cfg.cancelled_as = BREAKER_FAILURE;
+    b = make_breaker(&cfg);
+    call_ok(b, BREAKER_CANCELLED);
+    call_ok(b, BREAKER_CANCELLED);
+    st = stats_of(b);
+    assert_int_equal(st.state, BREAKER_OPEN);
+    assert_int_equal(st.cancelled, 2);
+    assert_int_equal(st.failures, 2);
+    breaker_destroy(b);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(closed_admits_every_call),
+        cmocka_unit_test(ignored_outcomes_change_nothing),
+        cmocka_unit_test(ignored_outcomes_never_fill_a_window),
+        cmocka_unit_test(consecutive_policy_trips_at_threshold),
+        cmocka_unit_test(consecutive_policy_success_resets_the_run),
+        cmocka_unit_test(cancelled_counts_as_configured),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,284 @@
+/*
+ * test_concurrency.c - the concurrency claims of behaviours 6, 9 and 13,
+ * proven with real threads (and run under ThreadSanitizer by make check).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "test_util.h"
+
+#include <pthread.h>
+
+enum { THREADS = 8, ROUNDS = 200 };
+
+struct race {
+    breaker *b;
+    pthread_barrier_t start;
+    pthread_barrier_t done;
+    _Atomic int admitted;
+    _Atomic int rounds_left;
+    breaker_permit permits[THREADS];
+    int rc[THREADS];
+};
+
+struct racer {
+    struct race *race;
+    int id;
+};
+
+static void *probe_racer(void *arg) {
+    struct racer *r = arg;
+    struct race *race = r->race;
+    for (int round = 0; round < ROUNDS; round++) {
+        pthread_barrier_wait(&race->start);
+        race->rc[r->id] = breaker_acquire(race->b, &race->permits[r->id]);
+        if (race->rc[r->id] == BREAKER_OK) atomic_fetch_add(&race->admitted, 1);
+        pthread_barrier_wait(&race->done);
+    }
+    return NULL;
+}
+
+static void half_open_admits_exactly_max_probes_under_contention(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 1;
+    cfg.open_ns = SEC;
+    cfg.open_backoff = 1.0;
+    cfg.half_open_max_probes = 3;
+    struct race race = {.b = make_breaker(&cfg)};
+    pthread_barrier_init(&race.start, NULL, THREADS + 1);
+    pthread_barrier_init(&race.done, NULL, THREADS + 1);
+    pthread_t threads[THREADS];
+    struct racer racers[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        racers[i] = (struct racer){&race, i};
+        pthread_create(&threads[i], NULL, probe_racer, &racers[i]);
+    }
+    call_ok(race.b, BREAKER_FAILURE); /* open */
+    for (int round = 0; round < ROUNDS; round++) {
+        fake_clock_advance(&clock, SEC); /* the wait ends exactly now */
+        atomic_store(&race.admitted, 0);
+        pthread_barrier_wait(&race.start);
+        pthread_barrier_wait(&race.done);
+        assert_int_equal(atomic_load(&race.admitted), 3);
+        assert_int_equal(stats_of(race.b).probes_in_flight, 3);
+        int refused = 0;
+        for (int i = 0; i < THREADS; i++)
+            refused += race.rc[i] == BREAKER_REJECTED_HALF_OPEN;
+        assert_int_equal(refused, THREADS - 3);
+        /* Fail one probe: the breaker reopens and the others go stale. */
+        int failed = 0;
+        for (int i = 0; i < THREADS; i++) {
+            if (race.rc[i] != BREAKER_OK) continue;
+            int rc = breaker_complete(race.b, &race.permits[i], BREAKER_FAILURE);
+            assert_int_equal(rc, failed++ == 0 ? BREAKER_OK : BREAKER_STALE);
+        }
+        assert_int_equal(breaker_get_state(race.b), BREAKER_OPEN);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(threads[i], NULL);
+    breaker_stats st = stats_of(race.b);
+    assert_int_equal(st.probes_admitted, 3 * ROUNDS);
+    assert_int_equal(st.transitions, 1 + 2 * ROUNDS);
+    pthread_barrier_destroy(&race.start);
+    pthread_barrier_destroy(&race.done);
+    breaker_destroy(race.b);
+}
+
+struct counting_log {
+    _Atomic unsigned opens;
+    _Atomic unsigned total;
+};
+
+static void count_opens(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)b;
+    struct counting_log *log = ctx;
+    atomic_fetch_add(&log->total, 1);
+    if (ev->to == BREAKER_OPEN) atomic_fetch_add(&log->opens, 1);
+}
+
+static void *failing_racer(void *arg) {
+    struct racer *r = arg;
+    struct race *race = r->race;
+    for (int round = 0; round < ROUNDS; round++) {
+        pthread_barrier_wait(&race->start);
+        race->rc[r->id] = breaker_complete(race->b, &race->permits[r->id], BREAKER_FAILURE);
+        pthread_barrier_wait(&race->done);
+    }
+    return NULL;
+}
+
+static void many_threads_failing_at_once_trip_exactly_one_transition(enum breaker_trip trip) {
+    struct fake_clock clock = {0};
+    struct counting_log log = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.on_event = count_opens;
+    cfg.event_ctx = &log;
+    cfg.trip = trip;
+    cfg.failure_threshold = 2; /* every racer crosses it */
+    cfg.window_size = 16;
+    cfg.min_calls = 2;
+    struct race race = {.b = make_breaker(&cfg)};
+    pthread_barrier_init(&race.start, NULL, THREADS + 1);
+    pthread_barrier_init(&race.done, NULL, THREADS + 1);
+    pthread_t threads[THREADS];
+    struct racer racers[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        racers[i] = (struct racer){&race, i};
+        pthread_create(&threads[i], NULL, failing_racer, &racers[i]);
+    }
+    for (int round = 0; round < ROUNDS; round++) {
+        assert_int_equal(breaker_reset(race.b), BREAKER_OK);
+        for (int i = 0; i < THREADS; i++)
+            assert_int_equal(breaker_acquire(race.b, &race.permits[i]), BREAKER_OK);
+        unsigned before = atomic_load(&log.opens);
+        pthread_barrier_wait(&race.start);
+        pthread_barrier_wait(&race.done);
+        assert_int_equal(atomic_load(&log.opens), before + 1);
+        assert_int_equal(breaker_get_state(race.b), BREAKER_OPEN);
+        int ok = 0;
+        for (int i = 0; i < THREADS; i++)
+            ok += race.rc[i] == BREAKER_OK;
+        assert_true(ok >= 2); /* at least the ones that tripped it; the rest are stale */
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(threads[i], NULL);
+    assert_int_equal(atomic_load(&log.opens), ROUNDS);
+    assert_int_equal(atomic_load(&log.total), 2 * ROUNDS); /* open + reset per round */
+    pthread_barrier_destroy(&race.start);
+    pthread_barrier_destroy(&race.done);
+    breaker_destroy(race.b);
+}
+
+static void many_threads_failing_trip_once_consecutive(void **state) {
+    (void)state;
+    many_threads_failing_at_once_trip_exactly_one_transition(BREAKER_TRIP_CONSECUTIVE);
+}
+
+static void many_threads_failing_trip_once_count_window(void **state) {
+    (void)state;
+    many_threads_failing_at_once_trip_exactly_one_transition(BREAKER_TRIP_COUNT_WINDOW);
+}
+
+static void many_threads_failing_trip_once_time_window(void **state) {
+    (void)state;
+    many_threads_failing_at_once_trip_exactly_one_transition(BREAKER_TRIP_TIME_WINDOW);
+}
+
+/* Behaviour 13: a permit acquired on one thread, completed on another,
+ * handed over through a small mutex-protected queue (as an event loop would). */
+enum { HANDOFFS = 20000 };
+
+struct handoff {
+    breaker *b;
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    breaker_permit queue[64];
+    unsigned head, tail;
+    int done;
+    _Atomic int completed_ok;
+};
+
+static void *completer(void *arg) {
+    struct handoff *h = arg;
+    for (;;) {
+        pthread_mutex_lock(&h->lock);
+        while (h->head == h->tail && !h->done)
+            pthread_cond_wait(&h->ready, &h->lock);
+        if (h->head == h->tail && h->done) {
+            pthread_mutex_unlock(&h->lock);
+            return NULL;
+        }
+        breaker_permit p = h->queue[h->head++ % 64];
+        pthread_cond_broadcast(&h->ready);
+        pthread_mutex_unlock(&h->lock);
+        if (breaker_complete(h->b, &p, BREAKER_SUCCESS) == BREAKER_OK)
+            atomic_fetch_add(&h->completed_ok, 1);
+    }
+}
+
+static void permits_complete_on_another_thread(void **state) {
+    (void)state;
+    struct handoff h = {0};
+    assert_int_equal(breaker_create(NULL, &h.b), BREAKER_OK);
+    pthread_mutex_init(&h.lock, NULL);
+    pthread_cond_init(&h.ready, NULL);
+    pthread_t t;
+    pthread_create(&t, NULL, completer, &h);
+    for (int i = 0; i < HANDOFFS; i++) {
+        breaker_permit p;
+        assert_int_equal(breaker_acquire(h.b, &p), BREAKER_OK);
+        pthread_mutex_lock(&h.lock);
+        while (h.tail - h.head == 64)
+            pthread_cond_wait(&h.ready, &h.lock);
+        h.queue[h.tail++ % 64] = p;
+        pthread_cond_broadcast(&h.ready);
+        pthread_mutex_unlock(&h.lock);
+    }
+    pthread_mutex_lock(&h.lock);
+    h.done = 1;
+    pthread_cond_broadcast(&h.ready);
+    pthread_mutex_unlock(&h.lock);
+    pthread_join(t, NULL);
+    assert_int_equal(atomic_load(&h.completed_ok), HANDOFFS);
+    breaker_stats st = stats_of(h.b);
+    assert_int_equal(st.admitted, HANDOFFS);
+    assert_int_equal(st.successes, HANDOFFS);
+    pthread_mutex_destroy(&h.lock);
+    pthread_cond_destroy(&h.ready);
+    breaker_destroy(h.b);
+}
+
+struct double_complete {
+    breaker *b;
+    breaker_permit *permit;
+    pthread_barrier_t *go;
+    int rc;
+};
+
+static void *complete_after_barrier(void *arg) {
+    struct double_complete *d = arg;
+    pthread_barrier_wait(d->go);
+    d->rc = breaker_complete(d->b, d->permit, BREAKER_FAILURE);
+    return NULL;
+}
+
+static void racing_double_completion_settles_once(void **state) {
+    (void)state;
+    breaker *b;
+    assert_int_equal(breaker_create(NULL, &b), BREAKER_OK);
+    assert_int_equal(breaker_force_closed(b), BREAKER_OK); /* records, never trips */
+    pthread_barrier_t go;
+    for (int round = 0; round < 500; round++) {
+        breaker_permit p;
+        assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+        pthread_barrier_init(&go, NULL, 2);
+        struct double_complete a = {b, &p, &go, -1}, c = {b, &p, &go, -1};
+        pthread_t ta, tc;
+        pthread_create(&ta, NULL, complete_after_barrier, &a);
+        pthread_create(&tc, NULL, complete_after_barrier, &c);
+        pthread_join(ta, NULL);
+        pthread_join(tc, NULL);
+        pthread_barrier_destroy(&go);
+        assert_true((a.rc == BREAKER_OK && c.rc == BREAKER_ALREADY_SETTLED) ||
+                    (c.rc == BREAKER_OK && a.rc == BREAKER_ALREADY_SETTLED));
+    }
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.failures, 500);
+    assert_int_equal(st.duplicates, 500);
+    breaker_destroy(b);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(half_open_admits_exactly_max_probes_under_contention),
+        cmocka_unit_test(many_threads_failing_trip_once_consecutive),
+        cmocka_unit_test(many_threads_failing_trip_once_count_window),
+        cmocka_unit_test(many_threads_failing_trip_once_time_window),
+        cmocka_unit_test(permits_complete_on_another_thread),
+        cmocka_unit_test(racing_double_completion_settles_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,178 @@
+/*
+ * test_config.c - behaviour 12 and the API's small print: defaults, zero
+ * meaning default, validation naming the field and its range, strerror.
+ */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static void config_init_sets_the_documented_defaults(void **state) {
+    (void)state;
+    breaker_config cfg;
+    memset(&cfg, 0x5a, sizeof(cfg));
+    breaker_config_init(&cfg);
+    assert_int_equal(cfg.trip, BREAKER_TRIP_TIME_WINDOW);
+    assert_int_equal(cfg.failure_threshold, 5);
+    assert_int_equal(cfg.window_size, 100);
+    assert_int_equal(cfg.window_ns, 60 * SEC);
+    assert_int_equal(cfg.window_buckets, 10);
+    assert_int_equal(cfg.min_calls, 20);
+    assert_true(cfg.failure_rate == 0.5);
+    assert_int_equal(cfg.slow_call_ns, 0);
+    assert_true(cfg.slow_call_rate == 0.0);
+    assert_int_equal(cfg.open_ns, 30 * SEC);
+    assert_true(cfg.open_backoff == 2.0);
+    assert_int_equal(cfg.open_max_ns, 300 * SEC);
+    assert_true(cfg.open_jitter == 0.0);
+    assert_int_equal(cfg.half_open_max_probes, 1);
+    assert_int_equal(cfg.half_open_successes, 3);
+    assert_int_equal(cfg.probe_timeout_ns, 30 * SEC);
+    assert_int_equal(cfg.cancelled_as, BREAKER_IGNORED);
+    assert_null(cfg.clock);
+    assert_null(cfg.on_event);
+    assert_int_equal(cfg.seed, 0);
+}
+
+static void zero_fields_mean_the_defaults(void **state) {
+    (void)state;
+    breaker_config zero;
+    memset(&zero, 0, sizeof(zero));
+    zero.trip = BREAKER_TRIP_TIME_WINDOW;
+    breaker *b = make_breaker(&zero);
+    breaker_config eff, def;
+    breaker_get_config(b, &eff);
+    breaker_config_init(&def);
+    assert_int_equal(eff.window_ns, def.window_ns);
+    assert_int_equal(eff.min_calls, def.min_calls);
+    assert_int_equal(eff.open_max_ns, def.open_max_ns);
+    assert_int_equal(eff.half_open_successes, def.half_open_successes);
+    assert_true(eff.seed != 0); /* drawn at create */
+    breaker_destroy(b);
+    assert_int_equal(breaker_create(NULL, &b), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    breaker_destroy(b);
+}
+
+struct bad_case {
+    const char *field; /* the message must start with it */
+    void (*apply)(breaker_config *cfg);
+};
+
+static void bad_trip(breaker_config *c) { c->trip = (enum breaker_trip)7; }
+static void bad_threshold(breaker_config *c) { c->failure_threshold = 2000000; }
+static void bad_window_size(breaker_config *c) { c->window_size = 5000000; }
+static void bad_buckets(breaker_config *c) { c->window_buckets = 601; }
+static void bad_window_ns(breaker_config *c) { c->window_ns = 999; }
+static void bad_min_calls(breaker_config *c) { c->min_calls = 2000000; }
+static void bad_rate_high(breaker_config *c) { c->failure_rate = 1.5; }
+static void bad_rate_negative(breaker_config *c) { c->failure_rate = -0.1; }
+static void bad_rate_nan(breaker_config *c) { c->failure_rate = NAN; }
+static void bad_slow_rate(breaker_config *c) {
+    c->slow_call_rate = 2.0;
+    c->slow_call_ns = 1;
+}
+static void slow_rate_without_threshold(breaker_config *c) { c->slow_call_rate = 0.5; }
+static void slow_rate_with_consecutive(breaker_config *c) {
+    c->trip = BREAKER_TRIP_CONSECUTIVE;
+    c->slow_call_rate = 0.5;
+    c->slow_call_ns = MS;
+}
+static void bad_backoff(breaker_config *c) { c->open_backoff = 0.5; }
+static void bad_open_max(breaker_config *c) {
+    c->open_ns = 10 * SEC;
+    c->open_max_ns = SEC;
+}
+static void bad_jitter(breaker_config *c) { c->open_jitter = 1.5; }
+static void bad_probes(breaker_config *c) { c->half_open_max_probes = 5000; }
+static void bad_successes(breaker_config *c) { c->half_open_successes = 5000; }
+static void bad_cancelled_as(breaker_config *c) { c->cancelled_as = BREAKER_CANCELLED; }
+static void bad_clock_ctx(breaker_config *c) { c->clock_ctx = c; }
+
+static void bad_configuration_is_refused_naming_the_field(void **state) {
+    (void)state;
+    const struct bad_case cases[] = {
+        {"trip", bad_trip},
+        {"failure_threshold", bad_threshold},
+        {"window_size", bad_window_size},
+        {"window_buckets", bad_buckets},
+        {"window_ns", bad_window_ns},
+        {"min_calls", bad_min_calls},
+        {"failure_rate", bad_rate_high},
+        {"failure_rate", bad_rate_negative},
+        {"failure_rate", bad_rate_nan},
+        {"slow_call_rate", bad_slow_rate},
+        {"slow_call_rate", slow_rate_without_threshold},
+        {"slow_call_rate", slow_rate_with_consecutive},
+        {"open_backoff", bad_backoff},
+        {"open_max_ns", bad_open_max},
+        {"open_jitter", bad_jitter},
+        {"half_open_max_probes", bad_probes},
+        {"half_open_successes", bad_successes},
+        {"cancelled_as", bad_cancelled_as},
+        {"clock_ctx", bad_clock_ctx},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        breaker_config cfg;
+        breaker_config_init(&cfg);
+        cases[i].apply(&cfg);
+        char msg[256];
+        assert_int_equal(breaker_config_validate(&cfg, msg, sizeof(msg)), BREAKER_EINVAL);
+        print_message("%s\n", msg);
+        assert_int_equal(strncmp(msg, cases[i].field, strlen(cases[i].field)), 0);
+        breaker *b = (breaker *)&cfg; /* must be reset to NULL */
+        assert_int_equal(breaker_create(&cfg, &b), BREAKER_EINVAL);
+        assert_null(b);
+    }
+}
+
+static void validation_messages_state_the_range(void **state) {
+    (void)state;
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    cfg.window_buckets = 1000;
+    char msg[256];
+    assert_int_equal(breaker_config_validate(&cfg, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "between 1 and 600"));
+    assert_non_null(strstr(msg, "got 1000"));
+    /* A short buffer is truncated, never overrun; NULL is allowed. */
+    char tiny[8];
+    assert_int_equal(breaker_config_validate(&cfg, tiny, sizeof(tiny)), BREAKER_EINVAL);
+    assert_int_equal(strlen(tiny), 7);
+    assert_int_equal(breaker_config_validate(&cfg, NULL, 0), BREAKER_EINVAL);
+    breaker_config_init(&cfg);
+    assert_int_equal(breaker_config_validate(&cfg, msg, sizeof(msg)), BREAKER_OK);
+    assert_string_equal(msg, "");
+    assert_int_equal(breaker_create(&cfg, NULL), BREAKER_EINVAL);
+}
+
+static void every_status_has_a_message_and_a_name(void **state) {
+    (void)state;
+    for (int s = 0; s <= BREAKER_EFORMAT; s++) {
+        assert_string_not_equal(breaker_strerror(s), "unknown status");
+        assert_string_not_equal(breaker_status_name(s), "UNKNOWN");
+    }
+    assert_string_equal(breaker_strerror(-1), "unknown status");
+    assert_string_equal(breaker_strerror(9999), "unknown status");
+    assert_string_equal(breaker_status_name(BREAKER_STALE), "STALE");
+    assert_string_equal(breaker_state_name(BREAKER_HALF_OPEN), "half_open");
+    assert_string_equal(breaker_state_name((enum breaker_state)99), "unknown");
+    assert_string_equal(breaker_reason_name(BREAKER_REASON_PROBE_SLOW), "probe_slow");
+    assert_string_equal(breaker_outcome_name(BREAKER_CANCELLED), "cancelled");
+    assert_string_equal(breaker_trip_name(BREAKER_TRIP_COUNT_WINDOW), "count_window");
+    char expect[32];
+    snprintf(expect, sizeof(expect), "%d.%d.%d", BREAKER_VERSION_MAJOR, BREAKER_VERSION_MINOR,
+             BREAKER_VERSION_PATCH);
+    assert_string_equal(breaker_version_string(), expect);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(config_init_sets_the_documented_defaults),
+        cmocka_unit_test(zero_fields_mean_the_defaults),
+        cmocka_unit_test(bad_configuration_is_refused_naming_the_field),
+        cmocka_unit_test(validation_messages_state_the_range),
+        cmocka_unit_test(every_status_has_a_message_and_a_name),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,161 @@
+/*
+ * test_events_stats.c - behaviours 9 and 10: each transition is reported once,
+ * after the state changed, with its reason and evidence; the statistics
+ * snapshot counts everything and adds up.
+ */
+#include "test_util.h"
+
+static void events_report_each_transition_once_after_the_state_changed(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, &log);
+    cfg.trip = BREAKER_TRIP_TIME_WINDOW;
+    cfg.window_ns = 10 * SEC;
+    cfg.min_calls = 10;
+    cfg.failure_rate = 0.6;
+    cfg.open_ns = 5 * SEC;
+    cfg.half_open_successes = 1;
+    breaker *b = make_breaker(&cfg);
+    for (int i = 0; i < 4; i++)
+        call_ok(b, BREAKER_SUCCESS);
+    for (int i = 0; i < 6; i++)
+        call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(atomic_load(&log.count), 1);
+    const breaker_event *trip = &log.events[0];
+    assert_int_equal(trip->from, BREAKER_CLOSED);
+    assert_int_equal(trip->to, BREAKER_OPEN);
+    assert_int_equal(trip->reason, BREAKER_REASON_FAILURE_RATE);
+    assert_int_equal(trip->generation, 2);
+    assert_int_equal(trip->evidence.calls, 10);
+    assert_int_equal(trip->evidence.failures, 6);
+    assert_int_equal(trip->open_ns, 5 * SEC);
+    assert_int_equal(log.state_seen[0], BREAKER_OPEN);
+
+    fake_clock_advance(&clock, 5 * SEC);
+    call_ok(b, BREAKER_SUCCESS);
+    assert_int_equal(atomic_load(&log.count), 3);
+    assert_int_equal(log.events[1].to, BREAKER_HALF_OPEN);
+    assert_int_equal(log.state_seen[1], BREAKER_HALF_OPEN);
+    assert_int_equal(log.events[1].time_ns, 5 * SEC);
+    assert_int_equal(log.events[2].to, BREAKER_CLOSED);
+    assert_int_equal(log.state_seen[2], BREAKER_CLOSED);
+    assert_int_equal(log.events[2].generation, 4);
+    breaker_destroy(b);
+}
+
+static void stats_count_every_kind_of_call(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 3;
+    cfg.slow_call_ns = 10 * MS;
+    cfg.open_ns = SEC;
+    cfg.half_open_successes = 2;
+    breaker *b = make_breaker(&cfg);
+    breaker_permit unsettled, stale, p;
+    assert_int_equal(breaker_acquire(b, &unsettled), BREAKER_OK);
+    assert_int_equal(breaker_acquire(b, &stale), BREAKER_OK);
+    call_ok(b, BREAKER_SUCCESS);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    fake_clock_advance(&clock, 20 * MS);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK); /* slow */
+    call_ok(b, BREAKER_IGNORED);
+    call_ok(b, BREAKER_CANCELLED);
+    for (int i = 0; i < 3; i++)
+        call_ok(b, BREAKER_FAILURE); /* trip */
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    assert_int_equal(breaker_complete(b, &stale, BREAKER_SUCCESS), BREAKER_STALE);
+    assert_int_equal(breaker_complete(b, &stale, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
+    fake_clock_advance(&clock, SEC);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* probe */
+    breaker_permit q;
+    assert_int_equal(breaker_acquire(b, &q), BREAKER_REJECTED_HALF_OPEN);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.state, BREAKER_HALF_OPEN);
+    assert_int_equal(st.admitted, 10);
+    assert_int_equal(st.successes, 3);
+    assert_int_equal(st.failures, 3);
+    assert_int_equal(st.ignored, 2);
+    assert_int_equal(st.cancelled, 1);
+    assert_int_equal(st.slow, 1);
+    assert_int_equal(st.stale, 1);
+    assert_int_equal(st.duplicates, 1);
+    assert_int_equal(st.rejected_open, 1);
+    assert_int_equal(st.rejected_half_open, 1);
+    assert_int_equal(st.probes_admitted, 1);
+    assert_int_equal(st.probes_succeeded, 1);
+    assert_int_equal(st.transitions, 2);
+    /* admitted == successes + failures + ignored + stale + unsettled (1) */
+    assert_int_equal(st.admitted, st.successes + st.failures + st.ignored + st.stale + 1);
+    (void)unsettled;
+    breaker_destroy(b);
+}
+
+static void stats_account_time_in_each_state(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 1;
+    cfg.open_ns = 7 * SEC;
+    cfg.half_open_successes = 1;
+    breaker *b = make_breaker(&cfg);
+    fake_clock_advance(&clock, 3 * SEC);
+    call_ok(b, BREAKER_FAILURE); /* closed 3 s */
+    fake_clock_advance(&clock, 7 * SEC);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* open 7 s */
+    fake_clock_advance(&clock, 2 * SEC);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK); /* half-open 2 s */
+    fake_clock_advance(&clock, 4 * SEC);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.time_in_state_ns[BREAKER_CLOSED], 7 * SEC);
+    assert_int_equal(st.time_in_state_ns[BREAKER_OPEN], 7 * SEC);
+    assert_int_equal(st.time_in_state_ns[BREAKER_HALF_OPEN], 2 * SEC);
+    assert_int_equal(st.state_since_ns, 12 * SEC);
+    breaker_destroy(b);
+}
+
+static void stats_show_the_open_deadline_and_the_window(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg.window_size = 8;
+    cfg.min_calls = 8;
+    cfg.failure_rate = 0.75;
+    cfg.open_ns = 9 * SEC;
+    breaker *b = make_breaker(&cfg);
+    for (int i = 0; i < 2; i++)
+        call_ok(b, BREAKER_SUCCESS);
+    for (int i = 0; i < 4; i++)
+        call_ok(b, BREAKER_FAILURE);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.window_calls, 6);
+    assert_int_equal(st.window_failures, 4);
+    assert_true(st.window_failure_rate > 0.66 && st.window_failure_rate < 0.67);
+    for (int i = 0; i < 2; i++)
+        call_ok(b, BREAKER_FAILURE);
+    st = stats_of(b);
+    assert_int_equal(st.state, BREAKER_OPEN);
+    assert_int_equal(st.open_until_ns, 9 * SEC);
+    breaker_destroy(b);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(events_report_each_transition_once_after_the_state_changed),
+        cmocka_unit_test(stats_count_every_kind_of_call),
+        cmocka_unit_test(stats_account_time_in_each_state),
+        cmocka_unit_test(stats_show_the_open_deadline_and_the_window),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

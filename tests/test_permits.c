@@ -1,0 +1,149 @@
+/*
+ * test_permits.c - behaviour 4: generations make late completions stale, a
+ * permit settles once, and a permit is a plain value the caller may move.
+ */
+#include "test_util.h"
+
+#include <stdlib.h>
+
+static breaker *consecutive(struct fake_clock *clock, uint32_t threshold) {
+    breaker_config cfg;
+    test_config(&cfg, clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = threshold;
+    cfg.open_ns = SEC;
+    cfg.half_open_successes = 1;
+    return make_breaker(&cfg);
+}
+
+static void every_transition_increments_the_generation(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker *b = consecutive(&clock, 1);
+    assert_int_equal(breaker_generation(b), 1);
+    call_ok(b, BREAKER_FAILURE); /* -> open */
+    assert_int_equal(breaker_generation(b), 2);
+    fake_clock_advance(&clock, SEC);
+    call_ok(b, BREAKER_SUCCESS); /* -> half-open -> closed */
+    assert_int_equal(breaker_generation(b), 4);
+    assert_int_equal(breaker_reset(b), BREAKER_OK);
+    assert_int_equal(breaker_generation(b), 5);
+    assert_int_equal(stats_of(b).transitions, 4);
+    breaker_destroy(b);
+}
+
+static void completion_from_an_earlier_generation_is_stale(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker *b = consecutive(&clock, 2);
+    breaker_permit late[10];
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(breaker_acquire(b, &late[i]), BREAKER_OK);
+    call_ok(b, BREAKER_FAILURE);
+    call_ok(b, BREAKER_FAILURE); /* trips */
+    fake_clock_advance(&clock, SEC);
+    call_ok(b, BREAKER_SUCCESS); /* recovers */
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    /* Failures admitted before the trip arrive now: they must not decide
+     * the new closed state. */
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(breaker_complete(b, &late[i], BREAKER_FAILURE), BREAKER_STALE);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.state, BREAKER_CLOSED);
+    assert_int_equal(st.stale, 10);
+    assert_int_equal(st.consecutive_failures, 0);
+    assert_int_equal(st.failures, 2);
+    breaker_destroy(b);
+}
+
+static void completing_twice_is_already_settled_and_counts_once(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker *b = consecutive(&clock, 5);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_ALREADY_SETTLED);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.failures, 1);
+    assert_int_equal(st.consecutive_failures, 1);
+    assert_int_equal(st.duplicates, 10);
+    breaker_destroy(b);
+}
+
+static void already_settled_wins_over_stale(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker *b = consecutive(&clock, 1);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_reset(b), BREAKER_OK); /* p is now from an old generation */
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
+    breaker_permit q;
+    assert_int_equal(breaker_acquire(b, &q), BREAKER_OK);
+    assert_int_equal(breaker_reset(b), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &q, BREAKER_SUCCESS), BREAKER_STALE);
+    assert_int_equal(breaker_complete(b, &q, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.stale, 1);
+    assert_int_equal(st.duplicates, 2);
+    breaker_destroy(b);
+}
+
+struct request {
+    int id;
+    breaker_permit permit; /* stored in the caller's own request state */
+};
+
+static void permit_is_a_plain_value_the_caller_may_move(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker *b = consecutive(&clock, 3);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    struct request *req = malloc(sizeof(*req));
+    assert_non_null(req);
+    req->id = 1;
+    memcpy(&req->permit, &p, sizeof(p));
+    memset(&p, 0xa5, sizeof(p)); /* the original is gone */
+    struct request *moved = realloc(req, sizeof(*req) * 4);
+    assert_non_null(moved);
+    assert_int_equal(breaker_complete(b, &moved->permit, BREAKER_FAILURE), BREAKER_OK);
+    assert_int_equal(stats_of(b).failures, 1);
+    free(moved);
+    breaker_destroy(b);
+}
+
+static void rejected_or_foreign_permits_are_invalid(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker *b = consecutive(&clock, 1);
+    breaker *other = consecutive(&clock, 1);
+    breaker_permit p, mine;
+    assert_int_equal(breaker_acquire(b, &mine), BREAKER_OK);
+    assert_int_equal(breaker_complete(other, &mine, BREAKER_SUCCESS), BREAKER_EINVAL);
+    assert_int_equal(breaker_complete(b, &mine, (enum breaker_outcome)42), BREAKER_EINVAL);
+    /* Invalid completions leave the permit unsettled. */
+    assert_int_equal(breaker_complete(b, &mine, BREAKER_FAILURE), BREAKER_OK);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_EINVAL);
+    breaker_permit garbage;
+    memset(&garbage, 0, sizeof(garbage));
+    assert_int_equal(breaker_complete(b, &garbage, BREAKER_SUCCESS), BREAKER_EINVAL);
+    breaker_destroy(b);
+    breaker_destroy(other);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_transition_increments_the_generation),
+        cmocka_unit_test(completion_from_an_earlier_generation_is_stale),
+        cmocka_unit_test(completing_twice_is_already_settled_and_counts_once),
+        cmocka_unit_test(already_settled_wins_over_stale),
+        cmocka_unit_test(permit_is_a_plain_value_the_caller_may_move),
+        cmocka_unit_test(rejected_or_foreign_permits_are_invalid),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,331 @@
+/*
+ * test_recovery.c - behaviours 5, 6 and 7: the open wait with backoff and
+ * jitter, the half-open probes and their bound, and hung probes.
+ */
+#include "test_util.h"
+
+static breaker_config recovery_config(struct fake_clock *clock, struct event_log *log) {
+    breaker_config cfg;
+    test_config(&cfg, clock, log);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 1;
+    cfg.open_ns = 10 * SEC;
+    cfg.open_backoff = 2.0;
+    cfg.open_max_ns = 60 * SEC;
+    cfg.half_open_max_probes = 1;
+    cfg.half_open_successes = 2;
+    cfg.probe_timeout_ns = 5 * SEC;
+    return cfg;
+}
+
+static void open_rejects_until_the_wait_ends(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg = recovery_config(&clock, NULL);
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    breaker_permit p;
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+        assert_int_equal(breaker_retry_after_ns(b), 10 * SEC - (uint64_t)i * 99 * MS);
+        fake_clock_advance(&clock, 99 * MS);
+    }
+    fake_clock_advance(&clock, 10 * SEC - 100 * 99 * MS - 1); /* 1 ns before the end */
+    assert_int_equal(breaker_retry_after_ns(b), 1);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    assert_int_equal(stats_of(b).rejected_open, 101);
+    fake_clock_advance(&clock, 1);
+    assert_int_equal(breaker_retry_after_ns(b), 0);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN); /* until a call arrives */
+    breaker_destroy(b);
+}
+
+static void first_acquire_after_the_wait_is_the_probe(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg = recovery_config(&clock, &log);
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    fake_clock_advance(&clock, 10 * SEC);
+    breaker_permit probe, other;
+    assert_int_equal(breaker_acquire(b, &probe), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
+    assert_int_equal(atomic_load(&log.count), 2);
+    assert_int_equal(log.events[1].from, BREAKER_OPEN);
+    assert_int_equal(log.events[1].to, BREAKER_HALF_OPEN);
+    assert_int_equal(log.events[1].reason, BREAKER_REASON_WAIT_ELAPSED);
+    assert_int_equal(breaker_acquire(b, &other), BREAKER_REJECTED_HALF_OPEN);
+    assert_int_equal(breaker_complete(b, &probe, BREAKER_SUCCESS), BREAKER_OK);
+    /* One success of two: still half-open, the slot is free again. */
+    assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
+    assert_int_equal(breaker_acquire(b, &probe), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &probe, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_int_equal(log.events[2].reason, BREAKER_REASON_PROBES_SUCCEEDED);
+    assert_int_equal(log.events[2].evidence.probe_successes, 2);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.probes_admitted, 2);
+    assert_int_equal(st.probes_succeeded, 2);
+    assert_int_equal(st.rejected_half_open, 1);
+    breaker_destroy(b);
+}
+
+static void half_open_admits_at_most_max_probes(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg = recovery_config(&clock, NULL);
+    cfg.half_open_max_probes = 3;
+    cfg.half_open_successes = 5;
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    fake_clock_advance(&clock, 10 * SEC);
+    breaker_permit probes[3], extra;
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(breaker_acquire(b, &probes[i]), BREAKER_OK);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(breaker_acquire(b, &extra), BREAKER_REJECTED_HALF_OPEN);
+    assert_int_equal(stats_of(b).probes_in_flight, 3);
+    /* Settling one frees exactly one slot. */
+    assert_int_equal(breaker_complete(b, &probes[1], BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(stats_of(b).probes_in_flight, 2);
+    assert_int_equal(breaker_acquire(b, &probes[1]), BREAKER_OK);
+    assert_int_equal(breaker_acquire(b, &extra), BREAKER_REJECTED_HALF_OPEN);
+    breaker_destroy(b);
+}
+
+static void failed_probe_reopens_at_once(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg = recovery_config(&clock, &log);
+    cfg.half_open_max_probes = 2;
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    fake_clock_advance(&clock, 10 * SEC);
+    breaker_permit a, c;
+    assert_int_equal(breaker_acquire(b, &a), BREAKER_OK);
+    assert_int_equal(breaker_acquire(b, &c), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &a, BREAKER_FAILURE), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(log.events[2].reason, BREAKER_REASON_PROBE_FAILED);
+    assert_int_equal(log.events[2].evidence.failed_recoveries, 1);
+    assert_int_equal(log.events[2].open_ns, 20 * SEC);
+    /* The other probe's success arrives late: it cannot close the breaker. */
+    assert_int_equal(breaker_complete(b, &c, BREAKER_SUCCESS), BREAKER_STALE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(breaker_retry_after_ns(b), 20 * SEC);
+    breaker_destroy(b);
+}
+
+static void ignored_probe_frees_its_slot_without_counting(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg = recovery_config(&clock, NULL);
+    cfg.half_open_successes = 1;
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    fake_clock_advance(&clock, 10 * SEC);
+    for (int i = 0; i < 5; i++) {
+        breaker_permit p;
+        assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+        assert_int_equal(breaker_complete(b, &p, i % 2 ? BREAKER_IGNORED : BREAKER_CANCELLED),
+                         BREAKER_OK);
+        assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
+    }
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.probes_succeeded, 0);
+    assert_int_equal(st.probes_failed, 0);
+    assert_int_equal(st.probes_in_flight, 0);
+    call_ok(b, BREAKER_SUCCESS);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    breaker_destroy(b);
+}
+
+static void hung_probe_reopens_the_breaker_at_the_next_call(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg = recovery_config(&clock, &log);
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    fake_clock_advance(&clock, 10 * SEC);
+    breaker_permit hung, p;
+    assert_int_equal(breaker_acquire(b, &hung), BREAKER_OK);
+    fake_clock_advance(&clock, 5 * SEC - 1);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_HALF_OPEN);
+    assert_int_equal(breaker_retry_after_ns(b), 1);
+    fake_clock_advance(&clock, 1);
+    /* The deadline has passed: the next call finds the breaker open again. */
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(atomic_load(&log.count), 3);
+    assert_int_equal(log.events[2].reason, BREAKER_REASON_PROBE_TIMEOUT);
+    assert_int_equal(log.events[2].open_ns, 20 * SEC);
+    /* Its completion, however good, is stale. */
+    assert_int_equal(breaker_complete(b, &hung, BREAKER_SUCCESS), BREAKER_STALE);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.probes_timed_out, 1);
+    assert_int_equal(st.probes_failed, 1);
+    assert_int_equal(st.stale, 1);
+    /* And the next half-open has its slot back. */
+    fake_clock_advance(&clock, 20 * SEC);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    breaker_destroy(b);
+}
+
+static void hung_probe_is_noticed_by_get_state(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg = recovery_config(&clock, NULL);
+    cfg.half_open_max_probes = 4;
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    fake_clock_advance(&clock, 10 * SEC);
+    breaker_permit first, second;
+    assert_int_equal(breaker_acquire(b, &first), BREAKER_OK);
+    fake_clock_advance(&clock, 2 * SEC);
+    assert_int_equal(breaker_acquire(b, &second), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &first, BREAKER_SUCCESS), BREAKER_OK);
+    /* The second probe hangs: its own deadline (2 s later than the first's)
+     * is what counts. */
+    fake_clock_advance(&clock, 5 * SEC - 1);
+    assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
+    fake_clock_advance(&clock, 1);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(breaker_complete(b, &second, BREAKER_SUCCESS), BREAKER_STALE);
+    breaker_destroy(b);
+}
+
+static void probe_completed_after_its_deadline_is_stale(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg = recovery_config(&clock, NULL);
+    cfg.half_open_successes = 1;
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    fake_clock_advance(&clock, 10 * SEC);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    fake_clock_advance(&clock, 6 * SEC);
+    /* Nobody called in between: the completion itself notices the timeout. */
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_STALE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(stats_of(b).probes_timed_out, 1);
+    breaker_destroy(b);
+}
+
+static void repeated_failed_recoveries_grow_the_wait_up_to_the_cap(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg = recovery_config(&clock, &log);
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    const uint64_t expected[] = {10 * SEC, 20 * SEC, 40 * SEC, 60 * SEC, 60 * SEC, 60 * SEC};
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(breaker_retry_after_ns(b), expected[i]);
+        fake_clock_advance(&clock, expected[i] - 1);
+        breaker_permit p;
+        assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+        fake_clock_advance(&clock, 1);
+        call_ok(b, BREAKER_FAILURE); /* the probe fails */
+        assert_int_equal(stats_of(b).failed_recoveries, (uint32_t)i + 1);
+    }
+    /* A recovery puts k back to 0: the next trip waits open_ns again. */
+    fake_clock_advance(&clock, 60 * SEC);
+    call_ok(b, BREAKER_SUCCESS);
+    call_ok(b, BREAKER_SUCCESS);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_int_equal(stats_of(b).failed_recoveries, 0);
+    call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_retry_after_ns(b), 10 * SEC);
+    breaker_destroy(b);
+}
+
+/* Collect the first `n` waits of a breaker that never recovers. */
+static void collect_waits(uint64_t seed, double jitter, uint64_t *waits, int n) {
+    struct fake_clock clock = {0};
+    breaker_config cfg = recovery_config(&clock, NULL);
+    cfg.seed = seed;
+    cfg.open_jitter = jitter;
+    cfg.open_max_ns = 40 * SEC;
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    for (int i = 0; i < n; i++) {
+        waits[i] = breaker_retry_after_ns(b);
+        fake_clock_advance(&clock, waits[i]);
+        call_ok(b, BREAKER_FAILURE);
+    }
+    breaker_destroy(b);
+}
+
+static void jitter_stays_within_bounds_and_is_reproducible_with_a_seed(void **state) {
+    (void)state;
+    enum { N = 40 };
+    uint64_t a[N], again[N], other[N];
+    collect_waits(12345, 0.25, a, N);
+    collect_waits(12345, 0.25, again, N);
+    collect_waits(777, 0.25, other, N);
+    int differ = 0;
+    for (int i = 0; i < N; i++) {
+        uint64_t base = i == 0 ? 10 * SEC : i == 1 ? 20 * SEC : 40 * SEC;
+        /* Within [base, base * 1.25], at microsecond resolution. */
+        assert_in_range(a[i], base, base + base / 4 + 1000);
+        assert_int_equal(a[i], again[i]);
+        differ += a[i] != other[i];
+    }
+    assert_true(differ > N / 2);
+    /* Not all equal: the jitter does vary from wait to wait. */
+    int varied = 0;
+    for (int i = 3; i < N; i++)
+        varied += a[i] != a[2];
+    assert_true(varied > N / 2);
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    assert_int_equal(cfg.open_jitter, 0.0);
+}
+
+static void slow_probe_fails_when_slow_calls_trip(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, &log);
+    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg.window_size = 4;
+    cfg.min_calls = 4;
+    cfg.slow_call_ns = 100 * MS;
+    cfg.slow_call_rate = 0.5;
+    cfg.open_ns = SEC;
+    cfg.half_open_successes = 1;
+    breaker *b = make_breaker(&cfg);
+    for (int i = 0; i < 4; i++)
+        call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    fake_clock_advance(&clock, SEC);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    fake_clock_advance(&clock, 200 * MS);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(log.events[2].reason, BREAKER_REASON_PROBE_SLOW);
+    breaker_destroy(b);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(open_rejects_until_the_wait_ends),
+        cmocka_unit_test(first_acquire_after_the_wait_is_the_probe),
+        cmocka_unit_test(half_open_admits_at_most_max_probes),
+        cmocka_unit_test(failed_probe_reopens_at_once),
+        cmocka_unit_test(ignored_probe_frees_its_slot_without_counting),
+        cmocka_unit_test(hung_probe_reopens_the_breaker_at_the_next_call),
+        cmocka_unit_test(hung_probe_is_noticed_by_get_state),
+        cmocka_unit_test(probe_completed_after_its_deadline_is_stale),
+        cmocka_unit_test(repeated_failed_recoveries_grow_the_wait_up_to_the_cap),
+        cmocka_unit_test(jitter_stays_within_bounds_and_is_reproducible_with_a_seed),
+        cmocka_unit_test(slow_probe_fails_when_slow_calls_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
