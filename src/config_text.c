@@ -1,0 +1,309 @@
+/*
+ * config_text.c - breaker_config_set(): one field of struct breaker_config
+ * from text, for command lines and configuration files.
+ *
+ * Each key has a kind (duration, rate, count, ...) and a range, and every
+ * error message names the key, quotes the value and states the range, so a
+ * user reading it knows what to type instead. Values are parsed exactly:
+ * "0.1s" is 100000000 ns, not the nearest double. Checks that involve two
+ * fields (open_max >= open, slow_call_rate needs slow_call) are left to
+ * breaker_config_validate(), so that keys may come in any order.
+ */
+#include "internal.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NS_PER_US  UINT64_C(1000)
+#define NS_PER_MS  UINT64_C(1000000)
+#define NS_PER_SEC UINT64_C(1000000000)
+#define MAX_NS     (UINT64_C(365) * 24u * 3600u * NS_PER_SEC) /* one year */
+#define MAX_TEXT   64u /* longer values are rejected before parsing */
+
+enum kind { K_TRIP, K_COUNT, K_DURATION, K_RATE, K_FACTOR, K_JITTER, K_CANCELLED, K_SEED };
+
+struct key {
+    const char *name; /* without "_ns" */
+    enum kind kind;
+    size_t offset;     /* of the field in struct breaker_config */
+    uint32_t max;      /* K_COUNT: the largest accepted value */
+    const char *range; /* how the error message states the range */
+};
+
+#define FIELD(f) offsetof(struct breaker_config, f)
+
+static const struct key keys[] = {
+    {"trip", K_TRIP, FIELD(trip), 0, "consecutive, count_window or time_window"},
+    {"failure_threshold", K_COUNT, FIELD(failure_threshold), 1000000u,
+     "a whole number of failures from 1 to 1000000 (0 = default 5)"},
+    {"window_size", K_COUNT, FIELD(window_size), BREAKER__MAX_WINDOW_SIZE,
+     "a whole number of calls from 1 to 1000000 (0 = default 100)"},
+    {"window", K_DURATION, FIELD(window_ns), 0,
+     "a duration from 1us to 365d such as 10s or 500ms (0 = default 60s)"},
+    {"window_buckets", K_COUNT, FIELD(window_buckets), BREAKER__MAX_BUCKETS,
+     "a whole number from 1 to 600 (0 = default 10)"},
+    {"min_calls", K_COUNT, FIELD(min_calls), 1000000u,
+     "a whole number of calls from 1 to 1000000 (0 = default 20)"},
+    {"failure_rate", K_RATE, FIELD(failure_rate), 0,
+     "a rate in (0, 1] such as 0.5 or 50% (0 = default 0.5)"},
+    {"slow_call", K_DURATION, FIELD(slow_call_ns), 0,
+     "a duration such as 800ms, up to 365d (0 = off)"},
+    {"slow_call_rate", K_RATE, FIELD(slow_call_rate), 0,
+     "a rate in (0, 1] such as 0.8 or 80% (0 = off)"},
+    {"open", K_DURATION, FIELD(open_ns), 0, "a duration such as 30s, up to 365d (0 = default 30s)"},
+    {"open_backoff", K_FACTOR, FIELD(open_backoff), 0,
+     "a multiplier from 1 to 100 such as 2 or 1.5x (0 = default 2)"},
+    {"open_max", K_DURATION, FIELD(open_max_ns), 0,
+     "a duration such as 5m, up to 365d, at least open (0 = default 5m)"},
+    {"open_jitter", K_JITTER, FIELD(open_jitter), 0, "a fraction in [0, 1] such as 0.2 or 20%"},
+    {"half_open_max_probes", K_COUNT, FIELD(half_open_max_probes), BREAKER__MAX_PROBES,
+     "a whole number of probes from 1 to 4095 (0 = default 1)"},
+    {"half_open_successes", K_COUNT, FIELD(half_open_successes), BREAKER__MAX_PROBES,
+     "a whole number of probes from 1 to 4095 (0 = default 3)"},
+    {"probe_timeout", K_DURATION, FIELD(probe_timeout_ns), 0,
+     "a duration such as 10s, up to 365d (0 = default 30s)"},
+    {"cancelled_as", K_CANCELLED, FIELD(cancelled_as), 0, "ignored or failure"},
+    {"seed", K_SEED, FIELD(seed), 0,
+     "a whole number from 0 to 18446744073709551615, decimal or 0x hex (0 = random)"},
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static int fail(int status, char *msg, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(int status, char *msg, size_t len, const char *fmt, ...) {
+    if (msg != NULL && len > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, len, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+/* Key lookup: the name as listed, or a duration's name with "_ns". */
+static const struct key *find_key(const char *name) {
+    size_t n = strlen(name);
+    for (size_t i = 0; i < NKEYS; i++) {
+        const struct key *k = &keys[i];
+        size_t kn = strlen(k->name);
+        if (n == kn && memcmp(name, k->name, n) == 0) return k;
+        if (k->kind == K_DURATION && n == kn + 3 && memcmp(name, k->name, kn) == 0 &&
+            strcmp(name + kn, "_ns") == 0)
+            return k;
+    }
+    return NULL;
+}
+
+/* An exact decimal number: digits, optionally '.' and more digits, at least
+ * one digit in all. Stores the value times 10^9 (nine fraction digits kept;
+ * a tenth non-zero one is an error, as is overflow). @return a pointer past
+ * the number, or NULL. */
+static const char *parse_decimal_e9(const char *s, uint64_t *out) {
+    uint64_t whole = 0, frac = 0;
+    unsigned digits = 0, frac_digits = 0;
+    for (; isdigit((unsigned char)*s); s++, digits++) {
+        if (whole > (UINT64_MAX - 9) / 10) return NULL;
+        whole = whole * 10 + (uint64_t)(*s - '0');
+    }
+    if (*s == '.') {
+        s++;
+        for (; isdigit((unsigned char)*s); s++, digits++) {
+            if (frac_digits == 9) {
+                if (*s != '0') return NULL; /* finer than 1e-9 */
+                continue;
+            }
+            frac = frac * 10 + (uint64_t)(*s - '0');
+            frac_digits++;
+        }
+    }
+    if (digits == 0) return NULL;
+    for (; frac_digits < 9; frac_digits++)
+        frac *= 10;
+    if (whole > (UINT64_MAX - frac) / NS_PER_SEC) return NULL;
+    *out = whole * NS_PER_SEC + frac;
+    return s;
+}
+
+/* value_e9 * unit / 1e9, exactly, or false if not a whole number or too big. */
+static bool scale_e9(uint64_t value_e9, uint64_t unit, uint64_t *out) {
+    uint64_t whole = value_e9 / NS_PER_SEC, frac = value_e9 % NS_PER_SEC;
+    if (unit != 0 && whole > UINT64_MAX / unit) return false;
+    uint64_t a = whole * unit;
+    /* frac * unit could overflow for the large units; every unit is either
+     * below 1e9 or a whole number of seconds, so split it there. */
+    uint64_t b_hi = frac * (unit / NS_PER_SEC);
+    uint64_t b_lo_num = frac * (unit % NS_PER_SEC);
+    if (b_lo_num % NS_PER_SEC != 0) return false;
+    uint64_t b = b_hi + b_lo_num / NS_PER_SEC;
+    if (a > UINT64_MAX - b) return false;
+    *out = a + b;
+    return true;
+}
+
+static bool parse_duration(const char *s, uint64_t *out) {
+    static const struct {
+        const char *suffix;
+        uint64_t ns;
+    } units[] = {{"", 1},
+                 {"ns", 1},
+                 {"us", NS_PER_US},
+                 {"ms", NS_PER_MS},
+                 {"s", NS_PER_SEC},
+                 {"m", 60 * NS_PER_SEC},
+                 {"h", 3600 * NS_PER_SEC},
+                 {"d", 86400 * NS_PER_SEC}};
+    uint64_t v;
+    const char *end = parse_decimal_e9(s, &v);
+    if (end == NULL) return false;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(end, units[i].suffix) != 0) continue;
+        uint64_t ns;
+        if (!scale_e9(v, units[i].ns, &ns) || ns > MAX_NS) return false;
+        *out = ns;
+        return true;
+    }
+    return false;
+}
+
+/* "0.5", "50%", "1": a non-negative number; percent divides by 100. */
+static bool parse_fraction(const char *s, double *out, bool allow_x_suffix) {
+    uint64_t v;
+    const char *end = parse_decimal_e9(s, &v);
+    if (end == NULL) return false;
+    double d = (double)(v / NS_PER_SEC) + (double)(v % NS_PER_SEC) / 1e9;
+    if (*end == '%') {
+        d /= 100.0;
+        end++;
+    } else if (allow_x_suffix && *end == 'x') {
+        end++;
+    }
+    if (*end != '\0') return false;
+    *out = d;
+    return true;
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+    int base = 10;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+    }
+    if (*s == '\0') return false;
+    uint64_t v = 0;
+    for (; *s != '\0'; s++) {
+        int d;
+        if (isdigit((unsigned char)*s)) {
+            d = *s - '0';
+        } else if (base == 16 && isxdigit((unsigned char)*s)) {
+            d = tolower((unsigned char)*s) - 'a' + 10;
+        } else {
+            return false;
+        }
+        if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) return false;
+        v = v * (uint64_t)base + (uint64_t)d;
+    }
+    *out = v;
+    return true;
+}
+
+static bool equals_nocase(const char *a, const char *b) {
+    for (; *a != '\0' && *b != '\0'; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return false;
+    return *a == *b;
+}
+
+/* Parse `text` for key `k` into `cfg`. @return false if the value is bad. */
+static bool set_value(breaker_config *cfg, const struct key *k, const char *text) {
+    char *field = (char *)cfg + k->offset;
+    switch (k->kind) {
+    case K_TRIP: {
+        static const char *const names[] = {"consecutive", "count_window", "time_window"};
+        for (size_t i = 0; i < 3; i++) {
+            if (equals_nocase(text, names[i])) {
+                cfg->trip = (enum breaker_trip)i;
+                return true;
+            }
+        }
+        return false;
+    }
+    case K_CANCELLED:
+        if (equals_nocase(text, "ignored")) {
+            cfg->cancelled_as = BREAKER_IGNORED;
+        } else if (equals_nocase(text, "failure")) {
+            cfg->cancelled_as = BREAKER_FAILURE;
+        } else {
+            return false;
+        }
+        return true;
+    case K_COUNT: {
+        uint64_t v;
+        if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) return false;
+        if (!parse_u64(text, &v) || v > k->max) return false;
+        uint32_t v32 = (uint32_t)v;
+        memcpy(field, &v32, sizeof(v32));
+        return true;
+    }
+    case K_SEED: {
+        uint64_t v;
+        if (!parse_u64(text, &v)) return false;
+        memcpy(field, &v, sizeof(v));
+        return true;
+    }
+    case K_DURATION: {
+        uint64_t v;
+        if (!parse_duration(text, &v)) return false;
+        if (k->offset == FIELD(window_ns) && v != 0 && v < NS_PER_US) return false;
+        memcpy(field, &v, sizeof(v));
+        return true;
+    }
+    case K_RATE:
+    case K_JITTER:
+    case K_FACTOR: {
+        double v;
+        if (!parse_fraction(text, &v, k->kind == K_FACTOR)) return false;
+        if (k->kind == K_FACTOR && v != 0.0 && (v < 1.0 || v > 100.0)) return false;
+        if (k->kind != K_FACTOR && v > 1.0) return false;
+        memcpy(field, &v, sizeof(v));
+        return true;
+    }
+    }
+    return false;
+}
+
+int breaker_config_set(breaker_config *cfg, const char *key, const char *value, char *msg,
+                       size_t msg_len) {
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    const struct key *k = find_key(key);
+    if (k == NULL)
+        return fail(BREAKER_NOT_FOUND, msg, msg_len,
+                    "unknown key '%.64s' (keys: trip, failure_threshold, window_size, window, "
+                    "window_buckets, min_calls, failure_rate, slow_call, slow_call_rate, open, "
+                    "open_backoff, open_max, open_jitter, half_open_max_probes, "
+                    "half_open_successes, probe_timeout, cancelled_as, seed)",
+                    key);
+
+    /* Surrounding blanks are noise from files and shells; inner ones are not. */
+    while (isspace((unsigned char)*value))
+        value++;
+    size_t n = strlen(value);
+    while (n > 0 && isspace((unsigned char)value[n - 1]))
+        n--;
+    char text[MAX_TEXT + 1];
+    if (n == 0 || n > MAX_TEXT)
+        return fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%.*s'", k->name, k->range,
+                    (int)(n > MAX_TEXT ? MAX_TEXT : n), value);
+    memcpy(text, value, n);
+    text[n] = '\0';
+
+    /* Parse into a copy so that `cfg` is unchanged on error. */
+    breaker_config tmp = *cfg;
+    if (!set_value(&tmp, k, text))
+        return fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%s'", k->name, k->range,
+                    text);
+    *cfg = tmp;
+    return BREAKER_OK;
+}
