@@ -1,0 +1,6 @@
+# Correctness of the fast code (issue 3): the breaker against a simple
+# reference model on long random sequences, and a multi-threaded stress test
+# whose invariants ThreadSanitizer also checks (label "concurrency").
+breaker_add_test(test_differential
+  SOURCES test_differential.c reference_model.c
+  TIMEOUT 300)

@@ -1,0 +1,452 @@
+/*
+ * reference_model.c - the simple model of the breaker (see reference_model.h).
+ *
+ * Every rule below is one sentence of the manual (docs/correctness.md lists
+ * them); the code follows the sentence rather than any cleverness, so that a
+ * reader can check it line by line.
+ */
+#include "reference_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define K_MAX 4095u
+
+static uint64_t splitmix64(uint64_t x) {
+    uint64_t z = x + UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static uint64_t ceil_us(uint64_t ns) { return ns / 1000 + (ns % 1000 != 0); }
+
+/* Deadlines and open_until are kept in whole microseconds since the epoch,
+ * rounded up, and reported back in nanoseconds. */
+static uint64_t deadline_after(const struct ref_model *m, uint64_t t, uint64_t span) {
+    return m->epoch + ceil_us(t - m->epoch + span) * 1000;
+}
+
+uint64_t ref_model_wait_ns(const breaker_config *cfg, uint32_t k, uint64_t gen) {
+    double w = (double)cfg->open_ns;
+    double max = (double)cfg->open_max_ns;
+    for (uint32_t i = 0; i < k; i++) {
+        if (w >= max) break;
+        w *= cfg->open_backoff;
+        if (w > max) w = max;
+    }
+    if (cfg->open_jitter > 0) {
+        uint64_t r = splitmix64(cfg->seed ^ (gen * UINT64_C(0x9e3779b97f4a7c15)));
+        double u = (double)(r >> 11) * 0x1p-53;
+        w += w * cfg->open_jitter * u;
+    }
+    return (uint64_t)w;
+}
+
+int ref_model_init(struct ref_model *m, const breaker_config *cfg, uint64_t now) {
+    memset(m, 0, sizeof(*m));
+    pthread_mutex_init(&m->mu, NULL);
+    m->cfg = *cfg;
+    m->epoch = now;
+    m->bucket_ns = cfg->window_ns / cfg->window_buckets;
+    m->state = BREAKER_CLOSED;
+    m->generation = 1;
+    m->since = now;
+    m->next_permit_id = 1;
+    m->probes = calloc(cfg->half_open_max_probes, sizeof(*m->probes));
+    m->cap_records = 1024;
+    m->records = malloc(m->cap_records * sizeof(*m->records));
+    if (m->probes == NULL || m->records == NULL) {
+        ref_model_fini(m);
+        return -1;
+    }
+    return 0;
+}
+
+void ref_model_fini(struct ref_model *m) {
+    free(m->probes);
+    free(m->records);
+    m->probes = NULL;
+    m->records = NULL;
+    pthread_mutex_destroy(&m->mu);
+}
+
+/* ---- Windows ------------------------------------------------------------- */
+
+static void window_clear(struct ref_model *m) {
+    m->run = 0;
+    m->run_calls = 0;
+    m->run_failures = 0;
+    m->run_slow = 0;
+    m->nrecords = 0;
+}
+
+static void drop_oldest_record(struct ref_model *m) {
+    memmove(m->records, m->records + 1, (m->nrecords - 1) * sizeof(*m->records));
+    m->nrecords--;
+}
+
+static uint64_t bucket_of(const struct ref_model *m, uint64_t now) {
+    return (now - m->epoch) / m->bucket_ns;
+}
+
+/* A time-window record is in the window at `now` when its bucket is one of
+ * the last window_buckets buckets, the current one included. */
+static bool record_in_window(const struct ref_model *m, const struct ref_record *r, uint64_t now) {
+    uint64_t e = bucket_of(m, now);
+    return r->bucket <= e && r->bucket + m->cfg.window_buckets > e;
+}
+
+struct ref_view {
+    uint64_t calls, failures, slow;
+    uint32_t consecutive;
+};
+
+static void window_view(struct ref_model *m, uint64_t now, struct ref_view *v) {
+    memset(v, 0, sizeof(*v));
+    if (m->cfg.trip == BREAKER_TRIP_CONSECUTIVE) {
+        v->calls = m->run_calls;
+        v->failures = m->run_failures;
+        v->slow = m->run_slow;
+        v->consecutive = m->run;
+        return;
+    }
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const struct ref_record *r = &m->records[i];
+        if (m->cfg.trip == BREAKER_TRIP_TIME_WINDOW && !record_in_window(m, r, now)) continue;
+        v->calls++;
+        v->failures += r->failure;
+        v->slow += r->slow;
+    }
+}
+
+static void window_record(struct ref_model *m, uint64_t now, bool failure, bool slow) {
+    switch (m->cfg.trip) {
+    case BREAKER_TRIP_CONSECUTIVE:
+        m->run = failure ? m->run + 1 : 0;
+        m->run_calls++;
+        m->run_failures += failure;
+        m->run_slow += slow;
+        return;
+    case BREAKER_TRIP_COUNT_WINDOW:
+        if (m->nrecords == m->cfg.window_size) drop_oldest_record(m);
+        break;
+    case BREAKER_TRIP_TIME_WINDOW:
+        /* Records that left the window never come back (time only moves
+         * forward), so forgetting them keeps the list short. */
+        while (m->nrecords > 0 && !record_in_window(m, &m->records[0], now))
+            drop_oldest_record(m);
+        break;
+    }
+    if (m->nrecords == m->cap_records) {
+        /* Only a time window with more calls per window than this grows. */
+        m->cap_records *= 2;
+        struct ref_record *r = realloc(m->records, m->cap_records * sizeof(*r));
+        if (r == NULL) abort();
+        m->records = r;
+    }
+    m->records[m->nrecords++] = (struct ref_record){bucket_of(m, now), failure, slow};
+}
+
+/* ---- Transitions ----------------------------------------------------------- */
+
+static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
+                       enum breaker_reason reason, uint32_t k, const struct ref_view *evidence) {
+    breaker_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.from = m->state;
+    ev.to = to;
+    ev.reason = reason;
+    ev.time_ns = now;
+    if (evidence != NULL) {
+        ev.evidence.calls = evidence->calls;
+        ev.evidence.failures = evidence->failures;
+        ev.evidence.slow_calls = evidence->slow;
+        ev.evidence.consecutive_failures = evidence->consecutive;
+    }
+    ev.evidence.probe_successes = m->probe_successes;
+
+    if (now > m->since) m->time_in_state[m->state] += now - m->since;
+    m->since = now;
+    m->state = to;
+    m->generation++;
+    m->counters.transitions++;
+    m->k = k > K_MAX ? K_MAX : k;
+    /* A new generation: every probe of the old one lost its slot. */
+    m->nprobes = 0;
+    m->probe_successes = 0;
+    m->open_until = 0;
+    if (to == BREAKER_OPEN) {
+        ev.open_ns = ref_model_wait_ns(&m->cfg, m->k, m->generation);
+        m->open_until = deadline_after(m, now, ev.open_ns);
+    }
+    if (to == BREAKER_CLOSED || to == BREAKER_FORCED_CLOSED) window_clear(m);
+    ev.generation = m->generation;
+    if (m->nevents < REF_MAX_EVENTS) m->events[m->nevents++] = ev;
+}
+
+/* In HALF_OPEN, a probe past its deadline fails the recovery. @return true if
+ * that moved the state. */
+static bool apply_probe_timeout(struct ref_model *m, uint64_t now) {
+    if (m->state != BREAKER_HALF_OPEN) return false;
+    for (uint32_t i = 0; i < m->nprobes; i++) {
+        if (now >= m->probes[i].deadline) {
+            m->counters.probes_timed_out++;
+            m->counters.probes_failed++;
+            transition(m, now, BREAKER_OPEN, BREAKER_REASON_PROBE_TIMEOUT, m->k + 1, NULL);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void admit_probe(struct ref_model *m, uint64_t now, struct ref_permit *p) {
+    m->counters.probes_admitted++;
+    m->probes[m->nprobes++] =
+        (struct ref_probe){p->id, deadline_after(m, now, m->cfg.probe_timeout_ns)};
+    p->probe = true;
+}
+
+/* ---- The call path --------------------------------------------------------- */
+
+static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *p) {
+    memset(p, 0, sizeof(*p));
+    switch (m->state) {
+    case BREAKER_CLOSED:
+    case BREAKER_FORCED_CLOSED:
+        break;
+    case BREAKER_FORCED_OPEN:
+        m->counters.rejected_forced++;
+        return BREAKER_REJECTED_OPEN;
+    case BREAKER_OPEN:
+        if (now < m->open_until) {
+            m->counters.rejected_open++;
+            return BREAKER_REJECTED_OPEN;
+        }
+        transition(m, now, BREAKER_HALF_OPEN, BREAKER_REASON_WAIT_ELAPSED, m->k, NULL);
+        break;
+    case BREAKER_HALF_OPEN:
+        if (apply_probe_timeout(m, now)) return acquire_locked(m, now, p);
+        if (m->nprobes >= m->cfg.half_open_max_probes) {
+            m->counters.rejected_half_open++;
+            return BREAKER_REJECTED_HALF_OPEN;
+        }
+        break;
+    }
+    p->admitted = true;
+    p->id = m->next_permit_id++;
+    p->generation = m->generation;
+    p->admitted_at = now;
+    m->counters.admitted++;
+    if (m->state == BREAKER_HALF_OPEN) admit_probe(m, now, p);
+    return BREAKER_OK;
+}
+
+int ref_model_acquire(struct ref_model *m, uint64_t now, struct ref_permit *p) {
+    pthread_mutex_lock(&m->mu);
+    int rc = acquire_locked(m, now, p);
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+static void maybe_trip(struct ref_model *m, uint64_t now) {
+    struct ref_view v;
+    window_view(m, now, &v);
+    const breaker_config *c = &m->cfg;
+    if (c->trip == BREAKER_TRIP_CONSECUTIVE) {
+        if (v.consecutive >= c->failure_threshold)
+            transition(m, now, BREAKER_OPEN, BREAKER_REASON_CONSECUTIVE_FAILURES, 0, &v);
+        return;
+    }
+    if (v.calls < c->min_calls) return;
+    if ((double)v.failures >= c->failure_rate * (double)v.calls)
+        transition(m, now, BREAKER_OPEN, BREAKER_REASON_FAILURE_RATE, 0, &v);
+    else if (c->slow_call_rate > 0 && (double)v.slow >= c->slow_call_rate * (double)v.calls)
+        transition(m, now, BREAKER_OPEN, BREAKER_REASON_SLOW_CALL_RATE, 0, &v);
+}
+
+static void complete_closed(struct ref_model *m, uint64_t now, int outcome, bool slow) {
+    if (outcome == BREAKER_IGNORED) {
+        m->counters.ignored++;
+        return;
+    }
+    bool failure = outcome == BREAKER_FAILURE;
+    if (failure)
+        m->counters.failures++;
+    else
+        m->counters.successes++;
+    m->counters.slow += slow;
+    window_record(m, now, failure, slow);
+    if ((failure || slow) && m->state == BREAKER_CLOSED) maybe_trip(m, now);
+}
+
+static void free_probe_slot(struct ref_model *m, uint64_t permit_id) {
+    for (uint32_t i = 0; i < m->nprobes; i++) {
+        if (m->probes[i].permit_id == permit_id) {
+            m->probes[i] = m->probes[--m->nprobes];
+            return;
+        }
+    }
+}
+
+static void complete_probe(struct ref_model *m, uint64_t now, const struct ref_permit *p,
+                           int outcome, bool slow) {
+    free_probe_slot(m, p->id);
+    if (outcome == BREAKER_IGNORED) {
+        m->counters.ignored++;
+        return;
+    }
+    bool failure = outcome == BREAKER_FAILURE;
+    if (failure)
+        m->counters.failures++;
+    else
+        m->counters.successes++;
+    m->counters.slow += slow;
+    if (failure || (slow && m->cfg.slow_call_rate > 0)) {
+        m->counters.probes_failed++;
+        transition(m, now, BREAKER_OPEN,
+                   failure ? BREAKER_REASON_PROBE_FAILED : BREAKER_REASON_PROBE_SLOW, m->k + 1,
+                   NULL);
+        return;
+    }
+    m->counters.probes_succeeded++;
+    m->probe_successes++;
+    if (m->probe_successes >= m->cfg.half_open_successes)
+        transition(m, now, BREAKER_CLOSED, BREAKER_REASON_PROBES_SUCCEEDED, 0, NULL);
+}
+
+static int complete_locked(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome) {
+    if (!p->admitted || outcome < BREAKER_SUCCESS || outcome > BREAKER_CANCELLED)
+        return BREAKER_EINVAL;
+    if (p->settled) {
+        m->counters.duplicates++;
+        return BREAKER_ALREADY_SETTLED;
+    }
+    p->settled = true;
+    if (outcome == BREAKER_CANCELLED) {
+        m->counters.cancelled++;
+        outcome = (int)m->cfg.cancelled_as;
+    }
+    bool slow = m->cfg.slow_call_ns != 0 && outcome != BREAKER_IGNORED &&
+                now - p->admitted_at > m->cfg.slow_call_ns;
+    if (p->generation == m->generation && apply_probe_timeout(m, now)) {
+        /* The hung-probe rule fired first: this permit's generation is over. */
+    }
+    if (p->generation != m->generation) {
+        m->counters.stale++;
+        return BREAKER_STALE;
+    }
+    if (p->probe)
+        complete_probe(m, now, p, outcome, slow);
+    else
+        complete_closed(m, now, outcome, slow);
+    return BREAKER_OK;
+}
+
+int ref_model_complete(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome) {
+    pthread_mutex_lock(&m->mu);
+    int rc = complete_locked(m, now, p, outcome);
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+/* ---- Manual control ----------------------------------------------------------- */
+
+int ref_model_force_open(struct ref_model *m, uint64_t now) {
+    pthread_mutex_lock(&m->mu);
+    if (m->state != BREAKER_FORCED_OPEN)
+        transition(m, now, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN, 0, NULL);
+    pthread_mutex_unlock(&m->mu);
+    return BREAKER_OK;
+}
+
+int ref_model_force_closed(struct ref_model *m, uint64_t now) {
+    pthread_mutex_lock(&m->mu);
+    if (m->state != BREAKER_FORCED_CLOSED)
+        transition(m, now, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED, 0, NULL);
+    pthread_mutex_unlock(&m->mu);
+    return BREAKER_OK;
+}
+
+int ref_model_reset(struct ref_model *m, uint64_t now) {
+    pthread_mutex_lock(&m->mu);
+    transition(m, now, BREAKER_CLOSED, BREAKER_REASON_RESET, 0, NULL);
+    pthread_mutex_unlock(&m->mu);
+    return BREAKER_OK;
+}
+
+/* ---- Introspection --------------------------------------------------------------- */
+
+enum breaker_state ref_model_get_state(struct ref_model *m, uint64_t now) {
+    pthread_mutex_lock(&m->mu);
+    apply_probe_timeout(m, now);
+    enum breaker_state s = m->state;
+    pthread_mutex_unlock(&m->mu);
+    return s;
+}
+
+uint64_t ref_model_retry_after(struct ref_model *m, uint64_t now) {
+    pthread_mutex_lock(&m->mu);
+    apply_probe_timeout(m, now);
+    uint64_t r = 0;
+    switch (m->state) {
+    case BREAKER_CLOSED:
+    case BREAKER_FORCED_CLOSED:
+        break;
+    case BREAKER_FORCED_OPEN:
+        r = UINT64_MAX;
+        break;
+    case BREAKER_OPEN:
+        r = now < m->open_until ? m->open_until - now : 0;
+        break;
+    case BREAKER_HALF_OPEN:
+        if (m->nprobes >= m->cfg.half_open_max_probes) {
+            uint64_t first = UINT64_MAX;
+            for (uint32_t i = 0; i < m->nprobes; i++)
+                if (m->probes[i].deadline < first) first = m->probes[i].deadline;
+            r = first - now; /* > 0: apply_probe_timeout() left no due probe */
+        }
+        break;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return r;
+}
+
+uint64_t ref_model_generation(struct ref_model *m) {
+    pthread_mutex_lock(&m->mu);
+    uint64_t g = m->generation;
+    pthread_mutex_unlock(&m->mu);
+    return g;
+}
+
+void ref_model_stats(struct ref_model *m, uint64_t now, breaker_stats *out) {
+    pthread_mutex_lock(&m->mu);
+    *out = m->counters;
+    out->state = m->state;
+    out->generation = m->generation;
+    out->state_since_ns = m->since;
+    memcpy(out->time_in_state_ns, m->time_in_state, sizeof(out->time_in_state_ns));
+    if (now > m->since) out->time_in_state_ns[m->state] += now - m->since;
+    out->failed_recoveries = m->k;
+    out->probes_in_flight = m->state == BREAKER_HALF_OPEN ? m->nprobes : 0;
+    out->open_until_ns = m->state == BREAKER_OPEN ? m->open_until : 0;
+    struct ref_view v;
+    window_view(m, now, &v);
+    out->consecutive_failures = v.consecutive;
+    out->window_calls = v.calls;
+    out->window_failures = v.failures;
+    out->window_slow = v.slow;
+    out->window_failure_rate = v.calls ? (double)v.failures / (double)v.calls : 0.0;
+    out->window_slow_rate = v.calls ? (double)v.slow / (double)v.calls : 0.0;
+    pthread_mutex_unlock(&m->mu);
+}
+
+size_t ref_model_take_events(struct ref_model *m, breaker_event *out, size_t cap) {
+    pthread_mutex_lock(&m->mu);
+    size_t n = m->nevents < cap ? m->nevents : cap;
+    memcpy(out, m->events, n * sizeof(*out));
+    memmove(m->events, m->events + n, (m->nevents - n) * sizeof(*out));
+    m->nevents -= n;
+    pthread_mutex_unlock(&m->mu);
+    return n;
+}

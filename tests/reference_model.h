@@ -1,0 +1,109 @@
+/*
+ * reference_model.h - a deliberately simple model of the breaker's state
+ * machine, for the differential test (tests/test_differential.c).
+ *
+ * The model is written from the documented semantics (include/breaker.h and
+ * docs/correctness.md), not from src/: one mutex around plain fields, every
+ * window kept as a list of individual records, no atomics, no packing, no
+ * cleverness. It is meant to be obviously correct, so that when it and the
+ * real breaker disagree on the same sequence of calls, the disagreement points
+ * at the fast code (or at a documented rule the model got wrong, which reading
+ * the rule settles).
+ *
+ * Time is passed in explicitly (`now`, on the breaker's clock): the test owns
+ * a fake clock and gives the model and the breaker the same reading.
+ */
+#ifndef BREAKER_REFERENCE_MODEL_H
+#define BREAKER_REFERENCE_MODEL_H
+
+#include <breaker.h>
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The model's permit: what the model needs to settle it. Like the real
+ * permit it is caller-owned and completed in place (the settled flag lives in
+ * the object, which is how duplicates are detected). */
+struct ref_permit {
+    bool admitted; /* false: a rejected (or never acquired) permit */
+    bool settled;
+    bool probe;
+    uint64_t id; /* unique per admission, to find the probe's slot */
+    uint64_t generation;
+    uint64_t admitted_at;
+};
+
+/* One recorded call in a window. */
+struct ref_record {
+    uint64_t bucket; /* TIME_WINDOW: epoch-aligned bucket index */
+    bool failure;
+    bool slow;
+};
+
+/* One probe in flight: which permit holds the slot, and when it times out. */
+struct ref_probe {
+    uint64_t permit_id;
+    uint64_t deadline;
+};
+
+#define REF_MAX_EVENTS 64
+
+struct ref_model {
+    pthread_mutex_t mu;
+    breaker_config cfg; /* every field explicit: the model applies no defaults */
+    uint64_t epoch;
+    uint64_t bucket_ns;
+
+    enum breaker_state state;
+    uint64_t generation;
+    uint32_t k; /* failed recoveries */
+    uint64_t since;
+    uint64_t time_in_state[5];
+    uint64_t open_until;      /* OPEN only */
+    uint32_t probe_successes; /* HALF_OPEN only */
+    struct ref_probe *probes; /* HALF_OPEN only; half_open_max_probes entries */
+    uint32_t nprobes;
+
+    /* Evidence since the last transition into CLOSED / FORCED_CLOSED. */
+    uint32_t run;       /* CONSECUTIVE: current run of failures */
+    uint64_t run_calls; /* CONSECUTIVE: calls recorded since the close */
+    uint64_t run_failures;
+    uint64_t run_slow;
+    struct ref_record *records; /* windows: recorded calls, oldest first */
+    size_t nrecords;
+    size_t cap_records;
+
+    uint64_t next_permit_id;
+    breaker_stats counters; /* the cumulative counters only */
+
+    /* Transitions not yet taken by ref_model_take_events(). */
+    breaker_event events[REF_MAX_EVENTS];
+    size_t nevents;
+};
+
+/* Build a model from a configuration whose every field is set (no zero
+ * "defaults"), created at clock reading `now`. @return 0, or -1 (ENOMEM). */
+int ref_model_init(struct ref_model *m, const breaker_config *cfg, uint64_t now);
+void ref_model_fini(struct ref_model *m);
+
+int ref_model_acquire(struct ref_model *m, uint64_t now, struct ref_permit *p);
+int ref_model_complete(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome);
+int ref_model_force_open(struct ref_model *m, uint64_t now);
+int ref_model_force_closed(struct ref_model *m, uint64_t now);
+int ref_model_reset(struct ref_model *m, uint64_t now);
+enum breaker_state ref_model_get_state(struct ref_model *m, uint64_t now);
+uint64_t ref_model_retry_after(struct ref_model *m, uint64_t now);
+uint64_t ref_model_generation(struct ref_model *m);
+void ref_model_stats(struct ref_model *m, uint64_t now, breaker_stats *out);
+
+/* Move the transitions the model made since the last call into `out`
+ * (capacity `cap`). @return how many. */
+size_t ref_model_take_events(struct ref_model *m, breaker_event *out, size_t cap);
+
+/* The wait in OPEN after `k` failed recoveries, entering generation `gen`,
+ * exactly as the manual defines it. */
+uint64_t ref_model_wait_ns(const breaker_config *cfg, uint32_t k, uint64_t gen);
+
+#endif /* BREAKER_REFERENCE_MODEL_H */
