@@ -1,0 +1,54 @@
+/*
+ * cases.h - the loops that the benchmark times: hardware baselines
+ * (baselines.c) and breaker calls in each state (cases.c).
+ */
+#ifndef BENCH_CASES_H
+#define BENCH_CASES_H
+
+#include "harness.h"
+
+#include <breaker.h>
+
+/* ---- Baselines (baselines.c): ctx is unused. ----------------------------- */
+bench_loop_fn base_indirect_call;    /* call through a pointer to an empty function */
+bench_loop_fn base_fetch_add;        /* relaxed atomic_fetch_add on a private line */
+bench_loop_fn base_atomic_load;      /* acquire atomic_load (what the state word gets) */
+bench_loop_fn base_clock;            /* clock_gettime(CLOCK_MONOTONIC) */
+bench_loop_fn base_clock_coarse;     /* clock_gettime(CLOCK_MONOTONIC_COARSE) */
+bench_loop_fn base_mutex;            /* pthread_mutex_lock + unlock, uncontended */
+bench_loop_fn base_coarse_fetch_add; /* coarse clock read + fetch_add */
+bench_loop_fn base_clock_fetch_add;  /* precise clock read + fetch_add */
+bench_loop_fn base_coarse_load;      /* coarse clock read + atomic_load */
+bench_loop_fn base_clock_load;       /* precise clock read + atomic_load */
+
+/* Resolution of CLOCK_MONOTONIC_COARSE in ns, 0 if it has none. */
+uint64_t bench_coarse_resolution_ns(void);
+
+/* ---- Breaker cases (cases.c) ---------------------------------------------- */
+
+/* What a breaker case context holds. */
+struct breaker_case {
+    breaker *b;
+    int expect;           /* the status every acquire must return */
+    unsigned fail_every;  /* closed: complete every n-th call with FAILURE, 0 = never */
+    breaker_permit probe; /* half-open: the outstanding probe that fills the slot */
+};
+
+/* acquire + complete(SUCCESS), every call admitted. */
+bench_loop_fn case_closed;
+/* acquire + complete, every fail_every-th call a FAILURE, none tripping. */
+bench_loop_fn case_closed_failures;
+/* acquire only, every call refused with ctx->expect. */
+bench_loop_fn case_refused;
+
+/* Build a breaker for a case; each aborts the program if the breaker is not
+ * in the intended state afterwards. Configuration is breaker_config_init()
+ * plus what the name says. */
+struct breaker_case *make_closed(enum breaker_trip trip, int slow_calls);
+struct breaker_case *make_closed_failures(enum breaker_trip trip, unsigned fail_every);
+struct breaker_case *make_open(void);
+struct breaker_case *make_half_open(void);
+struct breaker_case *make_forced_open(void);
+void breaker_case_free(struct breaker_case *c);
+
+#endif /* BENCH_CASES_H */

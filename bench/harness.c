@@ -1,0 +1,139 @@
+/*
+ * harness.c - timing, calibration and statistics for the benchmarks.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+volatile uint64_t bench_sink;
+
+uint64_t bench_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+void bench_die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+/* ---- Threads ---------------------------------------------------------------
+ * Every thread of a threaded repetition waits at a barrier, then runs the
+ * same number of operations on the shared context. The repetition's time is
+ * from the earliest start to the latest end, so a thread that the scheduler
+ * delays counts against the throughput, as it would in a service. */
+struct worker {
+    pthread_t tid;
+    const struct bench_case *c;
+    pthread_barrier_t *start;
+    uint64_t t0, t1, ok;
+};
+
+static void *worker_main(void *arg) {
+    struct worker *w = arg;
+    pthread_barrier_wait(w->start);
+    w->t0 = bench_now_ns();
+    w->ok = w->c->run(w->c->ctx, w->c->iters);
+    w->t1 = bench_now_ns();
+    return NULL;
+}
+
+/* @return elapsed ns for one repetition of `c` at c->iters per thread. */
+static uint64_t run_once(const struct bench_case *c) {
+    if (c->threads == 0) {
+        uint64_t t0 = bench_now_ns();
+        uint64_t ok = c->run(c->ctx, c->iters);
+        uint64_t t1 = bench_now_ns();
+        if (ok != c->iters)
+            bench_die("case %s: %llu of %llu operations did not behave as expected", c->name,
+                      (unsigned long long)(c->iters - ok), (unsigned long long)c->iters);
+        return t1 - t0;
+    }
+    struct worker w[8];
+    unsigned n = c->threads > 8 ? 8 : c->threads;
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, n);
+    for (unsigned i = 0; i < n; i++) {
+        w[i] = (struct worker){.c = c, .start = &start};
+        if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0)
+            bench_die("case %s: pthread_create failed", c->name);
+    }
+    uint64_t t0 = UINT64_MAX, t1 = 0;
+    for (unsigned i = 0; i < n; i++) {
+        pthread_join(w[i].tid, NULL);
+        if (w[i].ok != c->iters)
+            bench_die("case %s: thread %u: %llu operations did not behave as expected", c->name, i,
+                      (unsigned long long)(c->iters - w[i].ok));
+        if (w[i].t0 < t0) t0 = w[i].t0;
+        if (w[i].t1 > t1) t1 = w[i].t1;
+    }
+    pthread_barrier_destroy(&start);
+    return t1 - t0;
+}
+
+void bench_calibrate(struct bench_case *c, double rep_ms) {
+    uint64_t target = (uint64_t)(rep_ms * 1e6);
+    c->iters = 1000;
+    for (;;) {
+        uint64_t t = run_once(c);
+        if (t >= target / 8 || c->iters >= (UINT64_C(1) << 34)) {
+            double scale = (double)target / (double)(t ? t : 1);
+            uint64_t n = (uint64_t)((double)c->iters * scale);
+            c->iters = n < 1000 ? 1000 : n;
+            break;
+        }
+        c->iters *= 4;
+    }
+    (void)run_once(c); /* warm-up at the final size */
+}
+
+void bench_repeat(struct bench_case *c) {
+    uint64_t t = run_once(c);
+    if (c->nsamples < BENCH_MAX_REPS)
+        c->samples[c->nsamples++] = (double)t / ((double)c->iters * (c->threads ? c->threads : 1));
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(const struct bench_case *c) {
+    if (c->nsamples == 0) return 0.0;
+    double tmp[BENCH_MAX_REPS];
+    unsigned n = c->nsamples;
+    memcpy(tmp, c->samples, n * sizeof(double));
+    qsort(tmp, n, sizeof(double), cmp_double);
+    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2.0;
+}
+
+double bench_min(const struct bench_case *c) {
+    double m = c->nsamples ? c->samples[0] : 0.0;
+    for (unsigned i = 1; i < c->nsamples; i++)
+        if (c->samples[i] < m) m = c->samples[i];
+    return m;
+}
+
+double bench_max(const struct bench_case *c) {
+    double m = c->nsamples ? c->samples[0] : 0.0;
+    for (unsigned i = 1; i < c->nsamples; i++)
+        if (c->samples[i] > m) m = c->samples[i];
+    return m;
+}
+
+__attribute__((noinline)) uint64_t bench_callgrind_region(const struct bench_case *c,
+                                                          uint64_t iters) {
+    return c->run(c->ctx, iters);
+}

@@ -1,0 +1,62 @@
+/*
+ * harness.h - timing loops, repetitions and statistics for the benchmarks.
+ *
+ * A benchmark is a loop function that performs `iters` operations and returns
+ * how many of them did what the case expects (an admitted permit, a refusal);
+ * the harness treats any other count as a broken case and stops, so a figure
+ * is never printed for a breaker that was not in the state the case claims.
+ */
+#ifndef BENCH_HARNESS_H
+#define BENCH_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BENCH_MAX_REPS 101
+
+/* Perform `iters` operations on `ctx`; @return the number that behaved as
+ * expected (must equal `iters`). May run on several threads at once when the
+ * case is marked thread-safe. */
+typedef uint64_t bench_loop_fn(void *ctx, uint64_t iters);
+
+/* One thing to time. */
+struct bench_case {
+    const char *name;               /* short identifier, used by --filter and --callgrind */
+    const char *title;              /* what the table prints */
+    bench_loop_fn *run;             /* the timed loop */
+    void *ctx;                      /* its state (a breaker, a counter...) */
+    unsigned threads;               /* 0: run on the calling thread; n: on n new threads at once */
+    uint64_t iters;                 /* per thread per repetition, set by calibration */
+    double samples[BENCH_MAX_REPS]; /* ns per operation, one per repetition */
+    unsigned nsamples;
+};
+
+/* Monotonic time in ns for the harness itself (CLOCK_MONOTONIC). */
+uint64_t bench_now_ns(void);
+
+/* Pick `c->iters` so one repetition takes about `rep_ms` milliseconds, and run
+ * the loop once at that size as warm-up. */
+void bench_calibrate(struct bench_case *c, double rep_ms);
+
+/* Time one repetition and append ns/op to c->samples. For a threaded case the
+ * figure is wall time over all threads' operations (inverse throughput). */
+void bench_repeat(struct bench_case *c);
+
+/* Statistics of the samples. */
+double bench_median(const struct bench_case *c);
+double bench_min(const struct bench_case *c);
+double bench_max(const struct bench_case *c);
+
+/* Abort with a message (a case that misbehaves, an allocation that fails). */
+_Noreturn void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Run `c` once for `iters` operations on the calling thread: the region that
+ * `valgrind --tool=callgrind --toggle-collect=bench_callgrind_region`
+ * measures. Not inlined, so callgrind sees it by name. */
+uint64_t bench_callgrind_region(const struct bench_case *c, uint64_t iters);
+
+/* Keep a value alive so the compiler cannot delete the loop that made it. */
+extern volatile uint64_t bench_sink;
+
+#endif /* BENCH_HARNESS_H */

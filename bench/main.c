@@ -1,0 +1,352 @@
+/*
+ * main.c - the breaker benchmark (make bench).
+ *
+ *   bench [--reps N] [--ms M] [--filter TEXT] [--no-threads]
+ *       Time every baseline and case, N repetitions (default 11) of about M
+ *       milliseconds each (default 20) after calibration and a warm-up, and
+ *       print the median ns/op, the min-max range, the ratio to the baseline
+ *       measured in the same run, and PASS/MISS against the targets of issue 3.
+ *       Repetitions are interleaved (round r times every case once) so that a
+ *       change in the machine's load during the run falls on baselines and
+ *       cases alike.
+ *   bench --callgrind CASE [ITERS]
+ *       Run CASE once for ITERS operations (default 100000) inside
+ *       bench_callgrind_region(), for
+ *       valgrind --tool=callgrind --toggle-collect=bench_callgrind_region.
+ *       scripts/bench.sh turns that into instructions per call.
+ *   bench --list
+ *       Print the case names.
+ */
+#define _GNU_SOURCE
+#include "cases.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROWS 64
+
+/* A row of the report: a timed case, the baseline its ratio is taken
+ * against, and the issue's target for that ratio if it has one. */
+struct row {
+    struct bench_case c;
+    const char *section;
+    const char *baseline; /* name of another row, or NULL */
+    double target;        /* ratio ceiling, 0 = no target */
+};
+
+/* A 1-thread / 2-thread pair on one shared breaker. */
+struct scaling {
+    const char *title;
+    const char *one, *two; /* row names */
+    double target;         /* floor of two-thread/one-thread throughput, 0 = none */
+};
+
+static struct row rows[MAX_ROWS];
+static unsigned nrows;
+
+/* Which clock src/clock.c picks, by the same rule (coarse when its resolution
+ * is at most 1/64 of the interval it measures). Used to choose the baseline
+ * that the targets name: "one read of the clock it needs". */
+#define COARSE_MAX_FRACTION 64u
+
+static bool coarse_for(uint64_t interval_ns) {
+    uint64_t res = bench_coarse_resolution_ns();
+    return res != 0 && res * COARSE_MAX_FRACTION <= interval_ns;
+}
+
+static void add(const char *section, const char *name, const char *title, bench_loop_fn *run,
+                void *ctx, unsigned threads, const char *baseline, double target) {
+    if (nrows == MAX_ROWS) bench_die("too many rows");
+    struct row *r = &rows[nrows++];
+    memset(r, 0, sizeof(*r));
+    r->c.name = name;
+    r->c.title = title;
+    r->c.run = run;
+    r->c.ctx = ctx;
+    r->c.threads = threads;
+    r->section = section;
+    r->baseline = baseline;
+    r->target = target;
+}
+
+static struct row *find(const char *name) {
+    for (unsigned i = 0; i < nrows; i++)
+        if (strcmp(rows[i].c.name, name) == 0) return &rows[i];
+    return NULL;
+}
+
+static void build(bool threads) {
+    /* Default configuration: a 60 s window in 10 buckets, no slow calls; the
+     * bench's open wait is an hour, which picks the same clock as 30 s. */
+    bool coarse_window = coarse_for(UINT64_C(6000000000));
+    bool coarse_open = coarse_for(UINT64_C(30000000000));
+    const char *window_base = coarse_window ? "base_coarse_fetch_add" : "base_clock_fetch_add";
+    const char *open_base = coarse_open ? "base_coarse_load" : "base_clock_load";
+    const char *S = "baselines";
+    add(S, "base_call", "indirect call to an empty function", base_indirect_call, NULL, 0, NULL, 0);
+    add(S, "base_fetch_add", "atomic_fetch_add, relaxed, uncontended", base_fetch_add, NULL, 0,
+        NULL, 0);
+    add(S, "base_load", "atomic_load, acquire", base_atomic_load, NULL, 0, NULL, 0);
+    add(S, "base_clock", "clock_gettime(CLOCK_MONOTONIC)", base_clock, NULL, 0, NULL, 0);
+    add(S, "base_clock_coarse", "clock_gettime(CLOCK_MONOTONIC_COARSE)", base_clock_coarse, NULL, 0,
+        NULL, 0);
+    add(S, "base_mutex", "pthread_mutex lock + unlock", base_mutex, NULL, 0, NULL, 0);
+    add(S, "base_coarse_fetch_add", "coarse clock read + fetch_add", base_coarse_fetch_add, NULL, 0,
+        NULL, 0);
+    add(S, "base_clock_fetch_add", "monotonic clock read + fetch_add", base_clock_fetch_add, NULL,
+        0, NULL, 0);
+    add(S, "base_coarse_load", "coarse clock read + atomic_load", base_coarse_load, NULL, 0, NULL,
+        0);
+    add(S, "base_clock_load", "monotonic clock read + atomic_load", base_clock_load, NULL, 0, NULL,
+        0);
+
+    const char *C = "closed: acquire + complete(SUCCESS)";
+    add(C, "closed_consecutive", "consecutive", case_closed,
+        make_closed(BREAKER_TRIP_CONSECUTIVE, 0), 0, "base_fetch_add", 4.0);
+    add(C, "closed_count", "count window", case_closed, make_closed(BREAKER_TRIP_COUNT_WINDOW, 0),
+        0, "base_fetch_add", 6.0);
+    add(C, "closed_time", "time window (default config)", case_closed,
+        make_closed(BREAKER_TRIP_TIME_WINDOW, 0), 0, window_base, 1.5);
+    add(C, "closed_consecutive_slow", "consecutive + slow-call timing", case_closed,
+        make_closed(BREAKER_TRIP_CONSECUTIVE, 1), 0, "base_clock_fetch_add", 0);
+    add(C, "closed_count_slow", "count window + slow calls", case_closed,
+        make_closed(BREAKER_TRIP_COUNT_WINDOW, 1), 0, "base_clock_fetch_add", 0);
+    add(C, "closed_time_slow", "time window + slow calls", case_closed,
+        make_closed(BREAKER_TRIP_TIME_WINDOW, 1), 0, "base_clock_fetch_add", 0);
+
+    const char *F = "closed: 5% failures, below the trip threshold";
+    add(F, "failures_consecutive", "consecutive", case_closed_failures,
+        make_closed_failures(BREAKER_TRIP_CONSECUTIVE, 20), 0, "base_fetch_add", 0);
+    add(F, "failures_count", "count window", case_closed_failures,
+        make_closed_failures(BREAKER_TRIP_COUNT_WINDOW, 20), 0, "base_fetch_add", 0);
+    add(F, "failures_time", "time window", case_closed_failures,
+        make_closed_failures(BREAKER_TRIP_TIME_WINDOW, 20), 0, window_base, 0);
+
+    const char *R = "refusals: acquire";
+    add(R, "open", "open", case_refused, make_open(), 0, open_base, 1.5);
+    add(R, "half_open", "half-open (1 probe outstanding)", case_refused, make_half_open(), 0,
+        "base_clock_load", 0);
+    add(R, "forced_open", "forced open", case_refused, make_forced_open(), 0, "base_load", 0);
+
+    if (!threads) return;
+    const char *T = "shared breaker: ns per op over all threads (wall time / total ops)";
+    struct {
+        const char *one, *two, *title;
+        bench_loop_fn *run;
+        struct breaker_case *ctx;
+    } mt[] = {
+        {"mt1_consecutive", "mt2_consecutive", "consecutive", case_closed,
+         make_closed(BREAKER_TRIP_CONSECUTIVE, 0)},
+        {"mt1_count", "mt2_count", "count window", case_closed,
+         make_closed(BREAKER_TRIP_COUNT_WINDOW, 0)},
+        {"mt1_time", "mt2_time", "time window", case_closed,
+         make_closed(BREAKER_TRIP_TIME_WINDOW, 0)},
+        {"mt1_open", "mt2_open", "open refusal", case_refused, make_open()},
+    };
+    for (size_t i = 0; i < sizeof(mt) / sizeof(mt[0]); i++) {
+        char *t1 = malloc(64), *t2 = malloc(64);
+        if (t1 == NULL || t2 == NULL) bench_die("out of memory");
+        snprintf(t1, 64, "%s, 1 thread", mt[i].title);
+        snprintf(t2, 64, "%s, 2 threads", mt[i].title);
+        add(T, mt[i].one, t1, mt[i].run, mt[i].ctx, 1, NULL, 0);
+        add(T, mt[i].two, t2, mt[i].run, mt[i].ctx, 2, NULL, 0);
+    }
+}
+
+static const struct scaling scalings[] = {
+    {"consecutive", "mt1_consecutive", "mt2_consecutive", 1.7},
+    {"count window", "mt1_count", "mt2_count", 0},
+    {"time window", "mt1_time", "mt2_time", 1.7},
+    {"open refusal", "mt1_open", "mt2_open", 1.7},
+};
+
+static void print_shared_sizes(void) {
+    static const struct {
+        const char *what;
+        enum breaker_trip trip;
+    } t[] = {{"default (time window, 10 buckets)", BREAKER_TRIP_TIME_WINDOW},
+             {"consecutive", BREAKER_TRIP_CONSECUTIVE},
+             {"count window (100 calls)", BREAKER_TRIP_COUNT_WINDOW}};
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        breaker_config cfg;
+        breaker_config_init(&cfg);
+        cfg.trip = t[i].trip;
+        breaker *b;
+        if (breaker_create(&cfg, &b) != BREAKER_OK) bench_die("breaker_create failed");
+        printf("shared block, %-36s %6zu bytes\n", t[i].what, breaker_shared_size(b));
+        breaker_destroy(b);
+    }
+}
+
+static void print_header(unsigned reps, double ms) {
+    double load[3] = {0, 0, 0};
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
+        fclose(f);
+    }
+    uint64_t res = bench_coarse_resolution_ns();
+    printf("breaker %s bench: median of %u interleaved repetitions of ~%.0f ms each, after "
+           "warm-up\n",
+           breaker_version_string(), reps, ms);
+    printf("load average at start: %.2f %.2f %.2f; CLOCK_MONOTONIC_COARSE resolution %" PRIu64
+           " ns\n",
+           load[0], load[1], load[2], res);
+    printf("library clock choice (src/clock.c rule, res*64 <= interval): time-window buckets: "
+           "%s; open check: %s\n",
+           coarse_for(UINT64_C(6000000000)) ? "coarse" : "monotonic",
+           coarse_for(UINT64_C(30000000000)) ? "coarse" : "monotonic");
+    print_shared_sizes();
+}
+
+static const char *verdict(double ratio, double target, bool floor) {
+    if (target == 0) return "";
+    return (floor ? ratio >= target : ratio <= target) ? "PASS" : "MISS";
+}
+
+static unsigned report(void) {
+    unsigned misses = 0;
+    const char *section = NULL;
+    for (unsigned i = 0; i < nrows; i++) {
+        struct row *r = &rows[i];
+        if (r->c.nsamples == 0) continue;
+        if (section == NULL || strcmp(section, r->section) != 0) {
+            section = r->section;
+            printf("\n%s\n", section);
+            printf("  %-40s %9s %9s %9s %8s  %-22s %s\n", "case", "median", "min", "max", "ratio",
+                   "baseline", "target");
+        }
+        double med = bench_median(&r->c);
+        printf("  %-40s %9.2f %9.2f %9.2f", r->c.title, med, bench_min(&r->c), bench_max(&r->c));
+        const struct row *base = r->baseline ? find(r->baseline) : NULL;
+        if (base != NULL && base->c.nsamples > 0) {
+            double ratio = med / bench_median(&base->c);
+            printf(" %7.2fx  %-22s", ratio, base->c.name);
+            if (r->target > 0) {
+                const char *v = verdict(ratio, r->target, false);
+                misses += v[0] == 'M';
+                printf(" <= %.1fx %s", r->target, v);
+            }
+        }
+        printf("\n");
+    }
+    bool any = false;
+    for (size_t i = 0; i < sizeof(scalings) / sizeof(scalings[0]); i++) {
+        const struct row *one = find(scalings[i].one), *two = find(scalings[i].two);
+        if (one == NULL || two == NULL || one->c.nsamples == 0 || two->c.nsamples == 0) continue;
+        if (!any) {
+            printf("\nscaling: two threads sharing one breaker (this machine has 2 cores)\n");
+            printf("  %-40s %12s %12s %8s  %s\n", "case", "1T Mops/s", "2T Mops/s", "2T/1T",
+                   "target");
+            any = true;
+        }
+        double m1 = 1e3 / bench_median(&one->c), m2 = 1e3 / bench_median(&two->c);
+        printf("  %-40s %12.1f %12.1f %7.2fx", scalings[i].title, m1, m2, m2 / m1);
+        if (scalings[i].target > 0) {
+            const char *v = verdict(m2 / m1, scalings[i].target, true);
+            misses += v[0] == 'M';
+            printf("  >= %.1fx %s", scalings[i].target, v);
+        }
+        printf("\n");
+    }
+    return misses;
+}
+
+/* glibc takes non-atomic shortcuts (in pthread_mutex_lock, for one) while a
+ * process has never had a second thread. A breaker lives in a threaded
+ * service, so make the process threaded before timing anything. */
+static void *nothing(void *arg) { return arg; }
+
+static void become_multithreaded(void) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, nothing, NULL) != 0) bench_die("pthread_create failed");
+    pthread_join(t, NULL);
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: bench [--reps N] [--ms M] [--filter TEXT] [--no-threads]\n"
+                    "       bench --callgrind CASE [ITERS]\n"
+                    "       bench --list\n");
+    exit(2);
+}
+
+static bool wanted(const struct row *r, const char *filter) {
+    if (filter == NULL) return true;
+    if (strstr(r->c.name, filter) != NULL) return true;
+    /* Keep the baselines that a selected case is compared with. */
+    for (unsigned i = 0; i < nrows; i++)
+        if (rows[i].baseline != NULL && strcmp(rows[i].baseline, r->c.name) == 0 &&
+            strstr(rows[i].c.name, filter) != NULL)
+            return true;
+    /* and both halves of a scaling pair. */
+    for (size_t i = 0; i < sizeof(scalings) / sizeof(scalings[0]); i++)
+        if ((strcmp(r->c.name, scalings[i].one) == 0 || strcmp(r->c.name, scalings[i].two) == 0) &&
+            (strstr(scalings[i].one, filter) != NULL || strstr(scalings[i].two, filter) != NULL))
+            return true;
+    return false;
+}
+
+static int callgrind_mode(const char *name, uint64_t iters) {
+    become_multithreaded();
+    build(false);
+    const struct row *r = find(name);
+    if (r == NULL) bench_die("no case named %s (bench --list)", name);
+    /* One untimed pass so lazy binding, the thread's stripe and the caches
+     * are settled before the measured region, as in the timed runs. */
+    (void)r->c.run(r->c.ctx, 1000);
+    uint64_t ok = bench_callgrind_region(&r->c, iters);
+    if (ok != iters) bench_die("case %s misbehaved under callgrind", name);
+    printf("%s %" PRIu64 "\n", name, iters);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    unsigned reps = 11;
+    double ms = 20;
+    const char *filter = NULL;
+    bool threads = true;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+            reps = (unsigned)strtoul(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--ms") == 0 && i + 1 < argc) {
+            ms = strtod(argv[++i], NULL);
+        } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
+            filter = argv[++i];
+        } else if (strcmp(argv[i], "--no-threads") == 0) {
+            threads = false;
+        } else if (strcmp(argv[i], "--callgrind") == 0 && i + 1 < argc) {
+            uint64_t n = i + 2 < argc ? strtoull(argv[i + 2], NULL, 10) : 100000;
+            return callgrind_mode(argv[i + 1], n ? n : 100000);
+        } else if (strcmp(argv[i], "--list") == 0) {
+            build(true);
+            for (unsigned k = 0; k < nrows; k++)
+                printf("%-24s %s\n", rows[k].c.name, rows[k].c.title);
+            return 0;
+        } else {
+            usage();
+        }
+    }
+    if (reps < 7) {
+        fprintf(stderr, "bench: --reps %u raised to 7, the issue's minimum\n", reps);
+        reps = 7;
+    }
+    if (reps > BENCH_MAX_REPS) reps = BENCH_MAX_REPS;
+    if (ms < 1) ms = 1;
+
+    become_multithreaded();
+    build(threads);
+    print_header(reps, ms);
+    fflush(stdout);
+    for (unsigned i = 0; i < nrows; i++)
+        if (wanted(&rows[i], filter)) bench_calibrate(&rows[i].c, ms);
+    for (unsigned r = 0; r < reps; r++)
+        for (unsigned i = 0; i < nrows; i++)
+            if (wanted(&rows[i], filter)) bench_repeat(&rows[i].c);
+    unsigned misses = report();
+    printf("\n%u target%s missed (instruction-count targets: scripts/bench.sh, callgrind)\n",
+           misses, misses == 1 ? "" : "s");
+    return 0;
+}

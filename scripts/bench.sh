@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Run the benchmarks from a build directory (make bench):
+#   1. bench/bench: ns/op of every case against baselines timed in the same
+#      run, with PASS/MISS against the targets of issue 3;
+#   2. if valgrind is installed, instructions per call of each single-thread
+#      case under callgrind (repeatable whatever the machine's load),
+#      excluding the clock's own instructions;
+#   3. the zero-allocation test, if the build has it.
+# Extra arguments go to bench/bench (e.g. --reps 21 --ms 50, --filter open).
+set -euo pipefail
+build=${1:-build/release}
+shift || true
+bench="$build/bench/bench"
+if [ ! -x "$bench" ]; then
+  echo "bench.sh: $bench not found; build first (make build)" >&2
+  exit 1
+fi
+
+"$bench" "$@"
+
+if ! command -v valgrind >/dev/null 2>&1 || ! command -v callgrind_annotate >/dev/null 2>&1; then
+  echo
+  echo "valgrind not installed: instruction counts skipped (apt-get install valgrind)"
+else
+  iters=${BENCH_CALLGRIND_ITERS:-100000}
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  echo
+  echo "instructions per call (callgrind, $iters calls after 1000 untimed; library code only:"
+  echo "breaker_acquire + breaker_complete inclusive, minus clock_gettime's own instructions)"
+  printf '  %-26s %10s %10s %10s  %s\n' case "instr/call" "clock" "total" target
+  # case name, instruction ceiling (0 = none)
+  cases="closed_consecutive:60 closed_count:0 closed_time:120 closed_consecutive_slow:0
+         closed_count_slow:0 closed_time_slow:0 failures_consecutive:0 failures_count:0
+         failures_time:0 open:0 half_open:0 forced_open:0"
+  misses=0
+  for entry in $cases; do
+    name=${entry%%:*}
+    limit=${entry##*:}
+    out="$tmp/$name.cg"
+    valgrind --tool=callgrind --toggle-collect=bench_callgrind_region \
+      --callgrind-out-file="$out" "$bench" --callgrind "$name" "$iters" >/dev/null 2>"$tmp/log" ||
+      { cat "$tmp/log" >&2; exit 1; }
+    # Inclusive counts per function; the API entry points are never inlined
+    # into the bench (they live in the library), so their inclusive cost is
+    # everything the library executes for the calls, clock included.
+    read -r lib clock < <(callgrind_annotate --inclusive=yes "$out" | awk '
+      { gsub(",", "", $1) }
+      / [^ ]*:breaker_acquire / { lib += $1 }
+      / [^ ]*:breaker_complete / { lib += $1 }
+      /:clock_gettime/ { clock += $1 }
+      END { printf "%d %d\n", lib, clock }')
+    per=$(awk -v l="$lib" -v c="$clock" -v n="$iters" 'BEGIN { printf "%.1f", (l - c) / n }')
+    clk=$(awk -v c="$clock" -v n="$iters" 'BEGIN { printf "%.1f", c / n }')
+    tot=$(awk -v l="$lib" -v n="$iters" 'BEGIN { printf "%.1f", l / n }')
+    verdict=""
+    if [ "$limit" != 0 ]; then
+      if awk -v p="$per" -v m="$limit" 'BEGIN { exit !(p <= m) }'; then
+        verdict="<= $limit PASS"
+      else
+        verdict="<= $limit MISS"
+        misses=$((misses + 1))
+      fi
+    fi
+    printf '  %-26s %10s %10s %10s  %s\n' "$name" "$per" "$clk" "$tot" "$verdict"
+  done
+  echo "  (valgrind runs clock_gettime as a system call, not through the vDSO, so the"
+  echo "   'clock' column is the libc wrapper only; the library's own conversion of the"
+  echo "   timespec is counted in instr/call)"
+  echo "$misses instruction target(s) missed"
+fi
+
+if [ -x "$build/tests/test_no_alloc" ]; then
+  echo
+  echo "zero-allocation test ($build/tests/test_no_alloc):"
+  "$build/tests/test_no_alloc"
+fi
