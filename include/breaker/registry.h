@@ -1,0 +1,326 @@
+/*
+ * breaker/registry.h - named breakers and their observability: a bounded
+ * registry, transition listeners and history, flapping detection, and
+ * Prometheus, JSON and public-health exports.
+ *
+ * Part of the supported API of libbreaker (see breaker.h); built into the same
+ * library, with no dependency beyond libc and pthreads.
+ *
+ * The model. A registry owns breakers by name ("payments.charge"). Callers ask
+ * for a breaker where they make the call, with breaker_registry_get(); the
+ * first request creates it from the registry's template (or from an override
+ * registered for that name or its prefix), later requests find it without
+ * taking a lock. The registry watches every transition of its breakers: it
+ * keeps a short history per breaker, tells listeners, flags breakers that
+ * flap, and exports the lot for operators.
+ *
+ * Ownership: reference counting. breaker_registry_get() and
+ * breaker_registry_find() return a new reference; give each one back with
+ * breaker_registry_release(). A referenced breaker is never freed: if the
+ * registry evicts it meanwhile (idle eviction, below), the handle keeps
+ * working as a detached breaker, no longer listed or exported, and it is
+ * freed when its last reference goes; asking for the name again creates a
+ * fresh breaker. A caller that keeps a handle for the life of the process
+ * should therefore leave idle eviction off, or get and release around each
+ * unit of work (a lookup is a hash probe and two atomic increments).
+ *
+ * Thread-safety: every function may be called from any thread at any time,
+ * except breaker_registry_destroy(), which must not race with any other call
+ * and must come after every reference has been released.
+ */
+#ifndef BREAKER_REGISTRY_H
+#define BREAKER_REGISTRY_H
+
+#include <breaker.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Longest valid breaker name, in bytes (not counting the NUL). */
+#define BREAKER_NAME_MAX 128
+/* Listeners a registry can hold. */
+#define BREAKER_REGISTRY_MAX_LISTENERS 8
+/* Upper bounds of the registry configuration. */
+#define BREAKER_REGISTRY_MAX_BREAKERS 65536u
+#define BREAKER_REGISTRY_MAX_HISTORY  1024u
+
+typedef struct breaker_registry breaker_registry; /* opaque handle */
+typedef struct breaker_registry_config breaker_registry_config;
+typedef struct breaker_registry_event breaker_registry_event;
+typedef struct breaker_registry_info breaker_registry_info;
+typedef struct breaker_registry_stats breaker_registry_stats;
+
+/* Registry configuration. Fill with breaker_registry_config_init(). A zero
+ * numeric field means the default. */
+struct breaker_registry_config {
+    uint32_t max_breakers;   /* hard bound on live breakers: 1..65536, 0 = default 1024 */
+    uint64_t idle_evict_ns;  /* evict breakers idle this long (see
+                                breaker_registry_evict_idle()); 0 = never */
+    uint32_t history_size;   /* transitions kept per breaker: 1..1024, 0 = default 16 */
+    uint32_t flap_threshold; /* flapping when MORE than this many transitions
+                                happen within flap_window_ns: 1..1024, 0 = default 6 */
+    uint64_t flap_window_ns; /* 0 = default 10 min */
+    /* The template every breaker is created from unless an override matches.
+     * Its on_event, if set, is still called for every transition (before
+     * the registry's listeners). Validated by breaker_config_validate(). */
+    breaker_config defaults;
+    /* The registry's own clock, used only to measure idleness (breakers'
+     * histories and flapping use each breaker's clock). NULL = CLOCK_MONOTONIC. */
+    breaker_clock_fn *clock;
+    void *clock_ctx;
+};
+
+/*! breaker_registry_config_init() :
+ *  Fill `cfg` with the defaults above and `defaults` with breaker_config_init(). */
+BREAKER_API void breaker_registry_config_init(breaker_registry_config *cfg) BREAKER_NONNULL(1);
+
+/*! breaker_registry_config_validate() :
+ *  @return BREAKER_OK, or BREAKER_EINVAL with a message naming the field and
+ *  its allowed range written to `msg` (NUL-terminated, truncated to msg_len;
+ *  `msg` may be NULL when msg_len is 0). */
+BREAKER_API int breaker_registry_config_validate(const breaker_registry_config *cfg, char *msg,
+                                                 size_t msg_len) BREAKER_NONNULL(1);
+
+/*! breaker_registry_create() :
+ *  Create a registry from `cfg` (NULL = all defaults; copied). Allocates the
+ *  lookup table for max_breakers here; each breaker is allocated when first
+ *  asked for. Starts no thread.
+ *  @return BREAKER_OK and `*out` set; BREAKER_EINVAL (invalid configuration,
+ *  see breaker_registry_config_validate(), or `out` NULL); BREAKER_ENOMEM. */
+BREAKER_API BREAKER_NODISCARD int breaker_registry_create(const breaker_registry_config *cfg,
+                                                          breaker_registry **out);
+
+/*! breaker_registry_destroy() :
+ *  Destroy the registry and every breaker it lists. NULL is a no-op. Every
+ *  reference must have been released first (a reference still held to an
+ *  evicted breaker dangles afterwards); no other call may race with it. */
+BREAKER_API void breaker_registry_destroy(breaker_registry *reg);
+
+/*! breaker_name_validate() :
+ *  Check that `name` may name a breaker. A valid name is 1..BREAKER_NAME_MAX
+ *  bytes of ASCII letters, digits, '_', '-' and '.', starting with a letter,
+ *  a digit or '_': safe as a Prometheus label value, a JSON string and a file
+ *  name without any escaping ("payments.charge", "db-main_read").
+ *  @return BREAKER_OK, or BREAKER_EINVAL with the reason (which byte, which
+ *  rule) in `msg` (may be NULL when msg_len is 0). */
+BREAKER_API int breaker_name_validate(const char *name, char *msg, size_t msg_len);
+
+/*! breaker_registry_set_config() :
+ *  Register the configuration for breakers created later under `pattern`:
+ *  either an exact name ("payments.charge") or a prefix ending in '*'
+ *  ("payments.*" matches "payments.charge"; "*" matches everything). An exact
+ *  match wins over any prefix, a longer prefix over a shorter one, and the
+ *  registry template applies when nothing matches. Registering a pattern again
+ *  replaces it. Breakers that already exist keep their configuration: register
+ *  overrides before traffic starts. `cfg` is copied; its on_event is kept.
+ *  @return BREAKER_OK; BREAKER_EINVAL (bad pattern, or a configuration that
+ *  breaker_config_validate() refuses; `msg` says which); BREAKER_ENOMEM. */
+BREAKER_API BREAKER_NODISCARD int
+breaker_registry_set_config(breaker_registry *reg, const char *pattern, const breaker_config *cfg,
+                            char *msg, size_t msg_len) BREAKER_NONNULL(1, 2, 3);
+
+/*! breaker_registry_get() :
+ *  Get the breaker called `name`, creating it if there is none. Two threads
+ *  asking for the same new name at once get the same breaker. Finding an
+ *  existing name takes no lock; creating one takes the registry's lock.
+ *  @return BREAKER_OK and `*out` holding a new reference (release it with
+ *  breaker_registry_release()); BREAKER_EINVAL for an invalid name
+ *  (breaker_name_validate() says why); BREAKER_REGISTRY_FULL when the name is
+ *  new and max_breakers breakers exist (after trying idle eviction, when it
+ *  is on), counted in breaker_registry_stats.rejected_full: the registry
+ *  never grows past its bound; BREAKER_ENOMEM. On error `*out` is NULL. */
+BREAKER_API BREAKER_NODISCARD int breaker_registry_get(breaker_registry *reg, const char *name,
+                                                       breaker **out) BREAKER_NONNULL(1, 2, 3);
+
+/*! breaker_registry_find() :
+ *  Like breaker_registry_get() but never creates: @return BREAKER_OK and a
+ *  new reference, or BREAKER_NOT_FOUND (also for an invalid name). Lock-free. */
+BREAKER_API BREAKER_NODISCARD int breaker_registry_find(breaker_registry *reg, const char *name,
+                                                        breaker **out) BREAKER_NONNULL(1, 2, 3);
+
+/*! breaker_registry_release() :
+ *  Give back one reference obtained from this registry. The breaker is freed
+ *  when it has been evicted and this was its last reference.
+ *  @return BREAKER_OK, or BREAKER_EINVAL if `b` does not come from `reg`. */
+BREAKER_API int breaker_registry_release(breaker_registry *reg, breaker *b) BREAKER_NONNULL(1, 2);
+
+/*! breaker_registry_name() :
+ *  @return the name of a breaker obtained from `reg`, valid as long as the
+ *  caller holds its reference; NULL if `b` does not come from `reg`. */
+BREAKER_API const char *breaker_registry_name(breaker_registry *reg, breaker *b)
+    BREAKER_NONNULL(1, 2);
+
+/*! breaker_registry_evict_idle() :
+ *  Remove every breaker that is CLOSED, has no call in flight, and has been
+ *  idle (no call admitted or refused, no get or find) for at least
+ *  idle_evict_ns on the registry clock. Idleness is measured by sampling
+ *  counters, so a breaker becomes evictable idle_evict_ns after the first
+ *  call of this function (or lookup) that saw it quiet. Held references stay
+ *  valid (see the ownership rule at the top). Nothing happens when
+ *  idle_evict_ns is 0. Call it periodically from a maintenance thread of
+ *  yours, or rely on breaker_registry_get() calling it when the registry is
+ *  full. Takes the registry lock and waits for concurrent lookups to leave
+ *  the entries it removes (they are short).
+ *  @return BREAKER_OK, and the number removed in `*evicted` (may be NULL). */
+BREAKER_API int breaker_registry_evict_idle(breaker_registry *reg, size_t *evicted)
+    BREAKER_NONNULL(1);
+
+/* ---- Events -------------------------------------------------------------- */
+
+enum breaker_registry_event_kind {
+    BREAKER_REGISTRY_TRANSITION,       /* a breaker changed state */
+    BREAKER_REGISTRY_FLAPPING_STARTED, /* more than flap_threshold transitions
+                                          within flap_window_ns */
+    BREAKER_REGISTRY_FLAPPING_STOPPED  /* the count in the window fell to
+                                          flap_threshold / 2 or less */
+};
+
+/* What a listener receives. */
+struct breaker_registry_event {
+    enum breaker_registry_event_kind kind;
+    const char *name; /* the breaker's name */
+    breaker *breaker; /* the breaker (borrowed: valid during the call) */
+    /* TRANSITION: the transition, with its reason and evidence.
+     * FLAPPING_*: the breaker's latest transition. */
+    breaker_event transition;
+    uint32_t recent_transitions; /* transitions within flap_window_ns */
+};
+
+/* Listener. A TRANSITION event runs on the thread that made the transition,
+ * once per transition, after the breaker's own on_event; FLAPPING_STARTED
+ * follows the transition that caused it on the same thread;
+ * FLAPPING_STOPPED runs on the thread that noticed the breaker settled (a
+ * later transition, an export, breaker_registry_info_get()). Listeners of one
+ * breaker may run concurrently on different threads when transitions follow
+ * each other closely. The same rules as breaker_event_fn apply: read-only
+ * calls on `ev->breaker` only; do not call breaker_registry_get(),
+ * evict_idle() or destroy() from a listener. `ev` is valid during the call. */
+typedef void breaker_registry_listener_fn(void *ctx, const breaker_registry_event *ev);
+
+/*! breaker_registry_add_listener() :
+ *  Add a listener for every breaker of the registry, for the registry's life.
+ *  Add listeners before traffic starts: transitions that happen while a
+ *  listener is being added may miss it.
+ *  @return BREAKER_OK; BREAKER_ENOSPC when BREAKER_REGISTRY_MAX_LISTENERS are
+ *  registered. */
+BREAKER_API int breaker_registry_add_listener(breaker_registry *reg,
+                                              breaker_registry_listener_fn *fn, void *ctx)
+    BREAKER_NONNULL(1, 2);
+
+/* ---- Introspection --------------------------------------------------------*/
+
+/* Everything the registry knows about one breaker at one moment. */
+struct breaker_registry_info {
+    const char *name; /* valid during the call (foreach) or while `breaker` is held */
+    breaker *breaker;
+    breaker_stats stats;     /* breaker_stats_get() */
+    uint64_t now_ns;         /* the breaker's clock when the snapshot was taken */
+    uint64_t retry_after_ns; /* breaker_retry_after_ns(); UINT64_MAX when FORCED_OPEN */
+    /* OPEN, its wait is over, and no call has arrived since to probe: the
+     * dependency is not known to be failing, the traffic is too low to tell.
+     * Distinct from failing probes (see stats.probes_failed and history). */
+    int awaiting_probe;
+    int flapping;                  /* see BREAKER_REGISTRY_FLAPPING_STARTED */
+    uint32_t recent_transitions;   /* transitions within flap_window_ns */
+    uint64_t transitions_by[5][5]; /* [from][to] (enum breaker_state), since create */
+    const breaker_event *history;  /* the last transitions, oldest first; valid
+                                      like `name` (info_get: in the caller's buffer) */
+    size_t history_len;
+};
+
+/*! breaker_registry_foreach() :
+ *  Call `fn` once for each breaker listed in the registry, with a snapshot of
+ *  it. Safe while other threads create, use or evict breakers: a breaker
+ *  created meanwhile may or may not be visited, none is visited twice, and
+ *  each visited breaker is held (not freed) during its call. `fn` may call
+ *  any function of the registry except destroy. Visits in no particular order.
+ *  @return BREAKER_OK, the first non-zero value `fn` returned (the walk stops
+ *  there), or BREAKER_ENOMEM (the history buffer could not be allocated). */
+BREAKER_API int breaker_registry_foreach(breaker_registry *reg,
+                                         int (*fn)(void *ctx, const breaker_registry_info *info),
+                                         void *ctx) BREAKER_NONNULL(1, 2);
+
+/*! breaker_registry_info_get() :
+ *  Snapshot one breaker obtained from `reg`; its history (up to `history_cap`
+ *  transitions, the newest ones) is copied into `history`, which may be NULL
+ *  when history_cap is 0. @return BREAKER_OK, or BREAKER_EINVAL if `b` does
+ *  not come from `reg`. */
+BREAKER_API int breaker_registry_info_get(breaker_registry *reg, breaker *b,
+                                          breaker_registry_info *out, breaker_event *history,
+                                          size_t history_cap) BREAKER_NONNULL(1, 2, 3);
+
+/* Registry-wide counters. */
+struct breaker_registry_stats {
+    uint64_t breakers;      /* listed now */
+    uint64_t max_breakers;  /* the configured bound */
+    uint64_t created;       /* since create */
+    uint64_t evicted;       /* since create */
+    uint64_t rejected_full; /* get() refused with BREAKER_REGISTRY_FULL */
+    uint64_t invalid_names; /* get() refused with BREAKER_EINVAL */
+};
+
+/*! breaker_registry_stats_get() : fill `out`. Lock-free. @return BREAKER_OK. */
+BREAKER_API int breaker_registry_stats_get(breaker_registry *reg, breaker_registry_stats *out)
+    BREAKER_NONNULL(1, 2);
+
+/*! breaker_registry_degraded() :
+ *  @return 1 when any listed breaker is OPEN, HALF_OPEN or FORCED_OPEN, or is
+ *  flapping; 0 otherwise. */
+BREAKER_API int breaker_registry_degraded(breaker_registry *reg) BREAKER_NONNULL(1);
+
+/* ---- Exports ----------------------------------------------------------------
+ * Each writes a NUL-terminated text into `buf` (`cap` bytes) and returns
+ * BREAKER_OK with the length (without the NUL) in `*len`; or BREAKER_ENOSPC
+ * with the size needed at that moment (NUL included) in `*len` and `buf`
+ * holding an empty string (when cap > 0); or BREAKER_ENOMEM. `len` may be
+ * NULL. They allocate a working copy of the snapshots while they run, call
+ * breaker_get_state() on each breaker (so a hung probe's timeout is applied),
+ * and are thread-safe; independent of the C locale. */
+
+/*! breaker_registry_export_prometheus() :
+ *  The Prometheus text exposition format (version 0.0.4) for every breaker,
+ *  label `breaker="<name>"`, sorted by name, and the registry's own counters.
+ *  Families: breaker_state{state} (0/1 for each state), breaker_calls_total
+ *  {outcome=success|failure|ignored}, breaker_admitted_calls_total,
+ *  breaker_cancelled_calls_total, breaker_slow_calls_total,
+ *  breaker_rejected_calls_total{reason=open|half_open|forced_open},
+ *  breaker_transitions_total{from,to}, breaker_state_seconds_total{state},
+ *  breaker_probes_admitted_total, breaker_probes_total{result=success|failure|
+ *  timeout}, breaker_probes_in_flight, breaker_stale_completions_total,
+ *  breaker_duplicate_completions_total, breaker_window_calls,
+ *  breaker_window_failure_ratio, breaker_window_slow_call_ratio,
+ *  breaker_next_probe_seconds (0 unless OPEN; +Inf when FORCED_OPEN),
+ *  breaker_open_awaiting_probe, breaker_flapping, breaker_failed_recoveries,
+ *  breaker_registry_breakers, breaker_registry_max_breakers,
+ *  breaker_registry_created_total, breaker_registry_evicted_total,
+ *  breaker_registry_rejected_full_total. */
+BREAKER_API int breaker_registry_export_prometheus(breaker_registry *reg, char *buf, size_t cap,
+                                                   size_t *len) BREAKER_NONNULL(1);
+
+/*! breaker_registry_export_json() :
+ *  A JSON report for operators: {"degraded":bool,"registry":{...},
+ *  "breakers":[{"name","state","generation","state_age_seconds","flapping",
+ *  "awaiting_probe","retry_after_seconds","failed_recoveries","counters":{},
+ *  "window":{},"transitions":[{"seconds_ago","generation","from","to",
+ *  "reason","open_seconds","evidence":{}}]}]}. Breakers sorted by name,
+ *  transitions oldest first. Ages are in seconds on each breaker's clock.
+ *  It names every dependency: serve it to operators only. */
+BREAKER_API int breaker_registry_export_json(breaker_registry *reg, char *buf, size_t cap,
+                                             size_t *len) BREAKER_NONNULL(1);
+
+/*! breaker_registry_export_health_json() :
+ *  The public variant: exactly {"status":"ok"} or {"status":"degraded"}
+ *  (see breaker_registry_degraded()) and a newline, revealing no breaker or
+ *  dependency name and no count. Safe for an unauthenticated health endpoint. */
+BREAKER_API int breaker_registry_export_health_json(breaker_registry *reg, char *buf, size_t cap,
+                                                    size_t *len) BREAKER_NONNULL(1);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BREAKER_REGISTRY_H */

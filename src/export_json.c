@@ -1,0 +1,280 @@
+/*
+ * export_json.c - the JSON reports (operators' and public) and the bounded
+ * text builder the exporters share.
+ *
+ * The library stays free of dependencies, so the JSON is written by hand.
+ * Two rules keep it correct for any input: every string goes through
+ * breaker__out_json_string() (quotes, backslashes and control bytes escaped),
+ * and every number is written by integer formatting (no printf %g, whose
+ * output depends on the locale and can be "nan" or "inf", which JSON lacks).
+ */
+#include "registry_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- The text builder ------------------------------------------------------ */
+
+void breaker__out_init(struct breaker__out *o, char *buf, size_t cap) {
+    o->buf = buf;
+    o->cap = buf != NULL ? cap : 0;
+    o->len = 0;
+}
+
+void breaker__out_mem(struct breaker__out *o, const char *s, size_t n) {
+    /* Copy what fits and count everything, so that ENOSPC can say how much
+     * was needed; breaker__out_finish() checks there is room for the NUL. */
+    if (o->len < o->cap) {
+        size_t room = o->cap - o->len;
+        memcpy(o->buf + o->len, s, n < room ? n : room);
+    }
+    o->len += n;
+}
+
+void breaker__out_str(struct breaker__out *o, const char *s) { breaker__out_mem(o, s, strlen(s)); }
+
+void breaker__out_u64(struct breaker__out *o, uint64_t v) {
+    char tmp[24];
+    int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+    breaker__out_mem(o, tmp, (size_t)n);
+}
+
+void breaker__out_seconds(struct breaker__out *o, uint64_t ns) {
+    char tmp[40];
+    int n = snprintf(tmp, sizeof(tmp), "%" PRIu64 ".%09" PRIu64, ns / UINT64_C(1000000000),
+                     ns % UINT64_C(1000000000));
+    breaker__out_mem(o, tmp, (size_t)n);
+}
+
+void breaker__out_ratio(struct breaker__out *o, double r) {
+    if (!(r > 0.0)) r = 0.0; /* NaN and negatives: 0 */
+    if (r > 1.0) r = 1.0;
+    uint64_t micro = (uint64_t)llround(r * 1e6);
+    char tmp[24];
+    int n =
+        snprintf(tmp, sizeof(tmp), "%" PRIu64 ".%06" PRIu64, micro / 1000000u, micro % 1000000u);
+    breaker__out_mem(o, tmp, (size_t)n);
+}
+
+void breaker__out_json_string(struct breaker__out *o, const char *s) {
+    static const char hex[] = "0123456789abcdef";
+    breaker__out_mem(o, "\"", 1);
+    const char *run = s;
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) continue;
+        breaker__out_mem(o, run, (size_t)(s - run));
+        run = s + 1;
+        switch (c) {
+        case '"':
+            breaker__out_mem(o, "\\\"", 2);
+            break;
+        case '\\':
+            breaker__out_mem(o, "\\\\", 2);
+            break;
+        case '\n':
+            breaker__out_mem(o, "\\n", 2);
+            break;
+        case '\r':
+            breaker__out_mem(o, "\\r", 2);
+            break;
+        case '\t':
+            breaker__out_mem(o, "\\t", 2);
+            break;
+        default: {
+            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            breaker__out_mem(o, u, sizeof(u));
+        }
+        }
+    }
+    breaker__out_mem(o, run, (size_t)(s - run));
+    breaker__out_mem(o, "\"", 1);
+}
+
+int breaker__out_finish(struct breaker__out *o, size_t *len) {
+    if (o->len < o->cap) {
+        o->buf[o->len] = '\0';
+        if (len != NULL) *len = o->len;
+        return BREAKER_OK;
+    }
+    if (o->cap > 0) o->buf[0] = '\0';
+    if (len != NULL) *len = o->len + 1;
+    return BREAKER_ENOSPC;
+}
+
+/* ---- The operators' report --------------------------------------------------*/
+
+static void key(struct breaker__out *o, const char *k) {
+    breaker__out_json_string(o, k);
+    breaker__out_mem(o, ":", 1);
+}
+
+static void kv_u64(struct breaker__out *o, const char *k, uint64_t v, int comma) {
+    key(o, k);
+    breaker__out_u64(o, v);
+    if (comma) breaker__out_mem(o, ",", 1);
+}
+
+static void kv_str(struct breaker__out *o, const char *k, const char *v, int comma) {
+    key(o, k);
+    breaker__out_json_string(o, v);
+    if (comma) breaker__out_mem(o, ",", 1);
+}
+
+static void kv_bool(struct breaker__out *o, const char *k, int v, int comma) {
+    key(o, k);
+    breaker__out_str(o, v ? "true" : "false");
+    if (comma) breaker__out_mem(o, ",", 1);
+}
+
+static void kv_seconds(struct breaker__out *o, const char *k, uint64_t ns, int comma) {
+    key(o, k);
+    breaker__out_seconds(o, ns);
+    if (comma) breaker__out_mem(o, ",", 1);
+}
+
+static void kv_ratio(struct breaker__out *o, const char *k, double r, int comma) {
+    key(o, k);
+    breaker__out_ratio(o, r);
+    if (comma) breaker__out_mem(o, ",", 1);
+}
+
+static void write_evidence(struct breaker__out *o, const breaker_evidence *e) {
+    breaker__out_mem(o, "{", 1);
+    kv_u64(o, "calls", e->calls, 1);
+    kv_u64(o, "failures", e->failures, 1);
+    kv_u64(o, "slow_calls", e->slow_calls, 1);
+    kv_ratio(o, "failure_rate", e->failure_rate, 1);
+    kv_ratio(o, "slow_call_rate", e->slow_call_rate, 1);
+    kv_u64(o, "consecutive_failures", e->consecutive_failures, 1);
+    kv_u64(o, "probe_successes", e->probe_successes, 1);
+    kv_u64(o, "failed_recoveries", e->failed_recoveries, 0);
+    breaker__out_mem(o, "}", 1);
+}
+
+static void write_transition(struct breaker__out *o, const breaker_event *ev, uint64_t now) {
+    breaker__out_mem(o, "{", 1);
+    kv_seconds(o, "seconds_ago", now > ev->time_ns ? now - ev->time_ns : 0, 1);
+    kv_u64(o, "generation", ev->generation, 1);
+    kv_str(o, "from", breaker_state_name(ev->from), 1);
+    kv_str(o, "to", breaker_state_name(ev->to), 1);
+    kv_str(o, "reason", breaker_reason_name(ev->reason), 1);
+    kv_seconds(o, "open_seconds", ev->open_ns, 1);
+    key(o, "evidence");
+    write_evidence(o, &ev->evidence);
+    breaker__out_mem(o, "}", 1);
+}
+
+static void write_breaker(struct breaker__out *o, const breaker_registry_info *in) {
+    const breaker_stats *st = &in->stats;
+    breaker__out_mem(o, "{", 1);
+    kv_str(o, "name", in->name, 1);
+    kv_str(o, "state", breaker_state_name(st->state), 1);
+    kv_u64(o, "generation", st->generation, 1);
+    kv_seconds(o, "state_age_seconds",
+               in->now_ns > st->state_since_ns ? in->now_ns - st->state_since_ns : 0, 1);
+    kv_bool(o, "degraded", breaker__info_degraded(in), 1);
+    kv_bool(o, "flapping", in->flapping, 1);
+    kv_u64(o, "recent_transitions", in->recent_transitions, 1);
+    kv_bool(o, "awaiting_probe", in->awaiting_probe, 1);
+    key(o, "retry_after_seconds");
+    if (in->retry_after_ns == UINT64_MAX)
+        breaker__out_str(o, "null"); /* forced open: until an operator acts */
+    else
+        breaker__out_seconds(o, in->retry_after_ns);
+    breaker__out_mem(o, ",", 1);
+    kv_u64(o, "failed_recoveries", st->failed_recoveries, 1);
+
+    key(o, "counters");
+    breaker__out_mem(o, "{", 1);
+    kv_u64(o, "admitted", st->admitted, 1);
+    kv_u64(o, "successes", st->successes, 1);
+    kv_u64(o, "failures", st->failures, 1);
+    kv_u64(o, "ignored", st->ignored, 1);
+    kv_u64(o, "cancelled", st->cancelled, 1);
+    kv_u64(o, "slow", st->slow, 1);
+    kv_u64(o, "rejected_open", st->rejected_open, 1);
+    kv_u64(o, "rejected_half_open", st->rejected_half_open, 1);
+    kv_u64(o, "rejected_forced", st->rejected_forced, 1);
+    kv_u64(o, "stale", st->stale, 1);
+    kv_u64(o, "duplicates", st->duplicates, 1);
+    kv_u64(o, "probes_admitted", st->probes_admitted, 1);
+    kv_u64(o, "probes_succeeded", st->probes_succeeded, 1);
+    kv_u64(o, "probes_failed", st->probes_failed, 1);
+    kv_u64(o, "probes_timed_out", st->probes_timed_out, 1);
+    kv_u64(o, "probes_in_flight", st->probes_in_flight, 1);
+    kv_u64(o, "transitions", st->transitions, 0);
+    breaker__out_mem(o, "},", 2);
+
+    key(o, "window");
+    breaker__out_mem(o, "{", 1);
+    kv_u64(o, "calls", st->window_calls, 1);
+    kv_u64(o, "failures", st->window_failures, 1);
+    kv_u64(o, "slow", st->window_slow, 1);
+    kv_ratio(o, "failure_rate", st->window_failure_rate, 1);
+    kv_ratio(o, "slow_call_rate", st->window_slow_rate, 1);
+    kv_u64(o, "consecutive_failures", st->consecutive_failures, 0);
+    breaker__out_mem(o, "},", 2);
+
+    key(o, "seconds_in_state");
+    breaker__out_mem(o, "{", 1);
+    for (unsigned s = 0; s < 5; s++)
+        kv_seconds(o, breaker_state_name((enum breaker_state)s), st->time_in_state_ns[s], s < 4);
+    breaker__out_mem(o, "},", 2);
+
+    key(o, "transitions");
+    breaker__out_mem(o, "[", 1);
+    for (size_t i = 0; i < in->history_len; i++) {
+        if (i > 0) breaker__out_mem(o, ",", 1);
+        write_transition(o, &in->history[i], in->now_ns);
+    }
+    breaker__out_mem(o, "]}", 2);
+}
+
+int breaker_registry_export_json(breaker_registry *reg, char *buf, size_t cap, size_t *len) {
+    struct breaker__snapshot *snaps;
+    size_t n;
+    int rc = breaker__snapshots_take(reg, 1, &snaps, &n);
+    if (rc != BREAKER_OK) return rc;
+    breaker_registry_stats rs;
+    breaker_registry_stats_get(reg, &rs);
+    int degraded = 0;
+    for (size_t i = 0; i < n; i++)
+        degraded |= breaker__info_degraded(&snaps[i].info);
+
+    struct breaker__out o;
+    breaker__out_init(&o, buf, cap);
+    breaker__out_mem(&o, "{", 1);
+    kv_u64(&o, "version", 1, 1);
+    kv_bool(&o, "degraded", degraded, 1);
+    key(&o, "registry");
+    breaker__out_mem(&o, "{", 1);
+    kv_u64(&o, "breakers", rs.breakers, 1);
+    kv_u64(&o, "max_breakers", rs.max_breakers, 1);
+    kv_u64(&o, "created", rs.created, 1);
+    kv_u64(&o, "evicted", rs.evicted, 1);
+    kv_u64(&o, "rejected_full", rs.rejected_full, 1);
+    kv_u64(&o, "invalid_names", rs.invalid_names, 0);
+    breaker__out_mem(&o, "},", 2);
+    key(&o, "breakers");
+    breaker__out_mem(&o, "[", 1);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0) breaker__out_mem(&o, ",", 1);
+        write_breaker(&o, &snaps[i].info);
+    }
+    breaker__out_mem(&o, "]}\n", 3);
+    breaker__snapshots_free(snaps, n);
+    return breaker__out_finish(&o, len);
+}
+
+/* ---- The public report ----------------------------------------------------- */
+
+int breaker_registry_export_health_json(breaker_registry *reg, char *buf, size_t cap, size_t *len) {
+    struct breaker__out o;
+    breaker__out_init(&o, buf, cap);
+    breaker__out_str(&o, breaker_registry_degraded(reg) ? "{\"status\":\"degraded\"}\n"
+                                                        : "{\"status\":\"ok\"}\n");
+    return breaker__out_finish(&o, len);
+}

@@ -1,0 +1,917 @@
+/*
+ * registry.c - named breakers: a bounded table with lock-free lookups.
+ *
+ * Layout. Each breaker lives in an entry (name, reference count, history).
+ * Entries are listed twice:
+ *  - `slots`, a dense array of max_breakers atomic pointers. An entry keeps
+ *    its slot for as long as it is listed, so walking the array visits each
+ *    listed entry once, whatever creations and evictions happen meanwhile;
+ *    this is what the exporters iterate.
+ *  - an open-addressing hash index (linear probing) of atomic pointers, at
+ *    least twice max_breakers, for lookups by name. Removal leaves a
+ *    tombstone; when tombstones pile up the index is rebuilt into a spare
+ *    array, published with one pointer store, and the old one becomes the
+ *    spare once no reader can still be in it.
+ * Lookups read both without a lock. Creation, eviction, rebuilds and override
+ * registration take `lock`. A lookup that misses because it raced with a
+ * rebuild simply falls back to the locked path, which is exact.
+ *
+ * Reclamation. A reader holds no reference while it probes, so an entry (or
+ * an index array) may only be freed (reused) once no reader can still be
+ * looking at it. Readers announce themselves in a read section, a counter in
+ * one of two epochs (striped per thread so that readers do not share a cache
+ * line); a writer that unlinked something flips the epoch and waits for the
+ * old epoch's counters to drain (a grace period, as in sleepable RCU). A
+ * reader re-checks the epoch after its increment, so it either is counted by
+ * the writer or sees the flip, and with it the unlink. Read sections are a
+ * few loads long; writers wait under the registry lock, which no reader takes.
+ *
+ * References. A listed entry holds one reference for the table; each handle
+ * returned by get/find holds one. Eviction unlinks the entry, waits for a
+ * grace period (after which no reader can take a new reference from the
+ * table) and drops the table's reference; whoever drops the last one frees
+ * the breaker and its entry.
+ */
+#define _GNU_SOURCE
+#include "registry_internal.h"
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define ENTRY_MAGIC      UINT64_C(0x42524b52454e5452) /* "BRKRENTR" */
+#define READER_STRIPES   8u
+#define DEFAULT_MAX      1024u
+#define DEFAULT_HISTORY  16u
+#define DEFAULT_FLAP     6u
+#define DEFAULT_FLAP_WIN (UINT64_C(600) * 1000000000u)
+#define MAX_FLAP         1024u
+#define CACHELINE        64
+
+struct entry {
+    uint64_t magic;
+    breaker_registry *reg;
+    breaker *b;
+    _Atomic uint64_t refs;
+    _Atomic int evicted;        /* set before the entry is unlinked */
+    _Atomic uint64_t last_used; /* registry clock at the last get/find */
+    uint32_t hash;
+    uint32_t slot; /* index in reg->slots */
+    /* Idleness sampling; touched only under reg->lock. */
+    uint64_t seen_activity;
+    uint64_t seen_at;
+    struct entry *victim_next; /* eviction's list, under reg->lock */
+    breaker_event_fn *user_fn; /* the configuration's own on_event */
+    void *user_ctx;
+    struct breaker__history hist;
+    char name[BREAKER_NAME_MAX + 1];
+};
+
+/* Index cells hold an entry, NULL (never used: ends a probe) or TOMBSTONE. */
+static char tombstone_byte;
+#define TOMBSTONE ((struct entry *)(void *)&tombstone_byte)
+
+struct index {
+    size_t mask;
+    _Atomic(struct entry *) *cells;
+};
+
+struct override {
+    struct override *next;
+    char pattern[BREAKER_NAME_MAX + 1]; /* without the trailing '*' */
+    size_t len;
+    bool prefix;
+    breaker_config cfg;
+};
+
+struct reader_count {
+    _Alignas(CACHELINE) _Atomic uint64_t n;
+};
+
+struct listener {
+    breaker_registry_listener_fn *fn;
+    void *ctx;
+};
+
+struct breaker_registry {
+    breaker_registry_config cfg;
+    pthread_mutex_t lock;
+    struct index indexes[2];
+    _Atomic(struct index *) index; /* the one readers use */
+    size_t tombstones;             /* in *index; under lock */
+    _Atomic(struct entry *) *slots;
+    size_t listed;              /* under lock */
+    struct override *overrides; /* under lock */
+    _Atomic unsigned epoch;
+    struct reader_count readers[2][READER_STRIPES];
+    struct listener listeners[BREAKER_REGISTRY_MAX_LISTENERS];
+    _Atomic unsigned n_listeners;
+    _Atomic uint64_t n_listed, created, evicted, rejected_full, invalid_names;
+};
+
+/* ---- Small helpers ---------------------------------------------------------*/
+
+static void set_msg(char *msg, size_t msg_len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_msg(char *msg, size_t msg_len, const char *fmt, ...) {
+    if (msg == NULL || msg_len == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, msg_len, fmt, ap);
+    va_end(ap);
+}
+
+static uint64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t reg_now(const breaker_registry *reg) {
+    return reg->cfg.clock != NULL ? reg->cfg.clock(reg->cfg.clock_ctx) : monotonic_ns();
+}
+
+static uint32_t hash_name(const char *s) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s != '\0'; s++) {
+        h ^= (unsigned char)*s;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static uint64_t relaxed_load(_Atomic uint64_t *p) {
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+
+static void relaxed_inc(_Atomic uint64_t *p) {
+    atomic_fetch_add_explicit(p, 1, memory_order_relaxed);
+}
+
+/* ---- Read sections (see the top of the file) -------------------------------*/
+
+static _Thread_local unsigned tls_reader_stripe_plus_one;
+static _Atomic unsigned next_reader_stripe;
+
+static unsigned reader_stripe(void) {
+    if (tls_reader_stripe_plus_one == 0)
+        tls_reader_stripe_plus_one =
+            atomic_fetch_add_explicit(&next_reader_stripe, 1, memory_order_relaxed) %
+                READER_STRIPES +
+            1;
+    return tls_reader_stripe_plus_one - 1;
+}
+
+/* seq_cst on the epoch and the counter: the argument needs the reader's
+ * increment and its re-check of the epoch, and the writer's flip and its
+ * reads of the counters, in one total order (a store-load pattern that
+ * acquire/release does not order). */
+static _Atomic uint64_t *read_enter(breaker_registry *reg) {
+    unsigned s = reader_stripe();
+    for (;;) {
+        unsigned e = atomic_load_explicit(&reg->epoch, memory_order_seq_cst);
+        _Atomic uint64_t *c = &reg->readers[e][s].n;
+        atomic_fetch_add_explicit(c, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&reg->epoch, memory_order_seq_cst) == e) return c;
+        atomic_fetch_sub_explicit(c, 1, memory_order_release);
+    }
+}
+
+/* Release: everything the reader loaded happens before the writer that sees
+ * the counter drop (acquire) frees it. */
+static void read_leave(_Atomic uint64_t *c) {
+    atomic_fetch_sub_explicit(c, 1, memory_order_release);
+}
+
+/* Wait until no reader can hold a pointer it loaded before now. Under lock. */
+static void synchronize(breaker_registry *reg) {
+    unsigned e = atomic_load_explicit(&reg->epoch, memory_order_relaxed);
+    atomic_store_explicit(&reg->epoch, e ^ 1u, memory_order_seq_cst);
+    for (;;) {
+        uint64_t sum = 0;
+        for (unsigned s = 0; s < READER_STRIPES; s++)
+            sum += atomic_load_explicit(&reg->readers[e][s].n, memory_order_seq_cst);
+        if (sum == 0) return;
+        sched_yield();
+    }
+}
+
+/* ---- Names and configuration --------------------------------------------- */
+
+static bool name_char_ok(char c, bool first) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')
+        return true;
+    return !first && (c == '-' || c == '.');
+}
+
+/* Validate `len` bytes of `s` as a name, or as a prefix (may be empty, may
+ * not be followed by anything but the '*'). */
+static int check_name(const char *s, size_t len, bool prefix, char *msg, size_t msg_len) {
+    if (len == 0 && !prefix) {
+        set_msg(msg, msg_len, "name: empty; a name has 1 to %d characters", BREAKER_NAME_MAX);
+        return BREAKER_EINVAL;
+    }
+    if (len > BREAKER_NAME_MAX) {
+        set_msg(msg, msg_len, "name: %zu bytes long; at most %d allowed", len, BREAKER_NAME_MAX);
+        return BREAKER_EINVAL;
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!name_char_ok((char)c, i == 0)) {
+            if (c >= 0x21 && c < 0x7f)
+                set_msg(msg, msg_len,
+                        "name: character '%c' at offset %zu is not allowed; use letters, digits, "
+                        "'_', and (not first) '-' and '.'",
+                        c, i);
+            else
+                set_msg(msg, msg_len,
+                        "name: byte 0x%02x at offset %zu is not allowed; use letters, digits, "
+                        "'_', and (not first) '-' and '.'",
+                        c, i);
+            return BREAKER_EINVAL;
+        }
+    }
+    return BREAKER_OK;
+}
+
+int breaker_name_validate(const char *name, char *msg, size_t msg_len) {
+    if (name == NULL) {
+        set_msg(msg, msg_len, "name: NULL");
+        return BREAKER_EINVAL;
+    }
+    size_t len = strnlen(name, BREAKER_NAME_MAX + 1);
+    return check_name(name, len, false, msg, msg_len);
+}
+
+void breaker_registry_config_init(breaker_registry_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->max_breakers = DEFAULT_MAX;
+    cfg->history_size = DEFAULT_HISTORY;
+    cfg->flap_threshold = DEFAULT_FLAP;
+    cfg->flap_window_ns = DEFAULT_FLAP_WIN;
+    breaker_config_init(&cfg->defaults);
+}
+
+static void registry_effective(const breaker_registry_config *in, breaker_registry_config *out) {
+    *out = *in;
+    if (out->max_breakers == 0) out->max_breakers = DEFAULT_MAX;
+    if (out->history_size == 0) out->history_size = DEFAULT_HISTORY;
+    if (out->flap_threshold == 0) out->flap_threshold = DEFAULT_FLAP;
+    if (out->flap_window_ns == 0) out->flap_window_ns = DEFAULT_FLAP_WIN;
+}
+
+int breaker_registry_config_validate(const breaker_registry_config *in, char *msg, size_t msg_len) {
+    breaker_registry_config c;
+    registry_effective(in, &c);
+    if (c.max_breakers > BREAKER_REGISTRY_MAX_BREAKERS) {
+        set_msg(msg, msg_len, "max_breakers: %u; allowed 1..%u (0 = default %u)", c.max_breakers,
+                BREAKER_REGISTRY_MAX_BREAKERS, DEFAULT_MAX);
+        return BREAKER_EINVAL;
+    }
+    if (c.history_size > BREAKER_REGISTRY_MAX_HISTORY) {
+        set_msg(msg, msg_len, "history_size: %u; allowed 1..%u (0 = default %u)", c.history_size,
+                BREAKER_REGISTRY_MAX_HISTORY, DEFAULT_HISTORY);
+        return BREAKER_EINVAL;
+    }
+    if (c.flap_threshold > MAX_FLAP) {
+        set_msg(msg, msg_len, "flap_threshold: %u; allowed 1..%u (0 = default %u)",
+                c.flap_threshold, MAX_FLAP, DEFAULT_FLAP);
+        return BREAKER_EINVAL;
+    }
+    char sub[200];
+    if (breaker_config_validate(&c.defaults, sub, sizeof(sub)) != BREAKER_OK) {
+        set_msg(msg, msg_len, "defaults: %s", sub);
+        return BREAKER_EINVAL;
+    }
+    return BREAKER_OK;
+}
+
+/* ---- Create and destroy ---------------------------------------------------- */
+
+static size_t index_size_for(uint32_t max) {
+    size_t n = 16;
+    while (n < (size_t)max * 2)
+        n <<= 1;
+    return n;
+}
+
+int breaker_registry_create(const breaker_registry_config *cfg, breaker_registry **out) {
+    if (out == NULL) return BREAKER_EINVAL;
+    *out = NULL;
+    breaker_registry_config def;
+    if (cfg == NULL) {
+        breaker_registry_config_init(&def);
+        cfg = &def;
+    }
+    if (breaker_registry_config_validate(cfg, NULL, 0) != BREAKER_OK) return BREAKER_EINVAL;
+
+    breaker_registry *reg = calloc(1, sizeof(*reg));
+    if (reg == NULL) return BREAKER_ENOMEM;
+    registry_effective(cfg, &reg->cfg);
+    size_t cells = index_size_for(reg->cfg.max_breakers);
+    reg->indexes[0].cells = calloc(cells, sizeof(*reg->indexes[0].cells));
+    reg->indexes[1].cells = calloc(cells, sizeof(*reg->indexes[1].cells));
+    reg->slots = calloc(reg->cfg.max_breakers, sizeof(*reg->slots));
+    if (reg->indexes[0].cells == NULL || reg->indexes[1].cells == NULL || reg->slots == NULL ||
+        pthread_mutex_init(&reg->lock, NULL) != 0) {
+        free(reg->indexes[0].cells);
+        free(reg->indexes[1].cells);
+        free(reg->slots);
+        free(reg);
+        return BREAKER_ENOMEM;
+    }
+    reg->indexes[0].mask = reg->indexes[1].mask = cells - 1;
+    for (size_t i = 0; i < cells; i++) {
+        atomic_init(&reg->indexes[0].cells[i], NULL);
+        atomic_init(&reg->indexes[1].cells[i], NULL);
+    }
+    for (size_t i = 0; i < reg->cfg.max_breakers; i++)
+        atomic_init(&reg->slots[i], NULL);
+    atomic_init(&reg->index, &reg->indexes[0]);
+    *out = reg;
+    return BREAKER_OK;
+}
+
+static void entry_free(struct entry *e) {
+    breaker_destroy(e->b);
+    breaker__history_fini(&e->hist);
+    e->magic = 0;
+    free(e);
+}
+
+/* Drop one reference; the last one frees. acq_rel: the freeing thread must
+ * see every write the other holders made to the breaker before they let go. */
+static void entry_unref(struct entry *e) {
+    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) entry_free(e);
+}
+
+void breaker_registry_destroy(breaker_registry *reg) {
+    if (reg == NULL) return;
+    for (size_t i = 0; i < reg->cfg.max_breakers; i++) {
+        struct entry *e = atomic_load_explicit(&reg->slots[i], memory_order_relaxed);
+        if (e != NULL) entry_free(e);
+    }
+    while (reg->overrides != NULL) {
+        struct override *o = reg->overrides;
+        reg->overrides = o->next;
+        free(o);
+    }
+    pthread_mutex_destroy(&reg->lock);
+    free(reg->indexes[0].cells);
+    free(reg->indexes[1].cells);
+    free(reg->slots);
+    free(reg);
+}
+
+/* ---- Overrides ------------------------------------------------------------- */
+
+int breaker_registry_set_config(breaker_registry *reg, const char *pattern,
+                                const breaker_config *cfg, char *msg, size_t msg_len) {
+    size_t len = strnlen(pattern, BREAKER_NAME_MAX + 2);
+    bool prefix = len > 0 && pattern[len - 1] == '*';
+    if (prefix) len--;
+    if (check_name(pattern, len, prefix, msg, msg_len) != BREAKER_OK) return BREAKER_EINVAL;
+    char sub[200];
+    if (breaker_config_validate(cfg, sub, sizeof(sub)) != BREAKER_OK) {
+        set_msg(msg, msg_len, "%s: %s", pattern, sub);
+        return BREAKER_EINVAL;
+    }
+    struct override *o = calloc(1, sizeof(*o));
+    if (o == NULL) return BREAKER_ENOMEM;
+    memcpy(o->pattern, pattern, len);
+    o->len = len;
+    o->prefix = prefix;
+    o->cfg = *cfg;
+
+    pthread_mutex_lock(&reg->lock);
+    struct override **pp = &reg->overrides;
+    for (; *pp != NULL; pp = &(*pp)->next) {
+        struct override *cur = *pp;
+        if (cur->prefix == prefix && cur->len == len && memcmp(cur->pattern, pattern, len) == 0) {
+            o->next = cur->next;
+            *pp = o;
+            free(cur);
+            pthread_mutex_unlock(&reg->lock);
+            return BREAKER_OK;
+        }
+    }
+    *pp = o;
+    pthread_mutex_unlock(&reg->lock);
+    return BREAKER_OK;
+}
+
+/* The configuration for a new breaker `name`. Under lock. */
+static const breaker_config *config_for(const breaker_registry *reg, const char *name) {
+    const struct override *best = NULL;
+    size_t name_len = strlen(name);
+    for (const struct override *o = reg->overrides; o != NULL; o = o->next) {
+        if (!o->prefix) {
+            if (o->len == name_len && memcmp(o->pattern, name, name_len) == 0) return &o->cfg;
+        } else if (o->len <= name_len && memcmp(o->pattern, name, o->len) == 0) {
+            if (best == NULL || o->len > best->len) best = o;
+        }
+    }
+    return best != NULL ? &best->cfg : &reg->cfg.defaults;
+}
+
+/* ---- Events ------------------------------------------------------------------ */
+
+static void notify(breaker_registry *reg, const breaker_registry_event *ev) {
+    /* Acquire pairs with the release in add_listener: a listener counted is
+     * fully written. */
+    unsigned n = atomic_load_explicit(&reg->n_listeners, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++)
+        reg->listeners[i].fn(reg->listeners[i].ctx, ev);
+}
+
+static void notify_flap(struct entry *e, enum breaker__flap_change c, const breaker_event *last,
+                        uint32_t recent) {
+    if (c == BREAKER__FLAP_NONE) return;
+    breaker_registry_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = c == BREAKER__FLAP_STARTED ? BREAKER_REGISTRY_FLAPPING_STARTED
+                                         : BREAKER_REGISTRY_FLAPPING_STOPPED;
+    ev.name = e->name;
+    ev.breaker = e->b;
+    ev.transition = *last;
+    ev.recent_transitions = recent;
+    notify(e->reg, &ev);
+}
+
+/* The on_event of every breaker in a registry. */
+static void dispatch(void *ctx, breaker *b, const breaker_event *bev) {
+    struct entry *e = ctx;
+    uint32_t recent = 0;
+    enum breaker__flap_change c = breaker__history_record(&e->hist, bev, &recent);
+    if (e->user_fn != NULL) e->user_fn(e->user_ctx, b, bev);
+    breaker_registry_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = BREAKER_REGISTRY_TRANSITION;
+    ev.name = e->name;
+    ev.breaker = b;
+    ev.transition = *bev;
+    ev.recent_transitions = recent;
+    notify(e->reg, &ev);
+    notify_flap(e, c, bev, recent);
+}
+
+int breaker_registry_add_listener(breaker_registry *reg, breaker_registry_listener_fn *fn,
+                                  void *ctx) {
+    pthread_mutex_lock(&reg->lock);
+    unsigned n = atomic_load_explicit(&reg->n_listeners, memory_order_relaxed);
+    if (n >= BREAKER_REGISTRY_MAX_LISTENERS) {
+        pthread_mutex_unlock(&reg->lock);
+        return BREAKER_ENOSPC;
+    }
+    reg->listeners[n].fn = fn;
+    reg->listeners[n].ctx = ctx;
+    atomic_store_explicit(&reg->n_listeners, n + 1, memory_order_release);
+    pthread_mutex_unlock(&reg->lock);
+    return BREAKER_OK;
+}
+
+/* ---- Lookup ------------------------------------------------------------------ */
+
+/* Probe `ix` for `name`. Returns the entry, or NULL. With `tomb` non-NULL
+ * (under lock), also reports the first reusable cell for an insertion. */
+static struct entry *index_probe(struct index *ix, const char *name, uint32_t h,
+                                 _Atomic(struct entry *) **free_cell) {
+    if (free_cell != NULL) *free_cell = NULL;
+    for (size_t i = 0; i <= ix->mask; i++) {
+        _Atomic(struct entry *) *cell = &ix->cells[(h + i) & ix->mask];
+        /* Acquire pairs with the release store that published the entry. */
+        struct entry *e = atomic_load_explicit(cell, memory_order_acquire);
+        if (e == NULL) {
+            if (free_cell != NULL && *free_cell == NULL) *free_cell = cell;
+            return NULL;
+        }
+        if (e == TOMBSTONE) {
+            if (free_cell != NULL && *free_cell == NULL) *free_cell = cell;
+            continue;
+        }
+        if (e->hash == h && strcmp(e->name, name) == 0) return e;
+    }
+    return NULL;
+}
+
+static void touch(breaker_registry *reg, struct entry *e) {
+    if (reg->cfg.idle_evict_ns == 0) return;
+    /* Write the shared line only when the stamp is noticeably old, so that a
+     * hot name's lookups do not all write the same cache line. */
+    uint64_t now = reg_now(reg);
+    uint64_t last = relaxed_load(&e->last_used);
+    if (now > last && now - last > reg->cfg.idle_evict_ns / 16)
+        atomic_store_explicit(&e->last_used, now, memory_order_relaxed);
+}
+
+/* Lock-free lookup; returns a new reference or NULL. */
+static struct entry *lookup(breaker_registry *reg, const char *name, uint32_t h) {
+    _Atomic uint64_t *rs = read_enter(reg);
+    struct index *ix = atomic_load_explicit(&reg->index, memory_order_acquire);
+    struct entry *e = index_probe(ix, name, h, NULL);
+    if (e != NULL) {
+        /* The table's reference keeps refs >= 1 during the read section.
+         * seq_cst with the load of `evicted`: an evictor sets the flag before
+         * it unlinks, so we either see it or took our reference before. */
+        atomic_fetch_add_explicit(&e->refs, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&e->evicted, memory_order_seq_cst)) {
+            atomic_fetch_sub_explicit(&e->refs, 1, memory_order_relaxed);
+            e = NULL;
+        }
+    }
+    read_leave(rs);
+    if (e != NULL) touch(reg, e);
+    return e;
+}
+
+int breaker_registry_find(breaker_registry *reg, const char *name, breaker **out) {
+    *out = NULL;
+    if (breaker_name_validate(name, NULL, 0) != BREAKER_OK) return BREAKER_NOT_FOUND;
+    struct entry *e = lookup(reg, name, hash_name(name));
+    if (e == NULL) {
+        /* A miss may be a rebuild race: confirm under the lock. */
+        pthread_mutex_lock(&reg->lock);
+        struct index *ix = atomic_load_explicit(&reg->index, memory_order_relaxed);
+        e = index_probe(ix, name, hash_name(name), NULL);
+        if (e != NULL) atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&reg->lock);
+        if (e == NULL) return BREAKER_NOT_FOUND;
+    }
+    *out = e->b;
+    return BREAKER_OK;
+}
+
+/* ---- Insertion and removal (under lock) --------------------------------------*/
+
+static void index_rebuild(breaker_registry *reg) {
+    struct index *old = atomic_load_explicit(&reg->index, memory_order_relaxed);
+    struct index *fresh = old == &reg->indexes[0] ? &reg->indexes[1] : &reg->indexes[0];
+    /* `fresh` has been unused since the grace period that followed its last
+     * replacement, so plain clearing is safe. */
+    for (size_t i = 0; i <= fresh->mask; i++)
+        atomic_store_explicit(&fresh->cells[i], NULL, memory_order_relaxed);
+    for (size_t s = 0; s < reg->cfg.max_breakers; s++) {
+        struct entry *e = atomic_load_explicit(&reg->slots[s], memory_order_relaxed);
+        if (e == NULL) continue;
+        for (size_t i = 0;; i++) {
+            _Atomic(struct entry *) *cell = &fresh->cells[(e->hash + i) & fresh->mask];
+            if (atomic_load_explicit(cell, memory_order_relaxed) == NULL) {
+                atomic_store_explicit(cell, e, memory_order_relaxed);
+                break;
+            }
+        }
+    }
+    /* Release: readers that load the new index pointer see its cells. */
+    atomic_store_explicit(&reg->index, fresh, memory_order_release);
+    reg->tombstones = 0;
+    synchronize(reg); /* nobody is left in `old`: it may be reused next time */
+}
+
+/* Unlink `e` from both tables. The caller synchronizes, then unrefs. */
+static void unlink_entry(breaker_registry *reg, struct entry *e) {
+    atomic_store_explicit(&e->evicted, 1, memory_order_seq_cst);
+    struct index *ix = atomic_load_explicit(&reg->index, memory_order_relaxed);
+    for (size_t i = 0; i <= ix->mask; i++) {
+        _Atomic(struct entry *) *cell = &ix->cells[(e->hash + i) & ix->mask];
+        struct entry *x = atomic_load_explicit(cell, memory_order_relaxed);
+        if (x == NULL) break;
+        if (x == e) {
+            atomic_store_explicit(cell, TOMBSTONE, memory_order_release);
+            reg->tombstones++;
+            break;
+        }
+    }
+    atomic_store_explicit(&reg->slots[e->slot], NULL, memory_order_release);
+    reg->listed--;
+    atomic_fetch_sub_explicit(&reg->n_listed, 1, memory_order_relaxed);
+}
+
+/* Whether `e` may be evicted now: closed, nothing in flight, quiet long
+ * enough. Updates its activity sample. Under lock. */
+static bool evictable(breaker_registry *reg, struct entry *e, uint64_t now) {
+    breaker_stats st;
+    breaker_stats_get(e->b, &st);
+    uint64_t activity = st.admitted + st.rejected_open + st.rejected_half_open +
+                        st.rejected_forced + st.successes + st.failures + st.ignored + st.stale;
+    if (activity != e->seen_activity) {
+        e->seen_activity = activity;
+        e->seen_at = now;
+        return false;
+    }
+    uint64_t settled = st.successes + st.failures + st.ignored + st.stale;
+    if (st.state != BREAKER_CLOSED || st.admitted > settled) return false;
+    uint64_t last = relaxed_load(&e->last_used);
+    if (e->seen_at > last) last = e->seen_at;
+    return now >= last && now - last >= reg->cfg.idle_evict_ns;
+}
+
+static size_t evict_locked(breaker_registry *reg) {
+    if (reg->cfg.idle_evict_ns == 0) return 0;
+    uint64_t now = reg_now(reg);
+    struct entry *victims = NULL;
+    size_t n = 0;
+    for (size_t s = 0; s < reg->cfg.max_breakers; s++) {
+        struct entry *e = atomic_load_explicit(&reg->slots[s], memory_order_relaxed);
+        if (e == NULL || !evictable(reg, e, now)) continue;
+        unlink_entry(reg, e);
+        e->victim_next = victims;
+        victims = e;
+        n++;
+    }
+    if (n == 0) return 0;
+    synchronize(reg);
+    while (victims != NULL) {
+        struct entry *e = victims;
+        victims = e->victim_next;
+        entry_unref(e);
+    }
+    atomic_fetch_add_explicit(&reg->evicted, n, memory_order_relaxed);
+    return n;
+}
+
+int breaker_registry_evict_idle(breaker_registry *reg, size_t *evicted) {
+    pthread_mutex_lock(&reg->lock);
+    size_t n = evict_locked(reg);
+    pthread_mutex_unlock(&reg->lock);
+    if (evicted != NULL) *evicted = n;
+    return BREAKER_OK;
+}
+
+static int create_locked(breaker_registry *reg, const char *name, uint32_t h,
+                         _Atomic(struct entry *) *cell, struct entry **out) {
+    size_t slot = 0;
+    while (atomic_load_explicit(&reg->slots[slot], memory_order_relaxed) != NULL)
+        slot++;
+    struct entry *e = calloc(1, sizeof(*e));
+    if (e == NULL) return BREAKER_ENOMEM;
+    int rc = breaker__history_init(&e->hist, reg->cfg.history_size, reg->cfg.flap_threshold,
+                                   reg->cfg.flap_window_ns);
+    if (rc != BREAKER_OK) {
+        free(e);
+        return rc;
+    }
+    breaker_config cfg = *config_for(reg, name);
+    e->user_fn = cfg.on_event;
+    e->user_ctx = cfg.event_ctx;
+    cfg.on_event = dispatch;
+    cfg.event_ctx = e;
+    rc = breaker_create(&cfg, &e->b);
+    if (rc != BREAKER_OK) {
+        breaker__history_fini(&e->hist);
+        free(e);
+        return rc;
+    }
+    e->magic = ENTRY_MAGIC;
+    e->reg = reg;
+    e->hash = h;
+    e->slot = (uint32_t)slot;
+    strcpy(e->name, name);
+    atomic_init(&e->refs, 2); /* the table's and the caller's */
+    atomic_init(&e->evicted, 0);
+    uint64_t now = reg->cfg.idle_evict_ns != 0 ? reg_now(reg) : 0;
+    atomic_init(&e->last_used, now);
+    e->seen_at = now;
+
+    bool reuse_tomb = atomic_load_explicit(cell, memory_order_relaxed) == TOMBSTONE;
+    /* Release: a reader that loads the pointer sees the entry initialised. */
+    atomic_store_explicit(&reg->slots[slot], e, memory_order_release);
+    atomic_store_explicit(cell, e, memory_order_release);
+    if (reuse_tomb) reg->tombstones--;
+    reg->listed++;
+    atomic_fetch_add_explicit(&reg->n_listed, 1, memory_order_relaxed);
+    relaxed_inc(&reg->created);
+    *out = e;
+    return BREAKER_OK;
+}
+
+int breaker_registry_get(breaker_registry *reg, const char *name, breaker **out) {
+    *out = NULL;
+    if (breaker_name_validate(name, NULL, 0) != BREAKER_OK) {
+        relaxed_inc(&reg->invalid_names);
+        return BREAKER_EINVAL;
+    }
+    uint32_t h = hash_name(name);
+    struct entry *e = lookup(reg, name, h);
+    if (e != NULL) {
+        *out = e->b;
+        return BREAKER_OK;
+    }
+
+    pthread_mutex_lock(&reg->lock);
+    int rc = BREAKER_OK;
+    _Atomic(struct entry *) *cell;
+    struct index *ix = atomic_load_explicit(&reg->index, memory_order_relaxed);
+    e = index_probe(ix, name, h, &cell);
+    if (e != NULL) {
+        /* Another thread created it first; under the lock it cannot go. */
+        atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+    } else {
+        if (reg->listed >= reg->cfg.max_breakers && evict_locked(reg) > 0) {
+            ix = atomic_load_explicit(&reg->index, memory_order_relaxed);
+            index_probe(ix, name, h, &cell);
+        }
+        if (reg->listed >= reg->cfg.max_breakers) {
+            relaxed_inc(&reg->rejected_full);
+            rc = BREAKER_REGISTRY_FULL;
+        } else {
+            if (cell == NULL || reg->tombstones > (ix->mask + 1) / 4) {
+                /* Too few never-used cells left for short probes. */
+                index_rebuild(reg);
+                ix = atomic_load_explicit(&reg->index, memory_order_relaxed);
+                index_probe(ix, name, h, &cell);
+            }
+            rc = create_locked(reg, name, h, cell, &e);
+        }
+    }
+    pthread_mutex_unlock(&reg->lock);
+    if (rc == BREAKER_OK) *out = e->b;
+    return rc;
+}
+
+/* The entry behind a breaker handed out by `reg`, or NULL. */
+static struct entry *entry_of(breaker_registry *reg, breaker *b) {
+    breaker_config cfg;
+    breaker_get_config(b, &cfg);
+    if (cfg.on_event != dispatch) return NULL;
+    struct entry *e = cfg.event_ctx;
+    if (e == NULL || e->magic != ENTRY_MAGIC || e->reg != reg) return NULL;
+    return e;
+}
+
+int breaker_registry_release(breaker_registry *reg, breaker *b) {
+    struct entry *e = entry_of(reg, b);
+    if (e == NULL) return BREAKER_EINVAL;
+    entry_unref(e);
+    return BREAKER_OK;
+}
+
+const char *breaker_registry_name(breaker_registry *reg, breaker *b) {
+    struct entry *e = entry_of(reg, b);
+    return e != NULL ? e->name : NULL;
+}
+
+/* ---- Introspection --------------------------------------------------------- */
+
+/* Fill `info` for `e` (held by the caller). */
+static void snapshot(struct entry *e, breaker_registry_info *info, breaker_event *hist,
+                     size_t cap) {
+    memset(info, 0, sizeof(*info));
+    info->name = e->name;
+    info->breaker = e->b;
+    (void)breaker_get_state(e->b); /* applies a hung probe's timeout */
+    breaker_stats_get(e->b, &info->stats);
+    info->now_ns = breaker_now_ns(e->b);
+    info->retry_after_ns = breaker_retry_after_ns(e->b);
+    info->awaiting_probe =
+        info->stats.state == BREAKER_OPEN && info->stats.open_until_ns <= info->now_ns;
+    for (unsigned i = 0; i < 5; i++)
+        for (unsigned j = 0; j < 5; j++)
+            info->transitions_by[i][j] =
+                atomic_load_explicit(&e->hist.by_pair[i][j], memory_order_relaxed);
+    breaker_event last;
+    enum breaker__flap_change c =
+        breaker__history_read(&e->hist, info->now_ns, hist, cap, &info->history_len,
+                              &info->flapping, &info->recent_transitions, &last);
+    info->history = hist;
+    notify_flap(e, c, &last, info->recent_transitions);
+}
+
+int breaker_registry_info_get(breaker_registry *reg, breaker *b, breaker_registry_info *out,
+                              breaker_event *history, size_t history_cap) {
+    struct entry *e = entry_of(reg, b);
+    if (e == NULL) return BREAKER_EINVAL;
+    snapshot(e, out, history, history == NULL ? 0 : history_cap);
+    return BREAKER_OK;
+}
+
+/* Take a reference on the entry in dense slot `s`, or NULL. */
+static struct entry *hold_slot(breaker_registry *reg, size_t s) {
+    _Atomic uint64_t *rs = read_enter(reg);
+    struct entry *e = atomic_load_explicit(&reg->slots[s], memory_order_acquire);
+    if (e != NULL) atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+    read_leave(rs);
+    return e;
+}
+
+int breaker_registry_foreach(breaker_registry *reg,
+                             int (*fn)(void *ctx, const breaker_registry_info *info), void *ctx) {
+    breaker_event *hist = malloc(reg->cfg.history_size * sizeof(*hist));
+    if (hist == NULL) return BREAKER_ENOMEM;
+    int rc = BREAKER_OK;
+    for (size_t s = 0; s < reg->cfg.max_breakers && rc == BREAKER_OK; s++) {
+        struct entry *e = hold_slot(reg, s);
+        if (e == NULL) continue;
+        breaker_registry_info info;
+        snapshot(e, &info, hist, reg->cfg.history_size);
+        rc = fn(ctx, &info);
+        entry_unref(e);
+    }
+    free(hist);
+    return rc;
+}
+
+int breaker_registry_stats_get(breaker_registry *reg, breaker_registry_stats *out) {
+    memset(out, 0, sizeof(*out));
+    out->breakers = relaxed_load(&reg->n_listed);
+    out->max_breakers = reg->cfg.max_breakers;
+    out->created = relaxed_load(&reg->created);
+    out->evicted = relaxed_load(&reg->evicted);
+    out->rejected_full = relaxed_load(&reg->rejected_full);
+    out->invalid_names = relaxed_load(&reg->invalid_names);
+    return BREAKER_OK;
+}
+
+int breaker__info_degraded(const breaker_registry_info *info) {
+    switch (info->stats.state) {
+    case BREAKER_OPEN:
+    case BREAKER_HALF_OPEN:
+    case BREAKER_FORCED_OPEN:
+        return 1;
+    case BREAKER_CLOSED:
+    case BREAKER_FORCED_CLOSED:
+        break;
+    }
+    return info->flapping != 0;
+}
+
+static int degraded_cb(void *ctx, const breaker_registry_info *info) {
+    (void)ctx;
+    return breaker__info_degraded(info) ? 1 : BREAKER_OK;
+}
+
+int breaker_registry_degraded(breaker_registry *reg) {
+    /* A walk stopped by the first degraded breaker returns 1. ENOMEM is
+     * reported as degraded: the safe answer when we cannot tell. */
+    return breaker_registry_foreach(reg, degraded_cb, NULL) != BREAKER_OK;
+}
+
+/* ---- Snapshots for the exporters --------------------------------------------*/
+
+struct collect {
+    struct breaker__snapshot *v;
+    size_t n, cap;
+    int with_history;
+    int failed;
+};
+
+static int collect_cb(void *ctx, const breaker_registry_info *info) {
+    struct collect *c = ctx;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        struct breaker__snapshot *v = realloc(c->v, cap * sizeof(*v));
+        if (v == NULL) return BREAKER_ENOMEM;
+        c->v = v;
+        c->cap = cap;
+    }
+    struct breaker__snapshot *s = &c->v[c->n];
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "%s", info->name);
+    s->info = *info;
+    s->info.name = NULL;
+    s->info.breaker = NULL; /* not held after the walk */
+    s->info.history = NULL;
+    s->info.history_len = 0;
+    if (c->with_history && info->history_len > 0) {
+        s->history = malloc(info->history_len * sizeof(*s->history));
+        if (s->history == NULL) return BREAKER_ENOMEM;
+        memcpy(s->history, info->history, info->history_len * sizeof(*s->history));
+        s->info.history_len = info->history_len;
+    }
+    c->n++;
+    return BREAKER_OK;
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(((const struct breaker__snapshot *)a)->name,
+                  ((const struct breaker__snapshot *)b)->name);
+}
+
+int breaker__snapshots_take(breaker_registry *reg, int with_history, struct breaker__snapshot **out,
+                            size_t *n) {
+    struct collect c = {.with_history = with_history};
+    int rc = breaker_registry_foreach(reg, collect_cb, &c);
+    if (rc != BREAKER_OK) {
+        breaker__snapshots_free(c.v, c.n);
+        *out = NULL;
+        *n = 0;
+        return rc;
+    }
+    if (c.n > 1) qsort(c.v, c.n, sizeof(*c.v), by_name);
+    /* Point into each element only now that the array no longer moves. */
+    for (size_t i = 0; i < c.n; i++) {
+        c.v[i].info.name = c.v[i].name;
+        c.v[i].info.history = c.v[i].history;
+    }
+    *out = c.v;
+    *n = c.n;
+    return BREAKER_OK;
+}
+
+void breaker__snapshots_free(struct breaker__snapshot *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        free(s[i].history);
+    free(s);
+}

@@ -1,0 +1,89 @@
+/*
+ * registry_internal.h - what registry.c, history.c and the exporters share.
+ * Private: nothing here is API.
+ */
+#ifndef BREAKER_REGISTRY_INTERNAL_H
+#define BREAKER_REGISTRY_INTERNAL_H
+
+#include "breaker.h"
+#include "breaker/registry.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- history.c: one breaker's transition ring and flapping flag ----------- */
+
+struct breaker__history {
+    pthread_mutex_t lock; /* transitions are rare; readers copy under it */
+    breaker_event *ring;  /* `cap` records, the oldest overwritten first */
+    uint32_t cap;         /* max(history_size, flap_threshold + 1) */
+    uint32_t keep;        /* history_size: how many a report shows */
+    uint32_t next;        /* records written so far (ring index = next % cap) */
+    uint32_t flap_threshold;
+    uint64_t flap_window_ns;
+    int flapping;
+    /* [from][to] counts; relaxed counters, read by exporters. */
+    _Atomic uint64_t by_pair[5][5];
+};
+
+/* What a flag update changed. */
+enum breaker__flap_change { BREAKER__FLAP_NONE, BREAKER__FLAP_STARTED, BREAKER__FLAP_STOPPED };
+
+int breaker__history_init(struct breaker__history *h, uint32_t keep, uint32_t flap_threshold,
+                          uint64_t flap_window_ns);
+void breaker__history_fini(struct breaker__history *h);
+/* Record `ev`; returns whether the flapping flag changed, and the number of
+ * transitions within the flap window in `*recent`. */
+enum breaker__flap_change breaker__history_record(struct breaker__history *h,
+                                                  const breaker_event *ev, uint32_t *recent);
+/* Re-evaluate the flag at `now` (it may clear), copy up to `cap` of the newest
+ * kept transitions, oldest first, into `out`. */
+enum breaker__flap_change breaker__history_read(struct breaker__history *h, uint64_t now,
+                                                breaker_event *out, size_t cap, size_t *n,
+                                                int *flapping, uint32_t *recent,
+                                                breaker_event *last);
+
+/* ---- export_json.c: a bounded text builder that keeps counting past the end,
+ * so a too-small buffer learns the size it needs. ---------------------------- */
+
+struct breaker__out {
+    char *buf;
+    size_t cap;
+    size_t len; /* bytes produced, possibly more than cap */
+};
+
+void breaker__out_init(struct breaker__out *o, char *buf, size_t cap);
+void breaker__out_mem(struct breaker__out *o, const char *s, size_t n);
+void breaker__out_str(struct breaker__out *o, const char *s);
+void breaker__out_u64(struct breaker__out *o, uint64_t v);
+/* A duration in ns as seconds with nine decimals ("1.500000000"). */
+void breaker__out_seconds(struct breaker__out *o, uint64_t ns);
+/* A ratio in [0, 1] with six decimals ("0.250000"), whatever the locale. */
+void breaker__out_ratio(struct breaker__out *o, double r);
+/* A JSON string literal, quotes included, escaped for any bytes. */
+void breaker__out_json_string(struct breaker__out *o, const char *s);
+/* NUL-terminate and produce the export status (see registry.h). */
+int breaker__out_finish(struct breaker__out *o, size_t *len);
+
+/* ---- registry.c: snapshots for the exporters ------------------------------ */
+
+/* A self-contained copy of one breaker's info (name and history included),
+ * so exporters can sort and walk several families after the walk ended. */
+struct breaker__snapshot {
+    char name[BREAKER_NAME_MAX + 1];
+    breaker_registry_info info; /* info.name and info.history point into this */
+    breaker_event *history;     /* malloc'd, info.history_len records */
+};
+
+/* Snapshot every listed breaker, sorted by name. Free with
+ * breaker__snapshots_free(). @return BREAKER_OK or BREAKER_ENOMEM. */
+int breaker__snapshots_take(breaker_registry *reg, int with_history, struct breaker__snapshot **out,
+                            size_t *n);
+void breaker__snapshots_free(struct breaker__snapshot *s, size_t n);
+/* Whether one breaker makes the service degraded. */
+int breaker__info_degraded(const breaker_registry_info *info);
+
+#endif /* BREAKER_REGISTRY_INTERNAL_H */
