@@ -1,0 +1,403 @@
+/*
+ * executor.c - runs one request through deadline, bulkhead, breaker and
+ * retries in the order the caller chose, and says what happened.
+ *
+ * The two orders differ only in where the breaker permit is taken: once
+ * around the whole retry loop, or once per attempt inside it. Everything
+ * else (deadline first, one bulkhead slot per request, the retry rules, the
+ * fallback last) is shared, so the counting difference between the orders
+ * is exactly the one docs/composition.md describes.
+ */
+#include "breaker/compose.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Counters: relaxed, they order nothing; each on the executor's own lines. */
+struct exec_counters {
+    _Atomic uint64_t requests, attempts, retries, succeeded, failed;
+    _Atomic uint64_t refused_deadline, refused_bulkhead, refused_breaker;
+    _Atomic uint64_t stopped_breaker, stopped_budget, stopped_deadline;
+    _Atomic uint64_t late, fallbacks, cancelled, breaker_records, slept_ns;
+};
+
+struct breaker_executor {
+    breaker_executor_config cfg; /* defaults applied */
+    uint64_t seed;
+    _Alignas(64) _Atomic uint64_t sequence; /* requests started: seeds each one's jitter */
+    _Alignas(64) struct exec_counters n;
+};
+
+/* One request in progress. */
+struct run {
+    breaker_executor *ex;
+    const breaker_call *call;
+    uint64_t deadline;
+    uint64_t rng;
+};
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static void count(_Atomic uint64_t *c, uint64_t v) {
+    atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+static uint64_t now_of(const breaker_executor *ex) { return ex->cfg.clock(ex->cfg.clock_ctx); }
+
+void breaker_executor_config_init(breaker_executor_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->order = BREAKER_ORDER_RETRY_OUTSIDE_BREAKER;
+    breaker_retry_policy_init(&cfg->retry);
+}
+
+int breaker_executor_create(const breaker_executor_config *cfg, breaker_executor **out) {
+    if (out == NULL) return BREAKER_EINVAL;
+    *out = NULL;
+    if (cfg == NULL) return BREAKER_EINVAL;
+    if (cfg->order != BREAKER_ORDER_RETRY_OUTSIDE_BREAKER &&
+        cfg->order != BREAKER_ORDER_BREAKER_OUTSIDE_RETRY)
+        return BREAKER_EINVAL;
+    if (breaker_retry_policy_validate(&cfg->retry, NULL, 0) != BREAKER_OK) return BREAKER_EINVAL;
+    breaker_executor *ex = aligned_alloc(64, (sizeof(*ex) + 63) / 64 * 64);
+    if (ex == NULL) return BREAKER_ENOMEM;
+    memset(ex, 0, sizeof(*ex));
+    ex->cfg = *cfg;
+    if (ex->cfg.retry.max_attempts == 0) ex->cfg.retry.max_attempts = 3;
+    if (ex->cfg.clock == NULL) ex->cfg.clock = breaker_monotonic_ns;
+    if (ex->cfg.sleep == NULL) ex->cfg.sleep = breaker_sleep_monotonic;
+    ex->seed = cfg->seed;
+    if (ex->seed == 0) {
+        /* Different executors (and runs) should not retry in lockstep. */
+        uint64_t s = breaker_monotonic_ns(NULL) ^ (uint64_t)(uintptr_t)ex;
+        ex->seed = splitmix64(&s) | 1u;
+    }
+    *out = ex;
+    return BREAKER_OK;
+}
+
+void breaker_executor_destroy(breaker_executor *ex) { free(ex); }
+
+/* The request ends here without a (further) attempt: REFUSED if nothing
+ * reached the operation, otherwise FAILED with the last attempt's error. */
+static void stop(breaker_result *res, enum breaker_layer layer, int status, uint64_t retry_after) {
+    res->kind = res->attempts == 0 ? BREAKER_RESULT_REFUSED : BREAKER_RESULT_FAILED;
+    res->layer = layer;
+    res->status = status;
+    res->retry_after_ns = retry_after;
+}
+
+static void stop_by_breaker(breaker_result *res, breaker *b, int status) {
+    uint64_t ra = breaker_retry_after_ns(b);
+    if (status == BREAKER_OK) /* stopped before asking: say what it would answer */
+        status = breaker_get_state(b) == BREAKER_HALF_OPEN ? BREAKER_REJECTED_HALF_OPEN
+                                                           : BREAKER_REJECTED_OPEN;
+    stop(res, BREAKER_LAYER_BREAKER, status, ra);
+}
+
+/* Runs one attempt and records what it said. @return the outcome recorded. */
+static enum breaker_outcome attempt_once(struct run *r, uint32_t number, uint64_t now,
+                                         breaker *per_attempt, breaker_permit *permit,
+                                         breaker_result *res) {
+    breaker_executor *ex = r->ex;
+    breaker_attempt a = {.number = number, .start_ns = now, .retry = BREAKER_RETRY_AUTO};
+    uint64_t limit = ex->cfg.retry.attempt_timeout_ns;
+    a.deadline_ns = r->deadline;
+    if (limit != 0 && breaker_deadline_remaining(r->deadline, now) > limit)
+        a.deadline_ns = now + limit;
+    a.timeout_ns = breaker_deadline_remaining(a.deadline_ns, now);
+
+    enum breaker_outcome out = r->call->op(r->call->op_ctx, &a);
+    uint64_t end = now_of(ex);
+    if (out != BREAKER_SUCCESS && out != BREAKER_FAILURE && out != BREAKER_IGNORED &&
+        out != BREAKER_CANCELLED)
+        out = BREAKER_FAILURE; /* an answer we cannot read is not a success */
+
+    /* Late means the caller had stopped waiting: whatever came back, the
+     * dependency did not answer in time, which is a timeout. A cancellation
+     * is the caller's doing, not lateness. */
+    bool late =
+        a.deadline_ns != BREAKER_NO_DEADLINE && end > a.deadline_ns && out != BREAKER_CANCELLED;
+    enum breaker_outcome rec = (late && !ex->cfg.late_keeps_outcome) ? BREAKER_FAILURE : out;
+
+    res->attempts++;
+    count(&ex->n.attempts, 1);
+    if (number > 1) count(&ex->n.retries, 1);
+    if (late) count(&ex->n.late, 1);
+    if (per_attempt != NULL && breaker_complete(per_attempt, permit, rec) == BREAKER_OK)
+        res->breaker_records++;
+    res->outcome = rec;
+    res->error = a.error;
+    res->late = late;
+    res->status = late ? BREAKER_DEADLINE_EXCEEDED : BREAKER_OK;
+    res->layer = BREAKER_LAYER_NONE;
+    res->retry_after_ns = 0;
+    if (rec == BREAKER_SUCCESS) {
+        res->kind = BREAKER_RESULT_SUCCEEDED;
+    } else if (rec == BREAKER_CANCELLED) {
+        res->kind = BREAKER_RESULT_CANCELLED;
+        res->layer = BREAKER_LAYER_CALLER;
+        res->status = BREAKER_ECANCELED;
+    } else {
+        res->kind = BREAKER_RESULT_FAILED;
+        /* Whether the request may go on is for the caller of this function;
+         * note here only whether the outcome itself allows a retry. */
+        bool retryable = a.retry == BREAKER_RETRY_YES ||
+                         (a.retry == BREAKER_RETRY_AUTO && rec == BREAKER_FAILURE);
+        if (!retryable) res->layer = BREAKER_LAYER_RETRY_POLICY;
+    }
+    return rec;
+}
+
+/* Decide whether a failed attempt `number` is retried, and sleep the
+ * backoff if so. @return true to make another attempt. */
+static bool retry_after_backoff(struct run *r, uint32_t number, uint64_t *prev_backoff,
+                                breaker *per_attempt, breaker_result *res) {
+    breaker_executor *ex = r->ex;
+    if (res->layer == BREAKER_LAYER_RETRY_POLICY || number >= ex->cfg.retry.max_attempts ||
+        !r->call->idempotent) {
+        res->layer = BREAKER_LAYER_RETRY_POLICY;
+        return false;
+    }
+    uint64_t backoff =
+        breaker_retry_backoff_ns(&ex->cfg.retry, number, *prev_backoff, splitmix64(&r->rng));
+    *prev_backoff = backoff;
+    /* The next attempt would start at now + backoff: if that is at or past
+     * the deadline, neither sleep nor attempt. */
+    if (breaker_deadline_remaining(r->deadline, now_of(ex)) <= backoff) {
+        stop(res, BREAKER_LAYER_DEADLINE, BREAKER_DEADLINE_EXCEEDED, UINT64_MAX);
+        count(&ex->n.stopped_deadline, 1);
+        return false;
+    }
+    /* A breaker that will still refuse when the backoff ends makes the sleep
+     * pointless: stop now, and say when it may admit again. */
+    if (per_attempt != NULL && breaker_retry_after_ns(per_attempt) > backoff) {
+        stop_by_breaker(res, per_attempt, BREAKER_OK);
+        count(&ex->n.stopped_breaker, 1);
+        return false;
+    }
+    /* The budget last, so that a retry stopped by the checks above spends
+     * nothing. */
+    if (ex->cfg.budget != NULL && breaker_retry_budget_withdraw(ex->cfg.budget) != BREAKER_OK) {
+        stop(res, BREAKER_LAYER_RETRY_BUDGET, BREAKER_RETRY_BUDGET_EXHAUSTED, 0);
+        count(&ex->n.stopped_budget, 1);
+        return false;
+    }
+    if (backoff > 0 && ex->cfg.sleep(ex->cfg.sleep_ctx, backoff) != 0) {
+        res->kind = BREAKER_RESULT_CANCELLED;
+        res->layer = BREAKER_LAYER_CALLER;
+        res->status = BREAKER_ECANCELED;
+        return false;
+    }
+    res->slept_ns += backoff;
+    count(&ex->n.slept_ns, backoff);
+    return true;
+}
+
+/* The retry loop. `per_attempt` is the breaker when each attempt takes its
+ * own permit (RETRY_OUTSIDE_BREAKER), else NULL. */
+static void attempts(struct run *r, breaker *per_attempt, breaker_result *res) {
+    uint64_t prev_backoff = 0;
+    for (uint32_t number = 1;; number++) {
+        uint64_t now = now_of(r->ex);
+        if (now >= r->deadline) {
+            stop(res, BREAKER_LAYER_DEADLINE, BREAKER_DEADLINE_EXCEEDED, UINT64_MAX);
+            if (res->attempts > 0) count(&r->ex->n.stopped_deadline, 1);
+            return;
+        }
+        breaker_permit permit;
+        if (per_attempt != NULL) {
+            int rc = breaker_acquire(per_attempt, &permit);
+            if (rc != BREAKER_OK) {
+                stop_by_breaker(res, per_attempt, rc);
+                if (res->attempts > 0) count(&r->ex->n.stopped_breaker, 1);
+                return;
+            }
+        }
+        enum breaker_outcome rec = attempt_once(r, number, now, per_attempt, &permit, res);
+        if (rec == BREAKER_SUCCESS || rec == BREAKER_CANCELLED) return;
+        if (!retry_after_backoff(r, number, &prev_backoff, per_attempt, res)) return;
+    }
+}
+
+/* The breaker around the whole loop: one permit, one recorded outcome. */
+static void breaker_outside(struct run *r, breaker *b, breaker_result *res) {
+    breaker_permit permit;
+    int rc = breaker_acquire(b, &permit);
+    if (rc != BREAKER_OK) {
+        stop_by_breaker(res, b, rc);
+        return;
+    }
+    attempts(r, NULL, res);
+    enum breaker_outcome rec = res->outcome;
+    if (res->attempts == 0)
+        rec = BREAKER_IGNORED; /* the dependency was not called: no evidence */
+    else if (res->kind == BREAKER_RESULT_CANCELLED)
+        rec = BREAKER_CANCELLED;
+    if (breaker_complete(b, &permit, rec) == BREAKER_OK) res->breaker_records++;
+}
+
+static void run_fallback(const breaker_call *call, breaker_result *res) {
+    if (call->fallback == NULL) return;
+    if (res->kind != BREAKER_RESULT_FAILED && res->kind != BREAKER_RESULT_REFUSED) return;
+    uint64_t age = 0;
+    int rc = call->fallback(call->fallback_ctx, res, &age);
+    res->fallback_ran = true;
+    res->fallback_status = rc;
+    if (rc != BREAKER_OK) return;
+    res->fallback_of = res->kind;
+    res->fallback_age_ns = age;
+    res->kind = BREAKER_RESULT_FALLBACK;
+}
+
+static void count_result(breaker_executor *ex, const breaker_result *res) {
+    enum breaker_result_kind k =
+        res->kind == BREAKER_RESULT_FALLBACK ? res->fallback_of : res->kind;
+    switch (k) {
+    case BREAKER_RESULT_SUCCEEDED:
+        count(&ex->n.succeeded, 1);
+        break;
+    case BREAKER_RESULT_FAILED:
+        count(&ex->n.failed, 1);
+        break;
+    case BREAKER_RESULT_REFUSED:
+        if (res->layer == BREAKER_LAYER_DEADLINE) count(&ex->n.refused_deadline, 1);
+        if (res->layer == BREAKER_LAYER_BULKHEAD) count(&ex->n.refused_bulkhead, 1);
+        if (res->layer == BREAKER_LAYER_BREAKER) count(&ex->n.refused_breaker, 1);
+        break;
+    case BREAKER_RESULT_CANCELLED:
+        count(&ex->n.cancelled, 1);
+        break;
+    case BREAKER_RESULT_FALLBACK:
+        break;
+    }
+    if (res->kind == BREAKER_RESULT_FALLBACK) count(&ex->n.fallbacks, 1);
+    count(&ex->n.breaker_records, res->breaker_records);
+}
+
+int breaker_executor_run(breaker_executor *ex, const breaker_call *call, breaker_result *res) {
+    if (call->op == NULL) return BREAKER_EINVAL;
+    memset(res, 0, sizeof(*res));
+    res->outcome = BREAKER_IGNORED;
+    count(&ex->n.requests, 1);
+    uint64_t seq = atomic_fetch_add_explicit(&ex->sequence, 1, memory_order_relaxed);
+    struct run r = {.ex = ex,
+                    .call = call,
+                    .deadline = call->deadline_ns == 0 ? BREAKER_NO_DEADLINE : call->deadline_ns,
+                    .rng = ex->seed ^ (seq * UINT64_C(0xd1b54a32d192ed03))};
+    uint64_t start = now_of(ex);
+
+    if (start >= r.deadline) {
+        stop(res, BREAKER_LAYER_DEADLINE, BREAKER_DEADLINE_EXCEEDED, UINT64_MAX);
+        goto done;
+    }
+    breaker_bulkhead *bh = ex->cfg.bulkhead;
+    if (bh != NULL) {
+        uint64_t wait = breaker_deadline_remaining(r.deadline, start);
+        if (wait > ex->cfg.bulkhead_max_wait_ns) wait = ex->cfg.bulkhead_max_wait_ns;
+        int rc =
+            wait == 0 ? breaker_bulkhead_try_acquire(bh) : breaker_bulkhead_acquire_wait(bh, wait);
+        if (rc != BREAKER_OK) {
+            /* 0: a slot may free at any moment; the caller may try again. */
+            stop(res, BREAKER_LAYER_BULKHEAD, rc, 0);
+            goto done;
+        }
+    }
+    if (ex->cfg.budget != NULL) breaker_retry_budget_deposit(ex->cfg.budget);
+    if (ex->cfg.breaker != NULL && ex->cfg.order == BREAKER_ORDER_BREAKER_OUTSIDE_RETRY)
+        breaker_outside(&r, ex->cfg.breaker, res);
+    else
+        attempts(&r, ex->cfg.breaker, res);
+    if (bh != NULL) (void)breaker_bulkhead_release(bh);
+
+done:
+    res->elapsed_ns = now_of(ex) - start;
+    run_fallback(call, res);
+    count_result(ex, res);
+    return BREAKER_OK;
+}
+
+int breaker_executor_stats_get(breaker_executor *ex, breaker_executor_stats *out) {
+#define READ(f) out->f = atomic_load_explicit(&ex->n.f, memory_order_relaxed)
+    READ(requests);
+    READ(attempts);
+    READ(retries);
+    READ(succeeded);
+    READ(failed);
+    READ(refused_deadline);
+    READ(refused_bulkhead);
+    READ(refused_breaker);
+    READ(stopped_breaker);
+    READ(stopped_budget);
+    READ(stopped_deadline);
+    READ(late);
+    READ(fallbacks);
+    READ(cancelled);
+    READ(breaker_records);
+    READ(slept_ns);
+#undef READ
+    return BREAKER_OK;
+}
+
+const char *breaker_result_kind_name(enum breaker_result_kind kind) {
+    switch (kind) {
+    case BREAKER_RESULT_SUCCEEDED:
+        return "succeeded";
+    case BREAKER_RESULT_FAILED:
+        return "failed";
+    case BREAKER_RESULT_REFUSED:
+        return "refused";
+    case BREAKER_RESULT_FALLBACK:
+        return "fallback";
+    case BREAKER_RESULT_CANCELLED:
+        return "cancelled";
+    }
+    return "unknown";
+}
+
+const char *breaker_layer_name(enum breaker_layer layer) {
+    switch (layer) {
+    case BREAKER_LAYER_NONE:
+        return "none";
+    case BREAKER_LAYER_DEADLINE:
+        return "deadline";
+    case BREAKER_LAYER_BULKHEAD:
+        return "bulkhead";
+    case BREAKER_LAYER_BREAKER:
+        return "breaker";
+    case BREAKER_LAYER_RETRY_BUDGET:
+        return "retry_budget";
+    case BREAKER_LAYER_RETRY_POLICY:
+        return "retry_policy";
+    case BREAKER_LAYER_CALLER:
+        return "caller";
+    }
+    return "unknown";
+}
+
+const char *breaker_order_name(enum breaker_order order) {
+    switch (order) {
+    case BREAKER_ORDER_RETRY_OUTSIDE_BREAKER:
+        return "retry_outside_breaker";
+    case BREAKER_ORDER_BREAKER_OUTSIDE_RETRY:
+        return "breaker_outside_retry";
+    }
+    return "unknown";
+}
+
+const char *breaker_jitter_name(enum breaker_jitter jitter) {
+    switch (jitter) {
+    case BREAKER_JITTER_FULL:
+        return "full";
+    case BREAKER_JITTER_DECORRELATED:
+        return "decorrelated";
+    case BREAKER_JITTER_NONE:
+        return "none";
+    }
+    return "unknown";
+}

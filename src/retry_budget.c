@@ -1,0 +1,164 @@
+/*
+ * retry_budget.c - a sliding-window budget that caps the extra load retries
+ * add: a retry is allowed while
+ *     retries in window < min_retries + ratio * requests in window.
+ *
+ * The window is a ring of buckets, each stamped with the bucket number it
+ * counts (time / bucket width); a bucket whose stamp is older than the window
+ * counts nothing and is reused. All of it sits behind one mutex: the budget is
+ * asked once per request and once per retry, next to a network call, so a few
+ * tens of uncontended nanoseconds buy a window that is exact and simple to
+ * check, where a lock-free ring would need the reset/increment races the
+ * core's window solves.
+ */
+#include "breaker/compose.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#define SEC UINT64_C(1000000000)
+
+#define DEFAULT_RATIO       0.2
+#define DEFAULT_MIN_RETRIES 10u
+#define DEFAULT_WINDOW_NS   (10 * SEC)
+#define DEFAULT_BUCKETS     10u
+#define MAX_BUCKETS         600u
+#define MAX_MIN_RETRIES     1000000u
+#define MAX_RATIO           1000.0
+
+struct budget_bucket {
+    uint64_t stamp; /* bucket number (time / width) + 1; 0 = never used */
+    uint64_t requests;
+    uint64_t retries;
+};
+
+struct breaker_retry_budget {
+    pthread_mutex_t lock;
+    breaker_clock_fn *clock;
+    void *clock_ctx;
+    double ratio;
+    uint64_t min_retries;
+    uint64_t bucket_ns;
+    uint32_t nbuckets;
+    uint64_t latest; /* newest stamp seen: time read before the lock by a
+                        slow thread must not reset a newer bucket */
+    uint64_t deposits, withdrawals, refused;
+    struct budget_bucket buckets[]; /* nbuckets */
+};
+
+void breaker_retry_budget_config_init(breaker_retry_budget_config *cfg) {
+    cfg->ratio = DEFAULT_RATIO;
+    cfg->min_retries = DEFAULT_MIN_RETRIES;
+    cfg->window_ns = DEFAULT_WINDOW_NS;
+    cfg->buckets = DEFAULT_BUCKETS;
+    cfg->clock = NULL;
+    cfg->clock_ctx = NULL;
+}
+
+int breaker_retry_budget_create(const breaker_retry_budget_config *cfg,
+                                breaker_retry_budget **out) {
+    if (out == NULL) return BREAKER_EINVAL;
+    *out = NULL;
+    breaker_retry_budget_config c;
+    breaker_retry_budget_config_init(&c);
+    if (cfg != NULL) c = *cfg;
+    uint32_t nb = c.buckets != 0 ? c.buckets : DEFAULT_BUCKETS;
+    uint64_t window = c.window_ns != 0 ? c.window_ns : DEFAULT_WINDOW_NS;
+    /* `!(x >= 0)` also refuses NaN. */
+    if (!(c.ratio >= 0.0) || c.ratio > MAX_RATIO || c.min_retries > MAX_MIN_RETRIES ||
+        nb > MAX_BUCKETS || window < nb)
+        return BREAKER_EINVAL;
+    breaker_retry_budget *b = calloc(1, sizeof(*b) + nb * sizeof(b->buckets[0]));
+    if (b == NULL) return BREAKER_ENOMEM;
+    if (pthread_mutex_init(&b->lock, NULL) != 0) {
+        free(b);
+        return BREAKER_ENOMEM;
+    }
+    b->clock = c.clock != NULL ? c.clock : breaker_monotonic_ns;
+    b->clock_ctx = c.clock_ctx;
+    b->ratio = c.ratio;
+    b->min_retries = c.min_retries;
+    b->nbuckets = nb;
+    b->bucket_ns = window / nb;
+    *out = b;
+    return BREAKER_OK;
+}
+
+void breaker_retry_budget_destroy(breaker_retry_budget *b) {
+    if (b == NULL) return;
+    pthread_mutex_destroy(&b->lock);
+    free(b);
+}
+
+/* The bucket for now, emptied if it last counted an earlier span. Call with
+ * the lock held. */
+static struct budget_bucket *current_bucket(breaker_retry_budget *b, uint64_t *stamp_io) {
+    if (*stamp_io < b->latest) *stamp_io = b->latest;
+    b->latest = *stamp_io;
+    uint64_t stamp = *stamp_io;
+    struct budget_bucket *bk = &b->buckets[stamp % b->nbuckets];
+    if (bk->stamp != stamp) {
+        bk->stamp = stamp;
+        bk->requests = 0;
+        bk->retries = 0;
+    }
+    return bk;
+}
+
+/* Requests and retries in the window ending with bucket `stamp`. */
+static void window_sums(const breaker_retry_budget *b, uint64_t stamp, uint64_t *requests,
+                        uint64_t *retries) {
+    uint64_t rq = 0, rt = 0;
+    for (uint32_t i = 0; i < b->nbuckets; i++) {
+        const struct budget_bucket *bk = &b->buckets[i];
+        if (bk->stamp != 0 && bk->stamp <= stamp && stamp - bk->stamp < b->nbuckets) {
+            rq += bk->requests;
+            rt += bk->retries;
+        }
+    }
+    *requests = rq;
+    *retries = rt;
+}
+
+static uint64_t stamp_now(const breaker_retry_budget *b) {
+    return b->clock(b->clock_ctx) / b->bucket_ns + 1;
+}
+
+void breaker_retry_budget_deposit(breaker_retry_budget *b) {
+    uint64_t stamp = stamp_now(b);
+    pthread_mutex_lock(&b->lock);
+    current_bucket(b, &stamp)->requests++;
+    b->deposits++;
+    pthread_mutex_unlock(&b->lock);
+}
+
+int breaker_retry_budget_withdraw(breaker_retry_budget *b) {
+    uint64_t stamp = stamp_now(b);
+    uint64_t requests, retries;
+    int rc;
+    pthread_mutex_lock(&b->lock);
+    struct budget_bucket *bk = current_bucket(b, &stamp);
+    window_sums(b, stamp, &requests, &retries);
+    if ((double)retries < (double)b->min_retries + b->ratio * (double)requests) {
+        bk->retries++;
+        b->withdrawals++;
+        rc = BREAKER_OK;
+    } else {
+        b->refused++;
+        rc = BREAKER_RETRY_BUDGET_EXHAUSTED;
+    }
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+int breaker_retry_budget_stats_get(breaker_retry_budget *b, breaker_retry_budget_stats *out) {
+    uint64_t stamp = stamp_now(b);
+    pthread_mutex_lock(&b->lock);
+    if (stamp < b->latest) stamp = b->latest;
+    out->deposits = b->deposits;
+    out->withdrawals = b->withdrawals;
+    out->refused = b->refused;
+    window_sums(b, stamp, &out->window_requests, &out->window_retries);
+    pthread_mutex_unlock(&b->lock);
+    return BREAKER_OK;
+}
