@@ -1,0 +1,245 @@
+/*
+ * test_retry.c - the retry policy's backoff and the retry budget, alone and
+ * bounding the attempts of an executor under a sustained outage.
+ */
+#include "compose_util.h"
+
+#include <stdio.h>
+
+static void policy_defaults_and_validation_name_the_field(void **state) {
+    (void)state;
+    breaker_retry_policy p;
+    breaker_retry_policy_init(&p);
+    assert_int_equal(p.max_attempts, 3);
+    assert_int_equal(p.base_ns, 100 * MS);
+    assert_int_equal(p.max_backoff_ns, 10 * SEC);
+    assert_int_equal(p.jitter, BREAKER_JITTER_FULL);
+    char msg[128];
+    assert_int_equal(breaker_retry_policy_validate(&p, msg, sizeof(msg)), BREAKER_OK);
+    p.max_attempts = 101;
+    assert_int_equal(breaker_retry_policy_validate(&p, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "max_attempts"));
+    breaker_retry_policy_init(&p);
+    p.base_ns = 2 * SEC;
+    p.max_backoff_ns = 1 * SEC;
+    assert_int_equal(breaker_retry_policy_validate(&p, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "max_backoff_ns"));
+    breaker_retry_policy_init(&p);
+    p.jitter = (enum breaker_jitter)9;
+    assert_int_equal(breaker_retry_policy_validate(&p, NULL, 0), BREAKER_EINVAL);
+}
+
+static void unjittered_backoff_doubles_up_to_the_cap(void **state) {
+    (void)state;
+    breaker_retry_policy p;
+    breaker_retry_policy_init(&p);
+    p.jitter = BREAKER_JITTER_NONE;
+    p.base_ns = 100 * MS;
+    p.max_backoff_ns = 1 * SEC;
+    uint64_t want[] = {100 * MS, 200 * MS, 400 * MS, 800 * MS, 1 * SEC, 1 * SEC};
+    for (uint32_t n = 1; n <= 6; n++)
+        assert_int_equal(breaker_retry_backoff_ns(&p, n, 0, 12345), want[n - 1]);
+    /* No overflow however far the retries go. */
+    assert_int_equal(breaker_retry_backoff_ns(&p, 1000, 0, 1), 1 * SEC);
+}
+
+static uint64_t splitmix(uint64_t *s) {
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static void full_jitter_spreads_over_the_whole_exponential_envelope(void **state) {
+    (void)state;
+    breaker_retry_policy p;
+    breaker_retry_policy_init(&p);
+    p.base_ns = 100 * MS;
+    p.max_backoff_ns = 1 * SEC;
+    uint64_t rng = 1;
+    for (uint32_t n = 1; n <= 8; n++) {
+        uint64_t envelope = n >= 5 ? 1 * SEC : (100 * MS) << (n - 1);
+        uint64_t lo = UINT64_MAX, hi = 0, sum = 0;
+        for (int i = 0; i < 2000; i++) {
+            uint64_t d = breaker_retry_backoff_ns(&p, n, 0, splitmix(&rng));
+            assert_true(d <= envelope);
+            lo = d < lo ? d : lo;
+            hi = d > hi ? d : hi;
+            sum += d;
+        }
+        /* Uniform over [0, envelope]: reaches both ends, averages the middle. */
+        assert_true(lo < envelope / 50);
+        assert_true(hi > envelope - envelope / 50);
+        uint64_t mean = sum / 2000;
+        assert_true(mean > envelope * 45 / 100 && mean < envelope * 55 / 100);
+    }
+}
+
+static void decorrelated_jitter_stays_between_base_and_three_times_previous(void **state) {
+    (void)state;
+    breaker_retry_policy p;
+    breaker_retry_policy_init(&p);
+    p.jitter = BREAKER_JITTER_DECORRELATED;
+    p.base_ns = 10 * MS;
+    p.max_backoff_ns = 2 * SEC;
+    uint64_t rng = 3, prev = 0;
+    bool reached_cap = false;
+    for (uint32_t n = 1; n <= 400; n++) {
+        uint64_t d = breaker_retry_backoff_ns(&p, n, prev, splitmix(&rng));
+        uint64_t bound = (prev < p.base_ns ? p.base_ns : prev) * 3;
+        if (bound > p.max_backoff_ns) bound = p.max_backoff_ns;
+        assert_true(d >= p.base_ns);
+        assert_true(d <= bound);
+        if (d > p.max_backoff_ns * 9 / 10) reached_cap = true;
+        prev = d;
+    }
+    assert_true(reached_cap);
+}
+
+static breaker_retry_budget *make_budget(struct fake_clock *clock, double ratio,
+                                         uint32_t min_retries, uint64_t window) {
+    breaker_retry_budget_config cfg;
+    breaker_retry_budget_config_init(&cfg);
+    cfg.ratio = ratio;
+    cfg.min_retries = min_retries;
+    cfg.window_ns = window;
+    cfg.buckets = 10;
+    cfg.clock = fake_clock_read;
+    cfg.clock_ctx = clock;
+    breaker_retry_budget *b = NULL;
+    assert_int_equal(breaker_retry_budget_create(&cfg, &b), BREAKER_OK);
+    return b;
+}
+
+static void budget_allows_min_retries_plus_ratio_of_requests(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_retry_budget *b = make_budget(&clock, 0.5, 2, 10 * SEC);
+    /* No requests yet: only the floor. */
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_OK);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_OK);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_RETRY_BUDGET_EXHAUSTED);
+    /* 10 requests at ratio 0.5 buy 5 more retries, not 6. */
+    for (int i = 0; i < 10; i++)
+        breaker_retry_budget_deposit(b);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_OK);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_RETRY_BUDGET_EXHAUSTED);
+    breaker_retry_budget_stats st;
+    assert_int_equal(breaker_retry_budget_stats_get(b, &st), BREAKER_OK);
+    assert_int_equal(st.deposits, 10);
+    assert_int_equal(st.withdrawals, 7);
+    assert_int_equal(st.refused, 2);
+    assert_int_equal(st.window_requests, 10);
+    assert_int_equal(st.window_retries, 7);
+    breaker_retry_budget_destroy(b);
+}
+
+static void budget_window_slides_old_traffic_out(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_retry_budget *b = make_budget(&clock, 1.0, 0, 10 * SEC);
+    for (int i = 0; i < 4; i++)
+        breaker_retry_budget_deposit(b);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_OK);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_RETRY_BUDGET_EXHAUSTED);
+    /* Within the window the spent retries still count... */
+    fake_clock_advance(&clock, 9 * SEC);
+    breaker_retry_budget_deposit(b);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_OK);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_RETRY_BUDGET_EXHAUSTED);
+    /* ...once they have left it, the one recent request buys one retry
+     * (already spent), and nothing older helps. */
+    fake_clock_advance(&clock, 2 * SEC);
+    breaker_retry_budget_stats st;
+    assert_int_equal(breaker_retry_budget_stats_get(b, &st), BREAKER_OK);
+    assert_int_equal(st.window_requests, 1);
+    assert_int_equal(st.window_retries, 1);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_RETRY_BUDGET_EXHAUSTED);
+    fake_clock_advance(&clock, 10 * SEC);
+    breaker_retry_budget_deposit(b);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_OK);
+    breaker_retry_budget_destroy(b);
+}
+
+static void budget_configuration_is_validated(void **state) {
+    (void)state;
+    breaker_retry_budget_config cfg;
+    breaker_retry_budget *b = NULL;
+    breaker_retry_budget_config_init(&cfg);
+    assert_true(cfg.ratio > 0.19 && cfg.ratio < 0.21);
+    assert_int_equal(cfg.min_retries, 10);
+    cfg.ratio = -1;
+    assert_int_equal(breaker_retry_budget_create(&cfg, &b), BREAKER_EINVAL);
+    assert_null(b);
+    breaker_retry_budget_config_init(&cfg);
+    cfg.buckets = 601;
+    assert_int_equal(breaker_retry_budget_create(&cfg, &b), BREAKER_EINVAL);
+    assert_int_equal(breaker_retry_budget_create(NULL, &b), BREAKER_OK);
+    breaker_retry_budget_destroy(b);
+}
+
+/* A dependency that fails every call for 60 s while 100 requests a second
+ * arrive, each allowed 3 attempts. Without a budget that is 3 attempts per
+ * request; with ratio 0.1 it must stay near 1.1. */
+static void budget_bounds_attempts_under_sustained_outage(void **state) {
+    (void)state;
+    const double ratio = 0.1;
+    const uint32_t min_retries = 5;
+    const uint64_t window = 10 * SEC;
+    const unsigned requests = 6000;
+    for (int with_budget = 0; with_budget <= 1; with_budget++) {
+        struct fake_clock clock = {0};
+        struct fake_sleep sl = {.clock = &clock};
+        struct dependency dep = {.clock = &clock, .answer = BREAKER_FAILURE, .error = 503};
+        breaker_retry_budget *budget =
+            with_budget ? make_budget(&clock, ratio, min_retries, window) : NULL;
+        breaker_executor_config cfg;
+        exec_config(&cfg, &clock, &sl);
+        cfg.retry.base_ns = 1 * MS;
+        cfg.budget = budget;
+        breaker_executor *ex = make_executor(&cfg);
+        breaker_call call = idempotent_call(&dep);
+        uint64_t t = 0;
+        for (unsigned i = 0; i < requests; i++) {
+            t += 10 * MS; /* 100 requests/s of arrivals, whatever the retries took */
+            if (fake_clock_read(&clock) < t) atomic_store(&clock.now, t);
+            (void)run_call(ex, &call);
+        }
+        breaker_executor_stats st = exec_stats(ex);
+        assert_int_equal(st.requests, requests);
+        if (!with_budget) {
+            assert_int_equal(dep.calls, 3 * requests);
+        } else {
+            uint64_t windows = fake_clock_read(&clock) / window + 1;
+            double bound = requests * (1.0 + ratio) + (double)(min_retries * windows);
+            printf("# outage: %u requests, %u attempts with budget (bound %.0f, %u without)\n",
+                   requests, dep.calls, bound, 3 * requests);
+            assert_true(dep.calls <= bound);
+            assert_true(dep.calls > requests * (1.0 + ratio * 0.9)); /* it did allow retries */
+            /* Most requests had their retries refused by the budget. */
+            assert_true(st.stopped_budget > requests / 2);
+            breaker_retry_budget_stats bs;
+            assert_int_equal(breaker_retry_budget_stats_get(budget, &bs), BREAKER_OK);
+            assert_int_equal(bs.deposits, requests);
+            assert_int_equal(bs.withdrawals, st.retries);
+        }
+        breaker_executor_destroy(ex);
+        breaker_retry_budget_destroy(budget);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(policy_defaults_and_validation_name_the_field),
+        cmocka_unit_test(unjittered_backoff_doubles_up_to_the_cap),
+        cmocka_unit_test(full_jitter_spreads_over_the_whole_exponential_envelope),
+        cmocka_unit_test(decorrelated_jitter_stays_between_base_and_three_times_previous),
+        cmocka_unit_test(budget_allows_min_retries_plus_ratio_of_requests),
+        cmocka_unit_test(budget_window_slides_old_traffic_out),
+        cmocka_unit_test(budget_configuration_is_validated),
+        cmocka_unit_test(budget_bounds_attempts_under_sustained_outage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
