@@ -4,7 +4,8 @@
  *
  * The library stays free of dependencies, so the JSON is written by hand.
  * Two rules keep it correct for any input: every string goes through
- * breaker__out_json_string() (quotes, backslashes and control bytes escaped),
+ * breaker__out_json_string() (quotes, backslashes and control bytes escaped,
+ * bytes that are not UTF-8 replaced),
  * and every number is written by integer formatting (no printf %g, whose
  * output depends on the locale and can be "nan" or "inf", which JSON lacks).
  */
@@ -58,15 +59,50 @@ void breaker__out_ratio(struct breaker__out *o, double r) {
     breaker__out_mem(o, tmp, (size_t)n);
 }
 
-void breaker__out_json_string(struct breaker__out *o, const char *s) {
+/* The length of the well-formed UTF-8 sequence at `s` (2..4 bytes), or 0.
+ * (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF.) */
+static size_t utf8_sequence(const unsigned char *s) {
+    unsigned char c = s[0];
+    unsigned char lo = 0x80, hi = 0xbf;
+    size_t n;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        if (c == 0xe0) lo = 0xa0;
+        if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        if (c == 0xf0) lo = 0x90;
+        if (c == 0xf4) hi = 0x8f;
+    } else {
+        return 0;
+    }
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf) return 0;
+    return n;
+}
+
+void breaker__out_json_string(struct breaker__out *o, const char *str) {
     static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
+    const unsigned char *run = s;
     breaker__out_mem(o, "\"", 1);
-    const char *run = s;
-    for (; *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) continue;
-        breaker__out_mem(o, run, (size_t)(s - run));
-        run = s + 1;
+    while (*s != '\0') {
+        unsigned char c = *s;
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+            s++;
+            continue;
+        }
+        if (c >= 0x80) {
+            size_t n = utf8_sequence(s);
+            if (n > 0) { /* well-formed: copied as is */
+                s += n;
+                continue;
+            }
+        }
+        breaker__out_mem(o, (const char *)run, (size_t)(s - run));
         switch (c) {
         case '"':
             breaker__out_mem(o, "\\\"", 2);
@@ -83,13 +119,20 @@ void breaker__out_json_string(struct breaker__out *o, const char *s) {
         case '\t':
             breaker__out_mem(o, "\\t", 2);
             break;
-        default: {
-            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            breaker__out_mem(o, u, sizeof(u));
+        default:
+            if (c >= 0x80) {
+                /* A byte that is not UTF-8: JSON text must be, so it becomes
+                 * U+FFFD, the replacement character. */
+                breaker__out_mem(o, "\\ufffd", 6);
+            } else {
+                char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+                breaker__out_mem(o, u, sizeof(u));
+            }
         }
-        }
+        s++;
+        run = s;
     }
-    breaker__out_mem(o, run, (size_t)(s - run));
+    breaker__out_mem(o, (const char *)run, (size_t)(s - run));
     breaker__out_mem(o, "\"", 1);
 }
 

@@ -900,6 +900,19 @@ int breaker__snapshots_take(breaker_registry *reg, int with_history, struct brea
         return rc;
     }
     if (c.n > 1) qsort(c.v, c.n, sizeof(*c.v), by_name);
+    /* A breaker evicted during the walk and created again under the same name
+     * in a slot not yet visited is seen twice; an export must name a series
+     * once, so keep one (either is a true picture of a moment of the walk). */
+    size_t kept = 0;
+    for (size_t i = 0; i < c.n; i++) {
+        if (kept > 0 && strcmp(c.v[kept - 1].name, c.v[i].name) == 0) {
+            free(c.v[i].history);
+            continue;
+        }
+        if (kept != i) c.v[kept] = c.v[i];
+        kept++;
+    }
+    c.n = kept;
     /* Point into each element only now that the array no longer moves. */
     for (size_t i = 0; i < c.n; i++) {
         c.v[i].info.name = c.v[i].name;

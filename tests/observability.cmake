@@ -1,0 +1,34 @@
+# Named breakers and observability (issue 4): the registry, its events,
+# history and flapping, and the Prometheus and JSON exports. The export tests
+# validate their output with real consumers: promtool (Debian package
+# prometheus) and the jansson JSON parser (libjansson-dev), both listed in
+# scripts/deps/observability.txt. When one is missing the build still works
+# and the test that needs it fails saying what to install: a validation that
+# silently does not run would prove nothing.
+breaker_add_test(test_registry SOURCES test_registry.c TIMEOUT 60)
+breaker_add_test(test_registry_concurrency
+  SOURCES test_registry_concurrency.c
+  LABELS concurrency
+  TIMEOUT 120)
+
+function(breaker_missing_dependency_test name what)
+  add_test(NAME ${name} COMMAND sh -c
+    "echo '${name}: ${what} not found at configure time; run make deps and reconfigure' >&2; exit 1")
+endfunction()
+
+find_program(BREAKER_PROMTOOL promtool)
+if(BREAKER_PROMTOOL)
+  breaker_add_test(test_export_prometheus SOURCES test_export_prometheus.c TIMEOUT 60)
+  target_compile_definitions(test_export_prometheus PRIVATE
+    BREAKER_PROMTOOL="${BREAKER_PROMTOOL}")
+else()
+  breaker_missing_dependency_test(test_export_prometheus "promtool (Debian package prometheus)")
+endif()
+
+pkg_check_modules(JANSSON IMPORTED_TARGET jansson)
+if(JANSSON_FOUND)
+  breaker_add_test(test_export_json SOURCES test_export_json.c LIBS PkgConfig::JANSSON
+    TIMEOUT 60)
+else()
+  breaker_missing_dependency_test(test_export_json "jansson (libjansson-dev)")
+endif()

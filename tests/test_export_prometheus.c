@@ -1,0 +1,236 @@
+/*
+ * test_export_prometheus.c - the Prometheus exposition of a registry with a
+ * breaker in every state, validated by promtool (the Prometheus project's
+ * own checker, `promtool check metrics`: syntax and naming lint).
+ */
+#define _GNU_SOURCE /* mkstemp, fdopen */
+#include "test_util.h"
+
+#include <breaker/registry.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef BREAKER_PROMTOOL
+#define BREAKER_PROMTOOL "promtool"
+#endif
+
+static char text[256 * 1024];
+
+/* Run promtool on `body`; @return its exit status, its report in `report`. */
+static int promtool_check(const char *body, char *report, size_t report_len) {
+    char path[] = "/tmp/breaker-promtool-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs(body, f);
+    fclose(f);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "'%s' check metrics < '%s' 2>&1", BREAKER_PROMTOOL, path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(report, 1, report_len - 1, p);
+    report[n] = '\0';
+    int status = pclose(p);
+    unlink(path);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static breaker *get(breaker_registry *reg, const char *name) {
+    breaker *b = NULL;
+    assert_int_equal(breaker_registry_get(reg, name, &b), BREAKER_OK);
+    return b;
+}
+
+static void trip(breaker *b) {
+    for (int i = 0; i < 3; i++)
+        call_ok(b, BREAKER_FAILURE);
+}
+
+struct world {
+    struct fake_clock clock;
+    breaker_registry *reg;
+    breaker *b[8];
+    int n;
+    breaker_permit probe;
+};
+
+/* closed (with traffic), open (waiting), open awaiting a probe, half_open
+ * (a probe in flight), forced_open, forced_closed, and a flapping one. */
+static void build_world(struct world *w) {
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    test_config(&rc.defaults, &w->clock, NULL);
+    rc.defaults.trip = BREAKER_TRIP_CONSECUTIVE;
+    rc.defaults.failure_threshold = 3;
+    rc.defaults.open_ns = 10 * SEC;
+    rc.defaults.half_open_successes = 1;
+    rc.defaults.slow_call_ns = 1 * SEC;
+    rc.flap_threshold = 2;
+    rc.clock = fake_clock_read;
+    rc.clock_ctx = &w->clock;
+    assert_int_equal(breaker_registry_create(&rc, &w->reg), BREAKER_OK);
+    breaker_registry *reg = w->reg;
+
+    breaker *flapping = get(reg, "shipping.quote");
+    trip(flapping);
+    fake_clock_advance(&w->clock, 10 * SEC);
+    call_ok(flapping, BREAKER_SUCCESS); /* 3 transitions > 2 */
+
+    breaker *awaiting = get(reg, "inventory.lookup");
+    trip(awaiting);
+    breaker *half = get(reg, "payments.refund");
+    trip(half);
+    fake_clock_advance(&w->clock, 11 * SEC); /* both waits are over */
+    assert_int_equal(breaker_acquire(half, &w->probe), BREAKER_OK);
+
+    breaker *closed = get(reg, "payments.charge");
+    breaker_permit p;
+    call_ok(closed, BREAKER_SUCCESS);
+    call_ok(closed, BREAKER_FAILURE);
+    assert_int_equal(breaker_acquire(closed, &p), BREAKER_OK);
+    fake_clock_advance(&w->clock, 2 * SEC);
+    assert_int_equal(breaker_complete(closed, &p, BREAKER_SUCCESS), BREAKER_OK); /* slow */
+    assert_int_equal(breaker_complete(closed, &p, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
+    assert_int_equal(breaker_acquire(closed, &p), BREAKER_OK);
+    assert_int_equal(breaker_complete(closed, &p, BREAKER_CANCELLED), BREAKER_OK);
+
+    breaker *open = get(reg, "search.index");
+    trip(open);
+    breaker_permit refused;
+    assert_int_equal(breaker_acquire(open, &refused), BREAKER_REJECTED_OPEN);
+
+    breaker *forced_open = get(reg, "email.send");
+    assert_int_equal(breaker_force_open(forced_open), BREAKER_OK);
+    breaker *forced_closed = get(reg, "audit.log");
+    assert_int_equal(breaker_force_closed(forced_closed), BREAKER_OK);
+
+    breaker *all[] = {flapping, awaiting, half, closed, open, forced_open, forced_closed};
+    w->n = 7;
+    memcpy(w->b, all, sizeof(all));
+}
+
+static void destroy_world(struct world *w) {
+    for (int i = 0; i < w->n; i++)
+        assert_int_equal(breaker_registry_release(w->reg, w->b[i]), BREAKER_OK);
+    breaker_registry_destroy(w->reg);
+}
+
+static void expect_line(const char *line) {
+    char needle[512];
+    snprintf(needle, sizeof(needle), "\n%s\n", line);
+    if (strstr(text, needle) == NULL) fail_msg("missing line: %s\n---\n%s", line, text);
+}
+
+static void promtool_accepts_a_registry_with_breakers_in_every_state(void **state) {
+    (void)state;
+    static struct world w;
+    memset(&w, 0, sizeof(w));
+    build_world(&w);
+    size_t len = 0;
+    assert_int_equal(breaker_registry_export_prometheus(w.reg, text, sizeof(text), &len),
+                     BREAKER_OK);
+    assert_int_equal(len, strlen(text));
+
+    char report[4096];
+    int status = promtool_check(text, report, sizeof(report));
+    if (status != 0) fail_msg("promtool exit %d:\n%s\n---\n%s", status, report, text);
+
+    expect_line("breaker_state{breaker=\"payments.charge\",state=\"closed\"} 1");
+    expect_line("breaker_state{breaker=\"payments.charge\",state=\"open\"} 0");
+    expect_line("breaker_state{breaker=\"search.index\",state=\"open\"} 1");
+    expect_line("breaker_state{breaker=\"payments.refund\",state=\"half_open\"} 1");
+    expect_line("breaker_state{breaker=\"email.send\",state=\"forced_open\"} 1");
+    expect_line("breaker_state{breaker=\"audit.log\",state=\"forced_closed\"} 1");
+    expect_line("breaker_calls_total{breaker=\"payments.charge\",outcome=\"success\"} 2");
+    expect_line("breaker_calls_total{breaker=\"payments.charge\",outcome=\"failure\"} 1");
+    expect_line("breaker_calls_total{breaker=\"payments.charge\",outcome=\"ignored\"} 1");
+    expect_line("breaker_cancelled_calls_total{breaker=\"payments.charge\"} 1");
+    expect_line("breaker_slow_calls_total{breaker=\"payments.charge\"} 1");
+    expect_line("breaker_duplicate_completions_total{breaker=\"payments.charge\"} 1");
+    expect_line("breaker_rejected_calls_total{breaker=\"search.index\",reason=\"open\"} 1");
+    expect_line(
+        "breaker_transitions_total{breaker=\"search.index\",from=\"closed\",to=\"open\"} 1");
+    expect_line(
+        "breaker_transitions_total{breaker=\"search.index\",from=\"half_open\",to=\"closed\"} 0");
+    expect_line("breaker_transitions_total{breaker=\"email.send\",from=\"closed\","
+                "to=\"forced_open\"} 1");
+    expect_line("breaker_probes_in_flight{breaker=\"payments.refund\"} 1");
+    expect_line("breaker_probes_total{breaker=\"shipping.quote\",result=\"success\"} 1");
+    expect_line("breaker_next_probe_seconds{breaker=\"search.index\"} 10.000000000");
+    expect_line("breaker_next_probe_seconds{breaker=\"email.send\"} +Inf");
+    expect_line("breaker_next_probe_seconds{breaker=\"inventory.lookup\"} 0.000000000");
+    expect_line("breaker_open_awaiting_probe{breaker=\"inventory.lookup\"} 1");
+    expect_line("breaker_open_awaiting_probe{breaker=\"search.index\"} 0");
+    expect_line("breaker_flapping{breaker=\"shipping.quote\"} 1");
+    expect_line("breaker_flapping{breaker=\"payments.charge\"} 0");
+    expect_line("breaker_state_seconds_total{breaker=\"shipping.quote\",state=\"open\"} "
+                "10.000000000");
+    expect_line("breaker_registry_breakers 7");
+    expect_line("breaker_registry_created_total 7");
+    /* Sorted by name: audit.log's series come first in each family. */
+    assert_true(strstr(text, "breaker_state{breaker=\"audit.log\"") <
+                strstr(text, "breaker_state{breaker=\"email.send\""));
+    destroy_world(&w);
+}
+
+static void promtool_rejects_broken_exposition_so_the_check_can_fail(void **state) {
+    (void)state;
+    char report[4096];
+    /* A counter without _total (a lint error) and a torn label set. */
+    assert_int_not_equal(promtool_check("# HELP x_calls c\n# TYPE x_calls counter\nx_calls 1\n",
+                                        report, sizeof(report)),
+                         0);
+    assert_int_not_equal(promtool_check("x{breaker=\"a} 1\n", report, sizeof(report)), 0);
+}
+
+static void a_small_buffer_gets_enospc_and_the_size_it_needs(void **state) {
+    (void)state;
+    static struct world w;
+    memset(&w, 0, sizeof(w));
+    build_world(&w);
+    char small[64];
+    size_t need = 0;
+    assert_int_equal(breaker_registry_export_prometheus(w.reg, small, sizeof(small), &need),
+                     BREAKER_ENOSPC);
+    assert_string_equal(small, "");
+    assert_true(need > sizeof(small));
+    char *exact = malloc(need);
+    size_t len = 0;
+    assert_int_equal(breaker_registry_export_prometheus(w.reg, exact, need, &len), BREAKER_OK);
+    assert_int_equal(len + 1, need);
+    assert_int_equal(strlen(exact), len);
+    assert_int_equal(breaker_registry_export_prometheus(w.reg, exact, need - 1, &len),
+                     BREAKER_ENOSPC);
+    free(exact);
+    assert_int_equal(breaker_registry_export_prometheus(w.reg, NULL, 0, &len), BREAKER_ENOSPC);
+    assert_int_equal(len, need);
+    destroy_world(&w);
+}
+
+static void an_empty_registry_exports_only_its_own_valid_metrics(void **state) {
+    (void)state;
+    breaker_registry *reg = NULL;
+    assert_int_equal(breaker_registry_create(NULL, &reg), BREAKER_OK);
+    assert_int_equal(breaker_registry_export_prometheus(reg, text, sizeof(text), NULL), BREAKER_OK);
+    char report[4096];
+    int status = promtool_check(text, report, sizeof(report));
+    if (status != 0) fail_msg("promtool exit %d:\n%s\n---\n%s", status, report, text);
+    assert_null(strstr(text, "breaker_state"));
+    assert_non_null(strstr(text, "\nbreaker_registry_breakers 0\n"));
+    breaker_registry_destroy(reg);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(promtool_accepts_a_registry_with_breakers_in_every_state),
+        cmocka_unit_test(promtool_rejects_broken_exposition_so_the_check_can_fail),
+        cmocka_unit_test(a_small_buffer_gets_enospc_and_the_size_it_needs),
+        cmocka_unit_test(an_empty_registry_exports_only_its_own_valid_metrics),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

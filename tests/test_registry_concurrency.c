@@ -1,0 +1,284 @@
+/*
+ * test_registry_concurrency.c - the registry under racing threads: creation
+ * of the same and of different names, iteration and export while breakers
+ * are created and evicted, handles used across eviction. Run under TSan by
+ * `make check` (label "concurrency"); ASan catches use after free.
+ */
+#define _GNU_SOURCE /* rand_r, sched_yield */
+#include "test_util.h"
+
+#include <breaker/registry.h>
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define THREADS 4
+
+static breaker_registry *make_registry(const breaker_registry_config *rc) {
+    breaker_registry *reg = NULL;
+    assert_int_equal(breaker_registry_create(rc, &reg), BREAKER_OK);
+    return reg;
+}
+
+/* ---- The same new name from every thread at once ----------------------------*/
+
+#define SAME_ROUNDS 300
+
+struct same_ctx {
+    breaker_registry *reg;
+    pthread_barrier_t *barrier;
+    breaker *got[SAME_ROUNDS];
+    int errors;
+};
+
+static void *same_name_worker(void *arg) {
+    struct same_ctx *c = arg;
+    char name[32];
+    for (int r = 0; r < SAME_ROUNDS; r++) {
+        snprintf(name, sizeof(name), "round.%d", r);
+        pthread_barrier_wait(c->barrier);
+        if (breaker_registry_get(c->reg, name, &c->got[r]) != BREAKER_OK) c->errors++;
+    }
+    return NULL;
+}
+
+static void racing_gets_of_one_new_name_all_return_the_same_breaker(void **state) {
+    (void)state;
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    rc.max_breakers = SAME_ROUNDS;
+    breaker_registry *reg = make_registry(&rc);
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, THREADS);
+    static struct same_ctx ctx[THREADS];
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        ctx[i] = (struct same_ctx){.reg = reg, .barrier = &barrier};
+        pthread_create(&t[i], NULL, same_name_worker, &ctx[i]);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(ctx[i].errors, 0);
+    for (int r = 0; r < SAME_ROUNDS; r++)
+        for (int i = 1; i < THREADS; i++)
+            assert_ptr_equal(ctx[i].got[r], ctx[0].got[r]);
+    breaker_registry_stats rs;
+    breaker_registry_stats_get(reg, &rs);
+    assert_int_equal(rs.created, SAME_ROUNDS);
+    assert_int_equal(rs.breakers, SAME_ROUNDS);
+    for (int r = 0; r < SAME_ROUNDS; r++)
+        for (int i = 0; i < THREADS; i++)
+            assert_int_equal(breaker_registry_release(reg, ctx[i].got[r]), BREAKER_OK);
+    pthread_barrier_destroy(&barrier);
+    breaker_registry_destroy(reg);
+}
+
+/* ---- Distinct names past the bound --------------------------------------------*/
+
+#define BOUND            64
+#define NAMES_PER_THREAD 50
+
+struct distinct_ctx {
+    breaker_registry *reg;
+    int id;
+    int ok, full, other;
+};
+
+static void *distinct_worker(void *arg) {
+    struct distinct_ctx *c = arg;
+    char name[32];
+    for (int i = 0; i < NAMES_PER_THREAD; i++) {
+        snprintf(name, sizeof(name), "t%d.n%d", c->id, i);
+        breaker *b;
+        int rc = breaker_registry_get(c->reg, name, &b);
+        if (rc == BREAKER_OK) {
+            c->ok++;
+            breaker_registry_release(c->reg, b);
+        } else if (rc == BREAKER_REGISTRY_FULL) {
+            c->full++;
+        } else {
+            c->other++;
+        }
+    }
+    return NULL;
+}
+
+static void racing_gets_of_distinct_names_stop_exactly_at_the_bound(void **state) {
+    (void)state;
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    rc.max_breakers = BOUND;
+    breaker_registry *reg = make_registry(&rc);
+    struct distinct_ctx ctx[THREADS];
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        ctx[i] = (struct distinct_ctx){.reg = reg, .id = i};
+        pthread_create(&t[i], NULL, distinct_worker, &ctx[i]);
+    }
+    int ok = 0, full = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(ctx[i].other, 0);
+        ok += ctx[i].ok;
+        full += ctx[i].full;
+    }
+    assert_int_equal(ok, BOUND);
+    assert_int_equal(full, THREADS * NAMES_PER_THREAD - BOUND);
+    breaker_registry_stats rs;
+    breaker_registry_stats_get(reg, &rs);
+    assert_int_equal(rs.breakers, BOUND);
+    assert_int_equal(rs.created, BOUND);
+    assert_int_equal(rs.rejected_full, (uint64_t)full);
+    breaker_registry_destroy(reg);
+}
+
+/* ---- Iteration and use while others create and evict --------------------------*/
+
+#define CHURN_MAX   32
+#define CHURN_CALLS 4000
+
+struct churn {
+    breaker_registry *reg;
+    struct fake_clock clock;
+    _Atomic int stop;
+    _Atomic int bad_walks;
+    _Atomic uint64_t walks;
+};
+
+/* Gets names at random among more than fit (so the registry is full and
+ * evicts idle ones to make room), makes calls through handles it keeps across evictions. */
+static void *creator(void *arg) {
+    struct churn *c = arg;
+    char name[32];
+    unsigned seed = (unsigned)(uintptr_t)&name;
+    breaker *kept = NULL;
+    for (unsigned i = 0; i < CHURN_CALLS; i++) {
+        snprintf(name, sizeof(name), "dep.%u", (unsigned)rand_r(&seed) % 200);
+        breaker *b;
+        if (breaker_registry_get(c->reg, name, &b) != BREAKER_OK) continue;
+        breaker_permit p;
+        if (breaker_acquire(b, &p) == BREAKER_OK) {
+            (void)breaker_complete(b, &p, i % 7 == 0 ? BREAKER_FAILURE : BREAKER_SUCCESS);
+        }
+        fake_clock_advance(&c->clock, 1000);
+        if (i % 16 == 0) {
+            /* Swap the long-held handle: the old one may have been evicted
+             * meanwhile and must still be usable until released. */
+            if (kept != NULL) {
+                if (breaker_acquire(kept, &p) == BREAKER_OK)
+                    (void)breaker_complete(kept, &p, BREAKER_SUCCESS);
+                breaker_registry_release(c->reg, kept);
+            }
+            kept = b;
+        } else {
+            breaker_registry_release(c->reg, b);
+        }
+    }
+    if (kept != NULL) breaker_registry_release(c->reg, kept);
+    return NULL;
+}
+
+struct walk {
+    int n;
+};
+
+static int walk_cb(void *ctx, const breaker_registry_info *info) {
+    struct walk *w = ctx;
+    w->n += info->name != NULL && info->breaker != NULL;
+    return BREAKER_OK;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether a Prometheus text names the same series twice (a breaker evicted
+ * and created again during the export must not appear twice). Edits `text`. */
+static int has_duplicate_series(char *text) {
+    static _Thread_local const char *series[8192];
+    size_t n = 0;
+    for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        if (line[0] == '#' || n == 8192) continue;
+        char *sp = strrchr(line, ' ');
+        if (sp != NULL) *sp = '\0';
+        series[n++] = line;
+    }
+    qsort(series, n, sizeof(series[0]), cmp_str);
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(series[i - 1], series[i]) == 0) return 1;
+    return 0;
+}
+
+static void *walker(void *arg) {
+    struct churn *c = arg;
+    static _Thread_local char text[256 * 1024];
+    while (!atomic_load(&c->stop)) {
+        struct walk w = {0};
+        if (breaker_registry_foreach(c->reg, walk_cb, &w) != BREAKER_OK || w.n > CHURN_MAX)
+            atomic_fetch_add(&c->bad_walks, 1);
+        size_t len;
+        int rc = breaker_registry_export_prometheus(c->reg, text, sizeof(text), &len);
+        if (rc != BREAKER_OK || has_duplicate_series(text)) atomic_fetch_add(&c->bad_walks, 1);
+        rc = breaker_registry_export_json(c->reg, text, sizeof(text), &len);
+        if (rc != BREAKER_OK) atomic_fetch_add(&c->bad_walks, 1);
+        atomic_fetch_add(&c->walks, 1);
+    }
+    return NULL;
+}
+
+static void *evictor(void *arg) {
+    struct churn *c = arg;
+    while (!atomic_load(&c->stop)) {
+        size_t n;
+        breaker_registry_evict_idle(c->reg, &n);
+        sched_yield();
+    }
+    return NULL;
+}
+
+static void iteration_and_handles_stay_safe_while_breakers_are_created_and_evicted(void **state) {
+    (void)state;
+    static struct churn c;
+    memset(&c, 0, sizeof(c));
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    rc.max_breakers = CHURN_MAX;
+    rc.idle_evict_ns = 50000; /* 50 fake creations' worth */
+    rc.clock = fake_clock_read;
+    rc.clock_ctx = &c.clock;
+    c.reg = make_registry(&rc);
+    pthread_t t[4];
+    pthread_create(&t[0], NULL, creator, &c);
+    pthread_create(&t[1], NULL, creator, &c);
+    pthread_create(&t[2], NULL, walker, &c);
+    pthread_create(&t[3], NULL, evictor, &c);
+    pthread_join(t[0], NULL);
+    pthread_join(t[1], NULL);
+    /* Let the walker finish a few walks after the churn, whatever the speed. */
+    uint64_t walks = atomic_load(&c.walks);
+    while (atomic_load(&c.walks) < walks + 2)
+        sched_yield();
+    atomic_store(&c.stop, 1);
+    pthread_join(t[2], NULL);
+    pthread_join(t[3], NULL);
+    assert_int_equal(atomic_load(&c.bad_walks), 0);
+    assert_true(atomic_load(&c.walks) > 0);
+    breaker_registry_stats rs;
+    breaker_registry_stats_get(c.reg, &rs);
+    assert_true(rs.breakers <= CHURN_MAX);
+    assert_int_equal(rs.created - rs.evicted, rs.breakers);
+    assert_true(rs.evicted > 0);
+    breaker_registry_destroy(c.reg);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(racing_gets_of_one_new_name_all_return_the_same_breaker),
+        cmocka_unit_test(racing_gets_of_distinct_names_stop_exactly_at_the_bound),
+        cmocka_unit_test(iteration_and_handles_stay_safe_while_breakers_are_created_and_evicted),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
