@@ -4,3 +4,23 @@ breaker_add_test(test_executor SOURCES test_executor.c TIMEOUT 60)
 breaker_add_test(test_retry SOURCES test_retry.c TIMEOUT 60)
 breaker_add_test(test_bulkhead SOURCES test_bulkhead.c LABELS concurrency TIMEOUT 120)
 breaker_add_test(test_fallback SOURCES test_fallback.c TIMEOUT 60)
+
+# End to end over real HTTP: examples/http_client (built when libcurl is
+# found) against tests/http_test_server.py, which the test starts on a free
+# loopback port and stops. A python3 in /usr/bin is preferred: version
+# managers' shims take seconds to start each process.
+find_package(PkgConfig QUIET)
+if(PKG_CONFIG_FOUND)
+  pkg_check_modules(BREAKER_E2E_CURL QUIET libcurl)
+endif()
+find_program(BREAKER_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+find_program(BREAKER_PYTHON3 NAMES python3)
+if(BREAKER_BUILD_EXAMPLES AND BREAKER_E2E_CURL_FOUND AND BREAKER_PYTHON3)
+  add_test(NAME test_http_e2e
+    COMMAND ${BREAKER_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_http_e2e.py
+            --client $<TARGET_FILE:http_client>
+            --server ${CMAKE_CURRENT_SOURCE_DIR}/http_test_server.py)
+  set_tests_properties(test_http_e2e PROPERTIES TIMEOUT 120 LABELS "e2e")
+else()
+  message(STATUS "test_http_e2e skipped: needs libcurl (pkg-config), python3 and the examples")
+endif()
