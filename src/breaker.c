@@ -30,22 +30,25 @@
 #include <unistd.h>
 
 /* ---- Permits ---------------------------------------------------------------
- * word 0 (atomic): instance id (32) | magic (16) | flags (8). The flags' SETTLED
- * bit is set by an exchange, so two racing completions settle it once. */
+ * word 0 (atomic), the head: generation (bits 28..63, where ctl keeps it) |
+ * this breaker's tag (bits 8..27) | flags (bits 0..7). One store admits a
+ * closed-state call; one load tells a completion whose permit it is, from
+ * which generation, and whether it is a probe. SETTLED is set by an atomic
+ * OR, so two racing completions of one permit settle it exactly once. */
 enum {
     PERMIT_ADMITTED = 1,
     PERMIT_PROBE = 2,
     PERMIT_SETTLED = 4,
 };
-#define PERMIT_MAGIC UINT64_C(0xb7c4)
+#define PERMIT_GEN_MASK (~((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1))
+#define PERMIT_TAG_MASK (((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1) & ~UINT64_C(0xff))
 
 struct permit_view {
     breaker__atomic64 head;
-    uint64_t gen;
-    uint64_t admitted_at;
-    uint64_t slot_value;
+    uint64_t admitted_at; /* written only when slow calls are timed, or a probe */
+    uint64_t slot_value;  /* probes: the slot word they claimed */
     uint64_t slot_index;
-    uint64_t reserved;
+    uint64_t reserved[2];
 };
 _Static_assert(sizeof(struct permit_view) == sizeof(breaker_permit), "permit layout");
 _Static_assert(_Alignof(breaker__atomic64) <= _Alignof(breaker_permit), "permit alignment");
@@ -54,21 +57,28 @@ static struct permit_view *permit_view_of(breaker_permit *p) {
     return (struct permit_view *)(void *)p;
 }
 
-static uint64_t permit_head(const struct breaker__shared *s, unsigned flags) {
-    return ((s->instance_id & 0xffffffffu) << 32) | (PERMIT_MAGIC << 8) | flags;
+static uint64_t permit_head(const breaker *b, uint64_t gen, unsigned flags) {
+    return (gen << BREAKER__GEN_SHIFT) | b->permit_tag | flags;
 }
 
-static void permit_fill(const struct breaker__shared *s, breaker_permit *permit, unsigned flags,
-                        uint64_t gen, uint64_t now, unsigned slot, uint64_t slot_value) {
+/* Relaxed stores: the permit reaches whichever thread completes it through
+ * the caller's own synchronisation (a queue, a join, a callback). */
+static void permit_set_head(breaker_permit *permit, uint64_t head) {
+    atomic_store_explicit(&permit_view_of(permit)->head, head, memory_order_relaxed);
+}
+
+static void permit_fill_probe(const breaker *b, breaker_permit *permit, uint64_t gen, uint64_t now,
+                              unsigned slot, uint64_t slot_value) {
     struct permit_view *pv = permit_view_of(permit);
-    /* Relaxed: the permit is handed to whichever thread completes it by the
-     * caller's own synchronisation (a queue, a join, a callback). */
-    atomic_store_explicit(&pv->head, permit_head(s, flags), memory_order_relaxed);
-    pv->gen = gen;
     pv->admitted_at = now;
     pv->slot_value = slot_value;
     pv->slot_index = slot;
-    pv->reserved = 0;
+    permit_set_head(permit, permit_head(b, gen, PERMIT_ADMITTED | PERMIT_PROBE));
+}
+
+/* A refusal writes only the head: completing it fails as "not admitted". */
+static void permit_refuse(const breaker *b, breaker_permit *permit) {
+    permit_set_head(permit, b->permit_tag);
 }
 
 /* ---- Small helpers ---------------------------------------------------------*/
@@ -305,8 +315,9 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
         return ACQUIRE_RETRY;
     }
     if (scan.free_slot < 0) {
-        breaker__count(&breaker__my_stripe(s)->rejected_half_open);
-        permit_fill(s, permit, 0, breaker__ctl_gen(ctl), now, 0, 0);
+        struct breaker__lane lane = breaker__my_lane(s);
+        breaker__lane_count(lane, &lane.stripe->rejected_half_open);
+        permit_refuse(b, permit);
         return BREAKER_REJECTED_HALF_OPEN;
     }
     uint64_t gen = breaker__ctl_gen(ctl);
@@ -322,10 +333,10 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
         breaker__cas_relaxed(slot, &claim, tagged(gen, 0));
         return ACQUIRE_RETRY;
     }
+    struct breaker__lane lane = breaker__my_lane(s);
     breaker__count(&s->probes_admitted);
-    breaker__count(&breaker__my_stripe(s)->admitted);
-    permit_fill(s, permit, PERMIT_ADMITTED | PERMIT_PROBE, gen, now, (unsigned)scan.free_slot,
-                claim);
+    breaker__lane_count(lane, &lane.stripe->admitted);
+    permit_fill_probe(b, permit, gen, now, (unsigned)scan.free_slot, claim);
     return BREAKER_OK;
 }
 
@@ -352,15 +363,19 @@ static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
     while (breaker__tw_tag(v) != breaker__tag_of_gen(gen) &&
            !breaker__cas_relaxed(slot0, &v, claim)) {
     }
+    struct breaker__lane lane = breaker__my_lane(s);
     breaker__count(&s->probes_admitted);
-    breaker__count(&breaker__my_stripe(s)->admitted);
-    permit_fill(s, permit, PERMIT_ADMITTED | PERMIT_PROBE, gen, now, 0, claim);
+    breaker__lane_count(lane, &lane.stripe->admitted);
+    permit_fill_probe(b, permit, gen, now, 0, claim);
     return BREAKER_OK;
 }
 
 /* ---- The call path -----------------------------------------------------------*/
 
-int breaker_acquire(breaker *b, breaker_permit *permit) {
+/* Everything but the two common cases: closed without slow-call timing, and
+ * an open breaker refusing before its wait ends. Out of line, so the common
+ * cases need no stack frame. */
+__attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *permit) {
     struct breaker__shared *s = b->shared;
     for (;;) {
         uint64_t ctl = breaker__load_acquire(&s->ctl); /* pairs with transition()'s CAS */
@@ -368,16 +383,18 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
         case BREAKER_CLOSED:
         case BREAKER_FORCED_CLOSED: {
             /* The admission time is needed only to tell slow calls. */
-            uint64_t now = s->lim.slow_call_ns != 0 ? b->now_precise(b) : 0;
-            permit_fill(s, permit, PERMIT_ADMITTED, breaker__ctl_gen(ctl), now, 0, 0);
-            breaker__count(&breaker__my_stripe(s)->admitted);
+            permit_view_of(permit)->admitted_at = s->lim.slow_call_ns != 0 ? b->now_precise(b) : 0;
+            permit_set_head(permit, permit_head(b, breaker__ctl_gen(ctl), PERMIT_ADMITTED));
+            struct breaker__lane lane = breaker__my_lane(s);
+            breaker__lane_count(lane, &lane.stripe->admitted);
             return BREAKER_OK;
         }
         case BREAKER_OPEN: {
             uint64_t now = b->coarse_for_open ? b->now_coarse(b) : b->now_precise(b);
             if (now < phase_time_ns(s, breaker__ctl_gen(ctl))) {
-                breaker__count(&breaker__my_stripe(s)->rejected_open);
-                permit_fill(s, permit, 0, breaker__ctl_gen(ctl), now, 0, 0);
+                struct breaker__lane lane = breaker__my_lane(s);
+                breaker__lane_count(lane, &lane.stripe->rejected_open);
+                permit_refuse(b, permit);
                 return BREAKER_REJECTED_OPEN;
             }
             int rc = open_try_probe(b, ctl, permit);
@@ -389,19 +406,52 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
             if (rc != ACQUIRE_RETRY) return rc;
             break;
         }
-        case BREAKER_FORCED_OPEN:
-            breaker__count(&breaker__my_stripe(s)->rejected_forced);
-            permit_fill(s, permit, 0, breaker__ctl_gen(ctl), 0, 0, 0);
+        case BREAKER_FORCED_OPEN: {
+            struct breaker__lane lane = breaker__my_lane(s);
+            breaker__lane_count(lane, &lane.stripe->rejected_forced);
+            permit_refuse(b, permit);
             return BREAKER_REJECTED_OPEN;
+        }
         }
     }
 }
 
-static int complete_probe(breaker *b, struct permit_view *pv, enum breaker_outcome outcome,
-                          bool slow) {
+/* OPEN: refuse until the wait ends (the common case during an outage). */
+__attribute__((noinline)) static int acquire_open(breaker *b, breaker_permit *permit,
+                                                  uint64_t ctl) {
+    uint64_t now = b->coarse_for_open ? b->now_coarse(b) : b->now_precise(b);
+    if (__builtin_expect(now < phase_time_ns(b->shared, breaker__ctl_gen(ctl)), 1)) {
+        struct breaker__lane lane = breaker__lane_in(b->stripes);
+        breaker__lane_count(lane, &lane.stripe->rejected_open);
+        permit_refuse(b, permit);
+        return BREAKER_REJECTED_OPEN;
+    }
+    return acquire_slow(b, permit);
+}
+
+int breaker_acquire(breaker *b, breaker_permit *permit) {
+    /* Acquire: pairs with transition()'s release CAS, so a new OPEN comes with
+     * its deadline and a new CLOSED with its emptied window. */
+    uint64_t ctl = breaker__load_acquire(b->ctl);
+    unsigned state = breaker__ctl_state(ctl);
+    struct breaker__lane lane;
+    if (__builtin_expect((b->fast_admit >> state) & 1, 1) &&
+        __builtin_expect(breaker__lane_peek(b->stripes, &lane), 1)) {
+        /* The whole admission: one store to the caller's permit and one to
+         * this thread's counter line. */
+        permit_set_head(permit, (ctl & PERMIT_GEN_MASK) | b->permit_tag | PERMIT_ADMITTED);
+        breaker__lane_count(lane, &lane.stripe->admitted);
+        return BREAKER_OK;
+    }
+    if (state == BREAKER_OPEN) return acquire_open(b, permit, ctl);
+    return acquire_slow(b, permit);
+}
+
+static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
+                          enum breaker_outcome outcome, bool slow) {
     struct breaker__shared *s = b->shared;
-    struct breaker__stripe *st = breaker__my_stripe(s);
-    uint64_t gen = pv->gen;
+    struct breaker__lane lane = breaker__my_lane(s);
+    uint64_t gen = breaker__ctl_gen(head);
     uint64_t now = b->now_precise(b);
 
     /* A probe completing after its deadline has already failed: apply the
@@ -429,11 +479,11 @@ static int complete_probe(breaker *b, struct permit_view *pv, enum breaker_outco
     for (;;) {
         ctl = breaker__load_acquire(&s->ctl);
         if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_HALF_OPEN) {
-            breaker__count(&st->stale);
+            breaker__lane_count(lane, &lane.stripe->stale);
             return BREAKER_STALE;
         }
         if (outcome == BREAKER_IGNORED) {
-            breaker__count(&st->ignored);
+            breaker__lane_count(lane, &lane.stripe->ignored);
             return BREAKER_OK;
         }
         unsigned succ = breaker__ctl_succ(ctl);
@@ -461,38 +511,39 @@ static int complete_probe(breaker *b, struct permit_view *pv, enum breaker_outco
             breaker__count(&s->probes_succeeded);
         }
         if (outcome == BREAKER_FAILURE) {
-            breaker__count(&st->failures);
+            breaker__lane_count(lane, &lane.stripe->failures);
         } else {
-            breaker__count(&st->successes);
+            breaker__lane_count(lane, &lane.stripe->successes);
         }
-        if (slow) breaker__count(&st->slow);
+        if (slow) breaker__lane_count(lane, &lane.stripe->slow);
         return BREAKER_OK;
     }
 }
 
-static int complete_closed(breaker *b, struct permit_view *pv, enum breaker_outcome outcome,
-                           uint64_t now, bool slow) {
+static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outcome, uint64_t now,
+                           bool slow) {
+    uint64_t gen = breaker__ctl_gen(head);
     struct breaker__shared *s = b->shared;
-    struct breaker__stripe *st = breaker__my_stripe(s);
+    struct breaker__lane lane = breaker__my_lane(s);
     /* Acquire: pairs with the CAS of a transition into CLOSED, so this
      * thread's window update lands after that transition's window reset. */
     uint64_t ctl = breaker__load_acquire(&s->ctl);
-    if (breaker__ctl_gen(ctl) != pv->gen) {
-        breaker__count(&st->stale);
+    if (breaker__ctl_gen(ctl) != gen) {
+        breaker__lane_count(lane, &lane.stripe->stale);
         return BREAKER_STALE;
     }
     if (outcome == BREAKER_IGNORED) {
-        breaker__count(&st->ignored);
+        breaker__lane_count(lane, &lane.stripe->ignored);
         return BREAKER_OK;
     }
     bool failure = outcome == BREAKER_FAILURE;
-    breaker__count(failure ? &st->failures : &st->successes);
-    if (slow) breaker__count(&st->slow);
+    breaker__lane_count(lane, failure ? &lane.stripe->failures : &lane.stripe->successes);
+    if (slow) breaker__lane_count(lane, &lane.stripe->slow);
 
     if (s->lim.trip == BREAKER_TRIP_TIME_WINDOW && now == 0)
         now = b->coarse_for_window ? b->now_coarse(b) : b->now_precise(b);
     struct breaker__window_view view;
-    if (!breaker__window_record(s, now, failure, slow, &view)) return BREAKER_OK;
+    if (!breaker__window_record(s, lane, gen, now, failure, slow, &view)) return BREAKER_OK;
     if (breaker__ctl_state(ctl) != BREAKER_CLOSED) return BREAKER_OK; /* forced closed */
     struct transition t = {.expected = ctl, .to = BREAKER_OPEN, .k = 0};
     if (!breaker__window_should_trip(&s->lim, &view, &t.reason)) return BREAKER_OK;
@@ -505,24 +556,18 @@ static int complete_closed(breaker *b, struct permit_view *pv, enum breaker_outc
     return BREAKER_OK;
 }
 
-int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome) {
+/* Everything but the common case (see breaker_complete), after settling. */
+__attribute__((noinline)) static int complete_slow(breaker *b, struct permit_view *pv,
+                                                   uint64_t head, bool was_settled,
+                                                   enum breaker_outcome outcome) {
     struct breaker__shared *s = b->shared;
-    struct permit_view *pv = permit_view_of(permit);
-    uint64_t head = atomic_load_explicit(&pv->head, memory_order_relaxed);
-    uint64_t expect_head = permit_head(s, 0);
-    if ((head & ~UINT64_C(0xff)) != expect_head || !(head & PERMIT_ADMITTED)) return BREAKER_EINVAL;
-    if ((unsigned)outcome > (unsigned)BREAKER_CANCELLED) return BREAKER_EINVAL;
-
-    /* Settle exactly once, even if two threads complete the same permit:
-     * whoever sets SETTLED first owns the completion. Relaxed: nothing else
-     * is published through this bit. */
-    uint64_t prev = atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed);
-    if (prev & PERMIT_SETTLED) {
+    if (was_settled) {
         breaker__count(&s->duplicates);
         return BREAKER_ALREADY_SETTLED;
     }
     if (outcome == BREAKER_CANCELLED) {
-        breaker__count(&breaker__my_stripe(s)->cancelled);
+        struct breaker__lane lane = breaker__my_lane(s);
+        breaker__lane_count(lane, &lane.stripe->cancelled);
         outcome = (enum breaker_outcome)s->lim.cancelled_as;
     }
     uint64_t now = 0;
@@ -531,8 +576,82 @@ int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome ou
         now = b->now_precise(b);
         slow = now - pv->admitted_at > s->lim.slow_call_ns;
     }
-    if (head & PERMIT_PROBE) return complete_probe(b, pv, outcome, slow);
-    return complete_closed(b, pv, outcome, now, slow);
+    if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, slow);
+    return complete_closed(b, head, outcome, now, slow);
+}
+
+/* A closed-state success under the time-window policy, the general way:
+ * assign a stripe if needed, find (and recycle) the bucket by division. */
+__attribute__((noinline)) static int time_window_success_slow(breaker *b, uint64_t head,
+                                                              uint64_t now) {
+    struct breaker__lane lane = breaker__lane_in(b->stripes);
+    breaker__lane_count(lane, &lane.stripe->successes);
+    uint64_t epoch;
+    struct breaker__bucket *bk = breaker__bucket_locate(b->shared, lane, now, &epoch);
+    if (breaker__bucket_recycle(bk, lane, breaker__bucket_stamp(breaker__ctl_gen(head), epoch)))
+        breaker__lane_count(lane, &bk->calls);
+    return BREAKER_OK;
+}
+
+/* The same when this stripe's hinted bucket is current, which is every call
+ * but the first of each bucket. It calls nothing but the clock, and hands
+ * anything else to the slow variant, so it needs almost no stack frame. */
+__attribute__((noinline)) static int time_window_success(breaker *b, uint64_t head) {
+    uint64_t now = b->now_window(b);
+    uint64_t rel = now > b->epoch_ns ? now - b->epoch_ns : 0;
+    struct breaker__lane lane;
+    if (__builtin_expect(!breaker__lane_peek(b->stripes, &lane), 0))
+        return time_window_success_slow(b, head, now);
+    uint64_t start = breaker__read(&lane.stripe->hint_start);
+    /* One unsigned compare: also false when rel is before the hinted start. */
+    if (__builtin_expect(start == 0 || rel - (start - 1) >= b->bucket_ns, 0))
+        return time_window_success_slow(b, head, now);
+    uint64_t pos = breaker__read(&lane.stripe->hint_pos);
+    struct breaker__bucket *bk =
+        (struct breaker__bucket *)(void *)(b->buckets + lane.index * b->bucket_stride) +
+        (pos & 0xffffu);
+    if (__builtin_expect(breaker__read(&bk->stamp) !=
+                             breaker__bucket_stamp(breaker__ctl_gen(head), pos >> 16),
+                         0))
+        return time_window_success_slow(b, head, now);
+    breaker__lane_count(lane, &lane.stripe->successes);
+    breaker__lane_count(lane, &bk->calls);
+    return BREAKER_OK;
+}
+
+int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome) {
+    struct permit_view *pv = permit_view_of(permit);
+    uint64_t head = atomic_load_explicit(&pv->head, memory_order_relaxed);
+    if ((head & (PERMIT_TAG_MASK | PERMIT_ADMITTED)) != (b->permit_tag | PERMIT_ADMITTED) ||
+        (unsigned)outcome > (unsigned)BREAKER_CANCELLED)
+        return BREAKER_EINVAL;
+
+    /* Settle exactly once, even if two threads complete the same permit:
+     * whoever sets SETTLED first owns the completion. Relaxed: nothing else
+     * is published through this bit. This is the one locked instruction of
+     * a closed-state call. */
+    bool was_settled =
+        atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed) & PERMIT_SETTLED;
+
+    /* The common case: the first completion of a closed-state success, no
+     * slow-call timing, a consecutive or time-window policy. */
+    struct breaker__lane lane;
+    if (__builtin_expect(!was_settled && outcome == BREAKER_SUCCESS && !(head & PERMIT_PROBE) &&
+                             b->fast_success != 0,
+                         1)) {
+        /* Acquire: pairs with the CAS of a transition into CLOSED. */
+        uint64_t ctl = breaker__load_acquire(b->ctl);
+        if (__builtin_expect(((ctl ^ head) & PERMIT_GEN_MASK) == 0, 1)) {
+            if (b->fast_success != BREAKER_TRIP_CONSECUTIVE + 1)
+                return time_window_success(b, head);
+            if (__builtin_expect(breaker__lane_peek(b->stripes, &lane), 1)) {
+                breaker__lane_count(lane, &lane.stripe->successes);
+                breaker__consecutive_success(b->shared);
+                return BREAKER_OK;
+            }
+        }
+    }
+    return complete_slow(b, pv, head, was_settled, outcome);
 }
 
 /* ---- State queries -----------------------------------------------------------*/
@@ -596,7 +715,7 @@ static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason)
         struct transition t = {
             .expected = ctl, .to = to, .reason = reason, .k = 0, .now = b->now_precise(b)};
         struct breaker__window_view view;
-        breaker__window_read(s, t.now, &view);
+        breaker__window_read(s, breaker__ctl_gen(ctl), t.now, &view);
         breaker__evidence_from_view(&view, &t.evidence);
         if (transition(b, &t)) return BREAKER_OK;
     }
@@ -674,15 +793,26 @@ int breaker_create(const breaker_config *user, breaker **out) {
     if (lim.trip == BREAKER_TRIP_TIME_WINDOW) {
         s->buckets_off = window_off;
         s->bucket_stride = bucket_stride;
-        s->stamps_off = window_off + bucket_stride * BREAKER__STRIPES;
     } else if (lim.trip == BREAKER_TRIP_COUNT_WINDOW) {
         s->ring_off = window_off;
     }
     s->slots_off = slots_off;
     b->shared = s;
     b->shared_size = total;
+    b->permit_tag = (s->instance_id << 8) & PERMIT_TAG_MASK;
+    b->stripes = breaker__stripes(s);
+    b->ctl = &s->ctl;
+    b->buckets = (char *)s + s->buckets_off;
+    b->bucket_stride = s->bucket_stride;
+    b->bucket_ns = lim.bucket_ns;
+    b->trip = (enum breaker_trip)lim.trip;
+    b->times_calls = lim.slow_call_ns != 0;
+    b->fast_success = b->times_calls || lim.trip == BREAKER_TRIP_COUNT_WINDOW ? 0 : lim.trip + 1;
+    b->fast_admit = b->times_calls ? 0 : (1u << BREAKER_CLOSED) | (1u << BREAKER_FORCED_CLOSED);
     breaker__clock_setup(b);
     s->epoch_ns = b->now_precise(b);
+    b->epoch_ns = s->epoch_ns;
+    b->now_window = b->coarse_for_window ? b->now_coarse : b->now_precise;
     breaker__write(&s->since_ns, s->epoch_ns);
     breaker__write(&s->since_gen, 1);
     /* Slot words start at tag 0: generation 1 is CLOSED, so nothing reads

@@ -64,18 +64,3 @@ void breaker__clock_setup(struct breaker *b) {
     b->coarse_for_open = res_ns * COARSE_MAX_FRACTION <= lim->open_ns;
 #endif
 }
-
-/* Stripe selection. Each thread takes the next stripe round-robin the first
- * time it touches any breaker and keeps it: two threads then write different
- * cache lines until there are more threads than stripes. This thread-local
- * hint and its counter are the library's only process-wide state; they decide
- * which cache line a thread writes, never what is counted. */
-static _Atomic unsigned next_stripe;
-_Thread_local unsigned breaker__tls_stripe_plus_one;
-
-unsigned breaker__stripe_assign(void) {
-    unsigned s =
-        atomic_fetch_add_explicit(&next_stripe, 1, memory_order_relaxed) % BREAKER__STRIPES;
-    breaker__tls_stripe_plus_one = s + 1;
-    return s;
-}

@@ -117,11 +117,11 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
     if (c.window_buckets > BREAKER__MAX_BUCKETS)
         return invalid(msg, len, "window_buckets: must be between 1 and %u (got %u)",
                        BREAKER__MAX_BUCKETS, c.window_buckets);
-    if (c.window_ns / c.window_buckets < 1000u)
+    if (c.window_ns / c.window_buckets < 1000000u)
         return invalid(msg, len,
-                       "window_ns: each of the %u buckets must span at least 1us "
-                       "(window_ns >= %llu, got %llu)",
-                       c.window_buckets, 1000ull * c.window_buckets,
+                       "window_ns: each of the %u buckets must span at least 1ms "
+                       "(window_ns >= %llu ns, got %llu)",
+                       c.window_buckets, 1000000ull * c.window_buckets,
                        (unsigned long long)c.window_ns);
     if (c.min_calls > 1000000u)
         return invalid(msg, len, "min_calls: must be between 1 and 1000000 (got %u)", c.min_calls);

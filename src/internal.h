@@ -22,9 +22,13 @@
 #define BREAKER__LAYOUT_VERSION 1u
 #define BREAKER__CACHELINE      64
 
-/* Threads spread their counter updates over this many stripes so that two
- * threads rarely write the same cache line. A power of two. */
-#define BREAKER__STRIPES 8u
+/* Threads spread their counter updates over stripes so that two threads do
+ * not write the same cache line. The first BREAKER__OWNED_STRIPES stripes are
+ * each owned by one thread at a time (see stripes.c), which updates them with
+ * a plain load and store: no locked instruction on the hot path. Threads
+ * beyond that share the remaining stripes and use atomic read-modify-writes. */
+#define BREAKER__OWNED_STRIPES 8u
+#define BREAKER__STRIPES       16u
 
 #define BREAKER__MAX_PROBES      4095u
 #define BREAKER__MAX_BUCKETS     600u
@@ -86,15 +90,26 @@ struct breaker__stripe {
     /* second line: refusals in other states */
     breaker__atomic64 rejected_forced;
     breaker__atomic64 rejected_half_open;
-    breaker__atomic64 spare_[6];
+    /* Time window: the last bucket this stripe wrote, so most calls find
+     * theirs with one compare instead of two divisions: its start (ns since
+     * the epoch, + 1; 0 = none) and epoch << 16 | slot. */
+    breaker__atomic64 hint_start;
+    breaker__atomic64 hint_pos;
+    breaker__atomic64 spare_[4];
 };
 
-/* Time-window bucket counts, one set per stripe per bucket. */
+/* Time-window bucket counts, one set per stripe per bucket, written only by
+ * the stripe's thread(s). `stamp` says which bucket and which closed
+ * generation the counts belong to: (generation & 0xffffff) << 40 | (epoch + 1),
+ * so a new generation (the breaker closed again) starts with an empty window
+ * without anyone writing to other threads' lines. */
 struct breaker__bucket {
     breaker__atomic64 calls;
     breaker__atomic64 failures;
     breaker__atomic64 slow;
+    breaker__atomic64 stamp;
 };
+#define BREAKER__STAMP_EPOCH_BITS 40
 
 /* The configuration as numbers only (no callbacks), with defaults applied. */
 struct breaker__limits {
@@ -142,10 +157,6 @@ struct breaker__shared {
      * eligible. In HALF_OPEN: the deadline of the first probe, the one admitted
      * by the transition itself (it owns slot 0 implicitly, see breaker.c). */
     breaker__atomic64 phase_time;
-    /* Time window: the newest bucket seen, (epoch + 1) << 16 | bucket index,
-     * so most calls find their bucket with one load and a multiply instead of
-     * two divisions. Written once per bucket width. */
-    breaker__atomic64 current_bucket;
 
     /* Consecutive policy: written on failures, read (and cleared when
      * non-zero) on successes. Its own line so reads stay shared. */
@@ -179,6 +190,23 @@ struct breaker {
     uint64_t (*now_coarse)(const struct breaker *b);
     bool coarse_for_window;
     bool coarse_for_open;
+    uint64_t (*now_window)(const struct breaker *b); /* the clock for buckets */
+    /* Copies of what the call path reads, next to the block pointer. */
+    bool times_calls; /* slow_call_ns != 0: admission needs the clock */
+    /* Which short path a closed-state success may take in breaker_complete:
+     * 0 none (slow-call timing or a count window), else the trip policy + 1. */
+    unsigned fast_success;
+    /* Bit (1 << state) set for the states breaker_acquire admits without
+     * reading the clock: CLOSED and FORCED_CLOSED unless calls are timed. */
+    unsigned fast_admit;
+    enum breaker_trip trip;
+    uint64_t permit_tag;             /* this breaker's tag in a permit head (bits 8..27) */
+    struct breaker__stripe *stripes; /* the block's stripe array */
+    breaker__atomic64 *ctl;          /* &shared->ctl, one load fewer per call */
+    char *buckets;                   /* time window: the bucket array */
+    uint64_t bucket_stride;          /* bytes between stripes in it */
+    uint64_t bucket_ns;
+    uint64_t epoch_ns;
 };
 
 /* ---- Accessors for the arrays ------------------------------------------- */
@@ -190,9 +218,6 @@ static inline struct breaker__bucket *breaker__buckets_of(const struct breaker__
     return (struct breaker__bucket *)(void *)((char *)(uintptr_t)s + s->buckets_off +
                                               (size_t)stripe * s->bucket_stride);
 }
-static inline breaker__atomic64 *breaker__stamps(const struct breaker__shared *s) {
-    return (breaker__atomic64 *)(void *)((char *)(uintptr_t)s + s->stamps_off);
-}
 static inline breaker__atomic64 *breaker__slots(const struct breaker__shared *s) {
     return (breaker__atomic64 *)(void *)((char *)(uintptr_t)s + s->slots_off);
 }
@@ -200,19 +225,50 @@ static inline breaker__atomic8 *breaker__ring(const struct breaker__shared *s) {
     return (breaker__atomic8 *)(void *)((char *)(uintptr_t)s + s->ring_off);
 }
 
-/* The calling thread's stripe (see clock.c for why this is a thread-local).
- * initial-exec: the library's one thread-local is read on every call, and the
- * general-dynamic model would cost a __tls_get_addr call each time. */
+/* The calling thread's stripe: its index, and whether the thread owns it.
+ * initial-exec TLS: read on every call, and the general-dynamic model would
+ * cost a __tls_get_addr call each time. */
 extern _Thread_local unsigned breaker__tls_stripe_plus_one
     __attribute__((tls_model("initial-exec")));
 unsigned breaker__stripe_assign(void);
-static inline unsigned breaker__stripe_index(void) {
-    unsigned s = breaker__tls_stripe_plus_one;
-    if (__builtin_expect(s != 0, 1)) return s - 1;
-    return breaker__stripe_assign();
+
+struct breaker__lane {
+    struct breaker__stripe *stripe;
+    unsigned index;
+    bool owned;
+};
+
+static inline struct breaker__lane breaker__lane_in(struct breaker__stripe *stripes) {
+    unsigned i = breaker__tls_stripe_plus_one;
+    i = __builtin_expect(i != 0, 1) ? i - 1 : breaker__stripe_assign();
+    struct breaker__lane lane = {&stripes[i], i, i < BREAKER__OWNED_STRIPES};
+    return lane;
 }
-static inline struct breaker__stripe *breaker__my_stripe(const struct breaker__shared *s) {
-    return &breaker__stripes(s)[breaker__stripe_index()];
+
+/* The hot paths' variant: no call (so no stack frame) when the thread has no
+ * stripe yet; the caller then takes its slow path, which assigns one. */
+static inline bool breaker__lane_peek(struct breaker__stripe *stripes, struct breaker__lane *lane) {
+    unsigned i = breaker__tls_stripe_plus_one;
+    if (__builtin_expect(i == 0, 0)) return false;
+    lane->stripe = &stripes[i - 1];
+    lane->index = i - 1;
+    lane->owned = i - 1 < BREAKER__OWNED_STRIPES;
+    return true;
+}
+
+static inline struct breaker__lane breaker__my_lane(const struct breaker__shared *s) {
+    return breaker__lane_in(breaker__stripes(s));
+}
+
+/* Count one on a stripe counter. An owned stripe has a single writer, so a
+ * relaxed load and store cannot lose an update and readers still see whole
+ * values; a shared stripe needs the locked read-modify-write. */
+static inline void breaker__lane_count(struct breaker__lane lane, breaker__atomic64 *counter) {
+    if (lane.owned)
+        atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
 }
 
 /* ---- Time ---------------------------------------------------------------- */
@@ -242,13 +298,38 @@ struct breaker__window_view {
 
 size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *buckets_stride);
 void breaker__window_reset(struct breaker__shared *s);
-/* Record one closed-state outcome in the window. Returns true when the trip
- * condition holds afterwards, with `view` describing the evidence; only
- * failures and slow calls evaluate it (a success never opens the breaker). */
-bool breaker__window_record(struct breaker__shared *s, uint64_t now, bool failure, bool slow,
+/* Record one outcome of closed generation `gen` in the window. @return true
+ * when the trip condition must be evaluated, with `view` holding the window
+ * then: only failures and slow calls do (a success never opens the breaker). */
+bool breaker__window_record(struct breaker__shared *s, struct breaker__lane lane, uint64_t gen,
+                            uint64_t now, bool failure, bool slow,
                             struct breaker__window_view *view);
-void breaker__window_read(const struct breaker__shared *s, uint64_t now,
+/* The window of closed generation `gen` at time `now`. */
+void breaker__window_read(const struct breaker__shared *s, uint64_t gen, uint64_t now,
                           struct breaker__window_view *view);
+/* The success path of the consecutive and time-window policies, inline for
+ * breaker_complete()'s common case. */
+static inline void breaker__consecutive_success(struct breaker__shared *s) {
+    /* Read before writing: in a healthy service the run is already 0 and
+     * the line stays shared between cores instead of bouncing. */
+    if (breaker__read(&s->consecutive) != 0) breaker__write(&s->consecutive, 0);
+}
+
+#define BREAKER__STAMP_EPOCH_MASK ((UINT64_C(1) << BREAKER__STAMP_EPOCH_BITS) - 1)
+
+static inline uint64_t breaker__bucket_stamp(uint64_t gen, uint64_t epoch) {
+    return ((gen & 0xffffffu) << BREAKER__STAMP_EPOCH_BITS) |
+           ((epoch + 1) & BREAKER__STAMP_EPOCH_MASK);
+}
+
+/* Slow part of recording: the slot must be recycled (window.c). */
+bool breaker__bucket_recycle(struct breaker__bucket *bk, struct breaker__lane lane,
+                             uint64_t want_stamp);
+/* Find this stripe's bucket for `now` (window.c keeps the hint fresh). */
+struct breaker__bucket *breaker__bucket_locate(const struct breaker__shared *s,
+                                               struct breaker__lane lane, uint64_t now,
+                                               uint64_t *epoch);
+
 /* Whether `view` meets the trip condition, and why. */
 bool breaker__window_should_trip(const struct breaker__limits *lim,
                                  const struct breaker__window_view *view,

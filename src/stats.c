@@ -57,7 +57,7 @@ int breaker_stats_get(breaker *b, breaker_stats *out) {
     }
 
     struct breaker__window_view view;
-    breaker__window_read(s, now, &view);
+    breaker__window_read(s, out->generation, now, &view);
     out->consecutive_failures = view.consecutive;
     out->window_calls = view.calls;
     out->window_failures = view.failures;

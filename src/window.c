@@ -74,80 +74,89 @@ static void count_record(struct breaker__shared *s, bool failure, bool slow,
 }
 
 /* ---- Time window ----------------------------------------------------------
- * Bucket e covers [epoch + e*width, epoch + (e+1)*width). Slot e % buckets
- * holds it, stamped e + 1 (0 = never used). The window at bucket e is the
- * slots whose stamp is within the last `buckets` epochs, so buckets older
- * than the window drop out however long the breaker sat idle. */
-struct bucket_pos {
-    uint64_t epoch;
-    unsigned slot;
-};
-
-static struct bucket_pos bucket_for(struct breaker__shared *s, uint64_t now) {
-    uint64_t width = s->lim.bucket_ns;
+ * Bucket e covers [epoch + e*width, epoch + (e+1)*width). Each stripe keeps
+ * its own ring of `buckets` slots; slot e % buckets holds bucket e, stamped
+ * with the closed generation it belongs to and e + 1. The window at bucket E
+ * of generation G is every stripe's slots stamped G with an epoch in
+ * (E - buckets, E], so old buckets drop out however long the breaker idled,
+ * and a breaker that closes again starts empty without anyone clearing other
+ * threads' lines. Owned stripes are written only by their thread; shared
+ * stripes recycle a slot by CAS on its stamp (a call racing the recycling may
+ * be lost from the window: the cumulative counters are separate and exact). */
+static uint64_t bucket_epoch(const struct breaker__shared *s, uint64_t now) {
     uint64_t rel = now > s->epoch_ns ? now - s->epoch_ns : 0;
-    uint64_t cur = breaker__read(&s->current_bucket);
-    uint64_t cur_epoch = (cur >> 16) - 1; /* wraps to huge when cur == 0 */
-    if (cur != 0 && rel >= cur_epoch * width && rel - cur_epoch * width < width)
-        return (struct bucket_pos){cur_epoch, (unsigned)(cur & 0xffffu)};
-    struct bucket_pos p = {rel / width, 0};
-    p.slot = (unsigned)(p.epoch % s->lim.window_buckets);
-    /* "Newer wins", relaxed: the word is a hint that saves a division; a stale
-     * value only sends a caller down this slow path again. */
-    uint64_t want = ((p.epoch + 1) << 16) | p.slot;
-    while ((cur >> 16) < (want >> 16) && !breaker__cas_relaxed(&s->current_bucket, &cur, want)) {
-    }
-    return p;
+    return rel / s->lim.bucket_ns;
 }
 
-/* Make sure slot p.slot holds bucket p.epoch. @return false if the slot
- * already holds a newer bucket (this caller is late; drop the record). */
-static bool bucket_claim(struct breaker__shared *s, struct bucket_pos p) {
-    breaker__atomic64 *stamp = &breaker__stamps(s)[p.slot];
-    uint64_t want = p.epoch + 1;
-    uint64_t st = breaker__read(stamp);
+struct breaker__bucket *breaker__bucket_locate(const struct breaker__shared *s,
+                                               struct breaker__lane lane, uint64_t now,
+                                               uint64_t *epoch) {
+    uint64_t e = bucket_epoch(s, now);
+    unsigned slot = (unsigned)(e % s->lim.window_buckets);
+    /* Relaxed stores: the hint is checked before use. On a shared stripe two
+     * writers may interleave the two words; a caller then counts in the
+     * bucket of the `pos` it read, a neighbour at worst. */
+    breaker__write(&lane.stripe->hint_pos, (e << 16) | slot);
+    breaker__write(&lane.stripe->hint_start, e * s->lim.bucket_ns + 1);
+    *epoch = e;
+    return &breaker__buckets_of(s, lane.index)[slot];
+}
+
+bool breaker__bucket_recycle(struct breaker__bucket *bk, struct breaker__lane lane, uint64_t want) {
+    uint64_t st = breaker__read(&bk->stamp);
     if (st == want) return true;
-    if (st > want) return false;
-    if (breaker__cas_relaxed(stamp, &st, want)) {
-        for (unsigned i = 0; i < BREAKER__STRIPES; i++) {
-            struct breaker__bucket *bk = &breaker__buckets_of(s, i)[p.slot];
-            breaker__write(&bk->calls, 0);
-            breaker__write(&bk->failures, 0);
-            breaker__write(&bk->slow, 0);
-        }
+    /* Same generation, newer bucket: this call is late; leave it out. */
+    if ((st >> BREAKER__STAMP_EPOCH_BITS) == (want >> BREAKER__STAMP_EPOCH_BITS) &&
+        (st & BREAKER__STAMP_EPOCH_MASK) > (want & BREAKER__STAMP_EPOCH_MASK))
+        return false;
+    if (lane.owned) {
+        breaker__write(&bk->calls, 0);
+        breaker__write(&bk->failures, 0);
+        breaker__write(&bk->slow, 0);
+        /* Release: a reader that sees the new stamp sees the zeroed counts. */
+        atomic_store_explicit(&bk->stamp, want, memory_order_release);
+        return true;
+    }
+    if (atomic_compare_exchange_strong_explicit(&bk->stamp, &st, want, memory_order_acq_rel,
+                                                memory_order_relaxed)) {
+        breaker__write(&bk->calls, 0);
+        breaker__write(&bk->failures, 0);
+        breaker__write(&bk->slow, 0);
         return true;
     }
     return st == want;
 }
 
-static void time_read(const struct breaker__shared *s, uint64_t epoch,
+static void time_read(const struct breaker__shared *s, uint64_t gen, uint64_t epoch,
                       struct breaker__window_view *view) {
     uint64_t buckets = s->lim.window_buckets;
-    /* Valid stamps: (epoch + 1 - buckets, epoch + 1]. */
-    uint64_t lo = epoch + 1 >= buckets ? epoch + 2 - buckets : 1;
+    uint64_t newest = breaker__bucket_stamp(gen, epoch);
+    uint64_t oldest = epoch + 1 >= buckets ? breaker__bucket_stamp(gen, epoch + 1 - buckets)
+                                           : breaker__bucket_stamp(gen, 0);
     view->calls = view->failures = view->slow = 0;
-    for (unsigned b = 0; b < buckets; b++) {
-        uint64_t st = breaker__read(&breaker__stamps(s)[b]);
-        if (st < lo || st > epoch + 1) continue;
-        for (unsigned i = 0; i < BREAKER__STRIPES; i++) {
-            const struct breaker__bucket *bk = &breaker__buckets_of(s, i)[b];
-            view->calls += breaker__read(&bk->calls);
-            view->failures += breaker__read(&bk->failures);
-            view->slow += breaker__read(&bk->slow);
+    for (unsigned i = 0; i < BREAKER__STRIPES; i++) {
+        const struct breaker__bucket *bk = breaker__buckets_of(s, i);
+        for (unsigned b = 0; b < buckets; b++) {
+            /* Acquire: pairs with the release store of breaker__bucket_recycle(). */
+            uint64_t st = atomic_load_explicit(&bk[b].stamp, memory_order_acquire);
+            if (st < oldest || st > newest) continue;
+            view->calls += breaker__read(&bk[b].calls);
+            view->failures += breaker__read(&bk[b].failures);
+            view->slow += breaker__read(&bk[b].slow);
         }
     }
 }
 
-static bool time_record(struct breaker__shared *s, uint64_t now, bool failure, bool slow,
-                        struct breaker__window_view *view) {
-    struct bucket_pos p = bucket_for(s, now);
-    if (!bucket_claim(s, p)) return false;
-    struct breaker__bucket *bk = &breaker__buckets_of(s, breaker__stripe_index())[p.slot];
-    breaker__count(&bk->calls);
-    if (failure) breaker__count(&bk->failures);
-    if (slow) breaker__count(&bk->slow);
+static bool time_record(struct breaker__shared *s, struct breaker__lane lane, uint64_t gen,
+                        uint64_t now, bool failure, bool slow, struct breaker__window_view *view) {
+    uint64_t epoch;
+    struct breaker__bucket *bk = breaker__bucket_locate(s, lane, now, &epoch);
+    if (!breaker__bucket_recycle(bk, lane, breaker__bucket_stamp(gen, epoch))) return false;
+    breaker__lane_count(lane, &bk->calls);
+    if (failure) breaker__lane_count(lane, &bk->failures);
+    if (slow) breaker__lane_count(lane, &bk->slow);
     if (!failure && !slow) return false;
-    time_read(s, p.epoch, view);
+    time_read(s, gen, epoch, view);
     return true;
 }
 
@@ -159,7 +168,7 @@ size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *bucket_s
     if (lim->trip == BREAKER_TRIP_TIME_WINDOW) {
         per_stripe = sizeof(struct breaker__bucket) * lim->window_buckets;
         per_stripe = (per_stripe + BREAKER__CACHELINE - 1) & ~(size_t)(BREAKER__CACHELINE - 1);
-        total = per_stripe * BREAKER__STRIPES + sizeof(uint64_t) * lim->window_buckets;
+        total = per_stripe * BREAKER__STRIPES;
     } else if (lim->trip == BREAKER_TRIP_COUNT_WINDOW) {
         total = lim->window_size;
     }
@@ -179,21 +188,13 @@ void breaker__window_reset(struct breaker__shared *s) {
         breaker__write(&s->ring_next, 0);
         break;
     case BREAKER_TRIP_TIME_WINDOW:
-        for (uint32_t b = 0; b < s->lim.window_buckets; b++) {
-            breaker__write(&breaker__stamps(s)[b], 0);
-            for (unsigned i = 0; i < BREAKER__STRIPES; i++) {
-                struct breaker__bucket *bk = &breaker__buckets_of(s, i)[b];
-                breaker__write(&bk->calls, 0);
-                breaker__write(&bk->failures, 0);
-                breaker__write(&bk->slow, 0);
-            }
-        }
-        breaker__write(&s->current_bucket, 0);
+        /* Nothing to clear: buckets are stamped with their generation. */
         break;
     }
 }
 
-bool breaker__window_record(struct breaker__shared *s, uint64_t now, bool failure, bool slow,
+bool breaker__window_record(struct breaker__shared *s, struct breaker__lane lane, uint64_t gen,
+                            uint64_t now, bool failure, bool slow,
                             struct breaker__window_view *view) {
     switch ((enum breaker_trip)s->lim.trip) {
     case BREAKER_TRIP_CONSECUTIVE:
@@ -203,9 +204,7 @@ bool breaker__window_record(struct breaker__shared *s, uint64_t now, bool failur
             view->consecutive = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
             return true;
         }
-        /* Read before writing: in a healthy service the run is already 0 and
-         * the line stays shared between cores instead of bouncing. */
-        if (breaker__read(&s->consecutive) != 0) breaker__write(&s->consecutive, 0);
+        breaker__consecutive_success(s);
         return false;
     case BREAKER_TRIP_COUNT_WINDOW:
         count_record(s, failure, slow, view);
@@ -213,12 +212,12 @@ bool breaker__window_record(struct breaker__shared *s, uint64_t now, bool failur
         return failure || slow;
     case BREAKER_TRIP_TIME_WINDOW:
         view->consecutive = 0;
-        return time_record(s, now, failure, slow, view);
+        return time_record(s, lane, gen, now, failure, slow, view);
     }
     return false;
 }
 
-void breaker__window_read(const struct breaker__shared *s, uint64_t now,
+void breaker__window_read(const struct breaker__shared *s, uint64_t gen, uint64_t now,
                           struct breaker__window_view *view) {
     memset(view, 0, sizeof(*view));
     uint64_t run = breaker__read(&s->consecutive);
@@ -229,11 +228,9 @@ void breaker__window_read(const struct breaker__shared *s, uint64_t now,
     case BREAKER_TRIP_COUNT_WINDOW:
         agg_decode(breaker__read(&s->ring_agg), view);
         break;
-    case BREAKER_TRIP_TIME_WINDOW: {
-        uint64_t rel = now > s->epoch_ns ? now - s->epoch_ns : 0;
-        time_read(s, rel / s->lim.bucket_ns, view);
+    case BREAKER_TRIP_TIME_WINDOW:
+        time_read(s, gen, bucket_epoch(s, now), view);
         break;
-    }
     }
 }
 
