@@ -1,0 +1,320 @@
+/*
+ * test_simulate.c - `breaker simulate`: scenario files, determinism by seed,
+ * the dependency model, and the built-in scenario's qualitative result
+ * (a breaker keeps calls away from a dead dependency; unbounded probing
+ * recovers worse than bounded probing).
+ */
+#include "test_util.h"
+
+#include "tool.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+/* Load INI text (NULL = the built-in scenario) and finish it. */
+static void load(struct tool_scenario *sc, const char *text) {
+    tool_scenario_init(sc);
+    char msg[TOOL_MSG_MAX];
+    if (tool_load_ini(NULL, text ? text : tool_builtin_scenario, sc, &sc->breakers, msg,
+                      sizeof(msg)) != 0)
+        fail_msg("load: %s", msg);
+    if (tool_scenario_finish(sc, msg, sizeof(msg)) != 0) fail_msg("finish: %s", msg);
+}
+
+static void run(const struct tool_scenario *sc, const struct tool_breaker *b,
+                struct tool_sim_result *r) {
+    char msg[TOOL_MSG_MAX];
+    if (tool_simulate(sc, b, r, msg, sizeof(msg)) != 0) fail_msg("simulate: %s", msg);
+}
+
+static const struct tool_breaker *breaker_named(const struct tool_scenario *sc, const char *name) {
+    for (size_t i = 0; i < sc->breakers.count; i++)
+        if (strcmp(sc->breakers.items[i].name, name) == 0) return &sc->breakers.items[i];
+    fail_msg("no breaker '%s' in the scenario", name);
+    return NULL;
+}
+
+/* Every request ends one way or another, exactly once. */
+static void assert_accounted(const struct tool_sim_result *r) {
+    uint64_t ends = r->served + r->refused + r->shed + r->errors + r->timeouts;
+    if (ends != r->requests)
+        fail_msg("%s: %llu requests but %llu outcomes", r->name, (unsigned long long)r->requests,
+                 (unsigned long long)ends);
+    assert_int_equal(r->reached, r->served + r->errors + r->timeouts);
+}
+
+static void builtin_scenario_loads_with_its_phases_and_breakers(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, NULL);
+    assert_string_equal(sc.name, "database outage");
+    assert_int_equal(sc.workers, 64);
+    assert_true(sc.rate == 200.0);
+    assert_int_equal(sc.timeout_ns, TOOL_SEC);
+    assert_int_equal(sc.phase_count, 6);
+    assert_int_equal(sc.phases[3].kind, PHASE_DOWN);
+    assert_int_equal(sc.phases[4].kind, PHASE_RECOVERING);
+    uint64_t total = 0;
+    for (size_t i = 0; i < sc.phase_count; i++)
+        total += sc.phases[i].duration_ns;
+    assert_int_equal(total, 10 * 60 * TOOL_SEC); /* the last phase fills the rest */
+    assert_int_equal(sc.breakers.count, 3);
+    assert_int_equal(breaker_named(&sc, "tuned")->cfg.window_ns, 10 * TOOL_SEC);
+    assert_int_equal(breaker_named(&sc, "unbounded probes")->cfg.half_open_max_probes, 4095);
+    tool_scenario_free(&sc);
+}
+
+static void same_seed_gives_identical_runs(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, NULL);
+    const struct tool_breaker *tuned = breaker_named(&sc, "tuned");
+    struct tool_sim_result a, b;
+    run(&sc, tuned, &a);
+    run(&sc, tuned, &b);
+    assert_int_equal(a.requests, b.requests);
+    assert_int_equal(a.served, b.served);
+    assert_int_equal(a.refused, b.refused);
+    assert_int_equal(a.timeouts, b.timeouts);
+    assert_int_equal(a.transitions, b.transitions);
+    assert_int_equal(a.p99_ns, b.p99_ns);
+    assert_int_equal(a.timeline.bin_count, b.timeline.bin_count);
+    assert_memory_equal(a.timeline.bins, b.timeline.bins,
+                        a.timeline.bin_count * sizeof(*a.timeline.bins));
+    assert_int_equal(a.timeline.state_count, b.timeline.state_count);
+    assert_memory_equal(a.timeline.states, b.timeline.states,
+                        a.timeline.state_count * sizeof(*a.timeline.states));
+    tool_sim_result_free(&a);
+    tool_sim_result_free(&b);
+    tool_scenario_free(&sc);
+}
+
+static void another_seed_gives_another_run(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, NULL);
+    struct tool_sim_result a, b;
+    run(&sc, NULL, &a);
+    sc.seed = 2;
+    run(&sc, NULL, &b);
+    assert_true(a.requests != b.requests || a.served != b.served);
+    /* Both are Poisson at 200/s over 10 minutes: about 120000 requests. */
+    assert_in_range(a.requests, 115000, 125000);
+    assert_in_range(b.requests, 115000, 125000);
+    tool_sim_result_free(&a);
+    tool_sim_result_free(&b);
+    tool_scenario_free(&sc);
+}
+
+static void every_request_is_accounted_for_once(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, NULL);
+    struct tool_sim_result base;
+    run(&sc, NULL, &base);
+    assert_accounted(&base);
+    assert_int_equal(base.refused, 0);
+    for (size_t i = 0; i < sc.breakers.count; i++) {
+        struct tool_sim_result r;
+        run(&sc, &sc.breakers.items[i], &r);
+        assert_accounted(&r);
+        /* Common random numbers: every run sees the same arrivals. */
+        assert_int_equal(r.requests, base.requests);
+        tool_sim_result_free(&r);
+    }
+    tool_sim_result_free(&base);
+    tool_scenario_free(&sc);
+}
+
+static void a_breaker_keeps_calls_away_from_the_dead_dependency(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, NULL);
+    struct tool_sim_result base, tuned;
+    run(&sc, NULL, &base);
+    run(&sc, breaker_named(&sc, "tuned"), &tuned);
+    /* Without a breaker the pool is pinned by timeouts for the whole outage. */
+    assert_true(base.saturated_ns > 3 * 60 * TOOL_SEC);
+    assert_true(base.reached_outage > 10000);
+    /* With one, at least ten times fewer calls reach the dead dependency and
+     * ten times fewer requests wait for the timeout. */
+    if (tuned.reached_outage * 10 > base.reached_outage)
+        fail_msg("reached during outage: tuned %llu, none %llu",
+                 (unsigned long long)tuned.reached_outage, (unsigned long long)base.reached_outage);
+    if (tuned.timeouts * 10 > base.timeouts)
+        fail_msg("timeouts: tuned %llu, none %llu", (unsigned long long)tuned.timeouts,
+                 (unsigned long long)base.timeouts);
+    assert_true(tuned.saturated_ns * 10 < base.saturated_ns);
+    assert_true(tuned.served > base.served);
+    assert_true(tuned.p99_ns < base.p99_ns);
+    tool_sim_result_free(&base);
+    tool_sim_result_free(&tuned);
+    tool_scenario_free(&sc);
+}
+
+static void unbounded_probing_recovers_worse_than_bounded(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, NULL);
+    struct tool_sim_result bounded, unbounded;
+    run(&sc, breaker_named(&sc, "tuned"), &bounded);
+    run(&sc, breaker_named(&sc, "unbounded probes"), &unbounded);
+    /* The flood of probes knocks the cold dependency down again; one probe
+     * at a time does not. */
+    assert_int_equal(bounded.knockdowns, 0);
+    assert_true(unbounded.knockdowns >= 3);
+    assert_true(bounded.closed_after_ns != UINT64_MAX);
+    assert_true(unbounded.closed_after_ns == UINT64_MAX ||
+                unbounded.closed_after_ns > bounded.closed_after_ns + 30 * TOOL_SEC);
+    assert_true(unbounded.timeouts > bounded.timeouts);
+    assert_true(unbounded.served < bounded.served);
+    tool_sim_result_free(&bounded);
+    tool_sim_result_free(&unbounded);
+    tool_scenario_free(&sc);
+}
+
+static void a_ten_minute_scenario_runs_in_well_under_a_second(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, NULL);
+    clock_t start = clock();
+    struct tool_sim_result r;
+    run(&sc, breaker_named(&sc, "tuned"), &r);
+    double cpu = (double)(clock() - start) / CLOCKS_PER_SEC;
+    /* Sanitizer builds are several times slower than release; still < 1 s. */
+    if (cpu >= 1.0) fail_msg("10-minute run took %.3f s of CPU", cpu);
+    tool_sim_result_free(&r);
+    tool_scenario_free(&sc);
+}
+
+static void a_refusing_dependency_fails_fast_without_timeouts(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, "[scenario]\nduration = 1m\nrate = 100\nworkers = 10\n"
+              "[phase up]\nduration = 20s\n"
+              "[phase down]\nkind = down\ndown = refused\nduration = 20s\n"
+              "[phase up again]\n");
+    struct tool_sim_result r;
+    run(&sc, NULL, &r);
+    assert_int_equal(r.timeouts, 0);
+    assert_in_range(r.errors, 1700, 2300); /* 20 s at 100/s */
+    assert_int_equal(r.reached_outage, r.errors);
+    assert_int_equal(r.recovered_at_ns, 40 * TOOL_SEC);
+    tool_sim_result_free(&r);
+    tool_scenario_free(&sc);
+}
+
+static void load_above_capacity_knocks_the_dependency_down(void **state) {
+    (void)state;
+    struct tool_scenario over, fine;
+    /* 400/s at ~30 ms is ~12 calls in flight: above 5, below 50. */
+    load(&over, "[scenario]\nduration = 30s\nrate = 400\nworkers = 200\n"
+                "[phase small]\ncapacity = 5\nknockdown = 5s\n");
+    load(&fine, "[scenario]\nduration = 30s\nrate = 400\nworkers = 200\n"
+                "[phase big]\ncapacity = 50\n");
+    struct tool_sim_result a, b;
+    run(&over, NULL, &a);
+    run(&fine, NULL, &b);
+    assert_true(a.knockdowns >= 3);
+    assert_true(a.timeouts > 1000);
+    assert_int_equal(b.knockdowns, 0);
+    assert_int_equal(b.timeouts, 0);
+    tool_sim_result_free(&a);
+    tool_sim_result_free(&b);
+    tool_scenario_free(&over);
+    tool_scenario_free(&fine);
+}
+
+static void a_breaker_that_never_trips_reports_never_opened(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, "[scenario]\nduration = 1m\n[phase up]\n[breaker calm]\nopen = 5s\n");
+    struct tool_sim_result r;
+    run(&sc, &sc.breakers.items[0], &r);
+    assert_int_equal(r.transitions, 0);
+    assert_int_equal(r.refused, 0);
+    assert_int_equal(r.closed_after_ns, 0);
+    assert_int_equal(r.timeline.state_count, 1);
+    tool_sim_result_free(&r);
+    tool_scenario_free(&sc);
+}
+
+/* Load text that must fail; return the message. */
+static void load_fails(const char *text, const char *fragment) {
+    struct tool_scenario sc;
+    tool_scenario_init(&sc);
+    char msg[TOOL_MSG_MAX] = "";
+    int rc = tool_load_ini(NULL, text, &sc, &sc.breakers, msg, sizeof(msg));
+    if (rc == 0) rc = tool_scenario_finish(&sc, msg, sizeof(msg));
+    if (rc == 0) fail_msg("loaded, expected an error with '%s'", fragment);
+    if (strstr(msg, fragment) == NULL) fail_msg("message '%s' lacks '%s'", msg, fragment);
+    tool_scenario_free(&sc);
+}
+
+static void scenario_errors_name_the_line_and_the_key(void **state) {
+    (void)state;
+    load_fails("[scenario]\nworkers = 8\nrate = fast\n", "(built-in):3: scenario: rate");
+    load_fails("[scenario]\nworkerz = 8\n", ":2: scenario: unknown key 'workerz'");
+    load_fails("[phase p]\nkind = broken\n", ":2: phase p: kind: expected healthy");
+    load_fails("[phase p]\nerror_rate = 120%\n", "error_rate");
+    load_fails("[phase p]\ncapacity = -1\n", "capacity");
+    load_fails("[breaker b]\nfailure_rate = 2\n", ":2: breaker b: failure_rate: expected");
+    load_fails("[breaker b]\nopen = soon\n", "open: expected a duration");
+    load_fails("[nonsense]\na = b\n", "unknown section [nonsense]");
+    load_fails("[scenario]\nthis line has no equals sign\n", ":2:");
+    load_fails("[phase a]\nkind = down\n[phase b]\n", "phase a: needs a duration");
+    load_fails("[scenario]\nduration = 1m\n[phase a]\nduration = 2m\n", "longer than duration");
+}
+
+static void breaker_specs_from_the_command_line(void **state) {
+    (void)state;
+    struct tool_breakers list = {0};
+    char msg[TOOL_MSG_MAX];
+    assert_int_equal(tool_breakers_add_spec(&list, "fast: trip=consecutive, failure_threshold=3",
+                                            "cli1", msg, sizeof(msg)),
+                     0);
+    assert_int_equal(tool_breakers_add_spec(&list, "open=2s", "cli2", msg, sizeof(msg)), 0);
+    assert_int_equal(list.count, 2);
+    assert_string_equal(list.items[0].name, "fast");
+    assert_int_equal(list.items[0].cfg.trip, BREAKER_TRIP_CONSECUTIVE);
+    assert_int_equal(list.items[0].cfg.failure_threshold, 3);
+    assert_string_equal(list.items[0].summary, "trip=consecutive failure_threshold=3");
+    assert_string_equal(list.items[1].name, "cli2");
+    assert_int_equal(list.items[1].cfg.open_ns, 2 * TOOL_SEC);
+    assert_int_equal(tool_breakers_add_spec(&list, "x:open", "cli3", msg, sizeof(msg)), -1);
+    assert_non_null(strstr(msg, "expected key=value"));
+    assert_int_equal(tool_breakers_add_spec(&list, "x:min_calls=lots", "cli3", msg, sizeof(msg)),
+                     -1);
+    assert_non_null(strstr(msg, "min_calls"));
+    tool_breakers_free(&list);
+}
+
+static void an_invalid_combination_is_refused_before_running(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, "[scenario]\nduration = 1m\n[breaker b]\nopen = 10m\nopen_max = 1m\n");
+    struct tool_sim_result r;
+    char msg[TOOL_MSG_MAX];
+    assert_int_equal(tool_simulate(&sc, &sc.breakers.items[0], &r, msg, sizeof(msg)), -1);
+    assert_non_null(strstr(msg, "open_max"));
+    tool_scenario_free(&sc);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(builtin_scenario_loads_with_its_phases_and_breakers),
+        cmocka_unit_test(same_seed_gives_identical_runs),
+        cmocka_unit_test(another_seed_gives_another_run),
+        cmocka_unit_test(every_request_is_accounted_for_once),
+        cmocka_unit_test(a_breaker_keeps_calls_away_from_the_dead_dependency),
+        cmocka_unit_test(unbounded_probing_recovers_worse_than_bounded),
+        cmocka_unit_test(a_ten_minute_scenario_runs_in_well_under_a_second),
+        cmocka_unit_test(a_refusing_dependency_fails_fast_without_timeouts),
+        cmocka_unit_test(load_above_capacity_knocks_the_dependency_down),
+        cmocka_unit_test(a_breaker_that_never_trips_reports_never_opened),
+        cmocka_unit_test(scenario_errors_name_the_line_and_the_key),
+        cmocka_unit_test(breaker_specs_from_the_command_line),
+        cmocka_unit_test(an_invalid_combination_is_refused_before_running),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,403 @@
+/*
+ * replay.c - feed a trace of real calls through the real library on a
+ * virtual clock.
+ *
+ * Trace: CSV, one call per line, "timestamp,duration,outcome" (docs/cli.md).
+ * The timestamp is when the call started. Calls are replayed in start order
+ * (ties: file order); a call ending at the same instant as another starts is
+ * completed first. A call the breaker refuses is not made, so its recorded
+ * outcome is not reported to the breaker: the question is what the breaker
+ * would have done, and it would never have seen that answer.
+ */
+#include "tool.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_REPORTED_BAD_LINES 50
+
+/* ---- Outcomes -------------------------------------------------------------------*/
+
+static const struct {
+    const char *name;
+    int value;
+} errno_names[] = {
+    {"ECONNREFUSED", ECONNREFUSED},
+    {"ECONNRESET", ECONNRESET},
+    {"ECONNABORTED", ECONNABORTED},
+    {"ETIMEDOUT", ETIMEDOUT},
+    {"EHOSTUNREACH", EHOSTUNREACH},
+    {"ENETUNREACH", ENETUNREACH},
+    {"EHOSTDOWN", EHOSTDOWN},
+    {"ENETDOWN", ENETDOWN},
+    {"ENETRESET", ENETRESET},
+    {"EPIPE", EPIPE},
+    {"ECANCELED", ECANCELED},
+    {"EINVAL", EINVAL},
+    {"ENOMEM", ENOMEM},
+    {"EMFILE", EMFILE},
+    {"ENFILE", ENFILE},
+    {"EAGAIN", EAGAIN},
+    {"EWOULDBLOCK", EWOULDBLOCK},
+    {"EINTR", EINTR},
+    {"ENOENT", ENOENT},
+    {"EACCES", EACCES},
+    {"EPERM", EPERM},
+    {"ENOSPC", ENOSPC},
+    {"EIO", EIO},
+    {"EBADF", EBADF},
+    {"EADDRINUSE", EADDRINUSE},
+    {"EADDRNOTAVAIL", EADDRNOTAVAIL},
+    {"EPROTO", EPROTO},
+    {"EMSGSIZE", EMSGSIZE},
+    {"ENOBUFS", ENOBUFS},
+    {"ENOTCONN", ENOTCONN},
+    {"EINPROGRESS", EINPROGRESS},
+    {"EALREADY", EALREADY},
+};
+
+static bool word_is(const char *s, const char *w) { return strcasecmp(s, w) == 0; }
+
+bool tool_parse_outcome(const char *text, enum breaker_outcome *out) {
+    static const struct {
+        const char *word;
+        enum breaker_outcome outcome;
+    } words[] = {{"ok", BREAKER_SUCCESS},        {"success", BREAKER_SUCCESS},
+                 {"failure", BREAKER_FAILURE},   {"fail", BREAKER_FAILURE},
+                 {"error", BREAKER_FAILURE},     {"timeout", BREAKER_FAILURE},
+                 {"ignored", BREAKER_IGNORED},   {"cancelled", BREAKER_CANCELLED},
+                 {"canceled", BREAKER_CANCELLED}};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        if (word_is(text, words[i].word)) {
+            *out = words[i].outcome;
+            return true;
+        }
+    }
+    if (isdigit((unsigned char)text[0])) {
+        uint64_t status;
+        if (strlen(text) != 3 || !tool_parse_uint(text, 100, 599, &status)) return false;
+        *out = breaker_classify_http((int)status);
+        return true;
+    }
+    for (size_t i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++) {
+        if (strcmp(text, errno_names[i].name) == 0) {
+            *out = breaker_classify_errno(errno_names[i].value);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- Reading a trace ------------------------------------------------------------*/
+
+static int add_call(struct tool_trace *tr, const struct tool_call *c) {
+    if (tr->count == tr->cap) {
+        size_t cap = tr->cap ? 2 * tr->cap : 1024;
+        struct tool_call *calls = realloc(tr->calls, cap * sizeof(*calls));
+        if (calls == NULL) return -1;
+        tr->calls = calls;
+        tr->cap = cap;
+    }
+    tr->calls[tr->count++] = *c;
+    return 0;
+}
+
+/* Parse one data line into `c`. @return NULL, or what is wrong with it. */
+static const char *parse_line(char *line, struct tool_call *c, char *why, size_t len) {
+    char *fields[4];
+    size_t n = 0;
+    char *p = line;
+    /* Split on every comma (strtok would merge empty fields). */
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (n < 4) fields[n] = p;
+        n++;
+        if (comma == NULL) break;
+        *comma = '\0';
+        p = comma + 1;
+    }
+    if (n != 3) {
+        snprintf(why, len, "expected 3 fields (timestamp,duration,outcome), got %zu", n);
+        return why;
+    }
+    char *ts = tool_trim(fields[0]), *dur = tool_trim(fields[1]), *oc = tool_trim(fields[2]);
+    if (!tool_parse_duration(ts, TOOL_SEC, &c->start_ns)) {
+        snprintf(why, len, "bad timestamp '%.40s': expected seconds such as 1700000000.125", ts);
+        return why;
+    }
+    if (!tool_parse_duration(dur, TOOL_SEC, &c->duration_ns) ||
+        c->duration_ns > UINT64_MAX - c->start_ns) {
+        snprintf(why, len, "bad duration '%.40s': expected seconds such as 0.250, or 250ms", dur);
+        return why;
+    }
+    if (!tool_parse_outcome(oc, &c->outcome)) {
+        snprintf(why, len,
+                 "bad outcome '%.40s': expected ok, failure, timeout, ignored, cancelled, an "
+                 "HTTP status (100-599) or an errno name (ECONNREFUSED)",
+                 oc);
+        return why;
+    }
+    return NULL;
+}
+
+static int cmp_call(const void *a, const void *b) {
+    const struct tool_call *x = a, *y = b;
+    if (x->start_ns != y->start_ns) return x->start_ns < y->start_ns ? -1 : 1;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace *tr, char *msg,
+                    size_t msg_len) {
+    memset(tr, 0, sizeof(*tr));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    uint32_t lineno = 0;
+    bool seen_data = false;
+    int rc = 0;
+    while ((got = getline(&line, &cap, in)) != -1) {
+        lineno++;
+        char *s = tool_trim(line);
+        if (*s == '\0' || *s == '#') continue;
+        /* An optional header: a first line that starts with a letter. */
+        if (!seen_data && isalpha((unsigned char)*s)) {
+            seen_data = true;
+            continue;
+        }
+        seen_data = true;
+        struct tool_call c = {.line = lineno};
+        char why[200];
+        const char *bad = parse_line(s, &c, why, sizeof(why));
+        if (bad != NULL) {
+            if (tr->bad_lines < MAX_REPORTED_BAD_LINES && errors != NULL)
+                fprintf(errors, "%s:%" PRIu32 ": %s\n", name, lineno, bad);
+            tr->bad_lines++;
+            continue;
+        }
+        if (add_call(tr, &c) != 0) {
+            snprintf(msg, msg_len, "%s: out of memory", name);
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && ferror(in)) {
+        snprintf(msg, msg_len, "%s: read error", name);
+        rc = -1;
+    }
+    free(line);
+    if (rc != 0) {
+        tool_trace_free(tr);
+        return rc;
+    }
+    if (tr->bad_lines > MAX_REPORTED_BAD_LINES && errors != NULL)
+        fprintf(errors, "%s: %zu malformed lines in all (the first %d shown)\n", name,
+                tr->bad_lines, MAX_REPORTED_BAD_LINES);
+    qsort(tr->calls, tr->count, sizeof(*tr->calls), cmp_call);
+    tr->origin_ns = tr->count ? tr->calls[0].start_ns : 0;
+    return 0;
+}
+
+void tool_trace_free(struct tool_trace *tr) {
+    free(tr->calls);
+    memset(tr, 0, sizeof(*tr));
+}
+
+/* ---- Replaying ---------------------------------------------------------------------*/
+
+struct pending { /* an admitted call waiting for its end */
+    uint64_t end_ns;
+    size_t index; /* into trace->calls: ties end in start order */
+    breaker_permit permit;
+};
+
+struct replay {
+    uint64_t now;
+    struct pending *heap;
+    size_t n, cap;
+    struct tool_replay_result *r;
+    bool oom;
+};
+
+static uint64_t replay_clock(void *ctx) { return ((struct replay *)ctx)->now; }
+
+static void on_transition(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)b;
+    struct replay *rp = ctx;
+    struct tool_replay_result *r = rp->r;
+    if (r->event_count == r->event_cap) {
+        size_t cap = r->event_cap ? 2 * r->event_cap : 32;
+        breaker_event *e = realloc(r->events, cap * sizeof(*e));
+        if (e == NULL) {
+            rp->oom = true;
+            return;
+        }
+        r->events = e;
+        r->event_cap = cap;
+    }
+    r->events[r->event_count++] = *ev;
+    if (tool_timeline_state(&r->timeline, ev->time_ns, ev->to) != 0) rp->oom = true;
+}
+
+static bool pending_before(const struct pending *a, const struct pending *b) {
+    return a->end_ns != b->end_ns ? a->end_ns < b->end_ns : a->index < b->index;
+}
+
+static int push(struct replay *rp, const struct pending *p) {
+    if (rp->n == rp->cap) {
+        size_t cap = rp->cap ? 2 * rp->cap : 256;
+        struct pending *h = realloc(rp->heap, cap * sizeof(*h));
+        if (h == NULL) return -1;
+        rp->heap = h;
+        rp->cap = cap;
+    }
+    size_t i = rp->n++;
+    rp->heap[i] = *p;
+    while (i > 0 && pending_before(&rp->heap[i], &rp->heap[(i - 1) / 2])) {
+        struct pending tmp = rp->heap[i];
+        rp->heap[i] = rp->heap[(i - 1) / 2];
+        rp->heap[(i - 1) / 2] = tmp;
+        i = (i - 1) / 2;
+    }
+    return 0;
+}
+
+static struct pending pop(struct replay *rp) {
+    struct pending top = rp->heap[0];
+    rp->heap[0] = rp->heap[--rp->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < rp->n && pending_before(&rp->heap[l], &rp->heap[m])) m = l;
+        if (r < rp->n && pending_before(&rp->heap[r], &rp->heap[m])) m = r;
+        if (m == i) break;
+        struct pending tmp = rp->heap[i];
+        rp->heap[i] = rp->heap[m];
+        rp->heap[m] = tmp;
+        i = m;
+    }
+    return top;
+}
+
+static void complete(struct replay *rp, breaker *b, const struct tool_trace *trace,
+                     struct pending *p) {
+    const struct tool_call *c = &trace->calls[p->index];
+    rp->now = p->end_ns;
+    (void)breaker_complete(b, &p->permit, c->outcome);
+    if (c->outcome == BREAKER_FAILURE) tool_timeline_bin(&rp->r->timeline, rp->now)->failed++;
+    tool_timeline_latency(&rp->r->timeline, rp->now, c->duration_ns);
+}
+
+/* Time spent in OPEN and HALF_OPEN, and flaps, from the event list. */
+static void summarise(struct tool_replay_result *r, uint64_t start, uint64_t end) {
+    enum breaker_state state = BREAKER_CLOSED;
+    uint64_t since = start, last_close = 0;
+    bool closed_once = false;
+    for (size_t i = 0; i <= r->event_count; i++) {
+        uint64_t t = i < r->event_count ? r->events[i].time_ns : end;
+        if (t < since) t = since;
+        if (state == BREAKER_OPEN) r->time_open_ns += t - since;
+        if (state == BREAKER_HALF_OPEN) r->time_half_open_ns += t - since;
+        if (i == r->event_count) break;
+        const breaker_event *ev = &r->events[i];
+        if (ev->from == BREAKER_CLOSED && ev->to == BREAKER_OPEN && closed_once &&
+            ev->time_ns - last_close <= TOOL_FLAP_WINDOW_NS)
+            r->flaps++;
+        if (ev->to == BREAKER_CLOSED) {
+            closed_once = true;
+            last_close = ev->time_ns;
+        }
+        state = ev->to;
+        since = t;
+    }
+}
+
+int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
+                struct tool_replay_result *out, char *msg, size_t msg_len) {
+    memset(out, 0, sizeof(*out));
+    snprintf(out->name, sizeof(out->name), "%s", cfg->name);
+    struct replay rp;
+    memset(&rp, 0, sizeof(rp));
+    rp.r = out;
+    rp.now = trace->origin_ns;
+
+    uint64_t end = trace->origin_ns + 1;
+    for (size_t i = 0; i < trace->count; i++) {
+        uint64_t e = trace->calls[i].start_ns + trace->calls[i].duration_ns;
+        if (e >= end) end = e + 1;
+    }
+    if (tool_timeline_init(&out->timeline, trace->origin_ns, end, 0) != 0) {
+        snprintf(msg, msg_len, "out of memory");
+        return -1;
+    }
+    snprintf(out->timeline.title, sizeof(out->timeline.title), "%s", cfg->name);
+    snprintf(out->timeline.subtitle, sizeof(out->timeline.subtitle), "%s",
+             cfg->summary[0] ? cfg->summary : "library defaults");
+    out->timeline.has_breaker = true;
+
+    breaker_config c = cfg->cfg;
+    c.clock = replay_clock;
+    c.clock_ctx = &rp;
+    c.on_event = on_transition;
+    c.event_ctx = &rp;
+    if (c.seed == 0) c.seed = 1; /* jitter must repeat from run to run */
+    char why[TOOL_MSG_MAX];
+    breaker *b = NULL;
+    if (breaker_config_validate(&c, why, sizeof(why)) != BREAKER_OK) {
+        snprintf(msg, msg_len, "breaker %s: %s", cfg->name, why);
+        tool_replay_result_free(out);
+        return -1;
+    }
+    if (breaker_create(&c, &b) != BREAKER_OK ||
+        tool_timeline_state(&out->timeline, trace->origin_ns, BREAKER_CLOSED) != 0) {
+        snprintf(msg, msg_len, "breaker %s: cannot create", cfg->name);
+        breaker_destroy(b);
+        tool_replay_result_free(out);
+        return -1;
+    }
+
+    for (size_t i = 0; i < trace->count && !rp.oom; i++) {
+        const struct tool_call *call = &trace->calls[i];
+        while (rp.n > 0 && rp.heap[0].end_ns <= call->start_ns) {
+            struct pending p = pop(&rp);
+            complete(&rp, b, trace, &p);
+        }
+        rp.now = call->start_ns;
+        out->calls++;
+        struct tool_bin *bin = tool_timeline_bin(&out->timeline, rp.now);
+        struct pending p = {.end_ns = call->start_ns + call->duration_ns, .index = i};
+        if (breaker_acquire(b, &p.permit) != BREAKER_OK) {
+            out->refused++;
+            bin->refused++;
+            continue;
+        }
+        bin->reached++;
+        if (push(&rp, &p) != 0) rp.oom = true;
+    }
+    while (rp.n > 0 && !rp.oom) {
+        struct pending p = pop(&rp);
+        complete(&rp, b, trace, &p);
+    }
+    /* A probe still hanging at the end times out now, if it is due. */
+    rp.now = end;
+    (void)breaker_get_state(b);
+    breaker_stats_get(b, &out->stats);
+    breaker_destroy(b);
+    free(rp.heap);
+    if (rp.oom) {
+        snprintf(msg, msg_len, "out of memory");
+        tool_replay_result_free(out);
+        return -1;
+    }
+    summarise(out, trace->origin_ns, end);
+    return 0;
+}
+
+void tool_replay_result_free(struct tool_replay_result *r) {
+    free(r->events);
+    r->events = NULL;
+    tool_timeline_free(&r->timeline);
+}

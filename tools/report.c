@@ -1,0 +1,291 @@
+/*
+ * report.c - the text output: the simulation's comparison table and the
+ * replay report. Plain ASCII, fixed widths, no locale: the same input gives
+ * the same bytes.
+ */
+#include "tool.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define LABEL_WIDTH 40
+
+static const char *seconds(uint64_t ns, char *buf, size_t len) {
+    return tool_format_duration(ns, buf, len);
+}
+
+/* ---- simulate ---------------------------------------------------------------*/
+
+struct row {
+    const char *label;
+    void (*cell)(const struct tool_sim_result *r, char *buf, size_t len);
+};
+
+#define COUNT_CELL(fn, field)                                                \
+    static void fn(const struct tool_sim_result *r, char *buf, size_t len) { \
+        snprintf(buf, len, "%" PRIu64, r->field);                            \
+    }
+
+COUNT_CELL(cell_requests, requests)
+COUNT_CELL(cell_refused, refused)
+COUNT_CELL(cell_shed, shed)
+COUNT_CELL(cell_errors, errors)
+COUNT_CELL(cell_timeouts, timeouts)
+COUNT_CELL(cell_reached, reached)
+COUNT_CELL(cell_reached_outage, reached_outage)
+COUNT_CELL(cell_reached_recovery, reached_recovery)
+COUNT_CELL(cell_knockdowns, knockdowns)
+
+static void cell_served(const struct tool_sim_result *r, char *buf, size_t len) {
+    double pct = r->requests ? 100.0 * (double)r->served / (double)r->requests : 0.0;
+    snprintf(buf, len, "%" PRIu64 " %4.1f%%", r->served, pct);
+}
+
+static void cell_saturated(const struct tool_sim_result *r, char *buf, size_t len) {
+    seconds(r->saturated_ns, buf, len);
+}
+
+static void cell_closed_after(const struct tool_sim_result *r, char *buf, size_t len) {
+    if (!r->has_breaker) {
+        snprintf(buf, len, "-");
+    } else if (r->closed_after_ns == UINT64_MAX) {
+        snprintf(buf, len, "never");
+    } else if (r->transitions == 0) {
+        snprintf(buf, len, "never opened");
+    } else {
+        seconds(r->closed_after_ns, buf, len);
+    }
+}
+
+static void cell_transitions(const struct tool_sim_result *r, char *buf, size_t len) {
+    if (!r->has_breaker) {
+        snprintf(buf, len, "-");
+    } else {
+        snprintf(buf, len, "%" PRIu64, r->transitions);
+    }
+}
+
+static void cell_probes(const struct tool_sim_result *r, char *buf, size_t len) {
+    if (!r->has_breaker) {
+        snprintf(buf, len, "-");
+    } else {
+        snprintf(buf, len, "%" PRIu64, r->probes);
+    }
+}
+
+static void cell_p50(const struct tool_sim_result *r, char *buf, size_t len) {
+    seconds(r->p50_ns, buf, len);
+}
+
+static void cell_p99(const struct tool_sim_result *r, char *buf, size_t len) {
+    seconds(r->p99_ns, buf, len);
+}
+
+static const struct row rows[] = {
+    {"requests", cell_requests},
+    {"served (dependency answered OK)", cell_served},
+    {"failed fast: refused by the breaker", cell_refused},
+    {"failed fast: shed, every worker busy", cell_shed},
+    {"failed: dependency answered an error", cell_errors},
+    {"failed slowly: waited for the timeout", cell_timeouts},
+    {"worker pool saturated for", cell_saturated},
+    {"calls that reached the dependency", cell_reached},
+    {"  ...during the outage", cell_reached_outage},
+    {"  ...during the recovery", cell_reached_recovery},
+    {"dependency knocked down by overload", cell_knockdowns},
+    {"breaker closed for good, after recovery", cell_closed_after},
+    {"breaker transitions", cell_transitions},
+    {"probes admitted", cell_probes},
+    {"response time p50", cell_p50},
+    {"response time p99", cell_p99},
+};
+
+static void print_phases(FILE *out, const struct tool_scenario *sc) {
+    uint64_t t = 0;
+    char a[32], b[32], d[32];
+    for (size_t i = 0; i < sc->phase_count; i++) {
+        const struct tool_phase *p = &sc->phases[i];
+        fprintf(out, "  %7s-%-7s %-12s %-10s", i == 0 ? "0s" : seconds(t, a, sizeof(a)),
+                seconds(t + p->duration_ns, b, sizeof(b)), p->name, tool_phase_kind_name(p->kind));
+        switch (p->kind) {
+        case PHASE_DOWN:
+            fprintf(out, " calls %s",
+                    p->down == DOWN_TIMEOUT ? "hang until the timeout" : "are refused at once");
+            break;
+        case PHASE_ERRORS:
+            fprintf(out, " %.0f%% of calls fail", 100.0 * p->error_rate);
+            break;
+        case PHASE_RECOVERING:
+            fprintf(out, " latency %s -> %s, capacity %u -> %u calls in flight",
+                    seconds(p->cold_latency_ns, a, sizeof(a)), seconds(p->latency_ns, b, sizeof(b)),
+                    p->cold_capacity, p->capacity);
+            break;
+        case PHASE_HEALTHY:
+        case PHASE_SLOW:
+            fprintf(out, " latency p50 %s, p99 %s", seconds(p->latency_ns, a, sizeof(a)),
+                    seconds(p->latency_p99_ns, d, sizeof(d)));
+            if (p->error_rate > 0.0) fprintf(out, ", %.1f%% errors", 100.0 * p->error_rate);
+            break;
+        }
+        fputc('\n', out);
+        t += p->duration_ns;
+    }
+}
+
+static double pct_change(uint64_t now, uint64_t before) {
+    return before ? 100.0 * ((double)now - (double)before) / (double)before : 0.0;
+}
+
+/* One sentence per breaker against the baseline: the numbers that matter. */
+static void print_reading(FILE *out, const struct tool_sim_result *runs, size_t count) {
+    const struct tool_sim_result *base = NULL;
+    for (size_t i = 0; i < count; i++)
+        if (!runs[i].has_breaker) base = &runs[i];
+    if (base == NULL) return;
+    fprintf(out, "\nCompared with no breaker:\n");
+    for (size_t i = 0; i < count; i++) {
+        const struct tool_sim_result *r = &runs[i];
+        if (!r->has_breaker) continue;
+        fprintf(out,
+                "  %s: %" PRIu64
+                " calls reached the dependency during the outage (%+.0f%%), %" PRIu64
+                " requests waited for the timeout (%+.0f%%), %.1f%% served (was %.1f%%)\n",
+                r->name, r->reached_outage, pct_change(r->reached_outage, base->reached_outage),
+                r->timeouts, pct_change(r->timeouts, base->timeouts),
+                r->requests ? 100.0 * (double)r->served / (double)r->requests : 0.0,
+                base->requests ? 100.0 * (double)base->served / (double)base->requests : 0.0);
+    }
+}
+
+void tool_print_sim_table(FILE *out, const struct tool_scenario *sc,
+                          const struct tool_sim_result *runs, size_t count) {
+    char a[32], b[32];
+    fprintf(out, "Scenario: %s (seed %" PRIu64 ", %s)\n", sc->name, sc->seed,
+            seconds(sc->duration_ns, a, sizeof(a)));
+    if (sc->description[0]) fprintf(out, "%s\n", sc->description);
+    fprintf(out, "Workload: %.0f requests/s on %u workers, %s timeout per call\n", sc->rate,
+            sc->workers, seconds(sc->timeout_ns, b, sizeof(b)));
+    fprintf(out, "Dependency:\n");
+    print_phases(out, sc);
+    fprintf(out, "\n");
+
+    int width[64];
+    size_t n = count < 64 ? count : 64;
+    fprintf(out, "%-*s", LABEL_WIDTH, "");
+    for (size_t i = 0; i < n; i++) {
+        int w = (int)strlen(runs[i].name) + 2;
+        width[i] = w < 14 ? 14 : w;
+        fprintf(out, "%*s", width[i], runs[i].name);
+    }
+    fputc('\n', out);
+    for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+        fprintf(out, "%-*s", LABEL_WIDTH, rows[k].label);
+        for (size_t i = 0; i < n; i++) {
+            char cell[64];
+            rows[k].cell(&runs[i], cell, sizeof(cell));
+            fprintf(out, "%*s", width[i], cell);
+        }
+        fputc('\n', out);
+    }
+    print_reading(out, runs, n);
+}
+
+/* ---- replay ---------------------------------------------------------------------*/
+
+void tool_format_evidence(const breaker_event *ev, char *buf, size_t len) {
+    const breaker_evidence *e = &ev->evidence;
+    char w[32];
+    switch (ev->reason) {
+    case BREAKER_REASON_FAILURE_RATE:
+        snprintf(buf, len, "%" PRIu64 " of %" PRIu64 " calls failed (%.1f%%)", e->failures,
+                 e->calls, 100.0 * e->failure_rate);
+        break;
+    case BREAKER_REASON_SLOW_CALL_RATE:
+        snprintf(buf, len, "%" PRIu64 " of %" PRIu64 " calls slow (%.1f%%)", e->slow_calls,
+                 e->calls, 100.0 * e->slow_call_rate);
+        break;
+    case BREAKER_REASON_CONSECUTIVE_FAILURES:
+        snprintf(buf, len, "%u failures in a row", e->consecutive_failures);
+        break;
+    case BREAKER_REASON_PROBES_SUCCEEDED:
+        snprintf(buf, len, "%u probes succeeded", e->probe_successes);
+        break;
+    case BREAKER_REASON_PROBE_FAILED:
+    case BREAKER_REASON_PROBE_TIMEOUT:
+    case BREAKER_REASON_PROBE_SLOW:
+        snprintf(buf, len, "after %u good probes; failed recoveries %u", e->probe_successes,
+                 e->failed_recoveries);
+        break;
+    case BREAKER_REASON_WAIT_ELAPSED:
+        snprintf(buf, len, "first probe admitted");
+        break;
+    case BREAKER_REASON_FORCED_OPEN:
+    case BREAKER_REASON_FORCED_CLOSED:
+    case BREAKER_REASON_RESET:
+        snprintf(buf, len, "operator");
+        break;
+    default:
+        snprintf(buf, len, "-");
+        break;
+    }
+    if (ev->to == BREAKER_OPEN) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, "; open for %s", seconds(ev->open_ns, w, sizeof(w)));
+    }
+}
+
+/* Seconds since the trace's first call, with millisecond precision. */
+static void offset(uint64_t t, uint64_t origin, char *buf, size_t len) {
+    uint64_t d = t > origin ? t - origin : 0;
+    snprintf(buf, len, "%" PRIu64 ".%03" PRIu64 "s", d / TOOL_SEC, (d % TOOL_SEC) / TOOL_MS);
+}
+
+void tool_print_transitions(FILE *out, const breaker_event *events, size_t count,
+                            uint64_t origin_ns) {
+    char t[32], tr[48], ev_text[160];
+    if (count == 0) {
+        fprintf(out, "   no transitions: the breaker stayed closed\n");
+        return;
+    }
+    fprintf(out, "   %-12s %-22s %-20s %s\n", "time", "transition", "reason", "evidence");
+    for (size_t i = 0; i < count; i++) {
+        const breaker_event *ev = &events[i];
+        snprintf(tr, sizeof(tr), "%s -> %s", breaker_state_name(ev->from),
+                 breaker_state_name(ev->to));
+        offset(ev->time_ns, origin_ns, t, sizeof(t));
+        tool_format_evidence(ev, ev_text, sizeof(ev_text));
+        fprintf(out, "   %-12s %-22s %-20s %s\n", t, tr, breaker_reason_name(ev->reason), ev_text);
+    }
+}
+
+void tool_print_replay(FILE *out, const struct tool_trace *trace, const struct tool_breaker *cfg,
+                       const struct tool_replay_result *r) {
+    char a[32], b[32], c[32];
+    fprintf(out, "== %s: %s\n", cfg->name,
+            cfg->summary[0] ? cfg->summary : "library defaults (no keys set)");
+    tool_print_transitions(out, r->events, r->event_count, trace->origin_ns);
+    const breaker_stats *st = &r->stats;
+    uint64_t span = trace->count ? r->timeline.end_ns - r->timeline.start_ns : 0;
+    fprintf(out,
+            "   calls %" PRIu64 ": admitted %" PRIu64 ", refused %" PRIu64 " (%.1f%%: %" PRIu64
+            " while open, %" PRIu64 " while half-open)\n",
+            r->calls, st->admitted, r->refused,
+            r->calls ? 100.0 * (double)r->refused / (double)r->calls : 0.0, st->rejected_open,
+            st->rejected_half_open);
+    fprintf(out,
+            "   probes %" PRIu64 ": %" PRIu64 " succeeded, %" PRIu64 " failed (%" PRIu64
+            " timed out)\n",
+            st->probes_admitted, st->probes_succeeded, st->probes_failed, st->probes_timed_out);
+    fprintf(out, "   time open %s, half-open %s, of %s; transitions %" PRIu64 "\n",
+            seconds(r->time_open_ns, a, sizeof(a)), seconds(r->time_half_open_ns, b, sizeof(b)),
+            seconds(span, c, sizeof(c)), st->transitions);
+    if (r->flaps >= 2) {
+        fprintf(out,
+                "   WARNING: flapping: %" PRIu64
+                " times the breaker closed and tripped again within %s; the dependency may "
+                "not be healthy when it closes (raise half_open_successes) or the trip is "
+                "too sensitive (raise min_calls or failure_rate)\n",
+                r->flaps, seconds(TOOL_FLAP_WINDOW_NS, a, sizeof(a)));
+    }
+    fputc('\n', out);
+}

@@ -1,0 +1,450 @@
+/*
+ * simulate.c - a discrete-event simulation of a service calling one
+ * dependency through the real library, on a virtual clock.
+ *
+ * The service has `workers` workers; requests arrive as a Poisson process of
+ * `rate` per second. A request that finds every worker busy is shed at once.
+ * Otherwise it asks the breaker for a permit (if there is a breaker); a
+ * refused request fails fast and frees its worker; an admitted one calls the
+ * dependency and holds its worker until the answer or the timeout.
+ *
+ * The dependency follows the scenario's phases. It can hold `capacity` calls
+ * at once (0 = no limit); a call beyond that knocks it down for `knockdown`,
+ * during which it answers like a down phase. While recovering, its latency
+ * falls from cold_latency to latency and its capacity rises from
+ * cold_capacity to capacity over the phase's duration; a knockdown starts
+ * that warm-up again (it comes back cold), so a flood of calls early in the
+ * recovery keeps it down and a trickle of probes does not. At the end of the
+ * phase it is healthy whatever happened (say, the operators scaled it).
+ *
+ * Determinism: every random draw is a pure function of (seed, request
+ * number, purpose), so all runs of one scenario see the same arrivals and
+ * the same dependency answers for the same request, and differ only by what
+ * their breaker did. Events at the same instant run in the order they were
+ * scheduled.
+ */
+#include "tool.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Random draws: a counter-based generator -------------------------------*/
+
+enum { DRAW_ARRIVAL, DRAW_LATENCY_U1, DRAW_LATENCY_U2, DRAW_ERROR };
+
+static uint64_t mix64(uint64_t x) {
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+/* A uniform draw in (0, 1) for request `id` and purpose `what`. */
+static double draw(uint64_t seed, uint64_t id, unsigned what) {
+    uint64_t x = mix64(seed ^ mix64(id * 8u + what));
+    return ((double)(x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+/* ---- Events ------------------------------------------------------------------*/
+
+enum ev_type { EV_ARRIVAL, EV_DONE };
+
+struct event {
+    uint64_t t;
+    uint64_t seq; /* ties at one instant run in scheduling order */
+    enum ev_type type;
+    uint32_t worker;
+};
+
+struct heap {
+    struct event *ev;
+    size_t n, cap;
+};
+
+static bool ev_before(const struct event *a, const struct event *b) {
+    return a->t != b->t ? a->t < b->t : a->seq < b->seq;
+}
+
+static void heap_push(struct heap *h, struct event e) {
+    size_t i = h->n++;
+    h->ev[i] = e;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!ev_before(&h->ev[i], &h->ev[parent])) break;
+        struct event tmp = h->ev[i];
+        h->ev[i] = h->ev[parent];
+        h->ev[parent] = tmp;
+        i = parent;
+    }
+}
+
+static struct event heap_pop(struct heap *h) {
+    struct event top = h->ev[0];
+    h->ev[0] = h->ev[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && ev_before(&h->ev[l], &h->ev[m])) m = l;
+        if (r < h->n && ev_before(&h->ev[r], &h->ev[m])) m = r;
+        if (m == i) break;
+        struct event tmp = h->ev[i];
+        h->ev[i] = h->ev[m];
+        h->ev[m] = tmp;
+        i = m;
+    }
+    return top;
+}
+
+/* ---- The run ---------------------------------------------------------------------*/
+
+enum answer { ANSWER_OK, ANSWER_ERROR, ANSWER_TIMEOUT };
+
+struct worker {
+    uint64_t start;
+    breaker_permit permit;
+    enum answer answer;
+    bool holds_capacity; /* counted in the dependency's calls in flight */
+};
+
+struct sim {
+    const struct tool_scenario *sc;
+    struct tool_sim_result *r;
+    breaker *b;
+    uint64_t now; /* the virtual clock */
+    uint64_t seq;
+    struct heap heap;
+    struct worker *workers;
+    uint32_t *free_workers;
+    uint32_t free_count;
+    uint64_t saturated_since;
+    uint64_t *latencies;
+    size_t latency_count, latency_cap;
+    /* The dependency. */
+    uint64_t phase_start[TOOL_MAX_PHASE + 1];
+    size_t phase;
+    uint64_t knocked_until;
+    uint32_t in_flight;
+    /* The breaker's last close, for closed_after. */
+    uint64_t last_close_ns;
+    bool ever_opened;
+    bool oom;
+};
+
+static uint64_t sim_clock(void *ctx) { return ((struct sim *)ctx)->now; }
+
+static void on_transition(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)b;
+    struct sim *s = ctx;
+    if (tool_timeline_state(&s->r->timeline, ev->time_ns, ev->to) != 0) s->oom = true;
+    if (ev->to == BREAKER_CLOSED) s->last_close_ns = ev->time_ns;
+    if (ev->to == BREAKER_OPEN) s->ever_opened = true;
+    struct tool_sim_result *r = s->r;
+    if (r->event_count == r->event_cap) {
+        size_t cap = r->event_cap ? 2 * r->event_cap : 32;
+        breaker_event *e = realloc(r->events, cap * sizeof(*e));
+        if (e == NULL) {
+            s->oom = true;
+            return;
+        }
+        r->events = e;
+        r->event_cap = cap;
+    }
+    r->events[r->event_count++] = *ev;
+}
+
+static void schedule(struct sim *s, uint64_t t, enum ev_type type, uint32_t worker) {
+    struct event e = {.t = t, .seq = s->seq++, .type = type, .worker = worker};
+    heap_push(&s->heap, e);
+}
+
+/* Every request's response time goes into the p50/p99 of the table; only
+ * calls that reached the dependency go into the timeline's latency chart, so
+ * that it shows the dependency's answers, not the instant refusals. */
+static void record_latency(struct sim *s, uint64_t latency, bool reached) {
+    if (s->latency_count == s->latency_cap) {
+        size_t cap = s->latency_cap ? 2 * s->latency_cap : 4096;
+        uint64_t *l = realloc(s->latencies, cap * sizeof(*l));
+        if (l == NULL) {
+            s->oom = true;
+            return;
+        }
+        s->latencies = l;
+        s->latency_cap = cap;
+    }
+    s->latencies[s->latency_count++] = latency;
+    if (reached) tool_timeline_latency(&s->r->timeline, s->now, latency);
+}
+
+static const struct tool_phase *phase_at(struct sim *s, uint64_t t) {
+    while (s->phase + 1 < s->sc->phase_count && t >= s->phase_start[s->phase + 1])
+        s->phase++;
+    return &s->sc->phases[s->phase];
+}
+
+/* The dependency's answer to a call made now by request `id`: how long it
+ * takes (capped by the timeout) and what it says. */
+static uint64_t dependency_call(struct sim *s, uint64_t id, struct worker *w) {
+    const struct tool_scenario *sc = s->sc;
+    const struct tool_phase *p = phase_at(s, s->now);
+    uint64_t t = s->now;
+    /* Warm-up starts with the phase, and again after each knockdown: a
+     * dependency that fell over comes back cold. */
+    uint64_t warm_start = s->phase_start[s->phase];
+    if (s->knocked_until > warm_start) warm_start = s->knocked_until;
+    double progress = 1.0;
+    if (p->duration_ns > 0 && t >= warm_start)
+        progress = (double)(t - warm_start) / (double)p->duration_ns;
+    if (progress > 1.0) progress = 1.0;
+
+    w->holds_capacity = false;
+    bool down = p->kind == PHASE_DOWN || t < s->knocked_until;
+    if (!down) {
+        double cap = p->cold_capacity +
+                     (double)((int64_t)p->capacity - (int64_t)p->cold_capacity) * progress;
+        if (p->capacity > 0 && (double)(s->in_flight + 1) > cap) {
+            /* Overload: it falls over, and this call with it. */
+            s->knocked_until = t + p->knockdown_ns;
+            s->r->knockdowns++;
+            down = true;
+        }
+    }
+    if (down) {
+        if (p->down == DOWN_REFUSED) {
+            w->answer = ANSWER_ERROR;
+            return sc->timeout_ns < TOOL_MS ? sc->timeout_ns : TOOL_MS; /* connect refused */
+        }
+        w->answer = ANSWER_TIMEOUT;
+        return sc->timeout_ns;
+    }
+
+    /* Log-normal answer time: the median moves geometrically from cold to
+     * warm while recovering; the spread (p99 / median) stays. */
+    double median = (double)p->cold_latency_ns *
+                    pow((double)p->latency_ns / (double)p->cold_latency_ns, progress);
+    double sigma = log((double)p->latency_p99_ns / (double)p->latency_ns) / 2.3263478740;
+    double u1 = draw(sc->seed, id, DRAW_LATENCY_U1), u2 = draw(sc->seed, id, DRAW_LATENCY_U2);
+    double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    double latency = median * exp(sigma * z);
+    w->holds_capacity = true;
+    s->in_flight++;
+    if (latency >= (double)sc->timeout_ns) {
+        w->answer = ANSWER_TIMEOUT;
+        return sc->timeout_ns;
+    }
+    w->answer = draw(sc->seed, id, DRAW_ERROR) < p->error_rate ? ANSWER_ERROR : ANSWER_OK;
+    return latency < 1.0 ? 1 : (uint64_t)latency;
+}
+
+static void arrival(struct sim *s, uint64_t id) {
+    struct tool_sim_result *r = s->r;
+    struct tool_bin *bin = tool_timeline_bin(&r->timeline, s->now);
+    r->requests++;
+    if (s->free_count == 0) {
+        r->shed++;
+        bin->shed++;
+        record_latency(s, 0, false);
+        return;
+    }
+    breaker_permit permit;
+    memset(&permit, 0, sizeof(permit));
+    if (s->b != NULL && breaker_acquire(s->b, &permit) != BREAKER_OK) {
+        r->refused++;
+        bin->refused++;
+        record_latency(s, 0, false);
+        return;
+    }
+    uint32_t wi = s->free_workers[--s->free_count];
+    if (s->free_count == 0) s->saturated_since = s->now;
+    struct worker *w = &s->workers[wi];
+    w->start = s->now;
+    w->permit = permit;
+    uint64_t took = dependency_call(s, id, w);
+    r->reached++;
+    bin->reached++;
+    enum tool_phase_kind kind = s->sc->phases[s->phase].kind;
+    if (tool_phase_is_outage(&s->sc->phases[s->phase])) r->reached_outage++;
+    if (kind == PHASE_RECOVERING) r->reached_recovery++;
+    schedule(s, s->now + took, EV_DONE, wi);
+}
+
+static void done(struct sim *s, uint32_t wi) {
+    struct tool_sim_result *r = s->r;
+    struct worker *w = &s->workers[wi];
+    if (w->holds_capacity) s->in_flight--;
+    if (s->b != NULL)
+        (void)breaker_complete(s->b, &w->permit,
+                               w->answer == ANSWER_OK ? BREAKER_SUCCESS : BREAKER_FAILURE);
+    switch (w->answer) {
+    case ANSWER_OK:
+        r->served++;
+        break;
+    case ANSWER_ERROR:
+        r->errors++;
+        tool_timeline_bin(&r->timeline, s->now)->failed++;
+        break;
+    case ANSWER_TIMEOUT:
+        r->timeouts++;
+        tool_timeline_bin(&r->timeline, s->now)->failed++;
+        break;
+    }
+    record_latency(s, s->now - w->start, true);
+    if (s->free_count == 0) r->saturated_ns += s->now - s->saturated_since;
+    s->free_workers[s->free_count++] = wi;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t quantile(const uint64_t *sorted, size_t n, double q) {
+    if (n == 0) return 0;
+    size_t i = (size_t)ceil(q * (double)n);
+    if (i > 0) i--;
+    return sorted[i < n ? i : n - 1];
+}
+
+static void setup_timeline(struct sim *s) {
+    const struct tool_scenario *sc = s->sc;
+    struct tool_timeline *tl = &s->r->timeline;
+    tl->has_breaker = s->b != NULL;
+    tl->has_shed = true;
+    tl->timeout_ns = sc->timeout_ns;
+    for (size_t i = 0; i < sc->phase_count && i < TOOL_MAX_PHASE; i++) {
+        struct tool_band *band = &tl->bands[tl->band_count++];
+        band->from_ns = s->phase_start[i];
+        band->to_ns = s->phase_start[i] + sc->phases[i].duration_ns;
+        snprintf(band->label, sizeof(band->label), "%s", sc->phases[i].name);
+        band->shade = tool_phase_is_outage(&sc->phases[i])     ? 1
+                      : sc->phases[i].kind == PHASE_RECOVERING ? 2
+                                                               : 0;
+    }
+}
+
+static uint64_t recovery_time(const struct tool_scenario *sc, const uint64_t *starts) {
+    bool seen_outage = false;
+    for (size_t i = 0; i < sc->phase_count; i++) {
+        if (tool_phase_is_outage(&sc->phases[i])) {
+            seen_outage = true;
+        } else if (seen_outage) {
+            return starts[i];
+        }
+    }
+    return UINT64_MAX;
+}
+
+static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t msg_len) {
+    const struct tool_scenario *sc = s->sc;
+    struct tool_sim_result *r = s->r;
+    if (cfg != NULL) {
+        breaker_config c = cfg->cfg;
+        c.clock = sim_clock;
+        c.clock_ctx = s;
+        c.on_event = on_transition;
+        c.event_ctx = s;
+        if (c.seed == 0) c.seed = sc->seed != 0 ? sc->seed : 1;
+        char why[TOOL_MSG_MAX];
+        if (breaker_config_validate(&c, why, sizeof(why)) != BREAKER_OK) {
+            snprintf(msg, msg_len, "breaker %s: %s", cfg->name, why);
+            return -1;
+        }
+        if (breaker_create(&c, &s->b) != BREAKER_OK) {
+            snprintf(msg, msg_len, "breaker %s: cannot create", cfg->name);
+            return -1;
+        }
+        if (tool_timeline_state(&r->timeline, 0, BREAKER_CLOSED) != 0) return -1;
+    }
+    setup_timeline(s);
+
+    uint64_t id = 0;
+    uint64_t next = (uint64_t)(-log(draw(sc->seed, id, DRAW_ARRIVAL)) / sc->rate * 1e9);
+    if (next < sc->duration_ns) schedule(s, next, EV_ARRIVAL, 0);
+    while (s->heap.n > 0 && !s->oom) {
+        struct event e = heap_pop(&s->heap);
+        s->now = e.t;
+        if (e.type == EV_DONE) {
+            done(s, e.worker);
+            continue;
+        }
+        arrival(s, id);
+        id++;
+        uint64_t gap = (uint64_t)(-log(draw(sc->seed, id, DRAW_ARRIVAL)) / sc->rate * 1e9);
+        if (s->now + gap < sc->duration_ns) schedule(s, s->now + gap, EV_ARRIVAL, 0);
+    }
+    if (s->oom) {
+        snprintf(msg, msg_len, "out of memory");
+        return -1;
+    }
+
+    qsort(s->latencies, s->latency_count, sizeof(uint64_t), cmp_u64);
+    r->p50_ns = quantile(s->latencies, s->latency_count, 0.50);
+    r->p99_ns = quantile(s->latencies, s->latency_count, 0.99);
+    r->recovered_at_ns = recovery_time(sc, s->phase_start);
+    r->closed_after_ns = UINT64_MAX;
+    if (s->b != NULL) {
+        breaker_stats st;
+        breaker_stats_get(s->b, &st);
+        r->transitions = st.transitions;
+        r->probes = st.probes_admitted;
+        bool closed = st.state == BREAKER_CLOSED;
+        if (!s->ever_opened) {
+            r->closed_after_ns = 0;
+        } else if (closed && r->recovered_at_ns != UINT64_MAX) {
+            r->closed_after_ns =
+                s->last_close_ns > r->recovered_at_ns ? s->last_close_ns - r->recovered_at_ns : 0;
+        }
+    }
+    return 0;
+}
+
+int tool_simulate(const struct tool_scenario *sc, const struct tool_breaker *cfg,
+                  struct tool_sim_result *out, char *msg, size_t msg_len) {
+    memset(out, 0, sizeof(*out));
+    snprintf(out->name, sizeof(out->name), "%s", cfg != NULL ? cfg->name : "no breaker");
+    out->has_breaker = cfg != NULL;
+    struct sim s;
+    memset(&s, 0, sizeof(s));
+    s.sc = sc;
+    s.r = out;
+    for (size_t i = 0; i < sc->phase_count; i++)
+        s.phase_start[i + 1] = s.phase_start[i] + sc->phases[i].duration_ns;
+    s.heap.cap = (size_t)sc->workers + 2;
+    s.heap.ev = calloc(s.heap.cap, sizeof(*s.heap.ev));
+    s.workers = calloc(sc->workers, sizeof(*s.workers));
+    s.free_workers = calloc(sc->workers, sizeof(*s.free_workers));
+    int rc = -1;
+    if (s.heap.ev == NULL || s.workers == NULL || s.free_workers == NULL ||
+        tool_timeline_init(&out->timeline, 0, sc->duration_ns, 0) != 0) {
+        snprintf(msg, msg_len, "out of memory");
+        goto out;
+    }
+    /* Hand out workers lowest first (pure bookkeeping: all are equal). */
+    for (uint32_t i = 0; i < sc->workers; i++)
+        s.free_workers[i] = sc->workers - 1 - i;
+    s.free_count = sc->workers;
+    snprintf(out->timeline.title, sizeof(out->timeline.title), "%s", out->name);
+    if (cfg != NULL)
+        snprintf(out->timeline.subtitle, sizeof(out->timeline.subtitle), "%s",
+                 cfg->description[0] ? cfg->description
+                 : cfg->summary[0]   ? cfg->summary
+                                     : "library defaults");
+    else
+        snprintf(out->timeline.subtitle, sizeof(out->timeline.subtitle),
+                 "every request calls the dependency");
+    rc = run(&s, cfg, msg, msg_len);
+out:
+    breaker_destroy(s.b);
+    free(s.heap.ev);
+    free(s.workers);
+    free(s.free_workers);
+    free(s.latencies);
+    if (rc != 0) tool_sim_result_free(out);
+    return rc;
+}
+
+void tool_sim_result_free(struct tool_sim_result *r) {
+    free(r->events);
+    r->events = NULL;
+    tool_timeline_free(&r->timeline);
+}

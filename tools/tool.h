@@ -1,0 +1,287 @@
+/*
+ * tool.h - the parts of the `breaker` command, shared between its files and
+ * its tests. Nothing here is library API.
+ *
+ * Files: main.c (command line, help), parse.c (numbers and durations),
+ * ini_load.c (configuration and scenario files, with inih), scenario.c (the
+ * dependency model and the built-in scenario), simulate.c (the discrete-event
+ * simulation), replay.c (traces), timeline.c (per-second series and state
+ * history), svg.c (pictures), report.c (tables and reports).
+ */
+#ifndef BREAKER_TOOL_H
+#define BREAKER_TOOL_H
+
+#include <breaker.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TOOL_MS  UINT64_C(1000000)
+#define TOOL_SEC (1000 * TOOL_MS)
+
+#define TOOL_NAME_MAX  48
+#define TOOL_MSG_MAX   512
+#define TOOL_MAX_PHASE 32
+
+/* ---- parse.c ---------------------------------------------------------------*/
+
+/* A duration: digits with an optional fraction and a unit (ns, us, ms, s, m,
+ * h, d); `bare_unit_ns` is the unit of a number without one. Exact.
+ * @return true and *out, or false. */
+bool tool_parse_duration(const char *text, uint64_t bare_unit_ns, uint64_t *out);
+
+/* A non-negative decimal, or a percentage ("50%" = 0.5) if `percent_ok`. */
+bool tool_parse_number(const char *text, bool percent_ok, double *out);
+
+/* A whole number in [min, max]. */
+bool tool_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Format a duration for people: "250ms", "1.5s", "2m30s". `buf` gets it. */
+const char *tool_format_duration(uint64_t ns, char *buf, size_t len);
+
+/* Trim blanks in place at both ends; @return the trimmed start. */
+char *tool_trim(char *s);
+
+/* ---- Breaker configurations ----------------------------------------------*/
+
+struct tool_breaker {
+    char name[TOOL_NAME_MAX];
+    breaker_config cfg;
+    char description[160]; /* free text from the file, for reports */
+    char summary[256];     /* the keys that were set, "key=value ...", for reports */
+};
+
+struct tool_breakers {
+    struct tool_breaker *items;
+    size_t count, cap;
+};
+
+/* Find or add the configuration called `name` (created with the library's
+ * defaults). @return it, or NULL when out of memory. */
+struct tool_breaker *tool_breakers_get(struct tool_breakers *list, const char *name);
+void tool_breakers_free(struct tool_breakers *list);
+
+/* Set one key through breaker_config_set() and remember it for the summary.
+ * @return a breaker status; `msg` says why on error. */
+int tool_breaker_set(struct tool_breaker *b, const char *key, const char *value, char *msg,
+                     size_t msg_len);
+
+/* "NAME:key=value,key=value" or "key=value,..." (named `default_name`).
+ * @return 0, or -1 with `msg` set. */
+int tool_breakers_add_spec(struct tool_breakers *list, const char *spec, const char *default_name,
+                           char *msg, size_t msg_len);
+
+/* ---- Scenario ----------------------------------------------------------------*/
+
+enum tool_phase_kind { PHASE_HEALTHY, PHASE_DOWN, PHASE_ERRORS, PHASE_SLOW, PHASE_RECOVERING };
+enum tool_down_mode { DOWN_TIMEOUT, DOWN_REFUSED };
+
+struct tool_phase {
+    char name[TOOL_NAME_MAX];
+    enum tool_phase_kind kind;
+    uint64_t duration_ns;
+    uint64_t latency_ns;      /* median answer time (at the end, when recovering) */
+    uint64_t latency_p99_ns;  /* 99th percentile (same) */
+    uint64_t cold_latency_ns; /* recovering: the median at the start */
+    double error_rate;        /* share of answers that are errors */
+    enum tool_down_mode down; /* down, and while knocked down */
+    uint32_t capacity;        /* calls it can hold at once, 0 = no limit (end value) */
+    uint32_t cold_capacity;   /* recovering: capacity at the start */
+    uint64_t knockdown_ns;    /* how long an overload keeps it down */
+    unsigned given;           /* TOOL_GIVEN_* bits: keys the file set */
+};
+
+/* Keys a phase section set, so that the kind's defaults leave them alone. */
+enum {
+    TOOL_GIVEN_LATENCY = 1,
+    TOOL_GIVEN_P99 = 2,
+    TOOL_GIVEN_COLD_LATENCY = 4,
+    TOOL_GIVEN_ERROR_RATE = 8,
+    TOOL_GIVEN_CAPACITY = 16,
+    TOOL_GIVEN_COLD_CAPACITY = 32,
+    TOOL_GIVEN_KNOCKDOWN = 64,
+};
+
+struct tool_scenario {
+    char name[TOOL_NAME_MAX];
+    char description[256];
+    uint64_t duration_ns; /* 0 = the sum of the phases */
+    uint64_t seed;
+    uint32_t workers;
+    double rate; /* requests per second, Poisson */
+    uint64_t timeout_ns;
+    uint64_t latency_ns; /* healthy defaults for phases */
+    uint64_t latency_p99_ns;
+    struct tool_phase phases[TOOL_MAX_PHASE];
+    size_t phase_count;
+    struct tool_breakers breakers;
+};
+
+/* The built-in scenario, as INI text (`breaker simulate --print-scenario`). */
+extern const char tool_builtin_scenario[];
+
+void tool_scenario_init(struct tool_scenario *sc);
+void tool_scenario_free(struct tool_scenario *sc);
+/* Apply kind defaults, check ranges; @return 0 or -1 with `msg`. */
+int tool_scenario_finish(struct tool_scenario *sc, char *msg, size_t msg_len);
+const char *tool_phase_kind_name(enum tool_phase_kind kind);
+/* Down, slow, or errors at 50% or more: what the outage columns count. */
+bool tool_phase_is_outage(const struct tool_phase *p);
+
+/* ---- ini_load.c ------------------------------------------------------------*/
+
+/* Load `path` (or, with path NULL, the text `text`) into `sc`: a [scenario]
+ * section, [phase NAME] sections in order, [breaker NAME] sections. With
+ * `sc` NULL only [breaker NAME] sections are accepted (replay), into
+ * `breakers`. @return 0, or -1 with "file:line: message" in `msg`. */
+int tool_load_ini(const char *path, const char *text, struct tool_scenario *sc,
+                  struct tool_breakers *breakers, char *msg, size_t msg_len);
+
+/* ---- timeline.c ------------------------------------------------------------*/
+
+#define TOOL_LAT_BUCKETS 64 /* log-spaced from 100us to 100s */
+
+struct tool_bin {
+    uint32_t reached; /* calls that reached the dependency */
+    uint32_t refused; /* refused by the breaker */
+    uint32_t shed;    /* no free worker */
+    uint32_t failed;  /* failed at the dependency (error or timeout), by end time */
+    uint32_t lat[TOOL_LAT_BUCKETS];
+};
+
+struct tool_state_change {
+    uint64_t t_ns;
+    enum breaker_state state;
+};
+
+struct tool_band { /* a labelled background span (scenario phases) */
+    uint64_t from_ns, to_ns;
+    char label[TOOL_NAME_MAX];
+    int shade; /* 0 healthy, 1 outage, 2 recovering */
+};
+
+struct tool_timeline {
+    char title[160];
+    char subtitle[256];
+    uint64_t start_ns, end_ns, bin_ns;
+    size_t bin_count;
+    struct tool_bin *bins;
+    struct tool_state_change *states; /* states[0] at start_ns */
+    size_t state_count, state_cap;
+    bool has_breaker;
+    bool has_shed;
+    struct tool_band bands[TOOL_MAX_PHASE];
+    size_t band_count;
+    uint64_t timeout_ns; /* drawn as a line on the latency chart, 0 = none */
+};
+
+/* @return 0 or -1 (out of memory). bin_ns 0 = choose (at most ~600 bins). */
+int tool_timeline_init(struct tool_timeline *tl, uint64_t start_ns, uint64_t end_ns,
+                       uint64_t bin_ns);
+void tool_timeline_free(struct tool_timeline *tl);
+struct tool_bin *tool_timeline_bin(struct tool_timeline *tl, uint64_t t_ns);
+void tool_timeline_latency(struct tool_timeline *tl, uint64_t t_ns, uint64_t latency_ns);
+int tool_timeline_state(struct tool_timeline *tl, uint64_t t_ns, enum breaker_state state);
+/* The latency bucket index of a duration, and a bucket's upper bound. */
+unsigned tool_lat_bucket(uint64_t ns);
+uint64_t tool_lat_bucket_upper(unsigned bucket);
+/* The q-quantile (0..1) of a bin's latency histogram, 0 if empty. */
+uint64_t tool_bin_quantile(const struct tool_bin *bin, double q);
+
+/* ---- simulate.c ---------------------------------------------------------------*/
+
+struct tool_sim_result {
+    char name[TOOL_NAME_MAX];
+    bool has_breaker;
+    uint64_t requests;
+    uint64_t served;       /* the dependency answered OK */
+    uint64_t refused;      /* failed fast: refused by the breaker */
+    uint64_t shed;         /* failed fast: every worker busy */
+    uint64_t errors;       /* the dependency answered an error (or refused the connection) */
+    uint64_t timeouts;     /* failed slowly: waited for the whole timeout */
+    uint64_t saturated_ns; /* time with every worker busy */
+    uint64_t reached;      /* calls that reached the dependency */
+    uint64_t reached_outage;
+    uint64_t reached_recovery;
+    uint64_t knockdowns;      /* overloads that knocked the dependency down */
+    uint64_t recovered_at_ns; /* the dependency came back (UINT64_MAX: never) */
+    uint64_t closed_after_ns; /* from recovered_at to the final close; UINT64_MAX: never */
+    uint64_t transitions;
+    uint64_t probes;
+    uint64_t p50_ns, p99_ns; /* response time of every request */
+    breaker_event *events;   /* every transition, in order */
+    size_t event_count, event_cap;
+    struct tool_timeline timeline;
+};
+
+/* Run the scenario once without a breaker (cfg NULL) or with `cfg`.
+ * @return 0, or -1 with `msg`. The result owns its timeline. */
+int tool_simulate(const struct tool_scenario *sc, const struct tool_breaker *cfg,
+                  struct tool_sim_result *out, char *msg, size_t msg_len);
+void tool_sim_result_free(struct tool_sim_result *r);
+
+/* ---- replay.c -----------------------------------------------------------------*/
+
+struct tool_call {
+    uint64_t start_ns; /* trace timestamp */
+    uint64_t duration_ns;
+    enum breaker_outcome outcome;
+    uint32_t line;
+};
+
+struct tool_trace {
+    struct tool_call *calls; /* sorted by start time, then line */
+    size_t count, cap;
+    size_t bad_lines;   /* malformed lines (reported to the error stream) */
+    uint64_t origin_ns; /* the first timestamp: reports count from it */
+};
+
+/* Read a CSV trace. Each malformed line is reported on `errors` as
+ * "NAME:LINE: message" and counted; the other lines are kept.
+ * @return 0, or -1 on an I/O error or out of memory (`msg`). */
+int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace *trace, char *msg,
+                    size_t msg_len);
+void tool_trace_free(struct tool_trace *trace);
+/* Parse one outcome field: ok, failure, 503, ECONNREFUSED, ... */
+bool tool_parse_outcome(const char *text, enum breaker_outcome *out);
+
+struct tool_replay_result {
+    char name[TOOL_NAME_MAX];
+    breaker_event *events;
+    size_t event_count, event_cap;
+    breaker_stats stats;
+    uint64_t calls;
+    uint64_t refused;
+    uint64_t time_open_ns, time_half_open_ns;
+    uint64_t flaps; /* closes followed by a re-trip within the flap window */
+    struct tool_timeline timeline;
+};
+
+#define TOOL_FLAP_WINDOW_NS (60 * TOOL_SEC)
+
+int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
+                struct tool_replay_result *out, char *msg, size_t msg_len);
+void tool_replay_result_free(struct tool_replay_result *r);
+
+/* ---- report.c -----------------------------------------------------------------*/
+
+void tool_print_sim_table(FILE *out, const struct tool_scenario *sc,
+                          const struct tool_sim_result *runs, size_t count);
+void tool_print_replay(FILE *out, const struct tool_trace *trace, const struct tool_breaker *cfg,
+                       const struct tool_replay_result *r);
+/* The transitions as a table: time (from `origin_ns`), from -> to, reason,
+ * evidence. */
+void tool_print_transitions(FILE *out, const breaker_event *events, size_t count,
+                            uint64_t origin_ns);
+/* One line of evidence for a transition, as "25 of 40 calls failed (62.5%)". */
+void tool_format_evidence(const breaker_event *ev, char *buf, size_t len);
+
+/* ---- svg.c ------------------------------------------------------------------*/
+
+/* Write one panel per timeline, stacked. @return 0, or -1 with errno set. */
+int tool_svg_write(FILE *out, const char *title, const struct tool_timeline *const *timelines,
+                   size_t count);
+
+#endif /* BREAKER_TOOL_H */
