@@ -278,7 +278,10 @@ struct breaker_stats {
     uint32_t probes_in_flight;
     uint32_t consecutive_failures;
     uint64_t open_until_ns; /* OPEN: when the next probe is eligible */
-    /* The current window (CONSECUTIVE: calls/failures since the last close). */
+    /* The window of the current closed period (while OPEN or HALF_OPEN: of the
+     * one that ended, i.e. the evidence of the trip, ageing with time). Window
+     * policies only: with CONSECUTIVE these are 0 and consecutive_failures
+     * holds the run. */
     uint64_t window_calls;
     uint64_t window_failures;
     uint64_t window_slow;

@@ -199,6 +199,8 @@ static bool transition(breaker *b, struct transition *t) {
     }
     breaker__count(&s->transitions);
     account_state_time(s, old_gen, new_gen, from, t->now);
+    if (t->to == BREAKER_CLOSED || t->to == BREAKER_FORCED_CLOSED)
+        breaker__write(&s->window_gen, new_gen);
 
     breaker_event ev;
     memset(&ev, 0, sizeof(ev));
@@ -815,6 +817,7 @@ int breaker_create(const breaker_config *user, breaker **out) {
     b->now_window = b->coarse_for_window ? b->now_coarse : b->now_precise;
     breaker__write(&s->since_ns, s->epoch_ns);
     breaker__write(&s->since_gen, 1);
+    breaker__write(&s->window_gen, 1);
     /* Slot words start at tag 0: generation 1 is CLOSED, so nothing reads
      * them before the first half-open marks them for its generation. */
     atomic_store_explicit(&s->ctl, breaker__ctl_pack(1, BREAKER_CLOSED, 0, 0),

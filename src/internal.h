@@ -175,6 +175,9 @@ struct breaker__shared {
     breaker__atomic64 transitions;
     breaker__atomic64 since_ns;  /* clock when the current state began */
     breaker__atomic64 since_gen; /* generation since_ns belongs to */
+    /* The generation of the latest CLOSED/FORCED_CLOSED period: statistics
+     * show its window while the breaker is open or half-open. */
+    breaker__atomic64 window_gen;
     breaker__atomic64 time_in_state[5];
 };
 

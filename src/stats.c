@@ -57,7 +57,12 @@ int breaker_stats_get(breaker *b, breaker_stats *out) {
     }
 
     struct breaker__window_view view;
-    breaker__window_read(s, out->generation, now, &view);
+    /* While OPEN or HALF_OPEN, show the window of the closed period that
+     * ended: the evidence of the trip, ageing as time passes. */
+    uint64_t window_gen = out->state == BREAKER_CLOSED || out->state == BREAKER_FORCED_CLOSED
+                              ? out->generation
+                              : breaker__read(&s->window_gen);
+    breaker__window_read(s, window_gen, now, &view);
     out->consecutive_failures = view.consecutive;
     out->window_calls = view.calls;
     out->window_failures = view.failures;
