@@ -24,6 +24,12 @@ bench_loop_fn base_clock_load;       /* precise clock read + atomic_load */
 /* Resolution of CLOCK_MONOTONIC_COARSE in ns, 0 if it has none. */
 uint64_t bench_coarse_resolution_ns(void);
 
+/* ---- Floors (floors.c): the least work the public contract allows, for the
+ * three cases with time targets. Single-threaded; ctx is unused. ----------- */
+bench_loop_fn floor_closed_consecutive;
+bench_loop_fn floor_closed_time;
+bench_loop_fn floor_open;
+
 /* ---- Breaker cases (cases.c) ---------------------------------------------- */
 
 /* What a breaker case context holds. */

@@ -35,6 +35,7 @@ struct row {
     const char *section;
     const char *baseline; /* name of another row, or NULL */
     double target;        /* ratio ceiling, 0 = no target */
+    const char *floor;    /* the row of this case's floor (floors.c), or NULL */
 };
 
 /* A 1-thread / 2-thread pair on one shared breaker. */
@@ -62,6 +63,9 @@ static void add(const char *section, const char *name, const char *title, bench_
     if (nrows == MAX_ROWS) bench_die("too many rows");
     struct row *r = &rows[nrows++];
     memset(r, 0, sizeof(*r));
+    if (strcmp(name, "closed_consecutive") == 0) r->floor = "floor_consecutive";
+    if (strcmp(name, "closed_time") == 0) r->floor = "floor_time";
+    if (strcmp(name, "open") == 0) r->floor = "floor_open";
     r->c.name = name;
     r->c.title = title;
     r->c.run = run;
@@ -102,6 +106,12 @@ static void build(bool threads) {
         0);
     add(S, "base_clock_load", "monotonic clock read + atomic_load", base_clock_load, NULL, 0, NULL,
         0);
+
+    const char *L = "floors: the least work the contract allows (bench/floors.c), not the library";
+    add(L, "floor_consecutive", "closed, consecutive", floor_closed_consecutive, NULL, 0,
+        "base_fetch_add", 4.0);
+    add(L, "floor_time", "closed, time window", floor_closed_time, NULL, 0, window_base, 1.5);
+    add(L, "floor_open", "open refusal", floor_open, NULL, 0, open_base, 1.5);
 
     const char *C = "closed: acquire + complete(SUCCESS)";
     add(C, "closed_consecutive", "consecutive", case_closed,
@@ -232,9 +242,14 @@ static unsigned report(void) {
             printf(" %7.2fx  %-22s", ratio, base->c.name);
             if (r->target > 0) {
                 const char *v = verdict(ratio, r->target, false);
-                misses += v[0] == 'M';
+                /* A floor's verdict says whether the target is reachable;
+                 * it is not the library's miss. */
+                if (strncmp(r->c.name, "floor_", 6) != 0) misses += v[0] == 'M';
                 printf(" <= %.1fx %s", r->target, v);
             }
+            const struct row *fl = r->floor ? find(r->floor) : NULL;
+            if (fl != NULL && fl->c.nsamples > 0)
+                printf("  (%.2fx its floor)", med / bench_median(&fl->c));
         }
         printf("\n");
     }
@@ -284,10 +299,11 @@ static void usage(void) {
 static bool wanted(const struct row *r, const char *filter) {
     if (filter == NULL) return true;
     if (strstr(r->c.name, filter) != NULL) return true;
-    /* Keep the baselines that a selected case is compared with. */
+    /* Keep the baselines and floors that a selected case is compared with. */
     for (unsigned i = 0; i < nrows; i++)
-        if (rows[i].baseline != NULL && strcmp(rows[i].baseline, r->c.name) == 0 &&
-            strstr(rows[i].c.name, filter) != NULL)
+        if (strstr(rows[i].c.name, filter) != NULL &&
+            ((rows[i].baseline != NULL && strcmp(rows[i].baseline, r->c.name) == 0) ||
+             (rows[i].floor != NULL && strcmp(rows[i].floor, r->c.name) == 0)))
             return true;
     /* and both halves of a scaling pair. */
     for (size_t i = 0; i < sizeof(scalings) / sizeof(scalings[0]); i++)

@@ -6,19 +6,25 @@
 #      case under callgrind (repeatable whatever the machine's load),
 #      excluding the clock's own instructions;
 #   3. the zero-allocation test, if the build has it.
-# Extra arguments go to bench/bench (e.g. --reps 21 --ms 50, --filter open).
+# Extra arguments go to bench/bench (e.g. --reps 21 --ms 50, --filter open);
+# BENCH_PARTS=timing,callgrind,alloc (the default: all three) selects parts.
 set -euo pipefail
 build=${1:-build/release}
 shift || true
 bench="$build/bench/bench"
+parts=",${BENCH_PARTS:-timing,callgrind,alloc},"
 if [ ! -x "$bench" ]; then
   echo "bench.sh: $bench not found; build first (make build)" >&2
   exit 1
 fi
 
-"$bench" "$@"
+if [[ $parts == *,timing,* ]]; then
+  "$bench" "$@"
+fi
 
-if ! command -v valgrind >/dev/null 2>&1 || ! command -v callgrind_annotate >/dev/null 2>&1; then
+if [[ $parts != *,callgrind,* ]]; then
+  :
+elif ! command -v valgrind >/dev/null 2>&1 || ! command -v callgrind_annotate >/dev/null 2>&1; then
   echo
   echo "valgrind not installed: instruction counts skipped (apt-get install valgrind)"
 else
@@ -30,9 +36,11 @@ else
   echo "breaker_acquire + breaker_complete inclusive, minus clock_gettime's own instructions)"
   printf '  %-26s %10s %10s %10s  %s\n' case "instr/call" "clock" "total" target
   # case name, instruction ceiling (0 = none)
+  # (floor_*: the least work the contract allows, bench/floors.c, for scale)
   cases="closed_consecutive:60 closed_count:0 closed_time:120 closed_consecutive_slow:0
          closed_count_slow:0 closed_time_slow:0 failures_consecutive:0 failures_count:0
-         failures_time:0 open:0 half_open:0 forced_open:0"
+         failures_time:0 open:0 half_open:0 forced_open:0
+         floor_consecutive:0 floor_time:0 floor_open:0"
   misses=0
   for entry in $cases; do
     name=${entry%%:*}
@@ -46,8 +54,8 @@ else
     # everything the library executes for the calls, clock included.
     read -r lib clock < <(callgrind_annotate --inclusive=yes "$out" | awk '
       { gsub(",", "", $1) }
-      / [^ ]*:breaker_acquire / { lib += $1 }
-      / [^ ]*:breaker_complete / { lib += $1 }
+      / [^ ]*:(breaker_acquire|breaker_complete) / { lib += $1 }
+      / [^ ]*:(floor_acquire|floor_complete_[a-z]*|floor_refuse_open)[.a-z0-9]* / { lib += $1 }
       /:clock_gettime/ { clock += $1 }
       END { printf "%d %d\n", lib, clock }')
     per=$(awk -v l="$lib" -v c="$clock" -v n="$iters" 'BEGIN { printf "%.1f", (l - c) / n }')
@@ -70,7 +78,7 @@ else
   echo "$misses instruction target(s) missed"
 fi
 
-if [ -x "$build/tests/test_no_alloc" ]; then
+if [[ $parts == *,alloc,* ]] && [ -x "$build/tests/test_no_alloc" ]; then
   echo
   echo "zero-allocation test ($build/tests/test_no_alloc):"
   "$build/tests/test_no_alloc"
