@@ -108,6 +108,33 @@ static void bounded_wait_takes_the_slot_another_thread_releases(void **state) {
     breaker_bulkhead_destroy(bh);
 }
 
+/* The executor's bounded wait for a slot ends at the caller's deadline,
+ * however long bulkhead_max_wait_ns would allow. */
+static void executor_bulkhead_wait_ends_at_the_deadline(void **state) {
+    (void)state;
+    breaker_bulkhead *bh = make_bulkhead(1);
+    breaker_executor_config cfg;
+    breaker_executor_config_init(&cfg);
+    cfg.bulkhead = bh;
+    cfg.bulkhead_max_wait_ns = 60 * SEC;
+    breaker_executor *ex = make_executor(&cfg);
+    struct fake_clock unused = {0};
+    struct dependency dep = {.clock = &unused, .answer = BREAKER_SUCCESS};
+    breaker_call call = idempotent_call(&dep);
+    assert_int_equal(breaker_bulkhead_try_acquire(bh), BREAKER_OK);
+    call.deadline_ns = breaker_deadline_after(NULL, NULL, 30 * MS);
+    breaker_result res = run_call(ex, &call);
+    assert_int_equal(res.kind, BREAKER_RESULT_REFUSED);
+    assert_int_equal(res.layer, BREAKER_LAYER_BULKHEAD);
+    assert_int_equal(res.status, BREAKER_BULKHEAD_FULL);
+    assert_true(res.elapsed_ns >= 30 * MS);
+    assert_true(res.elapsed_ns < 10 * SEC);
+    assert_int_equal(dep.calls, 0);
+    assert_int_equal(breaker_bulkhead_release(bh), BREAKER_OK);
+    breaker_executor_destroy(ex);
+    breaker_bulkhead_destroy(bh);
+}
+
 #define THREADS    8
 #define ITERATIONS 3000
 #define LIMIT      3
@@ -242,6 +269,7 @@ int main(void) {
         cmocka_unit_test(release_without_acquire_is_detected),
         cmocka_unit_test(bounded_wait_gives_up_when_no_slot_frees),
         cmocka_unit_test(bounded_wait_takes_the_slot_another_thread_releases),
+        cmocka_unit_test(executor_bulkhead_wait_ends_at_the_deadline),
         cmocka_unit_test(never_more_than_the_limit_in_flight_under_many_threads),
         cmocka_unit_test(executors_sharing_a_bulkhead_never_exceed_its_limit),
     };
