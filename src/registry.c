@@ -591,9 +591,11 @@ static void unlink_entry(breaker_registry *reg, struct entry *e) {
 
 /* Whether `e` may be evicted now: closed, nothing in flight, quiet long
  * enough. Updates its activity sample. Under lock. */
-static bool evictable(breaker_registry *reg, struct entry *e, uint64_t now) {
+static bool evictable(breaker_registry *reg, struct entry *e) {
     breaker_stats st;
     breaker_stats_get(e->b, &st);
+    /* The clock after the counters: a lookup stamped before it is seen. */
+    uint64_t now = reg_now(reg);
     uint64_t activity = st.admitted + st.rejected_open + st.rejected_half_open +
                         st.rejected_forced + st.successes + st.failures + st.ignored + st.stale;
     if (activity != e->seen_activity) {
@@ -610,12 +612,11 @@ static bool evictable(breaker_registry *reg, struct entry *e, uint64_t now) {
 
 static size_t evict_locked(breaker_registry *reg) {
     if (reg->cfg.idle_evict_ns == 0) return 0;
-    uint64_t now = reg_now(reg);
     struct entry *victims = NULL;
     size_t n = 0;
     for (size_t s = 0; s < reg->cfg.max_breakers; s++) {
         struct entry *e = atomic_load_explicit(&reg->slots[s], memory_order_relaxed);
-        if (e == NULL || !evictable(reg, e, now)) continue;
+        if (e == NULL || !evictable(reg, e)) continue;
         unlink_entry(reg, e);
         e->victim_next = victims;
         victims = e;

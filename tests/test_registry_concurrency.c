@@ -138,7 +138,7 @@ static void racing_gets_of_distinct_names_stop_exactly_at_the_bound(void **state
 /* ---- Iteration and use while others create and evict --------------------------*/
 
 #define CHURN_MAX   32
-#define CHURN_CALLS 4000
+#define CHURN_CALLS 2500
 
 struct churn {
     breaker_registry *reg;
@@ -274,11 +274,89 @@ static void iteration_and_handles_stay_safe_while_breakers_are_created_and_evict
     breaker_registry_destroy(c.reg);
 }
 
+/* ---- Lookups racing eviction of the very names they look up -----------------*/
+
+#define HOT_NAMES   16
+#define HOT_LOOKUPS 20000
+
+struct hot {
+    breaker_registry *reg;
+    struct fake_clock clock;
+    _Atomic int stop;
+    _Atomic int errors;
+};
+
+static void *hot_getter(void *arg) {
+    struct hot *h = arg;
+    char name[16];
+    for (int i = 0; i < HOT_LOOKUPS; i++) {
+        /* Make every name idle at once, so that the evictor removes names
+         * while the other getter is looking them up. */
+        fake_clock_advance(&h->clock, 100000);
+        snprintf(name, sizeof(name), "hot%d", (i * 7) % HOT_NAMES);
+        breaker *b;
+        /* get() creates the name again right after each eviction; find() may
+         * race with the eviction that removes it. Both must hand out a live
+         * breaker (ASan and TSan check) and never a torn one. */
+        int rc = i % 3 == 0 ? breaker_registry_get(h->reg, name, &b)
+                            : breaker_registry_find(h->reg, name, &b);
+        if (rc == BREAKER_NOT_FOUND) continue;
+        if (rc != BREAKER_OK) {
+            atomic_fetch_add(&h->errors, 1);
+            continue;
+        }
+        const char *got = breaker_registry_name(h->reg, b);
+        if (got == NULL || strcmp(got, name) != 0) atomic_fetch_add(&h->errors, 1);
+        (void)breaker_generation(b);
+        breaker_registry_release(h->reg, b);
+        if (i % 32 == 0) sched_yield(); /* let the evictor run, too */
+    }
+    return NULL;
+}
+
+static void *hot_evictor(void *arg) {
+    struct hot *h = arg;
+    while (!atomic_load(&h->stop)) {
+        size_t n;
+        breaker_registry_evict_idle(h->reg, &n);
+        sched_yield(); /* let the getters take the lock, too */
+    }
+    return NULL;
+}
+
+static void lookups_racing_the_eviction_of_their_own_names_get_live_breakers(void **state) {
+    (void)state;
+    static struct hot h;
+    memset(&h, 0, sizeof(h));
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    rc.max_breakers = HOT_NAMES;
+    rc.idle_evict_ns = 1000;
+    rc.clock = fake_clock_read;
+    rc.clock_ctx = &h.clock;
+    h.reg = make_registry(&rc);
+    pthread_t t[3];
+    pthread_create(&t[2], NULL, hot_evictor, &h);
+    pthread_create(&t[0], NULL, hot_getter, &h);
+    pthread_create(&t[1], NULL, hot_getter, &h);
+    pthread_join(t[0], NULL);
+    pthread_join(t[1], NULL);
+    atomic_store(&h.stop, 1);
+    pthread_join(t[2], NULL);
+    assert_int_equal(atomic_load(&h.errors), 0);
+    breaker_registry_stats rs;
+    breaker_registry_stats_get(h.reg, &rs);
+    assert_true(rs.evicted > 0);
+    assert_int_equal(rs.created - rs.evicted, rs.breakers);
+    breaker_registry_destroy(h.reg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(racing_gets_of_one_new_name_all_return_the_same_breaker),
         cmocka_unit_test(racing_gets_of_distinct_names_stop_exactly_at_the_bound),
         cmocka_unit_test(iteration_and_handles_stay_safe_while_breakers_are_created_and_evicted),
+        cmocka_unit_test(lookups_racing_the_eviction_of_their_own_names_get_live_breakers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
