@@ -75,9 +75,6 @@ void ref_model_fini(struct ref_model *m) {
 
 static void window_clear(struct ref_model *m) {
     m->run = 0;
-    m->run_calls = 0;
-    m->run_failures = 0;
-    m->run_slow = 0;
     m->nrecords = 0;
 }
 
@@ -105,9 +102,8 @@ struct ref_view {
 static void window_view(struct ref_model *m, uint64_t now, struct ref_view *v) {
     memset(v, 0, sizeof(*v));
     if (m->cfg.trip == BREAKER_TRIP_CONSECUTIVE) {
-        v->calls = m->run_calls;
-        v->failures = m->run_failures;
-        v->slow = m->run_slow;
+        /* The manual: with CONSECUTIVE the window fields are 0 and
+         * consecutive_failures holds the run. */
         v->consecutive = m->run;
         return;
     }
@@ -123,10 +119,8 @@ static void window_view(struct ref_model *m, uint64_t now, struct ref_view *v) {
 static void window_record(struct ref_model *m, uint64_t now, bool failure, bool slow) {
     switch (m->cfg.trip) {
     case BREAKER_TRIP_CONSECUTIVE:
+        (void)slow;
         m->run = failure ? m->run + 1 : 0;
-        m->run_calls++;
-        m->run_failures += failure;
-        m->run_slow += slow;
         return;
     case BREAKER_TRIP_COUNT_WINDOW:
         if (m->nrecords == m->cfg.window_size) drop_oldest_record(m);

@@ -66,11 +66,10 @@ struct ref_model {
     struct ref_probe *probes; /* HALF_OPEN only; half_open_max_probes entries */
     uint32_t nprobes;
 
-    /* Evidence since the last transition into CLOSED / FORCED_CLOSED. */
-    uint32_t run;       /* CONSECUTIVE: current run of failures */
-    uint64_t run_calls; /* CONSECUTIVE: calls recorded since the close */
-    uint64_t run_failures;
-    uint64_t run_slow;
+    /* Evidence recorded since the last transition into CLOSED or
+     * FORCED_CLOSED. It is kept (and a time window keeps ageing) while OPEN,
+     * HALF_OPEN or FORCED_OPEN: statistics show the ended period's window. */
+    uint32_t run;               /* CONSECUTIVE: current run of failures */
     struct ref_record *records; /* windows: recorded calls, oldest first */
     size_t nrecords;
     size_t cap_records;
