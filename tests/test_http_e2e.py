@@ -122,6 +122,11 @@ class Server(Proc):
 
 
 class Client(Proc):
+    @classmethod
+    def of(cls, name, path, server, *flags):
+        """The client at `path` with `flags`, aimed at `server`."""
+        return cls(name, [path, *flags, "http://127.0.0.1:%d" % server.port])
+
     def get(self, path="/"):
         self.send("get " + path)
         hits, events = self.until("req ")
@@ -182,10 +187,9 @@ def recover(client, server, retry_after_ms):
 
 
 def scenario_breaker(client_path, server):
-    base = "http://127.0.0.1:%d" % server.port
-    client = Client("client", [client_path, "--attempts", "2", "--timeout-ms", "400",
-                               "--deadline-ms", "1500", "--failures", "3", "--open-ms", "300",
-                               "--probes", "2", base])
+    client = Client.of("client", client_path, server, "--attempts", "2", "--timeout-ms", "400",
+                       "--deadline-ms", "1500", "--failures", "3", "--open-ms", "300",
+                       "--probes", "2")
     try:
         print("# healthy", flush=True)
         for _ in range(3):
@@ -232,9 +236,8 @@ def scenario_breaker(client_path, server):
 
 def scenario_bulkhead(client_path, server):
     print("# bulkhead: 4 concurrent requests, 2 slots", flush=True)
-    base = "http://127.0.0.1:%d" % server.port
-    client = Client("bulk", [client_path, "--concurrency", "2", "--timeout-ms", "3000",
-                             "--deadline-ms", "5000", base])
+    client = Client.of("bulk", client_path, server, "--concurrency", "2", "--timeout-ms", "3000",
+                       "--deadline-ms", "5000")
     try:
         server.mode("slow 0.5")
         client.send("parallel 4 /")
@@ -261,9 +264,8 @@ def scenario_bulkhead(client_path, server):
 
 def scenario_fallback(client_path, server):
     print("# fallback: the last good answer, with its age", flush=True)
-    base = "http://127.0.0.1:%d" % server.port
-    client = Client("cache", [client_path, "--attempts", "1", "--failures", "2",
-                              "--open-ms", "5000", "--stale-ms", "5000", base])
+    client = Client.of("cache", client_path, server, "--attempts", "1", "--failures", "2",
+                       "--open-ms", "5000", "--stale-ms", "5000")
     try:
         server.mode("ok")
         f, line, _ = client.get("/")
