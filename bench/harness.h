@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #define BENCH_MAX_REPS 101
+#define BENCH_MAX_REDO 30
 
 /* Perform `iters` operations on `ctx`; @return the number that behaved as
  * expected (must equal `iters`). May run on several threads at once when the
@@ -30,6 +31,8 @@ struct bench_case {
     uint64_t iters;                 /* per thread per repetition, set by calibration */
     double samples[BENCH_MAX_REPS]; /* ns per operation, one per repetition */
     unsigned nsamples;
+    unsigned redone;           /* repetitions run again: the scheduler interrupted them */
+    unsigned kept_interrupted; /* repetitions kept although interrupted every time */
 };
 
 /* Monotonic time in ns for the harness itself (CLOCK_MONOTONIC). */
@@ -40,7 +43,9 @@ uint64_t bench_now_ns(void);
 void bench_calibrate(struct bench_case *c, double rep_ms);
 
 /* Time one repetition and append ns/op to c->samples. For a threaded case the
- * figure is wall time over all threads' operations (inverse throughput). */
+ * figure is wall time over all threads' operations (inverse throughput). A
+ * repetition during which a thread was not running (its CPU time falls more
+ * than 3% short of its wall time) is run again, up to BENCH_MAX_REDO times. */
 void bench_repeat(struct bench_case *c);
 
 /* Statistics of the samples. */

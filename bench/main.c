@@ -235,7 +235,9 @@ static unsigned report(void) {
                    "baseline", "target");
         }
         double med = bench_median(&r->c);
-        printf("  %-40s %9.2f %9.2f %9.2f", r->c.title, med, bench_min(&r->c), bench_max(&r->c));
+        char title[64];
+        snprintf(title, sizeof(title), "%s%s", r->c.title, r->c.kept_interrupted ? " (*)" : "");
+        printf("  %-40s %9.2f %9.2f %9.2f", title, med, bench_min(&r->c), bench_max(&r->c));
         const struct row *base = r->baseline ? find(r->baseline) : NULL;
         if (base != NULL && base->c.nsamples > 0) {
             double ratio = med / bench_median(&base->c);
@@ -370,6 +372,17 @@ int main(int argc, char **argv) {
         for (unsigned i = 0; i < nrows; i++)
             if (wanted(&rows[i], filter)) bench_repeat(&rows[i].c);
     unsigned misses = report();
+    unsigned redone = 0, kept = 0, total = 0;
+    for (unsigned i = 0; i < nrows; i++) {
+        redone += rows[i].c.redone;
+        kept += rows[i].c.kept_interrupted;
+        total += rows[i].c.nsamples;
+    }
+    printf("\nrepetitions: %u kept, %u redone because the scheduler interrupted them", total,
+           redone);
+    if (kept)
+        printf(", %u kept although interrupted %u times (rows marked (*) are noisy)", kept,
+               BENCH_MAX_REDO + 1);
     printf("\nload average at end: %.2f\n", load_average());
     printf("%u target%s missed (instruction-count targets: scripts/bench.sh, callgrind)\n", misses,
            misses == 1 ? "" : "s");
