@@ -196,9 +196,11 @@ struct breaker_registry_event {
  * FLAPPING_STOPPED runs on the thread that noticed the breaker settled (a
  * later transition, an export, breaker_registry_info_get()). Listeners of one
  * breaker may run concurrently on different threads when transitions follow
- * each other closely. The same rules as breaker_event_fn apply: read-only
- * calls on `ev->breaker` only; do not call breaker_registry_get(),
- * evict_idle() or destroy() from a listener. `ev` is valid during the call. */
+ * each other closely. The rules of breaker_event_fn apply to `ev->breaker`:
+ * read-only calls only (no acquire, complete, force or reset on it). A
+ * listener may call any registry function except breaker_registry_destroy()
+ * (none of them runs listeners while holding the registry lock). Keep it
+ * short: it runs on a caller's request path. `ev` is valid during the call. */
 typedef void breaker_registry_listener_fn(void *ctx, const breaker_registry_event *ev);
 
 /*! breaker_registry_add_listener() :
