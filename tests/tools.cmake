@@ -3,4 +3,46 @@ breaker_add_test(test_config_text SOURCES test_config_text.c TIMEOUT 30)
 
 if(BREAKER_BUILD_TOOLS)
   breaker_add_test(test_simulate SOURCES test_simulate.c LIBS breaker_tool TIMEOUT 60)
+  breaker_add_test(test_replay SOURCES test_replay.c LIBS breaker_tool TIMEOUT 30)
+  target_compile_definitions(test_replay PRIVATE TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
+  breaker_add_test(test_svg SOURCES test_svg.c LIBS breaker_tool TIMEOUT 60)
+
+  # The command line itself: help texts, exit codes, determinism, the SVG.
+  set(_bk $<TARGET_FILE:breaker_cli>)
+  set(_data ${CMAKE_CURRENT_SOURCE_DIR}/data)
+  add_test(NAME tools_cli_help COMMAND ${_bk} --help)
+  set_tests_properties(tools_cli_help PROPERTIES
+    PASS_REGULAR_EXPRESSION "usage: breaker <command>.*simulate.*replay.*keys")
+  add_test(NAME tools_cli_simulate_help COMMAND ${_bk} simulate --help)
+  set_tests_properties(tools_cli_simulate_help PROPERTIES
+    PASS_REGULAR_EXPRESSION "usage: breaker simulate.*--svg FILE.*--print-scenario")
+  add_test(NAME tools_cli_replay_help COMMAND ${_bk} replay --help)
+  set_tests_properties(tools_cli_replay_help PROPERTIES
+    PASS_REGULAR_EXPRESSION "usage: breaker replay.*timestamp,duration,outcome.*--svg FILE")
+  add_test(NAME tools_cli_keys COMMAND ${_bk} help keys)
+  set_tests_properties(tools_cli_keys PROPERTIES
+    PASS_REGULAR_EXPRESSION "half_open_max_probes.*probe_timeout.*cancelled_as")
+  add_test(NAME tools_cli_usage_errors_exit_2 COMMAND sh -c
+    "\"$0\" frobnicate 2>/dev/null; [ $? -eq 2 ] || exit 1
+     \"$0\" simulate --bogus 2>/dev/null; [ $? -eq 2 ] || exit 1
+     \"$0\" simulate -b 'x:failure_rate=2' 2>&1 | grep -q 'failure_rate: expected a rate'"
+    ${_bk})
+  add_test(NAME tools_cli_simulate_is_deterministic COMMAND sh -c
+    "a=$(\"$0\" simulate) && b=$(\"$0\" simulate) && [ \"$a\" = \"$b\" ] &&
+     echo \"$a\" | grep -q 'failed slowly: waited for the timeout'"
+    ${_bk})
+  add_test(NAME tools_cli_print_scenario_round_trips COMMAND sh -c
+    "f=$(mktemp) && \"$0\" simulate --print-scenario > $f &&
+     a=$(\"$0\" simulate \"$f\") && b=$(\"$0\" simulate) && rm -f $f && [ \"$a\" = \"$b\" ]"
+    ${_bk})
+  add_test(NAME tools_cli_replay_malformed_exits_1 COMMAND sh -c
+    "out=$(\"$0\" replay \"$1/malformed.csv\" 2>&1); [ $? -eq 1 ] &&
+     echo \"$out\" | grep -q 'malformed.csv:10: bad outcome' &&
+     echo \"$out\" | grep -q '8 malformed lines skipped'"
+    ${_bk} ${_data})
+  add_test(NAME tools_cli_svg_is_well_formed COMMAND sh -c
+    "d=$(mktemp -d) && \"$0\" simulate --svg $d/s.svg >/dev/null &&
+     \"$0\" replay --svg $d/r.svg -b 'a:trip=consecutive' \"$1/outage.csv\" >/dev/null &&
+     xmllint --noout $d/s.svg $d/r.svg; rc=$?; rm -rf $d; exit $rc"
+    ${_bk} ${_data})
 endif()

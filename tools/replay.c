@@ -196,7 +196,7 @@ int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace 
     if (tr->bad_lines > MAX_REPORTED_BAD_LINES && errors != NULL)
         fprintf(errors, "%s: %zu malformed lines in all (the first %d shown)\n", name,
                 tr->bad_lines, MAX_REPORTED_BAD_LINES);
-    qsort(tr->calls, tr->count, sizeof(*tr->calls), cmp_call);
+    if (tr->count > 1) qsort(tr->calls, tr->count, sizeof(*tr->calls), cmp_call);
     tr->origin_ns = tr->count ? tr->calls[0].start_ns : 0;
     return 0;
 }

@@ -377,7 +377,7 @@ static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t 
         return -1;
     }
 
-    qsort(s->latencies, s->latency_count, sizeof(uint64_t), cmp_u64);
+    if (s->latency_count > 1) qsort(s->latencies, s->latency_count, sizeof(uint64_t), cmp_u64);
     r->p50_ns = quantile(s->latencies, s->latency_count, 0.50);
     r->p99_ns = quantile(s->latencies, s->latency_count, 0.99);
     r->recovered_at_ns = recovery_time(sc, s->phase_start);

@@ -1,0 +1,340 @@
+/*
+ * test_replay.c - `breaker replay`: hand-written traces with known
+ * transition times, malformed lines, flapping, and byte-for-byte
+ * deterministic reports.
+ */
+#define _GNU_SOURCE
+#include "test_util.h"
+
+#include "tool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef TEST_DATA_DIR
+#error "TEST_DATA_DIR must name tests/data"
+#endif
+
+static void read_trace_file(const char *name, struct tool_trace *tr, char **errors) {
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", TEST_DATA_DIR, name);
+    FILE *in = fopen(path, "r");
+    if (in == NULL) fail_msg("cannot open %s", path);
+    size_t len = 0;
+    FILE *err = open_memstream(errors, &len);
+    char msg[TOOL_MSG_MAX];
+    if (tool_trace_read(in, name, err, tr, msg, sizeof(msg)) != 0) fail_msg("%s", msg);
+    fclose(err);
+    fclose(in);
+}
+
+static void read_trace_text(const char *text, struct tool_trace *tr) {
+    FILE *in = fmemopen((void *)(uintptr_t)text, strlen(text), "r");
+    assert_non_null(in);
+    char msg[TOOL_MSG_MAX];
+    if (tool_trace_read(in, "text", stderr, tr, msg, sizeof(msg)) != 0) fail_msg("%s", msg);
+    fclose(in);
+}
+
+static struct tool_breaker make_breaker_spec(const char *spec) {
+    struct tool_breakers list = {0};
+    char msg[TOOL_MSG_MAX];
+    if (tool_breakers_add_spec(&list, spec, "test", msg, sizeof(msg)) != 0) fail_msg("%s", msg);
+    struct tool_breaker b = list.items[0];
+    tool_breakers_free(&list);
+    return b;
+}
+
+static void replay(const struct tool_trace *tr, const struct tool_breaker *b,
+                   struct tool_replay_result *r) {
+    char msg[TOOL_MSG_MAX];
+    if (tool_replay(tr, b, r, msg, sizeof(msg)) != 0) fail_msg("replay: %s", msg);
+}
+
+/* The report as a string (caller frees). */
+static char *report(const struct tool_trace *tr, const struct tool_breaker *b,
+                    const struct tool_replay_result *r) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    tool_print_replay(out, tr, b, r);
+    fclose(out);
+    return buf;
+}
+
+#define STRICT \
+    "strict:trip=consecutive,failure_threshold=5,open=1s,open_backoff=1,half_open_successes=2"
+
+static void assert_event(const struct tool_replay_result *r, size_t i, uint64_t at_ms,
+                         enum breaker_state from, enum breaker_state to,
+                         enum breaker_reason reason) {
+    if (i >= r->event_count) fail_msg("event %zu missing (%zu events)", i, r->event_count);
+    const breaker_event *ev = &r->events[i];
+    uint64_t origin = UINT64_C(1700000000) * TOOL_SEC;
+    if (ev->time_ns != origin + at_ms * TOOL_MS)
+        fail_msg("event %zu at %.3f s, want %.3f s", i, (double)(ev->time_ns - origin) / 1e9,
+                 (double)at_ms / 1e3);
+    assert_int_equal(ev->from, from);
+    assert_int_equal(ev->to, to);
+    assert_int_equal(ev->reason, reason);
+}
+
+static void outage_trace_gives_transitions_at_known_times(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    char *errors = NULL;
+    read_trace_file("outage.csv", &tr, &errors);
+    assert_string_equal(errors, "");
+    assert_int_equal(tr.count, 41);
+    assert_int_equal(tr.bad_lines, 0);
+    struct tool_breaker b = make_breaker_spec(STRICT);
+    struct tool_replay_result r;
+    replay(&tr, &b, &r);
+    /* Five failures from 1.0 s, each 10 ms: the fifth completes at 1.41 s. */
+    assert_int_equal(r.event_count, 5);
+    assert_event(&r, 0, 1410, BREAKER_CLOSED, BREAKER_OPEN, BREAKER_REASON_CONSECUTIVE_FAILURES);
+    assert_int_equal(r.events[0].evidence.consecutive_failures, 5);
+    /* The first call after 1 s open is a probe; the trace still fails then. */
+    assert_event(&r, 1, 2500, BREAKER_OPEN, BREAKER_HALF_OPEN, BREAKER_REASON_WAIT_ELAPSED);
+    assert_event(&r, 2, 2510, BREAKER_HALF_OPEN, BREAKER_OPEN, BREAKER_REASON_PROBE_FAILED);
+    /* From 3.0 s it answers again: two good probes close it. */
+    assert_event(&r, 3, 3600, BREAKER_OPEN, BREAKER_HALF_OPEN, BREAKER_REASON_WAIT_ELAPSED);
+    assert_event(&r, 4, 3710, BREAKER_HALF_OPEN, BREAKER_CLOSED, BREAKER_REASON_PROBES_SUCCEEDED);
+    tool_replay_result_free(&r);
+    tool_trace_free(&tr);
+    free(errors);
+}
+
+static void refusals_probes_and_time_open_are_counted(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    char *errors = NULL;
+    read_trace_file("outage.csv", &tr, &errors);
+    struct tool_breaker b = make_breaker_spec(STRICT);
+    struct tool_replay_result r;
+    replay(&tr, &b, &r);
+    assert_int_equal(r.calls, 41);
+    assert_int_equal(r.refused, 20); /* 1.5..2.4 s and 2.6..3.5 s */
+    assert_int_equal(r.stats.rejected_open, 20);
+    assert_int_equal(r.stats.probes_admitted, 3);
+    assert_int_equal(r.stats.probes_failed, 1);
+    assert_int_equal(r.stats.probes_succeeded, 2);
+    assert_int_equal(r.time_open_ns, 2180 * TOOL_MS);     /* 1.41-2.5 and 2.51-3.6 */
+    assert_int_equal(r.time_half_open_ns, 120 * TOOL_MS); /* 2.5-2.51 and 3.6-3.71 */
+    assert_int_equal(r.flaps, 0);
+    tool_replay_result_free(&r);
+    tool_trace_free(&tr);
+    free(errors);
+}
+
+static void the_report_shows_each_transition_with_its_evidence(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    char *errors = NULL;
+    read_trace_file("outage.csv", &tr, &errors);
+    struct tool_breaker b = make_breaker_spec(STRICT);
+    struct tool_replay_result r;
+    replay(&tr, &b, &r);
+    char *text = report(&tr, &b, &r);
+    static const char *const want[] = {
+        "== strict: trip=consecutive failure_threshold=5 open=1s",
+        "1.410s       closed -> open         consecutive_failures 5 failures in a row; open for 1s",
+        "2.510s       half_open -> open      probe_failed",
+        "3.710s       half_open -> closed    probes_succeeded     2 probes succeeded",
+        "calls 41: admitted 21, refused 20 (48.8%: 20 while open, 0 while half-open)",
+        "probes 3: 2 succeeded, 1 failed (0 timed out)",
+        "time open 2.18s, half-open 120ms",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (strstr(text, want[i]) == NULL) fail_msg("report lacks '%s':\n%s", want[i], text);
+    assert_null(strstr(text, "WARNING"));
+    free(text);
+    tool_replay_result_free(&r);
+    tool_trace_free(&tr);
+    free(errors);
+}
+
+static void the_same_trace_gives_the_same_bytes(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    char *errors = NULL;
+    read_trace_file("outage.csv", &tr, &errors);
+    /* Jitter on: the seed the tool fixes must make it repeat too. */
+    struct tool_breaker b = make_breaker_spec(STRICT ",open_jitter=0.5");
+    struct tool_replay_result r1, r2;
+    replay(&tr, &b, &r1);
+    replay(&tr, &b, &r2);
+    char *a = report(&tr, &b, &r1), *c = report(&tr, &b, &r2);
+    assert_string_equal(a, c);
+    free(a);
+    free(c);
+    tool_replay_result_free(&r1);
+    tool_replay_result_free(&r2);
+    tool_trace_free(&tr);
+    free(errors);
+}
+
+static void lines_out_of_order_replay_in_time_order(void **state) {
+    (void)state;
+    struct tool_trace sorted, shuffled;
+    read_trace_text("0.0,0.01,fail\n0.1,0.01,fail\n0.2,0.01,fail\n0.3,0.01,ok\n0.5,0.01,ok\n",
+                    &sorted);
+    read_trace_text("0.3,0.01,ok\n0.1,0.01,fail\n0.5,0.01,ok\n0.0,0.01,fail\n0.2,0.01,fail\n",
+                    &shuffled);
+    struct tool_breaker b = make_breaker_spec("trip=consecutive,failure_threshold=3,open=250ms");
+    struct tool_replay_result a, c;
+    replay(&sorted, &b, &a);
+    replay(&shuffled, &b, &c);
+    assert_int_equal(a.event_count, 2); /* open, then the probe at 0.5 s */
+    assert_int_equal(a.events[0].time_ns, 210 * TOOL_MS);
+    assert_int_equal(a.refused, 1); /* 0.3 s; at 0.5 s the wait is over */
+    assert_int_equal(c.event_count, a.event_count);
+    assert_int_equal(c.events[0].time_ns, a.events[0].time_ns);
+    assert_int_equal(c.refused, a.refused);
+    tool_replay_result_free(&a);
+    tool_replay_result_free(&c);
+    tool_trace_free(&sorted);
+    tool_trace_free(&shuffled);
+}
+
+static void a_hung_probe_times_out_and_reopens(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    /* Opens at 0.21 s for 1 s; the probe at 1.5 s hangs for 10 s; the probe
+     * timeout is 1 s, so the next call (3.0 s) finds it failed. */
+    read_trace_text("0.0,0.01,fail\n0.1,0.01,fail\n0.2,0.01,fail\n1.5,10,ok\n3.0,0.01,ok\n"
+                    "6.0,0.01,ok\n",
+                    &tr);
+    struct tool_breaker b = make_breaker_spec(
+        "trip=consecutive,failure_threshold=3,open=1s,probe_timeout=1s,half_open_successes=1");
+    struct tool_replay_result r;
+    replay(&tr, &b, &r);
+    assert_int_equal(r.event_count, 5);
+    assert_int_equal(r.events[2].reason, BREAKER_REASON_PROBE_TIMEOUT);
+    assert_int_equal(r.events[2].time_ns, 3 * TOOL_SEC);
+    assert_int_equal(r.events[4].to, BREAKER_CLOSED); /* the probe at 6.0 s */
+    assert_int_equal(r.stats.probes_timed_out, 1);
+    assert_int_equal(r.stats.stale, 1); /* the hung probe's late answer */
+    tool_replay_result_free(&r);
+    tool_trace_free(&tr);
+}
+
+static void malformed_lines_are_reported_with_their_numbers_and_the_rest_kept(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    char *errors = NULL;
+    read_trace_file("malformed.csv", &tr, &errors);
+    assert_int_equal(tr.bad_lines, 8);
+    assert_int_equal(tr.count, 3); /* lines 2, 11 and 12 */
+    assert_int_equal(tr.calls[0].line, 2);
+    assert_int_equal(tr.calls[1].line, 11);
+    assert_int_equal(tr.calls[2].line, 12);
+    assert_int_equal(tr.calls[2].duration_ns, 25 * TOOL_MS);
+    assert_int_equal(tr.calls[2].outcome, BREAKER_FAILURE); /* ETIMEDOUT */
+    static const char *const want[] = {
+        "malformed.csv:3: expected 3 fields",   "malformed.csv:4: bad duration 'abc'",
+        "malformed.csv:5: bad outcome 'maybe'", "malformed.csv:6: bad timestamp 'zero'",
+        "malformed.csv:7: bad outcome '700'",   "malformed.csv:8: expected 3 fields",
+        "malformed.csv:9: bad duration ''",     "malformed.csv:10: bad outcome 'EBOGUS'",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (strstr(errors, want[i]) == NULL) fail_msg("errors lack '%s':\n%s", want[i], errors);
+    /* Exactly one line per bad line. */
+    size_t lines = 0;
+    for (const char *p = errors; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 8);
+    tool_trace_free(&tr);
+    free(errors);
+}
+
+static void a_breaker_that_closes_and_retrips_is_flagged_as_flapping(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    char *errors = NULL;
+    read_trace_file("flapping.csv", &tr, &errors);
+    assert_int_equal(tr.count, 30);
+    struct tool_breaker jumpy =
+        make_breaker_spec("jumpy:trip=consecutive,failure_threshold=3,open=1s,"
+                          "half_open_successes=1");
+    struct tool_replay_result r;
+    replay(&tr, &jumpy, &r);
+    assert_int_equal(r.event_count, 15); /* open, half-open, closed: five times */
+    assert_int_equal(r.flaps, 4);
+    char *text = report(&tr, &jumpy, &r);
+    if (strstr(text, "WARNING: flapping: 4 times") == NULL) fail_msg("no warning:\n%s", text);
+    free(text);
+    tool_replay_result_free(&r);
+
+    /* Needing more evidence to trip, it rides the bursts out. */
+    struct tool_breaker calm = make_breaker_spec("calm:trip=consecutive,failure_threshold=5");
+    replay(&tr, &calm, &r);
+    assert_int_equal(r.event_count, 0);
+    assert_int_equal(r.flaps, 0);
+    tool_replay_result_free(&r);
+    tool_trace_free(&tr);
+    free(errors);
+}
+
+static void outcomes_accept_words_http_statuses_and_errno_names(void **state) {
+    (void)state;
+    static const struct {
+        const char *text;
+        enum breaker_outcome want;
+    } cases[] = {
+        {"ok", BREAKER_SUCCESS},           {"SUCCESS", BREAKER_SUCCESS},
+        {"failure", BREAKER_FAILURE},      {"fail", BREAKER_FAILURE},
+        {"error", BREAKER_FAILURE},        {"timeout", BREAKER_FAILURE},
+        {"ignored", BREAKER_IGNORED},      {"cancelled", BREAKER_CANCELLED},
+        {"canceled", BREAKER_CANCELLED},   {"200", BREAKER_SUCCESS},
+        {"404", BREAKER_SUCCESS},          {"429", BREAKER_FAILURE},
+        {"501", BREAKER_SUCCESS},          {"503", BREAKER_FAILURE},
+        {"ECONNREFUSED", BREAKER_FAILURE}, {"ETIMEDOUT", BREAKER_FAILURE},
+        {"ECANCELED", BREAKER_CANCELLED},  {"EINVAL", BREAKER_IGNORED},
+        {"EMFILE", BREAKER_IGNORED},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        enum breaker_outcome got;
+        if (!tool_parse_outcome(cases[i].text, &got)) fail_msg("'%s' refused", cases[i].text);
+        if (got != cases[i].want)
+            fail_msg("'%s': got %s, want %s", cases[i].text, breaker_outcome_name(got),
+                     breaker_outcome_name(cases[i].want));
+    }
+    static const char *const bad[] = {"", "okay", "99", "600", "2000", "econnrefused", "E"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        enum breaker_outcome got;
+        if (tool_parse_outcome(bad[i], &got)) fail_msg("'%s' accepted", bad[i]);
+    }
+}
+
+static void an_empty_trace_replays_to_nothing(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    read_trace_text("# nothing but a comment\n\n", &tr);
+    assert_int_equal(tr.count, 0);
+    struct tool_breaker b = make_breaker_spec("open=1s");
+    struct tool_replay_result r;
+    replay(&tr, &b, &r);
+    assert_int_equal(r.calls, 0);
+    char *text = report(&tr, &b, &r);
+    assert_non_null(strstr(text, "no transitions"));
+    free(text);
+    tool_replay_result_free(&r);
+    tool_trace_free(&tr);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(outage_trace_gives_transitions_at_known_times),
+        cmocka_unit_test(refusals_probes_and_time_open_are_counted),
+        cmocka_unit_test(the_report_shows_each_transition_with_its_evidence),
+        cmocka_unit_test(the_same_trace_gives_the_same_bytes),
+        cmocka_unit_test(lines_out_of_order_replay_in_time_order),
+        cmocka_unit_test(a_hung_probe_times_out_and_reopens),
+        cmocka_unit_test(malformed_lines_are_reported_with_their_numbers_and_the_rest_kept),
+        cmocka_unit_test(a_breaker_that_closes_and_retrips_is_flagged_as_flapping),
+        cmocka_unit_test(outcomes_accept_words_http_statuses_and_errno_names),
+        cmocka_unit_test(an_empty_trace_replays_to_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
