@@ -20,7 +20,9 @@ if(BREAKER_BUILD_EXAMPLES AND BREAKER_E2E_CURL_FOUND AND BREAKER_PYTHON3)
     COMMAND ${BREAKER_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_http_e2e.py
             --client $<TARGET_FILE:http_client>
             --server ${CMAKE_CURRENT_SOURCE_DIR}/http_test_server.py)
-  set_tests_properties(test_http_e2e PROPERTIES TIMEOUT 120 LABELS "e2e")
+  # "concurrency" too: the client runs concurrent requests through one
+  # bulkhead, breaker and executor, so make check also runs it under TSan.
+  set_tests_properties(test_http_e2e PROPERTIES TIMEOUT 120 LABELS "e2e;concurrency")
 else()
   message(STATUS "test_http_e2e skipped: needs libcurl (pkg-config), python3 and the examples")
 endif()
