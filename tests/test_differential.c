@@ -236,6 +236,16 @@ static void compare_event(struct run *r, const breaker_event *want, const breake
         EXPECT_U64(r, "event.evidence.failures", want->evidence.failures, got->evidence.failures);
         EXPECT_U64(r, "event.evidence.slow_calls", want->evidence.slow_calls,
                    got->evidence.slow_calls);
+        EXPECT_F64(r, "event.evidence.failure_rate",
+                   want->evidence.calls
+                       ? (double)want->evidence.failures / (double)want->evidence.calls
+                       : 0.0,
+                   got->evidence.failure_rate);
+        EXPECT_F64(r, "event.evidence.slow_call_rate",
+                   want->evidence.calls
+                       ? (double)want->evidence.slow_calls / (double)want->evidence.calls
+                       : 0.0,
+                   got->evidence.slow_call_rate);
         break;
     case BREAKER_REASON_PROBES_SUCCEEDED:
         EXPECT_U64(r, "event.evidence.probe_successes", want->evidence.probe_successes,

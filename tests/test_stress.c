@@ -20,7 +20,7 @@
  *   one ended, and each (from, to, reason) is one the state machine allows.
  *
  * Each case runs for at least BREAKER_STRESS_MS milliseconds of wall time
- * (default 1000), longer (up to three times) until it has seen probes close,
+ * (default 1000), longer (up to five times) until it has seen probes close,
  * fail and time out. The label "concurrency" makes `make check` run it under
  * TSan too.
  */
@@ -406,7 +406,7 @@ static bool went_round(struct stress *s) {
            reason_count(s, BREAKER_REASON_PROBE_TIMEOUT) >= 1;
 }
 
-/* Run for at least `min_ms`, and longer (up to 3 times) if a loaded machine
+/* Run for at least `min_ms`, and longer (up to 5 times) if a loaded machine
  * has not yet let the threads go round the state machine. */
 static void drive(struct stress *s, uint64_t min_ms, uint64_t seed) {
     struct rng rng = {seed};
@@ -415,7 +415,7 @@ static void drive(struct stress *s, uint64_t min_ms, uint64_t seed) {
     unsigned ticks = 0;
     for (;;) {
         uint64_t elapsed = wall_ms() - start;
-        if (elapsed >= 3 * min_ms || (elapsed >= min_ms && went_round(s))) break;
+        if (elapsed >= 5 * min_ms || (elapsed >= min_ms && went_round(s))) break;
         /* Pace the clock by the work done, so each state lasts for many calls
          * however the scheduler shares the two cores. */
         uint64_t ops = atomic_load_explicit(&s->ops, memory_order_relaxed);
