@@ -1,5 +1,20 @@
 #!/usr/bin/env bash
-# Run the main demonstration from a build directory (make demo).
+# The main demonstration (make demo): `breaker simulate` on its built-in
+# scenario, a database that hangs for three minutes and comes back cold, run
+# without a breaker and with three configurations through the real library on
+# a virtual clock. Prints the comparison table and writes demo.svg in the
+# repository root. Usage: scripts/demo.sh [BUILD_DIR]   (default build/release)
 set -euo pipefail
 build=${1:-build/release}
-exec "$build/examples/flaky_dependency"
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$build/tools/breaker" simulate --svg "$root/demo.svg"
+cat <<'TXT'
+
+How to read demo.svg (open it in a browser): one panel per run. The top band
+is the breaker's state (green closed, red OPEN, yellow half-open); the shaded
+background is the dependency's phase (pink outage, amber warm-up). Blue is
+calls reaching the dependency per second, purple calls the breaker refused,
+red failures, orange requests shed because every worker was busy; below,
+response time p50/p99 on a log scale with the timeout dashed.
+More: docs/cli.md, `breaker simulate --help`, `breaker replay --help`.
+TXT

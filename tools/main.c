@@ -309,7 +309,7 @@ static int cmd_simulate(int argc, char **argv) {
     bool baseline = true, new_duration = false, events = false;
     int rc = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+c:b:s:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:b:s:h", longopts, NULL)) != -1) {
         int r = common_option("simulate", c, &o);
         if (r > 0) {
             rc = r;
@@ -441,7 +441,7 @@ static int cmd_replay(int argc, char **argv) {
     memset(&trace, 0, sizeof(trace));
     int rc = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+c:b:s:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:b:s:h", longopts, NULL)) != -1) {
         int r = common_option("replay", c, &o);
         if (r > 0) {
             rc = r;
@@ -491,7 +491,8 @@ static int cmd_replay(int argc, char **argv) {
             if (trace.calls[i].start_ns > last) last = trace.calls[i].start_ns;
         printf(" over %s", tool_format_duration(last - trace.origin_ns, span, sizeof(span)));
     }
-    if (trace.bad_lines > 0) printf(", %zu malformed lines skipped (see errors)", trace.bad_lines);
+    if (trace.bad_lines > 0)
+        printf(", %zu malformed lines skipped (listed on standard error)", trace.bad_lines);
     printf("; times are from the first call\n\n");
 
     size_t n = o.breakers.count;

@@ -208,7 +208,8 @@ void tool_format_evidence(const breaker_event *ev, char *buf, size_t len) {
         snprintf(buf, len, "%u failures in a row", e->consecutive_failures);
         break;
     case BREAKER_REASON_PROBES_SUCCEEDED:
-        snprintf(buf, len, "%u probes succeeded", e->probe_successes);
+        snprintf(buf, len, "%u probe%s succeeded", e->probe_successes,
+                 e->probe_successes == 1 ? "" : "s");
         break;
     case BREAKER_REASON_PROBE_FAILED:
     case BREAKER_REASON_PROBE_TIMEOUT:
