@@ -13,8 +13,11 @@
  *    array, published with one pointer store, and the old one becomes the
  *    spare once no reader can still be in it.
  * Lookups read both without a lock. Creation, eviction, rebuilds and override
- * registration take `lock`. A lookup that misses because it raced with a
- * rebuild simply falls back to the locked path, which is exact.
+ * registration take `lock`. A lookup never misses an entry that stayed listed
+ * while it ran: in one index array a cell only goes NULL -> entry ->
+ * TOMBSTONE -> entry, so a probe chain never gets a NULL in the middle, and a
+ * rebuild fills the spare array and leaves the one readers may still be in
+ * untouched. A miss in get() is confirmed under the lock before creating.
  *
  * Reclamation. A reader holds no reference while it probes, so an entry (or
  * an index array) may only be freed (reused) once no reader can still be
@@ -475,8 +478,9 @@ int breaker_registry_add_listener(breaker_registry *reg, breaker_registry_listen
 
 /* ---- Lookup ------------------------------------------------------------------ */
 
-/* Probe `ix` for `name`. Returns the entry, or NULL. With `tomb` non-NULL
- * (under lock), also reports the first reusable cell for an insertion. */
+/* Probe `ix` for `name`. Returns the entry, or NULL. With `free_cell`
+ * non-NULL (under lock), also reports the first reusable cell for an
+ * insertion. */
 static struct entry *index_probe(struct index *ix, const char *name, uint32_t h,
                                  _Atomic(struct entry *) **free_cell) {
     if (free_cell != NULL) *free_cell = NULL;
@@ -531,15 +535,7 @@ int breaker_registry_find(breaker_registry *reg, const char *name, breaker **out
     *out = NULL;
     if (breaker_name_validate(name, NULL, 0) != BREAKER_OK) return BREAKER_NOT_FOUND;
     struct entry *e = lookup(reg, name, hash_name(name));
-    if (e == NULL) {
-        /* A miss may be a rebuild race: confirm under the lock. */
-        pthread_mutex_lock(&reg->lock);
-        struct index *ix = atomic_load_explicit(&reg->index, memory_order_relaxed);
-        e = index_probe(ix, name, hash_name(name), NULL);
-        if (e != NULL) atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
-        pthread_mutex_unlock(&reg->lock);
-        if (e == NULL) return BREAKER_NOT_FOUND;
-    }
+    if (e == NULL) return BREAKER_NOT_FOUND;
     *out = e->b;
     return BREAKER_OK;
 }
