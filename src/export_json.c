@@ -9,12 +9,14 @@
  * and every number is written by integer formatting (no printf %g, whose
  * output depends on the locale and can be "nan" or "inf", which JSON lacks).
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "registry_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- The text builder ------------------------------------------------------ */
 
@@ -197,9 +199,19 @@ static void write_evidence(struct breaker__out *o, const breaker_evidence *e) {
     breaker__out_mem(o, "}", 1);
 }
 
-static void write_transition(struct breaker__out *o, const breaker_event *ev, uint64_t now) {
+/* Wall-clock time of something `age_ns` ago: ages are measured on each
+ * breaker's own (monotonic) clock, which has no calendar date, and subtracted
+ * from the wall clock read once per report. */
+static void kv_unix_time(struct breaker__out *o, const char *k, uint64_t wall_ns, uint64_t age_ns) {
+    kv_seconds(o, k, wall_ns > age_ns ? wall_ns - age_ns : 0, 1);
+}
+
+static void write_transition(struct breaker__out *o, const breaker_event *ev, uint64_t now,
+                             uint64_t wall_ns) {
+    uint64_t age = now > ev->time_ns ? now - ev->time_ns : 0;
     breaker__out_mem(o, "{", 1);
-    kv_seconds(o, "seconds_ago", now > ev->time_ns ? now - ev->time_ns : 0, 1);
+    kv_seconds(o, "seconds_ago", age, 1);
+    kv_unix_time(o, "unix_time", wall_ns, age);
     kv_u64(o, "generation", ev->generation, 1);
     kv_str(o, "from", breaker_state_name(ev->from), 1);
     kv_str(o, "to", breaker_state_name(ev->to), 1);
@@ -210,14 +222,16 @@ static void write_transition(struct breaker__out *o, const breaker_event *ev, ui
     breaker__out_mem(o, "}", 1);
 }
 
-static void write_breaker(struct breaker__out *o, const breaker_registry_info *in) {
+static void write_breaker(struct breaker__out *o, const breaker_registry_info *in,
+                          uint64_t wall_ns) {
     const breaker_stats *st = &in->stats;
     breaker__out_mem(o, "{", 1);
     kv_str(o, "name", in->name, 1);
     kv_str(o, "state", breaker_state_name(st->state), 1);
     kv_u64(o, "generation", st->generation, 1);
-    kv_seconds(o, "state_age_seconds",
-               in->now_ns > st->state_since_ns ? in->now_ns - st->state_since_ns : 0, 1);
+    uint64_t age = in->now_ns > st->state_since_ns ? in->now_ns - st->state_since_ns : 0;
+    kv_seconds(o, "state_age_seconds", age, 1);
+    kv_unix_time(o, "state_since_unix_time", wall_ns, age);
     kv_bool(o, "degraded", breaker__info_degraded(in), 1);
     kv_bool(o, "flapping", in->flapping, 1);
     kv_u64(o, "recent_transitions", in->recent_transitions, 1);
@@ -271,7 +285,7 @@ static void write_breaker(struct breaker__out *o, const breaker_registry_info *i
     breaker__out_mem(o, "[", 1);
     for (size_t i = 0; i < in->history_len; i++) {
         if (i > 0) breaker__out_mem(o, ",", 1);
-        write_transition(o, &in->history[i], in->now_ns);
+        write_transition(o, &in->history[i], in->now_ns, wall_ns);
     }
     breaker__out_mem(o, "]}", 2);
 }
@@ -283,6 +297,9 @@ int breaker_registry_export_json(breaker_registry *reg, char *buf, size_t cap, s
     if (rc != BREAKER_OK) return rc;
     breaker_registry_stats rs;
     breaker_registry_stats_get(reg, &rs);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t wall_ns = (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
     int degraded = 0;
     for (size_t i = 0; i < n; i++)
         degraded |= breaker__info_degraded(&snaps[i].info);
@@ -291,6 +308,7 @@ int breaker_registry_export_json(breaker_registry *reg, char *buf, size_t cap, s
     breaker__out_init(&o, buf, cap);
     breaker__out_mem(&o, "{", 1);
     kv_u64(&o, "version", 1, 1);
+    kv_seconds(&o, "unix_time", wall_ns, 1);
     kv_bool(&o, "degraded", degraded, 1);
     key(&o, "registry");
     breaker__out_mem(&o, "{", 1);
@@ -305,7 +323,7 @@ int breaker_registry_export_json(breaker_registry *reg, char *buf, size_t cap, s
     breaker__out_mem(&o, "[", 1);
     for (size_t i = 0; i < n; i++) {
         if (i > 0) breaker__out_mem(&o, ",", 1);
-        write_breaker(&o, &snaps[i].info);
+        write_breaker(&o, &snaps[i].info, wall_ns);
     }
     breaker__out_mem(&o, "]}\n", 3);
     breaker__snapshots_free(snaps, n);

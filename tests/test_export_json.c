@@ -103,6 +103,13 @@ static void the_operators_report_parses_back_with_states_counters_and_evidence(v
     assert_string_equal(json_string_value(json_object_get(t0, "to")), "open");
     assert_string_equal(json_string_value(json_object_get(t0, "reason")), "consecutive_failures");
     assert_true(json_real_value(json_object_get(t0, "seconds_ago")) == 1.5);
+    /* Wall-clock times: the report's, less the age on the breaker's clock. */
+    double now_unix = json_real_value(json_object_get(root, "unix_time"));
+    assert_true(now_unix > 1.6e9);
+    assert_true(json_real_value(json_object_get(t0, "unix_time")) ==
+                json_real_value(json_object_get(jdb, "state_since_unix_time")));
+    double age = now_unix - json_real_value(json_object_get(t0, "unix_time"));
+    assert_true(age > 1.49 && age < 1.51);
     assert_true(json_real_value(json_object_get(t0, "open_seconds")) == 5.0);
     assert_int_equal(int_at(t0, "evidence", "consecutive_failures"), 2);
     assert_int_equal(int_at(t0, "generation", NULL), 2);

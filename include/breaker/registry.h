@@ -304,13 +304,16 @@ BREAKER_API int breaker_registry_export_prometheus(breaker_registry *reg, char *
                                                    size_t *len) BREAKER_NONNULL(1);
 
 /*! breaker_registry_export_json() :
- *  A JSON report for operators: {"degraded":bool,"registry":{...},
- *  "breakers":[{"name","state","generation","state_age_seconds","flapping",
- *  "awaiting_probe","retry_after_seconds","failed_recoveries","counters":{},
- *  "window":{},"transitions":[{"seconds_ago","generation","from","to",
- *  "reason","open_seconds","evidence":{}}]}]}. Breakers sorted by name,
- *  transitions oldest first. Ages are in seconds on each breaker's clock.
- *  It names every dependency: serve it to operators only. */
+ *  A JSON report for operators: {"version":1,"unix_time","degraded":bool,
+ *  "registry":{...},"breakers":[{"name","state","generation",
+ *  "state_age_seconds","state_since_unix_time","degraded","flapping",
+ *  "recent_transitions","awaiting_probe","retry_after_seconds" (null when
+ *  FORCED_OPEN),"failed_recoveries","counters":{},"window":{},
+ *  "seconds_in_state":{},"transitions":[{"seconds_ago","unix_time",
+ *  "generation","from","to","reason","open_seconds","evidence":{}}]}]}.
+ *  Breakers sorted by name, transitions oldest first. Ages are measured on
+ *  each breaker's clock; the unix times are the wall clock at the report
+ *  minus those ages. It names every dependency: serve it to operators only. */
 BREAKER_API int breaker_registry_export_json(breaker_registry *reg, char *buf, size_t cap,
                                              size_t *len) BREAKER_NONNULL(1);
 
