@@ -385,12 +385,13 @@ static void op_complete_foreign(struct run *r) {
     }
 }
 
-/* The earliest probe deadline, open_until, or the next bucket boundary: the
- * instants where an off-by-one shows. 0 if none is ahead. */
+/* A probe deadline, open_until, the instant a call becomes slow, or the next
+ * bucket boundary: the instants where an off-by-one shows. 0 if none is
+ * ahead. */
 static uint64_t interesting_instant(struct run *r) {
     const struct ref_model *m = &r->m;
     uint64_t now = r->clock.now;
-    switch (rng_below(&r->rng, 3)) {
+    switch (rng_below(&r->rng, 4)) {
     case 0:
         if (m->state == BREAKER_OPEN && m->open_until > now) return m->open_until;
         break;
@@ -398,6 +399,14 @@ static uint64_t interesting_instant(struct run *r) {
         if (m->state == BREAKER_HALF_OPEN && m->nprobes > 0) {
             uint64_t d = m->probes[rng_below(&r->rng, m->nprobes)].deadline;
             if (d > now) return d;
+        }
+        break;
+    case 2:
+        /* The instant an outstanding call becomes slow. */
+        if (r->cfg.slow_call_ns != 0 && r->npool > 0) {
+            uint64_t t =
+                r->pool[rng_below(&r->rng, r->npool)].model.admitted_at + r->cfg.slow_call_ns;
+            if (t > now) return t;
         }
         break;
     default:
