@@ -323,6 +323,57 @@ static void an_empty_trace_replays_to_nothing(void **state) {
     tool_trace_free(&tr);
 }
 
+static void trace_times_parse_exactly_with_or_without_units(void **state) {
+    (void)state;
+    static const struct {
+        const char *text;
+        uint64_t want;
+    } ok[] = {
+        {"0.25", 250 * TOOL_MS},
+        {"250ms", 250 * TOOL_MS},
+        {"1700000000.123456789", UINT64_C(1700000000123456789)},
+        {"1.5s", 1500 * TOOL_MS},
+        {"2m", 120 * TOOL_SEC},
+        {"1500us", 1500 * UINT64_C(1000)},
+        {"7ns", 7},
+        {"0", 0},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        uint64_t got = 0;
+        if (!tool_parse_duration(ok[i].text, TOOL_SEC, &got) || got != ok[i].want)
+            fail_msg("'%s': got %llu, want %llu", ok[i].text, (unsigned long long)got,
+                     (unsigned long long)ok[i].want);
+    }
+    static const char *const bad[] = {
+        "",  ".", "1.2.3", "-1", "1e3", "5 s", "1.5ns", "0.0000000001", "99999999999999999999",
+        "1x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        uint64_t got;
+        if (tool_parse_duration(bad[i], TOOL_SEC, &got)) fail_msg("'%s' accepted", bad[i]);
+    }
+}
+
+static void durations_print_in_the_largest_readable_unit(void **state) {
+    (void)state;
+    static const struct {
+        uint64_t ns;
+        const char *want;
+    } cases[] = {
+        {0, "0s"},
+        {999, "999ns"},
+        {1500, "1.5us"},
+        {999600000, "1s"}, /* rounds up into the next unit, never "1e+03ms" */
+        {120 * TOOL_MS, "120ms"},
+        {2180 * TOOL_MS, "2.18s"},
+        {90 * TOOL_SEC, "1m30s"},
+        {600 * TOOL_SEC, "10m"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[32];
+        assert_string_equal(tool_format_duration(cases[i].ns, buf, sizeof(buf)), cases[i].want);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(outage_trace_gives_transitions_at_known_times),
@@ -335,6 +386,8 @@ int main(void) {
         cmocka_unit_test(a_breaker_that_closes_and_retrips_is_flagged_as_flapping),
         cmocka_unit_test(outcomes_accept_words_http_statuses_and_errno_names),
         cmocka_unit_test(an_empty_trace_replays_to_nothing),
+        cmocka_unit_test(trace_times_parse_exactly_with_or_without_units),
+        cmocka_unit_test(durations_print_in_the_largest_readable_unit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

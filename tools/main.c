@@ -378,6 +378,10 @@ static int cmd_simulate(int argc, char **argv) {
     if ((rc = finish_breakers("simulate", &o, list)) != 0) goto out;
 
     size_t runs = list->count + (baseline ? 1 : 0);
+    if (runs == 0) {
+        rc = usage_error("simulate", "nothing to run: --no-baseline and no breaker");
+        goto out;
+    }
     struct tool_sim_result *results = calloc(runs ? runs : 1, sizeof(*results));
     if (results == NULL) {
         fprintf(stderr, "breaker simulate: out of memory\n");
@@ -461,6 +465,11 @@ static int cmd_replay(int argc, char **argv) {
         goto out;
     }
     if (!o.have_breakers && tool_breakers_get(&o.breakers, "defaults") == NULL) {
+        rc = 1;
+        goto out;
+    }
+    if (o.breakers.count == 0) {
+        fprintf(stderr, "breaker replay: no [breaker NAME] section in the -c files\n");
         rc = 1;
         goto out;
     }

@@ -120,16 +120,19 @@ bool tool_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *out
 }
 
 const char *tool_format_duration(uint64_t ns, char *buf, size_t len) {
+    /* Three significant digits in the largest unit that keeps the number
+     * below 1000 once rounded, so 999.6ms prints as 1s, never 1e+03ms. */
+    double d = (double)ns;
     if (ns == 0) {
         snprintf(buf, len, "0s");
     } else if (ns < 1000) {
         snprintf(buf, len, "%" PRIu64 "ns", ns);
-    } else if (ns < TOOL_MS) {
-        snprintf(buf, len, "%.3gus", (double)ns / 1e3);
-    } else if (ns < TOOL_SEC) {
-        snprintf(buf, len, "%.3gms", (double)ns / 1e6);
-    } else if (ns < 60 * TOOL_SEC) {
-        snprintf(buf, len, "%.3gs", (double)ns / 1e9);
+    } else if (d / 1e3 < 999.5) {
+        snprintf(buf, len, "%.3gus", d / 1e3);
+    } else if (d / 1e6 < 999.5) {
+        snprintf(buf, len, "%.3gms", d / 1e6);
+    } else if (d / 1e9 < 59.95) {
+        snprintf(buf, len, "%.3gs", d / 1e9);
     } else {
         uint64_t s = (ns + TOOL_SEC / 2) / TOOL_SEC;
         if (s % 60 == 0) {

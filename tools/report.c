@@ -48,10 +48,12 @@ static void cell_saturated(const struct tool_sim_result *r, char *buf, size_t le
 static void cell_closed_after(const struct tool_sim_result *r, char *buf, size_t len) {
     if (!r->has_breaker) {
         snprintf(buf, len, "-");
-    } else if (r->closed_after_ns == UINT64_MAX) {
-        snprintf(buf, len, "never");
     } else if (r->transitions == 0) {
         snprintf(buf, len, "never opened");
+    } else if (r->recovered_at_ns == UINT64_MAX) {
+        snprintf(buf, len, "no outage");
+    } else if (r->closed_after_ns == UINT64_MAX) {
+        snprintf(buf, len, "never");
     } else {
         seconds(r->closed_after_ns, buf, len);
     }

@@ -179,5 +179,11 @@ int tool_scenario_finish(struct tool_scenario *sc, char *msg, size_t msg_len) {
         snprintf(msg, msg_len, "scenario: duration must be at most 7d");
         return -1;
     }
+    /* Each request costs a few bytes for the percentiles: keep a run in
+     * memory and in seconds. */
+    if (sc->rate * ((double)sc->duration_ns / 1e9) > 20e6) {
+        snprintf(msg, msg_len, "scenario: rate x duration must be at most 20 million requests");
+        return -1;
+    }
     return 0;
 }
