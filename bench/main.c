@@ -2,8 +2,9 @@
  * main.c - the breaker benchmark (make bench).
  *
  *   bench [--reps N] [--ms M] [--filter TEXT] [--no-threads]
- *       Time every baseline and case, N repetitions (default 11) of about M
- *       milliseconds each (default 20) after calibration and a warm-up, and
+ *       Time every baseline and case, N repetitions (default 21) of about M
+ *       milliseconds each (default 2: short repetitions are rarely interrupted
+ *       on a shared machine) after calibration and a warm-up, and
  *       print the median ns/op, the min-max range, the ratio to the baseline
  *       measured in the same run, and PASS/MISS against the targets of issue 3.
  *       Repetitions are interleaved (round r times every case once) so that a
@@ -330,8 +331,8 @@ static int callgrind_mode(const char *name, uint64_t iters) {
 }
 
 int main(int argc, char **argv) {
-    unsigned reps = 11;
-    double ms = 20;
+    unsigned reps = 21;
+    double ms = 2;
     const char *filter = NULL;
     bool threads = true;
     for (int i = 1; i < argc; i++) {
