@@ -6,6 +6,7 @@
 
 #include <breaker/registry.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -231,12 +232,15 @@ static void an_exact_override_beats_the_longest_prefix_which_beats_the_template(
 #define MAX_SEEN 32
 struct seen {
     int count;
+    int other_thread; /* events delivered on another thread than `thread` */
+    pthread_t thread;
     breaker_registry_event ev[MAX_SEEN];
     char names[MAX_SEEN][BREAKER_NAME_MAX + 1];
 };
 
 static void remember(void *ctx, const breaker_registry_event *ev) {
     struct seen *s = ctx;
+    if (!pthread_equal(pthread_self(), s->thread)) s->other_thread++;
     if (s->count < MAX_SEEN) {
         s->ev[s->count] = *ev;
         snprintf(s->names[s->count], sizeof(s->names[0]), "%s", ev->name);
@@ -260,7 +264,7 @@ static void every_listener_and_the_own_callback_see_each_transition_once(void **
     rc.defaults.on_event = event_log_record;
     rc.defaults.event_ctx = &own;
     breaker_registry *reg = make_registry(&rc);
-    struct seen one = {0}, two = {0};
+    struct seen one = {.thread = pthread_self()}, two = {.thread = pthread_self()};
     assert_int_equal(breaker_registry_add_listener(reg, remember, &one), BREAKER_OK);
     assert_int_equal(breaker_registry_add_listener(reg, remember, &two), BREAKER_OK);
 
@@ -268,6 +272,7 @@ static void every_listener_and_the_own_callback_see_each_transition_once(void **
     trip(b);
     assert_int_equal(one.count, 1);
     assert_int_equal(two.count, 1);
+    assert_int_equal(one.other_thread, 0); /* on the thread that tripped it */
     assert_int_equal(atomic_load(&own.count), 1);
     const breaker_registry_event *ev = &one.ev[0];
     assert_int_equal(ev->kind, BREAKER_REGISTRY_TRANSITION);
@@ -347,7 +352,7 @@ static void flapping_sets_past_the_threshold_and_clears_once_the_breaker_settles
     rc.flap_threshold = 4;
     rc.flap_window_ns = 60 * SEC;
     breaker_registry *reg = make_registry(&rc);
-    struct seen seen = {0};
+    struct seen seen = {.thread = pthread_self()};
     assert_int_equal(breaker_registry_add_listener(reg, remember, &seen), BREAKER_OK);
     breaker *b = get(reg, "flaky");
 

@@ -351,12 +351,86 @@ static void lookups_racing_the_eviction_of_their_own_names_get_live_breakers(voi
     breaker_registry_destroy(h.reg);
 }
 
+/* ---- Listeners under contention --------------------------------------------*/
+
+#define FLIP_CALLS 8000
+
+struct flip {
+    breaker_registry *reg;
+    breaker *b;
+    struct fake_clock clock;
+    _Atomic uint64_t heard;
+    _Atomic uint64_t flap_events;
+};
+
+static void count_transitions(void *ctx, const breaker_registry_event *ev) {
+    struct flip *f = ctx;
+    if (ev->kind == BREAKER_REGISTRY_TRANSITION)
+        atomic_fetch_add(&f->heard, 1);
+    else
+        atomic_fetch_add(&f->flap_events, 1);
+}
+
+static void *flipper(void *arg) {
+    struct flip *f = arg;
+    for (unsigned i = 0; i < FLIP_CALLS; i++) {
+        breaker_permit p;
+        if (breaker_acquire(f->b, &p) == BREAKER_OK)
+            (void)breaker_complete(f->b, &p, i % 4 != 3 ? BREAKER_FAILURE : BREAKER_SUCCESS);
+        fake_clock_advance(&f->clock, 400);
+    }
+    return NULL;
+}
+
+static void every_transition_reaches_a_listener_exactly_once_under_contention(void **state) {
+    (void)state;
+    static struct flip f;
+    memset(&f, 0, sizeof(f));
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    test_config(&rc.defaults, &f.clock, NULL);
+    rc.defaults.trip = BREAKER_TRIP_CONSECUTIVE;
+    rc.defaults.failure_threshold = 2;
+    rc.defaults.open_ns = 1000;
+    rc.defaults.open_backoff = 1.0; /* no backoff: keep it flipping */
+    rc.defaults.half_open_successes = 1;
+    rc.history_size = 64;
+    f.reg = make_registry(&rc);
+    assert_int_equal(breaker_registry_add_listener(f.reg, count_transitions, &f), BREAKER_OK);
+    assert_int_equal(breaker_registry_get(f.reg, "flip", &f.b), BREAKER_OK);
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, flipper, &f);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+
+    static breaker_event hist[64];
+    breaker_registry_info info;
+    assert_int_equal(breaker_registry_info_get(f.reg, f.b, &info, hist, 64), BREAKER_OK);
+    uint64_t by_pair = 0;
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++)
+            by_pair += info.transitions_by[i][j];
+    assert_true(info.stats.transitions > 100);
+    assert_int_equal(atomic_load(&f.heard), info.stats.transitions);
+    assert_int_equal(by_pair, info.stats.transitions);
+    assert_true(atomic_load(&f.flap_events) > 0);
+    /* The history is the newest transitions, one per generation, in order. */
+    assert_int_equal(info.history_len, 64);
+    for (size_t i = 1; i < info.history_len; i++)
+        assert_int_equal(hist[i].generation, hist[i - 1].generation + 1);
+    assert_int_equal(hist[63].generation, info.stats.generation);
+    breaker_registry_release(f.reg, f.b);
+    breaker_registry_destroy(f.reg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(racing_gets_of_one_new_name_all_return_the_same_breaker),
         cmocka_unit_test(racing_gets_of_distinct_names_stop_exactly_at_the_bound),
         cmocka_unit_test(iteration_and_handles_stay_safe_while_breakers_are_created_and_evicted),
         cmocka_unit_test(lookups_racing_the_eviction_of_their_own_names_get_live_breakers),
+        cmocka_unit_test(every_transition_reaches_a_listener_exactly_once_under_contention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
