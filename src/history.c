@@ -6,7 +6,8 @@
  * on_event callback) and read by exporters; transitions are rare, so a plain
  * mutex is the clear choice. Two transitions of one breaker may be reported
  * by different threads in the opposite order to the one they happened in (the
- * callbacks run after the state CAS), so readers sort by generation.
+ * callbacks run after the state CAS), so readers sort by generation and a
+ * full ring gives up its oldest generation, not its oldest insertion.
  *
  * Flapping: the breaker is flapping when more than `flap_threshold`
  * transitions happened within `flap_window_ns` before now. The flag sets on
@@ -76,8 +77,17 @@ enum breaker__flap_change breaker__history_record(struct breaker__history *h,
     if ((unsigned)ev->from < 5 && (unsigned)ev->to < 5)
         atomic_fetch_add_explicit(&h->by_pair[ev->from][ev->to], 1, memory_order_relaxed);
     pthread_mutex_lock(&h->lock);
-    h->ring[h->next % h->cap] = *ev;
-    h->next++;
+    if (h->next < h->cap) {
+        h->ring[h->next++] = *ev;
+    } else {
+        /* Full: replace the oldest generation, so the ring holds the newest
+         * transitions even when a late report arrives out of order. A report
+         * older than everything held is dropped. */
+        uint32_t oldest = 0;
+        for (uint32_t i = 1; i < h->cap; i++)
+            if (h->ring[i].generation < h->ring[oldest].generation) oldest = i;
+        if (ev->generation > h->ring[oldest].generation) h->ring[oldest] = *ev;
+    }
     *recent = count_recent(h, ev->time_ns);
     enum breaker__flap_change c = update_flag(h, *recent);
     pthread_mutex_unlock(&h->lock);

@@ -21,7 +21,7 @@ struct breaker__history {
     breaker_event *ring;  /* `cap` records, the oldest overwritten first */
     uint32_t cap;         /* max(history_size, flap_threshold + 1) */
     uint32_t keep;        /* history_size: how many a report shows */
-    uint32_t next;        /* records written so far (ring index = next % cap) */
+    uint32_t next;        /* records held, up to cap */
     uint32_t flap_threshold;
     uint64_t flap_window_ns;
     int flapping;
