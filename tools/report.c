@@ -134,8 +134,16 @@ static void print_phases(FILE *out, const struct tool_scenario *sc) {
     }
 }
 
-static double pct_change(uint64_t now, uint64_t before) {
-    return before ? 100.0 * ((double)now - (double)before) / (double)before : 0.0;
+/* "96% fewer", "12% more" or "as many": `now` against `before`. */
+static const char *change(uint64_t now, uint64_t before, char *buf, size_t len) {
+    if (before == 0 || now == before) {
+        snprintf(buf, len, now == before ? "as many" : "more");
+    } else if (now < before) {
+        snprintf(buf, len, "%.0f%% fewer", 100.0 * (double)(before - now) / (double)before);
+    } else {
+        snprintf(buf, len, "%.0f%% more", 100.0 * (double)(now - before) / (double)before);
+    }
+    return buf;
 }
 
 /* One sentence per breaker against the baseline: the numbers that matter. */
@@ -148,12 +156,16 @@ static void print_reading(FILE *out, const struct tool_sim_result *runs, size_t 
     for (size_t i = 0; i < count; i++) {
         const struct tool_sim_result *r = &runs[i];
         if (!r->has_breaker) continue;
-        fprintf(out,
-                "  %s: %" PRIu64
-                " calls reached the dependency during the outage (%+.0f%%), %" PRIu64
-                " requests waited for the timeout (%+.0f%%), %.1f%% served (was %.1f%%)\n",
-                r->name, r->reached_outage, pct_change(r->reached_outage, base->reached_outage),
-                r->timeouts, pct_change(r->timeouts, base->timeouts),
+        char a[32], b[32];
+        fprintf(out, "  %s: %s calls during the outage, %s timeouts", r->name,
+                change(r->reached_outage, base->reached_outage, a, sizeof(a)),
+                change(r->timeouts, base->timeouts, b, sizeof(b)));
+        /* The rest on a second line, under the first, to stay narrow. */
+        fprintf(out, ",\n  %*s", (int)strlen(r->name) + 2, "");
+        if (r->knockdowns > 0 || base->knockdowns > 0)
+            fprintf(out, "%" PRIu64 " knockdowns (%" PRIu64 " without), ", r->knockdowns,
+                    base->knockdowns);
+        fprintf(out, "%.1f%% served (%.1f%% without)\n",
                 r->requests ? 100.0 * (double)r->served / (double)r->requests : 0.0,
                 base->requests ? 100.0 * (double)base->served / (double)base->requests : 0.0);
     }
