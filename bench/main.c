@@ -275,6 +275,11 @@ static unsigned report(void) {
             const char *v = verdict(m2 / m1, scalings[i].target, true);
             misses += v[0] == 'M';
             printf("  >= %.1fx %s", scalings[i].target, v);
+            /* Repetitions kept although a thread lost its core: the median
+             * then measures the other jobs on the machine, not the code. */
+            if (one->c.kept_interrupted + two->c.kept_interrupted > 0)
+                printf(" (*) %u of %u repetitions without both cores", two->c.kept_interrupted,
+                       two->c.nsamples);
         }
         printf("\n");
     }
