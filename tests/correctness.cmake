@@ -5,6 +5,6 @@ breaker_add_test(test_differential
   SOURCES test_differential.c reference_model.c
   TIMEOUT 300)
 breaker_add_test(test_stress
-  SOURCES test_stress.c
+  SOURCES test_stress.c reference_model.c
   LABELS concurrency
   TIMEOUT 120)

@@ -12,7 +12,7 @@
 
 #define K_MAX 4095u
 
-static uint64_t splitmix64(uint64_t x) {
+uint64_t ref_splitmix64(uint64_t x) {
     uint64_t z = x + UINT64_C(0x9e3779b97f4a7c15);
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
@@ -36,7 +36,7 @@ uint64_t ref_model_wait_ns(const breaker_config *cfg, uint32_t k, uint64_t gen) 
         if (w > max) w = max;
     }
     if (cfg->open_jitter > 0) {
-        uint64_t r = splitmix64(cfg->seed ^ (gen * UINT64_C(0x9e3779b97f4a7c15)));
+        uint64_t r = ref_splitmix64(cfg->seed ^ (gen * UINT64_C(0x9e3779b97f4a7c15)));
         double u = (double)(r >> 11) * 0x1p-53;
         w += w * cfg->open_jitter * u;
     }
@@ -346,20 +346,21 @@ int ref_model_complete(struct ref_model *m, uint64_t now, struct ref_permit *p, 
 
 /* ---- Manual control ----------------------------------------------------------- */
 
-int ref_model_force_open(struct ref_model *m, uint64_t now) {
+/* force_open / force_closed: nothing if already there, else a transition. */
+static int force(struct ref_model *m, uint64_t now, enum breaker_state to,
+                 enum breaker_reason reason) {
     pthread_mutex_lock(&m->mu);
-    if (m->state != BREAKER_FORCED_OPEN)
-        transition(m, now, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN, 0, NULL);
+    if (m->state != to) transition(m, now, to, reason, 0, NULL);
     pthread_mutex_unlock(&m->mu);
     return BREAKER_OK;
 }
 
+int ref_model_force_open(struct ref_model *m, uint64_t now) {
+    return force(m, now, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN);
+}
+
 int ref_model_force_closed(struct ref_model *m, uint64_t now) {
-    pthread_mutex_lock(&m->mu);
-    if (m->state != BREAKER_FORCED_CLOSED)
-        transition(m, now, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED, 0, NULL);
-    pthread_mutex_unlock(&m->mu);
-    return BREAKER_OK;
+    return force(m, now, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED);
 }
 
 int ref_model_reset(struct ref_model *m, uint64_t now) {

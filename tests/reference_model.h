@@ -105,4 +105,23 @@ size_t ref_model_take_events(struct ref_model *m, breaker_event *out, size_t cap
  * exactly as the manual defines it. */
 uint64_t ref_model_wait_ns(const breaker_config *cfg, uint32_t k, uint64_t gen);
 
+/* The standard splitmix64 (increment 0x9e3779b97f4a7c15, then the mix), which
+ * the manual uses for jitter. */
+uint64_t ref_splitmix64(uint64_t x);
+
+/* A seeded stream of random numbers for the correctness tests: the
+ * splitmix64 sequence, so a seed reproduces a run exactly. */
+struct ref_rng {
+    uint64_t s;
+};
+
+static inline uint64_t ref_rng_next(struct ref_rng *r) {
+    uint64_t v = ref_splitmix64(r->s);
+    r->s += UINT64_C(0x9e3779b97f4a7c15);
+    return v;
+}
+
+/* Uniform in [0, n), n > 0 (the bias of a modulo is irrelevant here). */
+static inline uint64_t ref_rng_below(struct ref_rng *r, uint64_t n) { return ref_rng_next(r) % n; }
+
 #endif /* BREAKER_REFERENCE_MODEL_H */

@@ -41,21 +41,9 @@
 
 /* ---- Deterministic randomness --------------------------------------------- */
 
-struct rng {
-    uint64_t s;
-};
-
-static uint64_t rng_next(struct rng *r) {
-    uint64_t z = (r->s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
+static bool rng_chance(struct ref_rng *r, unsigned percent) {
+    return ref_rng_below(r, 100) < percent;
 }
-
-/* Uniform in [0, n), n > 0 (the bias of a modulo is irrelevant here). */
-static uint64_t rng_below(struct rng *r, uint64_t n) { return rng_next(r) % n; }
-
-static bool rng_chance(struct rng *r, unsigned percent) { return rng_below(r, 100) < percent; }
 
 /* ---- The fake clock and the event log --------------------------------------- */
 
@@ -98,7 +86,7 @@ struct run {
     uint64_t seed;
     unsigned long step;
     unsigned long steps;
-    struct rng rng;
+    struct ref_rng rng;
     struct fake_clock clock;
     breaker_config cfg;
     breaker *b;
@@ -121,6 +109,8 @@ struct run {
     unsigned trace_keep;
     struct coverage cov;
 };
+
+static void trace(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void trace(struct run *r, const char *fmt, ...) {
     char *line = r->trace[r->ntrace++ % TRACE_MAX];
@@ -284,10 +274,10 @@ static void count_status(struct run *r, int rc) {
 /* ---- Operations ------------------------------------------------------------------ */
 
 static int random_outcome(struct run *r) {
-    uint64_t x = rng_below(&r->rng, 100);
+    uint64_t x = ref_rng_below(&r->rng, 100);
     if (x < 5) return BREAKER_IGNORED;
     if (x < 10) return BREAKER_CANCELLED;
-    return rng_below(&r->rng, 100) < r->fail_percent ? BREAKER_FAILURE : BREAKER_SUCCESS;
+    return ref_rng_below(&r->rng, 100) < r->fail_percent ? BREAKER_FAILURE : BREAKER_SUCCESS;
 }
 
 static const char *outcome_name(int outcome) {
@@ -314,11 +304,11 @@ static void keep_settled(struct run *r, const struct slot *s) {
     if (r->nsettled < SETTLED_MAX)
         r->settled[r->nsettled++] = *s;
     else
-        r->settled[rng_below(&r->rng, SETTLED_MAX)] = *s;
+        r->settled[ref_rng_below(&r->rng, SETTLED_MAX)] = *s;
 }
 
 static void op_complete(struct run *r) {
-    size_t i = (size_t)rng_below(&r->rng, r->npool);
+    size_t i = (size_t)ref_rng_below(&r->rng, r->npool);
     struct slot *s = &r->pool[i];
     int outcome = random_outcome(r);
     int want = ref_model_complete(&r->m, r->clock.now, &s->model, outcome);
@@ -334,7 +324,7 @@ static void op_complete(struct run *r) {
 
 /* A second completion of a permit settled earlier: always ALREADY_SETTLED. */
 static void op_complete_again(struct run *r) {
-    struct slot *s = &r->settled[rng_below(&r->rng, r->nsettled)];
+    struct slot *s = &r->settled[ref_rng_below(&r->rng, r->nsettled)];
     int outcome = random_outcome(r);
     int want = ref_model_complete(&r->m, r->clock.now, &s->model, outcome);
     int got = breaker_complete(r->b, &s->real, (enum breaker_outcome)outcome);
@@ -346,7 +336,7 @@ static void op_complete_again(struct run *r) {
 
 /* An outcome outside the enumeration: EINVAL, and the permit stays unsettled. */
 static void op_complete_bad_outcome(struct run *r) {
-    struct slot *s = &r->pool[rng_below(&r->rng, r->npool)];
+    struct slot *s = &r->pool[ref_rng_below(&r->rng, r->npool)];
     int outcome = rng_chance(&r->rng, 50) ? BREAKER_CANCELLED + 1 : -1;
     int want = ref_model_complete(&r->m, r->clock.now, &s->model, outcome);
     int got = breaker_complete(r->b, &s->real, (enum breaker_outcome)outcome);
@@ -362,7 +352,7 @@ static void op_complete_foreign(struct run *r) {
     struct slot s;
     memset(&s, 0, sizeof(s));
     const char *what;
-    uint64_t kind = rng_below(&r->rng, 3);
+    uint64_t kind = ref_rng_below(&r->rng, 3);
     if (kind == 0 && r->have_rejected) {
         s = r->rejected;
         what = "refused";
@@ -391,13 +381,13 @@ static void op_complete_foreign(struct run *r) {
 static uint64_t interesting_instant(struct run *r) {
     const struct ref_model *m = &r->m;
     uint64_t now = r->clock.now;
-    switch (rng_below(&r->rng, 4)) {
+    switch (ref_rng_below(&r->rng, 4)) {
     case 0:
         if (m->state == BREAKER_OPEN && m->open_until > now) return m->open_until;
         break;
     case 1:
         if (m->state == BREAKER_HALF_OPEN && m->nprobes > 0) {
-            uint64_t d = m->probes[rng_below(&r->rng, m->nprobes)].deadline;
+            uint64_t d = m->probes[ref_rng_below(&r->rng, m->nprobes)].deadline;
             if (d > now) return d;
         }
         break;
@@ -405,7 +395,7 @@ static uint64_t interesting_instant(struct run *r) {
         /* The instant an outstanding call becomes slow. */
         if (r->cfg.slow_call_ns != 0 && r->npool > 0) {
             uint64_t t =
-                r->pool[rng_below(&r->rng, r->npool)].model.admitted_at + r->cfg.slow_call_ns;
+                r->pool[ref_rng_below(&r->rng, r->npool)].model.admitted_at + r->cfg.slow_call_ns;
             if (t > now) return t;
         }
         break;
@@ -420,29 +410,29 @@ static uint64_t interesting_instant(struct run *r) {
 static void op_advance(struct run *r) {
     const breaker_config *c = &r->cfg;
     uint64_t d;
-    uint64_t x = rng_below(&r->rng, 100);
+    uint64_t x = ref_rng_below(&r->rng, 100);
     if (x < 10) {
         d = 0;
     } else if (x < 30) {
-        d = 1 + rng_below(&r->rng, 999);
+        d = 1 + ref_rng_below(&r->rng, 999);
     } else if (x < 55) {
         uint64_t span = c->slow_call_ns ? 2 * c->slow_call_ns : 200 * US;
-        d = 1 + rng_below(&r->rng, span);
+        d = 1 + ref_rng_below(&r->rng, span);
     } else if (x < 70) {
-        d = 1 + rng_below(&r->rng, r->m.bucket_ns);
+        d = 1 + ref_rng_below(&r->rng, r->m.bucket_ns);
     } else if (x < 80) {
-        d = 1 + rng_below(&r->rng, c->open_ns);
+        d = 1 + ref_rng_below(&r->rng, c->open_ns);
     } else if (x < 85) {
-        d = 1 + rng_below(&r->rng, c->probe_timeout_ns);
+        d = 1 + ref_rng_below(&r->rng, c->probe_timeout_ns);
     } else if (x < 98) {
         uint64_t t = interesting_instant(r);
         d = t > r->clock.now ? t - r->clock.now : 0;
         /* Land one nanosecond before, on, or after the instant. */
-        uint64_t nudge = rng_below(&r->rng, 3);
+        uint64_t nudge = ref_rng_below(&r->rng, 3);
         if (nudge == 0 && d > 0) d--;
         if (nudge == 2) d++;
     } else {
-        d = c->window_ns + rng_below(&r->rng, c->open_max_ns);
+        d = c->window_ns + ref_rng_below(&r->rng, c->open_max_ns);
     }
     r->clock.now += d;
     trace(r, "advance clock by %" PRIu64, d);
@@ -482,7 +472,7 @@ static void op_retry_after(struct run *r) {
  * count climbs to its ceiling (4095) and the wait stays at its cap. The clock
  * mostly jumps to the next instant that matters. */
 static void outage_step(struct run *r) {
-    uint64_t x = rng_below(&r->rng, 100);
+    uint64_t x = ref_rng_below(&r->rng, 100);
     if (x < 35) {
         if (r->npool < POOL_MAX) op_acquire(r);
     } else if (x < 65) {
@@ -491,7 +481,7 @@ static void outage_step(struct run *r) {
         uint64_t t = r->m.state == BREAKER_OPEN ? r->m.open_until : 0;
         if (r->m.state == BREAKER_HALF_OPEN && r->m.nprobes > 0) t = r->m.probes[0].deadline;
         if (t > r->clock.now) {
-            r->clock.now = t + rng_below(&r->rng, 2);
+            r->clock.now = t + ref_rng_below(&r->rng, 2);
             trace(r, "advance clock to %" PRIu64, r->clock.now);
         }
     } else if (x < 97) {
@@ -508,7 +498,7 @@ static void step(struct run *r) {
         outage_step(r);
         goto check;
     }
-    uint64_t x = rng_below(&r->rng, 1000);
+    uint64_t x = ref_rng_below(&r->rng, 1000);
     if (x < 360) {
         if (r->npool < POOL_MAX)
             op_acquire(r);
@@ -540,7 +530,7 @@ static void step(struct run *r) {
     } else {
         /* A change of phase: the dependency gets better or worse. */
         static const unsigned phases[] = {0, 2, 10, 30, 50, 70, 100};
-        r->fail_percent = phases[rng_below(&r->rng, sizeof(phases) / sizeof(phases[0]))];
+        r->fail_percent = phases[ref_rng_below(&r->rng, sizeof(phases) / sizeof(phases[0]))];
         trace(r, "dependency now fails %u%% of calls", r->fail_percent);
     }
 check:
@@ -620,7 +610,7 @@ static void run_one(const char *variant, const breaker_config *cfg, uint64_t see
     r->trace_keep = (unsigned)env_ulong("BREAKER_DIFF_TRACE", 40);
     if (r->trace_keep > TRACE_MAX) r->trace_keep = TRACE_MAX;
     /* An epoch that is not on a microsecond, so rounding is visible. */
-    r->clock.now = UINT64_C(1000000000000) + rng_below(&r->rng, UINT64_C(1000000000));
+    r->clock.now = UINT64_C(1000000000000) + ref_rng_below(&r->rng, UINT64_C(1000000000));
     r->fail_percent = outage ? 100 : 10;
     r->cfg = *cfg;
     r->cfg.clock = fake_now;

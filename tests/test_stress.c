@@ -25,6 +25,8 @@
  * TSan too.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "reference_model.h" /* for its random numbers only */
+
 #include <breaker.h>
 
 #include <inttypes.h>
@@ -51,19 +53,6 @@
 #define MAILBOX      8         /* permits handed between threads */
 #define GEN_CAP      (1 << 20) /* generations tracked; the run stops before */
 #define OPS_PER_TICK 48        /* worker operations per clock advance */
-
-struct rng {
-    uint64_t s;
-};
-
-static uint64_t rng_next(struct rng *r) {
-    uint64_t z = (r->s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint64_t rng_below(struct rng *r, uint64_t n) { return rng_next(r) % n; }
 
 /* What the threads saw returned; summed at the end. */
 struct tally {
@@ -156,7 +145,7 @@ struct held {
 
 struct worker {
     struct stress *s;
-    struct rng rng;
+    struct ref_rng rng;
     struct held held[HELD_MAX];
     unsigned nheld;
     struct held parked[PARK_MAX]; /* hung calls: held for many operations */
@@ -166,11 +155,11 @@ struct worker {
 };
 
 static int random_outcome(struct worker *w) {
-    uint64_t x = rng_below(&w->rng, 100);
+    uint64_t x = ref_rng_below(&w->rng, 100);
     if (x < 5) return BREAKER_IGNORED;
     if (x < 10) return BREAKER_CANCELLED;
     unsigned fail = atomic_load_explicit(&w->s->fail_percent, memory_order_relaxed);
-    return rng_below(&w->rng, 100) < fail ? BREAKER_FAILURE : BREAKER_SUCCESS;
+    return ref_rng_below(&w->rng, 100) < fail ? BREAKER_FAILURE : BREAKER_SUCCESS;
 }
 
 static void count_first_completion(struct tally *t, int outcome, int rc) {
@@ -244,7 +233,8 @@ static void worker_acquire(struct worker *w) {
     if (p < PARK_MAX && breaker_get_state(s->b) == BREAKER_HALF_OPEN) {
         w->parked[p] = h;
         bool hang = atomic_load_explicit(&s->hang_probes, memory_order_relaxed);
-        w->park_left[p] = hang ? 1000 + rng_below(&w->rng, 4000) : 1 + rng_below(&w->rng, 60);
+        w->park_left[p] =
+            hang ? 1000 + ref_rng_below(&w->rng, 4000) : 1 + ref_rng_below(&w->rng, 60);
     } else {
         w->held[w->nheld++] = h;
     }
@@ -262,7 +252,7 @@ static void settle(struct worker *w, struct held h) {
     int outcome = random_outcome(w);
     int rc = breaker_complete(w->s->b, &h.permit, (enum breaker_outcome)outcome);
     count_first_completion(&w->t, outcome, rc);
-    if (rng_below(&w->rng, 8) == 0) {
+    if (ref_rng_below(&w->rng, 8) == 0) {
         rc = breaker_complete(w->s->b, &h.permit, (enum breaker_outcome)random_outcome(w));
         if (rc == BREAKER_ALREADY_SETTLED)
             w->t.duplicates++;
@@ -313,7 +303,7 @@ static void mailbox_settle(struct worker *w, struct mailbox_slot *m, int who, in
 
 static void worker_publish(struct worker *w, unsigned i) {
     struct stress *s = w->s;
-    struct mailbox_slot *m = &s->mailbox[rng_below(&w->rng, MAILBOX)];
+    struct mailbox_slot *m = &s->mailbox[ref_rng_below(&w->rng, MAILBOX)];
     int expect = 0;
     if (!atomic_compare_exchange_strong_explicit(&m->state, &expect, 1, memory_order_acquire,
                                                  memory_order_relaxed))
@@ -326,7 +316,7 @@ static void worker_publish(struct worker *w, unsigned i) {
     m->outcome[1] = random_outcome(w);
     atomic_store_explicit(&m->done, 0, memory_order_relaxed);
     atomic_store_explicit(&m->settled, 0, memory_order_relaxed);
-    bool race = rng_below(&w->rng, 2) == 0;
+    bool race = ref_rng_below(&w->rng, 2) == 0;
     /* release: the taker reads the permit written above. */
     atomic_store_explicit(&m->state, race ? 3 : 2, memory_order_release);
     if (race) {
@@ -351,7 +341,7 @@ static bool worker_take(struct worker *w, struct mailbox_slot *m) {
 
 static void worker_read(struct worker *w) {
     breaker_stats st;
-    switch (rng_below(&w->rng, 3)) {
+    switch (ref_rng_below(&w->rng, 3)) {
     case 0:
         (void)breaker_get_state(w->s->b);
         break;
@@ -378,16 +368,16 @@ static void *worker_main(void *arg) {
             continue;
         }
         worker_unpark(w);
-        uint64_t x = rng_below(&w->rng, 100);
+        uint64_t x = ref_rng_below(&w->rng, 100);
         if (x < 45) {
             if (w->nheld < HELD_MAX)
                 worker_acquire(w);
             else
-                worker_complete(w, (unsigned)rng_below(&w->rng, w->nheld));
+                worker_complete(w, (unsigned)ref_rng_below(&w->rng, w->nheld));
         } else if (x < 85) {
-            if (w->nheld > 0) worker_complete(w, (unsigned)rng_below(&w->rng, w->nheld));
+            if (w->nheld > 0) worker_complete(w, (unsigned)ref_rng_below(&w->rng, w->nheld));
         } else if (x < 90) {
-            if (w->nheld > 0) worker_publish(w, (unsigned)rng_below(&w->rng, w->nheld));
+            if (w->nheld > 0) worker_publish(w, (unsigned)ref_rng_below(&w->rng, w->nheld));
         } else if (x < 96) {
             for (unsigned i = 0; i < MAILBOX; i++)
                 if (worker_take(w, &s->mailbox[i])) break;
@@ -427,7 +417,7 @@ static bool went_round(struct stress *s) {
 /* Run for at least `min_ms`, and longer (up to 5 times) if a loaded machine
  * has not yet let the threads go round the state machine. */
 static void drive(struct stress *s, uint64_t min_ms, uint64_t seed) {
-    struct rng rng = {seed};
+    struct ref_rng rng = {seed};
     uint64_t start = wall_ms();
     uint64_t last_ops = 0;
     unsigned ticks = 0;
@@ -443,17 +433,18 @@ static void drive(struct stress *s, uint64_t min_ms, uint64_t seed) {
         }
         last_ops = ops;
         atomic_store_explicit(&s->tick_ops, ops, memory_order_relaxed);
-        atomic_fetch_add_explicit(&s->now, 1 + rng_below(&rng, 100 * US), memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->now, 1 + ref_rng_below(&rng, 100 * US), memory_order_relaxed);
         ticks++;
         if (ticks % 150 == 0) {
             /* The dependency gets sick or better. */
             static const unsigned phases[] = {0, 5, 40, 80, 100};
-            atomic_store_explicit(&s->fail_percent, phases[rng_below(&rng, 5)],
+            atomic_store_explicit(&s->fail_percent, phases[ref_rng_below(&rng, 5)],
                                   memory_order_relaxed);
-            atomic_store_explicit(&s->hang_probes, rng_below(&rng, 2) == 0, memory_order_relaxed);
+            atomic_store_explicit(&s->hang_probes, ref_rng_below(&rng, 2) == 0,
+                                  memory_order_relaxed);
         }
         if (ticks % 1500 == 0) {
-            uint64_t x = rng_below(&rng, 3);
+            uint64_t x = ref_rng_below(&rng, 3);
             int rc = x == 0   ? breaker_force_open(s->b)
                      : x == 1 ? breaker_force_closed(s->b)
                               : breaker_reset(s->b);
