@@ -259,17 +259,24 @@ static void maybe_trip(struct ref_model *m, uint64_t now) {
         transition(m, now, BREAKER_OPEN, BREAKER_REASON_SLOW_CALL_RATE, 0, &v);
 }
 
-static void complete_closed(struct ref_model *m, uint64_t now, int outcome, bool slow) {
+/* Count a current-generation completion by its (mapped) outcome. @return
+ * false for IGNORED, which counts and does nothing else. */
+static bool count_outcome(struct ref_model *m, int outcome, bool slow) {
     if (outcome == BREAKER_IGNORED) {
         m->counters.ignored++;
-        return;
+        return false;
     }
-    bool failure = outcome == BREAKER_FAILURE;
-    if (failure)
+    if (outcome == BREAKER_FAILURE)
         m->counters.failures++;
     else
         m->counters.successes++;
     m->counters.slow += slow;
+    return true;
+}
+
+static void complete_closed(struct ref_model *m, uint64_t now, int outcome, bool slow) {
+    if (!count_outcome(m, outcome, slow)) return;
+    bool failure = outcome == BREAKER_FAILURE;
     window_record(m, now, failure, slow);
     if ((failure || slow) && m->state == BREAKER_CLOSED) maybe_trip(m, now);
 }
@@ -286,16 +293,8 @@ static void free_probe_slot(struct ref_model *m, uint64_t permit_id) {
 static void complete_probe(struct ref_model *m, uint64_t now, const struct ref_permit *p,
                            int outcome, bool slow) {
     free_probe_slot(m, p->id);
-    if (outcome == BREAKER_IGNORED) {
-        m->counters.ignored++;
-        return;
-    }
+    if (!count_outcome(m, outcome, slow)) return;
     bool failure = outcome == BREAKER_FAILURE;
-    if (failure)
-        m->counters.failures++;
-    else
-        m->counters.successes++;
-    m->counters.slow += slow;
     if (failure || (slow && m->cfg.slow_call_rate > 0)) {
         m->counters.probes_failed++;
         transition(m, now, BREAKER_OPEN,
