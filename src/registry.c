@@ -73,9 +73,9 @@ struct entry {
     char name[BREAKER_NAME_MAX + 1];
 };
 
-/* Index cells hold an entry, NULL (never used: ends a probe) or TOMBSTONE. */
-static char tombstone_byte;
-#define TOMBSTONE ((struct entry *)(void *)&tombstone_byte)
+/* Index cells hold an entry, NULL (never used: ends a probe) or TOMBSTONE,
+ * an address no entry can have (entries are malloc'd, hence aligned). */
+#define TOMBSTONE ((struct entry *)(uintptr_t)1)
 
 struct index {
     size_t mask;
@@ -156,16 +156,13 @@ static void relaxed_inc(_Atomic uint64_t *p) {
 
 /* ---- Read sections (see the top of the file) -------------------------------*/
 
-static _Thread_local unsigned tls_reader_stripe_plus_one;
-static _Atomic unsigned next_reader_stripe;
-
+/* The calling thread's reader stripe, from the address of a thread-local:
+ * distinct per thread, stable for its life, and no shared counter to hand
+ * them out (thread-local blocks are far apart, so mix the bits). */
 static unsigned reader_stripe(void) {
-    if (tls_reader_stripe_plus_one == 0)
-        tls_reader_stripe_plus_one =
-            atomic_fetch_add_explicit(&next_reader_stripe, 1, memory_order_relaxed) %
-                READER_STRIPES +
-            1;
-    return tls_reader_stripe_plus_one - 1;
+    static _Thread_local char anchor;
+    uint64_t a = (uint64_t)(uintptr_t)&anchor;
+    return (unsigned)(((a >> 6) * UINT64_C(0x9e3779b97f4a7c15)) >> 61) % READER_STRIPES;
 }
 
 /* seq_cst on the epoch and the counter: the argument needs the reader's
