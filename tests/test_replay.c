@@ -62,6 +62,22 @@ static char *report(const struct tool_trace *tr, const struct tool_breaker *b,
     return buf;
 }
 
+/* Read tests/data/FILE (no malformed lines) and replay it under SPEC. */
+static void replay_file(const char *file, const char *spec, struct tool_trace *tr,
+                        struct tool_breaker *b, struct tool_replay_result *r) {
+    char *errors = NULL;
+    read_trace_file(file, tr, &errors);
+    if (errors[0] != '\0') fail_msg("%s", errors);
+    free(errors);
+    *b = make_breaker_spec(spec);
+    replay(tr, b, r);
+}
+
+static void release(struct tool_trace *tr, struct tool_replay_result *r) {
+    tool_replay_result_free(r);
+    tool_trace_free(tr);
+}
+
 #define STRICT \
     "strict:trip=consecutive,failure_threshold=5,open=1s,open_backoff=1,half_open_successes=2"
 
@@ -82,14 +98,10 @@ static void assert_event(const struct tool_replay_result *r, size_t i, uint64_t 
 static void outage_trace_gives_transitions_at_known_times(void **state) {
     (void)state;
     struct tool_trace tr;
-    char *errors = NULL;
-    read_trace_file("outage.csv", &tr, &errors);
-    assert_string_equal(errors, "");
-    assert_int_equal(tr.count, 41);
-    assert_int_equal(tr.bad_lines, 0);
-    struct tool_breaker b = make_breaker_spec(STRICT);
+    struct tool_breaker b;
     struct tool_replay_result r;
-    replay(&tr, &b, &r);
+    replay_file("outage.csv", STRICT, &tr, &b, &r);
+    assert_int_equal(tr.count, 41);
     /* Five failures from 1.0 s, each 10 ms: the fifth completes at 1.41 s. */
     assert_int_equal(r.event_count, 5);
     assert_event(&r, 0, 1410, BREAKER_CLOSED, BREAKER_OPEN, BREAKER_REASON_CONSECUTIVE_FAILURES);
@@ -100,19 +112,15 @@ static void outage_trace_gives_transitions_at_known_times(void **state) {
     /* From 3.0 s it answers again: two good probes close it. */
     assert_event(&r, 3, 3600, BREAKER_OPEN, BREAKER_HALF_OPEN, BREAKER_REASON_WAIT_ELAPSED);
     assert_event(&r, 4, 3710, BREAKER_HALF_OPEN, BREAKER_CLOSED, BREAKER_REASON_PROBES_SUCCEEDED);
-    tool_replay_result_free(&r);
-    tool_trace_free(&tr);
-    free(errors);
+    release(&tr, &r);
 }
 
 static void refusals_probes_and_time_open_are_counted(void **state) {
     (void)state;
     struct tool_trace tr;
-    char *errors = NULL;
-    read_trace_file("outage.csv", &tr, &errors);
-    struct tool_breaker b = make_breaker_spec(STRICT);
+    struct tool_breaker b;
     struct tool_replay_result r;
-    replay(&tr, &b, &r);
+    replay_file("outage.csv", STRICT, &tr, &b, &r);
     assert_int_equal(r.calls, 41);
     assert_int_equal(r.refused, 20); /* 1.5..2.4 s and 2.6..3.5 s */
     assert_int_equal(r.stats.rejected_open, 20);
@@ -122,19 +130,15 @@ static void refusals_probes_and_time_open_are_counted(void **state) {
     assert_int_equal(r.time_open_ns, 2180 * TOOL_MS);     /* 1.41-2.5 and 2.51-3.6 */
     assert_int_equal(r.time_half_open_ns, 120 * TOOL_MS); /* 2.5-2.51 and 3.6-3.71 */
     assert_int_equal(r.flaps, 0);
-    tool_replay_result_free(&r);
-    tool_trace_free(&tr);
-    free(errors);
+    release(&tr, &r);
 }
 
 static void the_report_shows_each_transition_with_its_evidence(void **state) {
     (void)state;
     struct tool_trace tr;
-    char *errors = NULL;
-    read_trace_file("outage.csv", &tr, &errors);
-    struct tool_breaker b = make_breaker_spec(STRICT);
+    struct tool_breaker b;
     struct tool_replay_result r;
-    replay(&tr, &b, &r);
+    replay_file("outage.csv", STRICT, &tr, &b, &r);
     char *text = report(&tr, &b, &r);
     static const char *const want[] = {
         "== strict: trip=consecutive failure_threshold=5 open=1s",
@@ -149,29 +153,23 @@ static void the_report_shows_each_transition_with_its_evidence(void **state) {
         if (strstr(text, want[i]) == NULL) fail_msg("report lacks '%s':\n%s", want[i], text);
     assert_null(strstr(text, "WARNING"));
     free(text);
-    tool_replay_result_free(&r);
-    tool_trace_free(&tr);
-    free(errors);
+    release(&tr, &r);
 }
 
 static void the_same_trace_gives_the_same_bytes(void **state) {
     (void)state;
     struct tool_trace tr;
-    char *errors = NULL;
-    read_trace_file("outage.csv", &tr, &errors);
-    /* Jitter on: the seed the tool fixes must make it repeat too. */
-    struct tool_breaker b = make_breaker_spec(STRICT ",open_jitter=0.5");
+    struct tool_breaker b;
     struct tool_replay_result r1, r2;
-    replay(&tr, &b, &r1);
+    /* Jitter on: the seed the tool fixes must make it repeat too. */
+    replay_file("outage.csv", STRICT ",open_jitter=0.5", &tr, &b, &r1);
     replay(&tr, &b, &r2);
     char *a = report(&tr, &b, &r1), *c = report(&tr, &b, &r2);
     assert_string_equal(a, c);
     free(a);
     free(c);
-    tool_replay_result_free(&r1);
     tool_replay_result_free(&r2);
-    tool_trace_free(&tr);
-    free(errors);
+    release(&tr, &r1);
 }
 
 static void lines_out_of_order_replay_in_time_order(void **state) {
@@ -251,14 +249,12 @@ static void malformed_lines_are_reported_with_their_numbers_and_the_rest_kept(vo
 static void a_breaker_that_closes_and_retrips_is_flagged_as_flapping(void **state) {
     (void)state;
     struct tool_trace tr;
-    char *errors = NULL;
-    read_trace_file("flapping.csv", &tr, &errors);
-    assert_int_equal(tr.count, 30);
-    struct tool_breaker jumpy =
-        make_breaker_spec("jumpy:trip=consecutive,failure_threshold=3,open=1s,"
-                          "half_open_successes=1");
+    struct tool_breaker jumpy;
     struct tool_replay_result r;
-    replay(&tr, &jumpy, &r);
+    replay_file("flapping.csv",
+                "jumpy:trip=consecutive,failure_threshold=3,open=1s,half_open_successes=1", &tr,
+                &jumpy, &r);
+    assert_int_equal(tr.count, 30);
     assert_int_equal(r.event_count, 15); /* open, half-open, closed: five times */
     assert_int_equal(r.flaps, 4);
     char *text = report(&tr, &jumpy, &r);
@@ -271,9 +267,7 @@ static void a_breaker_that_closes_and_retrips_is_flagged_as_flapping(void **stat
     replay(&tr, &calm, &r);
     assert_int_equal(r.event_count, 0);
     assert_int_equal(r.flaps, 0);
-    tool_replay_result_free(&r);
-    tool_trace_free(&tr);
-    free(errors);
+    release(&tr, &r);
 }
 
 static void outcomes_accept_words_http_statuses_and_errno_names(void **state) {

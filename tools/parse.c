@@ -75,17 +75,15 @@ bool tool_parse_duration(const char *text, uint64_t bare_unit_ns, uint64_t *out)
     /* v * unit / 1e9 without overflow: every unit is below a second or a
      * whole number of seconds. */
     uint64_t whole = v / NS_PER_SEC, frac = v % NS_PER_SEC;
-    uint64_t per_unit_whole, frac_part;
+    uint64_t frac_part;
     if (unit >= NS_PER_SEC) {
-        per_unit_whole = unit;
         frac_part = frac * (unit / NS_PER_SEC);
     } else {
-        per_unit_whole = unit;
-        if ((frac * unit) % NS_PER_SEC != 0) return false; /* below 1 ns */
+        if ((frac * unit) % NS_PER_SEC != 0) return false; /* finer than 1 ns */
         frac_part = frac * unit / NS_PER_SEC;
     }
-    if (whole != 0 && per_unit_whole > UINT64_MAX / whole) return false;
-    uint64_t a = whole * per_unit_whole;
+    if (whole != 0 && unit > UINT64_MAX / whole) return false;
+    uint64_t a = whole * unit;
     if (a > UINT64_MAX - frac_part) return false;
     *out = a + frac_part;
     return true;

@@ -208,16 +208,14 @@ void tool_trace_free(struct tool_trace *tr) {
 
 /* ---- Replaying ---------------------------------------------------------------------*/
 
-struct pending { /* an admitted call waiting for its end */
-    uint64_t end_ns;
-    size_t index; /* into trace->calls: ties end in start order */
+struct pending {              /* an admitted call waiting for its end */
+    struct tool_heap_key key; /* end time, then index: ties end in start order */
     breaker_permit permit;
 };
 
 struct replay {
     uint64_t now;
-    struct pending *heap;
-    size_t n, cap;
+    struct tool_heap heap; /* of struct pending */
     struct tool_replay_result *r;
     bool oom;
 };
@@ -242,50 +240,10 @@ static void on_transition(void *ctx, breaker *b, const breaker_event *ev) {
     if (tool_timeline_state(&r->timeline, ev->time_ns, ev->to) != 0) rp->oom = true;
 }
 
-static bool pending_before(const struct pending *a, const struct pending *b) {
-    return a->end_ns != b->end_ns ? a->end_ns < b->end_ns : a->index < b->index;
-}
-
-static int push(struct replay *rp, const struct pending *p) {
-    if (rp->n == rp->cap) {
-        size_t cap = rp->cap ? 2 * rp->cap : 256;
-        struct pending *h = realloc(rp->heap, cap * sizeof(*h));
-        if (h == NULL) return -1;
-        rp->heap = h;
-        rp->cap = cap;
-    }
-    size_t i = rp->n++;
-    rp->heap[i] = *p;
-    while (i > 0 && pending_before(&rp->heap[i], &rp->heap[(i - 1) / 2])) {
-        struct pending tmp = rp->heap[i];
-        rp->heap[i] = rp->heap[(i - 1) / 2];
-        rp->heap[(i - 1) / 2] = tmp;
-        i = (i - 1) / 2;
-    }
-    return 0;
-}
-
-static struct pending pop(struct replay *rp) {
-    struct pending top = rp->heap[0];
-    rp->heap[0] = rp->heap[--rp->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < rp->n && pending_before(&rp->heap[l], &rp->heap[m])) m = l;
-        if (r < rp->n && pending_before(&rp->heap[r], &rp->heap[m])) m = r;
-        if (m == i) break;
-        struct pending tmp = rp->heap[i];
-        rp->heap[i] = rp->heap[m];
-        rp->heap[m] = tmp;
-        i = m;
-    }
-    return top;
-}
-
 static void complete(struct replay *rp, breaker *b, const struct tool_trace *trace,
                      struct pending *p) {
-    const struct tool_call *c = &trace->calls[p->index];
-    rp->now = p->end_ns;
+    const struct tool_call *c = &trace->calls[p->key.tie];
+    rp->now = p->key.at;
     (void)breaker_complete(b, &p->permit, c->outcome);
     if (c->outcome == BREAKER_FAILURE) tool_timeline_bin(&rp->r->timeline, rp->now)->failed++;
     tool_timeline_latency(&rp->r->timeline, rp->now, c->duration_ns);
@@ -323,6 +281,7 @@ int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
     memset(&rp, 0, sizeof(rp));
     rp.r = out;
     rp.now = trace->origin_ns;
+    tool_heap_init(&rp.heap, sizeof(struct pending));
 
     uint64_t end = trace->origin_ns + 1;
     for (size_t i = 0; i < trace->count; i++) {
@@ -361,24 +320,27 @@ int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
 
     for (size_t i = 0; i < trace->count && !rp.oom; i++) {
         const struct tool_call *call = &trace->calls[i];
-        while (rp.n > 0 && rp.heap[0].end_ns <= call->start_ns) {
-            struct pending p = pop(&rp);
+        const struct pending *next;
+        while ((next = tool_heap_top(&rp.heap)) != NULL && next->key.at <= call->start_ns) {
+            struct pending p;
+            tool_heap_pop(&rp.heap, &p);
             complete(&rp, b, trace, &p);
         }
         rp.now = call->start_ns;
         out->calls++;
         struct tool_bin *bin = tool_timeline_bin(&out->timeline, rp.now);
-        struct pending p = {.end_ns = call->start_ns + call->duration_ns, .index = i};
+        struct pending p = {.key = {.at = call->start_ns + call->duration_ns, .tie = i}};
         if (breaker_acquire(b, &p.permit) != BREAKER_OK) {
             out->refused++;
             bin->refused++;
             continue;
         }
         bin->reached++;
-        if (push(&rp, &p) != 0) rp.oom = true;
+        if (tool_heap_push(&rp.heap, &p) != 0) rp.oom = true;
     }
-    while (rp.n > 0 && !rp.oom) {
-        struct pending p = pop(&rp);
+    while (rp.heap.n > 0 && !rp.oom) {
+        struct pending p;
+        tool_heap_pop(&rp.heap, &p);
         complete(&rp, b, trace, &p);
     }
     /* A probe still hanging at the end times out now, if it is due. */
@@ -386,7 +348,7 @@ int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
     (void)breaker_get_state(b);
     breaker_stats_get(b, &out->stats);
     breaker_destroy(b);
-    free(rp.heap);
+    tool_heap_free(&rp.heap);
     if (rp.oom) {
         snprintf(msg, msg_len, "out of memory");
         tool_replay_result_free(out);

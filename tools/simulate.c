@@ -51,50 +51,10 @@ static double draw(uint64_t seed, uint64_t id, unsigned what) {
 enum ev_type { EV_ARRIVAL, EV_DONE };
 
 struct event {
-    uint64_t t;
-    uint64_t seq; /* ties at one instant run in scheduling order */
+    struct tool_heap_key key; /* time, then scheduling order */
     enum ev_type type;
     uint32_t worker;
 };
-
-struct heap {
-    struct event *ev;
-    size_t n, cap;
-};
-
-static bool ev_before(const struct event *a, const struct event *b) {
-    return a->t != b->t ? a->t < b->t : a->seq < b->seq;
-}
-
-static void heap_push(struct heap *h, struct event e) {
-    size_t i = h->n++;
-    h->ev[i] = e;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!ev_before(&h->ev[i], &h->ev[parent])) break;
-        struct event tmp = h->ev[i];
-        h->ev[i] = h->ev[parent];
-        h->ev[parent] = tmp;
-        i = parent;
-    }
-}
-
-static struct event heap_pop(struct heap *h) {
-    struct event top = h->ev[0];
-    h->ev[0] = h->ev[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->n && ev_before(&h->ev[l], &h->ev[m])) m = l;
-        if (r < h->n && ev_before(&h->ev[r], &h->ev[m])) m = r;
-        if (m == i) break;
-        struct event tmp = h->ev[i];
-        h->ev[i] = h->ev[m];
-        h->ev[m] = tmp;
-        i = m;
-    }
-    return top;
-}
 
 /* ---- The run ---------------------------------------------------------------------*/
 
@@ -113,7 +73,7 @@ struct sim {
     breaker *b;
     uint64_t now; /* the virtual clock */
     uint64_t seq;
-    struct heap heap;
+    struct tool_heap heap; /* of struct event */
     struct worker *workers;
     uint32_t *free_workers;
     uint32_t free_count;
@@ -154,8 +114,8 @@ static void on_transition(void *ctx, breaker *b, const breaker_event *ev) {
 }
 
 static void schedule(struct sim *s, uint64_t t, enum ev_type type, uint32_t worker) {
-    struct event e = {.t = t, .seq = s->seq++, .type = type, .worker = worker};
-    heap_push(&s->heap, e);
+    struct event e = {.key = {.at = t, .tie = s->seq++}, .type = type, .worker = worker};
+    if (tool_heap_push(&s->heap, &e) != 0) s->oom = true;
 }
 
 /* Every request's response time goes into the p50/p99 of the table; only
@@ -361,8 +321,9 @@ static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t 
     uint64_t next = (uint64_t)(-log(draw(sc->seed, id, DRAW_ARRIVAL)) / sc->rate * 1e9);
     if (next < sc->duration_ns) schedule(s, next, EV_ARRIVAL, 0);
     while (s->heap.n > 0 && !s->oom) {
-        struct event e = heap_pop(&s->heap);
-        s->now = e.t;
+        struct event e;
+        tool_heap_pop(&s->heap, &e);
+        s->now = e.key.at;
         if (e.type == EV_DONE) {
             done(s, e.worker);
             continue;
@@ -409,12 +370,11 @@ int tool_simulate(const struct tool_scenario *sc, const struct tool_breaker *cfg
     s.r = out;
     for (size_t i = 0; i < sc->phase_count; i++)
         s.phase_start[i + 1] = s.phase_start[i] + sc->phases[i].duration_ns;
-    s.heap.cap = (size_t)sc->workers + 2;
-    s.heap.ev = calloc(s.heap.cap, sizeof(*s.heap.ev));
+    tool_heap_init(&s.heap, sizeof(struct event));
     s.workers = calloc(sc->workers, sizeof(*s.workers));
     s.free_workers = calloc(sc->workers, sizeof(*s.free_workers));
     int rc = -1;
-    if (s.heap.ev == NULL || s.workers == NULL || s.free_workers == NULL ||
+    if (s.workers == NULL || s.free_workers == NULL ||
         tool_timeline_init(&out->timeline, 0, sc->duration_ns, 0) != 0) {
         snprintf(msg, msg_len, "out of memory");
         goto out;
@@ -435,7 +395,7 @@ int tool_simulate(const struct tool_scenario *sc, const struct tool_breaker *cfg
     rc = run(&s, cfg, msg, msg_len);
 out:
     breaker_destroy(s.b);
-    free(s.heap.ev);
+    tool_heap_free(&s.heap);
     free(s.workers);
     free(s.free_workers);
     free(s.latencies);

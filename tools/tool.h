@@ -6,7 +6,8 @@
  * ini_load.c (configuration and scenario files, with inih), scenario.c (the
  * dependency model and the built-in scenario), simulate.c (the discrete-event
  * simulation), replay.c (traces), timeline.c (per-second series and state
- * history), svg.c (pictures), report.c (tables and reports).
+ * history), heap.c (the event queues), svg.c (pictures), report.c (tables and
+ * reports).
  */
 #ifndef BREAKER_TOOL_H
 #define BREAKER_TOOL_H
@@ -43,6 +44,28 @@ const char *tool_format_duration(uint64_t ns, char *buf, size_t len);
 
 /* Trim blanks in place at both ends; @return the trimmed start. */
 char *tool_trim(char *s);
+
+/* ---- heap.c -------------------------------------------------------------------*/
+
+/* Every heap item starts with this: earliest `at` first, then lowest `tie`. */
+struct tool_heap_key {
+    uint64_t at;
+    uint64_t tie;
+};
+
+struct tool_heap {
+    unsigned char *data;
+    size_t n, cap, size;
+};
+
+void tool_heap_init(struct tool_heap *h, size_t item_size);
+void tool_heap_free(struct tool_heap *h);
+/* @return 0, or -1 when out of memory. */
+int tool_heap_push(struct tool_heap *h, const void *item);
+/* The earliest item, or NULL when empty. */
+const void *tool_heap_top(const struct tool_heap *h);
+/* Remove the earliest item into `out`; the heap must not be empty. */
+void tool_heap_pop(struct tool_heap *h, void *out);
 
 /* ---- Breaker configurations ----------------------------------------------*/
 
