@@ -84,8 +84,9 @@ static void release(struct tool_trace *tr, struct tool_replay_result *r) {
 static void assert_event(const struct tool_replay_result *r, size_t i, uint64_t at_ms,
                          enum breaker_state from, enum breaker_state to,
                          enum breaker_reason reason) {
-    if (i >= r->event_count) fail_msg("event %zu missing (%zu events)", i, r->event_count);
-    const breaker_event *ev = &r->events[i];
+    if (i >= r->timeline.event_count)
+        fail_msg("event %zu missing (%zu events)", i, r->timeline.event_count);
+    const breaker_event *ev = &r->timeline.events[i];
     uint64_t origin = UINT64_C(1700000000) * TOOL_SEC;
     if (ev->time_ns != origin + at_ms * TOOL_MS)
         fail_msg("event %zu at %.3f s, want %.3f s", i, (double)(ev->time_ns - origin) / 1e9,
@@ -103,9 +104,9 @@ static void outage_trace_gives_transitions_at_known_times(void **state) {
     replay_file("outage.csv", STRICT, &tr, &b, &r);
     assert_int_equal(tr.count, 41);
     /* Five failures from 1.0 s, each 10 ms: the fifth completes at 1.41 s. */
-    assert_int_equal(r.event_count, 5);
+    assert_int_equal(r.timeline.event_count, 5);
     assert_event(&r, 0, 1410, BREAKER_CLOSED, BREAKER_OPEN, BREAKER_REASON_CONSECUTIVE_FAILURES);
-    assert_int_equal(r.events[0].evidence.consecutive_failures, 5);
+    assert_int_equal(r.timeline.events[0].evidence.consecutive_failures, 5);
     /* The first call after 1 s open is a probe; the trace still fails then. */
     assert_event(&r, 1, 2500, BREAKER_OPEN, BREAKER_HALF_OPEN, BREAKER_REASON_WAIT_ELAPSED);
     assert_event(&r, 2, 2510, BREAKER_HALF_OPEN, BREAKER_OPEN, BREAKER_REASON_PROBE_FAILED);
@@ -183,11 +184,11 @@ static void lines_out_of_order_replay_in_time_order(void **state) {
     struct tool_replay_result a, c;
     replay(&sorted, &b, &a);
     replay(&shuffled, &b, &c);
-    assert_int_equal(a.event_count, 2); /* open, then the probe at 0.5 s */
-    assert_int_equal(a.events[0].time_ns, 210 * TOOL_MS);
+    assert_int_equal(a.timeline.event_count, 2); /* open, then the probe at 0.5 s */
+    assert_int_equal(a.timeline.events[0].time_ns, 210 * TOOL_MS);
     assert_int_equal(a.refused, 1); /* 0.3 s; at 0.5 s the wait is over */
-    assert_int_equal(c.event_count, a.event_count);
-    assert_int_equal(c.events[0].time_ns, a.events[0].time_ns);
+    assert_int_equal(c.timeline.event_count, a.timeline.event_count);
+    assert_int_equal(c.timeline.events[0].time_ns, a.timeline.events[0].time_ns);
     assert_int_equal(c.refused, a.refused);
     tool_replay_result_free(&a);
     tool_replay_result_free(&c);
@@ -207,10 +208,10 @@ static void a_hung_probe_times_out_and_reopens(void **state) {
         "trip=consecutive,failure_threshold=3,open=1s,probe_timeout=1s,half_open_successes=1");
     struct tool_replay_result r;
     replay(&tr, &b, &r);
-    assert_int_equal(r.event_count, 5);
-    assert_int_equal(r.events[2].reason, BREAKER_REASON_PROBE_TIMEOUT);
-    assert_int_equal(r.events[2].time_ns, 3 * TOOL_SEC);
-    assert_int_equal(r.events[4].to, BREAKER_CLOSED); /* the probe at 6.0 s */
+    assert_int_equal(r.timeline.event_count, 5);
+    assert_int_equal(r.timeline.events[2].reason, BREAKER_REASON_PROBE_TIMEOUT);
+    assert_int_equal(r.timeline.events[2].time_ns, 3 * TOOL_SEC);
+    assert_int_equal(r.timeline.events[4].to, BREAKER_CLOSED); /* the probe at 6.0 s */
     assert_int_equal(r.stats.probes_timed_out, 1);
     assert_int_equal(r.stats.stale, 1); /* the hung probe's late answer */
     tool_replay_result_free(&r);
@@ -255,7 +256,7 @@ static void a_breaker_that_closes_and_retrips_is_flagged_as_flapping(void **stat
                 "jumpy:trip=consecutive,failure_threshold=3,open=1s,half_open_successes=1", &tr,
                 &jumpy, &r);
     assert_int_equal(tr.count, 30);
-    assert_int_equal(r.event_count, 15); /* open, half-open, closed: five times */
+    assert_int_equal(r.timeline.event_count, 15); /* open, half-open, closed: five times */
     assert_int_equal(r.flaps, 4);
     char *text = report(&tr, &jumpy, &r);
     if (strstr(text, "WARNING: flapping: 4 times") == NULL) fail_msg("no warning:\n%s", text);
@@ -265,7 +266,7 @@ static void a_breaker_that_closes_and_retrips_is_flagged_as_flapping(void **stat
     /* Needing more evidence to trip, it rides the bursts out. */
     struct tool_breaker calm = make_breaker_spec("calm:trip=consecutive,failure_threshold=5");
     replay(&tr, &calm, &r);
-    assert_int_equal(r.event_count, 0);
+    assert_int_equal(r.timeline.event_count, 0);
     assert_int_equal(r.flaps, 0);
     release(&tr, &r);
 }

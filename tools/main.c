@@ -404,7 +404,8 @@ static int cmd_simulate(int argc, char **argv) {
         for (size_t i = 0; events && i < runs; i++) {
             if (!results[i].has_breaker) continue;
             printf("\n== %s: transitions\n", results[i].name);
-            tool_print_transitions(stdout, results[i].events, results[i].event_count, 0);
+            tool_print_transitions(stdout, results[i].timeline.events,
+                                   results[i].timeline.event_count, 0);
         }
         if (o.svg != NULL) {
             FILE *f = open_svg("simulate", o.svg);

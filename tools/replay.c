@@ -225,19 +225,7 @@ static uint64_t replay_clock(void *ctx) { return ((struct replay *)ctx)->now; }
 static void on_transition(void *ctx, breaker *b, const breaker_event *ev) {
     (void)b;
     struct replay *rp = ctx;
-    struct tool_replay_result *r = rp->r;
-    if (r->event_count == r->event_cap) {
-        size_t cap = r->event_cap ? 2 * r->event_cap : 32;
-        breaker_event *e = realloc(r->events, cap * sizeof(*e));
-        if (e == NULL) {
-            rp->oom = true;
-            return;
-        }
-        r->events = e;
-        r->event_cap = cap;
-    }
-    r->events[r->event_count++] = *ev;
-    if (tool_timeline_state(&r->timeline, ev->time_ns, ev->to) != 0) rp->oom = true;
+    if (tool_timeline_event(&rp->r->timeline, ev) != 0) rp->oom = true;
 }
 
 static void complete(struct replay *rp, breaker *b, const struct tool_trace *trace,
@@ -254,13 +242,13 @@ static void summarise(struct tool_replay_result *r, uint64_t start, uint64_t end
     enum breaker_state state = BREAKER_CLOSED;
     uint64_t since = start, last_close = 0;
     bool closed_once = false;
-    for (size_t i = 0; i <= r->event_count; i++) {
-        uint64_t t = i < r->event_count ? r->events[i].time_ns : end;
+    for (size_t i = 0; i <= r->timeline.event_count; i++) {
+        uint64_t t = i < r->timeline.event_count ? r->timeline.events[i].time_ns : end;
         if (t < since) t = since;
         if (state == BREAKER_OPEN) r->time_open_ns += t - since;
         if (state == BREAKER_HALF_OPEN) r->time_half_open_ns += t - since;
-        if (i == r->event_count) break;
-        const breaker_event *ev = &r->events[i];
+        if (i == r->timeline.event_count) break;
+        const breaker_event *ev = &r->timeline.events[i];
         if (ev->from == BREAKER_CLOSED && ev->to == BREAKER_OPEN && closed_once &&
             ev->time_ns - last_close <= TOOL_FLAP_WINDOW_NS)
             r->flaps++;
@@ -358,8 +346,4 @@ int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
     return 0;
 }
 
-void tool_replay_result_free(struct tool_replay_result *r) {
-    free(r->events);
-    r->events = NULL;
-    tool_timeline_free(&r->timeline);
-}
+void tool_replay_result_free(struct tool_replay_result *r) { tool_timeline_free(&r->timeline); }

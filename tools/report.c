@@ -278,7 +278,7 @@ void tool_print_replay(FILE *out, const struct tool_trace *trace, const struct t
     char a[32], b[32], c[32];
     fprintf(out, "== %s: %s\n", cfg->name,
             cfg->summary[0] ? cfg->summary : "library defaults (no keys set)");
-    tool_print_transitions(out, r->events, r->event_count, trace->origin_ns);
+    tool_print_transitions(out, r->timeline.events, r->timeline.event_count, trace->origin_ns);
     const breaker_stats *st = &r->stats;
     uint64_t span = trace->count ? r->timeline.end_ns - r->timeline.start_ns : 0;
     fprintf(out,

@@ -96,21 +96,9 @@ static uint64_t sim_clock(void *ctx) { return ((struct sim *)ctx)->now; }
 static void on_transition(void *ctx, breaker *b, const breaker_event *ev) {
     (void)b;
     struct sim *s = ctx;
-    if (tool_timeline_state(&s->r->timeline, ev->time_ns, ev->to) != 0) s->oom = true;
+    if (tool_timeline_event(&s->r->timeline, ev) != 0) s->oom = true;
     if (ev->to == BREAKER_CLOSED) s->last_close_ns = ev->time_ns;
     if (ev->to == BREAKER_OPEN) s->ever_opened = true;
-    struct tool_sim_result *r = s->r;
-    if (r->event_count == r->event_cap) {
-        size_t cap = r->event_cap ? 2 * r->event_cap : 32;
-        breaker_event *e = realloc(r->events, cap * sizeof(*e));
-        if (e == NULL) {
-            s->oom = true;
-            return;
-        }
-        r->events = e;
-        r->event_cap = cap;
-    }
-    r->events[r->event_count++] = *ev;
 }
 
 static void schedule(struct sim *s, uint64_t t, enum ev_type type, uint32_t worker) {
@@ -403,8 +391,4 @@ out:
     return rc;
 }
 
-void tool_sim_result_free(struct tool_sim_result *r) {
-    free(r->events);
-    r->events = NULL;
-    tool_timeline_free(&r->timeline);
-}
+void tool_sim_result_free(struct tool_sim_result *r) { tool_timeline_free(&r->timeline); }

@@ -43,6 +43,7 @@ int tool_timeline_init(struct tool_timeline *tl, uint64_t start_ns, uint64_t end
 void tool_timeline_free(struct tool_timeline *tl) {
     free(tl->bins);
     free(tl->states);
+    free(tl->events);
     memset(tl, 0, sizeof(*tl));
 }
 
@@ -96,4 +97,16 @@ int tool_timeline_state(struct tool_timeline *tl, uint64_t t_ns, enum breaker_st
     tl->states[tl->state_count].state = state;
     tl->state_count++;
     return 0;
+}
+
+int tool_timeline_event(struct tool_timeline *tl, const breaker_event *ev) {
+    if (tl->event_count == tl->event_cap) {
+        size_t cap = tl->event_cap ? 2 * tl->event_cap : 32;
+        breaker_event *e = realloc(tl->events, cap * sizeof(*e));
+        if (e == NULL) return -1;
+        tl->events = e;
+        tl->event_cap = cap;
+    }
+    tl->events[tl->event_count++] = *ev;
+    return tool_timeline_state(tl, ev->time_ns, ev->to);
 }

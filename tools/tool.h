@@ -197,7 +197,9 @@ struct tool_timeline {
     bool has_shed;
     struct tool_band bands[TOOL_MAX_PHASE];
     size_t band_count;
-    uint64_t timeout_ns; /* drawn as a line on the latency chart, 0 = none */
+    uint64_t timeout_ns;   /* drawn as a line on the latency chart, 0 = none */
+    breaker_event *events; /* every transition, in order */
+    size_t event_count, event_cap;
 };
 
 /* @return 0 or -1 (out of memory). bin_ns 0 = choose (at most ~600 bins). */
@@ -207,6 +209,8 @@ void tool_timeline_free(struct tool_timeline *tl);
 struct tool_bin *tool_timeline_bin(struct tool_timeline *tl, uint64_t t_ns);
 void tool_timeline_latency(struct tool_timeline *tl, uint64_t t_ns, uint64_t latency_ns);
 int tool_timeline_state(struct tool_timeline *tl, uint64_t t_ns, enum breaker_state state);
+/* Record a transition: the event and the state it starts. @return 0 or -1. */
+int tool_timeline_event(struct tool_timeline *tl, const breaker_event *ev);
 /* The latency bucket index of a duration, and a bucket's upper bound. */
 unsigned tool_lat_bucket(uint64_t ns);
 uint64_t tool_lat_bucket_upper(unsigned bucket);
@@ -233,10 +237,8 @@ struct tool_sim_result {
     uint64_t closed_after_ns; /* from recovered_at to the final close; UINT64_MAX: never */
     uint64_t transitions;
     uint64_t probes;
-    uint64_t p50_ns, p99_ns; /* response time of every request */
-    breaker_event *events;   /* every transition, in order */
-    size_t event_count, event_cap;
-    struct tool_timeline timeline;
+    uint64_t p50_ns, p99_ns;       /* response time of every request */
+    struct tool_timeline timeline; /* with every transition */
 };
 
 /* Run the scenario once without a breaker (cfg NULL) or with `cfg`.
@@ -272,14 +274,12 @@ bool tool_parse_outcome(const char *text, enum breaker_outcome *out);
 
 struct tool_replay_result {
     char name[TOOL_NAME_MAX];
-    breaker_event *events;
-    size_t event_count, event_cap;
     breaker_stats stats;
     uint64_t calls;
     uint64_t refused;
     uint64_t time_open_ns, time_half_open_ns;
-    uint64_t flaps; /* closes followed by a re-trip within the flap window */
-    struct tool_timeline timeline;
+    uint64_t flaps;                /* closes followed by a re-trip within the flap window */
+    struct tool_timeline timeline; /* with every transition */
 };
 
 #define TOOL_FLAP_WINDOW_NS (60 * TOOL_SEC)
