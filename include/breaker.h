@@ -179,7 +179,8 @@ struct breaker_evidence {
     double slow_call_rate;         /* slow_calls / calls, 0 when calls == 0 */
     uint32_t consecutive_failures; /* current run of failures (CONSECUTIVE) */
     uint32_t probe_successes;      /* successful probes in this half-open */
-    uint32_t failed_recoveries;    /* consecutive failed recoveries (k) */
+    uint32_t failed_recoveries;    /* k after the transition: consecutive failed
+                                      recoveries (0 after a close or reset) */
 };
 
 /* One transition, as given to breaker_config.on_event. */
@@ -210,7 +211,9 @@ struct breaker_config {
     enum breaker_trip trip;            /* default TIME_WINDOW */
     uint32_t failure_threshold;        /* CONSECUTIVE: 1..1000000, 0 = default 5 */
     uint32_t window_size;              /* COUNT_WINDOW calls: 1..1000000, 0 = default 100 */
-    uint64_t window_ns;                /* TIME_WINDOW span: 0 = default 60 s */
+    uint64_t window_ns;                /* TIME_WINDOW span: 0 = default 60 s; each
+                                          bucket (window_ns / window_buckets) must
+                                          span at least 1 ms */
     uint32_t window_buckets;           /* TIME_WINDOW buckets: 1..600, 0 = default 10 */
     uint32_t min_calls;                /* windows: 1..1000000, 0 = default 20 */
     double failure_rate;               /* windows: (0,1], 0 = default 0.5 */
@@ -249,10 +252,11 @@ struct breaker_permit {
  * of step between fields; at quiescence it is exact and adds up:
  *   admitted == successes + failures + ignored + cancelled(as ignored) ...
  * precisely: admitted == successes + failures + ignored + stale + unsettled,
- * where a CANCELLED completion is counted in `cancelled` and also in
- * `failures` or `ignored` as cancelled_as says, and unsettled permits are the
- * ones not completed yet. Duplicate completions are counted only in
- * `duplicates`. */
+ * where a CANCELLED completion is counted in `cancelled` (even when stale)
+ * and also in `failures` or `ignored` as cancelled_as says, and unsettled
+ * permits are the ones not completed yet. Duplicate completions are counted
+ * only in `duplicates`. `slow` counts every recorded call slower than
+ * slow_call_ns, probes included, whether or not slow_call_rate is set. */
 struct breaker_stats {
     enum breaker_state state;
     uint64_t generation;
@@ -275,13 +279,13 @@ struct breaker_stats {
     uint64_t transitions;
     uint64_t time_in_state_ns[5]; /* indexed by enum breaker_state, up to now */
     uint32_t failed_recoveries;   /* current k of the backoff */
-    uint32_t probes_in_flight;
+    uint32_t probes_in_flight;    /* HALF_OPEN: probes not yet settled; else 0 */
     uint32_t consecutive_failures;
-    uint64_t open_until_ns; /* OPEN: when the next probe is eligible */
-    /* The window of the current closed period (while OPEN or HALF_OPEN: of the
-     * one that ended, i.e. the evidence of the trip, ageing with time). Window
-     * policies only: with CONSECUTIVE these are 0 and consecutive_failures
-     * holds the run. */
+    uint64_t open_until_ns; /* OPEN: when the next probe is eligible; else 0 */
+    /* The window of the current closed period (in OPEN, HALF_OPEN and
+     * FORCED_OPEN: of the one that ended, i.e. the evidence of the trip,
+     * ageing with time). Window policies only: with CONSECUTIVE these are 0
+     * and consecutive_failures holds the run. */
     uint64_t window_calls;
     uint64_t window_failures;
     uint64_t window_slow;
@@ -396,6 +400,9 @@ BREAKER_API uint64_t breaker_generation(breaker *b) BREAKER_NONNULL(1);
  * Each is a transition: new generation (outstanding permits become stale),
  * an event, counted in stats. Calling one on a breaker already in that
  * forced state does nothing and returns BREAKER_OK. */
+
+/* Manual transitions do not first apply a due probe timeout: the operator's
+ * intent wins over the clock. */
 
 /*! breaker_force_open() : refuse every call until breaker_reset(), whatever
  *  the clock says. @return BREAKER_OK. */
