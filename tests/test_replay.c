@@ -369,6 +369,37 @@ static void durations_print_in_the_largest_readable_unit(void **state) {
     }
 }
 
+static void quoted_fields_and_a_header_line_are_understood(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    read_trace_text("\"Timestamp\",\"duration\",\"outcome\"\n\"0.5\", \"10ms\" ,\"503\"\n", &tr);
+    assert_int_equal(tr.bad_lines, 0);
+    assert_int_equal(tr.count, 1);
+    assert_int_equal(tr.calls[0].start_ns, 500 * TOOL_MS);
+    assert_int_equal(tr.calls[0].duration_ns, 10 * TOOL_MS);
+    assert_int_equal(tr.calls[0].outcome, BREAKER_FAILURE);
+    tool_trace_free(&tr);
+}
+
+static void a_first_line_of_garbage_is_reported_not_taken_for_a_header(void **state) {
+    (void)state;
+    static const char text[] = "abc,def\n0.0,0.01,ok\n";
+    FILE *in = fmemopen((void *)(uintptr_t)text, strlen(text), "r");
+    char *errors = NULL;
+    size_t len = 0;
+    FILE *err = open_memstream(&errors, &len);
+    struct tool_trace tr;
+    char msg[TOOL_MSG_MAX];
+    assert_int_equal(tool_trace_read(in, "g.csv", err, &tr, msg, sizeof(msg)), 0);
+    fclose(err);
+    fclose(in);
+    assert_int_equal(tr.bad_lines, 1);
+    assert_int_equal(tr.count, 1);
+    assert_non_null(strstr(errors, "g.csv:1: expected 3 fields"));
+    free(errors);
+    tool_trace_free(&tr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(outage_trace_gives_transitions_at_known_times),
@@ -383,6 +414,8 @@ int main(void) {
         cmocka_unit_test(an_empty_trace_replays_to_nothing),
         cmocka_unit_test(trace_times_parse_exactly_with_or_without_units),
         cmocka_unit_test(durations_print_in_the_largest_readable_unit),
+        cmocka_unit_test(quoted_fields_and_a_header_line_are_understood),
+        cmocka_unit_test(a_first_line_of_garbage_is_reported_not_taken_for_a_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -304,6 +304,27 @@ static void an_invalid_combination_is_refused_before_running(void **state) {
     tool_scenario_free(&sc);
 }
 
+static void breaker_files_for_replay_skip_scenarios_but_not_typos(void **state) {
+    (void)state;
+    struct tool_breakers list = {0};
+    char msg[TOOL_MSG_MAX];
+    assert_int_equal(tool_load_ini(NULL, tool_builtin_scenario, NULL, &list, msg, sizeof(msg)), 0);
+    assert_int_equal(list.count, 3); /* the built-in scenario's breakers */
+    tool_breakers_free(&list);
+    assert_int_equal(tool_load_ini(NULL, "[breakr x]\nopen = 1s\n", NULL, &list, msg, sizeof(msg)),
+                     -1);
+    /* Reported on the first key, where inih sees the section used. */
+    assert_non_null(strstr(msg, "(built-in):2: unknown section [breakr x]"));
+    tool_breakers_free(&list);
+    /* A section with no keys still counts. */
+    assert_int_equal(tool_load_ini(NULL, "[breaker plain]\n[breaker other]\nopen = 2s\n", NULL,
+                                   &list, msg, sizeof(msg)),
+                     0);
+    assert_int_equal(list.count, 2);
+    assert_string_equal(list.items[0].name, "plain");
+    tool_breakers_free(&list);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(builtin_scenario_loads_with_its_phases_and_breakers),
@@ -318,6 +339,7 @@ int main(void) {
         cmocka_unit_test(a_breaker_that_never_trips_reports_never_opened),
         cmocka_unit_test(scenario_errors_name_the_line_and_the_key),
         cmocka_unit_test(breaker_specs_from_the_command_line),
+        cmocka_unit_test(breaker_files_for_replay_skip_scenarios_but_not_typos),
         cmocka_unit_test(an_invalid_combination_is_refused_before_running),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -321,7 +321,10 @@ static int handler(void *user, const char *section, const char *name, const char
     const char *rest;
     if (starts_with_word(section, "breaker", &rest))
         return breaker_key(ld, *rest ? rest : "default", name, value);
-    if (ld->sc == NULL) return 1; /* replay: scenario sections do not apply */
+    bool scenario_part =
+        strcmp(section, "scenario") == 0 || starts_with_word(section, "phase", &rest);
+    /* Replay reads a scenario file for its breakers and skips the rest. */
+    if (ld->sc == NULL && scenario_part) return 1;
     if (strcmp(section, "scenario") == 0) return scenario_key(ld, name, value);
     if (starts_with_word(section, "phase", &rest)) {
         if (ld->phase == NULL) return 0; /* too many phases: already reported */

@@ -106,6 +106,34 @@ static int add_call(struct tool_trace *tr, const struct tool_call *c) {
     return 0;
 }
 
+/* An optional header line: its first field names the timestamp column. A
+ * first line that merely starts with a letter is data, and is reported if
+ * it is malformed. */
+static bool is_header(const char *line) {
+    static const char *const names[] = {"timestamp", "time", "ts", "start"};
+    size_t n = strcspn(line, ",");
+    while (n > 0 && isspace((unsigned char)line[n - 1]))
+        n--;
+    if (n > 0 && line[0] == '"' && line[n - 1] == '"' && n >= 2) {
+        line++;
+        n -= 2;
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strlen(names[i]) == n && strncasecmp(line, names[i], n) == 0) return true;
+    return false;
+}
+
+/* A field without its blanks and, if it has them, its CSV double quotes. */
+static char *field(char *s) {
+    s = tool_trim(s);
+    size_t n = strlen(s);
+    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
+        s[n - 1] = '\0';
+        s++;
+    }
+    return s;
+}
+
 /* Parse one data line into `c`. @return NULL, or what is wrong with it. */
 static const char *parse_line(char *line, struct tool_call *c, char *why, size_t len) {
     char *fields[4];
@@ -124,7 +152,7 @@ static const char *parse_line(char *line, struct tool_call *c, char *why, size_t
         snprintf(why, len, "expected 3 fields (timestamp,duration,outcome), got %zu", n);
         return why;
     }
-    char *ts = tool_trim(fields[0]), *dur = tool_trim(fields[1]), *oc = tool_trim(fields[2]);
+    char *ts = field(fields[0]), *dur = field(fields[1]), *oc = field(fields[2]);
     if (!tool_parse_duration(ts, TOOL_SEC, &c->start_ns)) {
         snprintf(why, len, "bad timestamp '%.40s': expected seconds such as 1700000000.125", ts);
         return why;
@@ -163,8 +191,7 @@ int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace 
         lineno++;
         char *s = tool_trim(line);
         if (*s == '\0' || *s == '#') continue;
-        /* An optional header: a first line that starts with a letter. */
-        if (!seen_data && isalpha((unsigned char)*s)) {
+        if (!seen_data && is_header(s)) {
             seen_data = true;
             continue;
         }
