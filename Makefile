@@ -42,7 +42,8 @@ bench: deps build
 # The unit tests under valgrind memcheck (slow; not part of check).
 valgrind: deps build
 	cd build/release && $(CTEST) --output-on-failure -LE concurrency \
-	  -T memcheck --overwrite MemoryCheckCommandOptions="--error-exitcode=1 --leak-check=full"
+	  -T memcheck --overwrite MemoryCheckCommand=/usr/bin/valgrind \
+	  --overwrite MemoryCheckCommandOptions="--error-exitcode=1 --leak-check=full"
 
 format:
 	git ls-files '*.c' '*.h' | xargs clang-format -i

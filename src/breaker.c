@@ -418,11 +418,28 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
     }
 }
 
+/* The coarse clock read directly rather than through now_coarse: the short
+ * paths then call clock_gettime itself, not a wrapper around it. Used only
+ * when breaker__clock_setup chose the coarse clock (no injected clock). */
+static inline uint64_t coarse_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
 /* OPEN: refuse until the wait ends (the common case during an outage). */
 __attribute__((noinline)) static int acquire_open(breaker *b, breaker_permit *permit,
                                                   uint64_t ctl) {
-    uint64_t now = b->coarse_for_open ? b->now_coarse(b) : b->now_precise(b);
-    if (__builtin_expect(now < phase_time_ns(b->shared, breaker__ctl_gen(ctl)), 1)) {
+    /* The deadline before the clock call, so little lives across it. */
+    uint64_t deadline = phase_time_ns(b->shared, breaker__ctl_gen(ctl));
+    uint64_t now = b->coarse_for_open ? coarse_now() : b->now_precise(b);
+    if (__builtin_expect(now < deadline, 1)) {
+        struct breaker__stripe *own;
+        if (__builtin_expect(breaker__owned_stripe(b->stripes, &own), 1)) {
+            breaker__owned_count(&own->rejected_open);
+            permit_refuse(b, permit);
+            return BREAKER_REJECTED_OPEN;
+        }
         struct breaker__lane lane = breaker__lane_in(b->stripes);
         breaker__lane_count(lane, &lane.stripe->rejected_open);
         permit_refuse(b, permit);
@@ -435,16 +452,14 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
     /* Acquire: pairs with transition()'s release CAS, so a new OPEN comes with
      * its deadline and a new CLOSED with its emptied window. */
     uint64_t ctl = breaker__load_acquire(b->ctl);
-    unsigned state = breaker__ctl_state(ctl);
-    struct breaker__lane lane;
-    if (__builtin_expect((b->fast_admit >> state) & 1, 1) &&
-        __builtin_expect(breaker__lane_peek(b->stripes, &lane), 1)) {
-        /* The whole admission: one store to the caller's permit and one to
-         * this thread's counter line. */
-        permit_set_head(permit, (ctl & PERMIT_GEN_MASK) | b->permit_tag | PERMIT_ADMITTED);
-        breaker__lane_count(lane, &lane.stripe->admitted);
+    struct breaker__stripe *own;
+    if (__builtin_expect((ctl & b->admit_mask) == 0, 1) &&
+        __builtin_expect(breaker__owned_stripe(b->stripes, &own), 1)) {
+        permit_set_head(permit, (ctl & PERMIT_GEN_MASK) | b->admit_tag);
+        breaker__owned_count(&own->admitted);
         return BREAKER_OK;
     }
+    unsigned state = breaker__ctl_state(ctl);
     if (state == BREAKER_OPEN) return acquire_open(b, permit, ctl);
     return acquire_slow(b, permit);
 }
@@ -599,61 +614,57 @@ __attribute__((noinline)) static int time_window_success_slow(breaker *b, uint64
  * but the first of each bucket. It calls nothing but the clock, and hands
  * anything else to the slow variant, so it needs almost no stack frame. */
 __attribute__((noinline)) static int time_window_success(breaker *b, uint64_t head) {
-    uint64_t now = b->now_window(b);
-    uint64_t rel = now > b->epoch_ns ? now - b->epoch_ns : 0;
-    struct breaker__lane lane;
-    if (__builtin_expect(!breaker__lane_peek(b->stripes, &lane), 0))
+    uint64_t now = b->coarse_for_window ? coarse_now() : b->now_precise(b);
+    /* No clamp: a coarse clock still behind the epoch wraps, the range check
+     * below fails, and the slow variant clamps. */
+    uint64_t rel = now - b->epoch_ns;
+    struct breaker__stripe *own;
+    if (__builtin_expect(!breaker__owned_stripe(b->stripes, &own), 0))
         return time_window_success_slow(b, head, now);
-    uint64_t start = breaker__read(&lane.stripe->hint_start);
-    /* One unsigned compare: also false when rel is before the hinted start. */
+    uint64_t start = breaker__read(&own->hint_start);
     if (__builtin_expect(start == 0 || rel - (start - 1) >= b->bucket_ns, 0))
         return time_window_success_slow(b, head, now);
-    uint64_t pos = breaker__read(&lane.stripe->hint_pos);
     struct breaker__bucket *bk =
-        (struct breaker__bucket *)(void *)(b->buckets + lane.index * b->bucket_stride) +
-        (pos & 0xffffu);
-    if (__builtin_expect(breaker__read(&bk->stamp) !=
-                             breaker__bucket_stamp(breaker__ctl_gen(head), pos >> 16),
-                         0))
+        (struct breaker__bucket *)(void *)(b->buckets + breaker__read(&own->hint_offset));
+    uint64_t want = ((head >> BREAKER__GEN_SHIFT) << BREAKER__STAMP_EPOCH_BITS) |
+                    breaker__read(&own->hint_epoch1);
+    if (__builtin_expect(breaker__read(&bk->stamp) != want, 0))
         return time_window_success_slow(b, head, now);
-    breaker__lane_count(lane, &lane.stripe->successes);
-    breaker__lane_count(lane, &bk->calls);
+    breaker__owned_count(&own->successes);
+    breaker__owned_count(&bk->calls);
     return BREAKER_OK;
+}
+
+__attribute__((noinline)) static int complete_general(breaker *b, struct permit_view *pv,
+                                                      uint64_t head, enum breaker_outcome outcome) {
+    if ((unsigned)outcome > (unsigned)BREAKER_CANCELLED) return BREAKER_EINVAL;
+    bool was_settled =
+        atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed) & PERMIT_SETTLED;
+    return complete_slow(b, pv, head, was_settled, outcome);
 }
 
 int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome) {
     struct permit_view *pv = permit_view_of(permit);
     uint64_t head = atomic_load_explicit(&pv->head, memory_order_relaxed);
-    if ((head & (PERMIT_TAG_MASK | PERMIT_ADMITTED)) != (b->permit_tag | PERMIT_ADMITTED) ||
-        (unsigned)outcome > (unsigned)BREAKER_CANCELLED)
-        return BREAKER_EINVAL;
-
-    /* Settle exactly once, even if two threads complete the same permit:
-     * whoever sets SETTLED first owns the completion. Relaxed: nothing else
-     * is published through this bit. This is the one locked instruction of
-     * a closed-state call. */
-    bool was_settled =
-        atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed) & PERMIT_SETTLED;
-
-    /* The common case: the first completion of a closed-state success, no
-     * slow-call timing, a consecutive or time-window policy. */
-    struct breaker__lane lane;
-    if (__builtin_expect(!was_settled && outcome == BREAKER_SUCCESS && !(head & PERMIT_PROBE) &&
-                             b->fast_success != 0,
-                         1)) {
-        /* Acquire: pairs with the CAS of a transition into CLOSED. */
-        uint64_t ctl = breaker__load_acquire(b->ctl);
-        if (__builtin_expect(((ctl ^ head) & PERMIT_GEN_MASK) == 0, 1)) {
-            if (b->fast_success != BREAKER_TRIP_CONSECUTIVE + 1)
-                return time_window_success(b, head);
-            if (__builtin_expect(breaker__lane_peek(b->stripes, &lane), 1)) {
-                breaker__lane_count(lane, &lane.stripe->successes);
-                breaker__consecutive_success(b->shared);
-                return BREAKER_OK;
-            }
-        }
-    }
-    return complete_slow(b, pv, head, was_settled, outcome);
+    unsigned fast = b->fast_success; /* read before the atomic, once */
+    if ((head & (PERMIT_TAG_MASK | PERMIT_ADMITTED)) != b->admit_tag) return BREAKER_EINVAL;
+    if (__builtin_expect(outcome != BREAKER_SUCCESS || (head & PERMIT_PROBE) || fast == 0, 0))
+        return complete_general(b, pv, head, outcome);
+    if (__builtin_expect(atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed) &
+                             PERMIT_SETTLED,
+                         0))
+        return complete_slow(b, pv, head, true, outcome);
+    /* Acquire: pairs with the CAS of a transition into CLOSED. */
+    uint64_t ctl = breaker__load_acquire(b->ctl);
+    if (__builtin_expect(((ctl ^ head) & PERMIT_GEN_MASK) != 0, 0))
+        return complete_slow(b, pv, head, false, outcome);
+    if (fast != BREAKER_TRIP_CONSECUTIVE + 1) return time_window_success(b, head);
+    struct breaker__stripe *own;
+    if (__builtin_expect(!breaker__owned_stripe(b->stripes, &own), 0))
+        return complete_slow(b, pv, head, false, outcome);
+    breaker__owned_count(&own->successes);
+    if (breaker__read(b->consecutive) != 0) breaker__write(b->consecutive, 0);
+    return BREAKER_OK;
 }
 
 /* ---- State queries -----------------------------------------------------------*/
@@ -810,11 +821,12 @@ int breaker_create(const breaker_config *user, breaker **out) {
     b->trip = (enum breaker_trip)lim.trip;
     b->times_calls = lim.slow_call_ns != 0;
     b->fast_success = b->times_calls || lim.trip == BREAKER_TRIP_COUNT_WINDOW ? 0 : lim.trip + 1;
-    b->fast_admit = b->times_calls ? 0 : (1u << BREAKER_CLOSED) | (1u << BREAKER_FORCED_CLOSED);
+    b->admit_mask = b->times_calls ? ~UINT64_C(0) : (UINT64_C(0xf) << BREAKER__STATE_SHIFT);
+    b->admit_tag = b->permit_tag | PERMIT_ADMITTED;
+    b->consecutive = &s->consecutive;
     breaker__clock_setup(b);
     s->epoch_ns = b->now_precise(b);
     b->epoch_ns = s->epoch_ns;
-    b->now_window = b->coarse_for_window ? b->now_coarse : b->now_precise;
     breaker__write(&s->since_ns, s->epoch_ns);
     breaker__write(&s->since_gen, 1);
     breaker__write(&s->window_gen, 1);

@@ -92,10 +92,12 @@ struct breaker__stripe {
     breaker__atomic64 rejected_half_open;
     /* Time window: the last bucket this stripe wrote, so most calls find
      * theirs with one compare instead of two divisions: its start (ns since
-     * the epoch, + 1; 0 = none) and epoch << 16 | slot. */
+     * the epoch, + 1; 0 = none), its byte offset in the bucket array, and its
+     * epoch + 1 (the low part of its stamp). */
     breaker__atomic64 hint_start;
-    breaker__atomic64 hint_pos;
-    breaker__atomic64 spare_[4];
+    breaker__atomic64 hint_offset;
+    breaker__atomic64 hint_epoch1;
+    breaker__atomic64 spare_[3];
 };
 
 /* Time-window bucket counts, one set per stripe per bucket, written only by
@@ -193,15 +195,17 @@ struct breaker {
     uint64_t (*now_coarse)(const struct breaker *b);
     bool coarse_for_window;
     bool coarse_for_open;
-    uint64_t (*now_window)(const struct breaker *b); /* the clock for buckets */
     /* Copies of what the call path reads, next to the block pointer. */
     bool times_calls; /* slow_call_ns != 0: admission needs the clock */
     /* Which short path a closed-state success may take in breaker_complete:
      * 0 none (slow-call timing or a count window), else the trip policy + 1. */
     unsigned fast_success;
-    /* Bit (1 << state) set for the states breaker_acquire admits without
-     * reading the clock: CLOSED and FORCED_CLOSED unless calls are timed. */
-    unsigned fast_admit;
+    /* (ctl & admit_mask) == 0: breaker_acquire admits on its short path.
+     * The state bits (CLOSED is 0), or all ones when calls are timed (ctl is
+     * never 0, its generation starts at 1). */
+    uint64_t admit_mask;
+    uint64_t admit_tag;             /* permit_tag | PERMIT_ADMITTED */
+    breaker__atomic64 *consecutive; /* &shared->consecutive */
     enum breaker_trip trip;
     uint64_t permit_tag;             /* this breaker's tag in a permit head (bits 8..27) */
     struct breaker__stripe *stripes; /* the block's stripe array */
@@ -241,6 +245,25 @@ struct breaker__lane {
     bool owned;
 };
 
+/* The hot paths' view of the thread's stripe: its byte offset + 1 when the
+ * thread owns one, 0 when it owns none (not assigned yet, or shared), which
+ * sends the caller down its general path. One load and one add. */
+extern _Thread_local uintptr_t breaker__tls_owned_offset __attribute__((tls_model("initial-exec")));
+
+static inline bool breaker__owned_stripe(struct breaker__stripe *stripes,
+                                         struct breaker__stripe **out) {
+    uintptr_t o = breaker__tls_owned_offset;
+    *out = (struct breaker__stripe *)(void *)((char *)stripes + o - 1);
+    return o != 0;
+}
+
+/* Count one on a stripe the thread owns: the only writer, so a relaxed load
+ * and store cannot lose an update, and readers still see whole values. */
+static inline void breaker__owned_count(breaker__atomic64 *counter) {
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
 static inline struct breaker__lane breaker__lane_in(struct breaker__stripe *stripes) {
     unsigned i = breaker__tls_stripe_plus_one;
     i = __builtin_expect(i != 0, 1) ? i - 1 : breaker__stripe_assign();
@@ -268,8 +291,7 @@ static inline struct breaker__lane breaker__my_lane(const struct breaker__shared
  * values; a shared stripe needs the locked read-modify-write. */
 static inline void breaker__lane_count(struct breaker__lane lane, breaker__atomic64 *counter) {
     if (lane.owned)
-        atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
+        breaker__owned_count(counter);
     else
         atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
 }

@@ -19,6 +19,7 @@
 #include <pthread.h>
 
 _Thread_local unsigned breaker__tls_stripe_plus_one;
+_Thread_local uintptr_t breaker__tls_owned_offset;
 
 static _Atomic uint64_t owned_in_use; /* bit i: owned stripe i is taken */
 static _Atomic unsigned next_shared;
@@ -38,6 +39,7 @@ static void release_owned(void *value) {
     unsigned i = (unsigned)(uintptr_t)value - 1;
     /* Anything this thread still does (another library's destructor calling
      * a breaker) goes through a shared stripe from now on. */
+    breaker__tls_owned_offset = 0;
     breaker__tls_stripe_plus_one = take_shared() + 1;
     /* Release: the next owner's acquire CAS sees this thread's last plain
      * stores, so its first load-and-store continues from them. */
@@ -72,5 +74,7 @@ unsigned breaker__stripe_assign(void) {
     }
     if (index == BREAKER__STRIPES) index = take_shared();
     breaker__tls_stripe_plus_one = index + 1;
+    breaker__tls_owned_offset =
+        index < BREAKER__OWNED_STRIPES ? index * sizeof(struct breaker__stripe) + 1 : 0;
     return index;
 }

@@ -93,10 +93,12 @@ struct breaker__bucket *breaker__bucket_locate(const struct breaker__shared *s,
                                                uint64_t *epoch) {
     uint64_t e = bucket_epoch(s, now);
     unsigned slot = (unsigned)(e % s->lim.window_buckets);
-    /* Relaxed stores: the hint is checked before use. On a shared stripe two
-     * writers may interleave the two words; a caller then counts in the
-     * bucket of the `pos` it read, a neighbour at worst. */
-    breaker__write(&lane.stripe->hint_pos, (e << 16) | slot);
+    /* Relaxed stores, start last: the hint is checked before use, and only
+     * the owner of a stripe reads it back on the short path (shared stripes
+     * always come here). */
+    breaker__write(&lane.stripe->hint_offset,
+                   lane.index * s->bucket_stride + slot * sizeof(struct breaker__bucket));
+    breaker__write(&lane.stripe->hint_epoch1, (e + 1) & BREAKER__STAMP_EPOCH_MASK);
     breaker__write(&lane.stripe->hint_start, e * s->lim.bucket_ns + 1);
     *epoch = e;
     return &breaker__buckets_of(s, lane.index)[slot];
