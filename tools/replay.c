@@ -303,7 +303,11 @@ int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
         uint64_t e = trace->calls[i].start_ns + trace->calls[i].duration_ns;
         if (e >= end) end = e + 1;
     }
-    if (tool_timeline_init(&out->timeline, trace->origin_ns, end, 0) != 0) {
+    /* Bins of about one call or more, so that a sparse trace draws rates,
+     * not a comb of lone calls; at least 10 bins, at most 600. */
+    uint64_t max_bins = trace->count < 10 ? 10 : trace->count > 600 ? 600 : trace->count;
+    uint64_t bin_ns = tool_timeline_pick_bin(end - trace->origin_ns, max_bins);
+    if (tool_timeline_init(&out->timeline, trace->origin_ns, end, bin_ns) != 0) {
         snprintf(msg, msg_len, "out of memory");
         return -1;
     }

@@ -270,11 +270,14 @@ static void latency_line(FILE *out, const struct panel *p, double q, double lo, 
             open = false;
             continue;
         }
-        double x = x_of(p, tl->start_ns + (uint64_t)i * tl->bin_ns + tl->bin_ns / 2);
+        /* Steps across the bin: a lone bin still draws a visible line. */
+        double x0 = x_of(p, tl->start_ns + (uint64_t)i * tl->bin_ns);
+        double x1 = x_of(p, tl->start_ns + (uint64_t)(i + 1) * tl->bin_ns);
+        double y = lat_y((double)v, lo, hi, y0);
         if (!open)
             fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
                     color);
-        fprintf(out, "%s%.1f,%.1f", open ? " " : "", x, lat_y((double)v, lo, hi, y0));
+        fprintf(out, "%s%.1f,%.1f %.1f,%.1f", open ? " " : "", x0, y, x1, y);
         open = true;
     }
     if (open) fputs("\"/>\n", out);
@@ -293,7 +296,8 @@ static void latency_chart(FILE *out, const struct panel *p, double y0) {
     text(out, LEFT, y0 - 4.0, "start", C_P50, 12, "bold", "response time p50");
     text(out, LEFT + 140.0, y0 - 4.0, "start", C_P99, 12, "bold", "p99");
     text(out, LEFT + 175.0, y0 - 4.0, "start", "#757575", 11, NULL,
-         "(log scale; refused and shed requests answer at once and are not drawn)");
+         tl->has_shed ? "(log scale; refused and shed requests answer at once and are not drawn)"
+                      : "(log scale; of the calls the breaker let through)");
     fprintf(out,
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
             "stroke=\"#9e9e9e\"/>\n",

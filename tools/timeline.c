@@ -12,25 +12,26 @@
 #define LAT_MIN_NS  1e5 /* 100us: the lowest bucket's upper bound is above it */
 #define LAT_DECADES 6.0
 
+/* Round bin widths, so the time axis and per-second rates read easily. */
+static const uint64_t nice_bins[] = {
+    TOOL_MS,        10 * TOOL_MS,   100 * TOOL_MS,   TOOL_SEC,       2 * TOOL_SEC,   5 * TOOL_SEC,
+    10 * TOOL_SEC,  15 * TOOL_SEC,  30 * TOOL_SEC,   60 * TOOL_SEC,  120 * TOOL_SEC, 300 * TOOL_SEC,
+    600 * TOOL_SEC, 900 * TOOL_SEC, 1800 * TOOL_SEC, 3600 * TOOL_SEC};
+
+uint64_t tool_timeline_pick_bin(uint64_t span_ns, uint64_t max_bins) {
+    size_t n = sizeof(nice_bins) / sizeof(nice_bins[0]);
+    if (max_bins == 0) max_bins = 1;
+    for (size_t i = 0; i < n; i++)
+        if (span_ns / nice_bins[i] <= max_bins) return nice_bins[i];
+    return nice_bins[n - 1];
+}
+
 int tool_timeline_init(struct tool_timeline *tl, uint64_t start_ns, uint64_t end_ns,
                        uint64_t bin_ns) {
-    static const uint64_t nice[] = {
-        TOOL_MS,        10 * TOOL_MS,   100 * TOOL_MS,   TOOL_SEC,
-        2 * TOOL_SEC,   5 * TOOL_SEC,   10 * TOOL_SEC,   15 * TOOL_SEC,
-        30 * TOOL_SEC,  60 * TOOL_SEC,  120 * TOOL_SEC,  300 * TOOL_SEC,
-        600 * TOOL_SEC, 900 * TOOL_SEC, 1800 * TOOL_SEC, 3600 * TOOL_SEC};
     memset(tl, 0, sizeof(*tl));
     if (end_ns <= start_ns) end_ns = start_ns + 1;
     uint64_t span = end_ns - start_ns;
-    if (bin_ns == 0) {
-        bin_ns = nice[sizeof(nice) / sizeof(nice[0]) - 1];
-        for (size_t i = 0; i < sizeof(nice) / sizeof(nice[0]); i++) {
-            if (span / nice[i] <= 600) {
-                bin_ns = nice[i];
-                break;
-            }
-        }
-    }
+    if (bin_ns == 0) bin_ns = tool_timeline_pick_bin(span, 600);
     tl->start_ns = start_ns;
     tl->end_ns = end_ns;
     tl->bin_ns = bin_ns;

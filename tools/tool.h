@@ -202,6 +202,9 @@ struct tool_timeline {
     size_t event_count, event_cap;
 };
 
+/* The smallest round bin width (1ms, 10ms, ..., 1s, 2s, 5s, ..., 1h) that
+ * cuts `span_ns` into at most `max_bins` bins. */
+uint64_t tool_timeline_pick_bin(uint64_t span_ns, uint64_t max_bins);
 /* @return 0 or -1 (out of memory). bin_ns 0 = choose (at most ~600 bins). */
 int tool_timeline_init(struct tool_timeline *tl, uint64_t start_ns, uint64_t end_ns,
                        uint64_t bin_ns);
