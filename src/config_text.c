@@ -41,7 +41,7 @@ static const struct key keys[] = {
     {"window_size", K_COUNT, FIELD(window_size), BREAKER__MAX_WINDOW_SIZE,
      "a whole number of calls from 1 to 1000000 (0 = default 100)"},
     {"window", K_DURATION, FIELD(window_ns), 0,
-     "a duration from 1us to 365d such as 10s or 500ms (0 = default 60s)"},
+     "a duration from 1ms to 365d such as 10s (0 = default 60s; each bucket at least 1ms)"},
     {"window_buckets", K_COUNT, FIELD(window_buckets), BREAKER__MAX_BUCKETS,
      "a whole number from 1 to 600 (0 = default 10)"},
     {"min_calls", K_COUNT, FIELD(min_calls), 1000000u,
@@ -256,7 +256,7 @@ static bool set_value(breaker_config *cfg, const struct key *k, const char *text
     case K_DURATION: {
         uint64_t v;
         if (!parse_duration(text, &v)) return false;
-        if (k->offset == FIELD(window_ns) && v != 0 && v < NS_PER_US) return false;
+        if (k->offset == FIELD(window_ns) && v != 0 && v < NS_PER_MS) return false;
         memcpy(field, &v, sizeof(v));
         return true;
     }

@@ -109,7 +109,8 @@ static void bad_durations_are_refused_with_the_range(void **state) {
     set_bad("open_max", "5 minutes", BREAKER_EINVAL, "5m");
     set_bad("probe_timeout", "1e3ms", BREAKER_EINVAL, "duration");
     set_bad("slow_call", "fast", BREAKER_EINVAL, "0 = off");
-    set_bad("window", "500ns", BREAKER_EINVAL, "from 1us");
+    set_bad("window", "500us", BREAKER_EINVAL, "from 1ms");
+    assert_int_equal(set_ok("window", "1ms").window_ns, MS);
 }
 
 static void rates_accept_fractions_and_percentages(void **state) {

@@ -122,7 +122,7 @@ static const char keys_help[] =
     "  trip                  consecutive | count_window | time_window (default)\n"
     "  failure_threshold     consecutive: failures in a row to trip, 1..1000000 (5)\n"
     "  window_size           count_window: calls in the window, 1..1000000 (100)\n"
-    "  window                time_window: span, 1us..365d (60s)\n"
+    "  window                time_window: span, 1ms..365d, 1ms a bucket (60s)\n"
     "  window_buckets        time_window: buckets, 1..600 (10)\n"
     "  min_calls             windows: never trip on fewer calls, 1..1000000 (20)\n"
     "  failure_rate          windows: trip at this failure rate, (0,1] or % (50%)\n"
