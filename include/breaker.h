@@ -328,6 +328,17 @@ BREAKER_API BREAKER_NODISCARD int breaker_config_set(breaker_config *cfg, const 
                                                      const char *value, char *msg, size_t msg_len)
     BREAKER_NONNULL(1, 2, 3);
 
+/*! breaker_parse_duration() :
+ *  Parse a duration written for people ("250ms", "1.5s", "2m", "1500us",
+ *  "20ns", "1h", "1d"; units ns, us, ms, s, m, h, d) into nanoseconds, exactly:
+ *  "0.1s" is 100000000. A bare number is in units of `bare_unit_ns` (1 for
+ *  nanoseconds, 1000000000 for seconds; 0 requires a unit).
+ *  @return BREAKER_OK with `*out_ns` set; BREAKER_EINVAL if `text` is not
+ *  such a duration, is finer than 1 ns, or exceeds UINT64_MAX ns (`*out_ns`
+ *  is then unchanged). Thread-safe, allocates nothing. */
+BREAKER_API BREAKER_NODISCARD int breaker_parse_duration(const char *text, uint64_t bare_unit_ns,
+                                                         uint64_t *out_ns);
+
 /* ---- Lifecycle -------------------------------------------------------------*/
 
 /*! breaker_create() :

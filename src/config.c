@@ -84,17 +84,14 @@ void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limi
     lim->seed = cfg->seed;
 }
 
-static int invalid(char *msg, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int invalid(char *msg, size_t len, const char *fmt, ...) {
+int breaker__fail(int status, char *msg, size_t len, const char *fmt, ...) {
     if (msg != NULL && len > 0) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(msg, len, fmt, ap);
         va_end(ap);
     }
-    return BREAKER_EINVAL;
+    return status;
 }
 
 /* A rate field: finite and in (0, 1], or 0 where zero means off/default. */
@@ -106,61 +103,75 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
     if (msg != NULL && len > 0) msg[0] = '\0';
 
     if ((unsigned)c.trip > (unsigned)BREAKER_TRIP_TIME_WINDOW)
-        return invalid(msg, len, "trip: must be consecutive, count_window or time_window (got %d)",
-                       (int)c.trip);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "trip: must be consecutive, count_window or time_window (got %d)",
+                             (int)c.trip);
     if (c.failure_threshold > 1000000u)
-        return invalid(msg, len, "failure_threshold: must be between 1 and 1000000 (got %u)",
-                       c.failure_threshold);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "failure_threshold: must be between 1 and 1000000 (got %u)",
+                             c.failure_threshold);
     if (c.window_size > BREAKER__MAX_WINDOW_SIZE)
-        return invalid(msg, len, "window_size: must be between 1 and %u calls (got %u)",
-                       BREAKER__MAX_WINDOW_SIZE, c.window_size);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "window_size: must be between 1 and %u calls (got %u)",
+                             BREAKER__MAX_WINDOW_SIZE, c.window_size);
     if (c.window_buckets > BREAKER__MAX_BUCKETS)
-        return invalid(msg, len, "window_buckets: must be between 1 and %u (got %u)",
-                       BREAKER__MAX_BUCKETS, c.window_buckets);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "window_buckets: must be between 1 and %u (got %u)",
+                             BREAKER__MAX_BUCKETS, c.window_buckets);
     if (c.window_ns / c.window_buckets < 1000000u)
-        return invalid(msg, len,
-                       "window_ns: each of the %u buckets must span at least 1ms "
-                       "(window_ns >= %llu ns, got %llu)",
-                       c.window_buckets, 1000000ull * c.window_buckets,
-                       (unsigned long long)c.window_ns);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "window_ns: each of the %u buckets must span at least 1ms "
+                             "(window_ns >= %llu ns, got %llu)",
+                             c.window_buckets, 1000000ull * c.window_buckets,
+                             (unsigned long long)c.window_ns);
     if (c.min_calls > 1000000u)
-        return invalid(msg, len, "min_calls: must be between 1 and 1000000 (got %u)", c.min_calls);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "min_calls: must be between 1 and 1000000 (got %u)", c.min_calls);
     if (!rate_ok(c.failure_rate))
-        return invalid(msg, len, "failure_rate: must be in (0, 1] (got %g)", c.failure_rate);
+        return breaker__fail(BREAKER_EINVAL, msg, len, "failure_rate: must be in (0, 1] (got %g)",
+                             c.failure_rate);
     if (c.slow_call_rate != 0.0 && !rate_ok(c.slow_call_rate))
-        return invalid(msg, len, "slow_call_rate: must be 0 (off) or in (0, 1] (got %g)",
-                       c.slow_call_rate);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "slow_call_rate: must be 0 (off) or in (0, 1] (got %g)",
+                             c.slow_call_rate);
     if (c.slow_call_rate != 0.0 && c.slow_call_ns == 0)
-        return invalid(msg, len, "slow_call_rate: needs slow_call_ns > 0 to say what is slow");
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "slow_call_rate: needs slow_call_ns > 0 to say what is slow");
     if (c.slow_call_rate != 0.0 && c.trip == BREAKER_TRIP_CONSECUTIVE)
-        return invalid(msg, len,
-                       "slow_call_rate: needs a window trip policy (count_window or "
-                       "time_window), not consecutive");
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "slow_call_rate: needs a window trip policy (count_window or "
+                             "time_window), not consecutive");
     if (!isfinite(c.open_backoff) || c.open_backoff < 1.0 || c.open_backoff > 100.0)
-        return invalid(msg, len, "open_backoff: must be between 1 and 100 (got %g)",
-                       c.open_backoff);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "open_backoff: must be between 1 and 100 (got %g)", c.open_backoff);
     if (c.open_max_ns < c.open_ns)
-        return invalid(msg, len, "open_max_ns: must be >= open_ns (%llu ns), got %llu ns",
-                       (unsigned long long)c.open_ns, (unsigned long long)c.open_max_ns);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "open_max_ns: must be >= open_ns (%llu ns), got %llu ns",
+                             (unsigned long long)c.open_ns, (unsigned long long)c.open_max_ns);
     if (c.open_max_ns > 365u * 24u * 3600u * NS_PER_SEC)
-        return invalid(msg, len, "open_max_ns: must be at most one year (got %llu ns)",
-                       (unsigned long long)c.open_max_ns);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "open_max_ns: must be at most one year (got %llu ns)",
+                             (unsigned long long)c.open_max_ns);
     if (!isfinite(c.open_jitter) || c.open_jitter < 0.0 || c.open_jitter > 1.0)
-        return invalid(msg, len, "open_jitter: must be in [0, 1] (got %g)", c.open_jitter);
+        return breaker__fail(BREAKER_EINVAL, msg, len, "open_jitter: must be in [0, 1] (got %g)",
+                             c.open_jitter);
     if (c.half_open_max_probes > BREAKER__MAX_PROBES)
-        return invalid(msg, len, "half_open_max_probes: must be between 1 and %u (got %u)",
-                       BREAKER__MAX_PROBES, c.half_open_max_probes);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "half_open_max_probes: must be between 1 and %u (got %u)",
+                             BREAKER__MAX_PROBES, c.half_open_max_probes);
     if (c.half_open_successes > BREAKER__MAX_PROBES)
-        return invalid(msg, len, "half_open_successes: must be between 1 and %u (got %u)",
-                       BREAKER__MAX_PROBES, c.half_open_successes);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "half_open_successes: must be between 1 and %u (got %u)",
+                             BREAKER__MAX_PROBES, c.half_open_successes);
     if (c.probe_timeout_ns > 365u * 24u * 3600u * NS_PER_SEC)
-        return invalid(msg, len, "probe_timeout_ns: must be at most one year (got %llu ns)",
-                       (unsigned long long)c.probe_timeout_ns);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "probe_timeout_ns: must be at most one year (got %llu ns)",
+                             (unsigned long long)c.probe_timeout_ns);
     if (c.cancelled_as != BREAKER_IGNORED && c.cancelled_as != BREAKER_FAILURE)
-        return invalid(msg, len,
-                       "cancelled_as: must be BREAKER_IGNORED or BREAKER_FAILURE (got %d)",
-                       (int)c.cancelled_as);
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "cancelled_as: must be BREAKER_IGNORED or BREAKER_FAILURE (got %d)",
+                             (int)c.cancelled_as);
     if (c.clock == NULL && c.clock_ctx != NULL)
-        return invalid(msg, len, "clock_ctx: set without a clock function");
+        return breaker__fail(BREAKER_EINVAL, msg, len, "clock_ctx: set without a clock function");
     return BREAKER_OK;
 }

@@ -71,19 +71,6 @@ static const struct key keys[] = {
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-static int fail(int status, char *msg, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(int status, char *msg, size_t len, const char *fmt, ...) {
-    if (msg != NULL && len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, len, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
-
 /* Key lookup: the name as listed, or a duration's name with "_ns". */
 static const struct key *find_key(const char *name) {
     size_t n = strlen(name);
@@ -144,29 +131,36 @@ static bool scale_e9(uint64_t value_e9, uint64_t unit, uint64_t *out) {
     return true;
 }
 
-static bool parse_duration(const char *s, uint64_t *out) {
+int breaker_parse_duration(const char *text, uint64_t bare_unit_ns, uint64_t *out_ns) {
     static const struct {
         const char *suffix;
         uint64_t ns;
-    } units[] = {{"", 1},
-                 {"ns", 1},
+    } units[] = {{"ns", 1},
                  {"us", NS_PER_US},
                  {"ms", NS_PER_MS},
                  {"s", NS_PER_SEC},
                  {"m", 60 * NS_PER_SEC},
                  {"h", 3600 * NS_PER_SEC},
                  {"d", 86400 * NS_PER_SEC}};
+    if (text == NULL || out_ns == NULL) return BREAKER_EINVAL;
     uint64_t v;
-    const char *end = parse_decimal_e9(s, &v);
-    if (end == NULL) return false;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcmp(end, units[i].suffix) != 0) continue;
-        uint64_t ns;
-        if (!scale_e9(v, units[i].ns, &ns) || ns > MAX_NS) return false;
-        *out = ns;
-        return true;
-    }
-    return false;
+    const char *end = parse_decimal_e9(text, &v);
+    if (end == NULL) return BREAKER_EINVAL;
+    uint64_t unit = *end == '\0' ? bare_unit_ns : 0;
+    for (size_t i = 0; unit == 0 && i < sizeof(units) / sizeof(units[0]); i++)
+        if (strcmp(end, units[i].suffix) == 0) unit = units[i].ns;
+    uint64_t ns;
+    if (unit == 0 || !scale_e9(v, unit, &ns)) return BREAKER_EINVAL;
+    *out_ns = ns;
+    return BREAKER_OK;
+}
+
+/* A configuration duration: a bare number is nanoseconds, at most MAX_NS. */
+static bool parse_duration(const char *s, uint64_t *out) {
+    uint64_t ns;
+    if (breaker_parse_duration(s, 1, &ns) != BREAKER_OK || ns > MAX_NS) return false;
+    *out = ns;
+    return true;
 }
 
 /* "0.5", "50%", "1": a non-negative number; percent divides by 100. */
@@ -279,12 +273,13 @@ int breaker_config_set(breaker_config *cfg, const char *key, const char *value, 
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
     const struct key *k = find_key(key);
     if (k == NULL)
-        return fail(BREAKER_NOT_FOUND, msg, msg_len,
-                    "unknown key '%.64s' (keys: trip, failure_threshold, window_size, window, "
-                    "window_buckets, min_calls, failure_rate, slow_call, slow_call_rate, open, "
-                    "open_backoff, open_max, open_jitter, half_open_max_probes, "
-                    "half_open_successes, probe_timeout, cancelled_as, seed)",
-                    key);
+        return breaker__fail(
+            BREAKER_NOT_FOUND, msg, msg_len,
+            "unknown key '%.64s' (keys: trip, failure_threshold, window_size, window, "
+            "window_buckets, min_calls, failure_rate, slow_call, slow_call_rate, open, "
+            "open_backoff, open_max, open_jitter, half_open_max_probes, "
+            "half_open_successes, probe_timeout, cancelled_as, seed)",
+            key);
 
     /* Surrounding blanks are noise from files and shells; inner ones are not. */
     while (isspace((unsigned char)*value))
@@ -294,16 +289,16 @@ int breaker_config_set(breaker_config *cfg, const char *key, const char *value, 
         n--;
     char text[MAX_TEXT + 1];
     if (n == 0 || n > MAX_TEXT)
-        return fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%.*s'", k->name, k->range,
-                    (int)(n > MAX_TEXT ? MAX_TEXT : n), value);
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%.*s'", k->name,
+                             k->range, (int)(n > MAX_TEXT ? MAX_TEXT : n), value);
     memcpy(text, value, n);
     text[n] = '\0';
 
     /* Parse into a copy so that `cfg` is unchanged on error. */
     breaker_config tmp = *cfg;
     if (!set_value(&tmp, k, text))
-        return fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%s'", k->name, k->range,
-                    text);
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%s'", k->name,
+                             k->range, text);
     *cfg = tmp;
     return BREAKER_OK;
 }

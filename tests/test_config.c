@@ -166,6 +166,43 @@ static void every_status_has_a_message_and_a_name(void **state) {
     assert_string_equal(breaker_version_string(), expect);
 }
 
+static void durations_parse_exactly_with_units(void **state) {
+    (void)state;
+    uint64_t ns = 7;
+    assert_int_equal(breaker_parse_duration("0.1s", 1, &ns), BREAKER_OK);
+    assert_int_equal(ns, 100 * MS);
+    assert_int_equal(breaker_parse_duration("250ms", 1, &ns), BREAKER_OK);
+    assert_int_equal(ns, 250 * MS);
+    assert_int_equal(breaker_parse_duration("1500us", 1, &ns), BREAKER_OK);
+    assert_int_equal(ns, 1500000);
+    assert_int_equal(breaker_parse_duration("2m", 1, &ns), BREAKER_OK);
+    assert_int_equal(ns, 120 * SEC);
+    assert_int_equal(breaker_parse_duration("1d", 1, &ns), BREAKER_OK);
+    assert_int_equal(ns, 86400 * SEC);
+    assert_int_equal(breaker_parse_duration("42", 1, &ns), BREAKER_OK);
+    assert_int_equal(ns, 42);
+    assert_int_equal(breaker_parse_duration("1.5", SEC, &ns), BREAKER_OK);
+    assert_int_equal(ns, 1500 * MS);
+    ns = 7;
+    const char *bad[] = {"",
+                         "s",
+                         "1.5ns",
+                         "10 s",
+                         "-1s",
+                         "1e3s",
+                         "5y",
+                         "1.0000000001s",
+                         "18446744073709551616ns",
+                         "600000d"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        print_message("'%s'\n", bad[i]);
+        assert_int_equal(breaker_parse_duration(bad[i], 1, &ns), BREAKER_EINVAL);
+    }
+    assert_int_equal(breaker_parse_duration("42", 0, &ns), BREAKER_EINVAL); /* unit required */
+    assert_int_equal(ns, 7);
+    assert_int_equal(breaker_parse_duration(NULL, 1, &ns), BREAKER_EINVAL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config_init_sets_the_documented_defaults),
@@ -173,6 +210,7 @@ int main(void) {
         cmocka_unit_test(bad_configuration_is_refused_naming_the_field),
         cmocka_unit_test(validation_messages_state_the_range),
         cmocka_unit_test(every_status_has_a_message_and_a_name),
+        cmocka_unit_test(durations_parse_exactly_with_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NS_PER_SEC UINT64_C(1000000000)
@@ -23,77 +24,25 @@ char *tool_trim(char *s) {
     return s;
 }
 
-/* Digits with an optional fraction of up to nine digits, times 1e9.
- * @return past the number, or NULL. */
-static const char *decimal_e9(const char *s, uint64_t *out) {
-    uint64_t whole = 0, frac = 0;
-    unsigned digits = 0, frac_digits = 0;
-    for (; isdigit((unsigned char)*s); s++, digits++) {
-        if (whole > (UINT64_MAX - 9) / 10) return NULL;
-        whole = whole * 10 + (uint64_t)(*s - '0');
-    }
-    if (*s == '.') {
-        for (s++; isdigit((unsigned char)*s); s++, digits++) {
-            if (frac_digits == 9) {
-                if (*s != '0') return NULL;
-                continue;
-            }
-            frac = frac * 10 + (uint64_t)(*s - '0');
-            frac_digits++;
-        }
-    }
-    if (digits == 0) return NULL;
-    for (; frac_digits < 9; frac_digits++)
-        frac *= 10;
-    if (whole > (UINT64_MAX - frac) / NS_PER_SEC) return NULL;
-    *out = whole * NS_PER_SEC + frac;
-    return s;
-}
-
 bool tool_parse_duration(const char *text, uint64_t bare_unit_ns, uint64_t *out) {
-    static const struct {
-        const char *suffix;
-        uint64_t ns;
-    } units[] = {{"ns", 1},
-                 {"us", 1000},
-                 {"ms", 1000000},
-                 {"s", NS_PER_SEC},
-                 {"m", 60 * NS_PER_SEC},
-                 {"h", 3600 * NS_PER_SEC},
-                 {"d", 86400 * NS_PER_SEC}};
-    uint64_t v;
-    const char *end = decimal_e9(text, &v);
-    if (end == NULL) return false;
-    uint64_t unit = 0;
-    if (*end == '\0') {
-        unit = bare_unit_ns;
-    } else {
-        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-            if (strcmp(end, units[i].suffix) == 0) unit = units[i].ns;
-    }
-    if (unit == 0) return false;
-    /* v * unit / 1e9 without overflow: every unit is below a second or a
-     * whole number of seconds. */
-    uint64_t whole = v / NS_PER_SEC, frac = v % NS_PER_SEC;
-    uint64_t frac_part;
-    if (unit >= NS_PER_SEC) {
-        frac_part = frac * (unit / NS_PER_SEC);
-    } else {
-        if ((frac * unit) % NS_PER_SEC != 0) return false; /* finer than 1 ns */
-        frac_part = frac * unit / NS_PER_SEC;
-    }
-    if (whole != 0 && unit > UINT64_MAX / whole) return false;
-    uint64_t a = whole * unit;
-    if (a > UINT64_MAX - frac_part) return false;
-    *out = a + frac_part;
-    return true;
+    return breaker_parse_duration(text, bare_unit_ns, out) == BREAKER_OK;
 }
 
 bool tool_parse_number(const char *text, bool percent_ok, double *out) {
-    uint64_t v;
-    const char *end = decimal_e9(text, &v);
-    if (end == NULL) return false;
-    double d = (double)(v / NS_PER_SEC) + (double)(v % NS_PER_SEC) / 1e9;
+    /* Plain decimals only ("12", "0.5", ".5"): strtod alone would also take
+     * signs, hex, "inf", "nan" and exponents, which no scenario value means. */
+    static const char digits[] = "0123456789";
+    const char *p = text;
+    size_t whole = strspn(p, digits), frac = 0;
+    p += whole;
+    if (*p == '.') {
+        frac = strspn(p + 1, digits);
+        p += 1 + frac;
+    }
+    if (whole + frac == 0) return false;
+    char *end;
+    double d = strtod(text, &end);
+    if (end != p) return false;
     if (percent_ok && *end == '%') {
         d /= 100.0;
         end++;
