@@ -94,6 +94,8 @@ int tool_timeline_state(struct tool_timeline *tl, uint64_t t_ns, enum breaker_st
         tl->states = s;
         tl->state_cap = cap;
     }
+    /* Whole entries, padding zeroed: runs are compared byte for byte. */
+    memset(&tl->states[tl->state_count], 0, sizeof(tl->states[0]));
     tl->states[tl->state_count].t_ns = t_ns;
     tl->states[tl->state_count].state = state;
     tl->state_count++;
