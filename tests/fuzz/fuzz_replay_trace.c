@@ -1,0 +1,158 @@
+/*
+ * fuzz_replay_trace.c - the CSV trace reader of `breaker replay`
+ * (tools/replay.c), and the replay itself, on arbitrary text.
+ *
+ * Input: a trace as the command reads it. If the first line starts with
+ * "#!", the rest of that line is a breaker spec as `breaker replay -b`
+ * takes it ("trip=consecutive,failure_threshold=3"), applied through
+ * tool_breakers_add_spec(); the line is a comment to the trace reader.
+ *
+ * What must hold: reading never fails on text in memory (only an I/O error
+ * or out of memory may), every call kept is well formed (start + duration
+ * does not wrap, a valid outcome, a line number within the input) and the
+ * calls come sorted; the replay of a trace of modest size (replay_is_cheap())
+ * succeeds whenever the configuration validates, counts every call once
+ * (admitted + refused), settles every admitted call, and reports its
+ * transitions in time order.
+ */
+#define _GNU_SOURCE
+#include "fuzz_util.h"
+
+#include "tool.h"
+
+#include <string.h>
+
+#define MAX_REPLAY_CALLS 4096
+
+static size_t count_lines(const uint8_t *data, size_t size) {
+    size_t n = size != 0;
+    for (size_t i = 0; i + 1 < size; i++)
+        n += data[i] == '\n';
+    return n;
+}
+
+static void check_trace(const struct tool_trace *tr, size_t lines) {
+    FUZZ_CHECK(tr->count + tr->bad_lines <= lines, "%zu calls + %zu bad lines > %zu lines",
+               tr->count, tr->bad_lines, lines);
+    for (size_t i = 0; i < tr->count; i++) {
+        const struct tool_call *c = &tr->calls[i];
+        FUZZ_CHECK(c->duration_ns <= UINT64_MAX - c->start_ns, "line %u: start + duration wraps",
+                   c->line);
+        FUZZ_CHECK((unsigned)c->outcome <= BREAKER_CANCELLED, "line %u: outcome %d", c->line,
+                   (int)c->outcome);
+        FUZZ_CHECK(c->line >= 1 && c->line <= lines, "line number %u of %zu", c->line, lines);
+        if (i > 0) {
+            const struct tool_call *p = &tr->calls[i - 1];
+            FUZZ_CHECK(p->start_ns < c->start_ns ||
+                           (p->start_ns == c->start_ns && p->line < c->line),
+                       "calls out of order at lines %u, %u", p->line, c->line);
+        }
+    }
+    FUZZ_CHECK(tr->origin_ns == (tr->count ? tr->calls[0].start_ns : 0), "origin");
+}
+
+/* A replay costs a timeline of up to 100000 bins (27 MB): over a long span
+ * it is slow, so only short traces, or long ones of a few calls, replay. */
+static bool replay_is_cheap(const struct tool_trace *tr) {
+    if (tr->count > MAX_REPLAY_CALLS) return false;
+    if (tr->count <= 8) return true;
+    uint64_t end = tr->origin_ns;
+    for (size_t i = 0; i < tr->count; i++)
+        if (tr->calls[i].start_ns + tr->calls[i].duration_ns > end)
+            end = tr->calls[i].start_ns + tr->calls[i].duration_ns;
+    return end - tr->origin_ns <= 7 * 24 * 3600 * TOOL_SEC;
+}
+
+static void check_replay(const struct tool_trace *tr, const struct tool_breaker *cfg) {
+    struct tool_replay_result r;
+    char msg[TOOL_MSG_MAX];
+    breaker_config c = cfg->cfg;
+    c.clock = NULL;
+    c.clock_ctx = NULL;
+    bool valid = breaker_config_validate(&c, NULL, 0) == BREAKER_OK;
+    int rc = tool_replay(tr, cfg, &r, msg, sizeof(msg));
+    if (!valid) {
+        FUZZ_CHECK(rc != 0, "replay accepted an invalid configuration");
+        return;
+    }
+    if (rc != 0 && strstr(msg, "out of memory") != NULL) return;
+    FUZZ_CHECK(rc == 0, "replay failed: %s", msg);
+    const breaker_stats *s = &r.stats;
+    FUZZ_CHECK(r.calls == tr->count, "replayed %llu of %zu calls", (unsigned long long)r.calls,
+               tr->count);
+    FUZZ_CHECK(s->admitted + r.refused == r.calls, "admitted %llu + refused %llu != %llu calls",
+               (unsigned long long)s->admitted, (unsigned long long)r.refused,
+               (unsigned long long)r.calls);
+    FUZZ_CHECK(s->admitted == s->successes + s->failures + s->ignored + s->stale,
+               "every call settled, yet admitted %llu != %llu + %llu + %llu + %llu",
+               (unsigned long long)s->admitted, (unsigned long long)s->successes,
+               (unsigned long long)s->failures, (unsigned long long)s->ignored,
+               (unsigned long long)s->stale);
+    FUZZ_CHECK(s->generation == 1 + s->transitions && s->transitions == r.timeline.event_count,
+               "generation %llu, transitions %llu, events %zu", (unsigned long long)s->generation,
+               (unsigned long long)s->transitions, r.timeline.event_count);
+    for (size_t i = 1; i < r.timeline.event_count; i++)
+        FUZZ_CHECK(r.timeline.events[i].time_ns >= r.timeline.events[i - 1].time_ns,
+                   "event %zu at %llu before event %zu at %llu", i,
+                   (unsigned long long)r.timeline.events[i].time_ns, i - 1,
+                   (unsigned long long)r.timeline.events[i - 1].time_ns);
+    tool_replay_result_free(&r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    struct tool_breakers list = {0};
+    struct tool_breaker *cfg = NULL;
+    char msg[TOOL_MSG_MAX];
+    if (size > 2 && data[0] == '#' && data[1] == '!') {
+        const uint8_t *nl = memchr(data, '\n', size);
+        size_t len = (nl != NULL ? (size_t)(nl - data) : size) - 2;
+        char *spec = malloc(len + 1);
+        if (spec == NULL) return 0;
+        memcpy(spec, data + 2, len);
+        spec[len] = '\0';
+        if (memchr(spec, '\0', len) == NULL &&
+            tool_breakers_add_spec(&list, spec, "fuzz", msg, sizeof(msg)) == 0 && list.count > 0)
+            cfg = &list.items[list.count - 1];
+        free(spec);
+    }
+    if (cfg == NULL) {
+        tool_breakers_free(&list);
+        cfg = tool_breakers_get(&list, "fuzz");
+        if (cfg == NULL) return 0;
+    }
+
+    struct tool_trace tr;
+    memset(&tr, 0, sizeof(tr));
+    if (size > 0) {
+        /* fmemopen reads from the buffer: give it a copy it may not write. */
+        char *copy = malloc(size);
+        if (copy == NULL) goto out;
+        memcpy(copy, data, size);
+        FILE *in = fmemopen(copy, size, "r");
+        char *errors = NULL;
+        size_t errors_len = 0;
+        FILE *err = open_memstream(&errors, &errors_len);
+        if (in == NULL || err == NULL) {
+            if (in != NULL) fclose(in);
+            if (err != NULL) fclose(err);
+            free(errors);
+            free(copy);
+            goto out;
+        }
+        int rc = tool_trace_read(in, "fuzz", err, &tr, msg, sizeof(msg));
+        fclose(in);
+        fclose(err);
+        free(errors);
+        free(copy);
+        if (rc != 0) {
+            FUZZ_CHECK(strstr(msg, "out of memory") != NULL, "reading from memory failed: %s", msg);
+            goto out;
+        }
+    }
+    check_trace(&tr, count_lines(data, size));
+    if (replay_is_cheap(&tr)) check_replay(&tr, cfg);
+    tool_trace_free(&tr);
+out:
+    tool_breakers_free(&list);
+    return 0;
+}
