@@ -164,6 +164,13 @@ def reproducers():
     p += call(0, FAILURE) + bytes([ADVANCE_MS, 100, ACQUIRE, 1, COPY, 1, 2, COMPLETE, 1, SUCCESS,
                                    COMPLETE, 2, CANCELLED])
     yield "fuzz_api_sequence", "cancelled_counted_for_duplicate_probe_copy", p
+    # A duration with a tenth significant fraction digit that is still whole
+    # nanoseconds (0.0000000001d = 8640 ns): the manual accepts it, the
+    # parser refuses it.
+    yield "fuzz_config_set", "tenth_fraction_digit_whole_ns", "open=0.0000000001d\n"
+    # 30 s written in nanoseconds, the natural form for an *_ns key: refused,
+    # because the parser keeps the number times 1e9 in 64 bits.
+    yield "fuzz_config_set", "open_ns_30s_in_nanoseconds", "open_ns=30000000000\n"
     # A trace ending one nanosecond before 2^64 ns: the timeline's bin count
     # wraps to 0 and tool_timeline_bin() indexes bins[-1].
     yield "fuzz_replay_trace", "span_near_uint64_max.csv", "0,0,ok\n18446744073.709551614,0,ok\n"
