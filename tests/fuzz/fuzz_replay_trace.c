@@ -51,11 +51,20 @@ static void check_trace(const struct tool_trace *tr, size_t lines) {
     FUZZ_CHECK(tr->origin_ns == (tr->count ? tr->calls[0].start_ns : 0), "origin");
 }
 
-/* A replay costs a timeline of up to 100000 bins (27 MB): over a long span
- * it is slow, so only short traces, or long ones of a few calls, replay. */
+/* A replay costs a timeline of up to 100000 bins (27 MB, zeroed): over a
+ * long span that dominates the run (200 runs/s instead of thousands), so
+ * only traces within a week replay, and longer ones of two calls at most
+ * (enough to reach the edges of the time range). */
 static bool replay_is_cheap(const struct tool_trace *tr) {
     if (tr->count > MAX_REPLAY_CALLS) return false;
-    if (tr->count <= 8) return true;
+#ifdef BREAKER_FUZZ_TOLERATE_KNOWN_BUGS
+    /* Known (docs/fuzzing.md): a call ending within an hour of 2^64 ns
+     * wraps the replay's end time or its timeline's bin count. */
+    for (size_t i = 0; i < tr->count; i++)
+        if (tr->calls[i].start_ns + tr->calls[i].duration_ns > UINT64_MAX - 3600 * TOOL_SEC)
+            return false;
+#endif
+    if (tr->count <= 2) return true;
     uint64_t end = tr->origin_ns;
     for (size_t i = 0; i < tr->count; i++)
         if (tr->calls[i].start_ns + tr->calls[i].duration_ns > end)

@@ -125,6 +125,9 @@ CONFIG_SEEDS = {
                    "failure_rate=50%\n",
     "slow_calls": "slow_call_rate=80%\nslow_call=800ms\ntrip=count_window\nwindow_size=50\n"
                   "min_calls=10\nopen_jitter=0.2\n",
+    "durations": "open=1.5s\nslow_call=0.000001s\nwindow_ns=1000000\nprobe_timeout= 1500us\n"
+                 "open_max=2.5m\nopen_ns=18446744073\nwindow=1d\nopen=365d\nopen=365.0000001d\n"
+                 "slow_call=1.0000000005s\nslow_call=0.5ns\nopen=.5ms\nopen=5.\n",
     "two_field_errors": "window_ns=1ms\nwindow_buckets=2\nopen=10m\nopen_max=1m\n"
                         "slow_call_rate=0.5\ntrip=consecutive\n",
     "bad_values_small_buffers": "bogus=1\nfailure_rate=2\nopen_backoff=1.5x\n@msglen=5\n"
