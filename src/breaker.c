@@ -43,7 +43,8 @@ enum {
 #define PERMIT_GEN_MASK (~((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1))
 #define PERMIT_TAG_MASK (((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1) & ~UINT64_C(0xff))
 
-struct permit_view {
+/* may_alias: this view is laid over the caller's breaker_permit storage. */
+struct __attribute__((may_alias)) permit_view {
     breaker__atomic64 head;
     uint64_t admitted_at; /* written only when slow calls are timed, or a probe */
     uint64_t slot_value;  /* probes: the slot word they claimed */
@@ -111,6 +112,28 @@ static uint64_t tagged(uint64_t gen, uint64_t us) {
     return (breaker__tag_of_gen(gen) << BREAKER__TAG_SHIFT) | us;
 }
 
+/* Slot words. A claim (a probe's tag and deadline) is written with release
+ * by a thread that loaded ctl with acquire and saw the claim's generation;
+ * scanners read slots with acquire and then re-check ctl. So a scanner that
+ * reads a claim of a newer generation also sees that generation in ctl, and
+ * stops: no thread ever overwrites a newer generation's claim, whatever its
+ * delay, and no reasoning about the order of 16-bit tags is needed (a slot
+ * word may sit untouched for any number of generations). */
+static uint64_t slot_load(const breaker__atomic64 *slot) {
+    return atomic_load_explicit(slot, memory_order_acquire);
+}
+
+static bool slot_cas(breaker__atomic64 *slot, uint64_t *expected, uint64_t desired) {
+    return atomic_compare_exchange_strong_explicit(slot, expected, desired, memory_order_release,
+                                                   memory_order_acquire);
+}
+
+/* Whether ctl still says `state` of generation `gen` (after slot reads). */
+static bool still_in(const struct breaker__shared *s, unsigned state, uint64_t gen) {
+    uint64_t c = breaker__load_acquire(&s->ctl);
+    return breaker__ctl_gen(c) == gen && breaker__ctl_state(c) == state;
+}
+
 /* Publish phase_time for generation `gen`, "newer generation wins" (and for
  * the same generation, the later time): a thread that computed the value long
  * ago and was preempted cannot overwrite a newer generation's. Relaxed: the
@@ -134,7 +157,7 @@ static uint64_t phase_time_ns(const struct breaker__shared *s, uint64_t gen) {
 }
 
 static uint64_t probe_deadline_us(const struct breaker__shared *s, uint64_t now) {
-    return breaker__us_since_epoch_ceil(s, now + s->lim.probe_timeout_ns);
+    return breaker__deadline_us(s, now, s->lim.probe_timeout_ns);
 }
 
 static void emit(breaker *b, const breaker_event *ev) {
@@ -150,11 +173,14 @@ struct transition {
     unsigned k;
     uint64_t now;
     breaker_evidence evidence;
+    uint64_t slot0_claim; /* out, entering HALF_OPEN: the first probe's slot word */
 };
 
 /* Account the time spent in the state that just ended. Exact when
- * transitions do not race; when two follow each other within a few
- * nanoseconds on different threads, one interval may go uncounted. */
+ * transitions do not race (one thread, or transitions apart in time); when
+ * two follow each other within a few nanoseconds on different threads, an
+ * interval may be counted twice or misattributed (since_gen and since_ns are
+ * two words). Statistics only: no decision reads these. */
 static void account_state_time(struct breaker__shared *s, uint64_t old_gen, uint64_t new_gen,
                                enum breaker_state from, uint64_t now) {
     uint64_t g = breaker__read(&s->since_gen);
@@ -175,7 +201,7 @@ static bool transition(breaker *b, struct transition *t) {
 
     if (t->to == BREAKER_OPEN) {
         wait = open_wait_ns(&s->lim, t->k, new_gen);
-        publish_phase_time(s, new_gen, breaker__us_since_epoch_ceil(s, t->now + wait));
+        publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, wait));
     } else if (t->to == BREAKER_HALF_OPEN) {
         publish_phase_time(s, new_gen, probe_deadline_us(s, t->now));
     } else if (t->to == BREAKER_CLOSED || t->to == BREAKER_FORCED_CLOSED) {
@@ -186,15 +212,30 @@ static bool transition(breaker *b, struct transition *t) {
     uint64_t desired = breaker__ctl_pack(new_gen, t->to, t->k, 0);
     if (!breaker__cas_acq_rel(&s->ctl, &t->expected, desired)) return false;
 
-    if (t->to == BREAKER_HALF_OPEN) {
-        /* Mark slots 1.. free for this generation, so no leftover word of an
-         * earlier one can ever look live when the 16-bit tag wraps. Slot 0 is
-         * the transition's own probe. CAS: a probe may claim a slot meanwhile. */
-        breaker__atomic64 *slots = breaker__slots(s);
-        for (uint32_t i = 1; i < s->lim.half_open_max_probes; i++) {
-            uint64_t v = breaker__read(&slots[i]);
-            if (breaker__tw_tag(v) != breaker__tag_of_gen(new_gen))
-                breaker__cas_relaxed(&slots[i], &v, tagged(new_gen, 0));
+    breaker__atomic64 *slots = breaker__slots(s);
+    if (t->to == BREAKER_OPEN) {
+        /* No probe exists in OPEN: mark every slot free for this generation,
+         * so that when HALF_OPEN starts every word is one generation behind
+         * it, however long a word sat untouched (65536 resets would wrap the
+         * 16-bit tag onto it). Stops as soon as ctl leaves this OPEN (see
+         * slot_load), so a delayed marker never touches a later claim. */
+        uint64_t mark = tagged(new_gen, 0);
+        for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
+            uint64_t v = slot_load(&slots[i]);
+            while (v != mark && still_in(s, BREAKER_OPEN, new_gen) &&
+                   !slot_cas(&slots[i], &v, mark)) {
+            }
+        }
+    } else if (t->to == BREAKER_HALF_OPEN) {
+        /* The winner is the first probe and owns slot 0 implicitly from the
+         * CAS (its deadline is in phase_time). Before anything else, the event
+         * included, make the claim explicit so it is released like any other;
+         * unless this half-open is already over, and the probe with it. */
+        t->slot0_claim = tagged(new_gen, probe_deadline_us(s, t->now));
+        uint64_t v = slot_load(&slots[0]);
+        while (breaker__tw_tag(v) != breaker__tag_of_gen(new_gen) &&
+               still_in(s, BREAKER_HALF_OPEN, new_gen) &&
+               !slot_cas(&slots[0], &v, t->slot0_claim)) {
         }
     }
     breaker__count(&s->transitions);
@@ -248,20 +289,21 @@ static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t n
     r->free_value = r->expired_value = 0;
     r->next_deadline = UINT64_MAX;
     for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
-        uint64_t v = breaker__read(&slots[i]);
+        uint64_t v = slot_load(&slots[i]);
         uint64_t deadline;
+        bool free_now;
         if (breaker__tw_tag(v) == tag) {
-            if (breaker__tw_us(v) == 0) {
-                if (r->free_slot < 0) {
-                    r->free_slot = (int)i;
-                    r->free_value = v;
-                }
-                continue;
-            }
+            free_now = breaker__tw_us(v) == 0;
             deadline = breaker__ns_of_us(s, breaker__tw_us(v));
-        } else if (i == 0) {
-            deadline = phase_time_ns(s, gen);
         } else {
+            /* A word of another generation: free, except in slot 0, where it
+             * means the transition's own probe between its CAS and its
+             * explicit claim. (If ctl has moved on, this whole view is stale:
+             * callers re-check before acting on it.) */
+            free_now = i != 0;
+            deadline = phase_time_ns(s, gen);
+        }
+        if (free_now) {
             if (r->free_slot < 0) {
                 r->free_slot = (int)i;
                 r->free_value = v;
@@ -276,33 +318,34 @@ static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t n
     }
 }
 
-/* A probe is past its deadline: it counts as a failed probe. @return true if
- * this call made (or saw) the state move on. */
-static bool fail_expired_probe(breaker *b, uint64_t ctl, const struct slot_scan *scan,
-                               uint64_t now) {
+/* Apply a due probe timeout: a probe past its deadline is a failed probe
+ * (PROBE_TIMEOUT). The CAS may lose to another probe's success, which
+ * changes ctl without ending the half-open, so it retries while the
+ * generation lasts. The hung probe's slot keeps its word; the next OPEN
+ * re-stamps it. @return true if the state moved on (by this call or another);
+ * false with `*scan` describing the slots of `*ctl` (possibly reloaded). */
+static bool half_open_check_timeouts(breaker *b, uint64_t *ctl, uint64_t now,
+                                     struct slot_scan *scan) {
     struct breaker__shared *s = b->shared;
-    struct transition t = {.expected = ctl,
-                           .to = BREAKER_OPEN,
-                           .reason = BREAKER_REASON_PROBE_TIMEOUT,
-                           .k = next_k(ctl),
-                           .now = now};
-    half_open_evidence(ctl, breaker__ctl_succ(ctl), &t.evidence);
-    if (transition(b, &t)) {
-        breaker__count(&s->probes_timed_out);
-        breaker__count(&s->probes_failed);
+    uint64_t gen = breaker__ctl_gen(*ctl);
+    for (;;) {
+        scan_slots(s, *ctl, now, scan);
+        if (scan->expired_slot < 0) return false;
+        struct transition t = {.expected = *ctl,
+                               .to = BREAKER_OPEN,
+                               .reason = BREAKER_REASON_PROBE_TIMEOUT,
+                               .k = next_k(*ctl),
+                               .now = now};
+        half_open_evidence(*ctl, breaker__ctl_succ(*ctl), &t.evidence);
+        if (transition(b, &t)) {
+            breaker__count(&s->probes_timed_out);
+            breaker__count(&s->probes_failed);
+            return true;
+        }
+        *ctl = breaker__load_acquire(&s->ctl);
+        if (breaker__ctl_gen(*ctl) != gen || breaker__ctl_state(*ctl) != BREAKER_HALF_OPEN)
+            return true;
     }
-    /* The hung probe's slot keeps its word: it belongs to a generation that
-     * is over, so the next half-open treats it as free. */
-    (void)scan;
-    return true;
-}
-
-/* Apply a due probe timeout, if any. @return true if the state moved on. */
-static bool half_open_check_timeouts(breaker *b, uint64_t ctl, uint64_t now) {
-    struct slot_scan scan;
-    scan_slots(b->shared, ctl, now, &scan);
-    if (scan.expired_slot < 0) return false;
-    return fail_expired_probe(b, ctl, &scan, now);
 }
 
 enum { ACQUIRE_RETRY = -1 };
@@ -311,11 +354,7 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     struct breaker__shared *s = b->shared;
     uint64_t now = b->now_precise(b);
     struct slot_scan scan;
-    scan_slots(s, ctl, now, &scan);
-    if (scan.expired_slot >= 0) {
-        fail_expired_probe(b, ctl, &scan, now);
-        return ACQUIRE_RETRY;
-    }
+    if (half_open_check_timeouts(b, &ctl, now, &scan)) return ACQUIRE_RETRY;
     if (scan.free_slot < 0) {
         struct breaker__lane lane = breaker__my_lane(s);
         breaker__lane_count(lane, &lane.stripe->rejected_half_open);
@@ -326,13 +365,15 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     uint64_t claim = tagged(gen, probe_deadline_us(s, now));
     breaker__atomic64 *slot = &breaker__slots(s)[scan.free_slot];
     uint64_t expect = scan.free_value;
-    /* Relaxed: the slot word is its own content; the claim is what bounds
-     * the probes, and the ctl re-check below decides the generation. */
-    if (!breaker__cas_relaxed(slot, &expect, claim)) return ACQUIRE_RETRY;
+    /* The slot was read (acquire) before this re-check: if it held a newer
+     * generation's claim, ctl shows that generation now (see slot_load). */
+    if (!still_in(s, BREAKER_HALF_OPEN, gen)) return ACQUIRE_RETRY;
+    /* The claim CAS is what bounds the probes: one word per probe. */
+    if (!slot_cas(slot, &expect, claim)) return ACQUIRE_RETRY;
     uint64_t again = breaker__load_acquire(&s->ctl);
     if (breaker__ctl_gen(again) != gen || breaker__ctl_state(again) != BREAKER_HALF_OPEN) {
         /* The state moved on while we claimed: hand the slot back. */
-        breaker__cas_relaxed(slot, &claim, tagged(gen, 0));
+        slot_cas(slot, &claim, tagged(gen, 0));
         return ACQUIRE_RETRY;
     }
     struct breaker__lane lane = breaker__my_lane(s);
@@ -354,21 +395,11 @@ static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
                            .now = now};
     half_open_evidence(ctl, 0, &t.evidence);
     if (!transition(b, &t)) return ACQUIRE_RETRY;
-    /* Turn the implicit claim on slot 0 into an explicit one, so this probe
-     * is released like any other. Until then others read slot 0 as taken
-     * with the deadline in phase_time. Only this thread writes a word of the
-     * new generation into slot 0 while its tag is older. */
     uint64_t gen = breaker__ctl_gen(ctl) + 1;
-    uint64_t claim = tagged(gen, probe_deadline_us(s, now));
-    breaker__atomic64 *slot0 = &breaker__slots(s)[0];
-    uint64_t v = breaker__read(slot0);
-    while (breaker__tw_tag(v) != breaker__tag_of_gen(gen) &&
-           !breaker__cas_relaxed(slot0, &v, claim)) {
-    }
     struct breaker__lane lane = breaker__my_lane(s);
     breaker__count(&s->probes_admitted);
     breaker__lane_count(lane, &lane.stripe->admitted);
-    permit_fill_probe(b, permit, gen, now, 0, claim);
+    permit_fill_probe(b, permit, gen, now, 0, t.slot0_claim);
     return BREAKER_OK;
 }
 
@@ -465,7 +496,7 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
 }
 
 static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
-                          enum breaker_outcome outcome, bool slow) {
+                          enum breaker_outcome outcome, bool cancelled, bool slow) {
     struct breaker__shared *s = b->shared;
     struct breaker__lane lane = breaker__my_lane(s);
     uint64_t gen = breaker__ctl_gen(head);
@@ -474,15 +505,16 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
     /* A probe completing after its deadline has already failed: apply the
      * timeout first, which makes this completion stale. */
     uint64_t ctl = breaker__load_acquire(&s->ctl);
+    struct slot_scan scan;
     if (breaker__ctl_gen(ctl) == gen && breaker__ctl_state(ctl) == BREAKER_HALF_OPEN)
-        half_open_check_timeouts(b, ctl, now);
+        half_open_check_timeouts(b, &ctl, now, &scan);
 
     /* Free the slot first, then settle the state: a timeout scan running in
      * between no longer sees this probe, and one that ran before has moved
      * the generation, which makes this completion stale below. */
     breaker__atomic64 *slot = &breaker__slots(s)[pv->slot_index];
     uint64_t expect = pv->slot_value;
-    if (!breaker__cas_relaxed(slot, &expect, tagged(gen, 0))) {
+    if (!slot_cas(slot, &expect, tagged(gen, 0))) {
         /* Our claim is gone while our generation lasts: a copy of this
          * permit was completed first. */
         ctl = breaker__load_acquire(&s->ctl);
@@ -491,6 +523,9 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
             return BREAKER_ALREADY_SETTLED;
         }
     }
+    /* Counted here, once the completion is known not to be a duplicate;
+     * a stale cancellation still counts (breaker.h). */
+    if (cancelled) breaker__lane_count(lane, &lane.stripe->cancelled);
 
     bool fails = outcome == BREAKER_FAILURE || (slow && s->lim.slow_call_rate > 0.0);
     for (;;) {
@@ -582,18 +617,20 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
         breaker__count(&s->duplicates);
         return BREAKER_ALREADY_SETTLED;
     }
-    if (outcome == BREAKER_CANCELLED) {
-        struct breaker__lane lane = breaker__my_lane(s);
-        breaker__lane_count(lane, &lane.stripe->cancelled);
-        outcome = (enum breaker_outcome)s->lim.cancelled_as;
-    }
+    /* A corrupted permit must not make the library write out of bounds. */
+    if ((head & PERMIT_PROBE) && pv->slot_index >= s->lim.half_open_max_probes)
+        return BREAKER_EINVAL;
+    bool cancelled = outcome == BREAKER_CANCELLED;
+    if (cancelled) outcome = (enum breaker_outcome)s->lim.cancelled_as;
     uint64_t now = 0;
     bool slow = false;
     if (s->lim.slow_call_ns != 0 && outcome != BREAKER_IGNORED) {
         now = b->now_precise(b);
         slow = now - pv->admitted_at > s->lim.slow_call_ns;
     }
-    if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, slow);
+    if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, cancelled, slow);
+    struct breaker__lane lane = breaker__my_lane(s);
+    if (cancelled) breaker__lane_count(lane, &lane.stripe->cancelled);
     return complete_closed(b, head, outcome, now, slow);
 }
 
@@ -672,8 +709,9 @@ int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome ou
 enum breaker_state breaker_get_state(breaker *b) {
     struct breaker__shared *s = b->shared;
     uint64_t ctl = breaker__load_acquire(&s->ctl);
+    struct slot_scan scan;
     if (breaker__ctl_state(ctl) == BREAKER_HALF_OPEN &&
-        half_open_check_timeouts(b, ctl, b->now_precise(b)))
+        half_open_check_timeouts(b, &ctl, b->now_precise(b), &scan))
         ctl = breaker__load_acquire(&s->ctl);
     return (enum breaker_state)breaker__ctl_state(ctl);
 }
@@ -695,11 +733,7 @@ uint64_t breaker_retry_after_ns(breaker *b) {
         }
         case BREAKER_HALF_OPEN: {
             struct slot_scan scan;
-            scan_slots(s, ctl, now, &scan);
-            if (scan.expired_slot >= 0) {
-                fail_expired_probe(b, ctl, &scan, now);
-                continue;
-            }
+            if (half_open_check_timeouts(b, &ctl, now, &scan)) continue;
             if (scan.free_slot >= 0) return 0;
             return scan.next_deadline > now ? scan.next_deadline - now : 0;
         }

@@ -127,6 +127,11 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
     if (c.min_calls > 1000000u)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "min_calls: must be between 1 and 1000000 (got %u)", c.min_calls);
+    if (c.trip == BREAKER_TRIP_COUNT_WINDOW && c.min_calls > c.window_size)
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "min_calls: must be <= window_size (%u) with count_window, or the "
+                             "window could never trip (got %u)",
+                             c.window_size, c.min_calls);
     if (!rate_ok(c.failure_rate))
         return breaker__fail(BREAKER_EINVAL, msg, len, "failure_rate: must be in (0, 1] (got %g)",
                              c.failure_rate);

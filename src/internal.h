@@ -253,8 +253,9 @@ extern _Thread_local uintptr_t breaker__tls_owned_offset __attribute__((tls_mode
 static inline bool breaker__owned_stripe(struct breaker__stripe *stripes,
                                          struct breaker__stripe **out) {
     uintptr_t o = breaker__tls_owned_offset;
+    if (__builtin_expect(o == 0, 0)) return false;
     *out = (struct breaker__stripe *)(void *)((char *)stripes + o - 1);
-    return o != 0;
+    return true;
 }
 
 /* Count one on a stripe the thread owns: the only writer, so a relaxed load
@@ -298,11 +299,18 @@ static inline void breaker__lane_count(struct breaker__lane lane, breaker__atomi
 
 /* ---- Time ---------------------------------------------------------------- */
 void breaker__clock_setup(struct breaker *b);
-static inline uint64_t breaker__us_since_epoch_ceil(const struct breaker__shared *s, uint64_t t) {
-    uint64_t rel = t > s->epoch_ns ? t - s->epoch_ns : 0;
+/* now + add as a tagged time: microseconds since the epoch, rounded up,
+ * saturating (never wrapping) at 2^48 - 1 us, 8.9 years after creation: the
+ * documented lifetime over which waits and probe deadlines stay exact. */
+static inline uint64_t breaker__deadline_us(const struct breaker__shared *s, uint64_t now,
+                                            uint64_t add) {
+    uint64_t rel = now > s->epoch_ns ? now - s->epoch_ns : 0;
+    if (rel > UINT64_MAX - add) return BREAKER__TIME_MASK;
+    rel += add;
     uint64_t us = rel / 1000u + (rel % 1000u != 0);
     return us > BREAKER__TIME_MASK ? BREAKER__TIME_MASK : us;
 }
+
 static inline uint64_t breaker__ns_of_us(const struct breaker__shared *s, uint64_t us) {
     return s->epoch_ns + us * 1000u;
 }

@@ -59,16 +59,20 @@ static uint64_t ring_take_index(struct breaker__shared *s) {
     return i;
 }
 
+/* The change to the packed aggregate when a ring slot goes from `old` to `v`. */
+static uint64_t ring_delta(uint8_t old, uint8_t v) {
+    int64_t dc = (int64_t)((v & RING_RECORDED) != 0) - (int64_t)((old & RING_RECORDED) != 0);
+    int64_t df = (int64_t)((v & RING_FAILURE) != 0) - (int64_t)((old & RING_FAILURE) != 0);
+    int64_t ds = (int64_t)((v & RING_SLOW) != 0) - (int64_t)((old & RING_SLOW) != 0);
+    return (uint64_t)dc + ((uint64_t)df << FIELD_BITS) + ((uint64_t)ds << (2 * FIELD_BITS));
+}
+
 static void count_record(struct breaker__shared *s, bool failure, bool slow,
                          struct breaker__window_view *view) {
     uint8_t v = (uint8_t)(RING_RECORDED | (failure ? RING_FAILURE : 0) | (slow ? RING_SLOW : 0));
     uint8_t old =
         atomic_exchange_explicit(&breaker__ring(s)[ring_take_index(s)], v, memory_order_relaxed);
-    int64_t dc = (old & RING_RECORDED) ? 0 : 1;
-    int64_t df = (int64_t)failure - (int64_t)((old & RING_FAILURE) != 0);
-    int64_t ds = (int64_t)slow - (int64_t)((old & RING_SLOW) != 0);
-    uint64_t delta =
-        (uint64_t)dc + ((uint64_t)df << FIELD_BITS) + ((uint64_t)ds << (2 * FIELD_BITS));
+    uint64_t delta = ring_delta(old, v);
     uint64_t w = atomic_fetch_add_explicit(&s->ring_agg, delta, memory_order_relaxed) + delta;
     agg_decode(w, view);
 }
@@ -93,23 +97,35 @@ struct breaker__bucket *breaker__bucket_locate(const struct breaker__shared *s,
                                                uint64_t *epoch) {
     uint64_t e = bucket_epoch(s, now);
     unsigned slot = (unsigned)(e % s->lim.window_buckets);
-    /* Relaxed stores, start last: the hint is checked before use, and only
-     * the owner of a stripe reads it back on the short path (shared stripes
-     * always come here). */
-    breaker__write(&lane.stripe->hint_offset,
-                   lane.index * s->bucket_stride + slot * sizeof(struct breaker__bucket));
-    breaker__write(&lane.stripe->hint_epoch1, (e + 1) & BREAKER__STAMP_EPOCH_MASK);
-    breaker__write(&lane.stripe->hint_start, e * s->lim.bucket_ns + 1);
+    /* Relaxed stores, start last: only the owner of a stripe reads the hint
+     * back, on its short path, and checks it before use. Shared stripes
+     * always come here and leave the line alone. */
+    if (lane.owned) {
+        breaker__write(&lane.stripe->hint_offset,
+                       lane.index * s->bucket_stride + slot * sizeof(struct breaker__bucket));
+        breaker__write(&lane.stripe->hint_epoch1, (e + 1) & BREAKER__STAMP_EPOCH_MASK);
+        breaker__write(&lane.stripe->hint_start, e * s->lim.bucket_ns + 1);
+    }
     *epoch = e;
     return &breaker__buckets_of(s, lane.index)[slot];
 }
 
+/* A stamp no bucket ever has (its epoch field would be 2^40 - 1 with every
+ * generation bit set): a shared-stripe bucket being emptied. Readers skip it
+ * (it is above every stamp they accept) and recorders drop their call. */
+#define STAMP_RECYCLING UINT64_MAX
+
 bool breaker__bucket_recycle(struct breaker__bucket *bk, struct breaker__lane lane, uint64_t want) {
     uint64_t st = breaker__read(&bk->stamp);
     if (st == want) return true;
-    /* Same generation, newer bucket: this call is late; leave it out. */
-    if ((st >> BREAKER__STAMP_EPOCH_BITS) == (want >> BREAKER__STAMP_EPOCH_BITS) &&
-        (st & BREAKER__STAMP_EPOCH_MASK) > (want & BREAKER__STAMP_EPOCH_MASK))
+    if (st == STAMP_RECYCLING) return false;
+    /* A newer bucket of the same generation, or any bucket of a newer
+     * generation (24-bit serial compare): this call is late; leave it out
+     * rather than erase what others recorded since. */
+    uint32_t st_gen = (uint32_t)(st >> BREAKER__STAMP_EPOCH_BITS);
+    uint32_t want_gen = (uint32_t)(want >> BREAKER__STAMP_EPOCH_BITS);
+    if (st != 0 && (int32_t)((st_gen - want_gen) << 8) > 0) return false;
+    if (st_gen == want_gen && (st & BREAKER__STAMP_EPOCH_MASK) > (want & BREAKER__STAMP_EPOCH_MASK))
         return false;
     if (lane.owned) {
         breaker__write(&bk->calls, 0);
@@ -119,14 +135,16 @@ bool breaker__bucket_recycle(struct breaker__bucket *bk, struct breaker__lane la
         atomic_store_explicit(&bk->stamp, want, memory_order_release);
         return true;
     }
-    if (atomic_compare_exchange_strong_explicit(&bk->stamp, &st, want, memory_order_acq_rel,
-                                                memory_order_relaxed)) {
-        breaker__write(&bk->calls, 0);
-        breaker__write(&bk->failures, 0);
-        breaker__write(&bk->slow, 0);
-        return true;
-    }
-    return st == want;
+    /* Shared stripe: mark the bucket as being emptied first, so no reader
+     * counts the old counts under the new stamp, then publish the stamp. */
+    if (!atomic_compare_exchange_strong_explicit(&bk->stamp, &st, STAMP_RECYCLING,
+                                                 memory_order_acquire, memory_order_relaxed))
+        return st == want;
+    breaker__write(&bk->calls, 0);
+    breaker__write(&bk->failures, 0);
+    breaker__write(&bk->slow, 0);
+    atomic_store_explicit(&bk->stamp, want, memory_order_release);
+    return true;
 }
 
 static void time_read(const struct breaker__shared *s, uint64_t gen, uint64_t epoch,
@@ -184,9 +202,15 @@ void breaker__window_reset(struct breaker__shared *s) {
     case BREAKER_TRIP_CONSECUTIVE:
         break;
     case BREAKER_TRIP_COUNT_WINDOW:
-        for (uint32_t i = 0; i < s->lim.window_size; i++)
-            atomic_store_explicit(&breaker__ring(s)[i], 0, memory_order_relaxed);
-        breaker__write(&s->ring_agg, 0);
+        /* Retire each slot with the same exchange-then-add a recorder uses,
+         * never by storing 0 into the aggregate: a recorder racing the reset
+         * (breaker_reset() under traffic) then leaves aggregate and ring
+         * consistent, whatever the interleaving. */
+        for (uint32_t i = 0; i < s->lim.window_size; i++) {
+            uint8_t old = atomic_exchange_explicit(&breaker__ring(s)[i], 0, memory_order_relaxed);
+            if (old != 0)
+                atomic_fetch_add_explicit(&s->ring_agg, ring_delta(old, 0), memory_order_relaxed);
+        }
         breaker__write(&s->ring_next, 0);
         break;
     case BREAKER_TRIP_TIME_WINDOW:
