@@ -115,21 +115,10 @@ static const char *parse_decimal_e9(const char *s, uint64_t *out) {
     return s;
 }
 
-/* value_e9 * unit / 1e9, exactly, or false if not a whole number or too big. */
-static bool scale_e9(uint64_t value_e9, uint64_t unit, uint64_t *out) {
-    uint64_t whole = value_e9 / NS_PER_SEC, frac = value_e9 % NS_PER_SEC;
-    if (unit != 0 && whole > UINT64_MAX / unit) return false;
-    uint64_t a = whole * unit;
-    /* frac * unit could overflow for the large units; every unit is either
-     * below 1e9 or a whole number of seconds, so split it there. */
-    uint64_t b_hi = frac * (unit / NS_PER_SEC);
-    uint64_t b_lo_num = frac * (unit % NS_PER_SEC);
-    if (b_lo_num % NS_PER_SEC != 0) return false;
-    uint64_t b = b_hi + b_lo_num / NS_PER_SEC;
-    if (a > UINT64_MAX - b) return false;
-    *out = a + b;
-    return true;
-}
+/* 128-bit arithmetic (a GCC and clang extension on 64-bit targets) keeps
+ * duration parsing exact for any value that fits in 64-bit nanoseconds,
+ * whatever the unit and however many fraction digits. */
+__extension__ typedef unsigned __int128 u128;
 
 int breaker_parse_duration(const char *text, uint64_t bare_unit_ns, uint64_t *out_ns) {
     static const struct {
@@ -143,15 +132,37 @@ int breaker_parse_duration(const char *text, uint64_t bare_unit_ns, uint64_t *ou
                  {"h", 3600 * NS_PER_SEC},
                  {"d", 86400 * NS_PER_SEC}};
     if (text == NULL || out_ns == NULL) return BREAKER_EINVAL;
-    uint64_t v;
-    const char *end = parse_decimal_e9(text, &v);
-    if (end == NULL) return BREAKER_EINVAL;
-    uint64_t unit = *end == '\0' ? bare_unit_ns : 0;
+    /* whole.frac: the whole part must fit 64 bits; up to 19 fraction digits
+     * are kept exactly, further ones must be 0. */
+    const char *p = text;
+    u128 whole = 0, frac = 0, scale = 1;
+    unsigned digits = 0;
+    for (; isdigit((unsigned char)*p); p++, digits++) {
+        whole = whole * 10 + (unsigned)(*p - '0');
+        if (whole > UINT64_MAX) return BREAKER_EINVAL;
+    }
+    if (*p == '.') {
+        for (p++; isdigit((unsigned char)*p); p++, digits++) {
+            if (scale == (u128)10000000000000000000u) {
+                if (*p != '0') return BREAKER_EINVAL;
+                continue;
+            }
+            frac = frac * 10 + (unsigned)(*p - '0');
+            scale *= 10;
+        }
+    }
+    if (digits == 0) return BREAKER_EINVAL;
+    uint64_t unit = *p == '\0' ? bare_unit_ns : 0;
     for (size_t i = 0; unit == 0 && i < sizeof(units) / sizeof(units[0]); i++)
-        if (strcmp(end, units[i].suffix) == 0) unit = units[i].ns;
-    uint64_t ns;
-    if (unit == 0 || !scale_e9(v, unit, &ns)) return BREAKER_EINVAL;
-    *out_ns = ns;
+        if (strcmp(p, units[i].suffix) == 0) unit = units[i].ns;
+    if (unit == 0) return BREAKER_EINVAL;
+    /* frac * unit < 10^19 * 8.64e13: fits 128 bits. A remainder means the
+     * value is finer than 1 ns. */
+    u128 frac_ns = frac * unit;
+    if (frac_ns % scale != 0) return BREAKER_EINVAL;
+    u128 ns = whole * unit + frac_ns / scale;
+    if (ns > UINT64_MAX) return BREAKER_EINVAL;
+    *out_ns = (uint64_t)ns;
     return BREAKER_OK;
 }
 

@@ -183,6 +183,13 @@ static void durations_parse_exactly_with_units(void **state) {
     assert_int_equal(ns, 42);
     assert_int_equal(breaker_parse_duration("1.5", SEC, &ns), BREAKER_OK);
     assert_int_equal(ns, 1500 * MS);
+    /* Large values in small units, and many fraction digits, stay exact. */
+    assert_int_equal(breaker_parse_duration("30000000000", 1, &ns), BREAKER_OK);
+    assert_int_equal(ns, 30 * SEC);
+    assert_int_equal(breaker_parse_duration("18446744073709551615ns", 1, &ns), BREAKER_OK);
+    assert_int_equal(ns, UINT64_MAX);
+    assert_int_equal(breaker_parse_duration("0.0000000001d", 1, &ns), BREAKER_OK);
+    assert_int_equal(ns, 8640);
     ns = 7;
     const char *bad[] = {"",
                          "s",

@@ -298,10 +298,13 @@ int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
     rp.now = trace->origin_ns;
     tool_heap_init(&rp.heap, sizeof(struct pending));
 
-    uint64_t end = trace->origin_ns + 1;
+    /* One past the last call's end, saturating: the clock must never run
+     * backwards, even for a trace that ends at the top of the range. */
+    uint64_t end = trace->origin_ns == UINT64_MAX ? UINT64_MAX : trace->origin_ns + 1;
     for (size_t i = 0; i < trace->count; i++) {
-        uint64_t e = trace->calls[i].start_ns + trace->calls[i].duration_ns;
-        if (e >= end) end = e + 1;
+        uint64_t start = trace->calls[i].start_ns, dur = trace->calls[i].duration_ns;
+        uint64_t e = start > UINT64_MAX - dur ? UINT64_MAX : start + dur;
+        if (e >= end) end = e == UINT64_MAX ? UINT64_MAX : e + 1;
     }
     /* Bins of about one call or more, so that a sparse trace draws rates,
      * not a comb of lone calls; at least 10 bins, at most 600. */

@@ -29,13 +29,17 @@ uint64_t tool_timeline_pick_bin(uint64_t span_ns, uint64_t max_bins) {
 int tool_timeline_init(struct tool_timeline *tl, uint64_t start_ns, uint64_t end_ns,
                        uint64_t bin_ns) {
     memset(tl, 0, sizeof(*tl));
-    if (end_ns <= start_ns) end_ns = start_ns + 1;
+    if (end_ns <= start_ns) end_ns = start_ns == UINT64_MAX ? start_ns : start_ns + 1;
     uint64_t span = end_ns - start_ns;
+    if (span == 0) span = 1;
     if (bin_ns == 0) bin_ns = tool_timeline_pick_bin(span, 600);
     tl->start_ns = start_ns;
     tl->end_ns = end_ns;
     tl->bin_ns = bin_ns;
-    tl->bin_count = (size_t)((span + bin_ns - 1) / bin_ns);
+    /* Rounded up without overflow, and at least one bin, so that
+     * tool_timeline_bin() always has a bin to return. */
+    tl->bin_count = (size_t)(span / bin_ns + (span % bin_ns != 0));
+    if (tl->bin_count == 0) tl->bin_count = 1;
     if (tl->bin_count > 100000) tl->bin_count = 100000; /* a runaway span, not a real one */
     tl->bins = calloc(tl->bin_count, sizeof(*tl->bins));
     return tl->bins != NULL ? 0 : -1;

@@ -401,12 +401,6 @@ static void do_complete(struct run *r, unsigned slot, uint8_t outcome_byte) {
     h->object_settled = true;
     if (rc == BREAKER_ALREADY_SETTLED) {
         r->want.duplicates++;
-#ifdef BREAKER_FUZZ_TOLERATE_KNOWN_BUGS
-        /* Known core bug (docs/fuzzing.md): a CANCELLED completion of a
-         * probe's copy is counted in `cancelled` although it is a duplicate.
-         * Defined only to hunt for other bugs while that one is open. */
-        if (outcome == BREAKER_CANCELLED && a->probe && !was_object_settled) r->want.cancelled++;
-#endif
         return;
     }
     a->settles++;

@@ -57,13 +57,6 @@ static void check_trace(const struct tool_trace *tr, size_t lines) {
  * (enough to reach the edges of the time range). */
 static bool replay_is_cheap(const struct tool_trace *tr) {
     if (tr->count > MAX_REPLAY_CALLS) return false;
-#ifdef BREAKER_FUZZ_TOLERATE_KNOWN_BUGS
-    /* Known (docs/fuzzing.md): a call ending within an hour of 2^64 ns
-     * wraps the replay's end time or its timeline's bin count. */
-    for (size_t i = 0; i < tr->count; i++)
-        if (tr->calls[i].start_ns + tr->calls[i].duration_ns > UINT64_MAX - 3600 * TOOL_SEC)
-            return false;
-#endif
     if (tr->count <= 2) return true;
     uint64_t end = tr->origin_ns;
     for (size_t i = 0; i < tr->count; i++)

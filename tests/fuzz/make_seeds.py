@@ -157,9 +157,8 @@ TRACE_SEEDS = {
 }
 
 
-# Inputs that fail today because of bugs outside the harness (docs/fuzzing.md,
-# "Known failures"). They live in reproducers/, which ctest lists as disabled
-# tests; once the bug is fixed, move them into the corpus.
+# Inputs that once found bugs outside the harness (docs/fuzzing.md, "Bugs
+# found"); fixed, and kept in the corpus so they stay fixed.
 def reproducers():
     # A CANCELLED completion of a probe's copy, after the probe itself was
     # completed: ALREADY_SETTLED, yet counted in stats.cancelled.
@@ -195,7 +194,7 @@ def main():
     for name, text in TRACE_SEEDS.items():
         write("fuzz_replay_trace", name + ".csv", text)
     for target, name, content in reproducers():
-        write(target, name, content, "reproducers")
+        write(target, name, content, "corpus")
 
 
 if __name__ == "__main__":
