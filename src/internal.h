@@ -311,8 +311,11 @@ static inline uint64_t breaker__deadline_us(const struct breaker__shared *s, uin
     return us > BREAKER__TIME_MASK ? BREAKER__TIME_MASK : us;
 }
 
+/* A tagged time back on the clock, saturating at UINT64_MAX (a clock that
+ * starts near its top must not see a deadline wrap into the past). */
 static inline uint64_t breaker__ns_of_us(const struct breaker__shared *s, uint64_t us) {
-    return s->epoch_ns + us * 1000u;
+    uint64_t rel = us * 1000u; /* us < 2^48: no overflow */
+    return rel > UINT64_MAX - s->epoch_ns ? UINT64_MAX : s->epoch_ns + rel;
 }
 
 /* ---- Configuration (config.c) -------------------------------------------- */

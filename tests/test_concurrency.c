@@ -271,6 +271,56 @@ static void racing_double_completion_settles_once(void **state) {
     breaker_destroy(b);
 }
 
+/* Review finding: breaker_reset() under traffic must leave a count window
+ * consistent: afterwards, N successes on one thread are exactly N calls and
+ * no failures, whatever the reset interleaved with. */
+enum { RESET_WINDOW = 2000 };
+
+struct reset_traffic {
+    breaker *b;
+    _Atomic int stop;
+};
+
+static void *reset_traffic_worker(void *arg) {
+    struct reset_traffic *rt = arg;
+    unsigned i = 0;
+    while (!atomic_load(&rt->stop)) {
+        breaker_permit p;
+        if (breaker_acquire(rt->b, &p) == BREAKER_OK)
+            (void)breaker_complete(rt->b, &p, (i++ & 1) ? BREAKER_FAILURE : BREAKER_SUCCESS);
+    }
+    return NULL;
+}
+
+static void count_window_stays_consistent_when_reset_under_traffic(void **state) {
+    (void)state;
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg.window_size = RESET_WINDOW;
+    cfg.min_calls = RESET_WINDOW;
+    cfg.failure_rate = 1.0; /* half the calls fail: never trips */
+    struct reset_traffic rt = {0};
+    assert_int_equal(breaker_create(&cfg, &rt.b), BREAKER_OK);
+    for (int round = 0; round < 20; round++) {
+        atomic_store(&rt.stop, 0);
+        pthread_t t[2];
+        for (int i = 0; i < 2; i++)
+            pthread_create(&t[i], NULL, reset_traffic_worker, &rt);
+        for (int r = 0; r < 200; r++)
+            assert_int_equal(breaker_reset(rt.b), BREAKER_OK);
+        atomic_store(&rt.stop, 1);
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+        for (int i = 0; i < RESET_WINDOW; i++)
+            call_ok(rt.b, BREAKER_SUCCESS);
+        breaker_stats st = stats_of(rt.b);
+        assert_int_equal(st.window_calls, RESET_WINDOW);
+        assert_int_equal(st.window_failures, 0);
+    }
+    breaker_destroy(rt.b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(half_open_admits_exactly_max_probes_under_contention),
@@ -279,6 +329,7 @@ int main(void) {
         cmocka_unit_test(many_threads_failing_trip_once_time_window),
         cmocka_unit_test(permits_complete_on_another_thread),
         cmocka_unit_test(racing_double_completion_settles_once),
+        cmocka_unit_test(count_window_stays_consistent_when_reset_under_traffic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -313,6 +313,43 @@ static void slow_probe_fails_when_slow_calls_trip(void **state) {
     breaker_destroy(b);
 }
 
+/* Review finding: a slot word idle for 65536 generations must not alias a
+ * live one through the 16-bit tag (65536 resets between two half-opens). */
+static void probe_limit_holds_across_generation_tag_wraparound(void **state) {
+    (void)state;
+    struct fake_clock clock = {1000 * SEC};
+    breaker_config cfg = recovery_config(&clock, NULL);
+    cfg.open_ns = MS;
+    breaker *b = make_breaker(&cfg);
+    breaker_permit p, q, r;
+    call_ok(b, BREAKER_FAILURE); /* gen 2 OPEN */
+    fake_clock_advance(&clock, 2 * MS);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* gen 3 HALF_OPEN */
+    assert_int_equal(breaker_complete(b, &p, BREAKER_IGNORED), BREAKER_OK);
+    while (breaker_generation(b) < 65537)
+        assert_int_equal(breaker_reset(b), BREAKER_OK);
+    call_ok(b, BREAKER_FAILURE); /* gen 65538 OPEN */
+    fake_clock_advance(&clock, 2 * MS);
+    assert_int_equal(breaker_acquire(b, &q), BREAKER_OK); /* gen 65539: tag 3 again */
+    assert_int_equal(breaker_acquire(b, &r), BREAKER_REJECTED_HALF_OPEN);
+    assert_int_equal(breaker_complete(b, &q, BREAKER_SUCCESS), BREAKER_OK);
+    breaker_destroy(b);
+}
+
+/* Review finding: deadlines saturate rather than wrap near the clock's top. */
+static void waits_never_wrap_near_the_top_of_the_clock(void **state) {
+    (void)state;
+    struct fake_clock clock = {UINT64_MAX - 5 * SEC};
+    breaker_config cfg = recovery_config(&clock, NULL);
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE); /* open for 10 s: past the top of the clock */
+    fake_clock_advance(&clock, 1000);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    assert_true(breaker_retry_after_ns(b) > 4 * SEC);
+    breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(open_rejects_until_the_wait_ends),
@@ -326,6 +363,8 @@ int main(void) {
         cmocka_unit_test(repeated_failed_recoveries_grow_the_wait_up_to_the_cap),
         cmocka_unit_test(jitter_stays_within_bounds_and_is_reproducible_with_a_seed),
         cmocka_unit_test(slow_probe_fails_when_slow_calls_trip),
+        cmocka_unit_test(probe_limit_holds_across_generation_tag_wraparound),
+        cmocka_unit_test(waits_never_wrap_near_the_top_of_the_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
