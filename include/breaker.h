@@ -344,7 +344,9 @@ BREAKER_API BREAKER_NODISCARD int breaker_parse_duration(const char *text, uint6
 /*! breaker_create() :
  *  Create a breaker from `cfg` (NULL = all defaults). The configuration is
  *  copied; `cfg` may be freed afterwards. All memory the breaker will ever
- *  use is allocated here.
+ *  use is allocated here. Waits and probe deadlines are kept in microseconds
+ *  since creation (rounded up, never early) and stay exact for 8.9 years of
+ *  the breaker's clock after it; past that they saturate.
  *  @return BREAKER_OK and `*out` set; BREAKER_EINVAL if the configuration is
  *  invalid (breaker_config_validate() says why) or `out` is NULL;
  *  BREAKER_ENOMEM. On error `*out` is left NULL. */
