@@ -392,6 +392,12 @@ BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *pe
 BREAKER_API int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome)
     BREAKER_NONNULL(1, 2);
 
+/*! breaker_permit_is_probe() :
+ *  @return 1 if `permit` was admitted as a half-open probe (its outcome
+ *  decides recovery: an operation may, say, use a shorter timeout), else 0
+ *  (closed-state and refused permits). Reads only the permit; thread-safe. */
+BREAKER_API int breaker_permit_is_probe(const breaker_permit *permit) BREAKER_NONNULL(1);
+
 /*! breaker_get_state() :
  *  @return the current state. Also applies due time-based transitions of
  *  hung probes (a timed-out probe reopens the breaker here). An OPEN breaker

@@ -704,6 +704,12 @@ int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome ou
     return BREAKER_OK;
 }
 
+int breaker_permit_is_probe(const breaker_permit *permit) {
+    uint64_t head = atomic_load_explicit(&((const struct permit_view *)(const void *)permit)->head,
+                                         memory_order_relaxed);
+    return (head & (PERMIT_ADMITTED | PERMIT_PROBE)) == (PERMIT_ADMITTED | PERMIT_PROBE);
+}
+
 /* ---- State queries -----------------------------------------------------------*/
 
 enum breaker_state breaker_get_state(breaker *b) {

@@ -46,16 +46,21 @@ static void first_acquire_after_the_wait_is_the_probe(void **state) {
     struct event_log log = {0};
     breaker_config cfg = recovery_config(&clock, &log);
     breaker *b = make_breaker(&cfg);
-    call_ok(b, BREAKER_FAILURE);
+    breaker_permit closed_permit;
+    assert_int_equal(breaker_acquire(b, &closed_permit), BREAKER_OK);
+    assert_int_equal(breaker_permit_is_probe(&closed_permit), 0);
+    assert_int_equal(breaker_complete(b, &closed_permit, BREAKER_FAILURE), BREAKER_OK);
     fake_clock_advance(&clock, 10 * SEC);
     breaker_permit probe, other;
     assert_int_equal(breaker_acquire(b, &probe), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
+    assert_int_equal(breaker_permit_is_probe(&probe), 1);
     assert_int_equal(atomic_load(&log.count), 2);
     assert_int_equal(log.events[1].from, BREAKER_OPEN);
     assert_int_equal(log.events[1].to, BREAKER_HALF_OPEN);
     assert_int_equal(log.events[1].reason, BREAKER_REASON_WAIT_ELAPSED);
     assert_int_equal(breaker_acquire(b, &other), BREAKER_REJECTED_HALF_OPEN);
+    assert_int_equal(breaker_permit_is_probe(&other), 0);
     assert_int_equal(breaker_complete(b, &probe, BREAKER_SUCCESS), BREAKER_OK);
     /* One success of two: still half-open, the slot is free again. */
     assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
