@@ -88,8 +88,8 @@ int main(void) {
     breaker_config cfg;
     breaker_config_init(&cfg);
     cfg.trip = BREAKER_TRIP_TIME_WINDOW;
-    cfg.window_ns = 10 * SEC;
-    cfg.window_buckets = 10;
+    cfg.window_ns = 4 * SEC;
+    cfg.window_buckets = 8;
     cfg.min_calls = 20;
     cfg.failure_rate = 0.5;
     cfg.open_ns = 5 * SEC;
@@ -110,7 +110,7 @@ int main(void) {
     }
 
     printf("A dependency that answers 503 from 20s to 60s; 50 calls/s for 90s.\n");
-    printf("Breaker: time window 10s, trips at >=50%% failures over >=20 calls,\n");
+    printf("Breaker: time window 4s, trips at >=50%% failures over >=20 calls,\n");
     printf("waits 5s doubling to 20s, then 3 probes one at a time must succeed.\n\n");
     printf("   time  from         to         reason                evidence\n");
     for (w.now = 0; w.now < 90 * SEC; w.now += 20 * MS)

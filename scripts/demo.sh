@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# The main demonstration (make demo): `breaker simulate` on its built-in
-# scenario, a database that hangs for three minutes and comes back cold, run
-# without a breaker and with three configurations through the real library on
-# a virtual clock. Prints the comparison table and writes demo.svg in the
-# repository root. Usage: scripts/demo.sh [BUILD_DIR]   (default build/release)
+# The main demonstration (make demo), in two parts, both on a virtual clock
+# through the real library:
+#  1. examples/flaky_dependency: one breaker in front of a dependency that
+#     fails for 40 s, printing each transition with its reason and evidence;
+#  2. `breaker simulate` on its built-in scenario, a database that hangs for
+#     three minutes and comes back cold, run without a breaker and with three
+#     configurations: the comparison table, and demo.svg in the repository root.
+# Usage: scripts/demo.sh [BUILD_DIR]   (default build/release)
 set -euo pipefail
 build=${1:-build/release}
 root=$(cd "$(dirname "$0")/.." && pwd)
+echo "== 1. One breaker, one outage: the timeline (examples/flaky_dependency)"
+echo
+"$build/examples/flaky_dependency"
+echo
+echo "== 2. A service through an outage, with and without a breaker (breaker simulate)"
+echo
 "$build/tools/breaker" simulate --svg "$root/demo.svg"
 cat <<'TXT'
 
