@@ -174,6 +174,9 @@ static void config_from(struct fuzz_reader *in, breaker_config *c) {
     c->failure_threshold = 1 + fuzz_byte(in) % 8;
     c->window_size = 1 + fuzz_byte(in) % 24;
     c->min_calls = 1 + fuzz_byte(in) % 12;
+    /* A count window never trips on more calls than it holds: refused. */
+    if (c->trip == BREAKER_TRIP_COUNT_WINDOW && c->min_calls > c->window_size)
+        c->min_calls = c->window_size;
     c->failure_rate = (1 + fuzz_byte(in) % 100) / 100.0;
     c->window_buckets = 1 + fuzz_byte(in) % 12;
     c->window_ns = c->window_buckets * MS * (1 + fuzz_byte(in) % 200);

@@ -169,6 +169,7 @@ static bool two_field_message(const char *msg) {
         "slow_call_rate: needs slow_call_ns",
         "slow_call_rate: needs a window trip policy",
         "open_max_ns: must be >= open_ns",
+        "min_calls: must be <= window_size",
     };
     for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
         if (strncmp(msg, allowed[i], strlen(allowed[i])) == 0) return true;
