@@ -447,6 +447,12 @@ BREAKER_API int breaker_stats_get(breaker *b, breaker_stats *out) BREAKER_NONNUL
  *  applied) into `out`. */
 BREAKER_API void breaker_get_config(breaker *b, breaker_config *out) BREAKER_NONNULL(1, 2);
 
+/*! breaker_get_event_callback() : the configuration's `on_event` and
+ *  `event_ctx`, without copying the whole configuration (for code that keeps
+ *  its own record behind the context, like the registry). */
+BREAKER_API void breaker_get_event_callback(breaker *b, breaker_event_fn **on_event,
+                                            void **event_ctx) BREAKER_NONNULL(1, 2, 3);
+
 /*! breaker_now_ns() : @return the breaker's clock now (its injected clock, or
  *  CLOCK_MONOTONIC). */
 BREAKER_API uint64_t breaker_now_ns(breaker *b) BREAKER_NONNULL(1);

@@ -754,6 +754,11 @@ uint64_t breaker_generation(breaker *b) {
 
 uint64_t breaker_now_ns(breaker *b) { return b->now_precise(b); }
 
+void breaker_get_event_callback(breaker *b, breaker_event_fn **on_event, void **event_ctx) {
+    *on_event = b->cfg.on_event;
+    *event_ctx = b->cfg.event_ctx;
+}
+
 size_t breaker_shared_size(breaker *b) { return b->shared_size; }
 
 void breaker_get_config(breaker *b, breaker_config *out) { *out = b->cfg; }

@@ -727,10 +727,13 @@ int breaker_registry_get(breaker_registry *reg, const char *name, breaker **out)
 
 /* The entry behind a breaker handed out by `reg`, or NULL. */
 static struct entry *entry_of(breaker_registry *reg, breaker *b) {
-    breaker_config cfg;
-    breaker_get_config(b, &cfg);
-    if (cfg.on_event != dispatch) return NULL;
-    struct entry *e = cfg.event_ctx;
+    /* Not breaker_get_config(): release is on request paths, and only the
+     * callback pair is needed to recognise the registry's own breakers. */
+    breaker_event_fn *fn;
+    void *ctx;
+    breaker_get_event_callback(b, &fn, &ctx);
+    if (fn != dispatch) return NULL;
+    struct entry *e = ctx;
     if (e == NULL || e->magic != ENTRY_MAGIC || e->reg != reg) return NULL;
     return e;
 }
