@@ -640,10 +640,9 @@ __attribute__((noinline)) static int time_window_success_slow(breaker *b, uint64
                                                               uint64_t now) {
     struct breaker__lane lane = breaker__lane_in(b->stripes);
     breaker__lane_count(lane, &lane.stripe->successes);
-    uint64_t epoch;
-    struct breaker__bucket *bk = breaker__bucket_locate(b->shared, lane, now, &epoch);
-    if (breaker__bucket_recycle(bk, lane, breaker__bucket_stamp(breaker__ctl_gen(head), epoch)))
-        breaker__lane_count(lane, &bk->calls);
+    struct breaker__window_view unused; /* a success never evaluates the trip */
+    (void)breaker__window_record(b->shared, lane, breaker__ctl_gen(head), now, false, false,
+                                 &unused);
     return BREAKER_OK;
 }
 
@@ -700,7 +699,7 @@ int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome ou
     if (__builtin_expect(!breaker__owned_stripe(b->stripes, &own), 0))
         return complete_slow(b, pv, head, false, outcome);
     breaker__owned_count(&own->successes);
-    if (breaker__read(b->consecutive) != 0) breaker__write(b->consecutive, 0);
+    breaker__consecutive_success(b->consecutive);
     return BREAKER_OK;
 }
 
@@ -863,10 +862,9 @@ int breaker_create(const breaker_config *user, breaker **out) {
     b->buckets = (char *)s + s->buckets_off;
     b->bucket_stride = s->bucket_stride;
     b->bucket_ns = lim.bucket_ns;
-    b->trip = (enum breaker_trip)lim.trip;
-    b->times_calls = lim.slow_call_ns != 0;
-    b->fast_success = b->times_calls || lim.trip == BREAKER_TRIP_COUNT_WINDOW ? 0 : lim.trip + 1;
-    b->admit_mask = b->times_calls ? ~UINT64_C(0) : (UINT64_C(0xf) << BREAKER__STATE_SHIFT);
+    bool times_calls = lim.slow_call_ns != 0;
+    b->fast_success = times_calls || lim.trip == BREAKER_TRIP_COUNT_WINDOW ? 0 : lim.trip + 1;
+    b->admit_mask = times_calls ? ~UINT64_C(0) : (UINT64_C(0xf) << BREAKER__STATE_SHIFT);
     b->admit_tag = b->permit_tag | PERMIT_ADMITTED;
     b->consecutive = &s->consecutive;
     breaker__clock_setup(b);

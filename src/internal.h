@@ -196,7 +196,6 @@ struct breaker {
     bool coarse_for_window;
     bool coarse_for_open;
     /* Copies of what the call path reads, next to the block pointer. */
-    bool times_calls; /* slow_call_ns != 0: admission needs the clock */
     /* Which short path a closed-state success may take in breaker_complete:
      * 0 none (slow-call timing or a count window), else the trip policy + 1. */
     unsigned fast_success;
@@ -204,9 +203,8 @@ struct breaker {
      * The state bits (CLOSED is 0), or all ones when calls are timed (ctl is
      * never 0, its generation starts at 1). */
     uint64_t admit_mask;
-    uint64_t admit_tag;             /* permit_tag | PERMIT_ADMITTED */
-    breaker__atomic64 *consecutive; /* &shared->consecutive */
-    enum breaker_trip trip;
+    uint64_t admit_tag;              /* permit_tag | PERMIT_ADMITTED */
+    breaker__atomic64 *consecutive;  /* &shared->consecutive */
     uint64_t permit_tag;             /* this breaker's tag in a permit head (bits 8..27) */
     struct breaker__stripe *stripes; /* the block's stripe array */
     breaker__atomic64 *ctl;          /* &shared->ctl, one load fewer per call */
@@ -270,17 +268,6 @@ static inline struct breaker__lane breaker__lane_in(struct breaker__stripe *stri
     i = __builtin_expect(i != 0, 1) ? i - 1 : breaker__stripe_assign();
     struct breaker__lane lane = {&stripes[i], i, i < BREAKER__OWNED_STRIPES};
     return lane;
-}
-
-/* The hot paths' variant: no call (so no stack frame) when the thread has no
- * stripe yet; the caller then takes its slow path, which assigns one. */
-static inline bool breaker__lane_peek(struct breaker__stripe *stripes, struct breaker__lane *lane) {
-    unsigned i = breaker__tls_stripe_plus_one;
-    if (__builtin_expect(i == 0, 0)) return false;
-    lane->stripe = &stripes[i - 1];
-    lane->index = i - 1;
-    lane->owned = i - 1 < BREAKER__OWNED_STRIPES;
-    return true;
 }
 
 static inline struct breaker__lane breaker__my_lane(const struct breaker__shared *s) {
@@ -349,10 +336,10 @@ void breaker__window_read(const struct breaker__shared *s, uint64_t gen, uint64_
                           struct breaker__window_view *view);
 /* The success path of the consecutive and time-window policies, inline for
  * breaker_complete()'s common case. */
-static inline void breaker__consecutive_success(struct breaker__shared *s) {
+static inline void breaker__consecutive_success(breaker__atomic64 *run) {
     /* Read before writing: in a healthy service the run is already 0 and
      * the line stays shared between cores instead of bouncing. */
-    if (breaker__read(&s->consecutive) != 0) breaker__write(&s->consecutive, 0);
+    if (breaker__read(run) != 0) breaker__write(run, 0);
 }
 
 #define BREAKER__STAMP_EPOCH_MASK ((UINT64_C(1) << BREAKER__STAMP_EPOCH_BITS) - 1)
@@ -361,14 +348,6 @@ static inline uint64_t breaker__bucket_stamp(uint64_t gen, uint64_t epoch) {
     return ((gen & 0xffffffu) << BREAKER__STAMP_EPOCH_BITS) |
            ((epoch + 1) & BREAKER__STAMP_EPOCH_MASK);
 }
-
-/* Slow part of recording: the slot must be recycled (window.c). */
-bool breaker__bucket_recycle(struct breaker__bucket *bk, struct breaker__lane lane,
-                             uint64_t want_stamp);
-/* Find this stripe's bucket for `now` (window.c keeps the hint fresh). */
-struct breaker__bucket *breaker__bucket_locate(const struct breaker__shared *s,
-                                               struct breaker__lane lane, uint64_t now,
-                                               uint64_t *epoch);
 
 /* Whether `view` meets the trip condition, and why. */
 bool breaker__window_should_trip(const struct breaker__limits *lim,

@@ -92,9 +92,9 @@ static uint64_t bucket_epoch(const struct breaker__shared *s, uint64_t now) {
     return rel / s->lim.bucket_ns;
 }
 
-struct breaker__bucket *breaker__bucket_locate(const struct breaker__shared *s,
-                                               struct breaker__lane lane, uint64_t now,
-                                               uint64_t *epoch) {
+static struct breaker__bucket *bucket_locate(const struct breaker__shared *s,
+                                             struct breaker__lane lane, uint64_t now,
+                                             uint64_t *epoch) {
     uint64_t e = bucket_epoch(s, now);
     unsigned slot = (unsigned)(e % s->lim.window_buckets);
     /* Relaxed stores, start last: only the owner of a stripe reads the hint
@@ -115,7 +115,7 @@ struct breaker__bucket *breaker__bucket_locate(const struct breaker__shared *s,
  * (it is above every stamp they accept) and recorders drop their call. */
 #define STAMP_RECYCLING UINT64_MAX
 
-bool breaker__bucket_recycle(struct breaker__bucket *bk, struct breaker__lane lane, uint64_t want) {
+static bool bucket_recycle(struct breaker__bucket *bk, struct breaker__lane lane, uint64_t want) {
     uint64_t st = breaker__read(&bk->stamp);
     if (st == want) return true;
     if (st == STAMP_RECYCLING) return false;
@@ -157,7 +157,7 @@ static void time_read(const struct breaker__shared *s, uint64_t gen, uint64_t ep
     for (unsigned i = 0; i < BREAKER__STRIPES; i++) {
         const struct breaker__bucket *bk = breaker__buckets_of(s, i);
         for (unsigned b = 0; b < buckets; b++) {
-            /* Acquire: pairs with the release store of breaker__bucket_recycle(). */
+            /* Acquire: pairs with the release store of bucket_recycle(). */
             uint64_t st = atomic_load_explicit(&bk[b].stamp, memory_order_acquire);
             if (st < oldest || st > newest) continue;
             view->calls += breaker__read(&bk[b].calls);
@@ -170,8 +170,8 @@ static void time_read(const struct breaker__shared *s, uint64_t gen, uint64_t ep
 static bool time_record(struct breaker__shared *s, struct breaker__lane lane, uint64_t gen,
                         uint64_t now, bool failure, bool slow, struct breaker__window_view *view) {
     uint64_t epoch;
-    struct breaker__bucket *bk = breaker__bucket_locate(s, lane, now, &epoch);
-    if (!breaker__bucket_recycle(bk, lane, breaker__bucket_stamp(gen, epoch))) return false;
+    struct breaker__bucket *bk = bucket_locate(s, lane, now, &epoch);
+    if (!bucket_recycle(bk, lane, breaker__bucket_stamp(gen, epoch))) return false;
     breaker__lane_count(lane, &bk->calls);
     if (failure) breaker__lane_count(lane, &bk->failures);
     if (slow) breaker__lane_count(lane, &bk->slow);
@@ -230,7 +230,7 @@ bool breaker__window_record(struct breaker__shared *s, struct breaker__lane lane
             view->consecutive = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
             return true;
         }
-        breaker__consecutive_success(s);
+        breaker__consecutive_success(&s->consecutive);
         return false;
     case BREAKER_TRIP_COUNT_WINDOW:
         count_record(s, failure, slow, view);
