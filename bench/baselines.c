@@ -3,9 +3,9 @@
  * breaker call is made of, timed with the same loop shape as the cases.
  *
  * Each loop does exactly what the library does for the piece it measures: the
- * atomics use the same memory orders as src/atomics.h (a relaxed fetch_add
+ * atomics use the same memory orders as src/common/atomics.h (a relaxed fetch_add
  * whose result is unused, an acquire load), and the clocks go through
- * clock_gettime() as src/clock.c does. The loops fold results into a sink so
+ * clock_gettime() as src/core/clock.c does. The loops fold results into a sink so
  * that the compiler keeps them.
  */
 #define _GNU_SOURCE

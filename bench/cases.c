@@ -2,7 +2,7 @@
  * cases.c - breaker calls in each state, on the real clock.
  *
  * Every breaker here uses the default clock (CLOCK_MONOTONIC, and
- * CLOCK_MONOTONIC_COARSE where src/clock.c chooses it), because the clock is
+ * CLOCK_MONOTONIC_COARSE where src/core/clock.c chooses it), because the clock is
  * part of what a call costs. Waits that a case must not outlive (the open
  * wait, the probe timeout) are set to an hour so that a slow, interleaved run
  * never sees the state change under it; they do not change the code path.

@@ -49,7 +49,7 @@ struct scaling {
 static struct row rows[MAX_ROWS];
 static unsigned nrows;
 
-/* Which clock src/clock.c picks, by the same rule (coarse when its resolution
+/* Which clock src/core/clock.c picks, by the same rule (coarse when its resolution
  * is at most 1/64 of the interval it measures). Used to choose the baseline
  * that the targets name: "one read of the clock it needs". */
 #define COARSE_MAX_FRACTION 64u
@@ -211,7 +211,7 @@ static void print_header(unsigned reps, double ms) {
            breaker_version_string(), reps, ms);
     printf("load average at start: %.2f; CLOCK_MONOTONIC_COARSE resolution %" PRIu64 " ns\n",
            load_average(), res);
-    printf("library clock choice (src/clock.c rule, res*64 <= interval): time-window buckets: "
+    printf("library clock choice (src/core/clock.c rule, res*64 <= interval): time-window buckets: "
            "%s; open check: %s\n",
            coarse_for(UINT64_C(6000000000)) ? "coarse" : "monotonic",
            coarse_for(UINT64_C(30000000000)) ? "coarse" : "monotonic");

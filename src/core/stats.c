@@ -2,7 +2,7 @@
  * stats.c - the statistics snapshot: sums the counter stripes and reads the
  * window. Not on the call path.
  */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <string.h>
 

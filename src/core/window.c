@@ -17,7 +17,7 @@
  * choose that a success is never the event that opens a breaker (as
  * gobreaker does). This keeps the success path free of window sums.
  */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <string.h>
 

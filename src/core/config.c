@@ -1,7 +1,7 @@
 /*
  * config.c - defaults and validation of struct breaker_config.
  */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <math.h>
 #include <stdarg.h>

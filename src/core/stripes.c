@@ -14,7 +14,7 @@
  * that is future work and documented in docs/design.md.)
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "core/internal.h"
 
 #include <pthread.h>
 

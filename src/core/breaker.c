@@ -22,7 +22,7 @@
  *   after winning the transition leaves a probe that simply times out.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "core/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 #ifndef BREAKER_INTERNAL_H
 #define BREAKER_INTERNAL_H
 
-#include "atomics.h"
+#include "common/atomics.h"
 #include "breaker.h"
 
 #include <stdbool.h>

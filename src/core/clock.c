@@ -14,7 +14,7 @@
  * simulation are exact and deterministic.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "core/internal.h"
 
 #include <time.h>
 

@@ -10,7 +10,7 @@
  * output depends on the locale and can be "nan" or "inf", which JSON lacks).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#include "registry_internal.h"
+#include "registry/registry_internal.h"
 
 #include <inttypes.h>
 #include <math.h>

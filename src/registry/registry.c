@@ -36,7 +36,7 @@
  * the breaker and its entry.
  */
 #define _GNU_SOURCE
-#include "registry_internal.h"
+#include "registry/registry_internal.h"
 
 #include <sched.h>
 #include <stdbool.h>

@@ -16,7 +16,7 @@
  * breaker hovering at the threshold does not make the flag itself flap. The
  * ring holds at least flap_threshold + 1 records so that the count is exact.
  */
-#include "registry_internal.h"
+#include "registry/registry_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * fields (open_max >= open, slow_call_rate needs slow_call) are left to
  * breaker_config_validate(), so that keys may come in any order.
  */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <ctype.h>
 #include <stdarg.h>
