@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "breaker/compose.h"
+#include "common/time_ns.h"
 
 #include <errno.h>
 #include <time.h>
@@ -16,9 +17,7 @@
 
 uint64_t breaker_monotonic_ns(void *ctx) {
     (void)ctx;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
+    return breaker__clock_ns(CLOCK_MONOTONIC);
 }
 
 int breaker_sleep_monotonic(void *ctx, uint64_t ns) {

@@ -9,6 +9,7 @@
  * is exactly the one docs/composition.md describes.
  */
 #include "breaker/compose.h"
+#include "common/splitmix.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -37,12 +38,6 @@ struct run {
     uint64_t rng;
 };
 
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
 
 static void count(_Atomic uint64_t *c, uint64_t v) {
     atomic_fetch_add_explicit(c, v, memory_order_relaxed);
@@ -75,7 +70,7 @@ int breaker_executor_create(const breaker_executor_config *cfg, breaker_executor
     if (ex->seed == 0) {
         /* Different executors (and runs) should not retry in lockstep. */
         uint64_t s = breaker_monotonic_ns(NULL) ^ (uint64_t)(uintptr_t)ex;
-        ex->seed = splitmix64(&s) | 1u;
+        ex->seed = breaker__splitmix64_next(&s) | 1u;
     }
     *out = ex;
     return BREAKER_OK;
@@ -165,7 +160,7 @@ static bool retry_after_backoff(struct run *r, uint32_t number, uint64_t *prev_b
         return false;
     }
     uint64_t backoff =
-        breaker_retry_backoff_ns(&ex->cfg.retry, number, *prev_backoff, splitmix64(&r->rng));
+        breaker_retry_backoff_ns(&ex->cfg.retry, number, *prev_backoff, breaker__splitmix64_next(&r->rng));
     *prev_backoff = backoff;
     /* The next attempt would start at now + backoff: if that is at or past
      * the deadline, neither sleep nor attempt. */

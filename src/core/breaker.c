@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "core/internal.h"
+#include "common/time_ns.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -84,13 +85,6 @@ static void permit_refuse(const breaker *b, breaker_permit *permit) {
 
 /* ---- Small helpers ---------------------------------------------------------*/
 
-static uint64_t splitmix64(uint64_t x) {
-    x += UINT64_C(0x9e3779b97f4a7c15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-
 /* The wait before a probe after k failed recoveries, entering generation
  * `gen`. Jitter is a pure function of (seed, gen): threads racing to make the
  * same transition compute the same wait, and a seed reproduces every wait. */
@@ -101,7 +95,7 @@ static uint64_t open_wait_ns(const struct breaker__limits *lim, unsigned k, uint
         w *= lim->open_backoff;
     if (w > cap) w = cap;
     if (lim->open_jitter > 0.0) {
-        double u = (double)(splitmix64(lim->seed ^ (gen * UINT64_C(0x9e3779b97f4a7c15))) >> 11) *
+        double u = (double)(breaker__splitmix64(lim->seed ^ (gen * BREAKER__GOLDEN_GAMMA)) >> 11) *
                    (1.0 / 9007199254740992.0);
         w += w * lim->open_jitter * u;
     }
@@ -453,9 +447,7 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
  * paths then call clock_gettime itself, not a wrapper around it. Used only
  * when breaker__clock_setup chose the coarse clock (no injected clock). */
 static inline uint64_t coarse_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+    return breaker__clock_ns(CLOCK_MONOTONIC_COARSE);
 }
 
 /* OPEN: refuse until the wait ends (the common case during an outage). */
@@ -796,10 +788,8 @@ static size_t align_up(size_t n) {
 
 static uint64_t random_seed(const void *salt) {
     uint64_t x = (uint64_t)(uintptr_t)salt ^ ((uint64_t)getpid() << 32);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    x ^= (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
-    return splitmix64(x) | 1u;
+    x ^= breaker__clock_ns(CLOCK_MONOTONIC);
+    return breaker__splitmix64(x) | 1u;
 }
 
 int breaker_create(const breaker_config *user, breaker **out) {
@@ -845,7 +835,7 @@ int breaker_create(const breaker_config *user, breaker **out) {
     s->header_size = (uint32_t)sizeof(struct breaker__shared);
     s->total_size = total;
     s->lim = lim;
-    s->instance_id = splitmix64(lim.seed ^ (uint64_t)(uintptr_t)s);
+    s->instance_id = breaker__splitmix64(lim.seed ^ (uint64_t)(uintptr_t)s);
     s->stripes_off = stripes_off;
     if (lim.trip == BREAKER_TRIP_TIME_WINDOW) {
         s->buckets_off = window_off;

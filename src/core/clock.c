@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "core/internal.h"
+#include "common/time_ns.h"
 
 #include <time.h>
 
@@ -22,21 +23,15 @@
  * of the interval it measures (1/64 of a bucket or of the open wait). */
 #define COARSE_MAX_FRACTION 64u
 
-static uint64_t read_clock(clockid_t id) {
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t monotonic_now(const struct breaker *b) {
     (void)b;
-    return read_clock(CLOCK_MONOTONIC);
+    return breaker__clock_ns(CLOCK_MONOTONIC);
 }
 
 #ifdef CLOCK_MONOTONIC_COARSE
 static uint64_t monotonic_coarse_now(const struct breaker *b) {
     (void)b;
-    return read_clock(CLOCK_MONOTONIC_COARSE);
+    return breaker__clock_ns(CLOCK_MONOTONIC_COARSE);
 }
 #endif
 
@@ -55,7 +50,7 @@ void breaker__clock_setup(struct breaker *b) {
 #ifdef CLOCK_MONOTONIC_COARSE
     struct timespec res;
     if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0) return;
-    uint64_t res_ns = (uint64_t)res.tv_sec * UINT64_C(1000000000) + (uint64_t)res.tv_nsec;
+    uint64_t res_ns = breaker__timespec_ns(&res);
     const struct breaker__limits *lim = &b->shared->lim;
     b->now_coarse = monotonic_coarse_now;
     /* Slow-call detection reads the precise clock at admission and completion;

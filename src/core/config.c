@@ -84,16 +84,6 @@ void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limi
     lim->seed = cfg->seed;
 }
 
-int breaker__fail(int status, char *msg, size_t len, const char *fmt, ...) {
-    if (msg != NULL && len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, len, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
-
 /* A rate field: finite and in (0, 1], or 0 where zero means off/default. */
 static bool rate_ok(double r) { return isfinite(r) && r > 0.0 && r <= 1.0; }
 

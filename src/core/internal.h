@@ -12,6 +12,8 @@
 #define BREAKER_INTERNAL_H
 
 #include "common/atomics.h"
+#include "common/message.h"
+#include "common/splitmix.h"
 #include "breaker.h"
 
 #include <stdbool.h>
@@ -309,10 +311,6 @@ static inline uint64_t breaker__ns_of_us(const struct breaker__shared *s, uint64
 /* Apply defaults to a copy of the user's config. */
 void breaker__config_effective(const breaker_config *in, breaker_config *out);
 void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limits *lim);
-/* Write a formatted message to `msg` (NULL or len 0: none) and return `status`:
- * how every validation in the library reports which field and what range. */
-int breaker__fail(int status, char *msg, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 /* ---- Windows (window.c) -------------------------------------------------- */
 /* What a window holds right now. */

@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "registry/registry_internal.h"
+#include "common/time_ns.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -297,9 +298,7 @@ int breaker_registry_export_json(breaker_registry *reg, char *buf, size_t cap, s
     if (rc != BREAKER_OK) return rc;
     breaker_registry_stats rs;
     breaker_registry_stats_get(reg, &rs);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t wall_ns = (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+    uint64_t wall_ns = breaker__clock_ns(CLOCK_REALTIME);
     int degraded = 0;
     for (size_t i = 0; i < n; i++)
         degraded |= breaker__info_degraded(&snaps[i].info);

@@ -37,6 +37,8 @@
  */
 #define _GNU_SOURCE
 #include "registry/registry_internal.h"
+#include "common/message.h"
+#include "common/time_ns.h"
 
 #include <sched.h>
 #include <stdbool.h>
@@ -117,24 +119,9 @@ struct breaker_registry {
 
 /* ---- Small helpers ---------------------------------------------------------*/
 
-static void set_msg(char *msg, size_t msg_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_msg(char *msg, size_t msg_len, const char *fmt, ...) {
-    if (msg == NULL || msg_len == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, msg_len, fmt, ap);
-    va_end(ap);
-}
-
-static uint64_t monotonic_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t reg_now(const breaker_registry *reg) {
-    return reg->cfg.clock != NULL ? reg->cfg.clock(reg->cfg.clock_ctx) : monotonic_ns();
+    return reg->cfg.clock != NULL ? reg->cfg.clock(reg->cfg.clock_ctx) : breaker__clock_ns(CLOCK_MONOTONIC);
 }
 
 static uint32_t hash_name(const char *s) {
@@ -211,23 +198,23 @@ static bool name_char_ok(char c, bool first) {
  * not be followed by anything but the '*'). */
 static int check_name(const char *s, size_t len, bool prefix, char *msg, size_t msg_len) {
     if (len == 0 && !prefix) {
-        set_msg(msg, msg_len, "name: empty; a name has 1 to %d characters", BREAKER_NAME_MAX);
+        (void)breaker__fail(0, msg, msg_len, "name: empty; a name has 1 to %d characters", BREAKER_NAME_MAX);
         return BREAKER_EINVAL;
     }
     if (len > BREAKER_NAME_MAX) {
-        set_msg(msg, msg_len, "name: %zu bytes long; at most %d allowed", len, BREAKER_NAME_MAX);
+        (void)breaker__fail(0, msg, msg_len, "name: %zu bytes long; at most %d allowed", len, BREAKER_NAME_MAX);
         return BREAKER_EINVAL;
     }
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (!name_char_ok((char)c, i == 0)) {
             if (c >= 0x21 && c < 0x7f)
-                set_msg(msg, msg_len,
+                (void)breaker__fail(0, msg, msg_len,
                         "name: character '%c' at offset %zu is not allowed; use letters, digits, "
                         "'_', and (not first) '-' and '.'",
                         c, i);
             else
-                set_msg(msg, msg_len,
+                (void)breaker__fail(0, msg, msg_len,
                         "name: byte 0x%02x at offset %zu is not allowed; use letters, digits, "
                         "'_', and (not first) '-' and '.'",
                         c, i);
@@ -239,7 +226,7 @@ static int check_name(const char *s, size_t len, bool prefix, char *msg, size_t 
 
 int breaker_name_validate(const char *name, char *msg, size_t msg_len) {
     if (name == NULL) {
-        set_msg(msg, msg_len, "name: NULL");
+        (void)breaker__fail(0, msg, msg_len, "name: NULL");
         return BREAKER_EINVAL;
     }
     size_t len = strnlen(name, BREAKER_NAME_MAX + 1);
@@ -267,23 +254,23 @@ int breaker_registry_config_validate(const breaker_registry_config *in, char *ms
     breaker_registry_config c;
     registry_effective(in, &c);
     if (c.max_breakers > BREAKER_REGISTRY_MAX_BREAKERS) {
-        set_msg(msg, msg_len, "max_breakers: %u; allowed 1..%u (0 = default %u)", c.max_breakers,
+        (void)breaker__fail(0, msg, msg_len, "max_breakers: %u; allowed 1..%u (0 = default %u)", c.max_breakers,
                 BREAKER_REGISTRY_MAX_BREAKERS, DEFAULT_MAX);
         return BREAKER_EINVAL;
     }
     if (c.history_size > BREAKER_REGISTRY_MAX_HISTORY) {
-        set_msg(msg, msg_len, "history_size: %u; allowed 1..%u (0 = default %u)", c.history_size,
+        (void)breaker__fail(0, msg, msg_len, "history_size: %u; allowed 1..%u (0 = default %u)", c.history_size,
                 BREAKER_REGISTRY_MAX_HISTORY, DEFAULT_HISTORY);
         return BREAKER_EINVAL;
     }
     if (c.flap_threshold > MAX_FLAP) {
-        set_msg(msg, msg_len, "flap_threshold: %u; allowed 1..%u (0 = default %u)",
+        (void)breaker__fail(0, msg, msg_len, "flap_threshold: %u; allowed 1..%u (0 = default %u)",
                 c.flap_threshold, MAX_FLAP, DEFAULT_FLAP);
         return BREAKER_EINVAL;
     }
     char sub[200];
     if (breaker_config_validate(&c.defaults, sub, sizeof(sub)) != BREAKER_OK) {
-        set_msg(msg, msg_len, "defaults: %s", sub);
+        (void)breaker__fail(0, msg, msg_len, "defaults: %s", sub);
         return BREAKER_EINVAL;
     }
     return BREAKER_OK;
@@ -376,7 +363,7 @@ int breaker_registry_set_config(breaker_registry *reg, const char *pattern,
     if (check_name(pattern, len, prefix, msg, msg_len) != BREAKER_OK) return BREAKER_EINVAL;
     char sub[200];
     if (breaker_config_validate(cfg, sub, sizeof(sub)) != BREAKER_OK) {
-        set_msg(msg, msg_len, "%s: %s", pattern, sub);
+        (void)breaker__fail(0, msg, msg_len, "%s: %s", pattern, sub);
         return BREAKER_EINVAL;
     }
     struct override *o = calloc(1, sizeof(*o));
