@@ -444,14 +444,11 @@ BREAKER_API int breaker_reset(breaker *b) BREAKER_NONNULL(1);
 BREAKER_API int breaker_stats_get(breaker *b, breaker_stats *out) BREAKER_NONNULL(1, 2);
 
 /*! breaker_get_config() : copy the breaker's effective configuration (defaults
- *  applied) into `out`. */
+ *  applied) into `out`: the callbacks and contexts are the ones the creator
+ *  passed (for a registry's breaker, the registry configuration's own
+ *  on_event, never the registry's internal hook), so a breaker created from
+ *  the copy is an independent breaker with the same limits. */
 BREAKER_API void breaker_get_config(breaker *b, breaker_config *out) BREAKER_NONNULL(1, 2);
-
-/*! breaker_get_event_callback() : the configuration's `on_event` and
- *  `event_ctx`, without copying the whole configuration (for code that keeps
- *  its own record behind the context, like the registry). */
-BREAKER_API void breaker_get_event_callback(breaker *b, breaker_event_fn **on_event,
-                                            void **event_ctx) BREAKER_NONNULL(1, 2, 3);
 
 /*! breaker_now_ns() : @return the breaker's clock now (its injected clock, or
  *  CLOCK_MONOTONIC). */

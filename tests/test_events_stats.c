@@ -42,11 +42,10 @@ static void events_report_each_transition_once_after_the_state_changed(void **st
     assert_int_equal(log.events[2].to, BREAKER_CLOSED);
     assert_int_equal(log.state_seen[2], BREAKER_CLOSED);
     assert_int_equal(log.events[2].generation, 4);
-    breaker_event_fn *fn = NULL;
-    void *ctx = NULL;
-    breaker_get_event_callback(b, &fn, &ctx);
-    assert_ptr_equal(fn, event_log_record);
-    assert_ptr_equal(ctx, &log);
+    breaker_config got;
+    breaker_get_config(b, &got);
+    assert_ptr_equal(got.on_event, event_log_record);
+    assert_ptr_equal(got.event_ctx, &log);
     breaker_destroy(b);
 }
 

@@ -154,7 +154,9 @@ static uint64_t probe_deadline_us(const struct breaker__shared *s, uint64_t now)
     return breaker__deadline_us(s, now, s->lim.probe_timeout_ns);
 }
 
+/* The owner first (the registry records history), then the user. */
 static void emit(breaker *b, const breaker_event *ev) {
+    if (b->owner.on_event != NULL) b->owner.on_event(b->owner.ctx, b, ev);
     if (b->cfg.on_event != NULL) b->cfg.on_event(b->cfg.event_ctx, b, ev);
 }
 
@@ -745,9 +747,8 @@ uint64_t breaker_generation(breaker *b) {
 
 uint64_t breaker_now_ns(breaker *b) { return b->now_precise(b); }
 
-void breaker_get_event_callback(breaker *b, breaker_event_fn **on_event, void **event_ctx) {
-    *on_event = b->cfg.on_event;
-    *event_ctx = b->cfg.event_ctx;
+void *breaker__owner_ctx(const breaker *b, const void *kind) {
+    return kind != NULL && b->owner.kind == kind ? b->owner.ctx : NULL;
 }
 
 size_t breaker_shared_size(breaker *b) { return b->shared_size; }
@@ -793,6 +794,11 @@ static uint64_t random_seed(const void *salt) {
 }
 
 int breaker_create(const breaker_config *user, breaker **out) {
+    return breaker__create_owned(user, NULL, out);
+}
+
+int breaker__create_owned(const breaker_config *user, const struct breaker__owner *owner,
+                          breaker **out) {
     if (out == NULL) return BREAKER_EINVAL;
     *out = NULL;
     breaker_config cfg;
@@ -806,6 +812,7 @@ int breaker_create(const breaker_config *user, breaker **out) {
     breaker *b = calloc(1, sizeof(*b));
     if (b == NULL) return BREAKER_ENOMEM;
     b->cfg = cfg;
+    if (owner != NULL) b->owner = *owner;
 
     struct breaker__limits lim;
     breaker__limits_from_config(&cfg, &lim);

@@ -15,6 +15,7 @@
 #include "common/message.h"
 #include "common/splitmix.h"
 #include "breaker.h"
+#include "core/owner.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -190,6 +191,7 @@ struct breaker {
     struct breaker__shared *shared;
     size_t shared_size;
     breaker_config cfg; /* effective configuration, callbacks included */
+    struct breaker__owner owner; /* who created it on the user's behalf, if anyone */
     /* precise: slow-call timing, deadlines. coarse: bucket selection and the
      * open-state check, where a clock that lags by its resolution is safe
      * (never early) and far cheaper. Both are cfg.clock when one is given. */

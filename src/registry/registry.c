@@ -38,6 +38,7 @@
 #define _GNU_SOURCE
 #include "registry/registry_internal.h"
 #include "common/message.h"
+#include "core/owner.h"
 #include "common/time_ns.h"
 
 #include <sched.h>
@@ -69,11 +70,12 @@ struct entry {
     uint64_t seen_activity;
     uint64_t seen_at;
     struct entry *victim_next; /* eviction's list, under reg->lock */
-    breaker_event_fn *user_fn; /* the configuration's own on_event */
-    void *user_ctx;
     struct breaker__history hist;
     char name[BREAKER_NAME_MAX + 1];
 };
+
+/* The owner kind of the registry's breakers (core/owner.h): its address. */
+static const char registry_kind = 'r';
 
 /* Index cells hold an entry, NULL (never used: ends a probe) or TOMBSTONE,
  * an address no entry can have (entries are malloc'd, hence aligned). */
@@ -433,7 +435,6 @@ static void dispatch(void *ctx, breaker *b, const breaker_event *bev) {
     struct entry *e = ctx;
     uint32_t recent = 0;
     enum breaker__flap_change c = breaker__history_record(&e->hist, bev, &recent);
-    if (e->user_fn != NULL) e->user_fn(e->user_ctx, b, bev);
     breaker_registry_event ev;
     memset(&ev, 0, sizeof(ev));
     ev.kind = BREAKER_REGISTRY_TRANSITION;
@@ -634,12 +635,8 @@ static int create_locked(breaker_registry *reg, const char *name, uint32_t h,
         free(e);
         return rc;
     }
-    breaker_config cfg = *config_for(reg, name);
-    e->user_fn = cfg.on_event;
-    e->user_ctx = cfg.event_ctx;
-    cfg.on_event = dispatch;
-    cfg.event_ctx = e;
-    rc = breaker_create(&cfg, &e->b);
+    struct breaker__owner owner = {.kind = &registry_kind, .ctx = e, .on_event = dispatch};
+    rc = breaker__create_owned(config_for(reg, name), &owner, &e->b);
     if (rc != BREAKER_OK) {
         breaker__history_fini(&e->hist);
         free(e);
@@ -714,13 +711,9 @@ int breaker_registry_get(breaker_registry *reg, const char *name, breaker **out)
 
 /* The entry behind a breaker handed out by `reg`, or NULL. */
 static struct entry *entry_of(breaker_registry *reg, breaker *b) {
-    /* Not breaker_get_config(): release is on request paths, and only the
-     * callback pair is needed to recognise the registry's own breakers. */
-    breaker_event_fn *fn;
-    void *ctx;
-    breaker_get_event_callback(b, &fn, &ctx);
-    if (fn != dispatch) return NULL;
-    struct entry *e = ctx;
+    /* The handle's owner, never the configuration: a breaker created from a
+     * copy of this one's configuration is not the registry's. */
+    struct entry *e = breaker__owner_ctx(b, &registry_kind);
     if (e == NULL || e->magic != ENTRY_MAGIC || e->reg != reg) return NULL;
     return e;
 }
