@@ -111,6 +111,8 @@ enum breaker_state {
     BREAKER_FORCED_OPEN,
     BREAKER_FORCED_CLOSED
 };
+/* The number of states: arrays indexed by enum breaker_state have this size. */
+#define BREAKER_STATE_COUNT 5
 
 /* What the caller reports about one admitted call.
  * - SUCCESS: the dependency answered as it should.
@@ -277,7 +279,7 @@ struct breaker_stats {
     uint64_t probes_failed; /* includes timed out */
     uint64_t probes_timed_out;
     uint64_t transitions;
-    uint64_t time_in_state_ns[5]; /* indexed by enum breaker_state, up to now */
+    uint64_t time_in_state_ns[BREAKER_STATE_COUNT]; /* indexed by enum breaker_state, up to now */
     uint32_t failed_recoveries;   /* current k of the backoff */
     uint32_t probes_in_flight;    /* HALF_OPEN: probes not yet settled; else 0 */
     uint32_t consecutive_failures;

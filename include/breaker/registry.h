@@ -228,7 +228,7 @@ struct breaker_registry_info {
     int awaiting_probe;
     int flapping;                  /* see BREAKER_REGISTRY_FLAPPING_STARTED */
     uint32_t recent_transitions;   /* transitions within flap_window_ns */
-    uint64_t transitions_by[5][5]; /* [from][to] (enum breaker_state), since create */
+    uint64_t transitions_by[BREAKER_STATE_COUNT][BREAKER_STATE_COUNT]; /* [from][to] (enum breaker_state), since create */
     const breaker_event *history;  /* the last transitions, oldest first; valid
                                       like `name` (info_get: in the caller's buffer) */
     size_t history_len;

@@ -183,7 +183,7 @@ struct breaker__shared {
     /* The generation of the latest CLOSED/FORCED_CLOSED period: statistics
      * show its window while the breaker is open or half-open. */
     breaker__atomic64 window_gen;
-    breaker__atomic64 time_in_state[5];
+    breaker__atomic64 time_in_state[BREAKER_STATE_COUNT];
 };
 
 /* The per-process handle. */

@@ -37,7 +37,7 @@ int breaker_stats_get(breaker *b, breaker_stats *out) {
     out->generation = breaker__ctl_gen(ctl);
     out->failed_recoveries = breaker__ctl_k(ctl);
     out->state_since_ns = breaker__read(&s->since_ns);
-    for (unsigned i = 0; i < 5; i++)
+    for (unsigned i = 0; i < BREAKER_STATE_COUNT; i++)
         out->time_in_state_ns[i] = breaker__read(&s->time_in_state[i]);
     if (now > out->state_since_ns) out->time_in_state_ns[out->state] += now - out->state_since_ns;
 

@@ -278,7 +278,7 @@ static void write_breaker(struct breaker__out *o, const breaker_registry_info *i
 
     key(o, "seconds_in_state");
     breaker__out_mem(o, "{", 1);
-    for (unsigned s = 0; s < 5; s++)
+    for (unsigned s = 0; s < BREAKER_STATE_COUNT; s++)
         kv_seconds(o, breaker_state_name((enum breaker_state)s), st->time_in_state_ns[s], s < 4);
     breaker__out_mem(o, "},", 2);
 

@@ -76,7 +76,7 @@ static void plain(struct breaker__out *o, const char *metric, const breaker_regi
 static const char *state_label(unsigned s) { return breaker_state_name((enum breaker_state)s); }
 
 static void f_state(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    for (unsigned s = 0; s < 5; s++) {
+    for (unsigned s = 0; s < BREAKER_STATE_COUNT; s++) {
         series(o, m, in->name, "state", state_label(s), NULL, NULL);
         u64_line(o, in->stats.state == (enum breaker_state)s);
     }
@@ -120,8 +120,8 @@ static int always_exported(unsigned from, unsigned to) {
 }
 
 static void f_transitions(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    for (unsigned f = 0; f < 5; f++)
-        for (unsigned t = 0; t < 5; t++) {
+    for (unsigned f = 0; f < BREAKER_STATE_COUNT; f++)
+        for (unsigned t = 0; t < BREAKER_STATE_COUNT; t++) {
             uint64_t v = in->transitions_by[f][t];
             if (v == 0 && !always_exported(f, t)) continue;
             series(o, m, in->name, "from", state_label(f), "to", state_label(t));
@@ -131,7 +131,7 @@ static void f_transitions(struct breaker__out *o, const char *m, const breaker_r
 
 static void f_state_seconds(struct breaker__out *o, const char *m,
                             const breaker_registry_info *in) {
-    for (unsigned s = 0; s < 5; s++) {
+    for (unsigned s = 0; s < BREAKER_STATE_COUNT; s++) {
         series(o, m, in->name, "state", state_label(s), NULL, NULL);
         breaker__out_seconds(o, in->stats.time_in_state_ns[s]);
         breaker__out_mem(o, "\n", 1);

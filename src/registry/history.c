@@ -34,8 +34,8 @@ int breaker__history_init(struct breaker__history *h, uint32_t keep, uint32_t fl
         free(h->ring);
         return BREAKER_ENOMEM;
     }
-    for (unsigned i = 0; i < 5; i++)
-        for (unsigned j = 0; j < 5; j++)
+    for (unsigned i = 0; i < BREAKER_STATE_COUNT; i++)
+        for (unsigned j = 0; j < BREAKER_STATE_COUNT; j++)
             atomic_init(&h->by_pair[i][j], 0);
     return BREAKER_OK;
 }
@@ -74,7 +74,7 @@ static enum breaker__flap_change update_flag(struct breaker__history *h, uint32_
 
 enum breaker__flap_change breaker__history_record(struct breaker__history *h,
                                                   const breaker_event *ev, uint32_t *recent) {
-    if ((unsigned)ev->from < 5 && (unsigned)ev->to < 5)
+    if ((unsigned)ev->from < BREAKER_STATE_COUNT && (unsigned)ev->to < BREAKER_STATE_COUNT)
         atomic_fetch_add_explicit(&h->by_pair[ev->from][ev->to], 1, memory_order_relaxed);
     pthread_mutex_lock(&h->lock);
     if (h->next < h->cap) {

@@ -744,8 +744,8 @@ static void snapshot(struct entry *e, breaker_registry_info *info, breaker_event
     info->retry_after_ns = breaker_retry_after_ns(e->b);
     info->awaiting_probe =
         info->stats.state == BREAKER_OPEN && info->stats.open_until_ns <= info->now_ns;
-    for (unsigned i = 0; i < 5; i++)
-        for (unsigned j = 0; j < 5; j++)
+    for (unsigned i = 0; i < BREAKER_STATE_COUNT; i++)
+        for (unsigned j = 0; j < BREAKER_STATE_COUNT; j++)
             info->transitions_by[i][j] =
                 atomic_load_explicit(&e->hist.by_pair[i][j], memory_order_relaxed);
     breaker_event last;

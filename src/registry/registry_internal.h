@@ -26,7 +26,7 @@ struct breaker__history {
     uint64_t flap_window_ns;
     int flapping;
     /* [from][to] counts; relaxed counters, read by exporters. */
-    _Atomic uint64_t by_pair[5][5];
+    _Atomic uint64_t by_pair[BREAKER_STATE_COUNT][BREAKER_STATE_COUNT];
 };
 
 /* What a flag update changed. */
