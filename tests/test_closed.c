@@ -21,7 +21,7 @@ static void closed_admits_every_call(void **state) {
     assert_int_equal(st.successes, 250);
     assert_int_equal(st.failures, 250);
     assert_int_equal(breaker_retry_after_ns(b), 0);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void ignored_outcomes_change_nothing(void **state) {
@@ -45,7 +45,7 @@ static void ignored_outcomes_change_nothing(void **state) {
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     assert_int_equal(atomic_load(&log.count), 1);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void ignored_outcomes_never_fill_a_window(void **state) {
@@ -67,7 +67,7 @@ static void ignored_outcomes_never_fill_a_window(void **state) {
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED); /* 3 < min_calls */
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void consecutive_policy_trips_at_threshold(void **state) {
@@ -89,7 +89,7 @@ static void consecutive_policy_trips_at_threshold(void **state) {
     assert_int_equal(log.events[0].evidence.consecutive_failures, 5);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void consecutive_policy_success_resets_the_run(void **state) {
@@ -107,7 +107,7 @@ static void consecutive_policy_success_resets_the_run(void **state) {
     }
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     assert_int_equal(stats_of(b).consecutive_failures, 0);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void cancelled_counts_as_configured(void **state) {
@@ -125,7 +125,7 @@ static void cancelled_counts_as_configured(void **state) {
     assert_int_equal(st.cancelled, 10);
     assert_int_equal(st.ignored, 10);
     assert_int_equal(st.failures, 0);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 
     cfg.cancelled_as = BREAKER_FAILURE;
     b = make_breaker(&cfg);
@@ -135,7 +135,7 @@ static void cancelled_counts_as_configured(void **state) {
     assert_int_equal(st.state, BREAKER_OPEN);
     assert_int_equal(st.cancelled, 2);
     assert_int_equal(st.failures, 2);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 int main(void) {

@@ -83,7 +83,7 @@ static void half_open_admits_exactly_max_probes_under_contention(void **state) {
     assert_int_equal(st.transitions, 1 + 2 * ROUNDS);
     pthread_barrier_destroy(&race.start);
     pthread_barrier_destroy(&race.done);
-    breaker_destroy(race.b);
+    test_breaker_destroy(race.b);
 }
 
 struct counting_log {
@@ -149,7 +149,7 @@ static void many_threads_failing_at_once_trip_exactly_one_transition(enum breake
     assert_int_equal(atomic_load(&log.total), 2 * ROUNDS); /* open + reset per round */
     pthread_barrier_destroy(&race.start);
     pthread_barrier_destroy(&race.done);
-    breaker_destroy(race.b);
+    test_breaker_destroy(race.b);
 }
 
 static void many_threads_failing_trip_once_consecutive(void **state) {
@@ -202,7 +202,7 @@ static void *completer(void *arg) {
 static void permits_complete_on_another_thread(void **state) {
     (void)state;
     struct handoff h = {0};
-    assert_int_equal(breaker_create(NULL, &h.b), BREAKER_OK);
+    assert_int_equal(test_breaker_create(NULL, &h.b), BREAKER_OK);
     pthread_mutex_init(&h.lock, NULL);
     pthread_cond_init(&h.ready, NULL);
     pthread_t t;
@@ -228,7 +228,7 @@ static void permits_complete_on_another_thread(void **state) {
     assert_int_equal(st.successes, HANDOFFS);
     pthread_mutex_destroy(&h.lock);
     pthread_cond_destroy(&h.ready);
-    breaker_destroy(h.b);
+    test_breaker_destroy(h.b);
 }
 
 struct double_complete {
@@ -248,7 +248,7 @@ static void *complete_after_barrier(void *arg) {
 static void racing_double_completion_settles_once(void **state) {
     (void)state;
     breaker *b;
-    assert_int_equal(breaker_create(NULL, &b), BREAKER_OK);
+    assert_int_equal(test_breaker_create(NULL, &b), BREAKER_OK);
     assert_int_equal(breaker_force_closed(b), BREAKER_OK); /* records, never trips */
     pthread_barrier_t go;
     for (int round = 0; round < 500; round++) {
@@ -268,7 +268,7 @@ static void racing_double_completion_settles_once(void **state) {
     breaker_stats st = stats_of(b);
     assert_int_equal(st.failures, 500);
     assert_int_equal(st.duplicates, 500);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 /* Review finding: breaker_reset() under traffic must leave a count window
@@ -301,7 +301,7 @@ static void count_window_stays_consistent_when_reset_under_traffic(void **state)
     cfg.min_calls = RESET_WINDOW;
     cfg.failure_rate = 1.0; /* half the calls fail: never trips */
     struct reset_traffic rt = {0};
-    assert_int_equal(breaker_create(&cfg, &rt.b), BREAKER_OK);
+    assert_int_equal(test_breaker_create(&cfg, &rt.b), BREAKER_OK);
     for (int round = 0; round < 20; round++) {
         atomic_store(&rt.stop, 0);
         pthread_t t[2];
@@ -318,7 +318,7 @@ static void count_window_stays_consistent_when_reset_under_traffic(void **state)
         assert_int_equal(st.window_calls, RESET_WINDOW);
         assert_int_equal(st.window_failures, 0);
     }
-    breaker_destroy(rt.b);
+    test_breaker_destroy(rt.b);
 }
 
 int main(void) {

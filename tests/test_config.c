@@ -48,10 +48,10 @@ static void zero_fields_mean_the_defaults(void **state) {
     assert_int_equal(eff.open_max_ns, def.open_max_ns);
     assert_int_equal(eff.half_open_successes, def.half_open_successes);
     assert_true(eff.seed != 0); /* drawn at create */
-    breaker_destroy(b);
-    assert_int_equal(breaker_create(NULL, &b), BREAKER_OK);
+    test_breaker_destroy(b);
+    assert_int_equal(test_breaker_create(NULL, &b), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 struct bad_case {
@@ -121,7 +121,7 @@ static void bad_configuration_is_refused_naming_the_field(void **state) {
         print_message("%s\n", msg);
         assert_int_equal(strncmp(msg, cases[i].field, strlen(cases[i].field)), 0);
         breaker *b = (breaker *)&cfg; /* must be reset to NULL */
-        assert_int_equal(breaker_create(&cfg, &b), BREAKER_EINVAL);
+        assert_int_equal(test_breaker_create(&cfg, &b), BREAKER_EINVAL);
         assert_null(b);
     }
 }
@@ -143,7 +143,7 @@ static void validation_messages_state_the_range(void **state) {
     breaker_config_init(&cfg);
     assert_int_equal(breaker_config_validate(&cfg, msg, sizeof(msg)), BREAKER_OK);
     assert_string_equal(msg, "");
-    assert_int_equal(breaker_create(&cfg, NULL), BREAKER_EINVAL);
+    assert_int_equal(test_breaker_create(&cfg, NULL), BREAKER_EINVAL);
 }
 
 static void every_status_has_a_message_and_a_name(void **state) {

@@ -21,6 +21,8 @@
 
 #include <breaker.h>
 
+#include "test_breaker.h"
+
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -585,8 +587,8 @@ static struct run *current_run;
 static void free_run(struct run *r) {
     if (r == NULL) return;
     if (r->m.probes != NULL) ref_model_fini(&r->m);
-    breaker_destroy(r->other);
-    breaker_destroy(r->b);
+    test_breaker_destroy(r->other);
+    test_breaker_destroy(r->b);
     free(r);
 }
 
@@ -617,13 +619,13 @@ static void run_one(const char *variant, const breaker_config *cfg, uint64_t see
     r->cfg.clock_ctx = &r->clock;
     r->cfg.on_event = log_event;
     r->cfg.event_ctx = &r->events;
-    assert_int_equal(breaker_create(&r->cfg, &r->b), BREAKER_OK);
+    assert_int_equal(test_breaker_create(&r->cfg, &r->b), BREAKER_OK);
     breaker_config other_cfg = r->cfg;
     other_cfg.on_event = NULL;
     other_cfg.trip = BREAKER_TRIP_CONSECUTIVE;
     other_cfg.failure_threshold = 1000000;
     other_cfg.slow_call_rate = 0;
-    assert_int_equal(breaker_create(&other_cfg, &r->other), BREAKER_OK);
+    assert_int_equal(test_breaker_create(&other_cfg, &r->other), BREAKER_OK);
     assert_int_equal(ref_model_init(&r->m, &r->cfg, r->clock.now), 0);
 
     compare_stats(r);

@@ -46,7 +46,7 @@ static void events_report_each_transition_once_after_the_state_changed(void **st
     breaker_get_config(b, &got);
     assert_ptr_equal(got.on_event, event_log_record);
     assert_ptr_equal(got.event_ctx, &log);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void stats_count_every_kind_of_call(void **state) {
@@ -98,7 +98,7 @@ static void stats_count_every_kind_of_call(void **state) {
     /* admitted == successes + failures + ignored + stale + unsettled (1) */
     assert_int_equal(st.admitted, st.successes + st.failures + st.ignored + st.stale + 1);
     (void)unsettled;
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void stats_account_time_in_each_state(void **state) {
@@ -124,7 +124,7 @@ static void stats_account_time_in_each_state(void **state) {
     assert_int_equal(st.time_in_state_ns[BREAKER_OPEN], 7 * SEC);
     assert_int_equal(st.time_in_state_ns[BREAKER_HALF_OPEN], 2 * SEC);
     assert_int_equal(st.state_since_ns, 12 * SEC);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void stats_show_the_open_deadline_and_the_window(void **state) {
@@ -151,7 +151,7 @@ static void stats_show_the_open_deadline_and_the_window(void **state) {
     st = stats_of(b);
     assert_int_equal(st.state, BREAKER_OPEN);
     assert_int_equal(st.open_until_ns, 9 * SEC);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 int main(void) {

@@ -34,7 +34,7 @@ static void forced_open_refuses_everything_whatever_the_clock(void **state) {
     assert_int_equal(st.rejected_open, 0);
     assert_int_equal(breaker_reset(b), BREAKER_OK);
     call_ok(b, BREAKER_SUCCESS);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void forced_closed_admits_and_records_but_never_trips(void **state) {
@@ -59,7 +59,7 @@ static void forced_closed_admits_and_records_but_never_trips(void **state) {
     call_ok(b, BREAKER_FAILURE);
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void force_open_from_half_open_makes_probes_stale(void **state) {
@@ -75,7 +75,7 @@ static void force_open_from_half_open_makes_probes_stale(void **state) {
     assert_int_equal(breaker_force_open(b), BREAKER_OK);
     assert_int_equal(breaker_complete(b, &probe, BREAKER_SUCCESS), BREAKER_STALE);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_OPEN);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void reset_closes_empties_the_window_and_makes_permits_stale(void **state) {
@@ -105,7 +105,7 @@ static void reset_closes_empties_the_window_and_makes_permits_stale(void **state
     assert_int_equal(breaker_reset(b), BREAKER_OK);
     assert_int_equal(breaker_retry_after_ns(b), 0);
     call_ok(b, BREAKER_SUCCESS);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 int main(void) {

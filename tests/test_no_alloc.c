@@ -13,12 +13,14 @@
  * - ASan/TSan builds: the sanitizer owns malloc and must not be replaced, so
  *   the test registers __sanitizer_install_malloc_and_free_hooks(), which the
  *   sanitizer's allocator calls for every allocation and free.
- * Each test first proves the counter works by counting breaker_create()'s
+ * Each test first proves the counter works by counting test_breaker_create()'s
  * own allocations (it must see at least one), so a counter that silently
  * stopped counting would fail the test rather than pass it.
  */
 #define _GNU_SOURCE
 #include <breaker.h>
+
+#include "test_breaker.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -161,11 +163,11 @@ static void count_event(void *ctx, breaker *b, const breaker_event *ev) {
 static breaker *create_counted(const breaker_config *cfg) {
     breaker *b = NULL;
     count_start();
-    int rc = breaker_create(cfg, &b);
+    int rc = test_breaker_create(cfg, &b);
     unsigned long n = count_stop();
     assert_int_equal(rc, BREAKER_OK);
     if (n == 0)
-        fail_msg("the allocation counter (%s) did not see breaker_create() allocate: it "
+        fail_msg("the allocation counter (%s) did not see test_breaker_create() allocate: it "
                  "cannot prove anything",
                  COUNTER_METHOD);
     return b;
@@ -173,7 +175,7 @@ static breaker *create_counted(const breaker_config *cfg) {
 
 /* Check the count after releasing `b`, so a failure leaks nothing. */
 static void expect_no_allocations(breaker *b, unsigned long n, const char *what) {
-    breaker_destroy(b);
+    test_breaker_destroy(b);
     if (n != 0) fail_msg("%s: %lu heap allocations, expected none", what, n);
 }
 

@@ -29,7 +29,7 @@ static void every_transition_increments_the_generation(void **state) {
     assert_int_equal(breaker_reset(b), BREAKER_OK);
     assert_int_equal(breaker_generation(b), 5);
     assert_int_equal(stats_of(b).transitions, 4);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void completion_from_an_earlier_generation_is_stale(void **state) {
@@ -53,7 +53,7 @@ static void completion_from_an_earlier_generation_is_stale(void **state) {
     assert_int_equal(st.stale, 10);
     assert_int_equal(st.consecutive_failures, 0);
     assert_int_equal(st.failures, 2);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void completing_twice_is_already_settled_and_counts_once(void **state) {
@@ -69,7 +69,7 @@ static void completing_twice_is_already_settled_and_counts_once(void **state) {
     assert_int_equal(st.failures, 1);
     assert_int_equal(st.consecutive_failures, 1);
     assert_int_equal(st.duplicates, 10);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void already_settled_wins_over_stale(void **state) {
@@ -89,7 +89,7 @@ static void already_settled_wins_over_stale(void **state) {
     breaker_stats st = stats_of(b);
     assert_int_equal(st.stale, 1);
     assert_int_equal(st.duplicates, 2);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 struct request {
@@ -113,7 +113,7 @@ static void permit_is_a_plain_value_the_caller_may_move(void **state) {
     assert_int_equal(breaker_complete(b, &moved->permit, BREAKER_FAILURE), BREAKER_OK);
     assert_int_equal(stats_of(b).failures, 1);
     free(moved);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void rejected_or_foreign_permits_are_invalid(void **state) {
@@ -132,8 +132,8 @@ static void rejected_or_foreign_permits_are_invalid(void **state) {
     breaker_permit garbage;
     memset(&garbage, 0, sizeof(garbage));
     assert_int_equal(breaker_complete(b, &garbage, BREAKER_SUCCESS), BREAKER_EINVAL);
-    breaker_destroy(b);
-    breaker_destroy(other);
+    test_breaker_destroy(b);
+    test_breaker_destroy(other);
 }
 
 int main(void) {

@@ -37,7 +37,7 @@ static void open_rejects_until_the_wait_ends(void **state) {
     fake_clock_advance(&clock, 1);
     assert_int_equal(breaker_retry_after_ns(b), 0);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN); /* until a call arrives */
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void first_acquire_after_the_wait_is_the_probe(void **state) {
@@ -73,7 +73,7 @@ static void first_acquire_after_the_wait_is_the_probe(void **state) {
     assert_int_equal(st.probes_admitted, 2);
     assert_int_equal(st.probes_succeeded, 2);
     assert_int_equal(st.rejected_half_open, 1);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void half_open_admits_at_most_max_probes(void **state) {
@@ -96,7 +96,7 @@ static void half_open_admits_at_most_max_probes(void **state) {
     assert_int_equal(stats_of(b).probes_in_flight, 2);
     assert_int_equal(breaker_acquire(b, &probes[1]), BREAKER_OK);
     assert_int_equal(breaker_acquire(b, &extra), BREAKER_REJECTED_HALF_OPEN);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void failed_probe_reopens_at_once(void **state) {
@@ -120,7 +120,7 @@ static void failed_probe_reopens_at_once(void **state) {
     assert_int_equal(breaker_complete(b, &c, BREAKER_SUCCESS), BREAKER_STALE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     assert_int_equal(breaker_retry_after_ns(b), 20 * SEC);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void ignored_probe_frees_its_slot_without_counting(void **state) {
@@ -144,7 +144,7 @@ static void ignored_probe_frees_its_slot_without_counting(void **state) {
     assert_int_equal(st.probes_in_flight, 0);
     call_ok(b, BREAKER_SUCCESS);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void hung_probe_reopens_the_breaker_at_the_next_call(void **state) {
@@ -176,7 +176,7 @@ static void hung_probe_reopens_the_breaker_at_the_next_call(void **state) {
     /* And the next half-open has its slot back. */
     fake_clock_advance(&clock, 20 * SEC);
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void hung_probe_is_noticed_by_get_state(void **state) {
@@ -199,7 +199,7 @@ static void hung_probe_is_noticed_by_get_state(void **state) {
     fake_clock_advance(&clock, 1);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     assert_int_equal(breaker_complete(b, &second, BREAKER_SUCCESS), BREAKER_STALE);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void probe_completed_after_its_deadline_is_stale(void **state) {
@@ -217,7 +217,7 @@ static void probe_completed_after_its_deadline_is_stale(void **state) {
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_STALE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     assert_int_equal(stats_of(b).probes_timed_out, 1);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void repeated_failed_recoveries_grow_the_wait_up_to_the_cap(void **state) {
@@ -245,7 +245,7 @@ static void repeated_failed_recoveries_grow_the_wait_up_to_the_cap(void **state)
     assert_int_equal(stats_of(b).failed_recoveries, 0);
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_retry_after_ns(b), 10 * SEC);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 /* Collect the first `n` waits of a breaker that never recovers. */
@@ -262,7 +262,7 @@ static void collect_waits(uint64_t seed, double jitter, uint64_t *waits, int n) 
         fake_clock_advance(&clock, waits[i]);
         call_ok(b, BREAKER_FAILURE);
     }
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void jitter_stays_within_bounds_and_is_reproducible_with_a_seed(void **state) {
@@ -315,7 +315,7 @@ static void slow_probe_fails_when_slow_calls_trip(void **state) {
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     assert_int_equal(log.events[2].reason, BREAKER_REASON_PROBE_SLOW);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 /* Review finding: a slot word idle for 65536 generations must not alias a
@@ -338,7 +338,7 @@ static void probe_limit_holds_across_generation_tag_wraparound(void **state) {
     assert_int_equal(breaker_acquire(b, &q), BREAKER_OK); /* gen 65539: tag 3 again */
     assert_int_equal(breaker_acquire(b, &r), BREAKER_REJECTED_HALF_OPEN);
     assert_int_equal(breaker_complete(b, &q, BREAKER_SUCCESS), BREAKER_OK);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 /* Review finding: deadlines saturate rather than wrap near the clock's top. */
@@ -352,7 +352,7 @@ static void waits_never_wrap_near_the_top_of_the_clock(void **state) {
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
     assert_true(breaker_retry_after_ns(b) > 4 * SEC);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 int main(void) {

@@ -29,6 +29,8 @@
 
 #include <breaker.h>
 
+#include "test_breaker.h"
+
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -553,7 +555,7 @@ static struct stress *current;
 
 static void free_stress(struct stress *s) {
     if (s == NULL) return;
-    breaker_destroy(s->b);
+    test_breaker_destroy(s->b);
     pthread_mutex_destroy(&s->tally_mu);
     free(s->gens);
     free(s);
@@ -583,7 +585,7 @@ static void stress_run(const char *name, breaker_config *cfg, uint64_t seed) {
     cfg->on_event = stress_event;
     cfg->event_ctx = s;
     s->cfg = *cfg;
-    assert_int_equal(breaker_create(cfg, &s->b), BREAKER_OK);
+    assert_int_equal(test_breaker_create(cfg, &s->b), BREAKER_OK);
 
     pthread_t th[WORKERS];
     struct worker w[WORKERS];

@@ -6,6 +6,8 @@
 
 #include <breaker.h>
 
+#include "test_breaker.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -62,15 +64,6 @@ static inline void test_config(breaker_config *cfg, struct fake_clock *clock,
         cfg->event_ctx = log;
     }
 }
-
-/* The one way the tests create and destroy a breaker. Every test that makes a
- * breaker goes through these two, so the whole suite can be pointed at
- * another home for the breaker's shared block (a store) by changing them. */
-static inline int test_breaker_create(const breaker_config *cfg, breaker **out) {
-    return breaker_create(cfg, out);
-}
-
-static inline void test_breaker_destroy(breaker *b) { breaker_destroy(b); }
 
 static inline breaker *make_breaker(const breaker_config *cfg) {
     breaker *b = NULL;

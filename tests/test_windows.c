@@ -47,7 +47,7 @@ static void count_window_trips_when_rate_reached_with_min_calls(void **state) {
     assert_int_equal(log.events[0].evidence.failures, 5);
     assert_true(log.events[0].evidence.failure_rate > 0.499 &&
                 log.events[0].evidence.failure_rate < 0.501);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void count_window_below_rate_never_trips(void **state) {
@@ -61,7 +61,7 @@ static void count_window_below_rate_never_trips(void **state) {
     assert_int_equal(st.state, BREAKER_CLOSED);
     assert_int_equal(st.window_calls, 20);
     assert_int_equal(st.window_failures, 8);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void count_window_forgets_calls_older_than_its_size(void **state) {
@@ -80,7 +80,7 @@ static void count_window_forgets_calls_older_than_its_size(void **state) {
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED); /* 4 of 10 */
     call_ok(b, BREAKER_FAILURE);                            /* 5 of 10 */
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void low_traffic_never_reaching_min_calls_never_trips(void **state) {
@@ -96,7 +96,7 @@ static void low_traffic_never_reaching_min_calls_never_trips(void **state) {
     assert_int_equal(st.state, BREAKER_CLOSED);
     assert_int_equal(st.failures, 400);
     assert_true(st.window_calls <= 4);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void time_window_forgets_failures_after_an_idle_gap(void **state) {
@@ -114,7 +114,7 @@ static void time_window_forgets_failures_after_an_idle_gap(void **state) {
     for (int i = 0; i < 4; i++)
         call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void time_window_forgets_after_idle_of_many_windows(void **state) {
@@ -129,7 +129,7 @@ static void time_window_forgets_after_idle_of_many_windows(void **state) {
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     assert_int_equal(stats_of(b).window_calls, 1);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void time_window_slides_bucket_by_bucket(void **state) {
@@ -144,7 +144,7 @@ static void time_window_slides_bucket_by_bucket(void **state) {
     assert_int_equal(stats_of(b).window_calls, 9);
     fake_clock_advance(&clock, 5 * SEC);
     assert_int_equal(stats_of(b).window_calls, 4);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void slow_call_rate_trips_a_window(void **state) {
@@ -171,7 +171,7 @@ static void slow_call_rate_trips_a_window(void **state) {
     assert_int_equal(log.events[0].evidence.slow_calls, 3);
     assert_int_equal(log.events[0].evidence.failures, 0);
     assert_int_equal(stats_of(b).slow, 3);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void slow_calls_below_rate_do_not_trip(void **state) {
@@ -193,7 +193,7 @@ static void slow_calls_below_rate_do_not_trip(void **state) {
     }
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     assert_int_equal(stats_of(b).slow, 34);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 /* Trip, recover, and check the window starts empty. */
@@ -224,7 +224,7 @@ static void window_starts_empty_after_close(enum breaker_trip trip) {
     call_ok(b, BREAKER_FAILURE);
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
 }
 
 static void every_window_starts_empty_when_the_breaker_closes(void **state) {
