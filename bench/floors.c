@@ -2,7 +2,8 @@
  * floors.c - the least work any implementation of the public contract must
  * do for a call, timed in the same run as the library.
  *
- * The targets of issue 3 are ratios to hardware baselines. Whether a target
+ * The performance targets (the ratio ceilings in main.c's rows, explained in
+ * docs/performance.md) are ratios to hardware baselines. Whether a target
  * is reachable at all depends on what the API obliges every call to do, so
  * these loops do exactly that and nothing else, with the same atomics and
  * memory orders as a lock-free breaker would need:

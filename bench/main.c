@@ -6,7 +6,8 @@
  *       milliseconds each (default 2: short repetitions are rarely interrupted
  *       on a shared machine) after calibration and a warm-up, and
  *       print the median ns/op, the min-max range, the ratio to the baseline
- *       measured in the same run, and PASS/MISS against the targets of issue 3.
+ *       measured in the same run, and PASS/MISS against the performance
+ *       targets (docs/performance.md).
  *       Repetitions are interleaved (round r times every case once) so that a
  *       change in the machine's load during the run falls on baselines and
  *       cases alike.
@@ -30,7 +31,7 @@
 #define MAX_ROWS 64
 
 /* A row of the report: a timed case, the baseline its ratio is taken
- * against, and the issue's target for that ratio if it has one. */
+ * against, and the performance target for that ratio if it has one. */
 struct row {
     struct bench_case c;
     const char *section;
