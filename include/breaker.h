@@ -78,7 +78,8 @@ extern "C" {
     X(EIO, 12, "input/output error")                                                 \
     X(RETRY_BUDGET_EXHAUSTED, 13, "retry refused: the retry budget is spent")        \
     X(ECANCELED, 14, "the operation was cancelled by the caller")                    \
-    X(EFORMAT, 15, "malformed input")
+    X(EFORMAT, 15, "malformed input")                                                \
+    X(EINCOMPATIBLE, 16, "shared state written by an incompatible layout, version or build")
 
 enum breaker_status {
 #define BREAKER__STATUS_ENUM(name, value, text) BREAKER_##name = value,

@@ -31,18 +31,14 @@
 #include <unistd.h>
 
 /* ---- Permits ---------------------------------------------------------------
- * word 0 (atomic), the head: generation (bits 28..63, where ctl keeps it) |
- * this breaker's tag (bits 8..27) | flags (bits 0..7). One store admits a
- * closed-state call; one load tells a completion whose permit it is, from
- * which generation, and whether it is a probe. SETTLED is set by an atomic
- * OR, so two racing completions of one permit settle it exactly once. */
+ * The head word's layout is in internal.h (block.c binds the handle's tag). */
 enum {
-    PERMIT_ADMITTED = 1,
-    PERMIT_PROBE = 2,
-    PERMIT_SETTLED = 4,
+    PERMIT_ADMITTED = BREAKER__PERMIT_ADMITTED,
+    PERMIT_PROBE = BREAKER__PERMIT_PROBE,
+    PERMIT_SETTLED = BREAKER__PERMIT_SETTLED,
 };
-#define PERMIT_GEN_MASK (~((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1))
-#define PERMIT_TAG_MASK (((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1) & ~UINT64_C(0xff))
+#define PERMIT_GEN_MASK BREAKER__PERMIT_GEN_MASK
+#define PERMIT_TAG_MASK BREAKER__PERMIT_TAG_MASK
 
 /* may_alias: this view is laid over the caller's breaker_permit storage. */
 struct __attribute__((may_alias)) permit_view {
@@ -352,8 +348,8 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     struct slot_scan scan;
     if (half_open_check_timeouts(b, &ctl, now, &scan)) return ACQUIRE_RETRY;
     if (scan.free_slot < 0) {
-        struct breaker__lane lane = breaker__my_lane(s);
-        breaker__lane_count(lane, &lane.stripe->rejected_half_open);
+        struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+        breaker__stripe_count(stripe, &stripe.stripe->rejected_half_open);
         permit_refuse(b, permit);
         return BREAKER_REJECTED_HALF_OPEN;
     }
@@ -372,9 +368,9 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
         slot_cas(slot, &claim, tagged(gen, 0));
         return ACQUIRE_RETRY;
     }
-    struct breaker__lane lane = breaker__my_lane(s);
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     breaker__count(&s->probes_admitted);
-    breaker__lane_count(lane, &lane.stripe->admitted);
+    breaker__stripe_count(stripe, &stripe.stripe->admitted);
     permit_fill_probe(b, permit, gen, now, (unsigned)scan.free_slot, claim);
     return BREAKER_OK;
 }
@@ -392,9 +388,9 @@ static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
     half_open_evidence(ctl, 0, &t.evidence);
     if (!transition(b, &t)) return ACQUIRE_RETRY;
     uint64_t gen = breaker__ctl_gen(ctl) + 1;
-    struct breaker__lane lane = breaker__my_lane(s);
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     breaker__count(&s->probes_admitted);
-    breaker__lane_count(lane, &lane.stripe->admitted);
+    breaker__stripe_count(stripe, &stripe.stripe->admitted);
     permit_fill_probe(b, permit, gen, now, 0, t.slot0_claim);
     return BREAKER_OK;
 }
@@ -414,15 +410,15 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
             /* The admission time is needed only to tell slow calls. */
             permit_view_of(permit)->admitted_at = s->lim.slow_call_ns != 0 ? b->now_precise(b) : 0;
             permit_set_head(permit, permit_head(b, breaker__ctl_gen(ctl), PERMIT_ADMITTED));
-            struct breaker__lane lane = breaker__my_lane(s);
-            breaker__lane_count(lane, &lane.stripe->admitted);
+            struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+            breaker__stripe_count(stripe, &stripe.stripe->admitted);
             return BREAKER_OK;
         }
         case BREAKER_OPEN: {
             uint64_t now = b->coarse_for_open ? b->now_coarse(b) : b->now_precise(b);
             if (now < phase_time_ns(s, breaker__ctl_gen(ctl))) {
-                struct breaker__lane lane = breaker__my_lane(s);
-                breaker__lane_count(lane, &lane.stripe->rejected_open);
+                struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+                breaker__stripe_count(stripe, &stripe.stripe->rejected_open);
                 permit_refuse(b, permit);
                 return BREAKER_REJECTED_OPEN;
             }
@@ -436,8 +432,8 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
             break;
         }
         case BREAKER_FORCED_OPEN: {
-            struct breaker__lane lane = breaker__my_lane(s);
-            breaker__lane_count(lane, &lane.stripe->rejected_forced);
+            struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+            breaker__stripe_count(stripe, &stripe.stripe->rejected_forced);
             permit_refuse(b, permit);
             return BREAKER_REJECTED_OPEN;
         }
@@ -460,13 +456,15 @@ __attribute__((noinline)) static int acquire_open(breaker *b, breaker_permit *pe
     uint64_t now = b->coarse_for_open ? coarse_now() : b->now_precise(b);
     if (__builtin_expect(now < deadline, 1)) {
         struct breaker__stripe *own;
-        if (__builtin_expect(breaker__owned_stripe(b->stripes, &own), 1)) {
+        if (__builtin_expect(b->stripe_mode == BREAKER__STRIPES_THREAD_OWNED &&
+                                 breaker__owned_stripe(b->stripes, &own),
+                             1)) {
             breaker__owned_count(&own->rejected_open);
             permit_refuse(b, permit);
             return BREAKER_REJECTED_OPEN;
         }
-        struct breaker__lane lane = breaker__lane_in(b->stripes);
-        breaker__lane_count(lane, &lane.stripe->rejected_open);
+        struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+        breaker__stripe_count(stripe, &stripe.stripe->rejected_open);
         permit_refuse(b, permit);
         return BREAKER_REJECTED_OPEN;
     }
@@ -492,7 +490,7 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
 static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
                           enum breaker_outcome outcome, bool cancelled, bool slow) {
     struct breaker__shared *s = b->shared;
-    struct breaker__lane lane = breaker__my_lane(s);
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     uint64_t gen = breaker__ctl_gen(head);
     uint64_t now = b->now_precise(b);
 
@@ -519,17 +517,17 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
     }
     /* Counted here, once the completion is known not to be a duplicate;
      * a stale cancellation still counts (breaker.h). */
-    if (cancelled) breaker__lane_count(lane, &lane.stripe->cancelled);
+    if (cancelled) breaker__stripe_count(stripe, &stripe.stripe->cancelled);
 
     bool fails = outcome == BREAKER_FAILURE || (slow && s->lim.slow_call_rate > 0.0);
     for (;;) {
         ctl = breaker__load_acquire(&s->ctl);
         if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_HALF_OPEN) {
-            breaker__lane_count(lane, &lane.stripe->stale);
+            breaker__stripe_count(stripe, &stripe.stripe->stale);
             return BREAKER_STALE;
         }
         if (outcome == BREAKER_IGNORED) {
-            breaker__lane_count(lane, &lane.stripe->ignored);
+            breaker__count_outcome(stripe, outcome, false);
             return BREAKER_OK;
         }
         unsigned succ = breaker__ctl_succ(ctl);
@@ -556,12 +554,7 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
             if (!breaker__cas_acq_rel(&s->ctl, &ctl, desired)) continue;
             breaker__count(&s->probes_succeeded);
         }
-        if (outcome == BREAKER_FAILURE) {
-            breaker__lane_count(lane, &lane.stripe->failures);
-        } else {
-            breaker__lane_count(lane, &lane.stripe->successes);
-        }
-        if (slow) breaker__lane_count(lane, &lane.stripe->slow);
+        breaker__count_outcome(stripe, outcome, slow);
         return BREAKER_OK;
     }
 }
@@ -570,26 +563,22 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
                            bool slow) {
     uint64_t gen = breaker__ctl_gen(head);
     struct breaker__shared *s = b->shared;
-    struct breaker__lane lane = breaker__my_lane(s);
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     /* Acquire: pairs with the CAS of a transition into CLOSED, so this
      * thread's window update lands after that transition's window reset. */
     uint64_t ctl = breaker__load_acquire(&s->ctl);
     if (breaker__ctl_gen(ctl) != gen) {
-        breaker__lane_count(lane, &lane.stripe->stale);
+        breaker__stripe_count(stripe, &stripe.stripe->stale);
         return BREAKER_STALE;
     }
-    if (outcome == BREAKER_IGNORED) {
-        breaker__lane_count(lane, &lane.stripe->ignored);
-        return BREAKER_OK;
-    }
+    breaker__count_outcome(stripe, outcome, slow && outcome != BREAKER_IGNORED);
+    if (outcome == BREAKER_IGNORED) return BREAKER_OK;
     bool failure = outcome == BREAKER_FAILURE;
-    breaker__lane_count(lane, failure ? &lane.stripe->failures : &lane.stripe->successes);
-    if (slow) breaker__lane_count(lane, &lane.stripe->slow);
 
     if (s->lim.trip == BREAKER_TRIP_TIME_WINDOW && now == 0)
         now = b->coarse_for_window ? b->now_coarse(b) : b->now_precise(b);
     struct breaker__window_view view;
-    if (!breaker__window_record(s, lane, gen, now, failure, slow, &view)) return BREAKER_OK;
+    if (!breaker__window_record(s, stripe, gen, now, failure, slow, &view)) return BREAKER_OK;
     if (breaker__ctl_state(ctl) != BREAKER_CLOSED) return BREAKER_OK; /* forced closed */
     struct transition t = {.expected = ctl, .to = BREAKER_OPEN, .k = 0};
     if (!breaker__window_should_trip(&s->lim, &view, &t.reason)) return BREAKER_OK;
@@ -623,8 +612,8 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
         slow = now - pv->admitted_at > s->lim.slow_call_ns;
     }
     if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, cancelled, slow);
-    struct breaker__lane lane = breaker__my_lane(s);
-    if (cancelled) breaker__lane_count(lane, &lane.stripe->cancelled);
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+    if (cancelled) breaker__stripe_count(stripe, &stripe.stripe->cancelled);
     return complete_closed(b, head, outcome, now, slow);
 }
 
@@ -632,10 +621,10 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
  * assign a stripe if needed, find (and recycle) the bucket by division. */
 __attribute__((noinline)) static int time_window_success_slow(breaker *b, uint64_t head,
                                                               uint64_t now) {
-    struct breaker__lane lane = breaker__lane_in(b->stripes);
-    breaker__lane_count(lane, &lane.stripe->successes);
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+    breaker__count_outcome(stripe, BREAKER_SUCCESS, false);
     struct breaker__window_view unused; /* a success never evaluates the trip */
-    (void)breaker__window_record(b->shared, lane, breaker__ctl_gen(head), now, false, false,
+    (void)breaker__window_record(b->shared, stripe, breaker__ctl_gen(head), now, false, false,
                                  &unused);
     return BREAKER_OK;
 }
@@ -780,106 +769,3 @@ int breaker_force_closed(breaker *b) {
 }
 
 int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET); }
-
-/* ---- Lifecycle ---------------------------------------------------------------*/
-
-static size_t align_up(size_t n) {
-    return (n + BREAKER__CACHELINE - 1) & ~(size_t)(BREAKER__CACHELINE - 1);
-}
-
-static uint64_t random_seed(const void *salt) {
-    uint64_t x = (uint64_t)(uintptr_t)salt ^ ((uint64_t)getpid() << 32);
-    x ^= breaker__clock_ns(CLOCK_MONOTONIC);
-    return breaker__splitmix64(x) | 1u;
-}
-
-int breaker_create(const breaker_config *user, breaker **out) {
-    return breaker__create_owned(user, NULL, out);
-}
-
-int breaker__create_owned(const breaker_config *user, const struct breaker__owner *owner,
-                          breaker **out) {
-    if (out == NULL) return BREAKER_EINVAL;
-    *out = NULL;
-    breaker_config cfg;
-    if (user == NULL) {
-        breaker_config_init(&cfg);
-    } else {
-        if (breaker_config_validate(user, NULL, 0) != BREAKER_OK) return BREAKER_EINVAL;
-        breaker__config_effective(user, &cfg);
-    }
-
-    breaker *b = calloc(1, sizeof(*b));
-    if (b == NULL) return BREAKER_ENOMEM;
-    b->cfg = cfg;
-    if (owner != NULL) b->owner = *owner;
-
-    struct breaker__limits lim;
-    breaker__limits_from_config(&cfg, &lim);
-    if (lim.seed == 0) lim.seed = random_seed(b);
-    b->cfg.seed = lim.seed;
-
-    /* Layout: header struct, stripes, window arrays, probe slots, ring. */
-    size_t bucket_stride = 0;
-    size_t off = align_up(sizeof(struct breaker__shared));
-    size_t stripes_off = off;
-    off += align_up(sizeof(struct breaker__stripe) * BREAKER__STRIPES);
-    size_t window_off = off;
-    size_t window_bytes = breaker__window_bytes(&lim, &bucket_stride);
-    off += align_up(window_bytes);
-    size_t slots_off = off;
-    off += align_up(sizeof(uint64_t) * lim.half_open_max_probes);
-    size_t total = off;
-
-    struct breaker__shared *s = aligned_alloc(BREAKER__CACHELINE, total);
-    if (s == NULL) {
-        free(b);
-        return BREAKER_ENOMEM;
-    }
-    memset(s, 0, total);
-    s->magic = BREAKER__MAGIC;
-    s->layout_version = BREAKER__LAYOUT_VERSION;
-    s->header_size = (uint32_t)sizeof(struct breaker__shared);
-    s->total_size = total;
-    s->lim = lim;
-    s->instance_id = breaker__splitmix64(lim.seed ^ (uint64_t)(uintptr_t)s);
-    s->stripes_off = stripes_off;
-    if (lim.trip == BREAKER_TRIP_TIME_WINDOW) {
-        s->buckets_off = window_off;
-        s->bucket_stride = bucket_stride;
-    } else if (lim.trip == BREAKER_TRIP_COUNT_WINDOW) {
-        s->ring_off = window_off;
-    }
-    s->slots_off = slots_off;
-    b->shared = s;
-    b->shared_size = total;
-    b->permit_tag = (s->instance_id << 8) & PERMIT_TAG_MASK;
-    b->stripes = breaker__stripes(s);
-    b->ctl = &s->ctl;
-    b->buckets = (char *)s + s->buckets_off;
-    b->bucket_stride = s->bucket_stride;
-    b->bucket_ns = lim.bucket_ns;
-    bool times_calls = lim.slow_call_ns != 0;
-    b->fast_success = times_calls || lim.trip == BREAKER_TRIP_COUNT_WINDOW ? 0 : lim.trip + 1;
-    b->admit_mask = times_calls ? ~UINT64_C(0) : (UINT64_C(0xf) << BREAKER__STATE_SHIFT);
-    b->admit_tag = b->permit_tag | PERMIT_ADMITTED;
-    b->consecutive = &s->consecutive;
-    breaker__clock_setup(b);
-    s->epoch_ns = b->now_precise(b);
-    b->epoch_ns = s->epoch_ns;
-    breaker__write(&s->since_ns, s->epoch_ns);
-    breaker__write(&s->since_gen, 1);
-    breaker__write(&s->window_gen, 1);
-    /* Slot words start at tag 0: generation 1 is CLOSED, so nothing reads
-     * them before the first half-open marks them for its generation. */
-    atomic_store_explicit(&s->ctl, breaker__ctl_pack(1, BREAKER_CLOSED, 0, 0),
-                          memory_order_release);
-    *out = b;
-    return BREAKER_OK;
-}
-
-void breaker_destroy(breaker *b) {
-    if (b == NULL) return;
-    free(b->shared);
-    free(b);
-}

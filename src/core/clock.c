@@ -37,7 +37,8 @@ static uint64_t monotonic_coarse_now(const struct breaker *b) {
 
 static uint64_t injected_now(const struct breaker *b) { return b->cfg.clock(b->cfg.clock_ctx); }
 
-void breaker__clock_setup(struct breaker *b) {
+void breaker__clock_setup(struct breaker *b, const struct breaker__limits *lim) {
+    (void)lim; /* read only where the coarse clock exists */
     b->coarse_for_window = false;
     b->coarse_for_open = false;
     if (b->cfg.clock != NULL) {
@@ -51,7 +52,6 @@ void breaker__clock_setup(struct breaker *b) {
     struct timespec res;
     if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0) return;
     uint64_t res_ns = breaker__timespec_ns(&res);
-    const struct breaker__limits *lim = &b->shared->lim;
     b->now_coarse = monotonic_coarse_now;
     /* Slow-call detection reads the precise clock at admission and completion;
      * when it is on, the window reuses that reading instead of a second one. */

@@ -22,7 +22,12 @@
 #include <stdint.h>
 
 #define BREAKER__MAGIC          UINT64_C(0x42524b52424c4f4b) /* "BRKRBLOK" */
-#define BREAKER__LAYOUT_VERSION 1u
+/* The block's layout version. Bump it whenever anything a block holds changes
+ * place, size or meaning: a field of struct breaker__shared, of a stripe, of
+ * a bucket, of the limits, the encoding of ctl, of tagged times or of slot
+ * words. The _Static_asserts after the structs pin the sizes and offsets
+ * that a change would move; when one fails, update it and bump this. */
+#define BREAKER__LAYOUT_VERSION 2u
 #define BREAKER__CACHELINE      64
 
 /* Threads spread their counter updates over stripes so that two threads do
@@ -64,6 +69,21 @@ static inline unsigned breaker__ctl_k(uint64_t c) {
     return (unsigned)(c >> BREAKER__K_SHIFT) & BREAKER__FIELD12;
 }
 static inline unsigned breaker__ctl_succ(uint64_t c) { return (unsigned)c & BREAKER__FIELD12; }
+
+/* ---- Permit heads ----------------------------------------------------------
+ * Word 0 of a breaker_permit (atomic), the head: generation (bits 28..63,
+ * where ctl keeps it) | the breaker's tag (bits 8..27) | flags (bits 0..7).
+ * One store admits a closed-state call; one load tells a completion whose
+ * permit it is, from which generation, and whether it is a probe. SETTLED is
+ * set by an atomic OR, so two racing completions of one permit settle it
+ * exactly once. */
+enum {
+    BREAKER__PERMIT_ADMITTED = 1,
+    BREAKER__PERMIT_PROBE = 2,
+    BREAKER__PERMIT_SETTLED = 4,
+};
+#define BREAKER__PERMIT_GEN_MASK (~((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1))
+#define BREAKER__PERMIT_TAG_MASK (((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1) & ~UINT64_C(0xff))
 
 /* ---- Tagged time words ----------------------------------------------------
  * The open deadline and each probe slot are single words:
@@ -149,12 +169,15 @@ struct breaker__shared {
     uint64_t epoch_ns;    /* clock at creation; tagged times count from it */
     struct breaker__limits lim;
     /* Offsets of the arrays that follow the struct, from the block start. */
-    uint64_t stripes_off;
-    uint64_t buckets_off;   /* [stripe][bucket], each stripe's run line-aligned */
+    uint64_t abi;           /* BREAKER__ABI: sizes this library was built with */
+    uint64_t stripes_off;   /* [BREAKER__STRIPES] stripes */
+    uint64_t buckets_off;   /* time window: [stripe][bucket], each stripe's run
+                               line-aligned; 0 otherwise */
     uint64_t bucket_stride; /* bytes between stripes in the bucket array */
-    uint64_t stamps_off;    /* [bucket]: (bucket epoch + 1), 0 = empty */
-    uint64_t slots_off;     /* [probe]: tagged deadline, 0 = free */
-    uint64_t ring_off;      /* [window_size] bytes: count-window outcomes */
+    uint64_t ring_off;      /* count window: [window_size] bytes of outcomes,
+                               where the time window keeps its buckets (the
+                               two never coexist); 0 otherwise */
+    uint64_t slots_off;     /* [half_open_max_probes] probe slot words, last */
 
     /* Read on every call, written only by transitions. */
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 ctl;
@@ -186,6 +209,33 @@ struct breaker__shared {
     breaker__atomic64 time_in_state[BREAKER_STATE_COUNT];
 };
 
+/* What the layout depends on besides the version: a block written by a build
+ * with other struct sizes (another compiler, another version of the library
+ * with the same layout version by mistake) fails its check. */
+#define BREAKER__ABI                                                                          \
+    (((uint64_t)sizeof(struct breaker__shared) << 32) |                                      \
+     ((uint64_t)sizeof(struct breaker__stripe) << 16) |                                      \
+     ((uint64_t)sizeof(struct breaker__limits) << 6) | (uint64_t)sizeof(struct breaker__bucket))
+
+/* The layout, pinned (see BREAKER__LAYOUT_VERSION). */
+_Static_assert(sizeof(struct breaker__stripe) == 2 * BREAKER__CACHELINE, "stripe: two lines");
+_Static_assert(sizeof(struct breaker__bucket) == 32, "bucket: four counters");
+_Static_assert(sizeof(struct breaker__limits) == 120, "limits");
+_Static_assert(offsetof(struct breaker__shared, lim) == 40, "limits follow the header");
+_Static_assert(offsetof(struct breaker__shared, ctl) == 4 * BREAKER__CACHELINE, "ctl's line");
+_Static_assert(offsetof(struct breaker__shared, consecutive) == 5 * BREAKER__CACHELINE,
+               "consecutive run's line");
+_Static_assert(sizeof(struct breaker__shared) == 9 * BREAKER__CACHELINE, "header struct");
+
+/* How the threads of a bound handle get counter stripes (block.h binds it).
+ * - THREAD_OWNED: the process-wide pool (stripes.c): a thread that owns one
+ *   of its owned stripes writes that stripe with plain loads and stores. Only
+ *   for a block no other process writes (the process heap): the pool is per
+ *   process, so two processes would each think they own stripe 0.
+ * - ATOMIC: every counter update is an atomic read-modify-write, whatever
+ *   stripe the thread writes; for a block that other processes bind too. */
+enum breaker__stripe_mode { BREAKER__STRIPES_THREAD_OWNED, BREAKER__STRIPES_ATOMIC };
+
 /* The per-process handle. */
 struct breaker {
     struct breaker__shared *shared;
@@ -199,6 +249,9 @@ struct breaker {
     uint64_t (*now_coarse)(const struct breaker *b);
     bool coarse_for_window;
     bool coarse_for_open;
+    /* enum breaker__stripe_mode (block.h): THREAD_OWNED lets a thread that
+     * owns a stripe of the process pool write it with plain stores. */
+    enum breaker__stripe_mode stripe_mode;
     /* Copies of what the call path reads, next to the block pointer. */
     /* Which short path a closed-state success may take in breaker_complete:
      * 0 none (slow-call timing or a count window), else the trip policy + 1. */
@@ -234,24 +287,41 @@ static inline breaker__atomic8 *breaker__ring(const struct breaker__shared *s) {
     return (breaker__atomic8 *)(void *)((char *)(uintptr_t)s + s->ring_off);
 }
 
-/* The calling thread's stripe: its index, and whether the thread owns it.
- * initial-exec TLS: read on every call, and the general-dynamic model would
- * cost a __tls_get_addr call each time. */
+/* ---- The calling thread's stripe -----------------------------------------
+ * stripes.c assigns each thread a stripe index the first time it touches any
+ * breaker. initial-exec TLS: read on every call, and the general-dynamic
+ * model would cost a __tls_get_addr call each time. */
 extern _Thread_local unsigned breaker__tls_stripe_plus_one
     __attribute__((tls_model("initial-exec")));
+/* The byte offset + 1 of the thread's stripe when it owns one of the process
+ * pool's owned stripes, else 0 (not assigned yet, or a shared stripe). */
+extern _Thread_local uintptr_t breaker__tls_owned_offset __attribute__((tls_model("initial-exec")));
 unsigned breaker__stripe_assign(void);
 
-struct breaker__lane {
+/* A stripe as the calling thread writes it: owned (single writer: plain
+ * load and store) or not (atomic read-modify-write). */
+struct breaker__stripe_ref {
     struct breaker__stripe *stripe;
     unsigned index;
     bool owned;
 };
 
-/* The hot paths' view of the thread's stripe: its byte offset + 1 when the
- * thread owns one, 0 when it owns none (not assigned yet, or shared), which
- * sends the caller down its general path. One load and one add. */
-extern _Thread_local uintptr_t breaker__tls_owned_offset __attribute__((tls_model("initial-exec")));
+/* The calling thread's stripe in `b`'s block: the one way to get it. */
+static inline struct breaker__stripe_ref breaker__thread_stripe(const struct breaker *b) {
+    unsigned i = breaker__tls_stripe_plus_one;
+    i = __builtin_expect(i != 0, 1) ? i - 1 : breaker__stripe_assign();
+    struct breaker__stripe_ref r = {&b->stripes[i], i,
+                                    i < BREAKER__OWNED_STRIPES &&
+                                        b->stripe_mode == BREAKER__STRIPES_THREAD_OWNED};
+    return r;
+}
 
+/* The first half of breaker__thread_stripe, for the three short paths
+ * (closed acquire, closed success, open refusal) that must stay frameless:
+ * the thread's owned stripe in one load and one add, or false, which sends
+ * the caller down its general path. Callers make sure the handle's stripe
+ * mode is THREAD_OWNED first (directly, or because a handle in ATOMIC mode
+ * never reaches them: see breaker__block_bind). */
 static inline bool breaker__owned_stripe(struct breaker__stripe *stripes,
                                          struct breaker__stripe **out) {
     uintptr_t o = breaker__tls_owned_offset;
@@ -267,29 +337,28 @@ static inline void breaker__owned_count(breaker__atomic64 *counter) {
                           memory_order_relaxed);
 }
 
-static inline struct breaker__lane breaker__lane_in(struct breaker__stripe *stripes) {
-    unsigned i = breaker__tls_stripe_plus_one;
-    i = __builtin_expect(i != 0, 1) ? i - 1 : breaker__stripe_assign();
-    struct breaker__lane lane = {&stripes[i], i, i < BREAKER__OWNED_STRIPES};
-    return lane;
-}
-
-static inline struct breaker__lane breaker__my_lane(const struct breaker__shared *s) {
-    return breaker__lane_in(breaker__stripes(s));
-}
-
-/* Count one on a stripe counter. An owned stripe has a single writer, so a
- * relaxed load and store cannot lose an update and readers still see whole
- * values; a shared stripe needs the locked read-modify-write. */
-static inline void breaker__lane_count(struct breaker__lane lane, breaker__atomic64 *counter) {
-    if (lane.owned)
+/* Count one on a counter of the thread's stripe (or of its bucket run): the
+ * plain store when the thread owns it, else the locked read-modify-write. */
+static inline void breaker__stripe_count(struct breaker__stripe_ref r, breaker__atomic64 *counter) {
+    if (r.owned)
         breaker__owned_count(counter);
     else
         atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
 }
 
+/* Count the outcome of a recorded call: the one place the statistics'
+ * outcome counters are written outside the short paths. */
+static inline void breaker__count_outcome(struct breaker__stripe_ref r,
+                                          enum breaker_outcome outcome, bool slow) {
+    struct breaker__stripe *st = r.stripe;
+    breaker__stripe_count(r, outcome == BREAKER_FAILURE  ? &st->failures
+                             : outcome == BREAKER_IGNORED ? &st->ignored
+                                                          : &st->successes);
+    if (slow) breaker__stripe_count(r, &st->slow);
+}
+
 /* ---- Time ---------------------------------------------------------------- */
-void breaker__clock_setup(struct breaker *b);
+void breaker__clock_setup(struct breaker *b, const struct breaker__limits *lim);
 /* now + add as a tagged time: microseconds since the epoch, rounded up,
  * saturating (never wrapping) at 2^48 - 1 us, 8.9 years after creation: the
  * documented lifetime over which waits and probe deadlines stay exact. */
@@ -328,7 +397,7 @@ void breaker__window_reset(struct breaker__shared *s);
 /* Record one outcome of closed generation `gen` in the window. @return true
  * when the trip condition must be evaluated, with `view` holding the window
  * then: only failures and slow calls do (a success never opens the breaker). */
-bool breaker__window_record(struct breaker__shared *s, struct breaker__lane lane, uint64_t gen,
+bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_ref stripe, uint64_t gen,
                             uint64_t now, bool failure, bool slow,
                             struct breaker__window_view *view);
 /* The window of closed generation `gen` at time `now`. */

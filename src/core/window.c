@@ -93,21 +93,21 @@ static uint64_t bucket_epoch(const struct breaker__shared *s, uint64_t now) {
 }
 
 static struct breaker__bucket *bucket_locate(const struct breaker__shared *s,
-                                             struct breaker__lane lane, uint64_t now,
+                                             struct breaker__stripe_ref stripe, uint64_t now,
                                              uint64_t *epoch) {
     uint64_t e = bucket_epoch(s, now);
     unsigned slot = (unsigned)(e % s->lim.window_buckets);
     /* Relaxed stores, start last: only the owner of a stripe reads the hint
      * back, on its short path, and checks it before use. Shared stripes
      * always come here and leave the line alone. */
-    if (lane.owned) {
-        breaker__write(&lane.stripe->hint_offset,
-                       lane.index * s->bucket_stride + slot * sizeof(struct breaker__bucket));
-        breaker__write(&lane.stripe->hint_epoch1, (e + 1) & BREAKER__STAMP_EPOCH_MASK);
-        breaker__write(&lane.stripe->hint_start, e * s->lim.bucket_ns + 1);
+    if (stripe.owned) {
+        breaker__write(&stripe.stripe->hint_offset,
+                       stripe.index * s->bucket_stride + slot * sizeof(struct breaker__bucket));
+        breaker__write(&stripe.stripe->hint_epoch1, (e + 1) & BREAKER__STAMP_EPOCH_MASK);
+        breaker__write(&stripe.stripe->hint_start, e * s->lim.bucket_ns + 1);
     }
     *epoch = e;
-    return &breaker__buckets_of(s, lane.index)[slot];
+    return &breaker__buckets_of(s, stripe.index)[slot];
 }
 
 /* A stamp no bucket ever has (its epoch field would be 2^40 - 1 with every
@@ -115,7 +115,7 @@ static struct breaker__bucket *bucket_locate(const struct breaker__shared *s,
  * (it is above every stamp they accept) and recorders drop their call. */
 #define STAMP_RECYCLING UINT64_MAX
 
-static bool bucket_recycle(struct breaker__bucket *bk, struct breaker__lane lane, uint64_t want) {
+static bool bucket_recycle(struct breaker__bucket *bk, struct breaker__stripe_ref stripe, uint64_t want) {
     uint64_t st = breaker__read(&bk->stamp);
     if (st == want) return true;
     if (st == STAMP_RECYCLING) return false;
@@ -127,7 +127,7 @@ static bool bucket_recycle(struct breaker__bucket *bk, struct breaker__lane lane
     if (st != 0 && (int32_t)((st_gen - want_gen) << 8) > 0) return false;
     if (st_gen == want_gen && (st & BREAKER__STAMP_EPOCH_MASK) > (want & BREAKER__STAMP_EPOCH_MASK))
         return false;
-    if (lane.owned) {
+    if (stripe.owned) {
         breaker__write(&bk->calls, 0);
         breaker__write(&bk->failures, 0);
         breaker__write(&bk->slow, 0);
@@ -167,14 +167,14 @@ static void time_read(const struct breaker__shared *s, uint64_t gen, uint64_t ep
     }
 }
 
-static bool time_record(struct breaker__shared *s, struct breaker__lane lane, uint64_t gen,
+static bool time_record(struct breaker__shared *s, struct breaker__stripe_ref stripe, uint64_t gen,
                         uint64_t now, bool failure, bool slow, struct breaker__window_view *view) {
     uint64_t epoch;
-    struct breaker__bucket *bk = bucket_locate(s, lane, now, &epoch);
-    if (!bucket_recycle(bk, lane, breaker__bucket_stamp(gen, epoch))) return false;
-    breaker__lane_count(lane, &bk->calls);
-    if (failure) breaker__lane_count(lane, &bk->failures);
-    if (slow) breaker__lane_count(lane, &bk->slow);
+    struct breaker__bucket *bk = bucket_locate(s, stripe, now, &epoch);
+    if (!bucket_recycle(bk, stripe, breaker__bucket_stamp(gen, epoch))) return false;
+    breaker__stripe_count(stripe, &bk->calls);
+    if (failure) breaker__stripe_count(stripe, &bk->failures);
+    if (slow) breaker__stripe_count(stripe, &bk->slow);
     if (!failure && !slow) return false;
     time_read(s, gen, epoch, view);
     return true;
@@ -219,7 +219,7 @@ void breaker__window_reset(struct breaker__shared *s) {
     }
 }
 
-bool breaker__window_record(struct breaker__shared *s, struct breaker__lane lane, uint64_t gen,
+bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_ref stripe, uint64_t gen,
                             uint64_t now, bool failure, bool slow,
                             struct breaker__window_view *view) {
     switch ((enum breaker_trip)s->lim.trip) {
@@ -238,7 +238,7 @@ bool breaker__window_record(struct breaker__shared *s, struct breaker__lane lane
         return failure || slow;
     case BREAKER_TRIP_TIME_WINDOW:
         view->consecutive = 0;
-        return time_record(s, lane, gen, now, failure, slow, view);
+        return time_record(s, stripe, gen, now, failure, slow, view);
     }
     return false;
 }

@@ -1,0 +1,213 @@
+/*
+ * block.c - a breaker's shared block: layout, init, check, bind (block.h),
+ * and breaker_create()/breaker_destroy() built from them on the process heap.
+ */
+#define _GNU_SOURCE
+#include "core/block.h"
+#include "common/time_ns.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static size_t align_up(size_t n) {
+    return (n + BREAKER__CACHELINE - 1) & ~(size_t)(BREAKER__CACHELINE - 1);
+}
+
+/* ---- Layout ------------------------------------------------------------------
+ * The header struct, the stripes, the window (time-window buckets or the
+ * count-window ring: a breaker has one or neither), then the probe slots.
+ * Every array starts on a cache line. */
+void breaker__block_layout(const struct breaker__limits *lim, struct breaker__block_layout *out) {
+    memset(out, 0, sizeof(*out));
+    size_t off = align_up(sizeof(struct breaker__shared));
+    out->stripes_off = off;
+    off += align_up(sizeof(struct breaker__stripe) * BREAKER__STRIPES);
+    size_t stride = 0;
+    size_t window_bytes = breaker__window_bytes(lim, &stride);
+    if (lim->trip == BREAKER_TRIP_TIME_WINDOW) {
+        out->buckets_off = off;
+        out->bucket_stride = stride;
+    } else if (lim->trip == BREAKER_TRIP_COUNT_WINDOW) {
+        out->ring_off = off;
+    }
+    off += align_up(window_bytes);
+    out->slots_off = off;
+    off += align_up(sizeof(uint64_t) * lim->half_open_max_probes);
+    out->total = off;
+}
+
+/* ---- Init ----------------------------------------------------------------------*/
+void breaker__block_init(struct breaker__shared *s, const struct breaker__block_layout *lay,
+                         const struct breaker__limits *lim, uint64_t epoch_ns,
+                         uint64_t instance_id) {
+    s->layout_version = BREAKER__LAYOUT_VERSION;
+    s->header_size = (uint32_t)sizeof(struct breaker__shared);
+    s->total_size = lay->total;
+    s->instance_id = instance_id;
+    s->epoch_ns = epoch_ns;
+    s->lim = *lim;
+    s->abi = BREAKER__ABI;
+    s->stripes_off = lay->stripes_off;
+    s->buckets_off = lay->buckets_off;
+    s->bucket_stride = lay->bucket_stride;
+    s->ring_off = lay->ring_off;
+    s->slots_off = lay->slots_off;
+    breaker__write(&s->since_ns, epoch_ns);
+    breaker__write(&s->since_gen, 1);
+    breaker__write(&s->window_gen, 1);
+    /* Slot words start at tag 0: generation 1 is CLOSED, so nothing reads
+     * them before the first half-open marks them for its generation. */
+    breaker__write(&s->ctl, breaker__ctl_pack(1, BREAKER_CLOSED, 0, 0));
+    /* The magic last, with release: a process that reads it with acquire
+     * (breaker__block_check) sees every store above. */
+    atomic_store_explicit((_Atomic uint64_t *)(void *)&s->magic, BREAKER__MAGIC,
+                          memory_order_release);
+}
+
+/* ---- Check ---------------------------------------------------------------------*/
+int breaker__block_check(const struct breaker__shared *s, size_t mapped, char *msg, size_t len) {
+    if (mapped < sizeof(struct breaker__shared))
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "block: %zu bytes mapped, a block needs at least %zu", mapped,
+                             sizeof(struct breaker__shared));
+    uint64_t magic = atomic_load_explicit((_Atomic uint64_t *)(void *)(uintptr_t)&s->magic,
+                                          memory_order_acquire);
+    if (magic != BREAKER__MAGIC)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "block magic: 0x%016llx, expected 0x%016llx (not a breaker block, "
+                             "or not initialised yet)",
+                             (unsigned long long)magic, (unsigned long long)BREAKER__MAGIC);
+    if (s->layout_version != BREAKER__LAYOUT_VERSION)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "block layout_version: %u, this library reads version %u",
+                             s->layout_version, BREAKER__LAYOUT_VERSION);
+    if (s->abi != BREAKER__ABI || s->header_size != sizeof(struct breaker__shared))
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "block abi: 0x%llx with a %u-byte header, this build has 0x%llx and "
+                             "%zu (built with other struct sizes)",
+                             (unsigned long long)s->abi, s->header_size,
+                             (unsigned long long)BREAKER__ABI, sizeof(struct breaker__shared));
+    if (s->total_size > mapped)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "block total_size: %llu bytes, only %zu mapped",
+                             (unsigned long long)s->total_size, mapped);
+    /* The limits must be ones this library accepts, and the offsets the
+     * layout those limits give: then every index the code derives from the
+     * limits stays inside the block. */
+    const struct breaker__limits *lim = &s->lim;
+    if (lim->trip > BREAKER_TRIP_TIME_WINDOW || lim->half_open_max_probes == 0 ||
+        lim->half_open_max_probes > BREAKER__MAX_PROBES || lim->window_size == 0 ||
+        lim->window_size > BREAKER__MAX_WINDOW_SIZE || lim->window_buckets == 0 ||
+        lim->window_buckets > BREAKER__MAX_BUCKETS || lim->bucket_ns == 0)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "block limits: out of range (trip %u, half_open_max_probes %u, "
+                             "window_size %u, window_buckets %u)",
+                             lim->trip, lim->half_open_max_probes, lim->window_size,
+                             lim->window_buckets);
+    struct breaker__block_layout lay;
+    breaker__block_layout(lim, &lay);
+    if (s->total_size != lay.total || s->stripes_off != lay.stripes_off ||
+        s->buckets_off != lay.buckets_off || s->bucket_stride != lay.bucket_stride ||
+        s->ring_off != lay.ring_off || s->slots_off != lay.slots_off)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "block offsets: total %llu, stripes %llu, buckets %llu, ring %llu, "
+                             "slots %llu; its limits give %zu, %zu, %zu, %zu, %zu",
+                             (unsigned long long)s->total_size, (unsigned long long)s->stripes_off,
+                             (unsigned long long)s->buckets_off, (unsigned long long)s->ring_off,
+                             (unsigned long long)s->slots_off, lay.total, lay.stripes_off,
+                             lay.buckets_off, lay.ring_off, lay.slots_off);
+    return BREAKER_OK;
+}
+
+/* ---- Bind ----------------------------------------------------------------------*/
+void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
+                         enum breaker__stripe_mode mode) {
+    const struct breaker__limits *lim = &s->lim;
+    b->shared = s;
+    b->shared_size = mapped;
+    b->stripe_mode = mode;
+    b->permit_tag = (s->instance_id << 8) & BREAKER__PERMIT_TAG_MASK;
+    b->admit_tag = b->permit_tag | BREAKER__PERMIT_ADMITTED;
+    b->stripes = breaker__stripes(s);
+    b->ctl = &s->ctl;
+    b->consecutive = &s->consecutive;
+    b->buckets = (char *)s + s->buckets_off;
+    b->bucket_stride = s->bucket_stride;
+    b->bucket_ns = lim->bucket_ns;
+    b->epoch_ns = s->epoch_ns;
+    /* The short paths write the thread's owned stripe with plain stores. A
+     * handle in ATOMIC mode must never take them: all ones in admit_mask
+     * sends every acquire to the general path (ctl is never 0), and
+     * fast_success 0 every completion; the open refusal checks the mode. */
+    bool times_calls = lim->slow_call_ns != 0;
+    bool owned_ok = mode == BREAKER__STRIPES_THREAD_OWNED;
+    b->fast_success =
+        !owned_ok || times_calls || lim->trip == BREAKER_TRIP_COUNT_WINDOW ? 0 : lim->trip + 1;
+    b->admit_mask =
+        !owned_ok || times_calls ? ~UINT64_C(0) : (UINT64_C(0xf) << BREAKER__STATE_SHIFT);
+}
+
+/* ---- On the process heap: breaker_create / breaker_destroy ----------------------*/
+
+static uint64_t random_seed(const void *salt) {
+    uint64_t x = (uint64_t)(uintptr_t)salt ^ ((uint64_t)getpid() << 32);
+    x ^= breaker__clock_ns(CLOCK_MONOTONIC);
+    return breaker__splitmix64(x) | 1u;
+}
+
+int breaker_create(const breaker_config *user, breaker **out) {
+    return breaker__create_owned(user, NULL, out);
+}
+
+int breaker__create_owned(const breaker_config *user, const struct breaker__owner *owner,
+                          breaker **out) {
+    if (out == NULL) return BREAKER_EINVAL;
+    *out = NULL;
+    breaker_config cfg;
+    if (user == NULL) {
+        breaker_config_init(&cfg);
+    } else {
+        if (breaker_config_validate(user, NULL, 0) != BREAKER_OK) return BREAKER_EINVAL;
+        breaker__config_effective(user, &cfg);
+    }
+
+    breaker *b = calloc(1, sizeof(*b));
+    if (b == NULL) return BREAKER_ENOMEM;
+    b->cfg = cfg;
+    if (owner != NULL) b->owner = *owner;
+
+    struct breaker__limits lim;
+    breaker__limits_from_config(&cfg, &lim);
+    if (lim.seed == 0) lim.seed = random_seed(b);
+    b->cfg.seed = lim.seed;
+
+    struct breaker__block_layout lay;
+    breaker__block_layout(&lim, &lay);
+    struct breaker__shared *s = aligned_alloc(BREAKER__CACHELINE, lay.total);
+    if (s == NULL) {
+        free(b);
+        return BREAKER_ENOMEM;
+    }
+    memset(s, 0, lay.total);
+    breaker__clock_setup(b, &lim);
+    breaker__block_init(s, &lay, &lim, b->now_precise(b),
+                        breaker__splitmix64(lim.seed ^ (uint64_t)(uintptr_t)s));
+    /* A block this process just wrote always passes; checking it anyway keeps
+     * the check exercised on every create. */
+    if (breaker__block_check(s, lay.total, NULL, 0) != BREAKER_OK) {
+        free(s);
+        free(b);
+        return BREAKER_EINCOMPATIBLE;
+    }
+    breaker__block_bind(b, s, lay.total, BREAKER__STRIPES_THREAD_OWNED);
+    *out = b;
+    return BREAKER_OK;
+}
+
+void breaker_destroy(breaker *b) {
+    if (b == NULL) return;
+    free(b->shared);
+    free(b);
+}
