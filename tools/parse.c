@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NS_PER_SEC UINT64_C(1000000000)
-
 char *tool_trim(char *s) {
     while (isspace((unsigned char)*s))
         s++;

@@ -25,6 +25,8 @@
  */
 #include "tool.h"
 
+#include "common/splitmix.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,16 +35,10 @@
 
 enum { DRAW_ARRIVAL, DRAW_LATENCY_U1, DRAW_LATENCY_U2, DRAW_ERROR };
 
-static uint64_t mix64(uint64_t x) {
-    x += UINT64_C(0x9e3779b97f4a7c15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-
-/* A uniform draw in (0, 1) for request `id` and purpose `what`. */
+/* A uniform draw in (0, 1) for request `id` and purpose `what`: the
+ * library's splitmix64 finaliser applied to the counter, then to the seed. */
 static double draw(uint64_t seed, uint64_t id, unsigned what) {
-    uint64_t x = mix64(seed ^ mix64(id * 8u + what));
+    uint64_t x = breaker__splitmix64(seed ^ breaker__splitmix64(id * 8u + what));
     return ((double)(x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
