@@ -288,6 +288,103 @@ static void summarise(struct tool_replay_result *r, uint64_t start, uint64_t end
     }
 }
 
+/* One past the last call's end, saturating: the clock must never run
+ * backwards, even for a trace that ends at the top of the range. */
+static uint64_t replay_end(const struct tool_trace *trace) {
+    uint64_t end = trace->origin_ns == UINT64_MAX ? UINT64_MAX : trace->origin_ns + 1;
+    for (size_t i = 0; i < trace->count; i++) {
+        uint64_t start = trace->calls[i].start_ns, dur = trace->calls[i].duration_ns;
+        uint64_t e = start > UINT64_MAX - dur ? UINT64_MAX : start + dur;
+        if (e >= end) end = e == UINT64_MAX ? UINT64_MAX : e + 1;
+    }
+    return end;
+}
+
+/* The result's timeline, labelled for the report and the picture. Bins of
+ * about one call or more, so that a sparse trace draws rates, not a comb of
+ * lone calls; at least 10 bins, at most 600. @return 0 or -1 (out of
+ * memory). */
+static int start_timeline(struct tool_timeline *tl, const struct tool_trace *trace,
+                          const struct tool_breaker *cfg, uint64_t end) {
+    uint64_t max_bins = trace->count < 10 ? 10 : trace->count > 600 ? 600 : trace->count;
+    uint64_t bin_ns = tool_timeline_pick_bin(end - trace->origin_ns, max_bins);
+    if (tool_timeline_init(tl, trace->origin_ns, end, bin_ns) != 0) return -1;
+    snprintf(tl->title, sizeof(tl->title), "%s", cfg->name);
+    snprintf(tl->subtitle, sizeof(tl->subtitle), "%s",
+             cfg->summary[0] ? cfg->summary : "library defaults");
+    tl->has_breaker = true;
+    return 0;
+}
+
+/* The configuration as a breaker on the replay's virtual clock, reporting
+ * every transition to the timeline, so that it sees the trace's time and
+ * not the machine's. @return the breaker, or NULL with `msg`. */
+static breaker *create_breaker(struct replay *rp, const struct tool_breaker *cfg,
+                               uint64_t origin_ns, char *msg, size_t msg_len) {
+    breaker_config c = cfg->cfg;
+    c.clock = replay_clock;
+    c.clock_ctx = rp;
+    c.on_event = on_transition;
+    c.event_ctx = rp;
+    if (c.seed == 0) c.seed = 1; /* jitter must repeat from run to run */
+    char why[TOOL_MSG_MAX];
+    breaker *b = NULL;
+    if (breaker_config_validate(&c, why, sizeof(why)) != BREAKER_OK) {
+        snprintf(msg, msg_len, "breaker %s: %s", cfg->name, why);
+        return NULL;
+    }
+    if (breaker_create(&c, &b) != BREAKER_OK ||
+        tool_timeline_state(&rp->r->timeline, origin_ns, BREAKER_CLOSED) != 0) {
+        snprintf(msg, msg_len, "breaker %s: cannot create", cfg->name);
+        breaker_destroy(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* Each call in start order asks for a permit, after the admitted calls that
+ * ended by its start have completed, so the breaker learns outcomes when
+ * they happened. A refused call is counted and never made. Stops early when
+ * out of memory. */
+static void feed_calls(struct replay *rp, breaker *b, const struct tool_trace *trace) {
+    struct tool_replay_result *out = rp->r;
+    for (size_t i = 0; i < trace->count && !rp->oom; i++) {
+        const struct tool_call *call = &trace->calls[i];
+        const struct pending *next;
+        while ((next = tool_heap_top(&rp->heap)) != NULL && next->key.at <= call->start_ns) {
+            struct pending p;
+            tool_heap_pop(&rp->heap, &p);
+            complete(rp, b, trace, &p);
+        }
+        rp->now = call->start_ns;
+        out->calls++;
+        struct tool_bin *bin = tool_timeline_bin(&out->timeline, rp->now);
+        struct pending p = {.key = {.at = call->start_ns + call->duration_ns, .tie = i}};
+        if (breaker_acquire(b, &p.permit) != BREAKER_OK) {
+            out->refused++;
+            bin->refused++;
+            continue;
+        }
+        bin->reached++;
+        if (tool_heap_push(&rp->heap, &p) != 0) rp->oom = true;
+    }
+}
+
+/* The calls still in flight after the last start complete in end order,
+ * then the clock moves to `end` so that a probe still hanging times out, if
+ * it is due, before the final counts are taken. */
+static void finish_calls(struct replay *rp, breaker *b, const struct tool_trace *trace,
+                         uint64_t end) {
+    while (rp->heap.n > 0 && !rp->oom) {
+        struct pending p;
+        tool_heap_pop(&rp->heap, &p);
+        complete(rp, b, trace, &p);
+    }
+    rp->now = end;
+    (void)breaker_get_state(b);
+    breaker_stats_get(b, &rp->r->stats);
+}
+
 int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
                 struct tool_replay_result *out, char *msg, size_t msg_len) {
     memset(out, 0, sizeof(*out));
@@ -298,77 +395,18 @@ int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
     rp.now = trace->origin_ns;
     tool_heap_init(&rp.heap, sizeof(struct pending));
 
-    /* One past the last call's end, saturating: the clock must never run
-     * backwards, even for a trace that ends at the top of the range. */
-    uint64_t end = trace->origin_ns == UINT64_MAX ? UINT64_MAX : trace->origin_ns + 1;
-    for (size_t i = 0; i < trace->count; i++) {
-        uint64_t start = trace->calls[i].start_ns, dur = trace->calls[i].duration_ns;
-        uint64_t e = start > UINT64_MAX - dur ? UINT64_MAX : start + dur;
-        if (e >= end) end = e == UINT64_MAX ? UINT64_MAX : e + 1;
-    }
-    /* Bins of about one call or more, so that a sparse trace draws rates,
-     * not a comb of lone calls; at least 10 bins, at most 600. */
-    uint64_t max_bins = trace->count < 10 ? 10 : trace->count > 600 ? 600 : trace->count;
-    uint64_t bin_ns = tool_timeline_pick_bin(end - trace->origin_ns, max_bins);
-    if (tool_timeline_init(&out->timeline, trace->origin_ns, end, bin_ns) != 0) {
+    uint64_t end = replay_end(trace);
+    if (start_timeline(&out->timeline, trace, cfg, end) != 0) {
         snprintf(msg, msg_len, "out of memory");
         return -1;
     }
-    snprintf(out->timeline.title, sizeof(out->timeline.title), "%s", cfg->name);
-    snprintf(out->timeline.subtitle, sizeof(out->timeline.subtitle), "%s",
-             cfg->summary[0] ? cfg->summary : "library defaults");
-    out->timeline.has_breaker = true;
-
-    breaker_config c = cfg->cfg;
-    c.clock = replay_clock;
-    c.clock_ctx = &rp;
-    c.on_event = on_transition;
-    c.event_ctx = &rp;
-    if (c.seed == 0) c.seed = 1; /* jitter must repeat from run to run */
-    char why[TOOL_MSG_MAX];
-    breaker *b = NULL;
-    if (breaker_config_validate(&c, why, sizeof(why)) != BREAKER_OK) {
-        snprintf(msg, msg_len, "breaker %s: %s", cfg->name, why);
+    breaker *b = create_breaker(&rp, cfg, trace->origin_ns, msg, msg_len);
+    if (b == NULL) {
         tool_replay_result_free(out);
         return -1;
     }
-    if (breaker_create(&c, &b) != BREAKER_OK ||
-        tool_timeline_state(&out->timeline, trace->origin_ns, BREAKER_CLOSED) != 0) {
-        snprintf(msg, msg_len, "breaker %s: cannot create", cfg->name);
-        breaker_destroy(b);
-        tool_replay_result_free(out);
-        return -1;
-    }
-
-    for (size_t i = 0; i < trace->count && !rp.oom; i++) {
-        const struct tool_call *call = &trace->calls[i];
-        const struct pending *next;
-        while ((next = tool_heap_top(&rp.heap)) != NULL && next->key.at <= call->start_ns) {
-            struct pending p;
-            tool_heap_pop(&rp.heap, &p);
-            complete(&rp, b, trace, &p);
-        }
-        rp.now = call->start_ns;
-        out->calls++;
-        struct tool_bin *bin = tool_timeline_bin(&out->timeline, rp.now);
-        struct pending p = {.key = {.at = call->start_ns + call->duration_ns, .tie = i}};
-        if (breaker_acquire(b, &p.permit) != BREAKER_OK) {
-            out->refused++;
-            bin->refused++;
-            continue;
-        }
-        bin->reached++;
-        if (tool_heap_push(&rp.heap, &p) != 0) rp.oom = true;
-    }
-    while (rp.heap.n > 0 && !rp.oom) {
-        struct pending p;
-        tool_heap_pop(&rp.heap, &p);
-        complete(&rp, b, trace, &p);
-    }
-    /* A probe still hanging at the end times out now, if it is due. */
-    rp.now = end;
-    (void)breaker_get_state(b);
-    breaker_stats_get(b, &out->stats);
+    feed_calls(&rp, b, trace);
+    finish_calls(&rp, b, trace, end);
     breaker_destroy(b);
     tool_heap_free(&rp.heap);
     if (rp.oom) {
