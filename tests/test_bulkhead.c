@@ -259,7 +259,7 @@ static void executors_sharing_a_bulkhead_never_exceed_its_limit(void **state) {
     assert_int_equal(st.failures, 0);
     assert_int_equal(bh_stats(c.bh).in_flight, 0);
     breaker_executor_destroy(ex);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
     breaker_bulkhead_destroy(c.bh);
 }
 

@@ -41,7 +41,7 @@ static void rig_build(struct rig *r) { r->ex = make_executor(&r->cfg); }
 
 static void rig_fini(struct rig *r) {
     breaker_executor_destroy(r->ex);
-    breaker_destroy(r->b);
+    test_breaker_destroy(r->b);
 }
 
 static breaker_result rig_run(struct rig *r) { return run_call(r->ex, &r->call); }

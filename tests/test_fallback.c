@@ -145,7 +145,7 @@ static void fixture_init(struct fixture *f, enum breaker_order order) {
 
 static void fixture_fini(struct fixture *f) {
     breaker_executor_destroy(f->ex);
-    breaker_destroy(f->b);
+    test_breaker_destroy(f->b);
     breaker_cache_destroy(f->svc.cache);
 }
 
