@@ -26,6 +26,16 @@
  * wait. Give the executor and its breaker the same clock: deadlines, the
  * breaker's open wait and retry_after hints are then all on one time line.
  *
+ * Configuration, as in breaker.h. Each object has one configuration struct
+ * with an _init() that clears the whole struct (padding and fields added
+ * later are zero) and then sets the documented defaults; a _validate() that
+ * names the first bad field and its allowed range ("max_concurrent: must be
+ * between 1 and 1000000 slots (got 2000000)"); and a _create() that takes
+ * NULL for "all defaults" and refuses what _validate() refuses with
+ * BREAKER_EINVAL. A zero numeric field means its default where zero would be
+ * meaningless. The retry policy, a plain value without a handle, has the
+ * same _init() and _validate(); the executor's create checks it.
+ *
  * Ownership. Every object is an opaque handle from its _create() and is freed
  * by the matching _destroy(); every create copies its configuration. The
  * executor keeps pointers to the breaker, bulkhead and retry budget named in
@@ -107,14 +117,18 @@ struct breaker_retry_policy {
 };
 
 /*! breaker_retry_policy_init() :
- *  Fill `p` with the defaults: 3 attempts, full jitter from 100 ms capped at
- *  10 s, no per-attempt timeout. */
+ *  Clear all of `p`, then fill it with the defaults: 3 attempts, full jitter
+ *  from 100 ms capped at 10 s, no per-attempt timeout. */
 BREAKER_API void breaker_retry_policy_init(breaker_retry_policy *p) BREAKER_NONNULL(1);
 
 /*! breaker_retry_policy_validate() :
- *  @return BREAKER_OK, or BREAKER_EINVAL with a message naming the field and
- *  its allowed range in `msg` (NUL-terminated, truncated to msg_len; `msg`
- *  may be NULL when msg_len is 0). */
+ *  Check `p` as breaker_executor_create() does (zero fields as their
+ *  defaults): max_attempts at most 100; max_backoff_ns >= base_ns; jitter
+ *  one of the enum's values. Every other value is accepted.
+ *  @return BREAKER_OK, or BREAKER_EINVAL with a message naming the first bad
+ *  field and its allowed range in `msg` ("max_attempts: must be between 1 and
+ *  100 (got 101)"; NUL-terminated, truncated to msg_len; `msg` may be NULL
+ *  when msg_len is 0; "" on success). */
 BREAKER_API int breaker_retry_policy_validate(const breaker_retry_policy *p, char *msg,
                                               size_t msg_len) BREAKER_NONNULL(1);
 
@@ -147,7 +161,8 @@ struct breaker_retry_budget_config {
                                 0 keeps its meaning (only min_retries); default 0.2 */
     uint32_t min_retries;    /* retries always allowed per window, so that a
                                 quiet client can still retry: 0..1000000; default 10 */
-    uint64_t window_ns;      /* window span: 0 = default 10 s */
+    uint64_t window_ns;      /* window span: at least 1 ns per bucket,
+                                0 = default 10 s */
     uint32_t buckets;        /* window granularity: 1..600, 0 = default 10 */
     breaker_clock_fn *clock; /* NULL = breaker_monotonic_ns */
     void *clock_ctx;
@@ -162,15 +177,29 @@ struct breaker_retry_budget_stats {
 };
 
 /*! breaker_retry_budget_config_init() :
- *  Fill `cfg` with the defaults: ratio 0.2, 10 retries per window always
- *  allowed, a 10 s window in 10 buckets, the monotonic clock. */
+ *  Clear all of `cfg`, then fill it with the defaults: ratio 0.2, 10 retries
+ *  per window always allowed, a 10 s window in 10 buckets, the monotonic
+ *  clock. */
 BREAKER_API void breaker_retry_budget_config_init(breaker_retry_budget_config *cfg)
     BREAKER_NONNULL(1);
 
+/*! breaker_retry_budget_config_validate() :
+ *  Check `cfg` as breaker_retry_budget_create() does (zero fields as their
+ *  defaults): ratio in [0, 1000] and not NaN; min_retries at most 1000000;
+ *  buckets at most 600; window_ns at least 1 ns per bucket.
+ *  @return BREAKER_OK, or BREAKER_EINVAL with a message naming the first bad
+ *  field and its allowed range in `msg` ("buckets: must be between 1 and 600
+ *  (got 601)"; NUL-terminated, truncated to msg_len; `msg` may be NULL when
+ *  msg_len is 0; "" on success). */
+BREAKER_API int breaker_retry_budget_config_validate(const breaker_retry_budget_config *cfg,
+                                                     char *msg, size_t msg_len) BREAKER_NONNULL(1);
+
 /*! breaker_retry_budget_create() :
- *  Create a budget from `cfg` (NULL = defaults); the configuration is copied.
- *  @return BREAKER_OK and `*out` set; BREAKER_EINVAL (a field out of range,
- *  or `out` NULL); BREAKER_ENOMEM. On error `*out` is left NULL. */
+ *  Create a budget from `cfg` (NULL = all the defaults of
+ *  breaker_retry_budget_config_init()); the configuration is copied.
+ *  @return BREAKER_OK and `*out` set; BREAKER_EINVAL if the configuration is
+ *  invalid (breaker_retry_budget_config_validate() says why) or `out` is
+ *  NULL; BREAKER_ENOMEM. On error `*out` is left NULL. */
 BREAKER_API BREAKER_NODISCARD int
 breaker_retry_budget_create(const breaker_retry_budget_config *cfg, breaker_retry_budget **out);
 
@@ -220,12 +249,26 @@ struct breaker_bulkhead_stats {
     uint64_t waited;    /* grants that had to wait */
 };
 
-/*! breaker_bulkhead_config_init() : fill `cfg` with the default (10 slots). */
+/*! breaker_bulkhead_config_init() : clear all of `cfg`, then fill it with
+ *  the default (10 slots). */
 BREAKER_API void breaker_bulkhead_config_init(breaker_bulkhead_config *cfg) BREAKER_NONNULL(1);
 
+/*! breaker_bulkhead_config_validate() :
+ *  Check `cfg` as breaker_bulkhead_create() does: max_concurrent at most
+ *  1000000 (0 = the default 10).
+ *  @return BREAKER_OK, or BREAKER_EINVAL with a message naming the field and
+ *  its allowed range in `msg` ("max_concurrent: must be between 1 and 1000000
+ *  slots (got 2000000)"; NUL-terminated, truncated to msg_len; `msg` may be
+ *  NULL when msg_len is 0; "" on success). */
+BREAKER_API int breaker_bulkhead_config_validate(const breaker_bulkhead_config *cfg, char *msg,
+                                                 size_t msg_len) BREAKER_NONNULL(1);
+
 /*! breaker_bulkhead_create() :
- *  @return BREAKER_OK and `*out` set; BREAKER_EINVAL (max_concurrent out of
- *  range, or `out` NULL); BREAKER_ENOMEM. On error `*out` is left NULL. */
+ *  Create a bulkhead from `cfg` (NULL = the default of
+ *  breaker_bulkhead_config_init()); the configuration is copied.
+ *  @return BREAKER_OK and `*out` set; BREAKER_EINVAL if the configuration is
+ *  invalid (breaker_bulkhead_config_validate() says why) or `out` is NULL;
+ *  BREAKER_ENOMEM. On error `*out` is left NULL. */
 BREAKER_API BREAKER_NODISCARD int breaker_bulkhead_create(const breaker_bulkhead_config *cfg,
                                                           breaker_bulkhead **out);
 
@@ -280,13 +323,27 @@ struct breaker_cache_config {
     void *clock_ctx;
 };
 
-/*! breaker_cache_config_init() : fill `cfg` with the defaults (4096 bytes,
- *  60 s, the monotonic clock). */
+/*! breaker_cache_config_init() : clear all of `cfg`, then fill it with the
+ *  defaults (4096 bytes, 60 s, the monotonic clock). */
 BREAKER_API void breaker_cache_config_init(breaker_cache_config *cfg) BREAKER_NONNULL(1);
 
+/*! breaker_cache_config_validate() :
+ *  Check `cfg` as breaker_cache_create() does: max_size at most 1 GiB (0 =
+ *  the default 4096). Every max_stale_ns is accepted.
+ *  @return BREAKER_OK, or BREAKER_EINVAL with a message naming the field and
+ *  its allowed range in `msg` ("max_size: must be between 1 and 1073741824
+ *  bytes (got 2147483648)"; NUL-terminated, truncated to msg_len; `msg` may
+ *  be NULL when msg_len is 0; "" on success). */
+BREAKER_API int breaker_cache_config_validate(const breaker_cache_config *cfg, char *msg,
+                                              size_t msg_len) BREAKER_NONNULL(1);
+
 /*! breaker_cache_create() :
- *  @return BREAKER_OK and `*out` set (empty); BREAKER_EINVAL; BREAKER_ENOMEM.
- *  On error `*out` is left NULL. */
+ *  Create an empty cache from `cfg` (NULL = the defaults of
+ *  breaker_cache_config_init()); the configuration is copied and the value
+ *  buffer (max_size bytes) allocated here.
+ *  @return BREAKER_OK and `*out` set; BREAKER_EINVAL if the configuration is
+ *  invalid (breaker_cache_config_validate() says why) or `out` is NULL;
+ *  BREAKER_ENOMEM. On error `*out` is left NULL. */
 BREAKER_API BREAKER_NODISCARD int breaker_cache_create(const breaker_cache_config *cfg,
                                                        breaker_cache **out);
 
@@ -491,16 +548,33 @@ struct breaker_executor_stats {
 };
 
 /*! breaker_executor_config_init() :
- *  Fill `cfg`: retry outside breaker, no breaker, bulkhead or budget,
- *  try-acquire, the default retry policy, late attempts recorded as
- *  timeouts, the monotonic clock and sleep, a random seed. */
+ *  Clear all of `cfg`, then fill it: retry outside breaker, no breaker,
+ *  bulkhead or budget, try-acquire, the default retry policy
+ *  (breaker_retry_policy_init()), late attempts recorded as timeouts, the
+ *  monotonic clock and sleep, a random seed. */
 BREAKER_API void breaker_executor_config_init(breaker_executor_config *cfg) BREAKER_NONNULL(1);
 
+/*! breaker_executor_config_validate() :
+ *  Check `cfg` as breaker_executor_create() does: order one of the enum's
+ *  values, and `retry` as breaker_retry_policy_validate() checks it. The
+ *  breaker, bulkhead, budget, clock, sleep and seed take any value (NULL =
+ *  none or the default, as documented on the struct).
+ *  @return BREAKER_OK, or BREAKER_EINVAL with a message naming the first bad
+ *  field and its allowed range in `msg`; fields of the policy are named
+ *  inside `retry` ("retry.max_attempts: must be between 1 and 100 (got
+ *  101)"). NUL-terminated, truncated to msg_len; `msg` may be NULL when
+ *  msg_len is 0; "" on success. */
+BREAKER_API int breaker_executor_config_validate(const breaker_executor_config *cfg, char *msg,
+                                                 size_t msg_len) BREAKER_NONNULL(1);
+
 /*! breaker_executor_create() :
- *  Create an executor; `cfg` is copied (not the objects it points to, which
- *  must outlive the executor).
- *  @return BREAKER_OK and `*out`; BREAKER_EINVAL (bad order, bad retry
- *  policy, or `cfg`/`out` NULL); BREAKER_ENOMEM. On error `*out` is NULL. */
+ *  Create an executor from `cfg` (NULL = the defaults of
+ *  breaker_executor_config_init(): retries alone, with no breaker, bulkhead
+ *  or budget); `cfg` is copied (not the objects it points to, which must
+ *  outlive the executor).
+ *  @return BREAKER_OK and `*out`; BREAKER_EINVAL if the configuration is
+ *  invalid (breaker_executor_config_validate() says why) or `out` is NULL;
+ *  BREAKER_ENOMEM. On error `*out` is NULL. */
 BREAKER_API BREAKER_NODISCARD int breaker_executor_create(const breaker_executor_config *cfg,
                                                           breaker_executor **out);
 
@@ -529,7 +603,8 @@ BREAKER_API void breaker_executor_destroy(breaker_executor *ex);
  *    or CANCELLED.
  *  Thread-safe: many threads may run calls on one executor at once.
  *  @return BREAKER_OK when `*res` describes the request (whatever its kind);
- *  BREAKER_EINVAL if `call->op` is NULL (nothing is run or counted). */
+ *  BREAKER_EINVAL if `call->op` is NULL: a call has no default operation
+ *  (nothing is run or counted, and `*res` is not written). */
 BREAKER_API BREAKER_NODISCARD int
 breaker_executor_run(breaker_executor *ex, const breaker_call *call, breaker_result *res)
     BREAKER_NONNULL(1, 2, 3);
@@ -543,7 +618,9 @@ BREAKER_API int breaker_executor_stats_get(breaker_executor *ex, breaker_executo
  *  point to a struct breaker_cache_target; the value is copied into its
  *  buffer and its `len` set. @return as breaker_cache_get(): BREAKER_OK
  *  (served, `*age_ns` set), BREAKER_NOT_FOUND (empty or too stale),
- *  BREAKER_ENOSPC. */
+ *  BREAKER_ENOSPC; or BREAKER_EINVAL if `ctx` or its `cache` is NULL (there
+ *  is no default cache to serve from), which the executor reports as
+ *  breaker_result.fallback_status. */
 typedef struct breaker_cache_target breaker_cache_target;
 struct breaker_cache_target {
     breaker_cache *cache;

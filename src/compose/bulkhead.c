@@ -14,11 +14,13 @@
  */
 #define _GNU_SOURCE
 #include "breaker/compose.h"
+#include "common/message.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define NS_PER_SEC          UINT64_C(1000000000)
@@ -39,15 +41,30 @@ struct breaker_bulkhead {
 };
 
 void breaker_bulkhead_config_init(breaker_bulkhead_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
     cfg->max_concurrent = DEFAULT_CONCURRENCY;
+}
+
+int breaker_bulkhead_config_validate(const breaker_bulkhead_config *cfg, char *msg,
+                                     size_t msg_len) {
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    if (cfg->max_concurrent > MAX_CONCURRENCY)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "max_concurrent: must be between 1 and %u slots (got %u)",
+                             MAX_CONCURRENCY, cfg->max_concurrent);
+    return BREAKER_OK;
 }
 
 int breaker_bulkhead_create(const breaker_bulkhead_config *cfg, breaker_bulkhead **out) {
     if (out == NULL) return BREAKER_EINVAL;
     *out = NULL;
-    uint32_t max =
-        (cfg != NULL && cfg->max_concurrent != 0) ? cfg->max_concurrent : DEFAULT_CONCURRENCY;
-    if (max > MAX_CONCURRENCY) return BREAKER_EINVAL;
+    breaker_bulkhead_config c;
+    if (cfg != NULL)
+        c = *cfg;
+    else
+        breaker_bulkhead_config_init(&c);
+    if (breaker_bulkhead_config_validate(&c, NULL, 0) != BREAKER_OK) return BREAKER_EINVAL;
+    uint32_t max = c.max_concurrent != 0 ? c.max_concurrent : DEFAULT_CONCURRENCY;
     breaker_bulkhead *bh = aligned_alloc(64, (sizeof(*bh) + 63) / 64 * 64);
     if (bh == NULL) return BREAKER_ENOMEM;
     atomic_init(&bh->in_flight, 0);

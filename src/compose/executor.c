@@ -9,6 +9,7 @@
  * is exactly the one docs/composition.md describes.
  */
 #include "breaker/compose.h"
+#include "common/message.h"
 #include "common/splitmix.h"
 
 #include <stdatomic.h>
@@ -38,7 +39,6 @@ struct run {
     uint64_t rng;
 };
 
-
 static void count(_Atomic uint64_t *c, uint64_t v) {
     atomic_fetch_add_explicit(c, v, memory_order_relaxed);
 }
@@ -51,14 +51,31 @@ void breaker_executor_config_init(breaker_executor_config *cfg) {
     breaker_retry_policy_init(&cfg->retry);
 }
 
+int breaker_executor_config_validate(const breaker_executor_config *cfg, char *msg,
+                                     size_t msg_len) {
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    if (cfg->order != BREAKER_ORDER_RETRY_OUTSIDE_BREAKER &&
+        cfg->order != BREAKER_ORDER_BREAKER_OUTSIDE_RETRY)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "order: must be retry_outside_breaker or breaker_outside_retry "
+                             "(got %d)",
+                             (int)cfg->order);
+    /* The policy names its own fields; say they are inside `retry`. */
+    char why[160];
+    if (breaker_retry_policy_validate(&cfg->retry, why, sizeof(why)) != BREAKER_OK)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "retry.%s", why);
+    return BREAKER_OK;
+}
+
 int breaker_executor_create(const breaker_executor_config *cfg, breaker_executor **out) {
     if (out == NULL) return BREAKER_EINVAL;
     *out = NULL;
-    if (cfg == NULL) return BREAKER_EINVAL;
-    if (cfg->order != BREAKER_ORDER_RETRY_OUTSIDE_BREAKER &&
-        cfg->order != BREAKER_ORDER_BREAKER_OUTSIDE_RETRY)
-        return BREAKER_EINVAL;
-    if (breaker_retry_policy_validate(&cfg->retry, NULL, 0) != BREAKER_OK) return BREAKER_EINVAL;
+    breaker_executor_config defaults;
+    if (cfg == NULL) {
+        breaker_executor_config_init(&defaults);
+        cfg = &defaults;
+    }
+    if (breaker_executor_config_validate(cfg, NULL, 0) != BREAKER_OK) return BREAKER_EINVAL;
     breaker_executor *ex = aligned_alloc(64, (sizeof(*ex) + 63) / 64 * 64);
     if (ex == NULL) return BREAKER_ENOMEM;
     memset(ex, 0, sizeof(*ex));
@@ -159,8 +176,8 @@ static bool retry_after_backoff(struct run *r, uint32_t number, uint64_t *prev_b
         res->layer = BREAKER_LAYER_RETRY_POLICY;
         return false;
     }
-    uint64_t backoff =
-        breaker_retry_backoff_ns(&ex->cfg.retry, number, *prev_backoff, breaker__splitmix64_next(&r->rng));
+    uint64_t backoff = breaker_retry_backoff_ns(&ex->cfg.retry, number, *prev_backoff,
+                                                breaker__splitmix64_next(&r->rng));
     *prev_backoff = backoff;
     /* The next attempt would start at now + backoff: if that is at or past
      * the deadline, neither sleep nor attempt. */

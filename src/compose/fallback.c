@@ -6,6 +6,7 @@
  * value. The buffer is allocated once, at create.
  */
 #include "breaker/compose.h"
+#include "common/message.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,21 +29,31 @@ struct breaker_cache {
 };
 
 void breaker_cache_config_init(breaker_cache_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
     cfg->max_size = DEFAULT_MAX_SIZE;
     cfg->max_stale_ns = DEFAULT_STALE_NS;
-    cfg->clock = NULL;
-    cfg->clock_ctx = NULL;
+}
+
+int breaker_cache_config_validate(const breaker_cache_config *cfg, char *msg, size_t msg_len) {
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    if (cfg->max_size > MAX_MAX_SIZE)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "max_size: must be between 1 and %zu bytes (got %zu)", MAX_MAX_SIZE,
+                             cfg->max_size);
+    return BREAKER_OK;
 }
 
 int breaker_cache_create(const breaker_cache_config *cfg, breaker_cache **out) {
     if (out == NULL) return BREAKER_EINVAL;
     *out = NULL;
     breaker_cache_config c;
-    breaker_cache_config_init(&c);
-    if (cfg != NULL) c = *cfg;
+    if (cfg != NULL)
+        c = *cfg;
+    else
+        breaker_cache_config_init(&c);
+    if (breaker_cache_config_validate(&c, NULL, 0) != BREAKER_OK) return BREAKER_EINVAL;
     if (c.max_size == 0) c.max_size = DEFAULT_MAX_SIZE;
     if (c.max_stale_ns == 0) c.max_stale_ns = DEFAULT_STALE_NS;
-    if (c.max_size > MAX_MAX_SIZE) return BREAKER_EINVAL;
     breaker_cache *cache = calloc(1, sizeof(*cache) + c.max_size);
     if (cache == NULL) return BREAKER_ENOMEM;
     if (pthread_mutex_init(&cache->lock, NULL) != 0) {

@@ -6,8 +6,9 @@
  * per-request generator and a test can pin it.
  */
 #include "breaker/compose.h"
+#include "common/message.h"
 
-#include <stdio.h>
+#include <string.h>
 
 #define MS UINT64_C(1000000)
 
@@ -17,11 +18,11 @@
 #define DEFAULT_MAX_BACKOFF  (10000 * MS)
 
 void breaker_retry_policy_init(breaker_retry_policy *p) {
+    memset(p, 0, sizeof(*p));
     p->max_attempts = DEFAULT_MAX_ATTEMPTS;
     p->base_ns = DEFAULT_BASE_NS;
     p->max_backoff_ns = DEFAULT_MAX_BACKOFF;
     p->jitter = BREAKER_JITTER_FULL;
-    p->attempt_timeout_ns = 0;
 }
 
 static uint64_t base_of(const breaker_retry_policy *p) {
@@ -33,17 +34,20 @@ static uint64_t cap_of(const breaker_retry_policy *p) {
 }
 
 int breaker_retry_policy_validate(const breaker_retry_policy *p, char *msg, size_t msg_len) {
-    const char *bad = NULL;
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
     if (p->max_attempts > MAX_MAX_ATTEMPTS)
-        bad = "max_attempts: must be 1..100 (0 = default 3)";
-    else if (cap_of(p) < base_of(p))
-        bad = "max_backoff_ns: must be >= base_ns (0 = default 10 s)";
-    else if (p->jitter != BREAKER_JITTER_FULL && p->jitter != BREAKER_JITTER_DECORRELATED &&
-             p->jitter != BREAKER_JITTER_NONE)
-        bad = "jitter: must be BREAKER_JITTER_FULL, _DECORRELATED or _NONE";
-    if (bad == NULL) return BREAKER_OK;
-    if (msg != NULL && msg_len > 0) snprintf(msg, msg_len, "retry policy %s", bad);
-    return BREAKER_EINVAL;
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "max_attempts: must be between 1 and %u (got %u)", MAX_MAX_ATTEMPTS,
+                             p->max_attempts);
+    if (cap_of(p) < base_of(p))
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "max_backoff_ns: must be >= base_ns (%llu ns), got %llu ns",
+                             (unsigned long long)base_of(p), (unsigned long long)cap_of(p));
+    if (p->jitter != BREAKER_JITTER_FULL && p->jitter != BREAKER_JITTER_DECORRELATED &&
+        p->jitter != BREAKER_JITTER_NONE)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "jitter: must be full, decorrelated or none (got %d)", (int)p->jitter);
+    return BREAKER_OK;
 }
 
 /* min(cap, base * 2^(retry-1)) without overflow. */

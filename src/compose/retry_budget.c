@@ -12,9 +12,11 @@
  * core's window solves.
  */
 #include "breaker/compose.h"
+#include "common/message.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SEC UINT64_C(1000000000)
 
@@ -47,12 +49,42 @@ struct breaker_retry_budget {
 };
 
 void breaker_retry_budget_config_init(breaker_retry_budget_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
     cfg->ratio = DEFAULT_RATIO;
     cfg->min_retries = DEFAULT_MIN_RETRIES;
     cfg->window_ns = DEFAULT_WINDOW_NS;
     cfg->buckets = DEFAULT_BUCKETS;
-    cfg->clock = NULL;
-    cfg->clock_ctx = NULL;
+}
+
+static uint32_t buckets_of(const breaker_retry_budget_config *cfg) {
+    return cfg->buckets != 0 ? cfg->buckets : DEFAULT_BUCKETS;
+}
+
+static uint64_t window_of(const breaker_retry_budget_config *cfg) {
+    return cfg->window_ns != 0 ? cfg->window_ns : DEFAULT_WINDOW_NS;
+}
+
+int breaker_retry_budget_config_validate(const breaker_retry_budget_config *cfg, char *msg,
+                                         size_t msg_len) {
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    /* `!(x >= 0)` also refuses NaN. */
+    if (!(cfg->ratio >= 0.0) || cfg->ratio > MAX_RATIO)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "ratio: must be between 0 and %g (got %g)", MAX_RATIO, cfg->ratio);
+    if (cfg->min_retries > MAX_MIN_RETRIES)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "min_retries: must be between 0 and %u (got %u)", MAX_MIN_RETRIES,
+                             cfg->min_retries);
+    uint32_t nb = buckets_of(cfg);
+    if (nb > MAX_BUCKETS)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "buckets: must be between 1 and %u (got %u)", MAX_BUCKETS, nb);
+    if (window_of(cfg) < nb)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "window_ns: each of the %u buckets must span at least 1 ns "
+                             "(window_ns >= %u ns, got %llu)",
+                             nb, nb, (unsigned long long)window_of(cfg));
+    return BREAKER_OK;
 }
 
 int breaker_retry_budget_create(const breaker_retry_budget_config *cfg,
@@ -60,14 +92,12 @@ int breaker_retry_budget_create(const breaker_retry_budget_config *cfg,
     if (out == NULL) return BREAKER_EINVAL;
     *out = NULL;
     breaker_retry_budget_config c;
-    breaker_retry_budget_config_init(&c);
-    if (cfg != NULL) c = *cfg;
-    uint32_t nb = c.buckets != 0 ? c.buckets : DEFAULT_BUCKETS;
-    uint64_t window = c.window_ns != 0 ? c.window_ns : DEFAULT_WINDOW_NS;
-    /* `!(x >= 0)` also refuses NaN. */
-    if (!(c.ratio >= 0.0) || c.ratio > MAX_RATIO || c.min_retries > MAX_MIN_RETRIES ||
-        nb > MAX_BUCKETS || window < nb)
-        return BREAKER_EINVAL;
+    if (cfg != NULL)
+        c = *cfg;
+    else
+        breaker_retry_budget_config_init(&c);
+    if (breaker_retry_budget_config_validate(&c, NULL, 0) != BREAKER_OK) return BREAKER_EINVAL;
+    uint32_t nb = buckets_of(&c);
     breaker_retry_budget *b = calloc(1, sizeof(*b) + nb * sizeof(b->buckets[0]));
     if (b == NULL) return BREAKER_ENOMEM;
     if (pthread_mutex_init(&b->lock, NULL) != 0) {
@@ -79,7 +109,7 @@ int breaker_retry_budget_create(const breaker_retry_budget_config *cfg,
     b->ratio = c.ratio;
     b->min_retries = c.min_retries;
     b->nbuckets = nb;
-    b->bucket_ns = window / nb;
+    b->bucket_ns = window_of(&c) / nb;
     *out = b;
     return BREAKER_OK;
 }
