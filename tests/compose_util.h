@@ -1,6 +1,7 @@
 /*
- * compose_util.h - a fake sleep on the fake clock and a scripted dependency,
- * shared by the composition tests (test_executor, test_retry, test_fallback).
+ * compose_util.h - a fake sleep on the fake clock, a scripted dependency and
+ * checks of the configuration conventions, shared by the composition tests
+ * (test_executor, test_retry, test_bulkhead, test_fallback).
  */
 #ifndef BREAKER_COMPOSE_UTIL_H
 #define BREAKER_COMPOSE_UTIL_H
@@ -108,5 +109,40 @@ static inline breaker_executor_stats exec_stats(breaker_executor *ex) {
     assert_int_equal(breaker_executor_stats_get(ex, &st), BREAKER_OK);
     return st;
 }
+
+/* `init` writes every byte of a `type`, padding included: the struct
+ * initialised over zeroes and the one initialised over 0xff garbage come out
+ * identical. */
+#define assert_config_init_clears(type, init)                   \
+    do {                                                        \
+        type zeroed_, garbage_;                                 \
+        memset(&zeroed_, 0x00, sizeof(zeroed_));                \
+        memset(&garbage_, 0xff, sizeof(garbage_));              \
+        init(&zeroed_);                                         \
+        init(&garbage_);                                        \
+        assert_memory_equal(&zeroed_, &garbage_, sizeof(type)); \
+    } while (0)
+
+/* `validate` refuses `*cfg` with exactly the message `want` (and without a
+ * buffer too), and `create` refuses it with BREAKER_EINVAL, setting its
+ * result to NULL. */
+#define assert_config_refused(validate, create, handle_type, cfg, want)                        \
+    do {                                                                                       \
+        char msg_[256];                                                                        \
+        assert_int_equal(validate(cfg, msg_, sizeof(msg_)), BREAKER_EINVAL);                   \
+        assert_string_equal(msg_, want);                                                       \
+        assert_int_equal(validate(cfg, NULL, 0), BREAKER_EINVAL);                              \
+        handle_type *made_ = (handle_type *)(void *)msg_; /* not NULL: create must clear it */ \
+        assert_int_equal(create(cfg, &made_), BREAKER_EINVAL);                                 \
+        assert_null(made_);                                                                    \
+    } while (0)
+
+/* `validate` accepts `*cfg` and leaves an empty message. */
+#define assert_config_valid(validate, cfg)                               \
+    do {                                                                 \
+        char msg_[256] = "unchanged";                                    \
+        assert_int_equal(validate(cfg, msg_, sizeof(msg_)), BREAKER_OK); \
+        assert_string_equal(msg_, "");                                   \
+    } while (0)
 
 #endif

@@ -61,6 +61,45 @@ static void release_without_acquire_is_detected(void **state) {
     assert_null(bh);
 }
 
+static void null_config_takes_the_default_ten_slots(void **state) {
+    (void)state;
+    breaker_bulkhead *bh = NULL;
+    assert_int_equal(breaker_bulkhead_create(NULL, &bh), BREAKER_OK);
+    assert_non_null(bh);
+    assert_int_equal(bh_stats(bh).max_concurrent, 10);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(breaker_bulkhead_try_acquire(bh), BREAKER_OK);
+    assert_int_equal(breaker_bulkhead_try_acquire(bh), BREAKER_BULKHEAD_FULL);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(breaker_bulkhead_release(bh), BREAKER_OK);
+    breaker_bulkhead_destroy(bh);
+}
+
+static void validation_names_the_field_and_its_range(void **state) {
+    (void)state;
+    breaker_bulkhead_config cfg;
+    breaker_bulkhead_config_init(&cfg);
+    assert_config_valid(breaker_bulkhead_config_validate, &cfg);
+    cfg.max_concurrent = 1000001;
+    assert_config_refused(breaker_bulkhead_config_validate, breaker_bulkhead_create,
+                          breaker_bulkhead, &cfg,
+                          "max_concurrent: must be between 1 and 1000000 slots (got 1000001)");
+    cfg.max_concurrent = UINT32_MAX;
+    assert_config_refused(breaker_bulkhead_config_validate, breaker_bulkhead_create,
+                          breaker_bulkhead, &cfg,
+                          "max_concurrent: must be between 1 and 1000000 slots (got 4294967295)");
+    /* The limit itself is allowed, and 0 is the default. */
+    cfg.max_concurrent = 1000000;
+    assert_config_valid(breaker_bulkhead_config_validate, &cfg);
+    cfg.max_concurrent = 0;
+    assert_config_valid(breaker_bulkhead_config_validate, &cfg);
+}
+
+static void config_init_clears_the_whole_struct(void **state) {
+    (void)state;
+    assert_config_init_clears(breaker_bulkhead_config, breaker_bulkhead_config_init);
+}
+
 static void bounded_wait_gives_up_when_no_slot_frees(void **state) {
     (void)state;
     breaker_bulkhead *bh = make_bulkhead(1);
@@ -267,6 +306,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(try_acquire_refuses_at_the_limit_and_counts),
         cmocka_unit_test(release_without_acquire_is_detected),
+        cmocka_unit_test(null_config_takes_the_default_ten_slots),
+        cmocka_unit_test(validation_names_the_field_and_its_range),
+        cmocka_unit_test(config_init_clears_the_whole_struct),
         cmocka_unit_test(bounded_wait_gives_up_when_no_slot_frees),
         cmocka_unit_test(bounded_wait_takes_the_slot_another_thread_releases),
         cmocka_unit_test(executor_bulkhead_wait_ends_at_the_deadline),

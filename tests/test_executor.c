@@ -502,6 +502,61 @@ static void invalid_arguments_are_refused(void **state) {
     assert_string_equal(breaker_layer_name((enum breaker_layer)99), "unknown");
 }
 
+/* NULL is breaker_executor_config_init(): retries alone (3 attempts, real
+ * backoffs of at most 100 + 200 ms), no breaker, bulkhead or budget. */
+static void null_config_takes_the_defaults(void **state) {
+    (void)state;
+    breaker_executor *ex = NULL;
+    assert_int_equal(breaker_executor_create(NULL, &ex), BREAKER_OK);
+    assert_non_null(ex);
+    struct fake_clock unused = {0};
+    struct dependency dep = {.clock = &unused, .answer = BREAKER_FAILURE, .error = 503};
+    breaker_call call = idempotent_call(&dep);
+    breaker_result res = run_call(ex, &call);
+    assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
+    assert_int_equal(res.layer, BREAKER_LAYER_RETRY_POLICY);
+    assert_int_equal(res.attempts, 3);
+    assert_int_equal(res.breaker_records, 0);
+    assert_true(res.slept_ns <= 300 * MS);
+    breaker_executor_stats st = exec_stats(ex);
+    assert_int_equal(st.retries, 2);
+    assert_int_equal(st.refused_bulkhead, 0);
+    breaker_executor_destroy(ex);
+}
+
+#define assert_executor_refused(cfg, want)                                           \
+    assert_config_refused(breaker_executor_config_validate, breaker_executor_create, \
+                          breaker_executor, cfg, want)
+
+static void validation_names_each_field_and_its_range(void **state) {
+    (void)state;
+    breaker_executor_config cfg;
+    breaker_executor_config_init(&cfg);
+    assert_config_valid(breaker_executor_config_validate, &cfg);
+    cfg.order = (enum breaker_order)7;
+    assert_executor_refused(
+        &cfg, "order: must be retry_outside_breaker or breaker_outside_retry (got 7)");
+    breaker_executor_config_init(&cfg);
+    cfg.retry.max_attempts = 101;
+    assert_executor_refused(&cfg, "retry.max_attempts: must be between 1 and 100 (got 101)");
+    breaker_executor_config_init(&cfg);
+    cfg.retry.base_ns = 2 * SEC;
+    cfg.retry.max_backoff_ns = 1 * SEC;
+    assert_executor_refused(
+        &cfg, "retry.max_backoff_ns: must be >= base_ns (2000000000 ns), got 1000000000 ns");
+    breaker_executor_config_init(&cfg);
+    cfg.retry.jitter = (enum breaker_jitter)9;
+    assert_executor_refused(&cfg, "retry.jitter: must be full, decorrelated or none (got 9)");
+    /* A zeroed configuration is all defaults, and valid. */
+    memset(&cfg, 0, sizeof(cfg));
+    assert_config_valid(breaker_executor_config_validate, &cfg);
+}
+
+static void config_init_clears_the_whole_struct(void **state) {
+    (void)state;
+    assert_config_init_clears(breaker_executor_config, breaker_executor_config_init);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_outside_retry_records_one_outcome_per_request),
@@ -524,6 +579,9 @@ int main(void) {
         cmocka_unit_test(bulkhead_refusal_is_distinct_from_breaker_refusal),
         cmocka_unit_test(half_open_probe_through_executor_closes_breaker),
         cmocka_unit_test(invalid_arguments_are_refused),
+        cmocka_unit_test(null_config_takes_the_defaults),
+        cmocka_unit_test(validation_names_each_field_and_its_range),
+        cmocka_unit_test(config_init_clears_the_whole_struct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,8 @@
  */
 #include "compose_util.h"
 
+#include <stdio.h>
+
 static breaker_cache *make_cache(struct fake_clock *clock, size_t max_size, uint64_t max_stale) {
     breaker_cache_config cfg;
     breaker_cache_config_init(&cfg);
@@ -90,6 +92,50 @@ static void sizes_are_checked(void **state) {
     cfg.max_size = (size_t)1 << 31;
     assert_int_equal(breaker_cache_create(&cfg, &c), BREAKER_EINVAL);
     assert_null(c);
+}
+
+static void cache_null_config_takes_the_defaults(void **state) {
+    (void)state;
+    breaker_cache *c = NULL;
+    assert_int_equal(breaker_cache_create(NULL, &c), BREAKER_OK);
+    assert_non_null(c);
+    /* 4096 bytes fit and 4097 do not; a value just put is served, on the
+     * monotonic clock, well inside the default 60 s. */
+    static unsigned char value[4097];
+    assert_int_equal(breaker_cache_put(c, value, 4097), BREAKER_ENOSPC);
+    assert_int_equal(breaker_cache_put(c, value, 4096), BREAKER_OK);
+    static unsigned char out[4096];
+    size_t len = 0;
+    uint64_t age = UINT64_MAX;
+    assert_int_equal(breaker_cache_get(c, out, sizeof(out), &len, &age), BREAKER_OK);
+    assert_int_equal(len, 4096);
+    assert_true(age < 60 * SEC);
+    breaker_cache_destroy(c);
+}
+
+static void cache_validation_names_the_field_and_its_range(void **state) {
+    (void)state;
+    breaker_cache_config cfg;
+    breaker_cache_config_init(&cfg);
+    assert_config_valid(breaker_cache_config_validate, &cfg);
+    cfg.max_size = ((size_t)1 << 30) + 1;
+    assert_config_refused(breaker_cache_config_validate, breaker_cache_create, breaker_cache, &cfg,
+                          "max_size: must be between 1 and 1073741824 bytes (got 1073741825)");
+    cfg.max_size = SIZE_MAX;
+    char want[128];
+    snprintf(want, sizeof(want), "max_size: must be between 1 and 1073741824 bytes (got %zu)",
+             (size_t)SIZE_MAX);
+    assert_config_refused(breaker_cache_config_validate, breaker_cache_create, breaker_cache, &cfg,
+                          want);
+    /* Zero fields are defaults; any staleness is allowed. */
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.max_stale_ns = UINT64_MAX;
+    assert_config_valid(breaker_cache_config_validate, &cfg);
+}
+
+static void cache_config_init_clears_the_whole_struct(void **state) {
+    (void)state;
+    assert_config_init_clears(breaker_cache_config, breaker_cache_config_init);
 }
 
 /* A service whose answers go into the cache when they are good. */
@@ -239,15 +285,46 @@ static void fallback_never_replaces_success_or_cancellation(void **state) {
     breaker_executor_destroy(ex);
 }
 
+/* The ready-made cache fallback has no default cache: without one it
+ * declines with EINVAL, and the executor keeps the failure and says why. */
+static void cache_fallback_without_a_cache_declines_with_einval(void **state) {
+    (void)state;
+    breaker_result why = {.kind = BREAKER_RESULT_FAILED};
+    uint64_t age = 0;
+    assert_int_equal(breaker_cache_fallback(NULL, &why, &age), BREAKER_EINVAL);
+    breaker_cache_target no_cache = {0};
+    assert_int_equal(breaker_cache_fallback(&no_cache, &why, &age), BREAKER_EINVAL);
+
+    struct fake_clock clock = {0};
+    struct fake_sleep sl = {.clock = &clock};
+    struct dependency dep = {.clock = &clock, .answer = BREAKER_FAILURE, .error = 503};
+    breaker_executor_config cfg;
+    exec_config(&cfg, &clock, &sl);
+    cfg.retry.max_attempts = 1;
+    breaker_executor *ex = make_executor(&cfg);
+    breaker_call call = idempotent_call(&dep);
+    call.fallback = breaker_cache_fallback;
+    call.fallback_ctx = &no_cache;
+    breaker_result res = run_call(ex, &call);
+    assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
+    assert_true(res.fallback_ran);
+    assert_int_equal(res.fallback_status, BREAKER_EINVAL);
+    breaker_executor_destroy(ex);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(empty_cache_serves_nothing),
         cmocka_unit_test(stale_value_is_served_with_its_age),
         cmocka_unit_test(value_past_max_staleness_is_refused),
         cmocka_unit_test(sizes_are_checked),
+        cmocka_unit_test(cache_null_config_takes_the_defaults),
+        cmocka_unit_test(cache_validation_names_the_field_and_its_range),
+        cmocka_unit_test(cache_config_init_clears_the_whole_struct),
         cmocka_unit_test(executor_serves_cached_value_when_refused_and_reports_it),
         cmocka_unit_test(executor_reports_refusal_when_cached_value_is_too_stale),
         cmocka_unit_test(fallback_never_replaces_success_or_cancellation),
+        cmocka_unit_test(cache_fallback_without_a_cache_declines_with_einval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

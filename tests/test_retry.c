@@ -4,6 +4,7 @@
  */
 #include "compose_util.h"
 
+#include <math.h>
 #include <stdio.h>
 
 static void policy_defaults_and_validation_name_the_field(void **state) {
@@ -27,6 +28,42 @@ static void policy_defaults_and_validation_name_the_field(void **state) {
     breaker_retry_policy_init(&p);
     p.jitter = (enum breaker_jitter)9;
     assert_int_equal(breaker_retry_policy_validate(&p, NULL, 0), BREAKER_EINVAL);
+}
+
+static void policy_validation_names_each_field_and_its_range(void **state) {
+    (void)state;
+    char msg[160];
+    breaker_retry_policy p;
+    breaker_retry_policy_init(&p);
+    assert_config_valid(breaker_retry_policy_validate, &p);
+    p.max_attempts = 101;
+    assert_int_equal(breaker_retry_policy_validate(&p, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_string_equal(msg, "max_attempts: must be between 1 and 100 (got 101)");
+    breaker_retry_policy_init(&p);
+    p.base_ns = 2 * SEC;
+    p.max_backoff_ns = 1 * SEC;
+    assert_int_equal(breaker_retry_policy_validate(&p, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_string_equal(msg,
+                        "max_backoff_ns: must be >= base_ns (2000000000 ns), got 1000000000 ns");
+    /* A zero cap is the default 10 s, and checked as such. */
+    breaker_retry_policy_init(&p);
+    p.base_ns = 20 * SEC;
+    p.max_backoff_ns = 0;
+    assert_int_equal(breaker_retry_policy_validate(&p, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_string_equal(msg,
+                        "max_backoff_ns: must be >= base_ns (20000000000 ns), got 10000000000 ns");
+    breaker_retry_policy_init(&p);
+    p.jitter = (enum breaker_jitter)9;
+    assert_int_equal(breaker_retry_policy_validate(&p, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_string_equal(msg, "jitter: must be full, decorrelated or none (got 9)");
+    /* Zero fields are their defaults, and valid. */
+    memset(&p, 0, sizeof(p));
+    assert_config_valid(breaker_retry_policy_validate, &p);
+}
+
+static void policy_init_clears_the_whole_struct(void **state) {
+    (void)state;
+    assert_config_init_clears(breaker_retry_policy, breaker_retry_policy_init);
 }
 
 static void unjittered_backoff_doubles_up_to_the_cap(void **state) {
@@ -180,6 +217,66 @@ static void budget_configuration_is_validated(void **state) {
     breaker_retry_budget_destroy(b);
 }
 
+static void budget_null_config_takes_the_defaults(void **state) {
+    (void)state;
+    breaker_retry_budget *b = NULL;
+    assert_int_equal(breaker_retry_budget_create(NULL, &b), BREAKER_OK);
+    assert_non_null(b);
+    /* min_retries 10 with no requests; then ratio 0.2: 5 requests buy one
+     * more. All of it well inside the default 10 s window. */
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_OK);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_RETRY_BUDGET_EXHAUSTED);
+    for (int i = 0; i < 5; i++)
+        breaker_retry_budget_deposit(b);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_OK);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_RETRY_BUDGET_EXHAUSTED);
+    breaker_retry_budget_destroy(b);
+}
+
+#define assert_budget_refused(cfg, want)                                                     \
+    assert_config_refused(breaker_retry_budget_config_validate, breaker_retry_budget_create, \
+                          breaker_retry_budget, cfg, want)
+
+static void budget_validation_names_each_field_and_its_range(void **state) {
+    (void)state;
+    breaker_retry_budget_config cfg;
+    breaker_retry_budget_config_init(&cfg);
+    assert_config_valid(breaker_retry_budget_config_validate, &cfg);
+    cfg.ratio = -1;
+    assert_budget_refused(&cfg, "ratio: must be between 0 and 1000 (got -1)");
+    cfg.ratio = 1000.5;
+    assert_budget_refused(&cfg, "ratio: must be between 0 and 1000 (got 1000.5)");
+    cfg.ratio = NAN;
+    assert_budget_refused(&cfg, "ratio: must be between 0 and 1000 (got nan)");
+    cfg.ratio = INFINITY;
+    assert_budget_refused(&cfg, "ratio: must be between 0 and 1000 (got inf)");
+    breaker_retry_budget_config_init(&cfg);
+    cfg.min_retries = 1000001;
+    assert_budget_refused(&cfg, "min_retries: must be between 0 and 1000000 (got 1000001)");
+    breaker_retry_budget_config_init(&cfg);
+    cfg.buckets = 601;
+    assert_budget_refused(&cfg, "buckets: must be between 1 and 600 (got 601)");
+    breaker_retry_budget_config_init(&cfg);
+    cfg.window_ns = 5;
+    assert_budget_refused(&cfg, "window_ns: each of the 10 buckets must span at least 1 ns "
+                                "(window_ns >= 10 ns, got 5)");
+    /* The limits themselves are allowed, and zero fields are defaults. */
+    breaker_retry_budget_config_init(&cfg);
+    cfg.ratio = 1000;
+    cfg.min_retries = 1000000;
+    cfg.buckets = 600;
+    cfg.window_ns = 600;
+    assert_config_valid(breaker_retry_budget_config_validate, &cfg);
+    memset(&cfg, 0, sizeof(cfg));
+    assert_config_valid(breaker_retry_budget_config_validate, &cfg);
+}
+
+static void budget_config_init_clears_the_whole_struct(void **state) {
+    (void)state;
+    assert_config_init_clears(breaker_retry_budget_config, breaker_retry_budget_config_init);
+}
+
 /* A dependency that fails every call for 60 s while 100 requests a second
  * arrive, each allowed 3 attempts. Without a budget that is 3 attempts per
  * request; with ratio 0.1 it must stay near 1.1. */
@@ -233,12 +330,17 @@ static void budget_bounds_attempts_under_sustained_outage(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(policy_defaults_and_validation_name_the_field),
+        cmocka_unit_test(policy_validation_names_each_field_and_its_range),
+        cmocka_unit_test(policy_init_clears_the_whole_struct),
         cmocka_unit_test(unjittered_backoff_doubles_up_to_the_cap),
         cmocka_unit_test(full_jitter_spreads_over_the_whole_exponential_envelope),
         cmocka_unit_test(decorrelated_jitter_stays_between_base_and_three_times_previous),
         cmocka_unit_test(budget_allows_min_retries_plus_ratio_of_requests),
         cmocka_unit_test(budget_window_slides_old_traffic_out),
         cmocka_unit_test(budget_configuration_is_validated),
+        cmocka_unit_test(budget_null_config_takes_the_defaults),
+        cmocka_unit_test(budget_validation_names_each_field_and_its_range),
+        cmocka_unit_test(budget_config_init_clears_the_whole_struct),
         cmocka_unit_test(budget_bounds_attempts_under_sustained_outage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
