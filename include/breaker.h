@@ -385,9 +385,15 @@ BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *pe
  *          counter; BREAKER_EINVAL: not a permit admitted by this breaker, or
  *          `outcome` out of range (the permit is then left unsettled).
  *  Completing the same permit object twice, even from two threads at once,
- *  is detected. Completing two *copies* of one permit is a caller error that
- *  is usually detected for probes and not for closed-state permits (the
- *  second copy then counts again).
+ *  is detected. Completing two *copies* of one permit is a caller error: for
+ *  a probe the second copy always answers ALREADY_SETTLED while the
+ *  half-open lasts (each probe admission holds a claim no other admission
+ *  shares, so a copy can neither free a newer probe's slot nor count twice
+ *  towards recovery), and STALE after it; for a closed-state permit it is
+ *  not detected (the second copy then counts again).
+ *  A probe's deadline is probe_timeout_ns after its admission, rounded up to
+ *  the microsecond; a probe admitted into a slot in the same microsecond as
+ *  that slot's previous probe is due 1 us after it instead (never earlier).
  *  A probe (HALF_OPEN permit): a failure reopens at once with a longer wait;
  *  a success counts towards half_open_successes; with slow_call_rate set, a
  *  slow successful probe fails it (reason PROBE_SLOW). A probe completed

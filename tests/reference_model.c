@@ -54,9 +54,10 @@ int ref_model_init(struct ref_model *m, const breaker_config *cfg, uint64_t now)
     m->since = now;
     m->next_permit_id = 1;
     m->probes = calloc(cfg->half_open_max_probes, sizeof(*m->probes));
+    m->slot_last_us = calloc(cfg->half_open_max_probes, sizeof(*m->slot_last_us));
     m->cap_records = 1024;
     m->records = malloc(m->cap_records * sizeof(*m->records));
-    if (m->probes == NULL || m->records == NULL) {
+    if (m->probes == NULL || m->slot_last_us == NULL || m->records == NULL) {
         ref_model_fini(m);
         return -1;
     }
@@ -65,8 +66,10 @@ int ref_model_init(struct ref_model *m, const breaker_config *cfg, uint64_t now)
 
 void ref_model_fini(struct ref_model *m) {
     free(m->probes);
+    free(m->slot_last_us);
     free(m->records);
     m->probes = NULL;
+    m->slot_last_us = NULL;
     m->records = NULL;
     pthread_mutex_destroy(&m->mu);
 }
@@ -168,6 +171,7 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
     m->k = k > K_MAX ? K_MAX : k;
     /* A new generation: every probe of the old one lost its slot. */
     m->nprobes = 0;
+    memset(m->slot_last_us, 0, m->cfg.half_open_max_probes * sizeof(*m->slot_last_us));
     m->probe_successes = 0;
     m->open_until = 0;
     if (to == BREAKER_OPEN) {
@@ -194,10 +198,23 @@ static bool apply_probe_timeout(struct ref_model *m, uint64_t now) {
     return false;
 }
 
+/* A probe takes the lowest free slot (the transition's own probe, slot 0). */
+static uint32_t lowest_free_slot(const struct ref_model *m) {
+    for (uint32_t slot = 0;; slot++) {
+        bool used = false;
+        for (uint32_t i = 0; i < m->nprobes && !used; i++)
+            used = m->probes[i].slot == slot;
+        if (!used) return slot;
+    }
+}
+
 static void admit_probe(struct ref_model *m, uint64_t now, struct ref_permit *p) {
     m->counters.probes_admitted++;
-    m->probes[m->nprobes++] =
-        (struct ref_probe){p->id, deadline_after(m, now, m->cfg.probe_timeout_ns)};
+    uint32_t slot = lowest_free_slot(m);
+    uint64_t us = (deadline_after(m, now, m->cfg.probe_timeout_ns) - m->epoch) / 1000;
+    if (us <= m->slot_last_us[slot]) us = m->slot_last_us[slot] + 1;
+    m->slot_last_us[slot] = us;
+    m->probes[m->nprobes++] = (struct ref_probe){p->id, m->epoch + us * 1000, slot};
     p->probe = true;
 }
 

@@ -42,10 +42,11 @@ struct ref_record {
     bool slow;
 };
 
-/* One probe in flight: which permit holds the slot, and when it times out. */
+/* One probe in flight: which permit holds which slot, and when it times out. */
 struct ref_probe {
     uint64_t permit_id;
     uint64_t deadline;
+    uint32_t slot;
 };
 
 #define REF_MAX_EVENTS 64
@@ -65,6 +66,11 @@ struct ref_model {
     uint32_t probe_successes; /* HALF_OPEN only */
     struct ref_probe *probes; /* HALF_OPEN only; half_open_max_probes entries */
     uint32_t nprobes;
+    /* HALF_OPEN only, per probe slot: the deadline (us since the epoch) of the
+     * last probe that held it in this generation, 0 for none. A slot's next
+     * probe is due strictly later: admissions in one microsecond to the same
+     * slot are 1 us apart, which makes every claim unique (breaker.h). */
+    uint64_t *slot_last_us;
 
     /* Evidence recorded since the last transition into CLOSED or
      * FORCED_CLOSED. It is kept (and a time window keeps ageing) while OPEN,

@@ -69,9 +69,103 @@ static void copy_of_registry_config_is_not_the_registrys(void **state) {
     breaker_registry_destroy(reg);
 }
 
+/* ---- Probe slots: one claim per admission ---------------------------------- */
+
+/* Open a breaker (one failure trips it) whose half-open admits one probe at a
+ * time and needs `successes` of them, and move to the end of the wait. The
+ * clock then stands still: every admission below falls in one microsecond. */
+static breaker *half_open_breaker(struct fake_clock *clock, uint32_t successes) {
+    breaker_config cfg;
+    test_config(&cfg, clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 1;
+    cfg.open_ns = 1 * SEC;
+    cfg.half_open_max_probes = 1;
+    cfg.half_open_successes = successes;
+    cfg.probe_timeout_ns = 10 * SEC;
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    fake_clock_advance(clock, 1 * SEC);
+    return b;
+}
+
+static void completed_copy_cannot_free_a_newer_probes_slot(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 1000 * SEC};
+    breaker *b = half_open_breaker(&clock, 3);
+    breaker_permit first, copy, second, third;
+    assert_int_equal(breaker_acquire(b, &first), BREAKER_OK);
+    copy = first;
+    assert_int_equal(breaker_complete(b, &first, BREAKER_SUCCESS), BREAKER_OK);
+    /* The next probe takes the same slot in the same microsecond. */
+    assert_int_equal(breaker_acquire(b, &second), BREAKER_OK);
+    assert_true(breaker_permit_is_probe(&second));
+    /* The copy of the first probe's permit is a duplicate: it must not free
+     * the second probe's slot... */
+    assert_int_equal(breaker_complete(b, &copy, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
+    /* ...so the limit of one probe in flight still holds. */
+    assert_int_equal(breaker_acquire(b, &third), BREAKER_REJECTED_HALF_OPEN);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.probes_in_flight, 1);
+    assert_int_equal(st.probes_admitted, 2);
+    assert_int_equal(st.probes_succeeded, 1);
+    assert_int_equal(breaker_complete(b, &second, BREAKER_SUCCESS), BREAKER_OK);
+    test_breaker_destroy(b);
+}
+
+static void completed_copy_cannot_close_the_breaker(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 1000 * SEC};
+    breaker *b = half_open_breaker(&clock, 2);
+    breaker_permit first, copy, second;
+    assert_int_equal(breaker_acquire(b, &first), BREAKER_OK);
+    copy = first;
+    assert_int_equal(breaker_complete(b, &first, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_acquire(b, &second), BREAKER_OK);
+    /* A second success would close the breaker: the copy's must not count. */
+    assert_int_equal(breaker_complete(b, &copy, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
+    assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
+    /* The live probe's failure is what decides, and it reopens. */
+    assert_int_equal(breaker_complete(b, &second, BREAKER_FAILURE), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    test_breaker_destroy(b);
+}
+
+/* Many probes through one slot in one microsecond: each claim is distinct,
+ * and the deadline of each is never earlier than probe_timeout after its
+ * admission (the 1 us steps only ever move it later). */
+static void same_microsecond_probes_each_get_their_own_claim(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 1000 * SEC};
+    breaker *b = half_open_breaker(&clock, 1000);
+    breaker_permit copies[50];
+    for (int i = 0; i < 50; i++) {
+        breaker_permit p;
+        assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+        copies[i] = p;
+        assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    }
+    breaker_permit live;
+    assert_int_equal(breaker_acquire(b, &live), BREAKER_OK);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(breaker_complete(b, &copies[i], BREAKER_SUCCESS),
+                         BREAKER_ALREADY_SETTLED);
+    assert_int_equal(stats_of(b).probes_in_flight, 1);
+    /* The live probe, 51st in its slot this microsecond, times out no earlier
+     * than 10 s after admission and no later than 51 us after that. */
+    fake_clock_advance(&clock, 10 * SEC - 1);
+    assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
+    fake_clock_advance(&clock, 1 + 51 * 1000);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    test_breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(copy_of_registry_config_is_not_the_registrys),
+        cmocka_unit_test(completed_copy_cannot_free_a_newer_probes_slot),
+        cmocka_unit_test(completed_copy_cannot_close_the_breaker),
+        cmocka_unit_test(same_microsecond_probes_each_get_their_own_claim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

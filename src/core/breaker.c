@@ -102,13 +102,13 @@ static uint64_t tagged(uint64_t gen, uint64_t us) {
     return (breaker__tag_of_gen(gen) << BREAKER__TAG_SHIFT) | us;
 }
 
-/* Slot words. A claim (a probe's tag and deadline) is written with release
+/* A claim (a probe's tag and deadline) is written with release
  * by a thread that loaded ctl with acquire and saw the claim's generation;
  * scanners read slots with acquire and then re-check ctl. So a scanner that
  * reads a claim of a newer generation also sees that generation in ctl, and
  * stops: no thread ever overwrites a newer generation's claim, whatever its
- * delay, and no reasoning about the order of 16-bit tags is needed (a slot
- * word may sit untouched for any number of generations). */
+ * delay, and no reasoning about the order of tags is needed (a slot word may
+ * sit untouched for any number of generations). */
 static uint64_t slot_load(const breaker__atomic64 *slot) {
     return atomic_load_explicit(slot, memory_order_acquire);
 }
@@ -208,10 +208,10 @@ static bool transition(breaker *b, struct transition *t) {
     if (t->to == BREAKER_OPEN) {
         /* No probe exists in OPEN: mark every slot free for this generation,
          * so that when HALF_OPEN starts every word is one generation behind
-         * it, however long a word sat untouched (65536 resets would wrap the
-         * 16-bit tag onto it). Stops as soon as ctl leaves this OPEN (see
+         * it, however long a word sat untouched (32768 resets would wrap the
+         * 15-bit tag onto it). Stops as soon as ctl leaves this OPEN (see
          * slot_load), so a delayed marker never touches a later claim. */
-        uint64_t mark = tagged(new_gen, 0);
+        uint64_t mark = breaker__slot_free_word(new_gen, 0);
         for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
             uint64_t v = slot_load(&slots[i]);
             while (v != mark && still_in(s, BREAKER_OPEN, new_gen) &&
@@ -223,9 +223,9 @@ static bool transition(breaker *b, struct transition *t) {
          * CAS (its deadline is in phase_time). Before anything else, the event
          * included, make the claim explicit so it is released like any other;
          * unless this half-open is already over, and the probe with it. */
-        t->slot0_claim = tagged(new_gen, probe_deadline_us(s, t->now));
         uint64_t v = slot_load(&slots[0]);
-        while (breaker__tw_tag(v) != breaker__tag_of_gen(new_gen) &&
+        t->slot0_claim = breaker__slot_claim_word(new_gen, probe_deadline_us(s, t->now), v);
+        while (!breaker__slot_is_for(v, new_gen) &&
                still_in(s, BREAKER_HALF_OPEN, new_gen) &&
                !slot_cas(&slots[0], &v, t->slot0_claim)) {
         }
@@ -261,9 +261,10 @@ static unsigned next_k(uint64_t ctl) {
 }
 
 /* ---- Half-open: probe slots --------------------------------------------------
- * Slot word for generation G: tag(G) | deadline_us busy; tag(G) | 0 free;
- * another tag: unused this generation (free, except slot 0, which then belongs
- * to the transition's probe with its deadline in phase_time). */
+ * Slot word for generation G (see "Probe slot words"): tag(G) | deadline busy;
+ * tag(G) | FREE | last deadline free; another tag: unused this generation (free,
+ * except slot 0, which then belongs to the transition's probe with its
+ * deadline in phase_time). */
 struct slot_scan {
     int free_slot;       /* a claimable slot, or -1 */
     uint64_t free_value; /* its current word */
@@ -275,7 +276,6 @@ struct slot_scan {
 static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t now,
                        struct slot_scan *r) {
     uint64_t gen = breaker__ctl_gen(ctl);
-    uint64_t tag = breaker__tag_of_gen(gen);
     const breaker__atomic64 *slots = breaker__slots(s);
     r->free_slot = r->expired_slot = -1;
     r->free_value = r->expired_value = 0;
@@ -284,9 +284,9 @@ static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t n
         uint64_t v = slot_load(&slots[i]);
         uint64_t deadline;
         bool free_now;
-        if (breaker__tw_tag(v) == tag) {
-            free_now = breaker__tw_us(v) == 0;
-            deadline = breaker__ns_of_us(s, breaker__tw_us(v));
+        if (breaker__slot_is_for(v, gen)) {
+            free_now = breaker__slot_is_free(v);
+            deadline = breaker__ns_of_us(s, breaker__slot_us(v));
         } else {
             /* A word of another generation: free, except in slot 0, where it
              * means the transition's own probe between its CAS and its
@@ -354,9 +354,9 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
         return BREAKER_REJECTED_HALF_OPEN;
     }
     uint64_t gen = breaker__ctl_gen(ctl);
-    uint64_t claim = tagged(gen, probe_deadline_us(s, now));
-    breaker__atomic64 *slot = &breaker__slots(s)[scan.free_slot];
     uint64_t expect = scan.free_value;
+    uint64_t claim = breaker__slot_claim_word(gen, probe_deadline_us(s, now), expect);
+    breaker__atomic64 *slot = &breaker__slots(s)[scan.free_slot];
     /* The slot was read (acquire) before this re-check: if it held a newer
      * generation's claim, ctl shows that generation now (see slot_load). */
     if (!still_in(s, BREAKER_HALF_OPEN, gen)) return ACQUIRE_RETRY;
@@ -365,7 +365,7 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     uint64_t again = breaker__load_acquire(&s->ctl);
     if (breaker__ctl_gen(again) != gen || breaker__ctl_state(again) != BREAKER_HALF_OPEN) {
         /* The state moved on while we claimed: hand the slot back. */
-        slot_cas(slot, &claim, tagged(gen, 0));
+        slot_cas(slot, &claim, breaker__slot_free_word(gen, breaker__slot_us(claim)));
         return ACQUIRE_RETRY;
     }
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
@@ -506,7 +506,7 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
      * the generation, which makes this completion stale below. */
     breaker__atomic64 *slot = &breaker__slots(s)[pv->slot_index];
     uint64_t expect = pv->slot_value;
-    if (!slot_cas(slot, &expect, tagged(gen, 0))) {
+    if (!slot_cas(slot, &expect, breaker__slot_free_word(gen, breaker__slot_us(expect)))) {
         /* Our claim is gone while our generation lasts: a copy of this
          * permit was completed first. */
         ctl = breaker__load_acquire(&s->ctl);

@@ -47,11 +47,11 @@ int breaker_stats_get(breaker *b, breaker_stats *out) {
             out->open_until_ns = breaker__ns_of_us(s, breaker__tw_us(w));
     }
     if (out->state == BREAKER_HALF_OPEN) {
-        uint64_t tag = breaker__tag_of_gen(out->generation);
         const breaker__atomic64 *slots = breaker__slots(s);
         for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
             uint64_t v = breaker__read(&slots[i]);
-            bool busy = breaker__tw_tag(v) == tag ? breaker__tw_us(v) != 0 : i == 0;
+            /* Slot 0 of another generation: the transition's own probe. */
+            bool busy = breaker__slot_is_for(v, out->generation) ? !breaker__slot_is_free(v) : i == 0;
             out->probes_in_flight += busy;
         }
     }
