@@ -235,13 +235,19 @@ static int finish_breakers(const char *cmd, struct options *o, struct tool_break
     return 0;
 }
 
-static FILE *open_svg(const char *cmd, const char *path) {
-    FILE *f = fopen(path, "w");
-    if (f == NULL) fprintf(stderr, "breaker %s: %s: %s\n", cmd, path, strerror(errno));
-    return f;
-}
+/* The picture holds at most this many timelines; later runs are left out. */
+#define SVG_MAX_PANELS 64
 
-static int close_svg(const char *cmd, const char *path, FILE *f, int rc) {
+/* Write `n` timelines to `path` as one SVG picture (--svg). @return 0, or 1
+ * after saying on standard error why the file could not be written. */
+static int write_svg(const char *cmd, const char *path, const char *title,
+                     const struct tool_timeline *const *timelines, size_t n) {
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "breaker %s: %s: %s\n", cmd, path, strerror(errno));
+        return 1;
+    }
+    int rc = tool_svg_write(f, title, timelines, n);
     if (fclose(f) != 0 || rc != 0) {
         fprintf(stderr, "breaker %s: %s: write error\n", cmd, path);
         return 1;
@@ -409,20 +415,15 @@ static int cmd_simulate(int argc, char **argv) {
                                    results[i].timeline.event_count, 0);
         }
         if (o.svg != NULL) {
-            FILE *f = open_svg("simulate", o.svg);
-            if (f == NULL) {
-                rc = 1;
-            } else {
-                const struct tool_timeline *tls[64];
-                size_t n = runs < 64 ? runs : 64;
-                for (size_t i = 0; i < n; i++)
-                    tls[i] = &results[i].timeline;
-                char title[160];
-                snprintf(title, sizeof(title), "breaker simulate: %s (seed %llu)", sc.name,
-                         (unsigned long long)sc.seed);
-                rc = close_svg("simulate", o.svg, f, tool_svg_write(f, title, tls, n));
-                if (rc == 0) printf("\nTimelines written to %s\n", o.svg);
-            }
+            const struct tool_timeline *tls[SVG_MAX_PANELS];
+            size_t n = runs < SVG_MAX_PANELS ? runs : SVG_MAX_PANELS;
+            for (size_t i = 0; i < n; i++)
+                tls[i] = &results[i].timeline;
+            char title[160];
+            snprintf(title, sizeof(title), "breaker simulate: %s (seed %llu)", sc.name,
+                     (unsigned long long)sc.seed);
+            rc = write_svg("simulate", o.svg, title, tls, n);
+            if (rc == 0) printf("\nTimelines written to %s\n", o.svg);
         }
     }
     for (size_t i = 0; i < done; i++)
@@ -523,18 +524,13 @@ static int cmd_replay(int argc, char **argv) {
         tool_print_replay(stdout, &trace, &o.breakers.items[i], &results[i]);
     }
     if (rc == 0 && o.svg != NULL) {
-        FILE *f = open_svg("replay", o.svg);
-        if (f == NULL) {
-            rc = 1;
-        } else {
-            const struct tool_timeline *tls[64];
-            size_t k = n < 64 ? n : 64;
-            for (size_t i = 0; i < k; i++)
-                tls[i] = &results[i].timeline;
-            char title[160];
-            snprintf(title, sizeof(title), "breaker replay: %s", from_stdin ? "(stdin)" : path);
-            rc = close_svg("replay", o.svg, f, tool_svg_write(f, title, tls, k));
-        }
+        const struct tool_timeline *tls[SVG_MAX_PANELS];
+        size_t k = n < SVG_MAX_PANELS ? n : SVG_MAX_PANELS;
+        for (size_t i = 0; i < k; i++)
+            tls[i] = &results[i].timeline;
+        char title[160];
+        snprintf(title, sizeof(title), "breaker replay: %s", from_stdin ? "(stdin)" : path);
+        rc = write_svg("replay", o.svg, title, tls, k);
     }
     for (size_t i = 0; i < done; i++)
         tool_replay_result_free(&results[i]);
