@@ -557,6 +557,25 @@ static void config_init_clears_the_whole_struct(void **state) {
     assert_config_init_clears(breaker_executor_config, breaker_executor_config_init);
 }
 
+/* An attempt timeout so long that start + timeout passes the end of the
+ * clock is no limit: the sum must not wrap round to a deadline already past,
+ * which would make every attempt late. */
+static void attempt_timeout_past_the_end_of_the_clock_is_no_limit(void **state) {
+    (void)state;
+    struct rig r;
+    rig_init(&r, BREAKER_ORDER_RETRY_OUTSIDE_BREAKER, NO_BREAKER);
+    atomic_store(&r.clock.now, 5 * SEC);
+    r.dep.answer = BREAKER_SUCCESS;
+    r.cfg.retry.attempt_timeout_ns = UINT64_MAX - 1;
+    rig_build(&r);
+    breaker_result res = rig_run(&r);
+    assert_int_equal(res.kind, BREAKER_RESULT_SUCCEEDED);
+    assert_false(res.late);
+    assert_int_equal(r.dep.deadline_ns[0], BREAKER_NO_DEADLINE);
+    assert_int_equal(r.dep.timeout_ns[0], UINT64_MAX);
+    rig_fini(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_outside_retry_records_one_outcome_per_request),
@@ -582,6 +601,7 @@ int main(void) {
         cmocka_unit_test(null_config_takes_the_defaults),
         cmocka_unit_test(validation_names_each_field_and_its_range),
         cmocka_unit_test(config_init_clears_the_whole_struct),
+        cmocka_unit_test(attempt_timeout_past_the_end_of_the_clock_is_no_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,7 +120,10 @@ static enum breaker_outcome attempt_once(struct run *r, uint32_t number, uint64_
     breaker_attempt a = {.number = number, .start_ns = now, .retry = BREAKER_RETRY_AUTO};
     uint64_t limit = ex->cfg.retry.attempt_timeout_ns;
     a.deadline_ns = r->deadline;
-    if (limit != 0 && breaker_deadline_remaining(r->deadline, now) > limit)
+    /* A limit that would run past the end of the clock is no limit: the sum
+     * must not wrap round to a deadline already passed. */
+    if (limit != 0 && breaker_deadline_remaining(r->deadline, now) > limit &&
+        UINT64_MAX - now > limit)
         a.deadline_ns = now + limit;
     a.timeout_ns = breaker_deadline_remaining(a.deadline_ns, now);
 
