@@ -37,11 +37,11 @@
  */
 #define _GNU_SOURCE
 #include "registry/registry_internal.h"
+#include "registry/reclaim.h"
 #include "common/message.h"
 #include "core/owner.h"
 #include "common/time_ns.h"
 
-#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +49,11 @@
 #include <time.h>
 
 #define ENTRY_MAGIC      UINT64_C(0x42524b52454e5452) /* "BRKRENTR" */
-#define READER_STRIPES   8u
 #define DEFAULT_MAX      1024u
 #define DEFAULT_HISTORY  16u
 #define DEFAULT_FLAP     6u
 #define DEFAULT_FLAP_WIN (UINT64_C(600) * 1000000000u)
 #define MAX_FLAP         1024u
-#define CACHELINE        64
 
 struct entry {
     uint64_t magic;
@@ -94,10 +92,6 @@ struct override {
     breaker_config cfg;
 };
 
-struct reader_count {
-    _Alignas(CACHELINE) _Atomic uint64_t n;
-};
-
 struct listener {
     breaker_registry_listener_fn *fn;
     void *ctx;
@@ -112,8 +106,7 @@ struct breaker_registry {
     _Atomic(struct entry *) *slots;
     size_t listed;              /* under lock */
     struct override *overrides; /* under lock */
-    _Atomic unsigned epoch;
-    struct reader_count readers[2][READER_STRIPES];
+    struct breaker__reclaim reclaim; /* read sections for lock-free lookups */
     struct listener listeners[BREAKER_REGISTRY_MAX_LISTENERS];
     _Atomic unsigned n_listeners;
     _Atomic uint64_t n_listed, created, evicted, rejected_full, invalid_names;
@@ -141,51 +134,6 @@ static uint64_t relaxed_load(_Atomic uint64_t *p) {
 
 static void relaxed_inc(_Atomic uint64_t *p) {
     atomic_fetch_add_explicit(p, 1, memory_order_relaxed);
-}
-
-/* ---- Read sections (see the top of the file) -------------------------------*/
-
-/* The calling thread's reader stripe, from the address of a thread-local:
- * distinct per thread, stable for its life, and no shared counter to hand
- * them out (thread-local blocks are far apart, so mix the bits). */
-static unsigned reader_stripe(void) {
-    static _Thread_local char anchor;
-    uint64_t a = (uint64_t)(uintptr_t)&anchor;
-    return (unsigned)(((a >> 6) * UINT64_C(0x9e3779b97f4a7c15)) >> 61) % READER_STRIPES;
-}
-
-/* seq_cst on the epoch and the counter: the argument needs the reader's
- * increment and its re-check of the epoch, and the writer's flip and its
- * reads of the counters, in one total order (a store-load pattern that
- * acquire/release does not order). */
-static _Atomic uint64_t *read_enter(breaker_registry *reg) {
-    unsigned s = reader_stripe();
-    for (;;) {
-        unsigned e = atomic_load_explicit(&reg->epoch, memory_order_seq_cst);
-        _Atomic uint64_t *c = &reg->readers[e][s].n;
-        atomic_fetch_add_explicit(c, 1, memory_order_seq_cst);
-        if (atomic_load_explicit(&reg->epoch, memory_order_seq_cst) == e) return c;
-        atomic_fetch_sub_explicit(c, 1, memory_order_release);
-    }
-}
-
-/* Release: everything the reader loaded happens before the writer that sees
- * the counter drop (acquire) frees it. */
-static void read_leave(_Atomic uint64_t *c) {
-    atomic_fetch_sub_explicit(c, 1, memory_order_release);
-}
-
-/* Wait until no reader can hold a pointer it loaded before now. Under lock. */
-static void synchronize(breaker_registry *reg) {
-    unsigned e = atomic_load_explicit(&reg->epoch, memory_order_relaxed);
-    atomic_store_explicit(&reg->epoch, e ^ 1u, memory_order_seq_cst);
-    for (;;) {
-        uint64_t sum = 0;
-        for (unsigned s = 0; s < READER_STRIPES; s++)
-            sum += atomic_load_explicit(&reg->readers[e][s].n, memory_order_seq_cst);
-        if (sum == 0) return;
-        sched_yield();
-    }
 }
 
 /* ---- Names and configuration --------------------------------------------- */
@@ -320,6 +268,7 @@ int breaker_registry_create(const breaker_registry_config *cfg, breaker_registry
     for (size_t i = 0; i < reg->cfg.max_breakers; i++)
         atomic_init(&reg->slots[i], NULL);
     atomic_init(&reg->index, &reg->indexes[0]);
+    breaker__reclaim_init(&reg->reclaim);
     *out = reg;
     return BREAKER_OK;
 }
@@ -498,7 +447,7 @@ static void touch(breaker_registry *reg, struct entry *e) {
 
 /* Lock-free lookup; returns a new reference or NULL. */
 static struct entry *lookup(breaker_registry *reg, const char *name, uint32_t h) {
-    _Atomic uint64_t *rs = read_enter(reg);
+    _Atomic uint64_t *rs = breaker__reclaim_enter(&reg->reclaim);
     struct index *ix = atomic_load_explicit(&reg->index, memory_order_acquire);
     struct entry *e = index_probe(ix, name, h, NULL);
     if (e != NULL) {
@@ -511,7 +460,7 @@ static struct entry *lookup(breaker_registry *reg, const char *name, uint32_t h)
             e = NULL;
         }
     }
-    read_leave(rs);
+    breaker__reclaim_leave(rs);
     if (e != NULL) touch(reg, e);
     return e;
 }
@@ -548,7 +497,7 @@ static void index_rebuild(breaker_registry *reg) {
     /* Release: readers that load the new index pointer see its cells. */
     atomic_store_explicit(&reg->index, fresh, memory_order_release);
     reg->tombstones = 0;
-    synchronize(reg); /* nobody is left in `old`: it may be reused next time */
+    breaker__reclaim_synchronize(&reg->reclaim); /* nobody is left in `old`: it may be reused next time */
 }
 
 /* Unlink `e` from both tables. The caller synchronizes, then unrefs. */
@@ -604,7 +553,7 @@ static size_t evict_locked(breaker_registry *reg) {
         n++;
     }
     if (n == 0) return 0;
-    synchronize(reg);
+    breaker__reclaim_synchronize(&reg->reclaim);
     while (victims != NULL) {
         struct entry *e = victims;
         victims = e->victim_next;
@@ -766,10 +715,10 @@ int breaker_registry_info_get(breaker_registry *reg, breaker *b, breaker_registr
 
 /* Take a reference on the entry in dense slot `s`, or NULL. */
 static struct entry *hold_slot(breaker_registry *reg, size_t s) {
-    _Atomic uint64_t *rs = read_enter(reg);
+    _Atomic uint64_t *rs = breaker__reclaim_enter(&reg->reclaim);
     struct entry *e = atomic_load_explicit(&reg->slots[s], memory_order_acquire);
     if (e != NULL) atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
-    read_leave(rs);
+    breaker__reclaim_leave(rs);
     return e;
 }
 
