@@ -287,7 +287,38 @@ static int override(const char *opt, const char *arg, struct tool_scenario *sc, 
     return EXIT_USAGE;
 }
 
-static int cmd_simulate(int argc, char **argv) {
+/* A scenario override (--seed, --duration, ...), kept until the scenario
+ * it changes is loaded. */
+struct sim_override {
+    int c;
+    const char *opt, *arg;
+};
+
+/* What the command line asked `breaker simulate` to do. */
+struct sim_args {
+    struct options o;
+    struct sim_override overrides[16]; /* in command-line order; more are ignored */
+    size_t override_count;
+    bool baseline, new_duration, events;
+    const char *path; /* the scenario file, NULL for the built-in one */
+    bool done;        /* --help or --print-scenario answered: nothing to run */
+};
+
+/* Remember an override under its long option's name, for the message should
+ * its value be bad. */
+static void keep_override(struct sim_args *a, const struct option *longopts, int c,
+                          const char *arg) {
+    if (a->override_count == sizeof(a->overrides) / sizeof(a->overrides[0])) return;
+    struct sim_override *ov = &a->overrides[a->override_count++];
+    ov->c = c;
+    ov->arg = arg;
+    for (const struct option *lo = longopts; lo->name; lo++)
+        if (lo->val == c) ov->opt = lo->name;
+}
+
+/* Read the command line into `a`. Overrides wait until the scenario is
+ * loaded, so they are only collected here. @return 0 or an exit status. */
+static int simulate_options(int argc, char **argv, struct sim_args *a) {
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},
         {"breaker", required_argument, NULL, 'b'},
@@ -303,135 +334,169 @@ static int cmd_simulate(int argc, char **argv) {
         {"events", no_argument, NULL, OPT_EVENTS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    struct options o;
-    memset(&o, 0, sizeof(o));
-    struct tool_scenario sc;
-    tool_scenario_init(&sc);
-    /* Overrides wait until the scenario is loaded; keep them in order. */
-    struct {
-        int c;
-        const char *opt, *arg;
-    } overrides[16];
-    size_t override_count = 0;
-    bool baseline = true, new_duration = false, events = false;
-    int rc = 0, c;
+    memset(a, 0, sizeof(*a));
+    a->baseline = true;
+    int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:b:s:h", longopts, NULL)) != -1) {
-        int r = common_option("simulate", c, &o);
-        if (r > 0) {
-            rc = r;
-            goto out;
-        }
+        int r = common_option("simulate", c, &a->o);
+        if (r > 0) return r;
         if (r == 0) continue;
         switch (c) {
         case 'h':
             fputs(simulate_help, stdout);
-            goto out;
+            a->done = true;
+            return 0;
         case OPT_PRINT_SCENARIO:
             fputs(tool_builtin_scenario, stdout);
-            goto out;
+            a->done = true;
+            return 0;
         case OPT_NO_BASELINE:
-            baseline = false;
+            a->baseline = false;
             break;
         case OPT_EVENTS:
-            events = true;
+            a->events = true;
             break;
         case OPT_DURATION:
-            new_duration = true;
+            a->new_duration = true;
             /* fall through */
         case OPT_SEED:
         case OPT_WORKERS:
         case OPT_RATE:
         case OPT_TIMEOUT:
-            if (override_count < 16) {
-                overrides[override_count].c = c;
-                overrides[override_count].arg = optarg;
-                for (const struct option *lo = longopts; lo->name; lo++)
-                    if (lo->val == c) overrides[override_count].opt = lo->name;
-                override_count++;
-            }
+            keep_override(a, longopts, c, optarg);
             break;
         default:
             fputs("Try 'breaker simulate --help'.\n", stderr);
-            rc = EXIT_USAGE;
-            goto out;
+            return EXIT_USAGE;
         }
     }
-    if (argc - optind > 1) {
-        rc = usage_error("simulate", "expected at most one scenario file, got '%s' too",
-                         argv[optind + 1]);
-        goto out;
+    if (argc - optind > 1)
+        return usage_error("simulate", "expected at most one scenario file, got '%s' too",
+                           argv[optind + 1]);
+    a->path = optind < argc ? argv[optind] : NULL;
+    return 0;
+}
+
+/* The scenario file (or the built-in one) with the overrides applied in
+ * order; checked only then, because an override can make it valid or not.
+ * @return 0 or an exit status. */
+static int load_scenario(const struct sim_args *a, struct tool_scenario *sc) {
+    char msg[TOOL_MSG_MAX];
+    if (tool_load_ini(a->path, tool_builtin_scenario, sc, &sc->breakers, msg, sizeof(msg)) != 0) {
+        fprintf(stderr, "breaker simulate: %s\n", msg);
+        return 1;
+    }
+    for (size_t i = 0; i < a->override_count; i++) {
+        const struct sim_override *ov = &a->overrides[i];
+        int rc = override(ov->opt, ov->arg, sc, ov->c);
+        if (rc != 0) return rc;
+    }
+    if (a->new_duration && sc->phase_count > 0) {
+        /* A new duration stretches or cuts the last phase. */
+        sc->phases[sc->phase_count - 1].duration_ns = 0;
+    }
+    if (tool_scenario_finish(sc, msg, sizeof(msg)) != 0) {
+        fprintf(stderr, "breaker simulate: %s: %s\n", a->path ? a->path : "(built-in)", msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* The runs' results; the first `done` are filled and must be freed. */
+struct sim_runs {
+    struct tool_sim_result *results;
+    size_t count, done;
+};
+
+/* The scenario without a breaker (unless --no-baseline), then with each
+ * configuration: the same seed for all, so they differ only by their
+ * breaker. @return 0 or an exit status. */
+static int run_simulations(const struct sim_args *a, const struct tool_scenario *sc,
+                           const struct tool_breakers *list, struct sim_runs *runs) {
+    runs->count = list->count + (a->baseline ? 1 : 0);
+    if (runs->count == 0)
+        return usage_error("simulate", "nothing to run: --no-baseline and no breaker");
+    runs->results = calloc(runs->count, sizeof(*runs->results));
+    if (runs->results == NULL) {
+        fprintf(stderr, "breaker simulate: out of memory\n");
+        return 1;
     }
     char msg[TOOL_MSG_MAX];
-    const char *path = optind < argc ? argv[optind] : NULL;
-    if (tool_load_ini(path, tool_builtin_scenario, &sc, &sc.breakers, msg, sizeof(msg)) != 0) {
-        fprintf(stderr, "breaker simulate: %s\n", msg);
-        rc = 1;
-        goto out;
-    }
-    for (size_t i = 0; i < override_count; i++) {
-        if ((rc = override(overrides[i].opt, overrides[i].arg, &sc, overrides[i].c)) != 0) goto out;
-    }
-    if (new_duration && sc.phase_count > 0) {
-        /* A new duration stretches or cuts the last phase. */
-        sc.phases[sc.phase_count - 1].duration_ns = 0;
-    }
-    if (tool_scenario_finish(&sc, msg, sizeof(msg)) != 0) {
-        fprintf(stderr, "breaker simulate: %s: %s\n", path ? path : "(built-in)", msg);
-        rc = 1;
-        goto out;
-    }
-    struct tool_breakers *list = o.have_breakers ? &o.breakers : &sc.breakers;
-    if ((rc = finish_breakers("simulate", &o, list)) != 0) goto out;
-
-    size_t runs = list->count + (baseline ? 1 : 0);
-    if (runs == 0) {
-        rc = usage_error("simulate", "nothing to run: --no-baseline and no breaker");
-        goto out;
-    }
-    struct tool_sim_result *results = calloc(runs ? runs : 1, sizeof(*results));
-    if (results == NULL) {
-        fprintf(stderr, "breaker simulate: out of memory\n");
-        rc = 1;
-        goto out;
-    }
-    size_t done = 0;
-    for (size_t i = 0; i < runs; i++) {
+    for (size_t i = 0; i < runs->count; i++) {
         const struct tool_breaker *b =
-            baseline ? (i == 0 ? NULL : &list->items[i - 1]) : &list->items[i];
-        if (tool_simulate(&sc, b, &results[i], msg, sizeof(msg)) != 0) {
+            a->baseline ? (i == 0 ? NULL : &list->items[i - 1]) : &list->items[i];
+        if (tool_simulate(sc, b, &runs->results[i], msg, sizeof(msg)) != 0) {
             fprintf(stderr, "breaker simulate: %s\n", msg);
-            rc = 1;
-            break;
+            return 1;
         }
-        done++;
+        runs->done++;
     }
+    return 0;
+}
+
+/* The comparison table, and with --events the evidence behind it: every
+ * transition of every run that had a breaker. */
+static void print_simulations(const struct sim_args *a, const struct tool_scenario *sc,
+                              const struct sim_runs *runs) {
+    tool_print_sim_table(stdout, sc, runs->results, runs->count);
+    for (size_t i = 0; a->events && i < runs->count; i++) {
+        if (!runs->results[i].has_breaker) continue;
+        printf("\n== %s: transitions\n", runs->results[i].name);
+        tool_print_transitions(stdout, runs->results[i].timeline.events,
+                               runs->results[i].timeline.event_count, 0);
+    }
+}
+
+/* With --svg, the runs' timelines as one picture, and where it went.
+ * @return 0 or an exit status. */
+static int draw_simulations(const struct sim_args *a, const struct tool_scenario *sc,
+                            const struct sim_runs *runs) {
+    if (a->o.svg == NULL) return 0;
+    const struct tool_timeline *tls[SVG_MAX_PANELS];
+    size_t n = runs->count < SVG_MAX_PANELS ? runs->count : SVG_MAX_PANELS;
+    for (size_t i = 0; i < n; i++)
+        tls[i] = &runs->results[i].timeline;
+    char title[160];
+    snprintf(title, sizeof(title), "breaker simulate: %s (seed %llu)", sc->name,
+             (unsigned long long)sc->seed);
+    if (write_svg("simulate", a->o.svg, title, tls, n) != 0) return 1;
+    printf("\nTimelines written to %s\n", a->o.svg);
+    return 0;
+}
+
+static void free_sim_runs(struct sim_runs *runs) {
+    for (size_t i = 0; i < runs->done; i++)
+        tool_sim_result_free(&runs->results[i]);
+    free(runs->results);
+}
+
+/* Everything after the command line: a separate step so that --help and
+ * --print-scenario, which answer while it is read, skip all of it. */
+static int simulate(struct sim_args *a) {
+    struct tool_scenario sc;
+    tool_scenario_init(&sc);
+    struct sim_runs runs;
+    memset(&runs, 0, sizeof(runs));
+    int rc = load_scenario(a, &sc);
+    /* -c and -b replace the scenario file's breakers. */
+    struct tool_breakers *list = a->o.have_breakers ? &a->o.breakers : &sc.breakers;
+    if (rc == 0) rc = finish_breakers("simulate", &a->o, list);
+    if (rc == 0) rc = run_simulations(a, &sc, list, &runs);
     if (rc == 0) {
-        tool_print_sim_table(stdout, &sc, results, runs);
-        for (size_t i = 0; events && i < runs; i++) {
-            if (!results[i].has_breaker) continue;
-            printf("\n== %s: transitions\n", results[i].name);
-            tool_print_transitions(stdout, results[i].timeline.events,
-                                   results[i].timeline.event_count, 0);
-        }
-        if (o.svg != NULL) {
-            const struct tool_timeline *tls[SVG_MAX_PANELS];
-            size_t n = runs < SVG_MAX_PANELS ? runs : SVG_MAX_PANELS;
-            for (size_t i = 0; i < n; i++)
-                tls[i] = &results[i].timeline;
-            char title[160];
-            snprintf(title, sizeof(title), "breaker simulate: %s (seed %llu)", sc.name,
-                     (unsigned long long)sc.seed);
-            rc = write_svg("simulate", o.svg, title, tls, n);
-            if (rc == 0) printf("\nTimelines written to %s\n", o.svg);
-        }
+        print_simulations(a, &sc, &runs);
+        rc = draw_simulations(a, &sc, &runs);
     }
-    for (size_t i = 0; i < done; i++)
-        tool_sim_result_free(&results[i]);
-    free(results);
-out:
-    tool_breakers_free(&o.breakers);
+    free_sim_runs(&runs);
     tool_scenario_free(&sc);
+    return rc;
+}
+
+static int cmd_simulate(int argc, char **argv) {
+    struct sim_args a;
+    int rc = simulate_options(argc, argv, &a);
+    if (rc == 0 && !a.done) rc = simulate(&a);
+    tool_breakers_free(&a.o.breakers);
     return rc;
 }
 
