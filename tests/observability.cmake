@@ -27,7 +27,7 @@ endif()
 
 pkg_check_modules(JANSSON IMPORTED_TARGET jansson)
 if(JANSSON_FOUND)
-  breaker_add_test(test_export_json SOURCES test_export_json.c LIBS PkgConfig::JANSSON
+  breaker_add_test(test_export_json INTERNAL SOURCES test_export_json.c LIBS PkgConfig::JANSSON
     TIMEOUT 60)
 else()
   breaker_missing_dependency_test(test_export_json "jansson (libjansson-dev)")

@@ -1,0 +1,180 @@
+/*
+ * test_block.c - a breaker's shared block before anyone trusts it: the
+ * layout is a pure function of the limits, init publishes the magic last,
+ * and check refuses, with a message naming the field, every block this
+ * library cannot use (wrong magic, layout version, ABI, sizes, offsets,
+ * limits), while a bound handle works on a block it did not allocate.
+ */
+#include "core/block.h"
+
+#include "test_util.h"
+
+#include <stdlib.h>
+
+struct fixture {
+    struct breaker__limits lim;
+    struct breaker__block_layout lay;
+    struct breaker__shared *s;
+    char msg[256];
+};
+
+static struct breaker__limits limits_for(enum breaker_trip trip) {
+    breaker_config cfg, eff;
+    breaker_config_init(&cfg);
+    cfg.trip = trip;
+    cfg.half_open_max_probes = 3;
+    cfg.seed = 7;
+    breaker__config_effective(&cfg, &eff);
+    struct breaker__limits lim;
+    breaker__limits_from_config(&eff, &lim);
+    return lim;
+}
+
+static struct fixture *fixture_new(enum breaker_trip trip) {
+    struct fixture *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    f->lim = limits_for(trip);
+    breaker__block_layout(&f->lim, &f->lay);
+    f->s = aligned_alloc(BREAKER__CACHELINE, f->lay.total);
+    assert_non_null(f->s);
+    memset(f->s, 0, f->lay.total);
+    breaker__block_init(f->s, &f->lay, &f->lim, 1000, 42);
+    return f;
+}
+
+static void fixture_free(struct fixture *f) {
+    free(f->s);
+    free(f);
+}
+
+static void expect_incompatible(struct fixture *f, size_t mapped, const char *field) {
+    f->msg[0] = '\0';
+    assert_int_equal(breaker__block_check(f->s, mapped, f->msg, sizeof(f->msg)),
+                     BREAKER_EINCOMPATIBLE);
+    if (strstr(f->msg, field) == NULL) fail_msg("message \"%s\" does not name %s", f->msg, field);
+}
+
+static void layout_is_pure_and_in_bounds(void **state) {
+    (void)state;
+    const enum breaker_trip trips[] = {BREAKER_TRIP_CONSECUTIVE, BREAKER_TRIP_COUNT_WINDOW,
+                                       BREAKER_TRIP_TIME_WINDOW};
+    for (size_t i = 0; i < 3; i++) {
+        struct breaker__limits lim = limits_for(trips[i]);
+        struct breaker__block_layout a, b;
+        breaker__block_layout(&lim, &a);
+        breaker__block_layout(&lim, &b);
+        assert_memory_equal(&a, &b, sizeof(a));
+        assert_true(a.stripes_off >= sizeof(struct breaker__shared));
+        assert_int_equal(a.stripes_off % BREAKER__CACHELINE, 0);
+        assert_int_equal(a.slots_off % BREAKER__CACHELINE, 0);
+        assert_true(a.slots_off + lim.half_open_max_probes * sizeof(uint64_t) <= a.total);
+        /* Exactly one window array, where the trip policy needs it. */
+        assert_int_equal(a.buckets_off != 0, trips[i] == BREAKER_TRIP_TIME_WINDOW);
+        assert_int_equal(a.ring_off != 0, trips[i] == BREAKER_TRIP_COUNT_WINDOW);
+        if (a.ring_off != 0) assert_true(a.ring_off + lim.window_size <= a.slots_off);
+        if (a.buckets_off != 0)
+            assert_true(a.buckets_off + a.bucket_stride * BREAKER__STRIPES <= a.slots_off);
+    }
+}
+
+static void a_fresh_block_passes(void **state) {
+    (void)state;
+    struct fixture *f = fixture_new(BREAKER_TRIP_TIME_WINDOW);
+    assert_int_equal(breaker__block_check(f->s, f->lay.total, f->msg, sizeof(f->msg)), BREAKER_OK);
+    assert_int_equal(f->s->total_size, f->lay.total);
+    assert_int_equal(f->s->abi, BREAKER__ABI);
+    fixture_free(f);
+}
+
+static void check_refuses_what_it_cannot_use(void **state) {
+    (void)state;
+    struct fixture *f = fixture_new(BREAKER_TRIP_COUNT_WINDOW);
+    struct breaker__shared good = *f->s;
+
+    f->s->magic = 0; /* not initialised (or not a block) */
+    expect_incompatible(f, f->lay.total, "magic");
+    *f->s = good;
+    f->s->layout_version = BREAKER__LAYOUT_VERSION + 1;
+    expect_incompatible(f, f->lay.total, "layout_version");
+    *f->s = good;
+    f->s->abi ^= 1;
+    expect_incompatible(f, f->lay.total, "abi");
+    *f->s = good;
+    f->s->header_size -= 8;
+    expect_incompatible(f, f->lay.total, "abi");
+    *f->s = good;
+    expect_incompatible(f, f->lay.total - 1, "total_size"); /* mapped too short */
+    expect_incompatible(f, sizeof(struct breaker__shared) - 1, "mapped");
+    f->s->ring_off += BREAKER__CACHELINE;
+    expect_incompatible(f, f->lay.total, "offsets");
+    *f->s = good;
+    f->s->slots_off = f->lay.total; /* would index past the end */
+    expect_incompatible(f, f->lay.total, "offsets");
+    *f->s = good;
+    f->s->lim.half_open_max_probes = BREAKER__MAX_PROBES + 1;
+    expect_incompatible(f, f->lay.total, "limits");
+    *f->s = good;
+    f->s->lim.window_size *= 2; /* a ring larger than the block holds */
+    expect_incompatible(f, f->lay.total, "offsets");
+    *f->s = good;
+    assert_int_equal(breaker__block_check(f->s, f->lay.total, NULL, 0), BREAKER_OK);
+    fixture_free(f);
+}
+
+/* A handle bound to a block it did not allocate works on it, in either
+ * stripe mode, and two handles on one block share one state. */
+static void handles_bound_to_one_block_share_it(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 1000};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 2;
+    breaker_config eff;
+    breaker__config_effective(&cfg, &eff);
+    struct breaker__limits lim;
+    breaker__limits_from_config(&eff, &lim);
+    struct breaker__block_layout lay;
+    breaker__block_layout(&lim, &lay);
+    struct breaker__shared *s = aligned_alloc(BREAKER__CACHELINE, lay.total);
+    assert_non_null(s);
+    memset(s, 0, lay.total);
+    breaker__block_init(s, &lay, &lim, clock.now, 99);
+    assert_int_equal(breaker__block_check(s, lay.total, NULL, 0), BREAKER_OK);
+
+    struct breaker one, two;
+    memset(&one, 0, sizeof(one));
+    memset(&two, 0, sizeof(two));
+    one.cfg = two.cfg = eff;
+    breaker__clock_setup(&one, &lim);
+    breaker__clock_setup(&two, &lim);
+    breaker__block_bind(&one, s, lay.total, BREAKER__STRIPES_THREAD_OWNED);
+    breaker__block_bind(&two, s, lay.total, BREAKER__STRIPES_ATOMIC);
+
+    call_ok(&one, BREAKER_FAILURE);
+    call_ok(&two, BREAKER_FAILURE); /* the second failure in a row, seen by both */
+    assert_int_equal(breaker_get_state(&one), BREAKER_OPEN);
+    assert_int_equal(breaker_get_state(&two), BREAKER_OPEN);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(&two, &p), BREAKER_REJECTED_OPEN);
+    assert_int_equal(breaker_reset(&one), BREAKER_OK);
+    /* A permit of one handle completes through the other: same block. */
+    assert_int_equal(breaker_acquire(&one, &p), BREAKER_OK);
+    assert_int_equal(breaker_complete(&two, &p, BREAKER_SUCCESS), BREAKER_OK);
+    breaker_stats st = stats_of(&one);
+    assert_int_equal(st.admitted, 3);
+    assert_int_equal(st.failures, 2);
+    assert_int_equal(st.successes, 1);
+    assert_int_equal(st.rejected_open, 1);
+    free(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(layout_is_pure_and_in_bounds),
+        cmocka_unit_test(a_fresh_block_passes),
+        cmocka_unit_test(check_refuses_what_it_cannot_use),
+        cmocka_unit_test(handles_bound_to_one_block_share_it),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
