@@ -157,6 +157,7 @@ struct stress {
     _Atomic int stop;
     _Atomic uint64_t bad;   /* reads of a poisoned or torn object */
     _Atomic uint64_t reads; /* objects dereferenced */
+    _Atomic int started;    /* readers running */
 };
 
 static struct obj *obj_new(uint64_t v) {
@@ -171,6 +172,7 @@ static struct obj *obj_new(uint64_t v) {
 static void *stress_reader(void *arg) {
     struct stress *s = arg;
     uint64_t reads = 0, bad = 0;
+    atomic_fetch_add(&s->started, 1);
     for (unsigned i = 0; !atomic_load_explicit(&s->stop, memory_order_relaxed); i++) {
         _Atomic uint64_t *rs = breaker__reclaim_enter(&s->r);
         /* Acquire pairs with the writer's release exchange: the object is
@@ -183,6 +185,10 @@ static void *stress_reader(void *arg) {
             reads++;
         }
         breaker__reclaim_leave(rs);
+        if ((i & 1023) == 1023) { /* progress, for the writer to see */
+            atomic_fetch_add_explicit(&s->reads, reads, memory_order_relaxed);
+            reads = 0;
+        }
     }
     atomic_fetch_add(&s->reads, reads);
     atomic_fetch_add(&s->bad, bad);
@@ -191,7 +197,9 @@ static void *stress_reader(void *arg) {
 
 static void readers_never_see_an_object_freed_after_a_grace_period(void **state) {
     (void)state;
-    enum { READERS = 3, ROUNDS = 20000 };
+    /* At least ROUNDS grace periods, and on until the readers have made
+     * MIN_READS dereferences, so that a slow machine still races them. */
+    enum { READERS = 3, ROUNDS = 20000, MIN_READS = 200000 };
     struct stress *s = calloc(1, sizeof(*s));
     assert_non_null(s);
     breaker__reclaim_init(&s->r);
@@ -200,6 +208,7 @@ static void readers_never_see_an_object_freed_after_a_grace_period(void **state)
     atomic_init(&s->stop, 0);
     atomic_init(&s->bad, 0);
     atomic_init(&s->reads, 0);
+    atomic_init(&s->started, 0);
     pthread_t t[READERS];
     for (int i = 0; i < READERS; i++)
         assert_int_equal(pthread_create(&t[i], NULL, stress_reader, s), 0);
@@ -207,7 +216,11 @@ static void readers_never_see_an_object_freed_after_a_grace_period(void **state)
     /* The writer: unlink (replace, or empty every other round), wait for a
      * grace period, poison, free. A reader still holding the old object
      * would see the poison (and ASan the free). */
-    for (uint64_t round = 0; round < ROUNDS; round++) {
+    while (atomic_load(&s->started) < READERS)
+        sched_yield();
+    for (uint64_t round = 0;
+         round < ROUNDS || atomic_load_explicit(&s->reads, memory_order_relaxed) < MIN_READS;
+         round++) {
         struct obj *fresh = round % 2 == 0 ? obj_new(round) : NULL;
         struct obj *old =
             atomic_exchange_explicit(&s->cells[round % CELLS], fresh, memory_order_acq_rel);
@@ -222,7 +235,7 @@ static void readers_never_see_an_object_freed_after_a_grace_period(void **state)
     for (int i = 0; i < READERS; i++)
         assert_int_equal(pthread_join(t[i], NULL), 0);
     assert_int_equal(atomic_load(&s->bad), 0);
-    assert_true(atomic_load(&s->reads) > 0);
+    assert_true(atomic_load(&s->reads) >= MIN_READS);
     for (int i = 0; i < CELLS; i++)
         free(atomic_load(&s->cells[i]));
     free(s);
