@@ -502,108 +502,161 @@ static int cmd_simulate(int argc, char **argv) {
 
 /* ---- replay ---------------------------------------------------------------------*/
 
-static int cmd_replay(int argc, char **argv) {
+/* What the command line asked `breaker replay` to do. */
+struct replay_args {
+    struct options o;
+    const char *path; /* the trace file, "-" for standard input */
+    const char *name; /* the trace as the reports name it */
+    bool from_stdin;
+    bool done; /* --help answered: nothing to replay */
+};
+
+/* Read the command line into `a`. @return 0 or an exit status. */
+static int replay_options(int argc, char **argv, struct replay_args *a) {
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'}, {"breaker", required_argument, NULL, 'b'},
         {"set", required_argument, NULL, 's'},    {"svg", required_argument, NULL, OPT_SVG},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    struct options o;
-    memset(&o, 0, sizeof(o));
-    struct tool_trace trace;
-    memset(&trace, 0, sizeof(trace));
-    int rc = 0, c;
+    memset(a, 0, sizeof(*a));
+    int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:b:s:h", longopts, NULL)) != -1) {
-        int r = common_option("replay", c, &o);
-        if (r > 0) {
-            rc = r;
-            goto out;
-        }
+        int r = common_option("replay", c, &a->o);
+        if (r > 0) return r;
         if (r == 0) continue;
         if (c == 'h') {
             fputs(replay_help, stdout);
-            goto out;
+            a->done = true;
+            return 0;
         }
         fputs("Try 'breaker replay --help'.\n", stderr);
-        rc = EXIT_USAGE;
-        goto out;
+        return EXIT_USAGE;
     }
-    if (argc - optind != 1) {
-        rc = usage_error("replay", "expected one trace file (or -)");
-        goto out;
-    }
-    if (!o.have_breakers && tool_breakers_get(&o.breakers, "defaults") == NULL) {
-        rc = 1;
-        goto out;
-    }
-    if (o.breakers.count == 0) {
-        fprintf(stderr, "breaker replay: no [breaker NAME] section in the -c files\n");
-        rc = 1;
-        goto out;
-    }
-    if ((rc = finish_breakers("replay", &o, &o.breakers)) != 0) goto out;
+    if (argc - optind != 1) return usage_error("replay", "expected one trace file (or -)");
+    a->path = argv[optind];
+    a->from_stdin = strcmp(a->path, "-") == 0;
+    a->name = a->from_stdin ? "(stdin)" : a->path;
+    return 0;
+}
 
-    const char *path = argv[optind];
-    bool from_stdin = strcmp(path, "-") == 0;
-    FILE *in = from_stdin ? stdin : fopen(path, "r");
+/* The configurations to replay: those of -c and -b, or without either the
+ * library's defaults, each with every --set and validated before any trace
+ * is read. @return 0 or an exit status. */
+static int replay_breakers(struct options *o) {
+    if (!o->have_breakers && tool_breakers_get(&o->breakers, "defaults") == NULL) return 1;
+    if (o->breakers.count == 0) {
+        fprintf(stderr, "breaker replay: no [breaker NAME] section in the -c files\n");
+        return 1;
+    }
+    return finish_breakers("replay", o, &o->breakers);
+}
+
+/* The whole trace, read before any replay because calls are replayed in
+ * start order, not file order. Malformed lines are reported on standard
+ * error and skipped, not fatal. @return 0 or an exit status. */
+static int read_trace(const struct replay_args *a, struct tool_trace *trace) {
+    FILE *in = a->from_stdin ? stdin : fopen(a->path, "r");
     if (in == NULL) {
-        fprintf(stderr, "breaker replay: %s: %s\n", path, strerror(errno));
-        rc = 1;
-        goto out;
+        fprintf(stderr, "breaker replay: %s: %s\n", a->path, strerror(errno));
+        return 1;
     }
     char msg[TOOL_MSG_MAX];
-    int read_rc =
-        tool_trace_read(in, from_stdin ? "(stdin)" : path, stderr, &trace, msg, sizeof(msg));
-    if (!from_stdin) fclose(in);
-    if (read_rc != 0) {
+    int rc = tool_trace_read(in, a->name, stderr, trace, msg, sizeof(msg));
+    if (!a->from_stdin) fclose(in);
+    if (rc != 0) {
         fprintf(stderr, "breaker replay: %s\n", msg);
-        rc = 1;
-        goto out;
+        return 1;
     }
-    printf("Trace %s: %zu calls", from_stdin ? "(stdin)" : path, trace.count);
-    if (trace.count > 0) {
+    return 0;
+}
+
+/* One line on what was read, so that the reports' times (from the first
+ * call) and any skipped lines are explained before them. */
+static void print_trace_summary(const char *name, const struct tool_trace *trace) {
+    printf("Trace %s: %zu calls", name, trace->count);
+    if (trace->count > 0) {
         char span[32];
         uint64_t last = 0;
-        for (size_t i = 0; i < trace.count; i++)
-            if (trace.calls[i].start_ns > last) last = trace.calls[i].start_ns;
-        printf(" over %s", tool_format_duration(last - trace.origin_ns, span, sizeof(span)));
+        for (size_t i = 0; i < trace->count; i++)
+            if (trace->calls[i].start_ns > last) last = trace->calls[i].start_ns;
+        printf(" over %s", tool_format_duration(last - trace->origin_ns, span, sizeof(span)));
     }
-    if (trace.bad_lines > 0)
-        printf(", %zu malformed lines skipped (listed on standard error)", trace.bad_lines);
+    if (trace->bad_lines > 0)
+        printf(", %zu malformed lines skipped (listed on standard error)", trace->bad_lines);
     printf("; times are from the first call\n\n");
+}
 
-    size_t n = o.breakers.count;
-    struct tool_replay_result *results = calloc(n ? n : 1, sizeof(*results));
-    if (results == NULL) {
-        rc = 1;
-        goto out;
-    }
-    size_t done = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (tool_replay(&trace, &o.breakers.items[i], &results[i], msg, sizeof(msg)) != 0) {
+/* The replays' results; the first `done` are filled and must be freed. */
+struct replay_runs {
+    struct tool_replay_result *results;
+    size_t count, done;
+};
+
+/* Replay the trace through each configuration and print its report as soon
+ * as it is done; a failed replay stops there, after the reports before it.
+ * @return 0 or an exit status. */
+static int replay_each(const struct tool_trace *trace, const struct tool_breakers *list,
+                       struct replay_runs *runs) {
+    runs->count = list->count;
+    runs->results = calloc(runs->count, sizeof(*runs->results));
+    if (runs->results == NULL) return 1;
+    char msg[TOOL_MSG_MAX];
+    for (size_t i = 0; i < runs->count; i++) {
+        if (tool_replay(trace, &list->items[i], &runs->results[i], msg, sizeof(msg)) != 0) {
             fprintf(stderr, "breaker replay: %s\n", msg);
-            rc = 1;
-            break;
+            return 1;
         }
-        done++;
-        tool_print_replay(stdout, &trace, &o.breakers.items[i], &results[i]);
+        runs->done++;
+        tool_print_replay(stdout, trace, &list->items[i], &runs->results[i]);
     }
-    if (rc == 0 && o.svg != NULL) {
-        const struct tool_timeline *tls[SVG_MAX_PANELS];
-        size_t k = n < SVG_MAX_PANELS ? n : SVG_MAX_PANELS;
-        for (size_t i = 0; i < k; i++)
-            tls[i] = &results[i].timeline;
-        char title[160];
-        snprintf(title, sizeof(title), "breaker replay: %s", from_stdin ? "(stdin)" : path);
-        rc = write_svg("replay", o.svg, title, tls, k);
+    return 0;
+}
+
+/* With --svg, the replays' timelines as one picture. @return 0 or an exit
+ * status. */
+static int draw_replays(const struct replay_args *a, const struct replay_runs *runs) {
+    if (a->o.svg == NULL) return 0;
+    const struct tool_timeline *tls[SVG_MAX_PANELS];
+    size_t n = runs->count < SVG_MAX_PANELS ? runs->count : SVG_MAX_PANELS;
+    for (size_t i = 0; i < n; i++)
+        tls[i] = &runs->results[i].timeline;
+    char title[160];
+    snprintf(title, sizeof(title), "breaker replay: %s", a->name);
+    return write_svg("replay", a->o.svg, title, tls, n);
+}
+
+static void free_replay_runs(struct replay_runs *runs) {
+    for (size_t i = 0; i < runs->done; i++)
+        tool_replay_result_free(&runs->results[i]);
+    free(runs->results);
+}
+
+/* Everything after the command line: a separate step so that --help, which
+ * answers while it is read, skips all of it. */
+static int replay_trace(struct replay_args *a) {
+    struct tool_trace trace;
+    memset(&trace, 0, sizeof(trace));
+    struct replay_runs runs;
+    memset(&runs, 0, sizeof(runs));
+    int rc = replay_breakers(&a->o);
+    if (rc == 0) rc = read_trace(a, &trace);
+    if (rc == 0) {
+        print_trace_summary(a->name, &trace);
+        rc = replay_each(&trace, &a->o.breakers, &runs);
     }
-    for (size_t i = 0; i < done; i++)
-        tool_replay_result_free(&results[i]);
-    free(results);
+    if (rc == 0) rc = draw_replays(a, &runs);
+    free_replay_runs(&runs);
+    /* Malformed lines fail the command, after the report on the others. */
     if (rc == 0 && trace.bad_lines > 0) rc = 1;
-out:
     tool_trace_free(&trace);
-    tool_breakers_free(&o.breakers);
+    return rc;
+}
+
+static int cmd_replay(int argc, char **argv) {
+    struct replay_args a;
+    int rc = replay_options(argc, argv, &a);
+    if (rc == 0 && !a.done) rc = replay_trace(&a);
+    tool_breakers_free(&a.o.breakers);
     return rc;
 }
 
