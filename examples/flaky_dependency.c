@@ -43,6 +43,7 @@ static void print_event(void *ctx, breaker *b, const breaker_event *ev) {
     switch (ev->reason) {
     case BREAKER_REASON_FAILURE_RATE:
     case BREAKER_REASON_SLOW_CALL_RATE:
+    case BREAKER_REASON_OUTSIDE_TRIP: /* a shared store's aggregate */
         printf("  window: %" PRIu64 " calls, %" PRIu64 " failed (%.0f%%)", ev->evidence.calls,
                ev->evidence.failures, 100.0 * ev->evidence.failure_rate);
         break;

@@ -144,9 +144,15 @@ enum breaker_reason {
     BREAKER_REASON_FORCED_OPEN,          /* any -> FORCED_OPEN */
     BREAKER_REASON_FORCED_CLOSED,        /* any -> FORCED_CLOSED */
     BREAKER_REASON_RESET,                /* any -> CLOSED */
-    BREAKER_REASON_PROBE_SLOW            /* HALF_OPEN -> OPEN (slow probe, with
+    BREAKER_REASON_PROBE_SLOW,           /* HALF_OPEN -> OPEN (slow probe, with
                                             slow_call_rate set) */
+    BREAKER_REASON_OUTSIDE_TRIP          /* CLOSED -> OPEN on evidence gathered
+                                            outside this process's calls (a
+                                            shared store's aggregate); the
+                                            evidence fields are that aggregate */
 };
+/* The number of reasons (new reasons are appended: their values never change). */
+#define BREAKER_REASON_COUNT (BREAKER_REASON_OUTSIDE_TRIP + 1)
 
 /*! breaker_state_name(), breaker_outcome_name(), breaker_trip_name(),
  *  breaker_reason_name() :
@@ -199,7 +205,9 @@ struct breaker_event {
 
 /* Transition callback. Runs on the thread whose call caused the transition,
  * after the new state is visible and outside any critical section, exactly
- * once per transition. It may call read-only functions on the breaker
+ * once per transition, in the process that made it: when several processes
+ * share a breaker's state (a shared store), each transition calls back in
+ * one process only, the one whose call or store update won it. It may call read-only functions on the breaker
  * (breaker_get_state, breaker_stats_get, ...) and may acquire/complete on
  * *other* breakers; it must not call breaker_acquire/complete/force/reset on
  * the same breaker (that could recurse) nor destroy it. `ev` is valid only

@@ -79,7 +79,7 @@ struct slot {
 };
 
 struct coverage {
-    uint64_t reasons[BREAKER_REASON_PROBE_SLOW + 1];
+    uint64_t reasons[BREAKER_REASON_COUNT];
     uint64_t statuses[BREAKER_EFORMAT + 1];
 };
 
@@ -224,6 +224,7 @@ static void compare_event(struct run *r, const breaker_event *want, const breake
         break;
     case BREAKER_REASON_FAILURE_RATE:
     case BREAKER_REASON_SLOW_CALL_RATE:
+    case BREAKER_REASON_OUTSIDE_TRIP:
         EXPECT_U64(r, "event.evidence.calls", want->evidence.calls, got->evidence.calls);
         EXPECT_U64(r, "event.evidence.failures", want->evidence.failures, got->evidence.failures);
         EXPECT_U64(r, "event.evidence.slow_calls", want->evidence.slow_calls,

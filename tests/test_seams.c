@@ -4,6 +4,8 @@
  * configuration's), a probe slot claim is unique per admission, and a block
  * is checked before it is used.
  */
+#include "core/outside.h"
+
 #include "test_util.h"
 
 #include <breaker/registry.h>
@@ -160,12 +162,74 @@ static void same_microsecond_probes_each_get_their_own_claim(void **state) {
     test_breaker_destroy(b);
 }
 
+/* ---- Evidence from outside the call path --------------------------------- */
+
+static void outside_trip_opens_through_the_normal_transition(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 5 * SEC};
+    struct event_log log = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, &log);
+    cfg.open_ns = 2 * SEC;
+    breaker *b = make_breaker(&cfg);
+    uint64_t gen = breaker_generation(b);
+    breaker_evidence ev = {.calls = 400, .failures = 300, .failure_rate = 0.75};
+    assert_int_equal(breaker__trip_outside(b, gen, &ev), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(atomic_load(&log.count), 1);
+    assert_int_equal(log.events[0].from, BREAKER_CLOSED);
+    assert_int_equal(log.events[0].to, BREAKER_OPEN);
+    assert_int_equal(log.events[0].reason, BREAKER_REASON_OUTSIDE_TRIP);
+    assert_int_equal(log.events[0].evidence.calls, 400);
+    assert_int_equal(log.events[0].evidence.failures, 300);
+    assert_int_equal(log.events[0].open_ns, 2 * SEC); /* the first trip's wait */
+    assert_int_equal(log.events[0].time_ns, 5 * SEC);
+    assert_string_equal(breaker_reason_name(BREAKER_REASON_OUTSIDE_TRIP), "outside_trip");
+    /* From here on it recovers like any breaker. */
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    fake_clock_advance(&clock, 2 * SEC);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_true(breaker_permit_is_probe(&p));
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    test_breaker_destroy(b);
+}
+
+static void outside_trip_is_fenced_by_generation(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 5 * SEC};
+    struct event_log log = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, &log);
+    breaker *b = make_breaker(&cfg);
+    uint64_t gen = breaker_generation(b);
+    /* A decision about an earlier closed period: the breaker was reset. */
+    assert_int_equal(breaker_reset(b), BREAKER_OK);
+    assert_int_equal(breaker__trip_outside(b, gen, NULL), BREAKER_STALE);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    /* A future generation is no better. */
+    assert_int_equal(breaker__trip_outside(b, breaker_generation(b) + 1, NULL), BREAKER_STALE);
+    /* Already open: the second decision finds nothing to do. */
+    gen = breaker_generation(b);
+    assert_int_equal(breaker__trip_outside(b, gen, NULL), BREAKER_OK);
+    assert_int_equal(breaker__trip_outside(b, gen, NULL), BREAKER_STALE);
+    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
+    /* Forced closed ignores trips, from outside as from calls. */
+    assert_int_equal(breaker_force_closed(b), BREAKER_OK);
+    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
+    assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
+    assert_int_equal(atomic_load(&log.count), 3); /* reset, outside trip, forced closed */
+    test_breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(copy_of_registry_config_is_not_the_registrys),
         cmocka_unit_test(completed_copy_cannot_free_a_newer_probes_slot),
         cmocka_unit_test(completed_copy_cannot_close_the_breaker),
         cmocka_unit_test(same_microsecond_probes_each_get_their_own_claim),
+        cmocka_unit_test(outside_trip_opens_through_the_normal_transition),
+        cmocka_unit_test(outside_trip_is_fenced_by_generation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

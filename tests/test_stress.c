@@ -104,7 +104,7 @@ struct stress {
     _Atomic bool hang_probes; /* probes hang for longer in this phase */
     struct gen_info *gens;
     _Atomic uint64_t max_gen_seen;
-    _Atomic uint64_t reasons[BREAKER_REASON_PROBE_SLOW + 1]; /* transitions by reason */
+    _Atomic uint64_t reasons[BREAKER_REASON_COUNT]; /* transitions by reason */
     _Atomic uint64_t bad_generation;                         /* an event outside 2..GEN_CAP-1 */
     struct mailbox_slot mailbox[MAILBOX];
     pthread_mutex_t tally_mu;
@@ -129,7 +129,7 @@ static void stress_event(void *ctx, breaker *b, const breaker_event *ev) {
     atomic_store_explicit(&g->to, (uint8_t)ev->to, memory_order_relaxed);
     atomic_store_explicit(&g->reason, (uint8_t)ev->reason, memory_order_relaxed);
     atomic_fetch_add_explicit(&g->events, 1, memory_order_relaxed);
-    if ((unsigned)ev->reason <= BREAKER_REASON_PROBE_SLOW)
+    if ((unsigned)ev->reason < BREAKER_REASON_COUNT)
         atomic_fetch_add_explicit(&s->reasons[ev->reason], 1, memory_order_relaxed);
     uint64_t seen = atomic_load_explicit(&s->max_gen_seen, memory_order_relaxed);
     while (seen < ev->generation &&
@@ -468,6 +468,7 @@ static bool legal_transition(int from, int to, int reason) {
     case BREAKER_REASON_CONSECUTIVE_FAILURES:
     case BREAKER_REASON_FAILURE_RATE:
     case BREAKER_REASON_SLOW_CALL_RATE:
+    case BREAKER_REASON_OUTSIDE_TRIP:
         return from == BREAKER_CLOSED && to == BREAKER_OPEN;
     case BREAKER_REASON_WAIT_ELAPSED:
         return from == BREAKER_OPEN && to == BREAKER_HALF_OPEN;
@@ -607,7 +608,7 @@ static void stress_run(const char *name, breaker_config *cfg, uint64_t seed) {
 
     breaker_stats st;
     assert_int_equal(breaker_stats_get(s->b, &st), BREAKER_OK);
-    uint64_t by_reason[BREAKER_REASON_PROBE_SLOW + 1] = {0};
+    uint64_t by_reason[BREAKER_REASON_COUNT] = {0};
     assert_int_equal(s->driver_errors, 0);
     check_transitions(s, &st, by_reason);
     check_counters(s, &st);

@@ -234,6 +234,10 @@ void tool_format_evidence(const breaker_event *ev, char *buf, size_t len) {
     case BREAKER_REASON_WAIT_ELAPSED:
         snprintf(buf, len, "first probe admitted");
         break;
+    case BREAKER_REASON_OUTSIDE_TRIP:
+        snprintf(buf, len, "shared evidence: %llu calls, %llu failures",
+                 (unsigned long long)e->calls, (unsigned long long)e->failures);
+        break;
     case BREAKER_REASON_FORCED_OPEN:
     case BREAKER_REASON_FORCED_CLOSED:
     case BREAKER_REASON_RESET:

@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include "core/internal.h"
 #include "common/time_ns.h"
+#include "core/outside.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -758,6 +759,24 @@ static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason)
         breaker__evidence_from_view(&view, &t.evidence);
         if (transition(b, &t)) return BREAKER_OK;
     }
+}
+
+/* ---- Evidence from outside the call path (outside.h) ---------------------------*/
+
+int breaker__trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
+    struct breaker__shared *s = b->shared;
+    uint64_t ctl = breaker__load_acquire(&s->ctl);
+    if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_CLOSED)
+        return BREAKER_STALE;
+    struct transition t = {.expected = ctl,
+                           .to = BREAKER_OPEN,
+                           .reason = BREAKER_REASON_OUTSIDE_TRIP,
+                           .k = 0,
+                           .now = b->now_precise(b)};
+    if (evidence != NULL) t.evidence = *evidence;
+    /* CLOSED keeps k and the probe count at 0, so in CLOSED only a new
+     * generation changes ctl: a lost CAS means the fence failed. */
+    return transition(b, &t) ? BREAKER_OK : BREAKER_STALE;
 }
 
 int breaker_force_open(breaker *b) {
