@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the benchmarks from a build directory (make bench):
 #   1. bench/bench: ns/op of every case against baselines timed in the same
-#      run, with PASS/MISS against the targets of issue 3;
+#      run, with PASS/MISS against the targets in docs/performance.md;
 #   2. if valgrind is installed, instructions per call of each single-thread
 #      case under callgrind (repeatable whatever the machine's load),
 #      excluding the clock's own instructions;

@@ -1,4 +1,4 @@
-# Correctness of the fast code (issue 3): the breaker against a simple
+# Correctness of the fast code: the breaker against a simple
 # reference model on long random sequences, and a multi-threaded stress test
 # whose invariants ThreadSanitizer also checks (label "concurrency").
 breaker_add_test(test_differential

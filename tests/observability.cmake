@@ -1,4 +1,4 @@
-# Named breakers and observability (issue 4): the registry, its events,
+# Named breakers and observability: the registry, its events,
 # history and flapping, and the Prometheus and JSON exports. The export tests
 # validate their output with real consumers: promtool (Debian package
 # prometheus) and the jansson JSON parser (libjansson-dev), both listed in

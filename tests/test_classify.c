@@ -1,5 +1,5 @@
 /*
- * test_classify.c - behaviour 11: the documented HTTP and errno tables.
+ * test_classify.c - the classifiers follow their documented HTTP and errno tables.
  */
 #include "test_util.h"
 

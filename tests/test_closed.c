@@ -1,5 +1,5 @@
 /*
- * test_closed.c - behaviour 1 and 2: a closed breaker admits every call,
+ * test_closed.c - a closed breaker admits every call,
  * records successes and failures, ignores IGNORED, and the consecutive
  * policy trips on a run of failures that a success resets.
  */

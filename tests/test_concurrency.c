@@ -1,6 +1,8 @@
 /*
- * test_concurrency.c - the concurrency claims of behaviours 6, 9 and 13,
- * proven with real threads (and run under ThreadSanitizer by make check).
+ * test_concurrency.c - the concurrency claims of breaker.h (exactly the
+ * allowed probes in half-open, one winner and one event per transition, permits
+ * completed on another thread than the one that acquired them), proven with
+ * real threads (and run under ThreadSanitizer by make check).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "test_util.h"
@@ -167,7 +169,7 @@ static void many_threads_failing_trip_once_time_window(void **state) {
     many_threads_failing_at_once_trip_exactly_one_transition(BREAKER_TRIP_TIME_WINDOW);
 }
 
-/* Behaviour 13: a permit acquired on one thread, completed on another,
+/* A permit acquired on one thread, completed on another,
  * handed over through a small mutex-protected queue (as an event loop would). */
 enum { HANDOFFS = 20000 };
 

@@ -1,5 +1,5 @@
 /*
- * test_config.c - behaviour 12 and the API's small print: defaults, zero
+ * test_config.c - the configuration and the API's small print: defaults, zero
  * meaning default, validation naming the field and its range, strerror.
  */
 #include "test_util.h"

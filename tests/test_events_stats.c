@@ -1,5 +1,5 @@
 /*
- * test_events_stats.c - behaviours 9 and 10: each transition is reported once,
+ * test_events_stats.c - each transition is reported once,
  * after the state changed, with its reason and evidence; the statistics
  * snapshot counts everything and adds up.
  */

@@ -1,5 +1,5 @@
 /*
- * test_manual.c - behaviour 8: force open, force closed and reset.
+ * test_manual.c - manual control: force open, force closed and reset.
  */
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_permits.c - behaviour 4: generations make late completions stale, a
+ * test_permits.c - generations make late completions stale, a
  * permit settles once, and a permit is a plain value the caller may move.
  */
 #include "test_util.h"

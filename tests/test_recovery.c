@@ -1,5 +1,5 @@
 /*
- * test_recovery.c - behaviours 5, 6 and 7: the open wait with backoff and
+ * test_recovery.c - recovery: the open wait with backoff and
  * jitter, the half-open probes and their bound, and hung probes.
  */
 #include "test_util.h"

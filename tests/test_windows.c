@@ -1,5 +1,5 @@
 /*
- * test_windows.c - behaviour 3: window policies trip on a failure or slow-call
+ * test_windows.c - window policies trip on a failure or slow-call
  * rate over a window holding at least min_calls recorded calls; the time
  * window forgets old buckets however long the breaker idles; every window
  * starts empty when the breaker closes.

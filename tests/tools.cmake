@@ -1,4 +1,4 @@
-# Tests of issue 6: configuration as text and the `breaker` command.
+# Configuration as text and the `breaker` command.
 breaker_add_test(test_config_text SOURCES test_config_text.c TIMEOUT 30)
 
 if(BREAKER_BUILD_TOOLS)
