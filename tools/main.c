@@ -492,6 +492,8 @@ static int simulate(struct sim_args *a) {
     return rc;
 }
 
+/* `breaker simulate`. The -c and -b configurations are freed here because
+ * the options own them, whether or not anything ran. */
 static int cmd_simulate(int argc, char **argv) {
     struct sim_args a;
     int rc = simulate_options(argc, argv, &a);
@@ -652,6 +654,8 @@ static int replay_trace(struct replay_args *a) {
     return rc;
 }
 
+/* `breaker replay`. The -c and -b configurations are freed here because the
+ * options own them, whether or not anything was replayed. */
 static int cmd_replay(int argc, char **argv) {
     struct replay_args a;
     int rc = replay_options(argc, argv, &a);
