@@ -1,33 +1,18 @@
 /*
- * registry.c - named breakers: a bounded table with lock-free lookups.
+ * registry.c - named breakers: the registry's lifecycle, names and
+ * per-name configurations, lookups (get, find, release), transition events
+ * and listeners, and idle eviction.
  *
- * Layout. Each breaker lives in an entry (name, reference count, history).
- * Entries are listed twice:
- *  - `slots`, a dense array of max_breakers atomic pointers. An entry keeps
- *    its slot for as long as it is listed, so walking the array visits each
- *    listed entry once, whatever creations and evictions happen meanwhile;
- *    this is what the exporters iterate.
- *  - an open-addressing hash index (linear probing) of atomic pointers, at
- *    least twice max_breakers, for lookups by name. Removal leaves a
- *    tombstone; when tombstones pile up the index is rebuilt into a spare
- *    array, published with one pointer store, and the old one becomes the
- *    spare once no reader can still be in it.
- * Lookups read both without a lock. Creation, eviction, rebuilds and override
- * registration take `lock`. A lookup never misses an entry that stayed listed
- * while it ran: in one index array a cell only goes NULL -> entry ->
- * TOMBSTONE -> entry, so a probe chain never gets a NULL in the middle, and a
- * rebuild fills the spare array and leaves the one readers may still be in
- * untouched. A miss in get() is confirmed under the lock before creating.
+ * The layout (entries, the dense slot array, the registry struct) is in
+ * registry_impl.h, the name index in index.c, the reclamation that makes
+ * lock-free lookups safe against frees in reclaim.h, and what the registry
+ * shows of its breakers (info, walks, exporters' snapshots) in snapshot.c.
  *
- * Reclamation. A reader holds no reference while it probes, so an entry (or
- * an index array) may only be freed (reused) once no reader can still be
- * looking at it. Readers announce themselves in a read section, a counter in
- * one of two epochs (striped per thread so that readers do not share a cache
- * line); a writer that unlinked something flips the epoch and waits for the
- * old epoch's counters to drain (a grace period, as in sleepable RCU). A
- * reader re-checks the epoch after its increment, so it either is counted by
- * the writer or sees the flip, and with it the unlink. Read sections are a
- * few loads long; writers wait under the registry lock, which no reader takes.
+ * Lookups take no lock: a read section, a probe of the name index, and a
+ * reference taken on the entry found. Creation, eviction, index rebuilds and
+ * override registration take `lock`, which no reader takes. A lookup never
+ * misses an entry that stayed listed while it ran (index.c says why); a miss
+ * in get() is confirmed under the lock before creating.
  *
  * References. A listed entry holds one reference for the table; each handle
  * returned by get/find holds one. Eviction unlinks the entry, waits for a
@@ -36,8 +21,7 @@
  * the breaker and its entry.
  */
 #define _GNU_SOURCE
-#include "registry/registry_internal.h"
-#include "registry/reclaim.h"
+#include "registry/registry_impl.h"
 #include "common/message.h"
 #include "core/owner.h"
 #include "common/time_ns.h"
@@ -48,84 +32,28 @@
 #include <string.h>
 #include <time.h>
 
-#define ENTRY_MAGIC      UINT64_C(0x42524b52454e5452) /* "BRKRENTR" */
 #define DEFAULT_MAX      1024u
 #define DEFAULT_HISTORY  16u
 #define DEFAULT_FLAP     6u
 #define DEFAULT_FLAP_WIN (UINT64_C(600) * 1000000000u)
 #define MAX_FLAP         1024u
 
-struct entry {
-    uint64_t magic;
-    breaker_registry *reg;
-    breaker *b;
-    _Atomic uint64_t refs;
-    _Atomic int evicted;        /* set before the entry is unlinked */
-    _Atomic uint64_t last_used; /* registry clock at the last get/find */
-    uint32_t hash;
-    uint32_t slot; /* index in reg->slots */
-    /* Idleness sampling; touched only under reg->lock. */
-    uint64_t seen_activity;
-    uint64_t seen_at;
-    struct entry *victim_next; /* eviction's list, under reg->lock */
-    struct breaker__history hist;
-    char name[BREAKER_NAME_MAX + 1];
-};
-
 /* The owner kind of the registry's breakers (core/owner.h): its address. */
 static const char registry_kind = 'r';
 
-/* Index cells hold an entry, NULL (never used: ends a probe) or TOMBSTONE,
- * an address no entry can have (entries are malloc'd, hence aligned). */
-#define TOMBSTONE ((struct entry *)(uintptr_t)1)
-
-struct index {
-    size_t mask;
-    _Atomic(struct entry *) *cells;
-};
-
-struct override {
-    struct override *next;
+struct breaker__override {
+    struct breaker__override *next;
     char pattern[BREAKER_NAME_MAX + 1]; /* without the trailing '*' */
     size_t len;
     bool prefix;
     breaker_config cfg;
 };
 
-struct listener {
-    breaker_registry_listener_fn *fn;
-    void *ctx;
-};
-
-struct breaker_registry {
-    breaker_registry_config cfg;
-    pthread_mutex_t lock;
-    struct index indexes[2];
-    _Atomic(struct index *) index; /* the one readers use */
-    size_t tombstones;             /* in *index; under lock */
-    _Atomic(struct entry *) *slots;
-    size_t listed;              /* under lock */
-    struct override *overrides; /* under lock */
-    struct breaker__reclaim reclaim; /* read sections for lock-free lookups */
-    struct listener listeners[BREAKER_REGISTRY_MAX_LISTENERS];
-    _Atomic unsigned n_listeners;
-    _Atomic uint64_t n_listed, created, evicted, rejected_full, invalid_names;
-};
-
 /* ---- Small helpers ---------------------------------------------------------*/
 
-
 static uint64_t reg_now(const breaker_registry *reg) {
-    return reg->cfg.clock != NULL ? reg->cfg.clock(reg->cfg.clock_ctx) : breaker__clock_ns(CLOCK_MONOTONIC);
-}
-
-static uint32_t hash_name(const char *s) {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s != '\0'; s++) {
-        h ^= (unsigned char)*s;
-        h *= 16777619u;
-    }
-    return h;
+    return reg->cfg.clock != NULL ? reg->cfg.clock(reg->cfg.clock_ctx)
+                                  : breaker__clock_ns(CLOCK_MONOTONIC);
 }
 
 static uint64_t relaxed_load(_Atomic uint64_t *p) {
@@ -148,26 +76,30 @@ static bool name_char_ok(char c, bool first) {
  * not be followed by anything but the '*'). */
 static int check_name(const char *s, size_t len, bool prefix, char *msg, size_t msg_len) {
     if (len == 0 && !prefix) {
-        (void)breaker__fail(0, msg, msg_len, "name: empty; a name has 1 to %d characters", BREAKER_NAME_MAX);
+        (void)breaker__fail(0, msg, msg_len, "name: empty; a name has 1 to %d characters",
+                            BREAKER_NAME_MAX);
         return BREAKER_EINVAL;
     }
     if (len > BREAKER_NAME_MAX) {
-        (void)breaker__fail(0, msg, msg_len, "name: %zu bytes long; at most %d allowed", len, BREAKER_NAME_MAX);
+        (void)breaker__fail(0, msg, msg_len, "name: %zu bytes long; at most %d allowed", len,
+                            BREAKER_NAME_MAX);
         return BREAKER_EINVAL;
     }
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (!name_char_ok((char)c, i == 0)) {
             if (c >= 0x21 && c < 0x7f)
-                (void)breaker__fail(0, msg, msg_len,
-                        "name: character '%c' at offset %zu is not allowed; use letters, digits, "
-                        "'_', and (not first) '-' and '.'",
-                        c, i);
+                (void)breaker__fail(
+                    0, msg, msg_len,
+                    "name: character '%c' at offset %zu is not allowed; use letters, digits, "
+                    "'_', and (not first) '-' and '.'",
+                    c, i);
             else
-                (void)breaker__fail(0, msg, msg_len,
-                        "name: byte 0x%02x at offset %zu is not allowed; use letters, digits, "
-                        "'_', and (not first) '-' and '.'",
-                        c, i);
+                (void)breaker__fail(
+                    0, msg, msg_len,
+                    "name: byte 0x%02x at offset %zu is not allowed; use letters, digits, "
+                    "'_', and (not first) '-' and '.'",
+                    c, i);
             return BREAKER_EINVAL;
         }
     }
@@ -204,18 +136,18 @@ int breaker_registry_config_validate(const breaker_registry_config *in, char *ms
     breaker_registry_config c;
     registry_effective(in, &c);
     if (c.max_breakers > BREAKER_REGISTRY_MAX_BREAKERS) {
-        (void)breaker__fail(0, msg, msg_len, "max_breakers: %u; allowed 1..%u (0 = default %u)", c.max_breakers,
-                BREAKER_REGISTRY_MAX_BREAKERS, DEFAULT_MAX);
+        (void)breaker__fail(0, msg, msg_len, "max_breakers: %u; allowed 1..%u (0 = default %u)",
+                            c.max_breakers, BREAKER_REGISTRY_MAX_BREAKERS, DEFAULT_MAX);
         return BREAKER_EINVAL;
     }
     if (c.history_size > BREAKER_REGISTRY_MAX_HISTORY) {
-        (void)breaker__fail(0, msg, msg_len, "history_size: %u; allowed 1..%u (0 = default %u)", c.history_size,
-                BREAKER_REGISTRY_MAX_HISTORY, DEFAULT_HISTORY);
+        (void)breaker__fail(0, msg, msg_len, "history_size: %u; allowed 1..%u (0 = default %u)",
+                            c.history_size, BREAKER_REGISTRY_MAX_HISTORY, DEFAULT_HISTORY);
         return BREAKER_EINVAL;
     }
     if (c.flap_threshold > MAX_FLAP) {
         (void)breaker__fail(0, msg, msg_len, "flap_threshold: %u; allowed 1..%u (0 = default %u)",
-                c.flap_threshold, MAX_FLAP, DEFAULT_FLAP);
+                            c.flap_threshold, MAX_FLAP, DEFAULT_FLAP);
         return BREAKER_EINVAL;
     }
     char sub[200];
@@ -227,13 +159,6 @@ int breaker_registry_config_validate(const breaker_registry_config *in, char *ms
 }
 
 /* ---- Create and destroy ---------------------------------------------------- */
-
-static size_t index_size_for(uint32_t max) {
-    size_t n = 16;
-    while (n < (size_t)max * 2)
-        n <<= 1;
-    return n;
-}
 
 int breaker_registry_create(const breaker_registry_config *cfg, breaker_registry **out) {
     if (out == NULL) return BREAKER_EINVAL;
@@ -248,32 +173,25 @@ int breaker_registry_create(const breaker_registry_config *cfg, breaker_registry
     breaker_registry *reg = calloc(1, sizeof(*reg));
     if (reg == NULL) return BREAKER_ENOMEM;
     registry_effective(cfg, &reg->cfg);
-    size_t cells = index_size_for(reg->cfg.max_breakers);
-    reg->indexes[0].cells = calloc(cells, sizeof(*reg->indexes[0].cells));
-    reg->indexes[1].cells = calloc(cells, sizeof(*reg->indexes[1].cells));
+    if (breaker__index_init(&reg->names, reg->cfg.max_breakers) != BREAKER_OK) {
+        free(reg);
+        return BREAKER_ENOMEM;
+    }
     reg->slots = calloc(reg->cfg.max_breakers, sizeof(*reg->slots));
-    if (reg->indexes[0].cells == NULL || reg->indexes[1].cells == NULL || reg->slots == NULL ||
-        pthread_mutex_init(&reg->lock, NULL) != 0) {
-        free(reg->indexes[0].cells);
-        free(reg->indexes[1].cells);
+    if (reg->slots == NULL || pthread_mutex_init(&reg->lock, NULL) != 0) {
+        breaker__index_fini(&reg->names);
         free(reg->slots);
         free(reg);
         return BREAKER_ENOMEM;
     }
-    reg->indexes[0].mask = reg->indexes[1].mask = cells - 1;
-    for (size_t i = 0; i < cells; i++) {
-        atomic_init(&reg->indexes[0].cells[i], NULL);
-        atomic_init(&reg->indexes[1].cells[i], NULL);
-    }
     for (size_t i = 0; i < reg->cfg.max_breakers; i++)
         atomic_init(&reg->slots[i], NULL);
-    atomic_init(&reg->index, &reg->indexes[0]);
     breaker__reclaim_init(&reg->reclaim);
     *out = reg;
     return BREAKER_OK;
 }
 
-static void entry_free(struct entry *e) {
+static void entry_free(struct breaker__entry *e) {
     breaker_destroy(e->b);
     breaker__history_fini(&e->hist);
     e->magic = 0;
@@ -282,24 +200,23 @@ static void entry_free(struct entry *e) {
 
 /* Drop one reference; the last one frees. acq_rel: the freeing thread must
  * see every write the other holders made to the breaker before they let go. */
-static void entry_unref(struct entry *e) {
+static void entry_unref(struct breaker__entry *e) {
     if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) entry_free(e);
 }
 
 void breaker_registry_destroy(breaker_registry *reg) {
     if (reg == NULL) return;
     for (size_t i = 0; i < reg->cfg.max_breakers; i++) {
-        struct entry *e = atomic_load_explicit(&reg->slots[i], memory_order_relaxed);
+        struct breaker__entry *e = atomic_load_explicit(&reg->slots[i], memory_order_relaxed);
         if (e != NULL) entry_free(e);
     }
     while (reg->overrides != NULL) {
-        struct override *o = reg->overrides;
+        struct breaker__override *o = reg->overrides;
         reg->overrides = o->next;
         free(o);
     }
     pthread_mutex_destroy(&reg->lock);
-    free(reg->indexes[0].cells);
-    free(reg->indexes[1].cells);
+    breaker__index_fini(&reg->names);
     free(reg->slots);
     free(reg);
 }
@@ -317,7 +234,7 @@ int breaker_registry_set_config(breaker_registry *reg, const char *pattern,
         (void)breaker__fail(0, msg, msg_len, "%s: %s", pattern, sub);
         return BREAKER_EINVAL;
     }
-    struct override *o = calloc(1, sizeof(*o));
+    struct breaker__override *o = calloc(1, sizeof(*o));
     if (o == NULL) return BREAKER_ENOMEM;
     memcpy(o->pattern, pattern, len);
     o->len = len;
@@ -325,9 +242,9 @@ int breaker_registry_set_config(breaker_registry *reg, const char *pattern,
     o->cfg = *cfg;
 
     pthread_mutex_lock(&reg->lock);
-    struct override **pp = &reg->overrides;
+    struct breaker__override **pp = &reg->overrides;
     for (; *pp != NULL; pp = &(*pp)->next) {
-        struct override *cur = *pp;
+        struct breaker__override *cur = *pp;
         if (cur->prefix == prefix && cur->len == len && memcmp(cur->pattern, pattern, len) == 0) {
             o->next = cur->next;
             *pp = o;
@@ -343,9 +260,9 @@ int breaker_registry_set_config(breaker_registry *reg, const char *pattern,
 
 /* The configuration for a new breaker `name`. Under lock. */
 static const breaker_config *config_for(const breaker_registry *reg, const char *name) {
-    const struct override *best = NULL;
+    const struct breaker__override *best = NULL;
     size_t name_len = strlen(name);
-    for (const struct override *o = reg->overrides; o != NULL; o = o->next) {
+    for (const struct breaker__override *o = reg->overrides; o != NULL; o = o->next) {
         if (!o->prefix) {
             if (o->len == name_len && memcmp(o->pattern, name, name_len) == 0) return &o->cfg;
         } else if (o->len <= name_len && memcmp(o->pattern, name, o->len) == 0) {
@@ -365,8 +282,8 @@ static void notify(breaker_registry *reg, const breaker_registry_event *ev) {
         reg->listeners[i].fn(reg->listeners[i].ctx, ev);
 }
 
-static void notify_flap(struct entry *e, enum breaker__flap_change c, const breaker_event *last,
-                        uint32_t recent) {
+static void notify_flap(struct breaker__entry *e, enum breaker__flap_change c,
+                        const breaker_event *last, uint32_t recent) {
     if (c == BREAKER__FLAP_NONE) return;
     breaker_registry_event ev;
     memset(&ev, 0, sizeof(ev));
@@ -381,7 +298,7 @@ static void notify_flap(struct entry *e, enum breaker__flap_change c, const brea
 
 /* The on_event of every breaker in a registry. */
 static void dispatch(void *ctx, breaker *b, const breaker_event *bev) {
-    struct entry *e = ctx;
+    struct breaker__entry *e = ctx;
     uint32_t recent = 0;
     enum breaker__flap_change c = breaker__history_record(&e->hist, bev, &recent);
     breaker_registry_event ev;
@@ -412,30 +329,7 @@ int breaker_registry_add_listener(breaker_registry *reg, breaker_registry_listen
 
 /* ---- Lookup ------------------------------------------------------------------ */
 
-/* Probe `ix` for `name`. Returns the entry, or NULL. With `free_cell`
- * non-NULL (under lock), also reports the first reusable cell for an
- * insertion. */
-static struct entry *index_probe(struct index *ix, const char *name, uint32_t h,
-                                 _Atomic(struct entry *) **free_cell) {
-    if (free_cell != NULL) *free_cell = NULL;
-    for (size_t i = 0; i <= ix->mask; i++) {
-        _Atomic(struct entry *) *cell = &ix->cells[(h + i) & ix->mask];
-        /* Acquire pairs with the release store that published the entry. */
-        struct entry *e = atomic_load_explicit(cell, memory_order_acquire);
-        if (e == NULL) {
-            if (free_cell != NULL && *free_cell == NULL) *free_cell = cell;
-            return NULL;
-        }
-        if (e == TOMBSTONE) {
-            if (free_cell != NULL && *free_cell == NULL) *free_cell = cell;
-            continue;
-        }
-        if (e->hash == h && strcmp(e->name, name) == 0) return e;
-    }
-    return NULL;
-}
-
-static void touch(breaker_registry *reg, struct entry *e) {
+static void touch(breaker_registry *reg, struct breaker__entry *e) {
     if (reg->cfg.idle_evict_ns == 0) return;
     /* Write the shared line only when the stamp is noticeably old, so that a
      * hot name's lookups do not all write the same cache line. */
@@ -446,10 +340,10 @@ static void touch(breaker_registry *reg, struct entry *e) {
 }
 
 /* Lock-free lookup; returns a new reference or NULL. */
-static struct entry *lookup(breaker_registry *reg, const char *name, uint32_t h) {
+static struct breaker__entry *lookup(breaker_registry *reg, const char *name, uint32_t h) {
     _Atomic uint64_t *rs = breaker__reclaim_enter(&reg->reclaim);
-    struct index *ix = atomic_load_explicit(&reg->index, memory_order_acquire);
-    struct entry *e = index_probe(ix, name, h, NULL);
+    struct breaker__entry *e =
+        breaker__index_probe(breaker__index_current(&reg->names), name, h, NULL);
     if (e != NULL) {
         /* The table's reference keeps refs >= 1 during the read section.
          * seq_cst with the load of `evicted`: an evictor sets the flag before
@@ -468,7 +362,7 @@ static struct entry *lookup(breaker_registry *reg, const char *name, uint32_t h)
 int breaker_registry_find(breaker_registry *reg, const char *name, breaker **out) {
     *out = NULL;
     if (breaker_name_validate(name, NULL, 0) != BREAKER_OK) return BREAKER_NOT_FOUND;
-    struct entry *e = lookup(reg, name, hash_name(name));
+    struct breaker__entry *e = lookup(reg, name, breaker__index_hash(name));
     if (e == NULL) return BREAKER_NOT_FOUND;
     *out = e->b;
     return BREAKER_OK;
@@ -476,44 +370,10 @@ int breaker_registry_find(breaker_registry *reg, const char *name, breaker **out
 
 /* ---- Insertion and removal (under lock) --------------------------------------*/
 
-static void index_rebuild(breaker_registry *reg) {
-    struct index *old = atomic_load_explicit(&reg->index, memory_order_relaxed);
-    struct index *fresh = old == &reg->indexes[0] ? &reg->indexes[1] : &reg->indexes[0];
-    /* `fresh` has been unused since the grace period that followed its last
-     * replacement, so plain clearing is safe. */
-    for (size_t i = 0; i <= fresh->mask; i++)
-        atomic_store_explicit(&fresh->cells[i], NULL, memory_order_relaxed);
-    for (size_t s = 0; s < reg->cfg.max_breakers; s++) {
-        struct entry *e = atomic_load_explicit(&reg->slots[s], memory_order_relaxed);
-        if (e == NULL) continue;
-        for (size_t i = 0;; i++) {
-            _Atomic(struct entry *) *cell = &fresh->cells[(e->hash + i) & fresh->mask];
-            if (atomic_load_explicit(cell, memory_order_relaxed) == NULL) {
-                atomic_store_explicit(cell, e, memory_order_relaxed);
-                break;
-            }
-        }
-    }
-    /* Release: readers that load the new index pointer see its cells. */
-    atomic_store_explicit(&reg->index, fresh, memory_order_release);
-    reg->tombstones = 0;
-    breaker__reclaim_synchronize(&reg->reclaim); /* nobody is left in `old`: it may be reused next time */
-}
-
 /* Unlink `e` from both tables. The caller synchronizes, then unrefs. */
-static void unlink_entry(breaker_registry *reg, struct entry *e) {
+static void unlink_entry(breaker_registry *reg, struct breaker__entry *e) {
     atomic_store_explicit(&e->evicted, 1, memory_order_seq_cst);
-    struct index *ix = atomic_load_explicit(&reg->index, memory_order_relaxed);
-    for (size_t i = 0; i <= ix->mask; i++) {
-        _Atomic(struct entry *) *cell = &ix->cells[(e->hash + i) & ix->mask];
-        struct entry *x = atomic_load_explicit(cell, memory_order_relaxed);
-        if (x == NULL) break;
-        if (x == e) {
-            atomic_store_explicit(cell, TOMBSTONE, memory_order_release);
-            reg->tombstones++;
-            break;
-        }
-    }
+    breaker__index_remove(&reg->names, e);
     atomic_store_explicit(&reg->slots[e->slot], NULL, memory_order_release);
     reg->listed--;
     atomic_fetch_sub_explicit(&reg->n_listed, 1, memory_order_relaxed);
@@ -521,7 +381,7 @@ static void unlink_entry(breaker_registry *reg, struct entry *e) {
 
 /* Whether `e` may be evicted now: closed, nothing in flight, quiet long
  * enough. Updates its activity sample. Under lock. */
-static bool evictable(breaker_registry *reg, struct entry *e) {
+static bool evictable(breaker_registry *reg, struct breaker__entry *e) {
     breaker_stats st;
     breaker_stats_get(e->b, &st);
     /* The clock after the counters: a lookup stamped before it is seen. */
@@ -542,10 +402,10 @@ static bool evictable(breaker_registry *reg, struct entry *e) {
 
 static size_t evict_locked(breaker_registry *reg) {
     if (reg->cfg.idle_evict_ns == 0) return 0;
-    struct entry *victims = NULL;
+    struct breaker__entry *victims = NULL;
     size_t n = 0;
     for (size_t s = 0; s < reg->cfg.max_breakers; s++) {
-        struct entry *e = atomic_load_explicit(&reg->slots[s], memory_order_relaxed);
+        struct breaker__entry *e = atomic_load_explicit(&reg->slots[s], memory_order_relaxed);
         if (e == NULL || !evictable(reg, e)) continue;
         unlink_entry(reg, e);
         e->victim_next = victims;
@@ -555,7 +415,7 @@ static size_t evict_locked(breaker_registry *reg) {
     if (n == 0) return 0;
     breaker__reclaim_synchronize(&reg->reclaim);
     while (victims != NULL) {
-        struct entry *e = victims;
+        struct breaker__entry *e = victims;
         victims = e->victim_next;
         entry_unref(e);
     }
@@ -572,11 +432,11 @@ int breaker_registry_evict_idle(breaker_registry *reg, size_t *evicted) {
 }
 
 static int create_locked(breaker_registry *reg, const char *name, uint32_t h,
-                         _Atomic(struct entry *) *cell, struct entry **out) {
+                         _Atomic(struct breaker__entry *) *cell, struct breaker__entry **out) {
     size_t slot = 0;
     while (atomic_load_explicit(&reg->slots[slot], memory_order_relaxed) != NULL)
         slot++;
-    struct entry *e = calloc(1, sizeof(*e));
+    struct breaker__entry *e = calloc(1, sizeof(*e));
     if (e == NULL) return BREAKER_ENOMEM;
     int rc = breaker__history_init(&e->hist, reg->cfg.history_size, reg->cfg.flap_threshold,
                                    reg->cfg.flap_window_ns);
@@ -591,7 +451,7 @@ static int create_locked(breaker_registry *reg, const char *name, uint32_t h,
         free(e);
         return rc;
     }
-    e->magic = ENTRY_MAGIC;
+    e->magic = BREAKER__ENTRY_MAGIC;
     e->reg = reg;
     e->hash = h;
     e->slot = (uint32_t)slot;
@@ -602,11 +462,9 @@ static int create_locked(breaker_registry *reg, const char *name, uint32_t h,
     atomic_init(&e->last_used, now);
     e->seen_at = now;
 
-    bool reuse_tomb = atomic_load_explicit(cell, memory_order_relaxed) == TOMBSTONE;
     /* Release: a reader that loads the pointer sees the entry initialised. */
     atomic_store_explicit(&reg->slots[slot], e, memory_order_release);
-    atomic_store_explicit(cell, e, memory_order_release);
-    if (reuse_tomb) reg->tombstones--;
+    breaker__index_insert(&reg->names, cell, e);
     reg->listed++;
     atomic_fetch_add_explicit(&reg->n_listed, 1, memory_order_relaxed);
     relaxed_inc(&reg->created);
@@ -620,8 +478,8 @@ int breaker_registry_get(breaker_registry *reg, const char *name, breaker **out)
         relaxed_inc(&reg->invalid_names);
         return BREAKER_EINVAL;
     }
-    uint32_t h = hash_name(name);
-    struct entry *e = lookup(reg, name, h);
+    uint32_t h = breaker__index_hash(name);
+    struct breaker__entry *e = lookup(reg, name, h);
     if (e != NULL) {
         *out = e->b;
         return BREAKER_OK;
@@ -629,27 +487,18 @@ int breaker_registry_get(breaker_registry *reg, const char *name, breaker **out)
 
     pthread_mutex_lock(&reg->lock);
     int rc = BREAKER_OK;
-    _Atomic(struct entry *) *cell;
-    struct index *ix = atomic_load_explicit(&reg->index, memory_order_relaxed);
-    e = index_probe(ix, name, h, &cell);
+    e = breaker__index_probe(breaker__index_current(&reg->names), name, h, NULL);
     if (e != NULL) {
         /* Another thread created it first; under the lock it cannot go. */
         atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
     } else {
-        if (reg->listed >= reg->cfg.max_breakers && evict_locked(reg) > 0) {
-            ix = atomic_load_explicit(&reg->index, memory_order_relaxed);
-            index_probe(ix, name, h, &cell);
-        }
+        if (reg->listed >= reg->cfg.max_breakers) (void)evict_locked(reg);
         if (reg->listed >= reg->cfg.max_breakers) {
             relaxed_inc(&reg->rejected_full);
             rc = BREAKER_REGISTRY_FULL;
         } else {
-            if (cell == NULL || reg->tombstones > (ix->mask + 1) / 4) {
-                /* Too few never-used cells left for short probes. */
-                index_rebuild(reg);
-                ix = atomic_load_explicit(&reg->index, memory_order_relaxed);
-                index_probe(ix, name, h, &cell);
-            }
+            _Atomic(struct breaker__entry *) *cell = breaker__index_insert_cell(
+                &reg->names, name, h, reg->slots, reg->cfg.max_breakers, &reg->reclaim);
             rc = create_locked(reg, name, h, cell, &e);
         }
     }
@@ -659,30 +508,30 @@ int breaker_registry_get(breaker_registry *reg, const char *name, breaker **out)
 }
 
 /* The entry behind a breaker handed out by `reg`, or NULL. */
-static struct entry *entry_of(breaker_registry *reg, breaker *b) {
+static struct breaker__entry *entry_of(breaker_registry *reg, breaker *b) {
     /* The handle's owner, never the configuration: a breaker created from a
      * copy of this one's configuration is not the registry's. */
-    struct entry *e = breaker__owner_ctx(b, &registry_kind);
-    if (e == NULL || e->magic != ENTRY_MAGIC || e->reg != reg) return NULL;
+    struct breaker__entry *e = breaker__owner_ctx(b, &registry_kind);
+    if (e == NULL || e->magic != BREAKER__ENTRY_MAGIC || e->reg != reg) return NULL;
     return e;
 }
 
 int breaker_registry_release(breaker_registry *reg, breaker *b) {
-    struct entry *e = entry_of(reg, b);
+    struct breaker__entry *e = entry_of(reg, b);
     if (e == NULL) return BREAKER_EINVAL;
     entry_unref(e);
     return BREAKER_OK;
 }
 
 const char *breaker_registry_name(breaker_registry *reg, breaker *b) {
-    struct entry *e = entry_of(reg, b);
+    struct breaker__entry *e = entry_of(reg, b);
     return e != NULL ? e->name : NULL;
 }
 
 /* ---- Introspection --------------------------------------------------------- */
 
 /* Fill `info` for `e` (held by the caller). */
-static void snapshot(struct entry *e, breaker_registry_info *info, breaker_event *hist,
+static void snapshot(struct breaker__entry *e, breaker_registry_info *info, breaker_event *hist,
                      size_t cap) {
     memset(info, 0, sizeof(*info));
     info->name = e->name;
@@ -707,16 +556,16 @@ static void snapshot(struct entry *e, breaker_registry_info *info, breaker_event
 
 int breaker_registry_info_get(breaker_registry *reg, breaker *b, breaker_registry_info *out,
                               breaker_event *history, size_t history_cap) {
-    struct entry *e = entry_of(reg, b);
+    struct breaker__entry *e = entry_of(reg, b);
     if (e == NULL) return BREAKER_EINVAL;
     snapshot(e, out, history, history == NULL ? 0 : history_cap);
     return BREAKER_OK;
 }
 
 /* Take a reference on the entry in dense slot `s`, or NULL. */
-static struct entry *hold_slot(breaker_registry *reg, size_t s) {
+static struct breaker__entry *hold_slot(breaker_registry *reg, size_t s) {
     _Atomic uint64_t *rs = breaker__reclaim_enter(&reg->reclaim);
-    struct entry *e = atomic_load_explicit(&reg->slots[s], memory_order_acquire);
+    struct breaker__entry *e = atomic_load_explicit(&reg->slots[s], memory_order_acquire);
     if (e != NULL) atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
     breaker__reclaim_leave(rs);
     return e;
@@ -728,7 +577,7 @@ int breaker_registry_foreach(breaker_registry *reg,
     if (hist == NULL) return BREAKER_ENOMEM;
     int rc = BREAKER_OK;
     for (size_t s = 0; s < reg->cfg.max_breakers && rc == BREAKER_OK; s++) {
-        struct entry *e = hold_slot(reg, s);
+        struct breaker__entry *e = hold_slot(reg, s);
         if (e == NULL) continue;
         breaker_registry_info info;
         snapshot(e, &info, hist, reg->cfg.history_size);
