@@ -146,6 +146,71 @@ static void validation_messages_state_the_range(void **state) {
     assert_int_equal(test_breaker_create(&cfg, NULL), BREAKER_EINVAL);
 }
 
+/* The manual's ranges (breaker.h, struct breaker_config) are what validation
+ * and breaker_config_set() enforce: the largest documented value passes both,
+ * one more fails both, naming the field. Written from the manual's numbers,
+ * so a change to the limits that leaves the manual behind fails here. */
+struct documented_max {
+    const char *key;
+    size_t offset;
+    uint32_t max;
+};
+
+static void documented_maxima_hold_everywhere(void **state) {
+    (void)state;
+    const struct documented_max maxima[] = {
+        {"failure_threshold", offsetof(breaker_config, failure_threshold), 1000000},
+        {"window_size", offsetof(breaker_config, window_size), 1000000},
+        {"window_buckets", offsetof(breaker_config, window_buckets), 600},
+        {"min_calls", offsetof(breaker_config, min_calls), 1000000},
+        {"half_open_max_probes", offsetof(breaker_config, half_open_max_probes), 4095},
+        {"half_open_successes", offsetof(breaker_config, half_open_successes), 4095},
+    };
+    for (size_t i = 0; i < sizeof(maxima) / sizeof(maxima[0]); i++) {
+        const struct documented_max *d = &maxima[i];
+        for (uint32_t v = d->max; v <= d->max + 1; v++) {
+            breaker_config c;
+            breaker_config_init(&c);
+            c.trip = BREAKER_TRIP_COUNT_WINDOW;
+            c.window_size = 1000000;
+            c.window_ns = 600 * SEC; /* 1 ms per bucket with 600 of them */
+            memcpy((char *)&c + d->offset, &v, sizeof(v));
+            char msg[256] = "";
+            int want = v == d->max ? BREAKER_OK : BREAKER_EINVAL;
+            assert_int_equal(breaker_config_validate(&c, msg, sizeof(msg)), want);
+            if (want != BREAKER_OK) assert_non_null(strstr(msg, d->key));
+            char text[16];
+            snprintf(text, sizeof(text), "%u", v);
+            breaker_config t;
+            breaker_config_init(&t);
+            assert_int_equal(breaker_config_set(&t, d->key, text, msg, sizeof(msg)), want);
+            if (want != BREAKER_OK) {
+                assert_non_null(strstr(msg, d->key));
+                char range[32];
+                snprintf(range, sizeof(range), "to %u", d->max); /* the message states it */
+                assert_non_null(strstr(msg, range));
+            }
+        }
+    }
+    /* Durations: 365 days is the documented top; a nanosecond more is refused. */
+    breaker_config t;
+    breaker_config_init(&t);
+    char msg[256] = "";
+    assert_int_equal(breaker_config_set(&t, "probe_timeout", "365d", msg, sizeof(msg)), BREAKER_OK);
+    assert_int_equal(breaker_config_validate(&t, msg, sizeof(msg)), BREAKER_OK);
+    t.probe_timeout_ns += 1;
+    assert_int_equal(breaker_config_validate(&t, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "365 days"));
+    assert_int_equal(breaker_config_set(&t, "probe_timeout", "365.000000001d", msg, sizeof(msg)),
+                     BREAKER_EINVAL);
+    assert_int_equal(breaker_config_set(&t, "open_backoff", "100", msg, sizeof(msg)), BREAKER_OK);
+    assert_int_equal(breaker_config_set(&t, "open_backoff", "100.5", msg, sizeof(msg)),
+                     BREAKER_EINVAL);
+    t.open_backoff = 100.5;
+    assert_int_equal(breaker_config_validate(&t, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "between 1 and 100"));
+}
+
 static void every_status_has_a_message_and_a_name(void **state) {
     (void)state;
     for (int s = 0; s <= BREAKER_EFORMAT; s++) {
@@ -216,6 +281,7 @@ int main(void) {
         cmocka_unit_test(zero_fields_mean_the_defaults),
         cmocka_unit_test(bad_configuration_is_refused_naming_the_field),
         cmocka_unit_test(validation_messages_state_the_range),
+        cmocka_unit_test(documented_maxima_hold_everywhere),
         cmocka_unit_test(every_status_has_a_message_and_a_name),
         cmocka_unit_test(durations_parse_exactly_with_units),
     };

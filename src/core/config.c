@@ -10,19 +10,21 @@
 
 #define NS_PER_SEC UINT64_C(1000000000)
 
-/* The documented defaults (keep in step with breaker.h). */
-#define DEFAULT_FAILURE_THRESHOLD 5u
-#define DEFAULT_WINDOW_SIZE       100u
-#define DEFAULT_WINDOW_NS         (60u * NS_PER_SEC)
-#define DEFAULT_WINDOW_BUCKETS    10u
-#define DEFAULT_MIN_CALLS         20u
-#define DEFAULT_FAILURE_RATE      0.5
-#define DEFAULT_OPEN_NS           (30u * NS_PER_SEC)
-#define DEFAULT_OPEN_BACKOFF      2.0
-#define DEFAULT_OPEN_MAX_NS       (300u * NS_PER_SEC)
-#define DEFAULT_MAX_PROBES        1u
-#define DEFAULT_PROBE_SUCCESSES   3u
-#define DEFAULT_PROBE_TIMEOUT_NS  (30u * NS_PER_SEC)
+/* The defaults, from config_fields.h, in the fields' units. */
+#define DEFAULT_FAILURE_THRESHOLD BREAKER__DEFAULT_FAILURE_THRESHOLD
+#define DEFAULT_WINDOW_SIZE       BREAKER__DEFAULT_WINDOW_SIZE
+#define DEFAULT_WINDOW_NS         (BREAKER__DEFAULT_WINDOW_S * NS_PER_SEC)
+#define DEFAULT_WINDOW_BUCKETS    BREAKER__DEFAULT_WINDOW_BUCKETS
+#define DEFAULT_MIN_CALLS         BREAKER__DEFAULT_MIN_CALLS
+#define DEFAULT_FAILURE_RATE      BREAKER__DEFAULT_FAILURE_RATE
+#define DEFAULT_OPEN_NS           (BREAKER__DEFAULT_OPEN_S * NS_PER_SEC)
+#define DEFAULT_OPEN_BACKOFF      ((double)BREAKER__DEFAULT_OPEN_BACKOFF)
+#define DEFAULT_OPEN_MAX_NS       (BREAKER__DEFAULT_OPEN_MAX_MIN * 60 * NS_PER_SEC)
+#define DEFAULT_MAX_PROBES        BREAKER__DEFAULT_MAX_PROBES
+#define DEFAULT_PROBE_SUCCESSES   BREAKER__DEFAULT_PROBE_SUCCESSES
+#define DEFAULT_PROBE_TIMEOUT_NS  (BREAKER__DEFAULT_PROBE_TIMEOUT_S * NS_PER_SEC)
+#define MAX_DURATION_NS           (BREAKER__MAX_DURATION_DAYS * 24 * 3600 * NS_PER_SEC)
+#define MIN_BUCKET_NS             (BREAKER__MIN_BUCKET_MS * UINT64_C(1000000))
 
 void breaker_config_init(breaker_config *cfg) {
     memset(cfg, 0, sizeof(*cfg));
@@ -96,10 +98,10 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "trip: must be consecutive, count_window or time_window (got %d)",
                              (int)c.trip);
-    if (c.failure_threshold > 1000000u)
+    if (c.failure_threshold > BREAKER__MAX_FAILURE_THRESHOLD)
         return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "failure_threshold: must be between 1 and 1000000 (got %u)",
-                             c.failure_threshold);
+                             "failure_threshold: must be between 1 and %u (got %u)",
+                             BREAKER__MAX_FAILURE_THRESHOLD, c.failure_threshold);
     if (c.window_size > BREAKER__MAX_WINDOW_SIZE)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "window_size: must be between 1 and %u calls (got %u)",
@@ -108,15 +110,17 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "window_buckets: must be between 1 and %u (got %u)",
                              BREAKER__MAX_BUCKETS, c.window_buckets);
-    if (c.window_ns / c.window_buckets < 1000000u)
+    if (c.window_ns / c.window_buckets < MIN_BUCKET_NS)
         return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "window_ns: each of the %u buckets must span at least 1ms "
+                             "window_ns: each of the %u buckets must span at least %ums "
                              "(window_ns >= %llu ns, got %llu)",
-                             c.window_buckets, 1000000ull * c.window_buckets,
+                             c.window_buckets, BREAKER__MIN_BUCKET_MS,
+                             (unsigned long long)MIN_BUCKET_NS * c.window_buckets,
                              (unsigned long long)c.window_ns);
-    if (c.min_calls > 1000000u)
+    if (c.min_calls > BREAKER__MAX_MIN_CALLS)
         return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "min_calls: must be between 1 and 1000000 (got %u)", c.min_calls);
+                             "min_calls: must be between 1 and %u (got %u)",
+                             BREAKER__MAX_MIN_CALLS, c.min_calls);
     if (c.trip == BREAKER_TRIP_COUNT_WINDOW && c.min_calls > c.window_size)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "min_calls: must be <= window_size (%u) with count_window, or the "
@@ -136,17 +140,19 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "slow_call_rate: needs a window trip policy (count_window or "
                              "time_window), not consecutive");
-    if (!isfinite(c.open_backoff) || c.open_backoff < 1.0 || c.open_backoff > 100.0)
+    if (!isfinite(c.open_backoff) || c.open_backoff < 1.0 ||
+        c.open_backoff > BREAKER__MAX_OPEN_BACKOFF)
         return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "open_backoff: must be between 1 and 100 (got %g)", c.open_backoff);
+                             "open_backoff: must be between 1 and %u (got %g)",
+                             BREAKER__MAX_OPEN_BACKOFF, c.open_backoff);
     if (c.open_max_ns < c.open_ns)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "open_max_ns: must be >= open_ns (%llu ns), got %llu ns",
                              (unsigned long long)c.open_ns, (unsigned long long)c.open_max_ns);
-    if (c.open_max_ns > 365u * 24u * 3600u * NS_PER_SEC)
+    if (c.open_max_ns > MAX_DURATION_NS)
         return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "open_max_ns: must be at most one year (got %llu ns)",
-                             (unsigned long long)c.open_max_ns);
+                             "open_max_ns: must be at most %u days (got %llu ns)",
+                             BREAKER__MAX_DURATION_DAYS, (unsigned long long)c.open_max_ns);
     if (!isfinite(c.open_jitter) || c.open_jitter < 0.0 || c.open_jitter > 1.0)
         return breaker__fail(BREAKER_EINVAL, msg, len, "open_jitter: must be in [0, 1] (got %g)",
                              c.open_jitter);
@@ -158,10 +164,10 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "half_open_successes: must be between 1 and %u (got %u)",
                              BREAKER__MAX_PROBES, c.half_open_successes);
-    if (c.probe_timeout_ns > 365u * 24u * 3600u * NS_PER_SEC)
+    if (c.probe_timeout_ns > MAX_DURATION_NS)
         return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "probe_timeout_ns: must be at most one year (got %llu ns)",
-                             (unsigned long long)c.probe_timeout_ns);
+                             "probe_timeout_ns: must be at most %u days (got %llu ns)",
+                             BREAKER__MAX_DURATION_DAYS, (unsigned long long)c.probe_timeout_ns);
     if (c.cancelled_as != BREAKER_IGNORED && c.cancelled_as != BREAKER_FAILURE)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "cancelled_as: must be BREAKER_IGNORED or BREAKER_FAILURE (got %d)",

@@ -19,7 +19,7 @@
 #define NS_PER_US  UINT64_C(1000)
 #define NS_PER_MS  UINT64_C(1000000)
 #define NS_PER_SEC UINT64_C(1000000000)
-#define MAX_NS     (UINT64_C(365) * 24u * 3600u * NS_PER_SEC) /* one year */
+#define MAX_NS     ((uint64_t)BREAKER__MAX_DURATION_DAYS * 24u * 3600u * NS_PER_SEC)
 #define MAX_TEXT   64u /* longer values are rejected before parsing */
 
 enum kind { K_TRIP, K_COUNT, K_DURATION, K_RATE, K_FACTOR, K_JITTER, K_CANCELLED, K_SEED };
@@ -34,41 +34,59 @@ struct key {
 
 #define FIELD(f) offsetof(struct breaker_config, f)
 
+/* The ranges and defaults spelled from config_fields.h, so the messages say
+ * what validation enforces. */
+#define S              BREAKER__STR
+#define UP_TO_MAX_DAYS "up to " S(BREAKER__MAX_DURATION_DAYS) "d"
+
 static const struct key keys[] = {
     {"trip", K_TRIP, FIELD(trip), 0, "consecutive, count_window or time_window"},
-    {"failure_threshold", K_COUNT, FIELD(failure_threshold), 1000000u,
-     "a whole number of failures from 1 to 1000000 (0 = default 5)"},
+    {"failure_threshold", K_COUNT, FIELD(failure_threshold), BREAKER__MAX_FAILURE_THRESHOLD,
+     "a whole number of failures from 1 to " S(BREAKER__MAX_FAILURE_THRESHOLD) " (0 = default " S(
+         BREAKER__DEFAULT_FAILURE_THRESHOLD) ")"},
     {"window_size", K_COUNT, FIELD(window_size), BREAKER__MAX_WINDOW_SIZE,
-     "a whole number of calls from 1 to 1000000 (0 = default 100)"},
+     "a whole number of calls from 1 to " S(BREAKER__MAX_WINDOW_SIZE) " (0 = default " S(
+         BREAKER__DEFAULT_WINDOW_SIZE) ")"},
     {"window", K_DURATION, FIELD(window_ns), 0,
-     "a duration from 1ms to 365d such as 10s (0 = default 60s; each bucket at least 1ms)"},
+     "a duration from " S(BREAKER__MIN_BUCKET_MS) "ms to " S(
+         BREAKER__MAX_DURATION_DAYS) "d such as 10s (0 = default " S(BREAKER__DEFAULT_WINDOW_S) "s; "
+                                     "each bucket at least " S(BREAKER__MIN_BUCKET_MS) "ms)"},
     {"window_buckets", K_COUNT, FIELD(window_buckets), BREAKER__MAX_BUCKETS,
-     "a whole number from 1 to 600 (0 = default 10)"},
-    {"min_calls", K_COUNT, FIELD(min_calls), 1000000u,
-     "a whole number of calls from 1 to 1000000 (0 = default 20)"},
+     "a whole number from 1 to " S(BREAKER__MAX_BUCKETS) " (0 = default " S(
+         BREAKER__DEFAULT_WINDOW_BUCKETS) ")"},
+    {"min_calls", K_COUNT, FIELD(min_calls), BREAKER__MAX_MIN_CALLS,
+     "a whole number of calls from 1 to " S(BREAKER__MAX_MIN_CALLS) " (0 = default " S(
+         BREAKER__DEFAULT_MIN_CALLS) ")"},
     {"failure_rate", K_RATE, FIELD(failure_rate), 0,
-     "a rate in (0, 1] such as 0.5 or 50% (0 = default 0.5)"},
+     "a rate in (0, 1] such as 0.5 or 50% (0 = default " S(BREAKER__DEFAULT_FAILURE_RATE) ")"},
     {"slow_call", K_DURATION, FIELD(slow_call_ns), 0,
-     "a duration such as 800ms, up to 365d (0 = off)"},
+     "a duration such as 800ms, " UP_TO_MAX_DAYS " (0 = off)"},
     {"slow_call_rate", K_RATE, FIELD(slow_call_rate), 0,
      "a rate in (0, 1] such as 0.8 or 80% (0 = off)"},
-    {"open", K_DURATION, FIELD(open_ns), 0, "a duration such as 30s, up to 365d (0 = default 30s)"},
+    {"open", K_DURATION, FIELD(open_ns), 0,
+     "a duration such as 30s, " UP_TO_MAX_DAYS " (0 = default " S(BREAKER__DEFAULT_OPEN_S) "s)"},
     {"open_backoff", K_FACTOR, FIELD(open_backoff), 0,
-     "a multiplier from 1 to 100 such as 2 or 1.5x (0 = default 2)"},
+     "a multiplier from 1 to " S(BREAKER__MAX_OPEN_BACKOFF) " such as 2 or 1.5x (0 = default " S(
+         BREAKER__DEFAULT_OPEN_BACKOFF) ")"},
     {"open_max", K_DURATION, FIELD(open_max_ns), 0,
-     "a duration such as 5m, up to 365d, at least open (0 = default 5m)"},
+     "a duration such as 5m, " UP_TO_MAX_DAYS ", at least open (0 = default " S(
+         BREAKER__DEFAULT_OPEN_MAX_MIN) "m)"},
     {"open_jitter", K_JITTER, FIELD(open_jitter), 0, "a fraction in [0, 1] such as 0.2 or 20%"},
     {"half_open_max_probes", K_COUNT, FIELD(half_open_max_probes), BREAKER__MAX_PROBES,
-     "a whole number of probes from 1 to 4095 (0 = default 1)"},
+     "a whole number of probes from 1 to " S(BREAKER__MAX_PROBES) " (0 = default " S(
+         BREAKER__DEFAULT_MAX_PROBES) ")"},
     {"half_open_successes", K_COUNT, FIELD(half_open_successes), BREAKER__MAX_PROBES,
-     "a whole number of probes from 1 to 4095 (0 = default 3)"},
+     "a whole number of probes from 1 to " S(BREAKER__MAX_PROBES) " (0 = default " S(
+         BREAKER__DEFAULT_PROBE_SUCCESSES) ")"},
     {"probe_timeout", K_DURATION, FIELD(probe_timeout_ns), 0,
-     "a duration such as 10s, up to 365d (0 = default 30s)"},
+     "a duration such as 10s, " UP_TO_MAX_DAYS " (0 = default " S(
+         BREAKER__DEFAULT_PROBE_TIMEOUT_S) "s)"},
     {"cancelled_as", K_CANCELLED, FIELD(cancelled_as), 0, "ignored or failure"},
     {"seed", K_SEED, FIELD(seed), 0,
      "a whole number from 0 to 18446744073709551615, decimal or 0x hex (0 = random)"},
 };
 
+#undef S
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 /* Key lookup: the name as listed, or a duration's name with "_ns". */
@@ -270,7 +288,7 @@ static bool set_value(breaker_config *cfg, const struct key *k, const char *text
     case K_FACTOR: {
         double v;
         if (!parse_fraction(text, &v, k->kind == K_FACTOR)) return false;
-        if (k->kind == K_FACTOR && v != 0.0 && (v < 1.0 || v > 100.0)) return false;
+        if (k->kind == K_FACTOR && v != 0.0 && (v < 1.0 || v > BREAKER__MAX_OPEN_BACKOFF)) return false;
         if (k->kind != K_FACTOR && v > 1.0) return false;
         memcpy(field, &v, sizeof(v));
         return true;

@@ -15,6 +15,7 @@
 #include "common/message.h"
 #include "common/splitmix.h"
 #include "breaker.h"
+#include "core/config_fields.h"
 #include "core/owner.h"
 
 #include <stdbool.h>
@@ -38,9 +39,6 @@
 #define BREAKER__OWNED_STRIPES 8u
 #define BREAKER__STRIPES       16u
 
-#define BREAKER__MAX_PROBES      4095u
-#define BREAKER__MAX_BUCKETS     600u
-#define BREAKER__MAX_WINDOW_SIZE 1000000u /* fits the 21-bit packed fields */
 
 /* ---- The state word -------------------------------------------------------
  * One 64-bit word holds everything a transition must change atomically:
