@@ -150,4 +150,13 @@ struct breaker_registry {
     _Atomic uint64_t n_listed, created, evicted, rejected_full, invalid_names;
 };
 
+/* Drop one reference on `e`; the last one frees it. */
+void breaker__entry_unref(struct breaker__entry *e);
+/* The entry behind a breaker handed out by `reg`, or NULL. */
+struct breaker__entry *breaker__registry_entry_of(breaker_registry *reg, breaker *b);
+/* Tell the listeners that `e`'s flapping flag changed (nothing if
+ * BREAKER__FLAP_NONE); `last` is the latest transition. */
+void breaker__registry_notify_flap(struct breaker__entry *e, enum breaker__flap_change c,
+                                   const breaker_event *last, uint32_t recent);
+
 #endif /* BREAKER_REGISTRY_IMPL_H */

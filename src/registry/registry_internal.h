@@ -1,5 +1,6 @@
 /*
- * registry_internal.h - what registry.c, history.c and the exporters share.
+ * registry_internal.h - what the registry (registry.c, history.c, snapshot.c)
+ * shares with the exporters.
  * Private: nothing here is API.
  */
 #ifndef BREAKER_REGISTRY_INTERNAL_H
@@ -68,7 +69,7 @@ void breaker__out_json_string(struct breaker__out *o, const char *s);
 /* NUL-terminate and produce the export status (see registry.h). */
 int breaker__out_finish(struct breaker__out *o, size_t *len);
 
-/* ---- registry.c: snapshots for the exporters ------------------------------ */
+/* ---- snapshot.c: snapshots for the exporters ------------------------------ */
 
 /* A self-contained copy of one breaker's info (name and history included),
  * so exporters can sort and walk several families after the walk ended. */
