@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "common/time_ns.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -13,11 +14,7 @@
 
 volatile uint64_t bench_sink;
 
-uint64_t bench_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
+uint64_t bench_now_ns(void) { return breaker__clock_ns(CLOCK_MONOTONIC); }
 
 void bench_die(const char *fmt, ...) {
     va_list ap;
@@ -31,11 +28,7 @@ void bench_die(const char *fmt, ...) {
 
 /* CPU time of the calling thread: a repetition whose wall time exceeds it
  * was interrupted (the machine is shared with other jobs). */
-static uint64_t thread_cpu_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
+static uint64_t thread_cpu_ns(void) { return breaker__clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 /* Interrupted: more than 3% of the wall time spent not running. */
 static bool was_interrupted(uint64_t wall, uint64_t cpu) { return wall > cpu + wall / 32; }
