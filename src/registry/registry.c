@@ -7,6 +7,8 @@
  * registry_impl.h, the name index in index.c, the reclamation that makes
  * lock-free lookups safe against frees in reclaim.h, and what the registry
  * shows of its breakers (info, walks, exporters' snapshots) in snapshot.c.
+ * Breakers are made and freed only through the registry's store (store.h;
+ * the process heap, store_heap.c, for now).
  *
  * Lookups take no lock: a read section, a probe of the name index, and a
  * reference taken on the entry found. Creation, eviction, index rebuilds and
@@ -17,8 +19,8 @@
  * References. A listed entry holds one reference for the table; each handle
  * returned by get/find holds one. Eviction unlinks the entry, waits for a
  * grace period (after which no reader can take a new reference from the
- * table) and drops the table's reference; whoever drops the last one frees
- * the breaker and its entry.
+ * table) and drops the table's reference; whoever drops the last one
+ * closes the breaker through the store (detaching it) and frees its entry.
  */
 #define _GNU_SOURCE
 #include "registry/registry_impl.h"
@@ -185,13 +187,16 @@ int breaker_registry_create(const breaker_registry_config *cfg, breaker_registry
     }
     for (size_t i = 0; i < reg->cfg.max_breakers; i++)
         atomic_init(&reg->slots[i], NULL);
+    reg->store = NULL;
+    reg->store_ops = &breaker__store_heap_ops;
     breaker__reclaim_init(&reg->reclaim);
     *out = reg;
     return BREAKER_OK;
 }
 
 static void entry_free(struct breaker__entry *e) {
-    breaker_destroy(e->b);
+    /* Detach: the store frees this process's handle, never shared state. */
+    e->reg->store_ops->close(e->reg->store, e->b);
     breaker__history_fini(&e->hist);
     e->magic = 0;
     free(e);
@@ -216,6 +221,7 @@ void breaker_registry_destroy(breaker_registry *reg) {
         reg->overrides = o->next;
         free(o);
     }
+    if (reg->store_ops->fini != NULL) reg->store_ops->fini(reg->store);
     pthread_mutex_destroy(&reg->lock);
     breaker__index_fini(&reg->names);
     free(reg->slots);
@@ -445,18 +451,20 @@ static int create_locked(breaker_registry *reg, const char *name, uint32_t h,
         free(e);
         return rc;
     }
+    /* What dispatch() reads is set before the handle exists: a store that
+     * attaches to a shared breaker may report a transition at once. */
+    e->reg = reg;
+    e->hash = h;
+    e->slot = (uint32_t)slot;
+    strcpy(e->name, name);
     struct breaker__owner owner = {.kind = &registry_kind, .ctx = e, .on_event = dispatch};
-    rc = breaker__create_owned(config_for(reg, name), &owner, &e->b);
+    rc = reg->store_ops->open(reg->store, name, config_for(reg, name), &owner, &e->b);
     if (rc != BREAKER_OK) {
         breaker__history_fini(&e->hist);
         free(e);
         return rc;
     }
     e->magic = BREAKER__ENTRY_MAGIC;
-    e->reg = reg;
-    e->hash = h;
-    e->slot = (uint32_t)slot;
-    strcpy(e->name, name);
     atomic_init(&e->refs, 2); /* the table's and the caller's */
     atomic_init(&e->evicted, 0);
     uint64_t now = reg->cfg.idle_evict_ns != 0 ? reg_now(reg) : 0;

@@ -21,6 +21,7 @@
 
 #include "registry/reclaim.h"
 #include "registry/registry_internal.h"
+#include "registry/store.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -148,6 +149,10 @@ struct breaker_registry {
     struct breaker__listener listeners[BREAKER_REGISTRY_MAX_LISTENERS];
     _Atomic unsigned n_listeners;
     _Atomic uint64_t n_listed, created, evicted, rejected_full, invalid_names;
+    /* Where the breakers are made and freed (store.h): the heap store until
+     * the registry configuration can choose another. */
+    void *store;
+    const struct breaker__store_ops *store_ops;
 };
 
 /* Drop one reference on `e`; the last one frees it. */
