@@ -7,7 +7,7 @@
 
 #include <breaker/registry.h>
 
-#include "registry/registry_internal.h" /* the string escaper, tested on every byte */
+#include "export/text_out.h" /* the string escaper, tested on every byte */
 
 #include <jansson.h>
 #include <stdio.h>

@@ -9,6 +9,7 @@
  * (seconds, ratios in [0, 1]), `_total` on counters, and one label per
  * dimension rather than one metric per value.
  */
+#include "export/text_out.h"
 #include "registry/registry_internal.h"
 
 #include <string.h>

@@ -1,0 +1,142 @@
+/*
+ * text_out.c - the bounded text builder the exporters write with: it copies
+ * what fits into the caller's buffer and keeps counting past the end, so a
+ * too-small buffer learns the size it needs (BREAKER_ENOSPC). Numbers are
+ * formatted with integer arithmetic, never printf %g or %f, so the output
+ * does not depend on the C locale.
+ */
+#include "export/text_out.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void breaker__out_init(struct breaker__out *o, char *buf, size_t cap) {
+    o->buf = buf;
+    o->cap = buf != NULL ? cap : 0;
+    o->len = 0;
+}
+
+void breaker__out_mem(struct breaker__out *o, const char *s, size_t n) {
+    /* Copy what fits and count everything, so that ENOSPC can say how much
+     * was needed; breaker__out_finish() checks there is room for the NUL. */
+    if (o->len < o->cap) {
+        size_t room = o->cap - o->len;
+        memcpy(o->buf + o->len, s, n < room ? n : room);
+    }
+    o->len += n;
+}
+
+void breaker__out_str(struct breaker__out *o, const char *s) { breaker__out_mem(o, s, strlen(s)); }
+
+void breaker__out_u64(struct breaker__out *o, uint64_t v) {
+    char tmp[24];
+    int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+    breaker__out_mem(o, tmp, (size_t)n);
+}
+
+void breaker__out_seconds(struct breaker__out *o, uint64_t ns) {
+    char tmp[40];
+    int n = snprintf(tmp, sizeof(tmp), "%" PRIu64 ".%09" PRIu64, ns / UINT64_C(1000000000),
+                     ns % UINT64_C(1000000000));
+    breaker__out_mem(o, tmp, (size_t)n);
+}
+
+void breaker__out_ratio(struct breaker__out *o, double r) {
+    if (!(r > 0.0)) r = 0.0; /* NaN and negatives: 0 */
+    if (r > 1.0) r = 1.0;
+    uint64_t micro = (uint64_t)llround(r * 1e6);
+    char tmp[24];
+    int n =
+        snprintf(tmp, sizeof(tmp), "%" PRIu64 ".%06" PRIu64, micro / 1000000u, micro % 1000000u);
+    breaker__out_mem(o, tmp, (size_t)n);
+}
+
+/* The length of the well-formed UTF-8 sequence at `s` (2..4 bytes), or 0.
+ * (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF.) */
+static size_t utf8_sequence(const unsigned char *s) {
+    unsigned char c = s[0];
+    unsigned char lo = 0x80, hi = 0xbf;
+    size_t n;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        if (c == 0xe0) lo = 0xa0;
+        if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        if (c == 0xf0) lo = 0x90;
+        if (c == 0xf4) hi = 0x8f;
+    } else {
+        return 0;
+    }
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf) return 0;
+    return n;
+}
+
+void breaker__out_json_string(struct breaker__out *o, const char *str) {
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
+    const unsigned char *run = s;
+    breaker__out_mem(o, "\"", 1);
+    while (*s != '\0') {
+        unsigned char c = *s;
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+            s++;
+            continue;
+        }
+        if (c >= 0x80) {
+            size_t n = utf8_sequence(s);
+            if (n > 0) { /* well-formed: copied as is */
+                s += n;
+                continue;
+            }
+        }
+        breaker__out_mem(o, (const char *)run, (size_t)(s - run));
+        switch (c) {
+        case '"':
+            breaker__out_mem(o, "\\\"", 2);
+            break;
+        case '\\':
+            breaker__out_mem(o, "\\\\", 2);
+            break;
+        case '\n':
+            breaker__out_mem(o, "\\n", 2);
+            break;
+        case '\r':
+            breaker__out_mem(o, "\\r", 2);
+            break;
+        case '\t':
+            breaker__out_mem(o, "\\t", 2);
+            break;
+        default:
+            if (c >= 0x80) {
+                /* A byte that is not UTF-8: JSON text must be, so it becomes
+                 * U+FFFD, the replacement character. */
+                breaker__out_mem(o, "\\ufffd", 6);
+            } else {
+                char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+                breaker__out_mem(o, u, sizeof(u));
+            }
+        }
+        s++;
+        run = s;
+    }
+    breaker__out_mem(o, (const char *)run, (size_t)(s - run));
+    breaker__out_mem(o, "\"", 1);
+}
+
+int breaker__out_finish(struct breaker__out *o, size_t *len) {
+    if (o->len < o->cap) {
+        o->buf[o->len] = '\0';
+        if (len != NULL) *len = o->len;
+        return BREAKER_OK;
+    }
+    if (o->cap > 0) o->buf[0] = '\0';
+    if (len != NULL) *len = o->len + 1;
+    return BREAKER_ENOSPC;
+}
