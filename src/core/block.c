@@ -128,6 +128,7 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
     b->shared = s;
     b->shared_size = mapped;
     b->stripe_mode = mode;
+    b->owned_stripes = mode == BREAKER__STRIPES_THREAD_OWNED ? BREAKER__OWNED_STRIPES : 0;
     b->permit_tag = (s->instance_id << 8) & BREAKER__PERMIT_TAG_MASK;
     b->admit_tag = b->permit_tag | BREAKER__PERMIT_ADMITTED;
     b->stripes = breaker__stripes(s);
@@ -140,13 +141,15 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
     /* The short paths write the thread's owned stripe with plain stores. A
      * handle in ATOMIC mode must never take them: all ones in admit_mask
      * sends every acquire to the general path (ctl is never 0), and
-     * fast_success 0 every completion; the open refusal checks the mode. */
+     * fast_success 0 every completion, and an open_fast_state no state has
+     * every refusal. */
     bool times_calls = lim->slow_call_ns != 0;
     bool owned_ok = mode == BREAKER__STRIPES_THREAD_OWNED;
     b->fast_success =
         !owned_ok || times_calls || lim->trip == BREAKER_TRIP_COUNT_WINDOW ? 0 : lim->trip + 1;
     b->admit_mask =
         !owned_ok || times_calls ? ~UINT64_C(0) : (UINT64_C(0xf) << BREAKER__STATE_SHIFT);
+    b->open_fast_state = owned_ok ? BREAKER_OPEN : 0xfu; /* ctl's state field has 4 bits */
 }
 
 /* ---- On the process heap: breaker_create / breaker_destroy ----------------------*/

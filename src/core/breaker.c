@@ -457,9 +457,7 @@ __attribute__((noinline)) static int acquire_open(breaker *b, breaker_permit *pe
     uint64_t now = b->coarse_for_open ? coarse_now() : b->now_precise(b);
     if (__builtin_expect(now < deadline, 1)) {
         struct breaker__stripe *own;
-        if (__builtin_expect(b->stripe_mode == BREAKER__STRIPES_THREAD_OWNED &&
-                                 breaker__owned_stripe(b->stripes, &own),
-                             1)) {
+        if (__builtin_expect(breaker__owned_stripe(b->stripes, &own), 1)) {
             breaker__owned_count(&own->rejected_open);
             permit_refuse(b, permit);
             return BREAKER_REJECTED_OPEN;
@@ -484,7 +482,7 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
         return BREAKER_OK;
     }
     unsigned state = breaker__ctl_state(ctl);
-    if (state == BREAKER_OPEN) return acquire_open(b, permit, ctl);
+    if (state == b->open_fast_state) return acquire_open(b, permit, ctl);
     return acquire_slow(b, permit);
 }
 
@@ -572,8 +570,11 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
         breaker__stripe_count(stripe, &stripe.stripe->stale);
         return BREAKER_STALE;
     }
-    breaker__count_outcome(stripe, outcome, slow && outcome != BREAKER_IGNORED);
-    if (outcome == BREAKER_IGNORED) return BREAKER_OK;
+    if (outcome == BREAKER_IGNORED) {
+        breaker__count_outcome(stripe, outcome, false);
+        return BREAKER_OK;
+    }
+    breaker__count_outcome(stripe, outcome, slow);
     bool failure = outcome == BREAKER_FAILURE;
 
     if (s->lim.trip == BREAKER_TRIP_TIME_WINDOW && now == 0)

@@ -283,6 +283,15 @@ struct breaker {
     /* enum breaker__stripe_mode (block.h): THREAD_OWNED lets a thread that
      * owns a stripe of the process pool write it with plain stores. */
     enum breaker__stripe_mode stripe_mode;
+    /* How many of the stripes a thread of this handle may own:
+     * BREAKER__OWNED_STRIPES in THREAD_OWNED mode, 0 in ATOMIC mode. A
+     * number rather than a test of the mode, so that deciding ownership is
+     * the one compare it always was. */
+    unsigned owned_stripes;
+    /* The state breaker_acquire() sends to its short open refusal:
+     * BREAKER_OPEN in THREAD_OWNED mode; in ATOMIC mode a value no state
+     * has, since that path writes an owned stripe with plain stores. */
+    unsigned open_fast_state;
     /* Copies of what the call path reads, next to the block pointer. */
     /* Which short path a closed-state success may take in breaker_complete:
      * 0 none (slow-call timing or a count window), else the trip policy + 1. */
@@ -341,18 +350,16 @@ struct breaker__stripe_ref {
 static inline struct breaker__stripe_ref breaker__thread_stripe(const struct breaker *b) {
     unsigned i = breaker__tls_stripe_plus_one;
     i = __builtin_expect(i != 0, 1) ? i - 1 : breaker__stripe_assign();
-    struct breaker__stripe_ref r = {&b->stripes[i], i,
-                                    i < BREAKER__OWNED_STRIPES &&
-                                        b->stripe_mode == BREAKER__STRIPES_THREAD_OWNED};
+    struct breaker__stripe_ref r = {&b->stripes[i], i, i < b->owned_stripes};
     return r;
 }
 
 /* The first half of breaker__thread_stripe, for the three short paths
  * (closed acquire, closed success, open refusal) that must stay frameless:
  * the thread's owned stripe in one load and one add, or false, which sends
- * the caller down its general path. Callers make sure the handle's stripe
- * mode is THREAD_OWNED first (directly, or because a handle in ATOMIC mode
- * never reaches them: see breaker__block_bind). */
+ * the caller down its general path. A handle in ATOMIC mode never reaches
+ * the callers (breaker__block_bind sets admit_mask, fast_success and
+ * open_fast_state so that it cannot). */
 static inline bool breaker__owned_stripe(struct breaker__stripe *stripes,
                                          struct breaker__stripe **out) {
     uintptr_t o = breaker__tls_owned_offset;
