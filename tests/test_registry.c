@@ -1,13 +1,10 @@
 /*
  * test_registry.c - named breakers: lookup, names, bound, overrides, events,
- * history, flapping, low traffic versus failing probes, eviction, and the
- * store through which the registry makes and frees its breakers.
+ * history, flapping, low traffic versus failing probes, eviction.
  */
 #include "test_util.h"
 
 #include <breaker/registry.h>
-
-#include "registry/registry_impl.h" /* the store, replaced by a counting one */
 
 #include <pthread.h>
 #include <stdio.h>
@@ -566,81 +563,6 @@ static void churn_through_many_names_reuses_the_index(void **state) {
     breaker_registry_destroy(reg);
 }
 
-/* ---- The store ---------------------------------------------------------------*/
-
-/* A store that counts what the registry asks of it and passes it on to the
- * heap store; it refuses to open the name "refused". */
-struct counting_store {
-    int opens, closes, finis;
-    int closes_at_fini;
-};
-
-static int counting_open(void *store, const char *name, const breaker_config *cfg,
-                         const struct breaker__owner *owner, breaker **out) {
-    struct counting_store *cs = store;
-    if (strcmp(name, "refused") == 0) return BREAKER_ENOMEM;
-    cs->opens++;
-    return breaker__store_heap_ops.open(NULL, name, cfg, owner, out);
-}
-
-static void counting_close(void *store, breaker *b) {
-    struct counting_store *cs = store;
-    cs->closes++;
-    breaker__store_heap_ops.close(NULL, b);
-}
-
-static void counting_fini(void *store) {
-    struct counting_store *cs = store;
-    cs->finis++;
-    cs->closes_at_fini = cs->closes;
-}
-
-static const struct breaker__store_ops counting_ops = {
-    .name = "counting",
-    .open = counting_open,
-    .close = counting_close,
-    .fini = counting_fini,
-};
-
-static void the_registry_makes_and_frees_breakers_only_through_its_store(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    rc.idle_evict_ns = 10 * SEC;
-    breaker_registry *reg = make_registry(&rc);
-    assert_string_equal(reg->store_ops->name, "heap");
-    struct counting_store cs = {0};
-    reg->store = &cs; /* no public way to choose a store yet */
-    reg->store_ops = &counting_ops;
-
-    breaker *held = get(reg, "held");
-    release(reg, get(reg, "idle"));
-    release(reg, get(reg, "held")); /* found: no second open */
-    assert_int_equal(cs.opens, 2);
-    breaker *b = (breaker *)reg;
-    assert_int_equal(breaker_registry_get(reg, "refused", &b), BREAKER_ENOMEM);
-    assert_null(b);
-    assert_int_equal(breaker_registry_find(reg, "refused", &b), BREAKER_NOT_FOUND);
-
-    /* Eviction detaches through the store, when the last reference goes. */
-    size_t n = 0;
-    assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK);
-    fake_clock_advance(&clock, 10 * SEC);
-    assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK);
-    assert_int_equal(n, 2);
-    assert_int_equal(cs.closes, 1); /* "idle"; "held" is still held */
-    release(reg, held);
-    assert_int_equal(cs.closes, 2);
-
-    release(reg, get(reg, "later"));
-    assert_int_equal(cs.opens, 3);
-    breaker_registry_destroy(reg); /* closes "later", then finishes the store */
-    assert_int_equal(cs.closes, 3);
-    assert_int_equal(cs.finis, 1);
-    assert_int_equal(cs.closes_at_fini, 3);
-}
-
 static void releasing_a_breaker_from_elsewhere_is_refused(void **state) {
     (void)state;
     breaker_registry *reg = make_registry(NULL);
@@ -701,7 +623,6 @@ int main(void) {
         cmocka_unit_test(eviction_spares_open_busy_and_recently_used_breakers),
         cmocka_unit_test(a_full_registry_evicts_idle_breakers_to_make_room),
         cmocka_unit_test(churn_through_many_names_reuses_the_index),
-        cmocka_unit_test(the_registry_makes_and_frees_breakers_only_through_its_store),
         cmocka_unit_test(releasing_a_breaker_from_elsewhere_is_refused),
         cmocka_unit_test(foreach_visits_every_listed_breaker_and_stops_when_asked),
     };
