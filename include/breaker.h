@@ -422,7 +422,11 @@ BREAKER_API int breaker_permit_is_probe(const breaker_permit *permit) BREAKER_NO
 BREAKER_API enum breaker_state breaker_get_state(breaker *b) BREAKER_NONNULL(1);
 
 /*! breaker_retry_after_ns() :
- *  @return 0 when a call would be admitted now; in OPEN, the time left before
+ *  @return 0 when breaker_acquire() would admit a call now (both decide by the
+ *  same clock readings: an OPEN breaker's wait is over once it has elapsed by
+ *  the breaker's clock, CLOCK_MONOTONIC by default, never earlier, and 0 is
+ *  never answered while acquire would still refuse; another caller may of
+ *  course take the probe first); in OPEN, the time left before
  *  a probe is eligible; in HALF_OPEN with every slot taken, the time until
  *  the earliest probe deadline (a hint: the state may change sooner); in
  *  FORCED_OPEN, UINT64_MAX. */

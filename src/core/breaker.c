@@ -398,6 +398,28 @@ static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
 
 /* ---- The call path -----------------------------------------------------------*/
 
+/* The coarse clock read directly rather than through now_coarse: the short
+ * paths then call clock_gettime itself, not a wrapper around it. Used only
+ * when breaker__clock_setup chose the coarse clock (no injected clock). */
+static inline uint64_t coarse_now(void) {
+    return breaker__clock_ns(CLOCK_MONOTONIC_COARSE);
+}
+
+/* How long before breaker_acquire() admits a probe to an OPEN breaker whose
+ * wait ends at `until`, `precise_now` being the precise clock: 0 once the
+ * wait has elapsed by the precise clock and, where the short refusal path
+ * reads the coarse clock, by the coarse clock plus its lag bound too (the
+ * short path refuses on that alone). acquire and retry_after_ns() both decide
+ * with this, so retry_after_ns() answers 0 exactly when acquire admits. */
+static uint64_t open_wait_left(const breaker *b, uint64_t until, uint64_t precise_now) {
+    uint64_t left = until > precise_now ? until - precise_now : 0;
+    if (b->coarse_for_open) {
+        uint64_t seen = coarse_now() + b->coarse_lag_ns;
+        if (seen < until && until - seen > left) left = until - seen;
+    }
+    return left;
+}
+
 /* Everything but the two common cases: closed without slow-call timing, and
  * an open breaker refusing before its wait ends. Out of line, so the common
  * cases need no stack frame. */
@@ -416,8 +438,7 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
             return BREAKER_OK;
         }
         case BREAKER_OPEN: {
-            uint64_t now = b->coarse_for_open ? b->now_coarse(b) : b->now_precise(b);
-            if (now < phase_time_ns(s, breaker__ctl_gen(ctl))) {
+            if (open_wait_left(b, phase_time_ns(s, breaker__ctl_gen(ctl)), b->now_precise(b)) > 0) {
                 struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
                 breaker__stripe_count(stripe, &stripe.stripe->rejected_open);
                 permit_refuse(b, permit);
@@ -442,19 +463,16 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
     }
 }
 
-/* The coarse clock read directly rather than through now_coarse: the short
- * paths then call clock_gettime itself, not a wrapper around it. Used only
- * when breaker__clock_setup chose the coarse clock (no injected clock). */
-static inline uint64_t coarse_now(void) {
-    return breaker__clock_ns(CLOCK_MONOTONIC_COARSE);
-}
 
 /* OPEN: refuse until the wait ends (the common case during an outage). */
 __attribute__((noinline)) static int acquire_open(breaker *b, breaker_permit *permit,
                                                   uint64_t ctl) {
-    /* The deadline before the clock call, so little lives across it. */
+    /* The deadline before the clock call, so little lives across it. On the
+     * coarse clock, refuse here only while the wait is more than the clock's
+     * lag bound from its end; acquire_slow decides the last stretch on the
+     * precise clock (see open_wait_left). */
     uint64_t deadline = phase_time_ns(b->shared, breaker__ctl_gen(ctl));
-    uint64_t now = b->coarse_for_open ? coarse_now() : b->now_precise(b);
+    uint64_t now = b->coarse_for_open ? coarse_now() + b->coarse_lag_ns : b->now_precise(b);
     if (__builtin_expect(now < deadline, 1)) {
         struct breaker__stripe *own;
         if (__builtin_expect(breaker__owned_stripe(b->stripes, &own), 1)) {
@@ -577,6 +595,11 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
     breaker__count_outcome(stripe, outcome, slow);
     bool failure = outcome == BREAKER_FAILURE;
 
+    /* `now` is the precise clock when calls are timed, else 0. The window
+     * may place a call by the coarse clock; a transition is stamped with the
+     * precise one (its time, the open deadline and state_since_ns are
+     * promises, and transitions are rare). */
+    uint64_t precise_now = now;
     if (s->lim.trip == BREAKER_TRIP_TIME_WINDOW && now == 0)
         now = b->coarse_for_window ? b->now_coarse(b) : b->now_precise(b);
     struct breaker__window_view view;
@@ -584,7 +607,7 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
     if (breaker__ctl_state(ctl) != BREAKER_CLOSED) return BREAKER_OK; /* forced closed */
     struct transition t = {.expected = ctl, .to = BREAKER_OPEN, .k = 0};
     if (!breaker__window_should_trip(&s->lim, &view, &t.reason)) return BREAKER_OK;
-    t.now = now != 0 ? now : b->now_precise(b);
+    t.now = precise_now != 0 ? precise_now : b->now_precise(b);
     breaker__evidence_from_view(&view, &t.evidence);
     /* Many threads may cross the threshold at once: the CAS in transition()
      * lets exactly one of them open the breaker; the others' CAS fails and
@@ -717,10 +740,8 @@ uint64_t breaker_retry_after_ns(breaker *b) {
             return 0;
         case BREAKER_FORCED_OPEN:
             return UINT64_MAX;
-        case BREAKER_OPEN: {
-            uint64_t until = phase_time_ns(s, breaker__ctl_gen(ctl));
-            return now < until ? until - now : 0;
-        }
+        case BREAKER_OPEN:
+            return open_wait_left(b, phase_time_ns(s, breaker__ctl_gen(ctl)), now);
         case BREAKER_HALF_OPEN: {
             struct slot_scan scan;
             if (half_open_check_timeouts(b, &ctl, now, &scan)) continue;

@@ -280,6 +280,11 @@ struct breaker {
     uint64_t (*now_coarse)(const struct breaker *b);
     bool coarse_for_window;
     bool coarse_for_open;
+    /* With coarse_for_open: how far the coarse clock may lag the precise one
+     * (clock.c). The open check refuses on the coarse clock only while the
+     * wait is more than this away from its end, and asks the precise clock
+     * in the last stretch. */
+    uint64_t coarse_lag_ns;
     /* enum breaker__stripe_mode (block.h): THREAD_OWNED lets a thread that
      * owns a stripe of the process pool write it with plain stores. */
     enum breaker__stripe_mode stripe_mode;
