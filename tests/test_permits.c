@@ -136,8 +136,58 @@ static void rejected_or_foreign_permits_are_invalid(void **state) {
     test_breaker_destroy(other);
 }
 
+/* A permit of one breaker completed on another is refused (EINVAL) and counts
+ * nothing there, even when the two share the 20-bit tag in the permit's head:
+ * among 6000 breakers some pairs always do (about 17 on average), and with
+ * only that tag to go by, such a completion was taken for the other breaker's
+ * own and counted a failure there. */
+static void foreign_permits_are_refused_even_when_tags_collide(void **state) {
+    (void)state;
+    enum { N = 6000 };
+    struct fake_clock clock = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL); /* the same fixed seed for all */
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 1;
+    breaker **bs = calloc(N, sizeof(*bs));
+    breaker_permit *ps = calloc(N, sizeof(*ps));
+    assert_non_null(bs);
+    assert_non_null(ps);
+    for (int i = 0; i < N; i++) {
+        bs[i] = make_breaker(&cfg);
+        assert_int_equal(breaker_acquire(bs[i], &ps[i]), BREAKER_OK);
+    }
+    /* Pairs whose heads carry the same tag (bits 8..27; the permit layout is
+     * private, which is exactly why a test must look). */
+    uint32_t *first = calloc(1u << 20, sizeof(*first)); /* tag -> index + 1 */
+    assert_non_null(first);
+    int collisions = 0;
+    for (int i = 0; i < N; i++) {
+        uint32_t tag = (uint32_t)(ps[i].opaque_[0] >> 8) & 0xfffffu;
+        if (first[tag] == 0) {
+            first[tag] = (uint32_t)i + 1;
+            continue;
+        }
+        int j = (int)first[tag] - 1;
+        collisions++;
+        breaker_permit foreign = ps[j];
+        assert_int_equal(breaker_complete(bs[i], &foreign, BREAKER_FAILURE), BREAKER_EINVAL);
+        assert_int_equal(breaker_get_state(bs[i]), BREAKER_CLOSED);
+        assert_int_equal(stats_of(bs[i]).failures, 0);
+    }
+    if (collisions == 0) fail_msg("no two of %d breakers shared a tag: the test saw nothing", N);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(breaker_complete(bs[i], &ps[i], BREAKER_SUCCESS), BREAKER_OK);
+        test_breaker_destroy(bs[i]);
+    }
+    free(first);
+    free(ps);
+    free(bs);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(foreign_permits_are_refused_even_when_tags_collide),
         cmocka_unit_test(every_transition_increments_the_generation),
         cmocka_unit_test(completion_from_an_earlier_generation_is_stale),
         cmocka_unit_test(completing_twice_is_already_settled_and_counts_once),

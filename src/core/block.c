@@ -131,6 +131,7 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
     b->owned_stripes = mode == BREAKER__STRIPES_THREAD_OWNED ? BREAKER__OWNED_STRIPES : 0;
     b->permit_tag = (s->instance_id << 8) & BREAKER__PERMIT_TAG_MASK;
     b->admit_tag = b->permit_tag | BREAKER__PERMIT_ADMITTED;
+    b->breaker_id = s->instance_id;
     b->stripes = breaker__stripes(s);
     b->ctl = &s->ctl;
     b->consecutive = &s->consecutive;
@@ -158,6 +159,16 @@ static uint64_t random_seed(const void *salt) {
     uint64_t x = (uint64_t)(uintptr_t)salt ^ ((uint64_t)getpid() << 32);
     x ^= breaker__clock_ns(CLOCK_MONOTONIC);
     return breaker__splitmix64(x) | 1u;
+}
+
+/* An instance id no other breaker of this process has had, and that one of
+ * another process has only by a 64-bit coincidence: a count of creations
+ * mixed with the pid, the clock and the block's address. Not the jitter
+ * seed: a user's fixed seed must not make two breakers' permits look alike. */
+static uint64_t new_instance_id(const void *block) {
+    static _Atomic uint64_t created;
+    uint64_t n = atomic_fetch_add_explicit(&created, 1, memory_order_relaxed);
+    return breaker__splitmix64(random_seed(block) ^ (n * BREAKER__GOLDEN_GAMMA));
 }
 
 int breaker_create(const breaker_config *user, breaker **out) {
@@ -195,8 +206,7 @@ int breaker__create_owned(const breaker_config *user, const struct breaker__owne
     }
     memset(s, 0, lay.total);
     breaker__clock_setup(b, &lim);
-    breaker__block_init(s, &lay, &lim, b->now_precise(b),
-                        breaker__splitmix64(lim.seed ^ (uint64_t)(uintptr_t)s));
+    breaker__block_init(s, &lay, &lim, b->now_precise(b), new_instance_id(s));
     /* A block this process just wrote always passes; checking it anyway keeps
      * the check exercised on every create. */
     if (breaker__block_check(s, lay.total, NULL, 0) != BREAKER_OK) {

@@ -47,7 +47,12 @@ struct __attribute__((may_alias)) permit_view {
     uint64_t admitted_at; /* written only when slow calls are timed, or a probe */
     uint64_t slot_value;  /* probes: the slot word they claimed */
     uint64_t slot_index;
-    uint64_t reserved[2];
+    /* The admitting breaker's 64-bit instance id, written with every
+     * admission. The head's 20-bit tag alone lets about one completion in a
+     * million through to the wrong breaker among a few thousand; the id
+     * makes "not a permit of this breaker" hold in practice. */
+    uint64_t breaker_id;
+    uint64_t reserved;
 };
 _Static_assert(sizeof(struct permit_view) == sizeof(breaker_permit), "permit layout");
 _Static_assert(_Alignof(breaker__atomic64) <= _Alignof(breaker_permit), "permit alignment");
@@ -72,6 +77,7 @@ static void permit_fill_probe(const breaker *b, breaker_permit *permit, uint64_t
     pv->admitted_at = now;
     pv->slot_value = slot_value;
     pv->slot_index = slot;
+    pv->breaker_id = b->breaker_id;
     permit_set_head(permit, permit_head(b, gen, PERMIT_ADMITTED | PERMIT_PROBE));
 }
 
@@ -432,6 +438,7 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
         case BREAKER_FORCED_CLOSED: {
             /* The admission time is needed only to tell slow calls. */
             permit_view_of(permit)->admitted_at = s->lim.slow_call_ns != 0 ? b->now_precise(b) : 0;
+            permit_view_of(permit)->breaker_id = b->breaker_id;
             permit_set_head(permit, permit_head(b, breaker__ctl_gen(ctl), PERMIT_ADMITTED));
             struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
             breaker__stripe_count(stripe, &stripe.stripe->admitted);
@@ -495,6 +502,7 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
     struct breaker__stripe *own;
     if (__builtin_expect((ctl & b->admit_mask) == 0, 1) &&
         __builtin_expect(breaker__owned_stripe(b->stripes, &own), 1)) {
+        permit_view_of(permit)->breaker_id = b->breaker_id;
         permit_set_head(permit, (ctl & PERMIT_GEN_MASK) | b->admit_tag);
         breaker__owned_count(&own->admitted);
         return BREAKER_OK;
@@ -691,7 +699,9 @@ int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome ou
     struct permit_view *pv = permit_view_of(permit);
     uint64_t head = atomic_load_explicit(&pv->head, memory_order_relaxed);
     unsigned fast = b->fast_success; /* read before the atomic, once */
-    if ((head & (PERMIT_TAG_MASK | PERMIT_ADMITTED)) != b->admit_tag) return BREAKER_EINVAL;
+    if ((head & (PERMIT_TAG_MASK | PERMIT_ADMITTED)) != b->admit_tag ||
+        pv->breaker_id != b->breaker_id)
+        return BREAKER_EINVAL;
     if (__builtin_expect(outcome != BREAKER_SUCCESS || (head & PERMIT_PROBE) || fast == 0, 0))
         return complete_general(b, pv, head, outcome);
     if (__builtin_expect(atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed) &

@@ -196,7 +196,7 @@ struct breaker__shared {
     uint32_t layout_version;
     uint32_t header_size;
     uint64_t total_size;
-    uint64_t instance_id; /* random; permits carry its low 32 bits */
+    uint64_t instance_id; /* random, unique in practice; permits carry it */
     uint64_t epoch_ns;    /* clock at creation; tagged times count from it */
     struct breaker__limits lim;
     /* Offsets of the arrays that follow the struct, from the block start. */
@@ -306,6 +306,7 @@ struct breaker {
      * never 0, its generation starts at 1). */
     uint64_t admit_mask;
     uint64_t admit_tag;              /* permit_tag | PERMIT_ADMITTED */
+    uint64_t breaker_id;             /* the block's instance_id, checked on completion */
     breaker__atomic64 *consecutive;  /* &shared->consecutive */
     uint64_t permit_tag;             /* this breaker's tag in a permit head (bits 8..27) */
     struct breaker__stripe *stripes; /* the block's stripe array */
