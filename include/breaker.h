@@ -332,9 +332,12 @@ BREAKER_API int breaker_config_validate(const breaker_config *cfg, char *msg, si
  *  such as "250ms", "5s", "1m", "1500us", "20ns" (a bare number is
  *  nanoseconds); rates accept "0.5" or "50%"; trip accepts "consecutive",
  *  "count_window", "time_window"; cancelled_as "ignored" or "failure".
+ *  Values of any length are accepted (surrounding blanks are ignored).
  *  @return BREAKER_OK; BREAKER_NOT_FOUND for an unknown key; BREAKER_EINVAL for
- *  a bad value. On error `msg` (may be NULL if msg_len is 0) says which key,
- *  what was wrong and the accepted range; `cfg` is unchanged. */
+ *  a bad value; BREAKER_ENOMEM. On error `msg` (may be NULL if msg_len is 0)
+ *  says which key, what was wrong and the accepted range, quoting at most 64
+ *  bytes of the input ("..." marks the rest) with every byte that is not
+ *  printable ASCII written as \xNN; `cfg` is unchanged. */
 BREAKER_API BREAKER_NODISCARD int breaker_config_set(breaker_config *cfg, const char *key,
                                                      const char *value, char *msg, size_t msg_len)
     BREAKER_NONNULL(1, 2, 3);

@@ -211,6 +211,27 @@ static void documented_maxima_hold_everywhere(void **state) {
     assert_non_null(strstr(msg, "between 1 and 100"));
 }
 
+/* A message names the field the caller set: an `open` past the limit with
+ * `open_max` left at 0 (which then follows `open`) is open's fault. */
+static void validation_blames_the_field_that_was_set(void **state) {
+    (void)state;
+    breaker_config c;
+    breaker_config_init(&c);
+    c.open_ns = 400ull * 24 * 3600 * SEC;
+    c.open_max_ns = 0;
+    char msg[256];
+    assert_int_equal(breaker_config_validate(&c, msg, sizeof(msg)), BREAKER_EINVAL);
+    if (strncmp(msg, "open_ns:", 8) != 0) fail_msg("blames another field: %s", msg);
+    breaker_config_init(&c);
+    c.slow_call_ns = 400ull * 24 * 3600 * SEC;
+    assert_int_equal(breaker_config_validate(&c, msg, sizeof(msg)), BREAKER_EINVAL);
+    if (strncmp(msg, "slow_call_ns:", 13) != 0) fail_msg("blames another field: %s", msg);
+    breaker_config_init(&c);
+    c.window_ns = 400ull * 24 * 3600 * SEC;
+    assert_int_equal(breaker_config_validate(&c, msg, sizeof(msg)), BREAKER_EINVAL);
+    if (strncmp(msg, "window_ns:", 10) != 0) fail_msg("blames another field: %s", msg);
+}
+
 static void every_status_has_a_message_and_a_name(void **state) {
     (void)state;
     for (int s = 0; s <= BREAKER_EFORMAT; s++) {
@@ -282,6 +303,7 @@ int main(void) {
         cmocka_unit_test(bad_configuration_is_refused_naming_the_field),
         cmocka_unit_test(validation_messages_state_the_range),
         cmocka_unit_test(documented_maxima_hold_everywhere),
+        cmocka_unit_test(validation_blames_the_field_that_was_set),
         cmocka_unit_test(every_status_has_a_message_and_a_name),
         cmocka_unit_test(durations_parse_exactly_with_units),
     };

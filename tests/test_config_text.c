@@ -200,6 +200,51 @@ static void a_very_long_value_is_refused_not_overrun(void **state) {
     set_bad("min_calls", big, BREAKER_EINVAL, "min_calls");
 }
 
+/* Length is no reason to refuse a valid value, and a refused one is quoted
+ * with a visible cut. */
+static void long_valid_values_are_accepted(void **state) {
+    (void)state;
+    char rate[120] = "0.5";
+    memset(rate + 3, '0', sizeof(rate) - 4);
+    rate[sizeof(rate) - 1] = '\0';
+    assert_true(set_ok("failure_rate", rate).failure_rate == 0.5);
+    char dur[120];
+    memset(dur, '0', sizeof(dur));
+    memcpy(dur + sizeof(dur) - 4, "15s", 4); /* 000...015s */
+    assert_int_equal(set_ok("open", dur).open_ns, 15 * SEC);
+    char big[300];
+    memset(big, '9', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    set_bad("min_calls", big, BREAKER_EINVAL, "99...'"); /* 64 bytes then the cut */
+}
+
+/* A multiplier is at least 1: "0x" is not one (and reads like a hex prefix). */
+static void a_zero_multiplier_is_refused(void **state) {
+    (void)state;
+    set_bad("open_backoff", "0x", BREAKER_EINVAL, "multiplier");
+    set_bad("open_backoff", "0.5x", BREAKER_EINVAL, "multiplier");
+    assert_true(set_ok("open_backoff", "1x").open_backoff == 1.0);
+    assert_true(set_ok("open_backoff", "0").open_backoff == 0.0); /* the default */
+}
+
+/* Input reaches messages, and messages reach terminals: bytes that are not
+ * printable ASCII are written as \xNN, never passed through. */
+static void messages_escape_control_bytes(void **state) {
+    (void)state;
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    char msg[512];
+    assert_int_equal(breaker_config_set(&cfg, "open", "5s\x1b[2J\x07", msg, sizeof(msg)),
+                     BREAKER_EINVAL);
+    assert_null(strchr(msg, 0x1b));
+    assert_null(strchr(msg, 0x07));
+    assert_non_null(strstr(msg, "5s\\x1b[2J\\x07"));
+    assert_int_equal(breaker_config_set(&cfg, "op\x1bn", "5s", msg, sizeof(msg)),
+                     BREAKER_NOT_FOUND);
+    assert_null(strchr(msg, 0x1b));
+    assert_non_null(strstr(msg, "op\\x1bn"));
+}
+
 static void a_configuration_built_from_text_passes_validation(void **state) {
     (void)state;
     static const char *const kv[][2] = {
@@ -251,6 +296,9 @@ int main(void) {
         cmocka_unit_test(a_null_message_buffer_is_allowed),
         cmocka_unit_test(a_short_message_buffer_is_truncated_and_terminated),
         cmocka_unit_test(a_very_long_value_is_refused_not_overrun),
+        cmocka_unit_test(long_valid_values_are_accepted),
+        cmocka_unit_test(a_zero_multiplier_is_refused),
+        cmocka_unit_test(messages_escape_control_bytes),
         cmocka_unit_test(a_configuration_built_from_text_passes_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

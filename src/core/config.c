@@ -145,14 +145,23 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "open_backoff: must be between 1 and %u (got %g)",
                              BREAKER__MAX_OPEN_BACKOFF, c.open_backoff);
+    /* Each duration against its own limit first, so that a message names
+     * the field the caller set (an unset open_max follows open). */
+    const struct {
+        const char *name;
+        uint64_t value;
+    } durations[] = {{"window_ns", c.window_ns},       {"slow_call_ns", c.slow_call_ns},
+                     {"open_ns", c.open_ns},           {"open_max_ns", c.open_max_ns},
+                     {"probe_timeout_ns", c.probe_timeout_ns}};
+    for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++)
+        if (durations[i].value > MAX_DURATION_NS)
+            return breaker__fail(BREAKER_EINVAL, msg, len, "%s: must be at most %u days (got %llu ns)",
+                                 durations[i].name, BREAKER__MAX_DURATION_DAYS,
+                                 (unsigned long long)durations[i].value);
     if (c.open_max_ns < c.open_ns)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "open_max_ns: must be >= open_ns (%llu ns), got %llu ns",
                              (unsigned long long)c.open_ns, (unsigned long long)c.open_max_ns);
-    if (c.open_max_ns > MAX_DURATION_NS)
-        return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "open_max_ns: must be at most %u days (got %llu ns)",
-                             BREAKER__MAX_DURATION_DAYS, (unsigned long long)c.open_max_ns);
     if (!isfinite(c.open_jitter) || c.open_jitter < 0.0 || c.open_jitter > 1.0)
         return breaker__fail(BREAKER_EINVAL, msg, len, "open_jitter: must be in [0, 1] (got %g)",
                              c.open_jitter);
@@ -164,10 +173,6 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "half_open_successes: must be between 1 and %u (got %u)",
                              BREAKER__MAX_PROBES, c.half_open_successes);
-    if (c.probe_timeout_ns > MAX_DURATION_NS)
-        return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "probe_timeout_ns: must be at most %u days (got %llu ns)",
-                             BREAKER__MAX_DURATION_DAYS, (unsigned long long)c.probe_timeout_ns);
     if (c.cancelled_as != BREAKER_IGNORED && c.cancelled_as != BREAKER_FAILURE)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "cancelled_as: must be BREAKER_IGNORED or BREAKER_FAILURE (got %d)",

@@ -14,13 +14,14 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NS_PER_US  UINT64_C(1000)
 #define NS_PER_MS  UINT64_C(1000000)
 #define NS_PER_SEC UINT64_C(1000000000)
 #define MAX_NS     ((uint64_t)BREAKER__MAX_DURATION_DAYS * 24u * 3600u * NS_PER_SEC)
-#define MAX_TEXT   64u /* longer values are rejected before parsing */
+#define ECHO_MAX   64u /* a message quotes at most this many bytes of input */
 
 enum kind { K_TRIP, K_COUNT, K_DURATION, K_RATE, K_FACTOR, K_JITTER, K_CANCELLED, K_SEED };
 
@@ -202,6 +203,7 @@ static bool parse_fraction(const char *s, double *out, bool allow_x_suffix) {
         d /= 100.0;
         end++;
     } else if (allow_x_suffix && *end == 'x') {
+        if (v == 0) return false; /* "0x" is no multiplier (and reads like hex) */
         end++;
     }
     if (*end != '\0') return false;
@@ -297,18 +299,44 @@ static bool set_value(breaker_config *cfg, const struct key *k, const char *text
     return false;
 }
 
+/* Input quoted in a message: at most ECHO_MAX bytes, every byte that is not
+ * printable ASCII written as \xNN (a message may reach a terminal, and a
+ * hostile configuration file must not send it escape sequences), and "..."
+ * after the quote when the input was longer. `out` holds 4 * ECHO_MAX + 4. */
+#define ECHO_CAP (4u * ECHO_MAX + 4u)
+
+static const char *echo(const char *s, size_t n, char out[ECHO_CAP]) {
+    size_t o = 0;
+    for (size_t i = 0; i < n && i < ECHO_MAX; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out[o++] = (char)c;
+        } else {
+            snprintf(out + o, 5, "\\x%02x", c);
+            o += 4;
+        }
+    }
+    if (n > ECHO_MAX) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+    return out;
+}
+
 int breaker_config_set(breaker_config *cfg, const char *key, const char *value, char *msg,
                        size_t msg_len) {
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    char quoted[ECHO_CAP];
     const struct key *k = find_key(key);
     if (k == NULL)
         return breaker__fail(
             BREAKER_NOT_FOUND, msg, msg_len,
-            "unknown key '%.64s' (keys: trip, failure_threshold, window_size, window, "
+            "unknown key '%s' (keys: trip, failure_threshold, window_size, window, "
             "window_buckets, min_calls, failure_rate, slow_call, slow_call_rate, open, "
             "open_backoff, open_max, open_jitter, half_open_max_probes, "
             "half_open_successes, probe_timeout, cancelled_as, seed)",
-            key);
+            echo(key, strlen(key), quoted));
 
     /* Surrounding blanks are noise from files and shells; inner ones are not. */
     while (isspace((unsigned char)*value))
@@ -316,18 +344,24 @@ int breaker_config_set(breaker_config *cfg, const char *key, const char *value, 
     size_t n = strlen(value);
     while (n > 0 && isspace((unsigned char)value[n - 1]))
         n--;
-    char text[MAX_TEXT + 1];
-    if (n == 0 || n > MAX_TEXT)
-        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%.*s'", k->name,
-                             k->range, (int)(n > MAX_TEXT ? MAX_TEXT : n), value);
+    if (n == 0)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got ''", k->name,
+                             k->range);
+    /* Any length: a valid value may be long ("0.500000...", leading zeros),
+     * and a long invalid one is refused by the parser like a short one. */
+    char *text = malloc(n + 1);
+    if (text == NULL) return BREAKER_ENOMEM;
     memcpy(text, value, n);
     text[n] = '\0';
 
     /* Parse into a copy so that `cfg` is unchanged on error. */
     breaker_config tmp = *cfg;
-    if (!set_value(&tmp, k, text))
-        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%s'", k->name,
-                             k->range, text);
-    *cfg = tmp;
-    return BREAKER_OK;
+    int rc = BREAKER_OK;
+    if (strlen(text) != n || !set_value(&tmp, k, text)) /* an inner NUL: never valid */
+        rc = breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%s'", k->name,
+                           k->range, echo(value, n, quoted));
+    else
+        *cfg = tmp;
+    free(text);
+    return rc;
 }
