@@ -1,13 +1,14 @@
 # Thin wrapper over CMake for the project's commands (see README).
 #   make demo    build and run the main demonstration
 #   make check   install test dependencies, build with ASan+UBSan, run every
-#                test, then run the concurrency tests under ThreadSanitizer
+#                test, then run the concurrency tests under ThreadSanitizer,
+#                then every test again against the shared library
 #   make bench   build optimised and run the benchmarks
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 CTEST ?= ctest
 
-.PHONY: all deps build demo check check-asan check-tsan bench valgrind format clean
+.PHONY: all deps build demo check check-asan check-tsan check-shared bench valgrind format clean
 
 all: build
 
@@ -21,7 +22,7 @@ build:
 demo: deps build
 	./scripts/demo.sh build/release
 
-check: deps check-asan check-tsan
+check: deps check-asan check-tsan check-shared
 
 check-asan:
 	$(CMAKE) -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DBREAKER_WERROR=ON \
@@ -35,6 +36,14 @@ check-tsan:
 	$(CMAKE) --build build/tsan -j $(JOBS)
 	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	  $(CTEST) --output-on-failure -L concurrency
+
+# The library as a shared object (-DBUILD_SHARED_LIBS=ON): the tests, tools
+# and examples link it as users of libbreaker.so do.
+check-shared:
+	$(CMAKE) -S . -B build/shared -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBREAKER_WERROR=ON \
+	  -DBUILD_SHARED_LIBS=ON
+	$(CMAKE) --build build/shared -j $(JOBS)
+	cd build/shared && $(CTEST) --output-on-failure -j $(JOBS)
 
 bench: deps build
 	./scripts/bench.sh build/release
