@@ -207,7 +207,8 @@ struct breaker_event {
  * after the new state is visible and outside any critical section, exactly
  * once per transition, in the process that made it: when several processes
  * share a breaker's state (a shared store), each transition calls back in
- * one process only, the one whose call or store update won it. It may call read-only functions on the breaker
+ * one process only, the one whose call or store update won it. It may call
+ * read-only functions on the breaker
  * (breaker_get_state, breaker_stats_get, ...) and may acquire/complete on
  * *other* breakers; it must not call breaker_acquire/complete/force/reset on
  * the same breaker (that could recurse) nor destroy it. `ev` is valid only
@@ -420,8 +421,11 @@ BREAKER_API int breaker_permit_is_probe(const breaker_permit *permit) BREAKER_NO
 
 /*! breaker_get_state() :
  *  @return the current state. Also applies due time-based transitions of
- *  hung probes (a timed-out probe reopens the breaker here). An OPEN breaker
- *  whose wait has ended reports OPEN until a call arrives to probe. */
+ *  hung probes: a probe past its deadline reopens the breaker as of that
+ *  deadline, however much later it is noticed (the event's time_ns is the
+ *  deadline and the next wait runs from it; breaker_stats_get() applies it
+ *  too). An OPEN breaker whose wait has ended reports OPEN until a call
+ *  arrives to probe. */
 BREAKER_API enum breaker_state breaker_get_state(breaker *b) BREAKER_NONNULL(1);
 
 /*! breaker_retry_after_ns() :

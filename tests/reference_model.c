@@ -187,15 +187,16 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
  * that moved the state. */
 static bool apply_probe_timeout(struct ref_model *m, uint64_t now) {
     if (m->state != BREAKER_HALF_OPEN) return false;
-    for (uint32_t i = 0; i < m->nprobes; i++) {
-        if (now >= m->probes[i].deadline) {
-            m->counters.probes_timed_out++;
-            m->counters.probes_failed++;
-            transition(m, now, BREAKER_OPEN, BREAKER_REASON_PROBE_TIMEOUT, m->k + 1, NULL);
-            return true;
-        }
-    }
-    return false;
+    /* The timeout takes effect at the earliest passed deadline, whenever it
+     * is noticed: the transition (and the next wait) is dated then. */
+    uint64_t at = UINT64_MAX;
+    for (uint32_t i = 0; i < m->nprobes; i++)
+        if (now >= m->probes[i].deadline && m->probes[i].deadline < at) at = m->probes[i].deadline;
+    if (at == UINT64_MAX) return false;
+    m->counters.probes_timed_out++;
+    m->counters.probes_failed++;
+    transition(m, at, BREAKER_OPEN, BREAKER_REASON_PROBE_TIMEOUT, m->k + 1, NULL);
+    return true;
 }
 
 /* A probe takes the lowest free slot (the transition's own probe, slot 0). */
@@ -432,6 +433,7 @@ uint64_t ref_model_generation(struct ref_model *m) {
 
 void ref_model_stats(struct ref_model *m, uint64_t now, breaker_stats *out) {
     pthread_mutex_lock(&m->mu);
+    apply_probe_timeout(m, now); /* a snapshot shows the state as of now */
     *out = m->counters;
     out->state = m->state;
     out->generation = m->generation;

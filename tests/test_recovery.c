@@ -355,8 +355,48 @@ static void waits_never_wrap_near_the_top_of_the_clock(void **state) {
     test_breaker_destroy(b);
 }
 
+/* Under low traffic a hung probe's timeout takes effect at its deadline:
+ * nothing calls between the deadline (16 s) and an hour later, yet the next
+ * wait is measured from the deadline, statistics read in between already
+ * show OPEN, time in state credits half-open only up to the deadline, and
+ * the first caller after the quiet hour is admitted as a probe. */
+static void hung_probe_times_out_at_its_deadline_under_low_traffic(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg = recovery_config(&clock, &log);
+    cfg.open_ns = 10 * SEC;
+    cfg.open_backoff = 2.0;
+    cfg.open_max_ns = 600 * SEC;
+    cfg.probe_timeout_ns = 6 * SEC;
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE); /* OPEN at 0 for 10 s */
+    fake_clock_advance(&clock, 10 * SEC);
+    breaker_permit hung;
+    assert_int_equal(breaker_acquire(b, &hung), BREAKER_OK); /* HALF_OPEN at 10 s, due at 16 s */
+    fake_clock_advance(&clock, 3590 * SEC);                 /* a quiet hour: now 3600 s */
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.state, BREAKER_OPEN);
+    assert_int_equal(st.probes_in_flight, 0);
+    assert_int_equal(st.state_since_ns, 16 * SEC);
+    assert_int_equal(st.open_until_ns, 16 * SEC + 20 * SEC); /* the doubled wait, from 16 s */
+    assert_int_equal(st.time_in_state_ns[BREAKER_HALF_OPEN], 6 * SEC);
+    assert_int_equal(st.time_in_state_ns[BREAKER_OPEN], 10 * SEC + 3584 * SEC);
+    unsigned n = atomic_load(&log.count);
+    assert_int_equal(log.events[n - 1].reason, BREAKER_REASON_PROBE_TIMEOUT);
+    assert_int_equal(log.events[n - 1].time_ns, 16 * SEC);
+    /* The first caller after the quiet hour is the next probe. */
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_true(breaker_permit_is_probe(&p));
+    assert_int_equal(breaker_complete(b, &hung, BREAKER_SUCCESS), BREAKER_STALE);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    test_breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hung_probe_times_out_at_its_deadline_under_low_traffic),
         cmocka_unit_test(open_rejects_until_the_wait_ends),
         cmocka_unit_test(first_acquire_after_the_wait_is_the_probe),
         cmocka_unit_test(half_open_admits_at_most_max_probes),

@@ -277,6 +277,7 @@ struct slot_scan {
     uint64_t free_value; /* its current word */
     int expired_slot;    /* a probe past its deadline, or -1 */
     uint64_t expired_value;
+    uint64_t expired_at; /* the earliest deadline among expired probes */
     uint64_t next_deadline; /* earliest deadline of a busy slot, UINT64_MAX if none */
 };
 
@@ -286,6 +287,7 @@ static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t n
     const breaker__atomic64 *slots = breaker__slots(s);
     r->free_slot = r->expired_slot = -1;
     r->free_value = r->expired_value = 0;
+    r->expired_at = UINT64_MAX;
     r->next_deadline = UINT64_MAX;
     for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
         uint64_t v = slot_load(&slots[i]);
@@ -309,16 +311,23 @@ static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t n
             }
             continue;
         }
-        if (now >= deadline && r->expired_slot < 0) {
-            r->expired_slot = (int)i;
-            r->expired_value = v;
+        if (now >= deadline) {
+            if (r->expired_slot < 0) {
+                r->expired_slot = (int)i;
+                r->expired_value = v;
+            }
+            if (deadline < r->expired_at) r->expired_at = deadline;
         }
         if (deadline < r->next_deadline) r->next_deadline = deadline;
     }
 }
 
 /* Apply a due probe timeout: a probe past its deadline is a failed probe
- * (PROBE_TIMEOUT). The CAS may lose to another probe's success, which
+ * (PROBE_TIMEOUT). The timeout takes effect at the deadline, whenever it is
+ * noticed: the transition is dated then, so the next wait runs from the
+ * deadline and the half-open is credited only up to it (under low traffic the
+ * first caller after a quiet hour finds the wait long over and probes, instead
+ * of starting a wait of its own). The CAS may lose to another probe's success, which
  * changes ctl without ending the half-open, so it retries while the
  * generation lasts. The hung probe's slot keeps its word; the next OPEN
  * re-stamps it. @return true if the state moved on (by this call or another);
@@ -334,7 +343,9 @@ static bool half_open_check_timeouts(breaker *b, uint64_t *ctl, uint64_t now,
                                .to = BREAKER_OPEN,
                                .reason = BREAKER_REASON_PROBE_TIMEOUT,
                                .k = next_k(*ctl),
-                               .now = now};
+                               /* 0 only for a slot-0 deadline lost to tag
+                                * wrap-around (phase_time_ns): then now. */
+                               .now = scan->expired_at != 0 ? scan->expired_at : now};
         half_open_evidence(*ctl, breaker__ctl_succ(*ctl), &t.evidence);
         if (transition(b, &t)) {
             breaker__count(&s->probes_timed_out);

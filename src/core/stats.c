@@ -9,6 +9,10 @@
 int breaker_stats_get(breaker *b, breaker_stats *out) {
     const struct breaker__shared *s = b->shared;
     memset(out, 0, sizeof(*out));
+    /* A probe past its deadline has already failed: apply its timeout (dated
+     * at the deadline) first, so a snapshot taken at any time shows the state
+     * the breaker is really in, not a half-open with a dead probe. */
+    (void)breaker_get_state(b);
     uint64_t ctl = breaker__load_acquire(&s->ctl);
     uint64_t now = b->now_precise(b);
 
