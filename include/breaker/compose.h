@@ -150,11 +150,18 @@ BREAKER_API uint64_t breaker_retry_backoff_ns(const breaker_retry_policy *p, uin
  * retry is any later attempt (breaker_retry_budget_withdraw()). Under a
  * sustained outage, then, attempts stay within about (1 + ratio) times the
  * requests plus min_retries per window, instead of max_attempts times. Share
- * one budget between every caller of one dependency. */
+ * one budget between every caller of one dependency.
+ *
+ * A retry is withdrawn before its backoff, so that a refusal comes before the
+ * caller sleeps; a retry that is then not made (the breaker opened, the
+ * deadline passed, the caller cancelled) is given back with
+ * breaker_retry_budget_refund(), so the budget counts only retries made. The
+ * executor does both. */
 
 typedef struct breaker_retry_budget breaker_retry_budget; /* opaque */
 typedef struct breaker_retry_budget_config breaker_retry_budget_config;
 typedef struct breaker_retry_budget_stats breaker_retry_budget_stats;
+typedef struct breaker_retry_ticket breaker_retry_ticket;
 
 struct breaker_retry_budget_config {
     double ratio;            /* retries per request over the window: [0, 1000];
@@ -170,10 +177,23 @@ struct breaker_retry_budget_config {
 
 struct breaker_retry_budget_stats {
     uint64_t deposits;        /* requests recorded since create */
-    uint64_t withdrawals;     /* retries allowed since create */
+    uint64_t withdrawals;     /* retries allowed since create, refunded or not */
     uint64_t refused;         /* retries refused since create */
     uint64_t window_requests; /* requests in the current window */
-    uint64_t window_retries;  /* retries in the current window */
+    uint64_t window_retries;  /* retries in the current window, refunds deducted */
+    uint64_t refunded;        /* withdrawals given back since create (retries
+                                 not made): withdrawals - refunded retries
+                                 were charged */
+};
+
+/* What breaker_retry_budget_withdraw_refundable() gives for one allowed
+ * retry, so that breaker_retry_budget_refund() can give it back to the window
+ * it was counted in. A plain value kept with the request; its field is not an
+ * interface, and zero means "nothing to refund". A refund clears the ticket
+ * it is given, not copies made of it before: refunding a copy as well is a
+ * caller error the budget cannot see (it would uncount a retry made). */
+struct breaker_retry_ticket {
+    uint64_t opaque;
 };
 
 /*! breaker_retry_budget_config_init() :
@@ -219,6 +239,33 @@ BREAKER_API void breaker_retry_budget_deposit(breaker_retry_budget *b) BREAKER_N
  *  BREAKER_RETRY_BUDGET_EXHAUSTED: not allowed now (counted as refused). */
 BREAKER_API BREAKER_NODISCARD int breaker_retry_budget_withdraw(breaker_retry_budget *b)
     BREAKER_NONNULL(1);
+
+/*! breaker_retry_budget_withdraw_refundable() :
+ *  Ask for one retry that may yet not be made: allowed and counted exactly
+ *  as by breaker_retry_budget_withdraw(), and on BREAKER_OK `*ticket` is set
+ *  so that breaker_retry_budget_refund() can give the retry back. Until then
+ *  it counts against the budget like any other retry, so threads sharing a
+ *  budget can never be allowed more retries than the bound between them.
+ *  Thread-safe, as deposit.
+ *  @return BREAKER_OK: allowed and counted, `*ticket` set;
+ *  BREAKER_RETRY_BUDGET_EXHAUSTED: not allowed now (counted as refused),
+ *  `*ticket` cleared (refunding it is refused). */
+BREAKER_API BREAKER_NODISCARD int
+breaker_retry_budget_withdraw_refundable(breaker_retry_budget *b, breaker_retry_ticket *ticket)
+    BREAKER_NONNULL(1, 2);
+
+/*! breaker_retry_budget_refund() :
+ *  Give back a retry allowed by breaker_retry_budget_withdraw_refundable() on
+ *  this budget and then not made. It leaves the window it was counted in (if
+ *  that has not already slid past) and is counted in `refunded`; `*ticket` is
+ *  cleared, so a second refund through it is refused. Refund only
+ *  retries that were not made: a retry that reached the dependency is load
+ *  the budget must go on counting. Thread-safe, as deposit.
+ *  @return BREAKER_OK; BREAKER_EINVAL if `*ticket` holds nothing to refund
+ *  (cleared, already refunded, or from a refused withdrawal) or cannot be
+ *  this budget's (it names a time the budget has not reached). */
+BREAKER_API int breaker_retry_budget_refund(breaker_retry_budget *b, breaker_retry_ticket *ticket)
+    BREAKER_NONNULL(1, 2);
 
 /*! breaker_retry_budget_stats_get() : fill `out` with a consistent snapshot.
  *  @return BREAKER_OK. Thread-safe. */
@@ -590,7 +637,9 @@ BREAKER_API void breaker_executor_destroy(breaker_executor *ex);
  *    or after it is not slept, and the request stops (layer DEADLINE).
  *  - Only retryable outcomes are retried (enum breaker_retry_hint), only for
  *    idempotent calls, at most retry.max_attempts attempts in all, each
- *    retry withdrawn from the budget before its backoff.
+ *    retry withdrawn from the budget before its backoff, and refunded if the
+ *    request then stops without making it (breaker refusal, deadline,
+ *    cancellation during the backoff).
  *  - RETRY_OUTSIDE_BREAKER: after a failed attempt, if the breaker would
  *    still refuse when the backoff ends (breaker_retry_after_ns() longer
  *    than the backoff), the request stops now without sleeping.

@@ -37,6 +37,8 @@ struct run {
     const breaker_call *call;
     uint64_t deadline;
     uint64_t rng;
+    breaker_retry_ticket retry; /* the retry withdrawn for the next attempt,
+                                   until that attempt is made; zero if none */
 };
 
 static void count(_Atomic uint64_t *c, uint64_t v) {
@@ -44,6 +46,12 @@ static void count(_Atomic uint64_t *c, uint64_t v) {
 }
 
 static uint64_t now_of(const breaker_executor *ex) { return ex->cfg.clock(ex->cfg.clock_ctx); }
+
+/* The request stops without making the retry it withdrew: give it back, so
+ * the budget counts only retries that reached the operation. */
+static void refund_retry(struct run *r) {
+    if (r->retry.opaque != 0) (void)breaker_retry_budget_refund(r->ex->cfg.budget, &r->retry);
+}
 
 void breaker_executor_config_init(breaker_executor_config *cfg) {
     memset(cfg, 0, sizeof(*cfg));
@@ -197,13 +205,17 @@ static bool retry_after_backoff(struct run *r, uint32_t number, uint64_t *prev_b
         return false;
     }
     /* The budget last, so that a retry stopped by the checks above spends
-     * nothing. */
-    if (ex->cfg.budget != NULL && breaker_retry_budget_withdraw(ex->cfg.budget) != BREAKER_OK) {
+     * nothing. It is withdrawn before the sleep, not after, so that a
+     * refusal costs the caller no backoff and so that concurrent requests
+     * see this retry while it sleeps; one not made is refunded. */
+    if (ex->cfg.budget != NULL &&
+        breaker_retry_budget_withdraw_refundable(ex->cfg.budget, &r->retry) != BREAKER_OK) {
         stop(res, BREAKER_LAYER_RETRY_BUDGET, BREAKER_RETRY_BUDGET_EXHAUSTED, 0);
         count(&ex->n.stopped_budget, 1);
         return false;
     }
     if (backoff > 0 && ex->cfg.sleep(ex->cfg.sleep_ctx, backoff) != 0) {
+        refund_retry(r);
         res->kind = BREAKER_RESULT_CANCELLED;
         res->layer = BREAKER_LAYER_CALLER;
         res->status = BREAKER_ECANCELED;
@@ -221,6 +233,7 @@ static void attempts(struct run *r, breaker *per_attempt, breaker_result *res) {
     for (uint32_t number = 1;; number++) {
         uint64_t now = now_of(r->ex);
         if (now >= r->deadline) {
+            refund_retry(r);
             stop(res, BREAKER_LAYER_DEADLINE, BREAKER_DEADLINE_EXCEEDED, UINT64_MAX);
             if (res->attempts > 0) count(&r->ex->n.stopped_deadline, 1);
             return;
@@ -229,11 +242,13 @@ static void attempts(struct run *r, breaker *per_attempt, breaker_result *res) {
         if (per_attempt != NULL) {
             int rc = breaker_acquire(per_attempt, &permit);
             if (rc != BREAKER_OK) {
+                refund_retry(r);
                 stop_by_breaker(res, per_attempt, rc);
                 if (res->attempts > 0) count(&r->ex->n.stopped_breaker, 1);
                 return;
             }
         }
+        r->retry.opaque = 0; /* the retry is made now: its charge stands */
         enum breaker_outcome rec = attempt_once(r, number, now, per_attempt, &permit, res);
         if (rec == BREAKER_SUCCESS || rec == BREAKER_CANCELLED) return;
         if (!retry_after_backoff(r, number, &prev_backoff, per_attempt, res)) return;

@@ -10,6 +10,15 @@
  * tens of uncontended nanoseconds buy a window that is exact and simple to
  * check, where a lock-free ring would need the reset/increment races the
  * core's window solves.
+ *
+ * A refundable withdrawal hands out the stamp of the bucket it was counted
+ * in. A refund takes the retry out of that bucket only if the bucket still
+ * counts that stamp: once it has been reused for a later span, the retry has
+ * already left the window, and taking one from whichever bucket holds
+ * retries now would uncount a retry that was really made. Because a
+ * withdrawal counts from the moment it is allowed and a refund only lowers
+ * the count, every check sees at least the retries made, so the bound holds
+ * however many threads share the budget.
  */
 #include "breaker/compose.h"
 #include "common/message.h"
@@ -44,7 +53,7 @@ struct breaker_retry_budget {
     uint32_t nbuckets;
     uint64_t latest; /* newest stamp seen: time read before the lock by a
                         slow thread must not reset a newer bucket */
-    uint64_t deposits, withdrawals, refused;
+    uint64_t deposits, withdrawals, refused, refunded;
     struct budget_bucket buckets[]; /* nbuckets */
 };
 
@@ -162,22 +171,49 @@ void breaker_retry_budget_deposit(breaker_retry_budget *b) {
     pthread_mutex_unlock(&b->lock);
 }
 
-int breaker_retry_budget_withdraw(breaker_retry_budget *b) {
+/* Allow and count one retry if the window has room. @return the stamp of
+ * the bucket it was counted in, 0 if refused. */
+static uint64_t withdraw(breaker_retry_budget *b) {
     uint64_t stamp = stamp_now(b);
     uint64_t requests, retries;
-    int rc;
     pthread_mutex_lock(&b->lock);
     struct budget_bucket *bk = current_bucket(b, &stamp);
     window_sums(b, stamp, &requests, &retries);
     if ((double)retries < (double)b->min_retries + b->ratio * (double)requests) {
         bk->retries++;
         b->withdrawals++;
-        rc = BREAKER_OK;
     } else {
         b->refused++;
-        rc = BREAKER_RETRY_BUDGET_EXHAUSTED;
+        stamp = 0;
     }
     pthread_mutex_unlock(&b->lock);
+    return stamp;
+}
+
+int breaker_retry_budget_withdraw(breaker_retry_budget *b) {
+    return withdraw(b) != 0 ? BREAKER_OK : BREAKER_RETRY_BUDGET_EXHAUSTED;
+}
+
+int breaker_retry_budget_withdraw_refundable(breaker_retry_budget *b,
+                                             breaker_retry_ticket *ticket) {
+    ticket->opaque = withdraw(b);
+    return ticket->opaque != 0 ? BREAKER_OK : BREAKER_RETRY_BUDGET_EXHAUSTED;
+}
+
+int breaker_retry_budget_refund(breaker_retry_budget *b, breaker_retry_ticket *ticket) {
+    uint64_t stamp = ticket->opaque;
+    if (stamp == 0) return BREAKER_EINVAL;
+    int rc = BREAKER_OK;
+    pthread_mutex_lock(&b->lock);
+    if (stamp > b->latest) {
+        rc = BREAKER_EINVAL; /* no withdrawal of this budget was counted then */
+    } else {
+        struct budget_bucket *bk = &b->buckets[stamp % b->nbuckets];
+        if (bk->stamp == stamp && bk->retries > 0) bk->retries--;
+        b->refunded++;
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (rc == BREAKER_OK) ticket->opaque = 0;
     return rc;
 }
 
@@ -188,6 +224,7 @@ int breaker_retry_budget_stats_get(breaker_retry_budget *b, breaker_retry_budget
     out->deposits = b->deposits;
     out->withdrawals = b->withdrawals;
     out->refused = b->refused;
+    out->refunded = b->refunded;
     window_sums(b, stamp, &out->window_requests, &out->window_retries);
     pthread_mutex_unlock(&b->lock);
     return BREAKER_OK;
