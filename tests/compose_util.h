@@ -14,12 +14,17 @@
 
 /* Sleeping advances the fake clock, so no test really waits. Each sleep's
  * start and end are logged; cancel_at = n makes the n-th sleep report a
- * cancellation (0 = never). */
+ * cancellation (0 = never). oversleep_ns makes every sleep wake that much
+ * late, as a loaded machine may; `meanwhile` (if set) runs inside every sleep
+ * that is not cancelled, standing for what other callers do during it. */
 struct fake_sleep {
     struct fake_clock *clock;
     unsigned count;
     uint64_t total_ns;
     unsigned cancel_at;
+    uint64_t oversleep_ns;
+    void (*meanwhile)(void *ctx);
+    void *meanwhile_ctx;
     uint64_t start_ns[MAX_LOGGED];
     uint64_t end_ns[MAX_LOGGED];
 };
@@ -29,7 +34,8 @@ static inline int fake_sleep_fn(void *ctx, uint64_t ns) {
     unsigned i = s->count++;
     if (s->cancel_at != 0 && s->count == s->cancel_at) return 1;
     if (i < MAX_LOGGED) s->start_ns[i] = fake_clock_read(s->clock);
-    fake_clock_advance(s->clock, ns);
+    fake_clock_advance(s->clock, ns + s->oversleep_ns);
+    if (s->meanwhile != NULL) s->meanwhile(s->meanwhile_ctx);
     if (i < MAX_LOGGED) s->end_ns[i] = fake_clock_read(s->clock);
     s->total_ns += ns;
     return 0;
@@ -107,6 +113,28 @@ static inline breaker_result run_call(breaker_executor *ex, const breaker_call *
 static inline breaker_executor_stats exec_stats(breaker_executor *ex) {
     breaker_executor_stats st;
     assert_int_equal(breaker_executor_stats_get(ex, &st), BREAKER_OK);
+    return st;
+}
+
+/* A retry budget on the fake clock, its window in 10 buckets. */
+static inline breaker_retry_budget *make_budget(struct fake_clock *clock, double ratio,
+                                                uint32_t min_retries, uint64_t window) {
+    breaker_retry_budget_config cfg;
+    breaker_retry_budget_config_init(&cfg);
+    cfg.ratio = ratio;
+    cfg.min_retries = min_retries;
+    cfg.window_ns = window;
+    cfg.buckets = 10;
+    cfg.clock = fake_clock_read;
+    cfg.clock_ctx = clock;
+    breaker_retry_budget *b = NULL;
+    assert_int_equal(breaker_retry_budget_create(&cfg, &b), BREAKER_OK);
+    return b;
+}
+
+static inline breaker_retry_budget_stats budget_stats(breaker_retry_budget *b) {
+    breaker_retry_budget_stats st;
+    assert_int_equal(breaker_retry_budget_stats_get(b, &st), BREAKER_OK);
     return st;
 }
 

@@ -5,6 +5,8 @@
  */
 #include "compose_util.h"
 
+#include <stdio.h>
+
 /* Everything one test needs, on one fake clock: a dependency that fails with
  * 503 unless told otherwise, an optional consecutive-failures breaker (open
  * 30 s) and an executor. rig_init() fills it; the test may then change
@@ -359,6 +361,77 @@ static void cancellation_during_backoff_stops_the_request(void **state) {
     rig_fini(&r);
 }
 
+/* Another caller's failures, recorded while this request sleeps its
+ * backoff: enough to open the rig's breaker. */
+static void others_fail_meanwhile(void *ctx) {
+    struct rig *r = ctx;
+    while (breaker_get_state(r->b) == BREAKER_CLOSED)
+        call_ok(r->b, BREAKER_FAILURE);
+}
+
+/* A retry is withdrawn before its backoff; when the request then gives up
+ * without making it (the breaker opened, the deadline passed or the caller
+ * cancelled during the backoff), the budget must not keep the charge. */
+static void budget_is_charged_only_for_retries_made(void **state) {
+    (void)state;
+    struct rig r;
+    rig_init(&r, BREAKER_ORDER_RETRY_OUTSIDE_BREAKER, 3);
+    /* 100 free retries: the budget itself never refuses here. */
+    breaker_retry_budget *budget = make_budget(&r.clock, 0, 100, 10 * SEC);
+    r.cfg.budget = budget;
+    rig_build(&r);
+
+    /* The breaker opens during the first backoff: the retry is not made. */
+    r.sl.meanwhile = others_fail_meanwhile;
+    r.sl.meanwhile_ctx = &r;
+    breaker_result res = rig_run(&r);
+    assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
+    assert_int_equal(res.layer, BREAKER_LAYER_BREAKER);
+    assert_int_equal(res.attempts, 1);
+    assert_int_equal(r.sl.count, 1);
+    r.sl.meanwhile = NULL;
+    assert_int_equal(breaker_reset(r.b), BREAKER_OK);
+
+    /* The deadline passes during the first backoff (the sleep wakes late). */
+    r.sl.oversleep_ns = 1 * SEC;
+    r.call.deadline_ns = fake_clock_read(&r.clock) + 1 * SEC;
+    res = rig_run(&r);
+    assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
+    assert_int_equal(res.layer, BREAKER_LAYER_DEADLINE);
+    assert_int_equal(res.attempts, 1);
+    r.sl.oversleep_ns = 0;
+    r.call.deadline_ns = BREAKER_NO_DEADLINE;
+    assert_int_equal(breaker_reset(r.b), BREAKER_OK);
+
+    /* The caller cancels during the first backoff. */
+    r.sl.cancel_at = r.sl.count + 1;
+    res = rig_run(&r);
+    assert_int_equal(res.kind, BREAKER_RESULT_CANCELLED);
+    assert_int_equal(res.attempts, 1);
+    r.sl.cancel_at = 0;
+    assert_int_equal(breaker_reset(r.b), BREAKER_OK);
+
+    /* And one request whose two retries are both made. */
+    res = rig_run(&r);
+    assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
+    assert_int_equal(res.layer, BREAKER_LAYER_RETRY_POLICY);
+    assert_int_equal(res.attempts, 3);
+
+    breaker_executor_stats st = exec_stats(r.ex);
+    breaker_retry_budget_stats bs = budget_stats(budget);
+    printf("# budget: %llu withdrawn, %llu refunded, %llu in the window; %llu retries made\n",
+           (unsigned long long)bs.withdrawals, (unsigned long long)bs.refunded,
+           (unsigned long long)bs.window_retries, (unsigned long long)st.retries);
+    assert_int_equal(st.retries, 2);
+    assert_int_equal(bs.deposits, 4);
+    assert_int_equal(bs.withdrawals, 5);
+    assert_int_equal(bs.refunded, 3);
+    assert_int_equal(bs.withdrawals - bs.refunded, st.retries);
+    assert_int_equal(bs.window_retries, st.retries);
+    rig_fini(&r);
+    breaker_retry_budget_destroy(budget);
+}
+
 static void non_idempotent_call_is_not_retried(void **state) {
     (void)state;
     struct rig r;
@@ -592,6 +665,7 @@ int main(void) {
         cmocka_unit_test(late_attempt_within_call_deadline_is_retried),
         cmocka_unit_test(cancelled_operation_is_recorded_as_cancelled_and_not_retried),
         cmocka_unit_test(cancellation_during_backoff_stops_the_request),
+        cmocka_unit_test(budget_is_charged_only_for_retries_made),
         cmocka_unit_test(non_idempotent_call_is_not_retried),
         cmocka_unit_test(only_retryable_outcomes_are_retried),
         cmocka_unit_test(no_deadline_retries_sleep_the_policy_backoff),

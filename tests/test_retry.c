@@ -1,10 +1,14 @@
 /*
  * test_retry.c - the retry policy's backoff and the retry budget, alone and
- * bounding the attempts of an executor under a sustained outage.
+ * bounding the attempts of an executor under a sustained outage, and charged
+ * only for the retries made by executors on many threads (run under
+ * ThreadSanitizer by make check: label "concurrency").
  */
 #include "compose_util.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 
 static void policy_defaults_and_validation_name_the_field(void **state) {
@@ -131,21 +135,6 @@ static void decorrelated_jitter_stays_between_base_and_three_times_previous(void
         prev = d;
     }
     assert_true(reached_cap);
-}
-
-static breaker_retry_budget *make_budget(struct fake_clock *clock, double ratio,
-                                         uint32_t min_retries, uint64_t window) {
-    breaker_retry_budget_config cfg;
-    breaker_retry_budget_config_init(&cfg);
-    cfg.ratio = ratio;
-    cfg.min_retries = min_retries;
-    cfg.window_ns = window;
-    cfg.buckets = 10;
-    cfg.clock = fake_clock_read;
-    cfg.clock_ctx = clock;
-    breaker_retry_budget *b = NULL;
-    assert_int_equal(breaker_retry_budget_create(&cfg, &b), BREAKER_OK);
-    return b;
 }
 
 static void budget_allows_min_retries_plus_ratio_of_requests(void **state) {
@@ -327,6 +316,183 @@ static void budget_bounds_attempts_under_sustained_outage(void **state) {
     }
 }
 
+static void refund_gives_the_retry_back_once(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_retry_budget *b = make_budget(&clock, 0, 2, 10 * SEC);
+    breaker_retry_ticket t1, t2, t3;
+    assert_int_equal(breaker_retry_budget_withdraw_refundable(b, &t1), BREAKER_OK);
+    assert_int_equal(breaker_retry_budget_withdraw_refundable(b, &t2), BREAKER_OK);
+    /* A refused withdrawal leaves nothing to refund. */
+    assert_int_equal(breaker_retry_budget_withdraw_refundable(b, &t3),
+                     BREAKER_RETRY_BUDGET_EXHAUSTED);
+    assert_int_equal(breaker_retry_budget_refund(b, &t3), BREAKER_EINVAL);
+    /* A refund makes room for exactly one more retry... */
+    assert_int_equal(breaker_retry_budget_refund(b, &t1), BREAKER_OK);
+    breaker_retry_budget_stats st = budget_stats(b);
+    assert_int_equal(st.withdrawals, 2);
+    assert_int_equal(st.refunded, 1);
+    assert_int_equal(st.window_retries, 1);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_OK);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_RETRY_BUDGET_EXHAUSTED);
+    /* ...and only once: the refund spends the ticket. */
+    assert_int_equal(breaker_retry_budget_refund(b, &t1), BREAKER_EINVAL);
+    assert_int_equal(breaker_retry_budget_refund(b, &t2), BREAKER_OK);
+    assert_int_equal(breaker_retry_budget_refund(b, &t2), BREAKER_EINVAL);
+    st = budget_stats(b);
+    assert_int_equal(st.refunded, 2);
+    assert_int_equal(st.window_retries, 1);
+    /* A ticket naming a time this budget has not reached is not its own. */
+    breaker_retry_ticket future = {.opaque = UINT64_MAX};
+    assert_int_equal(breaker_retry_budget_refund(b, &future), BREAKER_EINVAL);
+    assert_int_equal(budget_stats(b).refunded, 2);
+    breaker_retry_budget_destroy(b);
+}
+
+/* A refund after its retry has slid out of the window must not uncount a
+ * retry made since: it changes the lifetime count only. */
+static void refund_after_the_window_slid_uncounts_nothing_newer(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_retry_budget *b = make_budget(&clock, 0, 1, 10 * SEC);
+    breaker_retry_ticket old, recent;
+    assert_int_equal(breaker_retry_budget_withdraw_refundable(b, &old), BREAKER_OK);
+    fake_clock_advance(&clock, 11 * SEC); /* `old` has left the window */
+    assert_int_equal(breaker_retry_budget_withdraw_refundable(b, &recent), BREAKER_OK);
+    assert_int_equal(breaker_retry_budget_refund(b, &old), BREAKER_OK);
+    breaker_retry_budget_stats st = budget_stats(b);
+    assert_int_equal(st.window_retries, 1);
+    assert_int_equal(st.refunded, 1);
+    assert_int_equal(breaker_retry_budget_withdraw(b), BREAKER_RETRY_BUDGET_EXHAUSTED);
+    /* Still in its window, `recent` comes back out of the bucket it is in,
+     * though newer buckets have been used since. */
+    fake_clock_advance(&clock, 5 * SEC);
+    breaker_retry_budget_deposit(b);
+    assert_int_equal(breaker_retry_budget_refund(b, &recent), BREAKER_OK);
+    st = budget_stats(b);
+    assert_int_equal(st.window_retries, 0);
+    assert_int_equal(st.window_requests, 1);
+    assert_int_equal(st.refunded, 2);
+    breaker_retry_budget_destroy(b);
+}
+
+/* Many threads, each with its own executor, breaker and fake clock, share
+ * one budget (on a clock that stands still: one window). Every backoff
+ * follows a withdrawal; the sleep script then aborts three retries in four
+ * (cancelled, woken past the deadline, breaker forced open meanwhile) and
+ * lets the fourth be made. */
+#define SHARERS      8
+#define REQUESTS     2000
+#define SHARED_MIN   10u
+#define SHARED_RATIO 0.1
+
+struct sharer {
+    struct fake_clock clock;
+    breaker *b;
+    breaker_executor *ex;
+    struct dependency dep;
+    const _Atomic int *go;
+    unsigned sleeps, aborted;
+};
+
+static int scripted_sleep(void *ctx, uint64_t ns) {
+    struct sharer *s = ctx;
+    unsigned k = s->sleeps++;
+    if (k % 4 != 3) s->aborted++;
+    switch (k % 4) {
+    case 0:
+        return 1; /* the caller cancels */
+    case 1:
+        fake_clock_advance(&s->clock, ns + 10 * SEC); /* wakes past the deadline */
+        return 0;
+    case 2:
+        (void)breaker_force_open(s->b); /* opens meanwhile */
+        break;
+    default:
+        break;
+    }
+    fake_clock_advance(&s->clock, ns);
+    return 0;
+}
+
+static void *sharer_thread(void *arg) {
+    struct sharer *s = arg;
+    while (!atomic_load(s->go))
+        sched_yield();
+    breaker_call call = idempotent_call(&s->dep);
+    for (int i = 0; i < REQUESTS; i++) {
+        call.deadline_ns = fake_clock_read(&s->clock) + 1 * SEC;
+        breaker_result res;
+        if (breaker_executor_run(s->ex, &call, &res) != BREAKER_OK) break;
+        if (breaker_get_state(s->b) != BREAKER_CLOSED) (void)breaker_reset(s->b);
+    }
+    return NULL;
+}
+
+static void shared_budget_charges_only_retries_made_under_many_threads(void **state) {
+    (void)state;
+    struct fake_clock budget_clock = {0};
+    breaker_retry_budget *budget = make_budget(&budget_clock, SHARED_RATIO, SHARED_MIN, 10 * SEC);
+    static struct sharer s[SHARERS];
+    _Atomic int go = 0;
+    for (int i = 0; i < SHARERS; i++) {
+        memset(&s[i], 0, sizeof(s[i]));
+        s[i].go = &go;
+        s[i].dep = (struct dependency){.clock = &s[i].clock, .answer = BREAKER_FAILURE};
+        breaker_config bc;
+        test_config(&bc, &s[i].clock, NULL);
+        bc.trip = BREAKER_TRIP_CONSECUTIVE;
+        bc.failure_threshold = 1000;
+        s[i].b = make_breaker(&bc);
+        breaker_executor_config cfg;
+        exec_config(&cfg, &s[i].clock, NULL);
+        cfg.sleep = scripted_sleep;
+        cfg.sleep_ctx = &s[i];
+        cfg.breaker = s[i].b;
+        cfg.budget = budget;
+        s[i].ex = make_executor(&cfg);
+    }
+    pthread_t t[SHARERS];
+    for (int i = 0; i < SHARERS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, sharer_thread, &s[i]), 0);
+    atomic_store(&go, 1);
+    for (int i = 0; i < SHARERS; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+
+    uint64_t requests = 0, made = 0, stopped_budget = 0, sleeps = 0, aborted = 0;
+    for (int i = 0; i < SHARERS; i++) {
+        breaker_executor_stats st = exec_stats(s[i].ex);
+        requests += st.requests;
+        made += st.retries;
+        stopped_budget += st.stopped_budget;
+        sleeps += s[i].sleeps;
+        aborted += s[i].aborted;
+        breaker_executor_destroy(s[i].ex);
+        test_breaker_destroy(s[i].b);
+    }
+    breaker_retry_budget_stats bs = budget_stats(budget);
+    uint64_t bound = SHARED_MIN + requests / 10; /* min_retries + 0.1 x requests */
+    printf("# %d threads: %llu requests, %llu retries withdrawn, %llu refunded, %llu made "
+           "(bound %llu), %llu refused by the budget\n",
+           SHARERS, (unsigned long long)requests, (unsigned long long)bs.withdrawals,
+           (unsigned long long)bs.refunded, (unsigned long long)made, (unsigned long long)bound,
+           (unsigned long long)stopped_budget);
+    assert_int_equal(requests, SHARERS * REQUESTS);
+    assert_int_equal(bs.deposits, requests);
+    /* Each withdrawal was followed by one backoff; each aborted one refunded. */
+    assert_int_equal(bs.withdrawals, sleeps);
+    assert_int_equal(bs.refunded, aborted);
+    assert_int_equal(bs.withdrawals - bs.refunded, made);
+    assert_int_equal(bs.window_retries, made);
+    /* The bound holds for the retries made, and the refunds are what let
+     * them come near it: charging the aborted ones would allow about a
+     * quarter of it. */
+    assert_true(made <= bound);
+    assert_true(made > bound / 2);
+    assert_true(stopped_budget > 0);
+    breaker_retry_budget_destroy(budget);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(policy_defaults_and_validation_name_the_field),
@@ -342,6 +508,9 @@ int main(void) {
         cmocka_unit_test(budget_validation_names_each_field_and_its_range),
         cmocka_unit_test(budget_config_init_clears_the_whole_struct),
         cmocka_unit_test(budget_bounds_attempts_under_sustained_outage),
+        cmocka_unit_test(refund_gives_the_retry_back_once),
+        cmocka_unit_test(refund_after_the_window_slid_uncounts_nothing_newer),
+        cmocka_unit_test(shared_budget_charges_only_retries_made_under_many_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
