@@ -36,6 +36,22 @@ static void read_trace_text(const char *text, struct tool_trace *tr) {
     fclose(in);
 }
 
+/* Read `text` as the trace `name`; @return what was reported on the error
+ * stream, for the caller to free. */
+static char *read_trace_errors(const char *text, const char *name, struct tool_trace *tr) {
+    FILE *in = fmemopen((void *)(uintptr_t)text, strlen(text), "r");
+    assert_non_null(in);
+    char *errors = NULL;
+    size_t len = 0;
+    FILE *err = open_memstream(&errors, &len);
+    assert_non_null(err);
+    char msg[TOOL_MSG_MAX];
+    if (tool_trace_read(in, name, err, tr, msg, sizeof(msg)) != 0) fail_msg("%s", msg);
+    fclose(err);
+    fclose(in);
+    return errors;
+}
+
 static struct tool_breaker make_breaker_spec(const char *spec) {
     struct tool_breakers list = {0};
     char msg[TOOL_MSG_MAX];
@@ -383,21 +399,59 @@ static void quoted_fields_and_a_header_line_are_understood(void **state) {
 
 static void a_first_line_of_garbage_is_reported_not_taken_for_a_header(void **state) {
     (void)state;
-    static const char text[] = "abc,def\n0.0,0.01,ok\n";
-    FILE *in = fmemopen((void *)(uintptr_t)text, strlen(text), "r");
-    char *errors = NULL;
-    size_t len = 0;
-    FILE *err = open_memstream(&errors, &len);
     struct tool_trace tr;
-    char msg[TOOL_MSG_MAX];
-    assert_int_equal(tool_trace_read(in, "g.csv", err, &tr, msg, sizeof(msg)), 0);
-    fclose(err);
-    fclose(in);
+    char *errors = read_trace_errors("abc,def\n0.0,0.01,ok\n", "g.csv", &tr);
     assert_int_equal(tr.bad_lines, 1);
     assert_int_equal(tr.count, 1);
     assert_non_null(strstr(errors, "g.csv:1: expected 3 fields"));
     free(errors);
     tool_trace_free(&tr);
+}
+
+static void control_bytes_in_a_bad_line_are_escaped(void **state) {
+    (void)state;
+    /* A hostile trace must not reach the terminal with escape sequences. */
+    static const char text[] = "0.0,0.01,\033]0;owned\a\n1.0,0\x9b"
+                               "2J,ok\n";
+    struct tool_trace tr;
+    char *errors = read_trace_errors(text, "e\033.csv", &tr);
+    assert_int_equal(tr.bad_lines, 2);
+    assert_non_null(strstr(errors, "e\\x1b.csv:1: bad outcome '\\x1b]0;owned\\x07'"));
+    assert_non_null(strstr(errors, "e\\x1b.csv:2: bad duration '0\\x9b2J'"));
+    for (const char *p = errors; *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+        if ((c < 0x20 && c != '\n') || c == 0x7f || c >= 0x80)
+            fail_msg("raw byte 0x%02x in '%s'", c, errors);
+    }
+    free(errors);
+    tool_trace_free(&tr);
+}
+
+static void escaping_keeps_text_and_utf8_and_shows_the_rest_as_hex(void **state) {
+    (void)state;
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"plain text, 50%", "plain text, 50%"},
+        {"tab\there", "tab\\x09here"},
+        {"\033[31m", "\\x1b[31m"},
+        {"del\x7f", "del\\x7f"},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+        {"c1 \xc2\x9b", "c1 \\xc2\\x9b"},     /* U+009B, the 8-bit CSI */
+        {"lone \xc3", "lone \\xc3"},          /* cut short */
+        {"over \xc0\xaf", "over \\xc0\\xaf"}, /* overlong '/' */
+        {"sur \xed\xa0\x80", "sur \\xed\\xa0\\x80"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[64];
+        size_t n = tool_escape(out, sizeof(out), cases[i].in);
+        assert_string_equal(out, cases[i].want);
+        assert_int_equal(n, strlen(cases[i].want));
+    }
+    /* snprintf-like: the whole length, a cut but terminated copy. */
+    char small[6];
+    assert_int_equal(tool_escape(small, sizeof(small), "ab\033cd"), 8);
+    assert_string_equal(small, "ab");
 }
 
 int main(void) {
@@ -416,6 +470,8 @@ int main(void) {
         cmocka_unit_test(durations_print_in_the_largest_readable_unit),
         cmocka_unit_test(quoted_fields_and_a_header_line_are_understood),
         cmocka_unit_test(a_first_line_of_garbage_is_reported_not_taken_for_a_header),
+        cmocka_unit_test(control_bytes_in_a_bad_line_are_escaped),
+        cmocka_unit_test(escaping_keeps_text_and_utf8_and_shows_the_rest_as_hex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -293,6 +293,120 @@ static void breaker_specs_from_the_command_line(void **state) {
     tool_breakers_free(&list);
 }
 
+/* `before`, `n` copies of `c`, then `after`, in a buffer the caller frees. */
+static char *ini_with(const char *before, char c, size_t n, const char *after) {
+    size_t a = strlen(before), b = strlen(after);
+    char *text = malloc(a + n + b + 1);
+    assert_non_null(text);
+    memcpy(text, before, a);
+    memset(text + a, c, n);
+    memcpy(text + a + n, after, b + 1);
+    return text;
+}
+
+static void ini_lines_of_any_length_are_read_whole(void **state) {
+    (void)state;
+    /* inih cut lines at 199 characters: a long comment was a syntax error
+     * and a long value ran on as a line of its own. */
+    char *comment = ini_with("; ", 'x', 400, "\n[scenario]\ndescription = ");
+    char *text = ini_with(comment, 'x', 250, "\nduration = 1m\n");
+    free(comment);
+    struct tool_scenario sc;
+    load(&sc, text);
+    assert_int_equal(strlen(sc.description), 250);
+    assert_int_equal(sc.duration_ns, 60 * TOOL_SEC);
+    tool_scenario_free(&sc);
+    free(text);
+    /* A value that runs past column 199 is never applied as a key. */
+    struct tool_breakers list = {0};
+    char msg[TOOL_MSG_MAX] = "";
+    text = ini_with("[breaker b]\ndescription = ", 'x', 190, " open = 100ms\n");
+    int rc = tool_load_ini(NULL, text, NULL, &list, msg, sizeof(msg));
+    if (rc == 0) {
+        assert_int_equal(list.count, 1);
+        assert_int_equal(list.items[0].cfg.open_ns, 30 * TOOL_SEC);
+    } else {
+        assert_non_null(strstr(msg, "(built-in):2: breaker b: description"));
+    }
+    tool_breakers_free(&list);
+    free(text);
+}
+
+static void text_too_long_for_its_field_is_refused_with_the_limit(void **state) {
+    (void)state;
+    char *text = ini_with("[breaker b]\ndescription = ", 'x', 160, "\n");
+    load_fails(text, ":2: breaker b: description is 160 characters long; at most 159");
+    free(text);
+    text = ini_with("[scenario]\nname = ", 'x', 48, "\n");
+    load_fails(text, ":2: scenario: name is 48 characters long; at most 47");
+    free(text);
+    text = ini_with("[phase ", 'p', 48, "]\nkind = down\n");
+    load_fails(text, ":1: phase name 'ppp");
+    free(text);
+    text = ini_with("[breaker b]\ndescription = ", 'x', 159, "\n");
+    struct tool_scenario sc;
+    load(&sc, text);
+    assert_int_equal(strlen(sc.breakers.items[0].description), 159);
+    tool_scenario_free(&sc);
+    free(text);
+}
+
+static void a_breaker_section_name_is_taken_whole_or_refused(void **state) {
+    (void)state;
+    /* The tool and inih cut [breaker NAME] at different lengths: a name of
+     * 42 to 47 characters made two configurations. */
+    struct tool_breakers list = {0};
+    char msg[TOOL_MSG_MAX] = "";
+    for (size_t n = 40; n <= 47; n++) {
+        char *text = ini_with("[breaker ", 'n', n, "]\nopen = 2s\n");
+        assert_int_equal(tool_load_ini(NULL, text, NULL, &list, msg, sizeof(msg)), 0);
+        assert_int_equal(list.count, 1);
+        assert_int_equal(strlen(list.items[0].name), n);
+        assert_int_equal(list.items[0].cfg.open_ns, 2 * TOOL_SEC);
+        tool_breakers_free(&list);
+        free(text);
+    }
+    char *text = ini_with("[breaker ", 'n', 48, "]\nopen = 2s\n");
+    assert_int_equal(tool_load_ini(NULL, text, NULL, &list, msg, sizeof(msg)), -1);
+    assert_non_null(strstr(msg, "(built-in):1: breaker name 'nnn"));
+    assert_non_null(strstr(msg, "' is 48 characters long; at most 47"));
+    tool_breakers_free(&list);
+    free(text);
+    /* Blanks around the name inside the brackets are not part of it. */
+    assert_int_equal(
+        tool_load_ini(NULL, "[breaker  b ]\nopen = 2s\n", NULL, &list, msg, sizeof(msg)), 0);
+    assert_int_equal(list.count, 1);
+    assert_string_equal(list.items[0].name, "b");
+    tool_breakers_free(&list);
+    /* -b names too. */
+    char *spec = ini_with("", 'n', 48, ":open=2s");
+    assert_int_equal(tool_breakers_add_spec(&list, spec, "cli1", msg, sizeof(msg)), -1);
+    assert_non_null(strstr(msg, "is 48 characters long; at most 47"));
+    assert_int_equal(list.count, 0);
+    free(spec);
+}
+
+static void names_and_descriptions_with_control_bytes_are_refused(void **state) {
+    (void)state;
+    load_fails("[breaker b]\ndescription = a\033[2Jb\n", "breaker b: description: control");
+    load_fails("[breaker a\033]0;x\a]\n", ":1: breaker name");
+    load_fails("[scenario]\nname = a\033b\n", "scenario: name: control");
+    struct tool_breakers list = {0};
+    char msg[TOOL_MSG_MAX] = "";
+    assert_int_equal(tool_breakers_add_spec(&list, "a\033b:open=1s", "cli1", msg, sizeof(msg)), -1);
+    assert_non_null(strstr(msg, "control"));
+    tool_breakers_free(&list);
+}
+
+static void phase_durations_that_overflow_are_refused(void **state) {
+    (void)state;
+    /* 2^64 - 1 ns + 2 ns used to wrap to a run of 1 ns. */
+    load_fails("[phase a]\nduration = 18446744073709551615ns\n[phase b]\nduration = 2ns\n",
+               "the phases add up to more than 7d");
+    load_fails("[phase a]\nduration = 5d\n[phase b]\nduration = 3d\n",
+               "phase b: the phases add up to more than 7d");
+}
+
 static void an_invalid_combination_is_refused_before_running(void **state) {
     (void)state;
     struct tool_scenario sc;
@@ -341,6 +455,11 @@ int main(void) {
         cmocka_unit_test(breaker_specs_from_the_command_line),
         cmocka_unit_test(breaker_files_for_replay_skip_scenarios_but_not_typos),
         cmocka_unit_test(an_invalid_combination_is_refused_before_running),
+        cmocka_unit_test(ini_lines_of_any_length_are_read_whole),
+        cmocka_unit_test(text_too_long_for_its_field_is_refused_with_the_limit),
+        cmocka_unit_test(a_breaker_section_name_is_taken_whole_or_refused),
+        cmocka_unit_test(names_and_descriptions_with_control_bytes_are_refused),
+        cmocka_unit_test(phase_durations_that_overflow_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

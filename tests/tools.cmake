@@ -45,4 +45,15 @@ if(BREAKER_BUILD_TOOLS)
      \"$0\" replay --svg $d/r.svg -b 'a:trip=consecutive' \"$1/outage.csv\" >/dev/null &&
      xmllint --noout $d/s.svg $d/r.svg; rc=$?; rm -rf $d; exit $rc"
     ${_bk} ${_data})
+  # Input that is too long, too many, hostile or empty (test_cli_input.sh):
+  # refused with a message naming the limit, or taken whole; never cut,
+  # dropped, or echoed with raw control bytes.
+  foreach(_case long_set_key_is_refused_not_a_crash long_set_value_is_not_cut
+          long_breaker_name_is_refused_with_the_limit long_ini_section_gives_one_configuration
+          seventeenth_override_is_applied more_than_64_configurations_all_shown
+          control_bytes_are_escaped empty_trace_is_said_and_can_fail)
+    add_test(NAME tools_cli_${_case}
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_input.sh ${_case} ${_bk} ${_data})
+    set_tests_properties(tools_cli_${_case} PROPERTIES TIMEOUT 120 LABELS cli)
+  endforeach()
 endif()

@@ -1,17 +1,21 @@
 /*
- * ini_load.c - configuration and scenario files, parsed with inih.
+ * ini_load.c - configuration and scenario files, and the -b and -s options.
  *
  *   [scenario]          workload: workers, rate, timeout, latency, ...
  *   [phase NAME]        dependency phases, in file order
  *   [breaker NAME]      one breaker configuration: breaker_config_set() keys
  *
- * inih reports the line of the first error; the handler keeps the message
- * of that first error so the two can be printed together.
+ * The files were read with inih, whose line buffer (200 bytes, fixed when
+ * the system's library was built) cut long lines in two and parsed the
+ * rest as a line of its own, and which cut section names at 49 bytes. The
+ * parser here reads inih's syntax (comments, sections, key = value or
+ * key: value, inline " ;" comments, indented continuation lines, a UTF-8
+ * BOM) with lines of any length, and stops at the first error.
  */
 #include "tool.h"
 
+#include <ctype.h>
 #include <errno.h>
-#include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,20 +49,76 @@ int tool_breaker_set(struct tool_breaker *b, const char *key, const char *value,
                      size_t msg_len) {
     int rc = breaker_config_set(&b->cfg, key, value, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
-    size_t n = strlen(b->summary);
-    if (n + 2 < sizeof(b->summary))
-        snprintf(b->summary + n, sizeof(b->summary) - n, "%s%s=%s", n ? " " : "", key, value);
+    /* The summary is for people: a key that does not fit is left out and
+     * the summary ends in "...", rather than show a value cut short. */
+    static const char more[] = " ...";
+    size_t n = strlen(b->summary), room = sizeof(b->summary) - n;
+    bool full = strcmp(b->summary, more + 1) == 0 ||
+                (n >= sizeof(more) - 1 && strcmp(b->summary + n - (sizeof(more) - 1), more) == 0);
+    if (full) return BREAKER_OK;
+    int w = snprintf(b->summary + n, room, "%s%s=%s", n ? " " : "", key, value);
+    if (w < 0 || (size_t)w >= room) {
+        b->summary[n] = '\0';
+        while (n > 0 && n + sizeof(more) > sizeof(b->summary)) { /* room for the mark */
+            char *blank = strrchr(b->summary, ' ');
+            n = blank != NULL ? (size_t)(blank - b->summary) : 0;
+            b->summary[n] = '\0';
+        }
+        snprintf(b->summary + n, sizeof(b->summary) - n, "%s", n ? more : more + 1);
+    }
     return BREAKER_OK;
+}
+
+/* Split "key=value" in place at its first '=' and set it. @return 0, or -1
+ * with `msg` ("key: why", from the library). */
+static int assign_pair(struct tool_breaker *b, char *pair, char *msg, size_t msg_len) {
+    char *eq = strchr(pair, '=');
+    if (eq == NULL) {
+        snprintf(msg, msg_len, "expected key=value, got '%s'", tool_trim(pair));
+        return -1;
+    }
+    *eq = '\0';
+    return tool_breaker_set(b, tool_trim(pair), tool_trim(eq + 1), msg, msg_len) == BREAKER_OK ? 0
+                                                                                               : -1;
+}
+
+int tool_breaker_assign(struct tool_breaker *b, const char *assignment, char *msg, size_t msg_len) {
+    char *pair = strdup(assignment);
+    if (pair == NULL) {
+        snprintf(msg, msg_len, "out of memory");
+        return -1;
+    }
+    int rc = assign_pair(b, pair, msg, msg_len);
+    free(pair);
+    return rc;
+}
+
+/* A name shown in tables and pictures: it must fit its field whole and hold
+ * no control bytes. @return 0, or -1 with `msg` ("WHAT 'NAME' is ...", the
+ * name quoted up to 64 bytes, as the library quotes values). */
+static int check_name(const char *what, const char *name, char *msg, size_t msg_len) {
+    size_t n = strlen(name);
+    if (n >= TOOL_NAME_MAX) {
+        snprintf(msg, msg_len, "%s '%.64s%s' is %zu characters long; at most %d", what, name,
+                 n > 64 ? "..." : "", n, TOOL_NAME_MAX - 1);
+        return -1;
+    }
+    if (!tool_text_is_plain(name)) {
+        snprintf(msg, msg_len, "%s '%s': control characters and invalid UTF-8 are not allowed",
+                 what, name);
+        return -1;
+    }
+    return 0;
 }
 
 int tool_breakers_add_spec(struct tool_breakers *list, const char *spec, const char *default_name,
                            char *msg, size_t msg_len) {
-    char buf[512];
-    if (strlen(spec) >= sizeof(buf)) {
-        snprintf(msg, msg_len, "breaker spec too long");
+    char *buf = strdup(spec);
+    if (buf == NULL) {
+        snprintf(msg, msg_len, "out of memory");
         return -1;
     }
-    snprintf(buf, sizeof(buf), "%s", spec);
+    int rc = -1;
     char *body = buf;
     const char *name = default_name;
     char *colon = strchr(buf, ':');
@@ -69,30 +129,31 @@ int tool_breakers_add_spec(struct tool_breakers *list, const char *spec, const c
         body = colon + 1;
         if (*name == '\0') {
             snprintf(msg, msg_len, "'%s': empty breaker name before ':'", spec);
-            return -1;
+            goto out;
         }
+        if (check_name("breaker name", name, msg, msg_len) != 0) goto out;
     }
     struct tool_breaker *b = tool_breakers_get(list, name);
     if (b == NULL) {
         snprintf(msg, msg_len, "out of memory");
-        return -1;
+        goto out;
     }
     char *save = NULL;
     for (char *item = strtok_r(body, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
-        char *e = strchr(item, '=');
-        if (e == NULL) {
+        if (strchr(item, '=') == NULL) {
             snprintf(msg, msg_len, "'%s': expected key=value, got '%s'", spec, tool_trim(item));
-            return -1;
+            goto out;
         }
-        *e = '\0';
         char err[TOOL_MSG_MAX];
-        if (tool_breaker_set(b, tool_trim(item), tool_trim(e + 1), err, sizeof(err)) !=
-            BREAKER_OK) {
+        if (assign_pair(b, item, err, sizeof(err)) != 0) {
             snprintf(msg, msg_len, "breaker '%s': %s", name, err);
-            return -1;
+            goto out;
         }
     }
-    return 0;
+    rc = 0;
+out:
+    free(buf);
+    return rc;
 }
 
 /* ---- The INI handler ----------------------------------------------------------*/
@@ -101,23 +162,18 @@ struct loader {
     struct tool_scenario *sc;       /* NULL: only breakers matter */
     struct tool_breakers *breakers; /* where [breaker] sections go */
     struct tool_phase *phase;       /* the phase being filled */
-    /* The input, read line by line through read_line() so that a section
-     * with no keys still counts and every error has its line. */
-    FILE *file;
-    const char *text;
+    const char *section;            /* the current section's name, "" before any */
+    char *prev_name;                /* the last key, for continuation lines */
     unsigned line;
-    bool at_line_start;
-    unsigned err_line;
     char err[TOOL_MSG_MAX];
 };
 
 static int error(struct loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Keep the first error's message; inih gives its line. @return 0 (inih:
- * "error on this line"). */
+/* Keep the first error's message; the parser stops there and prints it with
+ * its line. @return 0 (the handlers' "error on this line"). */
 static int error(struct loader *ld, const char *fmt, ...) {
     if (ld->err[0] == '\0') {
-        ld->err_line = ld->line;
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(ld->err, sizeof(ld->err), fmt, ap);
@@ -135,14 +191,28 @@ static bool starts_with_word(const char *s, const char *word, const char **rest)
     return true;
 }
 
+/* A free-text key shown in reports and pictures (name, description): kept
+ * whole in its field, or refused. @return 1, or 0 after error(). */
+static int text_key(struct loader *ld, const char *where, const char *name, const char *value,
+                    char *field, size_t size) {
+    size_t n = strlen(value);
+    if (n >= size)
+        return error(ld, "%s: %s is %zu characters long; at most %zu", where, name, n, size - 1);
+    if (!tool_text_is_plain(value))
+        return error(ld, "%s: %s: control characters and invalid UTF-8 are not allowed", where,
+                     name);
+    memcpy(field, value, n + 1);
+    return 1;
+}
+
 static int scenario_key(struct loader *ld, const char *name, const char *value) {
     struct tool_scenario *sc = ld->sc;
     uint64_t u;
     double d;
     if (strcmp(name, "name") == 0) {
-        snprintf(sc->name, sizeof(sc->name), "%s", value);
+        return text_key(ld, "scenario", name, value, sc->name, sizeof(sc->name));
     } else if (strcmp(name, "description") == 0) {
-        snprintf(sc->description, sizeof(sc->description), "%s", value);
+        return text_key(ld, "scenario", name, value, sc->description, sizeof(sc->description));
     } else if (strcmp(name, "duration") == 0) {
         if (!tool_parse_duration(value, 0, &sc->duration_ns) || sc->duration_ns == 0)
             return error(ld, "scenario: %s: expected a duration such as 10m, got '%s'", name,
@@ -252,11 +322,11 @@ static int phase_key(struct loader *ld, const char *name, const char *value) {
 static int breaker_key(struct loader *ld, const char *bname, const char *name, const char *value) {
     struct tool_breaker *b = tool_breakers_get(ld->breakers, bname);
     if (b == NULL) return error(ld, "out of memory");
-    if (strcmp(name, "description") == 0) {
-        snprintf(b->description, sizeof(b->description), "%s", value);
-        return 1;
-    }
     char msg[TOOL_MSG_MAX];
+    if (strcmp(name, "description") == 0) {
+        snprintf(msg, sizeof(msg), "breaker %s", bname);
+        return text_key(ld, msg, name, value, b->description, sizeof(b->description));
+    }
     if (tool_breaker_set(b, name, value, msg, sizeof(msg)) != BREAKER_OK)
         return error(ld, "breaker %s: %s", bname, msg);
     return 1;
@@ -265,59 +335,34 @@ static int breaker_key(struct loader *ld, const char *bname, const char *name, c
 /* A section header was read: create what it names, keys or not. */
 static void on_section(struct loader *ld, const char *section) {
     const char *rest;
+    char msg[TOOL_MSG_MAX];
     ld->phase = NULL;
     if (starts_with_word(section, "breaker", &rest)) {
-        if (tool_breakers_get(ld->breakers, *rest ? rest : "default") == NULL)
+        const char *name = *rest ? rest : "default";
+        if (check_name("breaker name", name, msg, sizeof(msg)) != 0) {
+            error(ld, "%s", msg);
+        } else if (tool_breakers_get(ld->breakers, name) == NULL) {
             error(ld, "out of memory");
+        }
         return;
     }
     if (ld->sc == NULL || !starts_with_word(section, "phase", &rest)) return;
+    const char *name = *rest ? rest : "phase";
     if (ld->sc->phase_count == TOOL_MAX_PHASE) {
         error(ld, "too many phases (at most %d)", TOOL_MAX_PHASE);
         return;
     }
+    if (check_name("phase name", name, msg, sizeof(msg)) != 0) {
+        error(ld, "%s", msg);
+        return;
+    }
     ld->phase = &ld->sc->phases[ld->sc->phase_count++];
     memset(ld->phase, 0, sizeof(*ld->phase));
-    snprintf(ld->phase->name, sizeof(ld->phase->name), "%s", *rest ? rest : "phase");
+    memcpy(ld->phase->name, name, strlen(name) + 1);
 }
 
-/* inih's line reader (fgets semantics), watching for section headers. */
-static char *read_line(char *buf, int size, void *stream) {
-    struct loader *ld = stream;
-    if (ld->file != NULL) {
-        if (fgets(buf, size, ld->file) == NULL) return NULL;
-    } else {
-        if (*ld->text == '\0') return NULL;
-        int n = 0;
-        while (n < size - 1 && ld->text[n] != '\0' && ld->text[n] != '\n')
-            n++;
-        if (n < size - 1 && ld->text[n] == '\n') n++;
-        memcpy(buf, ld->text, (size_t)n);
-        buf[n] = '\0';
-        ld->text += n;
-    }
-    bool starts = ld->at_line_start;
-    size_t len = strlen(buf);
-    ld->at_line_start = len > 0 && buf[len - 1] == '\n';
-    if (!starts) return buf; /* the rest of an over-long line */
-    ld->line++;
-    const char *p = buf;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    const char *close = *p == '[' ? strchr(p, ']') : NULL;
-    if (close != NULL) {
-        char section[128];
-        size_t n = (size_t)(close - p - 1);
-        if (n >= sizeof(section)) n = sizeof(section) - 1;
-        memcpy(section, p + 1, n);
-        section[n] = '\0';
-        on_section(ld, tool_trim(section));
-    }
-    return buf;
-}
-
-static int handler(void *user, const char *section, const char *name, const char *value) {
-    struct loader *ld = user;
+/* A key = value line of `section`. @return 1, or 0 after error(). */
+static int handler(struct loader *ld, const char *section, const char *name, const char *value) {
     const char *rest;
     if (starts_with_word(section, "breaker", &rest))
         return breaker_key(ld, *rest ? rest : "default", name, value);
@@ -334,35 +379,142 @@ static int handler(void *user, const char *section, const char *name, const char
                  section);
 }
 
-int tool_load_ini(const char *path, const char *text, struct tool_scenario *sc,
-                  struct tool_breakers *breakers, char *msg, size_t msg_len) {
+/* ---- The INI parser ------------------------------------------------------------*/
+
+/* Blanks as inih skips them (isspace). */
+static char *skip_blanks(char *s) {
+    while (*s != '\0' && isspace((unsigned char)*s))
+        s++;
+    return s;
+}
+
+static char *strip_end(char *s) {
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* The first of `chars` in `s`, or the start of an inline comment (a ';'
+ * after a blank), or the end of `s`: inih's find_chars_or_comment(). */
+static char *find_chars_or_comment(char *s, const char *chars) {
+    bool was_space = false;
+    while (*s != '\0' && (chars == NULL || strchr(chars, *s) == NULL) &&
+           !(was_space && *s == ';')) {
+        was_space = isspace((unsigned char)*s);
+        s++;
+    }
+    return s;
+}
+
+static int syntax_error(struct loader *ld) {
+    return error(ld, "syntax error (expected [section] or key = value)");
+}
+
+/* Remember the last key's name, for continuation lines. @return 1, or 0
+ * after error(). */
+static int keep_name(struct loader *ld, const char *name) {
+    free(ld->prev_name);
+    ld->prev_name = strdup(name);
+    return ld->prev_name != NULL ? 1 : error(ld, "out of memory");
+}
+
+/* "[section]": every later key belongs to it. @return 1, or 0 after error(). */
+static int section_line(struct loader *ld, char *start, char **section) {
+    char *end = find_chars_or_comment(start + 1, "]");
+    if (*end != ']') return syntax_error(ld);
+    *end = '\0';
+    free(*section);
+    *section = strdup(tool_trim(start + 1));
+    if (*section == NULL) return error(ld, "out of memory");
+    ld->section = *section;
+    free(ld->prev_name);
+    ld->prev_name = NULL;
+    on_section(ld, ld->section);
+    return ld->err[0] == '\0';
+}
+
+/* One line (its newline removed), read as inih reads it. @return 1, or 0
+ * after error(). */
+static int parse_line(struct loader *ld, char *line, char **section) {
+    char *start = line;
+    if (ld->line == 1 && strncmp(start, "\xEF\xBB\xBF", 3) == 0) start += 3; /* a UTF-8 BOM */
+    start = skip_blanks(strip_end(start));
+    if (*start == '\0' || *start == ';' || *start == '#') return 1; /* blank or comment */
+    if (ld->prev_name != NULL && start > line) {
+        /* An indented line after a key continues its value (as Python's
+         * configparser): the handler sees the key again. */
+        *find_chars_or_comment(start, NULL) = '\0';
+        return handler(ld, ld->section, ld->prev_name, strip_end(start));
+    }
+    if (*start == '[') return section_line(ld, start, section);
+    char *end = find_chars_or_comment(start, "=:");
+    if (*end != '=' && *end != ':') return syntax_error(ld);
+    *end = '\0';
+    char *name = strip_end(start);
+    char *value = end + 1;
+    *find_chars_or_comment(value, NULL) = '\0';
+    value = strip_end(skip_blanks(value));
+    if (!keep_name(ld, name)) return 0;
+    return handler(ld, ld->section, name, value);
+}
+
+int tool_load_ini_stream(FILE *in, const char *name, struct tool_scenario *sc,
+                         struct tool_breakers *breakers, char *msg, size_t msg_len) {
     struct loader ld;
     memset(&ld, 0, sizeof(ld));
     ld.sc = sc;
     ld.breakers = breakers;
-    ld.text = text;
-    ld.at_line_start = true;
-    const char *name = path != NULL ? path : "(built-in)";
-    if (path != NULL) {
-        ld.file = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-        if (ld.file == NULL) {
-            snprintf(msg, msg_len, "%s: %s", path, strerror(errno));
-            return -1;
+    ld.section = "";
+    char *section = NULL, *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    while (ld.err[0] == '\0' && (got = getline(&line, &cap, in)) != -1) {
+        ld.line++;
+        size_t len = (size_t)got;
+        if (len > 0 && line[len - 1] == '\n') line[--len] = '\0';
+        if (memchr(line, '\0', len) != NULL) {
+            error(&ld, "a NUL byte in the line");
+            break;
         }
+        parse_line(&ld, line, &section);
     }
-    int rc = ini_parse_stream(read_line, &ld, handler, &ld);
-    if (ld.file != NULL && ld.file != stdin) fclose(ld.file);
-    if (rc == -2) {
-        snprintf(msg, msg_len, "%s: out of memory", name);
-        return -1;
-    }
+    bool read_error = ld.err[0] == '\0' && ferror(in);
+    free(line);
+    free(section);
+    free(ld.prev_name);
     if (ld.err[0] != '\0') {
-        snprintf(msg, msg_len, "%s:%u: %s", name, ld.err_line, ld.err);
+        snprintf(msg, msg_len, "%s:%u: %s", name, ld.line, ld.err);
         return -1;
     }
-    if (rc != 0) {
-        snprintf(msg, msg_len, "%s:%d: syntax error (expected [section] or key = value)", name, rc);
+    if (read_error) {
+        snprintf(msg, msg_len, "%s: read error", name);
         return -1;
     }
     return 0;
+}
+
+int tool_load_ini(const char *path, const char *text, struct tool_scenario *sc,
+                  struct tool_breakers *breakers, char *msg, size_t msg_len) {
+    if (path == NULL) {
+        /* fmemopen() refuses an empty buffer, and there is nothing to read. */
+        if (*text == '\0') return 0;
+        FILE *in = fmemopen((void *)(uintptr_t)text, strlen(text), "r");
+        if (in == NULL) {
+            snprintf(msg, msg_len, "(built-in): %s", strerror(errno));
+            return -1;
+        }
+        int rc = tool_load_ini_stream(in, "(built-in)", sc, breakers, msg, msg_len);
+        fclose(in);
+        return rc;
+    }
+    bool from_stdin = strcmp(path, "-") == 0;
+    FILE *in = from_stdin ? stdin : fopen(path, "r");
+    if (in == NULL) {
+        snprintf(msg, msg_len, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = tool_load_ini_stream(in, path, sc, breakers, msg, msg_len);
+    if (!from_stdin) fclose(in);
+    return rc;
 }

@@ -5,8 +5,11 @@
  *   breaker replay [options] TRACE.csv
  *
  * Exit status: 0 success; 1 an error (bad file, invalid configuration) or,
- * for replay, malformed trace lines (the report is still printed); 2 a
- * usage error.
+ * for replay, malformed trace lines or, with --fail-empty, no calls at all
+ * (the report is still printed); 2 a usage error.
+ *
+ * Every message that quotes user input goes out through tool_error(), which
+ * escapes control bytes.
  */
 #include "tool.h"
 
@@ -111,6 +114,7 @@ static const char replay_help[] =
     "                        (repeatable; without either: the library's defaults)\n"
     "  -s, --set KEY=VALUE   set a breaker key in every configuration (repeatable)\n"
     "      --svg FILE        also write the timelines as an SVG picture\n"
+    "      --fail-empty      exit 1 if the trace has no calls (else a warning)\n"
     "  -h, --help            show this text\n"
     "\n"
     "example:\n"
@@ -153,26 +157,51 @@ enum {
     OPT_SVG,
     OPT_PRINT_SCENARIO,
     OPT_EVENTS,
+    OPT_FAIL_EMPTY,
 };
 
 struct options {
     struct tool_breakers breakers; /* from -c and -b */
     bool have_breakers;
-    const char *sets[64];
+    const char **sets; /* the -s options, room for one per argument */
     size_t set_count;
     const char *svg;
     int cli_count;
 };
+
+/* @return 1, the exit status, after saying so. */
+static int out_of_memory(const char *cmd) {
+    tool_error(stderr, "breaker %s: out of memory", cmd);
+    return 1;
+}
+
+/* Room for the options that can occur once per argument. @return 0, or 1
+ * after saying so. */
+static int options_init(const char *cmd, struct options *o, int argc) {
+    memset(o, 0, sizeof(*o));
+    o->sets = calloc((size_t)argc, sizeof(*o->sets));
+    return o->sets != NULL ? 0 : out_of_memory(cmd);
+}
+
+/* The -c and -b configurations and the -s list: the options own them,
+ * whether or not anything ran. */
+static void options_free(struct options *o) {
+    tool_breakers_free(&o->breakers);
+    free(o->sets);
+    o->sets = NULL;
+}
 
 static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "breaker %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'breaker %s --help'.\n", cmd);
+    char *text = NULL;
+    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
     va_end(ap);
+    tool_error(stderr, "breaker %s: %s", cmd, text != NULL ? text : "(out of memory)");
+    free(text);
+    fprintf(stderr, "Try 'breaker %s --help'.\n", cmd);
     return EXIT_USAGE;
 }
 
@@ -183,7 +212,7 @@ static int common_option(const char *cmd, int c, struct options *o) {
     case 'c':
         o->have_breakers = true;
         if (tool_load_ini(optarg, NULL, NULL, &o->breakers, msg, sizeof(msg)) != 0) {
-            fprintf(stderr, "breaker %s: %s\n", cmd, msg);
+            tool_error(stderr, "breaker %s: %s", cmd, msg);
             return 1;
         }
         return 0;
@@ -192,14 +221,12 @@ static int common_option(const char *cmd, int c, struct options *o) {
         snprintf(name, sizeof(name), "cli%d", ++o->cli_count);
         o->have_breakers = true;
         if (tool_breakers_add_spec(&o->breakers, optarg, name, msg, sizeof(msg)) != 0) {
-            fprintf(stderr, "breaker %s: -b %s\n", cmd, msg);
+            tool_error(stderr, "breaker %s: -b %s", cmd, msg);
             return EXIT_USAGE;
         }
         return 0;
     }
     case 's':
-        if (o->set_count == sizeof(o->sets) / sizeof(o->sets[0]))
-            return usage_error(cmd, "too many --set options");
         if (strchr(optarg, '=') == NULL)
             return usage_error(cmd, "--set %s: expected KEY=VALUE", optarg);
         o->sets[o->set_count++] = optarg;
@@ -217,26 +244,18 @@ static int finish_breakers(const char *cmd, struct options *o, struct tool_break
     char msg[TOOL_MSG_MAX];
     for (size_t i = 0; i < list->count; i++) {
         for (size_t k = 0; k < o->set_count; k++) {
-            char kv[256];
-            snprintf(kv, sizeof(kv), "%s", o->sets[k]);
-            char *eq = strchr(kv, '=');
-            *eq = '\0';
-            if (tool_breaker_set(&list->items[i], tool_trim(kv), tool_trim(eq + 1), msg,
-                                 sizeof(msg)) != BREAKER_OK) {
-                fprintf(stderr, "breaker %s: --set %s\n", cmd, msg);
+            if (tool_breaker_assign(&list->items[i], o->sets[k], msg, sizeof(msg)) != 0) {
+                tool_error(stderr, "breaker %s: --set %s", cmd, msg);
                 return EXIT_USAGE;
             }
         }
         if (breaker_config_validate(&list->items[i].cfg, msg, sizeof(msg)) != BREAKER_OK) {
-            fprintf(stderr, "breaker %s: breaker '%s': %s\n", cmd, list->items[i].name, msg);
+            tool_error(stderr, "breaker %s: breaker '%s': %s", cmd, list->items[i].name, msg);
             return 1;
         }
     }
     return 0;
 }
-
-/* The picture holds at most this many timelines; later runs are left out. */
-#define SVG_MAX_PANELS 64
 
 /* Write `n` timelines to `path` as one SVG picture (--svg). @return 0, or 1
  * after saying on standard error why the file could not be written. */
@@ -244,12 +263,12 @@ static int write_svg(const char *cmd, const char *path, const char *title,
                      const struct tool_timeline *const *timelines, size_t n) {
     FILE *f = fopen(path, "w");
     if (f == NULL) {
-        fprintf(stderr, "breaker %s: %s: %s\n", cmd, path, strerror(errno));
+        tool_error(stderr, "breaker %s: %s: %s", cmd, path, strerror(errno));
         return 1;
     }
     int rc = tool_svg_write(f, title, timelines, n);
     if (fclose(f) != 0 || rc != 0) {
-        fprintf(stderr, "breaker %s: %s: write error\n", cmd, path);
+        tool_error(stderr, "breaker %s: %s: write error", cmd, path);
         return 1;
     }
     return 0;
@@ -283,7 +302,7 @@ static int override(const char *opt, const char *arg, struct tool_scenario *sc, 
     default:
         break;
     }
-    fprintf(stderr, "breaker simulate: --%s: bad value '%s'\n", opt, arg);
+    tool_error(stderr, "breaker simulate: --%s: bad value '%s'", opt, arg);
     return EXIT_USAGE;
 }
 
@@ -297,7 +316,7 @@ struct sim_override {
 /* What the command line asked `breaker simulate` to do. */
 struct sim_args {
     struct options o;
-    struct sim_override overrides[16]; /* in command-line order; more are ignored */
+    struct sim_override *overrides; /* in command-line order, room for one per argument */
     size_t override_count;
     bool baseline, new_duration, events;
     const char *path; /* the scenario file, NULL for the built-in one */
@@ -308,7 +327,6 @@ struct sim_args {
  * its value be bad. */
 static void keep_override(struct sim_args *a, const struct option *longopts, int c,
                           const char *arg) {
-    if (a->override_count == sizeof(a->overrides) / sizeof(a->overrides[0])) return;
     struct sim_override *ov = &a->overrides[a->override_count++];
     ov->c = c;
     ov->arg = arg;
@@ -336,6 +354,9 @@ static int simulate_options(int argc, char **argv, struct sim_args *a) {
         {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof(*a));
     a->baseline = true;
+    if (options_init("simulate", &a->o, argc) != 0) return 1;
+    a->overrides = calloc((size_t)argc, sizeof(*a->overrides));
+    if (a->overrides == NULL) return out_of_memory("simulate");
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:b:s:h", longopts, NULL)) != -1) {
@@ -384,7 +405,7 @@ static int simulate_options(int argc, char **argv, struct sim_args *a) {
 static int load_scenario(const struct sim_args *a, struct tool_scenario *sc) {
     char msg[TOOL_MSG_MAX];
     if (tool_load_ini(a->path, tool_builtin_scenario, sc, &sc->breakers, msg, sizeof(msg)) != 0) {
-        fprintf(stderr, "breaker simulate: %s\n", msg);
+        tool_error(stderr, "breaker simulate: %s", msg);
         return 1;
     }
     for (size_t i = 0; i < a->override_count; i++) {
@@ -397,7 +418,7 @@ static int load_scenario(const struct sim_args *a, struct tool_scenario *sc) {
         sc->phases[sc->phase_count - 1].duration_ns = 0;
     }
     if (tool_scenario_finish(sc, msg, sizeof(msg)) != 0) {
-        fprintf(stderr, "breaker simulate: %s: %s\n", a->path ? a->path : "(built-in)", msg);
+        tool_error(stderr, "breaker simulate: %s: %s", a->path ? a->path : "(built-in)", msg);
         return 1;
     }
     return 0;
@@ -418,16 +439,13 @@ static int run_simulations(const struct sim_args *a, const struct tool_scenario 
     if (runs->count == 0)
         return usage_error("simulate", "nothing to run: --no-baseline and no breaker");
     runs->results = calloc(runs->count, sizeof(*runs->results));
-    if (runs->results == NULL) {
-        fprintf(stderr, "breaker simulate: out of memory\n");
-        return 1;
-    }
+    if (runs->results == NULL) return out_of_memory("simulate");
     char msg[TOOL_MSG_MAX];
     for (size_t i = 0; i < runs->count; i++) {
         const struct tool_breaker *b =
             a->baseline ? (i == 0 ? NULL : &list->items[i - 1]) : &list->items[i];
         if (tool_simulate(sc, b, &runs->results[i], msg, sizeof(msg)) != 0) {
-            fprintf(stderr, "breaker simulate: %s\n", msg);
+            tool_error(stderr, "breaker simulate: %s", msg);
             return 1;
         }
         runs->done++;
@@ -453,16 +471,17 @@ static void print_simulations(const struct sim_args *a, const struct tool_scenar
 static int draw_simulations(const struct sim_args *a, const struct tool_scenario *sc,
                             const struct sim_runs *runs) {
     if (a->o.svg == NULL) return 0;
-    const struct tool_timeline *tls[SVG_MAX_PANELS];
-    size_t n = runs->count < SVG_MAX_PANELS ? runs->count : SVG_MAX_PANELS;
-    for (size_t i = 0; i < n; i++)
+    const struct tool_timeline **tls = calloc(runs->count, sizeof(*tls));
+    if (tls == NULL) return out_of_memory("simulate");
+    for (size_t i = 0; i < runs->count; i++)
         tls[i] = &runs->results[i].timeline;
     char title[160];
     snprintf(title, sizeof(title), "breaker simulate: %s (seed %llu)", sc->name,
              (unsigned long long)sc->seed);
-    if (write_svg("simulate", a->o.svg, title, tls, n) != 0) return 1;
-    printf("\nTimelines written to %s\n", a->o.svg);
-    return 0;
+    int rc = write_svg("simulate", a->o.svg, title, tls, runs->count);
+    free(tls);
+    if (rc == 0) printf("\nTimelines written to %s\n", a->o.svg);
+    return rc;
 }
 
 static void free_sim_runs(struct sim_runs *runs) {
@@ -492,13 +511,14 @@ static int simulate(struct sim_args *a) {
     return rc;
 }
 
-/* `breaker simulate`. The -c and -b configurations are freed here because
- * the options own them, whether or not anything ran. */
+/* `breaker simulate`. The options (-c and -b configurations, -s, the
+ * overrides) are freed here, whether or not anything ran. */
 static int cmd_simulate(int argc, char **argv) {
     struct sim_args a;
     int rc = simulate_options(argc, argv, &a);
     if (rc == 0 && !a.done) rc = simulate(&a);
-    tool_breakers_free(&a.o.breakers);
+    options_free(&a.o);
+    free(a.overrides);
     return rc;
 }
 
@@ -510,16 +530,21 @@ struct replay_args {
     const char *path; /* the trace file, "-" for standard input */
     const char *name; /* the trace as the reports name it */
     bool from_stdin;
-    bool done; /* --help answered: nothing to replay */
+    bool fail_empty; /* --fail-empty: a trace without calls is an error */
+    bool done;       /* --help answered: nothing to replay */
 };
 
 /* Read the command line into `a`. @return 0 or an exit status. */
 static int replay_options(int argc, char **argv, struct replay_args *a) {
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'}, {"breaker", required_argument, NULL, 'b'},
-        {"set", required_argument, NULL, 's'},    {"svg", required_argument, NULL, OPT_SVG},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
+                                             {"breaker", required_argument, NULL, 'b'},
+                                             {"set", required_argument, NULL, 's'},
+                                             {"svg", required_argument, NULL, OPT_SVG},
+                                             {"fail-empty", no_argument, NULL, OPT_FAIL_EMPTY},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof(*a));
+    if (options_init("replay", &a->o, argc) != 0) return 1;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:b:s:h", longopts, NULL)) != -1) {
@@ -530,6 +555,10 @@ static int replay_options(int argc, char **argv, struct replay_args *a) {
             fputs(replay_help, stdout);
             a->done = true;
             return 0;
+        }
+        if (c == OPT_FAIL_EMPTY) {
+            a->fail_empty = true;
+            continue;
         }
         fputs("Try 'breaker replay --help'.\n", stderr);
         return EXIT_USAGE;
@@ -547,7 +576,7 @@ static int replay_options(int argc, char **argv, struct replay_args *a) {
 static int replay_breakers(struct options *o) {
     if (!o->have_breakers && tool_breakers_get(&o->breakers, "defaults") == NULL) return 1;
     if (o->breakers.count == 0) {
-        fprintf(stderr, "breaker replay: no [breaker NAME] section in the -c files\n");
+        tool_error(stderr, "breaker replay: no [breaker NAME] section in the -c files");
         return 1;
     }
     return finish_breakers("replay", o, &o->breakers);
@@ -559,14 +588,14 @@ static int replay_breakers(struct options *o) {
 static int read_trace(const struct replay_args *a, struct tool_trace *trace) {
     FILE *in = a->from_stdin ? stdin : fopen(a->path, "r");
     if (in == NULL) {
-        fprintf(stderr, "breaker replay: %s: %s\n", a->path, strerror(errno));
+        tool_error(stderr, "breaker replay: %s: %s", a->path, strerror(errno));
         return 1;
     }
     char msg[TOOL_MSG_MAX];
     int rc = tool_trace_read(in, a->name, stderr, trace, msg, sizeof(msg));
     if (!a->from_stdin) fclose(in);
     if (rc != 0) {
-        fprintf(stderr, "breaker replay: %s\n", msg);
+        tool_error(stderr, "breaker replay: %s", msg);
         return 1;
     }
     return 0;
@@ -601,11 +630,11 @@ static int replay_each(const struct tool_trace *trace, const struct tool_breaker
                        struct replay_runs *runs) {
     runs->count = list->count;
     runs->results = calloc(runs->count, sizeof(*runs->results));
-    if (runs->results == NULL) return 1;
+    if (runs->results == NULL) return out_of_memory("replay");
     char msg[TOOL_MSG_MAX];
     for (size_t i = 0; i < runs->count; i++) {
         if (tool_replay(trace, &list->items[i], &runs->results[i], msg, sizeof(msg)) != 0) {
-            fprintf(stderr, "breaker replay: %s\n", msg);
+            tool_error(stderr, "breaker replay: %s", msg);
             return 1;
         }
         runs->done++;
@@ -618,13 +647,15 @@ static int replay_each(const struct tool_trace *trace, const struct tool_breaker
  * status. */
 static int draw_replays(const struct replay_args *a, const struct replay_runs *runs) {
     if (a->o.svg == NULL) return 0;
-    const struct tool_timeline *tls[SVG_MAX_PANELS];
-    size_t n = runs->count < SVG_MAX_PANELS ? runs->count : SVG_MAX_PANELS;
-    for (size_t i = 0; i < n; i++)
+    const struct tool_timeline **tls = calloc(runs->count, sizeof(*tls));
+    if (tls == NULL) return out_of_memory("replay");
+    for (size_t i = 0; i < runs->count; i++)
         tls[i] = &runs->results[i].timeline;
     char title[160];
     snprintf(title, sizeof(title), "breaker replay: %s", a->name);
-    return write_svg("replay", a->o.svg, title, tls, n);
+    int rc = write_svg("replay", a->o.svg, title, tls, runs->count);
+    free(tls);
+    return rc;
 }
 
 static void free_replay_runs(struct replay_runs *runs) {
@@ -642,25 +673,31 @@ static int replay_trace(struct replay_args *a) {
     memset(&runs, 0, sizeof(runs));
     int rc = replay_breakers(&a->o);
     if (rc == 0) rc = read_trace(a, &trace);
+    /* A trace without calls replays to nothing, which says nothing about
+     * the configurations: say so (an error with --fail-empty). */
+    if (rc == 0 && trace.count == 0)
+        tool_error(stderr, "breaker replay: %s%s: no calls in the trace",
+                   a->fail_empty ? "" : "warning: ", a->name);
     if (rc == 0) {
         print_trace_summary(a->name, &trace);
         rc = replay_each(&trace, &a->o.breakers, &runs);
     }
     if (rc == 0) rc = draw_replays(a, &runs);
     free_replay_runs(&runs);
-    /* Malformed lines fail the command, after the report on the others. */
-    if (rc == 0 && trace.bad_lines > 0) rc = 1;
+    /* Malformed lines fail the command, after the report on the others; so
+     * does an empty trace with --fail-empty. */
+    if (rc == 0 && (trace.bad_lines > 0 || (a->fail_empty && trace.count == 0))) rc = 1;
     tool_trace_free(&trace);
     return rc;
 }
 
-/* `breaker replay`. The -c and -b configurations are freed here because the
- * options own them, whether or not anything was replayed. */
+/* `breaker replay`. The options (-c and -b configurations, -s) are freed
+ * here, whether or not anything was replayed. */
 static int cmd_replay(int argc, char **argv) {
     struct replay_args a;
     int rc = replay_options(argc, argv, &a);
     if (rc == 0 && !a.done) rc = replay_trace(&a);
-    tool_breakers_free(&a.o.breakers);
+    options_free(&a.o);
     return rc;
 }
 
@@ -693,6 +730,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "simulate") == 0) return cmd_simulate(argc - 1, argv + 1);
     if (strcmp(cmd, "replay") == 0) return cmd_replay(argc - 1, argv + 1);
-    fprintf(stderr, "breaker: unknown command '%s'\n\n%s", cmd, main_help);
+    tool_error(stderr, "breaker: unknown command '%s'", cmd);
+    fprintf(stderr, "\n%s", main_help);
     return EXIT_USAGE;
 }

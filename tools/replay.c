@@ -201,7 +201,7 @@ int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace 
         const char *bad = parse_line(s, &c, why, sizeof(why));
         if (bad != NULL) {
             if (tr->bad_lines < MAX_REPORTED_BAD_LINES && errors != NULL)
-                fprintf(errors, "%s:%" PRIu32 ": %s\n", name, lineno, bad);
+                tool_error(errors, "%s:%" PRIu32 ": %s", name, lineno, bad);
             tr->bad_lines++;
             continue;
         }
@@ -221,8 +221,8 @@ int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace 
         return rc;
     }
     if (tr->bad_lines > MAX_REPORTED_BAD_LINES && errors != NULL)
-        fprintf(errors, "%s: %zu malformed lines in all (the first %d shown)\n", name,
-                tr->bad_lines, MAX_REPORTED_BAD_LINES);
+        tool_error(errors, "%s: %zu malformed lines in all (the first %d shown)", name,
+                   tr->bad_lines, MAX_REPORTED_BAD_LINES);
     if (tr->count > 1) qsort(tr->calls, tr->count, sizeof(*tr->calls), cmp_call);
     tr->origin_ns = tr->count ? tr->calls[0].start_ns : 0;
     return 0;

@@ -171,6 +171,12 @@ static void print_reading(FILE *out, const struct tool_sim_result *runs, size_t 
     }
 }
 
+/* A run's column: its name and two blanks, at least 14 characters. */
+static int column_width(const struct tool_sim_result *r) {
+    int w = (int)strlen(r->name) + 2;
+    return w < 14 ? 14 : w;
+}
+
 void tool_print_sim_table(FILE *out, const struct tool_scenario *sc,
                           const struct tool_sim_result *runs, size_t count) {
     char a[32], b[32];
@@ -183,25 +189,20 @@ void tool_print_sim_table(FILE *out, const struct tool_scenario *sc,
     print_phases(out, sc);
     fprintf(out, "\n");
 
-    int width[64];
-    size_t n = count < 64 ? count : 64;
     fprintf(out, "%-*s", LABEL_WIDTH, "");
-    for (size_t i = 0; i < n; i++) {
-        int w = (int)strlen(runs[i].name) + 2;
-        width[i] = w < 14 ? 14 : w;
-        fprintf(out, "%*s", width[i], runs[i].name);
-    }
+    for (size_t i = 0; i < count; i++)
+        fprintf(out, "%*s", column_width(&runs[i]), runs[i].name);
     fputc('\n', out);
     for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
         fprintf(out, "%-*s", LABEL_WIDTH, rows[k].label);
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < count; i++) {
             char cell[64];
             rows[k].cell(&runs[i], cell, sizeof(cell));
-            fprintf(out, "%*s", width[i], cell);
+            fprintf(out, "%*s", column_width(&runs[i]), cell);
         }
         fputc('\n', out);
     }
-    print_reading(out, runs, n);
+    print_reading(out, runs, count);
 }
 
 /* ---- replay ---------------------------------------------------------------------*/

@@ -152,6 +152,9 @@ int tool_scenario_finish(struct tool_scenario *sc, char *msg, size_t msg_len) {
         snprintf(msg, msg_len, "scenario: latency_p99 must be at least latency (and latency > 0)");
         return -1;
     }
+    /* A run lasts at most a week: checked on the sum as it grows, so that
+     * durations that would wrap it around 2^64 are refused too. */
+    const uint64_t max_run_ns = 7 * 24 * 3600 * TOOL_SEC;
     uint64_t total = 0;
     for (size_t i = 0; i < sc->phase_count; i++) {
         struct tool_phase *p = &sc->phases[i];
@@ -165,6 +168,11 @@ int tool_scenario_finish(struct tool_scenario *sc, char *msg, size_t msg_len) {
                      p->name);
             return -1;
         }
+        if (p->duration_ns > max_run_ns - total) {
+            snprintf(msg, msg_len, "phase %s: the phases add up to more than 7d, the longest run",
+                     p->name);
+            return -1;
+        }
         total += p->duration_ns;
     }
     if (sc->duration_ns == 0) sc->duration_ns = total;
@@ -175,7 +183,7 @@ int tool_scenario_finish(struct tool_scenario *sc, char *msg, size_t msg_len) {
     }
     /* The last phase fills the rest of the run. */
     sc->phases[sc->phase_count - 1].duration_ns += sc->duration_ns - total;
-    if (sc->duration_ns > 7 * 24 * 3600 * TOOL_SEC) {
+    if (sc->duration_ns > max_run_ns) {
         snprintf(msg, msg_len, "scenario: duration must be at most 7d");
         return -1;
     }

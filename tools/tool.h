@@ -3,7 +3,8 @@
  * its tests. Nothing here is library API.
  *
  * Files: main.c (command line, help), parse.c (numbers and durations),
- * ini_load.c (configuration and scenario files, with inih), scenario.c (the
+ * escape.c (user text in messages), ini_load.c (configuration and scenario
+ * files, and the -b and -s options), scenario.c (the
  * dependency model and the built-in scenario), simulate.c (the discrete-event
  * simulation), replay.c (traces), timeline.c (per-second series and state
  * history), heap.c (the event queues), svg.c (pictures), report.c (tables and
@@ -44,6 +45,23 @@ const char *tool_format_duration(uint64_t ns, char *buf, size_t len);
 
 /* Trim blanks in place at both ends; @return the trimmed start. */
 char *tool_trim(char *s);
+
+/* ---- escape.c ---------------------------------------------------------------*/
+
+/* Copy `src` into `dst` as it may be shown on a terminal: printable ASCII
+ * and well-formed UTF-8 as they are, every other byte (C0 and C1 controls,
+ * DEL, bytes that are not UTF-8) as \xNN. Like snprintf, the copy is cut to
+ * fit `dst_len` (at a whole character or escape) and NUL-terminated.
+ * @return the length of the whole escaped text. */
+size_t tool_escape(char *dst, size_t dst_len, const char *src);
+
+/* True if tool_escape() would leave `text` as it is, tabs aside: what names
+ * and descriptions shown in reports and pictures may hold. */
+bool tool_text_is_plain(const char *text);
+
+/* Write a message and a newline to `out`, escaped with tool_escape(): the
+ * way every message that quotes user input leaves the tool. */
+void tool_error(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- heap.c -------------------------------------------------------------------*/
 
@@ -86,13 +104,19 @@ struct tool_breakers {
 struct tool_breaker *tool_breakers_get(struct tool_breakers *list, const char *name);
 void tool_breakers_free(struct tool_breakers *list);
 
-/* Set one key through breaker_config_set() and remember it for the summary.
- * @return a breaker status; `msg` says why on error. */
+/* Set one key through breaker_config_set() and remember it for the summary
+ * (which ends in "..." once a key no longer fits). @return a breaker status;
+ * `msg` says why on error. */
 int tool_breaker_set(struct tool_breaker *b, const char *key, const char *value, char *msg,
                      size_t msg_len);
 
-/* "NAME:key=value,key=value" or "key=value,..." (named `default_name`).
- * @return 0, or -1 with `msg` set. */
+/* "key=value" (as `-s` takes it), of any length, blanks around either part
+ * ignored. @return 0, or -1 with `msg` ("key: why" from the library). */
+int tool_breaker_assign(struct tool_breaker *b, const char *assignment, char *msg, size_t msg_len);
+
+/* "NAME:key=value,key=value" or "key=value,..." (named `default_name`), of
+ * any length; a NAME longer than TOOL_NAME_MAX - 1 or holding control bytes
+ * is refused. @return 0, or -1 with `msg` set. */
 int tool_breakers_add_spec(struct tool_breakers *list, const char *spec, const char *default_name,
                            char *msg, size_t msg_len);
 
@@ -158,9 +182,14 @@ bool tool_phase_is_outage(const struct tool_phase *p);
 /* Load `path` (or, with path NULL, the text `text`) into `sc`: a [scenario]
  * section, [phase NAME] sections in order, [breaker NAME] sections. With
  * `sc` NULL only [breaker NAME] sections are accepted (replay), into
- * `breakers`. @return 0, or -1 with "file:line: message" in `msg`. */
+ * `breakers`. Lines may be of any length; names and descriptions too long
+ * for their fields are refused, never cut. @return 0, or -1 with
+ * "file:line: message" in `msg` (the first error; loading stops there). */
 int tool_load_ini(const char *path, const char *text, struct tool_scenario *sc,
                   struct tool_breakers *breakers, char *msg, size_t msg_len);
+/* The same from an open stream, called `name` in messages. */
+int tool_load_ini_stream(FILE *in, const char *name, struct tool_scenario *sc,
+                         struct tool_breakers *breakers, char *msg, size_t msg_len);
 
 /* ---- timeline.c ------------------------------------------------------------*/
 
