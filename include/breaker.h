@@ -11,7 +11,8 @@
  * outcomes; when the evidence (consecutive failures, or a failure or slow-call
  * rate over a window with a minimum volume) says the dependency is unwell, the
  * breaker OPENs and refuses calls locally. After a wait it turns HALF_OPEN and
- * admits a bounded number of probes; enough successful probes close it, one
+ * admits a bounded number of probes; once enough have succeeded it admits no
+ * more and closes when the probes still in flight have settled, while one
  * failed (or hung) probe reopens it with a longer wait. Every transition starts
  * a new generation; completions of permits from an earlier generation are
  * "stale" and change nothing.
@@ -237,7 +238,8 @@ struct breaker_config {
     uint64_t open_max_ns;              /* cap of the wait: >= open_ns, 0 = default 5 min */
     double open_jitter;                /* [0,1]: add U[0,jitter] * wait; 0 = none */
     uint32_t half_open_max_probes;     /* probes in flight: 1..4095, 0 = default 1 */
-    uint32_t half_open_successes;      /* probe successes to close: 1..4095, 0 = default 3 */
+    uint32_t half_open_successes;      /* probe successes to close (once the probes in
+                                          flight settled): 1..4095, 0 = default 3 */
     uint64_t probe_timeout_ns;         /* unsettled probe fails after: 0 = default 30 s */
     enum breaker_outcome cancelled_as; /* IGNORED (default; the zero value
                                           SUCCESS also means it) or FAILURE */
@@ -408,7 +410,12 @@ BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *pe
  *  that slot's previous probe is due 1 us after it instead (never earlier).
  *  A probe (HALF_OPEN permit): a failure reopens at once with a longer wait;
  *  a success counts towards half_open_successes; with slow_call_rate set, a
- *  slow successful probe fails it (reason PROBE_SLOW). A probe completed
+ *  slow successful probe fails it (reason PROBE_SLOW). Recovery uses all its
+ *  evidence: after the half_open_successes-th success no more probes are
+ *  admitted (REJECTED_HALF_OPEN), and the breaker closes when the last probe
+ *  in flight settles without failing (an IGNORED answer frees its slot and
+ *  counts for neither side); a failure or timeout of any of them reopens it,
+ *  so no probe's failure is lost as STALE to an early close. A probe completed
  *  after its deadline has already failed (PROBE_TIMEOUT) and is STALE. */
 BREAKER_API int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome)
     BREAKER_NONNULL(1, 2);
@@ -487,15 +494,35 @@ BREAKER_API uint64_t breaker_now_ns(breaker *b) BREAKER_NONNULL(1);
 BREAKER_API size_t breaker_shared_size(breaker *b) BREAKER_NONNULL(1);
 
 /* ---- Classification helpers -----------------------------------------------
- * The common call boundaries, so every caller counts the same things.
+ * The common call boundaries, so every caller counts the same things. Only
+ * an answer that shows the dependency working is a SUCCESS, and only one
+ * that shows it at fault is a FAILURE; an answer that the request itself
+ * decided (its path, its body, its credentials, its rate) is IGNORED, so
+ * that no caller can hold a breaker closed, or trip one every caller shares,
+ * by what it sends. docs/classification.md gives the reasons in full.
  *
- * HTTP status (breaker_classify_http):
- *   500, 502, 503, 504, 506..599 -> FAILURE   (the server is unwell)
- *   501 Not Implemented, 505 HTTP Version Not Supported -> SUCCESS
- *                                   (a permanent answer, not ill health)
- *   408 Request Timeout, 429 Too Many Requests -> FAILURE (overload)
- *   1xx, 2xx, 3xx, other 4xx -> SUCCESS (the dependency answered; a 404 or a
- *                                   400 is the caller's problem)
+ * HTTP status (breaker_classify_http, and breaker_classify_http_with with
+ * the default policy):
+ *   2xx -> SUCCESS
+ *   1xx, 3xx -> IGNORED        (not a final answer, or one a front end or
+ *                               cache can give without the dependency: a
+ *                               redirect to a maintenance page is no sign
+ *                               of health)
+ *   400, 404, 409, 422 and every other 4xx not listed below -> IGNORED
+ *                              (the request was refused for what it is;
+ *                               says nothing either way)
+ *   401, 403, 407 -> IGNORED   (policy auth_failures: the caller's
+ *                               credentials are wrong; FAILURE on request)
+ *   408 Request Timeout -> FAILURE (the request did not reach the
+ *                               dependency in time, as with ETIMEDOUT)
+ *   429 Too Many Requests -> IGNORED (policy too_many_requests: a limit on
+ *                               this client, not ill health; FAILURE on
+ *                               request)
+ *   501 Not Implemented, 505 HTTP Version Not Supported -> IGNORED
+ *                              (a permanent answer to this request)
+ *   503 with Retry-After -> FAILURE (policy unavailable_with_retry_after;
+ *                               IGNORED on request)
+ *   500, 502, 503, 504, 506..599 -> FAILURE (the server is unwell)
  *   anything else (< 100, > 599) -> FAILURE (a broken answer)
  *
  * errno (breaker_classify_errno):
@@ -506,7 +533,60 @@ BREAKER_API size_t breaker_shared_size(breaker *b) BREAKER_NONNULL(1);
  *   any other -> IGNORED (a local error says nothing about the dependency:
  *                EINVAL, ENOMEM, EMFILE, ...)
  */
+
+/* The choices the HTTP table leaves to the caller. Fill with
+ * breaker_http_policy_init(), then change what you need. Each field is
+ * BREAKER_IGNORED or BREAKER_FAILURE; 0 (BREAKER_SUCCESS, never allowed:
+ * none of these answers shows the dependency working) means the default,
+ * so a zeroed struct is the default policy. */
+typedef struct breaker_http_policy breaker_http_policy;
+struct breaker_http_policy {
+    enum breaker_outcome auth_failures;     /* 401, 403, 407: IGNORED (default) or
+                                               FAILURE, for a dependency whose own
+                                               failing auth backend answers 401/403 */
+    enum breaker_outcome too_many_requests; /* 429: IGNORED (default) or FAILURE,
+                                               for a dependency that answers 429 to
+                                               shed load for every client */
+    enum breaker_outcome unavailable_with_retry_after; /* 503 with Retry-After:
+                                               FAILURE (default) or IGNORED, for a
+                                               dependency that answers it to throttle
+                                               one client (a 503 without Retry-After
+                                               is always FAILURE) */
+};
+
+/*! breaker_http_policy_init() :
+ *  Clear `p` (every byte, fields added later included) and set the defaults:
+ *  auth_failures IGNORED, too_many_requests IGNORED,
+ *  unavailable_with_retry_after FAILURE. */
+BREAKER_API void breaker_http_policy_init(breaker_http_policy *p) BREAKER_NONNULL(1);
+
+/*! breaker_http_policy_validate() :
+ *  @return BREAKER_OK, or BREAKER_EINVAL with a message naming the first bad
+ *  field and its allowed values written to `msg` (NUL-terminated, truncated
+ *  to `msg_len`; `msg` may be NULL when msg_len is 0). */
+BREAKER_API int breaker_http_policy_validate(const breaker_http_policy *p, char *msg,
+                                             size_t msg_len) BREAKER_NONNULL(1);
+
+/*! breaker_classify_http() :
+ *  @return the outcome of an answer with HTTP `status`, by the table above
+ *  with the default policy: breaker_classify_http_with(NULL, status, 0).
+ *  A 503 is FAILURE whether or not it carried Retry-After. Thread-safe. */
 BREAKER_API enum breaker_outcome breaker_classify_http(int status);
+
+/*! breaker_classify_http_with() :
+ *  @return the outcome of an answer with HTTP `status` by the table above
+ *  under `p` (NULL = the defaults). `retry_after` is nonzero when the answer
+ *  carried a Retry-After header; only a 503 reads it. Never SUCCESS but for
+ *  a 2xx. A field of `p` that breaker_http_policy_validate() would refuse is
+ *  read as its default (the answer is then what breaker_classify_http()
+ *  says), so a bad policy can neither crash nor turn an answer into
+ *  evidence of health. Reads `p` only; thread-safe. */
+BREAKER_API enum breaker_outcome breaker_classify_http_with(const breaker_http_policy *p,
+                                                            int status, int retry_after);
+
+/*! breaker_classify_errno() :
+ *  @return the outcome of a call that ended with `err` (0 = no error), by the
+ *  errno table above. Thread-safe. */
 BREAKER_API enum breaker_outcome breaker_classify_errno(int err);
 
 #ifdef __cplusplus

@@ -239,7 +239,8 @@ static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *
         break;
     case BREAKER_HALF_OPEN:
         if (apply_probe_timeout(m, now)) return acquire_locked(m, now, p);
-        if (m->nprobes >= m->cfg.half_open_max_probes) {
+        if (m->nprobes >= m->cfg.half_open_max_probes ||
+            m->probe_successes >= m->cfg.half_open_successes) {
             m->counters.rejected_half_open++;
             return BREAKER_REJECTED_HALF_OPEN;
         }
@@ -308,10 +309,22 @@ static void free_probe_slot(struct ref_model *m, uint64_t permit_id) {
     }
 }
 
+/* Recovery closes on all its evidence: once half_open_successes probes have
+ * succeeded no more are admitted, and the breaker closes when the last probe
+ * in flight settles without failing (any failure reopens it first). */
+static void close_if_settled(struct ref_model *m, uint64_t now) {
+    if (m->state == BREAKER_HALF_OPEN && m->probe_successes >= m->cfg.half_open_successes &&
+        m->nprobes == 0)
+        transition(m, now, BREAKER_CLOSED, BREAKER_REASON_PROBES_SUCCEEDED, 0, NULL);
+}
+
 static void complete_probe(struct ref_model *m, uint64_t now, const struct ref_permit *p,
                            int outcome, bool slow) {
     free_probe_slot(m, p->id);
-    if (!count_outcome(m, outcome, slow)) return;
+    if (!count_outcome(m, outcome, slow)) {
+        close_if_settled(m, now); /* an ignored probe freed its slot */
+        return;
+    }
     bool failure = outcome == BREAKER_FAILURE;
     if (failure || (slow && m->cfg.slow_call_rate > 0)) {
         m->counters.probes_failed++;
@@ -321,9 +334,8 @@ static void complete_probe(struct ref_model *m, uint64_t now, const struct ref_p
         return;
     }
     m->counters.probes_succeeded++;
-    m->probe_successes++;
-    if (m->probe_successes >= m->cfg.half_open_successes)
-        transition(m, now, BREAKER_CLOSED, BREAKER_REASON_PROBES_SUCCEEDED, 0, NULL);
+    if (m->probe_successes < 4095) m->probe_successes++; /* the library's field saturates */
+    close_if_settled(m, now);
 }
 
 static int complete_locked(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome) {
@@ -412,7 +424,8 @@ uint64_t ref_model_retry_after(struct ref_model *m, uint64_t now) {
         r = now < m->open_until ? m->open_until - now : 0;
         break;
     case BREAKER_HALF_OPEN:
-        if (m->nprobes >= m->cfg.half_open_max_probes) {
+        if (m->nprobes >= m->cfg.half_open_max_probes ||
+            m->probe_successes >= m->cfg.half_open_successes) {
             uint64_t first = UINT64_MAX;
             for (uint32_t i = 0; i < m->nprobes; i++)
                 if (m->probes[i].deadline < first) first = m->probes[i].deadline;

@@ -323,9 +323,92 @@ static void count_window_stays_consistent_when_reset_under_traffic(void **state)
     test_breaker_destroy(rt.b);
 }
 
+/* Recovery closes on all its evidence, under concurrency: four probes in
+ * flight, three successes needed, all four settled at once by four threads.
+ * When one of them fails, the breaker must end OPEN with that failure
+ * applied (never CLOSED with the failure lost as STALE); when none fails it
+ * must end CLOSED. */
+enum { SETTLERS = 4 };
+
+struct settle_race {
+    breaker *b;
+    breaker_permit probes[SETTLERS];
+    int failing; /* index of the probe that fails, or -1 */
+    int rc[SETTLERS];
+    pthread_barrier_t start;
+    pthread_barrier_t done;
+    _Atomic int stop;
+};
+
+struct settler {
+    struct settle_race *race;
+    int index;
+};
+
+static void *probe_settler(void *arg) {
+    struct settler *me = arg;
+    struct settle_race *race = me->race;
+    for (;;) {
+        pthread_barrier_wait(&race->start);
+        if (atomic_load(&race->stop)) return NULL;
+        enum breaker_outcome o = me->index == race->failing ? BREAKER_FAILURE : BREAKER_SUCCESS;
+        race->rc[me->index] = breaker_complete(race->b, &race->probes[me->index], o);
+        pthread_barrier_wait(&race->done);
+    }
+}
+
+static void recovery_closes_only_when_every_probe_settled(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 1;
+    cfg.open_ns = 1 * SEC;
+    cfg.open_backoff = 1.0;
+    cfg.half_open_max_probes = SETTLERS;
+    cfg.half_open_successes = SETTLERS - 1;
+    cfg.probe_timeout_ns = 3600 * SEC;
+    struct settle_race race = {.b = make_breaker(&cfg)};
+    pthread_barrier_init(&race.start, NULL, SETTLERS + 1);
+    pthread_barrier_init(&race.done, NULL, SETTLERS + 1);
+    pthread_t threads[SETTLERS];
+    struct settler settlers[SETTLERS];
+    for (int i = 0; i < SETTLERS; i++) {
+        settlers[i] = (struct settler){&race, i};
+        pthread_create(&threads[i], NULL, probe_settler, &settlers[i]);
+    }
+    unsigned lost = 0, rounds = 2000;
+    for (unsigned round = 0; round < rounds; round++) {
+        assert_int_equal(breaker_reset(race.b), BREAKER_OK);
+        call_ok(race.b, BREAKER_FAILURE);
+        fake_clock_advance(&clock, 1 * SEC);
+        for (int i = 0; i < SETTLERS; i++)
+            assert_int_equal(breaker_acquire(race.b, &race.probes[i]), BREAKER_OK);
+        race.failing = (int)(round % (SETTLERS + 1)) - 1; /* -1: nobody fails */
+        pthread_barrier_wait(&race.start);
+        pthread_barrier_wait(&race.done);
+        enum breaker_state st = breaker_get_state(race.b);
+        if (race.failing < 0) {
+            assert_int_equal(st, BREAKER_CLOSED);
+            for (int i = 0; i < SETTLERS; i++) assert_int_equal(race.rc[i], BREAKER_OK);
+        } else {
+            if (st != BREAKER_OPEN || race.rc[race.failing] != BREAKER_OK) lost++;
+        }
+    }
+    atomic_store(&race.stop, 1);
+    pthread_barrier_wait(&race.start);
+    for (int i = 0; i < SETTLERS; i++) pthread_join(threads[i], NULL);
+    if (lost != 0) fail_msg("%u of %u failing probes lost to an early close", lost, rounds);
+    pthread_barrier_destroy(&race.start);
+    pthread_barrier_destroy(&race.done);
+    test_breaker_destroy(race.b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(half_open_admits_exactly_max_probes_under_contention),
+        cmocka_unit_test(recovery_closes_only_when_every_probe_settled),
         cmocka_unit_test(many_threads_failing_trip_once_consecutive),
         cmocka_unit_test(many_threads_failing_trip_once_count_window),
         cmocka_unit_test(many_threads_failing_trip_once_time_window),

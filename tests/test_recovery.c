@@ -394,8 +394,40 @@ static void hung_probe_times_out_at_its_deadline_under_low_traffic(void **state)
     test_breaker_destroy(b);
 }
 
+/* With four probes and three successes needed, the third success does not
+ * close while the fourth probe is out: no more probes are admitted, and the
+ * fourth decides (its failure reopens; its success or an ignored answer
+ * closes). The failure is applied, not lost as STALE. */
+static void recovery_waits_for_every_probe_in_flight(void **state) {
+    (void)state;
+    const enum breaker_outcome last[] = {BREAKER_FAILURE, BREAKER_SUCCESS, BREAKER_IGNORED};
+    for (size_t c = 0; c < 3; c++) {
+        struct fake_clock clock = {0};
+        breaker_config cfg = recovery_config(&clock, NULL);
+        cfg.half_open_max_probes = 4;
+        cfg.half_open_successes = 3;
+        breaker *b = make_breaker(&cfg);
+        call_ok(b, BREAKER_FAILURE);
+        fake_clock_advance(&clock, 10 * SEC);
+        breaker_permit p[4], extra;
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(breaker_acquire(b, &p[i]), BREAKER_OK);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(breaker_complete(b, &p[i], BREAKER_SUCCESS), BREAKER_OK);
+        assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
+        /* Slots are free, but the successes are in: no more probes. */
+        assert_int_equal(breaker_acquire(b, &extra), BREAKER_REJECTED_HALF_OPEN);
+        assert_true(breaker_retry_after_ns(b) > 0);
+        assert_int_equal(breaker_complete(b, &p[3], last[c]), BREAKER_OK);
+        assert_int_equal(breaker_get_state(b),
+                         last[c] == BREAKER_FAILURE ? BREAKER_OPEN : BREAKER_CLOSED);
+        test_breaker_destroy(b);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(recovery_waits_for_every_probe_in_flight),
         cmocka_unit_test(hung_probe_times_out_at_its_deadline_under_low_traffic),
         cmocka_unit_test(open_rejects_until_the_wait_ends),
         cmocka_unit_test(first_acquire_after_the_wait_is_the_probe),

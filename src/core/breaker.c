@@ -215,8 +215,8 @@ static bool transition(breaker *b, struct transition *t) {
     if (t->to == BREAKER_OPEN) {
         /* No probe exists in OPEN: mark every slot free for this generation,
          * so that when HALF_OPEN starts every word is one generation behind
-         * it, however long a word sat untouched (32768 resets would wrap the
-         * 15-bit tag onto it). Stops as soon as ctl leaves this OPEN (see
+         * it, however long a word sat untouched (16384 resets would wrap the
+         * 14-bit tag onto it). Stops as soon as ctl leaves this OPEN (see
          * slot_load), so a delayed marker never touches a later claim. */
         uint64_t mark = breaker__slot_free_word(new_gen, 0);
         for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
@@ -365,7 +365,9 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     uint64_t now = b->now_precise(b);
     struct slot_scan scan;
     if (half_open_check_timeouts(b, &ctl, now, &scan)) return ACQUIRE_RETRY;
-    if (scan.free_slot < 0) {
+    /* Enough probes have succeeded: admit no more; the breaker closes when
+     * those in flight settle (close_if_settled). */
+    if (scan.free_slot < 0 || breaker__ctl_succ(ctl) >= s->lim.half_open_successes) {
         struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
         breaker__stripe_count(stripe, &stripe.stripe->rejected_half_open);
         permit_refuse(b, permit);
@@ -523,6 +525,44 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
     return acquire_slow(b, permit);
 }
 
+/* Free the slot a settling probe of generation `gen` holds. Fails only if
+ * the generation has moved on and OPEN re-marked the slot: nothing to free. */
+static void release_slot(breaker__atomic64 *slot, uint64_t settling, uint64_t gen) {
+    uint64_t expect = settling;
+    slot_cas(slot, &expect, breaker__slot_free_word(gen, breaker__slot_us(settling)));
+}
+
+/* Close the half-open of generation `gen` if enough probes have succeeded and
+ * none is in flight (claimed or settling). Called by every completion that
+ * freed its slot without failing: the last probe to settle closes. */
+static void close_if_settled(breaker *b, uint64_t gen, uint64_t now) {
+    struct breaker__shared *s = b->shared;
+    /* Two probes settling at once each free their own slot, then look at the
+     * other's: with release/acquire alone both could read the other's slot
+     * as still busy (a store then a load of another word), and neither would
+     * close. A seq_cst fence between the free and the scan on both sides
+     * makes at least one of them see the other's slot free. */
+    atomic_thread_fence(memory_order_seq_cst);
+    for (;;) {
+        uint64_t ctl = breaker__load_acquire(&s->ctl);
+        if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_HALF_OPEN) return;
+        unsigned succ = breaker__ctl_succ(ctl);
+        if (succ < s->lim.half_open_successes) return;
+        struct slot_scan scan;
+        scan_slots(s, ctl, now, &scan);
+        /* A probe still out (claimed or settling) decides: its failure or
+         * timeout reopens, and its own completion closes after it. */
+        if (scan.next_deadline != UINT64_MAX) return;
+        struct transition t = {.expected = ctl,
+                               .to = BREAKER_CLOSED,
+                               .reason = BREAKER_REASON_PROBES_SUCCEEDED,
+                               .k = 0,
+                               .now = now};
+        half_open_evidence(ctl, succ, &t.evidence);
+        if (transition(b, &t)) return;
+    }
+}
+
 static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
                           enum breaker_outcome outcome, bool cancelled, bool slow) {
     struct breaker__shared *s = b->shared;
@@ -537,12 +577,16 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
     if (breaker__ctl_gen(ctl) == gen && breaker__ctl_state(ctl) == BREAKER_HALF_OPEN)
         half_open_check_timeouts(b, &ctl, now, &scan);
 
-    /* Free the slot first, then settle the state: a timeout scan running in
-     * between no longer sees this probe, and one that ran before has moved
-     * the generation, which makes this completion stale below. */
+    /* Claim -> SETTLING: the claim word is unique per admission, so exactly
+     * one completion of this admission gets past this CAS. The slot stays in
+     * flight (not claimable, its deadline still counts) until the outcome is
+     * in ctl: a success that would close the breaker waits for it, and a
+     * timeout scan that fires meanwhile moves the generation, which makes
+     * this completion stale below. */
     breaker__atomic64 *slot = &breaker__slots(s)[pv->slot_index];
     uint64_t expect = pv->slot_value;
-    if (!slot_cas(slot, &expect, breaker__slot_free_word(gen, breaker__slot_us(expect)))) {
+    uint64_t settling = pv->slot_value | BREAKER__SLOT_SETTLING;
+    if (!slot_cas(slot, &expect, settling)) {
         /* Our claim is gone while our generation lasts: a copy of this
          * permit was completed first. */
         ctl = breaker__load_acquire(&s->ctl);
@@ -563,12 +607,19 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
             return BREAKER_STALE;
         }
         if (outcome == BREAKER_IGNORED) {
+            /* Neither evidence of health nor of failure: the slot goes back,
+             * and if the other probes already succeeded, this was the last
+             * one they waited for. */
             breaker__count_outcome(stripe, outcome, false);
+            release_slot(slot, settling, gen);
+            close_if_settled(b, gen, now);
             return BREAKER_OK;
         }
         unsigned succ = breaker__ctl_succ(ctl);
-        struct transition t = {.expected = ctl, .now = now};
         if (fails) {
+            /* The slot stays SETTLING: the reopening moves the generation,
+             * and a closer that looked meanwhile saw this probe in flight. */
+            struct transition t = {.expected = ctl, .now = now};
             t.to = BREAKER_OPEN;
             t.reason = outcome == BREAKER_FAILURE ? BREAKER_REASON_PROBE_FAILED
                                                   : BREAKER_REASON_PROBE_SLOW;
@@ -576,19 +627,18 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
             half_open_evidence(ctl, succ, &t.evidence);
             if (!transition(b, &t)) continue;
             breaker__count(&s->probes_failed);
-        } else if (succ + 1 >= s->lim.half_open_successes) {
-            t.to = BREAKER_CLOSED;
-            t.reason = BREAKER_REASON_PROBES_SUCCEEDED;
-            t.k = 0;
-            half_open_evidence(ctl, succ + 1, &t.evidence);
-            if (!transition(b, &t)) continue;
-            breaker__count(&s->probes_succeeded);
         } else {
-            uint64_t desired = ctl + 1; /* succ is the low field */
-            /* acq_rel like a transition: this is a state change too, and the
-             * next probe's completion must see it. */
+            /* Count the success in ctl first, then free the slot: a closer
+             * that sees the slot free sees the success (the release CAS on
+             * the slot orders them). acq_rel like a transition: the next
+             * probe's completion must see it. */
+            /* succ is the low field; it saturates (4095 probes may succeed
+             * after 4094 others, more than its 12 bits hold). */
+            uint64_t desired = succ < BREAKER__FIELD12 ? ctl + 1 : ctl;
             if (!breaker__cas_acq_rel(&s->ctl, &ctl, desired)) continue;
             breaker__count(&s->probes_succeeded);
+            release_slot(slot, settling, gen);
+            close_if_settled(b, gen, now);
         }
         breaker__count_outcome(stripe, outcome, slow);
         return BREAKER_OK;
@@ -766,7 +816,8 @@ uint64_t breaker_retry_after_ns(breaker *b) {
         case BREAKER_HALF_OPEN: {
             struct slot_scan scan;
             if (half_open_check_timeouts(b, &ctl, now, &scan)) continue;
-            if (scan.free_slot >= 0) return 0;
+            if (scan.free_slot >= 0 && breaker__ctl_succ(ctl) < s->lim.half_open_successes)
+                return 0;
             return scan.next_deadline > now ? scan.next_deadline - now : 0;
         }
         }

@@ -99,24 +99,31 @@ static inline uint64_t breaker__tw_tag(uint64_t w) { return w >> BREAKER__TAG_SH
 static inline uint64_t breaker__tw_us(uint64_t w) { return w & BREAKER__TIME_MASK; }
 
 /* ---- Probe slot words ------------------------------------------------------
- *   bits 49..63  the low 15 bits of the generation the word is for
+ *   bits 50..63  the low 14 bits of the generation the word is for
+ *   bit  49      SETTLING: the probe's completion is being applied
  *   bit  48      FREE
- *   bits  0..47  busy: the probe's deadline (a tagged time, in us)
+ *   bits  0..47  busy or settling: the probe's deadline (a tagged time, in us)
  *                free: the deadline of the last probe that held the slot
  * A claim's deadline is strictly after the last one its slot held in the same
  * generation (bumped by 1 us when two admissions share a microsecond), so every
  * claim word of a generation is unique: completing a copy of an earlier
  * probe's permit expects that probe's word and can never free a newer probe's
  * claim. (Deadlines saturate 8.9 years after creation, and with them this
- * uniqueness; see breaker__deadline_us.) 15 bits of generation are enough:
- * the words are compared for equality only, and entering OPEN re-marks every
- * slot (breaker.c, transition()), so a word is never more than one generation behind a
- * half-open that reads it. */
-#define BREAKER__SLOT_TAG_SHIFT 49
+ * uniqueness; see breaker__deadline_us.) A completion first turns its claim
+ * into SETTLING (still in flight: not claimable, its deadline still counts),
+ * applies the outcome, then frees the slot; so a probe whose success would
+ * close the breaker sees every probe whose outcome is not in yet. 14 bits of
+ * generation are enough: the words are compared for equality only, and
+ * entering OPEN re-marks every slot (breaker.c, transition()), so a word is
+ * never more than one generation behind a half-open that reads it. */
+#define BREAKER__SLOT_TAG_SHIFT 50
+#define BREAKER__SLOT_SETTLING  (UINT64_C(1) << 49)
 #define BREAKER__SLOT_FREE      (UINT64_C(1) << 48)
 
-static inline uint64_t breaker__slot_tag(uint64_t gen) { return gen & 0x7fffu; }
-static inline bool breaker__slot_is_for(uint64_t w, uint64_t gen) { return (w >> BREAKER__SLOT_TAG_SHIFT) == breaker__slot_tag(gen); }
+static inline uint64_t breaker__slot_tag(uint64_t gen) { return gen & 0x3fffu; }
+static inline bool breaker__slot_is_for(uint64_t w, uint64_t gen) {
+    return (w >> BREAKER__SLOT_TAG_SHIFT) == breaker__slot_tag(gen);
+}
 static inline bool breaker__slot_is_free(uint64_t w) { return (w & BREAKER__SLOT_FREE) != 0; }
 static inline uint64_t breaker__slot_us(uint64_t w) { return w & BREAKER__TIME_MASK; }
 
@@ -127,7 +134,8 @@ static inline uint64_t breaker__slot_free_word(uint64_t gen, uint64_t last_us) {
 /* The claim of a probe of generation `gen` due at `us`, replacing `cur`. */
 static inline uint64_t breaker__slot_claim_word(uint64_t gen, uint64_t us, uint64_t cur) {
     if (breaker__slot_is_for(cur, gen) && us <= breaker__slot_us(cur))
-        us = breaker__slot_us(cur) < BREAKER__TIME_MASK ? breaker__slot_us(cur) + 1 : BREAKER__TIME_MASK;
+        us = breaker__slot_us(cur) < BREAKER__TIME_MASK ? breaker__slot_us(cur) + 1
+                                                         : BREAKER__TIME_MASK;
     return (breaker__slot_tag(gen) << BREAKER__SLOT_TAG_SHIFT) | us;
 }
 
