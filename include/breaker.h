@@ -245,7 +245,12 @@ struct breaker_config {
                                           SUCCESS also means it) or FAILURE */
     breaker_clock_fn *clock;           /* NULL = CLOCK_MONOTONIC (see below) */
     void *clock_ctx;
-    uint64_t seed;              /* jitter seed; 0 = drawn at create */
+    uint64_t seed;              /* jitter seed; 0 = drawn at create, and then
+                                   mixed with the process id at each wait, so
+                                   processes forked after create (a pre-fork
+                                   server's workers) wait differently. Fix a
+                                   seed only where waits must repeat:
+                                   simulation, replay, tests. */
     breaker_event_fn *on_event; /* NULL = no callback */
     void *event_ctx;
 };
@@ -541,17 +546,16 @@ BREAKER_API size_t breaker_shared_size(breaker *b) BREAKER_NONNULL(1);
  * so a zeroed struct is the default policy. */
 typedef struct breaker_http_policy breaker_http_policy;
 struct breaker_http_policy {
-    enum breaker_outcome auth_failures;     /* 401, 403, 407: IGNORED (default) or
-                                               FAILURE, for a dependency whose own
-                                               failing auth backend answers 401/403 */
-    enum breaker_outcome too_many_requests; /* 429: IGNORED (default) or FAILURE,
-                                               for a dependency that answers 429 to
-                                               shed load for every client */
-    enum breaker_outcome unavailable_with_retry_after; /* 503 with Retry-After:
-                                               FAILURE (default) or IGNORED, for a
-                                               dependency that answers it to throttle
-                                               one client (a 503 without Retry-After
-                                               is always FAILURE) */
+    /* 401, 403, 407: IGNORED (default), or FAILURE for a dependency whose
+     * own failing auth backend answers 401 or 403. */
+    enum breaker_outcome auth_failures;
+    /* 429: IGNORED (default), or FAILURE for a dependency that answers 429
+     * to shed load for every client. */
+    enum breaker_outcome too_many_requests;
+    /* 503 with Retry-After: FAILURE (default), or IGNORED for a dependency
+     * that answers it to throttle one client. A 503 without Retry-After is
+     * always FAILURE. */
+    enum breaker_outcome unavailable_with_retry_after;
 };
 
 /*! breaker_http_policy_init() :

@@ -194,6 +194,7 @@ int breaker__create_owned(const breaker_config *user, const struct breaker__owne
 
     struct breaker__limits lim;
     breaker__limits_from_config(&cfg, &lim);
+    b->seed_drawn = lim.seed == 0;
     if (lim.seed == 0) lim.seed = random_seed(b);
     b->cfg.seed = lim.seed;
 

@@ -89,16 +89,23 @@ static void permit_refuse(const breaker *b, breaker_permit *permit) {
 /* ---- Small helpers ---------------------------------------------------------*/
 
 /* The wait before a probe after k failed recoveries, entering generation
- * `gen`. Jitter is a pure function of (seed, gen): threads racing to make the
- * same transition compute the same wait, and a seed reproduces every wait. */
-static uint64_t open_wait_ns(const struct breaker__limits *lim, unsigned k, uint64_t gen) {
+ * `gen`. Jitter is a pure function of (seed, gen, salt): threads racing to
+ * make the same transition compute the same wait, and a fixed seed
+ * reproduces every wait. `salt` is the process id when the seed was drawn
+ * (not fixed by the user), so that processes forked after the breaker was
+ * created, each holding the same drawn seed, still wait differently: a fleet
+ * must not probe in lockstep. */
+static uint64_t open_wait_ns(const struct breaker__limits *lim, unsigned k, uint64_t gen,
+                             uint64_t salt) {
     double w = (double)lim->open_ns;
     double cap = (double)lim->open_max_ns;
     for (unsigned i = 0; i < k && w < cap; i++)
         w *= lim->open_backoff;
     if (w > cap) w = cap;
     if (lim->open_jitter > 0.0) {
-        double u = (double)(breaker__splitmix64(lim->seed ^ (gen * BREAKER__GOLDEN_GAMMA)) >> 11) *
+        uint64_t mix = lim->seed ^ (gen * BREAKER__GOLDEN_GAMMA);
+        if (salt != 0) mix ^= breaker__splitmix64(salt);
+        double u = (double)(breaker__splitmix64(mix) >> 11) *
                    (1.0 / 9007199254740992.0);
         w += w * lim->open_jitter * u;
     }
@@ -199,7 +206,8 @@ static bool transition(breaker *b, struct transition *t) {
     uint64_t wait = 0;
 
     if (t->to == BREAKER_OPEN) {
-        wait = open_wait_ns(&s->lim, t->k, new_gen);
+        /* getpid(): a system call, but transitions are off the call path. */
+        wait = open_wait_ns(&s->lim, t->k, new_gen, b->seed_drawn ? (uint64_t)getpid() : 0);
         publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, wait));
     } else if (t->to == BREAKER_HALF_OPEN) {
         publish_phase_time(s, new_gen, probe_deadline_us(s, t->now));

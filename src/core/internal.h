@@ -296,6 +296,9 @@ struct breaker {
     /* enum breaker__stripe_mode (block.h): THREAD_OWNED lets a thread that
      * owns a stripe of the process pool write it with plain stores. */
     enum breaker__stripe_mode stripe_mode;
+    /* The jitter seed was drawn at create (cfg.seed 0), not fixed by the
+     * user: jitter then also mixes in the process id (breaker.c). */
+    bool seed_drawn;
     /* How many of the stripes a thread of this handle may own:
      * BREAKER__OWNED_STRIPES in THREAD_OWNED mode, 0 in ATOMIC mode. A
      * number rather than a test of the mode, so that deciding ownership is
