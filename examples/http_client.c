@@ -20,9 +20,13 @@
  *
  * The part to copy is `http_get()`: transport errors are turned into errno
  * values and classified with breaker_classify_errno(), answers with
- * breaker_classify_http(), so a refused connection, a timeout and a 503 are
- * failures and a 404 is not. Each output line is "key=value" words, which
- * the end-to-end test (tests/test_http_e2e.py) reads.
+ * breaker_classify_http_with() and the default policy (told whether the
+ * answer carried Retry-After), so a refused connection, a timeout and a 503
+ * are failures, a 2xx is a success, and a 404 is neither: IGNORED, it
+ * leaves the breaker as it was (the request is reported kind=failed
+ * outcome=ignored, and not retried). docs/classification.md says why. Each
+ * output line is "key=value" words, which the end-to-end test
+ * (tests/test_http_e2e.py) reads.
  */
 #define _GNU_SOURCE
 #include <breaker.h>
@@ -54,7 +58,9 @@ struct client {
     breaker_bulkhead *bulkhead;
     breaker_retry_budget *budget;
     breaker_executor *executor;
-    breaker_cache *cache; /* NULL unless --stale-ms */
+    breaker_cache *cache;            /* NULL unless --stale-ms */
+    breaker_http_policy http_policy; /* what 401/403/407, 429 and 503 with
+                                        Retry-After count as */
 };
 
 /* What one attempt saw, for the report line. */
@@ -113,13 +119,18 @@ static enum breaker_outcome http_get(void *ctx, breaker_attempt *a) {
     curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
     x->curl_code = curl_easy_perform(h);
     long os_errno = 0;
+    curl_off_t retry_after = 0; /* 0: no (readable) Retry-After header */
     curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x->http_status);
+#if LIBCURL_VERSION_NUM >= 0x074200 /* 7.66.0 */
+    curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &retry_after);
+#endif
     curl_easy_cleanup(h);
 
     if (x->curl_code == CURLE_OK) {
         a->error = (int)x->http_status;
-        enum breaker_outcome out = breaker_classify_http((int)x->http_status);
+        enum breaker_outcome out = breaker_classify_http_with(
+            &x->client->http_policy, (int)x->http_status, retry_after != 0);
         /* Keep 2xx bodies as the last good answer. */
         if (x->client->cache != NULL && x->http_status >= 200 && x->http_status < 300)
             (void)breaker_cache_put(x->client->cache, x->body, x->body_len);
@@ -304,6 +315,11 @@ static int parse(int argc, char **argv, struct options *o) {
 
 static int setup(struct client *c) {
     const struct options *o = &c->opt;
+    /* The defaults: auth failures and 429 are the caller's business
+     * (IGNORED), a 503 is an outage with or without Retry-After. A service
+     * whose 429 means "shedding load for everyone" would set
+     * too_many_requests = BREAKER_FAILURE here. */
+    breaker_http_policy_init(&c->http_policy);
     breaker_config bc;
     breaker_config_init(&bc);
     bc.trip = BREAKER_TRIP_CONSECUTIVE;
