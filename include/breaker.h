@@ -80,7 +80,8 @@ extern "C" {
     X(RETRY_BUDGET_EXHAUSTED, 13, "retry refused: the retry budget is spent")        \
     X(ECANCELED, 14, "the operation was cancelled by the caller")                    \
     X(EFORMAT, 15, "malformed input")                                                \
-    X(EINCOMPATIBLE, 16, "shared state written by an incompatible layout, version or build")
+    X(EINCOMPATIBLE, 16, "shared state written by an incompatible layout, version or build") \
+    X(REJECTED_RAMP, 17, "call refused: traffic is ramping back up after a recovery")
 
 enum breaker_status {
 #define BREAKER__STATUS_ENUM(name, value, text) BREAKER_##name = value,
@@ -241,6 +242,12 @@ struct breaker_config {
     uint32_t half_open_successes;      /* probe successes to close (once the probes in
                                           flight settled): 1..4095, 0 = default 3 */
     uint64_t probe_timeout_ns;         /* unsettled probe fails after: 0 = default 30 s */
+    uint64_t ramp_ns;                  /* slow start after a recovery: 0 = off (default).
+                                          When probes close the breaker, the share of
+                                          calls admitted grows from ramp_start to all
+                                          of them over this time (see below) */
+    double ramp_start;                 /* (0,1]: the share admitted as the ramp
+                                          begins, 0 = default 0.1 */
     enum breaker_outcome cancelled_as; /* IGNORED (default; the zero value
                                           SUCCESS also means it) or FAILURE */
     breaker_clock_fn *clock;           /* NULL = CLOCK_MONOTONIC (see below) */
@@ -284,6 +291,7 @@ struct breaker_stats {
     uint64_t rejected_open;      /* refused in OPEN */
     uint64_t rejected_half_open; /* refused in HALF_OPEN (slots taken) */
     uint64_t rejected_forced;    /* refused in FORCED_OPEN */
+    uint64_t rejected_ramp;      /* refused in CLOSED by a ramp after recovery */
     uint64_t successes;          /* completions recorded as success */
     uint64_t failures;           /* completions recorded as failure */
     uint64_t ignored;            /* IGNORED completions (cancelled_as IGNORED too) */
@@ -301,6 +309,9 @@ struct breaker_stats {
     uint32_t probes_in_flight;    /* HALF_OPEN: probes not yet settled; else 0 */
     uint32_t consecutive_failures;
     uint64_t open_until_ns; /* OPEN: when the next probe is eligible; else 0 */
+    uint64_t ramp_until_ns; /* CLOSED and ramping: when the ramp ends; else 0 */
+    double ramp_share;      /* CLOSED and ramping: the share of calls admitted
+                               now, in (0, 1); else 1 (0 when not admitting) */
     /* The window of the current closed period (in OPEN, HALF_OPEN and
      * FORCED_OPEN: of the one that ended, i.e. the evidence of the trip,
      * ageing with time). Window policies only: with CONSECUTIVE these are 0
@@ -313,6 +324,18 @@ struct breaker_stats {
 };
 
 /* ---- Configuration ---------------------------------------------------------*/
+
+/* Slow start after recovery (ramp_ns > 0). A dependency that just recovered
+ * may be knocked down again by the full load arriving at once. When probes
+ * close the breaker, CLOSED first ramps: the share of calls admitted grows
+ * linearly from ramp_start to 1 over ramp_ns; the others are refused with
+ * BREAKER_REJECTED_RAMP (counted in rejected_ramp, distinct from open
+ * refusals). The share is exact per thread (each thread's calls carry a
+ * credit: a call is admitted each time the credit crosses a whole number).
+ * During the ramp the window trips on the ramp's share of min_calls (the
+ * traffic is that much thinner), and a trip counts as one more failed
+ * recovery (k + 1, a longer wait). Calls admitted during the ramp stay in the
+ * same generation; breaker_reset() and breaker_force_closed() end a ramp. */
 
 /*! breaker_config_init() :
  *  Fill `cfg` with the defaults documented on struct breaker_config:
@@ -335,8 +358,8 @@ BREAKER_API int breaker_config_validate(const breaker_config *cfg, char *msg, si
  *  Keys are the field names of struct breaker_config (trip, failure_threshold,
  *  window_size, window, window_buckets, min_calls, failure_rate, slow_call,
  *  slow_call_rate, open, open_backoff, open_max, open_jitter,
- *  half_open_max_probes, half_open_successes, probe_timeout, cancelled_as,
- *  seed); durations accept the field name with or without "_ns" and values
+ *  half_open_max_probes, half_open_successes, probe_timeout, ramp,
+ *  ramp_start, cancelled_as, seed); durations accept the field name with or without "_ns" and values
  *  such as "250ms", "5s", "1m", "1500us", "20ns" (a bare number is
  *  nanoseconds); rates accept "0.5" or "50%"; trip accepts "consecutive",
  *  "count_window", "time_window"; cancelled_as "ignored" or "failure".
@@ -446,9 +469,12 @@ BREAKER_API enum breaker_state breaker_get_state(breaker *b) BREAKER_NONNULL(1);
  *  the breaker's clock, CLOCK_MONOTONIC by default, never earlier, and 0 is
  *  never answered while acquire would still refuse; another caller may of
  *  course take the probe first); in OPEN, the time left before
- *  a probe is eligible; in HALF_OPEN with every slot taken, the time until
- *  the earliest probe deadline (a hint: the state may change sooner); in
- *  FORCED_OPEN, UINT64_MAX. */
+ *  a probe is eligible; in HALF_OPEN with every slot taken (or enough
+ *  successes in), the time until the earliest probe deadline (a hint: the
+ *  state may change sooner); in CLOSED during a ramp, 0 if the calling
+ *  thread's next call is in the admitted share, else the time to the ramp's
+ *  end (a bound: a ramp admits by share of calls, so the next request may
+ *  well get in sooner); in FORCED_OPEN, UINT64_MAX. */
 BREAKER_API uint64_t breaker_retry_after_ns(breaker *b) BREAKER_NONNULL(1);
 
 /*! breaker_generation() : @return the current generation (starts at 1,

@@ -7,6 +7,7 @@
  */
 #include "reference_model.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,11 +170,13 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
     m->generation++;
     m->counters.transitions++;
     m->k = k > K_MAX ? K_MAX : k;
+    ev.evidence.failed_recoveries = m->k;
     /* A new generation: every probe of the old one lost its slot. */
     m->nprobes = 0;
     memset(m->slot_last_us, 0, m->cfg.half_open_max_probes * sizeof(*m->slot_last_us));
     m->probe_successes = 0;
     m->open_until = 0;
+    m->ramp_until = 0;
     if (to == BREAKER_OPEN) {
         ev.open_ns = ref_model_wait_ns(&m->cfg, m->k, m->generation);
         m->open_until = deadline_after(m, now, ev.open_ns);
@@ -181,6 +184,20 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
     if (to == BREAKER_CLOSED || to == BREAKER_FORCED_CLOSED) window_clear(m);
     ev.generation = m->generation;
     if (m->nevents < REF_MAX_EVENTS) m->events[m->nevents++] = ev;
+}
+
+/* The share a ramp admits at `now` (< ramp_until), linear from ramp_start
+ * to 1, and as the 32.32 credit increment. The same arithmetic as the
+ * library's, written out again. */
+static double ramp_share_at(const struct ref_model *m, uint64_t now) {
+    uint64_t left = m->ramp_until - now;
+    if (left > m->cfg.ramp_ns) left = m->cfg.ramp_ns;
+    return m->cfg.ramp_start + (1.0 - m->cfg.ramp_start) * ((double)(m->cfg.ramp_ns - left) /
+                                                            (double)m->cfg.ramp_ns);
+}
+
+static uint64_t ramp_increment(const struct ref_model *m, uint64_t now) {
+    return (uint64_t)(ramp_share_at(m, now) * 4294967296.0);
 }
 
 /* In HALF_OPEN, a probe past its deadline fails the recovery. @return true if
@@ -225,6 +242,21 @@ static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *
     memset(p, 0, sizeof(*p));
     switch (m->state) {
     case BREAKER_CLOSED:
+        if (m->ramp_until != 0) {
+            if (now >= m->ramp_until) {
+                m->ramp_until = 0; /* the recovery is complete */
+                m->k = 0;
+            } else {
+                uint64_t inc = ramp_increment(m, now);
+                uint64_t old = m->ramp_credit;
+                m->ramp_credit += inc;
+                if (((old + inc) >> 32) == (old >> 32)) {
+                    m->counters.rejected_ramp++;
+                    return BREAKER_REJECTED_RAMP;
+                }
+            }
+        }
+        break;
     case BREAKER_FORCED_CLOSED:
         break;
     case BREAKER_FORCED_OPEN:
@@ -266,16 +298,25 @@ static void maybe_trip(struct ref_model *m, uint64_t now) {
     struct ref_view v;
     window_view(m, now, &v);
     const breaker_config *c = &m->cfg;
+    /* During a ramp (until the first acquire after its end clears it) the
+     * ramp's share of min_calls suffices, and a trip is a failed recovery. */
+    uint32_t k = m->ramp_until != 0 ? m->k + 1 : 0;
+    uint32_t min_calls = c->min_calls;
+    if (m->ramp_until != 0) {
+        double share = now < m->ramp_until ? ramp_share_at(m, now) : 1.0;
+        double scaled = ceil((double)min_calls * share);
+        min_calls = scaled < 1.0 ? 1u : (uint32_t)scaled;
+    }
     if (c->trip == BREAKER_TRIP_CONSECUTIVE) {
         if (v.consecutive >= c->failure_threshold)
-            transition(m, now, BREAKER_OPEN, BREAKER_REASON_CONSECUTIVE_FAILURES, 0, &v);
+            transition(m, now, BREAKER_OPEN, BREAKER_REASON_CONSECUTIVE_FAILURES, k, &v);
         return;
     }
-    if (v.calls < c->min_calls) return;
+    if (v.calls < min_calls) return;
     if ((double)v.failures >= c->failure_rate * (double)v.calls)
-        transition(m, now, BREAKER_OPEN, BREAKER_REASON_FAILURE_RATE, 0, &v);
+        transition(m, now, BREAKER_OPEN, BREAKER_REASON_FAILURE_RATE, k, &v);
     else if (c->slow_call_rate > 0 && (double)v.slow >= c->slow_call_rate * (double)v.calls)
-        transition(m, now, BREAKER_OPEN, BREAKER_REASON_SLOW_CALL_RATE, 0, &v);
+        transition(m, now, BREAKER_OPEN, BREAKER_REASON_SLOW_CALL_RATE, k, &v);
 }
 
 /* Count a current-generation completion by its (mapped) outcome. @return
@@ -315,7 +356,11 @@ static void free_probe_slot(struct ref_model *m, uint64_t permit_id) {
 static void close_if_settled(struct ref_model *m, uint64_t now) {
     if (m->state == BREAKER_HALF_OPEN && m->probe_successes >= m->cfg.half_open_successes &&
         m->nprobes == 0)
-        transition(m, now, BREAKER_CLOSED, BREAKER_REASON_PROBES_SUCCEEDED, 0, NULL);
+    {
+        bool ramp = m->cfg.ramp_ns != 0;
+        transition(m, now, BREAKER_CLOSED, BREAKER_REASON_PROBES_SUCCEEDED, ramp ? m->k : 0, NULL);
+        if (ramp) m->ramp_until = deadline_after(m, now, m->cfg.ramp_ns);
+    }
 }
 
 static void complete_probe(struct ref_model *m, uint64_t now, const struct ref_permit *p,
@@ -415,6 +460,11 @@ uint64_t ref_model_retry_after(struct ref_model *m, uint64_t now) {
     uint64_t r = 0;
     switch (m->state) {
     case BREAKER_CLOSED:
+        if (m->ramp_until != 0 && now < m->ramp_until) {
+            uint64_t inc = ramp_increment(m, now);
+            if (((m->ramp_credit + inc) >> 32) == (m->ramp_credit >> 32)) r = m->ramp_until - now;
+        }
+        break;
     case BREAKER_FORCED_CLOSED:
         break;
     case BREAKER_FORCED_OPEN:
@@ -456,6 +506,11 @@ void ref_model_stats(struct ref_model *m, uint64_t now, breaker_stats *out) {
     out->failed_recoveries = m->k;
     out->probes_in_flight = m->state == BREAKER_HALF_OPEN ? m->nprobes : 0;
     out->open_until_ns = m->state == BREAKER_OPEN ? m->open_until : 0;
+    out->ramp_share = m->state == BREAKER_CLOSED || m->state == BREAKER_FORCED_CLOSED;
+    if (m->ramp_until != 0 && now < m->ramp_until) {
+        out->ramp_until_ns = m->ramp_until;
+        out->ramp_share = ramp_share_at(m, now);
+    }
     struct ref_view v;
     window_view(m, now, &v);
     out->consecutive_failures = v.consecutive;

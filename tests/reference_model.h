@@ -63,6 +63,11 @@ struct ref_model {
     uint64_t since;
     uint64_t time_in_state[5];
     uint64_t open_until;      /* OPEN only */
+    /* CLOSED after probes closed it with ramp_ns set: when the ramp ends (0:
+     * no ramp, or it was cleared by the first acquire after its end), and
+     * the admission credit, 32.32 fixed point (one thread: one stripe). */
+    uint64_t ramp_until;
+    uint64_t ramp_credit;
     uint32_t probe_successes; /* HALF_OPEN only */
     struct ref_probe *probes; /* HALF_OPEN only; half_open_max_probes entries */
     uint32_t nprobes;

@@ -80,7 +80,8 @@ struct slot {
 
 struct coverage {
     uint64_t reasons[BREAKER_REASON_COUNT];
-    uint64_t statuses[BREAKER_EFORMAT + 1];
+    uint64_t ramp_trips; /* trips from CLOSED during a ramp (a failed recovery) */
+    uint64_t statuses[BREAKER_REJECTED_RAMP + 1];
 };
 
 struct run {
@@ -177,6 +178,7 @@ static void compare_stats(struct run *r) {
     EXPECT_U64(r, "stats.rejected_open", want.rejected_open, got.rejected_open);
     EXPECT_U64(r, "stats.rejected_half_open", want.rejected_half_open, got.rejected_half_open);
     EXPECT_U64(r, "stats.rejected_forced", want.rejected_forced, got.rejected_forced);
+    EXPECT_U64(r, "stats.rejected_ramp", want.rejected_ramp, got.rejected_ramp);
     EXPECT_U64(r, "stats.successes", want.successes, got.successes);
     EXPECT_U64(r, "stats.failures", want.failures, got.failures);
     EXPECT_U64(r, "stats.ignored", want.ignored, got.ignored);
@@ -200,6 +202,8 @@ static void compare_stats(struct run *r) {
     EXPECT_U64(r, "stats.consecutive_failures", want.consecutive_failures,
                got.consecutive_failures);
     EXPECT_U64(r, "stats.open_until_ns", want.open_until_ns, got.open_until_ns);
+    EXPECT_U64(r, "stats.ramp_until_ns", want.ramp_until_ns, got.ramp_until_ns);
+    EXPECT_F64(r, "stats.ramp_share", want.ramp_share, got.ramp_share);
     EXPECT_U64(r, "stats.window_calls", want.window_calls, got.window_calls);
     EXPECT_U64(r, "stats.window_failures", want.window_failures, got.window_failures);
     EXPECT_U64(r, "stats.window_slow", want.window_slow, got.window_slow);
@@ -215,6 +219,8 @@ static void compare_event(struct run *r, const breaker_event *want, const breake
     EXPECT_U64(r, "event.to", want->to, got->to);
     EXPECT_U64(r, "event.reason", want->reason, got->reason);
     EXPECT_U64(r, "event.generation", want->generation, got->generation);
+    EXPECT_U64(r, "event.evidence.failed_recoveries", want->evidence.failed_recoveries,
+               got->evidence.failed_recoveries);
     EXPECT_U64(r, "event.time_ns", want->time_ns, got->time_ns);
     if (want->to == BREAKER_OPEN) EXPECT_U64(r, "event.open_ns", want->open_ns, got->open_ns);
     switch (want->reason) {
@@ -263,6 +269,9 @@ static void compare_events(struct run *r) {
     for (size_t i = 0; i < n; i++) {
         compare_event(r, &want[i], &r->events.ev[i]);
         r->cov.reasons[want[i].reason]++;
+        if (want[i].from == BREAKER_CLOSED && want[i].to == BREAKER_OPEN &&
+            want[i].evidence.failed_recoveries > 0)
+            r->cov.ramp_trips++;
         trace(r, "  event %s -> %s (%s) gen %" PRIu64, breaker_state_name(want[i].from),
               breaker_state_name(want[i].to), breaker_reason_name(want[i].reason),
               want[i].generation);
@@ -271,7 +280,7 @@ static void compare_events(struct run *r) {
 }
 
 static void count_status(struct run *r, int rc) {
-    if (rc >= 0 && rc <= BREAKER_EFORMAT) r->cov.statuses[rc]++;
+    if (rc >= 0 && rc <= BREAKER_REJECTED_RAMP) r->cov.statuses[rc]++;
 }
 
 /* ---- Operations ------------------------------------------------------------------ */
@@ -577,6 +586,8 @@ static void base_config(breaker_config *c) {
     c->half_open_max_probes = 1;
     c->half_open_successes = 2;
     c->probe_timeout_ns = 2500 * US + 500;
+    c->ramp_ns = 0;
+    c->ramp_start = 0.1;
     c->cancelled_as = BREAKER_IGNORED;
     c->seed = UINT64_C(0x5eed);
 }
@@ -678,6 +689,12 @@ static void run_one(const char *variant, const breaker_config *cfg, uint64_t see
         if (c->slow_call_rate > 0) assert_true(r->cov.reasons[BREAKER_REASON_PROBE_SLOW] > 0);
         if (c->slow_call_rate > 0 && c->trip != BREAKER_TRIP_CONSECUTIVE)
             assert_true(r->cov.reasons[BREAKER_REASON_SLOW_CALL_RATE] > 0);
+        if (c->ramp_ns > 0) {
+            print_message("%-40s ramp: %" PRIu64 " refused, %" PRIu64 " trips during a ramp\n",
+                          variant, r->cov.statuses[BREAKER_REJECTED_RAMP], r->cov.ramp_trips);
+            assert_true(r->cov.statuses[BREAKER_REJECTED_RAMP] > 0);
+            assert_true(r->cov.ramp_trips > 0);
+        }
     }
 
     free_run(r);
@@ -811,8 +828,38 @@ static void endless_outage_saturates_failed_recoveries_matches_model(void **stat
     run_variant_mode("endless_outage", &c, UINT64_C(0xc0de0009), true);
 }
 
+/* Slow start after recovery: the ramp's share, its refusals, the thinner
+ * minimum volume and the failed recovery of a trip during it. */
+static void count_window_ramp_matches_model(void **state) {
+    (void)state;
+    breaker_config c;
+    base_config(&c);
+    c.trip = BREAKER_TRIP_COUNT_WINDOW;
+    c.window_size = 12;
+    c.min_calls = 6;
+    c.half_open_max_probes = 2;
+    c.half_open_successes = 2;
+    c.ramp_ns = 30 * MS + 11;
+    c.ramp_start = 0.2;
+    run_variant("count_window_ramp", &c, UINT64_C(0xc0de000a));
+}
+
+static void consecutive_ramp_jitter_matches_model(void **state) {
+    (void)state;
+    breaker_config c;
+    base_config(&c);
+    c.failure_threshold = 2;
+    c.open_jitter = 0.3;
+    c.half_open_successes = 1;
+    c.ramp_ns = 20 * MS + 500;
+    c.ramp_start = 0.05;
+    run_variant("consecutive_ramp_jitter", &c, UINT64_C(0xc0de000b));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(count_window_ramp_matches_model, teardown_run),
+        cmocka_unit_test_teardown(consecutive_ramp_jitter_matches_model, teardown_run),
         cmocka_unit_test_teardown(consecutive_matches_model, teardown_run),
         cmocka_unit_test_teardown(
             consecutive_threshold_one_slow_calls_cancelled_as_failure_matches_model, teardown_run),

@@ -26,6 +26,7 @@
 #include "common/time_ns.h"
 #include "core/outside.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -87,6 +88,10 @@ static void permit_refuse(const breaker *b, breaker_permit *permit) {
 }
 
 /* ---- Small helpers ---------------------------------------------------------*/
+
+#define RAMP_FLAG BREAKER__RAMP_FLAG
+
+static bool ramping(uint64_t ctl) { return breaker__ctl_ramping(ctl); }
 
 /* The wait before a probe after k failed recoveries, entering generation
  * `gen`. Jitter is a pure function of (seed, gen, salt): threads racing to
@@ -180,6 +185,7 @@ struct transition {
     uint64_t now;
     breaker_evidence evidence;
     uint64_t slot0_claim; /* out, entering HALF_OPEN: the first probe's slot word */
+    bool ramp;            /* entering CLOSED from recovery with ramp_ns set */
 };
 
 /* Account the time spent in the state that just ended. Exact when
@@ -215,8 +221,13 @@ static bool transition(breaker *b, struct transition *t) {
         /* Empty the window before the state that records into it is
          * published; the CAS below releases these stores. */
         breaker__window_reset(s);
+        /* A ramp: its end in phase_time (unused in CLOSED otherwise). */
+        if (t->ramp) publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, s->lim.ramp_ns));
     }
-    uint64_t desired = breaker__ctl_pack(new_gen, t->to, t->k, 0);
+    /* In CLOSED the low field flags a ramp (it counts probe successes only
+     * in HALF_OPEN), and k stays as it was until the ramp completes: a trip
+     * during the ramp is one more failed recovery. */
+    uint64_t desired = breaker__ctl_pack(new_gen, t->to, t->k, t->ramp ? RAMP_FLAG : 0);
     if (!breaker__cas_acq_rel(&s->ctl, &t->expected, desired)) return false;
 
     breaker__atomic64 *slots = breaker__slots(s);
@@ -447,6 +458,61 @@ static uint64_t open_wait_left(const breaker *b, uint64_t until, uint64_t precis
     return left;
 }
 
+/* ---- Ramp after recovery ------------------------------------------------------
+ * When probes close a breaker with ramp_ns set, CLOSED starts with a ramp:
+ * ctl's low field says so, phase_time holds its end, and k keeps the failed
+ * recoveries so far. The share of calls admitted grows linearly from
+ * ramp_start to 1; refusals are REJECTED_RAMP. A trip during the ramp needs
+ * only the ramp's share of min_calls (the traffic is that much thinner) and
+ * counts as one more failed recovery. The first call after the ramp's end
+ * clears the flag and k in place: the same generation, so permits admitted
+ * during the ramp stay current. */
+
+
+/* The share as the credit increment: 32.32 fixed point, at most 1.0. */
+static uint64_t ramp_increment(double share) {
+    return (uint64_t)(share * 4294967296.0);
+}
+
+/* Whether the calling thread's next call is admitted at `share`: add the
+ * share to the stripe's credit; admitted when the credit crosses an integer.
+ * Exactly that share of the calls through a stripe gets in, without a shared
+ * counter; a shared stripe adds with fetch_add, which keeps the count exact
+ * under concurrency. Relaxed: the credit orders nothing. */
+static bool ramp_admits(struct breaker__stripe_ref stripe, double share) {
+    uint64_t inc = ramp_increment(share);
+    breaker__atomic64 *credit = &stripe.stripe->ramp_credit;
+    uint64_t old;
+    if (stripe.owned) {
+        old = breaker__read(credit);
+        breaker__write(credit, old + inc);
+    } else {
+        old = atomic_fetch_add_explicit(credit, inc, memory_order_relaxed);
+    }
+    return ((old + inc) >> 32) != (old >> 32);
+}
+
+/* A CLOSED breaker that is ramping: admit its share, or refuse.
+ * @return BREAKER_OK (go on admitting as CLOSED), BREAKER_REJECTED_RAMP with
+ * the permit refused, or ACQUIRE_RETRY once the ramp is over (flag cleared). */
+static int ramp_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
+    struct breaker__shared *s = b->shared;
+    uint64_t gen = breaker__ctl_gen(ctl);
+    uint64_t now = b->now_precise(b);
+    uint64_t until = phase_time_ns(s, gen);
+    if (now >= until) {
+        /* Over: the recovery is complete. A lost CAS means another caller
+         * did it, or a trip: either way, look again. */
+        breaker__cas_acq_rel(&s->ctl, &ctl, breaker__ctl_pack(gen, BREAKER_CLOSED, 0, 0));
+        return ACQUIRE_RETRY;
+    }
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+    if (ramp_admits(stripe, breaker__ramp_share(&s->lim, until - now))) return BREAKER_OK;
+    breaker__stripe_count(stripe, &stripe.stripe->rejected_ramp);
+    permit_refuse(b, permit);
+    return BREAKER_REJECTED_RAMP;
+}
+
 /* Everything but the two common cases: closed without slow-call timing, and
  * an open breaker refusing before its wait ends. Out of line, so the common
  * cases need no stack frame. */
@@ -457,6 +523,11 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
         switch ((enum breaker_state)breaker__ctl_state(ctl)) {
         case BREAKER_CLOSED:
         case BREAKER_FORCED_CLOSED: {
+            if (ramping(ctl)) {
+                int rc = ramp_acquire(b, ctl, permit);
+                if (rc == ACQUIRE_RETRY) break;
+                if (rc != BREAKER_OK) return rc;
+            }
             /* The admission time is needed only to tell slow calls. */
             permit_view_of(permit)->admitted_at = s->lim.slow_call_ns != 0 ? b->now_precise(b) : 0;
             permit_view_of(permit)->breaker_id = b->breaker_id;
@@ -561,11 +632,13 @@ static void close_if_settled(breaker *b, uint64_t gen, uint64_t now) {
         /* A probe still out (claimed or settling) decides: its failure or
          * timeout reopens, and its own completion closes after it. */
         if (scan.next_deadline != UINT64_MAX) return;
+        bool ramp = s->lim.ramp_ns != 0;
         struct transition t = {.expected = ctl,
                                .to = BREAKER_CLOSED,
                                .reason = BREAKER_REASON_PROBES_SUCCEEDED,
-                               .k = 0,
-                               .now = now};
+                               .k = ramp ? breaker__ctl_k(ctl) : 0,
+                               .now = now,
+                               .ramp = ramp};
         half_open_evidence(ctl, succ, &t.evidence);
         if (transition(b, &t)) return;
     }
@@ -681,16 +754,32 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
         now = b->coarse_for_window ? b->now_coarse(b) : b->now_precise(b);
     struct breaker__window_view view;
     if (!breaker__window_record(s, stripe, gen, now, failure, slow, &view)) return BREAKER_OK;
-    if (breaker__ctl_state(ctl) != BREAKER_CLOSED) return BREAKER_OK; /* forced closed */
-    struct transition t = {.expected = ctl, .to = BREAKER_OPEN, .k = 0};
-    if (!breaker__window_should_trip(&s->lim, &view, &t.reason)) return BREAKER_OK;
-    t.now = precise_now != 0 ? precise_now : b->now_precise(b);
-    breaker__evidence_from_view(&view, &t.evidence);
-    /* Many threads may cross the threshold at once: the CAS in transition()
-     * lets exactly one of them open the breaker; the others' CAS fails and
-     * their outcome simply stays recorded. */
-    transition(b, &t);
-    return BREAKER_OK;
+    for (;;) {
+        if (breaker__ctl_state(ctl) != BREAKER_CLOSED) return BREAKER_OK; /* forced closed */
+        struct transition t = {.expected = ctl, .to = BREAKER_OPEN, .k = 0};
+        uint32_t min_calls = s->lim.min_calls;
+        if (ramping(ctl)) {
+            /* The ramp's share of the volume is evidence enough, and a trip
+             * now is one more failed recovery (see "Ramp after recovery"). */
+            if (precise_now == 0) precise_now = b->now_precise(b);
+            uint64_t until = phase_time_ns(s, gen);
+            double share = precise_now < until ? breaker__ramp_share(&s->lim, until - precise_now) : 1.0;
+            double scaled = ceil((double)min_calls * share);
+            min_calls = scaled < 1.0 ? 1u : (uint32_t)scaled;
+            t.k = next_k(ctl);
+        }
+        if (!breaker__window_should_trip(&s->lim, min_calls, &view, &t.reason)) return BREAKER_OK;
+        t.now = precise_now != 0 ? precise_now : b->now_precise(b);
+        breaker__evidence_from_view(&view, &t.evidence);
+        /* Many threads may cross the threshold at once: the CAS in
+         * transition() lets exactly one of them open the breaker; the
+         * others' CAS fails and their outcome simply stays recorded. */
+        if (transition(b, &t)) return BREAKER_OK;
+        /* Lost: to a transition (done), or to the end of a ramp, which
+         * changes ctl within the generation: then decide again. */
+        ctl = breaker__load_acquire(&s->ctl);
+        if (breaker__ctl_gen(ctl) != gen) return BREAKER_OK;
+    }
 }
 
 /* Everything but the common case (see breaker_complete), after settling. */
@@ -815,6 +904,19 @@ uint64_t breaker_retry_after_ns(breaker *b) {
         uint64_t now = b->now_precise(b);
         switch ((enum breaker_state)breaker__ctl_state(ctl)) {
         case BREAKER_CLOSED:
+            if (ramping(ctl)) {
+                /* Whether this thread's next call gets in: the same credit
+                 * test as ramp_admits, without adding (the share only grows
+                 * with time, so "in now" stays true). If not, a hint: the
+                 * ramp's end, by which every call gets in. */
+                uint64_t until = phase_time_ns(s, breaker__ctl_gen(ctl));
+                if (now >= until) return 0;
+                struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+                uint64_t inc = ramp_increment(breaker__ramp_share(&s->lim, until - now));
+                uint64_t credit = breaker__read(&stripe.stripe->ramp_credit);
+                return ((credit + inc) >> 32) != (credit >> 32) ? 0 : until - now;
+            }
+            return 0;
         case BREAKER_FORCED_CLOSED:
             return 0;
         case BREAKER_FORCED_OPEN:

@@ -23,6 +23,7 @@
 #define DEFAULT_MAX_PROBES        BREAKER__DEFAULT_MAX_PROBES
 #define DEFAULT_PROBE_SUCCESSES   BREAKER__DEFAULT_PROBE_SUCCESSES
 #define DEFAULT_PROBE_TIMEOUT_NS  (BREAKER__DEFAULT_PROBE_TIMEOUT_S * NS_PER_SEC)
+#define DEFAULT_RAMP_START        BREAKER__DEFAULT_RAMP_START
 #define MAX_DURATION_NS           (BREAKER__MAX_DURATION_DAYS * 24 * 3600 * NS_PER_SEC)
 #define MIN_BUCKET_NS             (BREAKER__MIN_BUCKET_MS * UINT64_C(1000000))
 
@@ -41,6 +42,7 @@ void breaker_config_init(breaker_config *cfg) {
     cfg->half_open_max_probes = DEFAULT_MAX_PROBES;
     cfg->half_open_successes = DEFAULT_PROBE_SUCCESSES;
     cfg->probe_timeout_ns = DEFAULT_PROBE_TIMEOUT_NS;
+    cfg->ramp_start = DEFAULT_RAMP_START;
     cfg->cancelled_as = BREAKER_IGNORED;
 }
 
@@ -59,6 +61,7 @@ void breaker__config_effective(const breaker_config *in, breaker_config *out) {
     if (out->half_open_max_probes == 0) out->half_open_max_probes = DEFAULT_MAX_PROBES;
     if (out->half_open_successes == 0) out->half_open_successes = DEFAULT_PROBE_SUCCESSES;
     if (out->probe_timeout_ns == 0) out->probe_timeout_ns = DEFAULT_PROBE_TIMEOUT_NS;
+    if (out->ramp_start == 0.0) out->ramp_start = DEFAULT_RAMP_START;
     /* SUCCESS is the zero value and never a sensible answer: the default. */
     if (out->cancelled_as == BREAKER_SUCCESS) out->cancelled_as = BREAKER_IGNORED;
 }
@@ -83,6 +86,8 @@ void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limi
     lim->open_ns = cfg->open_ns;
     lim->open_max_ns = cfg->open_max_ns;
     lim->probe_timeout_ns = cfg->probe_timeout_ns;
+    lim->ramp_ns = cfg->ramp_ns;
+    lim->ramp_start = cfg->ramp_start;
     lim->seed = cfg->seed;
 }
 
@@ -152,7 +157,7 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
         uint64_t value;
     } durations[] = {{"window_ns", c.window_ns},       {"slow_call_ns", c.slow_call_ns},
                      {"open_ns", c.open_ns},           {"open_max_ns", c.open_max_ns},
-                     {"probe_timeout_ns", c.probe_timeout_ns}};
+                     {"probe_timeout_ns", c.probe_timeout_ns}, {"ramp_ns", c.ramp_ns}};
     for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++)
         if (durations[i].value > MAX_DURATION_NS)
             return breaker__fail(BREAKER_EINVAL, msg, len, "%s: must be at most %u days (got %llu ns)",
@@ -173,6 +178,9 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "half_open_successes: must be between 1 and %u (got %u)",
                              BREAKER__MAX_PROBES, c.half_open_successes);
+    if (!rate_ok(c.ramp_start))
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "ramp_start: must be in (0, 1] (got %g)", c.ramp_start);
     if (c.cancelled_as != BREAKER_IGNORED && c.cancelled_as != BREAKER_FAILURE)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "cancelled_as: must be BREAKER_IGNORED or BREAKER_FAILURE (got %d)",

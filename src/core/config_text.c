@@ -82,6 +82,10 @@ static const struct key keys[] = {
     {"probe_timeout", K_DURATION, FIELD(probe_timeout_ns), 0,
      "a duration such as 10s, " UP_TO_MAX_DAYS " (0 = default " S(
          BREAKER__DEFAULT_PROBE_TIMEOUT_S) "s)"},
+    {"ramp", K_DURATION, FIELD(ramp_ns), 0,
+     "a duration such as 30s, " UP_TO_MAX_DAYS " (0 = off)"},
+    {"ramp_start", K_RATE, FIELD(ramp_start), 0,
+     "a share in (0, 1] such as 0.1 or 10% (0 = default " S(BREAKER__DEFAULT_RAMP_START) ")"},
     {"cancelled_as", K_CANCELLED, FIELD(cancelled_as), 0, "ignored or failure"},
     {"seed", K_SEED, FIELD(seed), 0,
      "a whole number from 0 to 18446744073709551615, decimal or 0x hex (0 = random)"},
@@ -335,7 +339,7 @@ int breaker_config_set(breaker_config *cfg, const char *key, const char *value, 
             "unknown key '%s' (keys: trip, failure_threshold, window_size, window, "
             "window_buckets, min_calls, failure_rate, slow_call, slow_call_rate, open, "
             "open_backoff, open_max, open_jitter, half_open_max_probes, "
-            "half_open_successes, probe_timeout, cancelled_as, seed)",
+            "half_open_successes, probe_timeout, ramp, ramp_start, cancelled_as, seed)",
             echo(key, strlen(key), quoted));
 
     /* Surrounding blanks are noise from files and shells; inner ones are not. */

@@ -68,6 +68,13 @@ static inline unsigned breaker__ctl_k(uint64_t c) {
 }
 static inline unsigned breaker__ctl_succ(uint64_t c) { return (unsigned)c & BREAKER__FIELD12; }
 
+/* The low field in CLOSED: 1 while traffic ramps back up after a recovery
+ * (it counts probe successes only in HALF_OPEN). */
+#define BREAKER__RAMP_FLAG 1u
+static inline bool breaker__ctl_ramping(uint64_t c) {
+    return breaker__ctl_state(c) == 0 /* BREAKER_CLOSED */ && breaker__ctl_succ(c) == BREAKER__RAMP_FLAG;
+}
+
 /* ---- Permit heads ----------------------------------------------------------
  * Word 0 of a breaker_permit (atomic), the head: generation (bits 28..63,
  * where ctl keeps it) | the breaker's tag (bits 8..27) | flags (bits 0..7).
@@ -159,7 +166,13 @@ struct breaker__stripe {
     breaker__atomic64 hint_start;
     breaker__atomic64 hint_offset;
     breaker__atomic64 hint_epoch1;
-    breaker__atomic64 spare_[3];
+    breaker__atomic64 rejected_ramp;
+    /* Ramp after recovery: this stripe's admission credit, 32.32 fixed
+     * point. Each call adds the share admitted now; a call is admitted when
+     * the sum crosses an integer, so exactly that share of the calls through
+     * this stripe gets in (breaker.c, ramp_admits). */
+    breaker__atomic64 ramp_credit;
+    breaker__atomic64 spare_;
 };
 
 /* Time-window bucket counts, one set per stripe per bucket, written only by
@@ -196,6 +209,8 @@ struct breaker__limits {
     uint64_t open_max_ns;
     uint64_t probe_timeout_ns;
     uint64_t seed;
+    uint64_t ramp_ns;
+    double ramp_start;
 };
 
 struct breaker__shared {
@@ -259,7 +274,7 @@ struct breaker__shared {
 /* The layout, pinned (see BREAKER__LAYOUT_VERSION). */
 _Static_assert(sizeof(struct breaker__stripe) == 2 * BREAKER__CACHELINE, "stripe: two lines");
 _Static_assert(sizeof(struct breaker__bucket) == 32, "bucket: four counters");
-_Static_assert(sizeof(struct breaker__limits) == 120, "limits");
+_Static_assert(sizeof(struct breaker__limits) == 136, "limits");
 _Static_assert(offsetof(struct breaker__shared, lim) == 40, "limits follow the header");
 _Static_assert(offsetof(struct breaker__shared, ctl) == 4 * BREAKER__CACHELINE, "ctl's line");
 _Static_assert(offsetof(struct breaker__shared, consecutive) == 5 * BREAKER__CACHELINE,
@@ -473,8 +488,17 @@ static inline uint64_t breaker__bucket_stamp(uint64_t gen, uint64_t epoch) {
            ((epoch + 1) & BREAKER__STAMP_EPOCH_MASK);
 }
 
-/* Whether `view` meets the trip condition, and why. */
-bool breaker__window_should_trip(const struct breaker__limits *lim,
+/* The share of calls a ramp admits with `left` ns of it to go: linear from
+ * ramp_start to 1 (breaker.c, "Ramp after recovery"). */
+static inline double breaker__ramp_share(const struct breaker__limits *lim, uint64_t left) {
+    if (left > lim->ramp_ns) left = lim->ramp_ns; /* its end is rounded up to 1 us */
+    return lim->ramp_start +
+           (1.0 - lim->ramp_start) * ((double)(lim->ramp_ns - left) / (double)lim->ramp_ns);
+}
+
+/* Whether `view` meets the trip condition with a minimum volume of
+ * `min_calls` (the limit's, or less during a ramp), and why. */
+bool breaker__window_should_trip(const struct breaker__limits *lim, uint32_t min_calls,
                                  const struct breaker__window_view *view,
                                  enum breaker_reason *reason);
 void breaker__evidence_from_view(const struct breaker__window_view *v, breaker_evidence *e);

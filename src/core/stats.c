@@ -29,6 +29,7 @@ int breaker_stats_get(breaker *b, breaker_stats *out) {
         out->rejected_open += breaker__read(&st->rejected_open);
         out->rejected_forced += breaker__read(&st->rejected_forced);
         out->rejected_half_open += breaker__read(&st->rejected_half_open);
+        out->rejected_ramp += breaker__read(&st->rejected_ramp);
     }
     out->duplicates = breaker__read(&s->duplicates);
     out->probes_admitted = breaker__read(&s->probes_admitted);
@@ -45,6 +46,17 @@ int breaker_stats_get(breaker *b, breaker_stats *out) {
         out->time_in_state_ns[i] = breaker__read(&s->time_in_state[i]);
     if (now > out->state_since_ns) out->time_in_state_ns[out->state] += now - out->state_since_ns;
 
+    out->ramp_share = out->state == BREAKER_CLOSED || out->state == BREAKER_FORCED_CLOSED;
+    if (breaker__ctl_ramping(ctl)) {
+        uint64_t w = breaker__read(&s->phase_time);
+        uint64_t until = breaker__tw_tag(w) == breaker__tag_of_gen(out->generation)
+                             ? breaker__ns_of_us(s, breaker__tw_us(w))
+                             : 0;
+        if (now < until) {
+            out->ramp_until_ns = until;
+            out->ramp_share = breaker__ramp_share(&s->lim, until - now);
+        }
+    }
     if (out->state == BREAKER_OPEN) {
         uint64_t w = breaker__read(&s->phase_time);
         if (breaker__tw_tag(w) == breaker__tag_of_gen(out->generation))

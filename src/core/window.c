@@ -260,14 +260,14 @@ void breaker__window_read(const struct breaker__shared *s, uint64_t gen, uint64_
     }
 }
 
-bool breaker__window_should_trip(const struct breaker__limits *lim,
+bool breaker__window_should_trip(const struct breaker__limits *lim, uint32_t min_calls,
                                  const struct breaker__window_view *v,
                                  enum breaker_reason *reason) {
     if (lim->trip == BREAKER_TRIP_CONSECUTIVE) {
         *reason = BREAKER_REASON_CONSECUTIVE_FAILURES;
         return v->consecutive >= lim->failure_threshold;
     }
-    if (v->calls < lim->min_calls || v->calls == 0) return false;
+    if (v->calls < min_calls || v->calls == 0) return false;
     if ((double)v->failures >= lim->failure_rate * (double)v->calls) {
         *reason = BREAKER_REASON_FAILURE_RATE;
         return true;
