@@ -3,14 +3,13 @@
 # many, hostile or empty: each is refused with a message that names the
 # option and the limit, or taken whole; never cut, dropped or echoed raw.
 #
-#   sh test_cli_input.sh CASE BREAKER DATA_DIR
+#   sh test_cli_input.sh CASE BREAKER
 #
 # One ctest test per CASE (tests/tools.cmake). A case prints what went wrong
 # and exits 1; a crash or a sanitizer report fails it too.
 set -u
 case_name=$1
 bk=$2
-data=$3
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -109,9 +108,9 @@ control_bytes_are_escaped)
     printf '[breaker b]\nopen = %s]0;owned\a\n' "$esc" >"$tmp/esc.ini"
     run 1 replay -c "$tmp/esc.ini" "$tmp/t.csv"
     err_has 'open: .*\\x1b\]0;owned\\x07'
-    run 2 replay -b "b:open=$esc[2J" "$tmp/t.csv"
+    run 2 replay -b "b:open=${esc}[2J" "$tmp/t.csv"
     err_has 'open: .*\\x1b\[2J'
-    run 2 replay -s "open=$esc[2J" "$tmp/t.csv"
+    run 2 replay -s "open=${esc}[2J" "$tmp/t.csv"
     err_has '--set open: .*\\x1b\[2J'
     # Nothing raw reached the terminal in any of them.
     if LC_ALL=C grep -q "$esc" "$tmp/err"; then fail "a raw escape byte on standard error"; fi

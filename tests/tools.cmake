@@ -53,7 +53,7 @@ if(BREAKER_BUILD_TOOLS)
           seventeenth_override_is_applied more_than_64_configurations_all_shown
           control_bytes_are_escaped empty_trace_is_said_and_can_fail)
     add_test(NAME tools_cli_${_case}
-      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_input.sh ${_case} ${_bk} ${_data})
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_input.sh ${_case} ${_bk})
     set_tests_properties(tools_cli_${_case} PROPERTIES TIMEOUT 120 LABELS cli)
   endforeach()
 endif()
