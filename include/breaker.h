@@ -192,6 +192,9 @@ struct breaker_evidence {
     uint32_t probe_successes;      /* successful probes in this half-open */
     uint32_t failed_recoveries;    /* k after the transition: consecutive failed
                                       recoveries (0 after a close or reset) */
+    uint32_t failing_sources;      /* with min_failing_sources: the estimated
+                                      number of distinct callers the failures
+                                      came from (see breaker_complete_from) */
 };
 
 /* One transition, as given to breaker_config.on_event. */
@@ -248,6 +251,10 @@ struct breaker_config {
                                           of them over this time (see below) */
     double ramp_start;                 /* (0,1]: the share admitted as the ramp
                                           begins, 0 = default 0.1 */
+    uint32_t min_failing_sources;      /* 0..32, 0 or 1 = off (default): trip only
+                                          on failures from at least this many
+                                          distinct callers (see
+                                          breaker_complete_from) */
     enum breaker_outcome cancelled_as; /* IGNORED (default; the zero value
                                           SUCCESS also means it) or FAILURE */
     breaker_clock_fn *clock;           /* NULL = CLOCK_MONOTONIC (see below) */
@@ -307,6 +314,7 @@ struct breaker_stats {
     uint64_t time_in_state_ns[BREAKER_STATE_COUNT]; /* indexed by enum breaker_state, up to now */
     uint32_t failed_recoveries;   /* current k of the backoff */
     uint32_t probes_in_flight;    /* HALF_OPEN: probes not yet settled; else 0 */
+    uint32_t probe_successes;     /* HALF_OPEN: successful probes so far; else 0 */
     uint32_t consecutive_failures;
     uint64_t open_until_ns; /* OPEN: when the next probe is eligible; else 0 */
     uint64_t ramp_until_ns; /* CLOSED and ramping: when the ramp ends; else 0 */
@@ -358,8 +366,8 @@ BREAKER_API int breaker_config_validate(const breaker_config *cfg, char *msg, si
  *  Keys are the field names of struct breaker_config (trip, failure_threshold,
  *  window_size, window, window_buckets, min_calls, failure_rate, slow_call,
  *  slow_call_rate, open, open_backoff, open_max, open_jitter,
- *  half_open_max_probes, half_open_successes, probe_timeout, ramp,
- *  ramp_start, cancelled_as, seed); durations accept the field name with or without "_ns" and values
+ *  half_open_max_probes, half_open_successes, probe_timeout,
+ *  min_failing_sources, ramp, ramp_start, cancelled_as, seed); durations accept the field name with or without "_ns" and values
  *  such as "250ms", "5s", "1m", "1500us", "20ns" (a bare number is
  *  nanoseconds); rates accept "0.5" or "50%"; trip accepts "consecutive",
  *  "count_window", "time_window"; cancelled_as "ignored" or "failure".
@@ -446,6 +454,25 @@ BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *pe
  *  so no probe's failure is lost as STALE to an early close. A probe completed
  *  after its deadline has already failed (PROBE_TIMEOUT) and is STALE. */
 BREAKER_API int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome)
+    BREAKER_NONNULL(1, 2);
+
+/*! breaker_complete_from() :
+ *  breaker_complete() with the source of the call: an opaque, non-zero 64-bit
+ *  key the caller chooses for whoever the request came from (a tenant, a
+ *  client, a route: a hash of it). With min_failing_sources = N set, a trip
+ *  also needs its failures to come from at least N distinct sources, as
+ *  estimated by a 64-bit map (linear counting) over the current and previous
+ *  window (the consecutive policy: over the current run). What it protects
+ *  against: one caller (or a few) whose own requests make a healthy
+ *  dependency fail, opening a breaker every caller shares. What it does not:
+ *  a fault that hits only a few callers' requests (they still fail, the
+ *  breaker stays closed: give those callers their own breakers), a caller
+ *  that forges many keys, and failures completed without a source (0, or
+ *  plain breaker_complete()), which set no bit. The source costs nothing on
+ *  a success; on a failure, one atomic OR. Same return values as
+ *  breaker_complete(). */
+BREAKER_API int breaker_complete_from(breaker *b, breaker_permit *permit,
+                                      enum breaker_outcome outcome, uint64_t source)
     BREAKER_NONNULL(1, 2);
 
 /*! breaker_permit_is_probe() :

@@ -80,6 +80,51 @@ void ref_model_fini(struct ref_model *m) {
 static void window_clear(struct ref_model *m) {
     m->run = 0;
     m->nrecords = 0;
+    m->ring_next = 0;
+    m->src_cur = m->src_prev = 0; /* the period number carries on */
+}
+
+/* ---- Failing sources: a 64-bit map per period, the same rules as the
+ * library's (src/core/window.c), written out again. */
+static void sources_enter(struct ref_model *m, uint64_t period) {
+    if (period <= m->src_period) return;
+    m->src_prev = period == m->src_period + 1 ? m->src_cur : 0;
+    m->src_cur = 0;
+    m->src_period = period;
+}
+
+static uint32_t sources_bits_needed(uint32_t n) {
+    if (n <= 1) return 0;
+    return (uint32_t)ceil(64.0 * (1.0 - exp(-(double)n / 64.0)));
+}
+
+static uint32_t sources_estimate(uint32_t bits) {
+    if (bits >= 64) return 64 * 5;
+    return (uint32_t)lround(-64.0 * log(1.0 - (double)bits / 64.0));
+}
+
+/* Before recording an outcome in the window: the period bookkeeping. */
+static void sources_record(struct ref_model *m, uint64_t now, bool failure, uint64_t source) {
+    m->src_bits = 0;
+    bool on = m->cfg.min_failing_sources > 1;
+    switch (m->cfg.trip) {
+    case BREAKER_TRIP_CONSECUTIVE:
+        if (failure && m->run == 0 && on) m->src_cur = m->src_prev = 0; /* a run begins */
+        break;
+    case BREAKER_TRIP_COUNT_WINDOW: {
+        uint64_t index = m->ring_next;
+        m->ring_next = index + 1 == m->cfg.window_size ? 0 : index + 1;
+        if (index == 0 && on) sources_enter(m, m->src_period + 1);
+        break;
+    }
+    case BREAKER_TRIP_TIME_WINDOW:
+        if (failure && on) sources_enter(m, (now - m->epoch) / m->cfg.window_ns + 1);
+        break;
+    }
+    if (failure && on) {
+        if (source != 0) m->src_cur |= UINT64_C(1) << (ref_splitmix64(source) & 63u);
+        m->src_bits = (uint32_t)__builtin_popcountll(m->src_cur | m->src_prev);
+    }
 }
 
 static void drop_oldest_record(struct ref_model *m) {
@@ -161,6 +206,7 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
         ev.evidence.failures = evidence->failures;
         ev.evidence.slow_calls = evidence->slow;
         ev.evidence.consecutive_failures = evidence->consecutive;
+        ev.evidence.failing_sources = m->src_bits ? sources_estimate(m->src_bits) : 0;
     }
     ev.evidence.probe_successes = m->probe_successes;
 
@@ -226,11 +272,20 @@ static uint32_t lowest_free_slot(const struct ref_model *m) {
     }
 }
 
+/* The deadline (us since the epoch) the next probe would claim, or 0 when its
+ * slot's claims outran the microseconds: a step of more than 1000 us past its
+ * own deadline is refused, never taken. */
+static uint64_t next_claim_us(const struct ref_model *m, uint64_t now, uint32_t *slot) {
+    *slot = lowest_free_slot(m);
+    uint64_t due = (deadline_after(m, now, m->cfg.probe_timeout_ns) - m->epoch) / 1000;
+    uint64_t us = due <= m->slot_last_us[*slot] ? m->slot_last_us[*slot] + 1 : due;
+    return us > due + 1000 ? 0 : us;
+}
+
 static void admit_probe(struct ref_model *m, uint64_t now, struct ref_permit *p) {
     m->counters.probes_admitted++;
-    uint32_t slot = lowest_free_slot(m);
-    uint64_t us = (deadline_after(m, now, m->cfg.probe_timeout_ns) - m->epoch) / 1000;
-    if (us <= m->slot_last_us[slot]) us = m->slot_last_us[slot] + 1;
+    uint32_t slot;
+    uint64_t us = next_claim_us(m, now, &slot);
     m->slot_last_us[slot] = us;
     m->probes[m->nprobes++] = (struct ref_probe){p->id, m->epoch + us * 1000, slot};
     p->probe = true;
@@ -271,8 +326,9 @@ static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *
         break;
     case BREAKER_HALF_OPEN:
         if (apply_probe_timeout(m, now)) return acquire_locked(m, now, p);
+        uint32_t unused;
         if (m->nprobes >= m->cfg.half_open_max_probes ||
-            m->probe_successes >= m->cfg.half_open_successes) {
+            m->probe_successes >= m->cfg.half_open_successes || next_claim_us(m, now, &unused) == 0) {
             m->counters.rejected_half_open++;
             return BREAKER_REJECTED_HALF_OPEN;
         }
@@ -307,13 +363,14 @@ static void maybe_trip(struct ref_model *m, uint64_t now) {
         double scaled = ceil((double)min_calls * share);
         min_calls = scaled < 1.0 ? 1u : (uint32_t)scaled;
     }
+    uint32_t needed = sources_bits_needed(c->min_failing_sources);
     if (c->trip == BREAKER_TRIP_CONSECUTIVE) {
-        if (v.consecutive >= c->failure_threshold)
+        if (v.consecutive >= c->failure_threshold && m->src_bits >= needed)
             transition(m, now, BREAKER_OPEN, BREAKER_REASON_CONSECUTIVE_FAILURES, k, &v);
         return;
     }
     if (v.calls < min_calls) return;
-    if ((double)v.failures >= c->failure_rate * (double)v.calls)
+    if ((double)v.failures >= c->failure_rate * (double)v.calls && m->src_bits >= needed)
         transition(m, now, BREAKER_OPEN, BREAKER_REASON_FAILURE_RATE, k, &v);
     else if (c->slow_call_rate > 0 && (double)v.slow >= c->slow_call_rate * (double)v.calls)
         transition(m, now, BREAKER_OPEN, BREAKER_REASON_SLOW_CALL_RATE, k, &v);
@@ -334,9 +391,11 @@ static bool count_outcome(struct ref_model *m, int outcome, bool slow) {
     return true;
 }
 
-static void complete_closed(struct ref_model *m, uint64_t now, int outcome, bool slow) {
+static void complete_closed(struct ref_model *m, uint64_t now, int outcome, bool slow,
+                            uint64_t source) {
     if (!count_outcome(m, outcome, slow)) return;
     bool failure = outcome == BREAKER_FAILURE;
+    sources_record(m, now, failure, source);
     window_record(m, now, failure, slow);
     if ((failure || slow) && m->state == BREAKER_CLOSED) maybe_trip(m, now);
 }
@@ -383,7 +442,8 @@ static void complete_probe(struct ref_model *m, uint64_t now, const struct ref_p
     close_if_settled(m, now);
 }
 
-static int complete_locked(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome) {
+static int complete_locked(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome,
+                           uint64_t source) {
     if (!p->admitted || outcome < BREAKER_SUCCESS || outcome > BREAKER_CANCELLED)
         return BREAKER_EINVAL;
     if (p->settled) {
@@ -407,15 +467,20 @@ static int complete_locked(struct ref_model *m, uint64_t now, struct ref_permit 
     if (p->probe)
         complete_probe(m, now, p, outcome, slow);
     else
-        complete_closed(m, now, outcome, slow);
+        complete_closed(m, now, outcome, slow, source);
     return BREAKER_OK;
 }
 
-int ref_model_complete(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome) {
+int ref_model_complete_from(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome,
+                            uint64_t source) {
     pthread_mutex_lock(&m->mu);
-    int rc = complete_locked(m, now, p, outcome);
+    int rc = complete_locked(m, now, p, outcome, source);
     pthread_mutex_unlock(&m->mu);
     return rc;
+}
+
+int ref_model_complete(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome) {
+    return ref_model_complete_from(m, now, p, outcome, 0);
 }
 
 /* ---- Manual control ----------------------------------------------------------- */
@@ -474,8 +539,14 @@ uint64_t ref_model_retry_after(struct ref_model *m, uint64_t now) {
         r = now < m->open_until ? m->open_until - now : 0;
         break;
     case BREAKER_HALF_OPEN:
-        if (m->nprobes >= m->cfg.half_open_max_probes ||
-            m->probe_successes >= m->cfg.half_open_successes) {
+        if (m->nprobes < m->cfg.half_open_max_probes &&
+            m->probe_successes < m->cfg.half_open_successes) {
+            /* A free slot: 0, unless its claims outran the microseconds. */
+            uint32_t slot = lowest_free_slot(m);
+            uint64_t due = (deadline_after(m, now, m->cfg.probe_timeout_ns) - m->epoch) / 1000;
+            uint64_t us = due <= m->slot_last_us[slot] ? m->slot_last_us[slot] + 1 : due;
+            if (us - due > 1000) r = (us - due - 1000) * 1000;
+        } else {
             uint64_t first = UINT64_MAX;
             for (uint32_t i = 0; i < m->nprobes; i++)
                 if (m->probes[i].deadline < first) first = m->probes[i].deadline;
@@ -505,6 +576,7 @@ void ref_model_stats(struct ref_model *m, uint64_t now, breaker_stats *out) {
     if (now > m->since) out->time_in_state_ns[m->state] += now - m->since;
     out->failed_recoveries = m->k;
     out->probes_in_flight = m->state == BREAKER_HALF_OPEN ? m->nprobes : 0;
+    out->probe_successes = m->state == BREAKER_HALF_OPEN ? m->probe_successes : 0;
     out->open_until_ns = m->state == BREAKER_OPEN ? m->open_until : 0;
     out->ramp_share = m->state == BREAKER_CLOSED || m->state == BREAKER_FORCED_CLOSED;
     if (m->ramp_until != 0 && now < m->ramp_until) {

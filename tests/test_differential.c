@@ -199,6 +199,7 @@ static void compare_stats(struct run *r) {
         EXPECT_U64(r, tis[i], want.time_in_state_ns[i], got.time_in_state_ns[i]);
     EXPECT_U64(r, "stats.failed_recoveries", want.failed_recoveries, got.failed_recoveries);
     EXPECT_U64(r, "stats.probes_in_flight", want.probes_in_flight, got.probes_in_flight);
+    EXPECT_U64(r, "stats.probe_successes", want.probe_successes, got.probe_successes);
     EXPECT_U64(r, "stats.consecutive_failures", want.consecutive_failures,
                got.consecutive_failures);
     EXPECT_U64(r, "stats.open_until_ns", want.open_until_ns, got.open_until_ns);
@@ -221,6 +222,8 @@ static void compare_event(struct run *r, const breaker_event *want, const breake
     EXPECT_U64(r, "event.generation", want->generation, got->generation);
     EXPECT_U64(r, "event.evidence.failed_recoveries", want->evidence.failed_recoveries,
                got->evidence.failed_recoveries);
+    EXPECT_U64(r, "event.evidence.failing_sources", want->evidence.failing_sources,
+               got->evidence.failing_sources);
     EXPECT_U64(r, "event.time_ns", want->time_ns, got->time_ns);
     if (want->to == BREAKER_OPEN) EXPECT_U64(r, "event.open_ns", want->open_ns, got->open_ns);
     switch (want->reason) {
@@ -323,11 +326,18 @@ static void op_complete(struct run *r) {
     size_t i = (size_t)ref_rng_below(&r->rng, r->npool);
     struct slot *s = &r->pool[i];
     int outcome = random_outcome(r);
-    int want = ref_model_complete(&r->m, r->clock.now, &s->model, outcome);
-    int got = breaker_complete(r->b, &s->real, (enum breaker_outcome)outcome);
-    trace(r, "complete(permit #%" PRIu64 " gen %" PRIu64 "%s, %s) -> %s", s->model.id,
-          s->model.generation, s->model.probe ? " probe" : "", outcome_name(outcome),
-          breaker_status_name(want));
+    /* With failing sources on, completions name one of a few callers (or
+     * none): an abusive one most of the time, so that diversity decides. */
+    uint64_t source = 0;
+    if (r->cfg.min_failing_sources > 1) {
+        uint64_t pick = ref_rng_below(&r->rng, 10);
+        source = pick < 6 ? 1 : pick - 5; /* 0 (none) to 4 */
+    }
+    int want = ref_model_complete_from(&r->m, r->clock.now, &s->model, outcome, source);
+    int got = breaker_complete_from(r->b, &s->real, (enum breaker_outcome)outcome, source);
+    trace(r, "complete(permit #%" PRIu64 " gen %" PRIu64 "%s, %s, source %" PRIu64 ") -> %s",
+          s->model.id, s->model.generation, s->model.probe ? " probe" : "", outcome_name(outcome),
+          source, breaker_status_name(want));
     EXPECT_STATUS(r, "breaker_complete", want, got);
     count_status(r, got);
     if (rng_chance(&r->rng, 25)) keep_settled(r, s);
@@ -588,6 +598,7 @@ static void base_config(breaker_config *c) {
     c->probe_timeout_ns = 2500 * US + 500;
     c->ramp_ns = 0;
     c->ramp_start = 0.1;
+    c->min_failing_sources = 0;
     c->cancelled_as = BREAKER_IGNORED;
     c->seed = UINT64_C(0x5eed);
 }
@@ -856,8 +867,41 @@ static void consecutive_ramp_jitter_matches_model(void **state) {
     run_variant("consecutive_ramp_jitter", &c, UINT64_C(0xc0de000b));
 }
 
+/* Failing sources: trips need failures from enough distinct callers. */
+static void count_window_failing_sources_matches_model(void **state) {
+    (void)state;
+    breaker_config c;
+    base_config(&c);
+    c.trip = BREAKER_TRIP_COUNT_WINDOW;
+    c.min_failing_sources = 3;
+    c.half_open_max_probes = 2;
+    run_variant("count_window_failing_sources", &c, UINT64_C(0xc0de000c));
+}
+
+static void consecutive_failing_sources_matches_model(void **state) {
+    (void)state;
+    breaker_config c;
+    base_config(&c);
+    c.failure_threshold = 4;
+    c.min_failing_sources = 2;
+    run_variant("consecutive_failing_sources", &c, UINT64_C(0xc0de000d));
+}
+
+static void time_window_failing_sources_matches_model(void **state) {
+    (void)state;
+    breaker_config c;
+    base_config(&c);
+    c.trip = BREAKER_TRIP_TIME_WINDOW;
+    c.min_failing_sources = 4;
+    c.min_calls = 3;
+    run_variant("time_window_failing_sources", &c, UINT64_C(0xc0de000e));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(count_window_failing_sources_matches_model, teardown_run),
+        cmocka_unit_test_teardown(consecutive_failing_sources_matches_model, teardown_run),
+        cmocka_unit_test_teardown(time_window_failing_sources_matches_model, teardown_run),
         cmocka_unit_test_teardown(count_window_ramp_matches_model, teardown_run),
         cmocka_unit_test_teardown(consecutive_ramp_jitter_matches_model, teardown_run),
         cmocka_unit_test_teardown(consecutive_matches_model, teardown_run),

@@ -394,7 +394,15 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     }
     uint64_t gen = breaker__ctl_gen(ctl);
     uint64_t expect = scan.free_value;
-    uint64_t claim = breaker__slot_claim_word(gen, probe_deadline_us(s, now), expect);
+    uint64_t due = probe_deadline_us(s, now);
+    uint64_t claim = breaker__slot_claim_word(gen, due, expect);
+    if (breaker__slot_us(claim) > due + BREAKER__SLOT_STEP_MAX_US) {
+        /* Admissions outran the slot's microseconds: refuse, do not drift. */
+        struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+        breaker__stripe_count(stripe, &stripe.stripe->rejected_half_open);
+        permit_refuse(b, permit);
+        return BREAKER_REJECTED_HALF_OPEN;
+    }
     breaker__atomic64 *slot = &breaker__slots(s)[scan.free_slot];
     /* The slot was read (acquire) before this re-check: if it held a newer
      * generation's claim, ctl shows that generation now (see slot_load). */
@@ -727,7 +735,7 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
 }
 
 static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outcome, uint64_t now,
-                           bool slow) {
+                           bool slow, uint64_t source) {
     uint64_t gen = breaker__ctl_gen(head);
     struct breaker__shared *s = b->shared;
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
@@ -753,7 +761,8 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
     if (s->lim.trip == BREAKER_TRIP_TIME_WINDOW && now == 0)
         now = b->coarse_for_window ? b->now_coarse(b) : b->now_precise(b);
     struct breaker__window_view view;
-    if (!breaker__window_record(s, stripe, gen, now, failure, slow, &view)) return BREAKER_OK;
+    if (!breaker__window_record(s, stripe, gen, now, failure, slow, source, &view))
+        return BREAKER_OK;
     for (;;) {
         if (breaker__ctl_state(ctl) != BREAKER_CLOSED) return BREAKER_OK; /* forced closed */
         struct transition t = {.expected = ctl, .to = BREAKER_OPEN, .k = 0};
@@ -785,7 +794,8 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
 /* Everything but the common case (see breaker_complete), after settling. */
 __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_view *pv,
                                                    uint64_t head, bool was_settled,
-                                                   enum breaker_outcome outcome) {
+                                                   enum breaker_outcome outcome,
+                                                   uint64_t source) {
     struct breaker__shared *s = b->shared;
     if (was_settled) {
         breaker__count(&s->duplicates);
@@ -805,7 +815,7 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
     if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, cancelled, slow);
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     if (cancelled) breaker__stripe_count(stripe, &stripe.stripe->cancelled);
-    return complete_closed(b, head, outcome, now, slow);
+    return complete_closed(b, head, outcome, now, slow, source);
 }
 
 /* A closed-state success under the time-window policy, the general way:
@@ -815,7 +825,7 @@ __attribute__((noinline)) static int time_window_success_slow(breaker *b, uint64
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     breaker__count_outcome(stripe, BREAKER_SUCCESS, false);
     struct breaker__window_view unused; /* a success never evaluates the trip */
-    (void)breaker__window_record(b->shared, stripe, breaker__ctl_gen(head), now, false, false,
+    (void)breaker__window_record(b->shared, stripe, breaker__ctl_gen(head), now, false, false, 0,
                                  &unused);
     return BREAKER_OK;
 }
@@ -846,11 +856,12 @@ __attribute__((noinline)) static int time_window_success(breaker *b, uint64_t he
 }
 
 __attribute__((noinline)) static int complete_general(breaker *b, struct permit_view *pv,
-                                                      uint64_t head, enum breaker_outcome outcome) {
+                                                      uint64_t head, enum breaker_outcome outcome,
+                                                      uint64_t source) {
     if ((unsigned)outcome > (unsigned)BREAKER_CANCELLED) return BREAKER_EINVAL;
     bool was_settled =
         atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed) & PERMIT_SETTLED;
-    return complete_slow(b, pv, head, was_settled, outcome);
+    return complete_slow(b, pv, head, was_settled, outcome, source);
 }
 
 int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome) {
@@ -861,22 +872,35 @@ int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome ou
         pv->breaker_id != b->breaker_id)
         return BREAKER_EINVAL;
     if (__builtin_expect(outcome != BREAKER_SUCCESS || (head & PERMIT_PROBE) || fast == 0, 0))
-        return complete_general(b, pv, head, outcome);
+        return complete_general(b, pv, head, outcome, 0);
     if (__builtin_expect(atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed) &
                              PERMIT_SETTLED,
                          0))
-        return complete_slow(b, pv, head, true, outcome);
+        return complete_slow(b, pv, head, true, outcome, 0);
     /* Acquire: pairs with the CAS of a transition into CLOSED. */
     uint64_t ctl = breaker__load_acquire(b->ctl);
     if (__builtin_expect(((ctl ^ head) & PERMIT_GEN_MASK) != 0, 0))
-        return complete_slow(b, pv, head, false, outcome);
+        return complete_slow(b, pv, head, false, outcome, 0);
     if (fast != BREAKER_TRIP_CONSECUTIVE + 1) return time_window_success(b, head);
     struct breaker__stripe *own;
     if (__builtin_expect(!breaker__owned_stripe(b->stripes, &own), 0))
-        return complete_slow(b, pv, head, false, outcome);
+        return complete_slow(b, pv, head, false, outcome, 0);
     breaker__owned_count(&own->successes);
     breaker__consecutive_success(b->consecutive);
     return BREAKER_OK;
+}
+
+/* The source only matters to a failure's window record: a success takes
+ * breaker_complete()'s short path unchanged. */
+int breaker_complete_from(breaker *b, breaker_permit *permit, enum breaker_outcome outcome,
+                          uint64_t source) {
+    if (outcome == BREAKER_SUCCESS || source == 0) return breaker_complete(b, permit, outcome);
+    struct permit_view *pv = permit_view_of(permit);
+    uint64_t head = atomic_load_explicit(&pv->head, memory_order_relaxed);
+    if ((head & (PERMIT_TAG_MASK | PERMIT_ADMITTED)) != b->admit_tag ||
+        pv->breaker_id != b->breaker_id)
+        return BREAKER_EINVAL;
+    return complete_general(b, pv, head, outcome, source);
 }
 
 int breaker_permit_is_probe(const breaker_permit *permit) {
@@ -926,8 +950,17 @@ uint64_t breaker_retry_after_ns(breaker *b) {
         case BREAKER_HALF_OPEN: {
             struct slot_scan scan;
             if (half_open_check_timeouts(b, &ctl, now, &scan)) continue;
-            if (scan.free_slot >= 0 && breaker__ctl_succ(ctl) < s->lim.half_open_successes)
-                return 0;
+            if (scan.free_slot >= 0 && breaker__ctl_succ(ctl) < s->lim.half_open_successes) {
+                /* As half_open_acquire decides: a claim stepped too far past
+                 * its deadline waits until the clock has caught up. */
+                uint64_t due = probe_deadline_us(s, now);
+                uint64_t step =
+                    breaker__slot_us(breaker__slot_claim_word(ctl >> BREAKER__GEN_SHIFT, due,
+                                                              scan.free_value)) - due;
+                return step <= BREAKER__SLOT_STEP_MAX_US
+                           ? 0
+                           : (step - BREAKER__SLOT_STEP_MAX_US) * UINT64_C(1000);
+            }
             return scan.next_deadline > now ? scan.next_deadline - now : 0;
         }
         }

@@ -138,6 +138,14 @@ static inline uint64_t breaker__slot_free_word(uint64_t gen, uint64_t last_us) {
     return (breaker__slot_tag(gen) << BREAKER__SLOT_TAG_SHIFT) | BREAKER__SLOT_FREE | last_us;
 }
 
+/* How far a claim's deadline may be stepped past its probe's own: a slot
+ * admits at most one probe per microsecond on average, in bursts of up to
+ * this many; a claim that would step further is refused (REJECTED_HALF_OPEN)
+ * rather than let deadlines drift away from the clock (a tight loop of
+ * ignored probes could otherwise push a hung probe's deadline out without
+ * bound). So a probe is due at most 1 ms after probe_timeout_ns. */
+#define BREAKER__SLOT_STEP_MAX_US 1000u
+
 /* The claim of a probe of generation `gen` due at `us`, replacing `cur`. */
 static inline uint64_t breaker__slot_claim_word(uint64_t gen, uint64_t us, uint64_t cur) {
     if (breaker__slot_is_for(cur, gen) && us <= breaker__slot_us(cur))
@@ -211,6 +219,8 @@ struct breaker__limits {
     uint64_t seed;
     uint64_t ramp_ns;
     double ramp_start;
+    uint32_t min_failing_sources; /* 0 or 1: off */
+    uint32_t source_bits_needed;  /* the map bits that estimate that many */
 };
 
 struct breaker__shared {
@@ -247,6 +257,11 @@ struct breaker__shared {
     /* Count window: written on every recorded call (no scaling target). */
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 ring_next;
     breaker__atomic64 ring_agg; /* packed calls | failures<<21 | slow<<42 */
+    /* Failing sources (window.c): the period the current map covers (0 =
+     * none yet), its map, and the previous period's. */
+    breaker__atomic64 src_period;
+    breaker__atomic64 src_cur;
+    breaker__atomic64 src_prev;
 
     /* Rare counters and transition bookkeeping. */
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 duplicates;
@@ -274,7 +289,7 @@ struct breaker__shared {
 /* The layout, pinned (see BREAKER__LAYOUT_VERSION). */
 _Static_assert(sizeof(struct breaker__stripe) == 2 * BREAKER__CACHELINE, "stripe: two lines");
 _Static_assert(sizeof(struct breaker__bucket) == 32, "bucket: four counters");
-_Static_assert(sizeof(struct breaker__limits) == 136, "limits");
+_Static_assert(sizeof(struct breaker__limits) == 144, "limits");
 _Static_assert(offsetof(struct breaker__shared, lim) == 40, "limits follow the header");
 _Static_assert(offsetof(struct breaker__shared, ctl) == 4 * BREAKER__CACHELINE, "ctl's line");
 _Static_assert(offsetof(struct breaker__shared, consecutive) == 5 * BREAKER__CACHELINE,
@@ -460,6 +475,7 @@ struct breaker__window_view {
     uint64_t failures;
     uint64_t slow;
     uint32_t consecutive;
+    uint32_t source_bits; /* bits set in the failing-source map (window.c) */
 };
 
 size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *buckets_stride);
@@ -467,9 +483,13 @@ void breaker__window_reset(struct breaker__shared *s);
 /* Record one outcome of closed generation `gen` in the window. @return true
  * when the trip condition must be evaluated, with `view` holding the window
  * then: only failures and slow calls do (a success never opens the breaker). */
-bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_ref stripe, uint64_t gen,
-                            uint64_t now, bool failure, bool slow,
+bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_ref stripe,
+                            uint64_t gen, uint64_t now, bool failure, bool slow, uint64_t source,
                             struct breaker__window_view *view);
+/* The number of distinct sources `bits` set bits of the 64-bit failing-source
+ * map estimate (linear counting), and the bits that estimate at least `n`. */
+uint32_t breaker__sources_estimate(uint32_t bits);
+uint32_t breaker__sources_bits_needed(uint32_t n);
 /* The window of closed generation `gen` at time `now`. */
 void breaker__window_read(const struct breaker__shared *s, uint64_t gen, uint64_t now,
                           struct breaker__window_view *view);

@@ -63,6 +63,7 @@ int breaker_stats_get(breaker *b, breaker_stats *out) {
             out->open_until_ns = breaker__ns_of_us(s, breaker__tw_us(w));
     }
     if (out->state == BREAKER_HALF_OPEN) {
+        out->probe_successes = breaker__ctl_succ(ctl);
         const breaker__atomic64 *slots = breaker__slots(s);
         for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
             uint64_t v = breaker__read(&slots[i]);
