@@ -42,7 +42,8 @@ static inline int fake_sleep_fn(void *ctx, uint64_t ns) {
 }
 
 /* A dependency that answers `answer` with `error` after `latency_ns` of fake
- * time, logging each call's start and the deadline it was given. */
+ * time, logging each call's start, the deadline it was given and whether it
+ * was a probe. */
 struct dependency {
     struct fake_clock *clock;
     enum breaker_outcome answer;
@@ -55,6 +56,7 @@ struct dependency {
     uint64_t deadline_ns[MAX_LOGGED];
     uint64_t timeout_ns[MAX_LOGGED];
     uint32_t number[MAX_LOGGED];
+    bool is_probe[MAX_LOGGED];
 };
 
 static inline enum breaker_outcome dependency_op(void *ctx, breaker_attempt *a) {
@@ -65,6 +67,7 @@ static inline enum breaker_outcome dependency_op(void *ctx, breaker_attempt *a) 
         d->deadline_ns[i] = a->deadline_ns;
         d->timeout_ns[i] = a->timeout_ns;
         d->number[i] = a->number;
+        d->is_probe[i] = a->is_probe;
     }
     fake_clock_advance(d->clock, d->latency_ns);
     a->retry = d->hint;

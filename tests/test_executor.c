@@ -265,11 +265,14 @@ static void attempt_deadline_is_the_sooner_of_call_deadline_and_attempt_timeout(
     rig_fini(&r);
 }
 
-/* A success that arrives 1 s after a deadline 1 s away. */
+/* A success that arrives 1 s after a deadline 1 s away, which is the
+ * dependency's own timeout (a caller's deadline alone is the caller's
+ * business: caller_deadline_is_not_evidence_against_a_healthy_dependency). */
 static void rig_late_success(struct rig *r, bool keeps_outcome) {
     rig_init(r, BREAKER_ORDER_RETRY_OUTSIDE_BREAKER, NEVER_OPEN);
     r->dep.answer = BREAKER_SUCCESS;
     r->dep.latency_ns = 2 * SEC;
+    r->cfg.retry.attempt_timeout_ns = 1 * SEC;
     r->call.deadline_ns = 1 * SEC;
     r->cfg.late_keeps_outcome = keeps_outcome;
     rig_build(r);
@@ -649,6 +652,325 @@ static void attempt_timeout_past_the_end_of_the_clock_is_no_limit(void **state) 
     rig_fini(&r);
 }
 
+/* ---- Who owns a timeout ---------------------------------------------------- */
+
+/* A healthy dependency answering in 5 ms, called by clients whose own
+ * deadlines (propagated from upstream) leave it 1 ms: every attempt is cut
+ * short by the caller, which says nothing about the dependency. Over 100
+ * calls in either order, with or without a timeout of the dependency's own
+ * (50 ms, which it always meets), the breaker records no failure and never
+ * opens. Before the rule, the fifth call opened it and the other 95 were
+ * refused. */
+static void caller_deadline_is_not_evidence_against_a_healthy_dependency(void **state) {
+    (void)state;
+    enum breaker_order orders[] = {BREAKER_ORDER_RETRY_OUTSIDE_BREAKER,
+                                   BREAKER_ORDER_BREAKER_OUTSIDE_RETRY};
+    uint64_t own_timeouts[] = {0, 50 * MS};
+    for (unsigned o = 0; o < 2; o++) {
+        for (unsigned t = 0; t < 2; t++) {
+            struct rig r;
+            rig_init(&r, orders[o], 5);
+            r.dep.answer = BREAKER_SUCCESS;
+            r.dep.error = 200;
+            r.dep.latency_ns = 5 * MS;
+            r.cfg.retry.attempt_timeout_ns = own_timeouts[t];
+            rig_build(&r);
+            unsigned refused = 0;
+            for (int i = 0; i < 100; i++) {
+                r.call.deadline_ns = fake_clock_read(&r.clock) + 1 * MS;
+                breaker_result res = rig_run(&r);
+                if (res.kind == BREAKER_RESULT_REFUSED) {
+                    refused++;
+                    continue;
+                }
+                /* The caller's request did fail: its deadline passed. */
+                assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
+                assert_int_equal(res.layer, BREAKER_LAYER_DEADLINE);
+                assert_int_equal(res.status, BREAKER_DEADLINE_EXCEEDED);
+                assert_true(res.late);
+                assert_int_equal(res.outcome, BREAKER_CANCELLED);
+                assert_int_equal(res.attempts, 1);
+                assert_int_equal(res.breaker_records, 1);
+            }
+            breaker_stats st = stats_of(r.b);
+            printf("# %s, own timeout %llu ms: 100 calls with 1 ms deadlines to a 5 ms "
+                   "dependency: %llu failures, %llu cancelled, %u refused, %llu transitions\n",
+                   breaker_order_name(orders[o]), (unsigned long long)(own_timeouts[t] / MS),
+                   (unsigned long long)st.failures, (unsigned long long)st.cancelled, refused,
+                   (unsigned long long)st.transitions);
+            assert_int_equal(refused, 0);
+            assert_int_equal(st.failures, 0);
+            assert_int_equal(st.cancelled, 100);
+            assert_int_equal(st.transitions, 0);
+            assert_int_equal(breaker_get_state(r.b), BREAKER_CLOSED);
+            assert_int_equal(exec_stats(r.ex).late, 100);
+            rig_fini(&r);
+        }
+    }
+}
+
+/* The other side of the rule: an answer later than the dependency's own
+ * timeout is a failure even when the caller's deadline was sooner still,
+ * so a dependency that really is slow still opens the breaker. */
+static void
+answer_past_the_dependency_timeout_is_a_failure_whatever_the_caller_deadline(void **state) {
+    (void)state;
+    struct rig r;
+    rig_init(&r, BREAKER_ORDER_RETRY_OUTSIDE_BREAKER, 5);
+    r.dep.answer = BREAKER_SUCCESS;
+    r.dep.latency_ns = 5 * MS;
+    r.cfg.retry.attempt_timeout_ns = 2 * MS; /* the dependency should answer in 2 ms */
+    r.call.idempotent = false;
+    rig_build(&r);
+    for (int i = 0; i < 5; i++) {
+        r.call.deadline_ns = fake_clock_read(&r.clock) + (i % 2 == 0 ? 1 * MS : 1 * SEC);
+        breaker_result res = rig_run(&r);
+        assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
+        assert_true(res.late);
+        assert_int_equal(res.outcome, BREAKER_FAILURE);
+        assert_int_equal(res.status, BREAKER_DEADLINE_EXCEEDED);
+    }
+    breaker_stats st = stats_of(r.b);
+    assert_int_equal(st.failures, 5);
+    assert_int_equal(st.cancelled, 0);
+    assert_int_equal(breaker_get_state(r.b), BREAKER_OPEN);
+    rig_fini(&r);
+}
+
+/* late_keeps_outcome records what came back after the caller's deadline
+ * too: a late success is a success. */
+static void caller_deadline_overrun_keeps_its_outcome_when_configured(void **state) {
+    (void)state;
+    struct rig r;
+    rig_init(&r, BREAKER_ORDER_RETRY_OUTSIDE_BREAKER, 5);
+    r.dep.answer = BREAKER_SUCCESS;
+    r.dep.latency_ns = 5 * MS;
+    r.cfg.late_keeps_outcome = true;
+    rig_build(&r);
+    r.call.deadline_ns = 1 * MS;
+    breaker_result res = rig_run(&r);
+    assert_int_equal(res.kind, BREAKER_RESULT_SUCCEEDED);
+    assert_true(res.late);
+    assert_int_equal(stats_of(r.b).successes, 1);
+    assert_int_equal(stats_of(r.b).cancelled, 0);
+    rig_fini(&r);
+}
+
+/* ---- Probes through the executor ------------------------------------------ */
+
+#define PROBE_TIMEOUT (5 * SEC)
+
+/* A breaker on the rig's clock that opens on one failure for 30 s and
+ * times a probe out after 5 s. */
+static void probe_breaker_config(breaker_config *bc, struct rig *r, struct event_log *log) {
+    test_config(bc, &r->clock, log);
+    bc->trip = BREAKER_TRIP_CONSECUTIVE;
+    bc->failure_threshold = 1;
+    bc->open_ns = 30 * SEC;
+    bc->probe_timeout_ns = PROBE_TIMEOUT;
+}
+
+/* A rig whose breaker (probe_breaker_config()) opened on the first
+ * request and whose wait is over: the next admission is a half-open probe,
+ * at 31 s. The dependency now answers SUCCESS after `latency_ns`; the
+ * caller allows 60 s. */
+
+static void rig_probe(struct rig *r, enum breaker_order order, struct event_log *log,
+                      uint64_t latency_ns) {
+    rig_init(r, order, NO_BREAKER);
+    breaker_config bc;
+    probe_breaker_config(&bc, r, log);
+    r->b = make_breaker(&bc);
+    r->cfg.breaker = r->b;
+    rig_build(r);
+    breaker_result res = rig_run(r);
+    assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
+    assert_false(r->dep.is_probe[0]);
+    assert_int_equal(breaker_get_state(r->b), BREAKER_OPEN);
+    atomic_store(&r->clock.now, 31 * SEC);
+    r->dep.answer = BREAKER_SUCCESS;
+    r->dep.error = 200;
+    r->dep.latency_ns = latency_ns;
+    r->call.deadline_ns = fake_clock_read(&r->clock) + 60 * SEC;
+}
+
+/* The operation is told it is a probe, and its deadline is the probe's
+ * (admission + probe_timeout_ns, exact or early), not the caller's 60 s. */
+static void probe_attempt_is_told_so_and_bounded_by_the_probe_deadline(void **state) {
+    (void)state;
+    enum breaker_order orders[] = {BREAKER_ORDER_RETRY_OUTSIDE_BREAKER,
+                                   BREAKER_ORDER_BREAKER_OUTSIDE_RETRY};
+    for (unsigned o = 0; o < 2; o++) {
+        struct rig r;
+        rig_probe(&r, orders[o], NULL, 1 * SEC);
+        unsigned first = r.dep.calls;
+        uint64_t admission = fake_clock_read(&r.clock);
+        breaker_result res = rig_run(&r);
+        assert_int_equal(res.kind, BREAKER_RESULT_SUCCEEDED);
+        assert_int_equal(res.breaker_records, 1);
+        assert_true(r.dep.is_probe[first]);
+        assert_true(r.dep.deadline_ns[first] <= admission + PROBE_TIMEOUT);
+        /* Early by less than the breaker's microsecond, no more. */
+        assert_true(r.dep.deadline_ns[first] + 1000 > admission + PROBE_TIMEOUT);
+        assert_int_equal(r.dep.timeout_ns[first], r.dep.deadline_ns[first] - admission);
+        assert_int_equal(stats_of(r.b).probes_succeeded, 1);
+        rig_fini(&r);
+    }
+}
+
+/* The earliest of the three wins: an attempt timeout shorter than the
+ * probe's bounds the probe; with no breaker nothing is a probe. */
+static void probe_deadline_is_the_earliest_of_the_three(void **state) {
+    (void)state;
+    struct rig r;
+    rig_probe(&r, BREAKER_ORDER_RETRY_OUTSIDE_BREAKER, NULL, 0);
+    breaker_executor_destroy(r.ex);
+    r.cfg.retry.attempt_timeout_ns = 2 * SEC;
+    rig_build(&r);
+    unsigned first = r.dep.calls;
+    uint64_t admission = fake_clock_read(&r.clock);
+    (void)rig_run(&r);
+    assert_true(r.dep.is_probe[first]);
+    assert_int_equal(r.dep.deadline_ns[first], admission + 2 * SEC);
+    rig_fini(&r);
+
+    rig_init(&r, BREAKER_ORDER_RETRY_OUTSIDE_BREAKER, NO_BREAKER);
+    r.dep.answer = BREAKER_SUCCESS;
+    rig_build(&r);
+    (void)rig_run(&r);
+    assert_false(r.dep.is_probe[0]);
+    rig_fini(&r);
+}
+
+/* The reason of the last transition the log holds. */
+static enum breaker_reason last_reason(struct event_log *log) {
+    unsigned n = atomic_load(&log->count);
+    assert_true(n > 0 && n <= MAX_RECORDED_EVENTS);
+    return log->events[n - 1].reason;
+}
+
+/* After a probe timed out, the request makes no further attempt and says
+ * when a new one may be admitted: the breaker's doubled wait. Per attempt,
+ * the reopened breaker stops the retries; around the retries, the probe's
+ * deadline does. */
+static void assert_stopped_after_probe_timeout(struct rig *r, enum breaker_order order,
+                                               const breaker_result *res) {
+    assert_int_equal(res->attempts, 1);
+    if (order == BREAKER_ORDER_RETRY_OUTSIDE_BREAKER) {
+        assert_int_equal(res->layer, BREAKER_LAYER_BREAKER);
+        assert_int_equal(res->status, BREAKER_REJECTED_OPEN);
+    } else {
+        assert_int_equal(res->layer, BREAKER_LAYER_DEADLINE);
+        assert_int_equal(res->status, BREAKER_DEADLINE_EXCEEDED);
+    }
+    assert_int_equal(res->retry_after_ns, breaker_retry_after_ns(r->b));
+    assert_true(res->retry_after_ns > 30 * SEC);
+}
+
+/* A probe that answers SUCCESS after 10 s, 5 s past its deadline: the
+ * breaker times it out (PROBE_TIMEOUT) and reopens with a doubled wait, so
+ * the executor must not call it a success, even with late_keeps_outcome.
+ * Before, the operation was given the caller's 60 s and the request was
+ * SUCCEEDED. */
+static void probe_overrunning_its_deadline_is_reported_as_the_breaker_records_it(void **state) {
+    (void)state;
+    enum breaker_order orders[] = {BREAKER_ORDER_RETRY_OUTSIDE_BREAKER,
+                                   BREAKER_ORDER_BREAKER_OUTSIDE_RETRY};
+    for (unsigned o = 0; o < 2; o++) {
+        for (int keeps = 0; keeps < 2; keeps++) {
+            struct rig r;
+            struct event_log log;
+            memset(&log, 0, sizeof(log));
+            rig_probe(&r, orders[o], &log, 10 * SEC);
+            r.cfg.late_keeps_outcome = keeps != 0;
+            breaker_executor_destroy(r.ex);
+            rig_build(&r);
+            breaker_result res = rig_run(&r);
+            breaker_stats st = stats_of(r.b);
+            assert_int_equal(st.probes_timed_out, 1);
+            assert_int_equal(last_reason(&log), BREAKER_REASON_PROBE_TIMEOUT);
+            assert_int_equal(breaker_get_state(r.b), BREAKER_OPEN);
+            assert_int_not_equal(res.kind, BREAKER_RESULT_SUCCEEDED);
+            assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
+            assert_true(res.late);
+            assert_int_equal(res.outcome, BREAKER_FAILURE);
+            assert_int_equal(res.breaker_records, 0); /* the completion was stale */
+            assert_stopped_after_probe_timeout(&r, orders[o], &res);
+            rig_fini(&r);
+        }
+    }
+}
+
+/* Probes for the next test: the breaker's clock lags a step behind the
+ * operation's return, as a real clock does between the executor reading the
+ * end of the attempt and breaker_complete() reading its own. */
+struct lagging_clock {
+    struct fake_clock *clock;
+    _Atomic int armed;
+};
+
+static uint64_t lagging_read(void *ctx) {
+    struct lagging_clock *c = ctx;
+    if (atomic_exchange(&c->armed, 0)) fake_clock_advance(c->clock, 1000);
+    return fake_clock_read(c->clock);
+}
+
+struct arming_dependency {
+    struct dependency dep;
+    struct lagging_clock *lag;
+};
+
+static enum breaker_outcome arming_op(void *ctx, breaker_attempt *a) {
+    struct arming_dependency *d = ctx;
+    enum breaker_outcome out = dependency_op(&d->dep, a);
+    if (a->is_probe) atomic_store(&d->lag->armed, 1);
+    return out;
+}
+
+/* A probe answers at the last nanosecond of its deadline, but 1 us passes
+ * before breaker_complete() reads the clock, and the breaker has timed it
+ * out by then. The executor sees the stale completion past the deadline and
+ * reports the timeout the breaker recorded, not a success. */
+static void probe_timed_out_before_its_completion_is_not_a_success(void **state) {
+    (void)state;
+    enum breaker_order orders[] = {BREAKER_ORDER_RETRY_OUTSIDE_BREAKER,
+                                   BREAKER_ORDER_BREAKER_OUTSIDE_RETRY};
+    for (unsigned o = 0; o < 2; o++) {
+        struct rig r;
+        rig_init(&r, orders[o], NO_BREAKER);
+        struct lagging_clock lag = {.clock = &r.clock};
+        struct event_log log;
+        memset(&log, 0, sizeof(log));
+        breaker_config bc;
+        probe_breaker_config(&bc, &r, &log);
+        bc.clock = lagging_read;
+        bc.clock_ctx = &lag;
+        r.b = make_breaker(&bc);
+        r.cfg.breaker = r.b;
+        struct arming_dependency ad = {.dep = r.dep, .lag = &lag};
+        r.call.op = arming_op;
+        r.call.op_ctx = &ad;
+        rig_build(&r);
+        (void)rig_run(&r);
+        assert_int_equal(breaker_get_state(r.b), BREAKER_OPEN);
+        atomic_store(&r.clock.now, 31 * SEC);
+        ad.dep.answer = BREAKER_SUCCESS;
+        ad.dep.latency_ns = PROBE_TIMEOUT - 1; /* on time by the executor's reading */
+        r.call.deadline_ns = fake_clock_read(&r.clock) + 60 * SEC;
+        unsigned first = ad.dep.calls;
+        breaker_result res = rig_run(&r);
+        assert_true(ad.dep.is_probe[first]);
+        assert_int_equal(ad.dep.deadline_ns[first], 31 * SEC + PROBE_TIMEOUT - 1);
+        assert_int_equal(stats_of(r.b).probes_timed_out, 1);
+        assert_int_equal(last_reason(&log), BREAKER_REASON_PROBE_TIMEOUT);
+        assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
+        assert_true(res.late);
+        assert_int_equal(res.outcome, BREAKER_FAILURE);
+        assert_stopped_after_probe_timeout(&r, orders[o], &res);
+        rig_fini(&r);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_outside_retry_records_one_outcome_per_request),
@@ -676,6 +998,14 @@ int main(void) {
         cmocka_unit_test(validation_names_each_field_and_its_range),
         cmocka_unit_test(config_init_clears_the_whole_struct),
         cmocka_unit_test(attempt_timeout_past_the_end_of_the_clock_is_no_limit),
+        cmocka_unit_test(caller_deadline_is_not_evidence_against_a_healthy_dependency),
+        cmocka_unit_test(
+            answer_past_the_dependency_timeout_is_a_failure_whatever_the_caller_deadline),
+        cmocka_unit_test(caller_deadline_overrun_keeps_its_outcome_when_configured),
+        cmocka_unit_test(probe_attempt_is_told_so_and_bounded_by_the_probe_deadline),
+        cmocka_unit_test(probe_deadline_is_the_earliest_of_the_three),
+        cmocka_unit_test(probe_overrunning_its_deadline_is_reported_as_the_breaker_records_it),
+        cmocka_unit_test(probe_timed_out_before_its_completion_is_not_a_success),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,8 @@
  *   retry         attempts with capped exponential backoff and jitter, only
  *                 for retryable outcomes, within a retry budget
  *   operation     the caller's function, which receives the attempt deadline
+ *                 (the earliest of the caller's, the dependency's and, for
+ *                 a probe, the breaker's) and whether it is a probe
  *   fallback      what to serve when the result is a failure or a refusal
  *
  * Time. Every object here reads time through a breaker_clock_fn (breaker.h:
@@ -111,9 +113,14 @@ struct breaker_retry_policy {
     uint64_t base_ns;            /* first backoff scale: 0 = default 100 ms */
     uint64_t max_backoff_ns;     /* cap of one backoff: >= base_ns, 0 = default 10 s */
     enum breaker_jitter jitter;  /* default FULL */
-    uint64_t attempt_timeout_ns; /* per-attempt limit within the caller's
-                                    deadline: the attempt deadline is
-                                    min(deadline, start + this); 0 = none */
+    uint64_t attempt_timeout_ns; /* the dependency's own timeout: an answer
+                                    later than start + this is a failure (a
+                                    timeout), whatever the caller's deadline;
+                                    the attempt deadline is at most start +
+                                    this. 0 = none: the executor then knows
+                                    no timeout of the dependency's and holds
+                                    no deadline's expiry against it (see
+                                    breaker_executor_run()) */
 };
 
 /*! breaker_retry_policy_init() :
@@ -452,10 +459,14 @@ enum breaker_layer {
 /* What a request came to. Refusal is never reported as success, and a
  * fallback is reported as FALLBACK, never as SUCCEEDED.
  * - SUCCEEDED: an attempt's outcome was BREAKER_SUCCESS (the dependency
- *   answered as it should: with breaker_classify_http() a 404 is an answer).
+ *   answered as it should: with breaker_classify_http() a 404 is an answer)
+ *   and the breaker, if the attempt was a probe, took it in time: a probe
+ *   answered after the breaker timed it out is FAILED, never SUCCEEDED.
  * - FAILED: at least one attempt reached the operation, and the last one
  *   failed (FAILURE, or IGNORED: not the dependency's fault, but not a
- *   success either); `error` holds the dependency's error.
+ *   success either), or was cut short by the caller's deadline (`late`,
+ *   `outcome` CANCELLED, layer DEADLINE); `error` holds the dependency's
+ *   error.
  * - REFUSED: refused locally before any attempt reached the operation;
  *   `layer` says which layer, `retry_after_ns` when a retry makes sense.
  * - FALLBACK: would have been FAILED or REFUSED (see `fallback_of`), and the
@@ -476,12 +487,18 @@ enum breaker_result_kind {
  * the outcome is not FAILURE (say, IGNORED for a local transient error). */
 enum breaker_retry_hint { BREAKER_RETRY_AUTO, BREAKER_RETRY_NO, BREAKER_RETRY_YES };
 
-/* What the operation receives (read-only fields) and reports (the last two). */
+/* What the operation receives (read-only fields) and reports (the two
+ * under "Set by the operation"). */
 struct breaker_attempt {
     uint32_t number;      /* 1 for the first attempt */
-    uint64_t start_ns;    /* executor clock when the attempt started */
-    uint64_t deadline_ns; /* give up by then: min(call deadline, start +
-                             attempt_timeout_ns); BREAKER_NO_DEADLINE if none */
+    uint64_t start_ns;    /* executor clock when the attempt started (read
+                             before the breaker admitted it) */
+    uint64_t deadline_ns; /* give up by then: the earliest of the call
+                             deadline, start + attempt_timeout_ns and, if
+                             is_probe, the probe's deadline (the last
+                             nanosecond before admission + the breaker's
+                             probe_timeout_ns, at which the breaker still
+                             takes the answer); BREAKER_NO_DEADLINE if none */
     uint64_t timeout_ns;  /* deadline_ns - start_ns, UINT64_MAX if none; pass
                              it to the I/O (a socket or libcurl timeout) */
     /* Set by the operation: */
@@ -489,6 +506,13 @@ struct breaker_attempt {
                                       an errno...), 0 = none; reported in
                                       breaker_result.error */
     enum breaker_retry_hint retry; /* preset to AUTO */
+    /* Read-only (after the two above, so that their places stay put): */
+    bool is_probe; /* the attempt runs under a half-open probe permit
+                      (breaker_permit_is_probe()): its outcome decides the
+                      breaker's recovery, and deadline_ns already includes
+                      the probe's deadline. With BREAKER_OUTSIDE_RETRY every
+                      attempt of a probe request is a probe. false without
+                      a breaker layer. */
 };
 
 /* The operation. Runs on the thread that called breaker_executor_run(),
@@ -536,7 +560,10 @@ struct breaker_result {
                                              returned after its deadline; ECANCELED. */
     enum breaker_outcome outcome;         /* the last attempt's outcome as recorded */
     int error;                            /* the last attempt's breaker_attempt.error */
-    bool late;                            /* the last attempt returned after its deadline */
+    bool late;                            /* the last attempt returned after its deadline
+                                             (`outcome` says whose: CANCELLED the
+                                             caller's, FAILURE the dependency's or
+                                             the probe's) */
     uint32_t attempts;                    /* attempts that reached the operation */
     uint32_t breaker_records;             /* outcomes recorded in the breaker for this
                                              request (completions that were not stale) */
@@ -563,9 +590,13 @@ struct breaker_executor_config {
     breaker_retry_budget *budget;  /* NULL = retries limited only by policy */
     breaker_retry_policy retry;    /* default: breaker_retry_policy_init() */
     bool late_keeps_outcome;       /* false (default): an attempt that returns
-                                      after its deadline is recorded as
-                                      FAILURE (a timeout); true: as the
-                                      outcome it returned */
+                                      after the dependency's deadline (start +
+                                      retry.attempt_timeout_ns) is recorded as
+                                      FAILURE (a timeout), and one that returns
+                                      after the caller's deadline alone as
+                                      CANCELLED; true: either as the outcome
+                                      it returned. A probe answered after its
+                                      probe deadline is FAILURE either way */
     breaker_clock_fn *clock;       /* NULL = breaker_monotonic_ns; use the
                                       breaker's clock */
     void *clock_ctx;
@@ -597,8 +628,9 @@ struct breaker_executor_stats {
 /*! breaker_executor_config_init() :
  *  Clear all of `cfg`, then fill it: retry outside breaker, no breaker,
  *  bulkhead or budget, try-acquire, the default retry policy
- *  (breaker_retry_policy_init()), late attempts recorded as timeouts, the
- *  monotonic clock and sleep, a random seed. */
+ *  (breaker_retry_policy_init()), late attempts recorded by whose deadline
+ *  they overran (see breaker_executor_run()), the monotonic clock and
+ *  sleep, a random seed. */
 BREAKER_API void breaker_executor_config_init(breaker_executor_config *cfg) BREAKER_NONNULL(1);
 
 /*! breaker_executor_config_validate() :
@@ -618,7 +650,8 @@ BREAKER_API int breaker_executor_config_validate(const breaker_executor_config *
  *  Create an executor from `cfg` (NULL = the defaults of
  *  breaker_executor_config_init(): retries alone, with no breaker, bulkhead
  *  or budget); `cfg` is copied (not the objects it points to, which must
- *  outlive the executor).
+ *  outlive the executor). The breaker's probe_timeout_ns is read here, with
+ *  breaker_get_config(), to bound probe attempts.
  *  @return BREAKER_OK and `*out`; BREAKER_EINVAL if the configuration is
  *  invalid (breaker_executor_config_validate() says why) or `out` is NULL;
  *  BREAKER_ENOMEM. On error `*out` is NULL. */
@@ -643,11 +676,35 @@ BREAKER_API void breaker_executor_destroy(breaker_executor *ex);
  *  - RETRY_OUTSIDE_BREAKER: after a failed attempt, if the breaker would
  *    still refuse when the backoff ends (breaker_retry_after_ns() longer
  *    than the backoff), the request stops now without sleeping.
- *  - An attempt that returns after its deadline is recorded as FAILURE
- *    unless late_keeps_outcome; the result then has late set and status
- *    DEADLINE_EXCEEDED. A CANCELLED outcome is recorded as CANCELLED.
+ *  - Who owns a timeout. Each attempt's deadline is the earliest of the
+ *    caller's (call->deadline_ns), the dependency's (start +
+ *    retry.attempt_timeout_ns) and, for a half-open probe, the probe's
+ *    (admission + the breaker's probe_timeout_ns, less 1 ns; exact or
+ *    early, never late). An attempt that returns after one of them has late
+ *    set and status DEADLINE_EXCEEDED, and is recorded by the one it
+ *    overran, checked in this order:
+ *    the probe's: FAILURE (the breaker has timed the probe out:
+ *      PROBE_TIMEOUT; late_keeps_outcome does not apply);
+ *    the dependency's: FAILURE, a timeout (its outcome if
+ *      late_keeps_outcome);
+ *    the caller's alone: CANCELLED (its outcome if late_keeps_outcome),
+ *      which the breaker counts as its cancelled_as says (IGNORED by
+ *      default): a deadline shorter than the dependency's timeout is the
+ *      caller giving up, not evidence against the dependency. The request
+ *      then ends FAILED, layer DEADLINE. Without attempt_timeout_ns no
+ *      expiry of the caller's deadline counts against the dependency; set
+ *      it to the time the dependency should answer within.
+ *    A probe whose completion the breaker finds stale after its deadline
+ *    has passed (it timed the probe out between the operation's return and
+ *    the completion) is reported the same way as one answered late: FAILED,
+ *    never SUCCEEDED. An operation's BREAKER_CANCELLED is recorded as
+ *    CANCELLED, late or not.
  *  - BREAKER_OUTSIDE_RETRY settles its one permit with the final attempt's
  *    recorded outcome, CANCELLED if cancelled, IGNORED if no attempt ran.
+ *    When that permit is a probe, its deadline bounds the request as the
+ *    caller's does: no attempt starts, and no backoff is slept that would
+ *    end, at or after it (the request stops, layer DEADLINE, with the
+ *    breaker's retry_after_ns).
  *  - The fallback runs for FAILED and REFUSED results, never for SUCCEEDED
  *    or CANCELLED.
  *  Thread-safe: many threads may run calls on one executor at once.

@@ -7,6 +7,17 @@
  * else (deadline first, one bulkhead slot per request, the retry rules, the
  * fallback last) is shared, so the counting difference between the orders
  * is exactly the one docs/composition.md describes.
+ *
+ * Who owns a timeout (docs/composition.md, "Who owns a timeout"). An attempt
+ * has up to three deadlines: the caller's (the request deadline, which may
+ * have come from far upstream), the dependency's own (start +
+ * attempt_timeout_ns) and, for a half-open probe, the breaker's probe
+ * deadline. The operation is given the earliest. When it answers after one
+ * of them, the one it overran decides what the breaker is told: the probe's
+ * is a failure (the breaker has already timed the probe out), the
+ * dependency's is a failure (a timeout), and the caller's alone is the
+ * caller giving up (CANCELLED): a short deadline is a property of the
+ * caller, not evidence against the dependency.
  */
 #include "breaker/compose.h"
 #include "common/message.h"
@@ -27,6 +38,7 @@ struct exec_counters {
 struct breaker_executor {
     breaker_executor_config cfg; /* defaults applied */
     uint64_t seed;
+    uint64_t probe_timeout_ns;              /* the breaker's, read once at create */
     _Alignas(64) _Atomic uint64_t sequence; /* requests started: seeds each one's jitter */
     _Alignas(64) struct exec_counters n;
 };
@@ -35,7 +47,13 @@ struct breaker_executor {
 struct run {
     breaker_executor *ex;
     const breaker_call *call;
-    uint64_t deadline;
+    uint64_t deadline;      /* no attempt starts at or after it: the caller's
+                               deadline, or a probe request's probe_last if
+                               earlier (BREAKER_OUTSIDE_RETRY) */
+    uint64_t call_deadline; /* the caller's deadline alone */
+    bool probe;             /* BREAKER_OUTSIDE_RETRY: the request's permit is a
+                               probe, whose answer counts until probe_last */
+    uint64_t probe_last;
     uint64_t rng;
     breaker_retry_ticket retry; /* the retry withdrawn for the next attempt,
                                    until that attempt is made; zero if none */
@@ -46,6 +64,19 @@ static void count(_Atomic uint64_t *c, uint64_t v) {
 }
 
 static uint64_t now_of(const breaker_executor *ex) { return ex->cfg.clock(ex->cfg.clock_ctx); }
+
+static uint64_t earliest(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* The last time at which the breaker still takes the answer of a probe
+ * admitted at `admitted` or later. It times a probe out once its clock
+ * reaches admission + probe_timeout_ns rounded up to the microsecond
+ * (breaker.h), so an answer strictly before admitted + probe_timeout_ns
+ * always counts; `admitted` is read before breaker_acquire(), so this errs
+ * early, never late. A sum past the end of the clock is no limit. */
+static uint64_t probe_last_ns(const breaker_executor *ex, uint64_t admitted) {
+    if (UINT64_MAX - admitted <= ex->probe_timeout_ns) return BREAKER_NO_DEADLINE;
+    return admitted + ex->probe_timeout_ns - 1;
+}
 
 /* The request stops without making the retry it withdrew: give it back, so
  * the budget counts only retries that reached the operation. */
@@ -91,6 +122,12 @@ int breaker_executor_create(const breaker_executor_config *cfg, breaker_executor
     if (ex->cfg.retry.max_attempts == 0) ex->cfg.retry.max_attempts = 3;
     if (ex->cfg.clock == NULL) ex->cfg.clock = breaker_monotonic_ns;
     if (ex->cfg.sleep == NULL) ex->cfg.sleep = breaker_sleep_monotonic;
+    if (ex->cfg.breaker != NULL) {
+        /* A breaker's configuration does not change after its create. */
+        breaker_config bc;
+        breaker_get_config(ex->cfg.breaker, &bc);
+        ex->probe_timeout_ns = bc.probe_timeout_ns;
+    }
     ex->seed = cfg->seed;
     if (ex->seed == 0) {
         /* Different executors (and runs) should not retry in lockstep. */
@@ -120,19 +157,71 @@ static void stop_by_breaker(breaker_result *res, breaker *b, int status) {
     stop(res, BREAKER_LAYER_BREAKER, status, ra);
 }
 
-/* Runs one attempt and records what it said. @return the outcome recorded. */
-static enum breaker_outcome attempt_once(struct run *r, uint32_t number, uint64_t now,
-                                         breaker *per_attempt, breaker_permit *permit,
-                                         breaker_result *res) {
+/* The deadlines of one attempt, each absolute or BREAKER_NO_DEADLINE. */
+struct bounds {
+    uint64_t caller;     /* the request's deadline */
+    uint64_t dependency; /* start + attempt_timeout_ns */
+    uint64_t probe;      /* a probe's last counted nanosecond (probe_last_ns) */
+};
+
+/* Which deadline an answer at `end` overran, the breaker's before the
+ * dependency's before the caller's: an answer past the dependency's own
+ * timeout is that timeout, even if the caller's deadline was sooner. */
+enum overrun { OVERRAN_NONE, OVERRAN_CALLER, OVERRAN_DEPENDENCY, OVERRAN_PROBE };
+
+static enum overrun overrun_of(const struct bounds *b, uint64_t end) {
+    if (end > b->probe) return OVERRAN_PROBE;
+    if (end > b->dependency) return OVERRAN_DEPENDENCY;
+    if (end > b->caller) return OVERRAN_CALLER;
+    return OVERRAN_NONE;
+}
+
+/* What the breaker is told of an answer `out` that overran `over`. */
+static enum breaker_outcome recorded_outcome(const breaker_executor *ex, enum overrun over,
+                                             enum breaker_outcome out) {
+    switch (over) {
+    case OVERRAN_NONE:
+        return out;
+    case OVERRAN_PROBE:
+        /* The breaker fails a probe unsettled at its deadline whatever
+         * comes back later, so late_keeps_outcome cannot apply. */
+        return BREAKER_FAILURE;
+    case OVERRAN_DEPENDENCY:
+        return ex->cfg.late_keeps_outcome ? out : BREAKER_FAILURE;
+    case OVERRAN_CALLER:
+        return ex->cfg.late_keeps_outcome ? out : BREAKER_CANCELLED;
+    }
+    return out;
+}
+
+/* A probe's completion was STALE after its last counted nanosecond had
+ * passed: the breaker may have timed it out (PROBE_TIMEOUT) between the
+ * executor's reading of the end and its own. Say so rather than report an
+ * answer the breaker did not take. */
+static bool timed_out_meanwhile(const breaker_executor *ex, int complete_rc, uint64_t probe_last) {
+    return complete_rc == BREAKER_STALE && now_of(ex) > probe_last;
+}
+
+/* Runs one attempt and records what it said. `is_probe` and `probe_last`
+ * describe the permit the attempt runs under (its own, or the request's).
+ * @return true if the outcome allows another attempt (the caller of this
+ * function decides whether one is made). */
+static bool attempt_once(struct run *r, uint32_t number, uint64_t now, bool is_probe,
+                         uint64_t probe_last, breaker *per_attempt, breaker_permit *permit,
+                         breaker_result *res) {
     breaker_executor *ex = r->ex;
-    breaker_attempt a = {.number = number, .start_ns = now, .retry = BREAKER_RETRY_AUTO};
+    struct bounds bd = {.caller = r->call_deadline,
+                        .dependency = BREAKER_NO_DEADLINE,
+                        .probe = is_probe ? probe_last : BREAKER_NO_DEADLINE};
     uint64_t limit = ex->cfg.retry.attempt_timeout_ns;
-    a.deadline_ns = r->deadline;
     /* A limit that would run past the end of the clock is no limit: the sum
      * must not wrap round to a deadline already passed. */
-    if (limit != 0 && breaker_deadline_remaining(r->deadline, now) > limit &&
-        UINT64_MAX - now > limit)
-        a.deadline_ns = now + limit;
+    if (limit != 0 && UINT64_MAX - now > limit) bd.dependency = now + limit;
+    breaker_attempt a = {.number = number,
+                         .start_ns = now,
+                         .deadline_ns = earliest(earliest(bd.caller, bd.dependency), bd.probe),
+                         .retry = BREAKER_RETRY_AUTO,
+                         .is_probe = is_probe};
     a.timeout_ns = breaker_deadline_remaining(a.deadline_ns, now);
 
     enum breaker_outcome out = r->call->op(r->call->op_ctx, &a);
@@ -141,19 +230,25 @@ static enum breaker_outcome attempt_once(struct run *r, uint32_t number, uint64_
         out != BREAKER_CANCELLED)
         out = BREAKER_FAILURE; /* an answer we cannot read is not a success */
 
-    /* Late means the caller had stopped waiting: whatever came back, the
-     * dependency did not answer in time, which is a timeout. A cancellation
-     * is the caller's doing, not lateness. */
-    bool late =
-        a.deadline_ns != BREAKER_NO_DEADLINE && end > a.deadline_ns && out != BREAKER_CANCELLED;
-    enum breaker_outcome rec = (late && !ex->cfg.late_keeps_outcome) ? BREAKER_FAILURE : out;
+    /* Late means an answer after a deadline. A cancellation is the caller's
+     * doing, not lateness. */
+    enum overrun over = out == BREAKER_CANCELLED ? OVERRAN_NONE : overrun_of(&bd, end);
+    enum breaker_outcome rec = recorded_outcome(ex, over, out);
 
     res->attempts++;
     count(&ex->n.attempts, 1);
     if (number > 1) count(&ex->n.retries, 1);
+    if (per_attempt != NULL) {
+        int rc = breaker_complete(per_attempt, permit, rec);
+        if (rc == BREAKER_OK) res->breaker_records++;
+        if (is_probe && over != OVERRAN_PROBE && rec != BREAKER_CANCELLED &&
+            timed_out_meanwhile(ex, rc, probe_last)) {
+            over = OVERRAN_PROBE;
+            rec = BREAKER_FAILURE;
+        }
+    }
+    bool late = over != OVERRAN_NONE;
     if (late) count(&ex->n.late, 1);
-    if (per_attempt != NULL && breaker_complete(per_attempt, permit, rec) == BREAKER_OK)
-        res->breaker_records++;
     res->outcome = rec;
     res->error = a.error;
     res->late = late;
@@ -162,19 +257,29 @@ static enum breaker_outcome attempt_once(struct run *r, uint32_t number, uint64_
     res->retry_after_ns = 0;
     if (rec == BREAKER_SUCCESS) {
         res->kind = BREAKER_RESULT_SUCCEEDED;
-    } else if (rec == BREAKER_CANCELLED) {
+        return false;
+    }
+    if (over == OVERRAN_CALLER && rec == BREAKER_CANCELLED) {
+        /* The caller's deadline cut the attempt short: the request failed
+         * for the caller, and has no time left for another attempt. */
+        res->kind = BREAKER_RESULT_FAILED;
+        res->layer = BREAKER_LAYER_DEADLINE;
+        count(&ex->n.stopped_deadline, 1);
+        return false;
+    }
+    if (rec == BREAKER_CANCELLED) {
         res->kind = BREAKER_RESULT_CANCELLED;
         res->layer = BREAKER_LAYER_CALLER;
         res->status = BREAKER_ECANCELED;
-    } else {
-        res->kind = BREAKER_RESULT_FAILED;
-        /* Whether the request may go on is for the caller of this function;
-         * note here only whether the outcome itself allows a retry. */
-        bool retryable = a.retry == BREAKER_RETRY_YES ||
-                         (a.retry == BREAKER_RETRY_AUTO && rec == BREAKER_FAILURE);
-        if (!retryable) res->layer = BREAKER_LAYER_RETRY_POLICY;
+        return false;
     }
-    return rec;
+    res->kind = BREAKER_RESULT_FAILED;
+    /* Whether the request may go on is for the caller of this function;
+     * note here only whether the outcome itself allows a retry. */
+    bool retryable =
+        a.retry == BREAKER_RETRY_YES || (a.retry == BREAKER_RETRY_AUTO && rec == BREAKER_FAILURE);
+    if (!retryable) res->layer = BREAKER_LAYER_RETRY_POLICY;
+    return true;
 }
 
 /* Decide whether a failed attempt `number` is retried, and sleep the
@@ -239,6 +344,8 @@ static void attempts(struct run *r, breaker *per_attempt, breaker_result *res) {
             return;
         }
         breaker_permit permit;
+        bool is_probe = r->probe;
+        uint64_t probe_last = r->probe_last;
         if (per_attempt != NULL) {
             int rc = breaker_acquire(per_attempt, &permit);
             if (rc != BREAKER_OK) {
@@ -247,21 +354,33 @@ static void attempts(struct run *r, breaker *per_attempt, breaker_result *res) {
                 if (res->attempts > 0) count(&r->ex->n.stopped_breaker, 1);
                 return;
             }
+            /* `now` was read before the admission: the probe's deadline
+             * computed from it is exact or early, never late. */
+            is_probe = breaker_permit_is_probe(&permit) != 0;
+            probe_last = is_probe ? probe_last_ns(r->ex, now) : BREAKER_NO_DEADLINE;
         }
         r->retry.opaque = 0; /* the retry is made now: its charge stands */
-        enum breaker_outcome rec = attempt_once(r, number, now, per_attempt, &permit, res);
-        if (rec == BREAKER_SUCCESS || rec == BREAKER_CANCELLED) return;
+        if (!attempt_once(r, number, now, is_probe, probe_last, per_attempt, &permit, res)) return;
         if (!retry_after_backoff(r, number, &prev_backoff, per_attempt, res)) return;
     }
 }
 
-/* The breaker around the whole loop: one permit, one recorded outcome. */
+/* The breaker around the whole loop: one permit, one recorded outcome. A
+ * probe permit bounds the whole request: every attempt is a probe, none
+ * starts at or after the probe's deadline, and an answer after it is the
+ * probe timing out. */
 static void breaker_outside(struct run *r, breaker *b, breaker_result *res) {
     breaker_permit permit;
+    uint64_t admitted = now_of(r->ex);
     int rc = breaker_acquire(b, &permit);
     if (rc != BREAKER_OK) {
         stop_by_breaker(res, b, rc);
         return;
+    }
+    if (breaker_permit_is_probe(&permit)) {
+        r->probe = true;
+        r->probe_last = probe_last_ns(r->ex, admitted);
+        r->deadline = earliest(r->deadline, r->probe_last);
     }
     attempts(r, NULL, res);
     enum breaker_outcome rec = res->outcome;
@@ -269,7 +388,23 @@ static void breaker_outside(struct run *r, breaker *b, breaker_result *res) {
         rec = BREAKER_IGNORED; /* the dependency was not called: no evidence */
     else if (res->kind == BREAKER_RESULT_CANCELLED)
         rec = BREAKER_CANCELLED;
-    if (breaker_complete(b, &permit, rec) == BREAKER_OK) res->breaker_records++;
+    rc = breaker_complete(b, &permit, rec);
+    if (rc == BREAKER_OK) res->breaker_records++;
+    if (!r->probe) return;
+    if (res->kind == BREAKER_RESULT_SUCCEEDED && timed_out_meanwhile(r->ex, rc, r->probe_last)) {
+        /* Not an answer the breaker took: it timed the probe out first. */
+        if (!res->late) count(&r->ex->n.late, 1);
+        res->kind = BREAKER_RESULT_FAILED;
+        res->outcome = BREAKER_FAILURE;
+        res->late = true;
+        res->status = BREAKER_DEADLINE_EXCEEDED;
+        res->layer = BREAKER_LAYER_DEADLINE;
+    }
+    /* Stopped by the probe's deadline rather than the caller's: a new
+     * request may be admitted once the breaker's wait is over. */
+    if (res->layer == BREAKER_LAYER_DEADLINE && r->deadline < r->call_deadline &&
+        res->kind != BREAKER_RESULT_SUCCEEDED)
+        res->retry_after_ns = breaker_retry_after_ns(b);
 }
 
 static void run_fallback(const breaker_call *call, breaker_result *res) {
@@ -316,9 +451,12 @@ int breaker_executor_run(breaker_executor *ex, const breaker_call *call, breaker
     res->outcome = BREAKER_IGNORED;
     count(&ex->n.requests, 1);
     uint64_t seq = atomic_fetch_add_explicit(&ex->sequence, 1, memory_order_relaxed);
+    uint64_t deadline = call->deadline_ns == 0 ? BREAKER_NO_DEADLINE : call->deadline_ns;
     struct run r = {.ex = ex,
                     .call = call,
-                    .deadline = call->deadline_ns == 0 ? BREAKER_NO_DEADLINE : call->deadline_ns,
+                    .deadline = deadline,
+                    .call_deadline = deadline,
+                    .probe_last = BREAKER_NO_DEADLINE,
                     .rng = ex->seed ^ (seq * UINT64_C(0xd1b54a32d192ed03))};
     uint64_t start = now_of(ex);
 
