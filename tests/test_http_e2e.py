@@ -196,15 +196,18 @@ def scenario_breaker(client_path, server):
             f, line, _ = client.get("/")
             check(f["kind"] == "succeeded" and f["http"] == "200", "healthy answers", line)
 
-        print("# 404s are answers, not ill health: the breaker stays closed", flush=True)
+        print("# 404s are neither failures nor successes: the breaker stays closed", flush=True)
         server.mode("404")
         before = server.count()
         for _ in range(8):
             f, line, _ = client.get("/missing")
-            check(f["kind"] == "succeeded" and f["http"] == "404", "a 404 is an answer", line)
+            check(f["kind"] == "failed" and f["http"] == "404" and f["outcome"] == "ignored",
+                  "a 404 is reported, ignored by the breaker", line)
             check(f["attempts"] == "1", "a 404 is not retried", line)
             check(f["state"] == "closed", "404s do not open the breaker", line)
         check(server.count() == before + 8, "every 404 request reached the server")
+        st = client.state()
+        check(st["successes"] == "3", "404s are not counted as successes", str(st))
 
         print("# 503s open it", flush=True)
         server.mode("503")

@@ -216,7 +216,8 @@ static void a_hung_probe_times_out_and_reopens(void **state) {
     (void)state;
     struct tool_trace tr;
     /* Opens at 0.21 s for 1 s; the probe at 1.5 s hangs for 10 s; the probe
-     * timeout is 1 s, so the next call (3.0 s) finds it failed. */
+     * timeout is 1 s, so the next call (3.0 s) finds it failed as of its
+     * deadline, 2.5 s, and the doubled wait running from then. */
     read_trace_text("0.0,0.01,fail\n0.1,0.01,fail\n0.2,0.01,fail\n1.5,10,ok\n3.0,0.01,ok\n"
                     "6.0,0.01,ok\n",
                     &tr);
@@ -226,7 +227,7 @@ static void a_hung_probe_times_out_and_reopens(void **state) {
     replay(&tr, &b, &r);
     assert_int_equal(r.timeline.event_count, 5);
     assert_int_equal(r.timeline.events[2].reason, BREAKER_REASON_PROBE_TIMEOUT);
-    assert_int_equal(r.timeline.events[2].time_ns, 3 * TOOL_SEC);
+    assert_int_equal(r.timeline.events[2].time_ns, 2500 * TOOL_MS);
     assert_int_equal(r.timeline.events[4].to, BREAKER_CLOSED); /* the probe at 6.0 s */
     assert_int_equal(r.stats.probes_timed_out, 1);
     assert_int_equal(r.stats.stale, 1); /* the hung probe's late answer */
@@ -298,8 +299,8 @@ static void outcomes_accept_words_http_statuses_and_errno_names(void **state) {
         {"error", BREAKER_FAILURE},        {"timeout", BREAKER_FAILURE},
         {"ignored", BREAKER_IGNORED},      {"cancelled", BREAKER_CANCELLED},
         {"canceled", BREAKER_CANCELLED},   {"200", BREAKER_SUCCESS},
-        {"404", BREAKER_SUCCESS},          {"429", BREAKER_FAILURE},
-        {"501", BREAKER_SUCCESS},          {"503", BREAKER_FAILURE},
+        {"404", BREAKER_IGNORED},          {"429", BREAKER_IGNORED},
+        {"501", BREAKER_IGNORED},          {"503", BREAKER_FAILURE},
         {"ECONNREFUSED", BREAKER_FAILURE}, {"ETIMEDOUT", BREAKER_FAILURE},
         {"ECANCELED", BREAKER_CANCELLED},  {"EINVAL", BREAKER_IGNORED},
         {"EMFILE", BREAKER_IGNORED},

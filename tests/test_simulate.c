@@ -160,9 +160,11 @@ static void unbounded_probing_recovers_worse_than_bounded(void **state) {
     run(&sc, breaker_named(&sc, "tuned"), &bounded);
     run(&sc, breaker_named(&sc, "unbounded probes"), &unbounded);
     /* The flood of probes knocks the cold dependency down again; one probe
-     * at a time does not. */
+     * at a time does not. (Since recovery admits no probe after the needed
+     * successes and waits for those in flight, the flood is cut short: one
+     * knockdown in this scenario where there were 6 before that rule.) */
     assert_int_equal(bounded.knockdowns, 0);
-    assert_true(unbounded.knockdowns >= 3);
+    assert_true(unbounded.knockdowns >= 1);
     assert_true(bounded.closed_after_ns != UINT64_MAX);
     assert_true(unbounded.closed_after_ns == UINT64_MAX ||
                 unbounded.closed_after_ns > bounded.closed_after_ns + 30 * TOOL_SEC);
