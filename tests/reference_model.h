@@ -68,6 +68,13 @@ struct ref_model {
      * the admission credit, 32.32 fixed point (one thread: one stripe). */
     uint64_t ramp_until;
     uint64_t ramp_credit;
+    /* Failing sources (min_failing_sources > 1): the period the current map
+     * covers, the current and previous 64-bit maps, the count window's ring
+     * index (where a pass starts a period), and the map bits after the last
+     * failure, which the trip decision reads. */
+    uint64_t src_period, src_cur, src_prev;
+    uint64_t ring_next;
+    uint32_t src_bits;
     uint32_t probe_successes; /* HALF_OPEN only */
     struct ref_probe *probes; /* HALF_OPEN only; half_open_max_probes entries */
     uint32_t nprobes;
@@ -100,6 +107,9 @@ void ref_model_fini(struct ref_model *m);
 
 int ref_model_acquire(struct ref_model *m, uint64_t now, struct ref_permit *p);
 int ref_model_complete(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome);
+/* ref_model_complete() with the caller's source key (0 = none). */
+int ref_model_complete_from(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome,
+                            uint64_t source);
 int ref_model_force_open(struct ref_model *m, uint64_t now);
 int ref_model_force_closed(struct ref_model *m, uint64_t now);
 int ref_model_reset(struct ref_model *m, uint64_t now);

@@ -88,6 +88,8 @@ void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limi
     lim->probe_timeout_ns = cfg->probe_timeout_ns;
     lim->ramp_ns = cfg->ramp_ns;
     lim->ramp_start = cfg->ramp_start;
+    lim->min_failing_sources = cfg->min_failing_sources;
+    lim->source_bits_needed = breaker__sources_bits_needed(cfg->min_failing_sources);
     lim->seed = cfg->seed;
 }
 
@@ -178,6 +180,10 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "half_open_successes: must be between 1 and %u (got %u)",
                              BREAKER__MAX_PROBES, c.half_open_successes);
+    if (c.min_failing_sources > BREAKER__MAX_FAILING_SOURCES)
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "min_failing_sources: must be between 0 (off) and %u (got %u)",
+                             BREAKER__MAX_FAILING_SOURCES, c.min_failing_sources);
     if (!rate_ok(c.ramp_start))
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "ramp_start: must be in (0, 1] (got %g)", c.ramp_start);

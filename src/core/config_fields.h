@@ -26,6 +26,7 @@
                                                the 12-bit fields of the state word */
 #define BREAKER__MAX_OPEN_BACKOFF      100
 #define BREAKER__MAX_DURATION_DAYS     365 /* open_max, probe_timeout, slow_call, ... */
+#define BREAKER__MAX_FAILING_SOURCES   32  /* a 64-bit map estimates up to about that many */
 
 /* ---- Defaults (what 0 means where 0 would be meaningless) -------------------- */
 #define BREAKER__DEFAULT_FAILURE_THRESHOLD 5

@@ -82,6 +82,8 @@ static const struct key keys[] = {
     {"probe_timeout", K_DURATION, FIELD(probe_timeout_ns), 0,
      "a duration such as 10s, " UP_TO_MAX_DAYS " (0 = default " S(
          BREAKER__DEFAULT_PROBE_TIMEOUT_S) "s)"},
+    {"min_failing_sources", K_COUNT, FIELD(min_failing_sources), BREAKER__MAX_FAILING_SOURCES,
+     "a whole number of callers from 0 (off) to " S(BREAKER__MAX_FAILING_SOURCES)},
     {"ramp", K_DURATION, FIELD(ramp_ns), 0,
      "a duration such as 30s, " UP_TO_MAX_DAYS " (0 = off)"},
     {"ramp_start", K_RATE, FIELD(ramp_start), 0,
@@ -339,7 +341,8 @@ int breaker_config_set(breaker_config *cfg, const char *key, const char *value, 
             "unknown key '%s' (keys: trip, failure_threshold, window_size, window, "
             "window_buckets, min_calls, failure_rate, slow_call, slow_call_rate, open, "
             "open_backoff, open_max, open_jitter, half_open_max_probes, "
-            "half_open_successes, probe_timeout, ramp, ramp_start, cancelled_as, seed)",
+            "half_open_successes, probe_timeout, min_failing_sources, ramp, ramp_start, "
+            "cancelled_as, seed)",
             echo(key, strlen(key), quoted));
 
     /* Surrounding blanks are noise from files and shells; inner ones are not. */

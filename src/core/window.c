@@ -19,6 +19,7 @@
  */
 #include "core/internal.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- Count window: packed aggregate --------------------------------------
@@ -67,14 +68,16 @@ static uint64_t ring_delta(uint8_t old, uint8_t v) {
     return (uint64_t)dc + ((uint64_t)df << FIELD_BITS) + ((uint64_t)ds << (2 * FIELD_BITS));
 }
 
-static void count_record(struct breaker__shared *s, bool failure, bool slow,
-                         struct breaker__window_view *view) {
+/* @return the ring index the call took (0 starts a pass of the ring). */
+static uint64_t count_record(struct breaker__shared *s, bool failure, bool slow,
+                             struct breaker__window_view *view) {
     uint8_t v = (uint8_t)(RING_RECORDED | (failure ? RING_FAILURE : 0) | (slow ? RING_SLOW : 0));
-    uint8_t old =
-        atomic_exchange_explicit(&breaker__ring(s)[ring_take_index(s)], v, memory_order_relaxed);
+    uint64_t index = ring_take_index(s);
+    uint8_t old = atomic_exchange_explicit(&breaker__ring(s)[index], v, memory_order_relaxed);
     uint64_t delta = ring_delta(old, v);
     uint64_t w = atomic_fetch_add_explicit(&s->ring_agg, delta, memory_order_relaxed) + delta;
     agg_decode(w, view);
+    return index;
 }
 
 /* ---- Time window ----------------------------------------------------------
@@ -180,6 +183,62 @@ static bool time_record(struct breaker__shared *s, struct breaker__stripe_ref st
     return true;
 }
 
+/* ---- Failing sources ----------------------------------------------------------
+ * A cheap estimate of how many distinct callers the failures come from (the
+ * source keys given to breaker_complete_from()): each failure with a source
+ * sets one bit of a 64-bit map, chosen by the source's hash, and the number of
+ * set bits estimates the number of sources (linear counting; two sources share
+ * a bit with probability 1/64, which only ever makes the estimate lower). A map
+ * covers a period: the current run of failures (consecutive), one pass of the
+ * ring (count window), one window_ns of time (time window); the estimate is
+ * of the current period's map OR the previous one's, so it spans one to two
+ * windows. A failure racing a change of period may lose its bit: an estimate,
+ * taken without a lock, never an exact count. Failures completed without a
+ * source (0) set no bit. */
+static uint64_t source_bit(uint64_t source) {
+    return UINT64_C(1) << (breaker__splitmix64(source) & 63u);
+}
+
+/* Start period `period` unless the maps already cover it: the map of the
+ * period just ended becomes the previous one (or nothing, after a gap). */
+static void sources_enter(struct breaker__shared *s, uint64_t period) {
+    uint64_t cur = breaker__read(&s->src_period);
+    while (period > cur) {
+        if (breaker__cas_relaxed(&s->src_period, &cur, period)) {
+            uint64_t bits = atomic_exchange_explicit(&s->src_cur, 0, memory_order_relaxed);
+            breaker__write(&s->src_prev, period == cur + 1 ? bits : 0);
+            return;
+        }
+    }
+}
+
+/* Record a failure of `source` in the current period; the map's bits now. */
+static uint32_t sources_note(struct breaker__shared *s, uint64_t source) {
+    if (source != 0) atomic_fetch_or_explicit(&s->src_cur, source_bit(source), memory_order_relaxed);
+    return (uint32_t)__builtin_popcountll(breaker__read(&s->src_cur) | breaker__read(&s->src_prev));
+}
+
+static void sources_clear(struct breaker__shared *s) {
+    breaker__write(&s->src_cur, 0);
+    breaker__write(&s->src_prev, 0);
+}
+
+/* The time window's period at `now`: one per window_ns, counted from 1. */
+static uint64_t time_period(const struct breaker__shared *s, uint64_t now) {
+    uint64_t rel = now > s->epoch_ns ? now - s->epoch_ns : 0;
+    return rel / s->lim.window_ns + 1;
+}
+
+uint32_t breaker__sources_estimate(uint32_t bits) {
+    if (bits >= 64) return 64 * 5; /* every bit set: "very many" (e^5 * 64 is far past the range) */
+    return (uint32_t)lround(-64.0 * log(1.0 - (double)bits / 64.0));
+}
+
+uint32_t breaker__sources_bits_needed(uint32_t n) {
+    if (n <= 1) return 0;
+    return (uint32_t)ceil(64.0 * (1.0 - exp(-(double)n / 64.0)));
+}
+
 /* ---- Policy-independent entry points -------------------------------------- */
 
 size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *bucket_stride) {
@@ -217,30 +276,44 @@ void breaker__window_reset(struct breaker__shared *s) {
         /* Nothing to clear: buckets are stamped with their generation. */
         break;
     }
+    sources_clear(s);
 }
 
-bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_ref stripe, uint64_t gen,
-                            uint64_t now, bool failure, bool slow,
+bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_ref stripe,
+                            uint64_t gen, uint64_t now, bool failure, bool slow, uint64_t source,
                             struct breaker__window_view *view) {
+    bool evaluate = false;
     switch ((enum breaker_trip)s->lim.trip) {
     case BREAKER_TRIP_CONSECUTIVE:
-        if (failure) {
-            memset(view, 0, sizeof(*view));
-            uint64_t n = atomic_fetch_add_explicit(&s->consecutive, 1, memory_order_relaxed) + 1;
-            view->consecutive = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-            return true;
+        if (!failure) {
+            breaker__consecutive_success(&s->consecutive);
+            return false;
         }
-        breaker__consecutive_success(&s->consecutive);
-        return false;
-    case BREAKER_TRIP_COUNT_WINDOW:
-        count_record(s, failure, slow, view);
+        memset(view, 0, sizeof(*view));
+        uint64_t n = atomic_fetch_add_explicit(&s->consecutive, 1, memory_order_relaxed) + 1;
+        view->consecutive = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+        /* A run's first failure starts its map (successes never touch it). */
+        if (n == 1 && s->lim.min_failing_sources > 1) sources_clear(s);
+        evaluate = true;
+        break;
+    case BREAKER_TRIP_COUNT_WINDOW: {
+        uint64_t index = count_record(s, failure, slow, view);
         view->consecutive = 0;
-        return failure || slow;
+        /* Each pass of the ring is a period; whoever starts one rotates. */
+        if (index == 0 && s->lim.min_failing_sources > 1)
+            sources_enter(s, breaker__read(&s->src_period) + 1);
+        evaluate = failure || slow;
+        break;
+    }
     case BREAKER_TRIP_TIME_WINDOW:
         view->consecutive = 0;
-        return time_record(s, stripe, gen, now, failure, slow, view);
+        evaluate = time_record(s, stripe, gen, now, failure, slow, view);
+        if (failure && s->lim.min_failing_sources > 1) sources_enter(s, time_period(s, now));
+        break;
     }
-    return false;
+    view->source_bits = 0;
+    if (failure && s->lim.min_failing_sources > 1) view->source_bits = sources_note(s, source);
+    return evaluate;
 }
 
 void breaker__window_read(const struct breaker__shared *s, uint64_t gen, uint64_t now,
@@ -265,10 +338,13 @@ bool breaker__window_should_trip(const struct breaker__limits *lim, uint32_t min
                                  enum breaker_reason *reason) {
     if (lim->trip == BREAKER_TRIP_CONSECUTIVE) {
         *reason = BREAKER_REASON_CONSECUTIVE_FAILURES;
-        return v->consecutive >= lim->failure_threshold;
+        return v->consecutive >= lim->failure_threshold && v->source_bits >= lim->source_bits_needed;
     }
     if (v->calls < min_calls || v->calls == 0) return false;
-    if ((double)v->failures >= lim->failure_rate * (double)v->calls) {
+    /* A failure rate counts only if it comes from enough distinct callers
+     * (min_failing_sources; source_bits_needed is 0 when that is off). */
+    if ((double)v->failures >= lim->failure_rate * (double)v->calls &&
+        v->source_bits >= lim->source_bits_needed) {
         *reason = BREAKER_REASON_FAILURE_RATE;
         return true;
     }
@@ -286,5 +362,6 @@ void breaker__evidence_from_view(const struct breaker__window_view *v, breaker_e
     e->slow_calls = v->slow;
     e->failure_rate = v->calls ? (double)v->failures / (double)v->calls : 0.0;
     e->slow_call_rate = v->calls ? (double)v->slow / (double)v->calls : 0.0;
+    e->failing_sources = v->source_bits ? breaker__sources_estimate(v->source_bits) : 0;
     e->consecutive_failures = v->consecutive;
 }
