@@ -9,6 +9,7 @@
 
 #include "test_util.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 struct fixture {
@@ -117,6 +118,28 @@ static void check_refuses_what_it_cannot_use(void **state) {
     f->s->lim.window_size *= 2; /* a ring larger than the block holds */
     expect_incompatible(f, f->lay.total, "offsets");
     *f->s = good;
+    /* Limits no valid configuration gives, and what they would have broken:
+     * a success count carrying into k, an undefined cast of the wait. */
+    f->s->lim.half_open_successes = 5000;
+    expect_incompatible(f, f->lay.total, "half_open_successes");
+    *f->s = good;
+    f->s->lim.open_backoff = NAN;
+    expect_incompatible(f, f->lay.total, "open_backoff");
+    *f->s = good;
+    f->s->lim.bucket_ns += 1; /* derived: not what window_ns / buckets gives */
+    expect_incompatible(f, f->lay.total, "derives");
+    *f->s = good;
+    /* A state word no state of this library has (the state field has 4
+     * bits), or a CLOSED with a low field other than the ramp flag. */
+    atomic_store(&f->s->ctl, breaker__ctl_pack(3, 7, 0, 0));
+    expect_incompatible(f, f->lay.total, "ctl");
+    atomic_store(&f->s->ctl, breaker__ctl_pack(3, 15, 0, 0));
+    expect_incompatible(f, f->lay.total, "ctl");
+    atomic_store(&f->s->ctl, breaker__ctl_pack(3, BREAKER_CLOSED, 0, 2));
+    expect_incompatible(f, f->lay.total, "ctl");
+    atomic_store(&f->s->ctl, breaker__ctl_pack(3, BREAKER_HALF_OPEN, 4, 17));
+    assert_int_equal(breaker__block_check(f->s, f->lay.total, NULL, 0), BREAKER_OK);
+    *f->s = good;
     assert_int_equal(breaker__block_check(f->s, f->lay.total, NULL, 0), BREAKER_OK);
     fixture_free(f);
 }
@@ -169,12 +192,53 @@ static void handles_bound_to_one_block_share_it(void **state) {
     free(s);
 }
 
+/* A ring index past the ring (a block a faulty process wrote after it was
+ * checked) restarts at 0 instead of writing outside the block (ASan). */
+static void a_ring_index_out_of_range_stays_in_the_ring(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 1000};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg.window_size = 10;
+    cfg.min_calls = 5;
+    breaker *b = make_breaker(&cfg);
+    atomic_store(&b->shared->ring_next, UINT64_C(1) << 40);
+    for (int i = 0; i < 25; i++) call_ok(b, BREAKER_SUCCESS);
+    assert_true(atomic_load(&b->shared->ring_next) < 10);
+    assert_int_equal(stats_of(b).window_calls, 10);
+    test_breaker_destroy(b);
+}
+
+/* The generation skips 0 when its 36 bits wrap: ctl is never 0, which the
+ * handle's all-ones admit_mask (timed calls, shared blocks) relies on. */
+static void the_generation_skips_zero_when_it_wraps(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 1000};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.slow_call_ns = 5 * MS; /* admit_mask all ones: every acquire reads ctl in full */
+    breaker *b = make_breaker(&cfg);
+    atomic_store(&b->shared->ctl, breaker__ctl_pack(BREAKER__GEN_MASK, BREAKER_CLOSED, 0, 0));
+    assert_int_equal(breaker_reset(b), BREAKER_OK);
+    assert_int_equal(breaker_generation(b), 1);
+    assert_true(atomic_load(&b->shared->ctl) != 0);
+    /* A fast success is not slow: the admission time was taken. */
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(stats_of(b).slow, 0);
+    test_breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(layout_is_pure_and_in_bounds),
         cmocka_unit_test(a_fresh_block_passes),
         cmocka_unit_test(check_refuses_what_it_cannot_use),
         cmocka_unit_test(handles_bound_to_one_block_share_it),
+        cmocka_unit_test(a_ring_index_out_of_range_stays_in_the_ring),
+        cmocka_unit_test(the_generation_skips_zero_when_it_wraps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,6 +67,55 @@ void breaker__block_init(struct breaker__shared *s, const struct breaker__block_
 }
 
 /* ---- Check ---------------------------------------------------------------------*/
+
+/* The configuration `lim` was derived from (callbacks aside). */
+static void config_of_limits(const struct breaker__limits *lim, breaker_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->trip = (enum breaker_trip)lim->trip;
+    cfg->failure_threshold = lim->failure_threshold;
+    cfg->window_size = lim->window_size;
+    cfg->window_ns = lim->window_ns;
+    cfg->window_buckets = lim->window_buckets;
+    cfg->min_calls = lim->min_calls;
+    cfg->failure_rate = lim->failure_rate;
+    cfg->slow_call_ns = lim->slow_call_ns;
+    cfg->slow_call_rate = lim->slow_call_rate;
+    cfg->open_ns = lim->open_ns;
+    cfg->open_backoff = lim->open_backoff;
+    cfg->open_max_ns = lim->open_max_ns;
+    cfg->open_jitter = lim->open_jitter;
+    cfg->half_open_max_probes = lim->half_open_max_probes;
+    cfg->half_open_successes = lim->half_open_successes;
+    cfg->probe_timeout_ns = lim->probe_timeout_ns;
+    cfg->ramp_ns = lim->ramp_ns;
+    cfg->ramp_start = lim->ramp_start;
+    cfg->min_failing_sources = lim->min_failing_sources;
+    cfg->cancelled_as = (enum breaker_outcome)lim->cancelled_as;
+    cfg->seed = lim->seed;
+}
+
+/* Whether `lim` is what breaker__limits_from_config() gives for a valid
+ * configuration: the ranges, and everything derived from them. */
+static bool limits_are_valid(const struct breaker__limits *lim, char *msg, size_t len) {
+    breaker_config cfg;
+    config_of_limits(lim, &cfg);
+    char why[160];
+    if (breaker_config_validate(&cfg, why, sizeof(why)) != BREAKER_OK) {
+        breaker__fail(0, msg, len, "block limits: %s", why);
+        return false;
+    }
+    breaker_config eff;
+    breaker__config_effective(&cfg, &eff);
+    struct breaker__limits again;
+    breaker__limits_from_config(&eff, &again);
+    if (memcmp(&again, lim, sizeof(again)) != 0) {
+        breaker__fail(0, msg, len,
+                      "block limits: not as this library derives them from their own "
+                      "configuration (a default left unapplied, a derived field or padding)");
+        return false;
+    }
+    return true;
+}
 int breaker__block_check(const struct breaker__shared *s, size_t mapped, char *msg, size_t len) {
     if (mapped < sizeof(struct breaker__shared))
         return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
@@ -93,19 +142,23 @@ int breaker__block_check(const struct breaker__shared *s, size_t mapped, char *m
         return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
                              "block total_size: %llu bytes, only %zu mapped",
                              (unsigned long long)s->total_size, mapped);
-    /* The limits must be ones this library accepts, and the offsets the
-     * layout those limits give: then every index the code derives from the
-     * limits stays inside the block. */
+    /* The limits must be exactly what this library derives from a valid
+     * configuration (every range, the derived bucket width, the padding),
+     * and the offsets the layout those limits give: then every index and
+     * every computation the code derives from the limits stays in bounds. */
     const struct breaker__limits *lim = &s->lim;
-    if (lim->trip > BREAKER_TRIP_TIME_WINDOW || lim->half_open_max_probes == 0 ||
-        lim->half_open_max_probes > BREAKER__MAX_PROBES || lim->window_size == 0 ||
-        lim->window_size > BREAKER__MAX_WINDOW_SIZE || lim->window_buckets == 0 ||
-        lim->window_buckets > BREAKER__MAX_BUCKETS || lim->bucket_ns == 0)
+    if (!limits_are_valid(lim, msg, len)) return BREAKER_EINCOMPATIBLE;
+    /* The state word: a state this library has, and in CLOSED no other low
+     * field than the ramp flag. Every other field of it fits whatever it
+     * holds; counters may hold anything. */
+    uint64_t ctl = breaker__read((breaker__atomic64 *)(uintptr_t)&s->ctl);
+    unsigned state = breaker__ctl_state(ctl);
+    if (state >= BREAKER_STATE_COUNT ||
+        (state == BREAKER_CLOSED && breaker__ctl_succ(ctl) > BREAKER__RAMP_FLAG))
         return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
-                             "block limits: out of range (trip %u, half_open_max_probes %u, "
-                             "window_size %u, window_buckets %u)",
-                             lim->trip, lim->half_open_max_probes, lim->window_size,
-                             lim->window_buckets);
+                             "block ctl: state %u with low field %u is not a state of this "
+                             "library",
+                             state, breaker__ctl_succ(ctl));
     struct breaker__block_layout lay;
     breaker__block_layout(lim, &lay);
     if (s->total_size != lay.total || s->stripes_off != lay.stripes_off ||

@@ -207,7 +207,7 @@ static void account_state_time(struct breaker__shared *s, uint64_t old_gen, uint
 static bool transition(breaker *b, struct transition *t) {
     struct breaker__shared *s = b->shared;
     uint64_t old_gen = breaker__ctl_gen(t->expected);
-    uint64_t new_gen = old_gen + 1;
+    uint64_t new_gen = breaker__next_gen(old_gen);
     enum breaker_state from = (enum breaker_state)breaker__ctl_state(t->expected);
     uint64_t wait = 0;
 
@@ -434,7 +434,7 @@ static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
                            .now = now};
     half_open_evidence(ctl, 0, &t.evidence);
     if (!transition(b, &t)) return ACQUIRE_RETRY;
-    uint64_t gen = breaker__ctl_gen(ctl) + 1;
+    uint64_t gen = breaker__next_gen(breaker__ctl_gen(ctl));
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     breaker__count(&s->probes_admitted);
     breaker__stripe_count(stripe, &stripe.stripe->admitted);

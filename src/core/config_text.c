@@ -364,7 +364,7 @@ int breaker_config_set(breaker_config *cfg, const char *key, const char *value, 
     /* Parse into a copy so that `cfg` is unchanged on error. */
     breaker_config tmp = *cfg;
     int rc = BREAKER_OK;
-    if (strlen(text) != n || !set_value(&tmp, k, text)) /* an inner NUL: never valid */
+    if (!set_value(&tmp, k, text))
         rc = breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%s'", k->name,
                            k->range, echo(value, n, quoted));
     else

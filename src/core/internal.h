@@ -60,6 +60,14 @@ static inline uint64_t breaker__ctl_pack(uint64_t gen, unsigned state, unsigned 
            (uint64_t)(succ & BREAKER__FIELD12);
 }
 static inline uint64_t breaker__ctl_gen(uint64_t c) { return c >> BREAKER__GEN_SHIFT; }
+
+/* The generation after `gen`: 36 bits wrap after 2^36 transitions, and they
+ * skip 0, so that ctl is never 0 (a plain CLOSED of generation 0 would be,
+ * and the handle's admit_mask of all ones relies on ctl never being 0). */
+static inline uint64_t breaker__next_gen(uint64_t gen) {
+    uint64_t next = (gen + 1) & BREAKER__GEN_MASK;
+    return next != 0 ? next : 1;
+}
 static inline unsigned breaker__ctl_state(uint64_t c) {
     return (unsigned)(c >> BREAKER__STATE_SHIFT) & 0xfu;
 }
@@ -112,7 +120,8 @@ static inline uint64_t breaker__tw_us(uint64_t w) { return w & BREAKER__TIME_MAS
  *   bits  0..47  busy or settling: the probe's deadline (a tagged time, in us)
  *                free: the deadline of the last probe that held the slot
  * A claim's deadline is strictly after the last one its slot held in the same
- * generation (bumped by 1 us when two admissions share a microsecond), so every
+ * generation (stepped by 1 us when two admissions share a microsecond, at most
+ * BREAKER__SLOT_STEP_MAX_US in all; see below), so every
  * claim word of a generation is unique: completing a copy of an earlier
  * probe's permit expects that probe's word and can never free a newer probe's
  * claim. (Deadlines saturate 8.9 years after creation, and with them this
@@ -122,7 +131,11 @@ static inline uint64_t breaker__tw_us(uint64_t w) { return w & BREAKER__TIME_MAS
  * close the breaker sees every probe whose outcome is not in yet. 14 bits of
  * generation are enough: the words are compared for equality only, and
  * entering OPEN re-marks every slot (breaker.c, transition()), so a word is
- * never more than one generation behind a half-open that reads it. */
+ * one generation behind the half-open that reads it, unless that marking
+ * was cut short (it stops when OPEN ends, which a very short open_ns allows)
+ * and the word then also sat untouched for 16384 generations: a tag collision
+ * that can make one stale word read as an expired probe (a spurious
+ * PROBE_TIMEOUT), never an extra probe. */
 #define BREAKER__SLOT_TAG_SHIFT 50
 #define BREAKER__SLOT_SETTLING  (UINT64_C(1) << 49)
 #define BREAKER__SLOT_FREE      (UINT64_C(1) << 48)

@@ -52,12 +52,15 @@ enum { RING_RECORDED = 1, RING_FAILURE = 2, RING_SLOW = 4 };
 
 static uint64_t ring_take_index(struct breaker__shared *s) {
     uint64_t n = s->lim.window_size;
-    uint64_t i = breaker__read(&s->ring_next);
+    uint64_t cur = breaker__read(&s->ring_next);
     /* Relaxed: the index only spreads writers over the ring; the slot's own
-     * exchange is what makes each write count once. */
-    while (!breaker__cas_relaxed(&s->ring_next, &i, i + 1 == n ? 0 : i + 1)) {
+     * exchange is what makes each write count once. An index past the ring
+     * (a shared block written by a faulty process) restarts at 0 rather than
+     * write outside it. */
+    for (;;) {
+        uint64_t i = cur < n ? cur : 0;
+        if (breaker__cas_relaxed(&s->ring_next, &cur, i + 1 == n ? 0 : i + 1)) return i;
     }
-    return i;
 }
 
 /* The change to the packed aggregate when a ring slot goes from `old` to `v`. */
