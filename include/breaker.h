@@ -240,7 +240,8 @@ struct breaker_config {
     double open_backoff;               /* wait multiplier per failed recovery,
                                           [1,100], 0 = default 2 */
     uint64_t open_max_ns;              /* cap of the wait: >= open_ns, 0 = default 5 min */
-    double open_jitter;                /* [0,1]: add U[0,jitter] * wait; 0 = none */
+    double open_jitter;                /* [0,1]: add U[0,jitter] * wait; 0 = none;
+                                          breaker_config_init() sets 0.2 (see there) */
     uint32_t half_open_max_probes;     /* probes in flight: 1..4095, 0 = default 1 */
     uint32_t half_open_successes;      /* probe successes to close (once the probes in
                                           flight settled): 1..4095, 0 = default 3 */
@@ -348,9 +349,15 @@ struct breaker_stats {
 /*! breaker_config_init() :
  *  Fill `cfg` with the defaults documented on struct breaker_config:
  *  TIME_WINDOW over 60 s in 10 buckets, min_calls 20, failure_rate 0.5,
- *  slow calls off, open 30 s doubling up to 5 min with no jitter, 1 probe at a
- *  time, 3 successful probes to close, probe timeout 30 s, cancellations
- *  ignored, the monotonic clock, a random seed, no callback. */
+ *  slow calls off, open 30 s doubling up to 5 min plus up to 20% jitter, 1
+ *  probe at a time, 3 successful probes to close, probe timeout 30 s, no
+ *  ramp, no source diversity, cancellations ignored, the monotonic clock, a
+ *  random seed, no callback. Why jitter by default: instances of a service
+ *  that all saw one dependency fail open within moments of each other; with
+ *  equal waits their first probes arrive together, a fleet-wide burst at the
+ *  moment the dependency is least able to take it. 20% spreads them over a
+ *  fifth of the wait (6 s of the default 30 s) while lengthening no wait by
+ *  more than that. Set 0 where waits must be exact (tests, replays). */
 BREAKER_API void breaker_config_init(breaker_config *cfg) BREAKER_NONNULL(1);
 
 /*! breaker_config_validate() :

@@ -24,7 +24,7 @@ static void config_init_sets_the_documented_defaults(void **state) {
     assert_int_equal(cfg.open_ns, 30 * SEC);
     assert_true(cfg.open_backoff == 2.0);
     assert_int_equal(cfg.open_max_ns, 300 * SEC);
-    assert_true(cfg.open_jitter == 0.0);
+    assert_true(cfg.open_jitter == 0.2); /* on by default: a fleet must not probe in lockstep */
     assert_int_equal(cfg.half_open_max_probes, 1);
     assert_int_equal(cfg.half_open_successes, 3);
     assert_int_equal(cfg.probe_timeout_ns, 30 * SEC);

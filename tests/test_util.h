@@ -59,6 +59,7 @@ static inline void test_config(breaker_config *cfg, struct fake_clock *clock,
     cfg->clock = fake_clock_read;
     cfg->clock_ctx = clock;
     cfg->seed = 1;
+    cfg->open_jitter = 0; /* exact waits: tests that want jitter set it */
     if (log != NULL) {
         cfg->on_event = event_log_record;
         cfg->event_ctx = log;

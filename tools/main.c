@@ -136,7 +136,7 @@ static const char keys_help[] =
     "  open                  first wait in open before a probe (30s)\n"
     "  open_backoff          wait multiplier per failed recovery, 1..100 (2)\n"
     "  open_max              cap of the wait, >= open (5m)\n"
-    "  open_jitter           add up to this fraction of the wait, [0,1] (0)\n"
+    "  open_jitter           add up to this fraction of the wait, [0,1] (0.2)\n"
     "  half_open_max_probes  probes in flight at once, 1..4095 (1)\n"
     "  half_open_successes   successful probes to close, 1..4095 (3)\n"
     "  probe_timeout         a probe not completed by then fails (30s)\n"

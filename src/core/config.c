@@ -43,6 +43,7 @@ void breaker_config_init(breaker_config *cfg) {
     cfg->half_open_successes = DEFAULT_PROBE_SUCCESSES;
     cfg->probe_timeout_ns = DEFAULT_PROBE_TIMEOUT_NS;
     cfg->ramp_start = DEFAULT_RAMP_START;
+    cfg->open_jitter = BREAKER__DEFAULT_OPEN_JITTER;
     cfg->cancelled_as = BREAKER_IGNORED;
 }
 

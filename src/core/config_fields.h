@@ -42,5 +42,7 @@
 #define BREAKER__DEFAULT_PROBE_SUCCESSES   3
 #define BREAKER__DEFAULT_PROBE_TIMEOUT_S   30
 #define BREAKER__DEFAULT_RAMP_START        0.1
+#define BREAKER__DEFAULT_OPEN_JITTER       0.2 /* set by breaker_config_init() only:
+                                                  0 is meaningful (none) */
 
 #endif /* BREAKER_CORE_CONFIG_FIELDS_H */
