@@ -153,6 +153,89 @@ static void a_truncated_report_is_never_returned(void **state) {
     breaker_registry_destroy(reg);
 }
 
+static double real_at(json_t *obj, const char *k1, const char *k2) {
+    json_t *v = json_object_get(obj, k1);
+    if (k2 != NULL) v = json_object_get(v, k2);
+    if (!json_is_number(v)) fail_msg("%s.%s is not a number", k1, k2 ? k2 : "");
+    return json_number_value(v);
+}
+
+static void set_override(breaker_registry *reg, const char *name, const breaker_config *cfg) {
+    char msg[200] = "";
+    if (breaker_registry_set_config(reg, name, cfg, msg, sizeof(msg)) != BREAKER_OK)
+        fail_msg("override %s: %s", name, msg);
+}
+
+/* The newer statistics: refusals during a ramp and the share admitted, the
+ * successes of a half-open in progress, and how many callers a trip's
+ * failures came from. */
+static void the_report_shows_ramps_probe_progress_and_failing_sources(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_registry *reg = make_registry(&clock);
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 2;
+    cfg.open_ns = 5 * SEC;
+    cfg.half_open_successes = 1;
+    cfg.ramp_ns = 60 * SEC;
+    set_override(reg, "orders.create", &cfg);
+    cfg.ramp_ns = 0;
+    cfg.min_failing_sources = 2;
+    set_override(reg, "tenants.shared", &cfg);
+
+    breaker *ramping = get(reg, "orders.create");
+    call_ok(ramping, BREAKER_FAILURE);
+    call_ok(ramping, BREAKER_FAILURE);
+    fake_clock_advance(&clock, 5 * SEC);
+    call_ok(ramping, BREAKER_SUCCESS); /* the probe closes it into the ramp */
+    int refused = 0;
+    for (int i = 0; i < 25; i++) {
+        breaker_permit p;
+        if (breaker_acquire(ramping, &p) == BREAKER_OK)
+            assert_int_equal(breaker_complete(ramping, &p, BREAKER_SUCCESS), BREAKER_OK);
+        else
+            refused++;
+    }
+
+    breaker *recovering = get(reg, "db.primary"); /* the template: 3 successes to close */
+    call_ok(recovering, BREAKER_FAILURE);
+    call_ok(recovering, BREAKER_FAILURE);
+    fake_clock_advance(&clock, 5 * SEC);
+    call_ok(recovering, BREAKER_SUCCESS);
+
+    breaker *shared = get(reg, "tenants.shared");
+    breaker_permit p;
+    for (uint64_t source = 1; source <= 2; source++) {
+        assert_int_equal(breaker_acquire(shared, &p), BREAKER_OK);
+        assert_int_equal(breaker_complete_from(shared, &p, BREAKER_FAILURE, source), BREAKER_OK);
+    }
+    assert_int_equal(breaker_get_state(shared), BREAKER_OPEN);
+
+    size_t len = 0;
+    assert_int_equal(breaker_registry_export_json(reg, text, sizeof(text), &len), BREAKER_OK);
+    json_t *root = parse(text);
+    json_t *jr = find_breaker(root, "orders.create");
+    assert_int_equal(refused, 23);
+    assert_int_equal(int_at(jr, "counters", "rejected_ramp"), refused);
+    /* 5 s into a 60 s ramp from 10%: 0.1 + 0.9 * 5 / 60. */
+    assert_true(real_at(jr, "ramp_share", NULL) == 0.175);
+    json_t *jp = find_breaker(root, "db.primary");
+    assert_string_equal(json_string_value(json_object_get(jp, "state")), "half_open");
+    assert_int_equal(int_at(jp, "counters", "probe_successes"), 1);
+    assert_true(real_at(jp, "ramp_share", NULL) == 0.0);
+    json_t *js = find_breaker(root, "tenants.shared");
+    json_t *trip = json_array_get(json_object_get(js, "transitions"), 0);
+    assert_int_equal(int_at(trip, "evidence", "failing_sources"), 2);
+    json_decref(root);
+
+    breaker_registry_release(reg, ramping);
+    breaker_registry_release(reg, recovering);
+    breaker_registry_release(reg, shared);
+    breaker_registry_destroy(reg);
+}
+
 /* Every byte value, and UTF-8 both well-formed and broken, through the
  * escaper: the result parses and means the same string (U+FFFD for bytes that
  * are not UTF-8). */
@@ -231,6 +314,7 @@ static void the_public_report_says_only_ok_or_degraded_and_leaks_no_names(void *
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_operators_report_parses_back_with_states_counters_and_evidence),
+        cmocka_unit_test(the_report_shows_ramps_probe_progress_and_failing_sources),
         cmocka_unit_test(a_truncated_report_is_never_returned),
         cmocka_unit_test(the_string_escaper_yields_valid_json_for_any_bytes),
         cmocka_unit_test(the_public_report_says_only_ok_or_degraded_and_leaks_no_names),

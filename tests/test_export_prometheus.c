@@ -54,13 +54,32 @@ static void trip(breaker *b) {
 struct world {
     struct fake_clock clock;
     breaker_registry *reg;
-    breaker *b[8];
+    breaker *b[12];
     int n;
     breaker_permit probe;
+    breaker_permit second_probe;
 };
 
+/* Register `name` with the registry's template changed by `tune`. */
+static void override(breaker_registry *reg, const breaker_registry_config *rc, const char *name,
+                     void (*tune)(breaker_config *)) {
+    breaker_config cfg = rc->defaults;
+    tune(&cfg);
+    char msg[200] = "";
+    if (breaker_registry_set_config(reg, name, &cfg, msg, sizeof(msg)) != BREAKER_OK)
+        fail_msg("override %s: %s", name, msg);
+}
+
+static void ramp_60s(breaker_config *cfg) { cfg->ramp_ns = 60 * SEC; }
+static void two_probes(breaker_config *cfg) {
+    cfg->half_open_max_probes = 2;
+    cfg->half_open_successes = 2;
+}
+
 /* closed (with traffic), open (waiting), open awaiting a probe, half_open
- * (a probe in flight), forced_open, forced_closed, and a flapping one. */
+ * (a probe in flight), half_open with one of two probes succeeded, closed and
+ * ramping up after a recovery, forced_open, forced_closed, and a flapping
+ * one. */
 static void build_world(struct world *w) {
     breaker_registry_config rc;
     breaker_registry_config_init(&rc);
@@ -75,6 +94,8 @@ static void build_world(struct world *w) {
     rc.clock_ctx = &w->clock;
     assert_int_equal(breaker_registry_create(&rc, &w->reg), BREAKER_OK);
     breaker_registry *reg = w->reg;
+    override(reg, &rc, "orders.create", ramp_60s);
+    override(reg, &rc, "ledger.post", two_probes);
 
     breaker *flapping = get(reg, "shipping.quote");
     trip(flapping);
@@ -87,6 +108,34 @@ static void build_world(struct world *w) {
     trip(half);
     fake_clock_advance(&w->clock, 11 * SEC); /* both waits are over */
     assert_int_equal(breaker_acquire(half, &w->probe), BREAKER_OK);
+
+    /* Recovered into a ramp at 10% of calls: of 25 calls at once, two are
+     * admitted (the 11th and the 21st) and 23 refused. */
+    breaker *ramping = get(reg, "orders.create");
+    trip(ramping);
+    fake_clock_advance(&w->clock, 10 * SEC);
+    call_ok(ramping, BREAKER_SUCCESS); /* the probe closes it into the ramp */
+    int ramp_admitted = 0;
+    for (int i = 0; i < 25; i++) {
+        breaker_permit p;
+        int got = breaker_acquire(ramping, &p);
+        if (got == BREAKER_OK) {
+            ramp_admitted++;
+            assert_int_equal(breaker_complete(ramping, &p, BREAKER_SUCCESS), BREAKER_OK);
+        } else {
+            assert_int_equal(got, BREAKER_REJECTED_RAMP);
+        }
+    }
+    assert_int_equal(ramp_admitted, 2);
+
+    /* Half-open with two probes: one succeeded, one still in flight. */
+    breaker *two = get(reg, "ledger.post");
+    trip(two);
+    fake_clock_advance(&w->clock, 10 * SEC);
+    breaker_permit first;
+    assert_int_equal(breaker_acquire(two, &first), BREAKER_OK);
+    assert_int_equal(breaker_acquire(two, &w->second_probe), BREAKER_OK);
+    assert_int_equal(breaker_complete(two, &first, BREAKER_SUCCESS), BREAKER_OK);
 
     breaker *closed = get(reg, "payments.charge");
     breaker_permit p;
@@ -109,8 +158,9 @@ static void build_world(struct world *w) {
     breaker *forced_closed = get(reg, "audit.log");
     assert_int_equal(breaker_force_closed(forced_closed), BREAKER_OK);
 
-    breaker *all[] = {flapping, awaiting, half, closed, open, forced_open, forced_closed};
-    w->n = 7;
+    breaker *all[] = {flapping, awaiting, half,        ramping,      two,
+                      closed,   open,     forced_open, forced_closed};
+    w->n = 9;
     memcpy(w->b, all, sizeof(all));
 }
 
@@ -170,8 +220,24 @@ static void promtool_accepts_a_registry_with_breakers_in_every_state(void **stat
     expect_line("breaker_flapping{breaker=\"payments.charge\"} 0");
     expect_line("breaker_state_seconds_total{breaker=\"shipping.quote\",state=\"open\"} "
                 "10.000000000");
-    expect_line("breaker_registry_breakers 7");
-    expect_line("breaker_registry_created_total 7");
+    /* The ramp: refusals by their own reason, the share admitted now (10% at
+     * the close, 28% twelve seconds into a 60 s ramp), 1 when closed, 0 when
+     * refusing. */
+    breaker_stats st;
+    assert_int_equal(breaker_stats_get(w.b[3], &st), BREAKER_OK);
+    assert_int_equal(st.rejected_ramp, 23);
+    expect_line("breaker_rejected_calls_total{breaker=\"orders.create\",reason=\"ramp\"} 23");
+    expect_line("breaker_rejected_calls_total{breaker=\"payments.charge\",reason=\"ramp\"} 0");
+    expect_line("breaker_ramp_share{breaker=\"orders.create\"} 0.280000");
+    expect_line("breaker_ramp_share{breaker=\"payments.charge\"} 1.000000");
+    expect_line("breaker_ramp_share{breaker=\"audit.log\"} 1.000000");
+    expect_line("breaker_ramp_share{breaker=\"search.index\"} 0.000000");
+    /* Progress of a recovery: one of the two successes needed. */
+    expect_line("breaker_half_open_successes{breaker=\"ledger.post\"} 1");
+    expect_line("breaker_probes_in_flight{breaker=\"ledger.post\"} 1");
+    expect_line("breaker_half_open_successes{breaker=\"payments.refund\"} 0");
+    expect_line("breaker_registry_breakers 9");
+    expect_line("breaker_registry_created_total 9");
     /* Sorted by name: audit.log's series come first in each family. */
     assert_true(strstr(text, "breaker_state{breaker=\"audit.log\"") <
                 strstr(text, "breaker_state{breaker=\"email.send\""));

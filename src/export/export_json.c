@@ -63,7 +63,8 @@ static void write_evidence(struct breaker__out *o, const breaker_evidence *e) {
     kv_ratio(o, "slow_call_rate", e->slow_call_rate, 1);
     kv_u64(o, "consecutive_failures", e->consecutive_failures, 1);
     kv_u64(o, "probe_successes", e->probe_successes, 1);
-    kv_u64(o, "failed_recoveries", e->failed_recoveries, 0);
+    kv_u64(o, "failed_recoveries", e->failed_recoveries, 1);
+    kv_u64(o, "failing_sources", e->failing_sources, 0);
     breaker__out_mem(o, "}", 1);
 }
 
@@ -111,6 +112,7 @@ static void write_breaker(struct breaker__out *o, const breaker_registry_info *i
         breaker__out_seconds(o, in->retry_after_ns);
     breaker__out_mem(o, ",", 1);
     kv_u64(o, "failed_recoveries", st->failed_recoveries, 1);
+    kv_ratio(o, "ramp_share", st->ramp_share, 1);
 
     key(o, "counters");
     breaker__out_mem(o, "{", 1);
@@ -123,6 +125,7 @@ static void write_breaker(struct breaker__out *o, const breaker_registry_info *i
     kv_u64(o, "rejected_open", st->rejected_open, 1);
     kv_u64(o, "rejected_half_open", st->rejected_half_open, 1);
     kv_u64(o, "rejected_forced", st->rejected_forced, 1);
+    kv_u64(o, "rejected_ramp", st->rejected_ramp, 1);
     kv_u64(o, "stale", st->stale, 1);
     kv_u64(o, "duplicates", st->duplicates, 1);
     kv_u64(o, "probes_admitted", st->probes_admitted, 1);
@@ -130,6 +133,7 @@ static void write_breaker(struct breaker__out *o, const breaker_registry_info *i
     kv_u64(o, "probes_failed", st->probes_failed, 1);
     kv_u64(o, "probes_timed_out", st->probes_timed_out, 1);
     kv_u64(o, "probes_in_flight", st->probes_in_flight, 1);
+    kv_u64(o, "probe_successes", st->probe_successes, 1);
     kv_u64(o, "transitions", st->transitions, 0);
     breaker__out_mem(o, "},", 2);
 

@@ -109,6 +109,8 @@ static void f_rejected(struct breaker__out *o, const char *m, const breaker_regi
     u64_line(o, in->stats.rejected_half_open);
     series(o, m, in->name, "reason", "forced_open", NULL, NULL);
     u64_line(o, in->stats.rejected_forced);
+    series(o, m, in->name, "reason", "ramp", NULL, NULL);
+    u64_line(o, in->stats.rejected_ramp);
 }
 
 /* The recovery cycle's pairs are always exported (from zero, so rate() works
@@ -159,6 +161,10 @@ static void f_probes(struct breaker__out *o, const char *m, const breaker_regist
 static void f_in_flight(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
     plain(o, m, in, in->stats.probes_in_flight);
 }
+static void f_half_open_successes(struct breaker__out *o, const char *m,
+                                  const breaker_registry_info *in) {
+    plain(o, m, in, in->stats.probe_successes);
+}
 static void f_stale(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
     plain(o, m, in, in->stats.stale);
 }
@@ -181,6 +187,9 @@ static void f_failure_ratio(struct breaker__out *o, const char *m,
 }
 static void f_slow_ratio(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
     ratio(o, m, in, in->stats.window_slow_rate);
+}
+static void f_ramp_share(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
+    ratio(o, m, in, in->stats.ramp_share);
 }
 
 static void f_next_probe(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
@@ -215,7 +224,8 @@ static const struct family families[] = {
      f_cancelled},
     {"breaker_slow_calls_total", "counter", "Recorded calls slower than the slow-call threshold.",
      f_slow},
-    {"breaker_rejected_calls_total", "counter", "Calls refused by the breaker, by reason.",
+    {"breaker_rejected_calls_total", "counter",
+     "Calls refused by the breaker, by reason (ramp: during the slow start after a recovery).",
      f_rejected},
     {"breaker_transitions_total", "counter", "State transitions, by from and to state.",
      f_transitions},
@@ -224,6 +234,10 @@ static const struct family families[] = {
     {"breaker_probes_total", "counter", "Settled half-open probes, by result.", f_probes},
     {"breaker_probes_in_flight", "gauge", "Half-open probes admitted and not yet settled.",
      f_in_flight},
+    {"breaker_half_open_successes", "gauge",
+     "Successful probes in the current half-open (0 in other states); the breaker closes at "
+     "half_open_successes once the probes in flight have settled.",
+     f_half_open_successes},
     {"breaker_stale_completions_total", "counter",
      "Completions of permits from an earlier generation (ignored).", f_stale},
     {"breaker_duplicate_completions_total", "counter",
@@ -233,6 +247,10 @@ static const struct family families[] = {
      f_failure_ratio},
     {"breaker_window_slow_call_ratio", "gauge", "Slow-call rate over the current window (0..1).",
      f_slow_ratio},
+    {"breaker_ramp_share", "gauge",
+     "Share of calls the breaker admits now (0..1): strictly between 0 and 1 only while "
+     "ramping up after a recovery; otherwise 1 when closed or forced closed, else 0.",
+     f_ramp_share},
     {"breaker_next_probe_seconds", "gauge",
      "Seconds until an open breaker admits a probe (0 when not open, +Inf when forced open).",
      f_next_probe},
