@@ -38,6 +38,7 @@ static void waits_in_two_processes(uint64_t seed, uint64_t waits[2]) {
         close(fds[0]);
         uint64_t w = first_wait(b, &log);
         ssize_t n = write(fds[1], &w, sizeof(w));
+        test_breaker_destroy(b); /* the child's copy (memcheck follows it) */
         _exit(n == (ssize_t)sizeof(w) ? 0 : 1);
     }
     close(fds[1]);

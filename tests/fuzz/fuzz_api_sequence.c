@@ -81,6 +81,7 @@ struct admission {
 struct ledger {
     uint64_t admitted, successes, failures, ignored, stale, cancelled, slow, duplicates;
     uint64_t rejected_open_any, rejected_forced, rejected_half_open, probes_admitted;
+    uint64_t rejected_ramp;
 };
 
 struct run {
@@ -169,7 +170,9 @@ static void on_event(void *ctx, breaker *b, const breaker_event *ev) {
             FUZZ_CHECK(ev->open_ns == r->cfg.open_ns, "first wait %llu, open_ns %llu",
                        (unsigned long long)ev->open_ns, (unsigned long long)r->cfg.open_ns);
     }
-    if (ev->to == BREAKER_CLOSED)
+    /* Closing into a ramp keeps k until the ramp completes. */
+    if (ev->to == BREAKER_CLOSED &&
+        !(ev->reason == BREAKER_REASON_PROBES_SUCCEEDED && r->cfg.ramp_ns != 0))
         FUZZ_CHECK(ev->evidence.failed_recoveries == 0, "closed with k = %u",
                    ev->evidence.failed_recoveries);
     r->events++;
@@ -204,6 +207,11 @@ static void config_from(struct fuzz_reader *in, breaker_config *c) {
     c->probe_timeout_ns = 10 * MS * (1 + fuzz_byte(in));
     c->cancelled_as = (flags & 32) ? BREAKER_FAILURE : BREAKER_IGNORED;
     c->seed = 1 + fuzz_byte(in);
+    if (flags & 128) { /* slow start after recovery, and failing-source diversity */
+        c->ramp_ns = MS * (1 + fuzz_byte(in));
+        c->ramp_start = (1 + fuzz_byte(in) % 100) / 100.0;
+        c->min_failing_sources = fuzz_byte(in) % 5;
+    }
     if (flags & 64) { /* one huge value, to test the edges of the ranges */
         uint8_t which = fuzz_byte(in) % 4;
         if (which == 0) c->open_max_ns = 365 * 24 * 3600 * SEC;
@@ -273,6 +281,7 @@ static void check(struct run *r, const breaker_stats *prev, int op) {
     EQ(duplicates);
     EQ(rejected_half_open);
     EQ(rejected_forced);
+    EQ(rejected_ramp);
     EQ(probes_admitted);
     FUZZ_CHECK(s.rejected_open + s.rejected_forced == r->want.rejected_open_any,
                "rejected_open %llu + rejected_forced %llu, ledger %llu",
@@ -309,11 +318,15 @@ static void check(struct run *r, const breaker_stats *prev, int op) {
     if (r->cfg.trip == BREAKER_TRIP_COUNT_WINDOW)
         FUZZ_CHECK(s.window_calls <= r->cfg.window_size, "count window holds %llu > %u",
                    (unsigned long long)s.window_calls, r->cfg.window_size);
-    if (r->cfg.trip == BREAKER_TRIP_CONSECUTIVE && s.state == BREAKER_CLOSED)
+    /* (With failing-source diversity a run may outgrow the threshold while
+     * its failures come from too few callers.) */
+    if (r->cfg.trip == BREAKER_TRIP_CONSECUTIVE && s.state == BREAKER_CLOSED &&
+        r->cfg.min_failing_sources <= 1)
         FUZZ_CHECK(s.consecutive_failures < r->cfg.failure_threshold,
                    "closed with %u consecutive failures, threshold %u", s.consecutive_failures,
                    r->cfg.failure_threshold);
-    if (s.state == BREAKER_CLOSED || s.state == BREAKER_FORCED_CLOSED)
+    /* (A ramp after recovery keeps k until the first call after its end.) */
+    if ((s.state == BREAKER_CLOSED && r->cfg.ramp_ns == 0) || s.state == BREAKER_FORCED_CLOSED)
         FUZZ_CHECK(s.failed_recoveries == 0, "%s with k = %u", breaker_state_name(s.state),
                    s.failed_recoveries);
     if (s.state == BREAKER_OPEN) FUZZ_CHECK(s.open_until_ns != 0, "open without a deadline");
@@ -342,6 +355,10 @@ static void do_acquire(struct run *r, unsigned slot) {
     memset((char *)h + sizeof(h->permit), 0, sizeof(*h) - sizeof(h->permit));
     switch (before) {
     case BREAKER_CLOSED:
+        /* Only a ramp after recovery refuses in CLOSED. */
+        FUZZ_CHECK(rc == BREAKER_OK || (rc == BREAKER_REJECTED_RAMP && now.ramp_until_ns != 0),
+                   "closed refused a call: %d", rc);
+        break;
     case BREAKER_FORCED_CLOSED:
         FUZZ_CHECK(rc == BREAKER_OK, "%s refused a call: %d", breaker_state_name(before), rc);
         break;
@@ -372,6 +389,7 @@ static void do_acquire(struct run *r, unsigned slot) {
     } else {
         h->kind = HELD_REJECTED;
         if (rc == BREAKER_REJECTED_HALF_OPEN) r->want.rejected_half_open++;
+        if (rc == BREAKER_REJECTED_RAMP) r->want.rejected_ramp++;
         if (rc == BREAKER_REJECTED_OPEN) {
             r->want.rejected_open_any++;
             r->want.rejected_forced += before == BREAKER_FORCED_OPEN;
@@ -384,7 +402,10 @@ static void do_complete(struct run *r, unsigned slot, uint8_t outcome_byte) {
     enum breaker_outcome outcome =
         (enum breaker_outcome)(outcome_byte < 240 ? outcome_byte % 4 : outcome_byte);
     uint64_t gen_before = breaker_generation(r->b);
-    int rc = breaker_complete(r->b, &h->permit, outcome);
+    /* With sources on, the outcome byte's high bits name one of four callers
+     * (or none). */
+    uint64_t source = r->cfg.min_failing_sources > 1 ? (uint64_t)(outcome_byte >> 6) : 0;
+    int rc = breaker_complete_from(r->b, &h->permit, outcome, source);
     if (getenv("BREAKER_FUZZ_TRACE") != NULL)
         fprintf(stderr, "  complete slot %u (kind %d, admission %u%s) outcome %d: %s\n",
                 slot % SLOTS, (int)h->kind, h->admission,
@@ -447,6 +468,14 @@ static void check_retry_after(struct run *r) {
     (void)breaker_stats_get(r->b, &s);
     switch (s.state) {
     case BREAKER_CLOSED:
+        /* During a ramp a call may be outside the admitted share: then at
+         * most until the ramp's end. */
+        if (s.ramp_until_ns != 0)
+            FUZZ_CHECK(ra <= s.ramp_until_ns - r->now, "retry_after %llu in a ramp ending in %llu",
+                       (unsigned long long)ra, (unsigned long long)(s.ramp_until_ns - r->now));
+        else
+            FUZZ_CHECK(ra == 0, "retry_after %llu in closed", (unsigned long long)ra);
+        break;
     case BREAKER_FORCED_CLOSED:
         FUZZ_CHECK(ra == 0, "retry_after %llu in %s", (unsigned long long)ra,
                    breaker_state_name(s.state));
