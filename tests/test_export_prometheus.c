@@ -190,12 +190,13 @@ static void promtool_accepts_a_registry_with_breakers_in_every_state(void **stat
     int status = promtool_check(text, report, sizeof(report));
     if (status != 0) fail_msg("promtool exit %d:\n%s\n---\n%s", status, report, text);
 
-    expect_line("breaker_state{breaker=\"payments.charge\",state=\"closed\"} 1");
-    expect_line("breaker_state{breaker=\"payments.charge\",state=\"open\"} 0");
-    expect_line("breaker_state{breaker=\"search.index\",state=\"open\"} 1");
-    expect_line("breaker_state{breaker=\"payments.refund\",state=\"half_open\"} 1");
-    expect_line("breaker_state{breaker=\"email.send\",state=\"forced_open\"} 1");
-    expect_line("breaker_state{breaker=\"audit.log\",state=\"forced_closed\"} 1");
+    /* One state series per breaker, valued by enum breaker_state. */
+    expect_line("breaker_state{breaker=\"payments.charge\"} 0");
+    expect_line("breaker_state{breaker=\"search.index\"} 1");
+    expect_line("breaker_state{breaker=\"payments.refund\"} 2");
+    expect_line("breaker_state{breaker=\"email.send\"} 3");
+    expect_line("breaker_state{breaker=\"audit.log\"} 4");
+    assert_null(strstr(text, "breaker_state{breaker=\"payments.charge\",state="));
     expect_line("breaker_calls_total{breaker=\"payments.charge\",outcome=\"success\"} 2");
     expect_line("breaker_calls_total{breaker=\"payments.charge\",outcome=\"failure\"} 1");
     expect_line("breaker_calls_total{breaker=\"payments.charge\",outcome=\"ignored\"} 1");
@@ -220,6 +221,13 @@ static void promtool_accepts_a_registry_with_breakers_in_every_state(void **stat
     expect_line("breaker_flapping{breaker=\"payments.charge\"} 0");
     expect_line("breaker_state_seconds_total{breaker=\"shipping.quote\",state=\"open\"} "
                 "10.000000000");
+    /* Forced states' seconds only for breakers an operator has forced. */
+    expect_line("breaker_state_seconds_total{breaker=\"email.send\",state=\"forced_open\"} "
+                "0.000000000");
+    assert_null(strstr(text, "breaker_state_seconds_total{breaker=\"email.send\","
+                             "state=\"forced_closed\"}"));
+    assert_null(strstr(text, "breaker_state_seconds_total{breaker=\"payments.charge\","
+                             "state=\"forced_open\"}"));
     /* The ramp: refusals by their own reason, the share admitted now (10% at
      * the close, 28% twelve seconds into a 60 s ramp), 1 when closed, 0 when
      * refusing. */
@@ -291,12 +299,62 @@ static void an_empty_registry_exports_only_its_own_valid_metrics(void **state) {
     breaker_registry_destroy(reg);
 }
 
+/* Export `reg` and count the sample lines (not HELP or TYPE) that carry
+ * `label`; those that name no breaker (the registry's own) in `*registry_wide`. */
+static int series_of(breaker_registry *reg, const char *label, int *registry_wide) {
+    assert_int_equal(breaker_registry_export_prometheus(reg, text, sizeof(text), NULL), BREAKER_OK);
+    int per_breaker = 0;
+    *registry_wide = 0;
+    for (const char *line = text; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t n = end != NULL ? (size_t)(end - line) : strlen(line);
+        if (n > 0 && line[0] != '#') {
+            const char *brace = memchr(line, '{', n);
+            if (brace == NULL)
+                (*registry_wide)++;
+            else if (strncmp(brace + 1, label, strlen(label)) == 0)
+                per_breaker++;
+        }
+        line += n + (end != NULL);
+    }
+    return per_breaker;
+}
+
+/* The series budget docs/observability.md states: 34 per breaker and 5 for
+ * the registry, whatever the breaker's state; an operator's force and reset
+ * add their transition pairs and the forced state's seconds. A new series
+ * changes these numbers on purpose, together with the documentation. */
+static void one_breaker_exports_34_series_and_the_registry_5(void **state) {
+    (void)state;
+    breaker_registry *reg = NULL;
+    assert_int_equal(breaker_registry_create(NULL, &reg), BREAKER_OK);
+    breaker *b = get(reg, "payments.charge");
+    const char *label = "breaker=\"payments.charge\"";
+    int wide = 0;
+    assert_int_equal(series_of(reg, label, &wide), 34);
+    assert_int_equal(wide, 5);
+    for (int i = 0; i < 40 && breaker_get_state(b) == BREAKER_CLOSED; i++)
+        call_ok(b, BREAKER_FAILURE); /* open: the same series */
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(series_of(reg, label, &wide), 34);
+
+    assert_int_equal(breaker_force_open(b), BREAKER_OK);
+    /* + open -> forced_open, and forced_open's seconds */
+    assert_int_equal(series_of(reg, label, &wide), 34 + 2);
+    assert_int_equal(breaker_reset(b), BREAKER_OK);
+    assert_int_equal(series_of(reg, label, &wide), 34 + 3); /* + forced_open -> closed */
+    assert_int_equal(wide, 5);
+    assert_int_equal(breaker_registry_release(reg, b), BREAKER_OK);
+    breaker_registry_destroy(reg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(promtool_accepts_a_registry_with_breakers_in_every_state),
         cmocka_unit_test(promtool_rejects_broken_exposition_so_the_check_can_fail),
         cmocka_unit_test(a_small_buffer_gets_enospc_and_the_size_it_needs),
         cmocka_unit_test(an_empty_registry_exports_only_its_own_valid_metrics),
+        cmocka_unit_test(one_breaker_exports_34_series_and_the_registry_5),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

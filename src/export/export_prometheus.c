@@ -76,11 +76,16 @@ static void plain(struct breaker__out *o, const char *metric, const breaker_regi
 
 static const char *state_label(unsigned s) { return breaker_state_name((enum breaker_state)s); }
 
+/* One series with the state's number (enum breaker_state, append-only, so a
+ * value never changes meaning) rather than a 0/1 series per state: a fifth of
+ * the series, and what a state-timeline panel or an alert needs. How often
+ * and how long each state was held between scrapes is in
+ * breaker_transitions_total and breaker_state_seconds_total. */
+_Static_assert(BREAKER_CLOSED == 0 && BREAKER_OPEN == 1 && BREAKER_HALF_OPEN == 2 &&
+                   BREAKER_FORCED_OPEN == 3 && BREAKER_FORCED_CLOSED == 4,
+               "breaker_state's HELP text numbers the states");
 static void f_state(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    for (unsigned s = 0; s < BREAKER_STATE_COUNT; s++) {
-        series(o, m, in->name, "state", state_label(s), NULL, NULL);
-        u64_line(o, in->stats.state == (enum breaker_state)s);
-    }
+    plain(o, m, in, (uint64_t)in->stats.state);
 }
 
 static void f_calls(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
@@ -113,6 +118,13 @@ static void f_rejected(struct breaker__out *o, const char *m, const breaker_regi
     u64_line(o, in->stats.rejected_ramp);
 }
 
+/* Whether the breaker has ever been in operator state `s`. */
+static int entered(const breaker_registry_info *in, unsigned s) {
+    for (unsigned f = 0; f < BREAKER_STATE_COUNT; f++)
+        if (in->transitions_by[f][s] != 0) return 1;
+    return 0;
+}
+
 /* The recovery cycle's pairs are always exported (from zero, so rate() works
  * from the first scrape); the operator pairs once they have happened. */
 static int always_exported(unsigned from, unsigned to) {
@@ -135,6 +147,10 @@ static void f_transitions(struct breaker__out *o, const char *m, const breaker_r
 static void f_state_seconds(struct breaker__out *o, const char *m,
                             const breaker_registry_info *in) {
     for (unsigned s = 0; s < BREAKER_STATE_COUNT; s++) {
+        /* The forced states only once an operator has used them, as with the
+         * operator pairs of breaker_transitions_total. */
+        int forced = s == BREAKER_FORCED_OPEN || s == BREAKER_FORCED_CLOSED;
+        if (forced && !entered(in, s)) continue;
         series(o, m, in->name, "state", state_label(s), NULL, NULL);
         breaker__out_seconds(o, in->stats.time_in_state_ns[s]);
         breaker__out_mem(o, "\n", 1);
@@ -214,8 +230,8 @@ static void f_recoveries(struct breaker__out *o, const char *m, const breaker_re
 }
 
 static const struct family families[] = {
-    {"breaker_state", "gauge", "Current state of the breaker: 1 for the state it is in, else 0.",
-     f_state},
+    {"breaker_state", "gauge",
+     "Current state: 0 closed, 1 open, 2 half_open, 3 forced_open, 4 forced_closed.", f_state},
     {"breaker_calls_total", "counter",
      "Completed calls by recorded outcome (cancelled calls count as configured).", f_calls},
     {"breaker_admitted_calls_total", "counter", "Calls admitted (probes included).", f_admitted},
@@ -229,7 +245,8 @@ static const struct family families[] = {
      f_rejected},
     {"breaker_transitions_total", "counter", "State transitions, by from and to state.",
      f_transitions},
-    {"breaker_state_seconds_total", "counter", "Seconds spent in each state.", f_state_seconds},
+    {"breaker_state_seconds_total", "counter",
+     "Seconds spent in each state (forced states once entered).", f_state_seconds},
     {"breaker_probes_admitted_total", "counter", "Half-open probes admitted.", f_probes_admitted},
     {"breaker_probes_total", "counter", "Settled half-open probes, by result.", f_probes},
     {"breaker_probes_in_flight", "gauge", "Half-open probes admitted and not yet settled.",
