@@ -391,8 +391,10 @@ BREAKER_API BREAKER_NODISCARD int breaker_config_set(breaker_config *cfg, const 
 /*! breaker_parse_duration() :
  *  Parse a duration written for people ("250ms", "1.5s", "2m", "1500us",
  *  "20ns", "1h", "1d"; units ns, us, ms, s, m, h, d) into nanoseconds, exactly:
- *  "0.1s" is 100000000. A bare number is in units of `bare_unit_ns` (1 for
- *  nanoseconds, 1000000000 for seconds; 0 requires a unit).
+ *  "0.1s" is 100000000. Compound forms add their terms: "1m30s", "1h2m3.5s"
+ *  (units from large to small, each at most once, no blanks). A bare number
+ *  stands alone and is in units of `bare_unit_ns` (1 for nanoseconds,
+ *  1000000000 for seconds; 0 requires a unit).
  *  @return BREAKER_OK with `*out_ns` set; BREAKER_EINVAL if `text` is not
  *  such a duration, is finer than 1 ns, or exceeds UINT64_MAX ns (`*out_ns`
  *  is then unchanged). Thread-safe, allocates nothing. */

@@ -252,6 +252,32 @@ static void every_status_has_a_message_and_a_name(void **state) {
     assert_string_equal(breaker_version_string(), expect);
 }
 
+/* Compound durations add their terms, units from large to small. */
+static void compound_durations_add_their_terms(void **state) {
+    (void)state;
+    uint64_t ns = 7;
+    assert_int_equal(breaker_parse_duration("1m30s", 0, &ns), BREAKER_OK);
+    assert_int_equal(ns, 90 * SEC);
+    assert_int_equal(breaker_parse_duration("1h2m3.5s", 0, &ns), BREAKER_OK);
+    assert_int_equal(ns, 3723 * SEC + 500 * MS);
+    assert_int_equal(breaker_parse_duration("1s500ms", 0, &ns), BREAKER_OK);
+    assert_int_equal(ns, 1500 * MS);
+    assert_int_equal(breaker_parse_duration("2d12h", 0, &ns), BREAKER_OK);
+    assert_int_equal(ns, 60 * 3600 * SEC);
+    ns = 7;
+    const char *const bad[] = {"30s1m", "1m1m", "1m30", "1m 30s", "m30s", "1ms5m", "1s.", ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (breaker_parse_duration(bad[i], 1, &ns) != BREAKER_EINVAL)
+            fail_msg("'%s' accepted", bad[i]);
+        assert_int_equal(ns, 7);
+    }
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    char msg[128];
+    assert_int_equal(breaker_config_set(&cfg, "open", "1m30s", msg, sizeof(msg)), BREAKER_OK);
+    assert_int_equal(cfg.open_ns, 90 * SEC);
+}
+
 static void durations_parse_exactly_with_units(void **state) {
     (void)state;
     uint64_t ns = 7;
@@ -306,6 +332,7 @@ int main(void) {
         cmocka_unit_test(validation_blames_the_field_that_was_set),
         cmocka_unit_test(every_status_has_a_message_and_a_name),
         cmocka_unit_test(durations_parse_exactly_with_units),
+        cmocka_unit_test(compound_durations_add_their_terms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -145,49 +145,89 @@ static const char *parse_decimal_e9(const char *s, uint64_t *out) {
  * whatever the unit and however many fraction digits. */
 __extension__ typedef unsigned __int128 u128;
 
-int breaker_parse_duration(const char *text, uint64_t bare_unit_ns, uint64_t *out_ns) {
-    static const struct {
-        const char *suffix;
-        uint64_t ns;
-    } units[] = {{"ns", 1},
-                 {"us", NS_PER_US},
-                 {"ms", NS_PER_MS},
-                 {"s", NS_PER_SEC},
-                 {"m", 60 * NS_PER_SEC},
-                 {"h", 3600 * NS_PER_SEC},
-                 {"d", 86400 * NS_PER_SEC}};
-    if (text == NULL || out_ns == NULL) return BREAKER_EINVAL;
+/* Units, two-letter ones first so that "ms" is not read as "m" then "s".
+ * `rank` orders them: a compound duration names them from large to small. */
+static const struct {
+    const char *suffix;
+    uint64_t ns;
+    unsigned rank;
+} duration_units[] = {{"ns", 1, 0},
+                      {"us", NS_PER_US, 1},
+                      {"ms", NS_PER_MS, 2},
+                      {"s", NS_PER_SEC, 3},
+                      {"m", 60 * NS_PER_SEC, 4},
+                      {"h", 3600 * NS_PER_SEC, 5},
+                      {"d", 86400 * NS_PER_SEC, 6}};
+
+/* One "number[.fraction]unit" term at *p, exactly, in ns. `bare_unit_ns`
+ * applies when the term ends the text without a unit (0: a unit is
+ * required). Advances *p past the term. @return false if it is not one, is
+ * finer than 1 ns, or exceeds UINT64_MAX ns; *rank is the unit's rank (7 for
+ * a bare number). */
+static bool parse_duration_term(const char **pp, uint64_t bare_unit_ns, u128 *ns,
+                                unsigned *rank) {
     /* whole.frac: the whole part must fit 64 bits; up to 19 fraction digits
      * are kept exactly, further ones must be 0. */
-    const char *p = text;
+    const char *p = *pp;
     u128 whole = 0, frac = 0, scale = 1;
     unsigned digits = 0;
     for (; isdigit((unsigned char)*p); p++, digits++) {
         whole = whole * 10 + (unsigned)(*p - '0');
-        if (whole > UINT64_MAX) return BREAKER_EINVAL;
+        if (whole > UINT64_MAX) return false;
     }
     if (*p == '.') {
         for (p++; isdigit((unsigned char)*p); p++, digits++) {
             if (scale == (u128)10000000000000000000u) {
-                if (*p != '0') return BREAKER_EINVAL;
+                if (*p != '0') return false;
                 continue;
             }
             frac = frac * 10 + (unsigned)(*p - '0');
             scale *= 10;
         }
     }
-    if (digits == 0) return BREAKER_EINVAL;
-    uint64_t unit = *p == '\0' ? bare_unit_ns : 0;
-    for (size_t i = 0; unit == 0 && i < sizeof(units) / sizeof(units[0]); i++)
-        if (strcmp(p, units[i].suffix) == 0) unit = units[i].ns;
-    if (unit == 0) return BREAKER_EINVAL;
+    if (digits == 0) return false;
+    uint64_t unit = 0;
+    if (*p == '\0') {
+        unit = bare_unit_ns;
+        *rank = 7;
+    }
+    for (size_t i = 0; unit == 0 && i < sizeof(duration_units) / sizeof(duration_units[0]); i++) {
+        size_t n = strlen(duration_units[i].suffix);
+        if (strncmp(p, duration_units[i].suffix, n) == 0 &&
+            (p[n] == '\0' || isdigit((unsigned char)p[n]) || p[n] == '.')) {
+            unit = duration_units[i].ns;
+            *rank = duration_units[i].rank;
+            p += n;
+        }
+    }
+    if (unit == 0) return false;
     /* frac * unit < 10^19 * 8.64e13: fits 128 bits. A remainder means the
      * value is finer than 1 ns. */
     u128 frac_ns = frac * unit;
-    if (frac_ns % scale != 0) return BREAKER_EINVAL;
-    u128 ns = whole * unit + frac_ns / scale;
-    if (ns > UINT64_MAX) return BREAKER_EINVAL;
-    *out_ns = (uint64_t)ns;
+    if (frac_ns % scale != 0) return false;
+    *ns = whole * unit + frac_ns / scale;
+    if (*ns > UINT64_MAX) return false;
+    *pp = p;
+    return true;
+}
+
+int breaker_parse_duration(const char *text, uint64_t bare_unit_ns, uint64_t *out_ns) {
+    if (text == NULL || out_ns == NULL) return BREAKER_EINVAL;
+    /* A compound duration ("1m30s", "1h2m3.5s") is terms with units from
+     * large to small, each unit once; a bare number stands alone. */
+    const char *p = text;
+    u128 total = 0;
+    unsigned last_rank = 8;
+    do {
+        u128 ns;
+        unsigned rank;
+        if (!parse_duration_term(&p, bare_unit_ns, &ns, &rank)) return BREAKER_EINVAL;
+        if (rank >= last_rank) return BREAKER_EINVAL; /* units out of order, or repeated */
+        last_rank = rank;
+        total += ns;
+        if (total > UINT64_MAX) return BREAKER_EINVAL;
+    } while (*p != '\0');
+    *out_ns = (uint64_t)total;
     return BREAKER_OK;
 }
 

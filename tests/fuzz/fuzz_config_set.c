@@ -218,7 +218,12 @@ static void create_and_call(const breaker_config *cfg) {
  * N * unit / 10^f, which must be whole and fit 64 bits. @return 1 with *out
  * set, 0 if the text is not a valid duration, -1 if it is beyond this
  * reference's exact range (more than 24 fraction or 30 whole digits). */
-static int reference_duration(const char *text, uint64_t bare_unit, uint64_t *out) {
+/* One term of the manual's duration at *pp: digits, optionally '.' and
+ * digits, then a unit (or, when `bare` and the text ends, none). @return 1
+ * with *ns and *rank (0 ns .. 6 d, 7 bare), 0 when refused, -1 when beyond
+ * what this reference computes exactly. */
+static int reference_term(const char **pp, uint64_t bare_unit, unsigned __int128 *ns,
+                          unsigned *rank) {
     static const struct {
         const char *suffix;
         uint64_t ns;
@@ -231,7 +236,7 @@ static int reference_duration(const char *text, uint64_t bare_unit, uint64_t *ou
                  {"d", UINT64_C(86400000000000)}};
     unsigned __int128 n = 0, pow10 = 1;
     unsigned whole = 0, frac = 0, digits = 0;
-    const char *p = text;
+    const char *p = *pp;
     for (; *p >= '0' && *p <= '9'; p++, digits++) {
         if (n == 0 && *p == '0') continue; /* leading zeros */
         if (++whole > 30) return -1;
@@ -252,16 +257,51 @@ static int reference_duration(const char *text, uint64_t bare_unit, uint64_t *ou
             digits++;
     }
     if (digits == 0) return 0;
-    uint64_t unit = *p == '\0' ? bare_unit : 0;
-    for (size_t i = 0; unit == 0 && i < sizeof(units) / sizeof(units[0]); i++)
-        if (strcmp(p, units[i].suffix) == 0) unit = units[i].ns;
+    uint64_t unit = 0;
+    if (*p == '\0') {
+        unit = bare_unit;
+        *rank = 7;
+    } else {
+        /* The longest unit name that the text continues with. */
+        size_t best = 0;
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+            size_t len = strlen(units[i].suffix);
+            if (strncmp(p, units[i].suffix, len) == 0 && len > best &&
+                (p[len] == '\0' || (p[len] >= '0' && p[len] <= '9') || p[len] == '.')) {
+                best = len;
+                unit = units[i].ns;
+                *rank = (unsigned)i;
+            }
+        }
+        p += best;
+    }
     if (unit == 0) return 0;
     unsigned __int128 q = n / pow10, r = n % pow10;
     if ((r * unit) % pow10 != 0) return 0; /* finer than 1 ns */
     if (q > UINT64_MAX) return 0;
-    unsigned __int128 v = q * unit + r * unit / pow10;
-    if (v > UINT64_MAX) return 0;
-    *out = (uint64_t)v;
+    *ns = q * unit + r * unit / pow10;
+    if (*ns > UINT64_MAX) return 0;
+    *pp = p;
+    return 1;
+}
+
+/* The manual's duration: terms with units from large to small, each once; a
+ * bare number alone. */
+static int reference_duration(const char *text, uint64_t bare_unit, uint64_t *out) {
+    const char *p = text;
+    unsigned __int128 total = 0;
+    unsigned last = 8;
+    do {
+        unsigned __int128 ns = 0;
+        unsigned rank = 0;
+        int rc = reference_term(&p, bare_unit, &ns, &rank);
+        if (rc != 1) return rc;
+        if (rank >= last) return 0;
+        last = rank;
+        total += ns;
+        if (total > UINT64_MAX) return 0;
+    } while (*p != '\0');
+    *out = (uint64_t)total;
     return 1;
 }
 
