@@ -351,7 +351,7 @@ static int setup(struct client *c) {
     breaker_executor_config ec;
     breaker_executor_config_init(&ec);
     ec.order = o->order;
-    ec.breaker = c->breaker;
+    ec.b = c->breaker;
     ec.bulkhead = c->bulkhead;
     ec.budget = c->budget;
     ec.retry.max_attempts = o->attempts;

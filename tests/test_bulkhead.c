@@ -275,7 +275,7 @@ static void executors_sharing_a_bulkhead_never_exceed_its_limit(void **state) {
     breaker *b = make_breaker(&bcfg);
     breaker_executor_config cfg;
     breaker_executor_config_init(&cfg);
-    cfg.breaker = b;
+    cfg.b = b;
     cfg.bulkhead = c.bh;
     cfg.seed = 1;
     breaker_executor *ex = make_executor(&cfg);

@@ -35,7 +35,7 @@ static void rig_init(struct rig *r, enum breaker_order order, uint32_t threshold
     }
     exec_config(&r->cfg, &r->clock, &r->sl);
     r->cfg.order = order;
-    r->cfg.breaker = r->b;
+    r->cfg.b = r->b;
     r->call = idempotent_call(&r->dep);
 }
 
@@ -781,7 +781,7 @@ static void rig_probe(struct rig *r, enum breaker_order order, struct event_log 
     breaker_config bc;
     probe_breaker_config(&bc, r, log);
     r->b = make_breaker(&bc);
-    r->cfg.breaker = r->b;
+    r->cfg.b = r->b;
     rig_build(r);
     breaker_result res = rig_run(r);
     assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
@@ -946,7 +946,7 @@ static void probe_timed_out_before_its_completion_is_not_a_success(void **state)
         bc.clock = lagging_read;
         bc.clock_ctx = &lag;
         r.b = make_breaker(&bc);
-        r.cfg.breaker = r.b;
+        r.cfg.b = r.b;
         struct arming_dependency ad = {.dep = r.dep, .lag = &lag};
         r.call.op = arming_op;
         r.call.op_ctx = &ad;

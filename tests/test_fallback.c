@@ -178,7 +178,7 @@ static void fixture_init(struct fixture *f, enum breaker_order order) {
     breaker_executor_config cfg;
     exec_config(&cfg, &f->clock, &f->sl);
     cfg.order = order;
-    cfg.breaker = f->b;
+    cfg.b = f->b;
     cfg.retry.max_attempts = 1;
     f->ex = make_executor(&cfg);
     f->target = (breaker_cache_target){.cache = f->svc.cache, .buf = f->buf, .cap = sizeof(f->buf)};

@@ -277,7 +277,7 @@ static void every_listener_and_the_own_callback_see_each_transition_once(void **
     const breaker_registry_event *ev = &one.ev[0];
     assert_int_equal(ev->kind, BREAKER_REGISTRY_TRANSITION);
     assert_string_equal(one.names[0], "inventory.lookup");
-    assert_ptr_equal(ev->breaker, b);
+    assert_ptr_equal(ev->b, b);
     assert_int_equal(ev->transition.from, BREAKER_CLOSED);
     assert_int_equal(ev->transition.to, BREAKER_OPEN);
     assert_int_equal(ev->transition.reason, BREAKER_REASON_CONSECUTIVE_FAILURES);

@@ -187,7 +187,7 @@ struct walk {
 
 static int walk_cb(void *ctx, const breaker_registry_info *info) {
     struct walk *w = ctx;
-    w->n += info->name != NULL && info->breaker != NULL;
+    w->n += info->name != NULL && info->b != NULL;
     return BREAKER_OK;
 }
 

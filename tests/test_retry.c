@@ -448,7 +448,7 @@ static void shared_budget_charges_only_retries_made_under_many_threads(void **st
         exec_config(&cfg, &s[i].clock, NULL);
         cfg.sleep = scripted_sleep;
         cfg.sleep_ctx = &s[i];
-        cfg.breaker = s[i].b;
+        cfg.b = s[i].b;
         cfg.budget = budget;
         s[i].ex = make_executor(&cfg);
     }

@@ -583,7 +583,7 @@ struct breaker_result {
 
 struct breaker_executor_config {
     enum breaker_order order;      /* default RETRY_OUTSIDE_BREAKER */
-    breaker *breaker;              /* NULL = no breaker layer */
+    breaker *b;                    /* the breaker; NULL = no breaker layer */
     breaker_bulkhead *bulkhead;    /* NULL = no concurrency limit */
     uint64_t bulkhead_max_wait_ns; /* 0 = try-acquire; else wait up to
                                       min(this, time to the deadline) */

@@ -183,7 +183,7 @@ enum breaker_registry_event_kind {
 struct breaker_registry_event {
     enum breaker_registry_event_kind kind;
     const char *name; /* the breaker's name */
-    breaker *breaker; /* the breaker (borrowed: valid during the call) */
+    breaker *b;       /* the breaker (borrowed: valid during the call) */
     /* TRANSITION: the transition, with its reason and evidence.
      * FLAPPING_*: the breaker's latest transition. */
     breaker_event transition;
@@ -196,7 +196,7 @@ struct breaker_registry_event {
  * FLAPPING_STOPPED runs on the thread that noticed the breaker settled (a
  * later transition, an export, breaker_registry_info_get()). Listeners of one
  * breaker may run concurrently on different threads when transitions follow
- * each other closely. The rules of breaker_event_fn apply to `ev->breaker`:
+ * each other closely. The rules of breaker_event_fn apply to `ev->b`:
  * read-only calls only (no acquire, complete, force or reset on it). A
  * listener may call any registry function except breaker_registry_destroy()
  * (none of them runs listeners while holding the registry lock). Keep it
@@ -217,8 +217,8 @@ BREAKER_API int breaker_registry_add_listener(breaker_registry *reg,
 
 /* Everything the registry knows about one breaker at one moment. */
 struct breaker_registry_info {
-    const char *name; /* valid during the call (foreach) or while `breaker` is held */
-    breaker *breaker;
+    const char *name; /* valid during the call (foreach) or while `b` is held */
+    breaker *b;
     breaker_stats stats;     /* breaker_stats_get() */
     uint64_t now_ns;         /* the breaker's clock when the snapshot was taken */
     uint64_t retry_after_ns; /* breaker_retry_after_ns(); UINT64_MAX when FORCED_OPEN */

@@ -122,10 +122,10 @@ int breaker_executor_create(const breaker_executor_config *cfg, breaker_executor
     if (ex->cfg.retry.max_attempts == 0) ex->cfg.retry.max_attempts = 3;
     if (ex->cfg.clock == NULL) ex->cfg.clock = breaker_monotonic_ns;
     if (ex->cfg.sleep == NULL) ex->cfg.sleep = breaker_sleep_monotonic;
-    if (ex->cfg.breaker != NULL) {
+    if (ex->cfg.b != NULL) {
         /* A breaker's configuration does not change after its create. */
         breaker_config bc;
-        breaker_get_config(ex->cfg.breaker, &bc);
+        breaker_get_config(ex->cfg.b, &bc);
         ex->probe_timeout_ns = bc.probe_timeout_ns;
     }
     ex->seed = cfg->seed;
@@ -477,10 +477,10 @@ int breaker_executor_run(breaker_executor *ex, const breaker_call *call, breaker
         }
     }
     if (ex->cfg.budget != NULL) breaker_retry_budget_deposit(ex->cfg.budget);
-    if (ex->cfg.breaker != NULL && ex->cfg.order == BREAKER_ORDER_BREAKER_OUTSIDE_RETRY)
-        breaker_outside(&r, ex->cfg.breaker, res);
+    if (ex->cfg.b != NULL && ex->cfg.order == BREAKER_ORDER_BREAKER_OUTSIDE_RETRY)
+        breaker_outside(&r, ex->cfg.b, res);
     else
-        attempts(&r, ex->cfg.breaker, res);
+        attempts(&r, ex->cfg.b, res);
     if (bh != NULL) (void)breaker_bulkhead_release(bh);
 
 done:

@@ -297,7 +297,7 @@ void breaker__registry_notify_flap(struct breaker__entry *e, enum breaker__flap_
     ev.kind = c == BREAKER__FLAP_STARTED ? BREAKER_REGISTRY_FLAPPING_STARTED
                                          : BREAKER_REGISTRY_FLAPPING_STOPPED;
     ev.name = e->name;
-    ev.breaker = e->b;
+    ev.b = e->b;
     ev.transition = *last;
     ev.recent_transitions = recent;
     notify(e->reg, &ev);
@@ -312,7 +312,7 @@ static void dispatch(void *ctx, breaker *b, const breaker_event *bev) {
     memset(&ev, 0, sizeof(ev));
     ev.kind = BREAKER_REGISTRY_TRANSITION;
     ev.name = e->name;
-    ev.breaker = b;
+    ev.b = b;
     ev.transition = *bev;
     ev.recent_transitions = recent;
     notify(e->reg, &ev);

@@ -24,7 +24,7 @@ static void snapshot(struct breaker__entry *e, breaker_registry_info *info, brea
                      size_t cap) {
     memset(info, 0, sizeof(*info));
     info->name = e->name;
-    info->breaker = e->b;
+    info->b = e->b;
     (void)breaker_get_state(e->b); /* applies a hung probe's timeout */
     breaker_stats_get(e->b, &info->stats);
     info->now_ns = breaker_now_ns(e->b);
@@ -124,7 +124,7 @@ static int collect_cb(void *ctx, const breaker_registry_info *info) {
     snprintf(s->name, sizeof(s->name), "%s", info->name);
     s->info = *info;
     s->info.name = NULL;
-    s->info.breaker = NULL; /* not held after the walk */
+    s->info.b = NULL; /* not held after the walk */
     s->info.history = NULL;
     s->info.history_len = 0;
     if (c->with_history && info->history_len > 0) {
