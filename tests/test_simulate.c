@@ -2,8 +2,11 @@
  * test_simulate.c - `breaker simulate`: scenario files, determinism by seed,
  * the dependency model, and the built-in scenario's qualitative result
  * (a breaker keeps calls away from a dead dependency; unbounded probing
- * recovers worse than bounded probing).
+ * recovers worse than bounded probing; a ramp after the close keeps the cold
+ * dependency up), and the abusive-caller scenario (one caller's failures
+ * open a shared breaker unless a trip needs several failing callers).
  */
+#define _GNU_SOURCE /* open_memstream */
 #include "test_util.h"
 
 #include "tool.h"
@@ -58,9 +61,11 @@ static void builtin_scenario_loads_with_its_phases_and_breakers(void **state) {
     for (size_t i = 0; i < sc.phase_count; i++)
         total += sc.phases[i].duration_ns;
     assert_int_equal(total, 10 * 60 * TOOL_SEC); /* the last phase fills the rest */
-    assert_int_equal(sc.breakers.count, 3);
+    assert_int_equal(sc.breakers.count, 4);
     assert_int_equal(breaker_named(&sc, "tuned")->cfg.window_ns, 10 * TOOL_SEC);
     assert_int_equal(breaker_named(&sc, "unbounded probes")->cfg.half_open_max_probes, 4095);
+    assert_int_equal(breaker_named(&sc, "ramp")->cfg.ramp_ns, 60 * TOOL_SEC);
+    assert_true(breaker_named(&sc, "ramp")->cfg.ramp_start == 0.05);
     tool_scenario_free(&sc);
 }
 
@@ -245,6 +250,198 @@ static void a_breaker_that_never_trips_reports_never_opened(void **state) {
     tool_scenario_free(&sc);
 }
 
+/* Requests that failed (error or timeout, by end time) in [from, to). */
+static uint64_t failed_between(const struct tool_sim_result *r, uint64_t from, uint64_t to) {
+    const struct tool_timeline *tl = &r->timeline;
+    uint64_t n = 0;
+    for (size_t i = 0; i < tl->bin_count; i++) {
+        uint64_t t = tl->start_ns + i * tl->bin_ns;
+        if (t >= from && t < to) n += tl->bins[i].failed;
+    }
+    return n;
+}
+
+static void a_ramp_keeps_the_cold_dependency_up_after_an_early_close(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, NULL);
+    /* The same configuration without its ramp: the only difference. */
+    struct tool_breaker no_ramp = *breaker_named(&sc, "ramp");
+    snprintf(no_ramp.name, sizeof(no_ramp.name), "no ramp");
+    no_ramp.cfg.ramp_ns = 0;
+    struct tool_sim_result with, without;
+    run(&sc, breaker_named(&sc, "ramp"), &with);
+    run(&sc, &no_ramp, &without);
+    assert_accounted(&with);
+    assert_accounted(&without);
+    assert_true(with.has_ramp);
+    assert_false(without.has_ramp);
+    /* Probes that answer in time close the breaker early in the warm-up.
+     * Without a ramp the whole load then knocks the cold dependency down,
+     * and each knockdown trips the breaker again; with one, 5% of the calls
+     * at first is what the cold dependency can hold. */
+    if (without.knockdowns < 2)
+        fail_msg("no ramp: %llu knockdowns, expected the full load to knock it down",
+                 (unsigned long long)without.knockdowns);
+    assert_int_equal(with.knockdowns, 0);
+    /* Fewer calls time out or fail during the warm-up (5m to 7m)... */
+    uint64_t warm_with = failed_between(&with, 5 * 60 * TOOL_SEC, 7 * 60 * TOOL_SEC);
+    uint64_t warm_without = failed_between(&without, 5 * 60 * TOOL_SEC, 7 * 60 * TOOL_SEC);
+    if (warm_with * 2 > warm_without)
+        fail_msg("failed during the warm-up: ramp %llu, no ramp %llu",
+                 (unsigned long long)warm_with, (unsigned long long)warm_without);
+    assert_true(with.timeouts < without.timeouts);
+    /* ...the breaker closes for good sooner, and more requests are served. */
+    assert_true(with.closed_after_ns < 30 * TOOL_SEC);
+    assert_true(without.closed_after_ns == UINT64_MAX ||
+                without.closed_after_ns > with.closed_after_ns + 60 * TOOL_SEC);
+    assert_true(with.served > without.served);
+    /* The ramp's refusals are counted apart from the open breaker's. */
+    assert_true(with.refused_ramp > 1000);
+    assert_true(with.refused_ramp < with.refused);
+    assert_int_equal(without.refused_ramp, 0);
+    tool_sim_result_free(&with);
+    tool_sim_result_free(&without);
+    tool_scenario_free(&sc);
+}
+
+/* The comparison table as printed, in a buffer the caller frees. */
+static char *table_of(const struct tool_scenario *sc, const struct tool_sim_result *runs,
+                      size_t count) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    tool_print_sim_table(f, sc, runs, count);
+    assert_int_equal(fclose(f), 0);
+    return text;
+}
+
+static void ramp_and_caller_rows_appear_only_where_they_say_something(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, NULL);
+    struct tool_sim_result runs[2];
+    run(&sc, breaker_named(&sc, "tuned"), &runs[0]);
+    run(&sc, breaker_named(&sc, "ramp"), &runs[1]);
+    char *tuned_only = table_of(&sc, runs, 1);
+    assert_null(strstr(tuned_only, "refused by the ramp"));
+    assert_null(strstr(tuned_only, "abusive caller"));
+    assert_null(strstr(tuned_only, "callers"));
+    char *both = table_of(&sc, runs, 2);
+    /* The refusal rows add up: the ramp's are not also the breaker's. */
+    char want[128];
+    snprintf(want, sizeof(want), "\n%-40s%14llu%14llu\n", "failed fast: refused by the breaker",
+             (unsigned long long)runs[0].refused,
+             (unsigned long long)(runs[1].refused - runs[1].refused_ramp));
+    if (strstr(both, want) == NULL) fail_msg("no line '%s' in:\n%s", want + 1, both);
+    snprintf(want, sizeof(want), "\n%-40s%14s%14llu\n", "failed fast: refused by the ramp", "0",
+             (unsigned long long)runs[1].refused_ramp);
+    if (strstr(both, want) == NULL) fail_msg("no line '%s' in:\n%s", want + 1, both);
+    free(tuned_only);
+    free(both);
+    tool_sim_result_free(&runs[0]);
+    tool_sim_result_free(&runs[1]);
+    tool_scenario_free(&sc);
+}
+
+static void load_file(struct tool_scenario *sc, const char *path) {
+    tool_scenario_init(sc);
+    char msg[TOOL_MSG_MAX];
+    if (tool_load_ini(path, NULL, sc, &sc->breakers, msg, sizeof(msg)) != 0)
+        fail_msg("load: %s", msg);
+    if (tool_scenario_finish(sc, msg, sizeof(msg)) != 0) fail_msg("finish: %s", msg);
+}
+
+static void one_abusive_caller_opens_a_shared_breaker_unless_trips_need_several(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load_file(&sc, EXAMPLES_DIR "/abusive_caller.ini");
+    assert_int_equal(sc.clients, 50);
+    assert_true(tool_scenario_has_abuser(&sc));
+    struct tool_sim_result base, plain, guarded;
+    run(&sc, NULL, &base);
+    run(&sc, breaker_named(&sc, "defaults"), &plain);
+    run(&sc, breaker_named(&sc, "defaults + 3 sources"), &guarded);
+    assert_int_equal(breaker_named(&sc, "defaults + 3 sources")->cfg.min_failing_sources, 3);
+    assert_accounted(&base);
+    assert_accounted(&plain);
+    assert_accounted(&guarded);
+    /* 60% of 2 minutes at 250/s come from the abusive caller, and every one
+     * of its requests fails; nobody else's does: the dependency is healthy. */
+    assert_in_range(base.abuser_requests, 17000, 19000);
+    assert_int_equal(base.errors, base.abuser_requests);
+    assert_int_equal(base.timeouts, 0);
+    uint64_t legit = base.requests - base.abuser_requests;
+    /* The defaults trip on the one caller's failures and refuse everybody:
+     * a fifth of the legitimate callers' requests. */
+    assert_true(plain.transitions >= 1);
+    if (plain.refused_legit * 10 < legit)
+        fail_msg("defaults refused %llu of %llu legitimate requests, expected over 10%%",
+                 (unsigned long long)plain.refused_legit, (unsigned long long)legit);
+    assert_true(plain.served < base.served);
+    /* Needing failures from 3 callers, the breaker never opens: no
+     * legitimate request is refused, and as many are served as without it. */
+    assert_int_equal(guarded.transitions, 0);
+    assert_int_equal(guarded.refused, 0);
+    assert_int_equal(guarded.refused_legit, 0);
+    assert_int_equal(guarded.served, base.served);
+    tool_sim_result_free(&base);
+    tool_sim_result_free(&plain);
+    tool_sim_result_free(&guarded);
+    tool_scenario_free(&sc);
+}
+
+static void an_outage_across_callers_still_trips_with_source_diversity(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load(&sc, "[scenario]\nduration = 3m\nclients = 50\nrate = 200\n"
+              "[phase up]\nduration = 1m\n[phase down]\nkind = down\nduration = 1m\n[phase up]\n"
+              "[breaker plain]\nwindow = 10s\nopen = 5s\n"
+              "[breaker three]\nwindow = 10s\nopen = 5s\nmin_failing_sources = 3\n");
+    struct tool_sim_result plain, three;
+    run(&sc, breaker_named(&sc, "plain"), &plain);
+    run(&sc, breaker_named(&sc, "three"), &three);
+    /* Every caller fails: the protection changes nothing. */
+    assert_true(three.transitions >= 2);
+    assert_int_equal(three.transitions, plain.transitions);
+    assert_int_equal(three.refused, plain.refused);
+    assert_int_equal(three.timeline.events[0].time_ns, plain.timeline.events[0].time_ns);
+    /* The trip's evidence estimates the callers the failures came from. */
+    assert_int_equal(three.timeline.events[0].to, BREAKER_OPEN);
+    assert_in_range(three.timeline.events[0].evidence.failing_sources, 30, 64 * 5);
+    assert_int_equal(plain.timeline.events[0].evidence.failing_sources, 0);
+    breaker_event ev = three.timeline.events[0];
+    char text[160];
+    tool_format_evidence(&ev, text, sizeof(text));
+    assert_non_null(strstr(text, "calls failed"));
+    assert_non_null(strstr(text, " callers; open for "));
+    tool_sim_result_free(&plain);
+    tool_sim_result_free(&three);
+    tool_scenario_free(&sc);
+}
+
+static void the_number_of_callers_changes_nothing_else(void **state) {
+    (void)state;
+    /* Callers are drawn apart from arrivals and answers: without an abusive
+     * caller or min_failing_sources, a run is the same for any number. */
+    struct tool_scenario sc;
+    load(&sc, NULL);
+    struct tool_sim_result a, b;
+    run(&sc, breaker_named(&sc, "tuned"), &a);
+    sc.clients = 7;
+    run(&sc, breaker_named(&sc, "tuned"), &b);
+    assert_int_equal(a.served, b.served);
+    assert_int_equal(a.refused, b.refused);
+    assert_int_equal(a.transitions, b.transitions);
+    assert_int_equal(a.abuser_requests, 0);
+    assert_memory_equal(a.timeline.bins, b.timeline.bins,
+                        a.timeline.bin_count * sizeof(*a.timeline.bins));
+    tool_sim_result_free(&a);
+    tool_sim_result_free(&b);
+    tool_scenario_free(&sc);
+}
+
 /* Load text that must fail; return the message. */
 static void load_fails(const char *text, const char *fragment) {
     struct tool_scenario sc;
@@ -270,6 +467,8 @@ static void scenario_errors_name_the_line_and_the_key(void **state) {
     load_fails("[scenario]\nthis line has no equals sign\n", ":2:");
     load_fails("[phase a]\nkind = down\n[phase b]\n", "phase a: needs a duration");
     load_fails("[scenario]\nduration = 1m\n[phase a]\nduration = 2m\n", "longer than duration");
+    load_fails("[scenario]\nclients = 0\n", ":2: scenario: clients: expected 1 to 1000000");
+    load_fails("[phase p]\nabuser_share = 150%\n", ":2: phase p: abuser_share: expected a share");
 }
 
 static void breaker_specs_from_the_command_line(void **state) {
@@ -425,7 +624,7 @@ static void breaker_files_for_replay_skip_scenarios_but_not_typos(void **state) 
     struct tool_breakers list = {0};
     char msg[TOOL_MSG_MAX];
     assert_int_equal(tool_load_ini(NULL, tool_builtin_scenario, NULL, &list, msg, sizeof(msg)), 0);
-    assert_int_equal(list.count, 3); /* the built-in scenario's breakers */
+    assert_int_equal(list.count, 4); /* the built-in scenario's breakers */
     tool_breakers_free(&list);
     assert_int_equal(tool_load_ini(NULL, "[breakr x]\nopen = 1s\n", NULL, &list, msg, sizeof(msg)),
                      -1);
@@ -449,6 +648,11 @@ int main(void) {
         cmocka_unit_test(every_request_is_accounted_for_once),
         cmocka_unit_test(a_breaker_keeps_calls_away_from_the_dead_dependency),
         cmocka_unit_test(unbounded_probing_recovers_worse_than_bounded),
+        cmocka_unit_test(a_ramp_keeps_the_cold_dependency_up_after_an_early_close),
+        cmocka_unit_test(ramp_and_caller_rows_appear_only_where_they_say_something),
+        cmocka_unit_test(one_abusive_caller_opens_a_shared_breaker_unless_trips_need_several),
+        cmocka_unit_test(an_outage_across_callers_still_trips_with_source_diversity),
+        cmocka_unit_test(the_number_of_callers_changes_nothing_else),
         cmocka_unit_test(a_ten_minute_scenario_runs_in_well_under_a_second),
         cmocka_unit_test(a_refusing_dependency_fails_fast_without_timeouts),
         cmocka_unit_test(load_above_capacity_knocks_the_dependency_down),

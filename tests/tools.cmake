@@ -3,6 +3,8 @@ breaker_add_test(test_config_text SOURCES test_config_text.c TIMEOUT 30)
 
 if(BREAKER_BUILD_TOOLS)
   breaker_add_test(test_simulate SOURCES test_simulate.c LIBS breaker_tool TIMEOUT 60)
+  target_compile_definitions(test_simulate PRIVATE
+    EXAMPLES_DIR="${PROJECT_SOURCE_DIR}/examples/scenarios")
   breaker_add_test(test_replay SOURCES test_replay.c LIBS breaker_tool TIMEOUT 30)
   target_compile_definitions(test_replay PRIVATE TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
   breaker_add_test(test_svg SOURCES test_svg.c LIBS breaker_tool TIMEOUT 60)
@@ -35,6 +37,14 @@ if(BREAKER_BUILD_TOOLS)
     "f=$(mktemp) && \"$0\" simulate --print-scenario > $f &&
      a=$(\"$0\" simulate \"$f\") && b=$(\"$0\" simulate) && rm -f $f && [ \"$a\" = \"$b\" ]"
     ${_bk})
+  # The shipped abusive-caller scenario (docs/cli.md): the defaults refuse
+  # legitimate callers, min_failing_sources = 3 none.
+  add_test(NAME tools_cli_simulate_abusive_caller COMMAND sh -c
+    "out=$(\"$0\" simulate \"$1/abusive_caller.ini\") &&
+     echo \"$out\" | grep -q '^  ...from the abusive caller' &&
+     echo \"$out\" | grep -q '^  defaults: [1-9][0-9]* legitimate requests refused' &&
+     echo \"$out\" | grep -q '^  defaults + 3 sources: 0 legitimate requests refused'"
+    ${_bk} ${PROJECT_SOURCE_DIR}/examples/scenarios)
   add_test(NAME tools_cli_replay_malformed_exits_1 COMMAND sh -c
     "out=$(\"$0\" replay \"$1/malformed.csv\" 2>&1); [ $? -eq 1 ] &&
      echo \"$out\" | grep -q 'malformed.csv:10: bad outcome' &&

@@ -224,6 +224,11 @@ static int scenario_key(struct loader *ld, const char *name, const char *value) 
         if (!tool_parse_uint(value, 1, 100000, &u))
             return error(ld, "scenario: %s: expected 1 to 100000, got '%s'", name, value);
         sc->workers = (uint32_t)u;
+    } else if (strcmp(name, "clients") == 0) {
+        if (!tool_parse_uint(value, 1, 1000000, &u))
+            return error(ld, "scenario: %s: expected 1 to 1000000, got '%s'", name, value);
+        sc->clients = (uint32_t)u;
+        sc->clients_given = true;
     } else if (strcmp(name, "rate") == 0) {
         if (!tool_parse_number(value, false, &d) || d <= 0.0 || d > 100000.0)
             return error(ld, "scenario: %s: expected requests per second in (0, 100000], got '%s'",
@@ -240,7 +245,7 @@ static int scenario_key(struct loader *ld, const char *name, const char *value) 
     } else {
         return error(ld,
                      "scenario: unknown key '%s' (keys: name, description, duration, seed, "
-                     "workers, rate, timeout, latency, latency_p99)",
+                     "workers, clients, rate, timeout, latency, latency_p99)",
                      name);
     }
     return 1;
@@ -251,6 +256,16 @@ static int phase_duration(struct loader *ld, const char *name, const char *value
     if (!tool_parse_duration(value, 0, out))
         return error(ld, "phase %s: %s: expected a duration such as 250ms, got '%s'",
                      ld->phase->name, name, value);
+    ld->phase->given |= bit;
+    return 1;
+}
+
+/* A share of the phase's requests, 0 to 1 or 0% to 100%. */
+static int phase_share(struct loader *ld, const char *name, const char *value, const char *expected,
+                       double *out, unsigned bit) {
+    if (!tool_parse_number(value, true, out) || *out > 1.0)
+        return error(ld, "phase %s: %s: expected %s, got '%s'", ld->phase->name, name, expected,
+                     value);
     ld->phase->given |= bit;
     return 1;
 }
@@ -280,15 +295,11 @@ static int phase_key(struct loader *ld, const char *name, const char *value) {
         return phase_duration(ld, name, value, &p->cold_latency_ns, TOOL_GIVEN_COLD_LATENCY);
     if (strcmp(name, "knockdown") == 0)
         return phase_duration(ld, name, value, &p->knockdown_ns, TOOL_GIVEN_KNOCKDOWN);
-    if (strcmp(name, "error_rate") == 0) {
-        if (!tool_parse_number(value, true, &p->error_rate) || p->error_rate > 1.0)
-            return error(ld,
-                         "phase %s: error_rate: expected a rate in [0, 1] such as 20%%, "
-                         "got '%s'",
-                         p->name, value);
-        p->given |= TOOL_GIVEN_ERROR_RATE;
-        return 1;
-    }
+    if (strcmp(name, "error_rate") == 0)
+        return phase_share(ld, name, value, "a rate in [0, 1] such as 20%", &p->error_rate,
+                           TOOL_GIVEN_ERROR_RATE);
+    if (strcmp(name, "abuser_share") == 0)
+        return phase_share(ld, name, value, "a share in [0, 1] such as 60%", &p->abuser_share, 0);
     if (strcmp(name, "down") == 0) {
         if (strcmp(value, "timeout") == 0) {
             p->down = DOWN_TIMEOUT;
@@ -315,7 +326,8 @@ static int phase_key(struct loader *ld, const char *name, const char *value) {
     }
     return error(ld,
                  "phase %s: unknown key '%s' (keys: kind, duration, latency, latency_p99, "
-                 "error_rate, down, capacity, cold_latency, cold_capacity, knockdown)",
+                 "error_rate, abuser_share, down, capacity, cold_latency, cold_capacity, "
+                 "knockdown)",
                  p->name, name);
 }
 

@@ -19,6 +19,9 @@ static const char *seconds(uint64_t ns, char *buf, size_t len) {
 struct row {
     const char *label;
     void (*cell)(const struct tool_sim_result *r, char *buf, size_t len);
+    /* NULL: always shown; else shown only where it says something (a row
+     * of ramp refusals where no breaker ramps would be a row of zeros). */
+    bool (*shown)(const struct tool_scenario *sc, const struct tool_sim_result *runs, size_t count);
 };
 
 #define COUNT_CELL(fn, field)                                                \
@@ -27,7 +30,8 @@ struct row {
     }
 
 COUNT_CELL(cell_requests, requests)
-COUNT_CELL(cell_refused, refused)
+COUNT_CELL(cell_refused_ramp, refused_ramp)
+COUNT_CELL(cell_abuser_requests, abuser_requests)
 COUNT_CELL(cell_shed, shed)
 COUNT_CELL(cell_errors, errors)
 COUNT_CELL(cell_timeouts, timeouts)
@@ -39,6 +43,33 @@ COUNT_CELL(cell_knockdowns, knockdowns)
 static void cell_served(const struct tool_sim_result *r, char *buf, size_t len) {
     double pct = r->requests ? 100.0 * (double)r->served / (double)r->requests : 0.0;
     snprintf(buf, len, "%" PRIu64 " %4.1f%%", r->served, pct);
+}
+
+/* Refused while open or half-open: the ramp's refusals have their own row. */
+static void cell_refused(const struct tool_sim_result *r, char *buf, size_t len) {
+    snprintf(buf, len, "%" PRIu64, r->refused - r->refused_ramp);
+}
+
+/* The legitimate callers' share of the refusals, against their requests. */
+static void cell_refused_legit(const struct tool_sim_result *r, char *buf, size_t len) {
+    uint64_t legit = r->requests - r->abuser_requests;
+    double pct = legit ? 100.0 * (double)r->refused_legit / (double)legit : 0.0;
+    snprintf(buf, len, "%" PRIu64 " %4.1f%%", r->refused_legit, pct);
+}
+
+static bool some_run_ramps(const struct tool_scenario *sc, const struct tool_sim_result *runs,
+                           size_t count) {
+    (void)sc;
+    for (size_t i = 0; i < count; i++)
+        if (runs[i].has_ramp) return true;
+    return false;
+}
+
+static bool has_abuser(const struct tool_scenario *sc, const struct tool_sim_result *runs,
+                       size_t count) {
+    (void)runs;
+    (void)count;
+    return tool_scenario_has_abuser(sc);
 }
 
 static void cell_saturated(const struct tool_sim_result *r, char *buf, size_t len) {
@@ -84,22 +115,25 @@ static void cell_p99(const struct tool_sim_result *r, char *buf, size_t len) {
 }
 
 static const struct row rows[] = {
-    {"requests", cell_requests},
-    {"served (dependency answered OK)", cell_served},
-    {"failed fast: refused by the breaker", cell_refused},
-    {"failed fast: shed, every worker busy", cell_shed},
-    {"failed: dependency answered an error", cell_errors},
-    {"failed slowly: waited for the timeout", cell_timeouts},
-    {"worker pool saturated for", cell_saturated},
-    {"calls that reached the dependency", cell_reached},
-    {"  ...during the outage", cell_reached_outage},
-    {"  ...during the recovery", cell_reached_recovery},
-    {"dependency knocked down by overload", cell_knockdowns},
-    {"breaker closed for good, after recovery", cell_closed_after},
-    {"breaker transitions", cell_transitions},
-    {"probes admitted", cell_probes},
-    {"response time p50", cell_p50},
-    {"response time p99", cell_p99},
+    {"requests", cell_requests, NULL},
+    {"  ...from the abusive caller", cell_abuser_requests, has_abuser},
+    {"served (dependency answered OK)", cell_served, NULL},
+    {"failed fast: refused by the breaker", cell_refused, NULL},
+    {"  ...legitimate callers' requests", cell_refused_legit, has_abuser},
+    {"failed fast: refused by the ramp", cell_refused_ramp, some_run_ramps},
+    {"failed fast: shed, every worker busy", cell_shed, NULL},
+    {"failed: dependency answered an error", cell_errors, NULL},
+    {"failed slowly: waited for the timeout", cell_timeouts, NULL},
+    {"worker pool saturated for", cell_saturated, NULL},
+    {"calls that reached the dependency", cell_reached, NULL},
+    {"  ...during the outage", cell_reached_outage, NULL},
+    {"  ...during the recovery", cell_reached_recovery, NULL},
+    {"dependency knocked down by overload", cell_knockdowns, NULL},
+    {"breaker closed for good, after recovery", cell_closed_after, NULL},
+    {"breaker transitions", cell_transitions, NULL},
+    {"probes admitted", cell_probes, NULL},
+    {"response time p50", cell_p50, NULL},
+    {"response time p99", cell_p99, NULL},
 };
 
 static void print_phases(FILE *out, const struct tool_scenario *sc) {
@@ -129,6 +163,9 @@ static void print_phases(FILE *out, const struct tool_scenario *sc) {
             if (p->error_rate > 0.0) fprintf(out, ", %.1f%% errors", 100.0 * p->error_rate);
             break;
         }
+        if (p->abuser_share > 0.0)
+            fprintf(out, "; one caller sends %.0f%% of the requests, all failing",
+                    100.0 * p->abuser_share);
         fputc('\n', out);
         t += p->duration_ns;
     }
@@ -146,8 +183,10 @@ static const char *change(uint64_t now, uint64_t before, char *buf, size_t len) 
     return buf;
 }
 
-/* One sentence per breaker against the baseline: the numbers that matter. */
-static void print_reading(FILE *out, const struct tool_sim_result *runs, size_t count) {
+/* One sentence per breaker against the baseline: the numbers that matter
+ * (with an abusive caller, what the breaker did to everybody else). */
+static void print_reading(FILE *out, const struct tool_scenario *sc,
+                          const struct tool_sim_result *runs, size_t count) {
     const struct tool_sim_result *base = NULL;
     for (size_t i = 0; i < count; i++)
         if (!runs[i].has_breaker) base = &runs[i];
@@ -157,9 +196,16 @@ static void print_reading(FILE *out, const struct tool_sim_result *runs, size_t 
         const struct tool_sim_result *r = &runs[i];
         if (!r->has_breaker) continue;
         char a[32], b[32];
-        fprintf(out, "  %s: %s calls during the outage, %s timeouts", r->name,
-                change(r->reached_outage, base->reached_outage, a, sizeof(a)),
-                change(r->timeouts, base->timeouts, b, sizeof(b)));
+        if (tool_scenario_has_abuser(sc)) {
+            uint64_t legit = r->requests - r->abuser_requests;
+            fprintf(out, "  %s: %" PRIu64 " legitimate requests refused (%.1f%% of theirs)",
+                    r->name, r->refused_legit,
+                    legit ? 100.0 * (double)r->refused_legit / (double)legit : 0.0);
+        } else {
+            fprintf(out, "  %s: %s calls during the outage, %s timeouts", r->name,
+                    change(r->reached_outage, base->reached_outage, a, sizeof(a)),
+                    change(r->timeouts, base->timeouts, b, sizeof(b)));
+        }
         /* The rest on a second line, under the first, to stay narrow. */
         fprintf(out, ",\n  %*s", (int)strlen(r->name) + 2, "");
         if (r->knockdowns > 0 || base->knockdowns > 0)
@@ -183,8 +229,10 @@ void tool_print_sim_table(FILE *out, const struct tool_scenario *sc,
     fprintf(out, "Scenario: %s (seed %" PRIu64 ", %s)\n", sc->name, sc->seed,
             seconds(sc->duration_ns, a, sizeof(a)));
     if (sc->description[0]) fprintf(out, "%s\n", sc->description);
-    fprintf(out, "Workload: %.0f requests/s on %u workers, %s timeout per call\n", sc->rate,
+    fprintf(out, "Workload: %.0f requests/s on %u workers, %s timeout per call", sc->rate,
             sc->workers, seconds(sc->timeout_ns, b, sizeof(b)));
+    if (sc->clients_given) fprintf(out, ", from %u callers", sc->clients);
+    fputc('\n', out);
     fprintf(out, "Dependency:\n");
     print_phases(out, sc);
     fprintf(out, "\n");
@@ -194,6 +242,7 @@ void tool_print_sim_table(FILE *out, const struct tool_scenario *sc,
         fprintf(out, "%*s", column_width(&runs[i]), runs[i].name);
     fputc('\n', out);
     for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+        if (rows[k].shown != NULL && !rows[k].shown(sc, runs, count)) continue;
         fprintf(out, "%-*s", LABEL_WIDTH, rows[k].label);
         for (size_t i = 0; i < count; i++) {
             char cell[64];
@@ -202,7 +251,7 @@ void tool_print_sim_table(FILE *out, const struct tool_scenario *sc,
         }
         fputc('\n', out);
     }
-    print_reading(out, runs, count);
+    print_reading(out, sc, runs, count);
 }
 
 /* ---- replay ---------------------------------------------------------------------*/
@@ -247,6 +296,11 @@ void tool_format_evidence(const breaker_event *ev, char *buf, size_t len) {
     default:
         snprintf(buf, len, "-");
         break;
+    }
+    if (e->failing_sources > 0 && ev->to == BREAKER_OPEN) {
+        /* Estimated only with min_failing_sources set. */
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, ", from ~%u callers", e->failing_sources);
     }
     if (ev->to == BREAKER_OPEN) {
         size_t n = strlen(buf);

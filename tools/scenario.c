@@ -83,7 +83,21 @@ const char tool_builtin_scenario[] =
     "slow_call_rate = 80%\n"
     "half_open_max_probes = 4095\n"
     "half_open_successes = 5\n"
-    "probe_timeout = 2s\n";
+    "probe_timeout = 2s\n"
+    "\n"
+    "[breaker ramp]\n"
+    "description = as tuned, but any probe answered in time is good, and after a close "
+    "traffic ramps up from 5% over 60s\n"
+    "window = 10s\n"
+    "min_calls = 20\n"
+    "failure_rate = 50%\n"
+    "open = 5s\n"
+    "open_max = 30s\n"
+    "half_open_max_probes = 1\n"
+    "half_open_successes = 5\n"
+    "probe_timeout = 2s\n"
+    "ramp = 60s         ; close as soon as probes answer, but admit 5% of calls\n"
+    "ramp_start = 5%    ; at first: the cold dependency holds 10 calls, the load ~80\n";
 
 void tool_scenario_init(struct tool_scenario *sc) {
     memset(sc, 0, sizeof(*sc));
@@ -94,6 +108,7 @@ void tool_scenario_init(struct tool_scenario *sc) {
     sc->timeout_ns = TOOL_SEC;
     sc->latency_ns = 20 * TOOL_MS;
     sc->latency_p99_ns = 150 * TOOL_MS;
+    sc->clients = 100;
 }
 
 void tool_scenario_free(struct tool_scenario *sc) { tool_breakers_free(&sc->breakers); }
@@ -119,6 +134,12 @@ bool tool_phase_is_outage(const struct tool_phase *p) {
      * it out, and counting it would blur the comparison. */
     return p->kind == PHASE_DOWN || p->kind == PHASE_SLOW ||
            (p->kind == PHASE_ERRORS && p->error_rate >= 0.5);
+}
+
+bool tool_scenario_has_abuser(const struct tool_scenario *sc) {
+    for (size_t i = 0; i < sc->phase_count; i++)
+        if (sc->phases[i].abuser_share > 0.0) return true;
+    return false;
 }
 
 static void phase_defaults(const struct tool_scenario *sc, struct tool_phase *p) {

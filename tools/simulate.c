@@ -17,6 +17,12 @@
  * recovery keeps it down and a trickle of probes does not. At the end of the
  * phase it is healthy whatever happened (say, the operators scaled it).
  *
+ * Callers: each request comes from one of `clients` legitimate callers, or,
+ * with the phase's abuser_share, from one abusive caller whose requests the
+ * dependency always answers with an error (a malformed request answered
+ * 500). Completions name the caller to the breaker (breaker_complete_from),
+ * so that min_failing_sources can tell one caller's failures from an outage.
+ *
  * Determinism: every random draw is a pure function of (seed, request
  * number, purpose), so all runs of one scenario see the same arrivals and
  * the same dependency answers for the same request, and differ only by what
@@ -33,7 +39,7 @@
 
 /* ---- Random draws: a counter-based generator -------------------------------*/
 
-enum { DRAW_ARRIVAL, DRAW_LATENCY_U1, DRAW_LATENCY_U2, DRAW_ERROR };
+enum { DRAW_ARRIVAL, DRAW_LATENCY_U1, DRAW_LATENCY_U2, DRAW_ERROR, DRAW_ABUSER, DRAW_CLIENT };
 
 /* A uniform draw in (0, 1) for request `id` and purpose `what`: the
  * library's splitmix64 finaliser applied to the counter, then to the seed. */
@@ -59,6 +65,7 @@ enum answer { ANSWER_OK, ANSWER_ERROR, ANSWER_TIMEOUT };
 struct worker {
     uint64_t start;
     breaker_permit permit;
+    uint64_t source; /* the caller, as breaker_complete_from() takes it */
     enum answer answer;
     bool holds_capacity; /* counted in the dependency's calls in flight */
 };
@@ -126,9 +133,19 @@ static const struct tool_phase *phase_at(struct sim *s, uint64_t t) {
     return &s->sc->phases[s->phase];
 }
 
-/* The dependency's answer to a call made now by request `id`: how long it
- * takes (capped by the timeout) and what it says. */
-static uint64_t dependency_call(struct sim *s, uint64_t id, struct worker *w) {
+/* The caller of request `id`, made now: 0 for the abusive caller, else a
+ * legitimate one, 1 to clients. */
+static uint64_t caller_of(struct sim *s, uint64_t id) {
+    const struct tool_scenario *sc = s->sc;
+    const struct tool_phase *p = phase_at(s, s->now);
+    if (p->abuser_share > 0.0 && draw(sc->seed, id, DRAW_ABUSER) < p->abuser_share) return 0;
+    uint64_t c = (uint64_t)(draw(sc->seed, id, DRAW_CLIENT) * (double)sc->clients);
+    return (c < sc->clients ? c : sc->clients - 1) + 1;
+}
+
+/* The dependency's answer to a call made now by request `id` from `caller`:
+ * how long it takes (capped by the timeout) and what it says. */
+static uint64_t dependency_call(struct sim *s, uint64_t id, uint64_t caller, struct worker *w) {
     const struct tool_scenario *sc = s->sc;
     const struct tool_phase *p = phase_at(s, s->now);
     uint64_t t = s->now;
@@ -176,7 +193,11 @@ static uint64_t dependency_call(struct sim *s, uint64_t id, struct worker *w) {
         w->answer = ANSWER_TIMEOUT;
         return sc->timeout_ns;
     }
-    w->answer = draw(sc->seed, id, DRAW_ERROR) < p->error_rate ? ANSWER_ERROR : ANSWER_OK;
+    if (caller == 0) {
+        w->answer = ANSWER_ERROR; /* the abusive caller's requests always fail */
+    } else {
+        w->answer = draw(sc->seed, id, DRAW_ERROR) < p->error_rate ? ANSWER_ERROR : ANSWER_OK;
+    }
     return latency < 1.0 ? 1 : (uint64_t)latency;
 }
 
@@ -184,6 +205,8 @@ static void arrival(struct sim *s, uint64_t id) {
     struct tool_sim_result *r = s->r;
     struct tool_bin *bin = tool_timeline_bin(&r->timeline, s->now);
     r->requests++;
+    uint64_t caller = caller_of(s, id);
+    if (caller == 0) r->abuser_requests++;
     if (s->free_count == 0) {
         r->shed++;
         bin->shed++;
@@ -192,8 +215,16 @@ static void arrival(struct sim *s, uint64_t id) {
     }
     breaker_permit permit;
     memset(&permit, 0, sizeof(permit));
-    if (s->b != NULL && breaker_acquire(s->b, &permit) != BREAKER_OK) {
+    int admit = s->b != NULL ? breaker_acquire(s->b, &permit) : BREAKER_OK;
+    if (admit != BREAKER_OK) {
+        /* Open, half-open with its probes taken, or the ramp after a
+         * recovery: the request fails fast either way. */
         r->refused++;
+        if (admit == BREAKER_REJECTED_RAMP) {
+            r->refused_ramp++;
+        } else if (caller != 0) {
+            r->refused_legit++;
+        }
         bin->refused++;
         record_latency(s, 0, false);
         return;
@@ -203,7 +234,8 @@ static void arrival(struct sim *s, uint64_t id) {
     struct worker *w = &s->workers[wi];
     w->start = s->now;
     w->permit = permit;
-    uint64_t took = dependency_call(s, id, w);
+    w->source = caller + 1; /* a source key is never 0 */
+    uint64_t took = dependency_call(s, id, caller, w);
     r->reached++;
     bin->reached++;
     enum tool_phase_kind kind = s->sc->phases[s->phase].kind;
@@ -217,8 +249,9 @@ static void done(struct sim *s, uint32_t wi) {
     struct worker *w = &s->workers[wi];
     if (w->holds_capacity) s->in_flight--;
     if (s->b != NULL)
-        (void)breaker_complete(s->b, &w->permit,
-                               w->answer == ANSWER_OK ? BREAKER_SUCCESS : BREAKER_FAILURE);
+        (void)breaker_complete_from(s->b, &w->permit,
+                                    w->answer == ANSWER_OK ? BREAKER_SUCCESS : BREAKER_FAILURE,
+                                    w->source);
     switch (w->answer) {
     case ANSWER_OK:
         r->served++;
@@ -348,6 +381,7 @@ int tool_simulate(const struct tool_scenario *sc, const struct tool_breaker *cfg
     memset(out, 0, sizeof(*out));
     snprintf(out->name, sizeof(out->name), "%s", cfg != NULL ? cfg->name : "no breaker");
     out->has_breaker = cfg != NULL;
+    out->has_ramp = cfg != NULL && cfg->cfg.ramp_ns > 0;
     struct sim s;
     memset(&s, 0, sizeof(s));
     s.sc = sc;

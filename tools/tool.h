@@ -137,6 +137,8 @@ struct tool_phase {
     uint32_t capacity;        /* calls it can hold at once, 0 = no limit (end value) */
     uint32_t cold_capacity;   /* recovering: capacity at the start */
     uint64_t knockdown_ns;    /* how long an overload keeps it down */
+    double abuser_share;      /* share of requests sent by the abusive caller, whose
+                                 requests the dependency always answers with an error */
     unsigned given;           /* TOOL_GIVEN_* bits: keys the file set */
 };
 
@@ -161,6 +163,8 @@ struct tool_scenario {
     uint64_t timeout_ns;
     uint64_t latency_ns; /* healthy defaults for phases */
     uint64_t latency_p99_ns;
+    uint32_t clients;   /* legitimate callers; requests pick one at random */
+    bool clients_given; /* the file set `clients` (shown in the report) */
     struct tool_phase phases[TOOL_MAX_PHASE];
     size_t phase_count;
     struct tool_breakers breakers;
@@ -176,6 +180,8 @@ int tool_scenario_finish(struct tool_scenario *sc, char *msg, size_t msg_len);
 const char *tool_phase_kind_name(enum tool_phase_kind kind);
 /* Down, slow, or errors at 50% or more: what the outage columns count. */
 bool tool_phase_is_outage(const struct tool_phase *p);
+/* True if some phase has an abusive caller (abuser_share > 0). */
+bool tool_scenario_has_abuser(const struct tool_scenario *sc);
 
 /* ---- ini_load.c ------------------------------------------------------------*/
 
@@ -254,14 +260,18 @@ uint64_t tool_bin_quantile(const struct tool_bin *bin, double q);
 struct tool_sim_result {
     char name[TOOL_NAME_MAX];
     bool has_breaker;
+    bool has_ramp; /* the breaker ramps after a recovery (ramp_ns > 0) */
     uint64_t requests;
-    uint64_t served;       /* the dependency answered OK */
-    uint64_t refused;      /* failed fast: refused by the breaker */
-    uint64_t shed;         /* failed fast: every worker busy */
-    uint64_t errors;       /* the dependency answered an error (or refused the connection) */
-    uint64_t timeouts;     /* failed slowly: waited for the whole timeout */
-    uint64_t saturated_ns; /* time with every worker busy */
-    uint64_t reached;      /* calls that reached the dependency */
+    uint64_t served;          /* the dependency answered OK */
+    uint64_t refused;         /* failed fast: refused by the breaker, the ramp included */
+    uint64_t refused_ramp;    /* ...of which refused by the ramp (REJECTED_RAMP) */
+    uint64_t abuser_requests; /* requests sent by the abusive caller */
+    uint64_t refused_legit;   /* refused while open or half-open, not the abuser's */
+    uint64_t shed;            /* failed fast: every worker busy */
+    uint64_t errors;          /* the dependency answered an error (or refused the connection) */
+    uint64_t timeouts;        /* failed slowly: waited for the whole timeout */
+    uint64_t saturated_ns;    /* time with every worker busy */
+    uint64_t reached;         /* calls that reached the dependency */
     uint64_t reached_outage;
     uint64_t reached_recovery;
     uint64_t knockdowns;      /* overloads that knocked the dependency down */
