@@ -286,11 +286,14 @@ BREAKER_API int breaker_registry_degraded(breaker_registry *reg) BREAKER_NONNULL
 /*! breaker_registry_export_prometheus() :
  *  The Prometheus text exposition format (version 0.0.4) for every breaker,
  *  label `breaker="<name>"`, sorted by name, and the registry's own counters.
- *  Families: breaker_state{state} (0/1 for each state), breaker_calls_total
+ *  Families: breaker_state (one series, the state's number: 0 closed,
+ *  1 open, 2 half_open, 3 forced_open, 4 forced_closed), breaker_calls_total
  *  {outcome=success|failure|ignored}, breaker_admitted_calls_total,
  *  breaker_cancelled_calls_total, breaker_slow_calls_total,
- *  breaker_rejected_calls_total{reason=open|half_open|forced_open},
- *  breaker_transitions_total{from,to}, breaker_state_seconds_total{state},
+ *  breaker_rejected_calls_total{reason=open|half_open|forced_open|ramp},
+ *  breaker_ramp_share, breaker_half_open_successes,
+ *  breaker_transitions_total{from,to}, breaker_state_seconds_total{state}
+ *  (the forced states only once an operator has used them),
  *  breaker_probes_admitted_total, breaker_probes_total{result=success|failure|
  *  timeout}, breaker_probes_in_flight, breaker_stale_completions_total,
  *  breaker_duplicate_completions_total, breaker_window_calls,
