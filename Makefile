@@ -8,21 +8,36 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 CTEST ?= ctest
 
-.PHONY: all deps build demo check check-asan check-tsan check-shared bench valgrind format clean
+.PHONY: all deps deps-build deps-check deps-valgrind deps-bench build demo check check-asan check-tsan \
+  check-shared bench valgrind format clean
 
 all: build
 
+# Each target installs only what it needs (scripts/install-deps.sh and
+# scripts/deps/<group>/): the demo needs no Prometheus server and no valgrind.
 deps:
 	./scripts/install-deps.sh
+
+deps-build:
+	./scripts/install-deps.sh build
+
+deps-check:
+	./scripts/install-deps.sh check
+
+deps-valgrind:
+	./scripts/install-deps.sh check valgrind
+
+deps-bench:
+	./scripts/install-deps.sh valgrind
 
 build:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release
 	$(CMAKE) --build build/release -j $(JOBS)
 
-demo: deps build
+demo: deps-build build
 	./scripts/demo.sh build/release
 
-check: deps check-asan check-tsan check-shared
+check: deps-check check-asan check-tsan check-shared
 
 check-asan:
 	$(CMAKE) -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DBREAKER_WERROR=ON \
@@ -45,14 +60,14 @@ check-shared:
 	$(CMAKE) --build build/shared -j $(JOBS)
 	cd build/shared && $(CTEST) --output-on-failure -j $(JOBS)
 
-bench: deps build
+bench: deps-bench build
 	./scripts/bench.sh build/release
 
 # The unit tests under valgrind memcheck (slow; not part of check). Not the
-# "cli" cases: they run a shell script, and memcheck would check the shell
-# (it does not follow the tool the script starts).
-valgrind: deps build
-	cd build/release && $(CTEST) --output-on-failure -LE "concurrency|cli" \
+# "cli" and "packaging" cases: they run a shell script, and memcheck would
+# check the shell (it does not follow the programs the script starts).
+valgrind: deps-valgrind build
+	cd build/release && $(CTEST) --output-on-failure -LE "concurrency|cli|packaging" \
 	  -T memcheck --overwrite MemoryCheckCommand=/usr/bin/valgrind \
 	  --overwrite MemoryCheckCommandOptions="--error-exitcode=1 --leak-check=full"
 

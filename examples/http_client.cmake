@@ -1,6 +1,6 @@
 # http_client: real HTTP requests through the executor (breaker, bulkhead,
 # retries, budget, cached fallback). Built only when libcurl's development
-# package is installed (libcurl4-openssl-dev, see scripts/deps/compose.txt);
+# package is installed (libcurl4-openssl-dev, see scripts/deps/build/compose.txt);
 # the library itself never links libcurl.
 find_package(PkgConfig QUIET)
 if(PKG_CONFIG_FOUND)

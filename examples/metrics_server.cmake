@@ -1,5 +1,5 @@
 # metrics_server: the registry's Prometheus and JSON exports served over HTTP
-# with libmicrohttpd (Debian: libmicrohttpd-dev, in scripts/deps/observability.txt).
+# with libmicrohttpd (Debian: libmicrohttpd-dev, in scripts/deps/build/observability.txt).
 # Built only when pkg-config finds libmicrohttpd; the library itself never
 # depends on it. When tests are on, test_metrics_server starts it on a free
 # loopback port, scrapes it with curl, checks the scrape with promtool, and

@@ -1,8 +1,9 @@
 # Named breakers and observability: the registry, its events,
 # history and flapping, and the Prometheus and JSON exports. The export tests
 # validate their output with real consumers: promtool (Debian package
-# prometheus) and the jansson JSON parser (libjansson-dev), both listed in
-# scripts/deps/observability.txt. When one is missing the build still works
+# prometheus, in scripts/deps/check/observability.txt) and the jansson JSON
+# parser (libjansson-dev, in scripts/deps/build/observability.txt). When one
+# is missing the build still works
 # and the test that needs it fails saying what to install: a validation that
 # silently does not run would prove nothing.
 breaker_add_test(test_registry SOURCES test_registry.c TIMEOUT 60)
