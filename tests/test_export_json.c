@@ -311,6 +311,65 @@ static void the_public_report_says_only_ok_or_degraded_and_leaks_no_names(void *
     breaker_registry_destroy(reg);
 }
 
+/* The allocating variants: one call, no size to guess; the report carries
+ * each breaker's configuration and whether its window holds enough calls to
+ * judge. */
+static void the_alloc_variants_return_whole_reports_with_config_and_window_readiness(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_registry *reg = make_registry(&clock);
+    breaker_config windowed;
+    test_config(&windowed, &clock, NULL);
+    windowed.trip = BREAKER_TRIP_COUNT_WINDOW;
+    windowed.window_size = 10;
+    windowed.min_calls = 4;
+    set_override(reg, "search.index", &windowed);
+    breaker *quiet = get(reg, "search.index");
+    breaker *counted = get(reg, "payments.charge");
+    for (int i = 0; i < 3; i++)
+        call_ok(quiet, BREAKER_SUCCESS); /* 3 of the 4 calls it needs */
+
+    char *out = NULL;
+    size_t len = 1;
+    assert_int_equal(breaker_registry_export_json_alloc(reg, &out, &len), BREAKER_OK);
+    assert_non_null(out);
+    assert_int_equal(strlen(out), len);
+    json_t *root = parse(out);
+    assert_string_equal(json_string_value(json_object_get(root, "library_version")),
+                        breaker_version_string());
+    json_t *q = find_breaker(root, "search.index");
+    assert_int_equal(int_at(q, "window", "calls"), 3);
+    assert_int_equal(int_at(q, "window", "min_calls"), 4);
+    assert_true(json_is_false(json_object_get(json_object_get(q, "window"), "ready")));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(q, "config"), "trip")),
+                        "count_window");
+    assert_int_equal(int_at(q, "config", "window_size"), 10);
+    assert_int_equal(int_at(q, "config", "min_calls"), 4);
+    /* The consecutive policy has no window minimum: always ready. */
+    json_t *c = find_breaker(root, "payments.charge");
+    assert_int_equal(int_at(c, "window", "min_calls"), 0);
+    assert_true(json_is_true(json_object_get(json_object_get(c, "window"), "ready")));
+    assert_int_equal(int_at(c, "config", "failure_threshold"), 2);
+    json_decref(root);
+    free(out);
+
+    call_ok(quiet, BREAKER_SUCCESS);
+    assert_int_equal(breaker_registry_export_json_alloc(reg, &out, NULL), BREAKER_OK);
+    root = parse(out);
+    q = find_breaker(root, "search.index");
+    assert_true(json_is_true(json_object_get(json_object_get(q, "window"), "ready")));
+    json_decref(root);
+    free(out);
+
+    assert_int_equal(breaker_registry_export_health_json_alloc(reg, &out, &len), BREAKER_OK);
+    assert_string_equal(out, "{\"status\":\"ok\"}\n");
+    assert_int_equal(len, strlen(out));
+    free(out);
+    assert_int_equal(breaker_registry_release(reg, quiet), BREAKER_OK);
+    assert_int_equal(breaker_registry_release(reg, counted), BREAKER_OK);
+    breaker_registry_destroy(reg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_operators_report_parses_back_with_states_counters_and_evidence),
@@ -318,6 +377,7 @@ int main(void) {
         cmocka_unit_test(a_truncated_report_is_never_returned),
         cmocka_unit_test(the_string_escaper_yields_valid_json_for_any_bytes),
         cmocka_unit_test(the_public_report_says_only_ok_or_degraded_and_leaks_no_names),
+        cmocka_unit_test(the_alloc_variants_return_whole_reports_with_config_and_window_readiness),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* mkstemp, fdopen */
 #include "test_util.h"
 
+#include <breaker/compose.h>
 #include <breaker/registry.h>
 
 #include <stdio.h>
@@ -244,6 +245,22 @@ static void promtool_accepts_a_registry_with_breakers_in_every_state(void **stat
     expect_line("breaker_half_open_successes{breaker=\"ledger.post\"} 1");
     expect_line("breaker_probes_in_flight{breaker=\"ledger.post\"} 1");
     expect_line("breaker_half_open_successes{breaker=\"payments.refund\"} 0");
+    /* The configuration next to the counters: the consecutive policy shows
+     * its threshold and no window labels; a window's minimum is 0 there. */
+    expect_line("breaker_config_info{breaker=\"payments.charge\",trip=\"consecutive\","
+                "failure_threshold=\"3\",slow_call_seconds=\"1\",open_seconds=\"10\","
+                "open_max_seconds=\"300\",half_open_max_probes=\"1\","
+                "half_open_successes=\"1\",probe_timeout_seconds=\"30\","
+                "ramp_seconds=\"0\"} 1");
+    assert_non_null(strstr(text, "breaker_config_info{breaker=\"orders.create\","));
+    assert_non_null(strstr(text, "ramp_seconds=\"60\"} 1\n"));
+    expect_line("breaker_window_min_calls{breaker=\"payments.charge\"} 0");
+    expect_line("breaker_failure_rate_threshold{breaker=\"payments.charge\"} 0.000000");
+    expect_line("breaker_slow_call_rate_threshold{breaker=\"payments.charge\"} 0.000000");
+    char build[128];
+    snprintf(build, sizeof(build), "breaker_build_info{version=\"%s\"} 1",
+             breaker_version_string());
+    expect_line(build);
     expect_line("breaker_registry_breakers 9");
     expect_line("breaker_registry_created_total 9");
     /* Sorted by name: audit.log's series come first in each family. */
@@ -300,7 +317,8 @@ static void an_empty_registry_exports_only_its_own_valid_metrics(void **state) {
 }
 
 /* Export `reg` and count the sample lines (not HELP or TYPE) that carry
- * `label`; those that name no breaker (the registry's own) in `*registry_wide`. */
+ * `label`; those that name no breaker (the registry's own, with or without
+ * labels) in `*registry_wide`. */
 static int series_of(breaker_registry *reg, const char *label, int *registry_wide) {
     assert_int_equal(breaker_registry_export_prometheus(reg, text, sizeof(text), NULL), BREAKER_OK);
     int per_breaker = 0;
@@ -310,7 +328,7 @@ static int series_of(breaker_registry *reg, const char *label, int *registry_wid
         size_t n = end != NULL ? (size_t)(end - line) : strlen(line);
         if (n > 0 && line[0] != '#') {
             const char *brace = memchr(line, '{', n);
-            if (brace == NULL)
+            if (brace == NULL || strncmp(brace + 1, "breaker=", 8) != 0)
                 (*registry_wide)++;
             else if (strncmp(brace + 1, label, strlen(label)) == 0)
                 per_breaker++;
@@ -320,32 +338,244 @@ static int series_of(breaker_registry *reg, const char *label, int *registry_wid
     return per_breaker;
 }
 
-/* The series budget docs/observability.md states: 34 per breaker and 5 for
+/* The series budget docs/observability.md states: 38 per breaker and 6 for
  * the registry, whatever the breaker's state; an operator's force and reset
  * add their transition pairs and the forced state's seconds. A new series
- * changes these numbers on purpose, together with the documentation. */
-static void one_breaker_exports_34_series_and_the_registry_5(void **state) {
+ * changes these numbers on purpose, together with the documentation. (34
+ * and 5 before the configuration info, the window minimum, the two
+ * thresholds and the build info.) */
+static void one_breaker_exports_38_series_and_the_registry_6(void **state) {
     (void)state;
     breaker_registry *reg = NULL;
     assert_int_equal(breaker_registry_create(NULL, &reg), BREAKER_OK);
     breaker *b = get(reg, "payments.charge");
     const char *label = "breaker=\"payments.charge\"";
     int wide = 0;
-    assert_int_equal(series_of(reg, label, &wide), 34);
-    assert_int_equal(wide, 5);
+    assert_int_equal(series_of(reg, label, &wide), 38);
+    assert_int_equal(wide, 6);
     for (int i = 0; i < 40 && breaker_get_state(b) == BREAKER_CLOSED; i++)
         call_ok(b, BREAKER_FAILURE); /* open: the same series */
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    assert_int_equal(series_of(reg, label, &wide), 34);
+    assert_int_equal(series_of(reg, label, &wide), 38);
 
     assert_int_equal(breaker_force_open(b), BREAKER_OK);
     /* + open -> forced_open, and forced_open's seconds */
-    assert_int_equal(series_of(reg, label, &wide), 34 + 2);
+    assert_int_equal(series_of(reg, label, &wide), 38 + 2);
     assert_int_equal(breaker_reset(b), BREAKER_OK);
-    assert_int_equal(series_of(reg, label, &wide), 34 + 3); /* + forced_open -> closed */
-    assert_int_equal(wide, 5);
+    assert_int_equal(series_of(reg, label, &wide), 38 + 3); /* + forced_open -> closed */
+    assert_int_equal(wide, 6);
     assert_int_equal(breaker_registry_release(reg, b), BREAKER_OK);
     breaker_registry_destroy(reg);
+}
+
+/* The allocating variant writes, in one call and without a retry loop, the
+ * text the buffer variant writes into a buffer of the right size. */
+static void the_alloc_variant_writes_the_same_text_in_one_call(void **state) {
+    (void)state;
+    static struct world w;
+    memset(&w, 0, sizeof(w));
+    build_world(&w);
+    size_t len = 0;
+    assert_int_equal(breaker_registry_export_prometheus(w.reg, text, sizeof(text), &len),
+                     BREAKER_OK);
+    char *got = NULL;
+    size_t got_len = 1;
+    assert_int_equal(breaker_registry_export_prometheus_alloc(w.reg, &got, &got_len), BREAKER_OK);
+    assert_non_null(got);
+    assert_int_equal(got_len, len);
+    assert_int_equal(strlen(got), got_len);
+    assert_string_equal(got, text);
+    free(got);
+    /* `len` may be NULL, as in the buffer variant. */
+    assert_int_equal(breaker_registry_export_prometheus_alloc(w.reg, &got, NULL), BREAKER_OK);
+    assert_string_equal(got, text);
+    free(got);
+    destroy_world(&w);
+}
+
+static int noop_sleep(void *ctx, uint64_t ns) {
+    fake_clock_advance(ctx, ns);
+    return 0;
+}
+
+static enum breaker_outcome failing_op(void *ctx, breaker_attempt *a) {
+    (void)ctx;
+    (void)a;
+    return BREAKER_FAILURE;
+}
+
+/* A bulkhead, a retry budget and an executor guarding one dependency, with
+ * some traffic through them. */
+struct kit {
+    struct fake_clock clock;
+    breaker *b;
+    breaker_bulkhead *bh;
+    breaker_retry_budget *rb;
+    breaker_executor *ex;
+};
+
+static void build_kit(struct kit *k) {
+    breaker_config cfg;
+    test_config(&cfg, &k->clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 100;
+    k->b = make_breaker(&cfg);
+    breaker_bulkhead_config bc;
+    breaker_bulkhead_config_init(&bc);
+    bc.max_concurrent = 4;
+    assert_int_equal(breaker_bulkhead_create(&bc, &k->bh), BREAKER_OK);
+    breaker_retry_budget_config rc;
+    breaker_retry_budget_config_init(&rc);
+    rc.ratio = 0;
+    rc.min_retries = 1; /* one retry per window, then refusals */
+    rc.clock = fake_clock_read;
+    rc.clock_ctx = &k->clock;
+    assert_int_equal(breaker_retry_budget_create(&rc, &k->rb), BREAKER_OK);
+    breaker_executor_config ec;
+    breaker_executor_config_init(&ec);
+    ec.b = k->b;
+    ec.bulkhead = k->bh;
+    ec.budget = k->rb;
+    ec.retry.max_attempts = 2;
+    ec.retry.jitter = BREAKER_JITTER_NONE;
+    ec.clock = fake_clock_read;
+    ec.clock_ctx = &k->clock;
+    ec.sleep = noop_sleep;
+    ec.sleep_ctx = &k->clock;
+    assert_int_equal(breaker_executor_create(&ec, &k->ex), BREAKER_OK);
+    /* Two failing idempotent requests: the first retries once (the budget's
+     * one retry), the second's retry is refused by the budget. */
+    breaker_call call = {.op = failing_op, .idempotent = true};
+    breaker_result res;
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(breaker_executor_run(k->ex, &call, &res), BREAKER_OK);
+    /* One slot held now, by a caller outside the executor. */
+    assert_int_equal(breaker_bulkhead_try_acquire(k->bh), BREAKER_OK);
+}
+
+static void destroy_kit(struct kit *k) {
+    assert_int_equal(breaker_bulkhead_release(k->bh), BREAKER_OK);
+    breaker_executor_destroy(k->ex);
+    breaker_retry_budget_destroy(k->rb);
+    breaker_bulkhead_destroy(k->bh);
+    breaker_destroy(k->b);
+}
+
+/* Count the sample lines of `body` that start with `prefix`. */
+static int samples_starting(const char *body, const char *prefix) {
+    int count = 0;
+    for (const char *line = body; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t n = end != NULL ? (size_t)(end - line) : strlen(line);
+        if (n > 0 && line[0] != '#' && strncmp(line, prefix, strlen(prefix)) == 0) count++;
+        line += n + (end != NULL);
+    }
+    return count;
+}
+
+static void
+compose_objects_export_valid_series_that_follow_the_registry_in_one_scrape(void **state) {
+    (void)state;
+    static struct kit k;
+    memset(&k, 0, sizeof(k));
+    build_kit(&k);
+    breaker_registry *reg = NULL;
+    assert_int_equal(breaker_registry_create(NULL, &reg), BREAKER_OK);
+    breaker *rb = get(reg, "payments.charge");
+
+    breaker_compose_metrics items[] = {
+        {.name = "payments.charge", .bulkhead = k.bh, .budget = k.rb, .executor = k.ex},
+        {.name = "search.index", .bulkhead = k.bh}, /* a shared bulkhead, named twice */
+    };
+    char *reg_text = NULL, *kit_text = NULL;
+    size_t reg_len = 0, kit_len = 0;
+    assert_int_equal(breaker_registry_export_prometheus_alloc(reg, &reg_text, &reg_len),
+                     BREAKER_OK);
+    assert_int_equal(breaker_compose_export_prometheus_alloc(items, 2, &kit_text, &kit_len),
+                     BREAKER_OK);
+    assert_int_equal(strlen(kit_text), kit_len);
+    snprintf(text, sizeof(text), "%s%s", reg_text, kit_text);
+    char report[4096];
+    int status = promtool_check(text, report, sizeof(report));
+    if (status != 0) fail_msg("promtool exit %d:\n%s\n---\n%s", status, report, text);
+
+    expect_line("breaker_bulkhead_max_concurrent{name=\"payments.charge\"} 4");
+    expect_line("breaker_bulkhead_in_flight{name=\"payments.charge\"} 1");
+    expect_line("breaker_bulkhead_in_flight{name=\"search.index\"} 1");
+    expect_line("breaker_bulkhead_acquired_total{name=\"payments.charge\"} 3");
+    expect_line("breaker_retry_budget_requests_total{name=\"payments.charge\"} 2");
+    expect_line("breaker_retry_budget_retries_allowed_total{name=\"payments.charge\"} 1");
+    expect_line("breaker_retry_budget_retries_refused_total{name=\"payments.charge\"} 1");
+    expect_line("breaker_executor_requests_total{name=\"payments.charge\"} 2");
+    expect_line("breaker_executor_attempts_total{name=\"payments.charge\"} 3");
+    expect_line("breaker_executor_retries_total{name=\"payments.charge\"} 1");
+    expect_line("breaker_executor_results_total{name=\"payments.charge\",result=\"failed\"} 2");
+    expect_line("breaker_executor_retries_stopped_total{name=\"payments.charge\","
+                "layer=\"retry_budget\"} 1");
+    expect_line("breaker_executor_breaker_records_total{name=\"payments.charge\"} 3");
+    /* The budget and the executor were named once: no series for the other. */
+    assert_null(strstr(text, "breaker_executor_requests_total{name=\"search.index\"}"));
+    /* Each family once: one HELP line although two entries have a bulkhead. */
+    const char *help = "# HELP breaker_bulkhead_in_flight ";
+    const char *first = strstr(text, help);
+    assert_non_null(first);
+    assert_null(strstr(first + 1, help));
+
+    /* The series per object that docs/observability.md counts. */
+    assert_int_equal(samples_starting(kit_text, "breaker_bulkhead_"), 7 * 2);
+    assert_int_equal(samples_starting(kit_text, "breaker_retry_budget_"), 6);
+    assert_int_equal(samples_starting(kit_text, "breaker_executor_"), 16);
+
+    /* The buffer variant writes the same text, and ENOSPC says the size. */
+    char small[16];
+    size_t need = 0;
+    assert_int_equal(breaker_compose_export_prometheus(items, 2, small, sizeof(small), &need),
+                     BREAKER_ENOSPC);
+    assert_int_equal(need, kit_len + 1);
+    char *same = malloc(need);
+    assert_non_null(same);
+    assert_int_equal(breaker_compose_export_prometheus(items, 2, same, need, NULL), BREAKER_OK);
+    assert_string_equal(same, kit_text);
+    free(same);
+    free(reg_text);
+    free(kit_text);
+    assert_int_equal(breaker_registry_release(reg, rb), BREAKER_OK);
+    breaker_registry_destroy(reg);
+    destroy_kit(&k);
+}
+
+static void compose_export_refuses_bad_names_and_series_named_twice(void **state) {
+    (void)state;
+    static struct kit k;
+    memset(&k, 0, sizeof(k));
+    build_kit(&k);
+    char buf[64] = "x";
+    char *out = (char *)1;
+    breaker_compose_metrics bad_name[] = {{.name = "no spaces", .bulkhead = k.bh}};
+    assert_int_equal(breaker_compose_export_prometheus(bad_name, 1, buf, sizeof(buf), NULL),
+                     BREAKER_EINVAL);
+    assert_string_equal(buf, "x"); /* nothing written */
+    assert_int_equal(breaker_compose_export_prometheus_alloc(bad_name, 1, &out, NULL),
+                     BREAKER_EINVAL);
+    assert_null(out);
+    breaker_compose_metrics no_name[] = {{.name = NULL, .executor = k.ex}};
+    assert_int_equal(breaker_compose_export_prometheus(no_name, 1, buf, sizeof(buf), NULL),
+                     BREAKER_EINVAL);
+    /* One name twice is fine for different kinds, not for the same kind. */
+    breaker_compose_metrics split[] = {{.name = "db", .bulkhead = k.bh},
+                                       {.name = "db", .executor = k.ex}};
+    assert_int_equal(breaker_compose_export_prometheus_alloc(split, 2, &out, NULL), BREAKER_OK);
+    free(out);
+    breaker_compose_metrics twice[] = {{.name = "db", .bulkhead = k.bh, .budget = k.rb},
+                                       {.name = "db", .budget = k.rb}};
+    assert_int_equal(breaker_compose_export_prometheus_alloc(twice, 2, &out, NULL), BREAKER_EINVAL);
+    assert_int_equal(breaker_compose_export_prometheus(NULL, 1, buf, sizeof(buf), NULL),
+                     BREAKER_EINVAL);
+    /* An empty list is an empty text. */
+    assert_int_equal(breaker_compose_export_prometheus(NULL, 0, buf, sizeof(buf), NULL),
+                     BREAKER_OK);
+    assert_string_equal(buf, "");
+    destroy_kit(&k);
 }
 
 int main(void) {
@@ -354,7 +584,11 @@ int main(void) {
         cmocka_unit_test(promtool_rejects_broken_exposition_so_the_check_can_fail),
         cmocka_unit_test(a_small_buffer_gets_enospc_and_the_size_it_needs),
         cmocka_unit_test(an_empty_registry_exports_only_its_own_valid_metrics),
-        cmocka_unit_test(one_breaker_exports_34_series_and_the_registry_5),
+        cmocka_unit_test(one_breaker_exports_38_series_and_the_registry_6),
+        cmocka_unit_test(the_alloc_variant_writes_the_same_text_in_one_call),
+        cmocka_unit_test(
+            compose_objects_export_valid_series_that_follow_the_registry_in_one_scrape),
+        cmocka_unit_test(compose_export_refuses_bad_names_and_series_named_twice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -745,6 +745,50 @@ BREAKER_API const char *breaker_layer_name(enum breaker_layer layer);
 BREAKER_API const char *breaker_order_name(enum breaker_order order);
 BREAKER_API const char *breaker_jitter_name(enum breaker_jitter jitter);
 
+/* ---- Metrics -----------------------------------------------------------------------
+ * Bulkheads, retry budgets and executors belong to no registry, so their
+ * Prometheus series are exported from a list the caller keeps: one entry per
+ * dependency, naming the objects that guard it. The text uses the same format
+ * and contract as breaker_registry_export_prometheus() (registry.h), with
+ * families of its own (breaker_bulkhead_*, breaker_retry_budget_*,
+ * breaker_executor_*), so it may be sent right after the registry's text in
+ * one scrape. Each series carries name="<entry's name>"; use the breaker's
+ * name for the dependency and the two join on it (label_replace(..., "name",
+ * "$1", "breaker", "(.*)")). docs/observability.md lists the families. */
+
+typedef struct breaker_compose_metrics breaker_compose_metrics;
+struct breaker_compose_metrics {
+    const char *name;              /* label value: a valid breaker name
+                                      (breaker_name_validate()), unique among
+                                      the entries that name an object of the
+                                      same kind */
+    breaker_bulkhead *bulkhead;    /* NULL = none: 7 series */
+    breaker_retry_budget *budget;  /* NULL = none: 6 series */
+    breaker_executor *executor;    /* NULL = none: 16 series */
+};
+
+/*! breaker_compose_export_prometheus() :
+ *  Write the series of the `n` entries of `items` (read with each object's
+ *  _stats_get(), one object after another) into `buf`, as
+ *  breaker_registry_export_prometheus() does: BREAKER_OK with the length in
+ *  `*len`, or BREAKER_ENOSPC with the size needed, or BREAKER_ENOMEM; also
+ *  BREAKER_EINVAL, with nothing written, if `items` is NULL while n > 0, a
+ *  name is NULL or invalid, or two entries of one name both set the same
+ *  kind of object. Families without a series are left out. The list and the
+ *  objects it names must stay valid during the call; the objects may be in
+ *  use on other threads meanwhile. */
+BREAKER_API int breaker_compose_export_prometheus(const breaker_compose_metrics *items, size_t n,
+                                                  char *buf, size_t cap, size_t *len);
+
+/*! breaker_compose_export_prometheus_alloc() :
+ *  The same text in a buffer allocated to fit: BREAKER_OK with `*out` (the
+ *  caller frees it with free()) and the length without the NUL in `*len`
+ *  (may be NULL); BREAKER_EINVAL as above or BREAKER_ENOMEM, with `*out`
+ *  NULL. Never BREAKER_ENOSPC. */
+BREAKER_API BREAKER_NODISCARD int
+breaker_compose_export_prometheus_alloc(const breaker_compose_metrics *items, size_t n, char **out,
+                                        size_t *len) BREAKER_NONNULL(3);
+
 #ifdef __cplusplus
 }
 #endif

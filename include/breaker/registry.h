@@ -275,11 +275,24 @@ BREAKER_API int breaker_registry_stats_get(breaker_registry *reg, breaker_regist
 BREAKER_API int breaker_registry_degraded(breaker_registry *reg) BREAKER_NONNULL(1);
 
 /* ---- Exports ----------------------------------------------------------------
- * Each writes a NUL-terminated text into `buf` (`cap` bytes) and returns
- * BREAKER_OK with the length (without the NUL) in `*len`; or BREAKER_ENOSPC
- * with the size needed at that moment (NUL included) in `*len` and `buf`
- * holding an empty string (when cap > 0); or BREAKER_ENOMEM. `len` may be
- * NULL. They allocate a working copy of the snapshots while they run, call
+ * Each export comes in two forms.
+ *
+ * The buffer form, breaker_registry_export_xxx(reg, buf, cap, len), writes a
+ * NUL-terminated text into `buf` (`cap` bytes) and returns BREAKER_OK with
+ * the length (without the NUL) in `*len`; or BREAKER_ENOSPC with the size
+ * needed at that moment (NUL included) in `*len` and `buf` holding an empty
+ * string (when cap > 0); or BREAKER_ENOMEM. `len` may be NULL. A text never
+ * comes back truncated. Breakers created between two calls can make the size
+ * reported by ENOSPC too small for the next one: to avoid that loop, use:
+ *
+ * The allocating form, breaker_registry_export_xxx_alloc(reg, &text, &len),
+ * writes the whole text in one pass into a buffer it allocates to fit, and
+ * returns BREAKER_OK with `*out` pointing to it (NUL-terminated; the caller
+ * owns it and releases it with free()) and its length without the NUL in
+ * `*len` (`len` may be NULL); or BREAKER_ENOMEM with `*out` NULL (and `*len`
+ * 0), having freed whatever it had allocated. It never returns ENOSPC.
+ *
+ * Both allocate a working copy of the snapshots while they run, call
  * breaker_get_state() on each breaker (so a hung probe's timeout is applied),
  * and are thread-safe; independent of the C locale. */
 
@@ -300,11 +313,24 @@ BREAKER_API int breaker_registry_degraded(breaker_registry *reg) BREAKER_NONNULL
  *  breaker_window_failure_ratio, breaker_window_slow_call_ratio,
  *  breaker_next_probe_seconds (0 unless OPEN; +Inf when FORCED_OPEN),
  *  breaker_open_awaiting_probe, breaker_flapping, breaker_failed_recoveries,
+ *  breaker_config_info (always 1; labels trip, failure_threshold or
+ *  window_size/window_seconds, min_calls, failure_rate, slow_call_rate,
+ *  slow_call_seconds, open_seconds, open_max_seconds, half_open_max_probes,
+ *  half_open_successes, probe_timeout_seconds, ramp_seconds),
+ *  breaker_window_min_calls, breaker_failure_rate_threshold,
+ *  breaker_slow_call_rate_threshold (0 where the trip policy has no window);
+ *  and registry-wide breaker_build_info{version} (always 1),
  *  breaker_registry_breakers, breaker_registry_max_breakers,
  *  breaker_registry_created_total, breaker_registry_evicted_total,
- *  breaker_registry_rejected_full_total. */
+ *  breaker_registry_rejected_full_total. docs/observability.md counts the
+ *  series. Bulkheads, retry budgets and executors are exported by
+ *  breaker_compose_export_prometheus() (compose.h), whose text may follow
+ *  this one in the same scrape. */
 BREAKER_API int breaker_registry_export_prometheus(breaker_registry *reg, char *buf, size_t cap,
                                                    size_t *len) BREAKER_NONNULL(1);
+BREAKER_API BREAKER_NODISCARD int breaker_registry_export_prometheus_alloc(breaker_registry *reg,
+                                                                           char **out, size_t *len)
+    BREAKER_NONNULL(1, 2);
 
 /*! breaker_registry_export_json() :
  *  A JSON report for operators: {"version":1,"unix_time","degraded":bool,
@@ -319,6 +345,9 @@ BREAKER_API int breaker_registry_export_prometheus(breaker_registry *reg, char *
  *  minus those ages. It names every dependency: serve it to operators only. */
 BREAKER_API int breaker_registry_export_json(breaker_registry *reg, char *buf, size_t cap,
                                              size_t *len) BREAKER_NONNULL(1);
+BREAKER_API BREAKER_NODISCARD int breaker_registry_export_json_alloc(breaker_registry *reg,
+                                                                     char **out, size_t *len)
+    BREAKER_NONNULL(1, 2);
 
 /*! breaker_registry_export_health_json() :
  *  The public variant: exactly {"status":"ok"} or {"status":"degraded"}
@@ -326,6 +355,9 @@ BREAKER_API int breaker_registry_export_json(breaker_registry *reg, char *buf, s
  *  dependency name and no count. Safe for an unauthenticated health endpoint. */
 BREAKER_API int breaker_registry_export_health_json(breaker_registry *reg, char *buf, size_t cap,
                                                     size_t *len) BREAKER_NONNULL(1);
+BREAKER_API BREAKER_NODISCARD int
+breaker_registry_export_health_json_alloc(breaker_registry *reg, char **out, size_t *len)
+    BREAKER_NONNULL(1, 2);
 
 #ifdef __cplusplus
 }

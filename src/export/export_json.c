@@ -91,8 +91,33 @@ static void write_transition(struct breaker__out *o, const breaker_event *ev, ui
     breaker__out_mem(o, "}", 1);
 }
 
+/* The limits the counters are judged against (defaults applied), with the
+ * keys of breaker_config_set(); durations in seconds. */
+static void write_config(struct breaker__out *o, const breaker_config *c) {
+    int windowed = c->trip != BREAKER_TRIP_CONSECUTIVE;
+    breaker__out_mem(o, "{", 1);
+    kv_str(o, "trip", breaker_trip_name(c->trip), 1);
+    kv_u64(o, "failure_threshold", c->failure_threshold, 1);
+    kv_u64(o, "window_size", c->window_size, 1);
+    kv_seconds(o, "window", c->window_ns, 1);
+    kv_u64(o, "window_buckets", c->window_buckets, 1);
+    kv_u64(o, "min_calls", windowed ? c->min_calls : 0, 1);
+    kv_ratio(o, "failure_rate", c->failure_rate, 1);
+    kv_seconds(o, "slow_call", c->slow_call_ns, 1);
+    kv_ratio(o, "slow_call_rate", c->slow_call_rate, 1);
+    kv_seconds(o, "open", c->open_ns, 1);
+    kv_seconds(o, "open_max", c->open_max_ns, 1);
+    kv_ratio(o, "open_jitter", c->open_jitter, 1);
+    kv_u64(o, "half_open_max_probes", c->half_open_max_probes, 1);
+    kv_u64(o, "half_open_successes", c->half_open_successes, 1);
+    kv_seconds(o, "probe_timeout", c->probe_timeout_ns, 1);
+    kv_seconds(o, "ramp", c->ramp_ns, 1);
+    kv_u64(o, "min_failing_sources", c->min_failing_sources, 0);
+    breaker__out_mem(o, "}", 1);
+}
+
 static void write_breaker(struct breaker__out *o, const breaker_registry_info *in,
-                          uint64_t wall_ns) {
+                          const breaker_config *cfg, uint64_t wall_ns) {
     const breaker_stats *st = &in->stats;
     breaker__out_mem(o, "{", 1);
     kv_str(o, "name", in->name, 1);
@@ -144,8 +169,17 @@ static void write_breaker(struct breaker__out *o, const breaker_registry_info *i
     kv_u64(o, "slow", st->window_slow, 1);
     kv_ratio(o, "failure_rate", st->window_failure_rate, 1);
     kv_ratio(o, "slow_call_rate", st->window_slow_rate, 1);
-    kv_u64(o, "consecutive_failures", st->consecutive_failures, 0);
+    kv_u64(o, "consecutive_failures", st->consecutive_failures, 1);
+    /* min_calls: the window cannot trip below it (0 under the consecutive
+     * policy), so "ready": false tells too few calls from health. */
+    uint64_t min_calls = cfg->trip != BREAKER_TRIP_CONSECUTIVE ? cfg->min_calls : 0;
+    kv_u64(o, "min_calls", min_calls, 1);
+    kv_bool(o, "ready", st->window_calls >= min_calls, 0);
     breaker__out_mem(o, "},", 2);
+
+    key(o, "config");
+    write_config(o, cfg);
+    breaker__out_mem(o, ",", 1);
 
     key(o, "seconds_in_state");
     breaker__out_mem(o, "{", 1);
@@ -162,7 +196,8 @@ static void write_breaker(struct breaker__out *o, const breaker_registry_info *i
     breaker__out_mem(o, "]}", 2);
 }
 
-int breaker_registry_export_json(breaker_registry *reg, char *buf, size_t cap, size_t *len) {
+static int write_json(void *ctx, struct breaker__out *o) {
+    breaker_registry *reg = ctx;
     struct breaker__snapshot *snaps;
     size_t n;
     int rc = breaker__snapshots_take(reg, 1, &snaps, &n);
@@ -174,38 +209,52 @@ int breaker_registry_export_json(breaker_registry *reg, char *buf, size_t cap, s
     for (size_t i = 0; i < n; i++)
         degraded |= breaker__info_degraded(&snaps[i].info);
 
-    struct breaker__out o;
-    breaker__out_init(&o, buf, cap);
-    breaker__out_mem(&o, "{", 1);
-    kv_u64(&o, "version", 1, 1);
-    kv_seconds(&o, "unix_time", wall_ns, 1);
-    kv_bool(&o, "degraded", degraded, 1);
-    key(&o, "registry");
-    breaker__out_mem(&o, "{", 1);
-    kv_u64(&o, "breakers", rs.breakers, 1);
-    kv_u64(&o, "max_breakers", rs.max_breakers, 1);
-    kv_u64(&o, "created", rs.created, 1);
-    kv_u64(&o, "evicted", rs.evicted, 1);
-    kv_u64(&o, "rejected_full", rs.rejected_full, 1);
-    kv_u64(&o, "invalid_names", rs.invalid_names, 0);
-    breaker__out_mem(&o, "},", 2);
-    key(&o, "breakers");
-    breaker__out_mem(&o, "[", 1);
+    breaker__out_mem(o, "{", 1);
+    kv_u64(o, "version", 1, 1);
+    kv_str(o, "library_version", breaker_version_string(), 1);
+    kv_seconds(o, "unix_time", wall_ns, 1);
+    kv_bool(o, "degraded", degraded, 1);
+    key(o, "registry");
+    breaker__out_mem(o, "{", 1);
+    kv_u64(o, "breakers", rs.breakers, 1);
+    kv_u64(o, "max_breakers", rs.max_breakers, 1);
+    kv_u64(o, "created", rs.created, 1);
+    kv_u64(o, "evicted", rs.evicted, 1);
+    kv_u64(o, "rejected_full", rs.rejected_full, 1);
+    kv_u64(o, "invalid_names", rs.invalid_names, 0);
+    breaker__out_mem(o, "},", 2);
+    key(o, "breakers");
+    breaker__out_mem(o, "[", 1);
     for (size_t i = 0; i < n; i++) {
-        if (i > 0) breaker__out_mem(&o, ",", 1);
-        write_breaker(&o, &snaps[i].info, wall_ns);
+        if (i > 0) breaker__out_mem(o, ",", 1);
+        write_breaker(o, &snaps[i].info, &snaps[i].cfg, wall_ns);
     }
-    breaker__out_mem(&o, "]}\n", 3);
+    breaker__out_mem(o, "]}\n", 3);
     breaker__snapshots_free(snaps, n);
-    return breaker__out_finish(&o, len);
+    return BREAKER_OK;
+}
+
+int breaker_registry_export_json(breaker_registry *reg, char *buf, size_t cap, size_t *len) {
+    return breaker__out_to_buffer(write_json, reg, buf, cap, len);
+}
+
+int breaker_registry_export_json_alloc(breaker_registry *reg, char **out, size_t *len) {
+    return breaker__out_to_alloc(write_json, reg, out, len);
 }
 
 /* ---- The public report ----------------------------------------------------- */
 
+static int write_health(void *ctx, struct breaker__out *o) {
+    breaker_registry *reg = ctx;
+    breaker__out_str(o, breaker_registry_degraded(reg) ? "{\"status\":\"degraded\"}\n"
+                                                       : "{\"status\":\"ok\"}\n");
+    return BREAKER_OK;
+}
+
 int breaker_registry_export_health_json(breaker_registry *reg, char *buf, size_t cap, size_t *len) {
-    struct breaker__out o;
-    breaker__out_init(&o, buf, cap);
-    breaker__out_str(&o, breaker_registry_degraded(reg) ? "{\"status\":\"degraded\"}\n"
-                                                        : "{\"status\":\"ok\"}\n");
-    return breaker__out_finish(&o, len);
+    return breaker__out_to_buffer(write_health, reg, buf, cap, len);
+}
+
+int breaker_registry_export_health_json_alloc(breaker_registry *reg, char **out, size_t *len) {
+    return breaker__out_to_alloc(write_health, reg, out, len);
 }

@@ -11,11 +11,17 @@
  */
 #include "export/text_out.h"
 #include "registry/registry_internal.h"
+#include "breaker/compose.h"
 
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Writes the samples of one family for one breaker. */
-typedef void family_fn(struct breaker__out *o, const char *metric, const breaker_registry_info *in);
+typedef void family_fn(struct breaker__out *o, const char *metric,
+                       const struct breaker__snapshot *sn);
 
 struct family {
     const char *name;
@@ -68,9 +74,9 @@ static void u64_line(struct breaker__out *o, uint64_t v) {
     breaker__out_mem(o, "\n", 1);
 }
 
-static void plain(struct breaker__out *o, const char *metric, const breaker_registry_info *in,
+static void plain(struct breaker__out *o, const char *metric, const struct breaker__snapshot *sn,
                   uint64_t v) {
-    series(o, metric, in->name, NULL, NULL, NULL, NULL);
+    series(o, metric, sn->info.name, NULL, NULL, NULL, NULL);
     u64_line(o, v);
 }
 
@@ -84,44 +90,44 @@ static const char *state_label(unsigned s) { return breaker_state_name((enum bre
 _Static_assert(BREAKER_CLOSED == 0 && BREAKER_OPEN == 1 && BREAKER_HALF_OPEN == 2 &&
                    BREAKER_FORCED_OPEN == 3 && BREAKER_FORCED_CLOSED == 4,
                "breaker_state's HELP text numbers the states");
-static void f_state(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    plain(o, m, in, (uint64_t)in->stats.state);
+static void f_state(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    plain(o, m, sn, (uint64_t)sn->info.stats.state);
 }
 
-static void f_calls(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    series(o, m, in->name, "outcome", "success", NULL, NULL);
-    u64_line(o, in->stats.successes);
-    series(o, m, in->name, "outcome", "failure", NULL, NULL);
-    u64_line(o, in->stats.failures);
-    series(o, m, in->name, "outcome", "ignored", NULL, NULL);
-    u64_line(o, in->stats.ignored);
+static void f_calls(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    series(o, m, sn->info.name, "outcome", "success", NULL, NULL);
+    u64_line(o, sn->info.stats.successes);
+    series(o, m, sn->info.name, "outcome", "failure", NULL, NULL);
+    u64_line(o, sn->info.stats.failures);
+    series(o, m, sn->info.name, "outcome", "ignored", NULL, NULL);
+    u64_line(o, sn->info.stats.ignored);
 }
 
-static void f_admitted(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    plain(o, m, in, in->stats.admitted);
+static void f_admitted(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.admitted);
 }
-static void f_cancelled(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    plain(o, m, in, in->stats.cancelled);
+static void f_cancelled(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.cancelled);
 }
-static void f_slow(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    plain(o, m, in, in->stats.slow);
+static void f_slow(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.slow);
 }
 
-static void f_rejected(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    series(o, m, in->name, "reason", "open", NULL, NULL);
-    u64_line(o, in->stats.rejected_open);
-    series(o, m, in->name, "reason", "half_open", NULL, NULL);
-    u64_line(o, in->stats.rejected_half_open);
-    series(o, m, in->name, "reason", "forced_open", NULL, NULL);
-    u64_line(o, in->stats.rejected_forced);
-    series(o, m, in->name, "reason", "ramp", NULL, NULL);
-    u64_line(o, in->stats.rejected_ramp);
+static void f_rejected(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    series(o, m, sn->info.name, "reason", "open", NULL, NULL);
+    u64_line(o, sn->info.stats.rejected_open);
+    series(o, m, sn->info.name, "reason", "half_open", NULL, NULL);
+    u64_line(o, sn->info.stats.rejected_half_open);
+    series(o, m, sn->info.name, "reason", "forced_open", NULL, NULL);
+    u64_line(o, sn->info.stats.rejected_forced);
+    series(o, m, sn->info.name, "reason", "ramp", NULL, NULL);
+    u64_line(o, sn->info.stats.rejected_ramp);
 }
 
 /* Whether the breaker has ever been in operator state `s`. */
-static int entered(const breaker_registry_info *in, unsigned s) {
+static int entered(const struct breaker__snapshot *sn, unsigned s) {
     for (unsigned f = 0; f < BREAKER_STATE_COUNT; f++)
-        if (in->transitions_by[f][s] != 0) return 1;
+        if (sn->info.transitions_by[f][s] != 0) return 1;
     return 0;
 }
 
@@ -134,99 +140,204 @@ static int always_exported(unsigned from, unsigned to) {
            (from == BREAKER_HALF_OPEN && to == BREAKER_CLOSED);
 }
 
-static void f_transitions(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
+static void f_transitions(struct breaker__out *o, const char *m,
+                          const struct breaker__snapshot *sn) {
     for (unsigned f = 0; f < BREAKER_STATE_COUNT; f++)
         for (unsigned t = 0; t < BREAKER_STATE_COUNT; t++) {
-            uint64_t v = in->transitions_by[f][t];
+            uint64_t v = sn->info.transitions_by[f][t];
             if (v == 0 && !always_exported(f, t)) continue;
-            series(o, m, in->name, "from", state_label(f), "to", state_label(t));
+            series(o, m, sn->info.name, "from", state_label(f), "to", state_label(t));
             u64_line(o, v);
         }
 }
 
 static void f_state_seconds(struct breaker__out *o, const char *m,
-                            const breaker_registry_info *in) {
+                            const struct breaker__snapshot *sn) {
     for (unsigned s = 0; s < BREAKER_STATE_COUNT; s++) {
         /* The forced states only once an operator has used them, as with the
          * operator pairs of breaker_transitions_total. */
         int forced = s == BREAKER_FORCED_OPEN || s == BREAKER_FORCED_CLOSED;
-        if (forced && !entered(in, s)) continue;
-        series(o, m, in->name, "state", state_label(s), NULL, NULL);
-        breaker__out_seconds(o, in->stats.time_in_state_ns[s]);
+        if (forced && !entered(sn, s)) continue;
+        series(o, m, sn->info.name, "state", state_label(s), NULL, NULL);
+        breaker__out_seconds(o, sn->info.stats.time_in_state_ns[s]);
         breaker__out_mem(o, "\n", 1);
     }
 }
 
 static void f_probes_admitted(struct breaker__out *o, const char *m,
-                              const breaker_registry_info *in) {
-    plain(o, m, in, in->stats.probes_admitted);
+                              const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.probes_admitted);
 }
 
-static void f_probes(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    const breaker_stats *st = &in->stats;
+static void f_probes(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    const breaker_stats *st = &sn->info.stats;
     uint64_t failed =
         st->probes_failed >= st->probes_timed_out ? st->probes_failed - st->probes_timed_out : 0;
-    series(o, m, in->name, "result", "success", NULL, NULL);
+    series(o, m, sn->info.name, "result", "success", NULL, NULL);
     u64_line(o, st->probes_succeeded);
-    series(o, m, in->name, "result", "failure", NULL, NULL);
+    series(o, m, sn->info.name, "result", "failure", NULL, NULL);
     u64_line(o, failed);
-    series(o, m, in->name, "result", "timeout", NULL, NULL);
+    series(o, m, sn->info.name, "result", "timeout", NULL, NULL);
     u64_line(o, st->probes_timed_out);
 }
 
-static void f_in_flight(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    plain(o, m, in, in->stats.probes_in_flight);
+static void f_in_flight(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.probes_in_flight);
 }
 static void f_half_open_successes(struct breaker__out *o, const char *m,
-                                  const breaker_registry_info *in) {
-    plain(o, m, in, in->stats.probe_successes);
+                                  const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.probe_successes);
 }
-static void f_stale(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    plain(o, m, in, in->stats.stale);
+static void f_stale(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.stale);
 }
-static void f_duplicates(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    plain(o, m, in, in->stats.duplicates);
+static void f_duplicates(struct breaker__out *o, const char *m,
+                         const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.duplicates);
 }
-static void f_window_calls(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    plain(o, m, in, in->stats.window_calls);
+static void f_window_calls(struct breaker__out *o, const char *m,
+                           const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.window_calls);
 }
 
-static void ratio(struct breaker__out *o, const char *m, const breaker_registry_info *in,
+static void ratio(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn,
                   double r) {
-    series(o, m, in->name, NULL, NULL, NULL, NULL);
+    series(o, m, sn->info.name, NULL, NULL, NULL, NULL);
     breaker__out_ratio(o, r);
     breaker__out_mem(o, "\n", 1);
 }
 static void f_failure_ratio(struct breaker__out *o, const char *m,
-                            const breaker_registry_info *in) {
-    ratio(o, m, in, in->stats.window_failure_rate);
+                            const struct breaker__snapshot *sn) {
+    ratio(o, m, sn, sn->info.stats.window_failure_rate);
 }
-static void f_slow_ratio(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    ratio(o, m, in, in->stats.window_slow_rate);
+static void f_slow_ratio(struct breaker__out *o, const char *m,
+                         const struct breaker__snapshot *sn) {
+    ratio(o, m, sn, sn->info.stats.window_slow_rate);
 }
-static void f_ramp_share(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    ratio(o, m, in, in->stats.ramp_share);
+static void f_ramp_share(struct breaker__out *o, const char *m,
+                         const struct breaker__snapshot *sn) {
+    ratio(o, m, sn, sn->info.stats.ramp_share);
 }
 
-static void f_next_probe(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    series(o, m, in->name, NULL, NULL, NULL, NULL);
-    if (in->stats.state == BREAKER_FORCED_OPEN)
+static void f_next_probe(struct breaker__out *o, const char *m,
+                         const struct breaker__snapshot *sn) {
+    series(o, m, sn->info.name, NULL, NULL, NULL, NULL);
+    if (sn->info.stats.state == BREAKER_FORCED_OPEN)
         breaker__out_str(o, "+Inf");
-    else if (in->stats.state == BREAKER_OPEN)
-        breaker__out_seconds(o, in->retry_after_ns);
+    else if (sn->info.stats.state == BREAKER_OPEN)
+        breaker__out_seconds(o, sn->info.retry_after_ns);
     else
         breaker__out_mem(o, "0", 1);
     breaker__out_mem(o, "\n", 1);
 }
 
-static void f_awaiting(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    plain(o, m, in, in->awaiting_probe != 0);
+static void f_awaiting(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.awaiting_probe != 0);
 }
-static void f_flapping(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    plain(o, m, in, in->flapping != 0);
+static void f_flapping(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.flapping != 0);
 }
-static void f_recoveries(struct breaker__out *o, const char *m, const breaker_registry_info *in) {
-    plain(o, m, in, in->stats.failed_recoveries);
+static void f_recoveries(struct breaker__out *o, const char *m,
+                         const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.failed_recoveries);
+}
+
+/* ---- The configuration, next to the counters it explains ------------------ */
+
+/* A duration as decimal seconds without trailing zeros ("30", "0.25"), and a
+ * rate the same way ("0.5"): label values read by people, formatted with
+ * integers so that no locale changes them. */
+static void seconds_text(char *buf, size_t cap, uint64_t ns) {
+    uint64_t whole = ns / UINT64_C(1000000000), frac = ns % UINT64_C(1000000000);
+    int width = 9;
+    while (frac != 0 && frac % 10 == 0) {
+        frac /= 10;
+        width--;
+    }
+    if (frac == 0)
+        snprintf(buf, cap, "%" PRIu64, whole);
+    else
+        snprintf(buf, cap, "%" PRIu64 ".%0*" PRIu64, whole, width, frac);
+}
+
+static void rate_text(char *buf, size_t cap, double r) {
+    if (!(r > 0.0)) r = 0.0;
+    if (r > 1.0) r = 1.0;
+    seconds_text(buf, cap, (uint64_t)llround(r * 1e6) * 1000u); /* six decimals at most */
+}
+
+static void label(struct breaker__out *o, const char *k, const char *v) {
+    breaker__out_mem(o, ",", 1);
+    breaker__out_str(o, k);
+    breaker__out_str(o, "=\"");
+    label_value(o, v);
+    breaker__out_mem(o, "\"", 1);
+}
+
+static void label_u64(struct breaker__out *o, const char *k, uint64_t v) {
+    char t[24];
+    snprintf(t, sizeof(t), "%" PRIu64, v);
+    label(o, k, t);
+}
+
+static void label_seconds(struct breaker__out *o, const char *k, uint64_t ns) {
+    char t[40];
+    seconds_text(t, sizeof(t), ns);
+    label(o, k, t);
+}
+
+static void label_rate(struct breaker__out *o, const char *k, double r) {
+    char t[40];
+    rate_text(t, sizeof(t), r);
+    label(o, k, t);
+}
+
+static int windowed(const breaker_config *c) { return c->trip != BREAKER_TRIP_CONSECUTIVE; }
+
+/* One series per breaker, always 1, whose labels are its limits (defaults
+ * applied). The values are the numbers of one configuration, fixed for the
+ * breaker's life, so they add no series over time; a label that the trip
+ * policy does not use is left out rather than shown with a value that
+ * means nothing (failure_threshold is the consecutive policy's, the window
+ * labels the window policies'). */
+static void f_config_info(struct breaker__out *o, const char *m,
+                          const struct breaker__snapshot *sn) {
+    const breaker_config *c = &sn->cfg;
+    breaker__out_str(o, m);
+    breaker__out_str(o, "{breaker=\"");
+    label_value(o, sn->name);
+    breaker__out_mem(o, "\"", 1);
+    label(o, "trip", breaker_trip_name(c->trip));
+    if (!windowed(c)) label_u64(o, "failure_threshold", c->failure_threshold);
+    if (c->trip == BREAKER_TRIP_COUNT_WINDOW) label_u64(o, "window_size", c->window_size);
+    if (c->trip == BREAKER_TRIP_TIME_WINDOW) label_seconds(o, "window_seconds", c->window_ns);
+    if (windowed(c)) {
+        label_u64(o, "min_calls", c->min_calls);
+        label_rate(o, "failure_rate", c->failure_rate);
+        label_rate(o, "slow_call_rate", c->slow_call_rate);
+    }
+    label_seconds(o, "slow_call_seconds", c->slow_call_ns);
+    label_seconds(o, "open_seconds", c->open_ns);
+    label_seconds(o, "open_max_seconds", c->open_max_ns);
+    label_u64(o, "half_open_max_probes", c->half_open_max_probes);
+    label_u64(o, "half_open_successes", c->half_open_successes);
+    label_seconds(o, "probe_timeout_seconds", c->probe_timeout_ns);
+    label_seconds(o, "ramp_seconds", c->ramp_ns);
+    breaker__out_str(o, "} 1\n");
+}
+
+/* What the window must hold before it may trip: with breaker_window_calls it
+ * tells "too few calls to judge" from "0% failures". */
+static void f_min_calls(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    plain(o, m, sn, windowed(&sn->cfg) ? sn->cfg.min_calls : 0);
+}
+static void f_failure_threshold(struct breaker__out *o, const char *m,
+                                const struct breaker__snapshot *sn) {
+    ratio(o, m, sn, windowed(&sn->cfg) ? sn->cfg.failure_rate : 0.0);
+}
+static void f_slow_threshold(struct breaker__out *o, const char *m,
+                             const struct breaker__snapshot *sn) {
+    ratio(o, m, sn, windowed(&sn->cfg) ? sn->cfg.slow_call_rate : 0.0);
 }
 
 static const struct family families[] = {
@@ -278,6 +389,19 @@ static const struct family families[] = {
     {"breaker_flapping", "gauge", "1 while the breaker changes state too often.", f_flapping},
     {"breaker_failed_recoveries", "gauge",
      "Consecutive failed recoveries (drives the open-wait backoff).", f_recoveries},
+    {"breaker_config_info", "gauge",
+     "Always 1; the labels are the breaker's configuration (defaults applied; labels its "
+     "trip policy does not use are left out).",
+     f_config_info},
+    {"breaker_window_min_calls", "gauge",
+     "Calls the window must hold before it may trip (0 under the consecutive policy): "
+     "breaker_window_calls below it means too few calls to judge, not health.",
+     f_min_calls},
+    {"breaker_failure_rate_threshold", "gauge",
+     "The window failure ratio at which the breaker opens (0 under the consecutive policy).",
+     f_failure_threshold},
+    {"breaker_slow_call_rate_threshold", "gauge",
+     "The window slow-call ratio at which the breaker opens (0 = off).", f_slow_threshold},
 };
 
 static void header(struct breaker__out *o, const char *name, const char *type, const char *help) {
@@ -300,32 +424,269 @@ static void registry_metric(struct breaker__out *o, const char *name, const char
     u64_line(o, v);
 }
 
-int breaker_registry_export_prometheus(breaker_registry *reg, char *buf, size_t cap, size_t *len) {
+/* The registry-wide series. */
+static void write_registry(struct breaker__out *o, const breaker_registry_stats *rs) {
+    header(o, "breaker_build_info", "gauge", "Always 1; the label is the library's version.");
+    breaker__out_str(o, "breaker_build_info{version=\"");
+    label_value(o, breaker_version_string());
+    breaker__out_str(o, "\"} 1\n");
+    registry_metric(o, "breaker_registry_breakers", "gauge", "Breakers listed in the registry.",
+                    rs->breakers);
+    registry_metric(o, "breaker_registry_max_breakers", "gauge",
+                    "The registry's bound on listed breakers.", rs->max_breakers);
+    registry_metric(o, "breaker_registry_created_total", "counter", "Breakers created.",
+                    rs->created);
+    registry_metric(o, "breaker_registry_evicted_total", "counter",
+                    "Breakers evicted for being idle.", rs->evicted);
+    registry_metric(o, "breaker_registry_rejected_full_total", "counter",
+                    "New names refused because the registry was full.", rs->rejected_full);
+}
+
+static int write_prometheus(void *ctx, struct breaker__out *o) {
+    breaker_registry *reg = ctx;
     struct breaker__snapshot *snaps;
     size_t n;
     int rc = breaker__snapshots_take(reg, 0, &snaps, &n);
     if (rc != BREAKER_OK) return rc;
     breaker_registry_stats rs;
     breaker_registry_stats_get(reg, &rs);
-
-    struct breaker__out o;
-    breaker__out_init(&o, buf, cap);
     /* A family without samples is left out: HELP and TYPE alone say nothing. */
     for (size_t f = 0; f < sizeof(families) / sizeof(families[0]) && n > 0; f++) {
-        header(&o, families[f].name, families[f].type, families[f].help);
+        header(o, families[f].name, families[f].type, families[f].help);
         for (size_t i = 0; i < n; i++)
-            families[f].fn(&o, families[f].name, &snaps[i].info);
+            families[f].fn(o, families[f].name, &snaps[i]);
     }
-    registry_metric(&o, "breaker_registry_breakers", "gauge", "Breakers listed in the registry.",
-                    rs.breakers);
-    registry_metric(&o, "breaker_registry_max_breakers", "gauge",
-                    "The registry's bound on listed breakers.", rs.max_breakers);
-    registry_metric(&o, "breaker_registry_created_total", "counter", "Breakers created.",
-                    rs.created);
-    registry_metric(&o, "breaker_registry_evicted_total", "counter",
-                    "Breakers evicted for being idle.", rs.evicted);
-    registry_metric(&o, "breaker_registry_rejected_full_total", "counter",
-                    "New names refused because the registry was full.", rs.rejected_full);
+    write_registry(o, &rs);
     breaker__snapshots_free(snaps, n);
-    return breaker__out_finish(&o, len);
+    return BREAKER_OK;
+}
+
+int breaker_registry_export_prometheus(breaker_registry *reg, char *buf, size_t cap, size_t *len) {
+    return breaker__out_to_buffer(write_prometheus, reg, buf, cap, len);
+}
+
+int breaker_registry_export_prometheus_alloc(breaker_registry *reg, char **out, size_t *len) {
+    return breaker__out_to_alloc(write_prometheus, reg, out, len);
+}
+
+/* ---- Bulkheads, retry budgets and executors (compose.h) -------------------
+ * These objects belong to no registry, so the caller names them in a list;
+ * each family is written once with a series per named object, so the list's
+ * text can follow the registry's in one scrape (their families differ). */
+
+/* Every object's counters, read once before writing, so that the families of
+ * one object describe one moment. */
+struct compose_snap {
+    breaker_bulkhead_stats bh;
+    breaker_retry_budget_stats rb;
+    breaker_executor_stats ex;
+};
+
+enum compose_kind { KIND_BULKHEAD, KIND_BUDGET, KIND_EXECUTOR };
+
+typedef void compose_fn(struct breaker__out *o, const char *m, const char *name,
+                        const struct compose_snap *s);
+
+struct compose_family {
+    const char *name;
+    const char *type;
+    const char *help;
+    enum compose_kind kind;
+    compose_fn *fn;
+};
+
+static int has_kind(const breaker_compose_metrics *it, enum compose_kind k) {
+    switch (k) {
+    case KIND_BULKHEAD:
+        return it->bulkhead != NULL;
+    case KIND_BUDGET:
+        return it->budget != NULL;
+    case KIND_EXECUTOR:
+        return it->executor != NULL;
+    }
+    return 0;
+}
+
+/* `metric{name="<name>"[,k="v"]} ` ready for the value. */
+static void compose_series(struct breaker__out *o, const char *metric, const char *name,
+                           const char *k, const char *v) {
+    breaker__out_str(o, metric);
+    breaker__out_str(o, "{name=\"");
+    label_value(o, name);
+    breaker__out_mem(o, "\"", 1);
+    if (k != NULL) label(o, k, v);
+    breaker__out_str(o, "} ");
+}
+
+static void compose_u64(struct breaker__out *o, const char *m, const char *name, const char *k,
+                        const char *v, uint64_t value) {
+    compose_series(o, m, name, k, v);
+    u64_line(o, value);
+}
+
+#define COMPOSE_PLAIN(fn, expr)                                             \
+    static void fn(struct breaker__out *o, const char *m, const char *name, \
+                   const struct compose_snap *s) {                          \
+        compose_u64(o, m, name, NULL, NULL, (expr));                        \
+    }
+COMPOSE_PLAIN(c_bh_max, s->bh.max_concurrent)
+COMPOSE_PLAIN(c_bh_in_flight, s->bh.in_flight)
+COMPOSE_PLAIN(c_bh_waiting, s->bh.waiting)
+COMPOSE_PLAIN(c_bh_peak, s->bh.peak)
+COMPOSE_PLAIN(c_bh_acquired, s->bh.acquired)
+COMPOSE_PLAIN(c_bh_refused, s->bh.refused)
+COMPOSE_PLAIN(c_bh_waited, s->bh.waited)
+COMPOSE_PLAIN(c_rb_requests, s->rb.deposits)
+COMPOSE_PLAIN(c_rb_allowed, s->rb.withdrawals)
+COMPOSE_PLAIN(c_rb_refunded, s->rb.refunded)
+COMPOSE_PLAIN(c_rb_refused, s->rb.refused)
+COMPOSE_PLAIN(c_rb_window_requests, s->rb.window_requests)
+COMPOSE_PLAIN(c_rb_window_retries, s->rb.window_retries)
+COMPOSE_PLAIN(c_ex_requests, s->ex.requests)
+COMPOSE_PLAIN(c_ex_attempts, s->ex.attempts)
+COMPOSE_PLAIN(c_ex_retries, s->ex.retries)
+COMPOSE_PLAIN(c_ex_late, s->ex.late)
+COMPOSE_PLAIN(c_ex_fallbacks, s->ex.fallbacks)
+COMPOSE_PLAIN(c_ex_records, s->ex.breaker_records)
+#undef COMPOSE_PLAIN
+
+static void c_ex_results(struct breaker__out *o, const char *m, const char *name,
+                         const struct compose_snap *s) {
+    compose_u64(o, m, name, "result", "succeeded", s->ex.succeeded);
+    compose_u64(o, m, name, "result", "failed", s->ex.failed);
+    compose_u64(o, m, name, "result", "cancelled", s->ex.cancelled);
+}
+
+static void c_ex_refused(struct breaker__out *o, const char *m, const char *name,
+                         const struct compose_snap *s) {
+    compose_u64(o, m, name, "layer", "deadline", s->ex.refused_deadline);
+    compose_u64(o, m, name, "layer", "bulkhead", s->ex.refused_bulkhead);
+    compose_u64(o, m, name, "layer", "breaker", s->ex.refused_breaker);
+}
+
+static void c_ex_stopped(struct breaker__out *o, const char *m, const char *name,
+                         const struct compose_snap *s) {
+    compose_u64(o, m, name, "layer", "breaker", s->ex.stopped_breaker);
+    compose_u64(o, m, name, "layer", "retry_budget", s->ex.stopped_budget);
+    compose_u64(o, m, name, "layer", "deadline", s->ex.stopped_deadline);
+}
+
+static void c_ex_slept(struct breaker__out *o, const char *m, const char *name,
+                       const struct compose_snap *s) {
+    compose_series(o, m, name, NULL, NULL);
+    breaker__out_seconds(o, s->ex.slept_ns);
+    breaker__out_mem(o, "\n", 1);
+}
+
+static const struct compose_family compose_families[] = {
+    {"breaker_bulkhead_max_concurrent", "gauge", "The bulkhead's slots.", KIND_BULKHEAD, c_bh_max},
+    {"breaker_bulkhead_in_flight", "gauge", "Slots held now.", KIND_BULKHEAD, c_bh_in_flight},
+    {"breaker_bulkhead_waiting", "gauge", "Threads waiting for a slot now.", KIND_BULKHEAD,
+     c_bh_waiting},
+    {"breaker_bulkhead_peak_in_flight", "gauge", "Most slots ever held at once.", KIND_BULKHEAD,
+     c_bh_peak},
+    {"breaker_bulkhead_acquired_total", "counter", "Slots granted.", KIND_BULKHEAD, c_bh_acquired},
+    {"breaker_bulkhead_refused_total", "counter",
+     "Acquisitions refused (every slot taken, or the wait ran out).", KIND_BULKHEAD, c_bh_refused},
+    {"breaker_bulkhead_waited_total", "counter", "Slots granted after a wait.", KIND_BULKHEAD,
+     c_bh_waited},
+    {"breaker_retry_budget_requests_total", "counter", "Requests (first attempts) deposited.",
+     KIND_BUDGET, c_rb_requests},
+    {"breaker_retry_budget_retries_allowed_total", "counter",
+     "Retries the budget allowed (refunded ones included).", KIND_BUDGET, c_rb_allowed},
+    {"breaker_retry_budget_retries_refunded_total", "counter",
+     "Allowed retries given back because they were not made.", KIND_BUDGET, c_rb_refunded},
+    {"breaker_retry_budget_retries_refused_total", "counter",
+     "Retries refused because the budget was spent.", KIND_BUDGET, c_rb_refused},
+    {"breaker_retry_budget_window_requests", "gauge", "Requests in the budget's current window.",
+     KIND_BUDGET, c_rb_window_requests},
+    {"breaker_retry_budget_window_retries", "gauge",
+     "Retries in the budget's current window (refunds deducted).", KIND_BUDGET,
+     c_rb_window_retries},
+    {"breaker_executor_requests_total", "counter", "Requests run.", KIND_EXECUTOR, c_ex_requests},
+    {"breaker_executor_attempts_total", "counter", "Attempts that reached the operation.",
+     KIND_EXECUTOR, c_ex_attempts},
+    {"breaker_executor_retries_total", "counter", "Attempts after the first.", KIND_EXECUTOR,
+     c_ex_retries},
+    {"breaker_executor_results_total", "counter",
+     "Requests that ran, by result (a fallback counts as the result it replaced).", KIND_EXECUTOR,
+     c_ex_results},
+    {"breaker_executor_refused_total", "counter",
+     "Requests refused before any attempt, by the refusing layer.", KIND_EXECUTOR, c_ex_refused},
+    {"breaker_executor_retries_stopped_total", "counter",
+     "Requests whose retries a layer ended: the breaker opened, the budget was spent, or the "
+     "deadline left no room.",
+     KIND_EXECUTOR, c_ex_stopped},
+    {"breaker_executor_late_attempts_total", "counter",
+     "Attempts that answered after their deadline.", KIND_EXECUTOR, c_ex_late},
+    {"breaker_executor_fallbacks_total", "counter", "Results served by the fallback.",
+     KIND_EXECUTOR, c_ex_fallbacks},
+    {"breaker_executor_breaker_records_total", "counter",
+     "Outcomes recorded in the breaker (stale completions excluded).", KIND_EXECUTOR, c_ex_records},
+    {"breaker_executor_backoff_seconds_total", "counter", "Time slept in backoffs.", KIND_EXECUTOR,
+     c_ex_slept},
+};
+
+/* Names must be valid breaker names (so label values never need escaping)
+ * and unique per kind (a scrape names a series once). */
+static int compose_check(const breaker_compose_metrics *items, size_t n) {
+    if (n > 0 && items == NULL) return BREAKER_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].name == NULL || breaker_name_validate(items[i].name, NULL, 0) != BREAKER_OK)
+            return BREAKER_EINVAL;
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(items[i].name, items[j].name) != 0) continue;
+            for (int k = KIND_BULKHEAD; k <= KIND_EXECUTOR; k++)
+                if (has_kind(&items[i], (enum compose_kind)k) &&
+                    has_kind(&items[j], (enum compose_kind)k))
+                    return BREAKER_EINVAL;
+        }
+    }
+    return BREAKER_OK;
+}
+
+struct compose_list {
+    const breaker_compose_metrics *items;
+    size_t n;
+};
+
+static int write_compose(void *ctx, struct breaker__out *o) {
+    const struct compose_list *l = ctx;
+    struct compose_snap *snaps = l->n > 0 ? calloc(l->n, sizeof(*snaps)) : NULL;
+    if (l->n > 0 && snaps == NULL) return BREAKER_ENOMEM;
+    for (size_t i = 0; i < l->n; i++) {
+        const breaker_compose_metrics *it = &l->items[i];
+        if (it->bulkhead != NULL) breaker_bulkhead_stats_get(it->bulkhead, &snaps[i].bh);
+        if (it->budget != NULL) breaker_retry_budget_stats_get(it->budget, &snaps[i].rb);
+        if (it->executor != NULL) breaker_executor_stats_get(it->executor, &snaps[i].ex);
+    }
+    for (size_t f = 0; f < sizeof(compose_families) / sizeof(compose_families[0]); f++) {
+        const struct compose_family *cf = &compose_families[f];
+        int any = 0;
+        for (size_t i = 0; i < l->n; i++) {
+            if (!has_kind(&l->items[i], cf->kind)) continue;
+            if (!any) header(o, cf->name, cf->type, cf->help);
+            any = 1;
+            cf->fn(o, cf->name, l->items[i].name, &snaps[i]);
+        }
+    }
+    free(snaps);
+    return BREAKER_OK;
+}
+
+int breaker_compose_export_prometheus(const breaker_compose_metrics *items, size_t n, char *buf,
+                                      size_t cap, size_t *len) {
+    int rc = compose_check(items, n);
+    if (rc != BREAKER_OK) return rc;
+    struct compose_list l = {items, n};
+    return breaker__out_to_buffer(write_compose, &l, buf, cap, len);
+}
+
+int breaker_compose_export_prometheus_alloc(const breaker_compose_metrics *items, size_t n,
+                                            char **out, size_t *len) {
+    *out = NULL;
+    int rc = compose_check(items, n);
+    if (rc != BREAKER_OK) return rc;
+    struct compose_list l = {items, n};
+    return breaker__out_to_alloc(write_compose, &l, out, len);
 }

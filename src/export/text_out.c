@@ -10,15 +10,43 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void breaker__out_init(struct breaker__out *o, char *buf, size_t cap) {
+    memset(o, 0, sizeof(*o));
     o->buf = buf;
     o->cap = buf != NULL ? cap : 0;
-    o->len = 0;
+}
+
+void breaker__out_init_alloc(struct breaker__out *o) {
+    memset(o, 0, sizeof(*o));
+    o->grow = 1;
+}
+
+/* Make room for `n` more bytes and the NUL, doubling so that an export of
+ * any size costs O(log size) reallocations. */
+static void reserve(struct breaker__out *o, size_t n) {
+    if (o->failed || (o->len <= o->cap && n < o->cap - o->len)) return;
+    if (n >= SIZE_MAX - o->len) {
+        o->failed = 1;
+        return;
+    }
+    size_t need = o->len + n + 1;
+    size_t cap = o->cap > 0 ? o->cap : 4096;
+    while (cap < need && cap <= SIZE_MAX / 2)
+        cap *= 2;
+    char *buf = cap >= need ? realloc(o->buf, cap) : NULL;
+    if (buf == NULL) {
+        o->failed = 1; /* keep counting; finish_alloc reports ENOMEM */
+        return;
+    }
+    o->buf = buf;
+    o->cap = cap;
 }
 
 void breaker__out_mem(struct breaker__out *o, const char *s, size_t n) {
+    if (o->grow) reserve(o, n);
     /* Copy what fits and count everything, so that ENOSPC can say how much
      * was needed; breaker__out_finish() checks there is room for the NUL. */
     if (o->len < o->cap) {
@@ -139,4 +167,47 @@ int breaker__out_finish(struct breaker__out *o, size_t *len) {
     if (o->cap > 0) o->buf[0] = '\0';
     if (len != NULL) *len = o->len + 1;
     return BREAKER_ENOSPC;
+}
+
+int breaker__out_finish_alloc(struct breaker__out *o, char **out, size_t *len) {
+    reserve(o, 0); /* room for the NUL of an empty text */
+    if (o->failed) {
+        breaker__out_discard(o);
+        *out = NULL;
+        if (len != NULL) *len = 0;
+        return BREAKER_ENOMEM;
+    }
+    o->buf[o->len] = '\0';
+    *out = o->buf;
+    if (len != NULL) *len = o->len;
+    o->buf = NULL;
+    o->cap = 0;
+    return BREAKER_OK;
+}
+
+void breaker__out_discard(struct breaker__out *o) {
+    if (o->grow) free(o->buf);
+    o->buf = NULL;
+    o->cap = 0;
+}
+
+int breaker__out_to_buffer(breaker__write_fn *write, void *ctx, char *buf, size_t cap,
+                           size_t *len) {
+    struct breaker__out o;
+    breaker__out_init(&o, buf, cap);
+    int rc = write(ctx, &o);
+    return rc != BREAKER_OK ? rc : breaker__out_finish(&o, len);
+}
+
+int breaker__out_to_alloc(breaker__write_fn *write, void *ctx, char **out, size_t *len) {
+    struct breaker__out o;
+    breaker__out_init_alloc(&o);
+    *out = NULL;
+    if (len != NULL) *len = 0;
+    int rc = write(ctx, &o);
+    if (rc != BREAKER_OK) {
+        breaker__out_discard(&o);
+        return rc;
+    }
+    return breaker__out_finish_alloc(&o, out, len);
 }

@@ -55,6 +55,9 @@ struct breaker__snapshot {
     char name[BREAKER_NAME_MAX + 1];
     breaker_registry_info info; /* info.name and info.history point into this */
     breaker_event *history;     /* malloc'd, info.history_len records */
+    breaker_config cfg;         /* breaker_get_config(): the limits the exports
+                                   show next to the counters (its callbacks and
+                                   contexts are not for calling) */
 };
 
 /* Snapshot every listed breaker, sorted by name. Free with

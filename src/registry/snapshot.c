@@ -122,6 +122,7 @@ static int collect_cb(void *ctx, const breaker_registry_info *info) {
     struct breaker__snapshot *s = &c->v[c->n];
     memset(s, 0, sizeof(*s));
     snprintf(s->name, sizeof(s->name), "%s", info->name);
+    breaker_get_config(info->b, &s->cfg); /* held during the callback */
     s->info = *info;
     s->info.name = NULL;
     s->info.b = NULL; /* not held after the walk */
