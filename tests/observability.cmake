@@ -33,3 +33,18 @@ if(JANSSON_FOUND)
 else()
   breaker_missing_dependency_test(test_export_json "jansson (libjansson-dev)")
 endif()
+
+# The alerting and recording rules in contrib/prometheus: promtool checks
+# their syntax and runs their unit tests (breaker.rules.test.yml), from that
+# directory so the test file finds the rules by a relative path.
+set(_breaker_rules_dir ${PROJECT_SOURCE_DIR}/contrib/prometheus)
+if(BREAKER_PROMTOOL)
+  add_test(NAME test_ops_rules_check
+    COMMAND ${BREAKER_PROMTOOL} check rules ${_breaker_rules_dir}/breaker.rules.yml)
+  add_test(NAME test_ops_rules
+    COMMAND ${BREAKER_PROMTOOL} test rules breaker.rules.test.yml
+    WORKING_DIRECTORY ${_breaker_rules_dir})
+  set_tests_properties(test_ops_rules_check test_ops_rules PROPERTIES TIMEOUT 60)
+else()
+  breaker_missing_dependency_test(test_ops_rules "promtool (Debian package prometheus)")
+endif()
