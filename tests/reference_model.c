@@ -80,8 +80,7 @@ void ref_model_fini(struct ref_model *m) {
 static void window_clear(struct ref_model *m) {
     m->run = 0;
     m->nrecords = 0;
-    m->ring_next = 0;
-    m->src_cur = m->src_prev = 0; /* the period number carries on */
+    m->src_cur = m->src_prev = 0; /* the period number and the chunks carry on */
 }
 
 /* ---- Failing sources: a 64-bit map per period, the same rules as the
@@ -112,9 +111,18 @@ static void sources_record(struct ref_model *m, uint64_t now, bool failure, uint
         if (failure && m->run == 0 && on) m->src_cur = m->src_prev = 0; /* a run begins */
         break;
     case BREAKER_TRIP_COUNT_WINDOW: {
-        uint64_t index = m->ring_next;
-        m->ring_next = index + 1 == m->cfg.window_size ? 0 : index + 1;
-        if (index == 0 && on) sources_enter(m, m->src_period + 1);
+        /* Chunks of K = window_size / 4 slots (1..64); the last may be short. */
+        uint64_t n = m->cfg.window_size, k = n / 4 < 1 ? 1 : n / 4 > 64 ? 64 : n / 4;
+        uint64_t chunks = (n + k - 1) / k;
+        uint64_t len = m->chunk == 0 ? 0 : m->chunk < chunks ? k : n - (chunks - 1) * k;
+        if (m->chunk != 0 && m->chunk_used < len) {
+            m->chunk_used++;
+        } else {
+            uint64_t c = m->ring_next++ % chunks;
+            m->chunk = c + 1;
+            m->chunk_used = 1;
+            if (c == 0 && on) sources_enter(m, m->src_period + 1);
+        }
         break;
     }
     case BREAKER_TRIP_TIME_WINDOW:

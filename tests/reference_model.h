@@ -73,7 +73,11 @@ struct ref_model {
      * index (where a pass starts a period), and the map bits after the last
      * failure, which the trip decision reads. */
     uint64_t src_period, src_cur, src_prev;
-    uint64_t ring_next;
+    /* The count window's chunks, as the library fills them (one thread: one
+     * stripe): chunks reserved so far, and this thread's chunk
+     * (+ 1, 0 = none) and slots used in it. They decide where a pass of the
+     * ring starts, the failing-source period. */
+    uint64_t ring_next, chunk, chunk_used;
     uint32_t src_bits;
     uint32_t probe_successes; /* HALF_OPEN only */
     struct ref_probe *probes; /* HALF_OPEN only; half_open_max_probes entries */

@@ -49,7 +49,8 @@
 #define US UINT64_C(1000)
 #define MS UINT64_C(1000000)
 
-#define WORKERS      3
+#define WORKERS      3  /* threads calling the breaker, besides the driver */
+#define MAX_WORKERS  16 /* an oversubscribed pool: more threads than owned stripes */
 #define HELD_MAX     4         /* permits a worker holds at once */
 #define PARK_MAX     4         /* hung calls a worker holds at once: every probe */
 #define MAILBOX      8         /* permits handed between threads */
@@ -569,7 +570,7 @@ static int teardown_stress(void **state) {
     return 0;
 }
 
-static void stress_run(const char *name, breaker_config *cfg, uint64_t seed) {
+static void stress_run_with(const char *name, breaker_config *cfg, uint64_t seed, int workers) {
     const char *ms = getenv("BREAKER_STRESS_MS");
     uint64_t duration = ms != NULL && *ms != '\0' ? strtoull(ms, NULL, 10) : 1000;
 
@@ -588,16 +589,16 @@ static void stress_run(const char *name, breaker_config *cfg, uint64_t seed) {
     s->cfg = *cfg;
     assert_int_equal(test_breaker_create(cfg, &s->b), BREAKER_OK);
 
-    pthread_t th[WORKERS];
-    struct worker w[WORKERS];
+    pthread_t th[MAX_WORKERS];
+    struct worker w[MAX_WORKERS];
     memset(w, 0, sizeof(w));
-    for (int i = 0; i < WORKERS; i++) {
+    for (int i = 0; i < workers; i++) {
         w[i].s = s;
         w[i].rng.s = seed * 31 + (uint64_t)i + 1;
         assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
     }
     drive(s, duration, seed);
-    for (int i = 0; i < WORKERS; i++)
+    for (int i = 0; i < workers; i++)
         assert_int_equal(pthread_join(th[i], NULL), 0);
 
     /* Settle what is left in the mailbox, single-threaded now. */
@@ -612,6 +613,13 @@ static void stress_run(const char *name, breaker_config *cfg, uint64_t seed) {
     assert_int_equal(s->driver_errors, 0);
     check_transitions(s, &st, by_reason);
     check_counters(s, &st);
+    /* The count window holds window_size calls at most, whoever wrote them
+     * (its shares are exact sums of what the ring holds). */
+    if (cfg->trip == BREAKER_TRIP_COUNT_WINDOW) {
+        assert_true(st.window_calls <= cfg->window_size);
+        assert_true(st.window_failures <= st.window_calls);
+        assert_true(st.window_slow <= st.window_calls);
+    }
 
     print_message("%-22s %" PRIu64 " ms, %u clock ticks: %" PRIu64 " admitted, %" PRIu64
                   " refused, %" PRIu64 " stale, %" PRIu64 " duplicates (%" PRIu64
@@ -633,6 +641,10 @@ static void stress_run(const char *name, breaker_config *cfg, uint64_t seed) {
 
     free_stress(s);
     current = NULL;
+}
+
+static void stress_run(const char *name, breaker_config *cfg, uint64_t seed) {
+    stress_run_with(name, cfg, seed, WORKERS);
 }
 
 static void base_config(breaker_config *c) {
@@ -682,6 +694,21 @@ static void time_window_jitter_keeps_invariants_under_threads(void **state) {
     stress_run("time_window_jitter", &c, 3);
 }
 
+/* The count window's chunks under an oversubscribed pool: 16 threads, more
+ * than the owned stripes, so shared stripes race for chunks too; the stats
+ * identity and the transition rules must hold, and the window never holds
+ * more calls than its size. */
+static void count_window_sixteen_threads_keep_invariants(void **state) {
+    (void)state;
+    breaker_config c;
+    base_config(&c);
+    c.trip = BREAKER_TRIP_COUNT_WINDOW;
+    c.window_size = 200;
+    c.min_calls = 40;
+    c.half_open_max_probes = 4;
+    stress_run_with("count_window_16_threads", &c, 4, MAX_WORKERS);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(consecutive_policy_keeps_invariants_under_threads,
@@ -690,6 +717,7 @@ int main(void) {
                                   teardown_stress),
         cmocka_unit_test_teardown(time_window_jitter_keeps_invariants_under_threads,
                                   teardown_stress),
+        cmocka_unit_test_teardown(count_window_sixteen_threads_keep_invariants, teardown_stress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -184,9 +184,18 @@ struct breaker__stripe {
      * theirs with one compare instead of two divisions: its start (ns since
      * the epoch, + 1; 0 = none), its byte offset in the bucket array, and its
      * epoch + 1 (the low part of its stamp). */
-    breaker__atomic64 hint_start;
-    breaker__atomic64 hint_offset;
-    breaker__atomic64 hint_epoch1;
+    union {
+        struct { /* time window */
+            breaker__atomic64 hint_start;
+            breaker__atomic64 hint_offset;
+            breaker__atomic64 hint_epoch1;
+        };
+        struct { /* count window (window.c, "Count window: chunks") */
+            breaker__atomic64 ring_chunk; /* (chunk + 1) << 32 | slots used; 0 = none */
+            breaker__atomic64 ring_part;  /* this stripe's share of the ring's content */
+            breaker__atomic64 count_spare_;
+        };
+    };
     breaker__atomic64 rejected_ramp;
     /* Ramp after recovery: this stripe's admission credit, 32.32 fixed
      * point. Each call adds the share admitted now; a call is admitted when
@@ -268,8 +277,7 @@ struct breaker__shared {
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 consecutive;
 
     /* Count window: written on every recorded call (no scaling target). */
-    _Alignas(BREAKER__CACHELINE) breaker__atomic64 ring_next;
-    breaker__atomic64 ring_agg; /* packed calls | failures<<21 | slow<<42 */
+    _Alignas(BREAKER__CACHELINE) breaker__atomic64 ring_next; /* chunks reserved so far */
     /* Failing sources (window.c): the period the current map covers (0 =
      * none yet), its map, and the previous period's. */
     breaker__atomic64 src_period;
@@ -492,7 +500,7 @@ struct breaker__window_view {
 };
 
 size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *buckets_stride);
-void breaker__window_reset(struct breaker__shared *s);
+void breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref stripe);
 /* Record one outcome of closed generation `gen` in the window. @return true
  * when the trip condition must be evaluated, with `view` holding the window
  * then: only failures and slow calls do (a success never opens the breaker). */
