@@ -48,3 +48,21 @@ if(BREAKER_PROMTOOL)
 else()
   breaker_missing_dependency_test(test_ops_rules "promtool (Debian package prometheus)")
 endif()
+
+# The Grafana dashboard (contrib/grafana/breaker.json) parses as JSON and
+# names only metrics the library exports (as test_ops_metric_sample prints
+# them) or the rules record; the rules' expressions are held to the same.
+add_executable(test_ops_metric_sample test_ops_metric_sample.c)
+target_link_libraries(test_ops_metric_sample PRIVATE breaker::breaker)
+find_program(BREAKER_OPS_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+find_program(BREAKER_OPS_PYTHON3 NAMES python3)
+if(BREAKER_OPS_PYTHON3)
+  add_test(NAME test_ops_dashboard
+    COMMAND ${BREAKER_OPS_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_ops_dashboard.py
+            $<TARGET_FILE:test_ops_metric_sample>
+            ${PROJECT_SOURCE_DIR}/contrib/grafana/breaker.json
+            ${PROJECT_SOURCE_DIR}/contrib/prometheus/breaker.rules.yml)
+  set_tests_properties(test_ops_dashboard PROPERTIES TIMEOUT 60)
+else()
+  breaker_missing_dependency_test(test_ops_dashboard "python3")
+endif()
