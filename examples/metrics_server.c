@@ -81,22 +81,9 @@ static void *traffic(void *arg) {
 
 /* ---- HTTP ------------------------------------------------------------------- */
 
-typedef int export_fn(breaker_registry *reg, char *buf, size_t cap, size_t *len);
-
-/* Run an export into a buffer that grows until it fits. */
-static char *export_text(breaker_registry *reg, export_fn *fn, size_t *len) {
-    size_t cap = 16 * 1024;
-    for (int attempt = 0; attempt < 4; attempt++) {
-        char *buf = malloc(cap);
-        if (buf == NULL) return NULL;
-        int rc = fn(reg, buf, cap, len);
-        if (rc == BREAKER_OK) return buf;
-        free(buf);
-        if (rc != BREAKER_ENOSPC) return NULL;
-        cap = *len + 4096; /* breakers may be created meanwhile */
-    }
-    return NULL;
-}
+/* The allocating exports write the whole text in one call into a buffer the
+ * caller frees: no size to guess, no retry when breakers appear meanwhile. */
+typedef int export_fn(breaker_registry *reg, char **out, size_t *len);
 
 static mhd_result reply(struct MHD_Connection *conn, unsigned status, const char *type, char *body,
                         size_t len) {
@@ -132,18 +119,19 @@ static mhd_result handle(void *cls, struct MHD_Connection *conn, const char *url
     export_fn *fn = NULL;
     const char *type = "application/json";
     if (strcmp(url, "/metrics") == 0) {
-        fn = breaker_registry_export_prometheus;
+        fn = breaker_registry_export_prometheus_alloc;
         type = "text/plain; version=0.0.4; charset=utf-8";
     } else if (strcmp(url, "/health") == 0) {
-        fn = breaker_registry_export_health_json;
+        fn = breaker_registry_export_health_json_alloc;
     } else if (strcmp(url, "/health/details") == 0) {
-        fn = breaker_registry_export_json;
+        fn = breaker_registry_export_json_alloc;
     } else {
         return reply_static(conn, MHD_HTTP_NOT_FOUND, "not found\n");
     }
     size_t len = 0;
-    char *body = export_text(svc->reg, fn, &len);
-    if (body == NULL) return reply_static(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "export failed\n");
+    char *body = NULL;
+    if (fn(svc->reg, &body, &len) != BREAKER_OK)
+        return reply_static(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "export failed\n");
     return reply(conn, MHD_HTTP_OK, type, body, len);
 }
 
