@@ -189,6 +189,12 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
     b->ctl = &s->ctl;
     b->consecutive = &s->consecutive;
     b->buckets = (char *)s + s->buckets_off;
+    if (lim->trip == BREAKER_TRIP_COUNT_WINDOW) {
+        b->ring = breaker__ring(s);
+        b->ring_chunks = breaker__chunk_count(lim->window_size);
+        b->ring_chunk_slots = breaker__chunk_slots(lim->window_size);
+        b->ring_last_len = breaker__chunk_length(lim->window_size, b->ring_chunks - 1);
+    }
     b->bucket_stride = s->bucket_stride;
     b->bucket_ns = lim->bucket_ns;
     b->epoch_ns = s->epoch_ns;
@@ -199,8 +205,7 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
      * every refusal. */
     bool times_calls = lim->slow_call_ns != 0;
     bool owned_ok = mode == BREAKER__STRIPES_THREAD_OWNED;
-    b->fast_success =
-        !owned_ok || times_calls || lim->trip == BREAKER_TRIP_COUNT_WINDOW ? 0 : lim->trip + 1;
+    b->fast_success = !owned_ok || times_calls ? 0 : lim->trip + 1;
     /* Every bit but the generation: the short path admits a plain CLOSED
      * (state 0, k 0, no ramp flag), nothing else. */
     b->admit_mask = !owned_ok || times_calls ? ~UINT64_C(0)

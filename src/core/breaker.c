@@ -855,6 +855,47 @@ __attribute__((noinline)) static int time_window_success(breaker *b, uint64_t he
     return BREAKER_OK;
 }
 
+/* A closed-state success under the count window, the general way: assign a
+ * stripe if needed, reserve a chunk when the stripe's is full. */
+__attribute__((noinline)) static int count_window_success_slow(breaker *b, uint64_t head) {
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+    breaker__count_outcome(stripe, BREAKER_SUCCESS, false);
+    struct breaker__window_view unused; /* a success never evaluates the trip */
+    (void)breaker__window_record(b->shared, stripe, breaker__ctl_gen(head), 0, false, false, 0,
+                                 &unused);
+    return BREAKER_OK;
+}
+
+/* The same when the thread owns its stripe and its chunk has room, which is
+ * all calls but one in K: the next slot of the chunk (the stripe's own line
+ * pair), one exchange, and the stripe's share of the ring only when the slot
+ * held something other than a success. */
+__attribute__((noinline)) static int count_window_success(breaker *b, uint64_t head) {
+    struct breaker__stripe *own;
+    if (__builtin_expect(!breaker__owned_stripe(b->stripes, &own), 0))
+        return count_window_success_slow(b, head);
+    uint64_t w = breaker__read(&own->ring_chunk);
+    uint64_t c = (w >> 32) - 1; /* no chunk: wraps, and fails the test below */
+    uint32_t used = (uint32_t)w;
+    if (__builtin_expect(c >= b->ring_chunks ||
+                             used >= (c + 1 == b->ring_chunks ? b->ring_last_len
+                                                              : b->ring_chunk_slots),
+                         0))
+        return count_window_success_slow(b, head);
+    breaker__write(&own->ring_chunk, w + 1);
+    breaker__atomic8 *slot = b->ring + c * BREAKER__RING_CHUNK_BYTES + used;
+    /* An exchange, not a store: a slot may meet another writer after a
+     * reset, and each write must retire exactly what it replaced. */
+    uint8_t old =
+        atomic_exchange_explicit(slot, (uint8_t)BREAKER__RING_RECORDED, memory_order_relaxed);
+    if (__builtin_expect(old != BREAKER__RING_RECORDED, 0))
+        breaker__write(&own->ring_part,
+                       breaker__read(&own->ring_part) +
+                           breaker__ring_delta(old, BREAKER__RING_RECORDED));
+    breaker__owned_count(&own->successes);
+    return BREAKER_OK;
+}
+
 __attribute__((noinline)) static int complete_general(breaker *b, struct permit_view *pv,
                                                       uint64_t head, enum breaker_outcome outcome,
                                                       uint64_t source) {
@@ -881,7 +922,9 @@ int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome ou
     uint64_t ctl = breaker__load_acquire(b->ctl);
     if (__builtin_expect(((ctl ^ head) & PERMIT_GEN_MASK) != 0, 0))
         return complete_slow(b, pv, head, false, outcome, 0);
-    if (fast != BREAKER_TRIP_CONSECUTIVE + 1) return time_window_success(b, head);
+    if (fast != BREAKER_TRIP_CONSECUTIVE + 1)
+        return fast == BREAKER_TRIP_TIME_WINDOW + 1 ? time_window_success(b, head)
+                                                    : count_window_success(b, head);
     struct breaker__stripe *own;
     if (__builtin_expect(!breaker__owned_stripe(b->stripes, &own), 0))
         return complete_slow(b, pv, head, false, outcome, 0);

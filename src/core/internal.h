@@ -361,7 +361,7 @@ struct breaker {
     unsigned open_fast_state;
     /* Copies of what the call path reads, next to the block pointer. */
     /* Which short path a closed-state success may take in breaker_complete:
-     * 0 none (slow-call timing or a count window), else the trip policy + 1. */
+     * 0 none (slow-call timing, or an ATOMIC handle), else the trip policy + 1. */
     unsigned fast_success;
     /* (ctl & admit_mask) == 0: breaker_acquire admits on its short path.
      * The state bits (CLOSED is 0), or all ones when calls are timed (ctl is
@@ -375,6 +375,12 @@ struct breaker {
     breaker__atomic64 *ctl;          /* &shared->ctl, one load fewer per call */
     char *buckets;                   /* time window: the bucket array */
     uint64_t bucket_stride;          /* bytes between stripes in it */
+    /* Count window: the ring, its chunk count, chunk size and last chunk's
+     * length (window.c), for the short success path. */
+    breaker__atomic8 *ring;
+    uint32_t ring_chunks;
+    uint32_t ring_chunk_slots;
+    uint32_t ring_last_len;
     uint64_t bucket_ns;
     uint64_t epoch_ns;
 };
@@ -490,6 +496,41 @@ void breaker__config_effective(const breaker_config *in, breaker_config *out);
 void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limits *lim);
 
 /* ---- Windows (window.c) -------------------------------------------------- */
+
+/* The count window's ring geometry and slot values (window.c, "Count window:
+ * chunks"), here for breaker.c's short success path. */
+#define BREAKER__RING_CHUNK_BYTES (2 * BREAKER__CACHELINE) /* a line pair per chunk */
+#define BREAKER__RING_FIELD_BITS  21
+enum { BREAKER__RING_RECORDED = 1, BREAKER__RING_FAILURE = 2, BREAKER__RING_SLOW = 4 };
+
+static inline uint32_t breaker__chunk_slots(uint32_t window_size) {
+    uint32_t k = window_size / 4;
+    return k < 1 ? 1 : k > BREAKER__CACHELINE ? BREAKER__CACHELINE : k;
+}
+
+static inline uint32_t breaker__chunk_count(uint32_t window_size) {
+    uint32_t k = breaker__chunk_slots(window_size);
+    return (window_size + k - 1) / k;
+}
+
+/* Slots in chunk c (the last one may be short). */
+static inline uint32_t breaker__chunk_length(uint32_t window_size, uint32_t c) {
+    uint32_t k = breaker__chunk_slots(window_size), n = breaker__chunk_count(window_size);
+    return c + 1 < n ? k : window_size - (n - 1) * k;
+}
+
+/* The change to a packed share (calls | failures << 21 | slow << 42) when a
+ * ring slot goes from `old` to `v`. */
+static inline uint64_t breaker__ring_delta(uint8_t old, uint8_t v) {
+    int64_t dc = (int64_t)((v & BREAKER__RING_RECORDED) != 0) -
+                 (int64_t)((old & BREAKER__RING_RECORDED) != 0);
+    int64_t df = (int64_t)((v & BREAKER__RING_FAILURE) != 0) -
+                 (int64_t)((old & BREAKER__RING_FAILURE) != 0);
+    int64_t ds =
+        (int64_t)((v & BREAKER__RING_SLOW) != 0) - (int64_t)((old & BREAKER__RING_SLOW) != 0);
+    return (uint64_t)dc + ((uint64_t)df << BREAKER__RING_FIELD_BITS) +
+           ((uint64_t)ds << (2 * BREAKER__RING_FIELD_BITS));
+}
 /* What a window holds right now. */
 struct breaker__window_view {
     uint64_t calls;

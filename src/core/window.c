@@ -53,7 +53,7 @@
  * adding a signed delta. A stripe's share may be negative (it overwrote more
  * than it wrote), so fields are decoded as signed 21-bit values with carries,
  * which is exact whenever every true sum is within +-2^20. */
-#define FIELD_BITS 21
+#define FIELD_BITS BREAKER__RING_FIELD_BITS
 #define FIELD_MASK ((UINT64_C(1) << FIELD_BITS) - 1)
 
 static int64_t field_signed(uint64_t raw) {
@@ -73,38 +73,8 @@ static void agg_decode(uint64_t w, struct breaker__window_view *v) {
     v->slow = f[2] > 0 ? (uint64_t)f[2] : 0;
 }
 
-enum { RING_RECORDED = 1, RING_FAILURE = 2, RING_SLOW = 4 };
-
-/* Bytes between chunks: two cache lines, as the hardware prefetches lines in
- * pairs and two threads filling neighbouring lines would still collide. */
-#define RING_CHUNK_BYTES (2 * BREAKER__CACHELINE)
-
-static uint32_t chunk_slots(uint32_t window_size) {
-    uint32_t k = window_size / 4;
-    return k < 1 ? 1 : k > BREAKER__CACHELINE ? BREAKER__CACHELINE : k;
-}
-
-static uint32_t chunk_count(uint32_t window_size) {
-    uint32_t k = chunk_slots(window_size);
-    return (window_size + k - 1) / k;
-}
-
-/* Slots in chunk c (the last one may be short). */
-static uint32_t chunk_length(uint32_t window_size, uint32_t c) {
-    uint32_t k = chunk_slots(window_size), n = chunk_count(window_size);
-    return c + 1 < n ? k : window_size - (n - 1) * k;
-}
-
 static breaker__atomic8 *ring_slot(const struct breaker__shared *s, uint32_t c, uint32_t i) {
-    return &breaker__ring(s)[(size_t)c * RING_CHUNK_BYTES + i];
-}
-
-/* The change to a packed share when a ring slot goes from `old` to `v`. */
-static uint64_t ring_delta(uint8_t old, uint8_t v) {
-    int64_t dc = (int64_t)((v & RING_RECORDED) != 0) - (int64_t)((old & RING_RECORDED) != 0);
-    int64_t df = (int64_t)((v & RING_FAILURE) != 0) - (int64_t)((old & RING_FAILURE) != 0);
-    int64_t ds = (int64_t)((v & RING_SLOW) != 0) - (int64_t)((old & RING_SLOW) != 0);
-    return (uint64_t)dc + ((uint64_t)df << FIELD_BITS) + ((uint64_t)ds << (2 * FIELD_BITS));
+    return &breaker__ring(s)[(size_t)c * BREAKER__RING_CHUNK_BYTES + i];
 }
 
 /* Add to the calling thread's share: its own stripe, so a plain store when it
@@ -131,7 +101,7 @@ static uint64_t ring_total(const struct breaker__shared *s) {
  * reserved chunk 0 (a new pass of the ring begins). */
 static breaker__atomic8 *ring_take_slot(struct breaker__shared *s,
                                         struct breaker__stripe_ref stripe, bool *pass_start) {
-    uint32_t n = s->lim.window_size, chunks = chunk_count(n);
+    uint32_t n = s->lim.window_size, chunks = breaker__chunk_count(n);
     breaker__atomic64 *word = &stripe.stripe->ring_chunk;
     *pass_start = false;
     for (;;) {
@@ -141,7 +111,7 @@ static breaker__atomic8 *ring_take_slot(struct breaker__shared *s,
                                   : atomic_fetch_add_explicit(word, 1, memory_order_relaxed);
         uint64_t c1 = w >> 32;
         uint32_t used = (uint32_t)w;
-        if (c1 != 0 && c1 <= chunks && used < chunk_length(n, (uint32_t)(c1 - 1))) {
+        if (c1 != 0 && c1 <= chunks && used < breaker__chunk_length(n, (uint32_t)(c1 - 1))) {
             if (stripe.owned) breaker__write(word, w + 1);
             return ring_slot(s, (uint32_t)(c1 - 1), used);
         }
@@ -168,11 +138,12 @@ static breaker__atomic8 *ring_take_slot(struct breaker__shared *s,
  * started a pass of the ring (the failing-source period). */
 static bool count_record(struct breaker__shared *s, struct breaker__stripe_ref stripe,
                          bool failure, bool slow, struct breaker__window_view *view) {
-    uint8_t v = (uint8_t)(RING_RECORDED | (failure ? RING_FAILURE : 0) | (slow ? RING_SLOW : 0));
+    uint8_t v = (uint8_t)(BREAKER__RING_RECORDED | (failure ? BREAKER__RING_FAILURE : 0) |
+                          (slow ? BREAKER__RING_SLOW : 0));
     bool pass_start;
     breaker__atomic8 *slot = ring_take_slot(s, stripe, &pass_start);
     uint8_t old = atomic_exchange_explicit(slot, v, memory_order_relaxed);
-    ring_share_add(stripe, ring_delta(old, v));
+    ring_share_add(stripe, breaker__ring_delta(old, v));
     /* Only a failure or slow call reads the window (a success never trips). */
     if (failure || slow) agg_decode(ring_total(s), view);
     return pass_start;
@@ -347,7 +318,7 @@ size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *bucket_s
         per_stripe = (per_stripe + BREAKER__CACHELINE - 1) & ~(size_t)(BREAKER__CACHELINE - 1);
         total = per_stripe * BREAKER__STRIPES;
     } else if (lim->trip == BREAKER_TRIP_COUNT_WINDOW) {
-        total = (size_t)chunk_count(lim->window_size) * RING_CHUNK_BYTES;
+        total = (size_t)breaker__chunk_count(lim->window_size) * BREAKER__RING_CHUNK_BYTES;
     }
     *bucket_stride = per_stripe;
     return total;
@@ -366,12 +337,12 @@ void breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref
          * current chunks are theirs to finish, and reservations go on in
          * ring order (not from chunk 0, which would make one thread reuse
          * its own chunk a pass early and drop calls of the new window). */
-        uint32_t n = s->lim.window_size, chunks = chunk_count(n);
+        uint32_t n = s->lim.window_size, chunks = breaker__chunk_count(n);
         uint64_t delta = 0;
         for (uint32_t c = 0; c < chunks; c++)
-            for (uint32_t i = 0; i < chunk_length(n, c); i++) {
+            for (uint32_t i = 0; i < breaker__chunk_length(n, c); i++) {
                 uint8_t old = atomic_exchange_explicit(ring_slot(s, c, i), 0, memory_order_relaxed);
-                if (old != 0) delta += ring_delta(old, 0);
+                if (old != 0) delta += breaker__ring_delta(old, 0);
             }
         if (delta != 0) ring_share_add(stripe, delta);
         break;
