@@ -3,13 +3,14 @@
 # many, hostile or empty: each is refused with a message that names the
 # option and the limit, or taken whole; never cut, dropped or echoed raw.
 #
-#   sh test_cli_input.sh CASE BREAKER
+#   sh test_cli_input.sh CASE BREAKER [DATA_DIR]
 #
 # One ctest test per CASE (tests/tools.cmake). A case prints what went wrong
 # and exits 1; a crash or a sanitizer report fails it too.
 set -u
 case_name=$1
 bk=$2
+data=${3:-}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -125,6 +126,138 @@ empty_trace_is_said_and_can_fail)
     err_has "no calls in the trace"
     # A trace with calls is not affected.
     run 0 replay --fail-empty "$tmp/t.csv"
+    ;;
+mistyped_options_and_commands_suggest_the_closest)
+    run 2 simulate --sed 5
+    err_has "^breaker simulate: unknown option '--sed'; did you mean '--seed'?"
+    run 2 simulate --dureation=1m
+    err_has "^breaker simulate: unknown option '--dureation'; did you mean '--duration'?"
+    run 2 replay --max-trps 1 "$tmp/t.csv"
+    err_has "^breaker replay: unknown option '--max-trps'; did you mean '--max-trips'?"
+    run 2 simlate
+    err_has "^breaker: unknown command 'simlate'; did you mean 'simulate'?"
+    run 2 replya "$tmp/t.csv"
+    err_has "^breaker: unknown command 'replya'; did you mean 'replay'?"
+    # Nothing close: no guess.
+    run 2 simulate --frobnicate
+    err_has "^breaker simulate: unknown option '--frobnicate'$"
+    ;;
+every_message_has_the_command_prefix)
+    # getopt's own messages ("simulate: unrecognized option") are replaced.
+    run 2 simulate --bogus
+    grep -v -e '^breaker simulate: ' -e "^Try 'breaker simulate --help'.$" "$tmp/err" &&
+        fail "a message without the prefix"
+    run 2 replay --svg
+    err_has "^breaker replay: option '--svg' needs a value$"
+    run 2 simulate -c
+    err_has "^breaker simulate: option '-c' needs a value$"
+    # Malformed trace lines too.
+    printf '0,0.010,maybe\n' >"$tmp/bad.csv"
+    run 1 replay "$tmp/bad.csv"
+    err_has "^breaker replay: .*bad.csv:1: bad outcome 'maybe'"
+    ;;
+bad_values_say_the_accepted_formats)
+    formats='250ms, 1.5s, 1m30s (units ns us ms s m h d)'
+    run 2 simulate --duration soon
+    err_has "^breaker simulate: --duration: bad value 'soon': expected a duration above 0 such as $formats"
+    run 2 simulate --timeout 0
+    err_has "--timeout: bad value '0': expected a duration above 0 such as $formats"
+    run 2 simulate --workers many
+    err_has "--workers: bad value 'many': expected a whole number from 1 to 100000"
+    printf '[scenario]\nduration = soon\n' >"$tmp/bad.ini"
+    run 1 simulate "$tmp/bad.ini"
+    err_has "bad.ini:2: scenario: duration: expected a duration such as $formats, got 'soon'"
+    printf '0,abc,ok\n' >"$tmp/bad.csv"
+    run 1 replay "$tmp/bad.csv"
+    err_has "bad duration 'abc': expected seconds such as 0.250, or a duration such as $formats"
+    ;;
+messages_show_durations_for_people)
+    # breaker_config_validate() counts in nanoseconds; the tool shows them.
+    run 1 replay -b 'x:open=10s,open_max=5s' "$tmp/t.csv"
+    err_has "open_max_ns: must be >= open_ns (10s), got 5s"
+    if grep -q '[0-9] ns' "$tmp/err"; then fail "raw nanoseconds in a message"; fi
+    ;;
+compound_durations_are_read_everywhere)
+    printf '[scenario]\nduration = 1m30s\nrate = 5\ntimeout = 1s500ms\n' >"$tmp/c.ini"
+    run 0 simulate --no-baseline -b 'x:open=1m30s' "$tmp/c.ini"
+    out_has "(seed 1, 1m30s)"
+    out_has "1.5s timeout per call"
+    run 0 simulate --no-baseline -b x:open=1s --duration 1m30s --timeout 1s250ms "$tmp/s.ini"
+    out_has "(seed 1, 1m30s)"
+    out_has "1.25s timeout per call"
+    run 0 replay -b 'x:trip=consecutive,failure_threshold=1,open_jitter=0' -s open=1m30s \
+        "$tmp/t.csv"
+    out_has "open for 1m30s"
+    printf 'ts,duration,outcome\n0,1m30s,ok\n' >"$tmp/c.csv"
+    run 0 replay "$tmp/c.csv"
+    out_has "of 1m30s"
+    ;;
+svg_dash_writes_the_picture_to_standard_output)
+    cd "$tmp" || exit 1
+    run 0 simulate --no-baseline -b x:open=1s --svg - "$tmp/s.ini"
+    head -c 5 "$tmp/out" | grep -q '^<?xml' || fail "standard output is not the SVG"
+    grep -q '</svg>' "$tmp/out" || fail "the SVG is not whole"
+    err_has "^requests "
+    [ -e "$tmp/-" ] && fail "a file named '-' was written"
+    run 0 replay --svg - "$tmp/t.csv"
+    head -c 5 "$tmp/out" | grep -q '^<?xml' || fail "standard output is not the SVG"
+    err_has "^Trace .*: 2 calls"
+    [ -e "$tmp/-" ] && fail "a file named '-' was written"
+    run 2 replay --json --svg - "$tmp/t.csv"
+    err_has "--json and --svg - would both write to standard output"
+    ;;
+help_ends_with_the_manual_line)
+    run 0 --help
+    [ "$(tail -n 1 "$tmp/out")" = "See breaker(1) for the manual." ] ||
+        fail "the last line of --help is '$(tail -n 1 "$tmp/out")'"
+    ;;
+replay_header_units_are_honoured_or_refused)
+    # The issue's trace: latency_ms used to be read as seconds, exit 0.
+    printf 'ts,latency_ms,status\n1700000000,12,200\n1700000001,15,503\n' >"$tmp/ms.csv"
+    run 0 replay "$tmp/ms.csv"
+    out_has "of 1.02s"
+    printf 'ts,latency_minutes,status\n1700000000,12,200\n' >"$tmp/bad.csv"
+    run 1 replay "$tmp/bad.csv"
+    err_has "^breaker replay: .*bad.csv:1: header: column 2 'latency_minutes': unknown unit '_minutes'"
+    printf 'ts,latency,status,path\n1700000000,12,200,/\n' >"$tmp/bad.csv"
+    run 1 replay "$tmp/bad.csv"
+    err_has "column 4 'path': unknown column name"
+    # A spreadsheet's export: BOM, CRLF, ISO-8601 with an offset, quotes.
+    run 0 replay -b 'x:trip=consecutive,failure_threshold=5' "$data/access_log.csv"
+    out_has "Trace .*access_log.csv: 60 calls over 5.9s"
+    out_has "2.430s       closed -> open"
+    ;;
+replay_json_summary)
+    run 0 replay --json -b 'x:trip=consecutive,failure_threshold=5,open=1s' "$data/outage.csv"
+    out_has '"format": "breaker-replay/1"'
+    out_has '"trips": 1'
+    grep -q '^Trace' "$tmp/out" && fail "the text report is mixed into the JSON"
+    if command -v python3 >/dev/null; then
+        python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["breakers"][0]["calls"] == 41' \
+            <"$tmp/out" || fail "not valid JSON, or the wrong calls"
+    fi
+    ;;
+replay_gates_exit_3)
+    jumpy='jumpy:trip=consecutive,failure_threshold=3,open=1s,half_open_successes=1'
+    run 3 replay --fail-on-flapping -b "$jumpy" "$data/flapping.csv"
+    err_has "^breaker replay: jumpy: flapping: closed and tripped again within 1m 4 times"
+    run 0 replay --fail-on-flapping -b 'calm:trip=consecutive,failure_threshold=5' \
+        "$data/flapping.csv"
+    run 3 replay --max-trips 4 -b "$jumpy" "$data/flapping.csv"
+    err_has "^breaker replay: jumpy: tripped 5 times, more than --max-trips 4"
+    run 0 replay --max-trips 5 -b "$jumpy" "$data/flapping.csv"
+    run 2 replay --max-trips lots "$data/flapping.csv"
+    err_has "--max-trips: bad value 'lots'"
+    # A trace with malformed lines fails with 1 first: its gate means little.
+    run 1 replay --max-trips 0 -b "$jumpy" "$data/malformed.csv"
+    ;;
+replay_caller_column_feeds_min_failing_sources)
+    run 0 replay -b 'plain:trip=count_window,window_size=20,min_calls=10' \
+        -b 'sources:trip=count_window,window_size=20,min_calls=10,min_failing_sources=3' \
+        --json "$data/abusive_tenant.csv"
+    out_has '"sources": true'
+    tr -d '\n' <"$tmp/out" | grep -q '"name": "plain".*"trips": 1.*"name": "sources".*"trips": 0' ||
+        fail "the plain breaker should trip once and the other never"
     ;;
 *)
     echo "unknown case '$case_name'"

@@ -1,7 +1,8 @@
 /*
  * test_replay.c - `breaker replay`: hand-written traces with known
  * transition times, malformed lines, flapping, and byte-for-byte
- * deterministic reports.
+ * deterministic reports; headers with units, ISO-8601 times, RFC 4180
+ * quoting, caller columns, the JSON summary.
  */
 #define _GNU_SOURCE
 #include "test_util.h"
@@ -458,6 +459,235 @@ static void escaping_keeps_text_and_utf8_and_shows_the_rest_as_hex(void **state)
     assert_string_equal(small, "ab");
 }
 
+/* Read `text` that must be refused as a whole; @return the message. */
+static void read_trace_refused(const char *text, const char *fragment) {
+    FILE *in = fmemopen((void *)(uintptr_t)text, strlen(text), "r");
+    assert_non_null(in);
+    struct tool_trace tr;
+    char msg[TOOL_MSG_MAX] = "";
+    int rc = tool_trace_read(in, "h.csv", NULL, &tr, msg, sizeof(msg));
+    fclose(in);
+    if (rc == 0) {
+        tool_trace_free(&tr);
+        fail_msg("'%s' was read (%zu calls), expected a refusal with '%s'", text, tr.count,
+                 fragment);
+    }
+    if (strstr(msg, fragment) == NULL) fail_msg("message '%s' lacks '%s'", msg, fragment);
+}
+
+static void header_units_are_honoured_not_guessed(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    /* The issue's trace: 12 used to be taken as 12 seconds, exit 0. */
+    read_trace_text("ts,latency_ms,status\n1700000000,12,200\n1700000001,15.5,503\n", &tr);
+    assert_int_equal(tr.bad_lines, 0);
+    assert_int_equal(tr.count, 2);
+    assert_int_equal(tr.calls[0].start_ns, UINT64_C(1700000000) * TOOL_SEC);
+    assert_int_equal(tr.calls[0].duration_ns, 12 * TOOL_MS);
+    assert_int_equal(tr.calls[1].duration_ns, 15500 * UINT64_C(1000));
+    assert_int_equal(tr.calls[1].outcome, BREAKER_FAILURE);
+    tool_trace_free(&tr);
+    /* Columns in any order, epoch milliseconds and microseconds, a value
+     * with its own unit still meaning what it says. */
+    read_trace_text("result,elapsed_us,time_ms\nok,250,1700000000125\nok,2ms,1700000000126\n", &tr);
+    assert_int_equal(tr.bad_lines, 0);
+    assert_int_equal(tr.calls[0].start_ns, UINT64_C(1700000000125) * TOOL_MS);
+    assert_int_equal(tr.calls[0].duration_ns, 250 * UINT64_C(1000));
+    assert_int_equal(tr.calls[1].duration_ns, 2 * TOOL_MS);
+    tool_trace_free(&tr);
+    read_trace_text("timestamp_us,duration_s,code\n1700000000000001,0.5,200\n", &tr);
+    assert_int_equal(tr.calls[0].start_ns, UINT64_C(1700000000000001) * 1000);
+    assert_int_equal(tr.calls[0].duration_ns, 500 * TOOL_MS);
+    tool_trace_free(&tr);
+    /* A bare name means seconds, as without a header. */
+    read_trace_text("start,elapsed,outcome\n10,0.25,ok\n", &tr);
+    assert_int_equal(tr.calls[0].start_ns, 10 * TOOL_SEC);
+    assert_int_equal(tr.calls[0].duration_ns, 250 * TOOL_MS);
+    tool_trace_free(&tr);
+}
+
+static void unknown_columns_and_units_are_refused_naming_the_column(void **state) {
+    (void)state;
+    read_trace_refused("ts,latency_minutes,status\n1,2,ok\n",
+                       "h.csv:1: header: column 2 'latency_minutes': unknown unit '_minutes'");
+    read_trace_refused("ts,dur,status\n1,2,ok\n", "column 2 'dur': unknown column name");
+    read_trace_refused("ts,duration,outcome,path\n1,2,ok,/\n", "column 4 'path': unknown column");
+    read_trace_refused("ts,duration,status,result\n1,2,ok,ok\n",
+                       "column 4 'result': a second outcome column (column 3 is 'status')");
+    read_trace_refused("ts,status\n1,ok\n", "the header has no duration column");
+    read_trace_refused("# comment first\n\nts,duration,status_ms\n", "h.csv:3: header: column 3");
+}
+
+static void iso_timestamps_with_a_zone_are_read(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    char *errors = read_trace_errors("time,duration,outcome\n"
+                                     "2026-11-30T12:00:00.123Z,0.1,ok\n"
+                                     "2026-11-30T13:00:01+01:00,0.1,ok\n"
+                                     "2026-11-30 06:30:02.5-0530,0.1,ok\n"
+                                     "2026-11-30T12:00:03z,0.1,ok\n"
+                                     "2026-11-30T12:00:00,0.1,ok\n"
+                                     "2026-02-30T12:00:00Z,0.1,ok\n",
+                                     "iso.csv", &tr);
+    assert_int_equal(tr.count, 4);
+    assert_int_equal(tr.bad_lines, 2);
+    /* 2026-11-30T12:00:00Z is 1796040000 s after 1970. */
+    uint64_t noon = UINT64_C(1796040000) * TOOL_SEC;
+    assert_int_equal(tr.calls[0].start_ns, noon + 123 * TOOL_MS);
+    assert_int_equal(tr.calls[1].start_ns, noon + 1 * TOOL_SEC);
+    assert_int_equal(tr.calls[2].start_ns, noon + 2500 * TOOL_MS);
+    assert_int_equal(tr.calls[3].start_ns, noon + 3 * TOOL_SEC);
+    assert_non_null(strstr(errors, "iso.csv:6: bad timestamp '2026-11-30T12:00:00': expected "
+                                   "ISO-8601 with a zone"));
+    assert_non_null(strstr(errors, "iso.csv:7: bad timestamp '2026-02-30T12:00:00Z'"));
+    free(errors);
+    tool_trace_free(&tr);
+}
+
+static void epoch_milliseconds_in_a_column_of_seconds_are_refused_with_a_hint(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    char *errors = read_trace_errors("ts,duration,outcome\n1700000000123,0.1,ok\n", "ms.csv", &tr);
+    assert_int_equal(tr.count, 0);
+    assert_non_null(strstr(errors, "too large for seconds since 1970; for milliseconds or "
+                                   "microseconds, name the column ts_ms or ts_us"));
+    free(errors);
+    tool_trace_free(&tr);
+}
+
+static void a_bom_crlf_and_rfc4180_quotes_are_read(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    read_trace_text("\xEF\xBB\xBFts,duration,outcome,client\r\n"
+                    "1,0.1,ok,\"acme, inc.\"\r\n"
+                    "2,0.1,503,\"say \"\"hi\"\"\"\r\n"
+                    "3,0.1,\"ok\" , \r\n",
+                    &tr);
+    assert_int_equal(tr.bad_lines, 0);
+    assert_int_equal(tr.count, 3);
+    assert_true(tr.has_source);
+    assert_int_not_equal(tr.calls[0].source, 0);
+    assert_int_not_equal(tr.calls[1].source, 0);
+    assert_int_not_equal(tr.calls[0].source, tr.calls[1].source);
+    assert_int_equal(tr.calls[2].source, 0); /* an empty caller names none */
+    tool_trace_free(&tr);
+    char *errors = read_trace_errors("0,0.1,\"ok\n\"\n1,0.1,\"o\"k\n", "q.csv", &tr);
+    assert_int_equal(tr.count, 0);
+    assert_non_null(strstr(errors, "q.csv:1: field 3: a quoted field without its closing quote "
+                                   "(a quoted field cannot hold a line break)"));
+    assert_non_null(strstr(errors, "q.csv:3: field 3: text after the closing quote"));
+    free(errors);
+    tool_trace_free(&tr);
+}
+
+static void a_caller_column_lets_min_failing_sources_tell_one_caller_from_an_outage(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    struct tool_breaker b;
+    struct tool_replay_result r;
+    /* One tenant's requests all fail: without min_failing_sources the
+     * shared breaker opens on them; with it, it stays closed. */
+    replay_file("abusive_tenant.csv", "trip=count_window,window_size=20,min_calls=10", &tr, &b, &r);
+    assert_true(tr.has_source);
+    assert_int_equal(tool_replay_trips(&r), 1);
+    tool_replay_result_free(&r);
+    b = make_breaker_spec("trip=count_window,window_size=20,min_calls=10,min_failing_sources=3");
+    replay(&tr, &b, &r);
+    assert_int_equal(r.timeline.event_count, 0);
+    release(&tr, &r);
+    /* An outage across five callers still trips it, naming them. */
+    replay_file("access_log.csv", "trip=consecutive,failure_threshold=5,min_failing_sources=3", &tr,
+                &b, &r);
+    assert_int_equal(tr.count, 60);
+    assert_int_equal(r.timeline.event_count, 1);
+    assert_int_equal(r.timeline.events[0].evidence.failing_sources, 5);
+    /* 13:00:02+01:00 plus the fifth failure's start and its 30 ms. */
+    assert_int_equal(r.timeline.events[0].time_ns - tr.origin_ns, 2430 * TOOL_MS);
+    release(&tr, &r);
+}
+
+static void the_json_summary_has_its_documented_keys(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    struct tool_breaker b;
+    struct tool_replay_result r;
+    replay_file("outage.csv", STRICT, &tr, &b, &r);
+    struct tool_breakers list = {.items = &b, .count = 1, .cap = 1};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    tool_print_replay_json(out, "outage \"quoted\".csv", &tr, &list, &r, 1);
+    fclose(out);
+    static const char *const want[] = {
+        "\"format\": \"breaker-replay/1\"",
+        "\"trace\": {\"name\": \"outage \\\"quoted\\\".csv\", \"calls\": 41, \"malformed_lines\": "
+        "0, \"span_ns\": 4000000000, \"sources\": false}",
+        "\"name\": \"strict\"",
+        "\"keys\": \"trip=consecutive failure_threshold=5 open=1s open_backoff=1 "
+        "half_open_successes=2\"",
+        "\"calls\": 41, \"admitted\": 21, \"refused\": 20, \"refused_open\": 20, "
+        "\"refused_half_open\": 0, \"refused_ramp\": 0",
+        "\"probes\": 3, \"probes_succeeded\": 2, \"probes_failed\": 1, \"probes_timed_out\": 0",
+        "\"transitions\": 5, \"trips\": 1, \"flaps\": 0, \"flapping\": false",
+        "\"time_open_ns\": 2180000000, \"time_half_open_ns\": 120000000",
+        "{\"time_ns\": 1410000000, \"from\": \"closed\", \"to\": \"open\", \"reason\": "
+        "\"consecutive_failures\", \"evidence\": \"5 failures in a row; open for 1s\"}",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (strstr(text, want[i]) == NULL) fail_msg("JSON lacks '%s':\n%s", want[i], text);
+    free(text);
+    release(&tr, &r);
+}
+
+static void json_strings_are_escaped_and_valid_utf8(void **state) {
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    tool_json_string(out, "a\"b\\c\n\033caf\xc3\xa9\xff");
+    fclose(out);
+    assert_string_equal(text, "\"a\\\"b\\\\c\\u000a\\u001bcaf\xc3\xa9\\ufffd\"");
+    free(text);
+}
+
+static void trips_count_closed_to_open_only(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    struct tool_breaker b;
+    struct tool_replay_result r;
+    replay_file("outage.csv", STRICT, &tr, &b, &r);
+    assert_int_equal(tool_replay_trips(&r), 1); /* the failed probe's reopening is no trip */
+    assert_false(tool_replay_flapping(&r));
+    release(&tr, &r);
+    replay_file("flapping.csv",
+                "jumpy:trip=consecutive,failure_threshold=3,open=1s,half_open_successes=1", &tr, &b,
+                &r);
+    assert_int_equal(tool_replay_trips(&r), 5);
+    assert_true(tool_replay_flapping(&r));
+    release(&tr, &r);
+}
+
+static void library_messages_show_durations_for_people(void **state) {
+    (void)state;
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"open_max_ns: must be >= open_ns (10000000000 ns), got 5000000000 ns",
+         "open_max_ns: must be >= open_ns (10s), got 5s"},
+        {"window_ns >= 10000000 ns, got 1000000", "window_ns >= 10ms, got 1000000"},
+        {"at most 365 days (got 31622400000000000 ns)", "at most 365 days (got 366d)"},
+        {"1234567891 ns and 90000000000 ns", "1.234567891s and 1m30s"},
+        {"5400000000000 ns", "1h30m"},
+        {"x5 ns 7 nsec", "x5 ns 7 nsec"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char msg[TOOL_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", cases[i].in);
+        tool_humanize_ns(msg, sizeof(msg));
+        assert_string_equal(msg, cases[i].want);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(outage_trace_gives_transitions_at_known_times),
@@ -476,6 +706,16 @@ int main(void) {
         cmocka_unit_test(a_first_line_of_garbage_is_reported_not_taken_for_a_header),
         cmocka_unit_test(control_bytes_in_a_bad_line_are_escaped),
         cmocka_unit_test(escaping_keeps_text_and_utf8_and_shows_the_rest_as_hex),
+        cmocka_unit_test(header_units_are_honoured_not_guessed),
+        cmocka_unit_test(unknown_columns_and_units_are_refused_naming_the_column),
+        cmocka_unit_test(iso_timestamps_with_a_zone_are_read),
+        cmocka_unit_test(epoch_milliseconds_in_a_column_of_seconds_are_refused_with_a_hint),
+        cmocka_unit_test(a_bom_crlf_and_rfc4180_quotes_are_read),
+        cmocka_unit_test(a_caller_column_lets_min_failing_sources_tell_one_caller_from_an_outage),
+        cmocka_unit_test(the_json_summary_has_its_documented_keys),
+        cmocka_unit_test(json_strings_are_escaped_and_valid_utf8),
+        cmocka_unit_test(trips_count_closed_to_open_only),
+        cmocka_unit_test(library_messages_show_durations_for_people),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,9 +61,14 @@ if(BREAKER_BUILD_TOOLS)
   foreach(_case long_set_key_is_refused_not_a_crash long_set_value_is_not_cut
           long_breaker_name_is_refused_with_the_limit long_ini_section_gives_one_configuration
           seventeenth_override_is_applied more_than_64_configurations_all_shown
-          control_bytes_are_escaped empty_trace_is_said_and_can_fail)
+          control_bytes_are_escaped empty_trace_is_said_and_can_fail
+          mistyped_options_and_commands_suggest_the_closest every_message_has_the_command_prefix
+          bad_values_say_the_accepted_formats messages_show_durations_for_people
+          compound_durations_are_read_everywhere svg_dash_writes_the_picture_to_standard_output
+          help_ends_with_the_manual_line replay_header_units_are_honoured_or_refused
+          replay_json_summary replay_gates_exit_3 replay_caller_column_feeds_min_failing_sources)
     add_test(NAME tools_cli_${_case}
-      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_input.sh ${_case} ${_bk})
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_input.sh ${_case} ${_bk} ${_data})
     set_tests_properties(tools_cli_${_case} PROPERTIES TIMEOUT 120 LABELS cli)
   endforeach()
 endif()

@@ -106,3 +106,23 @@ void tool_error(FILE *out, const char *fmt, ...) {
     free(safe);
     free(raw);
 }
+
+void tool_json_string(FILE *out, const char *text) {
+    const unsigned char *s = (const unsigned char *)text;
+    fputc('"', out);
+    while (*s != '\0') {
+        size_t n = *s >= 0x80 ? printable_len(s) : 1;
+        if (*s == '"' || *s == '\\') {
+            fprintf(out, "\\%c", *s);
+        } else if (*s < 0x20 || *s == 0x7f) {
+            fprintf(out, "\\u%04x", *s);
+        } else if (n == 0) {
+            fputs("\\ufffd", out); /* not UTF-8 (or a C1 control) */
+            n = 1;
+        } else {
+            fwrite(s, 1, n, out);
+        }
+        s += n;
+    }
+    fputc('"', out);
+}

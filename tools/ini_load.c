@@ -215,8 +215,9 @@ static int scenario_key(struct loader *ld, const char *name, const char *value) 
         return text_key(ld, "scenario", name, value, sc->description, sizeof(sc->description));
     } else if (strcmp(name, "duration") == 0) {
         if (!tool_parse_duration(value, 0, &sc->duration_ns) || sc->duration_ns == 0)
-            return error(ld, "scenario: %s: expected a duration such as 10m, got '%s'", name,
-                         value);
+            return error(
+                ld, "scenario: %s: expected a duration such as " TOOL_DURATION_FORMATS ", got '%s'",
+                name, value);
     } else if (strcmp(name, "seed") == 0) {
         if (!tool_parse_uint(value, 0, UINT64_MAX, &sc->seed))
             return error(ld, "scenario: %s: expected a whole number, got '%s'", name, value);
@@ -236,12 +237,15 @@ static int scenario_key(struct loader *ld, const char *name, const char *value) 
         sc->rate = d;
     } else if (strcmp(name, "timeout") == 0) {
         if (!tool_parse_duration(value, 0, &sc->timeout_ns) || sc->timeout_ns == 0)
-            return error(ld, "scenario: %s: expected a duration such as 1s, got '%s'", name, value);
+            return error(
+                ld, "scenario: %s: expected a duration such as " TOOL_DURATION_FORMATS ", got '%s'",
+                name, value);
     } else if (strcmp(name, "latency") == 0 || strcmp(name, "latency_p99") == 0) {
         uint64_t *f = name[7] == '\0' ? &sc->latency_ns : &sc->latency_p99_ns;
         if (!tool_parse_duration(value, 0, f) || *f == 0)
-            return error(ld, "scenario: %s: expected a duration such as 20ms, got '%s'", name,
-                         value);
+            return error(
+                ld, "scenario: %s: expected a duration such as " TOOL_DURATION_FORMATS ", got '%s'",
+                name, value);
     } else {
         return error(ld,
                      "scenario: unknown key '%s' (keys: name, description, duration, seed, "
@@ -254,8 +258,9 @@ static int scenario_key(struct loader *ld, const char *name, const char *value) 
 static int phase_duration(struct loader *ld, const char *name, const char *value, uint64_t *out,
                           unsigned bit) {
     if (!tool_parse_duration(value, 0, out))
-        return error(ld, "phase %s: %s: expected a duration such as 250ms, got '%s'",
-                     ld->phase->name, name, value);
+        return error(
+            ld, "phase %s: %s: expected a duration such as " TOOL_DURATION_FORMATS ", got '%s'",
+            ld->phase->name, name, value);
     ld->phase->given |= bit;
     return 1;
 }

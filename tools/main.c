@@ -6,7 +6,8 @@
  *
  * Exit status: 0 success; 1 an error (bad file, invalid configuration) or,
  * for replay, malformed trace lines or, with --fail-empty, no calls at all
- * (the report is still printed); 2 a usage error.
+ * (the report is still printed); 2 a usage error; 3, for replay, a
+ * configuration that failed --fail-on-flapping or --max-trips.
  *
  * Every message that quotes user input goes out through tool_error(), which
  * escapes control bytes.
@@ -15,11 +16,13 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXIT_USAGE 2
+#define EXIT_GATE  3 /* replay: --fail-on-flapping or --max-trips */
 
 static const char main_help[] =
     "usage: breaker <command> [options]\n"
@@ -41,7 +44,9 @@ static const char main_help[] =
     "\n"
     "Breaker configurations come from INI files ([breaker NAME] sections of\n"
     "key = value lines) or from the command line (-b 'NAME:key=value,...');\n"
-    "`breaker keys` lists the keys. Manual: docs/cli.md.\n";
+    "`breaker keys` lists the keys.\n"
+    "\n"
+    "See breaker(1) for the manual.\n";
 
 static const char simulate_help[] =
     "usage: breaker simulate [options] [SCENARIO.ini]\n"
@@ -63,13 +68,15 @@ static const char simulate_help[] =
     "                        (repeatable; without 'NAME:' it is called cliN)\n"
     "  -s, --set KEY=VALUE   set a breaker key in every configuration (repeatable)\n"
     "      --seed N          override the scenario's seed\n"
-    "      --duration D      override the scenario's length (e.g. 10m)\n"
+    "      --duration D      override the scenario's length (e.g. 10m, 1m30s)\n"
     "      --workers N       override the worker pool size\n"
     "      --rate R          override the requests per second\n"
     "      --timeout D       override the per-call timeout (e.g. 1s)\n"
     "      --no-baseline     skip the run without a breaker\n"
     "      --events          also list every transition of every run, with evidence\n"
     "      --svg FILE        also write the runs' timelines as an SVG picture\n"
+    "                        (- writes it to standard output, the table to\n"
+    "                        standard error)\n"
     "      --print-scenario  print the built-in scenario (an INI file to copy and\n"
     "                        edit) and exit\n"
     "  -h, --help            show this text\n"
@@ -99,24 +106,35 @@ static const char replay_help[] =
     "output, byte for byte.\n"
     "\n"
     "Trace format: one call per line, 'timestamp,duration,outcome':\n"
-    "  timestamp  when the call started: seconds (1700000000.125) or a duration\n"
-    "             with a unit (12.5s, 1500ms); only differences matter\n"
+    "  timestamp  when the call started: seconds (1700000000.125), a duration\n"
+    "             with a unit (12.5s, 1500ms) or ISO-8601 with a zone\n"
+    "             (2026-11-30T12:00:00.123Z); only differences matter\n"
     "  duration   seconds (0.250) or with a unit (250ms)\n"
     "  outcome    ok | success | failure | fail | error | timeout | ignored |\n"
     "             cancelled, an HTTP status (503; classified as breaker.h says), or\n"
     "             an errno name (ECONNREFUSED, ETIMEDOUT, ECANCELED, EINVAL, ...)\n"
-    "Fields may be in double quotes. Blank lines and lines starting with # are\n"
-    "skipped, as is a first line whose first field is timestamp, time, ts or start\n"
-    "(a header). A malformed line is reported as FILE:LINE: on standard error and\n"
-    "skipped; the rest is replayed, and the exit status is 1.\n"
+    "A first line naming columns is a header, and then the columns are as it\n"
+    "says, in any order: ts | time | timestamp | start, duration | latency |\n"
+    "elapsed (each with an optional unit _s, _ms, _us or _ns for bare numbers;\n"
+    "none means seconds), outcome | status | result | code, and optionally\n"
+    "client | caller | source | tenant (the caller, for min_failing_sources).\n"
+    "Any other name or unit is refused. CSV as RFC 4180 (quotes, commas in\n"
+    "quotes, \"\" for a quote), CRLF and a UTF-8 BOM are fine. Blank lines and\n"
+    "lines starting with # are skipped. A malformed line is reported as\n"
+    "FILE:LINE: on standard error and skipped; the rest is replayed, and the exit\n"
+    "status is 1.\n"
     "\n"
     "options:\n"
     "  -c, --config FILE     use the [breaker NAME] sections of FILE (repeatable)\n"
     "  -b, --breaker SPEC    use the configuration 'NAME:key=value,key=value'\n"
     "                        (repeatable; without either: the library's defaults)\n"
     "  -s, --set KEY=VALUE   set a breaker key in every configuration (repeatable)\n"
-    "      --svg FILE        also write the timelines as an SVG picture\n"
+    "      --svg FILE        also write the timelines as an SVG picture (- writes\n"
+    "                        it to standard output, the reports to standard error)\n"
+    "      --json            print the summary as JSON (docs/cli.md lists the keys)\n"
     "      --fail-empty      exit 1 if the trace has no calls (else a warning)\n"
+    "      --fail-on-flapping  exit 3 if a configuration flaps\n"
+    "      --max-trips N     exit 3 if a configuration trips more than N times\n"
     "  -h, --help            show this text\n"
     "\n"
     "example:\n"
@@ -149,8 +167,8 @@ static const char keys_help[] =
     "                        0..32 (0 = off)\n"
     "  cancelled_as          ignored (default) | failure\n"
     "  seed                  jitter seed (the tool fixes it so runs repeat)\n"
-    "Durations: 250ms, 5s, 1m, 1500us, 20ns, 1.5s (a bare number is ns); duration\n"
-    "keys also accept a _ns suffix. Rates: 0.5 or 50%.\n";
+    "Durations: 250ms, 5s, 1m, 1m30s, 1500us, 20ns, 1.5s (a bare number is ns);\n"
+    "duration keys also accept a _ns suffix. Rates: 0.5 or 50%.\n";
 
 /* ---- Shared option handling ---------------------------------------------------*/
 
@@ -165,6 +183,9 @@ enum {
     OPT_PRINT_SCENARIO,
     OPT_EVENTS,
     OPT_FAIL_EMPTY,
+    OPT_JSON,
+    OPT_FAIL_ON_FLAPPING,
+    OPT_MAX_TRIPS,
 };
 
 struct options {
@@ -212,6 +233,36 @@ static int usage_error(const char *cmd, const char *fmt, ...) {
     return EXIT_USAGE;
 }
 
+/* getopt_long() answered '?' (an unknown or ambiguous option) or ':' (an
+ * option without its value), with opterr off so that the message is ours:
+ * the command's prefix, and the closest option for a typo.
+ * @return EXIT_USAGE. */
+static int option_error(const char *cmd, int c, char **argv, const struct option *longopts) {
+    const char *arg = argv[optind - 1];
+    if (c == ':') {
+        if (optopt != 0 && optopt < 256 && strncmp(arg, "--", 2) != 0)
+            return usage_error(cmd, "option '-%c' needs a value", optopt);
+        return usage_error(cmd, "option '%.*s' needs a value", (int)strcspn(arg, "="), arg);
+    }
+    if (optopt != 0) return usage_error(cmd, "unknown option '-%c'", optopt);
+    /* A long option: its name without the dashes and any "=value". */
+    const char *name = arg + strspn(arg, "-");
+    int len = (int)strcspn(name, "=");
+    const char *names[32];
+    size_t n = 0, prefixed = 0;
+    char typed[80];
+    snprintf(typed, sizeof(typed), "%.*s", len, name);
+    for (const struct option *lo = longopts; lo->name != NULL && n < 32; lo++) {
+        names[n++] = lo->name;
+        prefixed += strncmp(lo->name, typed, strlen(typed)) == 0;
+    }
+    if (prefixed > 1) return usage_error(cmd, "option '--%s' is ambiguous", typed);
+    const char *guess = tool_suggest(typed, names, n);
+    if (guess != NULL)
+        return usage_error(cmd, "unknown option '--%s'; did you mean '--%s'?", typed, guess);
+    return usage_error(cmd, "unknown option '--%s'", typed);
+}
+
 /* Handle -c, -b, -s. @return -1 if not one of them, else 0 or an exit code. */
 static int common_option(const char *cmd, int c, struct options *o) {
     char msg[TOOL_MSG_MAX];
@@ -257,6 +308,7 @@ static int finish_breakers(const char *cmd, struct options *o, struct tool_break
             }
         }
         if (breaker_config_validate(&list->items[i].cfg, msg, sizeof(msg)) != BREAKER_OK) {
+            tool_humanize_ns(msg, sizeof(msg));
             tool_error(stderr, "breaker %s: breaker '%s': %s", cmd, list->items[i].name, msg);
             return 1;
         }
@@ -264,10 +316,19 @@ static int finish_breakers(const char *cmd, struct options *o, struct tool_break
     return 0;
 }
 
-/* Write `n` timelines to `path` as one SVG picture (--svg). @return 0, or 1
+/* Write `n` timelines to `path` ("-": standard output) as one SVG picture
+ * (--svg). @return 0, or 1
  * after saying on standard error why the file could not be written. */
 static int write_svg(const char *cmd, const char *path, const char *title,
                      const struct tool_timeline *const *timelines, size_t n) {
+    if (strcmp(path, "-") == 0) {
+        int rc = tool_svg_write(stdout, title, timelines, n);
+        if (fflush(stdout) != 0 || ferror(stdout) || rc != 0) {
+            tool_error(stderr, "breaker %s: standard output: write error", cmd);
+            return 1;
+        }
+        return 0;
+    }
     FILE *f = fopen(path, "w");
     if (f == NULL) {
         tool_error(stderr, "breaker %s: %s: %s", cmd, path, strerror(errno));
@@ -281,35 +342,48 @@ static int write_svg(const char *cmd, const char *path, const char *title,
     return 0;
 }
 
+/* --svg -: the picture goes to standard output, the text to standard error. */
+static bool svg_to_stdout(const struct options *o) {
+    return o->svg != NULL && strcmp(o->svg, "-") == 0;
+}
+
 /* ---- simulate ------------------------------------------------------------------*/
 
 static int override(const char *opt, const char *arg, struct tool_scenario *sc, int c) {
     uint64_t u;
     double d;
+    const char *expected = "";
     switch (c) {
     case OPT_SEED:
-        if (!tool_parse_uint(arg, 0, UINT64_MAX, &sc->seed)) break;
-        return 0;
+        if (tool_parse_uint(arg, 0, UINT64_MAX, &sc->seed)) return 0;
+        expected = "a whole number such as 42";
+        break;
     case OPT_DURATION:
-        if (!tool_parse_duration(arg, 0, &u) || u == 0) break;
-        sc->duration_ns = u;
-        return 0;
-    case OPT_WORKERS:
-        if (!tool_parse_uint(arg, 1, 100000, &u)) break;
-        sc->workers = (uint32_t)u;
-        return 0;
-    case OPT_RATE:
-        if (!tool_parse_number(arg, false, &d) || d <= 0.0 || d > 100000.0) break;
-        sc->rate = d;
-        return 0;
     case OPT_TIMEOUT:
-        if (!tool_parse_duration(arg, 0, &u) || u == 0) break;
-        sc->timeout_ns = u;
-        return 0;
+        if (tool_parse_duration(arg, 0, &u) && u > 0) {
+            *(c == OPT_DURATION ? &sc->duration_ns : &sc->timeout_ns) = u;
+            return 0;
+        }
+        expected = "a duration above 0 such as " TOOL_DURATION_FORMATS;
+        break;
+    case OPT_WORKERS:
+        if (tool_parse_uint(arg, 1, 100000, &u)) {
+            sc->workers = (uint32_t)u;
+            return 0;
+        }
+        expected = "a whole number from 1 to 100000";
+        break;
+    case OPT_RATE:
+        if (tool_parse_number(arg, false, &d) && d > 0.0 && d <= 100000.0) {
+            sc->rate = d;
+            return 0;
+        }
+        expected = "requests per second in (0, 100000] such as 200 or 12.5";
+        break;
     default:
         break;
     }
-    tool_error(stderr, "breaker simulate: --%s: bad value '%s'", opt, arg);
+    tool_error(stderr, "breaker simulate: --%s: bad value '%s': expected %s", opt, arg, expected);
     return EXIT_USAGE;
 }
 
@@ -366,7 +440,8 @@ static int simulate_options(int argc, char **argv, struct sim_args *a) {
     if (a->overrides == NULL) return out_of_memory("simulate");
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:b:s:h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":c:b:s:h", longopts, NULL)) != -1) {
         int r = common_option("simulate", c, &a->o);
         if (r > 0) return r;
         if (r == 0) continue;
@@ -395,8 +470,7 @@ static int simulate_options(int argc, char **argv, struct sim_args *a) {
             keep_override(a, longopts, c, optarg);
             break;
         default:
-            fputs("Try 'breaker simulate --help'.\n", stderr);
-            return EXIT_USAGE;
+            return option_error("simulate", c, argv, longopts);
         }
     }
     if (argc - optind > 1)
@@ -462,13 +536,13 @@ static int run_simulations(const struct sim_args *a, const struct tool_scenario 
 
 /* The comparison table, and with --events the evidence behind it: every
  * transition of every run that had a breaker. */
-static void print_simulations(const struct sim_args *a, const struct tool_scenario *sc,
+static void print_simulations(FILE *out, const struct sim_args *a, const struct tool_scenario *sc,
                               const struct sim_runs *runs) {
-    tool_print_sim_table(stdout, sc, runs->results, runs->count);
+    tool_print_sim_table(out, sc, runs->results, runs->count);
     for (size_t i = 0; a->events && i < runs->count; i++) {
         if (!runs->results[i].has_breaker) continue;
-        printf("\n== %s: transitions\n", runs->results[i].name);
-        tool_print_transitions(stdout, runs->results[i].timeline.events,
+        fprintf(out, "\n== %s: transitions\n", runs->results[i].name);
+        tool_print_transitions(out, runs->results[i].timeline.events,
                                runs->results[i].timeline.event_count, 0);
     }
 }
@@ -487,7 +561,7 @@ static int draw_simulations(const struct sim_args *a, const struct tool_scenario
              (unsigned long long)sc->seed);
     int rc = write_svg("simulate", a->o.svg, title, tls, runs->count);
     free(tls);
-    if (rc == 0) printf("\nTimelines written to %s\n", a->o.svg);
+    if (rc == 0 && strcmp(a->o.svg, "-") != 0) printf("\nTimelines written to %s\n", a->o.svg);
     return rc;
 }
 
@@ -510,7 +584,8 @@ static int simulate(struct sim_args *a) {
     if (rc == 0) rc = finish_breakers("simulate", &a->o, list);
     if (rc == 0) rc = run_simulations(a, &sc, list, &runs);
     if (rc == 0) {
-        print_simulations(a, &sc, &runs);
+        /* With --svg -, the picture has standard output to itself. */
+        print_simulations(svg_to_stdout(&a->o) ? stderr : stdout, a, &sc, &runs);
         rc = draw_simulations(a, &sc, &runs);
     }
     free_sim_runs(&runs);
@@ -538,23 +613,32 @@ struct replay_args {
     const char *name; /* the trace as the reports name it */
     bool from_stdin;
     bool fail_empty; /* --fail-empty: a trace without calls is an error */
-    bool done;       /* --help answered: nothing to replay */
+    bool json;       /* --json: the summary as JSON instead of the reports */
+    bool fail_on_flapping;
+    bool max_trips_given;
+    uint64_t max_trips; /* --max-trips N */
+    bool done;          /* --help answered: nothing to replay */
 };
 
 /* Read the command line into `a`. @return 0 or an exit status. */
 static int replay_options(int argc, char **argv, struct replay_args *a) {
-    static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
-                                             {"breaker", required_argument, NULL, 'b'},
-                                             {"set", required_argument, NULL, 's'},
-                                             {"svg", required_argument, NULL, OPT_SVG},
-                                             {"fail-empty", no_argument, NULL, OPT_FAIL_EMPTY},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"breaker", required_argument, NULL, 'b'},
+        {"set", required_argument, NULL, 's'},
+        {"svg", required_argument, NULL, OPT_SVG},
+        {"fail-empty", no_argument, NULL, OPT_FAIL_EMPTY},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"fail-on-flapping", no_argument, NULL, OPT_FAIL_ON_FLAPPING},
+        {"max-trips", required_argument, NULL, OPT_MAX_TRIPS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof(*a));
     if (options_init("replay", &a->o, argc) != 0) return 1;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:b:s:h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":c:b:s:h", longopts, NULL)) != -1) {
         int r = common_option("replay", c, &a->o);
         if (r > 0) return r;
         if (r == 0) continue;
@@ -563,13 +647,30 @@ static int replay_options(int argc, char **argv, struct replay_args *a) {
             a->done = true;
             return 0;
         }
-        if (c == OPT_FAIL_EMPTY) {
+        switch (c) {
+        case OPT_FAIL_EMPTY:
             a->fail_empty = true;
             continue;
+        case OPT_JSON:
+            a->json = true;
+            continue;
+        case OPT_FAIL_ON_FLAPPING:
+            a->fail_on_flapping = true;
+            continue;
+        case OPT_MAX_TRIPS:
+            if (!tool_parse_uint(optarg, 0, UINT32_MAX, &a->max_trips))
+                return usage_error("replay",
+                                   "--max-trips: bad value '%s': expected a whole number of "
+                                   "trips such as 0 or 3",
+                                   optarg);
+            a->max_trips_given = true;
+            continue;
+        default:
+            return option_error("replay", c, argv, longopts);
         }
-        fputs("Try 'breaker replay --help'.\n", stderr);
-        return EXIT_USAGE;
     }
+    if (a->json && svg_to_stdout(&a->o))
+        return usage_error("replay", "--json and --svg - would both write to standard output");
     if (argc - optind != 1) return usage_error("replay", "expected one trace file (or -)");
     a->path = argv[optind];
     a->from_stdin = strcmp(a->path, "-") == 0;
@@ -610,18 +711,18 @@ static int read_trace(const struct replay_args *a, struct tool_trace *trace) {
 
 /* One line on what was read, so that the reports' times (from the first
  * call) and any skipped lines are explained before them. */
-static void print_trace_summary(const char *name, const struct tool_trace *trace) {
-    printf("Trace %s: %zu calls", name, trace->count);
+static void print_trace_summary(FILE *out, const char *name, const struct tool_trace *trace) {
+    fprintf(out, "Trace %s: %zu calls", name, trace->count);
     if (trace->count > 0) {
         char span[32];
         uint64_t last = 0;
         for (size_t i = 0; i < trace->count; i++)
             if (trace->calls[i].start_ns > last) last = trace->calls[i].start_ns;
-        printf(" over %s", tool_format_duration(last - trace->origin_ns, span, sizeof(span)));
+        fprintf(out, " over %s", tool_format_duration(last - trace->origin_ns, span, sizeof(span)));
     }
     if (trace->bad_lines > 0)
-        printf(", %zu malformed lines skipped (listed on standard error)", trace->bad_lines);
-    printf("; times are from the first call\n\n");
+        fprintf(out, ", %zu malformed lines skipped (listed on standard error)", trace->bad_lines);
+    fprintf(out, "; times are from the first call\n\n");
 }
 
 /* The replays' results; the first `done` are filled and must be freed. */
@@ -630,10 +731,10 @@ struct replay_runs {
     size_t count, done;
 };
 
-/* Replay the trace through each configuration and print its report as soon
- * as it is done; a failed replay stops there, after the reports before it.
- * @return 0 or an exit status. */
-static int replay_each(const struct tool_trace *trace, const struct tool_breakers *list,
+/* Replay the trace through each configuration and print its report to
+ * `out` (NULL: none) as soon as it is done; a failed replay stops there,
+ * after the reports before it. @return 0 or an exit status. */
+static int replay_each(FILE *out, const struct tool_trace *trace, const struct tool_breakers *list,
                        struct replay_runs *runs) {
     runs->count = list->count;
     runs->results = calloc(runs->count, sizeof(*runs->results));
@@ -641,11 +742,12 @@ static int replay_each(const struct tool_trace *trace, const struct tool_breaker
     char msg[TOOL_MSG_MAX];
     for (size_t i = 0; i < runs->count; i++) {
         if (tool_replay(trace, &list->items[i], &runs->results[i], msg, sizeof(msg)) != 0) {
+            tool_humanize_ns(msg, sizeof(msg));
             tool_error(stderr, "breaker replay: %s", msg);
             return 1;
         }
         runs->done++;
-        tool_print_replay(stdout, trace, &list->items[i], &runs->results[i]);
+        if (out != NULL) tool_print_replay(out, trace, &list->items[i], &runs->results[i]);
     }
     return 0;
 }
@@ -663,6 +765,33 @@ static int draw_replays(const struct replay_args *a, const struct replay_runs *r
     int rc = write_svg("replay", a->o.svg, title, tls, runs->count);
     free(tls);
     return rc;
+}
+
+/* --fail-on-flapping and --max-trips: say on standard error which
+ * configurations fail them. @return true if one does. */
+static bool replay_gate(const struct replay_args *a, const struct replay_runs *runs) {
+    bool failed = false;
+    char window[32];
+    tool_format_duration(TOOL_FLAP_WINDOW_NS, window, sizeof(window));
+    for (size_t i = 0; i < runs->done; i++) {
+        const struct tool_replay_result *r = &runs->results[i];
+        if (a->fail_on_flapping && tool_replay_flapping(r)) {
+            tool_error(stderr,
+                       "breaker replay: %s: flapping: closed and tripped again within %s %" PRIu64
+                       " times (--fail-on-flapping)",
+                       r->name, window, r->flaps);
+            failed = true;
+        }
+        uint64_t trips = tool_replay_trips(r);
+        if (a->max_trips_given && trips > a->max_trips) {
+            tool_error(stderr,
+                       "breaker replay: %s: tripped %" PRIu64
+                       " times, more than --max-trips %" PRIu64,
+                       r->name, trips, a->max_trips);
+            failed = true;
+        }
+    }
+    return failed;
 }
 
 static void free_replay_runs(struct replay_runs *runs) {
@@ -685,15 +814,23 @@ static int replay_trace(struct replay_args *a) {
     if (rc == 0 && trace.count == 0)
         tool_error(stderr, "breaker replay: %s%s: no calls in the trace",
                    a->fail_empty ? "" : "warning: ", a->name);
+    /* The reports go to standard output, unless the JSON summary or the
+     * picture (--svg -) has it. */
+    FILE *out = a->json ? NULL : svg_to_stdout(&a->o) ? stderr : stdout;
     if (rc == 0) {
-        print_trace_summary(a->name, &trace);
-        rc = replay_each(&trace, &a->o.breakers, &runs);
+        if (out != NULL) print_trace_summary(out, a->name, &trace);
+        rc = replay_each(out, &trace, &a->o.breakers, &runs);
     }
+    if (rc == 0 && a->json)
+        tool_print_replay_json(stdout, a->name, &trace, &a->o.breakers, runs.results, runs.count);
     if (rc == 0) rc = draw_replays(a, &runs);
+    bool gate_failed = rc == 0 && replay_gate(a, &runs);
     free_replay_runs(&runs);
     /* Malformed lines fail the command, after the report on the others; so
-     * does an empty trace with --fail-empty. */
+     * does an empty trace with --fail-empty. They say the trace is not to be
+     * trusted, so they come before a failed gate. */
     if (rc == 0 && (trace.bad_lines > 0 || (a->fail_empty && trace.count == 0))) rc = 1;
+    if (rc == 0 && gate_failed) rc = EXIT_GATE;
     tool_trace_free(&trace);
     return rc;
 }
@@ -706,6 +843,23 @@ static int cmd_replay(int argc, char **argv) {
     if (rc == 0 && !a.done) rc = replay_trace(&a);
     options_free(&a.o);
     return rc;
+}
+
+/* `breaker frobnicate`: say so, with the closest command or option if it
+ * looks like a typo of one, and the help. @return EXIT_USAGE. */
+static int unknown_command(const char *cmd) {
+    static const char *const commands[] = {"simulate", "replay", "keys", "help"};
+    static const char *const options[] = {"--help", "--version"};
+    bool option = cmd[0] == '-';
+    const char *guess = option ? tool_suggest(cmd, options, 2) : tool_suggest(cmd, commands, 4);
+    const char *what = option ? "option" : "command";
+    if (guess != NULL) {
+        tool_error(stderr, "breaker: unknown %s '%s'; did you mean '%s'?", what, cmd, guess);
+    } else {
+        tool_error(stderr, "breaker: unknown %s '%s'", what, cmd);
+    }
+    fprintf(stderr, "\n%s", main_help);
+    return EXIT_USAGE;
 }
 
 int main(int argc, char **argv) {
@@ -737,7 +891,5 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "simulate") == 0) return cmd_simulate(argc - 1, argv + 1);
     if (strcmp(cmd, "replay") == 0) return cmd_replay(argc - 1, argv + 1);
-    tool_error(stderr, "breaker: unknown command '%s'", cmd);
-    fprintf(stderr, "\n%s", main_help);
-    return EXIT_USAGE;
+    return unknown_command(cmd);
 }

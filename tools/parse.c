@@ -88,3 +88,66 @@ const char *tool_format_duration(uint64_t ns, char *buf, size_t len) {
     }
     return buf;
 }
+
+/* `ns` as tool_format_duration() prints it if that is exact, else in
+ * seconds with every digit it needs. */
+static void format_exact(uint64_t ns, char *buf, size_t len) {
+    uint64_t back;
+    if (ns >= 3600 * TOOL_SEC && ns % TOOL_SEC == 0) {
+        /* Hours and days as terms ("366d", "1h30m"), not thousands of
+         * minutes. */
+        static const struct {
+            uint64_t s;
+            char unit;
+        } terms[] = {{86400, 'd'}, {3600, 'h'}, {60, 'm'}, {1, 's'}};
+        uint64_t s = ns / TOOL_SEC;
+        size_t used = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; i < 4 && used < len; i++) {
+            if (s < terms[i].s) continue;
+            int w =
+                snprintf(buf + used, len - used, "%" PRIu64 "%c", s / terms[i].s, terms[i].unit);
+            if (w < 0) break;
+            used += (size_t)w;
+            s %= terms[i].s;
+        }
+        return;
+    }
+    tool_format_duration(ns, buf, len);
+    if (breaker_parse_duration(buf, 0, &back) == BREAKER_OK && back == ns) return;
+    char frac[16];
+    snprintf(frac, sizeof(frac), "%09" PRIu64, ns % TOOL_SEC);
+    size_t n = strlen(frac);
+    while (n > 0 && frac[n - 1] == '0')
+        frac[--n] = '\0';
+    snprintf(buf, len, "%" PRIu64 "%s%ss", ns / TOOL_SEC, n ? "." : "", frac);
+}
+
+void tool_humanize_ns(char *msg, size_t len) {
+    char out[TOOL_MSG_MAX];
+    size_t used = 0;
+    const char *p = msg;
+    while (*p != '\0' && used + 1 < sizeof(out) && used + 1 < len) {
+        size_t d = strspn(p, "0123456789");
+        bool word_start = p == msg || !isalnum((unsigned char)p[-1]);
+        uint64_t ns;
+        if (d > 0 && d <= 20 && word_start && strncmp(p + d, " ns", 3) == 0 &&
+            !isalnum((unsigned char)p[d + 3])) {
+            char num[24], human[40];
+            memcpy(num, p, d);
+            num[d] = '\0';
+            if (tool_parse_uint(num, 0, UINT64_MAX, &ns)) {
+                format_exact(ns, human, sizeof(human));
+                int w = snprintf(out + used, sizeof(out) - used, "%s", human);
+                used = w < 0 ? used : used + (size_t)w;
+                if (used >= sizeof(out)) used = sizeof(out) - 1;
+                p += d + 3;
+                continue;
+            }
+        }
+        out[used++] = *p++;
+    }
+    out[used] = '\0';
+    /* The rewritten text is never longer than the original: it fits. */
+    snprintf(msg, len, "%s", out);
+}

@@ -2,7 +2,8 @@
  * replay.c - feed a trace of real calls through the real library on a
  * virtual clock.
  *
- * Trace: CSV, one call per line, "timestamp,duration,outcome" (docs/cli.md).
+ * Trace: CSV, one call per line, "timestamp,duration,outcome", or the
+ * columns a header line names (docs/cli.md).
  * The timestamp is when the call started. Calls are replayed in start order
  * (ties: file order); a call ending at the same instant as another starts is
  * completed first. A call the breaker refuses is not made, so its recorded
@@ -106,60 +107,376 @@ static int add_call(struct tool_trace *tr, const struct tool_call *c) {
     return 0;
 }
 
-/* An optional header line: its first field names the timestamp column. A
- * first line that merely starts with a letter is data, and is reported if
- * it is malformed. */
-static bool is_header(const char *line) {
-    static const char *const names[] = {"timestamp", "time", "ts", "start"};
-    size_t n = strcspn(line, ",");
-    while (n > 0 && isspace((unsigned char)line[n - 1]))
-        n--;
-    if (n > 0 && line[0] == '"' && line[n - 1] == '"' && n >= 2) {
-        line++;
-        n -= 2;
+/* What a column holds. A header names the columns; without one a trace is
+ * "timestamp,duration,outcome", numbers in seconds. */
+enum column_role { COL_TIME, COL_DURATION, COL_OUTCOME, COL_SOURCE, COL_ROLES };
+
+#define MAX_COLUMNS 8 /* every role once, with room to name the one too many */
+
+struct column {
+    enum column_role role;
+    uint64_t unit_ns; /* the unit of a bare number: seconds unless the name says */
+    char name[32];    /* as the header wrote it (cut to fit), for messages */
+};
+
+struct columns {
+    struct column col[MAX_COLUMNS];
+    size_t count;
+    int at[COL_ROLES]; /* the column of each role, -1 if none */
+    bool header;       /* from a header line (else the default three) */
+};
+
+static const struct {
+    enum column_role role;
+    const char *names[5];
+    bool units; /* takes a unit suffix (_s, _ms, _us, _ns) */
+    const char *what;
+} roles[] = {
+    {COL_TIME, {"timestamp", "time", "ts", "start", NULL}, true, "timestamp"},
+    {COL_DURATION, {"duration", "latency", "elapsed", NULL}, true, "duration"},
+    {COL_OUTCOME, {"outcome", "status", "result", "code", NULL}, false, "outcome"},
+    {COL_SOURCE, {"client", "caller", "source", "tenant", NULL}, false, "source"},
+};
+
+#define KNOWN_COLUMNS                                                               \
+    "timestamp: ts, time, timestamp, start; duration: duration, latency, elapsed; " \
+    "outcome: outcome, status, result, code; source: client, caller, source, tenant"
+
+static const struct {
+    const char *suffix;
+    uint64_t ns;
+} units[] = {{"s", TOOL_SEC}, {"ms", TOOL_MS}, {"us", 1000}, {"ns", 1}};
+
+static void default_columns(struct columns *cols) {
+    memset(cols, 0, sizeof(*cols));
+    static const enum column_role order[] = {COL_TIME, COL_DURATION, COL_OUTCOME};
+    static const char *const names[] = {"timestamp", "duration", "outcome"};
+    for (size_t i = 0; i < 3; i++) {
+        cols->col[i].role = order[i];
+        cols->col[i].unit_ns = TOOL_SEC;
+        snprintf(cols->col[i].name, sizeof(cols->col[i].name), "%s", names[i]);
     }
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strlen(names[i]) == n && strncasecmp(line, names[i], n) == 0) return true;
+    cols->count = 3;
+    cols->at[COL_TIME] = 0;
+    cols->at[COL_DURATION] = 1;
+    cols->at[COL_OUTCOME] = 2;
+    cols->at[COL_SOURCE] = -1;
+}
+
+/* The role a header name is built on ("latency" in "latency_ms"), and
+ * where its suffix starts ("" or "_ms"). @return the index in roles[], or
+ * -1 if the name is none of them. */
+static int name_role(const char *name, const char **suffix) {
+    for (size_t r = 0; r < sizeof(roles) / sizeof(roles[0]); r++) {
+        for (size_t k = 0; roles[r].names[k] != NULL; k++) {
+            size_t n = strlen(roles[r].names[k]);
+            if (strncasecmp(name, roles[r].names[k], n) == 0 &&
+                (name[n] == '\0' || name[n] == '_')) {
+                *suffix = name + n;
+                return (int)r;
+            }
+        }
+    }
+    return -1;
+}
+
+/* A header line names at least one known column; any other first line is
+ * data (and is reported if it is malformed). */
+static bool is_header(char *const *fields, size_t n) {
+    const char *suffix;
+    for (size_t i = 0; i < n; i++)
+        if (name_role(fields[i], &suffix) >= 0) return true;
     return false;
 }
 
-/* A field without its blanks and, if it has them, its CSV double quotes. */
-static char *field(char *s) {
-    s = tool_trim(s);
-    size_t n = strlen(s);
-    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
-        s[n - 1] = '\0';
-        s++;
+/* One header name into `c`. @return NULL, or what is wrong with it. */
+static const char *header_column(const char *name, size_t i, struct column *c, char *why,
+                                 size_t len) {
+    const char *suffix;
+    int r = name_role(name, &suffix);
+    if (r < 0) {
+        snprintf(why, len, "column %zu '%.40s': unknown column name (known: " KNOWN_COLUMNS ")",
+                 i + 1, name);
+        return why;
     }
-    return s;
+    c->role = roles[r].role;
+    c->unit_ns = TOOL_SEC;
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    if (*suffix == '\0') return NULL;
+    if (roles[r].units) {
+        for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+            if (strcasecmp(suffix + 1, units[u].suffix) == 0) {
+                c->unit_ns = units[u].ns;
+                return NULL;
+            }
+        }
+        snprintf(why, len, "column %zu '%.40s': unknown unit '%.20s' (known: _s, _ms, _us, _ns)",
+                 i + 1, name, suffix);
+        return why;
+    }
+    if (c->role == COL_SOURCE && strcasecmp(suffix, "_id") == 0) return NULL;
+    snprintf(why, len, "column %zu '%.40s': an %s column takes no suffix such as '%.20s'", i + 1,
+             name, roles[r].what, suffix);
+    return why;
+}
+
+/* The columns a header line names. @return NULL, or what is wrong. */
+static const char *read_header(char *const *fields, size_t n, struct columns *cols, char *why,
+                               size_t len) {
+    memset(cols, 0, sizeof(*cols));
+    for (size_t r = 0; r < COL_ROLES; r++)
+        cols->at[r] = -1;
+    cols->header = true;
+    if (n > MAX_COLUMNS) {
+        snprintf(why, len, "%zu columns; at most %d (timestamp, duration, outcome, source)", n,
+                 MAX_COLUMNS);
+        return why;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct column *c = &cols->col[i];
+        if (header_column(fields[i], i, c, why, len) != NULL) return why;
+        int *at = &cols->at[c->role];
+        if (*at >= 0) {
+            snprintf(why, len, "column %zu '%.40s': a second %s column (column %d is '%s')", i + 1,
+                     fields[i], roles[c->role].what, *at + 1, cols->col[*at].name);
+            return why;
+        }
+        *at = (int)i;
+    }
+    cols->count = n;
+    static const char *const needed[] = {
+        [COL_TIME] = "timestamp column (ts, time, timestamp or start, optionally with _s, _ms, "
+                     "_us or _ns)",
+        [COL_DURATION] = "duration column (duration, latency or elapsed, optionally with _s, _ms, "
+                         "_us or _ns)",
+        [COL_OUTCOME] = "outcome column (outcome, status, result or code)",
+    };
+    for (size_t r = COL_TIME; r <= COL_OUTCOME; r++) {
+        if (cols->at[r] < 0) {
+            snprintf(why, len, "the header has no %s", needed[r]);
+            return why;
+        }
+    }
+    return NULL;
+}
+
+/* Split a CSV line in place into fields, as RFC 4180 writes them: a field
+ * in double quotes may hold commas and doubled quotes; blanks around a field
+ * are not part of it. A quoted field cannot run onto the next line. Fields
+ * past `max` are counted, not kept. @return NULL with `*n` set, or what is
+ * wrong. */
+static const char *split_fields(char *line, char **fields, size_t max, size_t *n, char *why,
+                                size_t len) {
+    char *p = line;
+    *n = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        char *start = p;
+        if (*p == '"') {
+            char *out = start;
+            for (p++;; p++) {
+                if (*p == '\0') {
+                    snprintf(why, len,
+                             "field %zu: a quoted field without its closing quote (a quoted "
+                             "field cannot hold a line break)",
+                             *n + 1);
+                    return why;
+                }
+                if (*p == '"' && p[1] == '"') {
+                    *out++ = '"';
+                    p++;
+                } else if (*p == '"') {
+                    break;
+                } else {
+                    *out++ = *p;
+                }
+            }
+            p++; /* the closing quote */
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (*p != ',' && *p != '\0') {
+                snprintf(why, len, "field %zu: text after the closing quote", *n + 1);
+                return why;
+            }
+            char sep = *p;
+            *out = '\0';
+            *p = sep;
+        } else {
+            p += strcspn(p, ",");
+            char *end = p;
+            while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+                end--;
+            char sep = *p; /* *end may be the comma itself */
+            *end = '\0';
+            *p = sep;
+        }
+        if (*n < max) fields[*n] = start;
+        (*n)++;
+        if (*p == '\0') return NULL;
+        *p++ = '\0';
+    }
+}
+
+/* Days from 1970-01-01 to a date of the proleptic Gregorian calendar
+ * (Howard Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* `n` digits at *p as a number, advancing *p. @return false if fewer. */
+static bool digits(const char **p, size_t n, unsigned *out) {
+    unsigned v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)(*p)[i])) return false;
+        v = v * 10 + (unsigned)((*p)[i] - '0');
+    }
+    *p += n;
+    *out = v;
+    return true;
+}
+
+/* Text that starts like an ISO-8601 date, "YYYY-MM-DD": it can be nothing
+ * else, so it is parsed as one (and refused as one if it is not). */
+static bool looks_iso(const char *s) {
+    for (size_t i = 0; i < 10; i++) {
+        bool dash = i == 4 || i == 7;
+        if (dash ? s[i] != '-' : !isdigit((unsigned char)s[i])) return false;
+    }
+    return true;
+}
+
+/* "2026-11-30T12:00:00.123Z", "2026-11-30 12:00:00+01:00", ... into
+ * nanoseconds since 1970 (UTC). A zone (Z or an offset) is required: local
+ * time would be a guess. @return true and *out, or false. */
+static bool parse_iso(const char *s, uint64_t *out) {
+    unsigned y, mo, d, h, mi, sec = 0, oh = 0, om = 0;
+    const char *p = s;
+    if (!digits(&p, 4, &y) || *p++ != '-' || !digits(&p, 2, &mo) || *p++ != '-' ||
+        !digits(&p, 2, &d) || (*p != 'T' && *p != 't' && *p != ' '))
+        return false;
+    p++;
+    if (!digits(&p, 2, &h) || *p++ != ':' || !digits(&p, 2, &mi)) return false;
+    if (*p == ':' && !(p++, digits(&p, 2, &sec))) return false;
+    uint64_t frac = 0;
+    if (*p == '.' || *p == ',') {
+        p++;
+        size_t n = 0;
+        while (isdigit((unsigned char)p[n]))
+            n++;
+        if (n == 0 || n > 9) return false;
+        for (size_t i = 0; i < 9; i++)
+            frac = frac * 10 + (i < n ? (uint64_t)(p[i] - '0') : 0);
+        p += n;
+    }
+    int sign = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        sign = *p++ == '+' ? 1 : -1;
+        if (!digits(&p, 2, &oh)) return false;
+        if (*p == ':') p++;
+        if (*p != '\0' && !digits(&p, 2, &om)) return false;
+    } else {
+        return false;
+    }
+    static const unsigned mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+        (mo == 2 && d == 29 && !leap) || h > 23 || mi > 59 || sec > 59 || oh > 23 || om > 59)
+        return false;
+    int64_t t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+                sign * (int64_t)(oh * 3600 + om * 60);
+    if (t < 0 || (uint64_t)t > (UINT64_MAX - frac) / TOOL_SEC) return false;
+    *out = (uint64_t)t * TOOL_SEC + frac;
+    return true;
+}
+
+/* The unit of a bare number in a column, for messages. */
+static const char *unit_word(uint64_t unit_ns) {
+    return unit_ns == TOOL_SEC  ? "seconds"
+           : unit_ns == TOOL_MS ? "milliseconds"
+           : unit_ns == 1000    ? "microseconds"
+                                : "nanoseconds";
+}
+
+static const char *parse_time(const char *ts, const struct column *c, uint64_t *out, char *why,
+                              size_t len) {
+    if (looks_iso(ts)) {
+        if (parse_iso(ts, out)) return NULL;
+        snprintf(why, len,
+                 "bad timestamp '%.40s': expected ISO-8601 with a zone, such as "
+                 "2026-11-30T12:00:00.123Z or 2026-11-30T13:00:00+01:00",
+                 ts);
+        return why;
+    }
+    if (tool_parse_duration(ts, c->unit_ns, out)) return NULL;
+    if (c->unit_ns == TOOL_SEC && strspn(ts, "0123456789") > 11) {
+        /* Epoch milliseconds or microseconds under a column of seconds
+         * overflow: say how to declare them rather than guess. */
+        snprintf(why, len,
+                 "bad timestamp '%.40s': too large for seconds since 1970; for milliseconds or "
+                 "microseconds, name the column %s_ms or %s_us",
+                 ts, c->name, c->name);
+        return why;
+    }
+    snprintf(why, len,
+             "bad timestamp '%.40s': expected %s such as %s, a duration such as 12.5s, or "
+             "ISO-8601 such as 2026-11-30T12:00:00.123Z",
+             ts, unit_word(c->unit_ns),
+             c->unit_ns == TOOL_SEC ? "1700000000.125" : "1700000000125");
+    return why;
+}
+
+/* A source key for breaker_complete_from(): FNV-1a of the text, never 0
+ * (0 means no source); an empty field names no source. */
+static uint64_t source_key(const char *text) {
+    if (*text == '\0') return 0;
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (const unsigned char *s = (const unsigned char *)text; *s != '\0'; s++)
+        h = (h ^ *s) * UINT64_C(0x100000001b3);
+    return h != 0 ? h : 1;
+}
+
+/* The header's names again, comma-separated, for "expected N fields (...)". */
+static void column_list(const struct columns *cols, char *buf, size_t len) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < cols->count && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s", i ? "," : "", cols->col[i].name);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
 }
 
 /* Parse one data line into `c`. @return NULL, or what is wrong with it. */
-static const char *parse_line(char *line, struct tool_call *c, char *why, size_t len) {
-    char *fields[4];
-    size_t n = 0;
-    char *p = line;
-    /* Split on every comma (strtok would merge empty fields). */
-    for (;;) {
-        char *comma = strchr(p, ',');
-        if (n < 4) fields[n] = p;
-        n++;
-        if (comma == NULL) break;
-        *comma = '\0';
-        p = comma + 1;
-    }
-    if (n != 3) {
-        snprintf(why, len, "expected 3 fields (timestamp,duration,outcome), got %zu", n);
+static const char *parse_line(char *line, const struct columns *cols, struct tool_call *c,
+                              char *why, size_t len) {
+    char *fields[MAX_COLUMNS];
+    size_t n;
+    if (split_fields(line, fields, MAX_COLUMNS, &n, why, len) != NULL) return why;
+    if (n != cols->count) {
+        char names[128];
+        column_list(cols, names, sizeof(names));
+        snprintf(why, len, "expected %zu fields (%s), got %zu", cols->count, names, n);
         return why;
     }
-    char *ts = field(fields[0]), *dur = field(fields[1]), *oc = field(fields[2]);
-    if (!tool_parse_duration(ts, TOOL_SEC, &c->start_ns)) {
-        snprintf(why, len, "bad timestamp '%.40s': expected seconds such as 1700000000.125", ts);
-        return why;
-    }
-    if (!tool_parse_duration(dur, TOOL_SEC, &c->duration_ns) ||
+    const struct column *tc = &cols->col[cols->at[COL_TIME]];
+    const struct column *dc = &cols->col[cols->at[COL_DURATION]];
+    char *ts = fields[cols->at[COL_TIME]], *dur = fields[cols->at[COL_DURATION]];
+    char *oc = fields[cols->at[COL_OUTCOME]];
+    if (parse_time(ts, tc, &c->start_ns, why, len) != NULL) return why;
+    if (!tool_parse_duration(dur, dc->unit_ns, &c->duration_ns) ||
         c->duration_ns > UINT64_MAX - c->start_ns) {
-        snprintf(why, len, "bad duration '%.40s': expected seconds such as 0.250, or 250ms", dur);
+        snprintf(why, len,
+                 "bad duration '%.40s': expected %s such as %s, or a duration such "
+                 "as " TOOL_DURATION_FORMATS,
+                 dur, unit_word(dc->unit_ns), dc->unit_ns == TOOL_SEC ? "0.250" : "250");
         return why;
     }
     if (!tool_parse_outcome(oc, &c->outcome)) {
@@ -169,6 +486,7 @@ static const char *parse_line(char *line, struct tool_call *c, char *why, size_t
                  oc);
         return why;
     }
+    c->source = cols->at[COL_SOURCE] >= 0 ? source_key(fields[cols->at[COL_SOURCE]]) : 0;
     return NULL;
 }
 
@@ -178,38 +496,84 @@ static int cmp_call(const void *a, const void *b) {
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
+/* The reader's state between lines. */
+struct reader {
+    const char *name;
+    FILE *errors;
+    struct tool_trace *tr;
+    struct columns cols;
+    bool seen_data; /* a header may only come first */
+};
+
+/* A malformed line: reported (the first few) and counted. */
+static void bad_line(struct reader *rd, uint32_t lineno, const char *why) {
+    if (rd->tr->bad_lines < MAX_REPORTED_BAD_LINES && rd->errors != NULL)
+        tool_error(rd->errors, "breaker replay: %s:%" PRIu32 ": %s", rd->name, lineno, why);
+    rd->tr->bad_lines++;
+}
+
+/* One line, its line break removed. @return 0, or -1 with `msg` (a header
+ * that cannot be honoured, out of memory). */
+static int read_line(struct reader *rd, char *line, uint32_t lineno, char *msg, size_t msg_len) {
+    char *s = tool_trim(line);
+    if (*s == '\0' || *s == '#') return 0;
+    char why[400];
+    if (!rd->seen_data) {
+        rd->seen_data = true;
+        char *copy = strdup(s);
+        if (copy == NULL) {
+            snprintf(msg, msg_len, "%s: out of memory", rd->name);
+            return -1;
+        }
+        char *fields[MAX_COLUMNS + 1];
+        size_t n;
+        bool header = split_fields(copy, fields, MAX_COLUMNS + 1, &n, why, sizeof(why)) == NULL &&
+                      is_header(fields, n < MAX_COLUMNS + 1 ? n : MAX_COLUMNS + 1);
+        const char *bad = header ? read_header(fields, n, &rd->cols, why, sizeof(why)) : NULL;
+        if (bad != NULL) {
+            /* The columns cannot be known: nothing after could be read
+             * without guessing. */
+            char safe[600];
+            snprintf(safe, sizeof(safe), "%s:%" PRIu32 ": header: %s", rd->name, lineno, bad);
+            snprintf(msg, msg_len, "%s", safe);
+        }
+        free(copy);
+        if (bad != NULL) return -1;
+        if (header) {
+            rd->tr->has_source = rd->cols.at[COL_SOURCE] >= 0;
+            return 0;
+        }
+    }
+    struct tool_call c = {.line = lineno};
+    const char *bad = parse_line(s, &rd->cols, &c, why, sizeof(why));
+    if (bad != NULL) {
+        bad_line(rd, lineno, bad);
+        return 0;
+    }
+    if (add_call(rd->tr, &c) != 0) {
+        snprintf(msg, msg_len, "%s: out of memory", rd->name);
+        return -1;
+    }
+    return 0;
+}
+
 int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace *tr, char *msg,
                     size_t msg_len) {
     memset(tr, 0, sizeof(*tr));
+    struct reader rd = {.name = name, .errors = errors, .tr = tr};
+    default_columns(&rd.cols);
     char *line = NULL;
     size_t cap = 0;
     ssize_t got;
     uint32_t lineno = 0;
-    bool seen_data = false;
     int rc = 0;
     while ((got = getline(&line, &cap, in)) != -1) {
         lineno++;
-        char *s = tool_trim(line);
-        if (*s == '\0' || *s == '#') continue;
-        if (!seen_data && is_header(s)) {
-            seen_data = true;
-            continue;
-        }
-        seen_data = true;
-        struct tool_call c = {.line = lineno};
-        char why[200];
-        const char *bad = parse_line(s, &c, why, sizeof(why));
-        if (bad != NULL) {
-            if (tr->bad_lines < MAX_REPORTED_BAD_LINES && errors != NULL)
-                tool_error(errors, "%s:%" PRIu32 ": %s", name, lineno, bad);
-            tr->bad_lines++;
-            continue;
-        }
-        if (add_call(tr, &c) != 0) {
-            snprintf(msg, msg_len, "%s: out of memory", name);
-            rc = -1;
-            break;
-        }
+        char *s = line;
+        /* A UTF-8 byte order mark, as spreadsheets write it; CRLF line
+         * ends go with the trailing blanks. */
+        if (lineno == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3;
+        if ((rc = read_line(&rd, s, lineno, msg, msg_len)) != 0) break;
     }
     if (rc == 0 && ferror(in)) {
         snprintf(msg, msg_len, "%s: read error", name);
@@ -221,8 +585,8 @@ int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace 
         return rc;
     }
     if (tr->bad_lines > MAX_REPORTED_BAD_LINES && errors != NULL)
-        tool_error(errors, "%s: %zu malformed lines in all (the first %d shown)", name,
-                   tr->bad_lines, MAX_REPORTED_BAD_LINES);
+        tool_error(errors, "breaker replay: %s: %zu malformed lines in all (the first %d shown)",
+                   name, tr->bad_lines, MAX_REPORTED_BAD_LINES);
     if (tr->count > 1) qsort(tr->calls, tr->count, sizeof(*tr->calls), cmp_call);
     tr->origin_ns = tr->count ? tr->calls[0].start_ns : 0;
     return 0;
@@ -259,7 +623,13 @@ static void complete(struct replay *rp, breaker *b, const struct tool_trace *tra
                      struct pending *p) {
     const struct tool_call *c = &trace->calls[p->key.tie];
     rp->now = p->key.at;
-    (void)breaker_complete(b, &p->permit, c->outcome);
+    /* A trace with a source column names each call's caller, so that
+     * min_failing_sources sees them as the live breaker would. */
+    if (c->source != 0) {
+        (void)breaker_complete_from(b, &p->permit, c->outcome, c->source);
+    } else {
+        (void)breaker_complete(b, &p->permit, c->outcome);
+    }
     if (c->outcome == BREAKER_FAILURE) tool_timeline_bin(&rp->r->timeline, rp->now)->failed++;
     tool_timeline_latency(&rp->r->timeline, rp->now, c->duration_ns);
 }
@@ -419,3 +789,13 @@ int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
 }
 
 void tool_replay_result_free(struct tool_replay_result *r) { tool_timeline_free(&r->timeline); }
+
+bool tool_replay_flapping(const struct tool_replay_result *r) { return r->flaps >= 2; }
+
+uint64_t tool_replay_trips(const struct tool_replay_result *r) {
+    uint64_t n = 0;
+    for (size_t i = 0; i < r->timeline.event_count; i++)
+        n += r->timeline.events[i].from == BREAKER_CLOSED &&
+             r->timeline.events[i].to == BREAKER_OPEN;
+    return n;
+}

@@ -353,7 +353,7 @@ void tool_print_replay(FILE *out, const struct tool_trace *trace, const struct t
     fprintf(out, "   time open %s, half-open %s, of %s; transitions %" PRIu64 "\n",
             seconds(r->time_open_ns, a, sizeof(a)), seconds(r->time_half_open_ns, b, sizeof(b)),
             seconds(span, c, sizeof(c)), st->transitions);
-    if (r->flaps >= 2) {
+    if (tool_replay_flapping(r)) {
         fprintf(out,
                 "   WARNING: flapping: %" PRIu64
                 " times the breaker closed and tripped again within %s; the dependency may "
@@ -362,4 +362,75 @@ void tool_print_replay(FILE *out, const struct tool_trace *trace, const struct t
                 r->flaps, seconds(TOOL_FLAP_WINDOW_NS, a, sizeof(a)));
     }
     fputc('\n', out);
+}
+
+/* ---- replay, as JSON ---------------------------------------------------------------*/
+
+static void json_events(FILE *out, const struct tool_replay_result *r, uint64_t origin) {
+    fputs("\"events\": [", out);
+    for (size_t i = 0; i < r->timeline.event_count; i++) {
+        const breaker_event *ev = &r->timeline.events[i];
+        char text[160];
+        tool_format_evidence(ev, text, sizeof(text));
+        fprintf(out, "%s\n        {\"time_ns\": %" PRIu64 ", \"from\": \"%s\", \"to\": \"%s\", ",
+                i ? "," : "", ev->time_ns > origin ? ev->time_ns - origin : 0,
+                breaker_state_name(ev->from), breaker_state_name(ev->to));
+        fprintf(out, "\"reason\": \"%s\", \"evidence\": ", breaker_reason_name(ev->reason));
+        tool_json_string(out, text);
+        fputc('}', out);
+    }
+    fputs(r->timeline.event_count ? "\n      ]" : "]", out);
+}
+
+static void json_breaker(FILE *out, const struct tool_trace *trace, const struct tool_breaker *cfg,
+                         const struct tool_replay_result *r) {
+    const breaker_stats *st = &r->stats;
+    fputs("    {\"name\": ", out);
+    tool_json_string(out, cfg->name);
+    fputs(", \"keys\": ", out);
+    tool_json_string(out, cfg->summary);
+    fputs(", \"description\": ", out);
+    tool_json_string(out, cfg->description);
+    fprintf(out,
+            ",\n      \"calls\": %" PRIu64 ", \"admitted\": %" PRIu64 ", \"refused\": %" PRIu64
+            ", \"refused_open\": %" PRIu64 ", \"refused_half_open\": %" PRIu64
+            ", \"refused_ramp\": %" PRIu64 ",\n",
+            r->calls, st->admitted, r->refused, st->rejected_open, st->rejected_half_open,
+            st->rejected_ramp);
+    fprintf(out,
+            "      \"probes\": %" PRIu64 ", \"probes_succeeded\": %" PRIu64
+            ", \"probes_failed\": %" PRIu64 ", \"probes_timed_out\": %" PRIu64 ",\n",
+            st->probes_admitted, st->probes_succeeded, st->probes_failed, st->probes_timed_out);
+    fprintf(out,
+            "      \"transitions\": %" PRIu64 ", \"trips\": %" PRIu64 ", \"flaps\": %" PRIu64
+            ", \"flapping\": %s,\n",
+            st->transitions, tool_replay_trips(r), r->flaps,
+            tool_replay_flapping(r) ? "true" : "false");
+    uint64_t span = trace->count ? r->timeline.end_ns - r->timeline.start_ns : 0;
+    fprintf(out,
+            "      \"time_open_ns\": %" PRIu64 ", \"time_half_open_ns\": %" PRIu64
+            ", \"replayed_ns\": %" PRIu64 ",\n      ",
+            r->time_open_ns, r->time_half_open_ns, span);
+    json_events(out, r, trace->origin_ns);
+    fputc('}', out);
+}
+
+void tool_print_replay_json(FILE *out, const char *name, const struct tool_trace *trace,
+                            const struct tool_breakers *cfgs, const struct tool_replay_result *runs,
+                            size_t count) {
+    uint64_t last = trace->origin_ns;
+    for (size_t i = 0; i < trace->count; i++)
+        if (trace->calls[i].start_ns > last) last = trace->calls[i].start_ns;
+    fputs("{\n  \"format\": \"breaker-replay/1\",\n  \"trace\": {\"name\": ", out);
+    tool_json_string(out, name);
+    fprintf(out,
+            ", \"calls\": %zu, \"malformed_lines\": %zu, \"span_ns\": %" PRIu64
+            ", \"sources\": %s},\n  \"breakers\": [",
+            trace->count, trace->bad_lines, last - trace->origin_ns,
+            trace->has_source ? "true" : "false");
+    for (size_t i = 0; i < count && i < cfgs->count; i++) {
+        fputs(i ? ",\n" : "\n", out);
+        json_breaker(out, trace, &cfgs->items[i], &runs[i]);
+    }
+    fputs(count ? "\n  ]\n}\n" : "]\n}\n", out);
 }

@@ -3,11 +3,10 @@
  * its tests. Nothing here is library API.
  *
  * Files: main.c (command line, help), parse.c (numbers and durations),
- * escape.c (user text in messages), ini_load.c (configuration and scenario
- * files, and the -b and -s options), scenario.c (the
- * dependency model and the built-in scenario), simulate.c (the discrete-event
- * simulation), replay.c (traces), timeline.c (per-second series and state
- * history), heap.c (the event queues), svg.c (pictures), report.c (tables and
+ * suggest.c ("did you mean"), escape.c (user text in messages), ini_load.c (configuration and
+ * scenario files, and the -b and -s options), scenario.c (the dependency model and the built-in
+ * scenario), simulate.c (the discrete-event simulation), replay.c (traces), timeline.c (per-second
+ * series and state history), heap.c (the event queues), svg.c (pictures), report.c (tables and
  * reports).
  */
 #ifndef BREAKER_TOOL_H
@@ -46,6 +45,20 @@ const char *tool_format_duration(uint64_t ns, char *buf, size_t len);
 /* Trim blanks in place at both ends; @return the trimmed start. */
 char *tool_trim(char *s);
 
+/* What every message about a bad duration says is accepted. */
+#define TOOL_DURATION_FORMATS "250ms, 1.5s, 1m30s (units ns us ms s m h d)"
+
+/* Rewrite each "<digits> ns" in `msg` (the library's validation messages
+ * count in nanoseconds) as a duration for people, exactly ("10s", "1.5ms",
+ * "1.000000001s"), in place. */
+void tool_humanize_ns(char *msg, size_t len);
+
+/* ---- suggest.c --------------------------------------------------------------*/
+
+/* The candidate closest to `word` if `word` looks like a typo of it (at
+ * most 2 edits, at most half its length), else NULL. */
+const char *tool_suggest(const char *word, const char *const *candidates, size_t count);
+
 /* ---- escape.c ---------------------------------------------------------------*/
 
 /* Copy `src` into `dst` as it may be shown on a terminal: printable ASCII
@@ -62,6 +75,11 @@ bool tool_text_is_plain(const char *text);
 /* Write a message and a newline to `out`, escaped with tool_escape(): the
  * way every message that quotes user input leaves the tool. */
 void tool_error(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Write `text` as a JSON string, quotes included: control characters as
+ * \u00XX, bytes that are not UTF-8 as U+FFFD, so the output is valid
+ * JSON whatever a file name or a header held. */
+void tool_json_string(FILE *out, const char *text);
 
 /* ---- heap.c -------------------------------------------------------------------*/
 
@@ -296,6 +314,7 @@ struct tool_call {
     uint64_t duration_ns;
     enum breaker_outcome outcome;
     uint32_t line;
+    uint64_t source; /* a hash of the caller column's value; 0 = none */
 };
 
 struct tool_trace {
@@ -303,11 +322,15 @@ struct tool_trace {
     size_t count, cap;
     size_t bad_lines;   /* malformed lines (reported to the error stream) */
     uint64_t origin_ns; /* the first timestamp: reports count from it */
+    bool has_source;    /* the header names a caller column */
 };
 
-/* Read a CSV trace. Each malformed line is reported on `errors` as
- * "NAME:LINE: message" and counted; the other lines are kept.
- * @return 0, or -1 on an I/O error or out of memory (`msg`). */
+/* Read a CSV trace: "timestamp,duration,outcome" in seconds, or the
+ * columns its header line names (docs/cli.md). Each malformed line is
+ * reported on `errors` as "breaker replay: NAME:LINE: message" and counted;
+ * the other lines are kept. @return 0, or -1 with `msg`: a header that
+ * cannot be honoured ("NAME:LINE: header: ..."), an I/O error, or out of
+ * memory. */
 int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace *trace, char *msg,
                     size_t msg_len);
 void tool_trace_free(struct tool_trace *trace);
@@ -326,6 +349,13 @@ struct tool_replay_result {
 
 #define TOOL_FLAP_WINDOW_NS (60 * TOOL_SEC)
 
+/* Flapping, as the report warns of it: closed and tripped again within
+ * TOOL_FLAP_WINDOW_NS, twice or more. */
+bool tool_replay_flapping(const struct tool_replay_result *r);
+/* Trips: transitions from closed to open (a failed probe's reopening is not
+ * one). */
+uint64_t tool_replay_trips(const struct tool_replay_result *r);
+
 int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
                 struct tool_replay_result *out, char *msg, size_t msg_len);
 void tool_replay_result_free(struct tool_replay_result *r);
@@ -336,6 +366,11 @@ void tool_print_sim_table(FILE *out, const struct tool_scenario *sc,
                           const struct tool_sim_result *runs, size_t count);
 void tool_print_replay(FILE *out, const struct tool_trace *trace, const struct tool_breaker *cfg,
                        const struct tool_replay_result *r);
+/* The replays' summary as one JSON object (the keys are in docs/cli.md):
+ * the trace, then one entry per configuration, with its transitions. */
+void tool_print_replay_json(FILE *out, const char *name, const struct tool_trace *trace,
+                            const struct tool_breakers *cfgs, const struct tool_replay_result *runs,
+                            size_t count);
 /* The transitions as a table: time (from `origin_ns`), from -> to, reason,
  * evidence. */
 void tool_print_transitions(FILE *out, const breaker_event *events, size_t count,
