@@ -9,6 +9,9 @@
 #ifndef BENCH_HARNESS_H
 #define BENCH_HARNESS_H
 
+/* The most threads a case may run at once (an oversubscribed pool). */
+#define BENCH_MAX_THREADS 64
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
