@@ -539,6 +539,30 @@ BREAKER_API int breaker_reset(breaker *b) BREAKER_NONNULL(1);
 
 /* ---- Introspection ---------------------------------------------------------*/
 
+/* Call durations of a timed breaker (slow_call_ns > 0: the only breakers that
+ * read the clock at admission), by outcome, in fixed buckets whose upper
+ * bounds are 1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5, 10 s and
+ * +Inf (upper_ns[13] = UINT64_MAX). Counts are per bucket, not cumulative.
+ * A duration is recorded for every completion of a timed call whose outcome
+ * (after cancelled_as) is SUCCESS or FAILURE, probes and stale completions
+ * included (the call happened); duplicates are not. */
+#define BREAKER_LATENCY_BUCKETS 14
+typedef struct breaker_latency breaker_latency;
+struct breaker_latency {
+    uint64_t upper_ns[BREAKER_LATENCY_BUCKETS];
+    uint64_t success[BREAKER_LATENCY_BUCKETS];
+    uint64_t failure[BREAKER_LATENCY_BUCKETS];
+    uint64_t success_sum_ns; /* total duration of the successes */
+    uint64_t failure_sum_ns;
+};
+
+/*! breaker_latency_get() :
+ *  Fill `out` with the call-duration histogram (see struct breaker_latency).
+ *  Lock-free, reads every stripe; for exporters. @return BREAKER_OK;
+ *  BREAKER_NOT_FOUND when the breaker does not time its calls (slow_call_ns
+ *  0), with `out` zeroed. */
+BREAKER_API int breaker_latency_get(breaker *b, breaker_latency *out) BREAKER_NONNULL(1, 2);
+
 /*! breaker_stats_get() :
  *  Fill `out` with a snapshot (see struct breaker_stats). Lock-free; reads
  *  every counter stripe, so it costs far more than a call: meant for

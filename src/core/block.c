@@ -35,6 +35,10 @@ void breaker__block_layout(const struct breaker__limits *lim, struct breaker__bl
     off += align_up(window_bytes);
     out->slots_off = off;
     off += align_up(sizeof(uint64_t) * lim->half_open_max_probes);
+    if (lim->slow_call_ns != 0) { /* timed calls: a duration histogram per stripe */
+        out->latency_off = off;
+        off += sizeof(struct breaker__latency_run) * BREAKER__STRIPES;
+    }
     out->total = off;
 }
 
@@ -54,6 +58,7 @@ void breaker__block_init(struct breaker__shared *s, const struct breaker__block_
     s->bucket_stride = lay->bucket_stride;
     s->ring_off = lay->ring_off;
     s->slots_off = lay->slots_off;
+    s->latency_off = lay->latency_off;
     breaker__write(&s->since_ns, epoch_ns);
     breaker__write(&s->since_gen, 1);
     breaker__write(&s->window_gen, 1);
@@ -163,7 +168,8 @@ int breaker__block_check(const struct breaker__shared *s, size_t mapped, char *m
     breaker__block_layout(lim, &lay);
     if (s->total_size != lay.total || s->stripes_off != lay.stripes_off ||
         s->buckets_off != lay.buckets_off || s->bucket_stride != lay.bucket_stride ||
-        s->ring_off != lay.ring_off || s->slots_off != lay.slots_off)
+        s->ring_off != lay.ring_off || s->slots_off != lay.slots_off ||
+        s->latency_off != lay.latency_off)
         return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
                              "block offsets: total %llu, stripes %llu, buckets %llu, ring %llu, "
                              "slots %llu; its limits give %zu, %zu, %zu, %zu, %zu",

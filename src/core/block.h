@@ -33,6 +33,7 @@ struct breaker__block_layout {
     size_t bucket_stride; /* time window, else 0 */
     size_t ring_off;      /* count window, else 0 */
     size_t slots_off;
+    size_t latency_off;   /* timed calls (slow_call_ns > 0), else 0 */
     size_t total;
 };
 

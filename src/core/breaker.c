@@ -791,6 +791,50 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
     }
 }
 
+/* ---- Call durations (timed breakers) ------------------------------------------*/
+
+/* Bucket upper bounds in ns: 1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1, 2.5,
+ * 5, 10 s, +Inf. */
+static const uint64_t latency_upper_ns[BREAKER_LATENCY_BUCKETS] = {
+    1000000,    2500000,    5000000,     10000000,    25000000,    50000000,   100000000,
+    250000000,  500000000,  1000000000,  2500000000,  5000000000,  10000000000, UINT64_MAX};
+
+/* Count one duration on the calling thread's stripe (its histogram run has
+ * the same owner as the stripe: plain stores when owned). */
+static void record_latency(breaker *b, enum breaker_outcome outcome, uint64_t took) {
+    if (outcome != BREAKER_SUCCESS && outcome != BREAKER_FAILURE) return;
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+    struct breaker__latency_run *run = &breaker__latency_runs(b->shared)[stripe.index];
+    unsigned i = 0;
+    while (took > latency_upper_ns[i])
+        i++; /* the last bound is UINT64_MAX */
+    bool ok = outcome == BREAKER_SUCCESS;
+    breaker__stripe_count(stripe, ok ? &run->success[i] : &run->failure[i]);
+    breaker__atomic64 *sum = ok ? &run->success_sum_ns : &run->failure_sum_ns;
+    if (stripe.owned)
+        breaker__write(sum, breaker__read(sum) + took);
+    else
+        atomic_fetch_add_explicit(sum, took, memory_order_relaxed);
+}
+
+int breaker_latency_get(breaker *b, breaker_latency *out) {
+    memset(out, 0, sizeof(*out));
+    for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
+        out->upper_ns[i] = latency_upper_ns[i];
+    const struct breaker__shared *s = b->shared;
+    if (s->latency_off == 0) return BREAKER_NOT_FOUND;
+    const struct breaker__latency_run *runs = breaker__latency_runs(s);
+    for (unsigned st = 0; st < BREAKER__STRIPES; st++) {
+        for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++) {
+            out->success[i] += breaker__read(&runs[st].success[i]);
+            out->failure[i] += breaker__read(&runs[st].failure[i]);
+        }
+        out->success_sum_ns += breaker__read(&runs[st].success_sum_ns);
+        out->failure_sum_ns += breaker__read(&runs[st].failure_sum_ns);
+    }
+    return BREAKER_OK;
+}
+
 /* Everything but the common case (see breaker_complete), after settling. */
 __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_view *pv,
                                                    uint64_t head, bool was_settled,
@@ -810,7 +854,9 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
     bool slow = false;
     if (s->lim.slow_call_ns != 0 && outcome != BREAKER_IGNORED) {
         now = b->now_precise(b);
-        slow = now - pv->admitted_at > s->lim.slow_call_ns;
+        uint64_t took = now > pv->admitted_at ? now - pv->admitted_at : 0;
+        slow = took > s->lim.slow_call_ns;
+        record_latency(b, outcome, took);
     }
     if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, cancelled, slow);
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);

@@ -263,7 +263,9 @@ struct breaker__shared {
     uint64_t ring_off;      /* count window: [window_size] bytes of outcomes,
                                where the time window keeps its buckets (the
                                two never coexist); 0 otherwise */
-    uint64_t slots_off;     /* [half_open_max_probes] probe slot words, last */
+    uint64_t slots_off;     /* [half_open_max_probes] probe slot words */
+    uint64_t latency_off;   /* timed calls: [stripe] struct breaker__latency_run,
+                               last; 0 otherwise */
 
     /* Read on every call, written only by transitions. */
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 ctl;
@@ -385,6 +387,15 @@ struct breaker {
     uint64_t epoch_ns;
 };
 
+/* A stripe's call-duration histogram (timed breakers only): counts per bucket
+ * and outcome, and the sums, written like the stripe's counters. */
+struct breaker__latency_run {
+    _Alignas(BREAKER__CACHELINE) breaker__atomic64 success[BREAKER_LATENCY_BUCKETS];
+    breaker__atomic64 failure[BREAKER_LATENCY_BUCKETS];
+    breaker__atomic64 success_sum_ns;
+    breaker__atomic64 failure_sum_ns;
+};
+
 /* ---- Accessors for the arrays ------------------------------------------- */
 static inline struct breaker__stripe *breaker__stripes(const struct breaker__shared *s) {
     return (struct breaker__stripe *)(void *)((char *)(uintptr_t)s + s->stripes_off);
@@ -396,6 +407,9 @@ static inline struct breaker__bucket *breaker__buckets_of(const struct breaker__
 }
 static inline breaker__atomic64 *breaker__slots(const struct breaker__shared *s) {
     return (breaker__atomic64 *)(void *)((char *)(uintptr_t)s + s->slots_off);
+}
+static inline struct breaker__latency_run *breaker__latency_runs(const struct breaker__shared *s) {
+    return (struct breaker__latency_run *)(void *)((char *)(uintptr_t)s + s->latency_off);
 }
 static inline breaker__atomic8 *breaker__ring(const struct breaker__shared *s) {
     return (breaker__atomic8 *)(void *)((char *)(uintptr_t)s + s->ring_off);

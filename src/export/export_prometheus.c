@@ -442,6 +442,43 @@ static void write_registry(struct breaker__out *o, const breaker_registry_stats 
                     "New names refused because the registry was full.", rs->rejected_full);
 }
 
+/* The call-duration histogram of the breakers that time their calls
+ * (slow_call_ns > 0), by outcome: cumulative buckets, _sum in seconds,
+ * _count. Left out entirely when no breaker times its calls. */
+static void write_durations(struct breaker__out *o, const struct breaker__snapshot *snaps,
+                            size_t n) {
+    static const char *const le[BREAKER_LATENCY_BUCKETS] = {
+        "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1",
+        "0.25",  "0.5",    "1",     "2.5",  "5",     "10",   "+Inf"};
+    const char *m = "breaker_call_duration_seconds";
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        const struct breaker__snapshot *sn = &snaps[i];
+        if (!sn->timed) continue;
+        if (!any)
+            header(o, m, "histogram", "Durations of timed calls (slow_call_ns > 0), by outcome.");
+        any = true;
+        for (int ok = 1; ok >= 0; ok--) {
+            const uint64_t *counts = ok ? sn->latency.success : sn->latency.failure;
+            const char *outcome = ok ? "success" : "failure";
+            uint64_t cumulative = 0;
+            for (unsigned b = 0; b < BREAKER_LATENCY_BUCKETS; b++) {
+                cumulative += counts[b];
+                series(o, "breaker_call_duration_seconds_bucket", sn->info.name, "outcome", outcome,
+                       "le", le[b]);
+                u64_line(o, cumulative);
+            }
+            series(o, "breaker_call_duration_seconds_sum", sn->info.name, "outcome", outcome, NULL,
+                   NULL);
+            breaker__out_seconds(o, ok ? sn->latency.success_sum_ns : sn->latency.failure_sum_ns);
+            breaker__out_mem(o, "\n", 1);
+            series(o, "breaker_call_duration_seconds_count", sn->info.name, "outcome", outcome, NULL,
+                   NULL);
+            u64_line(o, cumulative);
+        }
+    }
+}
+
 static int write_prometheus(void *ctx, struct breaker__out *o) {
     breaker_registry *reg = ctx;
     struct breaker__snapshot *snaps;
@@ -456,6 +493,7 @@ static int write_prometheus(void *ctx, struct breaker__out *o) {
         for (size_t i = 0; i < n; i++)
             families[f].fn(o, families[f].name, &snaps[i]);
     }
+    write_durations(o, snaps, n);
     write_registry(o, &rs);
     breaker__snapshots_free(snaps, n);
     return BREAKER_OK;

@@ -58,6 +58,8 @@ struct breaker__snapshot {
     breaker_config cfg;         /* breaker_get_config(): the limits the exports
                                    show next to the counters (its callbacks and
                                    contexts are not for calling) */
+    breaker_latency latency;    /* call durations, when `timed` */
+    int timed;                  /* the breaker times its calls (slow_call_ns > 0) */
 };
 
 /* Snapshot every listed breaker, sorted by name. Free with

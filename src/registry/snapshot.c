@@ -123,6 +123,7 @@ static int collect_cb(void *ctx, const breaker_registry_info *info) {
     memset(s, 0, sizeof(*s));
     snprintf(s->name, sizeof(s->name), "%s", info->name);
     breaker_get_config(info->b, &s->cfg); /* held during the callback */
+    s->timed = breaker_latency_get(info->b, &s->latency) == BREAKER_OK;
     s->info = *info;
     s->info.name = NULL;
     s->info.b = NULL; /* not held after the walk */
