@@ -7,10 +7,12 @@
  * takes it ("trip=consecutive,failure_threshold=3"), applied through
  * tool_breakers_add_spec(); the line is a comment to the trace reader.
  *
- * What must hold: reading never fails on text in memory (only an I/O error
- * or out of memory may), every call kept is well formed (start + duration
- * does not wrap, a valid outcome, a line number within the input) and the
- * calls come sorted; the replay of a trace of modest size (replay_is_cheap())
+ * What must hold: reading text in memory fails only on a header it cannot
+ * honour ("fuzz:LINE: header: ..." for a line that names an unknown column
+ * or unit, a column twice or lacks one) or out of memory; every call kept is
+ * well formed (start + duration does not wrap, a valid outcome, a line
+ * number within the input, a source key only when the header names a caller
+ * column) and the calls come sorted; the replay of a trace of modest size (replay_is_cheap())
  * succeeds whenever the configuration validates, counts every call once
  * (admitted + refused), settles every admitted call, and reports its
  * transitions in time order.
@@ -41,6 +43,8 @@ static void check_trace(const struct tool_trace *tr, size_t lines) {
         FUZZ_CHECK((unsigned)c->outcome <= BREAKER_CANCELLED, "line %u: outcome %d", c->line,
                    (int)c->outcome);
         FUZZ_CHECK(c->line >= 1 && c->line <= lines, "line number %u of %zu", c->line, lines);
+        FUZZ_CHECK(tr->has_source || c->source == 0, "line %u: a source without a caller column",
+                   c->line);
         if (i > 0) {
             const struct tool_call *p = &tr->calls[i - 1];
             FUZZ_CHECK(p->start_ns < c->start_ns ||
@@ -147,7 +151,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(errors);
         free(copy);
         if (rc != 0) {
-            FUZZ_CHECK(strstr(msg, "out of memory") != NULL, "reading from memory failed: %s", msg);
+            unsigned line = 0;
+            int end = 0;
+            bool header = sscanf(msg, "fuzz:%u: header: %n", &line, &end) == 1 && end > 0 &&
+                          line >= 1 && line <= count_lines(data, size);
+            FUZZ_CHECK(header || strstr(msg, "out of memory") != NULL,
+                       "reading from memory failed: %s", msg);
             goto out;
         }
     }
