@@ -358,13 +358,19 @@ static bool half_open_check_timeouts(breaker *b, uint64_t *ctl, uint64_t now,
     for (;;) {
         scan_slots(s, *ctl, now, scan);
         if (scan->expired_slot < 0) return false;
+        /* Dated at the deadline; never before the half-open began (a
+         * deadline that saturated 8.9 years after creation, or 0 for a slot-0
+         * deadline lost to tag wrap-around, would date it earlier) and never
+         * after now. */
+        uint64_t at = scan->expired_at;
+        uint64_t began = breaker__read(&s->since_ns);
+        if (at < began) at = began;
+        if (at > now) at = now;
         struct transition t = {.expected = *ctl,
                                .to = BREAKER_OPEN,
                                .reason = BREAKER_REASON_PROBE_TIMEOUT,
                                .k = next_k(*ctl),
-                               /* 0 only for a slot-0 deadline lost to tag
-                                * wrap-around (phase_time_ns): then now. */
-                               .now = scan->expired_at != 0 ? scan->expired_at : now};
+                               .now = at};
         half_open_evidence(*ctl, breaker__ctl_succ(*ctl), &t.evidence);
         if (transition(b, &t)) {
             breaker__count(&s->probes_timed_out);

@@ -121,7 +121,7 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
     if (c.window_ns / c.window_buckets < MIN_BUCKET_NS)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "window_ns: each of the %u buckets must span at least %ums "
-                             "(window_ns >= %llu ns, got %llu)",
+                             "(window_ns >= %llu ns, got %llu ns)",
                              c.window_buckets, BREAKER__MIN_BUCKET_MS,
                              (unsigned long long)MIN_BUCKET_NS * c.window_buckets,
                              (unsigned long long)c.window_ns);
