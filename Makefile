@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Thin wrapper over CMake for the project's commands (see README).
 #   make demo    build and run the main demonstration
 #   make check   install test dependencies, build with ASan+UBSan, run every

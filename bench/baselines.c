@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * baselines.c - what the hardware and the C library charge for the pieces a
  * breaker call is made of, timed with the same loop shape as the cases.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cases.c - breaker calls in each state, on the real clock.
  *

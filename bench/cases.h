@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cases.h - the loops that the benchmark times: hardware baselines
  * (baselines.c) and breaker calls in each state (cases.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * floors.c - the least work any implementation of the public contract must
  * do for a call, timed in the same run as the library.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * harness.c - timing, calibration and statistics for the benchmarks.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * harness.h - timing loops, repetitions and statistics for the benchmarks.
  *

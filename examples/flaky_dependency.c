@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flaky_dependency.c - a breaker in front of a dependency that goes down and
  * comes back, on a virtual clock, printing a timeline of what the breaker did

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http_client.c - real HTTP requests (libcurl) protected by a breaker, a
  * bulkhead, retries with backoff and a retry budget, and optionally a

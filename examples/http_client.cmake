@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # http_client: real HTTP requests through the executor (breaker, bulkhead,
 # retries, budget, cached fallback). Built only when libcurl's development
 # package is installed (libcurl4-openssl-dev, see scripts/deps/build/compose.txt);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * metrics_server.c - serve a breaker registry's metrics and health reports
  * over HTTP on the loopback interface, with libmicrohttpd.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # metrics_server: the registry's Prometheus and JSON exports served over HTTP
 # with libmicrohttpd (Debian: libmicrohttpd-dev, in scripts/deps/build/observability.txt).
 # Built only when pkg-config finds libmicrohttpd; the library itself never

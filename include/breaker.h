@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * breaker.h - a thread-safe circuit breaker for C11.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Checks the manual pages (ctest -L manuals).
 #
 #   check_manuals.sh build SCDOC MAN_DIR

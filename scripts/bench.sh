@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run the benchmarks from a build directory (make bench):
 #   1. bench/bench: ns/op of every case against baselines timed in the same
 #      run, with PASS/MISS against the targets in docs/performance.md;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The main demonstration (make demo), in two parts, both on a virtual clock
 # through the real library:
 #  1. examples/flaky_dependency: one breaker in front of a dependency that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install the Debian packages a make target needs, and no more.
 # Usage: scripts/install-deps.sh [GROUP...]    (no GROUP: every group)
 # Groups are the directories of scripts/deps/, each holding one file per area

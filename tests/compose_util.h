@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compose_util.h - a fake sleep on the fake clock, a scripted dependency and
  * checks of the configuration conventions, shared by the composition tests

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Correctness of the fast code: the breaker against a simple
 # reference model on long random sequences, and a multi-threaded stress test
 # whose invariants ThreadSanitizer also checks (label "concurrency").

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Fuzz targets (STYLE.md rule 21; docs/fuzzing.md). Each tests/fuzz/<target>.c
 # defines LLVMFuzzerTestOneInput. Every build links it with replay_main.c
 # into a plain executable that ctest runs over the checked-in corpus

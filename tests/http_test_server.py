@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A real HTTP server on a free 127.0.0.1 port for the end-to-end test.
 
 It prints "port N" on stdout once it listens, then reads commands on stdin,

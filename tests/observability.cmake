@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Named breakers and observability: the registry, its events,
 # history and flapping, and the Prometheus and JSON exports. The export tests
 # validate their output with real consumers: promtool (Debian package

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Packaging: every way a user consumes libbreaker (label "packaging").
 # - packaging_cxx: the public headers and the optional breaker/breaker.hpp from
 #   C++17 (g++ and clang++, -Wall -Wextra -pedantic -Werror), linked against
@@ -24,3 +25,7 @@ if(NOT BUILD_SHARED_LIBS)
             ${CMAKE_CURRENT_BINARY_DIR}/packaging ${CMAKE_C_COMPILER} ${CMAKE_GENERATOR})
   set_tests_properties(packaging_consumers PROPERTIES TIMEOUT 300 LABELS packaging)
 endif()
+
+# - packaging_spdx: every tracked source file carries its SPDX licence line.
+add_test(NAME packaging_spdx COMMAND ${PROJECT_SOURCE_DIR}/scripts/spdx.sh --check)
+set_tests_properties(packaging_spdx PROPERTIES TIMEOUT 60 LABELS packaging)

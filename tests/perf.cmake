@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Performance properties that are tests rather than benchmarks.
 # test_no_alloc: a million acquire/complete pairs in every state make no heap
 # allocation. It counts by interposing malloc in normal builds and through the

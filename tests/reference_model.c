@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reference_model.c - the simple model of the breaker (see reference_model.h).
  *

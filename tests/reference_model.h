@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reference_model.h - a deliberately simple model of the breaker's state
  * machine, for the differential test (tests/test_differential.c).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The registry's own parts, tested apart from its public API (INTERNAL: they
 # call hidden functions): the reclamation that makes its lock-free lookups
 # safe against frees (the stress case runs under TSan with the other

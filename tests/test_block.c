@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_block.c - a breaker's shared block before anyone trusts it: the
  * layout is a pure function of the limits, init publishes the magic last,

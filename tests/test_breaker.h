@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_breaker.h - the one way the tests create and destroy a breaker.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bulkhead.c - the concurrency limit: refusals at the limit, the
  * bounded wait, and never more than the limit in flight under many threads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_classify.c - the classifiers follow their documented HTTP and errno
  * tables, and what a request decides (its content, its credentials, its

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_cli_input.sh - the `breaker` command on input that is too long, too
 # many, hostile or empty: each is refused with a message that names the
 # option and the limit, or taken whole; never cut, dropped or echoed raw.

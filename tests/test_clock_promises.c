@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_clock_promises.c - the manual's promises about time, held against the
  * real clocks (CLOCK_MONOTONIC and the coarse clock the library reads on its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_closed.c - a closed breaker admits every call,
  * records successes and failures, ignores IGNORED, and the consecutive

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_concurrency.c - the concurrency claims of breaker.h (exactly the
  * allowed probes in half-open, one winner and one event per transition, permits

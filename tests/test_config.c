@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_config.c - the configuration and the API's small print: defaults, zero
  * meaning default, validation naming the field and its range, strerror.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_config_text.c - breaker_config_set(): every key, units, ranges, bad
  * values, and the error message naming the key and the accepted range.

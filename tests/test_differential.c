@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_differential.c - the real breaker against the reference model
  * (reference_model.c), step by step, on long seeded random sequences.

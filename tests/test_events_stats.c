@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_events_stats.c - each transition is reported once,
  * after the state changed, with its reason and evidence; the statistics

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_executor.c - the executor: what each composition makes the breaker
  * count, deadlines, late answers, cancellation, idempotency, retryability

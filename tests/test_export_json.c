@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_export_json.c - the JSON reports, parsed back with a real JSON parser
  * (jansson), and the public health report, which must reveal no name and no

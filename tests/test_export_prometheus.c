@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_export_prometheus.c - the Prometheus exposition of a registry with a
  * breaker in every state, validated by promtool (the Prometheus project's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fallback.c - the cached last good value (served with its age,
  * refused past its maximum staleness) and fallbacks run by the executor.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fork_jitter.c - a fleet must not probe in lockstep: processes forked
  * after a breaker was created (a pre-fork server) wait differently when the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """End to end with real HTTP: examples/http_client (libcurl, breaker,
 bulkhead, retries, cached fallback) against tests/http_test_server.py on a
 free loopback port.

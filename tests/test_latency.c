@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_latency.c - the call-duration histogram of a timed breaker: buckets,
  * sums and outcomes as breaker_latency_get() reads them and as the

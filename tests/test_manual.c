@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_manual.c - manual control: force open, force closed and reset.
  */

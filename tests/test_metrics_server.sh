@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # test_metrics_server.sh SERVER CURL PROMTOOL
 # Start the metrics_server example on a free loopback port (the kernel picks
 # it), scrape its three endpoints like Prometheus and a load balancer would,

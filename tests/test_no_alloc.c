@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_no_alloc.c - the call path allocates nothing: a million
  * acquire/complete pairs in every state, with every heap allocation in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test_ops_dashboard.py - the Grafana dashboard is valid JSON and every
 metric its queries (and the Prometheus rules' expressions) name is one the
 library exports.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ops_metric_sample.c - print every Prometheus family libbreaker
  * exports: a registry with one breaker (each per-breaker family has a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_permits.c - generations make late completions stale, a
  * permit settles once, and a permit is a plain value the caller may move.

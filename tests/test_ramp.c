@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ramp.c - slow start after recovery: when probes close a breaker with
  * ramp_ns set, the share of calls admitted grows from ramp_start to all of

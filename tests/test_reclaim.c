@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_reclaim.c - the reclamation primitive of the registry (read sections
  * and grace periods, src/registry/reclaim.h), on its own: a grace period

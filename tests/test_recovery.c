@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_recovery.c - recovery: the open wait with backoff and
  * jitter, the half-open probes and their bound, and hung probes.

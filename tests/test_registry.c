@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_registry.c - named breakers: lookup, names, bound, overrides, events,
  * history, flapping, low traffic versus failing probes, eviction.

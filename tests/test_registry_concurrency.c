@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_registry_concurrency.c - the registry under racing threads: creation
  * of the same and of different names, iteration and export while breakers

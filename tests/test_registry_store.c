@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_registry_store.c - the registry makes, detaches and frees its
  * breakers only through its store (src/registry/store.h): a counting store

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_replay.c - `breaker replay`: hand-written traces with known
  * transition times, malformed lines, flapping, and byte-for-byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_retry.c - the retry policy's backoff and the retry budget, alone and
  * bounding the attempts of an executor under a sustained outage, and charged

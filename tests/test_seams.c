@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_seams.c - the seams a shared store builds on, and the defects found
  * while drawing them: a breaker's identity is its handle's (never its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_simulate.c - `breaker simulate`: scenario files, determinism by seed,
  * the dependency model, and the built-in scenario's qualitative result

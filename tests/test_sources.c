@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_sources.c - request content must not steer a shared breaker: with
  * min_failing_sources set, a trip needs its failures to come from enough

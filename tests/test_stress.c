@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_stress.c - several threads hammer one breaker through trips, waits,
  * probes and closes, on a fake clock that a driver thread moves forward; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_svg.c - the SVG timelines are well-formed XML, checked by a real XML
  * parser (xmllint --noout), for simulate and replay runs, including names

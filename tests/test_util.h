@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_util.h - a fake clock and an event recorder shared by the tests.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_windows.c - window policies trip on a failure or slow-call
  * rate over a window holding at least min_calls recorded calls; the time

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Configuration as text and the `breaker` command.
 breaker_add_test(test_config_text SOURCES test_config_text.c TIMEOUT 30)
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * escape.c - user text made safe to quote.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap.c - a binary min-heap of fixed-size items, earliest first.
  *

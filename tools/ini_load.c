@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ini_load.c - configuration and scenario files, and the -b and -s options.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay.c - feed a trace of real calls through the real library on a
  * virtual clock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.c - the text output: the simulation's comparison table and the
  * replay report. Plain ASCII, fixed widths, no locale: the same input gives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scenario.c - scenarios: defaults, the built-in one, and checks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * simulate.c - a discrete-event simulation of a service calling one
  * dependency through the real library, on a virtual clock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * suggest.c - "did you mean ...?" for a mistyped option, command or key.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * svg.c - timelines as one self-contained SVG picture, one panel per run.
  *

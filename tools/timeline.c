@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * timeline.c - what a run looked like over time: counts and a latency
  * histogram per time bin, and the breaker's state history. simulate.c and

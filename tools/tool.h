@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tool.h - the parts of the `breaker` command, shared between its files and
  * its tests. Nothing here is library API.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Keeps the shell completions in step with the tool (ctest -L manuals):
 #   - every option `breaker simulate --help` and `breaker replay --help`
 #     print is offered by the bash completion after `breaker simulate -`

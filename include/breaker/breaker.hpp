@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * breaker/breaker.hpp - an optional C++17 helper: a permit guard that settles
  * a forgotten permit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * breaker/compose.h - retries, retry budgets, bulkheads, deadlines, fallbacks
  * and an executor that runs a call through them together with a breaker.

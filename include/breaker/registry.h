@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * breaker/registry.h - named breakers and their observability: a bounded
  * registry, transition listeners and history, flapping detection, and

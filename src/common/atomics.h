@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * atomics.h - the few typed atomic helpers the library uses.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * message.c - validation messages (see message.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * message.h - how every validation in the library reports which field and
  * what range: a formatted message into a caller's buffer, and a status.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * splitmix.h - the library's one mixing function, splitmix64.
  *

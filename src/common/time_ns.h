@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * time_ns.h - clocks as nanosecond counts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bulkhead.c - a concurrency limit per dependency.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * deadline.c - the default clock and sleep of the composition layer, and
  * deadline arithmetic.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * executor.c - runs one request through deadline, bulkhead, breaker and
  * retries in the order the caller chose, and says what happened.

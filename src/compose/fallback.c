@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fallback.c - the cached last good value, and a fallback that serves it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * retry_budget.c - a sliding-window budget that caps the extra load retries
  * add: a retry is allowed while

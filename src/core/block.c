@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * block.c - a breaker's shared block: layout, init, check, bind (block.h),
  * and breaker_create()/breaker_destroy() built from them on the process heap.

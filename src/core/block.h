@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * block.h - a breaker's shared block: its lifecycle in four steps, and the
  * per-process handle bound to it.

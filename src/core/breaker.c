@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * breaker.c - the state machine: create/destroy, acquire, complete,
  * transitions and manual control.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * classify.c - what an HTTP status or an errno says about the dependency.
  * The tables are documented in breaker.h and explained in

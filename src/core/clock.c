@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clock.c - the breaker's clocks and the thread's counter stripe.
  *

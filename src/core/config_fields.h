@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * config_fields.h - the range and the default of every numeric field of
  * struct breaker_config, written once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * config_text.c - breaker_config_set(): one field of struct breaker_config
  * from text, for command lines and configuration files.

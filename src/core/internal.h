@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * internal.h - the layout of a breaker's shared block and the handle around it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * names.c - status strings and enum names, generated from the lists in
  * breaker.h so that they cannot drift from the enumerations.

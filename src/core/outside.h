@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outside.h - evidence from outside the call path.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * owner.h - how a component of the library owns the breakers it creates.
  *

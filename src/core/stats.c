@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats.c - the statistics snapshot: sums the counter stripes and reads the
  * window. Not on the call path.

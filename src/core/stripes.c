@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stripes.c - which counter stripe a thread writes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * window.c - the evidence a closed breaker keeps: a run of consecutive
  * failures, the last N calls (count window), or the last T of time in buckets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * export_json.c - the JSON reports: the operators' report and the public
  * health report.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * export_prometheus.c - the Prometheus text exposition (format 0.0.4) of a
  * registry.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * text_out.c - the bounded text builder the exporters write with: it copies
  * what fits into the caller's buffer and keeps counting past the end, so a

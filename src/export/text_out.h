@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * text_out.h - a bounded text builder that keeps counting past the end, so a
  * too-small buffer learns the size it needs; what the exporters write with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * history.c - per-breaker transition ring and flapping detection.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * index.c - the registry's name index: an open-addressing hash table (linear
  * probing) of atomic entry pointers, at least twice max_breakers cells, that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reclaim.c - the writer side of read sections: grace periods (reclaim.h
  * describes the protocol and why it is safe).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reclaim.h - safe memory reclamation for lock-free readers: read sections
  * and grace periods, in the manner of sleepable RCU. Private: nothing here is

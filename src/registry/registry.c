@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * registry.c - named breakers: the registry's lifecycle, names and
  * per-name configurations, lookups (get, find, release), transition events

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * registry_impl.h - the registry's own layout, shared by the files that
  * implement it: registry.c (lifecycle, get/find/release, listeners,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * registry_internal.h - what the registry (registry.c, history.c, snapshot.c)
  * shares with the exporters.

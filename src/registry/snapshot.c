@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * snapshot.c - what a registry shows of its breakers: one breaker's info
  * (state, counters, transitions, flapping), the walk over every listed

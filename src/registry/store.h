@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * store.h - where a registry's breakers live: the store interface. Private:
  * nothing here is API (a later registry configuration field will choose a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * store_heap.c - the default store (store.h): each breaker is a plain
  * breaker_create()d object of this process, so detaching a handle frees it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A C++17 consumer of every public header: breaker.h, breaker/registry.h and
 // breaker/compose.h compile as C++ (g++ and clang++, -Wall -Wextra -pedantic
 // -Werror) and work, and the optional breaker/breaker.hpp permit guard

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The public headers from C++: compile tests/cpp/consumer.cpp (every public
 # header and the optional breaker/breaker.hpp) with g++ and with clang++ under
 # -std=c++17 -Wall -Wextra -pedantic -Werror, link each against this build's

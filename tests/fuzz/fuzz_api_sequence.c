@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_api_sequence.c - one breaker on a fake clock, driven by a program the
  * fuzzer writes, with the accounting checked after every operation.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_config_set.c - breaker_config_set() on arbitrary text.
  *

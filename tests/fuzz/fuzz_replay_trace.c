@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_replay_trace.c - the CSV trace reader of `breaker replay`
  * (tools/replay.c), and the replay itself, on arbitrary text.

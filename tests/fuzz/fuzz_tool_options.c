@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_tool_options.c - what the `breaker` command reads besides traces:
  * INI files (tools/ini_load.c, scenarios and [breaker NAME] sections), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_util.h - what the fuzz targets share: the entry point they define,
  * a check that stops the run, and a reader over the input bytes.

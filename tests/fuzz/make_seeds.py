@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Write the hand-made seed inputs of the fuzz corpora (tests/fuzz/corpus/).
 
 The binary seeds of fuzz_api_sequence are programs in the format

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay_main.c - a plain main() for the fuzz targets, so that builds
  * without libFuzzer (gcc, make check) still run every target over its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The smallest program of an installed (or vendored) libbreaker's user: the
  * three public headers from C, one call through a breaker, a registry and an
  * executor. tests/packaging/consumers.sh builds it every way a user would. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every way a user consumes libbreaker, end to end, as ctest's test
 # packaging_consumers:
 #   1. build and install the library and the `breaker` tool twice, static and
