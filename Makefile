@@ -68,7 +68,7 @@ bench: deps-bench build
 # "cli" and "packaging" cases: they run a shell script, and memcheck would
 # check the shell (it does not follow the programs the script starts).
 valgrind: deps-valgrind build
-	cd build/release && $(CTEST) --output-on-failure -LE "concurrency|cli|packaging" \
+	cd build/release && $(CTEST) --output-on-failure -LE "concurrency|cli|packaging|external" \
 	  -T memcheck --overwrite MemoryCheckCommand=/usr/bin/valgrind \
 	  --overwrite MemoryCheckCommandOptions="--error-exitcode=1 --leak-check=full"
 

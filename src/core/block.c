@@ -289,6 +289,65 @@ int breaker__create_owned(const breaker_config *user, const struct breaker__owne
 
 void breaker_destroy(breaker *b) {
     if (b == NULL) return;
-    free(b->shared);
+    if (!b->block_borrowed) free(b->shared);
     free(b);
+}
+
+/* ---- Blocks a store places ------------------------------------------------------*/
+
+int breaker__block_plan(const breaker_config *user, breaker_config *effective, size_t *size,
+                        char *msg, size_t len) {
+    if (user == NULL) {
+        breaker_config_init(effective);
+    } else {
+        int rc = breaker_config_validate(user, msg, len);
+        if (rc != BREAKER_OK) return rc;
+        breaker__config_effective(user, effective);
+    }
+    if (effective->seed == 0) effective->seed = random_seed(effective);
+    struct breaker__limits lim;
+    breaker__limits_from_config(effective, &lim);
+    struct breaker__block_layout lay;
+    breaker__block_layout(&lim, &lay);
+    *size = lay.total;
+    return BREAKER_OK;
+}
+
+void breaker__block_create_at(void *mem, size_t size, const breaker_config *effective,
+                              uint64_t epoch_ns) {
+    struct breaker__limits lim;
+    breaker__limits_from_config(effective, &lim);
+    struct breaker__block_layout lay;
+    breaker__block_layout(&lim, &lay);
+    (void)size; /* the caller planned it: lay.total */
+    breaker__block_init(mem, &lay, &lim, epoch_ns, new_instance_id(mem));
+}
+
+void breaker__block_config(const struct breaker__shared *s, breaker_config *out) {
+    config_of_limits(&s->lim, out);
+}
+
+int breaker__attach_block(void *mem, size_t size, const breaker_config *cfg,
+                          const struct breaker__owner *owner, breaker **out, char *msg,
+                          size_t len) {
+    *out = NULL;
+    struct breaker__shared *s = mem;
+    int rc = breaker__block_check(s, size, msg, len);
+    if (rc != BREAKER_OK) return rc;
+    breaker *b = calloc(1, sizeof(*b));
+    if (b == NULL) return BREAKER_ENOMEM;
+    config_of_limits(&s->lim, &b->cfg);
+    if (cfg != NULL) {
+        b->cfg.clock = cfg->clock;
+        b->cfg.clock_ctx = cfg->clock_ctx;
+        b->cfg.on_event = cfg->on_event;
+        b->cfg.event_ctx = cfg->event_ctx;
+    }
+    if (owner != NULL) b->owner = *owner;
+    b->block_borrowed = true;
+    b->seed_drawn = false; /* the block's seed: every process computes the same waits */
+    breaker__clock_setup(b, &s->lim);
+    breaker__block_bind(b, s, size, BREAKER__STRIPES_ATOMIC);
+    *out = b;
+    return BREAKER_OK;
 }

@@ -60,4 +60,33 @@ int breaker__block_check(const struct breaker__shared *s, size_t mapped, char *m
 void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
                          enum breaker__stripe_mode mode);
 
+/* ---- Blocks a store places (shared memory) ---------------------------------
+ * A store allocates a block where other processes can map it, initialises it
+ * once, and every process (the creator too) attaches a handle to it. */
+
+/* The size of the block for `cfg` (NULL: defaults), and the effective
+ * configuration with its seed fixed (drawn when 0: every process attaching
+ * the block must compute the same waits, so the seed is the block's).
+ * @return BREAKER_OK or BREAKER_EINVAL (with `msg`). */
+int breaker__block_plan(const breaker_config *cfg, breaker_config *effective, size_t *size,
+                        char *msg, size_t len);
+
+/* Initialise the zeroed `size` bytes at `mem` (cache-line aligned) as a
+ * closed breaker of the planned `effective` configuration, its times counting
+ * from `epoch_ns` (the clock every attaching process reads). */
+void breaker__block_create_at(void *mem, size_t size, const breaker_config *effective,
+                              uint64_t epoch_ns);
+
+/* A handle on the checked block at `mem` (`size` bytes mapped): the block's
+ * limits with the callbacks and clock of `cfg` (only those fields are read),
+ * counters in ATOMIC stripe mode, the block left to its owner on destroy.
+ * @return BREAKER_OK, BREAKER_EINCOMPATIBLE (a block this build cannot use),
+ * BREAKER_ENOMEM. */
+int breaker__attach_block(void *mem, size_t size, const breaker_config *cfg,
+                          const struct breaker__owner *owner, breaker **out, char *msg,
+                          size_t len);
+
+/* The configuration a checked block was created with (callbacks NULL). */
+void breaker__block_config(const struct breaker__shared *s, breaker_config *out);
+
 #endif /* BREAKER_CORE_BLOCK_H */

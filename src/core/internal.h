@@ -353,6 +353,9 @@ struct breaker {
     /* The jitter seed was drawn at create (cfg.seed 0), not fixed by the
      * user: jitter then also mixes in the process id (breaker.c). */
     bool seed_drawn;
+    /* The block is a store's (mapped from a file), not the heap's:
+     * breaker_destroy() frees the handle only. */
+    bool block_borrowed;
     /* How many of the stripes a thread of this handle may own:
      * BREAKER__OWNED_STRIPES in THREAD_OWNED mode, 0 in ATOMIC mode. A
      * number rather than a test of the mode, so that deciding ownership is

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * breaker/store.h - breakers shared by the processes of one host.
+ *
+ * A store is a file, memory-mapped by every process that opens it, holding
+ * named breakers: a process that attaches a name gets the same breaker as
+ * every other process attached to it (one trip, one probe budget, one set of
+ * counters), with no server and no lock on the call path. The file lives for
+ * one boot: the breakers' times are CLOCK_MONOTONIC, which every process of a
+ * boot shares, and a file left by an earlier boot is reinitialised rather
+ * than trusted.
+ *
+ * Configuration: the first process to attach a name creates the breaker with
+ * its configuration; a later one with different limits still attaches, to
+ * the stored limits (they win: never two limits mixed), and is told so with
+ * BREAKER_CONFIG_DIFFERS; breaker_get_config() then shows the stored limits.
+ * The callbacks, contexts and clock are each process's own.
+ *
+ * Thread-safety: a store may be used from any thread; attach and open take a
+ * file lock (flock) for their short bookkeeping, never the call path. A
+ * process may die at any instruction: a probe it held is reclaimed at its
+ * deadline, a transition is one CAS, its unsettled calls are what is lost.
+ */
+#ifndef BREAKER_STORE_H
+#define BREAKER_STORE_H
+
+#include "breaker.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct breaker_store breaker_store; /* opaque */
+
+enum breaker_store_flags {
+    BREAKER_STORE_CREATE = 1,       /* create the file if it does not exist */
+    BREAKER_STORE_ALLOW_SHARED = 2, /* accept a group- or world-writable file, or one
+                                       owned by another user (refused by default) */
+};
+
+typedef struct breaker_store_config breaker_store_config;
+struct breaker_store_config {
+    unsigned flags;     /* enum breaker_store_flags */
+    unsigned mode;      /* permissions of a created file: 0 = default 0600 */
+    uint32_t capacity;  /* names a created file holds: 1..65536, 0 = default 256 */
+    uint64_t size;      /* bytes of a created file (sparse): 0 = default 16 MiB;
+                           at least what `capacity` breakers of default size need */
+};
+
+/*! breaker_store_config_init() : clear `cfg`, then the defaults above with
+ *  BREAKER_STORE_CREATE. */
+BREAKER_API void breaker_store_config_init(breaker_store_config *cfg) BREAKER_NONNULL(1);
+
+/*! breaker_store_open() :
+ *  Map the store file at `path` (NULL config: defaults). The file must be a
+ *  regular file (a symlink is refused), owned by this user and not writable
+ *  by group or others unless BREAKER_STORE_ALLOW_SHARED; a file of another
+ *  format, version or build is refused, never reinterpreted; one from an
+ *  earlier boot is reinitialised. Two processes creating the same file at
+ *  once end up with one file.
+ *  @return BREAKER_OK with `*out`; BREAKER_EINVAL (bad path or config),
+ *  BREAKER_NOT_FOUND (no file and no BREAKER_STORE_CREATE), BREAKER_EIO (a
+ *  system call failed, or the file is refused for its type or permissions),
+ *  BREAKER_EINCOMPATIBLE (another format, version or build). `msg` (may be
+ *  NULL when msg_len is 0) says what and why. */
+BREAKER_API BREAKER_NODISCARD int breaker_store_open(const char *path,
+                                                     const breaker_store_config *cfg,
+                                                     breaker_store **out, char *msg,
+                                                     size_t msg_len) BREAKER_NONNULL(1, 3);
+
+/*! breaker_store_close() : unmap the store. Every breaker attached through it
+ *  must have been destroyed first. The file and its breakers stay for the
+ *  other processes. NULL is a no-op. */
+BREAKER_API void breaker_store_close(breaker_store *st);
+
+/*! breaker_store_attach() :
+ *  The breaker named `name` (see breaker_name_validate()) in the store,
+ *  created with `cfg` (NULL: defaults) if no process created it yet. The
+ *  handle is this process's: destroy it with breaker_destroy() (which leaves
+ *  the shared breaker in the store). `cfg`'s clock, callbacks and contexts
+ *  are this handle's; its clock must be CLOCK_MONOTONIC-based (the default),
+ *  which all processes of a boot share.
+ *  @return BREAKER_OK; BREAKER_CONFIG_DIFFERS: attached, to stored limits
+ *  that differ from `cfg`'s; BREAKER_EINVAL (bad name or configuration);
+ *  BREAKER_ENOSPC (the store is full: names or bytes); BREAKER_EINCOMPATIBLE
+ *  (a corrupt stored breaker); BREAKER_EIO; BREAKER_ENOMEM. */
+BREAKER_API BREAKER_NODISCARD int breaker_store_attach(breaker_store *st, const char *name,
+                                                       const breaker_config *cfg, breaker **out,
+                                                       char *msg, size_t msg_len)
+    BREAKER_NONNULL(1, 2, 4);
+
+/*! breaker_store_foreach() : call `fn` with each stored name, in creation
+ *  order, until it returns non-zero (which is then returned). Names created
+ *  meanwhile by other processes may or may not be seen. @return 0 or fn's. */
+BREAKER_API int breaker_store_foreach(breaker_store *st,
+                                      int (*fn)(void *ctx, const char *name), void *ctx)
+    BREAKER_NONNULL(1, 2);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BREAKER_STORE_H */

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * file_store.c - named breakers in a memory-mapped file, shared by the
+ * processes of one host (include/breaker/store.h).
+ *
+ * The file: a header page, a directory of `capacity` entries (a name, the
+ * offset and size of its block, and its state), then the blocks, allocated
+ * one after the other and never freed (a name, once created, lives as long
+ * as the file). Everything is written under an exclusive flock() of the file
+ * and published with release stores; the call path never looks at any of
+ * it: an attached handle works on its block exactly as on a heap block,
+ * with counters in ATOMIC stripe mode (other processes' threads write the
+ * same stripes).
+ *
+ * Crash safety: the lock dies with its holder, and an entry is READY only
+ * after its block is initialised (magic last, then the state with release);
+ * an entry left INITIALISING by a dead creator is taken over by the next
+ * attacher under the lock.
+ */
+#define _GNU_SOURCE
+#include "breaker/store.h"
+
+#include "breaker/registry.h"
+#include "common/message.h"
+#include "common/time_ns.h"
+#include "core/block.h"
+#include "core/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STORE_MAGIC   UINT64_C(0x45524f54534b5242) /* "BRKSTORE" */
+#define STORE_VERSION 1u
+#define BOOT_ID_LEN   36
+
+#define DEFAULT_CAPACITY 256u
+#define MAX_CAPACITY     65536u
+#define DEFAULT_SIZE     (UINT64_C(16) << 20)
+#define MAX_SIZE         (UINT64_C(1) << 40)
+
+enum entry_state { ENTRY_FREE = 0, ENTRY_INITIALISING = 1, ENTRY_READY = 2 };
+
+struct store_header {
+    _Atomic uint64_t magic; /* stored last, with release */
+    uint32_t version;
+    uint32_t header_size;
+    uint64_t abi; /* the sizes this build lays the file out with */
+    char boot_id[BOOT_ID_LEN + 1];
+    uint64_t file_size;
+    uint32_t capacity;
+    uint32_t entry_size;
+    uint64_t entries_off;
+    uint64_t data_off;
+    _Atomic uint64_t data_used; /* bytes of the data area handed to blocks */
+    _Atomic uint32_t names;     /* entries used, in creation order */
+};
+
+struct store_entry {
+    _Atomic uint32_t state; /* enum entry_state */
+    uint32_t pad_;
+    uint64_t block_off;
+    uint64_t block_size;
+    char name[BREAKER_NAME_MAX + 1];
+};
+
+#define STORE_ABI                                                                         \
+    (((uint64_t)sizeof(struct store_header) << 40) |                                      \
+     ((uint64_t)sizeof(struct store_entry) << 24) | ((uint64_t)BREAKER__LAYOUT_VERSION << 16) | \
+     (uint64_t)sizeof(void *))
+
+struct breaker_store {
+    int fd;
+    char *map;
+    size_t size;
+    char path[4096];
+};
+
+void breaker_store_config_init(breaker_store_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->flags = BREAKER_STORE_CREATE;
+    cfg->mode = 0600;
+    cfg->capacity = DEFAULT_CAPACITY;
+    cfg->size = DEFAULT_SIZE;
+}
+
+static size_t page_up(size_t n) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + page - 1) / page * page;
+}
+
+/* This boot's identifier; an empty string where the kernel has none. */
+static void boot_id(char out[BOOT_ID_LEN + 1]) {
+    memset(out, 0, BOOT_ID_LEN + 1);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (f == NULL) return;
+    if (fgets(out, BOOT_ID_LEN + 1, f) == NULL) out[0] = '\0';
+    fclose(f);
+    out[strcspn(out, "\n")] = '\0';
+}
+
+static struct store_header *header_of(const breaker_store *st) {
+    return (struct store_header *)(void *)st->map;
+}
+
+static struct store_entry *entries_of(const breaker_store *st) {
+    return (struct store_entry *)(void *)(st->map + header_of(st)->entries_off);
+}
+
+/* Lay out a new (or reinitialised) file of `size` bytes: header, directory,
+ * data. Called under the exclusive lock with the file mapped. */
+static void layout_file(breaker_store *st, uint32_t capacity, const char *boot) {
+    memset(st->map, 0, page_up(sizeof(struct store_header)));
+    struct store_header *h = header_of(st);
+    h->version = STORE_VERSION;
+    h->header_size = (uint32_t)sizeof(*h);
+    h->abi = STORE_ABI;
+    memcpy(h->boot_id, boot, BOOT_ID_LEN + 1);
+    h->file_size = st->size;
+    h->capacity = capacity;
+    h->entry_size = (uint32_t)sizeof(struct store_entry);
+    h->entries_off = page_up(sizeof(*h));
+    h->data_off = page_up(h->entries_off + (uint64_t)capacity * sizeof(struct store_entry));
+    memset(st->map + h->entries_off, 0, (size_t)(h->data_off - h->entries_off));
+    atomic_store_explicit(&h->data_used, 0, memory_order_relaxed);
+    atomic_store_explicit(&h->names, 0, memory_order_relaxed);
+    /* Release: a process that sees the magic sees the layout above. */
+    atomic_store_explicit(&h->magic, STORE_MAGIC, memory_order_release);
+}
+
+/* Whether the mapped file is one this build can use. */
+static int check_file(const breaker_store *st, char *msg, size_t len) {
+    const struct store_header *h = header_of(st);
+    if (atomic_load_explicit(&h->magic, memory_order_acquire) != STORE_MAGIC)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "%s: not a breaker store (magic)", st->path);
+    if (h->version != STORE_VERSION || h->abi != STORE_ABI ||
+        h->header_size != sizeof(struct store_header) ||
+        h->entry_size != sizeof(struct store_entry))
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "%s: store version %u, abi 0x%llx; this build reads version %u, "
+                             "abi 0x%llx",
+                             st->path, h->version, (unsigned long long)h->abi, STORE_VERSION,
+                             (unsigned long long)STORE_ABI);
+    if (h->file_size != st->size || h->capacity == 0 || h->capacity > MAX_CAPACITY ||
+        h->entries_off < sizeof(*h) ||
+        h->data_off < h->entries_off + (uint64_t)h->capacity * sizeof(struct store_entry) ||
+        h->data_off > st->size ||
+        atomic_load_explicit(&h->data_used, memory_order_relaxed) > st->size - h->data_off)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "%s: store header sizes do not fit the file (%zu bytes)", st->path,
+                             st->size);
+    return BREAKER_OK;
+}
+
+static int fail_errno(int status, char *msg, size_t len, const char *what, const char *path) {
+    return breaker__fail(status, msg, len, "%s: %s: %s", path, what, strerror(errno));
+}
+
+/* The file's owner and permissions, unless the caller accepts shared files. */
+static int check_permissions(const struct stat *sb, unsigned flags, const char *path, char *msg,
+                             size_t len) {
+    if (!S_ISREG(sb->st_mode))
+        return breaker__fail(BREAKER_EIO, msg, len, "%s: not a regular file", path);
+    if (flags & BREAKER_STORE_ALLOW_SHARED) return BREAKER_OK;
+    if (sb->st_uid != geteuid())
+        return breaker__fail(BREAKER_EIO, msg, len,
+                             "%s: owned by uid %u, not this user (allow with "
+                             "BREAKER_STORE_ALLOW_SHARED)",
+                             path, (unsigned)sb->st_uid);
+    if (sb->st_mode & (S_IWGRP | S_IWOTH))
+        return breaker__fail(BREAKER_EIO, msg, len,
+                             "%s: writable by group or others (mode %03o; allow with "
+                             "BREAKER_STORE_ALLOW_SHARED)",
+                             path, (unsigned)(sb->st_mode & 0777));
+    return BREAKER_OK;
+}
+
+static int validate_config(const breaker_store_config *c, char *msg, size_t len) {
+    if (c->capacity > MAX_CAPACITY)
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "capacity: must be between 1 and %u names (got %u)", MAX_CAPACITY,
+                             c->capacity);
+    if (c->size > MAX_SIZE)
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "size: must be at most %llu bytes (got %llu)",
+                             (unsigned long long)MAX_SIZE, (unsigned long long)c->size);
+    if (c->mode > 0777)
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "mode: must be a permission mode up to 0777 (got %o)", c->mode);
+    return BREAKER_OK;
+}
+
+/* Open (or create), lock, size, map and check: the whole of open under the
+ * exclusive lock, so two processes creating the file at once agree. */
+static int open_locked(breaker_store *st, const breaker_store_config *c, char *msg, size_t len) {
+    int oflags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | ((c->flags & BREAKER_STORE_CREATE) ? O_CREAT : 0);
+    st->fd = open(st->path, oflags, (mode_t)c->mode);
+    if (st->fd < 0) {
+        if (errno == ENOENT) return breaker__fail(BREAKER_NOT_FOUND, msg, len, "%s: no such store", st->path);
+        if (errno == ELOOP) return breaker__fail(BREAKER_EIO, msg, len, "%s: a symbolic link (refused)", st->path);
+        return fail_errno(BREAKER_EIO, msg, len, "open", st->path);
+    }
+    if (flock(st->fd, LOCK_EX) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
+    struct stat sb;
+    if (fstat(st->fd, &sb) != 0) return fail_errno(BREAKER_EIO, msg, len, "fstat", st->path);
+    int rc = check_permissions(&sb, c->flags, st->path, msg, len);
+    if (rc != BREAKER_OK) return rc;
+    bool fresh = sb.st_size == 0;
+    if (fresh) {
+        if (!(c->flags & BREAKER_STORE_CREATE))
+            return breaker__fail(BREAKER_NOT_FOUND, msg, len, "%s: empty store", st->path);
+        if (ftruncate(st->fd, (off_t)c->size) != 0)
+            return fail_errno(BREAKER_EIO, msg, len, "ftruncate", st->path);
+        st->size = (size_t)c->size;
+    } else {
+        if ((uint64_t)sb.st_size < sizeof(struct store_header) || (uint64_t)sb.st_size > MAX_SIZE)
+            return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                                 "%s: %lld bytes, not a breaker store", st->path,
+                                 (long long)sb.st_size);
+        st->size = (size_t)sb.st_size;
+    }
+    void *map = mmap(NULL, st->size, PROT_READ | PROT_WRITE, MAP_SHARED, st->fd, 0);
+    if (map == MAP_FAILED) return fail_errno(BREAKER_EIO, msg, len, "mmap", st->path);
+    st->map = map;
+    char boot[BOOT_ID_LEN + 1];
+    boot_id(boot);
+    if (fresh) {
+        layout_file(st, c->capacity, boot);
+        return BREAKER_OK;
+    }
+    rc = check_file(st, msg, len);
+    if (rc != BREAKER_OK) return rc;
+    /* A file from an earlier boot: its times are another boot's clock, and
+     * no process of that boot is left to use it. */
+    if (strncmp(header_of(st)->boot_id, boot, BOOT_ID_LEN + 1) != 0)
+        layout_file(st, header_of(st)->capacity, boot);
+    return BREAKER_OK;
+}
+
+int breaker_store_open(const char *path, const breaker_store_config *cfg, breaker_store **out,
+                       char *msg, size_t msg_len) {
+    *out = NULL;
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    breaker_store_config c;
+    breaker_store_config_init(&c);
+    if (cfg != NULL) {
+        int rc = validate_config(cfg, msg, msg_len);
+        if (rc != BREAKER_OK) return rc;
+        c.flags = cfg->flags;
+        if (cfg->mode != 0) c.mode = cfg->mode;
+        if (cfg->capacity != 0) c.capacity = cfg->capacity;
+        if (cfg->size != 0) c.size = cfg->size;
+    }
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof(((breaker_store *)0)->path))
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "path: 1 to %zu bytes (got %zu)",
+                             sizeof(((breaker_store *)0)->path) - 1, n);
+    uint64_t need = page_up(sizeof(struct store_header)) +
+                    page_up((uint64_t)c.capacity * sizeof(struct store_entry)) + 4096;
+    if (c.size < need)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "size: %llu bytes cannot hold %u names (at least %llu)",
+                             (unsigned long long)c.size, c.capacity, (unsigned long long)need);
+    breaker_store *st = calloc(1, sizeof(*st));
+    if (st == NULL) return BREAKER_ENOMEM;
+    memcpy(st->path, path, n + 1);
+    st->fd = -1;
+    int rc = open_locked(st, &c, msg, msg_len);
+    if (st->fd >= 0) flock(st->fd, LOCK_UN);
+    if (rc != BREAKER_OK) {
+        breaker_store_close(st);
+        return rc;
+    }
+    *out = st;
+    return BREAKER_OK;
+}
+
+void breaker_store_close(breaker_store *st) {
+    if (st == NULL) return;
+    if (st->map != NULL) munmap(st->map, st->size);
+    if (st->fd >= 0) close(st->fd);
+    free(st);
+}
+
+/* Whether two configurations have the same limits (callbacks aside). */
+static bool same_limits(const breaker_config *a, const breaker_config *b) {
+    struct breaker__limits la, lb;
+    breaker__limits_from_config(a, &la);
+    breaker__limits_from_config(b, &lb);
+    la.seed = lb.seed = 0; /* a drawn seed differs by design */
+    return memcmp(&la, &lb, sizeof(la)) == 0;
+}
+
+/* Find `name`, or create it: under the exclusive lock. */
+static int find_or_create(breaker_store *st, const char *name, const breaker_config *cfg,
+                          struct store_entry **found, bool *created, char *msg, size_t len) {
+    struct store_header *h = header_of(st);
+    struct store_entry *e = entries_of(st);
+    uint32_t used = atomic_load_explicit(&h->names, memory_order_acquire);
+    if (used > h->capacity) used = h->capacity;
+    *created = false;
+    *found = NULL;
+    for (uint32_t i = 0; i < used; i++) {
+        if (strncmp(e[i].name, name, sizeof(e[i].name)) != 0) continue;
+        if (atomic_load_explicit(&e[i].state, memory_order_acquire) == ENTRY_READY) {
+            *found = &e[i];
+            return BREAKER_OK;
+        }
+        /* INITIALISING under our exclusive lock: its creator died holding
+         * the lock (the kernel released it). Take it over below. */
+        *found = &e[i];
+        break;
+    }
+    breaker_config eff;
+    size_t size;
+    int rc = breaker__block_plan(cfg, &eff, &size, msg, len);
+    if (rc != BREAKER_OK) return rc;
+    struct store_entry *slot = *found;
+    if (slot == NULL) {
+        if (used >= h->capacity)
+            return breaker__fail(BREAKER_ENOSPC, msg, len, "%s: all %u names are used",
+                                 st->path, h->capacity);
+        slot = &e[used];
+        memset(slot, 0, sizeof(*slot));
+        memcpy(slot->name, name, strlen(name) + 1);
+    }
+    if (slot->block_size < size) { /* a new name, or a dead creator's too small */
+        uint64_t off = atomic_load_explicit(&h->data_used, memory_order_relaxed);
+        off = (off + 127) & ~(uint64_t)127;
+        if (off + size > st->size - h->data_off)
+            return breaker__fail(BREAKER_ENOSPC, msg, len,
+                                 "%s: no room for %s (%zu bytes; %llu of %zu used)", st->path,
+                                 name, size, (unsigned long long)off, st->size);
+        atomic_store_explicit(&h->data_used, off + size, memory_order_relaxed);
+        slot->block_off = h->data_off + off;
+        slot->block_size = size;
+    }
+    atomic_store_explicit(&slot->state, ENTRY_INITIALISING, memory_order_relaxed);
+    if (slot == &e[used]) atomic_store_explicit(&h->names, used + 1, memory_order_release);
+    void *mem = st->map + slot->block_off;
+    memset(mem, 0, (size_t)slot->block_size);
+    uint64_t epoch = eff.clock != NULL ? eff.clock(eff.clock_ctx)
+                                       : breaker__clock_ns(CLOCK_MONOTONIC);
+    breaker__block_create_at(mem, (size_t)slot->block_size, &eff, epoch);
+    atomic_store_explicit(&slot->state, ENTRY_READY, memory_order_release);
+    *found = slot;
+    *created = true;
+    return BREAKER_OK;
+}
+
+int breaker_store_attach(breaker_store *st, const char *name, const breaker_config *cfg,
+                         breaker **out, char *msg, size_t msg_len) {
+    *out = NULL;
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    int rc = breaker_name_validate(name, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
+    if (flock(st->fd, LOCK_EX) != 0) return fail_errno(BREAKER_EIO, msg, msg_len, "flock", st->path);
+    struct store_entry *e = NULL;
+    bool created = false;
+    rc = find_or_create(st, name, cfg, &e, &created, msg, msg_len);
+    flock(st->fd, LOCK_UN);
+    if (rc != BREAKER_OK) return rc;
+    if (e->block_off + e->block_size > st->size)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, msg_len, "%s: %s lies outside the file",
+                             st->path, name);
+    rc = breaker__attach_block(st->map + e->block_off, (size_t)e->block_size, cfg, NULL, out, msg,
+                               msg_len);
+    if (rc != BREAKER_OK) return rc;
+    if (!created && cfg != NULL) {
+        breaker_config mine, stored;
+        breaker__config_effective(cfg, &mine);
+        breaker__block_config((*out)->shared, &stored);
+        if (!same_limits(&mine, &stored))
+            return breaker__fail(BREAKER_CONFIG_DIFFERS, msg, msg_len,
+                                 "%s: %s exists with other limits; they win "
+                                 "(breaker_get_config() shows them)",
+                                 st->path, name);
+    }
+    return BREAKER_OK;
+}
+
+int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, const char *name), void *ctx) {
+    const struct store_header *h = header_of(st);
+    const struct store_entry *e = entries_of(st);
+    uint32_t used = atomic_load_explicit(&h->names, memory_order_acquire);
+    if (used > h->capacity) used = h->capacity;
+    for (uint32_t i = 0; i < used; i++) {
+        if (atomic_load_explicit(&e[i].state, memory_order_acquire) != ENTRY_READY) continue;
+        char name[BREAKER_NAME_MAX + 1];
+        memcpy(name, e[i].name, sizeof(name));
+        name[BREAKER_NAME_MAX] = '\0';
+        int rc = fn(ctx, name);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
