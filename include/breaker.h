@@ -562,7 +562,7 @@ struct breaker_latency {
  *  Fill `out` with the call-duration histogram (see struct breaker_latency).
  *  Lock-free, reads every stripe; for exporters. @return BREAKER_OK;
  *  BREAKER_NOT_FOUND when the breaker does not time its calls (slow_call_ns
- *  0), with `out` zeroed. */
+ *  0), with every count and sum zeroed (upper_ns is filled either way). */
 BREAKER_API int breaker_latency_get(breaker *b, breaker_latency *out) BREAKER_NONNULL(1, 2);
 
 /*! breaker_stats_get() :

@@ -236,6 +236,50 @@ static void the_generation_skips_zero_when_it_wraps(void **state) {
     test_breaker_destroy(b);
 }
 
+/* The count window's sum of per-stripe shares, read while other threads
+ * record, can be torn: one share read before a burst and another after it.
+ * Shares wander without bound (a stripe that writes successes over others'
+ * failures goes negative), so a torn sum once showed 11341 failures in a
+ * window of 100 and tripped a breaker failing 28% of calls at a 60%
+ * threshold. Here a stripe's share is moved as a torn read would see it;
+ * the trip must rest on the ring's slots, and stats never show a window
+ * that cannot exist. */
+static void a_torn_share_sum_neither_trips_nor_shows(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 1000};
+    static struct event_log log;
+    breaker_config cfg;
+    test_config(&cfg, &clock, &log);
+    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg.window_size = 100;
+    cfg.min_calls = 100;
+    cfg.failure_rate = 0.6;
+    breaker *b = make_breaker(&cfg);
+    for (int i = 0; i < 100; i++) call_ok(b, i % 4 == 0 ? BREAKER_FAILURE : BREAKER_SUCCESS);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    struct breaker__stripe *stripes = breaker__stripes(b->shared);
+    /* Plausible but false: 40 more failures than the ring holds (65 of 100). */
+    const uint64_t failure = UINT64_C(1) << BREAKER__RING_FIELD_BITS;
+    atomic_fetch_add(&stripes[5].ring_part, 40 * failure);
+    call_ok(b, BREAKER_FAILURE); /* over slot 0's failure: 25 of 100 */
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    /* Impossible: more failures than calls. Stats read the slots instead. */
+    atomic_fetch_add(&stripes[5].ring_part, 10000 * failure);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.window_calls, 100);
+    assert_int_equal(st.window_failures, 25);
+    call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    /* A real trip still happens, with the ring's evidence. */
+    for (int i = 0; i < 60 && breaker_get_state(b) == BREAKER_CLOSED; i++)
+        call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(atomic_load(&log.count), 1);
+    assert_int_equal(log.events[0].evidence.calls, 100);
+    assert_int_equal(log.events[0].evidence.failures, 60); /* the first window at 60% */
+    test_breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(layout_is_pure_and_in_bounds),
@@ -244,6 +288,7 @@ int main(void) {
         cmocka_unit_test(handles_bound_to_one_block_share_it),
         cmocka_unit_test(a_ring_index_out_of_range_stays_in_the_ring),
         cmocka_unit_test(the_generation_skips_zero_when_it_wraps),
+        cmocka_unit_test(a_torn_share_sum_neither_trips_nor_shows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static void timed_call(breaker *b, struct fake_clock *clock, uint64_t took,
@@ -115,10 +116,75 @@ static void the_export_writes_a_cumulative_histogram(void **state) {
     breaker_registry_destroy(reg);
 }
 
+static uint64_t durations_recorded(breaker *b) {
+    breaker_latency l;
+    assert_int_equal(breaker_latency_get(b, &l), BREAKER_OK);
+    uint64_t n = 0;
+    for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++) n += l.success[i] + l.failure[i];
+    return n;
+}
+
+/* A duplicate completion records no duration: a settled permit completed
+ * again, or a copy of a probe's permit (its claim is in the breaker). */
+static void duplicates_record_no_duration(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 1000 * SEC};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 2;
+    cfg.slow_call_ns = SEC;
+    cfg.open_ns = MS;
+    cfg.half_open_max_probes = 1;
+    cfg.half_open_successes = 2;
+    breaker *b = make_breaker(&cfg);
+    breaker_permit p, copy;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    fake_clock_advance(&clock, 3 * MS);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
+    /* A closed call's permit is settled in itself: completing it again. */
+    assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_ALREADY_SETTLED);
+    assert_int_equal(durations_recorded(b), 1);
+    timed_call(b, &clock, MS, BREAKER_FAILURE); /* opens */
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    fake_clock_advance(&clock, 2 * MS);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_true(breaker_permit_is_probe(&p));
+    copy = p;
+    fake_clock_advance(&clock, 7 * MS);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &copy, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
+    assert_int_equal(durations_recorded(b), 3);
+    assert_int_equal(stats_of(b).duplicates, 2);
+    test_breaker_destroy(b);
+}
+
+/* An untimed breaker: NOT_FOUND, every count and sum zeroed, bounds given. */
+static void an_untimed_breaker_has_no_histogram(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 1000 * SEC};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    breaker *b = make_breaker(&cfg);
+    breaker_latency l;
+    memset(&l, 0xab, sizeof(l));
+    assert_int_equal(breaker_latency_get(b, &l), BREAKER_NOT_FOUND);
+    for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++) {
+        assert_int_equal(l.success[i], 0);
+        assert_int_equal(l.failure[i], 0);
+        assert_true(l.upper_ns[i] > 0);
+    }
+    assert_int_equal(l.success_sum_ns, 0);
+    assert_int_equal(l.failure_sum_ns, 0);
+    test_breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(durations_land_in_their_buckets),
         cmocka_unit_test(the_export_writes_a_cumulative_histogram),
+        cmocka_unit_test(duplicates_record_no_duration),
+        cmocka_unit_test(an_untimed_breaker_has_no_histogram),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,6 +108,7 @@ struct stress {
     _Atomic uint64_t max_gen_seen;
     _Atomic uint64_t reasons[BREAKER_REASON_COUNT]; /* transitions by reason */
     _Atomic uint64_t bad_generation;                         /* an event outside 2..GEN_CAP-1 */
+    _Atomic uint64_t bad_evidence; /* trips whose evidence is no window that can exist */
     struct mailbox_slot mailbox[MAILBOX];
     pthread_mutex_t tally_mu;
     struct tally total;
@@ -125,6 +126,16 @@ static void stress_event(void *ctx, breaker *b, const breaker_event *ev) {
     if (ev->generation < 2 || ev->generation >= GEN_CAP) {
         atomic_store_explicit(&s->bad_generation, ev->generation, memory_order_relaxed);
         return;
+    }
+    /* A rate trip rests on a window that can exist: failures and slow calls
+     * within calls, and a count window's calls within its size (a torn
+     * read of the count window's shares once gave 11341 failures of 100). */
+    if (ev->reason == BREAKER_REASON_FAILURE_RATE || ev->reason == BREAKER_REASON_SLOW_CALL_RATE) {
+        const breaker_evidence *e = &ev->evidence;
+        bool bad = e->failures > e->calls || e->slow_calls > e->calls ||
+                   (s->cfg.trip == BREAKER_TRIP_COUNT_WINDOW && e->calls > s->cfg.window_size) ||
+                   e->calls < s->cfg.min_calls;
+        if (bad) atomic_fetch_add_explicit(&s->bad_evidence, 1, memory_order_relaxed);
     }
     struct gen_info *g = &s->gens[ev->generation];
     atomic_store_explicit(&g->from, (uint8_t)ev->from, memory_order_relaxed);
@@ -493,6 +504,7 @@ static bool legal_transition(int from, int to, int reason) {
 
 static void check_transitions(struct stress *s, const breaker_stats *st, uint64_t *by_reason) {
     assert_int_equal(atomic_load(&s->bad_generation), 0);
+    assert_int_equal(atomic_load(&s->bad_evidence), 0);
     uint64_t last = st->generation;
     assert_true(last < GEN_CAP);
     assert_int_equal(st->transitions, last - 1);

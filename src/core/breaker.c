@@ -659,8 +659,14 @@ static void close_if_settled(breaker *b, uint64_t gen, uint64_t now) {
     }
 }
 
+/* `took`: the call's duration when calls are timed, else NOT_TIMED. */
+#define NOT_TIMED UINT64_MAX
+
+static void record_latency(breaker *b, enum breaker_outcome outcome, uint64_t took);
+
 static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
-                          enum breaker_outcome outcome, bool cancelled, bool slow) {
+                          enum breaker_outcome outcome, bool cancelled, bool slow,
+                          uint64_t took) {
     struct breaker__shared *s = b->shared;
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     uint64_t gen = breaker__ctl_gen(head);
@@ -694,6 +700,7 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
     /* Counted here, once the completion is known not to be a duplicate;
      * a stale cancellation still counts (breaker.h). */
     if (cancelled) breaker__stripe_count(stripe, &stripe.stripe->cancelled);
+    if (took != NOT_TIMED) record_latency(b, outcome, took);
 
     bool fails = outcome == BREAKER_FAILURE || (slow && s->lim.slow_call_rate > 0.0);
     for (;;) {
@@ -785,6 +792,11 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
             t.k = next_k(ctl);
         }
         if (!breaker__window_should_trip(&s->lim, min_calls, &view, &t.reason)) return BREAKER_OK;
+        if (s->lim.trip == BREAKER_TRIP_COUNT_WINDOW) {
+            breaker__window_confirm(s, &view);
+            if (!breaker__window_should_trip(&s->lim, min_calls, &view, &t.reason))
+                return BREAKER_OK;
+        }
         t.now = precise_now != 0 ? precise_now : b->now_precise(b);
         breaker__evidence_from_view(&view, &t.evidence);
         /* Many threads may cross the threshold at once: the CAS in
@@ -863,9 +875,14 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
         now = b->now_precise(b);
         uint64_t took = now > pv->admitted_at ? now - pv->admitted_at : 0;
         slow = took > s->lim.slow_call_ns;
+        /* A probe's duration is recorded once it is known not to be a
+         * duplicate completion (complete_probe); a closed call's permit
+         * was settled above, so it is not one. */
+        if (head & PERMIT_PROBE)
+            return complete_probe(b, pv, head, outcome, cancelled, slow, took);
         record_latency(b, outcome, took);
     }
-    if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, cancelled, slow);
+    if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, cancelled, slow, NOT_TIMED);
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     if (cancelled) breaker__stripe_count(stripe, &stripe.stripe->cancelled);
     return complete_closed(b, head, outcome, now, slow, source);

@@ -559,6 +559,11 @@ struct breaker__window_view {
 };
 
 size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *buckets_stride);
+/* A window view that is about to trip the breaker, read again from the
+ * evidence itself where the view came from a faster, approximate sum (the
+ * count window's shares); calls, failures and slow calls are replaced,
+ * consecutive and source_bits kept. Lock-free, O(window_size). */
+void breaker__window_confirm(const struct breaker__shared *s, struct breaker__window_view *view);
 void breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref stripe);
 /* Record one outcome of closed generation `gen` in the window. @return true
  * when the trip condition must be evaluated, with `view` holding the window

@@ -34,16 +34,15 @@
  * ring's content (ring_part: what it added minus what it overwrote, packed as
  * below), and the window is the sum of the shares: exact, whoever wrote what.
  *
- * What it counts. With one thread, or with calls that take turns, slots are
- * written in ring order and the window is exactly the last window_size calls.
- * With several threads each fills its own chunk, so the window holds
- * window_size calls that are all among the last window_size + S * (K - 1)
- * calls (S the stripes writing at once: at most the threads running at the
- * same moment, so at most the cores): a stripe's unfilled chunk still holds
- * calls from one pass earlier. With K = window_size / 4 that is 1.5 windows
- * for two writers, and K <= 64 keeps it within window_size + 63 S for large
- * windows. The volume is always exactly window_size once full, so min_calls
- * and the rate's denominator are never inflated, only the age of a few calls.
+ * What it counts. With one thread, or with calls that take turns on one
+ * stripe, slots are written in ring order and the window is exactly the last
+ * window_size calls. With several threads it holds window_size recorded calls
+ * but not always the last ones: a stripe that goes quiet with a partly filled
+ * chunk leaves the chunk's unwritten slots holding calls of an earlier pass
+ * until a later pass fills them, so a call's age has no fixed bound in calls
+ * (docs/performance.md). The volume is always exactly window_size once full,
+ * so min_calls and the rate's denominator are never inflated.
+ * Reading it: see ring_scan() and breaker__window_confirm().
  * The chunk size is what scaling needs: reserving a chunk is the one write
  * to a shared line, and on the development machine two threads sharing one
  * breaker delivered 0.25x one thread's throughput reserving per call (the
@@ -62,7 +61,12 @@ static int64_t field_signed(uint64_t raw) {
     return v >= (INT64_C(1) << (FIELD_BITS - 1)) ? v - (INT64_C(1) << FIELD_BITS) : v;
 }
 
-static void agg_decode(uint64_t w, struct breaker__window_view *v) {
+/* Decode a sum of shares into *v. @return whether it is a window that can
+ * exist (0 <= failures, slow <= calls <= window_size): a sum read while
+ * other threads record mixes older and newer shares, and since a stripe's
+ * share wanders without bound (it keeps what it overwrote of others), such a
+ * torn sum can be anything; see ring_scan(). */
+static bool agg_decode(uint64_t w, uint32_t window_size, struct breaker__window_view *v) {
     int64_t f[3];
     uint64_t rest = w;
     for (int i = 0; i < 3; i++) {
@@ -72,6 +76,8 @@ static void agg_decode(uint64_t w, struct breaker__window_view *v) {
     v->calls = f[0] > 0 ? (uint64_t)f[0] : 0;
     v->failures = f[1] > 0 ? (uint64_t)f[1] : 0;
     v->slow = f[2] > 0 ? (uint64_t)f[2] : 0;
+    return f[0] >= 0 && f[1] >= 0 && f[2] >= 0 && f[0] <= (int64_t)window_size && f[1] <= f[0] &&
+           f[2] <= f[0];
 }
 
 static breaker__atomic8 *ring_slot(const struct breaker__shared *s, uint32_t c, uint32_t i) {
@@ -95,6 +101,30 @@ static uint64_t ring_total(const struct breaker__shared *s) {
     for (unsigned i = 0; i < BREAKER__STRIPES; i++)
         total += breaker__read(&stripes[i].ring_part);
     return total;
+}
+
+/* The window read from the ring's slots themselves: O(window_size) loads,
+ * so only where a decision rests on it (a trip, and a torn sum). Every slot
+ * read is a call the window really held, so the result is always a window
+ * that can exist (failures and slow calls within calls, calls within
+ * window_size), and a scan racing recorders is off only by the slots written
+ * while it ran: the same precision as the time window's bucket reads. */
+static void ring_scan(const struct breaker__shared *s, struct breaker__window_view *v) {
+    uint32_t n = s->lim.window_size, chunks = breaker__chunk_count(n);
+    uint64_t calls = 0, failures = 0, slow = 0;
+    for (uint32_t c = 0; c < chunks; c++) {
+        const breaker__atomic8 *slot = ring_slot(s, c, 0);
+        for (uint32_t i = 0; i < breaker__chunk_length(n, c); i++) {
+            uint8_t x = atomic_load_explicit(&slot[i], memory_order_relaxed);
+            if (!(x & BREAKER__RING_RECORDED)) continue;
+            calls++;
+            failures += (x & BREAKER__RING_FAILURE) != 0;
+            slow += (x & BREAKER__RING_SLOW) != 0;
+        }
+    }
+    v->calls = calls;
+    v->failures = failures;
+    v->slow = slow;
 }
 
 /* The slot for the calling thread's next call: the next one of its stripe's
@@ -146,7 +176,11 @@ static bool count_record(struct breaker__shared *s, struct breaker__stripe_ref s
     uint8_t old = atomic_exchange_explicit(slot, v, memory_order_relaxed);
     ring_share_add(stripe, breaker__ring_delta(old, v));
     /* Only a failure or slow call reads the window (a success never trips). */
-    if (failure || slow) agg_decode(ring_total(s), view);
+    /* A torn sum that cannot be a window is not evidence of anything: read
+     * the slots. A plausible one may still be torn; a trip is confirmed on
+     * the slots before it happens (breaker__window_confirm). */
+    if ((failure || slow) && !agg_decode(ring_total(s), s->lim.window_size, view))
+        ring_scan(s, view);
     return pass_start;
 }
 
@@ -401,12 +435,20 @@ void breaker__window_read(const struct breaker__shared *s, uint64_t gen, uint64_
     case BREAKER_TRIP_CONSECUTIVE:
         break;
     case BREAKER_TRIP_COUNT_WINDOW:
-        agg_decode(ring_total(s), view);
+        if (!agg_decode(ring_total(s), s->lim.window_size, view)) ring_scan(s, view);
         break;
     case BREAKER_TRIP_TIME_WINDOW:
         time_read(s, gen, bucket_epoch(s, now), view);
         break;
     }
+}
+
+void breaker__window_confirm(const struct breaker__shared *s, struct breaker__window_view *view) {
+    /* The shares' sum is exact at rest but, read while others record, can
+     * be torn into a plausible window that is not the ring's (seen: a 28%
+     * failure rate read as 60%+ and tripping). A trip is rare and opens the
+     * breaker, so it is worth one pass over the slots. */
+    if (s->lim.trip == BREAKER_TRIP_COUNT_WINDOW) ring_scan(s, view);
 }
 
 bool breaker__window_should_trip(const struct breaker__limits *lim, uint32_t min_calls,
