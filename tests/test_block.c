@@ -280,6 +280,32 @@ static void a_torn_share_sum_neither_trips_nor_shows(void **state) {
     test_breaker_destroy(b);
 }
 
+/* A transition into CLOSED empties the window before its CAS; one that has
+ * already lost (ctl moved) must leave the window alone, since the winner's
+ * new period may be recording into it (a 1M-slot window takes milliseconds
+ * to empty). */
+static void a_losing_close_leaves_the_window_alone(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 1000};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg.window_size = 100;
+    cfg.min_calls = 100;
+    breaker *b = make_breaker(&cfg);
+    for (int i = 0; i < 10; i++) call_ok(b, BREAKER_FAILURE);
+    uint64_t ctl = atomic_load(&b->shared->ctl);
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+    assert_false(breaker__window_reset(b->shared, stripe, ctl + 1));
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.window_calls, 10);
+    assert_int_equal(st.window_failures, 10);
+    assert_true(breaker__window_reset(b->shared, stripe, ctl));
+    st = stats_of(b);
+    assert_int_equal(st.window_calls, 0);
+    test_breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(layout_is_pure_and_in_bounds),
@@ -289,6 +315,7 @@ int main(void) {
         cmocka_unit_test(a_ring_index_out_of_range_stays_in_the_ring),
         cmocka_unit_test(the_generation_skips_zero_when_it_wraps),
         cmocka_unit_test(a_torn_share_sum_neither_trips_nor_shows),
+        cmocka_unit_test(a_losing_close_leaves_the_window_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,8 +220,10 @@ static bool transition(breaker *b, struct transition *t) {
         publish_phase_time(s, new_gen, probe_deadline_us(s, t->now));
     } else if (t->to == BREAKER_CLOSED || t->to == BREAKER_FORCED_CLOSED) {
         /* Empty the window before the state that records into it is
-         * published; the CAS below releases these stores. */
-        breaker__window_reset(s, breaker__thread_stripe(b));
+         * published; the CAS below releases these stores. A transition that
+         * has already lost leaves it alone (the winner's period may be
+         * recording into it). */
+        if (!breaker__window_reset(s, breaker__thread_stripe(b), t->expected)) return false;
         /* A ramp: its end in phase_time (unused in CLOSED otherwise). */
         if (t->ramp) publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, s->lim.ramp_ns));
     }

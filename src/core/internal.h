@@ -564,7 +564,13 @@ size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *buckets_
  * count window's shares); calls, failures and slow calls are replaced,
  * consecutive and source_bits kept. Lock-free, O(window_size). */
 void breaker__window_confirm(const struct breaker__shared *s, struct breaker__window_view *view);
-void breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref stripe);
+/* Empty the window for a transition into CLOSED that expects ctl to be
+ * `expected_ctl`. It stops as soon as ctl differs (that transition has lost,
+ * and the winner's period may be recording), leaving the window to the
+ * winner. @return true if emptied, false if stopped: the transition must
+ * then not be made. */
+bool breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref stripe,
+                           uint64_t expected_ctl);
 /* Record one outcome of closed generation `gen` in the window. @return true
  * when the trip condition must be evaluated, with `view` holding the window
  * then: only failures and slow calls do (a success never opens the breaker). */

@@ -359,7 +359,17 @@ size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *bucket_s
     return total;
 }
 
-void breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref stripe) {
+/* Whether the transition emptying the window has lost: ctl moved from what
+ * it expected (its CAS will fail, and another thread's period may already
+ * be recording). Acquire, like every read of ctl that decides. */
+static bool reset_lost(const struct breaker__shared *s, uint64_t expected_ctl) {
+    return atomic_load_explicit(&s->ctl, memory_order_acquire) != expected_ctl;
+}
+
+bool breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref stripe,
+                           uint64_t expected_ctl) {
+    if (reset_lost(s, expected_ctl)) return false;
+    bool emptied = true;
     breaker__write(&s->consecutive, 0);
     switch ((enum breaker_trip)s->lim.trip) {
     case BREAKER_TRIP_CONSECUTIVE:
@@ -374,11 +384,19 @@ void breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref
          * its own chunk a pass early and drop calls of the new window). */
         uint32_t n = s->lim.window_size, chunks = breaker__chunk_count(n);
         uint64_t delta = 0;
-        for (uint32_t c = 0; c < chunks; c++)
+        for (uint32_t c = 0; c < chunks; c++) {
+            /* A large window takes a while to empty: stop as soon as this
+             * transition has lost, so a loser erases at most one chunk of
+             * the winner's new period, not the whole of it. */
+            if (reset_lost(s, expected_ctl)) {
+                emptied = false;
+                break;
+            }
             for (uint32_t i = 0; i < breaker__chunk_length(n, c); i++) {
                 uint8_t old = atomic_exchange_explicit(ring_slot(s, c, i), 0, memory_order_relaxed);
                 if (old != 0) delta += breaker__ring_delta(old, 0);
             }
+        }
         if (delta != 0) ring_share_add(stripe, delta);
         break;
     }
@@ -386,7 +404,9 @@ void breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref
         /* Nothing to clear: buckets are stamped with their generation. */
         break;
     }
+    if (!emptied) return false;
     sources_clear(s);
+    return true;
 }
 
 bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_ref stripe,
