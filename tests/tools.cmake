@@ -72,4 +72,7 @@ if(BREAKER_BUILD_TOOLS)
       COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_input.sh ${_case} ${_bk} ${_data})
     set_tests_properties(tools_cli_${_case} PROPERTIES TIMEOUT 120 LABELS cli)
   endforeach()
+  # exec, status, ls, open, close, reset with real processes on a store file.
+  add_test(NAME tools_cli_store COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_store.sh ${_bk})
+  set_tests_properties(tools_cli_store PROPERTIES TIMEOUT 60 LABELS cli)
 endif()

@@ -4,6 +4,7 @@
  *
  *   breaker simulate [options] [SCENARIO.ini]
  *   breaker replay [options] TRACE.csv
+ *   breaker exec|status|ls|open|close|reset ...   (store_cmds.c)
  *
  * Exit status: 0 success; 1 an error (bad file, invalid configuration) or,
  * for replay, malformed trace lines or, with --fail-empty, no calls at all
@@ -220,9 +221,7 @@ static void options_free(struct options *o) {
     o->sets = NULL;
 }
 
-static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int usage_error(const char *cmd, const char *fmt, ...) {
+int tool_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     char *text = NULL;
@@ -238,14 +237,14 @@ static int usage_error(const char *cmd, const char *fmt, ...) {
  * option without its value), with opterr off so that the message is ours:
  * the command's prefix, and the closest option for a typo.
  * @return EXIT_USAGE. */
-static int option_error(const char *cmd, int c, char **argv, const struct option *longopts) {
+int tool_option_error(const char *cmd, int c, char **argv, const struct option *longopts) {
     const char *arg = argv[optind - 1];
     if (c == ':') {
         if (optopt != 0 && optopt < 256 && strncmp(arg, "--", 2) != 0)
-            return usage_error(cmd, "option '-%c' needs a value", optopt);
-        return usage_error(cmd, "option '%.*s' needs a value", (int)strcspn(arg, "="), arg);
+            return tool_usage_error(cmd, "option '-%c' needs a value", optopt);
+        return tool_usage_error(cmd, "option '%.*s' needs a value", (int)strcspn(arg, "="), arg);
     }
-    if (optopt != 0) return usage_error(cmd, "unknown option '-%c'", optopt);
+    if (optopt != 0) return tool_usage_error(cmd, "unknown option '-%c'", optopt);
     /* A long option: its name without the dashes and any "=value". */
     const char *name = arg + strspn(arg, "-");
     int len = (int)strcspn(name, "=");
@@ -257,11 +256,11 @@ static int option_error(const char *cmd, int c, char **argv, const struct option
         names[n++] = lo->name;
         prefixed += strncmp(lo->name, typed, strlen(typed)) == 0;
     }
-    if (prefixed > 1) return usage_error(cmd, "option '--%s' is ambiguous", typed);
+    if (prefixed > 1) return tool_usage_error(cmd, "option '--%s' is ambiguous", typed);
     const char *guess = tool_suggest(typed, names, n);
     if (guess != NULL)
-        return usage_error(cmd, "unknown option '--%s'; did you mean '--%s'?", typed, guess);
-    return usage_error(cmd, "unknown option '--%s'", typed);
+        return tool_usage_error(cmd, "unknown option '--%s'; did you mean '--%s'?", typed, guess);
+    return tool_usage_error(cmd, "unknown option '--%s'", typed);
 }
 
 /* Handle -c, -b, -s. @return -1 if not one of them, else 0 or an exit code. */
@@ -287,7 +286,7 @@ static int common_option(const char *cmd, int c, struct options *o) {
     }
     case 's':
         if (strchr(optarg, '=') == NULL)
-            return usage_error(cmd, "--set %s: expected KEY=VALUE", optarg);
+            return tool_usage_error(cmd, "--set %s: expected KEY=VALUE", optarg);
         o->sets[o->set_count++] = optarg;
         return 0;
     case OPT_SVG:
@@ -471,11 +470,11 @@ static int simulate_options(int argc, char **argv, struct sim_args *a) {
             keep_override(a, longopts, c, optarg);
             break;
         default:
-            return option_error("simulate", c, argv, longopts);
+            return tool_option_error("simulate", c, argv, longopts);
         }
     }
     if (argc - optind > 1)
-        return usage_error("simulate", "expected at most one scenario file, got '%s' too",
+        return tool_usage_error("simulate", "expected at most one scenario file, got '%s' too",
                            argv[optind + 1]);
     a->path = optind < argc ? argv[optind] : NULL;
     return 0;
@@ -519,7 +518,7 @@ static int run_simulations(const struct sim_args *a, const struct tool_scenario 
                            const struct tool_breakers *list, struct sim_runs *runs) {
     runs->count = list->count + (a->baseline ? 1 : 0);
     if (runs->count == 0)
-        return usage_error("simulate", "nothing to run: --no-baseline and no breaker");
+        return tool_usage_error("simulate", "nothing to run: --no-baseline and no breaker");
     runs->results = calloc(runs->count, sizeof(*runs->results));
     if (runs->results == NULL) return out_of_memory("simulate");
     char msg[TOOL_MSG_MAX];
@@ -660,19 +659,19 @@ static int replay_options(int argc, char **argv, struct replay_args *a) {
             continue;
         case OPT_MAX_TRIPS:
             if (!tool_parse_uint(optarg, 0, UINT32_MAX, &a->max_trips))
-                return usage_error("replay",
+                return tool_usage_error("replay",
                                    "--max-trips: bad value '%s': expected a whole number of "
                                    "trips such as 0 or 3",
                                    optarg);
             a->max_trips_given = true;
             continue;
         default:
-            return option_error("replay", c, argv, longopts);
+            return tool_option_error("replay", c, argv, longopts);
         }
     }
     if (a->json && svg_to_stdout(&a->o))
-        return usage_error("replay", "--json and --svg - would both write to standard output");
-    if (argc - optind != 1) return usage_error("replay", "expected one trace file (or -)");
+        return tool_usage_error("replay", "--json and --svg - would both write to standard output");
+    if (argc - optind != 1) return tool_usage_error("replay", "expected one trace file (or -)");
     a->path = argv[optind];
     a->from_stdin = strcmp(a->path, "-") == 0;
     a->name = a->from_stdin ? "(stdin)" : a->path;
@@ -849,10 +848,11 @@ static int cmd_replay(int argc, char **argv) {
 /* `breaker frobnicate`: say so, with the closest command or option if it
  * looks like a typo of one, and the help. @return EXIT_USAGE. */
 static int unknown_command(const char *cmd) {
-    static const char *const commands[] = {"simulate", "replay", "keys", "help"};
+    static const char *const commands[] = {"simulate", "replay", "keys",  "help",  "exec",
+                                           "status",   "ls",     "open",  "close", "reset"};
     static const char *const options[] = {"--help", "--version"};
     bool option = cmd[0] == '-';
-    const char *guess = option ? tool_suggest(cmd, options, 2) : tool_suggest(cmd, commands, 4);
+    const char *guess = option ? tool_suggest(cmd, options, 2) : tool_suggest(cmd, commands, sizeof(commands) / sizeof(commands[0]));
     const char *what = option ? "option" : "command";
     if (guess != NULL) {
         tool_error(stderr, "breaker: unknown %s '%s'; did you mean '%s'?", what, cmd, guess);
@@ -882,7 +882,13 @@ int main(int argc, char **argv) {
         fputs(strcmp(topic, "simulate") == 0 ? simulate_help
               : strcmp(topic, "replay") == 0 ? replay_help
               : strcmp(topic, "keys") == 0   ? keys_help
-                                             : main_help,
+              : strcmp(topic, "exec") == 0   ? tool_exec_help
+              : strcmp(topic, "status") == 0 ? tool_status_help
+              : strcmp(topic, "ls") == 0     ? tool_ls_help
+              : strcmp(topic, "open") == 0 || strcmp(topic, "close") == 0 ||
+                      strcmp(topic, "reset") == 0
+                  ? tool_force_help
+                  : main_help,
               stdout);
         return 0;
     }
@@ -892,5 +898,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "simulate") == 0) return cmd_simulate(argc - 1, argv + 1);
     if (strcmp(cmd, "replay") == 0) return cmd_replay(argc - 1, argv + 1);
+    if (strcmp(cmd, "exec") == 0) return tool_cmd_exec(argc - 1, argv + 1);
+    if (strcmp(cmd, "status") == 0) return tool_cmd_status(argc - 1, argv + 1);
+    if (strcmp(cmd, "ls") == 0) return tool_cmd_ls(argc - 1, argv + 1);
+    if (strcmp(cmd, "open") == 0 || strcmp(cmd, "close") == 0 || strcmp(cmd, "reset") == 0)
+        return tool_cmd_force(argc - 1, argv + 1);
     return unknown_command(cmd);
 }

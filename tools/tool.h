@@ -8,7 +8,8 @@
  * scenario files, and the -b and -s options), scenario.c (the dependency model and the built-in
  * scenario), simulate.c (the discrete-event simulation), replay.c (traces), timeline.c (per-second
  * series and state history), heap.c (the event queues), svg.c (pictures), report.c (tables and
- * reports).
+ * reports), store_cmds.c (exec, status, ls, open, close, reset: breakers shared
+ * through a store file).
  */
 #ifndef BREAKER_TOOL_H
 #define BREAKER_TOOL_H
@@ -384,5 +385,31 @@ void tool_format_evidence(const breaker_event *ev, char *buf, size_t len);
 /* Write one panel per timeline, stacked. @return 0, or -1 with errno set. */
 int tool_svg_write(FILE *out, const char *title, const struct tool_timeline *const *timelines,
                    size_t count);
+
+/* ---- main.c: messages of the command line ---------------------------------*/
+
+struct option; /* <getopt.h> */
+
+/* "breaker CMD: message" (escaped) and "Try 'breaker CMD --help'." on
+ * standard error. @return 2, the exit status of a usage error. */
+int tool_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* getopt_long() answered '?' or ':' (with opterr off): say which option, and
+ * the closest one for a typo. @return 2. */
+int tool_option_error(const char *cmd, int c, char **argv, const struct option *longopts);
+
+/* ---- store_cmds.c: the commands on a store of shared breakers -------------*/
+
+extern const char tool_exec_help[];
+extern const char tool_status_help[];
+extern const char tool_ls_help[];
+extern const char tool_force_help[]; /* open, close and reset share one text */
+
+/* `breaker exec|status|ls|open|close|reset`: argv[0] is the command.
+ * @return the exit status. */
+int tool_cmd_exec(int argc, char **argv);
+int tool_cmd_status(int argc, char **argv);
+int tool_cmd_ls(int argc, char **argv);
+int tool_cmd_force(int argc, char **argv);
 
 #endif /* BREAKER_TOOL_H */

@@ -89,7 +89,7 @@ _breaker() {
         --rate --timeout --no-baseline --events --svg --print-scenario -h --help"
     local replay_opts="-c --config -b --breaker -s --set --svg --json --fail-empty
         --fail-on-flapping --max-trips -h --help"
-    local commands="simulate replay keys help"
+    local commands="simulate replay keys help exec status ls open close reset"
 
     # The words up to the cursor, split at blanks only, so that KEY=VALUE
     # and NAME:key=value stay whole.
@@ -112,8 +112,19 @@ _breaker() {
     case $cmd in
     simulate) opts=$simulate_opts ;;
     replay) opts=$replay_opts ;;
+    exec | status | ls | open | close | reset)
+        # The store commands: their options only (NAME and COMMAND are free).
+        local store_opts="--store -h --help"
+        case $cmd in
+        exec) store_opts="$store_opts -c --config -b --breaker --timeout --fail-on --refused-exit" ;;
+        status) store_opts="$store_opts --json" ;;
+        esac
+        [[ $cur == -* ]] && COMPREPLY=($(compgen -W "$store_opts" -- "$cur"))
+        return 0
+        ;;
     help)
-        ((${#words[@]} == 3)) && COMPREPLY=($(compgen -W "simulate replay keys" -- "$cur"))
+        ((${#words[@]} == 3)) &&
+            COMPREPLY=($(compgen -W "simulate replay keys exec status ls open close reset" -- "$cur"))
         return 0
         ;;
     *) return 0 ;;

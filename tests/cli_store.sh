@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# `breaker exec|status|ls|open|close|reset` with real processes sharing a
+# store file (tools/store_cmds.c). Usage: cli_store.sh BREAKER_BINARY
+# Never sleeps for a breaker state: open=1h or forced states.
+set -u
+bk=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export BREAKER_STORE="$tmp/b.store"
+fail() { echo "FAIL: $*"; exit 1; }
+expect() { # expect STATUS COMMAND...: run, check the exit status
+  want=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+  [ "$got" -eq "$want" ] || { cat "$tmp/err"; fail "'$*' exited $got, expected $want"; }
+}
+# (a) the command's status passes through
+expect 0 "$bk" exec pass -- true
+expect 3 "$bk" exec pass -- sh -c 'exit 3'
+# (b) 50 separate processes, one trip: 5 run, 45 refused without running
+cfg='trip=consecutive,failure_threshold=5,open=1h,open_max=1h'
+i=0; ran=0; refused=0
+while [ $i -lt 50 ]; do
+  "$bk" exec trip -b "$cfg" -- sh -c "echo x >>'$tmp/ran'; false" 2>>"$tmp/refusals"
+  case $? in 1) ;; 75) refused=$((refused + 1)) ;; *) fail "exec trip: unexpected status" ;; esac
+  i=$((i + 1))
+done
+ran=$(wc -l <"$tmp/ran")
+[ "$ran" -eq 5 ] || fail "the command ran $ran times, expected 5"
+[ "$refused" -eq 45 ] || fail "$refused refusals, expected 45"
+grep -q "next attempt allowed in" "$tmp/refusals" || fail "no retry-after in the refusal"
+expect 0 "$bk" status trip --json
+grep -q '"state": "open"' "$tmp/out" || fail "status: not open: $(cat "$tmp/out")"
+grep -q '"transitions": 1,\? *}' "$tmp/out" || grep -q '"transitions": 1}' "$tmp/out" ||
+  fail "status: transitions not 1: $(cat "$tmp/out")"
+# (c) --timeout kills the process group, exit 124, a failure
+start=$(date +%s)
+expect 124 "$bk" exec slow --timeout 200ms -- sleep 5
+[ $(($(date +%s) - start)) -le 2 ] || fail "--timeout took more than 2s"
+expect 0 "$bk" status slow --json
+grep -q '"failures": 1' "$tmp/out" || fail "timeout not counted as a failure"
+# (d) a missing command: 127, ignored
+expect 127 "$bk" exec missing -- "$tmp/no-such-command"
+expect 0 "$bk" status missing --json
+grep -q '"failures": 0, "ignored": 1' "$tmp/out" || fail "exec failure not ignored"
+# (e) operator states
+expect 0 "$bk" open pass
+expect 0 "$bk" status pass --json
+grep -q '"state": "forced_open"' "$tmp/out" || fail "open: not forced_open"
+expect 75 "$bk" exec pass -- true
+expect 0 "$bk" close pass
+expect 0 "$bk" status pass
+grep -q '^pass  *forced_closed' "$tmp/out" || fail "close: not forced_closed"
+expect 0 "$bk" reset pass
+expect 0 "$bk" status pass --json
+grep -q '"state": "closed"' "$tmp/out" || fail "reset: not closed"
+expect 1 "$bk" open nosuch
+# (f) ls
+expect 0 "$bk" ls
+[ "$(tr '\n' ' ' <"$tmp/out")" = "pass trip slow missing " ] || fail "ls: $(cat "$tmp/out")"
+# (g) a missing store: exit 1, said, not created
+expect 1 "$bk" status --store "$tmp/none.store"
+grep -q "no store at" "$tmp/err" || fail "missing store: no message"
+[ ! -e "$tmp/none.store" ] || fail "status created the store"
+# (h) usage errors
+expect 2 "$bk" exec pass --bogus -- true
+expect 2 "$bk" exec pass true
+expect 2 "$bk" exec 'bad name' -- true
+expect 2 "$bk" exec pass --fail-on 0 -- true
+expect 2 "$bk" status a b
+# --fail-on: unlisted statuses are ignored
+expect 4 "$bk" exec codes --fail-on 1,3-5 -- sh -c 'exit 4'
+expect 6 "$bk" exec codes --fail-on 1,3-5 -- sh -c 'exit 6'
+expect 0 "$bk" status codes --json
+grep -q '"failures": 1, "ignored": 1' "$tmp/out" || fail "--fail-on: $(cat "$tmp/out")"
+echo ok

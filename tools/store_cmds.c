@@ -1,0 +1,907 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * store_cmds.c - the commands on breakers shared through a store file
+ * (include/breaker/store.h): every `breaker exec` of a host, whatever
+ * process runs it (cron, scripts, systemd units), sees the same breaker.
+ *
+ *   breaker exec NAME [options] -- COMMAND [ARGS...]
+ *   breaker status [NAME] [--json]      breaker ls
+ *   breaker open|close|reset NAME
+ *
+ * Exit statuses of exec: the command's own; 75 (EX_TEMPFAIL, or
+ * --refused-exit) when the breaker refused it; 124 on --timeout; 127 when it
+ * could not be started; 1 a store or configuration error; 2 a usage error.
+ */
+#include "tool.h"
+
+#include <breaker/registry.h> /* breaker_name_validate() */
+#include <breaker/store.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_USAGE        2
+#define EXIT_REFUSED      75  /* EX_TEMPFAIL: try again later */
+#define EXIT_TIMED_OUT    124 /* as coreutils timeout */
+#define EXIT_NOT_RUN      127 /* the command could not be started */
+#define KILL_GRACE_NS     TOOL_SEC
+#define STORE_FILE        "breakers.store"
+
+enum { OPT_STORE = 256, OPT_JSON, OPT_TIMEOUT, OPT_FAIL_ON, OPT_REFUSED_EXIT };
+
+#define STORE_PATH_HELP                                                                  \
+    "The store is --store PATH, else $BREAKER_STORE, else\n"                             \
+    "$XDG_RUNTIME_DIR/breaker/" STORE_FILE ", else /run/breaker/" STORE_FILE " for root\n" \
+    "and /tmp/breaker-$UID/" STORE_FILE " for other users.\n"
+
+const char tool_exec_help[] =
+    "usage: breaker exec NAME [options] -- COMMAND [ARGS...]\n"
+    "\n"
+    "Runs COMMAND through the breaker NAME, shared by every process of this host\n"
+    "that uses the same store: if the breaker refuses the call, COMMAND is not\n"
+    "run, the reason and the time of the next allowed attempt go to standard\n"
+    "error, and the exit status is 75 (EX_TEMPFAIL). Otherwise COMMAND runs in\n"
+    "its own process group and its outcome is recorded: exit 0 is a success;\n"
+    "another exit status a failure (with --fail-on, only the listed ones, the\n"
+    "others are ignored); death by a signal or --timeout a failure; a COMMAND\n"
+    "that cannot be started (exit 127) is ignored. The exit status is COMMAND's\n"
+    "own (128+N if killed by signal N, 124 on --timeout).\n"
+    "\n"
+    "The store file and the breaker are created if needed, the breaker with\n"
+    "the configuration of -c or -b (else the defaults); a breaker that exists\n"
+    "keeps its stored limits (a note says so if they differ from -c or -b).\n"
+    STORE_PATH_HELP
+    "If breaker exec itself is killed, the call's permit is reclaimed at its\n"
+    "probe_timeout deadline.\n"
+    "\n"
+    "options:\n"
+    "      --store PATH      the store file (see above)\n"
+    "  -c, --config FILE     configure NAME from the [breaker NAME] section of FILE\n"
+    "  -b, --breaker SPEC    configure NAME: 'key=value,key=value' (see breaker keys)\n"
+    "      --timeout D       kill COMMAND's process group after D (SIGTERM, then\n"
+    "                        SIGKILL 1s later) and count a failure; exit 124\n"
+    "      --fail-on CODES   exit statuses that are failures, e.g. 1,3-5 (others\n"
+    "                        are ignored; default: every non-zero status fails)\n"
+    "      --refused-exit N  exit status when refused (default 75)\n"
+    "  -h, --help            show this text\n"
+    "\n"
+    "examples:\n"
+    "  breaker exec billing-sync -b 'trip=consecutive,failure_threshold=3' \\\n"
+    "      -- /usr/local/bin/sync-billing\n"
+    "  breaker exec api --timeout 30s --fail-on 7,22 -- curl -fsS https://api/x\n";
+
+const char tool_status_help[] =
+    "usage: breaker status [NAME] [options]\n"
+    "\n"
+    "Shows each breaker of the store (or NAME): state, generation, how long\n"
+    "until a call is allowed when it is open, calls admitted, successes,\n"
+    "failures, calls rejected and transitions. The store is never created.\n"
+    STORE_PATH_HELP
+    "\n"
+    "options:\n"
+    "      --store PATH  the store file\n"
+    "      --json        print a JSON array of objects (docs/cli.md lists the keys)\n"
+    "  -h, --help        show this text\n";
+
+const char tool_ls_help[] =
+    "usage: breaker ls [options]\n"
+    "\n"
+    "Lists the names of the store's breakers, one per line, in creation order.\n"
+    STORE_PATH_HELP
+    "\n"
+    "options:\n"
+    "      --store PATH  the store file\n"
+    "  -h, --help        show this text\n";
+
+const char tool_force_help[] =
+    "usage: breaker open|close|reset NAME [options]\n"
+    "\n"
+    "Operator control of a breaker of the store, seen at once by every process:\n"
+    "  open   refuse every call (forced_open) until reset\n"
+    "  close  admit every call, never trip (forced_closed) until reset\n"
+    "  reset  back to normal operation: closed, with an empty window\n"
+    "Prints the new state. The breaker must exist (see breaker ls).\n"
+    STORE_PATH_HELP
+    "\n"
+    "options:\n"
+    "      --store PATH  the store file\n"
+    "  -h, --help        show this text\n";
+
+/* ---- The store's path and directory ------------------------------------------*/
+
+/* The default store path, per the help text. @return it (malloc'd), or NULL
+ * with `msg`. `*private_dir` is set when the directory is ours to create and
+ * must be private (the shared /tmp case). */
+static char *default_store_path(bool *private_dir, char *msg, size_t len) {
+    *private_dir = false;
+    char *path = NULL;
+    int n;
+    const char *env = getenv("BREAKER_STORE");
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    if (env != NULL && *env != '\0') {
+        n = asprintf(&path, "%s", env);
+    } else if (xdg != NULL && *xdg != '\0') {
+        n = asprintf(&path, "%s/breaker/" STORE_FILE, xdg);
+    } else if (getuid() == 0) {
+        n = asprintf(&path, "/run/breaker/" STORE_FILE);
+    } else {
+        *private_dir = true;
+        n = asprintf(&path, "/tmp/breaker-%ju/" STORE_FILE, (uintmax_t)getuid());
+    }
+    if (n < 0) {
+        snprintf(msg, len, "out of memory");
+        return NULL;
+    }
+    return path;
+}
+
+/* In /tmp anyone could have made the directory first, to read or swap our
+ * store: it must be a real directory, ours, and closed to others. */
+static int check_private_dir(const char *dir, char *msg, size_t len) {
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        snprintf(msg, len, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077) != 0) {
+        snprintf(msg, len,
+                 "%s: refused: not a directory of this user closed to group and others "
+                 "(use --store or BREAKER_STORE)",
+                 dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* The default path's directory, created 0700 if `create` and missing.
+ * @return 0, or -1 with `msg`. */
+static int prepare_dir(const char *path, bool private_dir, bool create, char *msg, size_t len) {
+    char *dir = strdup(path);
+    if (dir == NULL) {
+        snprintf(msg, len, "out of memory");
+        return -1;
+    }
+    char *slash = strrchr(dir, '/');
+    int rc = 0;
+    if (slash != NULL && slash != dir) {
+        *slash = '\0';
+        if (create && mkdir(dir, 0700) != 0 && errno != EEXIST) {
+            snprintf(msg, len, "cannot create %s: %s", dir, strerror(errno));
+            rc = -1;
+        }
+        /* A missing directory without `create` is the open's to report. */
+        if (rc == 0 && private_dir && (create || access(dir, F_OK) == 0))
+            rc = check_private_dir(dir, msg, len);
+    }
+    free(dir);
+    return rc;
+}
+
+/* Open the store at --store PATH (`given`) or the default path; with
+ * `create`, create its default directory and the file. @return 0, or an exit
+ * status after saying why. */
+static int open_store(const char *cmd, const char *given, bool create, breaker_store **out) {
+    char msg[TOOL_MSG_MAX];
+    bool private_dir = false;
+    char *path = given != NULL ? strdup(given) : default_store_path(&private_dir, msg, sizeof(msg));
+    if (path == NULL) {
+        tool_error(stderr, "breaker %s: out of memory", cmd);
+        return 1;
+    }
+    int rc = 0;
+    if (given == NULL && prepare_dir(path, private_dir, create, msg, sizeof(msg)) != 0) {
+        tool_error(stderr, "breaker %s: %s", cmd, msg);
+        rc = 1;
+    }
+    breaker_store_config cfg;
+    breaker_store_config_init(&cfg);
+    if (!create) cfg.flags &= ~(unsigned)BREAKER_STORE_CREATE;
+    if (rc == 0) {
+        int st = breaker_store_open(path, &cfg, out, msg, sizeof(msg));
+        if (st == BREAKER_NOT_FOUND) {
+            tool_error(stderr, "breaker %s: no store at %s (no `breaker exec` has used it yet)",
+                       cmd, path);
+            rc = 1;
+        } else if (st != BREAKER_OK) {
+            tool_error(stderr, "breaker %s: %s: %s", cmd, path, msg);
+            rc = 1;
+        }
+    }
+    free(path);
+    return rc;
+}
+
+/* ---- Names in a store ----------------------------------------------------------*/
+
+struct names {
+    char **items;
+    size_t count, cap;
+};
+
+static int collect_name(void *ctx, const char *name) {
+    struct names *n = ctx;
+    if (n->count == n->cap) {
+        size_t cap = n->cap != 0 ? 2 * n->cap : 16;
+        char **items = realloc(n->items, cap * sizeof(*items));
+        if (items == NULL) return -1;
+        n->items = items;
+        n->cap = cap;
+    }
+    if ((n->items[n->count] = strdup(name)) == NULL) return -1;
+    n->count++;
+    return 0;
+}
+
+static void names_free(struct names *n) {
+    for (size_t i = 0; i < n->count; i++)
+        free(n->items[i]);
+    free(n->items);
+}
+
+/* The store's names, copied out: attaching while foreach runs could wait on
+ * the store's lock. @return 0, or 1 after saying so. */
+static int list_names(const char *cmd, breaker_store *st, struct names *out) {
+    memset(out, 0, sizeof(*out));
+    if (breaker_store_foreach(st, collect_name, out) != 0) {
+        tool_error(stderr, "breaker %s: out of memory", cmd);
+        names_free(out);
+        return 1;
+    }
+    return 0;
+}
+
+static bool names_has(const struct names *n, const char *name) {
+    for (size_t i = 0; i < n->count; i++)
+        if (strcmp(n->items[i], name) == 0) return true;
+    return false;
+}
+
+/* A NAME argument the library would refuse is a usage error. */
+static int check_name(const char *cmd, const char *name) {
+    char msg[TOOL_MSG_MAX];
+    if (breaker_name_validate(name, msg, sizeof(msg)) != BREAKER_OK)
+        return tool_usage_error(cmd, "bad breaker name '%s': %s", name, msg);
+    return 0;
+}
+
+/* Attach an existing breaker with whatever limits it has (NULL: the stored
+ * ones win, so BREAKER_CONFIG_DIFFERS is expected, not news). */
+static int attach_existing(const char *cmd, breaker_store *st, const char *name, breaker **out) {
+    char msg[TOOL_MSG_MAX];
+    int rc = breaker_store_attach(st, name, NULL, out, msg, sizeof(msg));
+    if (rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS) return 0;
+    tool_error(stderr, "breaker %s: %s: %s", cmd, name, msg);
+    return 1;
+}
+
+/* ---- exec: the command line --------------------------------------------------*/
+
+struct exec_args {
+    const char *name;
+    const char *store;
+    struct tool_breakers breakers; /* from -c and -b */
+    bool configured;               /* -c or -b given */
+    uint64_t timeout_ns;           /* 0 = none */
+    bool fail_on_given;
+    bool fail_on[256]; /* exit statuses that are failures, with --fail-on */
+    int refused_exit;
+    char **command; /* NULL-terminated, after "--" */
+    bool done;      /* --help answered */
+};
+
+/* "1,3-5": statuses 1..255, single or ranges. @return true with `set`. */
+static bool parse_codes(const char *text, bool set[256]) {
+    const char *p = text;
+    do {
+        char *end;
+        errno = 0;
+        unsigned long lo = strtoul(p, &end, 10), hi = lo;
+        if (end == p || *p == '-' || *p == '+' || errno != 0) return false;
+        p = end;
+        if (*p == '-') {
+            const char *start = ++p;
+            hi = strtoul(start, &end, 10);
+            if (end == start || *start == '-' || *start == '+' || errno != 0) return false;
+            p = end;
+        }
+        if (lo < 1 || hi > 255 || lo > hi) return false;
+        for (unsigned long c = lo; c <= hi; c++)
+            set[c] = true;
+    } while (*p == ',' && *++p != '\0');
+    return *p == '\0';
+}
+
+/* -c FILE: its [breaker NAME] section, if it has one, is checked once NAME
+ * is known. -b SPEC: the keys apply to NAME; a spec naming another breaker
+ * is an error rather than silently unused. */
+static int exec_config_option(struct exec_args *a, int c, const char *name_hint) {
+    char msg[TOOL_MSG_MAX];
+    a->configured = true;
+    if (c == 'c') {
+        if (tool_load_ini(optarg, NULL, NULL, &a->breakers, msg, sizeof(msg)) == 0) return 0;
+        tool_error(stderr, "breaker exec: %s", msg);
+        return 1;
+    }
+    size_t before = a->breakers.count;
+    if (tool_breakers_add_spec(&a->breakers, optarg, name_hint, msg, sizeof(msg)) != 0) {
+        tool_error(stderr, "breaker exec: -b %s", msg);
+        return EXIT_USAGE;
+    }
+    if (a->breakers.count > before && strcmp(a->breakers.items[before].name, name_hint) != 0)
+        return tool_usage_error("exec", "-b %s: configures '%s', not the breaker '%s'", optarg,
+                                a->breakers.items[before].name, name_hint);
+    return 0;
+}
+
+/* The options before "--" (argv[0..argc)). @return 0 or an exit status. */
+static int exec_option(struct exec_args *a, int c, char **argv, const struct option *longopts,
+                       const char *name_hint) {
+    uint64_t n;
+    switch (c) {
+    case 'c':
+    case 'b':
+        return exec_config_option(a, c, name_hint);
+    case OPT_STORE:
+        a->store = optarg;
+        return 0;
+    case OPT_TIMEOUT:
+        if (!tool_parse_duration(optarg, TOOL_SEC, &a->timeout_ns) || a->timeout_ns == 0)
+            return tool_usage_error("exec",
+                                    "--timeout: bad value '%s': expected a duration above 0 "
+                                    "such as " TOOL_DURATION_FORMATS,
+                                    optarg);
+        return 0;
+    case OPT_FAIL_ON:
+        memset(a->fail_on, 0, sizeof(a->fail_on));
+        if (!parse_codes(optarg, a->fail_on))
+            return tool_usage_error("exec",
+                                    "--fail-on: bad value '%s': expected exit statuses from 1 "
+                                    "to 255 and ranges, such as 1,3-5",
+                                    optarg);
+        a->fail_on_given = true;
+        return 0;
+    case OPT_REFUSED_EXIT:
+        if (!tool_parse_uint(optarg, 0, 255, &n))
+            return tool_usage_error("exec",
+                                    "--refused-exit: bad value '%s': expected a whole number "
+                                    "from 0 to 255",
+                                    optarg);
+        a->refused_exit = (int)n;
+        return 0;
+    default:
+        return tool_option_error("exec", c, argv, longopts);
+    }
+}
+
+/* The first argument not an option value: NAME, which -b needs before the
+ * options are read ("exec NAME -b k=v" and "exec -b k=v NAME" both work). */
+static const char *find_name(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (s[0] != '-') return s;
+        /* Options whose value is the next argument. */
+        if (strcmp(s, "-c") == 0 || strcmp(s, "-b") == 0 || strcmp(s, "--config") == 0 ||
+            strcmp(s, "--breaker") == 0 || strcmp(s, "--store") == 0 ||
+            strcmp(s, "--timeout") == 0 || strcmp(s, "--fail-on") == 0 ||
+            strcmp(s, "--refused-exit") == 0)
+            i++;
+    }
+    return "";
+}
+
+static int exec_options(int argc, char **argv, struct exec_args *a) {
+    static const struct option longopts[] = {
+        {"store", required_argument, NULL, OPT_STORE},
+        {"config", required_argument, NULL, 'c'},
+        {"breaker", required_argument, NULL, 'b'},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+        {"refused-exit", required_argument, NULL, OPT_REFUSED_EXIT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    memset(a, 0, sizeof(*a));
+    a->refused_exit = EXIT_REFUSED;
+    /* Only what comes before "--" is ours: COMMAND's own options are not. */
+    int dash = 1;
+    while (dash < argc && strcmp(argv[dash], "--") != 0)
+        dash++;
+    const char *hint = find_name(dash, argv);
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(dash, argv, ":c:b:h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(tool_exec_help, stdout);
+            a->done = true;
+            return 0;
+        }
+        int rc = exec_option(a, c, argv, longopts, hint);
+        if (rc != 0) return rc;
+    }
+    if (optind >= dash) return tool_usage_error("exec", "expected a breaker NAME");
+    if (dash - optind > 1)
+        return tool_usage_error("exec", "expected '--' before the command '%s'", argv[optind + 1]);
+    a->name = argv[optind];
+    if (dash == argc) return tool_usage_error("exec", "expected '--' and a command after NAME");
+    if (dash + 1 == argc) return tool_usage_error("exec", "expected a command after '--'");
+    a->command = argv + dash + 1;
+    return check_name("exec", a->name);
+}
+
+/* The configuration to create NAME with: NULL for the defaults. @return 0 or
+ * an exit status. */
+static int exec_config(struct exec_args *a, const breaker_config **out) {
+    *out = NULL;
+    if (!a->configured) return 0;
+    const struct tool_breaker *b = NULL;
+    for (size_t i = 0; i < a->breakers.count; i++)
+        if (strcmp(a->breakers.items[i].name, a->name) == 0) b = &a->breakers.items[i];
+    if (b == NULL) {
+        tool_error(stderr, "breaker exec: no [breaker %s] section in the -c files", a->name);
+        return 1;
+    }
+    char msg[TOOL_MSG_MAX];
+    if (breaker_config_validate(&b->cfg, msg, sizeof(msg)) != BREAKER_OK) {
+        tool_humanize_ns(msg, sizeof(msg));
+        tool_error(stderr, "breaker exec: breaker '%s': %s", a->name, msg);
+        return 1;
+    }
+    *out = &b->cfg;
+    return 0;
+}
+
+/* ---- exec: running the command ---------------------------------------------------*/
+
+/* How the command ended. */
+struct run_result {
+    int status;       /* the exit status breaker exec gives */
+    bool started;     /* exec succeeded */
+    bool timed_out;   /* killed by --timeout */
+    bool signalled;   /* died of a signal */
+    bool interrupted; /* breaker exec was told to stop and passed it on */
+};
+
+/* Signals that ask breaker exec to stop: passed on to the command's process
+ * group, which (its own group) the terminal or a supervisor would miss. */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+static void on_signal(int sig) {
+    (void)sig; /* only to make SIGCHLD and the others pending for sigtimedwait() */
+}
+
+/* Block SIGCHLD and the forwarded signals (taken by sigtimedwait() in the
+ * wait loop) and give each a handler, since an ignored signal may be
+ * discarded rather than left pending. @return 0 or -1 with errno. */
+static int block_signals(sigset_t *set, sigset_t *old) {
+    sigemptyset(set);
+    sigaddset(set, SIGCHLD);
+    for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+        sigaddset(set, forwarded[i]);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    if (sigprocmask(SIG_BLOCK, set, old) != 0) return -1;
+    if (sigaction(SIGCHLD, &sa, NULL) != 0) return -1;
+    for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+        if (sigaction(forwarded[i], &sa, NULL) != 0) return -1;
+    return 0;
+}
+
+/* In the child: its own process group (so that a timeout kills all it
+ * started), the caller's signal mask, then COMMAND. An exec failure's errno
+ * goes back through `fd` (closed on exec, so EOF means it started). */
+static void child(char **command, const sigset_t *old, int fd) {
+    int err = 0;
+    if (setpgid(0, 0) != 0 || sigprocmask(SIG_SETMASK, old, NULL) != 0) err = errno;
+    if (err == 0) {
+        execvp(command[0], command);
+        err = errno;
+    }
+    ssize_t w = write(fd, &err, sizeof(err));
+    (void)w; /* nothing more to say if even this fails: 127 says it */
+    _exit(EXIT_NOT_RUN);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * TOOL_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* Wait for one of `set` until `deadline` (0: none). @return the signal, 0
+ * at the deadline, -1 on error. */
+static int wait_signal(const sigset_t *set, uint64_t deadline) {
+    for (;;) {
+        int sig;
+        if (deadline == 0) {
+            sig = sigwaitinfo(set, NULL);
+        } else {
+            uint64_t now = now_ns();
+            if (now >= deadline) return 0;
+            uint64_t left = deadline - now;
+            struct timespec ts = {.tv_sec = (time_t)(left / TOOL_SEC),
+                                  .tv_nsec = (long)(left % TOOL_SEC)};
+            sig = sigtimedwait(set, NULL, &ts);
+            if (sig < 0 && errno == EAGAIN) return 0;
+        }
+        if (sig >= 0) return sig;
+        if (errno != EINTR) return -1;
+    }
+}
+
+/* Wait for the child `pid`, forwarding stop requests and enforcing the
+ * timeout: SIGTERM to the group, SIGKILL after KILL_GRACE_NS.
+ * @return 0 with `r`, or -1 with errno. */
+static int wait_child(pid_t pid, uint64_t timeout_ns, const sigset_t *set, struct run_result *r) {
+    uint64_t deadline = timeout_ns != 0 ? now_ns() + timeout_ns : 0;
+    bool termed = false;
+    for (;;) {
+        int wstatus;
+        pid_t w = waitpid(pid, &wstatus, WNOHANG);
+        if (w < 0 && errno != EINTR) return -1;
+        if (w == pid) {
+            r->signalled = WIFSIGNALED(wstatus);
+            r->status = r->signalled ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
+            if (r->timed_out) r->status = EXIT_TIMED_OUT;
+            return 0;
+        }
+        int sig = wait_signal(set, deadline);
+        if (sig < 0) return -1;
+        if (sig == 0) { /* a deadline: first the timeout, then the grace */
+            r->timed_out = true;
+            /* ESRCH: the group is already gone, the next waitpid reaps it. */
+            if (kill(-pid, termed ? SIGKILL : SIGTERM) != 0 && errno != ESRCH) return -1;
+            deadline = termed ? 0 : now_ns() + KILL_GRACE_NS;
+            termed = true;
+        } else if (sig != SIGCHLD) {
+            r->interrupted = true;
+            if (kill(-pid, sig) != 0 && errno != ESRCH) return -1;
+        }
+    }
+}
+
+/* Start COMMAND and wait for it. @return 0 with `r`, or 1 after saying why
+ * (a failed system call of breaker exec itself). */
+static int run_command(char **command, uint64_t timeout_ns, struct run_result *r) {
+    memset(r, 0, sizeof(*r));
+    sigset_t set, old;
+    int fds[2];
+    if (block_signals(&set, &old) != 0 || pipe2(fds, O_CLOEXEC) != 0) {
+        tool_error(stderr, "breaker exec: %s", strerror(errno));
+        return 1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        tool_error(stderr, "breaker exec: fork: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return 1;
+    }
+    if (pid == 0) child(command, &old, fds[1]);
+    close(fds[1]);
+    /* Also from here, so that a kill of the group cannot come before the
+     * child's own setpgid. It fails only when the child got there first
+     * (EACCES: it has exec'd; ESRCH: it is gone), which is as good. */
+    (void)setpgid(pid, pid);
+    int err = 0;
+    ssize_t n;
+    do
+        n = read(fds[0], &err, sizeof(err));
+    while (n < 0 && errno == EINTR);
+    close(fds[0]);
+    r->started = n == 0;
+    if (n > 0) {
+        /* It never ran: reap it, report why. */
+        tool_error(stderr, "breaker exec: %s: %s", command[0], strerror(err));
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        r->status = EXIT_NOT_RUN;
+        return 0;
+    }
+    if (wait_child(pid, timeout_ns, &set, r) != 0) {
+        tool_error(stderr, "breaker exec: waiting for %s: %s", command[0], strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* What the run says about the dependency. */
+static enum breaker_outcome run_outcome(const struct exec_args *a, const struct run_result *r) {
+    if (!r->started) return BREAKER_IGNORED; /* not the dependency's fault */
+    if (r->interrupted) return BREAKER_CANCELLED; /* an operator stopped it */
+    if (r->timed_out || r->signalled) return BREAKER_FAILURE;
+    if (r->status == 0) return BREAKER_SUCCESS;
+    if (a->fail_on_given) return a->fail_on[r->status] ? BREAKER_FAILURE : BREAKER_IGNORED;
+    return BREAKER_FAILURE;
+}
+
+/* Say why the call was refused and when the next one may go. */
+static void say_refused(const char *name, breaker *b, int status) {
+    char when[64];
+    uint64_t retry = breaker_retry_after_ns(b);
+    if (retry == UINT64_MAX) {
+        snprintf(when, sizeof(when), "after `breaker reset %s`", name);
+    } else if (retry == 0) {
+        snprintf(when, sizeof(when), "now");
+    } else {
+        char d[32];
+        snprintf(when, sizeof(when), "in %s", tool_format_duration(retry, d, sizeof(d)));
+    }
+    tool_error(stderr, "breaker exec: %s: %s (state %s); next attempt allowed %s", name,
+               breaker_strerror(status), breaker_state_name(breaker_get_state(b)), when);
+}
+
+/* Through the breaker: acquire, run, complete. @return the exit status. */
+static int exec_through(const struct exec_args *a, breaker *b) {
+    breaker_permit permit;
+    int st = breaker_acquire(b, &permit);
+    if (st == BREAKER_REJECTED_OPEN || st == BREAKER_REJECTED_HALF_OPEN ||
+        st == BREAKER_REJECTED_RAMP) {
+        say_refused(a->name, b, st);
+        return a->refused_exit;
+    }
+    if (st != BREAKER_OK) {
+        tool_error(stderr, "breaker exec: %s: %s", a->name, breaker_strerror(st));
+        return 1;
+    }
+    struct run_result r;
+    if (run_command(a->command, a->timeout_ns, &r) != 0) {
+        /* Our failure, not the dependency's. */
+        (void)breaker_complete(b, &permit, BREAKER_IGNORED);
+        return 1;
+    }
+    if (r.timed_out) {
+        char d[32];
+        tool_error(stderr, "breaker exec: %s: timed out after %s, killed", a->command[0],
+                   tool_format_duration(a->timeout_ns, d, sizeof(d)));
+    }
+    /* STALE (an operator reset meanwhile) is fine: the outcome is moot. */
+    (void)breaker_complete(b, &permit, run_outcome(a, &r));
+    return r.status;
+}
+
+static int exec_run(struct exec_args *a) {
+    const breaker_config *cfg;
+    int rc = exec_config(a, &cfg);
+    if (rc != 0) return rc;
+    breaker_store *st = NULL;
+    if ((rc = open_store("exec", a->store, true, &st)) != 0) return rc;
+    breaker *b = NULL;
+    char msg[TOOL_MSG_MAX];
+    int at = breaker_store_attach(st, a->name, cfg, &b, msg, sizeof(msg));
+    /* Without -c or -b any stored limits are expected: no note. */
+    if (at == BREAKER_CONFIG_DIFFERS && cfg != NULL)
+        tool_error(stderr, "breaker exec: note: %s: %s", a->name, breaker_strerror(at));
+    if (at == BREAKER_OK || at == BREAKER_CONFIG_DIFFERS) {
+        rc = exec_through(a, b);
+        breaker_destroy(b);
+    } else {
+        tool_humanize_ns(msg, sizeof(msg));
+        tool_error(stderr, "breaker exec: %s: %s", a->name, msg);
+        rc = 1;
+    }
+    breaker_store_close(st);
+    return rc;
+}
+
+int tool_cmd_exec(int argc, char **argv) {
+    struct exec_args a;
+    int rc = exec_options(argc, argv, &a);
+    if (rc == 0 && !a.done) rc = exec_run(&a);
+    tool_breakers_free(&a.breakers);
+    return rc;
+}
+
+/* ---- status, ls, open, close, reset -----------------------------------------------*/
+
+/* The options of the read-only and operator commands: --store, --json
+ * (status only), -h; then `max_args` NAMEs at most, `min_args` at least. */
+struct simple_args {
+    const char *store;
+    bool json;
+    const char *name; /* NULL: none given */
+    bool done;
+};
+
+static int simple_options(const char *cmd, const char *help, bool json_ok, int min_args,
+                          int max_args, int argc, char **argv, struct simple_args *a) {
+    static const struct option with_json[] = {{"store", required_argument, NULL, OPT_STORE},
+                                              {"json", no_argument, NULL, OPT_JSON},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    static const struct option without_json[] = {{"store", required_argument, NULL, OPT_STORE},
+                                                 {"help", no_argument, NULL, 'h'},
+                                                 {NULL, 0, NULL, 0}};
+    const struct option *longopts = json_ok ? with_json : without_json;
+    memset(a, 0, sizeof(*a));
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(help, stdout);
+            a->done = true;
+            return 0;
+        }
+        if (c == OPT_STORE) {
+            a->store = optarg;
+        } else if (c == OPT_JSON) {
+            a->json = true;
+        } else {
+            return tool_option_error(cmd, c, argv, longopts);
+        }
+    }
+    int n = argc - optind;
+    if (n < min_args) return tool_usage_error(cmd, "expected a breaker NAME");
+    if (n > max_args)
+        return tool_usage_error(cmd, "unexpected argument '%s'", argv[optind + max_args]);
+    if (n > 0) {
+        a->name = argv[optind];
+        return check_name(cmd, a->name);
+    }
+    return 0;
+}
+
+/* One breaker's row, read once so that text and JSON agree. */
+struct status_row {
+    const char *name;
+    breaker_stats s;
+    uint64_t retry_ns; /* breaker_retry_after_ns() */
+};
+
+static uint64_t rejected(const breaker_stats *s) {
+    return s->rejected_open + s->rejected_half_open + s->rejected_forced + s->rejected_ramp;
+}
+
+static void print_json_row(const struct status_row *r, bool last) {
+    printf("  {\"name\": ");
+    tool_json_string(stdout, r->name);
+    printf(", \"state\": \"%s\", \"generation\": %" PRIu64 ", \"retry_after_ns\": ",
+           breaker_state_name(r->s.state), r->s.generation);
+    if (r->retry_ns == UINT64_MAX) {
+        printf("null");
+    } else {
+        printf("%" PRIu64, r->retry_ns);
+    }
+    printf(", \"admitted\": %" PRIu64 ", \"successes\": %" PRIu64 ", \"failures\": %" PRIu64
+           ", \"ignored\": %" PRIu64 ", \"rejected\": %" PRIu64 ", \"transitions\": %" PRIu64
+           "}%s\n",
+           r->s.admitted, r->s.successes, r->s.failures, r->s.ignored, rejected(&r->s),
+           r->s.transitions, last ? "" : ",");
+}
+
+static void print_text_row(const struct status_row *r, int width) {
+    char retry[32] = "-";
+    if (r->s.state == BREAKER_FORCED_OPEN) {
+        snprintf(retry, sizeof(retry), "until reset");
+    } else if (r->s.state != BREAKER_CLOSED && r->s.state != BREAKER_FORCED_CLOSED &&
+               r->retry_ns > 0) {
+        tool_format_duration(r->retry_ns, retry, sizeof(retry));
+    }
+    printf("%-*s  %-13s %10" PRIu64 "  %-11s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+           " %11" PRIu64 "\n",
+           width, r->name, breaker_state_name(r->s.state), r->s.generation, retry, r->s.admitted,
+           r->s.successes, r->s.failures, rejected(&r->s), r->s.transitions);
+}
+
+/* Read one breaker's row. @return 0 or an exit status. */
+static int read_row(breaker_store *st, const char *name, struct status_row *r) {
+    breaker *b;
+    if (attach_existing("status", st, name, &b) != 0) return 1;
+    r->name = name;
+    int rc = breaker_stats_get(b, &r->s) == BREAKER_OK ? 0 : 1;
+    r->retry_ns = breaker_retry_after_ns(b);
+    breaker_destroy(b);
+    return rc;
+}
+
+static int print_status(const struct simple_args *a, breaker_store *st, const struct names *n) {
+    struct status_row *rows = calloc(n->count + 1, sizeof(*rows));
+    if (rows == NULL) {
+        tool_error(stderr, "breaker status: out of memory");
+        return 1;
+    }
+    size_t count = 0;
+    int width = 4, rc = 0;
+    for (size_t i = 0; i < n->count && rc == 0; i++) {
+        if (a->name != NULL && strcmp(n->items[i], a->name) != 0) continue;
+        rc = read_row(st, n->items[i], &rows[count]);
+        size_t len = strlen(n->items[i]);
+        if (len > (size_t)width) width = len > 64 ? 64 : (int)len;
+        count++;
+    }
+    if (rc == 0 && a->json) {
+        printf("[\n");
+        for (size_t i = 0; i < count; i++)
+            print_json_row(&rows[i], i + 1 == count);
+        printf("]\n");
+    } else if (rc == 0) {
+        printf("%-*s  %-13s %10s  %-11s %9s %9s %9s %9s %11s\n", width, "NAME", "STATE",
+               "GENERATION", "RETRY-AFTER", "ADMITTED", "SUCCESSES", "FAILURES", "REJECTED",
+               "TRANSITIONS");
+        for (size_t i = 0; i < count; i++)
+            print_text_row(&rows[i], width);
+    }
+    free(rows);
+    return rc;
+}
+
+/* Open the store without creating it and list its names; with a NAME, it
+ * must be one of them. @return 0 or an exit status (the store closed). */
+static int open_existing(const char *cmd, const struct simple_args *a, breaker_store **st,
+                         struct names *n) {
+    int rc = open_store(cmd, a->store, false, st);
+    if (rc != 0) return rc;
+    if ((rc = list_names(cmd, *st, n)) == 0 && a->name != NULL && !names_has(n, a->name)) {
+        tool_error(stderr, "breaker %s: no breaker '%s' in the store", cmd, a->name);
+        names_free(n);
+        rc = 1;
+    }
+    if (rc != 0) breaker_store_close(*st);
+    return rc;
+}
+
+int tool_cmd_status(int argc, char **argv) {
+    struct simple_args a;
+    int rc = simple_options("status", tool_status_help, true, 0, 1, argc, argv, &a);
+    if (rc != 0 || a.done) return rc;
+    breaker_store *st;
+    struct names n;
+    if ((rc = open_existing("status", &a, &st, &n)) != 0) return rc;
+    rc = print_status(&a, st, &n);
+    names_free(&n);
+    breaker_store_close(st);
+    return rc;
+}
+
+int tool_cmd_ls(int argc, char **argv) {
+    struct simple_args a;
+    int rc = simple_options("ls", tool_ls_help, false, 0, 0, argc, argv, &a);
+    if (rc != 0 || a.done) return rc;
+    breaker_store *st;
+    struct names n;
+    if ((rc = open_existing("ls", &a, &st, &n)) != 0) return rc;
+    for (size_t i = 0; i < n.count; i++)
+        tool_error(stdout, "%s", n.items[i]);
+    names_free(&n);
+    breaker_store_close(st);
+    return 0;
+}
+
+/* `breaker open|close|reset NAME`: argv[0] says which. */
+int tool_cmd_force(int argc, char **argv) {
+    const char *cmd = argv[0];
+    struct simple_args a;
+    int rc = simple_options(cmd, tool_force_help, false, 1, 1, argc, argv, &a);
+    if (rc != 0 || a.done) return rc;
+    breaker_store *st;
+    struct names n;
+    if ((rc = open_existing(cmd, &a, &st, &n)) != 0) return rc;
+    names_free(&n);
+    breaker *b;
+    if ((rc = attach_existing(cmd, st, a.name, &b)) == 0) {
+        int r = strcmp(cmd, "open") == 0    ? breaker_force_open(b)
+                : strcmp(cmd, "close") == 0 ? breaker_force_closed(b)
+                                            : breaker_reset(b);
+        if (r == BREAKER_OK) {
+            printf("%s: %s (generation %" PRIu64 ")\n", a.name,
+                   breaker_state_name(breaker_get_state(b)), breaker_generation(b));
+        } else {
+            tool_error(stderr, "breaker %s: %s: %s", cmd, a.name, breaker_strerror(r));
+            rc = 1;
+        }
+        breaker_destroy(b);
+    }
+    breaker_store_close(st);
+    return rc;
+}
