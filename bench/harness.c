@@ -134,10 +134,9 @@ void bench_repeat(struct bench_case *c) {
     c->kept_interrupted += interrupted;
     if (c->nsamples < BENCH_MAX_REPS)
         c->samples[c->nsamples++] =
-            (double)t / ((double)c->iters *
-                         (c->threads == 0 ? 1
-                          : c->threads > BENCH_MAX_THREADS ? BENCH_MAX_THREADS
-                                                           : c->threads));
+            (double)t / ((double)c->iters * (c->threads == 0                  ? 1
+                                             : c->threads > BENCH_MAX_THREADS ? BENCH_MAX_THREADS
+                                                                              : c->threads));
 }
 
 static int cmp_double(const void *a, const void *b) {

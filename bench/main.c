@@ -409,7 +409,8 @@ int main(int argc, char **argv) {
         }
     }
     if (reps < 7) {
-        fprintf(stderr, "bench: --reps %u raised to 7, the minimum for a median of repetitions\n", reps);
+        fprintf(stderr, "bench: --reps %u raised to 7, the minimum for a median of repetitions\n",
+                reps);
         reps = 7;
     }
     if (reps > BENCH_MAX_REPS) reps = BENCH_MAX_REPS;

@@ -63,26 +63,26 @@ extern "C" {
  * One list for the whole library (core and optional parts). Values are
  * explicit and append-only: a value is never renumbered or reused.
  * breaker_strerror() is generated from this list. */
-#define BREAKER_STATUS_LIST(X)                                                       \
-    X(OK, 0, "success")                                                              \
-    X(REJECTED_OPEN, 1, "call refused: the breaker is open")                         \
-    X(REJECTED_HALF_OPEN, 2,                                                         \
-      "call refused: the breaker is half-open and every probe slot is taken")        \
-    X(STALE, 3, "completion ignored: the permit belongs to an earlier generation")   \
-    X(ALREADY_SETTLED, 4, "completion ignored: the permit was already settled")      \
-    X(EINVAL, 5, "invalid argument or configuration")                                \
-    X(ENOMEM, 6, "out of memory")                                                    \
-    X(REGISTRY_FULL, 7, "registry is at its configured maximum of breakers")         \
-    X(NOT_FOUND, 8, "no such entry")                                                 \
-    X(BULKHEAD_FULL, 9, "call refused: the bulkhead's concurrency limit is reached") \
-    X(DEADLINE_EXCEEDED, 10, "the caller's deadline has passed")                     \
-    X(ENOSPC, 11, "the output buffer is too small")                                  \
-    X(EIO, 12, "input/output error")                                                 \
-    X(RETRY_BUDGET_EXHAUSTED, 13, "retry refused: the retry budget is spent")        \
-    X(ECANCELED, 14, "the operation was cancelled by the caller")                    \
-    X(EFORMAT, 15, "malformed input")                                                \
+#define BREAKER_STATUS_LIST(X)                                                               \
+    X(OK, 0, "success")                                                                      \
+    X(REJECTED_OPEN, 1, "call refused: the breaker is open")                                 \
+    X(REJECTED_HALF_OPEN, 2,                                                                 \
+      "call refused: the breaker is half-open and every probe slot is taken")                \
+    X(STALE, 3, "completion ignored: the permit belongs to an earlier generation")           \
+    X(ALREADY_SETTLED, 4, "completion ignored: the permit was already settled")              \
+    X(EINVAL, 5, "invalid argument or configuration")                                        \
+    X(ENOMEM, 6, "out of memory")                                                            \
+    X(REGISTRY_FULL, 7, "registry is at its configured maximum of breakers")                 \
+    X(NOT_FOUND, 8, "no such entry")                                                         \
+    X(BULKHEAD_FULL, 9, "call refused: the bulkhead's concurrency limit is reached")         \
+    X(DEADLINE_EXCEEDED, 10, "the caller's deadline has passed")                             \
+    X(ENOSPC, 11, "the output buffer is too small")                                          \
+    X(EIO, 12, "input/output error")                                                         \
+    X(RETRY_BUDGET_EXHAUSTED, 13, "retry refused: the retry budget is spent")                \
+    X(ECANCELED, 14, "the operation was cancelled by the caller")                            \
+    X(EFORMAT, 15, "malformed input")                                                        \
     X(EINCOMPATIBLE, 16, "shared state written by an incompatible layout, version or build") \
-    X(REJECTED_RAMP, 17, "call refused: traffic is ramping back up after a recovery") \
+    X(REJECTED_RAMP, 17, "call refused: traffic is ramping back up after a recovery")        \
     X(CONFIG_DIFFERS, 18, "attached, but the stored breaker has other limits: they win")
 
 enum breaker_status {
@@ -315,9 +315,9 @@ struct breaker_stats {
     uint64_t probes_timed_out;
     uint64_t transitions;
     uint64_t time_in_state_ns[BREAKER_STATE_COUNT]; /* indexed by enum breaker_state, up to now */
-    uint32_t failed_recoveries;   /* current k of the backoff */
-    uint32_t probes_in_flight;    /* HALF_OPEN: probes not yet settled; else 0 */
-    uint32_t probe_successes;     /* HALF_OPEN: successful probes so far; else 0 */
+    uint32_t failed_recoveries;                     /* current k of the backoff */
+    uint32_t probes_in_flight;                      /* HALF_OPEN: probes not yet settled; else 0 */
+    uint32_t probe_successes; /* HALF_OPEN: successful probes so far; else 0 */
     uint32_t consecutive_failures;
     uint64_t open_until_ns; /* OPEN: when the next probe is eligible; else 0 */
     uint64_t ramp_until_ns; /* CLOSED and ramping: when the ramp ends; else 0 */
@@ -376,8 +376,8 @@ BREAKER_API int breaker_config_validate(const breaker_config *cfg, char *msg, si
  *  window_size, window, window_buckets, min_calls, failure_rate, slow_call,
  *  slow_call_rate, open, open_backoff, open_max, open_jitter,
  *  half_open_max_probes, half_open_successes, probe_timeout,
- *  min_failing_sources, ramp, ramp_start, cancelled_as, seed); durations accept the field name with or without "_ns" and values
- *  such as "250ms", "5s", "1m", "1500us", "20ns" (a bare number is
+ *  min_failing_sources, ramp, ramp_start, cancelled_as, seed); durations accept the field name with
+ * or without "_ns" and values such as "250ms", "5s", "1m", "1500us", "20ns" (a bare number is
  *  nanoseconds); rates accept "0.5" or "50%"; trip accepts "consecutive",
  *  "count_window", "time_window"; cancelled_as "ignored" or "failure".
  *  Values of any length are accepted (surrounding blanks are ignored).

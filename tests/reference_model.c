@@ -247,8 +247,8 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
 static double ramp_share_at(const struct ref_model *m, uint64_t now) {
     uint64_t left = m->ramp_until - now;
     if (left > m->cfg.ramp_ns) left = m->cfg.ramp_ns;
-    return m->cfg.ramp_start + (1.0 - m->cfg.ramp_start) * ((double)(m->cfg.ramp_ns - left) /
-                                                            (double)m->cfg.ramp_ns);
+    return m->cfg.ramp_start +
+           (1.0 - m->cfg.ramp_start) * ((double)(m->cfg.ramp_ns - left) / (double)m->cfg.ramp_ns);
 }
 
 static uint64_t ramp_increment(const struct ref_model *m, uint64_t now) {
@@ -337,7 +337,8 @@ static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *
         if (apply_probe_timeout(m, now)) return acquire_locked(m, now, p);
         uint32_t unused;
         if (m->nprobes >= m->cfg.half_open_max_probes ||
-            m->probe_successes >= m->cfg.half_open_successes || next_claim_us(m, now, &unused) == 0) {
+            m->probe_successes >= m->cfg.half_open_successes ||
+            next_claim_us(m, now, &unused) == 0) {
             m->counters.rejected_half_open++;
             return BREAKER_REJECTED_HALF_OPEN;
         }
@@ -423,8 +424,7 @@ static void free_probe_slot(struct ref_model *m, uint64_t permit_id) {
  * in flight settles without failing (any failure reopens it first). */
 static void close_if_settled(struct ref_model *m, uint64_t now) {
     if (m->state == BREAKER_HALF_OPEN && m->probe_successes >= m->cfg.half_open_successes &&
-        m->nprobes == 0)
-    {
+        m->nprobes == 0) {
         bool ramp = m->cfg.ramp_ns != 0;
         transition(m, now, BREAKER_CLOSED, BREAKER_REASON_PROBES_SUCCEEDED, ramp ? m->k : 0, NULL);
         if (ramp) m->ramp_until = deadline_after(m, now, m->cfg.ramp_ns);

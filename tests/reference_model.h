@@ -63,7 +63,7 @@ struct ref_model {
     uint32_t k; /* failed recoveries */
     uint64_t since;
     uint64_t time_in_state[5];
-    uint64_t open_until;      /* OPEN only */
+    uint64_t open_until; /* OPEN only */
     /* CLOSED after probes closed it with ramp_ns set: when the ramp ends (0:
      * no ramp, or it was cleared by the first acquire after its end), and
      * the admission credit, 32.32 fixed point (one thread: one stripe). */

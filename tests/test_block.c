@@ -210,7 +210,8 @@ static void a_ring_index_out_of_range_stays_in_the_ring(void **state) {
     struct breaker__stripe *stripes = breaker__stripes(b->shared);
     for (unsigned i = 0; i < BREAKER__STRIPES; i++)
         atomic_store(&stripes[i].ring_chunk, (UINT64_C(999) << 32) | 7);
-    for (int i = 0; i < 25; i++) call_ok(b, BREAKER_SUCCESS);
+    for (int i = 0; i < 25; i++)
+        call_ok(b, BREAKER_SUCCESS);
     assert_int_equal(stats_of(b).window_calls, 10);
     test_breaker_destroy(b);
 }
@@ -255,7 +256,8 @@ static void a_torn_share_sum_neither_trips_nor_shows(void **state) {
     cfg.min_calls = 100;
     cfg.failure_rate = 0.6;
     breaker *b = make_breaker(&cfg);
-    for (int i = 0; i < 100; i++) call_ok(b, i % 4 == 0 ? BREAKER_FAILURE : BREAKER_SUCCESS);
+    for (int i = 0; i < 100; i++)
+        call_ok(b, i % 4 == 0 ? BREAKER_FAILURE : BREAKER_SUCCESS);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     struct breaker__stripe *stripes = breaker__stripes(b->shared);
     /* Plausible but false: 40 more failures than the ring holds (65 of 100). */
@@ -293,7 +295,8 @@ static void a_losing_close_leaves_the_window_alone(void **state) {
     cfg.window_size = 100;
     cfg.min_calls = 100;
     breaker *b = make_breaker(&cfg);
-    for (int i = 0; i < 10; i++) call_ok(b, BREAKER_FAILURE);
+    for (int i = 0; i < 10; i++)
+        call_ok(b, BREAKER_FAILURE);
     uint64_t ctl = atomic_load(&b->shared->ctl);
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     assert_false(breaker__window_reset(b->shared, stripe, ctl + 1));

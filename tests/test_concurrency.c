@@ -392,14 +392,16 @@ static void recovery_closes_only_when_every_probe_settled(void **state) {
         enum breaker_state st = breaker_get_state(race.b);
         if (race.failing < 0) {
             assert_int_equal(st, BREAKER_CLOSED);
-            for (int i = 0; i < SETTLERS; i++) assert_int_equal(race.rc[i], BREAKER_OK);
+            for (int i = 0; i < SETTLERS; i++)
+                assert_int_equal(race.rc[i], BREAKER_OK);
         } else {
             if (st != BREAKER_OPEN || race.rc[race.failing] != BREAKER_OK) lost++;
         }
     }
     atomic_store(&race.stop, 1);
     pthread_barrier_wait(&race.start);
-    for (int i = 0; i < SETTLERS; i++) pthread_join(threads[i], NULL);
+    for (int i = 0; i < SETTLERS; i++)
+        pthread_join(threads[i], NULL);
     if (lost != 0) fail_msg("%u of %u failing probes lost to an early close", lost, rounds);
     pthread_barrier_destroy(&race.start);
     pthread_barrier_destroy(&race.done);

@@ -152,7 +152,8 @@ static void the_first_creators_limits_win(void **state) {
     breaker_get_config(b, &got);
     assert_int_equal(got.failure_threshold, 5);
     assert_ptr_equal(got.on_event, event_log_record);
-    for (int i = 0; i < 5; i++) call_ok(b, BREAKER_FAILURE);
+    for (int i = 0; i < 5; i++)
+        call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(a), BREAKER_OPEN);
     /* The transition is reported once, by the handle that made it. */
     assert_int_equal(atomic_load(&log.count), 1);
@@ -272,7 +273,8 @@ static void processes_creating_at_once_get_one_breaker(void **state) {
     }
     close(go[0]);
     close(go[1]);
-    for (int i = 0; i < N; i++) assert_int_equal(reap(pids[i]), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(reap(pids[i]), 0);
     breaker_store *st = open_store();
     breaker_config cfg = consecutive_config(3);
     breaker *b = attach(st, "shared", &cfg);
@@ -290,8 +292,8 @@ static void processes_creating_at_once_get_one_breaker(void **state) {
 struct shared_counts {
     _Atomic int probes_in_flight;
     _Atomic int max_probes_in_flight;
-    _Atomic uint64_t events;   /* transitions reported, in all processes */
-    _Atomic uint64_t settled;  /* completions that answered OK or STALE */
+    _Atomic uint64_t events;  /* transitions reported, in all processes */
+    _Atomic uint64_t settled; /* completions that answered OK or STALE */
 };
 
 static void count_event(void *ctx, breaker *b, const breaker_event *ev) {
@@ -322,7 +324,8 @@ static void hammer(struct shared_counts *sh, unsigned seed, uint64_t until,
         if (probe) {
             int now = atomic_fetch_add(&sh->probes_in_flight, 1) + 1;
             int max = atomic_load(&sh->max_probes_in_flight);
-            while (now > max && !atomic_compare_exchange_weak(&sh->max_probes_in_flight, &max, now)) {
+            while (now > max &&
+                   !atomic_compare_exchange_weak(&sh->max_probes_in_flight, &max, now)) {
             }
             for (volatile int spin = 0; spin < 2000; spin++) {
             }
@@ -346,8 +349,8 @@ static void hammer(struct shared_counts *sh, unsigned seed, uint64_t until,
 static void eight_processes_share_one_probe_budget(void **state) {
     (void)state;
     enum { N = 8 };
-    struct shared_counts *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-                                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct shared_counts *sh =
+        mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(sh != MAP_FAILED);
     memset(sh, 0, sizeof(*sh));
     breaker_store *st = open_store();
@@ -358,7 +361,8 @@ static void eight_processes_share_one_probe_budget(void **state) {
         assert_true(pids[i] >= 0);
         if (pids[i] == 0) hammer(sh, (unsigned)i + 1, until, st);
     }
-    for (int i = 0; i < N; i++) assert_int_equal(reap(pids[i]), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(reap(pids[i]), 0);
     breaker *b = attach(st, "hammered", NULL);
     breaker_stats s = stats_of(b);
     print_message("8 processes: %llu admitted, %llu transitions (%llu reported), max %d probes in "
@@ -404,7 +408,8 @@ static void a_killed_probe_is_reclaimed_at_its_deadline(void **state) {
         }
         uint64_t admitted = monotonic_ns();
         if (write(ready[1], &admitted, sizeof(admitted)) != (ssize_t)sizeof(admitted)) _exit(4);
-        for (;;) pause(); /* hangs holding the probe */
+        for (;;)
+            pause(); /* hangs holding the probe */
     }
     uint64_t admitted = 0;
     assert_int_equal(read(ready[0], &admitted, sizeof(admitted)), (ssize_t)sizeof(admitted));
@@ -436,8 +441,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(one_breaker_per_name_across_handles_and_processes, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(the_first_creators_limits_win, setup, teardown),
-        cmocka_unit_test_setup_teardown(the_file_is_checked_before_it_is_trusted, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(the_file_is_checked_before_it_is_trusted, setup, teardown),
         cmocka_unit_test_setup_teardown(a_file_from_an_earlier_boot_starts_over, setup, teardown),
         cmocka_unit_test_setup_teardown(processes_creating_at_once_get_one_breaker, setup,
                                         teardown),

@@ -120,7 +120,8 @@ static uint64_t durations_recorded(breaker *b) {
     breaker_latency l;
     assert_int_equal(breaker_latency_get(b, &l), BREAKER_OK);
     uint64_t n = 0;
-    for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++) n += l.success[i] + l.failure[i];
+    for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
+        n += l.success[i] + l.failure[i];
     return n;
 }
 

@@ -24,7 +24,8 @@ static breaker *ramping_breaker(struct fake_clock *clock, struct event_log *log)
     cfg.ramp_ns = 10 * SEC;
     cfg.ramp_start = 0.1;
     breaker *b = make_breaker(&cfg);
-    for (int i = 0; i < 20; i++) call_ok(b, BREAKER_FAILURE);
+    for (int i = 0; i < 20; i++)
+        call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     fake_clock_advance(clock, 10 * SEC);
     call_ok(b, BREAKER_SUCCESS); /* the probe: closes, and the ramp begins */
@@ -65,7 +66,7 @@ static void the_admitted_share_grows_from_ramp_start_to_all(void **state) {
     st = stats_of(b);
     assert_int_equal(st.rejected_ramp, (1000 - first) + (1000 - halfway));
     assert_int_equal(st.rejected_open, 0); /* ramp refusals are their own */
-    fake_clock_advance(&clock, 5 * SEC);    /* the ramp is over */
+    fake_clock_advance(&clock, 5 * SEC);   /* the ramp is over */
     assert_int_equal(admitted_of(b, 1000, BREAKER_SUCCESS), 1000);
     st = stats_of(b);
     assert_int_equal(st.ramp_until_ns, 0);
@@ -85,7 +86,8 @@ static void retry_after_says_which_call_gets_in(void **state) {
         int rc = breaker_acquire(b, &p);
         assert_int_equal(rc == BREAKER_OK, left == 0);
         if (left != 0) assert_int_equal(left, 10 * SEC - (uint64_t)i * MS);
-        if (rc == BREAKER_OK) assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+        if (rc == BREAKER_OK)
+            assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
         fake_clock_advance(&clock, 1 * MS);
     }
     test_breaker_destroy(b);
@@ -123,7 +125,8 @@ static void after_the_ramp_min_calls_is_whole_again(void **state) {
     fake_clock_advance(&clock, 10 * SEC);
     call_ok(b, BREAKER_SUCCESS); /* the first call after the end completes the recovery */
     assert_int_equal(stats_of(b).failed_recoveries, 0);
-    for (int i = 0; i < 2; i++) call_ok(b, BREAKER_FAILURE);
+    for (int i = 0; i < 2; i++)
+        call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     test_breaker_destroy(b);
 }

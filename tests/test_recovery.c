@@ -375,7 +375,7 @@ static void hung_probe_times_out_at_its_deadline_under_low_traffic(void **state)
     fake_clock_advance(&clock, 10 * SEC);
     breaker_permit hung;
     assert_int_equal(breaker_acquire(b, &hung), BREAKER_OK); /* HALF_OPEN at 10 s, due at 16 s */
-    fake_clock_advance(&clock, 3590 * SEC);                 /* a quiet hour: now 3600 s */
+    fake_clock_advance(&clock, 3590 * SEC);                  /* a quiet hour: now 3600 s */
     breaker_stats st = stats_of(b);
     assert_int_equal(st.state, BREAKER_OPEN);
     assert_int_equal(st.probes_in_flight, 0);

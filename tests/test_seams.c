@@ -151,8 +151,7 @@ static void same_microsecond_probes_each_get_their_own_claim(void **state) {
     breaker_permit live;
     assert_int_equal(breaker_acquire(b, &live), BREAKER_OK);
     for (int i = 0; i < 50; i++)
-        assert_int_equal(breaker_complete(b, &copies[i], BREAKER_SUCCESS),
-                         BREAKER_ALREADY_SETTLED);
+        assert_int_equal(breaker_complete(b, &copies[i], BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
     assert_int_equal(stats_of(b).probes_in_flight, 1);
     /* The live probe, 51st in its slot this microsecond, times out no earlier
      * than 10 s after admission and no later than 51 us after that. */

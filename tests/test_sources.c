@@ -87,7 +87,8 @@ static void failures_without_a_source_name_no_caller(void **state) {
     struct fake_clock clock = {0};
     breaker_config cfg = sources_config(&clock, BREAKER_TRIP_CONSECUTIVE, 2);
     breaker *b = make_breaker(&cfg);
-    for (int i = 0; i < 50; i++) call_ok(b, BREAKER_FAILURE);
+    for (int i = 0; i < 50; i++)
+        call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     call_from(b, BREAKER_FAILURE, 1);
     call_from(b, BREAKER_FAILURE, 2);

@@ -50,8 +50,8 @@
 #define US UINT64_C(1000)
 #define MS UINT64_C(1000000)
 
-#define WORKERS      3  /* threads calling the breaker, besides the driver */
-#define MAX_WORKERS  16 /* an oversubscribed pool: more threads than owned stripes */
+#define WORKERS      3         /* threads calling the breaker, besides the driver */
+#define MAX_WORKERS  16        /* an oversubscribed pool: more threads than owned stripes */
 #define HELD_MAX     4         /* permits a worker holds at once */
 #define PARK_MAX     4         /* hung calls a worker holds at once: every probe */
 #define MAILBOX      8         /* permits handed between threads */
@@ -107,7 +107,7 @@ struct stress {
     struct gen_info *gens;
     _Atomic uint64_t max_gen_seen;
     _Atomic uint64_t reasons[BREAKER_REASON_COUNT]; /* transitions by reason */
-    _Atomic uint64_t bad_generation;                         /* an event outside 2..GEN_CAP-1 */
+    _Atomic uint64_t bad_generation;                /* an event outside 2..GEN_CAP-1 */
     _Atomic uint64_t bad_evidence; /* trips whose evidence is no window that can exist */
     struct mailbox_slot mailbox[MAILBOX];
     pthread_mutex_t tally_mu;

@@ -475,7 +475,7 @@ static int simulate_options(int argc, char **argv, struct sim_args *a) {
     }
     if (argc - optind > 1)
         return tool_usage_error("simulate", "expected at most one scenario file, got '%s' too",
-                           argv[optind + 1]);
+                                argv[optind + 1]);
     a->path = optind < argc ? argv[optind] : NULL;
     return 0;
 }
@@ -660,9 +660,9 @@ static int replay_options(int argc, char **argv, struct replay_args *a) {
         case OPT_MAX_TRIPS:
             if (!tool_parse_uint(optarg, 0, UINT32_MAX, &a->max_trips))
                 return tool_usage_error("replay",
-                                   "--max-trips: bad value '%s': expected a whole number of "
-                                   "trips such as 0 or 3",
-                                   optarg);
+                                        "--max-trips: bad value '%s': expected a whole number of "
+                                        "trips such as 0 or 3",
+                                        optarg);
             a->max_trips_given = true;
             continue;
         default:
@@ -848,11 +848,13 @@ static int cmd_replay(int argc, char **argv) {
 /* `breaker frobnicate`: say so, with the closest command or option if it
  * looks like a typo of one, and the help. @return EXIT_USAGE. */
 static int unknown_command(const char *cmd) {
-    static const char *const commands[] = {"simulate", "replay", "keys",  "help",  "exec",
-                                           "status",   "ls",     "open",  "close", "reset"};
+    static const char *const commands[] = {"simulate", "replay", "keys", "help",  "exec",
+                                           "status",   "ls",     "open", "close", "reset"};
     static const char *const options[] = {"--help", "--version"};
     bool option = cmd[0] == '-';
-    const char *guess = option ? tool_suggest(cmd, options, 2) : tool_suggest(cmd, commands, sizeof(commands) / sizeof(commands[0]));
+    const char *guess = option
+                            ? tool_suggest(cmd, options, 2)
+                            : tool_suggest(cmd, commands, sizeof(commands) / sizeof(commands[0]));
     const char *what = option ? "option" : "command";
     if (guess != NULL) {
         tool_error(stderr, "breaker: unknown %s '%s'; did you mean '%s'?", what, cmd, guess);

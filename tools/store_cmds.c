@@ -29,17 +29,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EXIT_USAGE        2
-#define EXIT_REFUSED      75  /* EX_TEMPFAIL: try again later */
-#define EXIT_TIMED_OUT    124 /* as coreutils timeout */
-#define EXIT_NOT_RUN      127 /* the command could not be started */
-#define KILL_GRACE_NS     TOOL_SEC
-#define STORE_FILE        "breakers.store"
+#define EXIT_USAGE     2
+#define EXIT_REFUSED   75  /* EX_TEMPFAIL: try again later */
+#define EXIT_TIMED_OUT 124 /* as coreutils timeout */
+#define EXIT_NOT_RUN   127 /* the command could not be started */
+#define KILL_GRACE_NS  TOOL_SEC
+#define STORE_FILE     "breakers.store"
 
 enum { OPT_STORE = 256, OPT_JSON, OPT_TIMEOUT, OPT_FAIL_ON, OPT_REFUSED_EXIT };
 
-#define STORE_PATH_HELP                                                                  \
-    "The store is --store PATH, else $BREAKER_STORE, else\n"                             \
+#define STORE_PATH_HELP                                                                    \
+    "The store is --store PATH, else $BREAKER_STORE, else\n"                               \
     "$XDG_RUNTIME_DIR/breaker/" STORE_FILE ", else /run/breaker/" STORE_FILE " for root\n" \
     "and /tmp/breaker-$UID/" STORE_FILE " for other users.\n"
 
@@ -58,8 +58,7 @@ const char tool_exec_help[] =
     "\n"
     "The store file and the breaker are created if needed, the breaker with\n"
     "the configuration of -c or -b (else the defaults); a breaker that exists\n"
-    "keeps its stored limits (a note says so if they differ from -c or -b).\n"
-    STORE_PATH_HELP
+    "keeps its stored limits (a note says so if they differ from -c or -b).\n" STORE_PATH_HELP
     "If breaker exec itself is killed, the call's permit is reclaimed at its\n"
     "probe_timeout deadline.\n"
     "\n"
@@ -84,9 +83,7 @@ const char tool_status_help[] =
     "\n"
     "Shows each breaker of the store (or NAME): state, generation, how long\n"
     "until a call is allowed when it is open, calls admitted, successes,\n"
-    "failures, calls rejected and transitions. The store is never created.\n"
-    STORE_PATH_HELP
-    "\n"
+    "failures, calls rejected and transitions. The store is never created.\n" STORE_PATH_HELP "\n"
     "options:\n"
     "      --store PATH  the store file\n"
     "      --json        print a JSON array of objects (docs/cli.md lists the keys)\n"
@@ -95,8 +92,7 @@ const char tool_status_help[] =
 const char tool_ls_help[] =
     "usage: breaker ls [options]\n"
     "\n"
-    "Lists the names of the store's breakers, one per line, in creation order.\n"
-    STORE_PATH_HELP
+    "Lists the names of the store's breakers, one per line, in creation order.\n" STORE_PATH_HELP
     "\n"
     "options:\n"
     "      --store PATH  the store file\n"
@@ -109,9 +105,7 @@ const char tool_force_help[] =
     "  open   refuse every call (forced_open) until reset\n"
     "  close  admit every call, never trip (forced_closed) until reset\n"
     "  reset  back to normal operation: closed, with an empty window\n"
-    "Prints the new state. The breaker must exist (see breaker ls).\n"
-    STORE_PATH_HELP
-    "\n"
+    "Prints the new state. The breaker must exist (see breaker ls).\n" STORE_PATH_HELP "\n"
     "options:\n"
     "      --store PATH  the store file\n"
     "  -h, --help        show this text\n";
@@ -617,7 +611,7 @@ static int run_command(char **command, uint64_t timeout_ns, struct run_result *r
 
 /* What the run says about the dependency. */
 static enum breaker_outcome run_outcome(const struct exec_args *a, const struct run_result *r) {
-    if (!r->started) return BREAKER_IGNORED; /* not the dependency's fault */
+    if (!r->started) return BREAKER_IGNORED;      /* not the dependency's fault */
     if (r->interrupted) return BREAKER_CANCELLED; /* an operator stopped it */
     if (r->timed_out || r->signalled) return BREAKER_FAILURE;
     if (r->status == 0) return BREAKER_SUCCESS;

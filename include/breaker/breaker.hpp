@@ -35,7 +35,7 @@
 namespace breaker_cxx {
 
 class permit_guard {
-public:
+  public:
     /* An empty guard: nothing to settle; complete() answers BREAKER_EINVAL. */
     permit_guard() noexcept = default;
 
@@ -108,7 +108,7 @@ public:
         return permit_;
     }
 
-private:
+  private:
     void settle_forgotten() noexcept {
         if (pending()) (void)breaker_complete(b_, &permit_, BREAKER_IGNORED);
         settled_ = true;

@@ -759,13 +759,13 @@ BREAKER_API const char *breaker_jitter_name(enum breaker_jitter jitter);
 
 typedef struct breaker_compose_metrics breaker_compose_metrics;
 struct breaker_compose_metrics {
-    const char *name;              /* label value: a valid breaker name
-                                      (breaker_name_validate()), unique among
-                                      the entries that name an object of the
-                                      same kind */
-    breaker_bulkhead *bulkhead;    /* NULL = none: 7 series */
-    breaker_retry_budget *budget;  /* NULL = none: 6 series */
-    breaker_executor *executor;    /* NULL = none: 16 series */
+    const char *name;             /* label value: a valid breaker name
+                                     (breaker_name_validate()), unique among
+                                     the entries that name an object of the
+                                     same kind */
+    breaker_bulkhead *bulkhead;   /* NULL = none: 7 series */
+    breaker_retry_budget *budget; /* NULL = none: 6 series */
+    breaker_executor *executor;   /* NULL = none: 16 series */
 };
 
 /*! breaker_compose_export_prometheus() :

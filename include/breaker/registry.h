@@ -227,11 +227,13 @@ struct breaker_registry_info {
      * dependency is not known to be failing, the traffic is too low to tell.
      * Distinct from failing probes (see stats.probes_failed and history). */
     int awaiting_probe;
-    int flapping;                  /* see BREAKER_REGISTRY_FLAPPING_STARTED */
-    uint32_t recent_transitions;   /* transitions within flap_window_ns */
-    uint64_t transitions_by[BREAKER_STATE_COUNT][BREAKER_STATE_COUNT]; /* [from][to] (enum breaker_state), since create */
-    const breaker_event *history;  /* the last transitions, oldest first; valid
-                                      like `name` (info_get: in the caller's buffer) */
+    int flapping;                /* see BREAKER_REGISTRY_FLAPPING_STARTED */
+    uint32_t recent_transitions; /* transitions within flap_window_ns */
+    uint64_t
+        transitions_by[BREAKER_STATE_COUNT]
+                      [BREAKER_STATE_COUNT]; /* [from][to] (enum breaker_state), since create */
+    const breaker_event *history;            /* the last transitions, oldest first; valid
+                                                like `name` (info_get: in the caller's buffer) */
     size_t history_len;
 };
 
@@ -356,8 +358,8 @@ BREAKER_API BREAKER_NODISCARD int breaker_registry_export_json_alloc(breaker_reg
  *  dependency name and no count. Safe for an unauthenticated health endpoint. */
 BREAKER_API int breaker_registry_export_health_json(breaker_registry *reg, char *buf, size_t cap,
                                                     size_t *len) BREAKER_NONNULL(1);
-BREAKER_API BREAKER_NODISCARD int
-breaker_registry_export_health_json_alloc(breaker_registry *reg, char **out, size_t *len)
+BREAKER_API BREAKER_NODISCARD int breaker_registry_export_health_json_alloc(breaker_registry *reg,
+                                                                            char **out, size_t *len)
     BREAKER_NONNULL(1, 2);
 
 #ifdef __cplusplus

@@ -43,11 +43,11 @@ enum breaker_store_flags {
 
 typedef struct breaker_store_config breaker_store_config;
 struct breaker_store_config {
-    unsigned flags;     /* enum breaker_store_flags */
-    unsigned mode;      /* permissions of a created file: 0 = default 0600 */
-    uint32_t capacity;  /* names a created file holds: 1..65536, 0 = default 256 */
-    uint64_t size;      /* bytes of a created file (sparse): 0 = default 16 MiB;
-                           at least what `capacity` breakers of default size need */
+    unsigned flags;    /* enum breaker_store_flags */
+    unsigned mode;     /* permissions of a created file: 0 = default 0600 */
+    uint32_t capacity; /* names a created file holds: 1..65536, 0 = default 256 */
+    uint64_t size;     /* bytes of a created file (sparse): 0 = default 16 MiB;
+                          at least what `capacity` breakers of default size need */
 };
 
 /*! breaker_store_config_init() : clear `cfg`, then the defaults above with
@@ -68,8 +68,8 @@ BREAKER_API void breaker_store_config_init(breaker_store_config *cfg) BREAKER_NO
  *  NULL when msg_len is 0) says what and why. */
 BREAKER_API BREAKER_NODISCARD int breaker_store_open(const char *path,
                                                      const breaker_store_config *cfg,
-                                                     breaker_store **out, char *msg,
-                                                     size_t msg_len) BREAKER_NONNULL(1, 3);
+                                                     breaker_store **out, char *msg, size_t msg_len)
+    BREAKER_NONNULL(1, 3);
 
 /*! breaker_store_close() : unmap the store. Every breaker attached through it
  *  must have been destroyed first. The file and its breakers stay for the
@@ -95,9 +95,8 @@ BREAKER_API BREAKER_NODISCARD int breaker_store_attach(breaker_store *st, const 
 /*! breaker_store_foreach() : call `fn` with each stored name, in creation
  *  order, until it returns non-zero (which is then returned). Names created
  *  meanwhile by other processes may or may not be seen. @return 0 or fn's. */
-BREAKER_API int breaker_store_foreach(breaker_store *st,
-                                      int (*fn)(void *ctx, const char *name), void *ctx)
-    BREAKER_NONNULL(1, 2);
+BREAKER_API int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, const char *name),
+                                      void *ctx) BREAKER_NONNULL(1, 2);
 
 #ifdef __cplusplus
 }

@@ -215,8 +215,8 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
     b->fast_success = !owned_ok || times_calls ? 0 : lim->trip + 1;
     /* Every bit but the generation: the short path admits a plain CLOSED
      * (state 0, k 0, no ramp flag), nothing else. */
-    b->admit_mask = !owned_ok || times_calls ? ~UINT64_C(0)
-                                             : ((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1);
+    b->admit_mask =
+        !owned_ok || times_calls ? ~UINT64_C(0) : ((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1);
     b->open_fast_state = owned_ok ? BREAKER_OPEN : 0xfu; /* ctl's state field has 4 bits */
 }
 

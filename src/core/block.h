@@ -34,7 +34,7 @@ struct breaker__block_layout {
     size_t bucket_stride; /* time window, else 0 */
     size_t ring_off;      /* count window, else 0 */
     size_t slots_off;
-    size_t latency_off;   /* timed calls (slow_call_ns > 0), else 0 */
+    size_t latency_off; /* timed calls (slow_call_ns > 0), else 0 */
     size_t total;
 };
 
@@ -83,8 +83,7 @@ void breaker__block_create_at(void *mem, size_t size, const breaker_config *effe
  * @return BREAKER_OK, BREAKER_EINCOMPATIBLE (a block this build cannot use),
  * BREAKER_ENOMEM. */
 int breaker__attach_block(void *mem, size_t size, const breaker_config *cfg,
-                          const struct breaker__owner *owner, breaker **out, char *msg,
-                          size_t len);
+                          const struct breaker__owner *owner, breaker **out, char *msg, size_t len);
 
 /* The configuration a checked block was created with (callbacks NULL). */
 void breaker__block_config(const struct breaker__shared *s, breaker_config *out);

@@ -111,8 +111,7 @@ static uint64_t open_wait_ns(const struct breaker__limits *lim, unsigned k, uint
     if (lim->open_jitter > 0.0) {
         uint64_t mix = lim->seed ^ (gen * BREAKER__GOLDEN_GAMMA);
         if (salt != 0) mix ^= breaker__splitmix64(salt);
-        double u = (double)(breaker__splitmix64(mix) >> 11) *
-                   (1.0 / 9007199254740992.0);
+        double u = (double)(breaker__splitmix64(mix) >> 11) * (1.0 / 9007199254740992.0);
         w += w * lim->open_jitter * u;
     }
     return (uint64_t)w;
@@ -225,7 +224,8 @@ static bool transition(breaker *b, struct transition *t) {
          * recording into it). */
         if (!breaker__window_reset(s, breaker__thread_stripe(b), t->expected)) return false;
         /* A ramp: its end in phase_time (unused in CLOSED otherwise). */
-        if (t->ramp) publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, s->lim.ramp_ns));
+        if (t->ramp)
+            publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, s->lim.ramp_ns));
     }
     /* In CLOSED the low field flags a ramp (it counts probe successes only
      * in HALF_OPEN), and k stays as it was until the ramp completes: a trip
@@ -254,8 +254,7 @@ static bool transition(breaker *b, struct transition *t) {
          * unless this half-open is already over, and the probe with it. */
         uint64_t v = slot_load(&slots[0]);
         t->slot0_claim = breaker__slot_claim_word(new_gen, probe_deadline_us(s, t->now), v);
-        while (!breaker__slot_is_for(v, new_gen) &&
-               still_in(s, BREAKER_HALF_OPEN, new_gen) &&
+        while (!breaker__slot_is_for(v, new_gen) && still_in(s, BREAKER_HALF_OPEN, new_gen) &&
                !slot_cas(&slots[0], &v, t->slot0_claim)) {
         }
     }
@@ -299,7 +298,7 @@ struct slot_scan {
     uint64_t free_value; /* its current word */
     int expired_slot;    /* a probe past its deadline, or -1 */
     uint64_t expired_value;
-    uint64_t expired_at; /* the earliest deadline among expired probes */
+    uint64_t expired_at;    /* the earliest deadline among expired probes */
     uint64_t next_deadline; /* earliest deadline of a busy slot, UINT64_MAX if none */
 };
 
@@ -456,9 +455,7 @@ static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
 /* The coarse clock read directly rather than through now_coarse: the short
  * paths then call clock_gettime itself, not a wrapper around it. Used only
  * when breaker__clock_setup chose the coarse clock (no injected clock). */
-static inline uint64_t coarse_now(void) {
-    return breaker__clock_ns(CLOCK_MONOTONIC_COARSE);
-}
+static inline uint64_t coarse_now(void) { return breaker__clock_ns(CLOCK_MONOTONIC_COARSE); }
 
 /* How long before breaker_acquire() admits a probe to an OPEN breaker whose
  * wait ends at `until`, `precise_now` being the precise clock: 0 once the
@@ -485,11 +482,8 @@ static uint64_t open_wait_left(const breaker *b, uint64_t until, uint64_t precis
  * clears the flag and k in place: the same generation, so permits admitted
  * during the ramp stay current. */
 
-
 /* The share as the credit increment: 32.32 fixed point, at most 1.0. */
-static uint64_t ramp_increment(double share) {
-    return (uint64_t)(share * 4294967296.0);
-}
+static uint64_t ramp_increment(double share) { return (uint64_t)(share * 4294967296.0); }
 
 /* Whether the calling thread's next call is admitted at `share`: add the
  * share to the stripe's credit; admitted when the credit crosses an integer.
@@ -579,7 +573,6 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
     }
 }
 
-
 /* OPEN: refuse until the wait ends (the common case during an outage). */
 __attribute__((noinline)) static int acquire_open(breaker *b, breaker_permit *permit,
                                                   uint64_t ctl) {
@@ -667,8 +660,7 @@ static void close_if_settled(breaker *b, uint64_t gen, uint64_t now) {
 static void record_latency(breaker *b, enum breaker_outcome outcome, uint64_t took);
 
 static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
-                          enum breaker_outcome outcome, bool cancelled, bool slow,
-                          uint64_t took) {
+                          enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took) {
     struct breaker__shared *s = b->shared;
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     uint64_t gen = breaker__ctl_gen(head);
@@ -788,7 +780,8 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
              * now is one more failed recovery (see "Ramp after recovery"). */
             if (precise_now == 0) precise_now = b->now_precise(b);
             uint64_t until = phase_time_ns(s, gen);
-            double share = precise_now < until ? breaker__ramp_share(&s->lim, until - precise_now) : 1.0;
+            double share =
+                precise_now < until ? breaker__ramp_share(&s->lim, until - precise_now) : 1.0;
             double scaled = ceil((double)min_calls * share);
             min_calls = scaled < 1.0 ? 1u : (uint32_t)scaled;
             t.k = next_k(ctl);
@@ -817,8 +810,8 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
 /* Bucket upper bounds in ns: 1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1, 2.5,
  * 5, 10 s, +Inf. */
 static const uint64_t latency_upper_ns[BREAKER_LATENCY_BUCKETS] = {
-    1000000,    2500000,    5000000,     10000000,    25000000,    50000000,   100000000,
-    250000000,  500000000,  1000000000,  2500000000,  5000000000,  10000000000, UINT64_MAX};
+    1000000,   2500000,   5000000,    10000000,   25000000,   50000000,    100000000,
+    250000000, 500000000, 1000000000, 2500000000, 5000000000, 10000000000, UINT64_MAX};
 
 /* Count one duration on the calling thread's stripe (its histogram run has
  * the same owner as the stripe: plain stores when owned). */
@@ -859,8 +852,7 @@ int breaker_latency_get(breaker *b, breaker_latency *out) {
 /* Everything but the common case (see breaker_complete), after settling. */
 __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_view *pv,
                                                    uint64_t head, bool was_settled,
-                                                   enum breaker_outcome outcome,
-                                                   uint64_t source) {
+                                                   enum breaker_outcome outcome, uint64_t source) {
     struct breaker__shared *s = b->shared;
     if (was_settled) {
         breaker__count(&s->duplicates);
@@ -880,11 +872,11 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
         /* A probe's duration is recorded once it is known not to be a
          * duplicate completion (complete_probe); a closed call's permit
          * was settled above, so it is not one. */
-        if (head & PERMIT_PROBE)
-            return complete_probe(b, pv, head, outcome, cancelled, slow, took);
+        if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, cancelled, slow, took);
         record_latency(b, outcome, took);
     }
-    if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, cancelled, slow, NOT_TIMED);
+    if (head & PERMIT_PROBE)
+        return complete_probe(b, pv, head, outcome, cancelled, slow, NOT_TIMED);
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     if (cancelled) breaker__stripe_count(stripe, &stripe.stripe->cancelled);
     return complete_closed(b, head, outcome, now, slow, source);
@@ -950,8 +942,8 @@ __attribute__((noinline)) static int count_window_success(breaker *b, uint64_t h
     uint64_t c = (w >> 32) - 1; /* no chunk: wraps, and fails the test below */
     uint32_t used = (uint32_t)w;
     if (__builtin_expect(c >= b->ring_chunks ||
-                             used >= (c + 1 == b->ring_chunks ? b->ring_last_len
-                                                              : b->ring_chunk_slots),
+                             used >=
+                                 (c + 1 == b->ring_chunks ? b->ring_last_len : b->ring_chunk_slots),
                          0))
         return count_window_success_slow(b, head);
     breaker__write(&own->ring_chunk, w + 1);
@@ -961,9 +953,8 @@ __attribute__((noinline)) static int count_window_success(breaker *b, uint64_t h
     uint8_t old =
         atomic_exchange_explicit(slot, (uint8_t)BREAKER__RING_RECORDED, memory_order_relaxed);
     if (__builtin_expect(old != BREAKER__RING_RECORDED, 0))
-        breaker__write(&own->ring_part,
-                       breaker__read(&own->ring_part) +
-                           breaker__ring_delta(old, BREAKER__RING_RECORDED));
+        breaker__write(&own->ring_part, breaker__read(&own->ring_part) +
+                                            breaker__ring_delta(old, BREAKER__RING_RECORDED));
     breaker__owned_count(&own->successes);
     return BREAKER_OK;
 }
@@ -1069,9 +1060,9 @@ uint64_t breaker_retry_after_ns(breaker *b) {
                 /* As half_open_acquire decides: a claim stepped too far past
                  * its deadline waits until the clock has caught up. */
                 uint64_t due = probe_deadline_us(s, now);
-                uint64_t step =
-                    breaker__slot_us(breaker__slot_claim_word(ctl >> BREAKER__GEN_SHIFT, due,
-                                                              scan.free_value)) - due;
+                uint64_t step = breaker__slot_us(breaker__slot_claim_word(ctl >> BREAKER__GEN_SHIFT,
+                                                                          due, scan.free_value)) -
+                                due;
                 return step <= BREAKER__SLOT_STEP_MAX_US
                            ? 0
                            : (step - BREAKER__SLOT_STEP_MAX_US) * UINT64_C(1000);

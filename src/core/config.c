@@ -128,8 +128,8 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
                              (unsigned long long)c.window_ns);
     if (c.min_calls > BREAKER__MAX_MIN_CALLS)
         return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "min_calls: must be between 1 and %u (got %u)",
-                             BREAKER__MAX_MIN_CALLS, c.min_calls);
+                             "min_calls: must be between 1 and %u (got %u)", BREAKER__MAX_MIN_CALLS,
+                             c.min_calls);
     if (c.trip == BREAKER_TRIP_COUNT_WINDOW && c.min_calls > c.window_size)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "min_calls: must be <= window_size (%u) with count_window, or the "
@@ -159,13 +159,17 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
     const struct {
         const char *name;
         uint64_t value;
-    } durations[] = {{"window_ns", c.window_ns},       {"slow_call_ns", c.slow_call_ns},
-                     {"open_ns", c.open_ns},           {"open_max_ns", c.open_max_ns},
-                     {"probe_timeout_ns", c.probe_timeout_ns}, {"ramp_ns", c.ramp_ns}};
+    } durations[] = {{"window_ns", c.window_ns},
+                     {"slow_call_ns", c.slow_call_ns},
+                     {"open_ns", c.open_ns},
+                     {"open_max_ns", c.open_max_ns},
+                     {"probe_timeout_ns", c.probe_timeout_ns},
+                     {"ramp_ns", c.ramp_ns}};
     for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++)
         if (durations[i].value > MAX_DURATION_NS)
-            return breaker__fail(BREAKER_EINVAL, msg, len, "%s: must be at most %u days (got %llu ns)",
-                                 durations[i].name, BREAKER__MAX_DURATION_DAYS,
+            return breaker__fail(BREAKER_EINVAL, msg, len,
+                                 "%s: must be at most %u days (got %llu ns)", durations[i].name,
+                                 BREAKER__MAX_DURATION_DAYS,
                                  (unsigned long long)durations[i].value);
     if (c.open_max_ns < c.open_ns)
         return breaker__fail(BREAKER_EINVAL, msg, len,
@@ -187,8 +191,8 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
                              "min_failing_sources: must be between 0 (off) and %u (got %u)",
                              BREAKER__MAX_FAILING_SOURCES, c.min_failing_sources);
     if (!rate_ok(c.ramp_start))
-        return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "ramp_start: must be in (0, 1] (got %g)", c.ramp_start);
+        return breaker__fail(BREAKER_EINVAL, msg, len, "ramp_start: must be in (0, 1] (got %g)",
+                             c.ramp_start);
     if (c.cancelled_as != BREAKER_IGNORED && c.cancelled_as != BREAKER_FAILURE)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "cancelled_as: must be BREAKER_IGNORED or BREAKER_FAILURE (got %d)",

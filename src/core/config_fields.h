@@ -23,11 +23,12 @@
 #define BREAKER__MAX_MIN_CALLS         1000000
 #define BREAKER__MAX_BUCKETS           600
 #define BREAKER__MIN_BUCKET_MS         1 /* each time-window bucket spans at least this */
-#define BREAKER__MAX_PROBES            4095 /* half_open_max_probes, half_open_successes:
-                                               the 12-bit fields of the state word */
-#define BREAKER__MAX_OPEN_BACKOFF      100
-#define BREAKER__MAX_DURATION_DAYS     365 /* open_max, probe_timeout, slow_call, ... */
-#define BREAKER__MAX_FAILING_SOURCES   32  /* a 64-bit map estimates up to about that many */
+#define BREAKER__MAX_PROBES                            \
+    4095 /* half_open_max_probes, half_open_successes: \
+            the 12-bit fields of the state word */
+#define BREAKER__MAX_OPEN_BACKOFF    100
+#define BREAKER__MAX_DURATION_DAYS   365 /* open_max, probe_timeout, slow_call, ... */
+#define BREAKER__MAX_FAILING_SOURCES 32  /* a 64-bit map estimates up to about that many */
 
 /* ---- Defaults (what 0 means where 0 would be meaningless) -------------------- */
 #define BREAKER__DEFAULT_FAILURE_THRESHOLD 5
@@ -43,7 +44,8 @@
 #define BREAKER__DEFAULT_PROBE_SUCCESSES   3
 #define BREAKER__DEFAULT_PROBE_TIMEOUT_S   30
 #define BREAKER__DEFAULT_RAMP_START        0.1
-#define BREAKER__DEFAULT_OPEN_JITTER       0.2 /* set by breaker_config_init() only:
-                                                  0 is meaningful (none) */
+#define BREAKER__DEFAULT_OPEN_JITTER          \
+    0.2 /* set by breaker_config_init() only: \
+           0 is meaningful (none) */
 
 #endif /* BREAKER_CORE_CONFIG_FIELDS_H */

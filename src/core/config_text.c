@@ -51,8 +51,20 @@ static const struct key keys[] = {
          BREAKER__DEFAULT_WINDOW_SIZE) ")"},
     {"window", K_DURATION, FIELD(window_ns), 0,
      "a duration from " S(BREAKER__MIN_BUCKET_MS) "ms to " S(
-         BREAKER__MAX_DURATION_DAYS) "d such as 10s (0 = default " S(BREAKER__DEFAULT_WINDOW_S) "s; "
-                                     "each bucket at least " S(BREAKER__MIN_BUCKET_MS) "ms)"},
+         BREAKER__MAX_DURATION_DAYS) "d such as 10s (0 = default " S(BREAKER__DEFAULT_WINDOW_S) "s;"
+                                                                                                " "
+                                                                                                "ea"
+                                                                                                "ch"
+                                                                                                " b"
+                                                                                                "uc"
+                                                                                                "ke"
+                                                                                                "t "
+                                                                                                "at"
+                                                                                                " l"
+                                                                                                "ea"
+                                                                                                "st"
+                                                                                                " " S(
+                                                                                                    BREAKER__MIN_BUCKET_MS) "ms)"},
     {"window_buckets", K_COUNT, FIELD(window_buckets), BREAKER__MAX_BUCKETS,
      "a whole number from 1 to " S(BREAKER__MAX_BUCKETS) " (0 = default " S(
          BREAKER__DEFAULT_WINDOW_BUCKETS) ")"},
@@ -71,8 +83,8 @@ static const struct key keys[] = {
      "a multiplier from 1 to " S(BREAKER__MAX_OPEN_BACKOFF) " such as 2 or 1.5x (0 = default " S(
          BREAKER__DEFAULT_OPEN_BACKOFF) ")"},
     {"open_max", K_DURATION, FIELD(open_max_ns), 0,
-     "a duration such as 5m, " UP_TO_MAX_DAYS ", at least open (0 = default " S(
-         BREAKER__DEFAULT_OPEN_MAX_MIN) "m)"},
+     "a duration such as 5m, " UP_TO_MAX_DAYS
+     ", at least open (0 = default " S(BREAKER__DEFAULT_OPEN_MAX_MIN) "m)"},
     {"open_jitter", K_JITTER, FIELD(open_jitter), 0, "a fraction in [0, 1] such as 0.2 or 20%"},
     {"half_open_max_probes", K_COUNT, FIELD(half_open_max_probes), BREAKER__MAX_PROBES,
      "a whole number of probes from 1 to " S(BREAKER__MAX_PROBES) " (0 = default " S(
@@ -81,12 +93,11 @@ static const struct key keys[] = {
      "a whole number of probes from 1 to " S(BREAKER__MAX_PROBES) " (0 = default " S(
          BREAKER__DEFAULT_PROBE_SUCCESSES) ")"},
     {"probe_timeout", K_DURATION, FIELD(probe_timeout_ns), 0,
-     "a duration such as 10s, " UP_TO_MAX_DAYS " (0 = default " S(
-         BREAKER__DEFAULT_PROBE_TIMEOUT_S) "s)"},
+     "a duration such as 10s, " UP_TO_MAX_DAYS
+     " (0 = default " S(BREAKER__DEFAULT_PROBE_TIMEOUT_S) "s)"},
     {"min_failing_sources", K_COUNT, FIELD(min_failing_sources), BREAKER__MAX_FAILING_SOURCES,
      "a whole number of callers from 0 (off) to " S(BREAKER__MAX_FAILING_SOURCES)},
-    {"ramp", K_DURATION, FIELD(ramp_ns), 0,
-     "a duration such as 30s, " UP_TO_MAX_DAYS " (0 = off)"},
+    {"ramp", K_DURATION, FIELD(ramp_ns), 0, "a duration such as 30s, " UP_TO_MAX_DAYS " (0 = off)"},
     {"ramp_start", K_RATE, FIELD(ramp_start), 0,
      "a share in (0, 1] such as 0.1 or 10% (0 = default " S(BREAKER__DEFAULT_RAMP_START) ")"},
     {"cancelled_as", K_CANCELLED, FIELD(cancelled_as), 0, "ignored or failure"},
@@ -165,8 +176,7 @@ static const struct {
  * required). Advances *p past the term. @return false if it is not one, is
  * finer than 1 ns, or exceeds UINT64_MAX ns; *rank is the unit's rank (7 for
  * a bare number). */
-static bool parse_duration_term(const char **pp, uint64_t bare_unit_ns, u128 *ns,
-                                unsigned *rank) {
+static bool parse_duration_term(const char **pp, uint64_t bare_unit_ns, u128 *ns, unsigned *rank) {
     /* whole.frac: the whole part must fit 64 bits; up to 19 fraction digits
      * are kept exactly, further ones must be 0. */
     const char *p = *pp;
@@ -337,7 +347,8 @@ static bool set_value(breaker_config *cfg, const struct key *k, const char *text
     case K_FACTOR: {
         double v;
         if (!parse_fraction(text, &v, k->kind == K_FACTOR)) return false;
-        if (k->kind == K_FACTOR && v != 0.0 && (v < 1.0 || v > BREAKER__MAX_OPEN_BACKOFF)) return false;
+        if (k->kind == K_FACTOR && v != 0.0 && (v < 1.0 || v > BREAKER__MAX_OPEN_BACKOFF))
+            return false;
         if (k->kind != K_FACTOR && v > 1.0) return false;
         memcpy(field, &v, sizeof(v));
         return true;

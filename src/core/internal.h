@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BREAKER__MAGIC          UINT64_C(0x42524b52424c4f4b) /* "BRKRBLOK" */
+#define BREAKER__MAGIC UINT64_C(0x42524b52424c4f4b) /* "BRKRBLOK" */
 /* The block's layout version. Bump it whenever anything a block holds changes
  * place, size or meaning: a field of struct breaker__shared, of a stripe, of
  * a bucket, of the limits, the encoding of ctl, of tagged times or of slot
@@ -39,7 +39,6 @@
  * beyond that share the remaining stripes and use atomic read-modify-writes. */
 #define BREAKER__OWNED_STRIPES 8u
 #define BREAKER__STRIPES       16u
-
 
 /* ---- The state word -------------------------------------------------------
  * One 64-bit word holds everything a transition must change atomically:
@@ -81,7 +80,8 @@ static inline unsigned breaker__ctl_succ(uint64_t c) { return (unsigned)c & BREA
  * (it counts probe successes only in HALF_OPEN). */
 #define BREAKER__RAMP_FLAG 1u
 static inline bool breaker__ctl_ramping(uint64_t c) {
-    return breaker__ctl_state(c) == 0 /* BREAKER_CLOSED */ && breaker__ctl_succ(c) == BREAKER__RAMP_FLAG;
+    return breaker__ctl_state(c) == 0 /* BREAKER_CLOSED */ &&
+           breaker__ctl_succ(c) == BREAKER__RAMP_FLAG;
 }
 
 /* ---- Permit heads ----------------------------------------------------------
@@ -164,7 +164,7 @@ static inline uint64_t breaker__slot_free_word(uint64_t gen, uint64_t last_us) {
 static inline uint64_t breaker__slot_claim_word(uint64_t gen, uint64_t us, uint64_t cur) {
     if (breaker__slot_is_for(cur, gen) && us <= breaker__slot_us(cur))
         us = breaker__slot_us(cur) < BREAKER__TIME_MASK ? breaker__slot_us(cur) + 1
-                                                         : BREAKER__TIME_MASK;
+                                                        : BREAKER__TIME_MASK;
     return (breaker__slot_tag(gen) << BREAKER__SLOT_TAG_SHIFT) | us;
 }
 
@@ -191,7 +191,7 @@ struct breaker__stripe {
             breaker__atomic64 hint_offset;
             breaker__atomic64 hint_epoch1;
         };
-        struct { /* count window (window.c, "Count window: chunks") */
+        struct {                          /* count window (window.c, "Count window: chunks") */
             breaker__atomic64 ring_chunk; /* (chunk + 1) << 32 | slots used; 0 = none */
             breaker__atomic64 ring_part;  /* this stripe's share of the ring's content */
             breaker__atomic64 count_spare_;
@@ -305,9 +305,9 @@ struct breaker__shared {
 /* What the layout depends on besides the version: a block written by a build
  * with other struct sizes (another compiler, another version of the library
  * with the same layout version by mistake) fails its check. */
-#define BREAKER__ABI                                                                          \
-    (((uint64_t)sizeof(struct breaker__shared) << 32) |                                      \
-     ((uint64_t)sizeof(struct breaker__stripe) << 16) |                                      \
+#define BREAKER__ABI                                    \
+    (((uint64_t)sizeof(struct breaker__shared) << 32) | \
+     ((uint64_t)sizeof(struct breaker__stripe) << 16) | \
      ((uint64_t)sizeof(struct breaker__limits) << 6) | (uint64_t)sizeof(struct breaker__bucket))
 
 /* The layout, pinned (see BREAKER__LAYOUT_VERSION). */
@@ -333,7 +333,7 @@ enum breaker__stripe_mode { BREAKER__STRIPES_THREAD_OWNED, BREAKER__STRIPES_ATOM
 struct breaker {
     struct breaker__shared *shared;
     size_t shared_size;
-    breaker_config cfg; /* effective configuration, callbacks included */
+    breaker_config cfg;          /* effective configuration, callbacks included */
     struct breaker__owner owner; /* who created it on the user's behalf, if anyone */
     /* precise: slow-call timing, deadlines. coarse: bucket selection and the
      * open-state check, where a clock that lags by its resolution is safe
@@ -481,7 +481,7 @@ static inline void breaker__stripe_count(struct breaker__stripe_ref r, breaker__
 static inline void breaker__count_outcome(struct breaker__stripe_ref r,
                                           enum breaker_outcome outcome, bool slow) {
     struct breaker__stripe *st = r.stripe;
-    breaker__stripe_count(r, outcome == BREAKER_FAILURE  ? &st->failures
+    breaker__stripe_count(r, outcome == BREAKER_FAILURE   ? &st->failures
                              : outcome == BREAKER_IGNORED ? &st->ignored
                                                           : &st->successes);
     if (slow) breaker__stripe_count(r, &st->slow);
@@ -542,8 +542,8 @@ static inline uint32_t breaker__chunk_length(uint32_t window_size, uint32_t c) {
 static inline uint64_t breaker__ring_delta(uint8_t old, uint8_t v) {
     int64_t dc = (int64_t)((v & BREAKER__RING_RECORDED) != 0) -
                  (int64_t)((old & BREAKER__RING_RECORDED) != 0);
-    int64_t df = (int64_t)((v & BREAKER__RING_FAILURE) != 0) -
-                 (int64_t)((old & BREAKER__RING_FAILURE) != 0);
+    int64_t df =
+        (int64_t)((v & BREAKER__RING_FAILURE) != 0) - (int64_t)((old & BREAKER__RING_FAILURE) != 0);
     int64_t ds =
         (int64_t)((v & BREAKER__RING_SLOW) != 0) - (int64_t)((old & BREAKER__RING_SLOW) != 0);
     return (uint64_t)dc + ((uint64_t)df << BREAKER__RING_FIELD_BITS) +

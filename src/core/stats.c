@@ -69,7 +69,8 @@ int breaker_stats_get(breaker *b, breaker_stats *out) {
         for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
             uint64_t v = breaker__read(&slots[i]);
             /* Slot 0 of another generation: the transition's own probe. */
-            bool busy = breaker__slot_is_for(v, out->generation) ? !breaker__slot_is_free(v) : i == 0;
+            bool busy =
+                breaker__slot_is_for(v, out->generation) ? !breaker__slot_is_free(v) : i == 0;
             out->probes_in_flight += busy;
         }
     }

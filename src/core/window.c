@@ -167,8 +167,8 @@ static breaker__atomic8 *ring_take_slot(struct breaker__shared *s,
 
 /* Record one call in the count window; the window then. @return whether it
  * started a pass of the ring (the failing-source period). */
-static bool count_record(struct breaker__shared *s, struct breaker__stripe_ref stripe,
-                         bool failure, bool slow, struct breaker__window_view *view) {
+static bool count_record(struct breaker__shared *s, struct breaker__stripe_ref stripe, bool failure,
+                         bool slow, struct breaker__window_view *view) {
     uint8_t v = (uint8_t)(BREAKER__RING_RECORDED | (failure ? BREAKER__RING_FAILURE : 0) |
                           (slow ? BREAKER__RING_SLOW : 0));
     bool pass_start;
@@ -222,7 +222,8 @@ static struct breaker__bucket *bucket_locate(const struct breaker__shared *s,
  * (it is above every stamp they accept) and recorders drop their call. */
 #define STAMP_RECYCLING UINT64_MAX
 
-static bool bucket_recycle(struct breaker__bucket *bk, struct breaker__stripe_ref stripe, uint64_t want) {
+static bool bucket_recycle(struct breaker__bucket *bk, struct breaker__stripe_ref stripe,
+                           uint64_t want) {
     uint64_t st = breaker__read(&bk->stamp);
     if (st == want) return true;
     if (st == STAMP_RECYCLING) return false;
@@ -318,7 +319,8 @@ static void sources_enter(struct breaker__shared *s, uint64_t period) {
 
 /* Record a failure of `source` in the current period; the map's bits now. */
 static uint32_t sources_note(struct breaker__shared *s, uint64_t source) {
-    if (source != 0) atomic_fetch_or_explicit(&s->src_cur, source_bit(source), memory_order_relaxed);
+    if (source != 0)
+        atomic_fetch_or_explicit(&s->src_cur, source_bit(source), memory_order_relaxed);
     return (uint32_t)__builtin_popcountll(breaker__read(&s->src_cur) | breaker__read(&s->src_prev));
 }
 
@@ -476,7 +478,8 @@ bool breaker__window_should_trip(const struct breaker__limits *lim, uint32_t min
                                  enum breaker_reason *reason) {
     if (lim->trip == BREAKER_TRIP_CONSECUTIVE) {
         *reason = BREAKER_REASON_CONSECUTIVE_FAILURES;
-        return v->consecutive >= lim->failure_threshold && v->source_bits >= lim->source_bits_needed;
+        return v->consecutive >= lim->failure_threshold &&
+               v->source_bits >= lim->source_bits_needed;
     }
     if (v->calls < min_calls || v->calls == 0) return false;
     /* A failure rate counts only if it comes from enough distinct callers

@@ -473,8 +473,8 @@ static void write_durations(struct breaker__out *o, const struct breaker__snapsh
                    NULL);
             breaker__out_seconds(o, ok ? sn->latency.success_sum_ns : sn->latency.failure_sum_ns);
             breaker__out_mem(o, "\n", 1);
-            series(o, "breaker_call_duration_seconds_count", sn->info.name, "outcome", outcome, NULL,
-                   NULL);
+            series(o, "breaker_call_duration_seconds_count", sn->info.name, "outcome", outcome,
+                   NULL, NULL);
             u64_line(o, cumulative);
         }
     }

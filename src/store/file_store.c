@@ -72,8 +72,8 @@ struct store_entry {
     char name[BREAKER_NAME_MAX + 1];
 };
 
-#define STORE_ABI                                                                         \
-    (((uint64_t)sizeof(struct store_header) << 40) |                                      \
+#define STORE_ABI                                                                               \
+    (((uint64_t)sizeof(struct store_header) << 40) |                                            \
      ((uint64_t)sizeof(struct store_entry) << 24) | ((uint64_t)BREAKER__LAYOUT_VERSION << 16) | \
      (uint64_t)sizeof(void *))
 
@@ -140,8 +140,8 @@ static void layout_file(breaker_store *st, uint32_t capacity, const char *boot) 
 static int check_file(const breaker_store *st, char *msg, size_t len) {
     const struct store_header *h = header_of(st);
     if (atomic_load_explicit(&h->magic, memory_order_acquire) != STORE_MAGIC)
-        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
-                             "%s: not a breaker store (magic)", st->path);
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len, "%s: not a breaker store (magic)",
+                             st->path);
     if (h->version != STORE_VERSION || h->abi != STORE_ABI ||
         h->header_size != sizeof(struct store_header) ||
         h->entry_size != sizeof(struct store_entry))
@@ -202,11 +202,14 @@ static int validate_config(const breaker_store_config *c, char *msg, size_t len)
 /* Open (or create), lock, size, map and check: the whole of open under the
  * exclusive lock, so two processes creating the file at once agree. */
 static int open_locked(breaker_store *st, const breaker_store_config *c, char *msg, size_t len) {
-    int oflags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | ((c->flags & BREAKER_STORE_CREATE) ? O_CREAT : 0);
+    int oflags =
+        O_RDWR | O_CLOEXEC | O_NOFOLLOW | ((c->flags & BREAKER_STORE_CREATE) ? O_CREAT : 0);
     st->fd = open(st->path, oflags, (mode_t)c->mode);
     if (st->fd < 0) {
-        if (errno == ENOENT) return breaker__fail(BREAKER_NOT_FOUND, msg, len, "%s: no such store", st->path);
-        if (errno == ELOOP) return breaker__fail(BREAKER_EIO, msg, len, "%s: a symbolic link (refused)", st->path);
+        if (errno == ENOENT)
+            return breaker__fail(BREAKER_NOT_FOUND, msg, len, "%s: no such store", st->path);
+        if (errno == ELOOP)
+            return breaker__fail(BREAKER_EIO, msg, len, "%s: a symbolic link (refused)", st->path);
         return fail_errno(BREAKER_EIO, msg, len, "open", st->path);
     }
     if (flock(st->fd, LOCK_EX) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
@@ -327,8 +330,8 @@ static int find_or_create(breaker_store *st, const char *name, const breaker_con
     struct store_entry *slot = *found;
     if (slot == NULL) {
         if (used >= h->capacity)
-            return breaker__fail(BREAKER_ENOSPC, msg, len, "%s: all %u names are used",
-                                 st->path, h->capacity);
+            return breaker__fail(BREAKER_ENOSPC, msg, len, "%s: all %u names are used", st->path,
+                                 h->capacity);
         slot = &e[used];
         memset(slot, 0, sizeof(*slot));
         memcpy(slot->name, name, strlen(name) + 1);
@@ -338,8 +341,8 @@ static int find_or_create(breaker_store *st, const char *name, const breaker_con
         off = (off + 127) & ~(uint64_t)127;
         if (off + size > st->size - h->data_off)
             return breaker__fail(BREAKER_ENOSPC, msg, len,
-                                 "%s: no room for %s (%zu bytes; %llu of %zu used)", st->path,
-                                 name, size, (unsigned long long)off, st->size);
+                                 "%s: no room for %s (%zu bytes; %llu of %zu used)", st->path, name,
+                                 size, (unsigned long long)off, st->size);
         atomic_store_explicit(&h->data_used, off + size, memory_order_relaxed);
         slot->block_off = h->data_off + off;
         slot->block_size = size;
@@ -348,8 +351,8 @@ static int find_or_create(breaker_store *st, const char *name, const breaker_con
     if (slot == &e[used]) atomic_store_explicit(&h->names, used + 1, memory_order_release);
     void *mem = st->map + slot->block_off;
     memset(mem, 0, (size_t)slot->block_size);
-    uint64_t epoch = eff.clock != NULL ? eff.clock(eff.clock_ctx)
-                                       : breaker__clock_ns(CLOCK_MONOTONIC);
+    uint64_t epoch =
+        eff.clock != NULL ? eff.clock(eff.clock_ctx) : breaker__clock_ns(CLOCK_MONOTONIC);
     breaker__block_create_at(mem, (size_t)slot->block_size, &eff, epoch);
     atomic_store_explicit(&slot->state, ENTRY_READY, memory_order_release);
     *found = slot;
@@ -364,7 +367,8 @@ int breaker_store_attach(breaker_store *st, const char *name, const breaker_conf
     int rc = breaker_name_validate(name, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
-    if (flock(st->fd, LOCK_EX) != 0) return fail_errno(BREAKER_EIO, msg, msg_len, "flock", st->path);
+    if (flock(st->fd, LOCK_EX) != 0)
+        return fail_errno(BREAKER_EIO, msg, msg_len, "flock", st->path);
     struct store_entry *e = NULL;
     bool created = false;
     rc = find_or_create(st, name, cfg, &e, &created, msg, msg_len);

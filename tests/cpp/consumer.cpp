@@ -16,14 +16,14 @@
 
 static int failures;
 
-#define CHECK_EQ(got, want)                                                                      \
-    do {                                                                                         \
-        long long got_ = (long long)(got), want_ = (long long)(want);                            \
-        if (got_ != want_) {                                                                     \
+#define CHECK_EQ(got, want)                                                                     \
+    do {                                                                                        \
+        long long got_ = (long long)(got), want_ = (long long)(want);                           \
+        if (got_ != want_) {                                                                    \
             std::fprintf(stderr, "%s:%d: %s is %lld, expected %s = %lld\n", __FILE__, __LINE__, \
-                         #got, got_, #want, want_);                                              \
-            failures++;                                                                          \
-        }                                                                                        \
+                         #got, got_, #want, want_);                                             \
+            failures++;                                                                         \
+        }                                                                                       \
     } while (0)
 
 static std::uint64_t fake_now;

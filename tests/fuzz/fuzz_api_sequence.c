@@ -100,7 +100,7 @@ struct run {
     enum breaker_state last_to;
     uint64_t last_event_gen;
     uint64_t last_event_time; /* time_ns of the last event, 0 before any */
-    bool manual_op; /* the current operation is force/reset */
+    bool manual_op;           /* the current operation is force/reset */
     /* A generation in which two copies of one probe were both accepted: the
      * second freed the slot of another probe admitted since with the same
      * deadline word, whose own completion may then answer ALREADY_SETTLED. */
