@@ -67,6 +67,16 @@ static breaker *attach(breaker_store *st, const char *name, const breaker_config
     return b;
 }
 
+/* In a forked child: this process's own store and handle on `name`, or
+ * _exit (2: open failed, 3: attach failed) since a child cannot fail a
+ * cmocka assertion for its parent. */
+static breaker *child_attach(const char *name, const breaker_config *cfg, breaker_store **cs) {
+    breaker *b = NULL;
+    if (breaker_store_open(path, NULL, cs, NULL, 0) != BREAKER_OK) _exit(2);
+    if (breaker_store_attach(*cs, name, cfg, &b, NULL, 0) != BREAKER_OK) _exit(3);
+    return b;
+}
+
 static breaker_config consecutive_config(uint32_t threshold) {
     breaker_config cfg;
     breaker_config_init(&cfg);
@@ -100,9 +110,7 @@ static void one_breaker_per_name_across_handles_and_processes(void **state) {
     assert_true(pid >= 0);
     if (pid == 0) {
         breaker_store *cs = NULL;
-        breaker *c = NULL;
-        if (breaker_store_open(path, NULL, &cs, NULL, 0) != BREAKER_OK) _exit(2);
-        if (breaker_store_attach(cs, "payments", &cfg, &c, NULL, 0) != BREAKER_OK) _exit(3);
+        breaker *c = child_attach("payments", &cfg, &cs);
         breaker_permit p;
         int ok = breaker_get_state(c) == BREAKER_OPEN && breaker_generation(c) == gen &&
                  breaker_acquire(c, &p) == BREAKER_REJECTED_OPEN;
@@ -258,11 +266,9 @@ static void processes_creating_at_once_get_one_breaker(void **state) {
             char c;
             close(go[1]);
             if (read(go[0], &c, 1) != 0) _exit(4); /* EOF: everyone starts */
-            breaker_store *cs = NULL;
-            breaker *b = NULL;
             breaker_config cfg = consecutive_config(3);
-            if (breaker_store_open(path, NULL, &cs, NULL, 0) != BREAKER_OK) _exit(2);
-            if (breaker_store_attach(cs, "shared", &cfg, &b, NULL, 0) != BREAKER_OK) _exit(3);
+            breaker_store *cs = NULL;
+            breaker *b = child_attach("shared", &cfg, &cs);
             breaker_permit p;
             int ok = breaker_acquire(b, &p) == BREAKER_OK &&
                      breaker_complete(b, &p, BREAKER_SUCCESS) == BREAKER_OK;
@@ -305,8 +311,6 @@ static void count_event(void *ctx, breaker *b, const breaker_event *ev) {
 static void hammer(struct shared_counts *sh, unsigned seed, uint64_t until,
                    breaker_store *inherited) {
     breaker_store_close(inherited); /* the parent's: not used here */
-    breaker_store *cs = NULL;
-    breaker *b = NULL;
     breaker_config cfg = consecutive_config(3);
     cfg.open_ns = 2 * MS;
     cfg.half_open_max_probes = 2;
@@ -314,8 +318,8 @@ static void hammer(struct shared_counts *sh, unsigned seed, uint64_t until,
     cfg.probe_timeout_ns = 50 * MS;
     cfg.on_event = count_event;
     cfg.event_ctx = sh;
-    if (breaker_store_open(path, NULL, &cs, NULL, 0) != BREAKER_OK) _exit(2);
-    if (breaker_store_attach(cs, "hammered", &cfg, &b, NULL, 0) != BREAKER_OK) _exit(3);
+    breaker_store *cs = NULL;
+    breaker *b = child_attach("hammered", &cfg, &cs);
     uint64_t x = seed * 2654435761u + 1;
     while (monotonic_ns() < until) {
         breaker_permit p;
@@ -400,9 +404,7 @@ static void a_killed_probe_is_reclaimed_at_its_deadline(void **state) {
     assert_true(pid >= 0);
     if (pid == 0) {
         breaker_store *cs = NULL;
-        breaker *c = NULL;
-        if (breaker_store_open(path, NULL, &cs, NULL, 0) != BREAKER_OK) _exit(2);
-        if (breaker_store_attach(cs, "flaky", &cfg, &c, NULL, 0) != BREAKER_OK) _exit(3);
+        breaker *c = child_attach("flaky", &cfg, &cs);
         breaker_permit p;
         while (breaker_acquire(c, &p) != BREAKER_OK) {
         }

@@ -865,18 +865,17 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
     if (cancelled) outcome = (enum breaker_outcome)s->lim.cancelled_as;
     uint64_t now = 0;
     bool slow = false;
+    uint64_t took = NOT_TIMED;
     if (s->lim.slow_call_ns != 0 && outcome != BREAKER_IGNORED) {
         now = b->now_precise(b);
-        uint64_t took = now > pv->admitted_at ? now - pv->admitted_at : 0;
+        took = now > pv->admitted_at ? now - pv->admitted_at : 0;
         slow = took > s->lim.slow_call_ns;
-        /* A probe's duration is recorded once it is known not to be a
-         * duplicate completion (complete_probe); a closed call's permit
-         * was settled above, so it is not one. */
-        if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, cancelled, slow, took);
-        record_latency(b, outcome, took);
     }
-    if (head & PERMIT_PROBE)
-        return complete_probe(b, pv, head, outcome, cancelled, slow, NOT_TIMED);
+    /* A probe's duration is recorded once it is known not to be a duplicate
+     * completion (complete_probe); a closed call's permit was settled above,
+     * so it is not one. */
+    if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, cancelled, slow, took);
+    if (took != NOT_TIMED) record_latency(b, outcome, took);
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     if (cancelled) breaker__stripe_count(stripe, &stripe.stripe->cancelled);
     return complete_closed(b, head, outcome, now, slow, source);
