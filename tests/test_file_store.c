@@ -8,9 +8,7 @@
  * being reclaimed at its deadline.
  */
 #define _GNU_SOURCE
-#include "test_util.h"
-
-#include <breaker/store.h>
+#include "store_fixture.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -23,75 +21,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static char dir[64];
-static char path[128];
-
-static int setup(void **state) {
-    (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/breaker_store_XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/store", dir);
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    unlink(path);
-    char other[160];
-    snprintf(other, sizeof(other), "%s/link", dir);
-    unlink(other);
-    rmdir(dir);
-    return 0;
-}
-
-static uint64_t monotonic_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static breaker_store *open_store(void) {
-    breaker_store *st = NULL;
-    char msg[256];
-    int rc = breaker_store_open(path, NULL, &st, msg, sizeof(msg));
-    if (rc != BREAKER_OK) fail_msg("open: %s", msg);
-    return st;
-}
-
-static breaker *attach(breaker_store *st, const char *name, const breaker_config *cfg) {
-    breaker *b = NULL;
-    char msg[256];
-    int rc = breaker_store_attach(st, name, cfg, &b, msg, sizeof(msg));
-    if (rc != BREAKER_OK) fail_msg("attach %s: %s", name, msg);
-    return b;
-}
-
-/* In a forked child: this process's own store and handle on `name`, or
- * _exit (2: open failed, 3: attach failed) since a child cannot fail a
- * cmocka assertion for its parent. */
-static breaker *child_attach(const char *name, const breaker_config *cfg, breaker_store **cs) {
-    breaker *b = NULL;
-    if (breaker_store_open(path, NULL, cs, NULL, 0) != BREAKER_OK) _exit(2);
-    if (breaker_store_attach(*cs, name, cfg, &b, NULL, 0) != BREAKER_OK) _exit(3);
-    return b;
-}
-
-static breaker_config consecutive_config(uint32_t threshold) {
-    breaker_config cfg;
-    breaker_config_init(&cfg);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = threshold;
-    cfg.open_jitter = 0;
-    return cfg;
-}
-
-/* Wait for a child; its exit status. */
-static int reap(pid_t pid) {
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 static void one_breaker_per_name_across_handles_and_processes(void **state) {
     (void)state;

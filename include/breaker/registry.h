@@ -21,8 +21,8 @@
  * registry evicts it meanwhile (idle eviction, below), the handle keeps
  * working as a detached breaker, no longer listed or exported, and it is
  * freed when its last reference goes; asking for the name again creates a
- * fresh breaker. A caller that keeps a handle for the life of the process
- * should therefore leave idle eviction off, or get and release around each
+ * fresh breaker (with a store, attaches again to the stored one). A caller that keeps a handle for
+ * the life of the process should therefore leave idle eviction off, or get and release around each
  * unit of work (a lookup is a hash probe and two atomic increments).
  *
  * Thread-safety: every function may be called from any thread at any time,
@@ -73,6 +73,18 @@ struct breaker_registry_config {
      * histories and flapping use each breaker's clock). NULL = CLOCK_MONOTONIC. */
     breaker_clock_fn *clock;
     void *clock_ctx;
+    /* Where the breakers live. NULL (the default): this process's heap, one
+     * breaker per name per process. A store from breaker_store_open()
+     * (breaker/store.h): the registry ATTACHES each name to that file's
+     * breaker, shared with every process of the host that opens the file:
+     * one trip, one probe budget, one set of counters. A name that exists in
+     * the file keeps its stored limits (the first creator's; they win over
+     * `defaults` and overrides: see breaker/store.h). Eviction detaches this
+     * process's handle; the shared breaker stays in the file. Listeners,
+     * history and flapping hear the transitions made in THIS process.
+     * Lookups stay lock-free either way. Not owned: close the store after
+     * breaker_registry_destroy(). */
+    struct breaker_store *store;
 };
 
 /*! breaker_registry_config_init() :
@@ -133,7 +145,11 @@ breaker_registry_set_config(breaker_registry *reg, const char *pattern, const br
  *  (breaker_name_validate() says why); BREAKER_REGISTRY_FULL when the name is
  *  new and max_breakers breakers exist (after trying idle eviction, when it
  *  is on), counted in breaker_registry_stats.rejected_full: the registry
- *  never grows past its bound; BREAKER_ENOMEM. On error `*out` is NULL. */
+ *  never grows past its bound; BREAKER_ENOMEM. With a store (config.store),
+ *  also its attach errors (breaker_store_attach(): BREAKER_ENOSPC when the
+ *  file is full, BREAKER_EINCOMPATIBLE, BREAKER_EIO); a name stored with
+ *  other limits is not an error: it is attached to them. On error `*out` is
+ *  NULL. */
 BREAKER_API BREAKER_NODISCARD int breaker_registry_get(breaker_registry *reg, const char *name,
                                                        breaker **out) BREAKER_NONNULL(1, 2, 3);
 

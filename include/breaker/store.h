@@ -19,7 +19,12 @@
  * Thread-safety: a store may be used from any thread; attach and open take a
  * file lock (flock) for their short bookkeeping, never the call path. A
  * process may die at any instruction: a probe it held is reclaimed at its
- * deadline, a transition is one CAS, its unsettled calls are what is lost.
+ * deadline, a transition is one CAS, no counter stripe belongs to a process
+ * (nothing to reclaim, however many processes come and go), and its
+ * unsettled calls (admitted, never completed) are all that is lost.
+ *
+ * A registry can keep its breakers in a store: breaker_registry_config.store
+ * (breaker/registry.h).
  */
 #ifndef BREAKER_STORE_H
 #define BREAKER_STORE_H

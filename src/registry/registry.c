@@ -8,8 +8,8 @@
  * registry_impl.h, the name index in index.c, the reclamation that makes
  * lock-free lookups safe against frees in reclaim.h, and what the registry
  * shows of its breakers (info, walks, exporters' snapshots) in snapshot.c.
- * Breakers are made and freed only through the registry's store (store.h;
- * the process heap, store_heap.c, for now).
+ * Breakers are made and freed only through the registry's store (store.h):
+ * the process heap (store_heap.c) or a store file (store_file.c).
  *
  * Lookups take no lock: a read section, a probe of the name index, and a
  * reference taken on the entry found. Creation, eviction, index rebuilds and
@@ -188,8 +188,13 @@ int breaker_registry_create(const breaker_registry_config *cfg, breaker_registry
     }
     for (size_t i = 0; i < reg->cfg.max_breakers; i++)
         atomic_init(&reg->slots[i], NULL);
-    reg->store = NULL;
-    reg->store_ops = &breaker__store_heap_ops;
+    if (cfg->store != NULL) {
+        reg->store = cfg->store;
+        reg->store_ops = &breaker__store_file_ops;
+    } else {
+        reg->store = NULL;
+        reg->store_ops = &breaker__store_heap_ops;
+    }
     breaker__reclaim_init(&reg->reclaim);
     *out = reg;
     return BREAKER_OK;

@@ -150,8 +150,8 @@ struct breaker_registry {
     struct breaker__listener listeners[BREAKER_REGISTRY_MAX_LISTENERS];
     _Atomic unsigned n_listeners;
     _Atomic uint64_t n_listed, created, evicted, rejected_full, invalid_names;
-    /* Where the breakers are made and freed (store.h): the heap store until
-     * the registry configuration can choose another. */
+    /* Where the breakers are made and freed (store.h): the heap, or the
+     * store file of cfg.store (not owned). */
     void *store;
     const struct breaker__store_ops *store_ops;
 };

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * store.h - where a registry's breakers live: the store interface. Private:
- * nothing here is API (a later registry configuration field will choose a
- * store; until then every registry uses the heap store).
+ * nothing here is API; breaker_registry_config.store chooses between the
+ * heap (NULL) and a store file.
  *
  * The registry creates, detaches and frees its breakers only through a store:
  * a table of operations and a context pointer, in the manner of nng's
  * transports or curl's TLS backends. The registry keeps the names, the
  * references, the listeners and the history; the store decides where a
  * breaker's state is kept. The default store is the process heap
- * (store_heap.c); a shared-memory file and Redis are the stores to come,
- * where other processes see the same breakers.
+ * (store_heap.c); a store file (store_file.c) is shared by the processes of
+ * a host, which see the same breakers.
  *
  * The contract, for every store:
  *
@@ -62,5 +62,9 @@ struct breaker__store_ops {
 /* The process heap: open = breaker__create_owned(), close =
  * breaker_destroy(). Its context is NULL: the heap store has no state. */
 extern const struct breaker__store_ops breaker__store_heap_ops;
+
+/* A store file (breaker/store.h), shared by the processes of a host; its
+ * context is the caller's breaker_store (breaker_registry_config.store). */
+extern const struct breaker__store_ops breaker__store_file_ops;
 
 #endif /* BREAKER_REGISTRY_STORE_H */

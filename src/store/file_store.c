@@ -25,6 +25,7 @@
 #include "common/time_ns.h"
 #include "core/block.h"
 #include "core/internal.h"
+#include "store/file_store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -362,6 +363,12 @@ static int find_or_create(breaker_store *st, const char *name, const breaker_con
 
 int breaker_store_attach(breaker_store *st, const char *name, const breaker_config *cfg,
                          breaker **out, char *msg, size_t msg_len) {
+    return breaker__store_attach_owned(st, name, cfg, NULL, out, msg, msg_len);
+}
+
+int breaker__store_attach_owned(breaker_store *st, const char *name, const breaker_config *cfg,
+                                const struct breaker__owner *owner, breaker **out, char *msg,
+                                size_t msg_len) {
     *out = NULL;
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
     int rc = breaker_name_validate(name, msg, msg_len);
@@ -377,7 +384,7 @@ int breaker_store_attach(breaker_store *st, const char *name, const breaker_conf
     if (e->block_off + e->block_size > st->size)
         return breaker__fail(BREAKER_EINCOMPATIBLE, msg, msg_len, "%s: %s lies outside the file",
                              st->path, name);
-    rc = breaker__attach_block(st->map + e->block_off, (size_t)e->block_size, cfg, NULL, out, msg,
+    rc = breaker__attach_block(st->map + e->block_off, (size_t)e->block_size, cfg, owner, out, msg,
                                msg_len);
     if (rc != BREAKER_OK) return rc;
     if (!created && cfg != NULL) {
