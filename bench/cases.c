@@ -67,24 +67,28 @@ static struct breaker_case *new_case(const breaker_config *cfg, int expect) {
     return c;
 }
 
-static void expect_state(const struct breaker_case *c, enum breaker_state want, const char *what) {
+void case_expect_state(const struct breaker_case *c, enum breaker_state want, const char *what) {
     enum breaker_state got = breaker_get_state(c->b);
     if (got != want)
         bench_die("%s: breaker is %s, wanted %s", what, breaker_state_name(got),
                   breaker_state_name(want));
 }
 
-struct breaker_case *make_closed(enum breaker_trip trip, int slow_calls) {
-    breaker_config cfg;
-    breaker_config_init(&cfg);
-    cfg.trip = trip;
+void config_closed(breaker_config *cfg, enum breaker_trip trip, int slow_calls) {
+    breaker_config_init(cfg);
+    cfg->trip = trip;
     if (slow_calls) {
         /* Every call is timed (two precise clock reads); none is slow. */
-        cfg.slow_call_ns = UINT64_C(1000000000);
-        if (trip != BREAKER_TRIP_CONSECUTIVE) cfg.slow_call_rate = 0.5;
+        cfg->slow_call_ns = UINT64_C(1000000000);
+        if (trip != BREAKER_TRIP_CONSECUTIVE) cfg->slow_call_rate = 0.5;
     }
+}
+
+struct breaker_case *make_closed(enum breaker_trip trip, int slow_calls) {
+    breaker_config cfg;
+    config_closed(&cfg, trip, slow_calls);
     struct breaker_case *c = new_case(&cfg, BREAKER_OK);
-    expect_state(c, BREAKER_CLOSED, "closed case");
+    case_expect_state(c, BREAKER_CLOSED, "closed case");
     return c;
 }
 
@@ -95,25 +99,30 @@ struct breaker_case *make_closed_failures(enum breaker_trip trip, unsigned fail_
 }
 
 /* Trip a default-configured breaker with min_calls failures. */
-static void trip(struct breaker_case *c) {
+void case_trip(struct breaker_case *c) {
     breaker_config cfg;
     breaker_get_config(c->b, &cfg);
     unsigned n = cfg.trip == BREAKER_TRIP_CONSECUTIVE ? cfg.failure_threshold : cfg.min_calls;
     for (unsigned i = 0; i < n; i++) {
         breaker_permit p;
-        if (breaker_acquire(c->b, &p) != BREAKER_OK) bench_die("trip: call %u refused", i);
+        int rc = breaker_acquire(c->b, &p);
+        if (rc != BREAKER_OK) bench_die("trip: call %u refused: %s", i, breaker_strerror(rc));
         (void)breaker_complete(c->b, &p, BREAKER_FAILURE);
     }
-    expect_state(c, BREAKER_OPEN, "trip");
+    case_expect_state(c, BREAKER_OPEN, "trip");
+}
+
+void config_open(breaker_config *cfg) {
+    breaker_config_init(cfg);
+    cfg->open_ns = HOUR;
+    cfg->open_max_ns = HOUR;
 }
 
 struct breaker_case *make_open(void) {
     breaker_config cfg;
-    breaker_config_init(&cfg);
-    cfg.open_ns = HOUR;
-    cfg.open_max_ns = HOUR;
+    config_open(&cfg);
     struct breaker_case *c = new_case(&cfg, BREAKER_REJECTED_OPEN);
-    trip(c);
+    case_trip(c);
     return c;
 }
 
@@ -124,21 +133,21 @@ struct breaker_case *make_half_open(void) {
     cfg.probe_timeout_ns = HOUR;
     cfg.half_open_max_probes = 1;
     struct breaker_case *c = new_case(&cfg, BREAKER_REJECTED_HALF_OPEN);
-    trip(c);
+    case_trip(c);
     for (int tries = 0;; tries++) {
         if (tries > 5000) bench_die("half-open case: the breaker never admitted a probe");
         if (breaker_acquire(c->b, &c->probe) == BREAKER_OK) break;
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
-    expect_state(c, BREAKER_HALF_OPEN, "half-open case");
+    case_expect_state(c, BREAKER_HALF_OPEN, "half-open case");
     return c;
 }
 
 struct breaker_case *make_forced_open(void) {
     struct breaker_case *c = new_case(NULL, BREAKER_REJECTED_OPEN);
     (void)breaker_force_open(c->b);
-    expect_state(c, BREAKER_FORCED_OPEN, "forced-open case");
+    case_expect_state(c, BREAKER_FORCED_OPEN, "forced-open case");
     return c;
 }
 

@@ -58,4 +58,20 @@ struct breaker_case *make_half_open(void);
 struct breaker_case *make_forced_open(void);
 void breaker_case_free(struct breaker_case *c);
 
+/* What the makers above use, for the same breakers in a store
+ * (store_cases.c): the configurations of make_closed() and make_open(),
+ * tripping a breaker so configured, and the state check. */
+void config_closed(breaker_config *cfg, enum breaker_trip trip, int slow_calls);
+void config_open(breaker_config *cfg);
+void case_trip(struct breaker_case *c);
+void case_expect_state(const struct breaker_case *c, enum breaker_state want, const char *what);
+
+/* ---- Store-backed cases (store_cases.c) ------------------------------------
+ * The same breakers attached by name in a store file (breaker/store.h), the
+ * file in a new directory under /tmp that an atexit handler removes (in the
+ * process that made it, not in the bench's forked workers). The loops are
+ * case_closed and case_refused. */
+struct breaker_case *make_store_closed(enum breaker_trip trip);
+struct breaker_case *make_store_open(void);
+
 #endif /* BENCH_CASES_H */

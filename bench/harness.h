@@ -37,6 +37,17 @@ struct bench_case {
     unsigned nsamples;
     unsigned redone;           /* repetitions run again: the scheduler interrupted them */
     unsigned kept_interrupted; /* repetitions kept although interrupted every time */
+    /* Fixed duration (harness.c): every worker runs the loop in batches until
+     * the end of one shared wall-clock window and counts what it completed.
+     * The workers are `processes` forked processes or, with processes 0,
+     * `threads` threads (at least one). */
+    bool fixed_duration;
+    unsigned processes;
+    /* Processes only, a diagnostic: every forked worker but the first runs on
+     * a new thread, which takes a counter stripe of its own, where the first
+     * thread of every child writes the stripe its parent's thread holds. */
+    bool spread_stripes;
+    uint64_t duration_ns; /* the window, set by calibration */
 };
 
 /* Monotonic time in ns for the harness itself (CLOCK_MONOTONIC). */
@@ -47,7 +58,8 @@ uint64_t bench_now_ns(void);
 void bench_calibrate(struct bench_case *c, double rep_ms);
 
 /* Time one repetition and append ns/op to c->samples. For a threaded case the
- * figure is wall time over all threads' operations (inverse throughput). A
+ * figure is wall time over all threads' operations (inverse throughput), and
+ * for a fixed-duration case the window over all workers' operations. A
  * repetition during which a thread was not running (its CPU time falls more
  * than 3% short of its wall time) is run again, up to BENCH_MAX_REDO times. */
 void bench_repeat(struct bench_case *c);

@@ -5,7 +5,8 @@
 #      run, with PASS/MISS against the targets in docs/performance.md;
 #   2. if valgrind is installed, instructions per call of each single-thread
 #      case under callgrind (repeatable whatever the machine's load),
-#      excluding the clock's own instructions;
+#      excluding the clock's own instructions, and each store-backed case's
+#      ratio to the same case in-process;
 #   3. the zero-allocation test, if the build has it.
 # Extra arguments go to bench/bench (e.g. --reps 21 --ms 50, --filter open);
 # BENCH_PARTS=timing,callgrind,alloc (the default: all three) selects parts.
@@ -41,7 +42,13 @@ else
   cases="closed_consecutive:60 closed_count:0 closed_time:120 closed_consecutive_slow:0
          closed_count_slow:0 closed_time_slow:0 failures_consecutive:0 failures_count:0
          failures_time:0 open:0 half_open:0 forced_open:0
-         floor_consecutive:0 floor_time:0 floor_open:0"
+         floor_consecutive:0 floor_time:0 floor_open:0
+         store_closed_consecutive:0 store_closed_count:0 store_closed_time:0 store_open:0"
+  # store-backed case: the in-process case its count is compared with (the
+  # issue's target, within 1.2x of the in-process call)
+  declare -A store_of=([store_closed_consecutive]=closed_consecutive
+    [store_closed_count]=closed_count [store_closed_time]=closed_time [store_open]=open)
+  declare -A per_call=()
   misses=0
   for entry in $cases; do
     name=${entry%%:*}
@@ -62,7 +69,18 @@ else
     per=$(awk -v l="$lib" -v c="$clock" -v n="$iters" 'BEGIN { printf "%.1f", (l - c) / n }')
     clk=$(awk -v c="$clock" -v n="$iters" 'BEGIN { printf "%.1f", c / n }')
     tot=$(awk -v l="$lib" -v n="$iters" 'BEGIN { printf "%.1f", l / n }')
+    per_call[$name]=$per
     verdict=""
+    base=${store_of[$name]:-}
+    if [ -n "$base" ] && [ -n "${per_call[$base]:-}" ]; then
+      ratio=$(awk -v p="$per" -v b="${per_call[$base]}" 'BEGIN { printf "%.2f", p / b }')
+      if awk -v r="$ratio" 'BEGIN { exit !(r <= 1.2) }'; then
+        verdict="${ratio}x $base, <= 1.2x PASS"
+      else
+        verdict="${ratio}x $base, <= 1.2x MISS"
+        misses=$((misses + 1))
+      fi
+    fi
     if [ "$limit" != 0 ]; then
       if awk -v p="$per" -v m="$limit" 'BEGIN { exit !(p <= m) }'; then
         verdict="<= $limit PASS"
