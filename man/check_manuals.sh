@@ -12,8 +12,7 @@
 #       least one page, and every function a page names with () exists.
 #   check_manuals.sh options SCDOC MAN_DIR BREAKER_BINARY
 #       Every command of `breaker --help` and every option of it and of
-#       `breaker simulate --help` and `breaker replay --help` is in
-#       breaker(1).
+#       `breaker simulate|replay|exec|status --help` is in breaker(1).
 set -u
 mode=$1
 scdoc=$2
@@ -130,7 +129,7 @@ options)
   [ -s "$page" ] || fail "breaker.1 did not build"
   sed -e 's/\\f[BIRP]//g' -e 's/\\&//g' -e 's/\\-/-/g' "$page" >"$work/text"
   checked=0
-  for cmd in "" simulate replay; do
+  for cmd in "" simulate replay exec status; do
     # Option lines of the help: "  -c, --config FILE  ...", "      --svg FILE".
     opts=$("$tool" $cmd --help | sed -n 's/^ \{2,\}\(-[-a-zA-Z]\)/\1/p' | sed 's/  .*//' |
       tr ',' '\n' | sed -n 's/^ *\(--*[a-zA-Z][-a-zA-Z]*\).*/\1/p' | sort -u)

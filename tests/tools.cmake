@@ -75,4 +75,25 @@ if(BREAKER_BUILD_TOOLS)
   # exec, status, ls, open, close, reset with real processes on a store file.
   add_test(NAME tools_cli_store COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_store.sh ${_bk})
   set_tests_properties(tools_cli_store PROPERTIES TIMEOUT 60 LABELS cli)
+  # What operators and supervisors see (cli_store_ops.sh): status
+  # --prometheus (checked by promtool and against the library's exporter,
+  # as test_ops_metric_sample prints it) and --watch, the signals exec
+  # passes on, the default store directory's checks (skipped, 77, unless
+  # root with unshare and setpriv: it mounts its own /run).
+  find_program(BREAKER_PROMTOOL promtool)
+  foreach(_case prometheus_passes_promtool prometheus_uses_the_library_names
+          watch_sees_transitions_of_other_processes watch_stops_cleanly_on_signals
+          watch_usage_errors exec_forwards_stop_signals_to_the_group
+          exec_child_killed_by_signal_is_a_failure default_dir_must_be_private)
+    if(_case STREQUAL "prometheus_passes_promtool" AND NOT BREAKER_PROMTOOL)
+      breaker_missing_dependency_test(tools_cli_store_${_case}
+        "promtool (Debian package prometheus)")
+    else()
+      add_test(NAME tools_cli_store_${_case}
+        COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_store_ops.sh ${_case} ${_bk}
+                "${BREAKER_PROMTOOL}" $<TARGET_FILE:test_ops_metric_sample>)
+    endif()
+    set_tests_properties(tools_cli_store_${_case} PROPERTIES TIMEOUT 60 LABELS cli
+      SKIP_RETURN_CODE 77)
+  endforeach()
 endif()

@@ -5,7 +5,7 @@
  * process runs it (cron, scripts, systemd units), sees the same breaker.
  *
  *   breaker exec NAME [options] -- COMMAND [ARGS...]
- *   breaker status [NAME] [--json]      breaker ls
+ *   breaker status [NAME] [--json|--prometheus|--watch]      breaker ls
  *   breaker open|close|reset NAME
  *
  * Exit statuses of exec: the command's own; 75 (EX_TEMPFAIL, or
@@ -36,12 +36,25 @@
 #define KILL_GRACE_NS  TOOL_SEC
 #define STORE_FILE     "breakers.store"
 
-enum { OPT_STORE = 256, OPT_JSON, OPT_TIMEOUT, OPT_FAIL_ON, OPT_REFUSED_EXIT };
+#define WATCH_INTERVAL_NS TOOL_SEC /* status --watch polls the store this often */
+
+enum {
+    OPT_STORE = 256,
+    OPT_JSON,
+    OPT_TIMEOUT,
+    OPT_FAIL_ON,
+    OPT_REFUSED_EXIT,
+    OPT_PROMETHEUS,
+    OPT_WATCH,
+    OPT_INTERVAL,
+    OPT_COUNT
+};
 
 #define STORE_PATH_HELP                                                                    \
     "The store is --store PATH, else $BREAKER_STORE, else\n"                               \
     "$XDG_RUNTIME_DIR/breaker/" STORE_FILE ", else /run/breaker/" STORE_FILE " for root\n" \
-    "and /tmp/breaker-$UID/" STORE_FILE " for other users.\n"
+    "and /tmp/breaker-$UID/" STORE_FILE " for other users. A default directory\n"          \
+    "must be this user's and not writable by others (in /tmp: mode 0700).\n"
 
 const char tool_exec_help[] =
     "usage: breaker exec NAME [options] -- COMMAND [ARGS...]\n"
@@ -84,10 +97,22 @@ const char tool_status_help[] =
     "Shows each breaker of the store (or NAME): state, generation, how long\n"
     "until a call is allowed when it is open, calls admitted, successes,\n"
     "failures, calls rejected and transitions. The store is never created.\n" STORE_PATH_HELP "\n"
+    "With --watch it goes on to print a line each time a breaker's state or\n"
+    "generation changes (polling the store every --interval), until SIGINT,\n"
+    "SIGTERM or SIGHUP (exit 0) or --count lines:\n"
+    "  TIME NAME FROM -> TO generation G [(N transitions)]\n"
+    "TIME is UTC (2026-12-01T03:10:00.123Z); FROM is 'new' for a breaker created\n"
+    "meanwhile; N is said when several transitions fell between two polls.\n"
+    "\n"
     "options:\n"
-    "      --store PATH  the store file\n"
-    "      --json        print a JSON array of objects (docs/cli.md lists the keys)\n"
-    "  -h, --help        show this text\n";
+    "      --store PATH    the store file\n"
+    "      --json          print a JSON array of objects (docs/cli.md lists the keys)\n"
+    "      --prometheus    print the Prometheus text format (the library's metric\n"
+    "                      names; docs/cli.md lists the families)\n"
+    "      --watch         keep printing changes (see above)\n"
+    "      --interval D    --watch: poll every D (default 1s)\n"
+    "      --count N       --watch: stop after N change lines\n"
+    "  -h, --help          show this text\n";
 
 const char tool_ls_help[] =
     "usage: breaker ls [options]\n"
@@ -112,23 +137,30 @@ const char tool_force_help[] =
 
 /* ---- The store's path and directory ------------------------------------------*/
 
+/* How far the directory of the default store path is trusted. */
+enum dir_trust {
+    DIR_ANY,     /* $BREAKER_STORE: the user's own choice, as --store is */
+    DIR_OWNED,   /* $XDG_RUNTIME_DIR/breaker, /run/breaker: ours, written by no one else */
+    DIR_PRIVATE, /* /tmp/breaker-$UID, in a directory anyone may write: ours, closed */
+};
+
 /* The default store path, per the help text. @return it (malloc'd), or NULL
- * with `msg`. `*private_dir` is set when the directory is ours to create and
- * must be private (the shared /tmp case). */
-static char *default_store_path(bool *private_dir, char *msg, size_t len) {
-    *private_dir = false;
+ * with `msg`; `*trust` says what its directory must be. */
+static char *default_store_path(enum dir_trust *trust, char *msg, size_t len) {
+    *trust = DIR_OWNED;
     char *path = NULL;
     int n;
     const char *env = getenv("BREAKER_STORE");
     const char *xdg = getenv("XDG_RUNTIME_DIR");
     if (env != NULL && *env != '\0') {
+        *trust = DIR_ANY;
         n = asprintf(&path, "%s", env);
     } else if (xdg != NULL && *xdg != '\0') {
         n = asprintf(&path, "%s/breaker/" STORE_FILE, xdg);
     } else if (getuid() == 0) {
         n = asprintf(&path, "/run/breaker/" STORE_FILE);
     } else {
-        *private_dir = true;
+        *trust = DIR_PRIVATE;
         n = asprintf(&path, "/tmp/breaker-%ju/" STORE_FILE, (uintmax_t)getuid());
     }
     if (n < 0) {
@@ -138,27 +170,40 @@ static char *default_store_path(bool *private_dir, char *msg, size_t len) {
     return path;
 }
 
-/* In /tmp anyone could have made the directory first, to read or swap our
- * store: it must be a real directory, ours, and closed to others. */
-static int check_private_dir(const char *dir, char *msg, size_t len) {
+/* Whoever can write the default directory can swap our store for theirs
+ * (and in /tmp anyone could have made it first, to read it too): it must be
+ * a real directory (not a symlink), ours, not writable by anyone else, and
+ * for DIR_PRIVATE closed to everyone else. @return 0, or -1 with `msg`. */
+static int check_dir(const char *dir, enum dir_trust trust, char *msg, size_t len) {
     struct stat st;
     if (lstat(dir, &st) != 0) {
         snprintf(msg, len, "%s: %s", dir, strerror(errno));
         return -1;
     }
-    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077) != 0) {
-        snprintf(msg, len,
-                 "%s: refused: not a directory of this user closed to group and others "
-                 "(use --store or BREAKER_STORE)",
-                 dir);
-        return -1;
+    const char *why = NULL;
+    char detail[96];
+    unsigned mask = trust == DIR_PRIVATE ? 077 : 022;
+    if (!S_ISDIR(st.st_mode)) {
+        why = S_ISLNK(st.st_mode) ? "a symbolic link, not a directory" : "not a directory";
+    } else if (st.st_uid != geteuid()) {
+        snprintf(detail, sizeof(detail), "owned by uid %ju, not by this user (uid %ju)",
+                 (uintmax_t)st.st_uid, (uintmax_t)geteuid());
+        why = detail;
+    } else if ((st.st_mode & mask) != 0) {
+        snprintf(detail, sizeof(detail), "mode %04o: %s", (unsigned)(st.st_mode & 07777),
+                 trust == DIR_PRIVATE ? "open to group or others (must be 0700)"
+                                      : "writable by group or others");
+        why = detail;
     }
-    return 0;
+    if (why == NULL) return 0;
+    snprintf(msg, len, "store directory %s refused: %s (fix it, or use --store or BREAKER_STORE)",
+             dir, why);
+    return -1;
 }
 
-/* The default path's directory, created 0700 if `create` and missing.
- * @return 0, or -1 with `msg`. */
-static int prepare_dir(const char *path, bool private_dir, bool create, char *msg, size_t len) {
+/* The default path's directory, created 0700 if `create` and missing, then
+ * checked as `trust` says. @return 0, or -1 with `msg`. */
+static int prepare_dir(const char *path, enum dir_trust trust, bool create, char *msg, size_t len) {
     char *dir = strdup(path);
     if (dir == NULL) {
         snprintf(msg, len, "out of memory");
@@ -173,8 +218,9 @@ static int prepare_dir(const char *path, bool private_dir, bool create, char *ms
             rc = -1;
         }
         /* A missing directory without `create` is the open's to report. */
-        if (rc == 0 && private_dir && (create || access(dir, F_OK) == 0))
-            rc = check_private_dir(dir, msg, len);
+        struct stat st;
+        if (rc == 0 && trust != DIR_ANY && (create || lstat(dir, &st) == 0))
+            rc = check_dir(dir, trust, msg, len);
     }
     free(dir);
     return rc;
@@ -185,14 +231,14 @@ static int prepare_dir(const char *path, bool private_dir, bool create, char *ms
  * status after saying why. */
 static int open_store(const char *cmd, const char *given, bool create, breaker_store **out) {
     char msg[TOOL_MSG_MAX];
-    bool private_dir = false;
-    char *path = given != NULL ? strdup(given) : default_store_path(&private_dir, msg, sizeof(msg));
+    enum dir_trust trust = DIR_ANY;
+    char *path = given != NULL ? strdup(given) : default_store_path(&trust, msg, sizeof(msg));
     if (path == NULL) {
         tool_error(stderr, "breaker %s: out of memory", cmd);
         return 1;
     }
     int rc = 0;
-    if (given == NULL && prepare_dir(path, private_dir, create, msg, sizeof(msg)) != 0) {
+    if (given == NULL && prepare_dir(path, trust, create, msg, sizeof(msg)) != 0) {
         tool_error(stderr, "breaker %s: %s", cmd, msg);
         rc = 1;
     }
@@ -698,43 +744,21 @@ int tool_cmd_exec(int argc, char **argv) {
 
 /* ---- status, ls, open, close, reset -----------------------------------------------*/
 
-/* The options of the read-only and operator commands: --store, --json
- * (status only), -h; then `max_args` NAMEs at most, `min_args` at least. */
+/* The options of the store commands after exec: --store, -h, and for status
+ * the output forms; then `max_args` NAMEs at most, `min_args` at least. */
 struct simple_args {
     const char *store;
-    bool json;
     const char *name; /* NULL: none given */
     bool done;
+    /* status only */
+    bool json, prometheus, watch;
+    uint64_t interval_ns; /* --watch: 0 = WATCH_INTERVAL_NS */
+    uint64_t count;       /* --watch: stop after this many lines, 0 = never */
 };
 
-static int simple_options(const char *cmd, const char *help, bool json_ok, int min_args,
-                          int max_args, int argc, char **argv, struct simple_args *a) {
-    static const struct option with_json[] = {{"store", required_argument, NULL, OPT_STORE},
-                                              {"json", no_argument, NULL, OPT_JSON},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
-    static const struct option without_json[] = {{"store", required_argument, NULL, OPT_STORE},
-                                                 {"help", no_argument, NULL, 'h'},
-                                                 {NULL, 0, NULL, 0}};
-    const struct option *longopts = json_ok ? with_json : without_json;
-    memset(a, 0, sizeof(*a));
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(help, stdout);
-            a->done = true;
-            return 0;
-        }
-        if (c == OPT_STORE) {
-            a->store = optarg;
-        } else if (c == OPT_JSON) {
-            a->json = true;
-        } else {
-            return tool_option_error(cmd, c, argv, longopts);
-        }
-    }
+/* The NAME arguments after the options. @return 0 or an exit status. */
+static int take_name(const char *cmd, int min_args, int max_args, int argc, char **argv,
+                     struct simple_args *a) {
     int n = argc - optind;
     if (n < min_args) return tool_usage_error(cmd, "expected a breaker NAME");
     if (n > max_args)
@@ -746,18 +770,102 @@ static int simple_options(const char *cmd, const char *help, bool json_ok, int m
     return 0;
 }
 
-/* One breaker's row, read once so that text and JSON agree. */
-struct status_row {
-    const char *name;
-    breaker_stats s;
-    uint64_t retry_ns; /* breaker_retry_after_ns() */
-};
+static int simple_options(const char *cmd, const char *help, int min_args, int max_args, int argc,
+                          char **argv, struct simple_args *a) {
+    static const struct option longopts[] = {{"store", required_argument, NULL, OPT_STORE},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    memset(a, 0, sizeof(*a));
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(help, stdout);
+            a->done = true;
+            return 0;
+        }
+        if (c != OPT_STORE) return tool_option_error(cmd, c, argv, longopts);
+        a->store = optarg;
+    }
+    return take_name(cmd, min_args, max_args, argc, argv, a);
+}
+
+/* One option of status. @return 0 or an exit status. */
+static int status_option(struct simple_args *a, int c, char **argv, const struct option *longopts) {
+    switch (c) {
+    case OPT_STORE:
+        a->store = optarg;
+        return 0;
+    case OPT_JSON:
+        a->json = true;
+        return 0;
+    case OPT_PROMETHEUS:
+        a->prometheus = true;
+        return 0;
+    case OPT_WATCH:
+        a->watch = true;
+        return 0;
+    case OPT_INTERVAL:
+        if (!tool_parse_duration(optarg, TOOL_SEC, &a->interval_ns) || a->interval_ns < TOOL_MS ||
+            a->interval_ns > 24 * 3600 * TOOL_SEC)
+            return tool_usage_error("status",
+                                    "--interval: bad value '%s': expected a duration from 1ms "
+                                    "to 1d such as " TOOL_DURATION_FORMATS,
+                                    optarg);
+        return 0;
+    case OPT_COUNT:
+        if (!tool_parse_uint(optarg, 1, UINT32_MAX, &a->count))
+            return tool_usage_error("status",
+                                    "--count: bad value '%s': expected a whole number from 1 "
+                                    "to 4294967295",
+                                    optarg);
+        return 0;
+    default:
+        return tool_option_error("status", c, argv, longopts);
+    }
+}
+
+static int status_options(int argc, char **argv, struct simple_args *a) {
+    static const struct option longopts[] = {{"store", required_argument, NULL, OPT_STORE},
+                                             {"json", no_argument, NULL, OPT_JSON},
+                                             {"prometheus", no_argument, NULL, OPT_PROMETHEUS},
+                                             {"watch", no_argument, NULL, OPT_WATCH},
+                                             {"interval", required_argument, NULL, OPT_INTERVAL},
+                                             {"count", required_argument, NULL, OPT_COUNT},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    memset(a, 0, sizeof(*a));
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(tool_status_help, stdout);
+            a->done = true;
+            return 0;
+        }
+        int rc = status_option(a, c, argv, longopts);
+        if (rc != 0) return rc;
+    }
+    if (a->json && a->prometheus)
+        return tool_usage_error("status", "--json and --prometheus: choose one");
+    if (a->watch && (a->json || a->prometheus))
+        return tool_usage_error("status", "--watch prints text: not with --%s",
+                                a->json ? "json" : "prometheus");
+    if (!a->watch && (a->interval_ns != 0 || a->count != 0))
+        return tool_usage_error("status", "--%s needs --watch",
+                                a->interval_ns != 0 ? "interval" : "count");
+    return take_name("status", 0, 1, argc, argv, a);
+}
+
+typedef struct tool_store_row status_row;
 
 static uint64_t rejected(const breaker_stats *s) {
     return s->rejected_open + s->rejected_half_open + s->rejected_forced + s->rejected_ramp;
 }
 
-static void print_json_row(const struct status_row *r, bool last) {
+static void print_json_row(const status_row *r, bool last) {
     printf("  {\"name\": ");
     tool_json_string(stdout, r->name);
     printf(", \"state\": \"%s\", \"generation\": %" PRIu64 ", \"retry_after_ns\": ",
@@ -774,7 +882,7 @@ static void print_json_row(const struct status_row *r, bool last) {
            r->s.transitions, last ? "" : ",");
 }
 
-static void print_text_row(const struct status_row *r, int width) {
+static void print_text_row(const status_row *r, int width) {
     char retry[32] = "-";
     if (r->s.state == BREAKER_FORCED_OPEN) {
         snprintf(retry, sizeof(retry), "until reset");
@@ -788,45 +896,250 @@ static void print_text_row(const struct status_row *r, int width) {
            r->s.successes, r->s.failures, rejected(&r->s), r->s.transitions);
 }
 
+/* Read everything status shows of `b` at one moment. */
+static void row_read(breaker *b, const char *name, status_row *r) {
+    memset(r, 0, sizeof(*r));
+    r->name = name;
+    (void)breaker_stats_get(b, &r->s); /* applies a hung probe's timeout first */
+    r->now_ns = breaker_now_ns(b);
+    r->retry_ns = breaker_retry_after_ns(b);
+    breaker_get_config(b, &r->cfg);
+    r->timed = breaker_latency_get(b, &r->latency) == BREAKER_OK;
+}
+
 /* Read one breaker's row. @return 0 or an exit status. */
-static int read_row(breaker_store *st, const char *name, struct status_row *r) {
+static int read_row(breaker_store *st, const char *name, status_row *r) {
     breaker *b;
     if (attach_existing("status", st, name, &b) != 0) return 1;
-    r->name = name;
-    int rc = breaker_stats_get(b, &r->s) == BREAKER_OK ? 0 : 1;
-    r->retry_ns = breaker_retry_after_ns(b);
+    row_read(b, name, r);
     breaker_destroy(b);
-    return rc;
+    return 0;
+}
+
+/* The rows as text (a table) or JSON. */
+static void print_rows(const status_row *rows, size_t count, bool json) {
+    if (json) {
+        printf("[\n");
+        for (size_t i = 0; i < count; i++)
+            print_json_row(&rows[i], i + 1 == count);
+        printf("]\n");
+        return;
+    }
+    int width = 4;
+    for (size_t i = 0; i < count; i++) {
+        size_t len = strlen(rows[i].name);
+        if (len > (size_t)width) width = len > 64 ? 64 : (int)len;
+    }
+    printf("%-*s  %-13s %10s  %-11s %9s %9s %9s %9s %11s\n", width, "NAME", "STATE", "GENERATION",
+           "RETRY-AFTER", "ADMITTED", "SUCCESSES", "FAILURES", "REJECTED", "TRANSITIONS");
+    for (size_t i = 0; i < count; i++)
+        print_text_row(&rows[i], width);
+}
+
+/* Standard output must have taken it all (a metrics file on a full disk
+ * must not look written). @return 0, or 1 after saying so. */
+static int check_stdout(void) {
+    if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+    tool_error(stderr, "breaker status: writing the output: %s", strerror(errno));
+    return 1;
 }
 
 static int print_status(const struct simple_args *a, breaker_store *st, const struct names *n) {
-    struct status_row *rows = calloc(n->count + 1, sizeof(*rows));
+    status_row *rows = calloc(n->count + 1, sizeof(*rows));
     if (rows == NULL) {
         tool_error(stderr, "breaker status: out of memory");
         return 1;
     }
     size_t count = 0;
-    int width = 4, rc = 0;
+    int rc = 0;
     for (size_t i = 0; i < n->count && rc == 0; i++) {
         if (a->name != NULL && strcmp(n->items[i], a->name) != 0) continue;
-        rc = read_row(st, n->items[i], &rows[count]);
-        size_t len = strlen(n->items[i]);
-        if (len > (size_t)width) width = len > 64 ? 64 : (int)len;
-        count++;
+        rc = read_row(st, n->items[i], &rows[count++]);
     }
-    if (rc == 0 && a->json) {
-        printf("[\n");
-        for (size_t i = 0; i < count; i++)
-            print_json_row(&rows[i], i + 1 == count);
-        printf("]\n");
+    if (rc == 0 && a->prometheus) {
+        if (tool_store_prometheus(stdout, rows, count) != 0) {
+            tool_error(stderr, "breaker status: out of memory");
+            rc = 1;
+        }
     } else if (rc == 0) {
-        printf("%-*s  %-13s %10s  %-11s %9s %9s %9s %9s %11s\n", width, "NAME", "STATE",
-               "GENERATION", "RETRY-AFTER", "ADMITTED", "SUCCESSES", "FAILURES", "REJECTED",
-               "TRANSITIONS");
-        for (size_t i = 0; i < count; i++)
-            print_text_row(&rows[i], width);
+        print_rows(rows, count, a->json);
     }
     free(rows);
+    return rc == 0 ? check_stdout() : rc;
+}
+
+/* ---- status --watch ----------------------------------------------------------------*/
+
+/* A watched breaker and what was last said of it. */
+struct watched {
+    char *name;
+    breaker *b;
+    enum breaker_state state;
+    uint64_t generation;
+};
+
+struct watch {
+    const struct simple_args *a;
+    breaker_store *st;
+    struct watched *items;
+    size_t count, cap;
+    uint64_t lines; /* change lines printed */
+};
+
+/* --count lines are out. */
+static bool watch_done(const struct watch *w) {
+    return w->a->count != 0 && w->lines >= w->a->count;
+}
+
+static void watch_free(struct watch *w) {
+    for (size_t i = 0; i < w->count; i++) {
+        breaker_destroy(w->items[i].b);
+        free(w->items[i].name);
+    }
+    free(w->items);
+}
+
+static int watch_out_of_memory(void) {
+    tool_error(stderr, "breaker status: out of memory");
+    return 1;
+}
+
+/* Attach `name` and remember its state and generation, read into `*row`
+ * (whose name is the watch's own copy). @return 0 or an exit status. */
+static int watch_add(struct watch *w, const char *name, status_row *row) {
+    if (w->count == w->cap) {
+        size_t cap = w->cap != 0 ? 2 * w->cap : 16;
+        struct watched *items = realloc(w->items, cap * sizeof(*items));
+        if (items == NULL) return watch_out_of_memory();
+        w->items = items;
+        w->cap = cap;
+    }
+    struct watched *it = &w->items[w->count];
+    if ((it->name = strdup(name)) == NULL) return watch_out_of_memory();
+    if (attach_existing("status", w->st, name, &it->b) != 0) {
+        free(it->name);
+        return 1;
+    }
+    row_read(it->b, it->name, row);
+    it->state = row->s.state;
+    it->generation = row->s.generation;
+    w->count++;
+    return 0;
+}
+
+/* "2026-12-01T03:10:00.123Z", the wall clock in UTC. */
+static void utc_now(char *buf, size_t len) {
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%03ldZ", ts.tv_nsec / 1000000L);
+}
+
+/* One change line (the format of the help text). */
+static void watch_line(const char *name, const char *from, enum breaker_state to, uint64_t gen,
+                       uint64_t steps) {
+    char when[40];
+    utc_now(when, sizeof(when));
+    printf("%s %s %s -> %s generation %" PRIu64, when, name, from, breaker_state_name(to), gen);
+    if (steps > 1) printf(" (%" PRIu64 " transitions)", steps);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* Compare a watched breaker with what was last said of it. */
+static void watch_poll_one(struct watch *w, struct watched *it) {
+    breaker_stats s;
+    (void)breaker_stats_get(it->b, &s); /* state and generation from one word */
+    if (s.state == it->state && s.generation == it->generation) return;
+    uint64_t steps = s.generation > it->generation ? s.generation - it->generation : 0;
+    watch_line(it->name, breaker_state_name(it->state), s.state, s.generation, steps);
+    it->state = s.state;
+    it->generation = s.generation;
+    w->lines++;
+}
+
+/* Breakers created since the last poll (without NAME): the store lists
+ * names in creation order, so the new ones follow the known ones.
+ * @return 0 or an exit status. */
+static int watch_new_names(struct watch *w) {
+    struct names n;
+    if (list_names("status", w->st, &n) != 0) return 1;
+    int rc = 0;
+    for (size_t i = w->count; i < n.count && rc == 0; i++) {
+        if (watch_done(w)) break;
+        status_row row;
+        if ((rc = watch_add(w, n.items[i], &row)) != 0) break;
+        watch_line(row.name, "new", row.s.state, row.s.generation, 0);
+        w->lines++;
+    }
+    names_free(&n);
+    return rc;
+}
+
+/* One look at the store. @return 0 or an exit status. */
+static int watch_poll(struct watch *w) {
+    for (size_t i = 0; i < w->count && !watch_done(w); i++)
+        watch_poll_one(w, &w->items[i]);
+    if (w->a->name == NULL && !watch_done(w)) {
+        int rc = watch_new_names(w);
+        if (rc != 0) return rc;
+    }
+    return check_stdout();
+}
+
+/* SIGINT, SIGTERM and SIGHUP, blocked, into `set`: the watch takes them
+ * between polls with sigtimedwait(), so that its output is never cut in
+ * the middle of a line. Each gets a handler too, as an ignored signal (a
+ * background job's SIGINT) could be discarded rather than left pending.
+ * @return 0, or 1 after saying why. */
+static int block_stop_signals(sigset_t *set) {
+    static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
+        sigaddset(set, stops[i]);
+        if (sigaction(stops[i], &sa, NULL) != 0) goto fail;
+    }
+    if (sigprocmask(SIG_BLOCK, set, NULL) == 0) return 0;
+fail:
+    tool_error(stderr, "breaker status: %s", strerror(errno));
+    return 1;
+}
+
+/* The table, then a line per change until a stop signal or --count.
+ * @return the exit status. */
+static int watch_run(const struct simple_args *a, breaker_store *st, const struct names *n) {
+    sigset_t set;
+    if (block_stop_signals(&set) != 0) return 1;
+    struct watch w = {.a = a, .st = st};
+    status_row *rows = calloc(n->count + 1, sizeof(*rows));
+    int rc = rows == NULL ? watch_out_of_memory() : 0;
+    size_t count = 0;
+    for (size_t i = 0; i < n->count && rc == 0; i++)
+        if (a->name == NULL || strcmp(n->items[i], a->name) == 0)
+            rc = watch_add(&w, n->items[i], &rows[count++]);
+    if (rc == 0) {
+        print_rows(rows, count, false);
+        rc = check_stdout();
+    }
+    free(rows);
+    uint64_t interval = a->interval_ns != 0 ? a->interval_ns : WATCH_INTERVAL_NS;
+    while (rc == 0 && !watch_done(&w)) {
+        int sig = wait_signal(&set, now_ns() + interval);
+        if (sig > 0) break; /* asked to stop: a clean exit */
+        if (sig < 0) {
+            tool_error(stderr, "breaker status: %s", strerror(errno));
+            rc = 1;
+        } else {
+            rc = watch_poll(&w);
+        }
+    }
+    watch_free(&w);
     return rc;
 }
 
@@ -847,12 +1160,12 @@ static int open_existing(const char *cmd, const struct simple_args *a, breaker_s
 
 int tool_cmd_status(int argc, char **argv) {
     struct simple_args a;
-    int rc = simple_options("status", tool_status_help, true, 0, 1, argc, argv, &a);
+    int rc = status_options(argc, argv, &a);
     if (rc != 0 || a.done) return rc;
     breaker_store *st;
     struct names n;
     if ((rc = open_existing("status", &a, &st, &n)) != 0) return rc;
-    rc = print_status(&a, st, &n);
+    rc = a.watch ? watch_run(&a, st, &n) : print_status(&a, st, &n);
     names_free(&n);
     breaker_store_close(st);
     return rc;
@@ -860,7 +1173,7 @@ int tool_cmd_status(int argc, char **argv) {
 
 int tool_cmd_ls(int argc, char **argv) {
     struct simple_args a;
-    int rc = simple_options("ls", tool_ls_help, false, 0, 0, argc, argv, &a);
+    int rc = simple_options("ls", tool_ls_help, 0, 0, argc, argv, &a);
     if (rc != 0 || a.done) return rc;
     breaker_store *st;
     struct names n;
@@ -876,7 +1189,7 @@ int tool_cmd_ls(int argc, char **argv) {
 int tool_cmd_force(int argc, char **argv) {
     const char *cmd = argv[0];
     struct simple_args a;
-    int rc = simple_options(cmd, tool_force_help, false, 1, 1, argc, argv, &a);
+    int rc = simple_options(cmd, tool_force_help, 1, 1, argc, argv, &a);
     if (rc != 0 || a.done) return rc;
     breaker_store *st;
     struct names n;

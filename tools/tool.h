@@ -9,7 +9,7 @@
  * scenario), simulate.c (the discrete-event simulation), replay.c (traces), timeline.c (per-second
  * series and state history), heap.c (the event queues), svg.c (pictures), report.c (tables and
  * reports), store_cmds.c (exec, status, ls, open, close, reset: breakers shared
- * through a store file).
+ * through a store file), store_prom.c (status --prometheus).
  */
 #ifndef BREAKER_TOOL_H
 #define BREAKER_TOOL_H
@@ -411,5 +411,25 @@ int tool_cmd_exec(int argc, char **argv);
 int tool_cmd_status(int argc, char **argv);
 int tool_cmd_ls(int argc, char **argv);
 int tool_cmd_force(int argc, char **argv);
+
+/* ---- store_prom.c: `breaker status --prometheus` ---------------------------*/
+
+/* One breaker of a store as `breaker status` reads it, all at one moment, so
+ * that its text, JSON and Prometheus forms agree. */
+struct tool_store_row {
+    const char *name;
+    breaker_stats s;         /* breaker_stats_get() */
+    uint64_t now_ns;         /* the breaker's clock when `s` was read */
+    uint64_t retry_ns;       /* breaker_retry_after_ns() */
+    breaker_config cfg;      /* the stored limits: breaker_get_config() */
+    breaker_latency latency; /* breaker_latency_get() */
+    bool timed;              /* it times its calls: `latency` is filled */
+};
+
+/* Write `rows` (any order) in the Prometheus text format, under the library
+ * exporter's metric names and labels, sorted by name; the families a store
+ * does not keep (per-pair transitions, flapping, a registry's own counters)
+ * are left out (store_prom.c says why). @return 0, or -1 out of memory. */
+int tool_store_prometheus(FILE *out, const struct tool_store_row *rows, size_t n);
 
 #endif /* BREAKER_TOOL_H */

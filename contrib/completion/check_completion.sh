@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Keeps the shell completions in step with the tool (ctest -L manuals):
-#   - every option `breaker simulate --help` and `breaker replay --help`
-#     print is offered by the bash completion after `breaker simulate -`
-#     (or `replay -`), and is named in the zsh completion;
+#   - every option `breaker simulate --help`, `replay --help`, `exec --help`
+#     and `status --help` print is offered by the bash completion after
+#     `breaker simulate -` (and so on), and is named in the zsh completion;
 #   - every command of `breaker --help` is offered after `breaker `;
 #   - every key of `breaker keys` is offered after `-s `, both from the tool
 #     and from the completion's static list (used when the tool cannot run);
@@ -37,7 +37,7 @@ help_options() {
     sed -n 's/^ *\(--*[a-zA-Z][-a-zA-Z]*\).*/\1/p' | sort -u
 }
 
-for cmd in simulate replay; do
+for cmd in simulate replay exec status; do
   opts=$("$tool" "$cmd" --help | help_options)
   n=$(printf '%s\n' "$opts" | grep -c .)
   [ "$n" -ge 5 ] || fail "$cmd --help: found only $n options; has its layout changed?"
