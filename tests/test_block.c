@@ -172,8 +172,8 @@ static void handles_bound_to_one_block_share_it(void **state) {
     one.cfg = two.cfg = eff;
     breaker__clock_setup(&one, &lim);
     breaker__clock_setup(&two, &lim);
-    breaker__block_bind(&one, s, lay.total, BREAKER__STRIPES_THREAD_OWNED);
-    breaker__block_bind(&two, s, lay.total, BREAKER__STRIPES_ATOMIC);
+    breaker__block_bind(&one, s, lay.total, BREAKER__STRIPES_THREAD_OWNED, 0);
+    breaker__block_bind(&two, s, lay.total, BREAKER__STRIPES_ATOMIC, 0);
 
     call_ok(&one, BREAKER_FAILURE);
     call_ok(&two, BREAKER_FAILURE); /* the second failure in a row, seen by both */

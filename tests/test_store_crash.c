@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
 /* What the processes share besides the store: the test's own count. */
 struct shared_counts {
@@ -46,6 +47,7 @@ enum { POLICIES = 3 };
  * land in attach too), then calls until killed: phases of 10% and of 80%
  * failures, so the breakers go round their states. */
 static _Noreturn void worker(struct shared_counts *sh, unsigned seed, breaker_store *inherited) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a failed test */
     breaker_store_close(inherited);
     uint64_t x = seed * 2654435761u + 7;
     for (;;) {

@@ -19,9 +19,19 @@
  * Thread-safety: a store may be used from any thread; attach and open take a
  * file lock (flock) for their short bookkeeping, never the call path. A
  * process may die at any instruction: a probe it held is reclaimed at its
- * deadline, a transition is one CAS, no counter stripe belongs to a process
- * (nothing to reclaim, however many processes come and go), and its
- * unsettled calls (admitted, never completed) are all that is lost.
+ * deadline, a transition is one CAS, the counter stripe a thread of it
+ * claimed is taken over by a later process (however many come and go), and
+ * its unsettled calls (admitted, never completed) are all that is lost.
+ *
+ * Speed: a call on a store breaker runs the same code as on a heap breaker
+ * (the same instructions; no lock, no system call but the clock). A store
+ * file has 8 owned counter stripes for all the threads of all its processes:
+ * a thread claims one on its first call and writes it with plain stores;
+ * threads beyond those 8 count with atomic increments, exactly but slower.
+ * A process has owned stripes in up to 4 store files. Processes sharing a
+ * file must share a PID namespace (a claim is a pid and a start time): from
+ * another namespace a live claimant may look dead, and two writers of one
+ * stripe may then lose counts (never more).
  *
  * A registry can keep its breakers in a store: breaker_registry_config.store
  * (breaker/registry.h).

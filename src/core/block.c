@@ -183,12 +183,11 @@ int breaker__block_check(const struct breaker__shared *s, size_t mapped, char *m
 
 /* ---- Bind ----------------------------------------------------------------------*/
 void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
-                         enum breaker__stripe_mode mode) {
+                         enum breaker__stripe_mode mode, uint64_t store_id) {
     const struct breaker__limits *lim = &s->lim;
     b->shared = s;
     b->shared_size = mapped;
     b->stripe_mode = mode;
-    b->owned_stripes = mode == BREAKER__STRIPES_THREAD_OWNED ? BREAKER__OWNED_STRIPES : 0;
     b->permit_tag = (s->instance_id << 8) & BREAKER__PERMIT_TAG_MASK;
     b->admit_tag = b->permit_tag | BREAKER__PERMIT_ADMITTED;
     b->breaker_id = s->instance_id;
@@ -205,19 +204,25 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
     b->bucket_stride = s->bucket_stride;
     b->bucket_ns = lim->bucket_ns;
     b->epoch_ns = s->epoch_ns;
-    /* The short paths write the thread's owned stripe with plain stores. A
-     * handle in ATOMIC mode must never take them: all ones in admit_mask
-     * sends every acquire to the general path (ctl is never 0), and
-     * fast_success 0 every completion, and an open_fast_state no state has
-     * every refusal. */
+    /* The short paths write the thread's owned stripe with plain stores, and
+     * the handle says which thread-local word names it: the process pool's
+     * for a heap block; for a shared block, its host domain's claim when the
+     * process takes part in that domain, else a word that stays 0, which sends
+     * every call to the general paths and their atomic counts (stripes.c). */
+    b->host_domain = mode == BREAKER__STRIPES_ATOMIC && store_id != 0
+                         ? breaker__host_domain_of(store_id)
+                         : BREAKER__HOST_NONE;
+    if (mode == BREAKER__STRIPES_THREAD_OWNED)
+        b->owned_tls = breaker__owned_tls_heap();
+    else if (b->host_domain != BREAKER__HOST_NONE)
+        b->owned_tls = breaker__owned_tls_host(b->host_domain);
+    else
+        b->owned_tls = breaker__owned_tls_none();
     bool times_calls = lim->slow_call_ns != 0;
-    bool owned_ok = mode == BREAKER__STRIPES_THREAD_OWNED;
-    b->fast_success = !owned_ok || times_calls ? 0 : lim->trip + 1;
+    b->fast_success = times_calls ? 0 : lim->trip + 1;
     /* Every bit but the generation: the short path admits a plain CLOSED
      * (state 0, k 0, no ramp flag), nothing else. */
-    b->admit_mask =
-        !owned_ok || times_calls ? ~UINT64_C(0) : ((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1);
-    b->open_fast_state = owned_ok ? BREAKER_OPEN : 0xfu; /* ctl's state field has 4 bits */
+    b->admit_mask = times_calls ? ~UINT64_C(0) : ((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1);
 }
 
 /* ---- On the process heap: breaker_create / breaker_destroy ----------------------*/
@@ -282,7 +287,7 @@ int breaker__create_owned(const breaker_config *user, const struct breaker__owne
         free(b);
         return BREAKER_EINCOMPATIBLE;
     }
-    breaker__block_bind(b, s, lay.total, BREAKER__STRIPES_THREAD_OWNED);
+    breaker__block_bind(b, s, lay.total, BREAKER__STRIPES_THREAD_OWNED, 0);
     *out = b;
     return BREAKER_OK;
 }
@@ -327,7 +332,7 @@ void breaker__block_config(const struct breaker__shared *s, breaker_config *out)
     config_of_limits(&s->lim, out);
 }
 
-int breaker__attach_block(void *mem, size_t size, const breaker_config *cfg,
+int breaker__attach_block(void *mem, size_t size, uint64_t store_id, const breaker_config *cfg,
                           const struct breaker__owner *owner, breaker **out, char *msg,
                           size_t len) {
     *out = NULL;
@@ -347,7 +352,7 @@ int breaker__attach_block(void *mem, size_t size, const breaker_config *cfg,
     b->block_borrowed = true;
     b->seed_drawn = false; /* the block's seed: every process computes the same waits */
     breaker__clock_setup(b, &s->lim);
-    breaker__block_bind(b, s, size, BREAKER__STRIPES_ATOMIC);
+    breaker__block_bind(b, s, size, BREAKER__STRIPES_ATOMIC, store_id);
     *out = b;
     return BREAKER_OK;
 }

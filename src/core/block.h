@@ -56,9 +56,11 @@ void breaker__block_init(struct breaker__shared *s, const struct breaker__block_
 int breaker__block_check(const struct breaker__shared *s, size_t mapped, char *msg, size_t len);
 
 /* Bind the handle `b` (its cfg set, its clocks set up for the block's limits)
- * to the checked block `s` of `mapped` bytes. */
+ * to the checked block `s` of `mapped` bytes. `store_id`: in ATOMIC mode, the
+ * id of the store holding the block (0: none), which decides whether its
+ * threads may own stripes (the process's host domain); ignored otherwise. */
 void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
-                         enum breaker__stripe_mode mode);
+                         enum breaker__stripe_mode mode, uint64_t store_id);
 
 /* ---- Blocks a store places (shared memory) ---------------------------------
  * A store allocates a block where other processes can map it, initialises it
@@ -79,10 +81,13 @@ void breaker__block_create_at(void *mem, size_t size, const breaker_config *effe
 
 /* A handle on the checked block at `mem` (`size` bytes mapped): the block's
  * limits with the callbacks and clock of `cfg` (only those fields are read),
- * counters in ATOMIC stripe mode, the block left to its owner on destroy.
+ * counters in ATOMIC stripe mode (owned stripes claimed in the host domain
+ * when `store_id`, the id of the store holding the block, is the process's
+ * host domain: breaker__host_domain_join()), the block left to its owner on
+ * destroy.
  * @return BREAKER_OK, BREAKER_EINCOMPATIBLE (a block this build cannot use),
  * BREAKER_ENOMEM. */
-int breaker__attach_block(void *mem, size_t size, const breaker_config *cfg,
+int breaker__attach_block(void *mem, size_t size, uint64_t store_id, const breaker_config *cfg,
                           const struct breaker__owner *owner, breaker **out, char *msg, size_t len);
 
 /* The configuration a checked block was created with (callbacks NULL). */

@@ -584,7 +584,7 @@ __attribute__((noinline)) static int acquire_open(breaker *b, breaker_permit *pe
     uint64_t now = b->coarse_for_open ? coarse_now() + b->coarse_lag_ns : b->now_precise(b);
     if (__builtin_expect(now < deadline, 1)) {
         struct breaker__stripe *own;
-        if (__builtin_expect(breaker__owned_stripe(b->stripes, &own), 1)) {
+        if (__builtin_expect(breaker__owned_stripe(b, &own), 1)) {
             breaker__owned_count(&own->rejected_open);
             permit_refuse(b, permit);
             return BREAKER_REJECTED_OPEN;
@@ -603,14 +603,14 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
     uint64_t ctl = breaker__load_acquire(b->ctl);
     struct breaker__stripe *own;
     if (__builtin_expect((ctl & b->admit_mask) == 0, 1) &&
-        __builtin_expect(breaker__owned_stripe(b->stripes, &own), 1)) {
+        __builtin_expect(breaker__owned_stripe(b, &own), 1)) {
         permit_view_of(permit)->breaker_id = b->breaker_id;
         permit_set_head(permit, (ctl & PERMIT_GEN_MASK) | b->admit_tag);
         breaker__owned_count(&own->admitted);
         return BREAKER_OK;
     }
     unsigned state = breaker__ctl_state(ctl);
-    if (state == b->open_fast_state) return acquire_open(b, permit, ctl);
+    if (state == BREAKER_OPEN) return acquire_open(b, permit, ctl);
     return acquire_slow(b, permit);
 }
 
@@ -902,7 +902,7 @@ __attribute__((noinline)) static int time_window_success(breaker *b, uint64_t he
      * below fails, and the slow variant clamps. */
     uint64_t rel = now - b->epoch_ns;
     struct breaker__stripe *own;
-    if (__builtin_expect(!breaker__owned_stripe(b->stripes, &own), 0))
+    if (__builtin_expect(!breaker__owned_stripe(b, &own), 0))
         return time_window_success_slow(b, head, now);
     uint64_t start = breaker__read(&own->hint_start);
     if (__builtin_expect(start == 0 || rel - (start - 1) >= b->bucket_ns, 0))
@@ -935,7 +935,7 @@ __attribute__((noinline)) static int count_window_success_slow(breaker *b, uint6
  * held something other than a success. */
 __attribute__((noinline)) static int count_window_success(breaker *b, uint64_t head) {
     struct breaker__stripe *own;
-    if (__builtin_expect(!breaker__owned_stripe(b->stripes, &own), 0))
+    if (__builtin_expect(!breaker__owned_stripe(b, &own), 0))
         return count_window_success_slow(b, head);
     uint64_t w = breaker__read(&own->ring_chunk);
     uint64_t c = (w >> 32) - 1; /* no chunk: wraps, and fails the test below */
@@ -988,7 +988,7 @@ int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome ou
         return fast == BREAKER_TRIP_TIME_WINDOW + 1 ? time_window_success(b, head)
                                                     : count_window_success(b, head);
     struct breaker__stripe *own;
-    if (__builtin_expect(!breaker__owned_stripe(b->stripes, &own), 0))
+    if (__builtin_expect(!breaker__owned_stripe(b, &own), 0))
         return complete_slow(b, pv, head, false, outcome, 0);
     breaker__owned_count(&own->successes);
     breaker__consecutive_success(b->consecutive);

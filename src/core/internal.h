@@ -325,8 +325,10 @@ _Static_assert(sizeof(struct breaker__shared) == 9 * BREAKER__CACHELINE, "header
  *   of its owned stripes writes that stripe with plain loads and stores. Only
  *   for a block no other process writes (the process heap): the pool is per
  *   process, so two processes would each think they own stripe 0.
- * - ATOMIC: every counter update is an atomic read-modify-write, whatever
- *   stripe the thread writes; for a block that other processes bind too. */
+ * - ATOMIC: for a block that other processes bind too. A thread owns a
+ *   stripe only through a claim in its host domain's table (stripes.c), which
+ *   no thread of any process holds twice; every other thread writes the
+ *   shared stripes with atomic read-modify-writes. */
 enum breaker__stripe_mode { BREAKER__STRIPES_THREAD_OWNED, BREAKER__STRIPES_ATOMIC };
 
 /* The per-process handle. */
@@ -356,18 +358,9 @@ struct breaker {
     /* The block is a store's (mapped from a file), not the heap's:
      * breaker_destroy() frees the handle only. */
     bool block_borrowed;
-    /* How many of the stripes a thread of this handle may own:
-     * BREAKER__OWNED_STRIPES in THREAD_OWNED mode, 0 in ATOMIC mode. A
-     * number rather than a test of the mode, so that deciding ownership is
-     * the one compare it always was. */
-    unsigned owned_stripes;
-    /* The state breaker_acquire() sends to its short open refusal:
-     * BREAKER_OPEN in THREAD_OWNED mode; in ATOMIC mode a value no state
-     * has, since that path writes an owned stripe with plain stores. */
-    unsigned open_fast_state;
     /* Copies of what the call path reads, next to the block pointer. */
     /* Which short path a closed-state success may take in breaker_complete:
-     * 0 none (slow-call timing, or an ATOMIC handle), else the trip policy + 1. */
+     * 0 none (slow-call timing), else the trip policy + 1. */
     unsigned fast_success;
     /* (ctl & admit_mask) == 0: breaker_acquire admits on its short path.
      * The state bits (CLOSED is 0), or all ones when calls are timed (ctl is
@@ -378,9 +371,16 @@ struct breaker {
     breaker__atomic64 *consecutive;  /* &shared->consecutive */
     uint64_t permit_tag;             /* this breaker's tag in a permit head (bits 8..27) */
     struct breaker__stripe *stripes; /* the block's stripe array */
-    breaker__atomic64 *ctl;          /* &shared->ctl, one load fewer per call */
-    char *buckets;                   /* time window: the bucket array */
-    uint64_t bucket_stride;          /* bytes between stripes in it */
+    /* Which thread-local word holds the calling thread's owned stripe for
+     * this handle (breaker__owned_stripe): heap handles read the process
+     * pool's, handles of a shared block in one of the process's host
+     * domains that domain's claim's, and any other shared block's handles a
+     * word that stays 0 (stripes.c). */
+    uintptr_t owned_tls;
+    unsigned host_domain;   /* its host domain's index, or BREAKER__HOST_NONE */
+    breaker__atomic64 *ctl; /* &shared->ctl, one load fewer per call */
+    char *buckets;          /* time window: the bucket array */
+    uint64_t bucket_stride; /* bytes between stripes in it */
     /* Count window: the ring, its chunk count, chunk size and last chunk's
      * length (window.c), for the short success path. */
     breaker__atomic8 *ring;
@@ -428,7 +428,62 @@ extern _Thread_local unsigned breaker__tls_stripe_plus_one
 /* The byte offset + 1 of the thread's stripe when it owns one of the process
  * pool's owned stripes, else 0 (not assigned yet, or a shared stripe). */
 extern _Thread_local uintptr_t breaker__tls_owned_offset __attribute__((tls_model("initial-exec")));
+/* Host domains: the store files whose blocks processes share, each with a
+ * table of claims on the owned stripes (stripes.c). A process takes part in
+ * up to BREAKER__HOST_DOMAINS of them; the blocks of further store files
+ * count atomically. Per domain, the byte offset + 1 of the stripe the thread
+ * claimed there, else 0. */
+#define BREAKER__HOST_DOMAINS 4u
+#define BREAKER__HOST_NONE    0xffu
+extern _Thread_local uintptr_t breaker__tls_host_offset[BREAKER__HOST_DOMAINS]
+    __attribute__((tls_model("initial-exec")));
 unsigned breaker__stripe_assign(void);
+
+/* A handle's owned_tls: which thread-local word its short paths read for the
+ * calling thread's owned stripe. On x86-64, the word's offset from the
+ * thread pointer (the same in every thread: the words are initial-exec TLS);
+ * elsewhere 0 for the process pool's word, 1 + k for host domain k, and
+ * BREAKER__HOST_DOMAINS + 1 for a word that stays 0. */
+uintptr_t breaker__owned_tls_heap(void);
+uintptr_t breaker__owned_tls_host(unsigned domain);
+uintptr_t breaker__owned_tls_none(void);
+
+/* The word a handle's owned_tls names, for the calling thread. On x86-64 a
+ * single %fs-relative load: as many instructions as reading one fixed
+ * initial-exec variable through the GOT, so heap and shared handles share
+ * the short paths at no cost. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define BREAKER__OWNED_TLS_DIRECT 1
+static inline uintptr_t breaker__owned_word_read(uintptr_t owned_tls) {
+    uintptr_t v;
+    /* Not volatile: the same word read twice in one function may be read
+     * once (a thread's word changes only on its own general path). */
+    __asm__("movq %%fs:(%1), %0" : "=r"(v) : "r"(owned_tls));
+    return v;
+}
+#else
+#define BREAKER__OWNED_TLS_DIRECT 0
+static inline uintptr_t breaker__owned_word_read(uintptr_t owned_tls) {
+    if (owned_tls == 0) return breaker__tls_owned_offset;
+    if (owned_tls <= BREAKER__HOST_DOMAINS) return breaker__tls_host_offset[owned_tls - 1];
+    return 0;
+}
+#endif
+
+/* Take part in the host domain of the store whose id is `id`, with its
+ * claim table `claims` (BREAKER__OWNED_STRIPES words). @return JOINED: a new
+ * domain, and `claims` must stay mapped for the life of the process;
+ * ALREADY: the process is in it, with a table given before; FULL: the
+ * process is in BREAKER__HOST_DOMAINS others (or cannot take part). */
+enum breaker__host_join { BREAKER__HOST_JOINED, BREAKER__HOST_ALREADY, BREAKER__HOST_FULL };
+enum breaker__host_join breaker__host_domain_join(uint64_t id, breaker__atomic64 *claims);
+/* The domain index of store `id`, or BREAKER__HOST_NONE. */
+unsigned breaker__host_domain_of(uint64_t id);
+
+/* breaker__thread_stripe for a handle in ATOMIC mode (stripes.c): the
+ * thread's claim in the handle's host domain when it holds (or now gets)
+ * one, else one of the shared stripes, written atomically. */
+struct breaker__stripe_ref breaker__host_stripe(const struct breaker *b);
 
 /* A stripe as the calling thread writes it: owned (single writer: plain
  * load and store) or not (atomic read-modify-write). */
@@ -440,23 +495,25 @@ struct breaker__stripe_ref {
 
 /* The calling thread's stripe in `b`'s block: the one way to get it. */
 static inline struct breaker__stripe_ref breaker__thread_stripe(const struct breaker *b) {
+    if (b->stripe_mode == BREAKER__STRIPES_ATOMIC) return breaker__host_stripe(b);
     unsigned i = breaker__tls_stripe_plus_one;
     i = __builtin_expect(i != 0, 1) ? i - 1 : breaker__stripe_assign();
-    struct breaker__stripe_ref r = {&b->stripes[i], i, i < b->owned_stripes};
+    struct breaker__stripe_ref r = {&b->stripes[i], i, i < BREAKER__OWNED_STRIPES};
     return r;
 }
 
 /* The first half of breaker__thread_stripe, for the three short paths
  * (closed acquire, closed success, open refusal) that must stay frameless:
- * the thread's owned stripe in one load and one add, or false, which sends
- * the caller down its general path. A handle in ATOMIC mode never reaches
- * the callers (breaker__block_bind sets admit_mask, fast_success and
- * open_fast_state so that it cannot). */
-static inline bool breaker__owned_stripe(struct breaker__stripe *stripes,
-                                         struct breaker__stripe **out) {
-    uintptr_t o = breaker__tls_owned_offset;
+ * the thread's owned stripe for this handle in one load and one add, or
+ * false, which sends the caller down its general path. The word read is the
+ * handle's (owned_tls): the process pool's for a heap block, the host
+ * domain's claim for a shared block, a zero word otherwise; so
+ * a plain store here only ever lands on a stripe no other thread of any
+ * process writes. */
+static inline bool breaker__owned_stripe(const struct breaker *b, struct breaker__stripe **out) {
+    uintptr_t o = breaker__owned_word_read(b->owned_tls);
     if (__builtin_expect(o == 0, 0)) return false;
-    *out = (struct breaker__stripe *)(void *)((char *)stripes + o - 1);
+    *out = (struct breaker__stripe *)(void *)((char *)b->stripes + o - 1);
     return true;
 }
 

@@ -9,18 +9,43 @@
  * goes back to the pool when its thread exits, through a thread-specific-data
  * destructor, so thread pools that come and go do not exhaust it.
  *
- * This pool and the thread-local index are the library's only process-wide
- * state. They decide which cache line a thread writes, never what is counted.
- * (A block shared by several processes would need owned stripes per process;
- * that is future work and documented in docs/design.md.)
+ * This pool and the thread-local index are process-wide state. They decide
+ * which cache line a thread writes, never what is counted.
+ *
+ * Blocks that several processes map (a store file) cannot use the process
+ * pool: two processes would each think they own stripe 0. Their owned
+ * stripes are claimed in the host domain instead: a table of
+ * BREAKER__OWNED_STRIPES words in the store file, one per owned stripe,
+ * holding the claiming process's pid and start time (0: free). A thread
+ * claims a word with a CAS the first time it calls a breaker of that store
+ * (a breaker__host_stripe() on its general path), and from then on writes
+ * that stripe of every block in the store with plain stores on the same
+ * short paths as a heap breaker: the handle's owned_tls points them at
+ * breaker__tls_host_offset instead of breaker__tls_owned_offset. A thread
+ * that exits gives its word back (a thread-specific-data destructor); a
+ * process that dies cannot, and a claimer that finds no free word takes one
+ * whose process is gone (no such pid, or a pid reused by a process started
+ * at another time). Threads without a claim write the shared stripes with
+ * atomic read-modify-writes. A process takes part in the domains of up to
+ * BREAKER__HOST_DOMAINS store files (the first it opens); the blocks of
+ * others count atomically.
  */
 #define _GNU_SOURCE
 #include "core/internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 _Thread_local unsigned breaker__tls_stripe_plus_one;
 _Thread_local uintptr_t breaker__tls_owned_offset;
+_Thread_local uintptr_t breaker__tls_host_offset[BREAKER__HOST_DOMAINS];
+/* The word handles of other shared blocks read: never written, always 0. */
+static _Thread_local uintptr_t owned_none __attribute__((tls_model("initial-exec")));
 
 static _Atomic uint64_t owned_in_use; /* bit i: owned stripe i is taken */
 static _Atomic unsigned next_shared;
@@ -78,4 +103,216 @@ unsigned breaker__stripe_assign(void) {
     breaker__tls_owned_offset =
         index < BREAKER__OWNED_STRIPES ? index * sizeof(struct breaker__stripe) + 1 : 0;
     return index;
+}
+
+/* ---- Which word a handle reads ------------------------------------------------*/
+
+#if BREAKER__OWNED_TLS_DIRECT
+/* The thread pointer is the word at %fs:0 (the x86-64 TLS ABI); an
+ * initial-exec variable lies at the same offset from it in every thread. */
+static uintptr_t tls_offset_of(const uintptr_t *word) {
+    uintptr_t tp;
+    __asm__("movq %%fs:0, %0" : "=r"(tp));
+    return (uintptr_t)word - tp;
+}
+uintptr_t breaker__owned_tls_heap(void) { return tls_offset_of(&breaker__tls_owned_offset); }
+uintptr_t breaker__owned_tls_host(unsigned k) {
+    return tls_offset_of(&breaker__tls_host_offset[k]);
+}
+uintptr_t breaker__owned_tls_none(void) { return tls_offset_of(&owned_none); }
+#else
+uintptr_t breaker__owned_tls_heap(void) { return 0; }
+uintptr_t breaker__owned_tls_host(unsigned k) { return 1 + k; }
+uintptr_t breaker__owned_tls_none(void) {
+    (void)owned_none;
+    return BREAKER__HOST_DOMAINS + 1;
+}
+#endif
+
+/* ---- Host domains ---------------------------------------------------------------*/
+
+struct host_domain {
+    _Atomic uint64_t id;       /* 0: free; set once, with claims (release) */
+    breaker__atomic64 *claims; /* the store's table, mapped for good */
+    pthread_key_t key;         /* a thread's claim here: its index + 1 */
+};
+
+static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct host_domain domains[BREAKER__HOST_DOMAINS];
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+static int host_ok;
+/* This process's claim word; 0 = not read yet. Threads may compute it at
+ * once: they compute the same value, so relaxed is enough. */
+static _Atomic uint64_t host_token;
+/* Claims are tried again after this many general-path calls without one: a
+ * thread that found the table full may find a word given back later. */
+#define HOST_RETRY_CALLS 65536u
+static _Thread_local unsigned host_retry[BREAKER__HOST_DOMAINS];
+
+/* A process's start time in clock ticks since boot: field 22 of
+ * /proc/<pid>/stat. @return 0 with *ticks, ENOENT (no such process), or
+ * another errno (cannot tell). */
+static int start_ticks(pid_t pid, uint64_t *ticks) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    int err = errno;
+    close(fd);
+    if (n <= 0) return n < 0 ? err : EIO;
+    buf[n] = '\0';
+    /* The command name (field 2) may hold spaces and ')': the fields after
+     * the last ')' are plain numbers, starttime the 20th of them. */
+    char *p = strrchr(buf, ')');
+    if (p == NULL) return EIO;
+    for (int field = 2; field < 22; field++) {
+        p = strchr(p + 1, ' ');
+        if (p == NULL) return EIO;
+    }
+    *ticks = strtoull(p + 1, NULL, 10);
+    return 0;
+}
+
+/* This process's claim word: its pid in the high half and the low 32 bits
+ * of its start time in the low half, so that a reused pid does not look
+ * alive. Read once per process (fork resets it). */
+static uint64_t my_token(void) {
+    uint64_t t = atomic_load_explicit(&host_token, memory_order_relaxed);
+    if (t == 0) {
+        uint64_t ticks = 0;
+        (void)start_ticks(getpid(), &ticks);
+        t = ((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)ticks;
+        atomic_store_explicit(&host_token, t, memory_order_relaxed);
+    }
+    return t;
+}
+
+/* Whether the process that wrote claim word `w` may still be running. When
+ * in doubt (no permission to look), yes: a live claim is never taken. */
+static bool claimant_alive(uint64_t w) {
+    uint64_t ticks = 0;
+    int err = start_ticks((pid_t)(w >> 32), &ticks);
+    if (err == ENOENT || err == ESRCH) return false;
+    if (err != 0) return true;
+    return (uint32_t)ticks == (uint32_t)w;
+}
+
+/* Give back claim `i` of domain `k`. Release: the next claimant's acquire
+ * CAS sees this thread's last plain stores to stripe i, in every block of
+ * the store. */
+static void give_back(unsigned k, unsigned i) {
+    uint64_t mine = my_token();
+    atomic_compare_exchange_strong_explicit(&domains[k].claims[i], &mine, 0, memory_order_release,
+                                            memory_order_relaxed);
+}
+
+/* A thread exits: the destructor of domain k's key. */
+#define HOST_DESTRUCTOR(k)                                                 \
+    static void release_host_##k(void *value) {                            \
+        breaker__tls_host_offset[k] = 0;                                   \
+        host_retry[k] = UINT32_MAX; /* an exiting thread claims no more */ \
+        give_back(k, (unsigned)(uintptr_t)value - 1);                      \
+    }
+HOST_DESTRUCTOR(0)
+HOST_DESTRUCTOR(1)
+HOST_DESTRUCTOR(2)
+HOST_DESTRUCTOR(3)
+_Static_assert(BREAKER__HOST_DOMAINS == 4, "one destructor per host domain");
+static void (*const release_host[BREAKER__HOST_DOMAINS])(void *) = {release_host_0, release_host_1,
+                                                                    release_host_2, release_host_3};
+
+/* In the child of fork(): the thread that forked is the only one, and its
+ * claims are the parent's (the parent's thread still writes those stripes).
+ * The child starts without any, with its own pid in its claim word. */
+static void host_after_fork_child(void) {
+    atomic_store_explicit(&host_token, 0, memory_order_relaxed);
+    for (unsigned k = 0; k < BREAKER__HOST_DOMAINS; k++) {
+        breaker__tls_host_offset[k] = 0;
+        host_retry[k] = 0;
+        if (atomic_load_explicit(&domains[k].id, memory_order_relaxed) != 0)
+            (void)pthread_setspecific(domains[k].key, NULL);
+    }
+}
+
+static void host_init(void) { host_ok = pthread_atfork(NULL, NULL, host_after_fork_child) == 0; }
+
+enum breaker__host_join breaker__host_domain_join(uint64_t id, breaker__atomic64 *claims) {
+    pthread_once(&host_once, host_init);
+    if (!host_ok || id == 0) return BREAKER__HOST_FULL;
+    enum breaker__host_join r = BREAKER__HOST_FULL;
+    pthread_mutex_lock(&host_lock);
+    for (unsigned k = 0; k < BREAKER__HOST_DOMAINS; k++) {
+        uint64_t cur = atomic_load_explicit(&domains[k].id, memory_order_relaxed);
+        if (cur == id) {
+            r = BREAKER__HOST_ALREADY;
+            break;
+        }
+        if (cur != 0) continue;
+        if (pthread_key_create(&domains[k].key, release_host[k]) != 0) break;
+        domains[k].claims = claims;
+        /* Release: a thread that finds the id sees the table and the key. */
+        atomic_store_explicit(&domains[k].id, id, memory_order_release);
+        r = BREAKER__HOST_JOINED;
+        break;
+    }
+    pthread_mutex_unlock(&host_lock);
+    return r;
+}
+
+unsigned breaker__host_domain_of(uint64_t id) {
+    for (unsigned k = 0; k < BREAKER__HOST_DOMAINS; k++)
+        if (id != 0 && atomic_load_explicit(&domains[k].id, memory_order_acquire) == id) return k;
+    return BREAKER__HOST_NONE;
+}
+
+/* Claim a word of domain k's table: a free one, else one whose process is
+ * gone. acq_rel: acquire, to continue from the previous holder's plain
+ * stores (the release of a thread that gave it back; a dead process's were
+ * made before it died). @return the stripe's offset + 1, or 0. */
+static uintptr_t host_claim(unsigned k) {
+    breaker__atomic64 *claims = domains[k].claims;
+    uint64_t me = my_token();
+    int got = -1;
+    for (unsigned i = 0; i < BREAKER__OWNED_STRIPES && got < 0; i++) {
+        uint64_t w = 0;
+        if (atomic_compare_exchange_strong_explicit(&claims[i], &w, me, memory_order_acq_rel,
+                                                    memory_order_relaxed))
+            got = (int)i;
+    }
+    for (unsigned i = 0; i < BREAKER__OWNED_STRIPES && got < 0; i++) {
+        uint64_t w = atomic_load_explicit(&claims[i], memory_order_relaxed);
+        if (w == 0 || w == me || claimant_alive(w)) continue;
+        if (atomic_compare_exchange_strong_explicit(&claims[i], &w, me, memory_order_acq_rel,
+                                                    memory_order_relaxed))
+            got = (int)i;
+    }
+    if (got < 0) return 0;
+    if (pthread_setspecific(domains[k].key, (void *)(uintptr_t)(got + 1)) != 0) {
+        give_back(k, (unsigned)got);
+        return 0;
+    }
+    breaker__tls_host_offset[k] = (uintptr_t)got * sizeof(struct breaker__stripe) + 1;
+    return breaker__tls_host_offset[k];
+}
+
+struct breaker__stripe_ref breaker__host_stripe(const struct breaker *b) {
+    unsigned k = b->host_domain;
+    if (k < BREAKER__HOST_DOMAINS) {
+        uintptr_t o = breaker__tls_host_offset[k];
+        if (o == 0 && host_retry[k]-- == 0) {
+            o = host_claim(k);
+            host_retry[k] = HOST_RETRY_CALLS;
+        }
+        if (o != 0) {
+            unsigned i = (unsigned)((o - 1) / sizeof(struct breaker__stripe));
+            struct breaker__stripe_ref r = {&b->stripes[i], i, true};
+            return r;
+        }
+    }
+    unsigned local = breaker__tls_stripe_plus_one;
+    local = local != 0 ? local - 1 : breaker__stripe_assign();
+    unsigned i = BREAKER__OWNED_STRIPES + local % (BREAKER__STRIPES - BREAKER__OWNED_STRIPES);
+    struct breaker__stripe_ref r = {&b->stripes[i], i, false};
+    return r;
 }

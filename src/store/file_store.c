@@ -22,6 +22,7 @@
 
 #include "breaker/registry.h"
 #include "common/message.h"
+#include "common/splitmix.h"
 #include "common/time_ns.h"
 #include "core/block.h"
 #include "core/internal.h"
@@ -34,13 +35,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define STORE_MAGIC   UINT64_C(0x45524f54534b5242) /* "BRKSTORE" */
-#define STORE_VERSION 1u
+#define STORE_VERSION 2u
 #define BOOT_ID_LEN   36
 
 #define DEFAULT_CAPACITY 256u
@@ -63,6 +65,12 @@ struct store_header {
     uint64_t data_off;
     _Atomic uint64_t data_used; /* bytes of the data area handed to blocks */
     _Atomic uint32_t names;     /* entries used, in creation order */
+    uint32_t pad_;
+    /* Drawn when the file is laid out: which host domain its blocks are in. */
+    uint64_t store_id;
+    /* The host domain's claims of the owned stripes of every block in the
+     * file: a claimant's pid and start time, 0 when free (core/stripes.c). */
+    breaker__atomic64 claims[BREAKER__OWNED_STRIPES];
 };
 
 struct store_entry {
@@ -79,6 +87,7 @@ struct store_entry {
      (uint64_t)sizeof(void *))
 
 struct breaker_store {
+    uint64_t store_id; /* the header's, read once at open */
     int fd;
     char *map;
     size_t size;
@@ -116,6 +125,14 @@ static struct store_entry *entries_of(const breaker_store *st) {
     return (struct store_entry *)(void *)(st->map + header_of(st)->entries_off);
 }
 
+/* A store id: random, never 0. */
+static uint64_t new_store_id(void) {
+    uint64_t id = 0;
+    if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+        id = breaker__splitmix64(breaker__clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32));
+    return id != 0 ? id : 1;
+}
+
 /* Lay out a new (or reinitialised) file of `size` bytes: header, directory,
  * data. Called under the exclusive lock with the file mapped. */
 static void layout_file(breaker_store *st, uint32_t capacity, const char *boot) {
@@ -133,6 +150,9 @@ static void layout_file(breaker_store *st, uint32_t capacity, const char *boot) 
     memset(st->map + h->entries_off, 0, (size_t)(h->data_off - h->entries_off));
     atomic_store_explicit(&h->data_used, 0, memory_order_relaxed);
     atomic_store_explicit(&h->names, 0, memory_order_relaxed);
+    h->store_id = new_store_id();
+    for (unsigned i = 0; i < BREAKER__OWNED_STRIPES; i++)
+        atomic_store_explicit(&h->claims[i], 0, memory_order_relaxed);
     /* Release: a process that sees the magic sees the layout above. */
     atomic_store_explicit(&h->magic, STORE_MAGIC, memory_order_release);
 }
@@ -200,6 +220,22 @@ static int validate_config(const breaker_store_config *c, char *msg, size_t len)
     return BREAKER_OK;
 }
 
+/* Take part in this file's host domain, so that its breakers' threads own
+ * stripes (core/stripes.c). The claim table must stay mapped while any
+ * thread of the process may hold or give back a claim, that is for the life
+ * of the process: the header page is mapped a second time, for good (once
+ * per store file). When that fails, or the process is in too many domains,
+ * this store's breakers count atomically: slower, never wrong. */
+static void join_host_domain(breaker_store *st) {
+    if (breaker__host_domain_of(st->store_id) != BREAKER__HOST_NONE) return;
+    size_t len = page_up(sizeof(struct store_header));
+    void *keep = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, st->fd, 0);
+    if (keep == MAP_FAILED) return;
+    struct store_header *h = keep;
+    if (breaker__host_domain_join(st->store_id, h->claims) != BREAKER__HOST_JOINED)
+        munmap(keep, len);
+}
+
 /* Open (or create), lock, size, map and check: the whole of open under the
  * exclusive lock, so two processes creating the file at once agree. */
 static int open_locked(breaker_store *st, const breaker_store_config *c, char *msg, size_t len) {
@@ -239,14 +275,16 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
     boot_id(boot);
     if (fresh) {
         layout_file(st, c->capacity, boot);
-        return BREAKER_OK;
+    } else {
+        rc = check_file(st, msg, len);
+        if (rc != BREAKER_OK) return rc;
+        /* A file from an earlier boot: its times are another boot's clock,
+         * and no process of that boot is left to use it. */
+        if (strncmp(header_of(st)->boot_id, boot, BOOT_ID_LEN + 1) != 0)
+            layout_file(st, header_of(st)->capacity, boot);
     }
-    rc = check_file(st, msg, len);
-    if (rc != BREAKER_OK) return rc;
-    /* A file from an earlier boot: its times are another boot's clock, and
-     * no process of that boot is left to use it. */
-    if (strncmp(header_of(st)->boot_id, boot, BOOT_ID_LEN + 1) != 0)
-        layout_file(st, header_of(st)->capacity, boot);
+    st->store_id = header_of(st)->store_id;
+    join_host_domain(st);
     return BREAKER_OK;
 }
 
@@ -384,8 +422,8 @@ int breaker__store_attach_owned(breaker_store *st, const char *name, const break
     if (e->block_off + e->block_size > st->size)
         return breaker__fail(BREAKER_EINCOMPATIBLE, msg, msg_len, "%s: %s lies outside the file",
                              st->path, name);
-    rc = breaker__attach_block(st->map + e->block_off, (size_t)e->block_size, cfg, owner, out, msg,
-                               msg_len);
+    rc = breaker__attach_block(st->map + e->block_off, (size_t)e->block_size, st->store_id, cfg,
+                               owner, out, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     if (!created && cfg != NULL) {
         breaker_config mine, stored;
@@ -414,4 +452,11 @@ int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, const char *na
         if (rc != 0) return rc;
     }
     return 0;
+}
+
+void breaker__store_claims(const breaker_store *st, uint64_t out[8]) {
+    _Static_assert(BREAKER__OWNED_STRIPES == 8, "the claim table's size in file_store.h");
+    const struct store_header *h = header_of(st);
+    for (unsigned i = 0; i < BREAKER__OWNED_STRIPES; i++)
+        out[i] = atomic_load_explicit(&h->claims[i], memory_order_relaxed);
 }
