@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * breaker/redis.h - one breaker for a whole fleet, on Redis, without Redis on
+ * the call path. Library `breaker_redis` (CMake target breaker::redis),
+ * built when hiredis is found. docs/fleet.md explains the protocol, the Lua
+ * scripts, the staleness bound and the failure modes.
+ *
+ * The model. A fleet handle (breaker_redis_open()) connects to one Redis and
+ * runs one background thread, the flusher. Every name attached through it
+ * (breaker_redis_attach()) is an ordinary local breaker: its calls in CLOSED
+ * and OPEN are the local breaker's (no network I/O, no lock). Every flush
+ * interval (default 250 ms, jittered) the flusher sends each name's local
+ * deltas (calls, failures, slow calls, from breaker_stats_get()) to Redis in
+ * one round trip for all names; a Lua script adds them to the fleet's time
+ * window (on Redis's clock) and decides, once per fleet generation, whether
+ * the fleet trips. The reply tells each host the fleet state: a host whose
+ * local breaker is CLOSED while the fleet is not trips it (reason
+ * BREAKER_REASON_OUTSIDE_TRIP), and one that followed the fleet open is
+ * reset (reason BREAKER_REASON_RESET) when the fleet closes. A host's view is
+ * at most one flush interval (plus one round trip) old.
+ *
+ * Probes are fleet leases: when the local breaker admits a probe,
+ * breaker_redis_acquire() asks Redis for a lease (at most the fleet's
+ * half_open_max_probes at once, each with a deadline on Redis's clock),
+ * within a strict budget (default 25 ms). Not granted, or past the budget:
+ * the call is refused. This is the only call that may touch Redis inline.
+ *
+ * Degraded mode: when Redis cannot be reached, is slow or answers errors, the
+ * fleet is degraded within one interval: every name behaves as its local
+ * breaker alone (its own window and probe limit), breaker_redis_degraded()
+ * says so and on_degraded is called; the first good flush rejoins. With
+ * BREAKER_REDIS_FAIL_CLOSED, calls are refused instead while the fleet view
+ * is older than stale_after_ns.
+ *
+ * Linking. In a static build breaker_redis links libbreaker. In a shared
+ * build libbreaker_redis.so contains the whole core (it drives local
+ * breakers through a private entry point libbreaker.so does not export):
+ * link breaker::redis instead of breaker::breaker, never both.
+ */
+#ifndef BREAKER_REDIS_H
+#define BREAKER_REDIS_H
+
+#include "breaker.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct breaker_redis breaker_redis; /* opaque */
+
+/* What a host does while it has no recent fleet view (degraded). */
+enum breaker_redis_fail_mode {
+    BREAKER_REDIS_FAIL_LOCAL = 0, /* default: each local breaker alone */
+    BREAKER_REDIS_FAIL_CLOSED = 1 /* refuse calls (REJECTED_OPEN) once the last
+                                     good flush is older than stale_after_ns */
+};
+
+/* Called on the flusher thread (or the thread in breaker_redis_flush())
+ * after the first flush round (degraded 1 with what failed, or 0), then
+ * each time the fleet becomes degraded (1, `why` says what failed) and
+ * rejoins (0, why ""). `why` lives for the call. It must not call
+ * breaker_redis_close() or breaker_redis_flush(). */
+typedef void breaker_redis_degraded_fn(void *ctx, int degraded, const char *why);
+
+typedef struct breaker_redis_config breaker_redis_config;
+struct breaker_redis_config {
+    const char *host;           /* TCP host: NULL = "127.0.0.1" */
+    int port;                   /* TCP port: 0 = 6379 */
+    const char *unix_path;      /* non-NULL: connect to this unix socket instead */
+    const char *password;       /* NULL = no AUTH */
+    int db;                     /* SELECT db: 0..15 (or the server's limit) */
+    uint64_t flush_interval_ns; /* 0 = 250 ms; each wait is jittered by +-20% */
+    uint64_t probe_budget_ns;   /* the inline lease request: 0 = 25 ms */
+    uint64_t io_timeout_ns;     /* the flusher's connect and reply timeout:
+                                   0 = half the flush interval */
+    uint64_t key_ttl_ns;        /* Redis keys of a name expire after this long
+                                   without a flush: 0 = 1 hour */
+    enum breaker_redis_fail_mode fail_mode;
+    uint64_t stale_after_ns;                /* FAIL_CLOSED: 0 = 4 flush intervals */
+    uint32_t max_names;                     /* names one handle may attach: 0 = 256 */
+    breaker_redis_degraded_fn *on_degraded; /* NULL = none */
+    void *degraded_ctx;
+};
+
+/*! breaker_redis_config_init() : clear `cfg`, then the defaults above. */
+BREAKER_API void breaker_redis_config_init(breaker_redis_config *cfg) BREAKER_NONNULL(1);
+
+/*! breaker_redis_open() :
+ *  Make a fleet handle for the Redis `cfg` names and start its flusher
+ *  thread (joined by breaker_redis_close()). Redis need not be up: the
+ *  handle starts degraded and joins when Redis answers.
+ *  @return BREAKER_OK with `*out`; BREAKER_EINVAL (a bad field, named in
+ *  `msg`); BREAKER_ENOMEM; BREAKER_EIO (the thread could not start). */
+BREAKER_API BREAKER_NODISCARD int breaker_redis_open(const breaker_redis_config *cfg,
+                                                     breaker_redis **out, char *msg, size_t msg_len)
+    BREAKER_NONNULL(1, 2);
+
+/*! breaker_redis_close() : stop and join the flusher, destroy every breaker
+ *  attached through `fleet` and free it. No call on those breakers may run
+ *  concurrently or follow. Leases still held expire at their deadlines.
+ *  NULL is a no-op. */
+BREAKER_API void breaker_redis_close(breaker_redis *fleet);
+
+/*! breaker_redis_attach() :
+ *  A local breaker for `name` (breaker_name_validate()) made from `cfg`
+ *  (NULL: defaults), backed by the fleet. The fleet's limits (min_calls,
+ *  failure_rate, slow_call_rate, window_ns and window_buckets as a time
+ *  window whatever `trip` says, the open wait and its backoff and jitter,
+ *  half_open_max_probes, half_open_successes, probe_timeout_ns) are the
+ *  first attacher's, stored in Redis: they win. The handle belongs to
+ *  `fleet` (breaker_redis_close() destroys it); use it with
+ *  breaker_redis_acquire()/breaker_redis_complete() and any read-only
+ *  function of breaker.h.
+ *  @return BREAKER_OK; BREAKER_EINVAL (bad name or configuration, or the
+ *  name is attached already); BREAKER_REGISTRY_FULL (max_names reached);
+ *  BREAKER_ENOMEM. */
+BREAKER_API BREAKER_NODISCARD int breaker_redis_attach(breaker_redis *fleet, const char *name,
+                                                       const breaker_config *cfg, breaker **out,
+                                                       char *msg, size_t msg_len)
+    BREAKER_NONNULL(1, 2, 4);
+
+/* A permit of a fleet-backed breaker: the local permit and, for a probe, its
+ * fleet lease. A caller-owned plain value, like breaker_permit. */
+typedef struct breaker_redis_permit breaker_redis_permit;
+struct breaker_redis_permit {
+    breaker_permit permit; /* the local permit (breaker_permit_is_probe() works on it) */
+    uint64_t opaque_[2];
+};
+
+/*! breaker_redis_acquire() :
+ *  breaker_acquire() on `b` (attached through `fleet`). In CLOSED and OPEN it
+ *  is the local call: no I/O, no lock. When the local breaker admits a probe
+ *  and the fleet is not degraded, Redis is asked for a fleet lease within
+ *  probe_budget_ns; not granted (the fleet is open, or its probes are all
+ *  out), an error, or past the budget: BREAKER_REJECTED_HALF_OPEN (the local
+ *  probe is released as IGNORED). While the fleet refused, later probes are
+ *  refused locally until its answer's retry time, with no I/O.
+ *  With FAIL_CLOSED and a fleet view older than stale_after_ns:
+ *  BREAKER_REJECTED_OPEN without asking the local breaker.
+ *  @return as breaker_acquire(). Thread-safe. */
+BREAKER_API BREAKER_NODISCARD int breaker_redis_acquire(breaker_redis *fleet, breaker *b,
+                                                        breaker_redis_permit *p)
+    BREAKER_NONNULL(1, 2, 3);
+
+/*! breaker_redis_complete() :
+ *  breaker_complete() for a permit from breaker_redis_acquire(). A probe that
+ *  holds a fleet lease reports its outcome to the fleet (the flusher sends it
+ *  at once, woken by this call): the fleet decides recovery, so locally a
+ *  leased SUCCESS is recorded as IGNORED (the local breaker closes when the
+ *  fleet does) and a FAILURE reopens the local breaker as well.
+ *  @return as breaker_complete(). Thread-safe. */
+BREAKER_API int breaker_redis_complete(breaker_redis *fleet, breaker *b, breaker_redis_permit *p,
+                                       enum breaker_outcome outcome) BREAKER_NONNULL(1, 2, 3);
+
+/*! breaker_redis_flush() :
+ *  Make one flush round now, on this thread (serialised with the flusher's):
+ *  send every name's deltas and lease results, apply the fleet states.
+ *  For tests and for a final flush before close.
+ *  @return BREAKER_OK, or BREAKER_EIO when Redis did not answer (the fleet is
+ *  then degraded). Not for the call path. */
+BREAKER_API int breaker_redis_flush(breaker_redis *fleet) BREAKER_NONNULL(1);
+
+/*! breaker_redis_degraded() : @return 1 while the fleet is degraded (the
+ *  last flush failed, or none succeeded yet), else 0. Lock-free. */
+BREAKER_API int breaker_redis_degraded(breaker_redis *fleet) BREAKER_NONNULL(1);
+
+/* Counters of one fleet handle since open. */
+typedef struct breaker_redis_stats breaker_redis_stats;
+struct breaker_redis_stats {
+    uint64_t flushes;          /* flush rounds Redis answered */
+    uint64_t flush_errors;     /* flush rounds that failed */
+    uint64_t degraded_entered; /* times the handle became degraded */
+    uint64_t leases_granted;   /* inline lease requests granted */
+    uint64_t leases_refused;   /* refused by the fleet (open, or probes out) */
+    uint64_t lease_errors;     /* errors or past the budget */
+    uint64_t lease_gated;      /* probes refused locally after a fleet refusal */
+    uint64_t outside_trips;    /* local breakers tripped by the fleet */
+    uint64_t fleet_closes;     /* local breakers closed because the fleet closed */
+    uint64_t staleness_ns;     /* age of the last good flush (UINT64_MAX: none) */
+    int degraded;
+};
+
+/*! breaker_redis_stats_get() : fill `out`. Lock-free. */
+BREAKER_API void breaker_redis_stats_get(breaker_redis *fleet, breaker_redis_stats *out)
+    BREAKER_NONNULL(1, 2);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BREAKER_REDIS_H */

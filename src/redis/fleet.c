@@ -1,0 +1,970 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fleet.c - the fleet store's client: handles, attached names, the flusher
+ * thread, inline probe leases and degraded mode (include/breaker/redis.h,
+ * docs/fleet.md).
+ *
+ * Threads and what they touch:
+ *  - callers: breaker_redis_acquire()/complete(). In CLOSED and OPEN only the
+ *    local breaker (plus one clock read with FAIL_CLOSED). A probe reads the
+ *    entry's gate and the degraded flag, and asks Redis for a lease on the
+ *    probe connection, which it only ever try-locks: a caller never waits for
+ *    another. A leased probe's completion marks its lease slot and wakes the
+ *    flusher through a pipe.
+ *  - the flusher (or breaker_redis_flush(), serialised with it by round_mu):
+ *    reads each name's counters, sends deltas and lease results in one
+ *    pipelined round trip, and applies the fleet states to the local
+ *    breakers through breaker__trip_outside() and breaker_reset().
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, pipe, poll */
+
+#include "breaker/redis.h"
+
+#include "breaker/registry.h" /* breaker_name_validate() */
+#include "common/message.h"
+#include "common/splitmix.h"
+#include "common/time_ns.h"
+#include "core/outside.h"
+#include "redis/scripts.h"
+
+#include <hiredis/hiredis.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MS                      ((uint64_t)1000000)
+#define DEFAULT_FLUSH_NS        (250 * MS)
+#define DEFAULT_PROBE_BUDGET_NS (25 * MS)
+#define DEFAULT_TTL_NS          (3600ull * 1000 * MS)
+#define DEFAULT_MAX_NAMES       256u
+#define LEASE_SLOTS             16u /* leased probes one name may hold at once in a process */
+#define NAME_MAX_LEN            255u
+
+/* A lease slot's state word. */
+enum { LEASE_FREE, LEASE_CLAIMED, LEASE_HELD, LEASE_DONE };
+/* Results as release_probe takes them. */
+enum { RESULT_SUCCESS = 0, RESULT_FAILURE = 1, RESULT_NEITHER = 2 };
+
+struct lease {
+    /* LEASE_* in bits 0..7, the result in bits 8..15. A caller claims a FREE
+     * slot (CAS), writes token and gen, then publishes HELD (release); the
+     * completer CASes HELD to DONE (acq_rel); the flusher reads DONE
+     * (acquire), releases the lease in Redis and stores FREE (release). */
+    _Atomic uint64_t state;
+    _Atomic uint64_t token; /* relaxed: ordered by `state` */
+    _Atomic uint64_t gen;   /* the fleet generation the lease was granted in */
+};
+
+struct entry {
+    breaker *b;
+    char name[NAME_MAX_LEN + 1];
+    char key[3][NAME_MAX_LEN + 32];
+    char limits[320]; /* the limits as the scripts take them (ARGV 2) */
+    /* Flusher-only (under round_mu). */
+    uint64_t last_succ, last_fail, last_slow, last_psucc, last_pfail;
+    uint64_t known_gen; /* the fleet generation of the last answer, 0 = none */
+    int follows;        /* the local breaker follows the fleet open: reset it
+                           when the fleet closes */
+    /* Read by callers: relaxed, each is a hint read alone. */
+    _Atomic uint64_t gate_until_ns; /* no lease request before this (monotonic) */
+    struct lease leases[LEASE_SLOTS];
+};
+
+struct breaker_redis {
+    breaker_redis_config cfg;
+    char *host, *unix_path, *password;
+    uint32_t max_names;
+    /* Attached entries: slots written once under attach_mu, published by
+     * the release store of `count`; readers load `count` with acquire. */
+    struct entry **entries;
+    _Atomic uint32_t count;
+    pthread_mutex_t attach_mu;
+
+    pthread_mutex_t round_mu; /* one flush round at a time; never on the call path */
+    /* A round's calls and replies, under round_mu: grown by attach, so that
+     * a round allocates nothing of its own (hiredis allocates its replies). */
+    struct pending *round_calls;
+    redisReply **round_replies;
+    size_t round_cap;
+    redisContext *flush_ctx;
+    char sha[3][41]; /* SHA1s from SCRIPT LOAD on flush_ctx ("" = not loaded) */
+    /* The acquire script's SHA for the probe path: a SHA is a function of
+     * the script's text, so it is written once and never changes. */
+    char acquire_sha[41];
+    _Atomic int acquire_sha_ready;
+
+    pthread_mutex_t probe_mu; /* try-locked only */
+    redisContext *probe_ctx;
+
+    _Atomic int degraded;        /* relaxed: a flag read alone */
+    int announced;               /* under round_mu: the state on_degraded last
+                                    reported, -1 = none yet */
+    _Atomic uint64_t last_ok_ns; /* monotonic time of the last good flush, 0 = none */
+    _Atomic uint64_t token_seq;  /* lease tokens */
+    uint64_t token_key;
+    uint64_t jitter_state; /* flusher-only */
+
+    int wake[2]; /* pipe: [0] polled by the flusher, [1] written to wake it */
+    _Atomic int stop;
+    pthread_t thread;
+
+    struct {
+        _Atomic uint64_t flushes, flush_errors, degraded_entered, leases_granted, leases_refused,
+            lease_errors, lease_gated, outside_trips, fleet_closes;
+    } n;
+};
+
+/* Counters: relaxed, they order nothing. */
+static void count(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
+
+static uint64_t mono_ns(void) { return breaker__clock_ns(CLOCK_MONOTONIC); }
+
+static struct timeval tv_of(uint64_t ns) {
+    if (ns < 1000) ns = 1000;
+    struct timeval tv = {.tv_sec = (time_t)(ns / 1000000000ull),
+                         .tv_usec = (suseconds_t)((ns % 1000000000ull) / 1000)};
+    return tv;
+}
+
+static char *dup_or_null(const char *s) {
+    if (s == NULL) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d != NULL) memcpy(d, s, n);
+    return d;
+}
+
+void breaker_redis_config_init(breaker_redis_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->port = 6379;
+    cfg->flush_interval_ns = DEFAULT_FLUSH_NS;
+    cfg->probe_budget_ns = DEFAULT_PROBE_BUDGET_NS;
+    cfg->key_ttl_ns = DEFAULT_TTL_NS;
+    cfg->max_names = DEFAULT_MAX_NAMES;
+}
+
+/* ---- Connections ------------------------------------------------------------*/
+
+/* Connect, AUTH and SELECT with `timeout_ns` for each step. @return the
+ * context, or NULL with `why` set. */
+static redisContext *connect_redis(breaker_redis *f, uint64_t timeout_ns, char *why,
+                                   size_t why_len) {
+    struct timeval tv = tv_of(timeout_ns);
+    redisContext *c = f->unix_path != NULL ? redisConnectUnixWithTimeout(f->unix_path, tv)
+                                           : redisConnectWithTimeout(f->host, f->cfg.port, tv);
+    if (c == NULL) {
+        snprintf(why, why_len, "connect: out of memory");
+        return NULL;
+    }
+    if (c->err) {
+        snprintf(why, why_len, "connect: %s", c->errstr);
+        redisFree(c);
+        return NULL;
+    }
+    if (redisSetTimeout(c, tv) != REDIS_OK) {
+        snprintf(why, why_len, "setting the socket timeout: %s", c->errstr);
+        redisFree(c);
+        return NULL;
+    }
+    if (f->password != NULL) {
+        redisReply *r = redisCommand(c, "AUTH %s", f->password);
+        int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+        snprintf(why, why_len, "AUTH: %s", r == NULL ? c->errstr : r->str ? r->str : "?");
+        if (r != NULL) freeReplyObject(r);
+        if (!ok) {
+            redisFree(c);
+            return NULL;
+        }
+    }
+    if (f->cfg.db != 0) {
+        redisReply *r = redisCommand(c, "SELECT %d", f->cfg.db);
+        int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+        snprintf(why, why_len, "SELECT: %s", r == NULL ? c->errstr : r->str ? r->str : "?");
+        if (r != NULL) freeReplyObject(r);
+        if (!ok) {
+            redisFree(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+static const char *script_text(int which) {
+    return which == 0   ? breaker__redis_lua_flush
+           : which == 1 ? breaker__redis_lua_acquire
+                        : breaker__redis_lua_release;
+}
+
+/* SCRIPT LOAD the three scripts on the flush connection (one round trip). */
+static int load_scripts(breaker_redis *f, char *why, size_t why_len) {
+    for (int i = 0; i < 3; i++)
+        redisAppendCommand(f->flush_ctx, "SCRIPT LOAD %s", script_text(i));
+    int ok = 1;
+    for (int i = 0; i < 3; i++) {
+        redisReply *r = NULL;
+        if (redisGetReply(f->flush_ctx, (void **)&r) != REDIS_OK) {
+            snprintf(why, why_len, "SCRIPT LOAD: %s", f->flush_ctx->errstr);
+            return 0;
+        }
+        if (r->type == REDIS_REPLY_STRING && r->len == 40) {
+            memcpy(f->sha[i], r->str, 40);
+            f->sha[i][40] = '\0';
+            if (i == 1 && !atomic_load_explicit(&f->acquire_sha_ready, memory_order_relaxed)) {
+                memcpy(f->acquire_sha, f->sha[1], sizeof f->acquire_sha);
+                /* release: pairs with the probe path's acquire load. */
+                atomic_store_explicit(&f->acquire_sha_ready, 1, memory_order_release);
+            }
+        } else {
+            snprintf(why, why_len, "SCRIPT LOAD: %s", r->str != NULL ? r->str : "unexpected reply");
+            ok = 0;
+        }
+        freeReplyObject(r);
+    }
+    return ok;
+}
+
+/* ---- Script calls -------------------------------------------------------------*/
+
+#define MAX_ARGS 12
+
+struct call {
+    int which; /* 0 flush, 1 acquire, 2 release */
+    int argc;  /* the ARGV after the common two */
+    char argv[4][24];
+};
+
+/* Append EVALSHA (or EVAL when `eval` or no SHA is known) of `call` on `e`. */
+static void append_call(breaker_redis *f, redisContext *c, const struct entry *e,
+                        const struct call *call, int eval, char ttl[24]) {
+    const char *argv[MAX_ARGS];
+    size_t len[MAX_ARGS];
+    int n = 0;
+    const char *sha = f->sha[call->which];
+    if (eval || sha[0] == '\0') {
+        argv[n++] = "EVAL";
+        argv[n++] = script_text(call->which);
+    } else {
+        argv[n++] = "EVALSHA";
+        argv[n++] = sha;
+    }
+    argv[n++] = "3";
+    for (int i = 0; i < 3; i++)
+        argv[n++] = e->key[i];
+    argv[n++] = ttl;
+    argv[n++] = e->limits;
+    for (int i = 0; i < call->argc; i++)
+        argv[n++] = call->argv[i];
+    for (int i = 0; i < n; i++)
+        len[i] = strlen(argv[i]);
+    redisAppendCommandArgv(c, n, argv, len);
+}
+
+static int is_noscript(const redisReply *r) {
+    return r != NULL && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0;
+}
+
+/* An answer as integers. @return 1 if `r` is one. */
+static int parse_answer(const redisReply *r, int64_t out[ANS_COUNT]) {
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != ANS_COUNT) return 0;
+    for (size_t i = 0; i < ANS_COUNT; i++) {
+        if (r->element[i]->type != REDIS_REPLY_INTEGER) return 0;
+        out[i] = r->element[i]->integer;
+    }
+    return 1;
+}
+
+/* ---- Applying the fleet state to a local breaker ------------------------------*/
+
+static void apply_answer(breaker_redis *f, struct entry *e, const int64_t a[ANS_COUNT],
+                         uint64_t now) {
+    e->known_gen = (uint64_t)a[ANS_GEN];
+    enum breaker_state local = breaker_get_state(e->b);
+    if (a[ANS_STATE] == FLEET_CLOSED) {
+        atomic_store_explicit(&e->gate_until_ns, 0, memory_order_relaxed);
+        if (e->follows && (local == BREAKER_OPEN || local == BREAKER_HALF_OPEN)) {
+            /* The fleet recovered: so does this host, at once (the local
+             * probes' successes were recorded as IGNORED: the fleet counted
+             * them). breaker_reset() is the public way to close; its event
+             * says RESET. */
+            if (breaker_reset(e->b) == BREAKER_OK) count(&f->n.fleet_closes);
+        }
+        e->follows = 0;
+        return;
+    }
+    e->follows = 1;
+    if (a[ANS_STATE] == FLEET_OPEN && a[ANS_WAIT_US] > 0) {
+        atomic_store_explicit(&e->gate_until_ns, now + (uint64_t)a[ANS_WAIT_US] * 1000,
+                              memory_order_relaxed);
+    }
+    if (local == BREAKER_CLOSED) {
+        breaker_evidence ev;
+        memset(&ev, 0, sizeof ev);
+        ev.calls = (uint64_t)a[ANS_CALLS];
+        ev.failures = (uint64_t)a[ANS_FAILURES];
+        ev.slow_calls = (uint64_t)a[ANS_SLOW];
+        if (ev.calls > 0) {
+            ev.failure_rate = (double)ev.failures / (double)ev.calls;
+            ev.slow_call_rate = (double)ev.slow_calls / (double)ev.calls;
+        }
+        ev.failed_recoveries = (uint32_t)a[ANS_K];
+        /* Fenced by the local generation: a breaker that moved on since
+         * this read (another trip, a reset) is left alone (STALE), and the
+         * next answer looks again. */
+        if (breaker__trip_outside(e->b, breaker_generation(e->b), &ev) == BREAKER_OK)
+            count(&f->n.outside_trips);
+    }
+}
+
+/* ---- One flush round -----------------------------------------------------------*/
+
+/* Called under round_mu. The first round's result is always announced:
+ * the handle starts degraded, but nobody was told why. */
+static void set_degraded(breaker_redis *f, int on, const char *why) {
+    atomic_store_explicit(&f->degraded, on, memory_order_relaxed);
+    if (f->announced == on) return;
+    f->announced = on;
+    if (on) count(&f->n.degraded_entered);
+    if (f->cfg.on_degraded != NULL) f->cfg.on_degraded(f->cfg.degraded_ctx, on, on ? why : "");
+}
+
+static void drop_flush_ctx(breaker_redis *f) {
+    if (f->flush_ctx != NULL) redisFree(f->flush_ctx);
+    f->flush_ctx = NULL;
+    for (int i = 0; i < 3; i++)
+        f->sha[i][0] = '\0';
+}
+
+/* The deltas of `e` since the last round. Closed-state calls only: probes
+ * are the fleet's through their leases. */
+static void take_deltas(struct entry *e, struct call *call) {
+    breaker_stats s;
+    (void)breaker_stats_get(e->b, &s);
+    uint64_t pfail = s.probes_failed - s.probes_timed_out; /* completed as failures */
+    uint64_t succ = (s.successes - e->last_succ) - (s.probes_succeeded - e->last_psucc);
+    uint64_t fail = (s.failures - e->last_fail);
+    uint64_t pf = pfail - e->last_pfail;
+    fail = fail > pf ? fail - pf : 0;
+    uint64_t slow = s.slow - e->last_slow;
+    e->last_succ = s.successes;
+    e->last_fail = s.failures;
+    e->last_slow = s.slow;
+    e->last_psucc = s.probes_succeeded;
+    e->last_pfail = pfail;
+    call->which = 0;
+    call->argc = 4;
+    snprintf(call->argv[0], sizeof call->argv[0], "%" PRIu64, e->known_gen);
+    snprintf(call->argv[1], sizeof call->argv[1], "%" PRIu64, succ + fail);
+    snprintf(call->argv[2], sizeof call->argv[2], "%" PRIu64, fail);
+    snprintf(call->argv[3], sizeof call->argv[3], "%" PRIu64, slow);
+}
+
+struct pending {
+    struct entry *e;
+    struct call call;
+    struct lease *lease; /* release calls: the slot to free after */
+};
+
+/* Connect (when not connected) and load the scripts. @return 1 or 0. */
+static int ensure_connected(breaker_redis *f, char *why, size_t why_len) {
+    if (f->flush_ctx != NULL) return 1;
+    f->flush_ctx = connect_redis(f, f->cfg.io_timeout_ns, why, why_len);
+    if (f->flush_ctx == NULL) return 0;
+    if (!load_scripts(f, why, why_len)) {
+        drop_flush_ctx(f);
+        return 0;
+    }
+    return 1;
+}
+
+/* Send every call of `p` in one pipeline and read the replies into `r`. A
+ * Redis that lost its scripts (SCRIPT FLUSH) answers NOSCRIPT: those calls
+ * go again as EVAL, which caches the script again. @return 1; 0 when the
+ * server closed the connection, -1 when it failed otherwise (timeout): the
+ * connection is then dropped. */
+static int exchange(breaker_redis *f, struct pending *p, size_t np, redisReply **r, char *ttl,
+                    char *why, size_t why_len) {
+    redisContext *c = f->flush_ctx;
+    for (size_t i = 0; i < np; i++)
+        append_call(f, c, p[i].e, &p[i].call, 0, ttl);
+    size_t noscript = 0;
+    for (size_t i = 0; i < np; i++) {
+        if (redisGetReply(c, (void **)&r[i]) != REDIS_OK) goto broken;
+        noscript += is_noscript(r[i]);
+    }
+    if (noscript == 0) return 1;
+    for (size_t i = 0; i < np; i++)
+        if (is_noscript(r[i])) append_call(f, c, p[i].e, &p[i].call, 1, ttl);
+    for (size_t i = 0; i < np; i++) {
+        if (!is_noscript(r[i])) continue;
+        freeReplyObject(r[i]);
+        r[i] = NULL;
+        if (redisGetReply(c, (void **)&r[i]) != REDIS_OK) goto broken;
+    }
+    (void)load_scripts(f, why, why_len); /* EVALSHA again from the next round */
+    return 1;
+broken:
+    snprintf(why, why_len, "flush: %s", c->errstr);
+    /* A connection the server closed (a restart) is worth one new try; a
+     * timeout is not (a stalled server would cost the round twice). */
+    int retry = c->err == REDIS_ERR_EOF ||
+                (c->err == REDIS_ERR_IO && (errno == ECONNRESET || errno == EPIPE));
+    for (size_t i = 0; i < np; i++) {
+        if (r[i] != NULL) freeReplyObject(r[i]);
+        r[i] = NULL;
+    }
+    drop_flush_ctx(f);
+    return retry ? 0 : -1;
+}
+
+static int round_locked(breaker_redis *f) {
+    char why[256] = "";
+    char ttl[24];
+    snprintf(ttl, sizeof ttl, "%" PRIu64, f->cfg.key_ttl_ns / MS);
+    uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
+    struct pending *p = f->round_calls; /* room for n names: attach grew it */
+    redisReply **r = f->round_replies;
+    size_t np = 0;
+    int ok = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct entry *e = f->entries[i];
+        for (unsigned j = 0; j < LEASE_SLOTS; j++) {
+            struct lease *l = &e->leases[j];
+            /* acquire: pairs with the completer's acq_rel CAS to DONE, so the
+             * token, gen and result are this lease's. */
+            uint64_t st = atomic_load_explicit(&l->state, memory_order_acquire);
+            if ((st & 0xff) != LEASE_DONE) continue;
+            struct call *c = &p[np].call;
+            c->which = 2;
+            c->argc = 3;
+            snprintf(c->argv[0], sizeof c->argv[0], "%" PRIu64,
+                     atomic_load_explicit(&l->gen, memory_order_relaxed));
+            snprintf(c->argv[1], sizeof c->argv[1], "%016" PRIx64,
+                     atomic_load_explicit(&l->token, memory_order_relaxed));
+            snprintf(c->argv[2], sizeof c->argv[2], "%u", (unsigned)((st >> 8) & 0xff));
+            p[np].e = e;
+            p[np].lease = l;
+            np++;
+        }
+        p[np].e = e;
+        take_deltas(e, &p[np].call);
+        np++;
+    }
+    /* One round trip for every name. A connection that worked before may
+     * have been cut meanwhile (a Redis restart): one new connection is tried
+     * within the round before the fleet is called degraded. */
+    int had_ctx = f->flush_ctx != NULL;
+    if (!ensure_connected(f, why, sizeof why)) goto done;
+    int got = exchange(f, p, np, r, ttl, why, sizeof why);
+    if (got == 0 && had_ctx && ensure_connected(f, why, sizeof why))
+        got = exchange(f, p, np, r, ttl, why, sizeof why);
+    if (got != 1) goto done;
+    ok = 1;
+    uint64_t now = mono_ns();
+    for (size_t i = 0; i < np; i++) {
+        int64_t a[ANS_COUNT];
+        if (parse_answer(r[i], a)) {
+            apply_answer(f, p[i].e, a, now);
+        } else {
+            ok = 0;
+            snprintf(why, sizeof why, "flush: %s",
+                     r[i] != NULL && r[i]->type == REDIS_REPLY_ERROR ? r[i]->str
+                                                                     : "unexpected reply");
+        }
+    }
+done:
+    for (size_t i = 0; i < np; i++) {
+        /* A lease result goes once: if it was lost, the lease expires at its
+         * deadline, as if the holder had died. release: pairs with the
+         * acquire CAS of a caller claiming a FREE slot. */
+        if (p[i].lease != NULL)
+            atomic_store_explicit(&p[i].lease->state, LEASE_FREE, memory_order_release);
+        if (r[i] != NULL) freeReplyObject(r[i]);
+        r[i] = NULL;
+        memset(&p[i], 0, sizeof p[i]);
+    }
+    if (!ok) {
+        count(&f->n.flush_errors);
+        set_degraded(f, 1, why);
+        return BREAKER_EIO;
+    }
+    /* release: pairs with the acquire load in the FAIL_CLOSED check. */
+    atomic_store_explicit(&f->last_ok_ns, mono_ns(), memory_order_release);
+    count(&f->n.flushes);
+    set_degraded(f, 0, "");
+    return BREAKER_OK;
+}
+
+int breaker_redis_flush(breaker_redis *f) {
+    pthread_mutex_lock(&f->round_mu);
+    int rc = round_locked(f);
+    pthread_mutex_unlock(&f->round_mu);
+    return rc;
+}
+
+static void *flusher_main(void *arg) {
+    breaker_redis *f = arg;
+    /* relaxed: `stop` is a flag; the pipe write that follows it wakes us. */
+    while (!atomic_load_explicit(&f->stop, memory_order_relaxed)) {
+        uint64_t iv = f->cfg.flush_interval_ns;
+        /* +-20% jitter, so a fleet's flushes do not march in step. */
+        uint64_t r = breaker__splitmix64_next(&f->jitter_state);
+        uint64_t wait = iv - iv / 5 + (iv / 5 ? (r % (2 * (iv / 5) + 1)) : 0);
+        struct pollfd pfd = {.fd = f->wake[0], .events = POLLIN};
+        uint64_t ms = wait / MS;
+        (void)poll(&pfd, 1, ms > INT32_MAX ? INT32_MAX : (int)(ms ? ms : 1));
+        if (pfd.revents & POLLIN) {
+            char buf[64];
+            while (read(f->wake[0], buf, sizeof buf) > 0) {
+            }
+        }
+        if (atomic_load_explicit(&f->stop, memory_order_relaxed)) break;
+        (void)breaker_redis_flush(f);
+    }
+    return NULL;
+}
+
+static void wake_flusher(breaker_redis *f) {
+    char one = 1;
+    /* Non-blocking: a full pipe already holds a wake-up. */
+    ssize_t w = write(f->wake[1], &one, 1);
+    (void)w;
+}
+
+/* ---- Open, close, attach -------------------------------------------------------*/
+
+int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, char *msg,
+                       size_t msg_len) {
+    *out = NULL;
+    if (cfg->unix_path == NULL && (cfg->port < 0 || cfg->port > 65535))
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "port: must be 0..65535 (got %d)",
+                             cfg->port);
+    if (cfg->db < 0)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "db: must be >= 0 (got %d)", cfg->db);
+    if (cfg->fail_mode != BREAKER_REDIS_FAIL_LOCAL && cfg->fail_mode != BREAKER_REDIS_FAIL_CLOSED)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "fail_mode: must be BREAKER_REDIS_FAIL_LOCAL or _CLOSED (got %d)",
+                             (int)cfg->fail_mode);
+    if (cfg->key_ttl_ns != 0 && cfg->key_ttl_ns < 1000 * MS)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "key_ttl_ns: must be 0 or >= 1 s");
+    if (cfg->flush_interval_ns != 0 && cfg->flush_interval_ns < MS)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "flush_interval_ns: must be 0 or >= 1 ms");
+    breaker_redis *f = calloc(1, sizeof *f);
+    if (f == NULL) return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
+    f->cfg = *cfg;
+    if (f->cfg.port == 0) f->cfg.port = 6379;
+    if (f->cfg.flush_interval_ns == 0) f->cfg.flush_interval_ns = DEFAULT_FLUSH_NS;
+    if (f->cfg.probe_budget_ns == 0) f->cfg.probe_budget_ns = DEFAULT_PROBE_BUDGET_NS;
+    if (f->cfg.io_timeout_ns == 0) f->cfg.io_timeout_ns = f->cfg.flush_interval_ns / 2;
+    if (f->cfg.key_ttl_ns == 0) f->cfg.key_ttl_ns = DEFAULT_TTL_NS;
+    if (f->cfg.stale_after_ns == 0) f->cfg.stale_after_ns = 4 * f->cfg.flush_interval_ns;
+    f->max_names = f->cfg.max_names ? f->cfg.max_names : DEFAULT_MAX_NAMES;
+    f->host = dup_or_null(cfg->host != NULL ? cfg->host : "127.0.0.1");
+    f->unix_path = dup_or_null(cfg->unix_path);
+    f->password = dup_or_null(cfg->password);
+    f->entries = calloc(f->max_names, sizeof *f->entries);
+    f->wake[0] = f->wake[1] = -1;
+    if (f->host == NULL || (cfg->unix_path && !f->unix_path) || (cfg->password && !f->password) ||
+        f->entries == NULL) {
+        breaker_redis_close(f);
+        return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
+    }
+    f->cfg.host = f->host;
+    f->cfg.unix_path = f->unix_path;
+    f->cfg.password = f->password;
+    uint64_t seed = mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)f;
+    f->token_key = breaker__splitmix64_next(&seed);
+    f->jitter_state = breaker__splitmix64_next(&seed);
+    atomic_init(&f->degraded, 1); /* until the first good flush */
+    f->announced = -1;
+    pthread_mutex_init(&f->attach_mu, NULL);
+    pthread_mutex_init(&f->round_mu, NULL);
+    pthread_mutex_init(&f->probe_mu, NULL);
+    if (pipe(f->wake) != 0 || fcntl(f->wake[0], F_SETFL, O_NONBLOCK) != 0 ||
+        fcntl(f->wake[1], F_SETFL, O_NONBLOCK) != 0 ||
+        pthread_create(&f->thread, NULL, flusher_main, f) != 0) {
+        int err = errno;
+        if (f->wake[0] >= 0) close(f->wake[0]);
+        if (f->wake[1] >= 0) close(f->wake[1]);
+        f->wake[0] = f->wake[1] = -1;
+        breaker_redis_close(f);
+        return breaker__fail(BREAKER_EIO, msg, msg_len, "starting the flusher: %s", strerror(err));
+    }
+    *out = f;
+    return BREAKER_OK;
+}
+
+void breaker_redis_close(breaker_redis *f) {
+    if (f == NULL) return;
+    if (f->wake[1] >= 0) {
+        atomic_store_explicit(&f->stop, 1, memory_order_relaxed);
+        wake_flusher(f);
+        pthread_join(f->thread, NULL);
+        close(f->wake[0]);
+        close(f->wake[1]);
+        pthread_mutex_destroy(&f->attach_mu);
+        pthread_mutex_destroy(&f->round_mu);
+        pthread_mutex_destroy(&f->probe_mu);
+    }
+    uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        breaker_destroy(f->entries[i]->b);
+        free(f->entries[i]);
+    }
+    drop_flush_ctx(f);
+    if (f->probe_ctx != NULL) redisFree(f->probe_ctx);
+    free(f->entries);
+    free(f->round_calls);
+    free(f->round_replies);
+    free(f->host);
+    free(f->unix_path);
+    free(f->password);
+    free(f);
+}
+
+/* The limits as the scripts read them (scripts.c: c[1..12]). */
+static void format_limits(const breaker_config *c, char *out, size_t len) {
+    uint64_t window_us = c->window_ns / 1000;
+    uint32_t buckets = c->window_buckets ? c->window_buckets : 10;
+    snprintf(out, len,
+             "%" PRIu32 " %.17g %.17g %" PRIu64 " %" PRIu32 " %" PRIu64 " %.17g %" PRIu64
+             " %.17g %" PRIu32 " %" PRIu32 " %" PRIu64,
+             c->min_calls, c->failure_rate, c->slow_call_rate, window_us, buckets,
+             c->open_ns / 1000, c->open_backoff, c->open_max_ns / 1000, c->open_jitter,
+             c->half_open_max_probes, c->half_open_successes, c->probe_timeout_ns / 1000);
+}
+
+/* Room in the round arrays for `names` names (their flushes and lease
+ * results). Takes round_mu: a round in progress finishes first. */
+static int grow_round(breaker_redis *f, uint32_t names) {
+    size_t need = (size_t)names * (1 + LEASE_SLOTS);
+    int ok = 1;
+    pthread_mutex_lock(&f->round_mu);
+    if (need > f->round_cap) {
+        struct pending *p = realloc(f->round_calls, need * sizeof *p);
+        if (p != NULL) f->round_calls = p;
+        redisReply **r = realloc(f->round_replies, need * sizeof *r);
+        if (r != NULL) f->round_replies = r;
+        if (p != NULL && r != NULL) {
+            memset(p + f->round_cap, 0, (need - f->round_cap) * sizeof *p);
+            memset(r + f->round_cap, 0, (need - f->round_cap) * sizeof *r);
+            f->round_cap = need;
+        } else {
+            ok = 0;
+        }
+    }
+    pthread_mutex_unlock(&f->round_mu);
+    return ok;
+}
+
+int breaker_redis_attach(breaker_redis *f, const char *name, const breaker_config *cfg,
+                         breaker **out, char *msg, size_t msg_len) {
+    *out = NULL;
+    int rc = breaker_name_validate(name, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    if (strlen(name) > NAME_MAX_LEN)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "name: at most %u bytes", NAME_MAX_LEN);
+    if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
+    struct entry *e = calloc(1, sizeof *e);
+    if (e == NULL) return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
+    rc = breaker_create(cfg, &e->b);
+    if (rc != BREAKER_OK) {
+        free(e);
+        return breaker__fail(rc, msg, msg_len, "creating the local breaker: %s",
+                             breaker_strerror(rc));
+    }
+    breaker_config eff;
+    breaker_get_config(e->b, &eff); /* defaults applied */
+    format_limits(&eff, e->limits, sizeof e->limits);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    static const char *const suffix[3] = {"s", "w", "l"};
+    for (int i = 0; i < 3; i++)
+        snprintf(e->key[i], sizeof e->key[i], "breaker:v1:{%s}:%s", name, suffix[i]);
+
+    pthread_mutex_lock(&f->attach_mu);
+    uint32_t n = atomic_load_explicit(&f->count, memory_order_relaxed); /* under attach_mu */
+    rc = BREAKER_OK;
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(f->entries[i]->name, name) == 0) rc = BREAKER_EINVAL;
+    if (rc == BREAKER_OK && n >= f->max_names) rc = BREAKER_REGISTRY_FULL;
+    if (rc == BREAKER_OK && !grow_round(f, n + 1)) rc = BREAKER_ENOMEM;
+    if (rc == BREAKER_OK) {
+        f->entries[n] = e;
+        /* release: publishes the entry to the flusher and to lookups. */
+        atomic_store_explicit(&f->count, n + 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&f->attach_mu);
+    if (rc != BREAKER_OK) {
+        breaker_destroy(e->b);
+        free(e);
+        return breaker__fail(rc, msg, msg_len,
+                             rc == BREAKER_EINVAL          ? "%s: attached already"
+                             : rc == BREAKER_REGISTRY_FULL ? "%s: max_names reached"
+                                                           : "%s: out of memory",
+                             name);
+    }
+    *out = e->b;
+    return BREAKER_OK;
+}
+
+/* ---- The call path ----------------------------------------------------------------*/
+
+static struct entry *find_entry(breaker_redis *f, const breaker *b) {
+    uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
+    for (uint32_t i = 0; i < n; i++)
+        if (f->entries[i]->b == b) return f->entries[i];
+    return NULL;
+}
+
+enum lease_answer { LEASE_ANS_GRANTED, LEASE_ANS_CLOSED, LEASE_ANS_REFUSED, LEASE_ANS_ERROR };
+
+/* One command on `c`, waiting for its answer no later than `deadline`
+ * (monotonic ns) by poll(), which is precise where a socket timeout is
+ * rounded up to the kernel's tick. @return the reply, or NULL (error or
+ * deadline: the connection must then not be reused, since a late answer may
+ * still arrive on it). */
+static redisReply *command_by(redisContext *c, int argc, const char **argv, const size_t *len,
+                              uint64_t deadline) {
+    if (redisAppendCommandArgv(c, argc, argv, len) != REDIS_OK) return NULL;
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(c, &done) != REDIS_OK) return NULL;
+    for (;;) {
+        void *reply = NULL;
+        if (redisGetReplyFromReader(c, &reply) != REDIS_OK) return NULL;
+        if (reply != NULL) return reply;
+        uint64_t now = mono_ns();
+        if (now >= deadline) return NULL;
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+        int ms = (int)((deadline - now) / MS); /* rounded down; 0 polls once */
+        int ready = poll(&pfd, 1, ms);
+        if (ready < 0 && errno != EINTR) return NULL;
+        if (ready > 0 && redisBufferRead(c) != REDIS_OK) return NULL;
+    }
+}
+
+/* Ask Redis for a lease for `e` with `token`, answered before `deadline`.
+ * Called with probe_mu held. */
+static enum lease_answer ask_lease(breaker_redis *f, struct entry *e, uint64_t token,
+                                   uint64_t deadline, int64_t a[ANS_COUNT]) {
+    char why[256];
+    uint64_t now = mono_ns();
+    if (now >= deadline) return LEASE_ANS_ERROR;
+    if (f->probe_ctx == NULL) {
+        f->probe_ctx = connect_redis(f, deadline - now, why, sizeof why);
+        if (f->probe_ctx == NULL) return LEASE_ANS_ERROR;
+    }
+    char ttl[24];
+    snprintf(ttl, sizeof ttl, "%" PRIu64, f->cfg.key_ttl_ns / MS);
+    char tok[24];
+    snprintf(tok, sizeof tok, "%016" PRIx64, token);
+    /* EVALSHA once the flusher has loaded the script (acquire: pairs with
+     * its release store), EVAL before that or after a NOSCRIPT. */
+    int eval = !atomic_load_explicit(&f->acquire_sha_ready, memory_order_acquire);
+    redisReply *r = NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        const char *argv[MAX_ARGS];
+        size_t len[MAX_ARGS];
+        int n = 0;
+        argv[n++] = eval ? "EVAL" : "EVALSHA";
+        argv[n++] = eval ? breaker__redis_lua_acquire : f->acquire_sha;
+        argv[n++] = "3";
+        for (int i = 0; i < 3; i++)
+            argv[n++] = e->key[i];
+        argv[n++] = ttl;
+        argv[n++] = e->limits;
+        argv[n++] = tok;
+        for (int i = 0; i < n; i++)
+            len[i] = strlen(argv[i]);
+        r = command_by(f->probe_ctx, n, argv, len, deadline);
+        if (r == NULL || !is_noscript(r)) break;
+        freeReplyObject(r);
+        r = NULL;
+        eval = 1;
+    }
+    if (r == NULL) {
+        redisFree(f->probe_ctx);
+        f->probe_ctx = NULL;
+        return LEASE_ANS_ERROR;
+    }
+    int ok = parse_answer(r, a);
+    freeReplyObject(r);
+    if (!ok) return LEASE_ANS_ERROR;
+    if (a[ANS_VERDICT] == VERDICT_GRANTED) return LEASE_ANS_GRANTED;
+    if (a[ANS_VERDICT] == VERDICT_CLOSED) return LEASE_ANS_CLOSED;
+    return LEASE_ANS_REFUSED;
+}
+
+static struct lease *claim_slot(struct entry *e) {
+    for (unsigned j = 0; j < LEASE_SLOTS; j++) {
+        uint64_t expect = LEASE_FREE;
+        /* acquire on success: pairs with the flusher's release store of
+         * FREE (its reads of the old lease are done). */
+        if (atomic_compare_exchange_strong_explicit(&e->leases[j].state, &expect, LEASE_CLAIMED,
+                                                    memory_order_acquire, memory_order_relaxed))
+            return &e->leases[j];
+    }
+    return NULL;
+}
+
+static void drop_probe(breaker *b, breaker_redis_permit *p) {
+    (void)breaker_complete(b, &p->permit, BREAKER_IGNORED);
+}
+
+int breaker_redis_acquire(breaker_redis *f, breaker *b, breaker_redis_permit *p) {
+    if (f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED) {
+        /* acquire: pairs with the flusher's release store after a good round. */
+        uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
+        if (ok == 0 || mono_ns() - ok > f->cfg.stale_after_ns) {
+            memset(&p->permit, 0, sizeof p->permit);
+            return BREAKER_REJECTED_OPEN;
+        }
+    }
+    int rc = breaker_acquire(b, &p->permit);
+    if (rc != BREAKER_OK) return rc; /* a refused permit is never completed */
+    p->opaque_[0] = p->opaque_[1] = 0;
+    if (!breaker_permit_is_probe(&p->permit)) return BREAKER_OK;
+    /* A probe. Degraded: the local breaker alone decides. relaxed: a flag
+     * read alone (a stale answer costs one lease request, or one local
+     * probe). */
+    if (atomic_load_explicit(&f->degraded, memory_order_relaxed)) return BREAKER_OK;
+    struct entry *e = find_entry(f, b);
+    if (e == NULL) return BREAKER_OK; /* not ours: a plain local probe */
+    uint64_t start = mono_ns();
+    if (start < atomic_load_explicit(&e->gate_until_ns, memory_order_relaxed)) {
+        count(&f->n.lease_gated);
+        drop_probe(b, p);
+        return BREAKER_REJECTED_HALF_OPEN;
+    }
+    struct lease *l = claim_slot(e);
+    if (l == NULL || pthread_mutex_trylock(&f->probe_mu) != 0) {
+        /* relaxed (here and below): nothing was written under the claim. */
+        if (l != NULL) atomic_store_explicit(&l->state, LEASE_FREE, memory_order_relaxed);
+        count(&f->n.lease_gated);
+        drop_probe(b, p);
+        return BREAKER_REJECTED_HALF_OPEN;
+    }
+    uint64_t token =
+        f->token_key ^
+        breaker__splitmix64(atomic_fetch_add_explicit(&f->token_seq, 1, memory_order_relaxed));
+    int64_t a[ANS_COUNT];
+    /* The whole acquire returns within the budget: the wait for Redis ends
+     * at 80% of it, leaving the rest for a late wake-up of this thread and
+     * for the local completion of a refused probe. */
+    uint64_t budget = f->cfg.probe_budget_ns;
+    enum lease_answer ans = ask_lease(f, e, token, start + budget - budget / 5, a);
+    pthread_mutex_unlock(&f->probe_mu);
+    uint64_t now = mono_ns();
+    if (ans == LEASE_ANS_GRANTED && now - start > budget) {
+        /* Granted, but too late to use: give the lease straight back. */
+        atomic_store_explicit(&l->token, token, memory_order_relaxed);
+        atomic_store_explicit(&l->gen, (uint64_t)a[ANS_GEN], memory_order_relaxed);
+        /* release: the flusher's acquire load sees token and gen. */
+        atomic_store_explicit(&l->state, LEASE_DONE | (RESULT_NEITHER << 8), memory_order_release);
+        wake_flusher(f);
+        ans = LEASE_ANS_ERROR;
+        l = NULL;
+    }
+    switch (ans) {
+    case LEASE_ANS_GRANTED:
+        atomic_store_explicit(&l->token, token, memory_order_relaxed);
+        atomic_store_explicit(&l->gen, (uint64_t)a[ANS_GEN], memory_order_relaxed);
+        /* release: a completer's CAS from HELD sees token and gen. */
+        atomic_store_explicit(&l->state, LEASE_HELD, memory_order_release);
+        p->opaque_[0] = (uint64_t)(l - e->leases) + 1;
+        p->opaque_[1] = token;
+        count(&f->n.leases_granted);
+        return BREAKER_OK;
+    case LEASE_ANS_CLOSED:
+        /* The fleet is closed: this host's own breaker is probing on its
+         * own evidence; no lease needed. */
+        atomic_store_explicit(&l->state, LEASE_FREE, memory_order_relaxed);
+        return BREAKER_OK;
+    case LEASE_ANS_REFUSED:
+        atomic_store_explicit(&l->state, LEASE_FREE, memory_order_relaxed);
+        count(&f->n.leases_refused);
+        {
+            /* Ask again when the fleet may answer otherwise: at the end of
+             * its open wait, at its earliest lease deadline, and at the
+             * latest after one flush interval. */
+            uint64_t wait = (uint64_t)(a[ANS_WAIT_US] > 0 ? a[ANS_WAIT_US] : 0) * 1000;
+            if (wait == 0 || wait > f->cfg.flush_interval_ns) wait = f->cfg.flush_interval_ns;
+            atomic_store_explicit(&e->gate_until_ns, now + wait, memory_order_relaxed);
+        }
+        drop_probe(b, p);
+        return a[ANS_STATE] == FLEET_OPEN ? BREAKER_REJECTED_OPEN : BREAKER_REJECTED_HALF_OPEN;
+    case LEASE_ANS_ERROR:
+        if (l != NULL) atomic_store_explicit(&l->state, LEASE_FREE, memory_order_relaxed);
+        count(&f->n.lease_errors);
+        /* Do not try again inline before the flusher has looked. */
+        atomic_store_explicit(&e->gate_until_ns, now + f->cfg.flush_interval_ns,
+                              memory_order_relaxed);
+        drop_probe(b, p);
+        return BREAKER_REJECTED_HALF_OPEN;
+    }
+    return BREAKER_REJECTED_HALF_OPEN;
+}
+
+int breaker_redis_complete(breaker_redis *f, breaker *b, breaker_redis_permit *p,
+                           enum breaker_outcome outcome) {
+    if (p->opaque_[0] == 0) return breaker_complete(b, &p->permit, outcome);
+    struct entry *e = find_entry(f, b);
+    unsigned idx = (unsigned)(p->opaque_[0] - 1);
+    if (e == NULL || idx >= LEASE_SLOTS) return BREAKER_EINVAL;
+    breaker_config c;
+    enum breaker_outcome as = outcome;
+    if (outcome == BREAKER_CANCELLED) {
+        breaker_get_config(b, &c);
+        as = c.cancelled_as == BREAKER_FAILURE ? BREAKER_FAILURE : BREAKER_IGNORED;
+    }
+    /* The fleet decides recovery: a leased success is the fleet's, not the
+     * local breaker's (which would close on its own successes). */
+    int rc = breaker_complete(b, &p->permit, as == BREAKER_SUCCESS ? BREAKER_IGNORED : outcome);
+    if (rc == BREAKER_ALREADY_SETTLED || rc == BREAKER_EINVAL) return rc;
+    struct lease *l = &e->leases[idx];
+    uint64_t result = as == BREAKER_SUCCESS   ? RESULT_SUCCESS
+                      : as == BREAKER_FAILURE ? RESULT_FAILURE
+                                              : RESULT_NEITHER;
+    uint64_t held = LEASE_HELD;
+    /* relaxed read of the token: the acquire half of the CAS below orders
+     * nothing we need before it; a slot reused by another lease has another
+     * token and is left alone. */
+    if (atomic_load_explicit(&l->token, memory_order_relaxed) == p->opaque_[1] &&
+        atomic_compare_exchange_strong_explicit(&l->state, &held, LEASE_DONE | (result << 8),
+                                                memory_order_acq_rel, memory_order_relaxed))
+        wake_flusher(f);
+    p->opaque_[0] = 0;
+    return rc;
+}
+
+int breaker_redis_degraded(breaker_redis *f) {
+    return atomic_load_explicit(&f->degraded, memory_order_relaxed);
+}
+
+void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
+    memset(out, 0, sizeof *out);
+#define GET(x) out->x = atomic_load_explicit(&f->n.x, memory_order_relaxed)
+    GET(flushes);
+    GET(flush_errors);
+    GET(degraded_entered);
+    GET(leases_granted);
+    GET(leases_refused);
+    GET(lease_errors);
+    GET(lease_gated);
+    GET(outside_trips);
+    GET(fleet_closes);
+#undef GET
+    uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
+    out->staleness_ns = ok == 0 ? UINT64_MAX : mono_ns() - ok;
+    out->degraded = breaker_redis_degraded(f);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scripts.h - the fleet protocol's Lua scripts (scripts.c, docs/fleet.md)
+ * and the layout of their answers.
+ */
+#ifndef BREAKER_REDIS_SCRIPTS_H
+#define BREAKER_REDIS_SCRIPTS_H
+
+extern const char breaker__redis_lua_flush[];
+extern const char breaker__redis_lua_acquire[];
+extern const char breaker__redis_lua_release[];
+
+/* Fleet states as the scripts write them. */
+enum { FLEET_CLOSED = 0, FLEET_OPEN = 1, FLEET_HALF_OPEN = 2 };
+
+/* Verdicts (element 5 of an answer). */
+enum {
+    VERDICT_NONE = 0,    /* flush: no trip; acquire: refused */
+    VERDICT_TRIPPED = 1, /* flush: this flush tripped the fleet */
+    VERDICT_CLOSED = 1,  /* acquire: the fleet is closed, no lease needed */
+    VERDICT_GRANTED = 2, /* acquire: a lease */
+    VERDICT_STALE = 3,   /* release: expired or another generation */
+    VERDICT_APPLIED = 4  /* release: counted */
+};
+
+/* Elements of every answer. */
+enum {
+    ANS_STATE,
+    ANS_GEN,
+    ANS_WAIT_US,
+    ANS_K,
+    ANS_SUCC,
+    ANS_VERDICT,
+    ANS_CALLS,
+    ANS_FAILURES,
+    ANS_SLOW,
+    ANS_COUNT
+};
+
+#endif /* BREAKER_REDIS_SCRIPTS_H */

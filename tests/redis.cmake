@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: MIT
+# The fleet store's tests (src/redis/, include/breaker/redis.h): a real
+# redis-server that the tests start themselves (tests/redis_server.c), on a
+# free loopback port and a unix socket. Built when breaker_redis is; they link
+# breaker::redis alone, never libbreaker as well (src/redis/CMakeLists.txt
+# says why). Labels: "external" (it needs a redis-server, and its timings mean
+# nothing under valgrind), "concurrency" (make check also runs it under TSan:
+# the flusher thread and the callers share the lease slots and gates).
+if(TARGET breaker_redis)
+  find_program(BREAKER_REDIS_SERVER redis-server)
+  if(NOT BREAKER_REDIS_SERVER)
+    message(STATUS "breaker_redis: no redis-server; its tests are not built")
+  else()
+    add_executable(test_redis_fleet test_redis_fleet.c redis_server.c)
+    target_link_libraries(test_redis_fleet PRIVATE breaker_redis PkgConfig::CMOCKA
+                                                   PkgConfig::HIREDIS Threads::Threads)
+    target_include_directories(test_redis_fleet PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    add_test(NAME test_redis_fleet COMMAND test_redis_fleet)
+    set_tests_properties(test_redis_fleet PROPERTIES TIMEOUT 240 LABELS "external;concurrency")
+  endif()
+endif()
+
+# The public header compiles as C++ (the C build above compiles it as C).
+foreach(_cxx g++ clang++)
+  string(MAKE_C_IDENTIFIER "BREAKER_REDIS_${_cxx}" _var)
+  find_program(${_var} ${_cxx})
+  if(TARGET breaker_redis AND ${_var})
+    add_test(NAME redis_header_${_var}
+      COMMAND ${${_var}} -std=c++17 -Wall -Wextra -pedantic -Werror -fsyntax-only
+              -I${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/redis_header.cpp)
+    set_tests_properties(redis_header_${_var} PROPERTIES TIMEOUT 60 LABELS packaging)
+  endif()
+endforeach()

@@ -1,0 +1,928 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_redis_fleet.c - the fleet store against a real redis-server
+ * (redis_server.c starts one per test on a free loopback port and a unix
+ * socket). Processes are real processes (fork) where the behaviour is about
+ * processes. Fleet decisions are driven by explicit breaker_redis_flush()
+ * calls where possible (the background flusher then runs on a long
+ * interval); where Redis's own clock decides (lease deadlines, open waits),
+ * bounded polling loops wait for it.
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#define _POSIX_C_SOURCE 200809L
+
+#include <breaker.h>
+#include <breaker/redis.h>
+
+#include "redis_server.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define MS    ((uint64_t)1000000)
+#define NPROC 10
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void nap_ms(long ms) {
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int setup_server(void **state) {
+    struct test_redis *r = calloc(1, sizeof *r);
+    if (r == NULL || test_redis_start(r) != 0) {
+        free(r);
+        return -1;
+    }
+    *state = r;
+    return 0;
+}
+
+static int teardown_server(void **state) {
+    struct test_redis *r = *state;
+    test_redis_stop(r);
+    free(r);
+    return 0;
+}
+
+/* A fleet handle on `r` whose flusher waits `interval_ms` between rounds. */
+static breaker_redis *open_fleet(const struct test_redis *r, uint64_t interval_ms, int unix_sock) {
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    if (unix_sock)
+        rc.unix_path = r->sock;
+    else
+        rc.port = r->port;
+    rc.flush_interval_ns = interval_ms * MS;
+    rc.io_timeout_ns = 100 * MS;
+    breaker_redis *f = NULL;
+    char msg[256] = "";
+    int rc_open = breaker_redis_open(&rc, &f, msg, sizeof msg);
+    if (rc_open != BREAKER_OK) fprintf(stderr, "open: %s\n", msg);
+    return f;
+}
+
+/* The fleet tests' limits: a rate over 10 s, min_calls 20, 50%. */
+static void fleet_cfg(breaker_config *c) {
+    breaker_config_init(c);
+    c->trip = BREAKER_TRIP_TIME_WINDOW;
+    c->window_ns = 10000 * MS;
+    c->min_calls = 20;
+    c->failure_rate = 0.5;
+    c->open_jitter = 0;
+    c->seed = 7;
+}
+
+static long long hget(const struct test_redis *r, const char *name, const char *field) {
+    return test_redis_int(r, "HGET breaker:v1:{%s}:s %s", name, field);
+}
+
+/* Ten calls, six failures (three in a row at most): below min_calls 20 for
+ * one process. */
+static void ten_calls_sixty_percent(breaker_redis *f, breaker *b) {
+    for (int i = 0; i < 10; i++) {
+        breaker_redis_permit p;
+        assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
+        enum breaker_outcome o = i % 5 < 3 ? BREAKER_FAILURE : BREAKER_SUCCESS;
+        assert_int_equal(breaker_redis_complete(f, b, &p, o), BREAKER_OK);
+    }
+}
+
+/* A barrier between processes in shared memory: bounded polling. */
+static int wait_count(_Atomic int *c, int want, int timeout_ms) {
+    for (int i = 0; i < timeout_ms; i++) {
+        if (atomic_load(c) >= want) return 1;
+        nap_ms(1);
+    }
+    return 0;
+}
+
+static void *shared_map(size_t n) {
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    memset(p, 0, n);
+    return p;
+}
+
+static void reap_all(pid_t *pids, int n, int *exit_codes) {
+    for (int i = 0; i < n; i++) {
+        int st = 0;
+        assert_int_equal(waitpid(pids[i], &st, 0), pids[i]);
+        exit_codes[i] =
+            WIFEXITED(st) ? WEXITSTATUS(st) : 100 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    }
+}
+
+/* ---- Fleet trip ---------------------------------------------------------------*/
+
+struct trip_shared {
+    _Atomic int flushed;
+};
+
+static int child_events;
+
+static void count_event(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)ctx;
+    (void)b;
+    if (ev->reason == BREAKER_REASON_OUTSIDE_TRIP && ev->evidence.calls >= 20)
+        child_events++;
+    else
+        child_events += 100; /* any other transition fails the test */
+}
+
+static int trip_child(const struct test_redis *r, struct trip_shared *sh, int local_only) {
+    breaker_config cfg;
+    fleet_cfg(&cfg);
+    cfg.on_event = count_event;
+    if (local_only) {
+        breaker *b;
+        if (breaker_create(&cfg, &b) != BREAKER_OK) return 2;
+        for (int i = 0; i < 10; i++) {
+            breaker_permit p;
+            if (breaker_acquire(b, &p) != BREAKER_OK) return 3;
+            (void)breaker_complete(b, &p, i < 6 ? BREAKER_FAILURE : BREAKER_SUCCESS);
+        }
+        atomic_fetch_add(&sh->flushed, 1);
+        if (!wait_count(&sh->flushed, NPROC, 10000)) return 4;
+        int open = breaker_get_state(b) != BREAKER_CLOSED;
+        breaker_destroy(b);
+        return open ? 1 : 0;
+    }
+    breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
+    if (f == NULL) return 2;
+    breaker *b;
+    if (breaker_redis_attach(f, "trip", &cfg, &b, NULL, 0) != BREAKER_OK) return 2;
+    for (int i = 0; i < 10; i++) {
+        breaker_redis_permit p;
+        if (breaker_redis_acquire(f, b, &p) != BREAKER_OK) return 3;
+        (void)breaker_redis_complete(f, b, &p, i < 6 ? BREAKER_FAILURE : BREAKER_SUCCESS);
+    }
+    int locally_open = breaker_get_state(b) != BREAKER_CLOSED; /* must be 0 */
+    if (breaker_redis_flush(f) != BREAKER_OK) return 5;
+    atomic_fetch_add(&sh->flushed, 1);
+    if (!wait_count(&sh->flushed, NPROC, 10000)) return 4;
+    /* Every host has flushed: the fleet tripped on one of them; the next
+     * answer tells the others. */
+    if (breaker_redis_flush(f) != BREAKER_OK) return 5;
+    /* One event per host: the fleet's trip, with the fleet's evidence. */
+    int open = breaker_get_state(b) == BREAKER_OPEN && !locally_open && child_events == 1;
+    breaker_redis_close(f);
+    return open ? 1 : 0;
+}
+
+static void run_trip(const struct test_redis *r, int local_only, int *opened) {
+    struct trip_shared *sh = shared_map(sizeof *sh);
+    pid_t pids[NPROC];
+    for (int i = 0; i < NPROC; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) _exit(trip_child(r, sh, local_only));
+    }
+    int codes[NPROC];
+    reap_all(pids, NPROC, codes);
+    *opened = 0;
+    for (int i = 0; i < NPROC; i++) {
+        if (codes[i] > 1) fail_msg("child %d exited %d", i, codes[i]);
+        *opened += codes[i];
+    }
+    munmap(sh, sizeof *sh);
+}
+
+static void fleet_trips_once_when_hosts_together_pass_min_calls(void **state) {
+    struct test_redis *r = *state;
+    int opened_local = -1, opened_fleet = -1;
+    run_trip(r, 1, &opened_local);
+    run_trip(r, 0, &opened_fleet);
+    long long trips = hget(r, "trip", "trips");
+    long long transitions = hget(r, "trip", "transitions");
+    printf("fleet trip: 10 processes x 10 calls at 60%% failures, min_calls 20:\n"
+           "  local breakers opened: %d of 10; fleet-backed opened: %d of 10; fleet trips %lld, "
+           "transitions %lld, evidence %lld calls %lld failures\n",
+           opened_local, opened_fleet, trips, transitions, hget(r, "trip", "ec"),
+           hget(r, "trip", "ef"));
+    assert_int_equal(opened_local, 0);
+    assert_int_equal(opened_fleet, NPROC);
+    assert_int_equal(trips, 1);
+    assert_int_equal(transitions, 1);
+    assert_int_equal(hget(r, "trip", "st"), 1);
+    assert_true(hget(r, "trip", "ec") >= 20);
+}
+
+/* ---- Unix socket, db, limits stored once ----------------------------------------*/
+
+static void unix_socket_and_db_select_work_and_the_first_limits_win(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.unix_path = r->sock;
+    rc.db = 3;
+    rc.flush_interval_ns = 3600 * 1000 * MS;
+    breaker_redis *f;
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_degraded(f), 1); /* no flush yet */
+    breaker_config cfg;
+    fleet_cfg(&cfg);
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "sock", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *again;
+    assert_int_equal(breaker_redis_attach(f, "sock", &cfg, &again, NULL, 0), BREAKER_EINVAL);
+    ten_calls_sixty_percent(f, b);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(breaker_redis_degraded(f), 0);
+    assert_int_equal(test_redis_int(r, "EXISTS breaker:v1:{sock}:s"), 0); /* db 0 */
+    assert_int_equal(test_redis_int(r, "SELECT 3"), -1);                  /* status, not int */
+    breaker_redis_close(f);
+
+    /* A second host with other limits: the stored ones stay. */
+    rc.unix_path = NULL;
+    rc.port = r->port;
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    cfg.failure_rate = 0.9; /* would not trip at 60% */
+    assert_int_equal(breaker_redis_attach(f, "sock", &cfg, &b, NULL, 0), BREAKER_OK);
+    ten_calls_sixty_percent(f, b); /* 20 calls in the fleet window now */
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN); /* 60% >= 50%: the first limits */
+    breaker_redis_stats st;
+    breaker_redis_stats_get(f, &st);
+    assert_int_equal(st.outside_trips, 1);
+    breaker_redis_close(f);
+}
+
+/* ---- AUTH ------------------------------------------------------------------------*/
+
+static int setup_server_with_password(void **state) {
+    struct test_redis *r = calloc(1, sizeof *r);
+    if (r == NULL) return -1;
+    r->password = "s3cret-fleet";
+    if (test_redis_start(r) != 0) {
+        free(r);
+        return -1;
+    }
+    *state = r;
+    return 0;
+}
+
+static char last_why[256];
+
+static void remember_why(void *ctx, int degraded, const char *why) {
+    (void)ctx;
+    if (degraded) snprintf(last_why, sizeof last_why, "%s", why);
+}
+
+static void password_is_sent_and_a_wrong_one_degrades_with_the_reason(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = r->port;
+    rc.flush_interval_ns = 3600ull * 1000 * MS;
+    rc.password = "wrong";
+    rc.on_degraded = remember_why;
+    breaker_redis *f;
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "auth", NULL, &b, NULL, 0), BREAKER_OK);
+    last_why[0] = '\0';
+    assert_int_equal(breaker_redis_flush(f), BREAKER_EIO);
+    assert_int_equal(breaker_redis_degraded(f), 1);
+    printf("wrong password: degraded, why: %s\n", last_why);
+    assert_non_null(strstr(last_why, "AUTH"));
+    breaker_redis_close(f);
+    rc.password = r->password;
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_attach(f, "auth", NULL, &b, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(hget(r, "auth", "st"), 0);
+    breaker_redis_close(f);
+}
+
+/* ---- Probe cap -------------------------------------------------------------------*/
+
+struct cap_shared {
+    _Atomic int ready;
+    _Atomic int go;
+    _Atomic int in_flight;
+    _Atomic int max_in_flight;
+    _Atomic int probes;
+    _Atomic int stop;
+};
+
+static void cap_cfg(breaker_config *c) {
+    fleet_cfg(c);
+    c->min_calls = 5;
+    c->open_ns = 150 * MS;
+    c->open_backoff = 1;
+    c->open_max_ns = 150 * MS;
+    c->half_open_max_probes = 1;
+    c->half_open_successes = 3;
+    c->probe_timeout_ns = 2000 * MS;
+}
+
+/* A dependency that is down: every call takes 30 ms and fails. It counts the
+ * calls in flight across the processes. */
+static void dependency_call(struct cap_shared *sh) {
+    int now = atomic_fetch_add(&sh->in_flight, 1) + 1;
+    int max = atomic_load(&sh->max_in_flight);
+    while (now > max && !atomic_compare_exchange_weak(&sh->max_in_flight, &max, now)) {
+    }
+    atomic_fetch_add(&sh->probes, 1);
+    nap_ms(30);
+    atomic_fetch_sub(&sh->in_flight, 1);
+}
+
+static int cap_child(const struct test_redis *r, struct cap_shared *sh, int fleet) {
+    breaker_config cfg;
+    cap_cfg(&cfg);
+    breaker_redis *f = NULL;
+    breaker *b;
+    if (fleet) {
+        f = open_fleet(r, 50, 0);
+        if (f == NULL || breaker_redis_attach(f, "cap", &cfg, &b, NULL, 0) != BREAKER_OK) return 2;
+        if (breaker_redis_flush(f) != BREAKER_OK) return 5;
+    } else if (breaker_create(&cfg, &b) != BREAKER_OK) {
+        return 2;
+    }
+    /* Open every local breaker at once: five failures each. */
+    atomic_fetch_add(&sh->ready, 1);
+    while (!atomic_load(&sh->go))
+        nap_ms(1);
+    for (int i = 0; i < 5; i++) {
+        breaker_redis_permit p;
+        int rc = fleet ? breaker_redis_acquire(f, b, &p) : breaker_acquire(b, &p.permit);
+        if (rc != BREAKER_OK) break;
+        if (fleet)
+            (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
+        else
+            (void)breaker_complete(b, &p.permit, BREAKER_FAILURE);
+    }
+    while (!atomic_load(&sh->stop)) {
+        breaker_redis_permit p;
+        int rc = fleet ? breaker_redis_acquire(f, b, &p) : breaker_acquire(b, &p.permit);
+        if (rc == BREAKER_OK) {
+            if (breaker_permit_is_probe(&p.permit)) dependency_call(sh);
+            if (fleet)
+                (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
+            else
+                (void)breaker_complete(b, &p.permit, BREAKER_FAILURE);
+        }
+        nap_ms(2); /* the request rate of one host: 500/s */
+    }
+    if (fleet)
+        breaker_redis_close(f);
+    else
+        breaker_destroy(b);
+    return 0;
+}
+
+static void run_cap(const struct test_redis *r, int fleet, int *max, int *probes) {
+    struct cap_shared *sh = shared_map(sizeof *sh);
+    pid_t pids[NPROC];
+    for (int i = 0; i < NPROC; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) _exit(cap_child(r, sh, fleet));
+    }
+    assert_true(wait_count(&sh->ready, NPROC, 10000));
+    atomic_store(&sh->go, 1);
+    /* Two seconds of outage: about a dozen recovery rounds of 150 ms. */
+    nap_ms(2000);
+    atomic_store(&sh->stop, 1);
+    int codes[NPROC];
+    reap_all(pids, NPROC, codes);
+    for (int i = 0; i < NPROC; i++)
+        if (codes[i] != 0) fail_msg("child %d exited %d", i, codes[i]);
+    *max = atomic_load(&sh->max_in_flight);
+    *probes = atomic_load(&sh->probes);
+    munmap(sh, sizeof *sh);
+}
+
+static void fleet_caps_probes_in_flight_across_processes(void **state) {
+    struct test_redis *r = *state;
+    int lmax, lprobes, fmax, fprobes;
+    run_cap(r, 0, &lmax, &lprobes);
+    run_cap(r, 1, &fmax, &fprobes);
+    long long rounds = hget(r, "cap", "transitions");
+    printf("probe cap, 10 processes, half_open_max_probes 1, dependency down for 2 s:\n"
+           "                      max probes in flight   probes sent\n"
+           "  local breakers      %20d   %11d\n"
+           "  fleet (Redis)       %20d   %11d   (fleet transitions %lld)\n",
+           lmax, lprobes, fmax, fprobes, rounds);
+    assert_int_equal(fmax, 1);
+    assert_true(fprobes >= 2); /* it did recover-and-fail several rounds */
+    assert_true(lmax > 1);
+    assert_true(fprobes < lprobes);
+}
+
+/* ---- A lease holder killed ---------------------------------------------------------*/
+
+struct kill_shared {
+    _Atomic int tripped;
+    _Atomic int got_lease;
+};
+
+static void lease_of_a_killed_holder_is_reclaimed_at_its_deadline(void **state) {
+    struct test_redis *r = *state;
+    breaker_config cfg;
+    cap_cfg(&cfg);
+    cfg.probe_timeout_ns = 500 * MS;
+    /* The holder is forked first, while this process has no thread. */
+    struct kill_shared *sh = shared_map(sizeof *sh);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!wait_count(&sh->tripped, 1, 10000)) _exit(4);
+        breaker_redis *cf = open_fleet(r, 3600 * 1000, 0);
+        breaker *cb;
+        if (cf == NULL || breaker_redis_attach(cf, "kill", &cfg, &cb, NULL, 0) != BREAKER_OK)
+            _exit(2);
+        if (breaker_redis_flush(cf) != BREAKER_OK) _exit(5);
+        /* Ask until the fleet's open wait ends (bounded: 3 s). */
+        for (int i = 0; i < 3000; i++) {
+            breaker_redis_permit p;
+            if (breaker_redis_acquire(cf, cb, &p) == BREAKER_OK && p.opaque_[0] != 0) {
+                atomic_store(&sh->got_lease, 1);
+                for (;;)
+                    pause(); /* a hung probe, killed below */
+            }
+            nap_ms(1);
+        }
+        _exit(3);
+    }
+    /* Trip the fleet from this process. */
+    breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
+    assert_non_null(f);
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "kill", &cfg, &b, NULL, 0), BREAKER_OK);
+    for (int i = 0; i < 5; i++) {
+        breaker_redis_permit p;
+        assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
+        (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
+    }
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(hget(r, "kill", "st"), 1);
+    atomic_store(&sh->tripped, 1);
+    assert_true(wait_count(&sh->got_lease, 1, 5000));
+    uint64_t t0 = mono_ns();
+    assert_int_equal(test_redis_int(r, "ZCARD breaker:v1:{kill}:l"), 1);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    assert_int_equal(hget(r, "kill", "st"), 2);
+    long long gen = hget(r, "kill", "gen");
+    /* Any script run prunes: flush until the lease is gone (bounded: 3 s). */
+    int reclaimed = 0;
+    for (int i = 0; i < 300 && !reclaimed; i++) {
+        assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+        reclaimed = test_redis_int(r, "ZCARD breaker:v1:{kill}:l") == 0;
+        if (!reclaimed) nap_ms(10);
+    }
+    uint64_t waited = mono_ns() - t0;
+    printf("killed lease holder: lease reclaimed %.0f ms after the kill (probe_timeout 500 ms "
+           "from the grant)\n",
+           (double)waited / 1e6);
+    assert_true(reclaimed);
+    assert_true(waited >= 400 * MS); /* not before its deadline (less the time to kill) */
+    assert_int_equal(hget(r, "kill", "st"), 1); /* a hung probe fails: reopened */
+    assert_int_equal(hget(r, "kill", "gen"), gen + 1);
+    assert_int_equal(hget(r, "kill", "k"), 1);
+    munmap(sh, sizeof *sh);
+    breaker_redis_close(f);
+}
+
+/* ---- Redis killed, stopped, restarted ---------------------------------------------*/
+
+static _Atomic int degraded_events, rejoin_events;
+
+static void on_degraded(void *ctx, int degraded, const char *why) {
+    (void)ctx;
+    (void)why;
+    if (degraded)
+        atomic_fetch_add(&degraded_events, 1);
+    else
+        atomic_fetch_add(&rejoin_events, 1);
+}
+
+/* Calls for `ms` from this thread, failing every other one (so the local
+ * breaker trips, waits, probes): @return the longest acquire in ns. */
+static uint64_t calls_for(breaker_redis *f, breaker *b, int ms, uint64_t *n_calls) {
+    uint64_t end = mono_ns() + (uint64_t)ms * MS, worst = 0;
+    uint64_t n = 0;
+    while (mono_ns() < end) {
+        breaker_redis_permit p;
+        uint64_t t = mono_ns();
+        int rc = breaker_redis_acquire(f, b, &p);
+        uint64_t took = mono_ns() - t;
+        if (took > worst) worst = took;
+        if (rc == BREAKER_OK)
+            (void)breaker_redis_complete(f, b, &p, n % 2 ? BREAKER_FAILURE : BREAKER_SUCCESS);
+        n++;
+        nap_ms(1);
+    }
+    *n_calls = n;
+    return worst;
+}
+
+static int poll_degraded(breaker_redis *f, int want, int timeout_ms) {
+    for (int i = 0; i < timeout_ms / 5; i++) {
+        if (breaker_redis_degraded(f) == want) return 1;
+        nap_ms(5);
+    }
+    return 0;
+}
+
+static breaker_redis *open_watched(const struct test_redis *r, uint64_t interval_ms,
+                                   uint64_t budget_ms) {
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = r->port;
+    rc.flush_interval_ns = interval_ms * MS;
+    rc.io_timeout_ns = 100 * MS;
+    rc.probe_budget_ns = budget_ms * MS;
+    rc.on_degraded = on_degraded;
+    breaker_redis *f = NULL;
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    return f;
+}
+
+static void redis_killed_calls_flow_locally_and_degraded_clears_on_restart(void **state) {
+    struct test_redis *r = *state;
+    atomic_store(&degraded_events, 0);
+    atomic_store(&rejoin_events, 0);
+    breaker_redis *f = open_watched(r, 50, 25);
+    breaker_config cfg;
+    cap_cfg(&cfg);
+    cfg.min_calls = 10;
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "killed", &cfg, &b, NULL, 0), BREAKER_OK);
+    assert_true(poll_degraded(f, 0, 2000));
+    atomic_store(&rejoin_events, 0); /* the first round's announcement */
+    test_redis_kill(r);
+    uint64_t n = 0;
+    uint64_t worst = calls_for(f, b, 1000, &n);
+    breaker_stats s;
+    (void)breaker_stats_get(b, &s);
+    printf("redis killed: %llu acquires in 1 s, max acquire %.3f ms, local trips %llu, local "
+           "probes %llu, degraded %d\n",
+           (unsigned long long)n, (double)worst / 1e6, (unsigned long long)s.transitions,
+           (unsigned long long)s.probes_admitted, breaker_redis_degraded(f));
+    assert_true(worst < 25 * MS);
+    assert_int_equal(breaker_redis_degraded(f), 1);
+    assert_true(atomic_load(&degraded_events) >= 1);
+    assert_true(s.transitions >= 2); /* the local breaker protects alone: trips, probes */
+    assert_int_equal(test_redis_restart(r), 0);
+    assert_true(poll_degraded(f, 0, 3000));
+    assert_int_equal(atomic_load(&rejoin_events), 1);
+    breaker_redis_close(f);
+}
+
+static void redis_stopped_inline_probe_respects_its_budget(void **state) {
+    struct test_redis *r = *state;
+    /* A long flush interval: the flusher does not notice the stop before
+     * the inline probe runs into it. */
+    breaker_redis *f = open_watched(r, 3600 * 1000, 25);
+    breaker_config cfg;
+    cap_cfg(&cfg);
+    cfg.open_ns = 50 * MS;
+    cfg.open_max_ns = 50 * MS;
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "stopped", &cfg, &b, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    for (int i = 0; i < 5; i++) { /* the local breaker opens; the fleet too */
+        breaker_redis_permit p;
+        assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
+        (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
+    }
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    test_redis_pause(r);
+    /* Call until the local breaker admits a probe and asks Redis (bounded). */
+    uint64_t worst = 0, probe_took = 0;
+    breaker_redis_stats st;
+    for (int i = 0; i < 2000; i++) {
+        breaker_redis_permit p;
+        uint64_t t = mono_ns();
+        int rc = breaker_redis_acquire(f, b, &p);
+        uint64_t took = mono_ns() - t;
+        if (took > worst) worst = took;
+        if (rc == BREAKER_OK) (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
+        breaker_redis_stats_get(f, &st);
+        if (st.lease_errors > 0) {
+            probe_took = took;
+            break;
+        }
+        nap_ms(1);
+    }
+    assert_int_equal(st.lease_errors, 1);
+    /* The flusher's round also times out: degraded. */
+    uint64_t t = mono_ns();
+    assert_int_equal(breaker_redis_flush(f), BREAKER_EIO);
+    uint64_t flush_took = mono_ns() - t;
+    assert_int_equal(breaker_redis_degraded(f), 1);
+    /* Degraded: probes are local, no inline I/O at all. */
+    uint64_t n = 0;
+    uint64_t worst_degraded = calls_for(f, b, 300, &n);
+    printf("redis stopped (SIGSTOP): inline probe refused after %.3f ms (budget 25 ms), max "
+           "acquire %.3f ms; flush timed out after %.0f ms; then max acquire %.3f ms over %llu "
+           "degraded calls\n",
+           (double)probe_took / 1e6, (double)worst / 1e6, (double)flush_took / 1e6,
+           (double)worst_degraded / 1e6, (unsigned long long)n);
+    assert_true(probe_took >= 15 * MS);
+    assert_true(worst < 25 * MS);
+    assert_true(worst_degraded < 25 * MS);
+    test_redis_resume(r);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(breaker_redis_degraded(f), 0);
+    breaker_redis_close(f);
+}
+
+static void redis_restarted_empty_state_is_rebuilt_by_the_next_flushes(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
+    breaker_config cfg;
+    fleet_cfg(&cfg);
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "restart", &cfg, &b, NULL, 0), BREAKER_OK);
+    for (int i = 0; i < 10; i++) {
+        breaker_redis_permit p;
+        assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
+        assert_int_equal(breaker_redis_complete(f, b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    }
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    long long gen1 = hget(r, "restart", "gen");
+    assert_true(gen1 > 0);
+    assert_int_equal(test_redis_restart(r), 0); /* empty: no keys, no scripts */
+    assert_int_equal(test_redis_int(r, "EXISTS breaker:v1:{restart}:s"), 0);
+    /* The first flush meets NOSCRIPT, falls back to EVAL and recreates the
+     * state with a later generation (Redis's clock); its deltas are fenced
+     * (they were counted under the old generation). */
+    ten_calls_sixty_percent(f, b);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK); /* reconnects within the round */
+    assert_int_equal(breaker_redis_degraded(f), 0);
+    long long gen2 = hget(r, "restart", "gen");
+    assert_true(gen2 > gen1);
+    assert_int_equal(hget(r, "restart", "st"), 0);
+    /* Evidence builds up again; the fleet trips on it (locally 45%, 40
+     * calls: no local trip). */
+    ten_calls_sixty_percent(f, b);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(hget(r, "restart", "st"), 0);
+    ten_calls_sixty_percent(f, b);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(hget(r, "restart", "st"), 1);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    /* Scripts flushed from the server's cache: NOSCRIPT, then EVAL. */
+    assert_int_equal(test_redis_int(r, "SCRIPT FLUSH"), -1); /* an OK status */
+    long long evals = test_redis_cmdstat(r, "eval");
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(test_redis_cmdstat(r, "eval"), evals + 1);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK); /* EVALSHA again */
+    assert_int_equal(test_redis_cmdstat(r, "eval"), evals + 1);
+    assert_true(test_redis_int(r, "PTTL breaker:v1:{restart}:s") > 0);
+    breaker_redis_close(f);
+}
+
+/* ---- Call-path I/O ---------------------------------------------------------------------*/
+
+static void commands_follow_the_flush_rate_not_the_call_rate(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis *f = open_fleet(r, 50, 0);
+    breaker_config cfg;
+    fleet_cfg(&cfg);
+    cfg.window_ns = 1000 * MS;
+    cfg.open_ns = 3600ull * 1000 * MS; /* stays open for the second million */
+    cfg.open_max_ns = cfg.open_ns;
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "io", &cfg, &b, NULL, 0), BREAKER_OK);
+    assert_true(poll_degraded(f, 0, 2000));
+    assert_true(test_redis_int(r, "CONFIG RESETSTAT") == -1); /* an OK status */
+    breaker_redis_stats s0, s1, s2;
+    breaker_redis_stats_get(f, &s0);
+    uint64_t t0 = mono_ns();
+    /* In ten slices with a pause between them, so that flushes happen while
+     * the calls do. */
+    for (int slice = 0; slice < 10; slice++) {
+        for (int i = 0; i < 100000; i++) {
+            breaker_redis_permit p;
+            assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
+            (void)breaker_redis_complete(f, b, &p, BREAKER_SUCCESS);
+        }
+        nap_ms(30);
+    }
+    uint64_t closed_ns = mono_ns() - t0;
+    breaker_redis_stats_get(f, &s1);
+    long long closed_cmds = test_redis_cmdstat(r, "evalsha") + test_redis_cmdstat(r, "eval");
+    /* Failures until the fleet trips, once the million successes have left
+     * its 1 s window (bounded: 5 s). */
+    for (int round = 0; round < 500 && breaker_get_state(b) != BREAKER_OPEN; round++) {
+        for (int i = 0; i < 100; i++) {
+            breaker_redis_permit p;
+            if (breaker_redis_acquire(f, b, &p) == BREAKER_OK)
+                (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
+        }
+        assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+        if (breaker_get_state(b) != BREAKER_OPEN) nap_ms(10);
+    }
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    t0 = mono_ns();
+    for (int slice = 0; slice < 10; slice++) {
+        for (int i = 0; i < 100000; i++) {
+            breaker_redis_permit p;
+            assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_REJECTED_OPEN);
+        }
+        nap_ms(30);
+    }
+    uint64_t open_ns = mono_ns() - t0;
+    breaker_redis_stats_get(f, &s2);
+    long long all_cmds = test_redis_cmdstat(r, "evalsha") + test_redis_cmdstat(r, "eval");
+    long long other = test_redis_cmdstat(r, "script");
+    printf("call-path I/O: 1M closed calls in %.0f ms (with 300 ms of pauses), %llu flushes, %lld "
+           "script calls; 1M open "
+           "calls in %.0f ms (the same), %llu flushes in all, %lld script calls in all (SCRIPT: "
+           "%lld)\n",
+           (double)closed_ns / 1e6, (unsigned long long)(s1.flushes - s0.flushes), closed_cmds,
+           (double)open_ns / 1e6, (unsigned long long)(s2.flushes - s0.flushes), all_cmds, other);
+    /* One script call per name per flush (+1 for the flush that raced the
+     * reset of the statistics). */
+    assert_true(closed_cmds <= (long long)(s1.flushes - s0.flushes) + 2);
+    assert_true(all_cmds <= (long long)(s2.flushes - s0.flushes) + 2);
+    assert_true(all_cmds < 1000);
+    breaker_redis_close(f);
+}
+
+/* ---- Call-path cost ----------------------------------------------------------------------*/
+
+/* ns per closed call (acquire + complete) or open call (acquire), best of 5. */
+static double per_call_ns(breaker_redis *f, breaker *b, int open) {
+    double best = 1e18;
+    for (int rep = 0; rep < 5; rep++) {
+        uint64_t t0 = mono_ns();
+        for (int i = 0; i < 200000; i++) {
+            breaker_redis_permit p;
+            int rc = f ? breaker_redis_acquire(f, b, &p) : breaker_acquire(b, &p.permit);
+            if (rc != (open ? BREAKER_REJECTED_OPEN : BREAKER_OK)) fail_msg("rc %d", rc);
+            if (!open) {
+                if (f)
+                    (void)breaker_redis_complete(f, b, &p, BREAKER_SUCCESS);
+                else
+                    (void)breaker_complete(b, &p.permit, BREAKER_SUCCESS);
+            }
+        }
+        double ns = (double)(mono_ns() - t0) / 200000.0;
+        if (ns < best) best = ns;
+    }
+    return best;
+}
+
+static void fleet_backed_calls_cost_about_what_local_calls_cost(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis *f = open_fleet(r, 250, 0);
+    breaker_config cfg;
+    fleet_cfg(&cfg);
+    cfg.open_ns = cfg.open_max_ns = 3600ull * 1000 * MS;
+    breaker *fb, *lb;
+    assert_int_equal(breaker_redis_attach(f, "cost", &cfg, &fb, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_create(&cfg, &lb), BREAKER_OK);
+    double lc = per_call_ns(NULL, lb, 0), fc = per_call_ns(f, fb, 0);
+    assert_int_equal(breaker_force_open(lb), BREAKER_OK);
+    assert_int_equal(breaker_force_open(fb), BREAKER_OK);
+    double lo = per_call_ns(NULL, lb, 1), fo = per_call_ns(f, fb, 1);
+    printf("call cost (ns, best of 5 x 200k, flusher running every 250 ms): closed local %.1f, "
+           "fleet %.1f (%.2fx); open local %.1f, fleet %.1f (%.2fx)\n",
+           lc, fc, fc / lc, lo, fo, fo / lo);
+    /* The target is 1.2x; a shared CI machine's noise gets a wide margin. */
+    assert_true(fc < 2.0 * lc + 20);
+    assert_true(fo < 2.0 * lo + 20);
+    breaker_destroy(lb);
+    breaker_redis_close(f);
+}
+
+/* ---- FAIL_CLOSED ------------------------------------------------------------------------*/
+
+static void fail_closed_refuses_while_the_view_is_stale(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = r->port;
+    rc.flush_interval_ns = 3600ull * 1000 * MS;
+    rc.fail_mode = BREAKER_REDIS_FAIL_CLOSED;
+    rc.stale_after_ns = 200 * MS;
+    rc.io_timeout_ns = 100 * MS;
+    breaker_redis *f;
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "fc", NULL, &b, NULL, 0), BREAKER_OK);
+    breaker_redis_permit p;
+    assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_REJECTED_OPEN); /* no view yet */
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
+    assert_int_equal(breaker_redis_complete(f, b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    test_redis_kill(r);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_EIO);
+    /* Bounded: the view turns stale 200 ms after the last good flush. */
+    int refused = 0;
+    for (int i = 0; i < 200 && !refused; i++) {
+        if (breaker_redis_acquire(f, b, &p) == BREAKER_REJECTED_OPEN)
+            refused = 1;
+        else
+            (void)breaker_redis_complete(f, b, &p, BREAKER_SUCCESS);
+        if (!refused) nap_ms(5);
+    }
+    assert_true(refused);
+    assert_int_equal(test_redis_restart(r), 0);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
+    (void)breaker_redis_complete(f, b, &p, BREAKER_SUCCESS);
+    breaker_redis_close(f);
+}
+
+/* ---- Fleet recovery ----------------------------------------------------------------------*/
+
+static void fleet_closes_after_successful_leased_probes_and_hosts_follow(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis *f1 = open_fleet(r, 3600 * 1000, 0), *f2 = open_fleet(r, 3600 * 1000, 0);
+    breaker_config cfg;
+    cap_cfg(&cfg);
+    cfg.open_ns = cfg.open_max_ns = 100 * MS;
+    cfg.half_open_successes = 2;
+    breaker *b1, *b2;
+    assert_int_equal(breaker_redis_attach(f1, "recover", &cfg, &b1, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_attach(f2, "recover", &cfg, &b2, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
+    for (int i = 0; i < 5; i++) {
+        breaker_redis_permit p;
+        assert_int_equal(breaker_redis_acquire(f1, b1, &p), BREAKER_OK);
+        (void)breaker_redis_complete(f1, b1, &p, BREAKER_FAILURE);
+    }
+    assert_int_equal(breaker_redis_flush(f1), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b2), BREAKER_OPEN); /* followed the fleet */
+    /* Two leased successes from host 1 (bounded polling for the waits). */
+    int successes = 0;
+    for (int i = 0; i < 3000 && successes < 2; i++) {
+        breaker_redis_permit p;
+        if (breaker_redis_acquire(f1, b1, &p) == BREAKER_OK) {
+            int leased = p.opaque_[0] != 0;
+            assert_int_equal(breaker_redis_complete(f1, b1, &p, BREAKER_SUCCESS), BREAKER_OK);
+            assert_int_equal(breaker_redis_flush(f1), BREAKER_OK); /* sends the result */
+            successes += leased;
+        }
+        nap_ms(1);
+    }
+    assert_int_equal(successes, 2);
+    assert_int_equal(hget(r, "recover", "st"), 0);
+    assert_int_equal(breaker_get_state(b1), BREAKER_CLOSED);
+    assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b2), BREAKER_CLOSED);
+    /* open, half-open, closed: three fleet transitions, one per generation */
+    assert_int_equal(hget(r, "recover", "transitions"), 3);
+    breaker_redis_close(f1);
+    breaker_redis_close(f2);
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(fleet_trips_once_when_hosts_together_pass_min_calls,
+                                        setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(unix_socket_and_db_select_work_and_the_first_limits_win,
+                                        setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(password_is_sent_and_a_wrong_one_degrades_with_the_reason,
+                                        setup_server_with_password, teardown_server),
+        cmocka_unit_test_setup_teardown(
+            fleet_closes_after_successful_leased_probes_and_hosts_follow, setup_server,
+            teardown_server),
+        cmocka_unit_test_setup_teardown(fleet_caps_probes_in_flight_across_processes, setup_server,
+                                        teardown_server),
+        cmocka_unit_test_setup_teardown(lease_of_a_killed_holder_is_reclaimed_at_its_deadline,
+                                        setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(
+            redis_killed_calls_flow_locally_and_degraded_clears_on_restart, setup_server,
+            teardown_server),
+        cmocka_unit_test_setup_teardown(redis_stopped_inline_probe_respects_its_budget,
+                                        setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(redis_restarted_empty_state_is_rebuilt_by_the_next_flushes,
+                                        setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(commands_follow_the_flush_rate_not_the_call_rate,
+                                        setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(fleet_backed_calls_cost_about_what_local_calls_cost,
+                                        setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(fail_closed_refuses_while_the_view_is_stale, setup_server,
+                                        teardown_server),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
