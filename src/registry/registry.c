@@ -189,8 +189,9 @@ int breaker_registry_create(const breaker_registry_config *cfg, breaker_registry
     for (size_t i = 0; i < reg->cfg.max_breakers; i++)
         atomic_init(&reg->slots[i], NULL);
     if (cfg->store != NULL) {
-        reg->store = cfg->store;
-        reg->store_ops = &breaker__store_file_ops;
+        const struct breaker__store_view *view = (const void *)cfg->store;
+        reg->store = view->ctx;
+        reg->store_ops = view->ops;
     } else {
         reg->store = NULL;
         reg->store_ops = &breaker__store_heap_ops;

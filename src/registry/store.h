@@ -59,6 +59,15 @@ struct breaker__store_ops {
     void (*fini)(void *store);
 };
 
+/* What a `breaker_store *` given in breaker_registry_config.store points to:
+ * every kind of store the registry can use begins with this view (the store
+ * file's struct breaker_store, the fleet store's registry view in
+ * breaker_redis). The registry calls view->ops with view->ctx. */
+struct breaker__store_view {
+    const struct breaker__store_ops *ops;
+    void *ctx;
+};
+
 /* The process heap: open = breaker__create_owned(), close =
  * breaker_destroy(). Its context is NULL: the heap store has no state. */
 extern const struct breaker__store_ops breaker__store_heap_ops;

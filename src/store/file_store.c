@@ -26,6 +26,7 @@
 #include "common/time_ns.h"
 #include "core/block.h"
 #include "core/internal.h"
+#include "registry/store.h"
 #include "store/file_store.h"
 
 #include <errno.h>
@@ -87,6 +88,8 @@ struct store_entry {
      (uint64_t)sizeof(void *))
 
 struct breaker_store {
+    /* First: what a registry backed by this store calls (registry/store.h). */
+    struct breaker__store_view view;
     uint64_t store_id; /* the header's, read once at open */
     int fd;
     char *map;
@@ -316,6 +319,8 @@ int breaker_store_open(const char *path, const breaker_store_config *cfg, breake
     if (st == NULL) return BREAKER_ENOMEM;
     memcpy(st->path, path, n + 1);
     st->fd = -1;
+    st->view.ops = &breaker__store_file_ops;
+    st->view.ctx = st;
     int rc = open_locked(st, &c, msg, msg_len);
     if (st->fd >= 0) flock(st->fd, LOCK_UN);
     if (rc != BREAKER_OK) {
