@@ -15,7 +15,7 @@ static const struct store_under_test *sut;
 
 enum {
     OPEN_MS = 30,   /* first open wait */
-    PROBE_MS = 150, /* probe deadline */
+    PROBE_MS = 400, /* probe deadline: far beyond a held probe's life in the tests */
     SLACK_MS = 150, /* scheduler and propagation slack on a loaded 2-core machine */
 };
 
@@ -127,9 +127,10 @@ static void the_probe_budget_is_the_stores(void **state) {
     state_within(s[1], BREAKER_OPEN, SLACK_MS);
     breaker_permit held[2 * MAX + 2];
     int n = 0;
-    /* Until the wait is over and past it by half a probe deadline: ask at
-     * both sites in turn, keep every permit. */
-    uint64_t until = now_ns() + (OPEN_MS + PROBE_MS / 2) * MS;
+    /* Until the wait is over and 100 ms past it (well inside the first
+     * probe's deadline, so none expires meanwhile): ask at both sites in
+     * turn, keep every permit. */
+    uint64_t until = now_ns() + (OPEN_MS + 100) * MS;
     while (now_ns() < until && n < (int)(sizeof(held) / sizeof(held[0]))) {
         for (int i = 0; i < 2; i++)
             if (breaker_acquire(s[i], &held[n]) == BREAKER_OK) {

@@ -244,7 +244,11 @@ static void hammer(struct shared_counts *sh, unsigned seed, uint64_t until,
     cfg.open_ns = 2 * MS;
     cfg.half_open_max_probes = 2;
     cfg.half_open_successes = 2;
-    cfg.probe_timeout_ns = 50 * MS;
+    /* Long enough that no probe overruns it, even under valgrind with eight
+     * processes on two cores: a probe past its deadline is failed and its
+     * slot freed (a hung probe must not wedge the breaker), and the
+     * dependency would then rightly see one more probe than the limit. */
+    cfg.probe_timeout_ns = 5 * SEC;
     cfg.on_event = count_event;
     cfg.event_ctx = sh;
     breaker_store *cs = NULL;
