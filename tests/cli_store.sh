@@ -73,4 +73,10 @@ expect 4 "$bk" exec codes --fail-on 1,3-5 -- sh -c 'exit 4'
 expect 6 "$bk" exec codes --fail-on 1,3-5 -- sh -c 'exit 6'
 expect 0 "$bk" status codes --json
 grep -q '"failures": 1, "ignored": 1' "$tmp/out" || fail "--fail-on: $(cat "$tmp/out")"
+# (i) a --timeout longer than the probe deadline is pointed out: such a probe
+# could never close the breaker
+expect 0 "$bk" exec longjob -b 'probe_timeout=2s' --timeout 5s -- true
+grep -q "longer than the breaker's probe_timeout 2s" "$tmp/err" || fail "no probe_timeout note"
+expect 0 "$bk" exec shortjob -b 'probe_timeout=10s' --timeout 5s -- true
+[ ! -s "$tmp/err" ] || fail "a note without cause: $(cat "$tmp/err")"
 echo ok

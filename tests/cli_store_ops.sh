@@ -155,6 +155,7 @@ watch_sees_transitions_of_other_processes)
   [ "$(sed 1,2d "$tmp/watch" | wc -l)" -eq 3 ] || fail "not 3 lines: $(cat "$tmp/watch")"
   # Several transitions between two polls are counted, not lost: the watch
   # (of one NAME) is stopped while two happen, so they fall between polls.
+  rm -f "$tmp/watch" # the first watch's table must not stand for this one's
   "$bk" status w --watch --interval 20ms >"$tmp/watch" 2>&1 &
   wp=$!
   pids="$wp"
@@ -174,6 +175,9 @@ watch_sees_transitions_of_other_processes)
 watch_stops_cleanly_on_signals)
   expect 0 "$bk" exec s -- true
   for sig in TERM INT HUP; do
+    # A fresh file each round: the last round's table must not stand for
+    # this watcher's (signalled before it blocks the signals).
+    rm -f "$tmp/watch" "$tmp/watch.err"
     "$bk" status --watch --interval 10ms >"$tmp/watch" 2>"$tmp/watch.err" &
     wp=$!
     pids="$wp"

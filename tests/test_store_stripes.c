@@ -18,7 +18,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 
 /* The calling thread's claim in b's host domain: the stripe offset + 1, or 0. */
@@ -224,6 +226,68 @@ static void live_claims_are_kept_and_dead_ones_reclaimed(void **state) {
     breaker_store_close(st);
 }
 
+/* A process that cannot read its own start time (no descriptor left for
+ * /proc/self/stat) writes no claim others could misjudge: it counts
+ * atomically, and exactly. */
+static void no_start_time_no_claim(void **state) {
+    (void)state;
+    breaker_store *st = open_store();
+    breaker *b = attach(st, "no-proc", NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        breaker *c = attach(st, "no-proc", NULL);
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(2);
+        int lowest = dup(0);
+        if (lowest < 0) _exit(2);
+        close(lowest);
+        rl.rlim_cur = (rlim_t)lowest; /* none free */
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(3);
+        for (int i = 0; i < 1000; i++)
+            call_once(c);
+        if (c->host_domain < BREAKER__HOST_DOMAINS && breaker__tls_host_offset[c->host_domain] != 0)
+            _exit(4); /* claimed with an unknown start time */
+        _exit(holds(st, getpid()) ? 5 : 0);
+    }
+    assert_int_equal(reap(pid), 0);
+    assert_int_equal(stats_of(b).admitted, 1000);
+    assert_int_equal(stats_of(b).successes, 1000);
+    breaker_destroy(b);
+    breaker_store_close(st);
+}
+
+/* A copy of a store file carries the original's id in its header; its
+ * breakers must still not use the original's claim table. */
+static void a_copied_store_file_has_its_own_claims(void **state) {
+    (void)state;
+    breaker_store *st = open_store();
+    breaker *b = attach(st, "copied", NULL);
+    call_once(b); /* this thread claims in the original */
+    char copy[160];
+    snprintf(copy, sizeof(copy), "%s/link", dir); /* teardown removes it */
+    int in = open(path, O_RDONLY), out = open(copy, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(in >= 0 && out >= 0);
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof(buf))) > 0)
+        assert_int_equal(write(out, buf, (size_t)n), n);
+    close(in);
+    close(out);
+    breaker_store *cs = NULL;
+    assert_int_equal(breaker_store_open(copy, NULL, &cs, NULL, 0), BREAKER_OK);
+    breaker *c = attach(cs, "copied", NULL);
+    assert_true(c->host_domain != b->host_domain);
+    breaker_stats before = stats_of(c);
+    for (int i = 0; i < 1000; i++)
+        call_once(c);
+    assert_int_equal(stats_of(c).admitted - before.admitted, 1000);
+    breaker_destroy(c);
+    breaker_store_close(cs);
+    breaker_destroy(b);
+    breaker_store_close(st);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(counts_stay_exact_with_more_writers_than_claims, setup,
@@ -232,6 +296,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(a_forked_child_does_not_inherit_a_claim, setup, teardown),
         cmocka_unit_test_setup_teardown(live_claims_are_kept_and_dead_ones_reclaimed, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(no_start_time_no_claim, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_copied_store_file_has_its_own_claims, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

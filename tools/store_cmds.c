@@ -723,6 +723,19 @@ static int exec_run(struct exec_args *a) {
     if (at == BREAKER_CONFIG_DIFFERS && cfg != NULL)
         tool_error(stderr, "breaker exec: note: %s: %s", a->name, breaker_strerror(at));
     if (at == BREAKER_OK || at == BREAKER_CONFIG_DIFFERS) {
+        /* A probe outliving its probe_timeout is failed at the deadline:
+         * such a command could never close the breaker. Say so up front. */
+        breaker_config used;
+        breaker_get_config(b, &used);
+        if (a->timeout_ns > used.probe_timeout_ns) {
+            char t[32], p[32];
+            tool_error(stderr,
+                       "breaker exec: note: %s: --timeout %s is longer than the breaker's "
+                       "probe_timeout %s: a probe still running at %s is failed, and cannot "
+                       "close the breaker (raise probe_timeout)",
+                       a->name, tool_format_duration(a->timeout_ns, t, sizeof(t)),
+                       tool_format_duration(used.probe_timeout_ns, p, sizeof(p)), p);
+        }
         rc = exec_through(a, b);
         breaker_destroy(b);
     } else {

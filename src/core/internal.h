@@ -433,7 +433,7 @@ extern _Thread_local uintptr_t breaker__tls_owned_offset __attribute__((tls_mode
  * up to BREAKER__HOST_DOMAINS of them; the blocks of further store files
  * count atomically. Per domain, the byte offset + 1 of the stripe the thread
  * claimed there, else 0. */
-#define BREAKER__HOST_DOMAINS 4u
+#define BREAKER__HOST_DOMAINS 8u
 #define BREAKER__HOST_NONE    0xffu
 extern _Thread_local uintptr_t breaker__tls_host_offset[BREAKER__HOST_DOMAINS]
     __attribute__((tls_model("initial-exec")));
@@ -456,9 +456,10 @@ uintptr_t breaker__owned_tls_none(void);
 #define BREAKER__OWNED_TLS_DIRECT 1
 static inline uintptr_t breaker__owned_word_read(uintptr_t owned_tls) {
     uintptr_t v;
-    /* Not volatile: the same word read twice in one function may be read
-     * once (a thread's word changes only on its own general path). */
-    __asm__("movq %%fs:(%1), %0" : "=r"(v) : "r"(owned_tls));
+    /* volatile: the compiler cannot see that the asm reads memory, and must
+     * not merge two reads across a change of the word (a claim, a thread
+     * exit, the child side of a fork). Costs no instruction. */
+    __asm__ volatile("movq %%fs:(%1), %0" : "=r"(v) : "r"(owned_tls));
     return v;
 }
 #else

@@ -41,9 +41,13 @@
 #include <string.h>
 #include <unistd.h>
 
-_Thread_local unsigned breaker__tls_stripe_plus_one;
-_Thread_local uintptr_t breaker__tls_owned_offset;
-_Thread_local uintptr_t breaker__tls_host_offset[BREAKER__HOST_DOMAINS];
+/* initial-exec on the definitions too: inside a shared library the
+ * declarations' attribute alone leaves this file's own accesses general-
+ * dynamic (a __tls_get_addr call each). */
+_Thread_local unsigned breaker__tls_stripe_plus_one __attribute__((tls_model("initial-exec")));
+_Thread_local uintptr_t breaker__tls_owned_offset __attribute__((tls_model("initial-exec")));
+_Thread_local uintptr_t breaker__tls_host_offset[BREAKER__HOST_DOMAINS]
+    __attribute__((tls_model("initial-exec")));
 /* The word handles of other shared blocks read: never written, always 0. */
 static _Thread_local uintptr_t owned_none __attribute__((tls_model("initial-exec")));
 
@@ -147,7 +151,8 @@ static _Atomic uint64_t host_token;
 /* Claims are tried again after this many general-path calls without one: a
  * thread that found the table full may find a word given back later. */
 #define HOST_RETRY_CALLS 65536u
-static _Thread_local unsigned host_retry[BREAKER__HOST_DOMAINS];
+static _Thread_local unsigned host_retry[BREAKER__HOST_DOMAINS]
+    __attribute__((tls_model("initial-exec")));
 
 /* A process's start time in clock ticks since boot: field 22 of
  * /proc/<pid>/stat. @return 0 with *ticks, ENOENT (no such process), or
@@ -181,7 +186,10 @@ static uint64_t my_token(void) {
     uint64_t t = atomic_load_explicit(&host_token, memory_order_relaxed);
     if (t == 0) {
         uint64_t ticks = 0;
-        (void)start_ticks(getpid(), &ticks);
+        /* Without its own start time a process cannot write a claim others
+         * can judge, nor judge theirs: it claims nothing (counts atomically)
+         * and tries again later. */
+        if (start_ticks(getpid(), &ticks) != 0) return 0;
         t = ((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)ticks;
         atomic_store_explicit(&host_token, t, memory_order_relaxed);
     }
@@ -189,7 +197,11 @@ static uint64_t my_token(void) {
 }
 
 /* Whether the process that wrote claim word `w` may still be running. When
- * in doubt (no permission to look), yes: a live claim is never taken. */
+ * in doubt (no permission to look, /proc hiding other users' processes), yes:
+ * a live claim is never taken. Called only by a process that read its own
+ * start time from /proc, so /proc is there and ENOENT means gone; and only
+ * by processes of the file's PID namespace (file_store.c checks it before
+ * joining the domain), so the pid is the claimant's. */
 static bool claimant_alive(uint64_t w) {
     uint64_t ticks = 0;
     int err = start_ticks((pid_t)(w >> 32), &ticks);
@@ -218,14 +230,20 @@ HOST_DESTRUCTOR(0)
 HOST_DESTRUCTOR(1)
 HOST_DESTRUCTOR(2)
 HOST_DESTRUCTOR(3)
-_Static_assert(BREAKER__HOST_DOMAINS == 4, "one destructor per host domain");
-static void (*const release_host[BREAKER__HOST_DOMAINS])(void *) = {release_host_0, release_host_1,
-                                                                    release_host_2, release_host_3};
+HOST_DESTRUCTOR(4)
+HOST_DESTRUCTOR(5)
+HOST_DESTRUCTOR(6)
+HOST_DESTRUCTOR(7)
+_Static_assert(BREAKER__HOST_DOMAINS == 8, "one destructor per host domain");
+static void (*const release_host[BREAKER__HOST_DOMAINS])(void *) = {
+    release_host_0, release_host_1, release_host_2, release_host_3,
+    release_host_4, release_host_5, release_host_6, release_host_7};
 
 /* In the child of fork(): the thread that forked is the only one, and its
  * claims are the parent's (the parent's thread still writes those stripes).
  * The child starts without any, with its own pid in its claim word. */
 static void host_after_fork_child(void) {
+    pthread_mutex_unlock(&host_lock); /* held by host_before_fork */
     atomic_store_explicit(&host_token, 0, memory_order_relaxed);
     for (unsigned k = 0; k < BREAKER__HOST_DOMAINS; k++) {
         breaker__tls_host_offset[k] = 0;
@@ -235,7 +253,14 @@ static void host_after_fork_child(void) {
     }
 }
 
-static void host_init(void) { host_ok = pthread_atfork(NULL, NULL, host_after_fork_child) == 0; }
+/* fork() while another thread joins a domain would leave host_lock held in
+ * the child: hold it across the fork. */
+static void host_before_fork(void) { pthread_mutex_lock(&host_lock); }
+static void host_after_fork_parent(void) { pthread_mutex_unlock(&host_lock); }
+
+static void host_init(void) {
+    host_ok = pthread_atfork(host_before_fork, host_after_fork_parent, host_after_fork_child) == 0;
+}
 
 enum breaker__host_join breaker__host_domain_join(uint64_t id, breaker__atomic64 *claims) {
     pthread_once(&host_once, host_init);
@@ -273,6 +298,7 @@ unsigned breaker__host_domain_of(uint64_t id) {
 static uintptr_t host_claim(unsigned k) {
     breaker__atomic64 *claims = domains[k].claims;
     uint64_t me = my_token();
+    if (me == 0) return 0;
     int got = -1;
     for (unsigned i = 0; i < BREAKER__OWNED_STRIPES && got < 0; i++) {
         uint64_t w = 0;

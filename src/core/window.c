@@ -226,7 +226,21 @@ static bool bucket_recycle(struct breaker__bucket *bk, struct breaker__stripe_re
                            uint64_t want) {
     uint64_t st = breaker__read(&bk->stamp);
     if (st == want) return true;
-    if (st == STAMP_RECYCLING) return false;
+    if (st == STAMP_RECYCLING) {
+        /* Being emptied, or left so by a process killed in the middle (a
+         * store file's block outlives its writers): finish the job rather
+         * than drop this stripe's calls from the window for good. Racing a
+         * live recycler, this may zero a call or two recorded just after it
+         * published: the window's documented loss, never the counters'. */
+        breaker__write(&bk->calls, 0);
+        breaker__write(&bk->failures, 0);
+        breaker__write(&bk->slow, 0);
+        /* Release: as below. A failed CAS: the recycler published first. */
+        uint64_t expect = STAMP_RECYCLING;
+        atomic_compare_exchange_strong_explicit(&bk->stamp, &expect, want, memory_order_release,
+                                                memory_order_acquire);
+        return breaker__read(&bk->stamp) == want;
+    }
     /* A newer bucket of the same generation, or any bucket of a newer
      * generation (24-bit serial compare): this call is late; leave it out
      * rather than erase what others recorded since. */
