@@ -74,4 +74,16 @@ void case_expect_state(const struct breaker_case *c, enum breaker_state want, co
 struct breaker_case *make_store_closed(enum breaker_trip trip);
 struct breaker_case *make_store_open(void);
 
+#ifdef BENCH_HAVE_FLEET
+/* ---- Fleet-backed cases (fleet_cases.c, when breaker_redis is built) -------
+ * The same breakers attached through a fleet handle (breaker/redis.h) and
+ * called through breaker_redis_acquire()/breaker_redis_complete(). */
+struct breaker_case *make_fleet_closed(enum breaker_trip trip);
+struct breaker_case *make_fleet_open(void);
+bench_loop_fn case_fleet_closed;  /* as case_closed */
+bench_loop_fn case_fleet_refused; /* as case_refused */
+/* 1 when the fleet handle reached its redis-server (else it is degraded). */
+int fleet_bench_connected(void);
+#endif
+
 #endif /* BENCH_CASES_H */

@@ -181,6 +181,21 @@ static void build(bool threads) {
         make_store_closed(BREAKER_TRIP_TIME_WINDOW), 0, "closed_time", 1.2);
     add(M, "store_open", "open refusal", case_refused, make_store_open(), 0, "open", 1.2);
 
+#ifdef BENCH_HAVE_FLEET
+    /* The same breakers attached through the fleet store (fleet_cases.c):
+     * the fleet issue's target, closed and open calls within 1.2x of local.
+     * No network I/O on these paths; a flusher thread reads the counters
+     * every 250 ms. */
+    const char *FL = "fleet-backed (breaker_redis_acquire/complete) against the same breaker local";
+    add(FL, "fleet_closed_consecutive", "closed, consecutive", case_fleet_closed,
+        make_fleet_closed(BREAKER_TRIP_CONSECUTIVE), 0, "closed_consecutive", 1.2);
+    add(FL, "fleet_closed_count", "closed, count window", case_fleet_closed,
+        make_fleet_closed(BREAKER_TRIP_COUNT_WINDOW), 0, "closed_count", 1.2);
+    add(FL, "fleet_closed_time", "closed, time window", case_fleet_closed,
+        make_fleet_closed(BREAKER_TRIP_TIME_WINDOW), 0, "closed_time", 1.2);
+    add(FL, "fleet_open", "open refusal", case_fleet_refused, make_fleet_open(), 0, "open", 1.2);
+#endif
+
     if (!threads) return;
     const char *T = "shared breaker: ns per op over all threads (wall time / total ops)";
     struct {

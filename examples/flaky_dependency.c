@@ -61,6 +61,7 @@ static void print_event(void *ctx, breaker *b, const breaker_event *ev) {
     case BREAKER_REASON_FORCED_OPEN:
     case BREAKER_REASON_FORCED_CLOSED:
     case BREAKER_REASON_RESET:
+    case BREAKER_REASON_OUTSIDE_CLOSE: /* a shared store recovered */
         printf("  after %u failed recoveries", ev->evidence.failed_recoveries);
         break;
     }

@@ -150,13 +150,16 @@ enum breaker_reason {
     BREAKER_REASON_RESET,                /* any -> CLOSED */
     BREAKER_REASON_PROBE_SLOW,           /* HALF_OPEN -> OPEN (slow probe, with
                                             slow_call_rate set) */
-    BREAKER_REASON_OUTSIDE_TRIP          /* CLOSED -> OPEN on evidence gathered
+    BREAKER_REASON_OUTSIDE_TRIP,         /* CLOSED -> OPEN on evidence gathered
                                             outside this process's calls (a
                                             shared store's aggregate); the
                                             evidence fields are that aggregate */
+    BREAKER_REASON_OUTSIDE_CLOSE         /* OPEN or HALF_OPEN -> CLOSED because a
+                                            shared store recovered (a fleet's
+                                            leased probes succeeded) */
 };
 /* The number of reasons (new reasons are appended: their values never change). */
-#define BREAKER_REASON_COUNT (BREAKER_REASON_OUTSIDE_TRIP + 1)
+#define BREAKER_REASON_COUNT (BREAKER_REASON_OUTSIDE_CLOSE + 1)
 
 /*! breaker_state_name(), breaker_outcome_name(), breaker_trip_name(),
  *  breaker_reason_name() :

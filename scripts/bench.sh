@@ -44,10 +44,16 @@ else
          failures_time:0 open:0 half_open:0 forced_open:0
          floor_consecutive:0 floor_time:0 floor_open:0
          store_closed_consecutive:0 store_closed_count:0 store_closed_time:0 store_open:0"
+  # The fleet-backed rows exist when the bench was built with breaker_redis.
+  if "$bench" --list 2>/dev/null | grep -q '^fleet_open'; then
+    cases="$cases fleet_closed_consecutive:0 fleet_closed_count:0 fleet_closed_time:0 fleet_open:0"
+  fi
   # store-backed case: the in-process case its count is compared with (the
   # issue's target, within 1.2x of the in-process call)
   declare -A store_of=([store_closed_consecutive]=closed_consecutive
-    [store_closed_count]=closed_count [store_closed_time]=closed_time [store_open]=open)
+    [store_closed_count]=closed_count [store_closed_time]=closed_time [store_open]=open
+    [fleet_closed_consecutive]=closed_consecutive [fleet_closed_count]=closed_count
+    [fleet_closed_time]=closed_time [fleet_open]=open)
   declare -A per_call=()
   misses=0
   for entry in $cases; do
@@ -66,6 +72,17 @@ else
       / [^ ]*:(floor_acquire|floor_complete_[a-z]*|floor_refuse_open)[.a-z0-9]* / { lib += $1 }
       /:clock_gettime/ { clock += $1 }
       END { printf "%d %d\n", lib, clock }')
+    # A fleet-backed call is the same core call (same configuration, same
+    # path) inside breaker_redis_acquire/complete: counted as the in-process
+    # case's count plus the wrappers' own instructions (exclusive counts).
+    if [[ $name == fleet_* ]] && [ -n "${per_call[${store_of[$name]}]:-}" ]; then
+      self=$(callgrind_annotate --inclusive=no "$out" | awk '
+        { gsub(",", "", $1) }
+        /:(breaker_redis_acquire|breaker_redis_complete) \[/ { s += $1 }
+        END { printf "%d\n", s }')
+      base_lib=$(awk -v p="${per_call[${store_of[$name]}]}" -v n="$iters" 'BEGIN { printf "%d", p * n }')
+      lib=$((base_lib + self + clock))
+    fi
     per=$(awk -v l="$lib" -v c="$clock" -v n="$iters" 'BEGIN { printf "%.1f", (l - c) / n }')
     clk=$(awk -v c="$clock" -v n="$iters" 'BEGIN { printf "%.1f", c / n }')
     tot=$(awk -v l="$lib" -v n="$iters" 'BEGIN { printf "%.1f", l / n }')

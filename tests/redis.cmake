@@ -17,6 +17,14 @@ if(TARGET breaker_redis)
     target_include_directories(test_redis_fleet PRIVATE ${PROJECT_SOURCE_DIR}/tests)
     add_test(NAME test_redis_fleet COMMAND test_redis_fleet)
     set_tests_properties(test_redis_fleet PROPERTIES TIMEOUT 240 LABELS "external;concurrency")
+    # The store contract (store_contract.h) for the fleet store: two sites
+    # are two fleet handles (two hosts) on one redis-server.
+    add_executable(test_contract_redis test_contract_redis.c store_contract.c redis_server.c)
+    target_link_libraries(test_contract_redis PRIVATE breaker_redis PkgConfig::CMOCKA
+                                                      PkgConfig::HIREDIS Threads::Threads)
+    target_include_directories(test_contract_redis PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    add_test(NAME test_contract_redis COMMAND test_contract_redis)
+    set_tests_properties(test_contract_redis PROPERTIES TIMEOUT 120 LABELS "external")
   endif()
 endif()
 

@@ -24,6 +24,9 @@
  *  - the first creator's limits win: a site asking other limits gets the
  *    stored ones.
  *
+ * Calls go through the store's acquire() and complete() where it has them
+ * (a fleet store's probes need a lease).
+ *
  * Times are real (a fleet store decides on its server's clock), and short;
  * where a store propagates state asynchronously, sync() makes it visible
  * before the test looks (a no-op where the state is shared memory).
@@ -45,6 +48,13 @@ struct store_under_test {
     void (*detach)(int site, breaker *b);
     /* Make what the sites did visible to each other (may be NULL). */
     void (*sync)(void);
+    /* A store whose calls go through its own functions (a fleet store's
+     * probes ask for a lease: breaker_redis_acquire()) gives them here; NULL:
+     * breaker_acquire() and breaker_complete(). A permit stays where the
+     * contract put it from acquire to complete, so an adapter may key what
+     * it keeps for the permit by its address. */
+    int (*acquire)(breaker *b, breaker_permit *p);
+    int (*complete)(breaker *b, breaker_permit *p, enum breaker_outcome outcome);
 };
 
 /* Run the contract against `sut`; cmocka's exit status. */

@@ -140,8 +140,31 @@ static void check_refuses_what_it_cannot_use(void **state) {
     expect_incompatible(f, f->lay.total, "ctl");
     atomic_store(&f->s->ctl, breaker__ctl_pack(3, BREAKER_HALF_OPEN, 4, 17));
     assert_int_equal(breaker__block_check(f->s, f->lay.total, NULL, 0), BREAKER_OK);
+    /* The ramp flag only with a ramp: its share divides by ramp_ns (found
+     * by fuzz_store_file: 0/0 on the first call). */
+    atomic_store(&f->s->ctl, breaker__ctl_pack(3, BREAKER_CLOSED, 0, BREAKER__RAMP_FLAG));
+    expect_incompatible(f, f->lay.total, "ctl");
     *f->s = good;
     assert_int_equal(breaker__block_check(f->s, f->lay.total, NULL, 0), BREAKER_OK);
+    fixture_free(f);
+}
+
+/* A block at an address not on a cache line is refused before any of its
+ * fields is read (its atomics would be undefined): a store entry's offset
+ * could say anything (found by fuzz_store_file). */
+static void a_misaligned_block_is_refused_before_it_is_read(void **state) {
+    (void)state;
+    struct fixture *f = fixture_new(BREAKER_TRIP_CONSECUTIVE);
+    size_t total = f->lay.total;
+    char *mem = aligned_alloc(BREAKER__CACHELINE, total + BREAKER__CACHELINE);
+    assert_non_null(mem);
+    memcpy(mem + 8, f->s, total);
+    f->msg[0] = '\0';
+    assert_int_equal(breaker__block_check((const struct breaker__shared *)(void *)(mem + 8), total,
+                                          f->msg, sizeof(f->msg)),
+                     BREAKER_EINCOMPATIBLE);
+    assert_non_null(strstr(f->msg, "aligned"));
+    free(mem);
     fixture_free(f);
 }
 
@@ -314,6 +337,7 @@ int main(void) {
         cmocka_unit_test(layout_is_pure_and_in_bounds),
         cmocka_unit_test(a_fresh_block_passes),
         cmocka_unit_test(check_refuses_what_it_cannot_use),
+        cmocka_unit_test(a_misaligned_block_is_refused_before_it_is_read),
         cmocka_unit_test(handles_bound_to_one_block_share_it),
         cmocka_unit_test(a_ring_index_out_of_range_stays_in_the_ring),
         cmocka_unit_test(the_generation_skips_zero_when_it_wraps),

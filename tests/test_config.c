@@ -245,6 +245,8 @@ static void every_status_has_a_message_and_a_name(void **state) {
     assert_string_equal(breaker_state_name(BREAKER_HALF_OPEN), "half_open");
     assert_string_equal(breaker_state_name((enum breaker_state)99), "unknown");
     assert_string_equal(breaker_reason_name(BREAKER_REASON_PROBE_SLOW), "probe_slow");
+    assert_string_equal(breaker_reason_name(BREAKER_REASON_OUTSIDE_CLOSE), "outside_close");
+    assert_string_equal(breaker_reason_name(BREAKER_REASON_COUNT), "unknown");
     assert_string_equal(breaker_outcome_name(BREAKER_CANCELLED), "cancelled");
     assert_string_equal(breaker_trip_name(BREAKER_TRIP_COUNT_WINDOW), "count_window");
     char expect[32];

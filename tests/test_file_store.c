@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include "store_fixture.h"
 
+#include <breaker/registry.h>
+
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -127,7 +130,16 @@ static void the_file_is_checked_before_it_is_trusted(void **state) {
     /* Garbage, and too short. */
     write_file(path, "hello, not a store", 18, 0600);
     assert_int_equal(refused(path, BREAKER_STORE_CREATE, msg, sizeof(msg)), BREAKER_EINCOMPATIBLE);
+    /* All zeros: a creator died between sizing the file and writing its
+     * header. Not a corrupt file that blocks everyone: empty without CREATE,
+     * laid out with it. */
     char zeros[8192] = {0};
+    write_file(path, zeros, sizeof(zeros), 0600);
+    assert_int_equal(refused(path, 0, msg, sizeof(msg)), BREAKER_NOT_FOUND);
+    assert_int_equal(refused(path, BREAKER_STORE_CREATE, msg, sizeof(msg)), BREAKER_OK);
+    unlink(path);
+    /* A header that is not all zeros but has no magic is refused. */
+    zeros[100] = 1;
     write_file(path, zeros, sizeof(zeros), 0600);
     assert_int_equal(refused(path, BREAKER_STORE_CREATE, msg, sizeof(msg)), BREAKER_EINCOMPATIBLE);
     assert_non_null(strstr(msg, "magic"));
@@ -161,6 +173,281 @@ static void the_file_is_checked_before_it_is_trusted(void **state) {
     unlink(link);
 }
 
+/* ---- Damaged files (found by tests/fuzz/fuzz_store_file.c) --------------------
+ * The store file's layout (file_store.c), to damage it on purpose: header
+ * fields at these offsets; the directory at entries_off, entries of
+ * ENTRY_SIZE bytes (state, pad, block_off, block_size, name); blocks from
+ * data_off, each with its state word at BLOCK_CTL. */
+enum {
+    H_BOOT_ID = 24,
+    H_FILE_SIZE = 64,
+    H_CAPACITY = 72,
+    H_ENTRY_SIZE = 76,
+    H_ENTRIES_OFF = 80,
+    H_DATA_OFF = 88,
+    H_DATA_USED = 96,
+    E_STATE = 0,
+    E_BLOCK_OFF = 8,
+    E_BLOCK_SIZE = 16,
+    E_NAME = 24,
+    BLOCK_CTL = 256,
+    SMALL_SIZE = 32768,
+};
+
+static void put(const char *p, uint64_t off, const void *data, size_t n) {
+    int fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, data, n, (off_t)off), (ssize_t)n);
+    close(fd);
+}
+
+static void put_u64(uint64_t off, uint64_t v) { put(path, off, &v, sizeof(v)); }
+static void put_u32(uint64_t off, uint32_t v) { put(path, off, &v, sizeof(v)); }
+
+static uint64_t get_u64(uint64_t off) {
+    uint64_t v = 0;
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, &v, sizeof(v), (off_t)off), (ssize_t)sizeof(v));
+    close(fd);
+    return v;
+}
+
+static uint32_t get_u32(uint64_t off) {
+    uint32_t v = 0;
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, &v, sizeof(v), (off_t)off), (ssize_t)sizeof(v));
+    close(fd);
+    return v;
+}
+
+/* Where entry `i`'s field `field` is. */
+static uint64_t entry_at(unsigned i, unsigned field) {
+    return get_u64(H_ENTRIES_OFF) + (uint64_t)i * get_u32(H_ENTRY_SIZE) + field;
+}
+
+/* A fresh small store (4 names, 32 KiB) holding "alpha" (consecutive) and
+ * "beta" (count window), as the first two entries. */
+static void small_store(void) {
+    unlink(path);
+    breaker_store_config c;
+    breaker_store_config_init(&c);
+    c.capacity = 4;
+    c.size = SMALL_SIZE;
+    breaker_store *st = NULL;
+    char msg[256];
+    if (breaker_store_open(path, &c, &st, msg, sizeof(msg)) != BREAKER_OK) fail_msg("%s", msg);
+    breaker_config cfg = consecutive_config(2);
+    breaker_destroy(attach(st, "alpha", &cfg));
+    breaker_config_init(&cfg);
+    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
+    breaker_destroy(attach(st, "beta", &cfg));
+    breaker_store_close(st);
+}
+
+static void expect_open_refused(const char *field) {
+    char msg[256] = "";
+    assert_int_equal(refused(path, 0, msg, sizeof(msg)), BREAKER_EINCOMPATIBLE);
+    if (strstr(msg, field) == NULL) fail_msg("message \"%s\" does not name %s", msg, field);
+}
+
+/* Open the store and attach `name`: refused, with a message naming `field`. */
+static void expect_attach_refused(const char *name, const char *field) {
+    breaker_store *st = open_store();
+    breaker *b = NULL;
+    char msg[256] = "";
+    breaker_config cfg = consecutive_config(2);
+    assert_int_equal(breaker_store_attach(st, name, &cfg, &b, msg, sizeof(msg)),
+                     BREAKER_EINCOMPATIBLE);
+    assert_null(b);
+    if (strstr(msg, field) == NULL) fail_msg("message \"%s\" does not name %s", msg, field);
+    breaker_store_close(st);
+}
+
+/* Offsets and sizes in the header are checked against the layout this build
+ * computes, without overflow: an offset near 2^64 used to wrap the bounds
+ * check and place the directory outside the mapping, and a misaligned one
+ * made every entry's atomics undefined. */
+static void header_offsets_are_checked_without_overflow(void **state) {
+    (void)state;
+    small_store();
+    put_u64(H_ENTRIES_OFF, UINT64_MAX - 4095); /* + capacity entries wraps */
+    expect_open_refused("entries_off");
+    small_store();
+    put_u64(H_ENTRIES_OFF, get_u64(H_ENTRIES_OFF) + 4); /* misaligned */
+    expect_open_refused("entries_off");
+    small_store();
+    put_u64(H_DATA_OFF, get_u64(H_DATA_OFF) + 8); /* blocks misaligned */
+    expect_open_refused("data_off");
+    small_store();
+    put_u64(H_DATA_OFF, SMALL_SIZE + 4096);
+    expect_open_refused("data_off");
+    small_store();
+    put_u64(H_DATA_USED, UINT64_MAX - 64);
+    expect_open_refused("data_used");
+    small_store();
+    put_u32(H_CAPACITY, 0);
+    expect_open_refused("capacity");
+    small_store();
+    put_u64(H_FILE_SIZE, SMALL_SIZE * 2);
+    expect_open_refused("file_size");
+    /* Truncated anywhere: refused, never mapped past its end. */
+    static const off_t cuts[] = {200, 4096 + 100, 8192 + 1000};
+    for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+        small_store();
+        assert_int_equal(truncate(path, cuts[i]), 0);
+        expect_open_refused("file_size");
+    }
+}
+
+/* A file of an earlier boot is laid out again for its stored capacity: a
+ * capacity whose directory the file cannot hold at the usual offsets (200
+ * entries squeezed right after the header) used to be re-laid out past the
+ * end of the file. */
+static void an_earlier_boots_file_too_small_for_its_capacity_is_refused(void **state) {
+    (void)state;
+    small_store();
+    put(path, H_BOOT_ID, "00000000-0000-0000-0000-000000000000", 36);
+    put_u32(H_CAPACITY, 200);
+    put_u64(H_ENTRIES_OFF, 184);
+    put_u64(H_DATA_OFF, 184 + 200 * (uint64_t)get_u32(H_ENTRY_SIZE));
+    put_u64(H_DATA_USED, 0);
+    expect_open_refused("entries_off");
+    /* Its own capacity but too many bytes of directory for the file. */
+    small_store();
+    put(path, H_BOOT_ID, "00000000-0000-0000-0000-000000000000", 36);
+    put_u32(H_CAPACITY, 1000);
+    uint64_t entries = get_u64(H_ENTRIES_OFF);
+    uint64_t need = entries + 1000 * (uint64_t)get_u32(H_ENTRY_SIZE);
+    put_u64(H_DATA_OFF, (need + 4095) / 4096 * 4096);
+    expect_open_refused("capacity 1000 needs");
+}
+
+/* An entry's block must be an aligned block of the data handed out: an
+ * offset near 2^64 used to wrap the bounds check, one in the header or the
+ * directory let a breaker overwrite them, a misaligned one made its atomics
+ * undefined. */
+static void an_entrys_block_outside_the_data_is_refused(void **state) {
+    (void)state;
+    small_store();
+    put_u64(entry_at(0, E_BLOCK_OFF), UINT64_MAX - 63);
+    put_u64(entry_at(0, E_BLOCK_SIZE), 128);
+    expect_attach_refused("alpha", "block_off");
+    small_store();
+    put_u64(entry_at(0, E_BLOCK_OFF), 0); /* the header */
+    expect_attach_refused("alpha", "block_off");
+    small_store();
+    put_u64(entry_at(1, E_BLOCK_OFF), get_u64(H_ENTRIES_OFF)); /* the directory */
+    expect_attach_refused("beta", "block_off");
+    small_store();
+    put_u64(entry_at(0, E_BLOCK_OFF), get_u64(entry_at(0, E_BLOCK_OFF)) + 8);
+    expect_attach_refused("alpha", "block_off");
+    small_store();
+    put_u64(entry_at(1, E_BLOCK_SIZE), UINT64_C(1) << 63);
+    expect_attach_refused("beta", "block_size");
+    /* Past the bytes handed out (data_used), though inside the file. */
+    small_store();
+    put_u64(entry_at(1, E_BLOCK_OFF), get_u64(H_DATA_OFF) + get_u64(H_DATA_USED));
+    expect_attach_refused("beta", "block_off");
+    /* Two entries on one block: one's counters would overwrite the other's
+     * limits, checked once at attach. Both refused. */
+    small_store();
+    put_u64(entry_at(1, E_BLOCK_OFF), get_u64(entry_at(0, E_BLOCK_OFF)) + 128);
+    expect_attach_refused("beta", "overlaps");
+    expect_attach_refused("alpha", "overlaps");
+}
+
+/* An INITIALISING entry (its creator died) is taken over by the next
+ * attacher, reusing its block when large enough: a damaged one's block used
+ * to be zeroed wherever it pointed. A sound one is still taken over. */
+static void a_dead_creators_damaged_entry_is_not_reused(void **state) {
+    (void)state;
+    small_store();
+    put_u32(entry_at(1, E_STATE), 1);
+    put_u64(entry_at(1, E_BLOCK_OFF), UINT64_C(1) << 40);
+    put_u64(entry_at(1, E_BLOCK_SIZE), UINT64_C(1) << 20);
+    expect_attach_refused("beta", "block_off");
+    /* One pointing at a live breaker's block: taking it over would zero it. */
+    small_store();
+    put_u32(entry_at(1, E_STATE), 1);
+    put_u64(entry_at(1, E_BLOCK_OFF), get_u64(entry_at(0, E_BLOCK_OFF)));
+    expect_attach_refused("beta", "overlaps");
+    small_store();
+    put_u32(entry_at(1, E_STATE), 1);
+    breaker_store *st = open_store();
+    int names = 0;
+    assert_int_equal(breaker_store_foreach(st, count_name, &names), 0);
+    assert_int_equal(names, 1); /* beta is not ready */
+    breaker_config cfg = consecutive_config(5);
+    breaker *b = attach(st, "beta", &cfg);
+    breaker_config got;
+    breaker_get_config(b, &got);
+    assert_int_equal(got.failure_threshold, 5); /* created again, with cfg */
+    breaker_destroy(b);
+    breaker_store_close(st);
+}
+
+/* The bytes handed out are read again under the lock before a new block is
+ * placed: a data_used damaged after open used to wrap the room check and
+ * place the block anywhere. */
+static void data_used_is_checked_again_before_a_block_is_placed(void **state) {
+    (void)state;
+    small_store();
+    breaker_store *st = open_store();
+    put_u64(H_DATA_USED, UINT64_MAX - 64); /* the store is mapped shared: it sees this */
+    breaker *b = NULL;
+    char msg[256] = "";
+    assert_int_equal(breaker_store_attach(st, "gamma", NULL, &b, msg, sizeof(msg)),
+                     BREAKER_EINCOMPATIBLE);
+    assert_null(b);
+    assert_non_null(strstr(msg, "data_used"));
+    /* Full to the last byte: no room, said as such. */
+    put_u64(H_DATA_USED, SMALL_SIZE - get_u64(H_DATA_OFF));
+    assert_int_equal(breaker_store_attach(st, "gamma", NULL, &b, msg, sizeof(msg)), BREAKER_ENOSPC);
+    breaker_store_close(st);
+}
+
+static int note_name(void *ctx, const char *name) {
+    assert_true(strlen(name) <= BREAKER_NAME_MAX);
+    assert_int_equal(breaker_name_validate(name, NULL, 0), BREAKER_OK);
+    snprintf(ctx, 64, "%s", name);
+    return 0;
+}
+
+/* A name with no NUL in its field, or not a valid name, is skipped by
+ * foreach (it used to be cut and handed out as another name). */
+static void damaged_names_are_not_listed(void **state) {
+    (void)state;
+    small_store();
+    char full[BREAKER_NAME_MAX + 1];
+    memset(full, 'a', sizeof(full));
+    put(path, entry_at(0, E_NAME), full, sizeof(full));
+    put(path, entry_at(1, E_NAME), "bad name!", 10);
+    breaker_store *st = open_store();
+    int names = 0;
+    assert_int_equal(breaker_store_foreach(st, count_name, &names), 0);
+    assert_int_equal(names, 0);
+    /* The longest valid name is another name: a new breaker. */
+    full[BREAKER_NAME_MAX] = '\0';
+    breaker_destroy(attach(st, full, NULL));
+    char seen[64] = "";
+    assert_int_equal(breaker_store_foreach(st, note_name, seen), 0);
+    assert_int_equal(strncmp(seen, full, 63), 0);
+    breaker_store_close(st);
+}
+
+/* A block's state word must be one its limits allow: CLOSED with the ramp
+ * flag but no ramp configured used to divide 0 by 0 (ramp_ns) on the first
+ * call. */
+static void a_ramp_flag_without_a_ramp_is_refused(void **state) {
+    (void)state;
+    small_store();
+    uint64_t ctl_at = get_u64(entry_at(0, E_BLOCK_OFF)) + BLOCK_CTL;
+    put_u64(ctl_at, get_u64(ctl_at) | 1u); /* alpha: CLOSED, ramping */
+    expect_attach_refused("alpha", "ctl");
+}
+
 /* A file of an earlier boot is reinitialised: its names are gone. The boot
  * identifier sits after magic, version, header size and abi. */
 static void a_file_from_an_earlier_boot_starts_over(void **state) {
@@ -182,6 +469,55 @@ static void a_file_from_an_earlier_boot_starts_over(void **state) {
 
 /* Eight processes create the same file and the same name at once: one file,
  * one breaker (each process's one call is counted in it). */
+/* A process that cannot read the boot id (here: no file descriptor left
+ * for it) must refuse the file, never take it for an earlier boot's and lay
+ * it out again under the processes using it. */
+static void an_unreadable_boot_id_never_wipes_the_file(void **state) {
+    (void)state;
+    breaker_store *st = open_store();
+    breaker_config cfg = consecutive_config(1);
+    breaker *b = attach(st, "payments", &cfg);
+    call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* Exactly one descriptor free: the store file takes it. */
+        int lowest = dup(0);
+        if (lowest < 0) _exit(2);
+        close(lowest);
+        struct rlimit rl = {(rlim_t)lowest + 1, (rlim_t)lowest + 1};
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(3);
+        breaker_store *cs = NULL;
+        char msg[256];
+        int rc = breaker_store_open(path, NULL, &cs, msg, sizeof(msg));
+        _exit(rc == BREAKER_EIO && strstr(msg, "boot") != NULL ? 0 : 1);
+    }
+    assert_int_equal(reap(pid), 0);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN); /* still this boot's breaker */
+    assert_int_equal(stats_of(b).failures, 1);
+    breaker_destroy(b);
+    breaker_store_close(st);
+}
+
+/* A file written on a machine of the other byte order is named as such,
+ * not reinterpreted. */
+static void a_file_of_the_other_byte_order_is_refused(void **state) {
+    (void)state;
+    breaker_store *st = open_store();
+    breaker_store_close(st);
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    uint64_t magic = 0;
+    assert_int_equal(pread(fd, &magic, sizeof(magic), 0), (ssize_t)sizeof(magic));
+    magic = __builtin_bswap64(magic);
+    assert_int_equal(pwrite(fd, &magic, sizeof(magic), 0), (ssize_t)sizeof(magic));
+    close(fd);
+    char msg[256];
+    assert_int_equal(refused(path, 0, msg, sizeof(msg)), BREAKER_EINCOMPATIBLE);
+    assert_non_null(strstr(msg, "other byte order"));
+}
+
 static void processes_creating_at_once_get_one_breaker(void **state) {
     (void)state;
     enum { N = 8 };
@@ -378,6 +714,21 @@ int main(void) {
         cmocka_unit_test_setup_teardown(the_first_creators_limits_win, setup, teardown),
         cmocka_unit_test_setup_teardown(the_file_is_checked_before_it_is_trusted, setup, teardown),
         cmocka_unit_test_setup_teardown(a_file_from_an_earlier_boot_starts_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(header_offsets_are_checked_without_overflow, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(an_earlier_boots_file_too_small_for_its_capacity_is_refused,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(an_entrys_block_outside_the_data_is_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_dead_creators_damaged_entry_is_not_reused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(data_used_is_checked_again_before_a_block_is_placed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(damaged_names_are_not_listed, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_ramp_flag_without_a_ramp_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_unreadable_boot_id_never_wipes_the_file, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_file_of_the_other_byte_order_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(processes_creating_at_once_get_one_breaker, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(eight_processes_share_one_probe_budget, setup, teardown),

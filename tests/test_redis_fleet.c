@@ -13,6 +13,8 @@
 
 #include <breaker.h>
 #include <breaker/redis.h>
+#include <breaker/registry.h>
+#include <breaker/store.h>
 
 #include "redis_server.h"
 
@@ -256,7 +258,11 @@ static void unix_socket_and_db_select_work_and_the_first_limits_win(void **state
     rc.port = r->port;
     assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
     cfg.failure_rate = 0.9; /* would not trip at 60% */
-    assert_int_equal(breaker_redis_attach(f, "sock", &cfg, &b, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_attach(f, "sock", &cfg, &b, NULL, 0), BREAKER_CONFIG_DIFFERS);
+    breaker_config got;
+    breaker_get_config(b, &got); /* the local breaker has the stored limits too */
+    assert_true(got.failure_rate == 0.5);
+    assert_int_equal(got.min_calls, 20);
     ten_calls_sixty_percent(f, b); /* 20 calls in the fleet window now */
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN); /* 60% >= 50%: the first limits */
@@ -852,6 +858,14 @@ static void fail_closed_refuses_while_the_view_is_stale(void **state) {
 
 /* ---- Fleet recovery ----------------------------------------------------------------------*/
 
+static _Atomic int last_reason = -1;
+
+static void record_reason(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)ctx;
+    (void)b;
+    atomic_store(&last_reason, (int)ev->reason);
+}
+
 static void fleet_closes_after_successful_leased_probes_and_hosts_follow(void **state) {
     struct test_redis *r = *state;
     breaker_redis *f1 = open_fleet(r, 3600 * 1000, 0), *f2 = open_fleet(r, 3600 * 1000, 0);
@@ -859,6 +873,7 @@ static void fleet_closes_after_successful_leased_probes_and_hosts_follow(void **
     cap_cfg(&cfg);
     cfg.open_ns = cfg.open_max_ns = 100 * MS;
     cfg.half_open_successes = 2;
+    cfg.on_event = record_reason;
     breaker *b1, *b2;
     assert_int_equal(breaker_redis_attach(f1, "recover", &cfg, &b1, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_attach(f2, "recover", &cfg, &b2, NULL, 0), BREAKER_OK);
@@ -886,12 +901,135 @@ static void fleet_closes_after_successful_leased_probes_and_hosts_follow(void **
     assert_int_equal(successes, 2);
     assert_int_equal(hget(r, "recover", "st"), 0);
     assert_int_equal(breaker_get_state(b1), BREAKER_CLOSED);
+    atomic_store(&last_reason, -1);
     assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
     assert_int_equal(breaker_get_state(b2), BREAKER_CLOSED);
+    /* A fenced close, not a reset. */
+    assert_int_equal(atomic_load(&last_reason), BREAKER_REASON_OUTSIDE_CLOSE);
     /* open, half-open, closed: three fleet transitions, one per generation */
     assert_int_equal(hget(r, "recover", "transitions"), 3);
     breaker_redis_close(f1);
     breaker_redis_close(f2);
+}
+
+/* ---- A registry backed by the fleet ------------------------------------------------------*/
+
+struct reg_shared {
+    _Atomic int flushed;
+    _Atomic int seen;
+};
+
+static _Atomic int reg_outside_trips, reg_other_events;
+
+static void reg_listener(void *ctx, const breaker_registry_event *ev) {
+    (void)ctx;
+    if (ev->kind != BREAKER_REGISTRY_TRANSITION) return;
+    if (ev->transition.reason == BREAKER_REASON_OUTSIDE_TRIP && strcmp(ev->name, "reg.svc") == 0)
+        atomic_fetch_add(&reg_outside_trips, 1);
+    else
+        atomic_fetch_add(&reg_other_events, 1);
+}
+
+/* One process of two: a registry on the fleet view; 10 calls at 60% (below
+ * min_calls alone), flushed. Process 0 goes first, then its breaker is
+ * evicted (detached: the fleet's window stays in Redis) and asked for again,
+ * a new local breaker; then process 1 calls and flushes, which trips the
+ * fleet; process 0's next flush brings the trip to its registry breaker and
+ * listeners. Exit 1 when all held. */
+static int registry_child(const struct test_redis *r, struct reg_shared *sh, int idx) {
+    breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
+    if (f == NULL) return 2;
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    fleet_cfg(&rc.defaults);
+    rc.idle_evict_ns = 1 * MS;
+    rc.store = breaker_redis_registry_store(f);
+    breaker_registry *reg;
+    if (breaker_registry_create(&rc, &reg) != BREAKER_OK) return 3;
+    if (breaker_registry_add_listener(reg, reg_listener, NULL) != BREAKER_OK) return 3;
+    breaker *b;
+    if (breaker_registry_get(reg, "reg.svc", &b) != BREAKER_OK) return 4;
+    if (idx == 1 && !wait_count(&sh->flushed, 1, 10000)) return 8;
+    for (int i = 0; i < 10; i++) {
+        breaker_redis_permit p;
+        if (breaker_redis_acquire(f, b, &p) != BREAKER_OK) return 5;
+        (void)breaker_redis_complete(f, b, &p, i % 5 < 3 ? BREAKER_FAILURE : BREAKER_SUCCESS);
+    }
+    if (breaker_get_state(b) != BREAKER_CLOSED) return 6; /* not on its own */
+    if (breaker_redis_flush(f) != BREAKER_OK) return 7;
+    if (idx == 0) {
+        if (breaker_get_state(b) != BREAKER_CLOSED) return 6; /* 10 calls: no trip yet */
+        /* Evicted (the first pass samples its activity) and attached again. */
+        (void)breaker_registry_release(reg, b);
+        size_t evicted = 0;
+        for (int i = 0; i < 100 && evicted == 0; i++) {
+            nap_ms(2);
+            (void)breaker_registry_evict_idle(reg, &evicted);
+        }
+        if (evicted != 1) return 11;
+        if (breaker_registry_get(reg, "reg.svc", &b) != BREAKER_OK) return 12;
+        breaker_stats bs;
+        (void)breaker_stats_get(b, &bs);
+        if (bs.admitted != 0) return 13; /* a new local breaker */
+    }
+    atomic_fetch_add(&sh->flushed, 1);
+    if (!wait_count(&sh->flushed, 2, 10000)) return 8;
+    /* Process 1's flush tripped the fleet: the next answer tells process 0
+     * (and process 1 again, which changes nothing). */
+    if (breaker_redis_flush(f) != BREAKER_OK) return 7;
+    if (breaker_get_state(b) != BREAKER_OPEN) return 9;
+    if (atomic_load(&reg_outside_trips) != 1 || atomic_load(&reg_other_events) != 0) return 10;
+    breaker_redis_stats st;
+    breaker_redis_stats_get(f, &st);
+    if (st.outside_trips != 1) return 16;
+    (void)breaker_registry_release(reg, b);
+    breaker_registry_destroy(reg); /* before the fleet handle */
+    breaker_redis_close(f);
+    return 1;
+}
+
+static void registry_backed_by_the_fleet_shares_its_state_across_processes(void **state) {
+    struct test_redis *r = *state;
+    struct reg_shared *sh = shared_map(sizeof *sh);
+    pid_t pids[2];
+    for (int i = 0; i < 2; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) _exit(registry_child(r, sh, i));
+    }
+    int codes[2];
+    reap_all(pids, 2, codes);
+    for (int i = 0; i < 2; i++)
+        if (codes[i] != 1) fail_msg("registry process %d exited %d", i, codes[i]);
+    assert_int_equal(hget(r, "reg.svc", "trips"), 1); /* one fleet trip for both */
+    assert_int_equal(hget(r, "reg.svc", "ec"), 20);
+    munmap(sh, sizeof *sh);
+}
+
+static int no_name(void *ctx, const char *name) {
+    (void)ctx;
+    (void)name;
+    return 1;
+}
+
+/* The view is for registries only: the store-file functions refuse it. */
+static void the_registry_view_is_refused_by_the_store_file_functions(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
+    assert_non_null(f);
+    struct breaker_store *view = breaker_redis_registry_store(f);
+    assert_ptr_equal(view, breaker_redis_registry_store(f));
+    breaker *b = NULL;
+    char msg[200] = "";
+    assert_int_equal(breaker_store_attach(view, "x", NULL, &b, msg, sizeof msg), BREAKER_EINVAL);
+    assert_null(b);
+    assert_non_null(strstr(msg, "not a store file"));
+    assert_int_equal(breaker_store_foreach(view, no_name, NULL), BREAKER_EINVAL);
+    breaker_store_close(view); /* a no-op: the handle is still whole */
+    breaker *mine;
+    assert_int_equal(breaker_redis_attach(f, "x", NULL, &mine, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    breaker_redis_close(f);
 }
 
 int main(void) {
@@ -923,6 +1061,11 @@ int main(void) {
                                         setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(fail_closed_refuses_while_the_view_is_stale, setup_server,
                                         teardown_server),
+        cmocka_unit_test_setup_teardown(
+            registry_backed_by_the_fleet_shares_its_state_across_processes, setup_server,
+            teardown_server),
+        cmocka_unit_test_setup_teardown(the_registry_view_is_refused_by_the_store_file_functions,
+                                        setup_server, teardown_server),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

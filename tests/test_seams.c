@@ -222,6 +222,105 @@ static void outside_trip_is_fenced_by_generation(void **state) {
     test_breaker_destroy(b);
 }
 
+static void outside_close_closes_through_the_normal_transition(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 5 * SEC};
+    struct event_log log = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, &log);
+    cfg.open_ns = 2 * SEC;
+    breaker *b = make_breaker(&cfg);
+    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    /* From OPEN: closed at once, the wait not over. */
+    uint64_t gen = breaker_generation(b);
+    breaker_evidence ev = {.probe_successes = 3};
+    assert_int_equal(breaker__close_outside(b, gen, &ev), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_true(breaker_generation(b) > gen);
+    assert_int_equal(atomic_load(&log.count), 2);
+    assert_int_equal(log.events[1].from, BREAKER_OPEN);
+    assert_int_equal(log.events[1].to, BREAKER_CLOSED);
+    assert_int_equal(log.events[1].reason, BREAKER_REASON_OUTSIDE_CLOSE);
+    assert_int_equal(log.events[1].evidence.probe_successes, 3);
+    assert_int_equal(log.events[1].evidence.failed_recoveries, 0);
+    assert_string_equal(breaker_reason_name(BREAKER_REASON_OUTSIDE_CLOSE), "outside_close");
+    /* The window starts empty: the calls of the open period are not in it. */
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_false(breaker_permit_is_probe(&p));
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    /* From HALF_OPEN with a local probe out: closed; the probe is stale. */
+    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    fake_clock_advance(&clock, 2 * SEC);
+    breaker_permit probe;
+    assert_int_equal(breaker_acquire(b, &probe), BREAKER_OK);
+    assert_true(breaker_permit_is_probe(&probe));
+    assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
+    assert_int_equal(breaker__close_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_int_equal(breaker_complete(b, &probe, BREAKER_FAILURE), BREAKER_STALE);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_int_equal(log.events[4].from, BREAKER_HALF_OPEN);
+    assert_int_equal(log.events[4].reason, BREAKER_REASON_OUTSIDE_CLOSE);
+    test_breaker_destroy(b);
+}
+
+static void outside_close_is_fenced_by_generation(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 5 * SEC};
+    struct event_log log = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, &log);
+    breaker *b = make_breaker(&cfg);
+    /* CLOSED: nothing to close. */
+    assert_int_equal(breaker__close_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
+    /* The store saw it open in `gen`; meanwhile it was reset and tripped
+     * again on its own evidence: the old decision must not close it. */
+    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    uint64_t gen = breaker_generation(b);
+    assert_int_equal(breaker_reset(b), BREAKER_OK);
+    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    assert_int_equal(breaker__close_outside(b, gen, NULL), BREAKER_STALE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    /* A future generation is no better; the current one closes, once. */
+    assert_int_equal(breaker__close_outside(b, breaker_generation(b) + 1, NULL), BREAKER_STALE);
+    gen = breaker_generation(b);
+    assert_int_equal(breaker__close_outside(b, gen, NULL), BREAKER_OK);
+    assert_int_equal(breaker__close_outside(b, gen, NULL), BREAKER_STALE);
+    /* Forced states are the operator's: never closed from outside. */
+    assert_int_equal(breaker_force_open(b), BREAKER_OK);
+    assert_int_equal(breaker__close_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
+    assert_int_equal(breaker_get_state(b), BREAKER_FORCED_OPEN);
+    /* trip, reset, trip, close, forced open */
+    assert_int_equal(atomic_load(&log.count), 5);
+    test_breaker_destroy(b);
+}
+
+static void outside_close_starts_a_ramp_like_a_recovery(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 5 * SEC};
+    struct event_log log = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, &log);
+    cfg.ramp_ns = 10 * SEC;
+    cfg.ramp_start = 0.05;
+    breaker *b = make_breaker(&cfg);
+    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    assert_int_equal(breaker__close_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    /* At the ramp's start it admits about its 5% share: the rest is refused. */
+    int refused = 0;
+    for (int i = 0; i < 100; i++) {
+        breaker_permit p;
+        int rc = breaker_acquire(b, &p);
+        if (rc == BREAKER_REJECTED_RAMP)
+            refused++;
+        else if (rc == BREAKER_OK)
+            assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), 0);
+    }
+    assert_in_range(refused, 80, 99);
+    test_breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(copy_of_registry_config_is_not_the_registrys),
@@ -230,6 +329,9 @@ int main(void) {
         cmocka_unit_test(same_microsecond_probes_each_get_their_own_claim),
         cmocka_unit_test(outside_trip_opens_through_the_normal_transition),
         cmocka_unit_test(outside_trip_is_fenced_by_generation),
+        cmocka_unit_test(outside_close_closes_through_the_normal_transition),
+        cmocka_unit_test(outside_close_is_fenced_by_generation),
+        cmocka_unit_test(outside_close_starts_a_ramp_like_a_recovery),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,10 @@
  * (a breaker keeps calls away from a dead dependency; unbounded probing
  * recovers worse than bounded probing; a ramp after the close keeps the cold
  * dependency up), and the abusive-caller scenario (one caller's failures
- * open a shared breaker unless a trip needs several failing callers).
+ * open a shared breaker unless a trip needs several failing callers), and
+ * the fleet scenario (the fleet store holds at most half_open_max_probes
+ * probes in flight at every recovery round, local breakers up to one per
+ * host each).
  */
 #define _GNU_SOURCE /* open_memstream */
 #include "test_util.h"
@@ -641,8 +644,176 @@ static void breaker_files_for_replay_skip_scenarios_but_not_typos(void **state) 
     tool_breakers_free(&list);
 }
 
+/* ---- The fleet scenario (fleet_sim.c) ---------------------------------------------*/
+
+/* Run the fleet scenario with `cfg`; false (the test skipped) where this
+ * build cannot drive the fleet model (a shared libbreaker). */
+static bool run_fleet(const struct tool_scenario *sc, const struct tool_breaker *cfg,
+                      struct tool_fleet_result *r) {
+    char msg[TOOL_MSG_MAX];
+    if (tool_simulate_fleet(sc, cfg, r, msg, sizeof(msg)) == 0) return true;
+    if (strstr(msg, "static library") != NULL) return false;
+    fail_msg("simulate fleet: %s", msg);
+    return false;
+}
+
+static char *fleet_table_of(const struct tool_scenario *sc, const struct tool_fleet_result *r) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    tool_print_fleet_table(f, sc, r, 1);
+    fclose(f);
+    return text;
+}
+
+static void assert_fleet_run_accounted(const struct tool_fleet_run *r) {
+    if (r->requests != r->refused + r->shed + r->reached)
+        fail_msg("%s run: %llu requests, %llu refused + %llu shed + %llu reached",
+                 r->fleet ? "fleet" : "local", (unsigned long long)r->requests,
+                 (unsigned long long)r->refused, (unsigned long long)r->shed,
+                 (unsigned long long)r->reached);
+    uint64_t probes = 0, dead = 0;
+    uint32_t most = 0;
+    for (uint32_t k = 0; k < r->round_count; k++) {
+        probes += r->rounds[k].probes;
+        dead += r->rounds[k].dead;
+        if (r->rounds[k].max_in_flight > most) most = r->rounds[k].max_in_flight;
+    }
+    assert_int_equal(probes, r->probes);
+    assert_int_equal(dead, r->probes_dead);
+    assert_true(most <= r->max_in_flight);
+    assert_true(r->probes_dead <= r->reached_dead);
+}
+
+/* Every row of the printed table: the fleet's probes in flight never above
+ * the limit, the local breakers' never above hosts x limit; the last row
+ * ("all") is the runs' totals. */
+static void check_fleet_table(const char *table, const struct tool_fleet_result *r,
+                              uint32_t hosts) {
+    const char *p = strstr(table, "  round  in flight   probes      dead  in flight   probes");
+    if (p == NULL) fail_msg("no round header in:\n%s", table);
+    unsigned rows = 0;
+    bool all = false;
+    for (p = strchr(p, '\n') + 1; *p != '\0' && *p != '\n'; p = strchr(p, '\n') + 1) {
+        char first[16], lf[16], lp[16], ld[16], ff[16], fp[16], fd[16];
+        if (sscanf(p, "%15s %15s %15s %15s %15s %15s %15s", first, lf, lp, ld, ff, fp, fd) != 7)
+            fail_msg("a table row that is not 7 fields: %.60s", p);
+        if (strcmp(first, "all") == 0) {
+            all = true;
+            assert_int_equal(strtoull(lf, NULL, 10), r->local.max_in_flight);
+            assert_int_equal(strtoull(lp, NULL, 10), r->local.probes);
+            assert_int_equal(strtoull(ld, NULL, 10), r->local.probes_dead);
+            assert_int_equal(strtoull(ff, NULL, 10), r->fleet.max_in_flight);
+            assert_int_equal(strtoull(fp, NULL, 10), r->fleet.probes);
+            assert_int_equal(strtoull(fd, NULL, 10), r->fleet.probes_dead);
+            break;
+        }
+        rows++;
+        assert_int_equal(strtoul(first, NULL, 10), rows);
+        if (strcmp(ff, "-") != 0 && strtoul(ff, NULL, 10) > r->max_probes)
+            fail_msg("round %u: %s fleet probes in flight, above %u", rows, ff, r->max_probes);
+        if (strcmp(lf, "-") != 0 && strtoul(lf, NULL, 10) > hosts * r->max_probes)
+            fail_msg("round %u: %s local probes in flight, above %u", rows, lf,
+                     hosts * r->max_probes);
+    }
+    assert_true(all);
+    assert_true(rows >= 3);
+}
+
+/* The shipped fleet scenario (10 hosts, one probe): the fleet store holds
+ * one probe in flight at every recovery round, local breakers hold several
+ * at once, and the fleet sends far fewer probes into the dead dependency. */
+static void the_fleet_store_caps_probes_fleet_wide_and_local_breakers_do_not(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load_file(&sc, EXAMPLES_DIR "/fleet.ini");
+    assert_int_equal(sc.instances, 10);
+    struct tool_fleet_result r;
+    if (!run_fleet(&sc, &sc.breakers.items[0], &r)) {
+        tool_scenario_free(&sc);
+        skip();
+    }
+    assert_int_equal(r.max_probes, 1);
+    assert_fleet_run_accounted(&r.local);
+    assert_fleet_run_accounted(&r.fleet);
+    assert_int_equal(r.local.requests, r.fleet.requests); /* the same arrivals */
+    /* Fleet: at most one probe in flight in every round, and in all. */
+    assert_true(r.fleet.round_count >= 3);
+    for (uint32_t k = 0; k < r.fleet.round_count; k++)
+        if (r.fleet.rounds[k].max_in_flight > 1)
+            fail_msg("fleet round %u: %u probes in flight", k + 1, r.fleet.rounds[k].max_in_flight);
+    assert_int_equal(r.fleet.max_in_flight, 1);
+    assert_true(r.fleet.fleet_trips >= 1);
+    /* Local: several at once (up to one per host), one per host and round
+     * while the dependency is down. */
+    assert_true(r.local.max_in_flight > 1);
+    assert_true(r.local.max_in_flight <= 10);
+    assert_int_equal(r.local.rounds[0].probes, 10);
+    assert_int_equal(r.local.rounds[0].dead, 10);
+    assert_int_equal(r.fleet.rounds[0].dead, 1);
+    assert_true(r.fleet.probes_dead * 5 < r.local.probes_dead);
+    assert_true(r.fleet.reached_dead <= r.local.reached_dead);
+    /* Both end closed on every host. */
+    assert_int_equal(r.local.hosts_closed_at_end, 10);
+    assert_int_equal(r.fleet.hosts_closed_at_end, 10);
+    char *table = fleet_table_of(&sc, &r);
+    check_fleet_table(table, &r, 10);
+    free(table);
+    tool_fleet_result_free(&r);
+    tool_scenario_free(&sc);
+}
+
+/* Two probes allowed, other hosts and seed: the fleet never holds more than
+ * two in flight; the local breakers may hold up to two per host. The same
+ * scenario twice gives the same table, byte for byte. */
+static void the_fleet_cap_follows_half_open_max_probes_and_runs_repeat(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load_file(&sc, EXAMPLES_DIR "/fleet.ini");
+    sc.instances = 6;
+    sc.seed = 99;
+    struct tool_breaker *b = &sc.breakers.items[0];
+    char msg[TOOL_MSG_MAX];
+    assert_int_equal(tool_breaker_assign(b, "half_open_max_probes=2", msg, sizeof(msg)), 0);
+    struct tool_fleet_result r1, r2;
+    if (!run_fleet(&sc, b, &r1)) {
+        tool_scenario_free(&sc);
+        skip();
+    }
+    assert_true(run_fleet(&sc, b, &r2));
+    assert_int_equal(r1.max_probes, 2);
+    assert_true(r1.fleet.max_in_flight <= 2);
+    assert_true(r1.local.max_in_flight <= 12);
+    assert_true(r1.local.max_in_flight > r1.fleet.max_in_flight);
+    char *t1 = fleet_table_of(&sc, &r1), *t2 = fleet_table_of(&sc, &r2);
+    assert_string_equal(t1, t2);
+    check_fleet_table(t1, &r1, 6);
+    free(t1);
+    free(t2);
+    tool_fleet_result_free(&r1);
+    tool_fleet_result_free(&r2);
+    tool_scenario_free(&sc);
+}
+
+static void fleet_keys_are_checked(void **state) {
+    (void)state;
+    load_fails("[scenario]\ninstances = 0\n", "instances: expected 1 to 1000");
+    load_fails("[scenario]\ninstances = 1001\n", "instances: expected 1 to 1000");
+    load_fails("[scenario]\nflush_interval = 0\n", "flush_interval: expected a duration");
+    load_fails("[scenario]\ninstanses = 3\n", "unknown key 'instanses'");
+    struct tool_scenario sc;
+    load(&sc, "[scenario]\ninstances = 3\n");
+    assert_int_equal(sc.instances, 3);
+    assert_int_equal(sc.flush_interval_ns, 250 * TOOL_MS);
+    tool_scenario_free(&sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_fleet_store_caps_probes_fleet_wide_and_local_breakers_do_not),
+        cmocka_unit_test(the_fleet_cap_follows_half_open_max_probes_and_runs_repeat),
+        cmocka_unit_test(fleet_keys_are_checked),
         cmocka_unit_test(builtin_scenario_loads_with_its_phases_and_breakers),
         cmocka_unit_test(same_seed_gives_identical_runs),
         cmocka_unit_test(another_seed_gives_another_run),

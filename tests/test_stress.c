@@ -497,6 +497,8 @@ static bool legal_transition(int from, int to, int reason) {
         return from != BREAKER_FORCED_CLOSED && to == BREAKER_FORCED_CLOSED;
     case BREAKER_REASON_RESET:
         return to == BREAKER_CLOSED;
+    case BREAKER_REASON_OUTSIDE_CLOSE:
+        return (from == BREAKER_OPEN || from == BREAKER_HALF_OPEN) && to == BREAKER_CLOSED;
     default:
         return false;
     }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_svg.c - the SVG timelines are well-formed XML, checked by a real XML
- * parser (xmllint --noout), for simulate and replay runs, including names
- * with XML's special characters; and the check itself can fail.
+ * parser (xmllint --noout), for simulate and replay runs and the fleet
+ * scenario's rounds, including names with XML's special characters; and the
+ * check itself can fail.
  */
 #define _GNU_SOURCE
 #include "test_util.h"
@@ -150,11 +151,62 @@ static void the_xml_check_rejects_a_truncated_picture(void **state) {
     tool_timeline_free(&tl);
 }
 
+/* The fleet scenario's picture, from results made by hand (so it is checked
+ * in every build, a shared libbreaker's too): well-formed, one bar per round
+ * and run, the probe limit drawn, names escaped. */
+static void the_fleet_picture_is_well_formed_svg(void **state) {
+    (void)state;
+    struct tool_fleet_result *r = calloc(1, sizeof(*r));
+    assert_non_null(r);
+    snprintf(r->name, sizeof(r->name), "<one & only>");
+    r->max_probes = 1;
+    struct tool_fleet_run *runs[2] = {&r->local, &r->fleet};
+    for (int i = 0; i < 2; i++) {
+        runs[i]->fleet = i == 1;
+        runs[i]->round_count = i == 0 ? 4 : 3;
+        for (uint32_t k = 0; k < runs[i]->round_count; k++) {
+            runs[i]->rounds[k].max_in_flight = i == 0 ? 10 - k : 1;
+            runs[i]->rounds[k].probes = i == 0 ? 10 : 1;
+            runs[i]->rounds[k].dead = k < 2 ? runs[i]->rounds[k].probes : 0;
+        }
+        assert_int_equal(tool_timeline_init(&runs[i]->timeline, 0, 60 * TOOL_SEC, 0), 0);
+        snprintf(runs[i]->timeline.title, sizeof(runs[i]->timeline.title), "%s",
+                 i == 0 ? "local" : "fleet");
+        runs[i]->timeline.has_breaker = true;
+        assert_int_equal(tool_timeline_state(&runs[i]->timeline, 0, BREAKER_CLOSED), 0);
+    }
+    char path[600];
+    snprintf(path, sizeof(path), "%s/fleet.svg", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(tool_svg_write_fleet(f, "fleet <10 hosts>", r, 1), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(xmllint(path), 0);
+    char *svg = slurp(path);
+    assert_non_null(strstr(svg, ">probes in flight at once, all hosts together<"));
+    assert_non_null(strstr(svg, ">probes that reached the dependency while it was down<"));
+    assert_non_null(strstr(svg, ">half_open_max_probes<"));
+    assert_non_null(strstr(svg, "&lt;one &amp; only&gt;: per recovery round"));
+    /* Bars: 4 local and 3 fleet rounds in each of the two charts, less the
+     * empty bars (height 0) still drawn: count the fills. */
+    size_t local = 0, fleet = 0;
+    for (const char *p = svg; (p = strstr(p, "fill=\"#ef6c00\"/>")) != NULL; p++)
+        local++;
+    for (const char *p = svg; (p = strstr(p, "fill=\"#1565c0\"/>")) != NULL; p++)
+        fleet++;
+    assert_int_equal(local, 2 * 4);
+    assert_int_equal(fleet, 2 * 3);
+    free(svg);
+    tool_fleet_result_free(r);
+    free(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(simulate_timelines_are_well_formed_svg),
         cmocka_unit_test(replay_timelines_with_special_characters_are_well_formed),
         cmocka_unit_test(the_xml_check_rejects_a_truncated_picture),
+        cmocka_unit_test(the_fleet_picture_is_well_formed_svg),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

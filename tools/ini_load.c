@@ -231,6 +231,17 @@ static int scenario_key(struct loader *ld, const char *name, const char *value) 
             return error(ld, "scenario: %s: expected 1 to 1000000, got '%s'", name, value);
         sc->clients = (uint32_t)u;
         sc->clients_given = true;
+    } else if (strcmp(name, "instances") == 0) {
+        if (!tool_parse_uint(value, 1, TOOL_MAX_INSTANCES, &u))
+            return error(ld, "scenario: %s: expected 1 to %d, got '%s'", name, TOOL_MAX_INSTANCES,
+                         value);
+        sc->instances = (uint32_t)u;
+    } else if (strcmp(name, "flush_interval") == 0) {
+        if (!tool_parse_duration(value, 0, &u) || u < TOOL_MS || u > 60 * TOOL_SEC)
+            return error(ld,
+                         "scenario: %s: expected a duration from 1ms to 1m such as 250ms, got '%s'",
+                         name, value);
+        sc->flush_interval_ns = u;
     } else if (strcmp(name, "rate") == 0) {
         if (!tool_parse_number(value, false, &d) || d <= 0.0 || d > 100000.0)
             return error(ld, "scenario: %s: expected requests per second in (0, 100000], got '%s'",
@@ -250,7 +261,8 @@ static int scenario_key(struct loader *ld, const char *name, const char *value) 
     } else {
         return error(ld,
                      "scenario: unknown key '%s' (keys: name, description, duration, seed, "
-                     "workers, clients, rate, timeout, latency, latency_p99)",
+                     "workers, clients, rate, timeout, latency, latency_p99, instances, "
+                     "flush_interval)",
                      name);
     }
     return 1;

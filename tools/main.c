@@ -83,6 +83,9 @@ static const char simulate_help[] =
     "      --workers N       override the worker pool size\n"
     "      --rate R          override the requests per second\n"
     "      --timeout D       override the per-call timeout (e.g. 1s)\n"
+    "      --instances N     run the fleet scenario: N hosts, each with its own\n"
+    "                        breaker, share the dependency; local breakers are\n"
+    "                        compared with a fleet store (see below)\n"
     "      --no-baseline     skip the run without a breaker\n"
     "      --events          also list every transition of every run, with evidence\n"
     "      --svg FILE        also write the runs' timelines as an SVG picture\n"
@@ -93,18 +96,27 @@ static const char simulate_help[] =
     "  -h, --help            show this text\n"
     "\n"
     "Scenario files: [scenario] (name, description, duration, seed, workers,\n"
-    "clients, rate, timeout, latency, latency_p99), then [phase NAME] sections in\n"
-    "order (kind = healthy | down | errors | slow | recovering, duration, latency,\n"
-    "latency_p99, error_rate, abuser_share, down = timeout | refused, capacity,\n"
-    "cold_latency, cold_capacity, knockdown), then [breaker NAME] sections. See\n"
-    "docs/cli.md; examples/scenarios/abusive_caller.ini shows one caller's\n"
-    "failures against min_failing_sources.\n"
+    "clients, rate, timeout, latency, latency_p99, instances, flush_interval),\n"
+    "then [phase NAME] sections in order (kind = healthy | down | errors | slow |\n"
+    "recovering, duration, latency, latency_p99, error_rate, abuser_share, down =\n"
+    "timeout | refused, capacity, cold_latency, cold_capacity, knockdown), then\n"
+    "[breaker NAME] sections. See docs/cli.md;\n"
+    "examples/scenarios/abusive_caller.ini shows one caller's failures against\n"
+    "min_failing_sources.\n"
+    "\n"
+    "Fleet scenario ([scenario] instances = N, or --instances N; flush_interval,\n"
+    "default 250ms): each configuration runs twice on the same requests, with\n"
+    "local breakers alone and backed by an in-process model of the Redis fleet\n"
+    "store (breaker_redis), and the table shows, per recovery round, the probes\n"
+    "in flight at once and the calls that reached the dead dependency. See\n"
+    "examples/scenarios/fleet.ini.\n"
     "\n"
     "examples:\n"
     "  breaker simulate\n"
     "  breaker simulate --svg outage.svg\n"
     "  breaker simulate -b 'fast:trip=consecutive,failure_threshold=5,open=2s'\n"
-    "  breaker simulate --print-scenario > mine.ini; breaker simulate mine.ini\n";
+    "  breaker simulate --print-scenario > mine.ini; breaker simulate mine.ini\n"
+    "  breaker simulate --svg fleet.svg examples/scenarios/fleet.ini\n";
 
 static const char replay_help[] =
     "usage: breaker replay [options] TRACE.csv    (- reads standard input)\n"
@@ -197,6 +209,7 @@ enum {
     OPT_JSON,
     OPT_FAIL_ON_FLAPPING,
     OPT_MAX_TRIPS,
+    OPT_INSTANCES,
 };
 
 struct options {
@@ -389,6 +402,13 @@ static int override(const char *opt, const char *arg, struct tool_scenario *sc, 
         }
         expected = "requests per second in (0, 100000] such as 200 or 12.5";
         break;
+    case OPT_INSTANCES:
+        if (tool_parse_uint(arg, 1, TOOL_MAX_INSTANCES, &u)) {
+            sc->instances = (uint32_t)u;
+            return 0;
+        }
+        expected = "a whole number of hosts from 1 to 1000";
+        break;
     default:
         break;
     }
@@ -436,6 +456,7 @@ static int simulate_options(int argc, char **argv, struct sim_args *a) {
         {"workers", required_argument, NULL, OPT_WORKERS},
         {"rate", required_argument, NULL, OPT_RATE},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"instances", required_argument, NULL, OPT_INSTANCES},
         {"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
         {"svg", required_argument, NULL, OPT_SVG},
         {"print-scenario", no_argument, NULL, OPT_PRINT_SCENARIO},
@@ -476,6 +497,7 @@ static int simulate_options(int argc, char **argv, struct sim_args *a) {
         case OPT_WORKERS:
         case OPT_RATE:
         case OPT_TIMEOUT:
+        case OPT_INSTANCES:
             keep_override(a, longopts, c, optarg);
             break;
         default:
@@ -580,6 +602,54 @@ static void free_sim_runs(struct sim_runs *runs) {
     free(runs->results);
 }
 
+/* The fleet scenario (instances > 0): each configuration against local
+ * breakers and the fleet store, the table, and with --svg the picture.
+ * @return 0 or an exit status. */
+static int simulate_fleet(const struct sim_args *a, const struct tool_scenario *sc,
+                          const struct tool_breakers *list) {
+    if (list->count == 0)
+        return tool_usage_error("simulate", "the fleet scenario needs a breaker configuration");
+    struct tool_fleet_result *runs = calloc(list->count, sizeof(*runs));
+    if (runs == NULL) return out_of_memory("simulate");
+    char msg[TOOL_MSG_MAX];
+    size_t done = 0;
+    int rc = 0;
+    for (; done < list->count; done++) {
+        if (tool_simulate_fleet(sc, &list->items[done], &runs[done], msg, sizeof(msg)) != 0) {
+            tool_error(stderr, "breaker simulate: %s", msg);
+            rc = 1;
+            break;
+        }
+    }
+    if (rc == 0) {
+        tool_print_fleet_table(svg_to_stdout(&a->o) ? stderr : stdout, sc, runs, done);
+        if (a->o.svg != NULL) {
+            char title[160];
+            snprintf(title, sizeof(title), "breaker simulate: %s (seed %llu, %u hosts)", sc->name,
+                     (unsigned long long)sc->seed, sc->instances);
+            bool to_stdout = strcmp(a->o.svg, "-") == 0;
+            FILE *f = to_stdout ? stdout : fopen(a->o.svg, "w");
+            if (f == NULL) {
+                tool_error(stderr, "breaker simulate: %s: %s", a->o.svg, strerror(errno));
+                rc = 1;
+            } else {
+                int w = tool_svg_write_fleet(f, title, runs, done);
+                if ((to_stdout ? fflush(f) : fclose(f)) != 0 || w != 0) {
+                    tool_error(stderr, "breaker simulate: %s: write error",
+                               to_stdout ? "standard output" : a->o.svg);
+                    rc = 1;
+                } else if (!to_stdout) {
+                    printf("\nPicture written to %s\n", a->o.svg);
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < done; i++)
+        tool_fleet_result_free(&runs[i]);
+    free(runs);
+    return rc;
+}
+
 /* Everything after the command line: a separate step so that --help and
  * --print-scenario, which answer while it is read, skip all of it. */
 static int simulate(struct sim_args *a) {
@@ -591,6 +661,11 @@ static int simulate(struct sim_args *a) {
     /* -c and -b replace the scenario file's breakers. */
     struct tool_breakers *list = a->o.have_breakers ? &a->o.breakers : &sc.breakers;
     if (rc == 0) rc = finish_breakers("simulate", &a->o, list);
+    if (rc == 0 && sc.instances > 0) {
+        rc = simulate_fleet(a, &sc, list);
+        tool_scenario_free(&sc);
+        return rc;
+    }
     if (rc == 0) rc = run_simulations(a, &sc, list, &runs);
     if (rc == 0) {
         /* With --svg -, the picture has standard output to itself. */

@@ -255,6 +255,81 @@ void tool_print_sim_table(FILE *out, const struct tool_scenario *sc,
     print_reading(out, sc, runs, count);
 }
 
+/* ---- simulate: the fleet scenario ---------------------------------------------*/
+
+static void print_fleet_run_line(FILE *out, const char *label, const struct tool_fleet_run *r) {
+    char a[32], b[32];
+    fprintf(out,
+            "  %-16s %" PRIu64 " calls reached the dead dependency (%" PRIu64
+            " of them probes); %" PRIu64 " probes in all\n",
+            label, r->reached_dead, r->probes_dead, r->probes);
+    if (r->hosts_opened > 0 && r->outage_at_ns != UINT64_MAX)
+        fprintf(out, "  %-16s hosts open after the outage began: first %s, all %u by %s\n", "",
+                seconds(r->first_open_ns - r->outage_at_ns, a, sizeof(a)), r->hosts_opened,
+                seconds(r->last_open_ns - r->outage_at_ns, b, sizeof(b)));
+    if (r->fleet)
+        fprintf(out,
+                "  %-16s fleet trips %" PRIu64 ", fleet transitions %" PRIu64 ", leases %" PRIu64
+                "; hosts' transitions %" PRIu64 "\n",
+                "", r->fleet_trips, r->fleet_transitions, r->leases, r->local_transitions);
+    else
+        fprintf(out, "  %-16s hosts' trips %" PRIu64 ", hosts' transitions %" PRIu64 "\n", "",
+                r->local_trips, r->local_transitions);
+    fprintf(out,
+            "  %-16s served %" PRIu64 ", refused %" PRIu64 ", shed %" PRIu64 " of %" PRIu64
+            " requests\n",
+            "", r->served, r->refused, r->shed, r->requests);
+}
+
+void tool_print_fleet_table(FILE *out, const struct tool_scenario *sc,
+                            const struct tool_fleet_result *runs, size_t count) {
+    char a[32], b[32], c[32];
+    fprintf(out, "Scenario: %s (seed %" PRIu64 ", %s)\n", sc->name, sc->seed,
+            seconds(sc->duration_ns, a, sizeof(a)));
+    if (sc->description[0]) fprintf(out, "%s\n", sc->description);
+    fprintf(out,
+            "Fleet: %u hosts, each with %u workers and its own breaker, share one dependency;\n"
+            "%.0f requests/s in all, %s timeout per call; fleet store: each host flushes every "
+            "%s (+-20%%)\n",
+            sc->instances, sc->workers, sc->rate, seconds(sc->timeout_ns, b, sizeof(b)),
+            seconds(sc->flush_interval_ns, c, sizeof(c)));
+    fprintf(out, "Dependency:\n");
+    print_phases(out, sc);
+    for (size_t i = 0; i < count; i++) {
+        const struct tool_fleet_result *r = &runs[i];
+        fprintf(out,
+                "\n== %s (half_open_max_probes %u): local breakers vs the fleet store\n"
+                "A round is a host's n-th half-open (local) or the fleet's n-th (fleet store).\n"
+                "In flight: the most probes in flight at once, all hosts together. Dead: probes\n"
+                "that reached the dependency while it was down.\n\n",
+                r->name, r->max_probes);
+        fprintf(out, "%7s  %-28s  %s\n", "", "local breakers", "fleet store");
+        fprintf(out, "%7s  %9s %8s %9s  %9s %8s %9s\n", "round", "in flight", "probes", "dead",
+                "in flight", "probes", "dead");
+        uint32_t rounds = r->local.round_count > r->fleet.round_count ? r->local.round_count
+                                                                      : r->fleet.round_count;
+        for (uint32_t k = 0; k < rounds; k++) {
+            const struct tool_fleet_round *l = &r->local.rounds[k], *f = &r->fleet.rounds[k];
+            fprintf(out, "%7u", k + 1);
+            if (k < r->local.round_count)
+                fprintf(out, "  %9u %8" PRIu64 " %9" PRIu64, l->max_in_flight, l->probes, l->dead);
+            else
+                fprintf(out, "  %9s %8s %9s", "-", "-", "-");
+            if (k < r->fleet.round_count)
+                fprintf(out, "  %9u %8" PRIu64 " %9" PRIu64, f->max_in_flight, f->probes, f->dead);
+            else
+                fprintf(out, "  %9s %8s %9s", "-", "-", "-");
+            fputc('\n', out);
+        }
+        fprintf(out, "%7s  %9u %8" PRIu64 " %9" PRIu64 "  %9u %8" PRIu64 " %9" PRIu64 "\n", "all",
+                r->local.max_in_flight, r->local.probes, r->local.probes_dead,
+                r->fleet.max_in_flight, r->fleet.probes, r->fleet.probes_dead);
+        fputc('\n', out);
+        print_fleet_run_line(out, "local breakers:", &r->local);
+        print_fleet_run_line(out, "fleet store:", &r->fleet);
+    }
+}
+
 /* ---- replay ---------------------------------------------------------------------*/
 
 void tool_format_evidence(const breaker_event *ev, char *buf, size_t len) {
@@ -288,6 +363,9 @@ void tool_format_evidence(const breaker_event *ev, char *buf, size_t len) {
     case BREAKER_REASON_OUTSIDE_TRIP:
         snprintf(buf, len, "shared evidence: %llu calls, %llu failures",
                  (unsigned long long)e->calls, (unsigned long long)e->failures);
+        break;
+    case BREAKER_REASON_OUTSIDE_CLOSE:
+        snprintf(buf, len, "the shared store recovered");
         break;
     case BREAKER_REASON_FORCED_OPEN:
     case BREAKER_REASON_FORCED_CLOSED:

@@ -209,6 +209,13 @@ int tool_scenario_finish(struct tool_scenario *sc, char *msg, size_t msg_len) {
         snprintf(msg, msg_len, "scenario: duration must be at most 7d");
         return -1;
     }
+    if (sc->instances > 0) {
+        if (sc->flush_interval_ns == 0) sc->flush_interval_ns = 250 * TOOL_MS;
+        if ((uint64_t)sc->instances * sc->workers > 1000000) {
+            snprintf(msg, msg_len, "scenario: instances x workers must be at most 1000000");
+            return -1;
+        }
+    }
     /* Each request costs a few bytes for the percentiles: keep a run in
      * memory and in seconds. */
     if (sc->rate * ((double)sc->duration_ns / 1e9) > 20e6) {

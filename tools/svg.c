@@ -358,3 +358,104 @@ int tool_svg_write(FILE *out, const char *title, const struct tool_timeline *con
     fflush(out);
     return ferror(out) ? -1 : 0;
 }
+
+/* ---- The fleet scenario -----------------------------------------------------------*/
+
+#define BARS_H     120.0
+#define BARS_BLOCK (TITLE_H + 16.0 + BARS_H + AXIS_H + 10.0)
+#define C_LOCAL    "#ef6c00"
+#define C_FLEET    "#1565c0"
+
+typedef double round_fn(const struct tool_fleet_round *r);
+static double r_in_flight(const struct tool_fleet_round *r) { return r->max_in_flight; }
+static double r_dead(const struct tool_fleet_round *r) { return (double)r->dead; }
+
+/* Bars per recovery round, local and fleet side by side; `cap` > 0 draws a
+ * dashed line at that value (the configured probe limit). */
+static void round_bars(FILE *out, const struct tool_fleet_result *r, double top, const char *what,
+                       round_fn *fn, double cap) {
+    uint32_t rounds =
+        r->local.round_count > r->fleet.round_count ? r->local.round_count : r->fleet.round_count;
+    double y0 = top + TITLE_H + 16.0;
+    text(out, LEFT, top + 16.0, "start", "#212121", 15, "bold", what);
+    char line[160];
+    snprintf(line, sizeof(line), "%s: per recovery round", r->name);
+    text(out, LEFT, top + 31.0, "start", "#616161", 11, NULL, line);
+    text(out, LEFT, y0 - 4.0, "start", C_LOCAL, 12, "bold", "local breakers");
+    text(out, LEFT + 130.0, y0 - 4.0, "start", C_FLEET, 12, "bold",
+         "fleet store (model of breaker_redis)");
+    double max = cap;
+    for (uint32_t k = 0; k < rounds; k++) {
+        if (k < r->local.round_count && fn(&r->local.rounds[k]) > max)
+            max = fn(&r->local.rounds[k]);
+        if (k < r->fleet.round_count && fn(&r->fleet.rounds[k]) > max)
+            max = fn(&r->fleet.rounds[k]);
+    }
+    double ymax = nice_ceil(max);
+    fprintf(out,
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+            "stroke=\"#9e9e9e\"/>\n",
+            LEFT, y0, PLOT_W, BARS_H);
+    for (int k = 0; k <= 2; k++) {
+        double v = ymax * k / 2.0, y = y0 + BARS_H - BARS_H * k / 2.0;
+        char label[32];
+        snprintf(label, sizeof(label), "%g", v);
+        text(out, LEFT - 6.0, y + 4.0, "end", "#555", 11, NULL, label);
+    }
+    double group = rounds > 0 ? PLOT_W / (double)rounds : PLOT_W;
+    double bar = group * 0.35;
+    for (uint32_t k = 0; k < rounds; k++) {
+        double gx = LEFT + group * (double)k;
+        const struct tool_fleet_run *runs[2] = {&r->local, &r->fleet};
+        const char *colors[2] = {C_LOCAL, C_FLEET};
+        for (int i = 0; i < 2; i++) {
+            if (k >= runs[i]->round_count) continue;
+            double v = fn(&runs[i]->rounds[k]);
+            double h = v / ymax * BARS_H;
+            double x = gx + group * 0.15 + bar * (double)i;
+            fprintf(out,
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", x,
+                    y0 + BARS_H - h, bar, h, colors[i]);
+        }
+        char label[16];
+        snprintf(label, sizeof(label), "%u", k + 1);
+        text(out, gx + group / 2.0, y0 + BARS_H + 14.0, "middle", "#555", 11, NULL, label);
+    }
+    text(out, LEFT + PLOT_W, y0 + BARS_H + 26.0, "end", "#555", 11, NULL, "recovery round");
+    if (cap > 0.0) {
+        double y = y0 + BARS_H - cap / ymax * BARS_H;
+        fprintf(out,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                "stroke-dasharray=\"6,4\"/>\n",
+                LEFT, y, LEFT + PLOT_W, y, C_FAILED);
+        text(out, LEFT + PLOT_W - 4.0, y - 3.0, "end", C_FAILED, 10, NULL, "half_open_max_probes");
+    }
+}
+
+int tool_svg_write_fleet(FILE *out, const char *title, const struct tool_fleet_result *runs,
+                         size_t count) {
+    double per = 2.0 * BARS_BLOCK + 2.0 * PANEL_H;
+    double height = HEADER_H + per * (double)count;
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(out,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+            "viewBox=\"0 0 %.0f %.0f\" font-family=\"Helvetica, Arial, sans-serif\">\n",
+            WIDTH, height, WIDTH, height);
+    fputs("<title>", out);
+    put_text(out, title);
+    fputs("</title>\n", out);
+    fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
+    text(out, LEFT, 24.0, "start", "#000000", 18, "bold", title);
+    for (size_t i = 0; i < count; i++) {
+        double top = HEADER_H + per * (double)i;
+        round_bars(out, &runs[i], top, "probes in flight at once, all hosts together", r_in_flight,
+                   (double)runs[i].max_probes);
+        round_bars(out, &runs[i], top + BARS_BLOCK,
+                   "probes that reached the dependency while it was down", r_dead, 0.0);
+        panel(out, &runs[i].local.timeline, top + 2.0 * BARS_BLOCK);
+        panel(out, &runs[i].fleet.timeline, top + 2.0 * BARS_BLOCK + PANEL_H);
+    }
+    fputs("</svg>\n", out);
+    fflush(out);
+    return ferror(out) ? -1 : 0;
+}

@@ -7,9 +7,10 @@
  * suggest.c ("did you mean"), escape.c (user text in messages), ini_load.c (configuration and
  * scenario files, and the -b and -s options), scenario.c (the dependency model and the built-in
  * scenario), simulate.c (the discrete-event simulation), replay.c (traces), timeline.c (per-second
- * series and state history), heap.c (the event queues), svg.c (pictures), report.c (tables and
- * reports), store_cmds.c (exec, status, ls, open, close, reset: breakers shared
- * through a store file), store_prom.c (status --prometheus).
+ * series and state history), heap.c (the event queues), fleet_model.c and fleet_sim.c (the fleet
+ * scenario: a model of the Redis fleet store, and N hosts on it), svg.c (pictures), report.c
+ * (tables and reports), store_cmds.c (exec, status, ls, open, close, reset: breakers shared through
+ * a store file), store_prom.c (status --prometheus).
  */
 #ifndef BREAKER_TOOL_H
 #define BREAKER_TOOL_H
@@ -24,9 +25,10 @@
 #define TOOL_MS  UINT64_C(1000000)
 #define TOOL_SEC (1000 * TOOL_MS)
 
-#define TOOL_NAME_MAX  48
-#define TOOL_MSG_MAX   512
-#define TOOL_MAX_PHASE 32
+#define TOOL_NAME_MAX      48
+#define TOOL_MSG_MAX       512
+#define TOOL_MAX_PHASE     32
+#define TOOL_MAX_INSTANCES 1000 /* hosts of a fleet scenario */
 
 /* ---- parse.c ---------------------------------------------------------------*/
 
@@ -183,8 +185,10 @@ struct tool_scenario {
     uint64_t timeout_ns;
     uint64_t latency_ns; /* healthy defaults for phases */
     uint64_t latency_p99_ns;
-    uint32_t clients;   /* legitimate callers; requests pick one at random */
-    bool clients_given; /* the file set `clients` (shown in the report) */
+    uint32_t clients;           /* legitimate callers; requests pick one at random */
+    bool clients_given;         /* the file set `clients` (shown in the report) */
+    uint32_t instances;         /* > 0: a fleet scenario of this many hosts (fleet_sim.c) */
+    uint64_t flush_interval_ns; /* fleet: each host's flush interval, 0 = 250ms */
     struct tool_phase phases[TOOL_MAX_PHASE];
     size_t phase_count;
     struct tool_breakers breakers;
@@ -309,6 +313,50 @@ int tool_simulate(const struct tool_scenario *sc, const struct tool_breaker *cfg
                   struct tool_sim_result *out, char *msg, size_t msg_len);
 void tool_sim_result_free(struct tool_sim_result *r);
 
+/* ---- fleet_sim.c: the fleet scenario (instances > 0) ---------------------------*/
+
+#define TOOL_FLEET_MAX_ROUNDS 1000 /* recovery rounds counted; later ones join the last */
+
+/* One recovery round: a host's n-th HALF_OPEN (local breakers), or the
+ * fleet's n-th (fleet store). */
+struct tool_fleet_round {
+    uint32_t max_in_flight; /* the most probes of this round in flight at once, fleet-wide */
+    uint64_t probes;        /* probes sent */
+    uint64_t dead;          /* ...that reached the dependency while it was down */
+    uint64_t first_ns;      /* the round's first probe */
+};
+
+struct tool_fleet_run {
+    bool fleet; /* backed by the fleet model, else local breakers alone */
+    struct tool_fleet_round rounds[TOOL_FLEET_MAX_ROUNDS];
+    uint32_t round_count;
+    uint32_t max_in_flight; /* probes in flight at once, any round */
+    uint64_t requests, served, refused, shed, reached;
+    uint64_t reached_dead; /* calls that reached the dependency while it was down */
+    uint64_t probes, probes_dead;
+    uint64_t local_trips;       /* hosts' breakers CLOSED -> OPEN (outside trips too) */
+    uint64_t local_transitions; /* every transition of every host's breaker */
+    uint64_t fleet_trips, fleet_transitions, leases;
+    uint64_t outage_at_ns;                /* the first outage phase (UINT64_MAX: none) */
+    uint64_t first_open_ns, last_open_ns; /* first and last host to open after it */
+    uint32_t hosts_opened;
+    uint32_t hosts_closed_at_end;
+    struct tool_timeline timeline; /* every host's calls; the state of host 1 or the fleet */
+};
+
+struct tool_fleet_result {
+    char name[TOOL_NAME_MAX];
+    uint32_t max_probes; /* the configuration's half_open_max_probes */
+    struct tool_fleet_run local, fleet;
+};
+
+/* Run the fleet scenario (sc->instances hosts) with `cfg`, once with local
+ * breakers and once backed by the fleet model. @return 0, or -1 with `msg`
+ * (also when this build cannot drive the model: a shared libbreaker). */
+int tool_simulate_fleet(const struct tool_scenario *sc, const struct tool_breaker *cfg,
+                        struct tool_fleet_result *out, char *msg, size_t msg_len);
+void tool_fleet_result_free(struct tool_fleet_result *r);
+
 /* ---- replay.c -----------------------------------------------------------------*/
 
 struct tool_call {
@@ -380,11 +428,21 @@ void tool_print_transitions(FILE *out, const breaker_event *events, size_t count
 /* One line of evidence for a transition, as "25 of 40 calls failed (62.5%)". */
 void tool_format_evidence(const breaker_event *ev, char *buf, size_t len);
 
+/* The fleet scenario's table: per recovery round, probes in flight and
+ * dead calls, local breakers against the fleet store. */
+void tool_print_fleet_table(FILE *out, const struct tool_scenario *sc,
+                            const struct tool_fleet_result *runs, size_t count);
+
 /* ---- svg.c ------------------------------------------------------------------*/
 
 /* Write one panel per timeline, stacked. @return 0, or -1 with errno set. */
 int tool_svg_write(FILE *out, const char *title, const struct tool_timeline *const *timelines,
                    size_t count);
+/* The fleet scenario: per configuration, bars of probes in flight and dead
+ * calls per recovery round (local against fleet), then the two runs'
+ * timelines. @return 0, or -1 with errno set. */
+int tool_svg_write_fleet(FILE *out, const char *title, const struct tool_fleet_result *runs,
+                         size_t count);
 
 /* ---- main.c: messages of the command line ---------------------------------*/
 

@@ -86,7 +86,7 @@ _breaker_trim() {
 
 _breaker() {
     local simulate_opts="-c --config -b --breaker -s --set --seed --duration --workers
-        --rate --timeout --no-baseline --events --svg --print-scenario -h --help"
+        --rate --timeout --instances --no-baseline --events --svg --print-scenario -h --help"
     local replay_opts="-c --config -b --breaker -s --set --svg --json --fail-empty
         --fail-on-flapping --max-trips -h --help"
     local commands="simulate replay keys help exec status ls open close reset"
@@ -144,7 +144,7 @@ _breaker() {
         ;;
     -s | --set) _breaker_assignment "$tool" "$text" ;;
     -b | --breaker) _breaker_spec "$tool" "$text" ;;
-    --seed | --duration | --workers | --rate | --timeout | --max-trips) ;;
+    --seed | --duration | --workers | --rate | --timeout | --instances | --max-trips) ;;
     *)
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -16,7 +16,7 @@
  * the fleet trips. The reply tells each host the fleet state: a host whose
  * local breaker is CLOSED while the fleet is not trips it (reason
  * BREAKER_REASON_OUTSIDE_TRIP), and one that followed the fleet open is
- * reset (reason BREAKER_REASON_RESET) when the fleet closes. A host's view is
+ * closed (reason BREAKER_REASON_OUTSIDE_CLOSE) when the fleet closes. A host's view is
  * at most one flush interval (plus one round trip) old.
  *
  * Probes are fleet leases: when the local breaker admits a probe,
@@ -108,19 +108,34 @@ BREAKER_API void breaker_redis_close(breaker_redis *fleet);
  *  A local breaker for `name` (breaker_name_validate()) made from `cfg`
  *  (NULL: defaults), backed by the fleet. The fleet's limits (min_calls,
  *  failure_rate, slow_call_rate, window_ns and window_buckets as a time
- *  window whatever `trip` says, the open wait and its backoff and jitter,
- *  half_open_max_probes, half_open_successes, probe_timeout_ns) are the
- *  first attacher's, stored in Redis: they win. The handle belongs to
- *  `fleet` (breaker_redis_close() destroys it); use it with
- *  breaker_redis_acquire()/breaker_redis_complete() and any read-only
- *  function of breaker.h.
- *  @return BREAKER_OK; BREAKER_EINVAL (bad name or configuration, or the
- *  name is attached already); BREAKER_REGISTRY_FULL (max_names reached);
+ *  window, or failure_threshold with a CONSECUTIVE `trip`; the open wait and
+ *  its backoff and jitter, half_open_max_probes, half_open_successes,
+ *  probe_timeout_ns) are the first attacher's, stored in Redis: they win.
+ *  Attach reads them in one round trip (at most io_timeout_ns; skipped
+ *  while the last flush failed): asked with other limits, the local breaker
+ *  is made with the stored ones and BREAKER_CONFIG_DIFFERS says so (the
+ *  handle is attached). The handle belongs to `fleet`
+ *  (breaker_redis_detach(), or breaker_redis_close() destroys it); use it
+ *  with breaker_redis_acquire()/breaker_redis_complete() and any read-only
+ *  function of breaker.h. Not for the call path.
+ *  @return BREAKER_OK; BREAKER_CONFIG_DIFFERS (attached, to the stored
+ *  limits); BREAKER_EINVAL (bad name or configuration, or the name is
+ *  attached already); BREAKER_REGISTRY_FULL (max_names reached);
  *  BREAKER_ENOMEM. */
 BREAKER_API BREAKER_NODISCARD int breaker_redis_attach(breaker_redis *fleet, const char *name,
                                                        const breaker_config *cfg, breaker **out,
                                                        char *msg, size_t msg_len)
     BREAKER_NONNULL(1, 2, 4);
+
+/*! breaker_redis_detach() :
+ *  Give back `b` (attached through `fleet`) before breaker_redis_close():
+ *  the local breaker is destroyed; the name's fleet state stays in Redis for
+ *  the other hosts, and a later breaker_redis_attach() of the name attaches
+ *  to it again. Deltas counted since the last flush are not sent; leased
+ *  probes' results already completed still are. No call on `b` may run
+ *  concurrently or follow. Waits for a flush round in progress.
+ *  @return BREAKER_OK; BREAKER_EINVAL (`b` is not attached through `fleet`). */
+BREAKER_API int breaker_redis_detach(breaker_redis *fleet, breaker *b) BREAKER_NONNULL(1, 2);
 
 /* A permit of a fleet-backed breaker: the local permit and, for a probe, its
  * fleet lease. A caller-owned plain value, like breaker_permit. */
@@ -166,6 +181,29 @@ BREAKER_API int breaker_redis_flush(breaker_redis *fleet) BREAKER_NONNULL(1);
 /*! breaker_redis_degraded() : @return 1 while the fleet is degraded (the
  *  last flush failed, or none succeeded yet), else 0. Lock-free. */
 BREAKER_API int breaker_redis_degraded(breaker_redis *fleet) BREAKER_NONNULL(1);
+
+struct breaker_store; /* breaker/store.h, breaker/registry.h */
+
+/*! breaker_redis_registry_store() :
+ *  A view of `fleet` for breaker_registry_config.store, and for nothing
+ *  else: a registry created with it makes each name it is asked for a
+ *  breaker attached through `fleet` (as breaker_redis_attach() does; the
+ *  registry's configuration for the name is the local one and, for the
+ *  first host, the fleet's), so the processes and hosts whose registries
+ *  use one Redis share each name's fleet state. Eviction detaches: the
+ *  fleet state stays in Redis, the local breaker is freed (its deltas since
+ *  the last flush are not sent) and a later get attaches again. Callers use
+ *  breaker_redis_acquire()/breaker_redis_complete() on the registry's
+ *  breakers for fleet probe leases; plain breaker_acquire() works, with
+ *  the fleet's trips, but its probes are local (not capped fleet-wide).
+ *  The view lives as long as `fleet`: destroy the registry before
+ *  breaker_redis_close(). The store-file functions (breaker_store_attach(),
+ *  breaker_store_foreach(), breaker_store_close()) refuse it
+ *  (BREAKER_EINVAL; close does nothing). An eviction waits for a flush round
+ *  in progress (at most io_timeout_ns).
+ *  @return the view; never NULL. */
+BREAKER_API struct breaker_store *breaker_redis_registry_store(breaker_redis *fleet)
+    BREAKER_NONNULL(1);
 
 /* Counters of one fleet handle since open. */
 typedef struct breaker_redis_stats breaker_redis_stats;

@@ -83,7 +83,9 @@ struct breaker_registry_config {
      * process's handle; the shared breaker stays in the file. Listeners,
      * history and flapping hear the transitions made in THIS process.
      * Lookups stay lock-free either way. Not owned: close the store after
-     * breaker_registry_destroy(). */
+     * breaker_registry_destroy(). The fleet store's view,
+     * breaker_redis_registry_store() (breaker/redis.h), is the third kind:
+     * each name is a local breaker attached through the fleet handle. */
     struct breaker_store *store;
 };
 

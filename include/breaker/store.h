@@ -24,11 +24,13 @@
  * its unsettled calls (admitted, never completed) are all that is lost.
  *
  * Speed: a call on a store breaker runs the same code as on a heap breaker
- * (the same instructions; no lock, no system call but the clock). A store
+ * (the same instructions; no lock, no system call but the clock; a thread's
+ * first call on a store reads /proc to claim its stripe, and a thread left
+ * without one tries again every 65536 calls). A store
  * file has 8 owned counter stripes for all the threads of all its processes:
  * a thread claims one on its first call and writes it with plain stores;
  * threads beyond those 8 count with atomic increments, exactly but slower.
- * A process has owned stripes in up to 4 store files. Processes sharing a
+ * A process has owned stripes in up to 8 store files. Processes sharing a
  * file must share a PID namespace (a claim is a pid and a start time): from
  * another namespace a live claimant may look dead, and two writers of one
  * stripe may then lose counts (never more).
@@ -79,8 +81,9 @@ BREAKER_API void breaker_store_config_init(breaker_store_config *cfg) BREAKER_NO
  *  @return BREAKER_OK with `*out`; BREAKER_EINVAL (bad path or config),
  *  BREAKER_NOT_FOUND (no file and no BREAKER_STORE_CREATE), BREAKER_EIO (a
  *  system call failed, or the file is refused for its type or permissions),
- *  BREAKER_EINCOMPATIBLE (another format, version or build). `msg` (may be
- *  NULL when msg_len is 0) says what and why. */
+ *  BREAKER_EINCOMPATIBLE (another format, version or build, or a damaged
+ *  file: truncated, or a header field that does not fit, named in `msg`).
+ *  `msg` (may be NULL when msg_len is 0) says what and why. */
 BREAKER_API BREAKER_NODISCARD int breaker_store_open(const char *path,
                                                      const breaker_store_config *cfg,
                                                      breaker_store **out, char *msg, size_t msg_len)
@@ -88,7 +91,8 @@ BREAKER_API BREAKER_NODISCARD int breaker_store_open(const char *path,
 
 /*! breaker_store_close() : unmap the store. Every breaker attached through it
  *  must have been destroyed first. The file and its breakers stay for the
- *  other processes. NULL is a no-op. */
+ *  other processes. NULL, or another store's registry view
+ *  (breaker_redis_registry_store()), is a no-op. */
 BREAKER_API void breaker_store_close(breaker_store *st);
 
 /*! breaker_store_attach() :
@@ -99,9 +103,12 @@ BREAKER_API void breaker_store_close(breaker_store *st);
  *  are this handle's; its clock must be CLOCK_MONOTONIC-based (the default),
  *  which all processes of a boot share.
  *  @return BREAKER_OK; BREAKER_CONFIG_DIFFERS: attached, to stored limits
- *  that differ from `cfg`'s; BREAKER_EINVAL (bad name or configuration);
+ *  that differ from `cfg`'s; BREAKER_EINVAL (bad name or configuration, or
+ *  `st` is another store's registry view, not a store file; so does
+ *  breaker_store_foreach());
  *  BREAKER_ENOSPC (the store is full: names or bytes); BREAKER_EINCOMPATIBLE
- *  (a corrupt stored breaker); BREAKER_EIO; BREAKER_ENOMEM. */
+ *  (a corrupt stored breaker, or its entry's block outside the data);
+ *  BREAKER_EIO; BREAKER_ENOMEM. */
 BREAKER_API BREAKER_NODISCARD int breaker_store_attach(breaker_store *st, const char *name,
                                                        const breaker_config *cfg, breaker **out,
                                                        char *msg, size_t msg_len)
@@ -109,7 +116,9 @@ BREAKER_API BREAKER_NODISCARD int breaker_store_attach(breaker_store *st, const 
 
 /*! breaker_store_foreach() : call `fn` with each stored name, in creation
  *  order, until it returns non-zero (which is then returned). Names created
- *  meanwhile by other processes may or may not be seen. @return 0 or fn's. */
+ *  meanwhile by other processes may or may not be seen; a damaged entry's
+ *  name (not NUL-terminated, or not a valid name) is skipped. @return 0 or
+ *  fn's. */
 BREAKER_API int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, const char *name),
                                       void *ctx) BREAKER_NONNULL(1, 2);
 

@@ -123,6 +123,11 @@ static bool limits_are_valid(const struct breaker__limits *lim, char *msg, size_
     return true;
 }
 int breaker__block_check(const struct breaker__shared *s, size_t mapped, char *msg, size_t len) {
+    /* Before any field is read: atomics on a misaligned block are undefined. */
+    if ((uintptr_t)s % BREAKER__CACHELINE != 0)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "block address: %p is not aligned to %d bytes", (const void *)s,
+                             BREAKER__CACHELINE);
     if (mapped < sizeof(struct breaker__shared))
         return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
                              "block: %zu bytes mapped, a block needs at least %zu", mapped,
@@ -155,12 +160,14 @@ int breaker__block_check(const struct breaker__shared *s, size_t mapped, char *m
     const struct breaker__limits *lim = &s->lim;
     if (!limits_are_valid(lim, msg, len)) return BREAKER_EINCOMPATIBLE;
     /* The state word: a state this library has, and in CLOSED no other low
-     * field than the ramp flag. Every other field of it fits whatever it
-     * holds; counters may hold anything. */
+     * field than the ramp flag, and that only with a ramp configured (the
+     * ramp's share divides by ramp_ns). Every other field of it fits
+     * whatever it holds; counters may hold anything. */
     uint64_t ctl = breaker__read((breaker__atomic64 *)(uintptr_t)&s->ctl);
     unsigned state = breaker__ctl_state(ctl);
+    unsigned low_max = lim->ramp_ns != 0 ? BREAKER__RAMP_FLAG : 0;
     if (state >= BREAKER_STATE_COUNT ||
-        (state == BREAKER_CLOSED && breaker__ctl_succ(ctl) > BREAKER__RAMP_FLAG))
+        (state == BREAKER_CLOSED && breaker__ctl_succ(ctl) > low_max))
         return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
                              "block ctl: state %u with low field %u is not a state of this "
                              "library",

@@ -1121,6 +1121,30 @@ int breaker__trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evid
     return transition(b, &t) ? BREAKER_OK : BREAKER_STALE;
 }
 
+int breaker__close_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
+    struct breaker__shared *s = b->shared;
+    for (;;) {
+        uint64_t ctl = breaker__load_acquire(&s->ctl);
+        unsigned st = breaker__ctl_state(ctl);
+        if (breaker__ctl_gen(ctl) != gen || (st != BREAKER_OPEN && st != BREAKER_HALF_OPEN))
+            return BREAKER_STALE;
+        /* As a recovery by probes: with ramp_ns set, CLOSED starts with a
+         * ramp and keeps k until it completes. */
+        bool ramp = s->lim.ramp_ns != 0;
+        struct transition t = {.expected = ctl,
+                               .to = BREAKER_CLOSED,
+                               .reason = BREAKER_REASON_OUTSIDE_CLOSE,
+                               .k = ramp ? breaker__ctl_k(ctl) : 0,
+                               .now = b->now_precise(b),
+                               .ramp = ramp};
+        if (evidence != NULL) t.evidence = *evidence;
+        if (transition(b, &t)) return BREAKER_OK;
+        /* Lost the CAS. In HALF_OPEN the probe count changes ctl within a
+         * generation: look again; the fence above ends the loop once the
+         * generation or the state has moved on. */
+    }
+}
+
 int breaker_force_open(breaker *b) {
     return manual(b, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN);
 }

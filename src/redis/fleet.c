@@ -14,7 +14,7 @@
  *  - the flusher (or breaker_redis_flush(), serialised with it by round_mu):
  *    reads each name's counters, sends deltas and lease results in one
  *    pipelined round trip, and applies the fleet states to the local
- *    breakers through breaker__trip_outside() and breaker_reset().
+ *    breakers through breaker__trip_outside() and breaker__close_outside().
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, pipe, poll */
 
@@ -24,8 +24,11 @@
 #include "common/message.h"
 #include "common/splitmix.h"
 #include "common/time_ns.h"
+#include "core/internal.h" /* the permit head's flags, for the call path */
 #include "core/outside.h"
+#include "core/owner.h"
 #include "redis/scripts.h"
+#include "registry/store.h"
 
 #include <hiredis/hiredis.h>
 
@@ -66,7 +69,11 @@ struct lease {
 };
 
 struct entry {
-    breaker *b;
+    /* The local breaker; NULL once a registry closed it (the entry is then
+     * retired: kept for its pending lease results and reused by the next
+     * open of its name). Written under round_mu (and attach_mu); the
+     * flusher reads it under round_mu, callers relaxed in find_entry(). */
+    _Atomic(breaker *) b;
     char name[NAME_MAX_LEN + 1];
     char key[3][NAME_MAX_LEN + 32];
     char limits[320]; /* the limits as the scripts take them (ARGV 2) */
@@ -81,6 +88,9 @@ struct entry {
 };
 
 struct breaker_redis {
+    /* What breaker_redis_registry_store() hands out: a registry calls
+     * view.ops with view.ctx (this handle). */
+    struct breaker__store_view view;
     breaker_redis_config cfg;
     char *host, *unix_path, *password;
     uint32_t max_names;
@@ -124,10 +134,19 @@ struct breaker_redis {
     } n;
 };
 
+static struct entry *find_entry(breaker_redis *f, const breaker *b);
+static const struct breaker__store_ops registry_ops;
+
 /* Counters: relaxed, they order nothing. */
 static void count(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
 
 static uint64_t mono_ns(void) { return breaker__clock_ns(CLOCK_MONOTONIC); }
+
+/* relaxed: every writer of e->b holds round_mu, and so does the flusher;
+ * a caller only compares it with its own breaker (find_entry()). */
+static breaker *entry_b(const struct entry *e) {
+    return atomic_load_explicit(&e->b, memory_order_relaxed);
+}
 
 static struct timeval tv_of(uint64_t ns) {
     if (ns < 1000) ns = 1000;
@@ -235,12 +254,12 @@ static int load_scripts(breaker_redis *f, char *why, size_t why_len) {
 
 /* ---- Script calls -------------------------------------------------------------*/
 
-#define MAX_ARGS 12
+#define MAX_ARGS 14
 
 struct call {
     int which; /* 0 flush, 1 acquire, 2 release */
     int argc;  /* the ARGV after the common two */
-    char argv[4][24];
+    char argv[5][24];
 };
 
 /* Append EVALSHA (or EVAL when `eval` or no SHA is known) of `call` on `e`. */
@@ -288,15 +307,19 @@ static int parse_answer(const redisReply *r, int64_t out[ANS_COUNT]) {
 static void apply_answer(breaker_redis *f, struct entry *e, const int64_t a[ANS_COUNT],
                          uint64_t now) {
     e->known_gen = (uint64_t)a[ANS_GEN];
-    enum breaker_state local = breaker_get_state(e->b);
+    breaker *b = entry_b(e);
+    if (b == NULL) return; /* retired: only its lease results went */
+    uint64_t local_gen = breaker_generation(b);
+    enum breaker_state local = breaker_get_state(b);
     if (a[ANS_STATE] == FLEET_CLOSED) {
         atomic_store_explicit(&e->gate_until_ns, 0, memory_order_relaxed);
         if (e->follows && (local == BREAKER_OPEN || local == BREAKER_HALF_OPEN)) {
             /* The fleet recovered: so does this host, at once (the local
              * probes' successes were recorded as IGNORED: the fleet counted
-             * them). breaker_reset() is the public way to close; its event
-             * says RESET. */
-            if (breaker_reset(e->b) == BREAKER_OK) count(&f->n.fleet_closes);
+             * them), as a recovery by probes (a ramp with ramp_ns set).
+             * Fenced by the local generation read before the state: a
+             * breaker that moved on since (a local trip) is left alone. */
+            if (breaker__close_outside(b, local_gen, NULL) == BREAKER_OK) count(&f->n.fleet_closes);
         }
         e->follows = 0;
         return;
@@ -320,8 +343,7 @@ static void apply_answer(breaker_redis *f, struct entry *e, const int64_t a[ANS_
         /* Fenced by the local generation: a breaker that moved on since
          * this read (another trip, a reset) is left alone (STALE), and the
          * next answer looks again. */
-        if (breaker__trip_outside(e->b, breaker_generation(e->b), &ev) == BREAKER_OK)
-            count(&f->n.outside_trips);
+        if (breaker__trip_outside(b, local_gen, &ev) == BREAKER_OK) count(&f->n.outside_trips);
     }
 }
 
@@ -348,7 +370,7 @@ static void drop_flush_ctx(breaker_redis *f) {
  * are the fleet's through their leases. */
 static void take_deltas(struct entry *e, struct call *call) {
     breaker_stats s;
-    (void)breaker_stats_get(e->b, &s);
+    (void)breaker_stats_get(entry_b(e), &s);
     uint64_t pfail = s.probes_failed - s.probes_timed_out; /* completed as failures */
     uint64_t succ = (s.successes - e->last_succ) - (s.probes_succeeded - e->last_psucc);
     uint64_t fail = (s.failures - e->last_fail);
@@ -361,11 +383,12 @@ static void take_deltas(struct entry *e, struct call *call) {
     e->last_psucc = s.probes_succeeded;
     e->last_pfail = pfail;
     call->which = 0;
-    call->argc = 4;
+    call->argc = 5;
     snprintf(call->argv[0], sizeof call->argv[0], "%" PRIu64, e->known_gen);
     snprintf(call->argv[1], sizeof call->argv[1], "%" PRIu64, succ + fail);
     snprintf(call->argv[2], sizeof call->argv[2], "%" PRIu64, fail);
     snprintf(call->argv[3], sizeof call->argv[3], "%" PRIu64, slow);
+    snprintf(call->argv[4], sizeof call->argv[4], "%" PRIu32, s.consecutive_failures);
 }
 
 struct pending {
@@ -455,6 +478,7 @@ static int round_locked(breaker_redis *f) {
             p[np].lease = l;
             np++;
         }
+        if (entry_b(e) == NULL) continue; /* retired: lease results only */
         p[np].e = e;
         take_deltas(e, &p[np].call);
         np++;
@@ -562,6 +586,8 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     breaker_redis *f = calloc(1, sizeof *f);
     if (f == NULL) return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
     f->cfg = *cfg;
+    f->view.ops = &registry_ops;
+    f->view.ctx = f;
     if (f->cfg.port == 0) f->cfg.port = 6379;
     if (f->cfg.flush_interval_ns == 0) f->cfg.flush_interval_ns = DEFAULT_FLUSH_NS;
     if (f->cfg.probe_budget_ns == 0) f->cfg.probe_budget_ns = DEFAULT_PROBE_BUDGET_NS;
@@ -618,7 +644,7 @@ void breaker_redis_close(breaker_redis *f) {
     }
     uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
-        breaker_destroy(f->entries[i]->b);
+        breaker_destroy(entry_b(f->entries[i])); /* NULL when retired */
         free(f->entries[i]);
     }
     drop_flush_ctx(f);
@@ -632,16 +658,19 @@ void breaker_redis_close(breaker_redis *f) {
     free(f);
 }
 
-/* The limits as the scripts read them (scripts.c: c[1..12]). */
+/* The limits as the scripts read them (scripts.c: c[1..13]); the 13th,
+ * failure_threshold, only with a CONSECUTIVE policy (0 otherwise). */
 static void format_limits(const breaker_config *c, char *out, size_t len) {
     uint64_t window_us = c->window_ns / 1000;
     uint32_t buckets = c->window_buckets ? c->window_buckets : 10;
+    uint32_t threshold = c->trip == BREAKER_TRIP_CONSECUTIVE ? c->failure_threshold : 0;
     snprintf(out, len,
              "%" PRIu32 " %.17g %.17g %" PRIu64 " %" PRIu32 " %" PRIu64 " %.17g %" PRIu64
-             " %.17g %" PRIu32 " %" PRIu32 " %" PRIu64,
+             " %.17g %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32,
              c->min_calls, c->failure_rate, c->slow_call_rate, window_us, buckets,
              c->open_ns / 1000, c->open_backoff, c->open_max_ns / 1000, c->open_jitter,
-             c->half_open_max_probes, c->half_open_successes, c->probe_timeout_ns / 1000);
+             c->half_open_max_probes, c->half_open_successes, c->probe_timeout_ns / 1000,
+             threshold);
 }
 
 /* Room in the round arrays for `names` names (their flushes and lease
@@ -667,54 +696,225 @@ static int grow_round(breaker_redis *f, uint32_t names) {
     return ok;
 }
 
-int breaker_redis_attach(breaker_redis *f, const char *name, const breaker_config *cfg,
-                         breaker **out, char *msg, size_t msg_len) {
+/* The stored limits of `e`'s name (the first attacher's), read at attach:
+ * one round trip on the flush connection, under round_mu. The flush script
+ * with no deltas stores `e->limits` when the name has none yet (so the
+ * first to attach wins, not the first to flush), then HGET reads what is
+ * stored. Skipped, and the caller's limits used, when Redis is known to be
+ * down (the last round failed) or does not answer within io_timeout_ns.
+ * @return 1 with `cfg` overlaid by the stored limits, or 0. */
+static int read_stored_limits(breaker_redis *f, struct entry *e, breaker_config *cfg) {
+    char why[256];
+    char ttl[24];
+    snprintf(ttl, sizeof ttl, "%" PRIu64, f->cfg.key_ttl_ns / MS);
+    struct call c = {.which = 0, .argc = 5};
+    for (int i = 0; i < 5; i++)
+        snprintf(c.argv[i], sizeof c.argv[i], "0");
+    pthread_mutex_lock(&f->round_mu);
+    int ok = f->announced != 1 && ensure_connected(f, why, sizeof why);
+    redisReply *r[2] = {NULL, NULL};
+    if (ok) {
+        append_call(f, f->flush_ctx, e, &c, 1, ttl); /* EVAL: no NOSCRIPT to handle */
+        redisAppendCommand(f->flush_ctx, "HGET %s cfg", e->key[0]);
+        for (int i = 0; i < 2 && ok; i++)
+            ok = redisGetReply(f->flush_ctx, (void **)&r[i]) == REDIS_OK;
+        if (!ok) drop_flush_ctx(f);
+    }
+    pthread_mutex_unlock(&f->round_mu);
+    double v[13];
+    int n = 0;
+    if (ok && r[1] != NULL && r[1]->type == REDIS_REPLY_STRING) {
+        const char *p = r[1]->str;
+        char *end;
+        for (; n < 13; n++, p = end) {
+            v[n] = strtod(p, &end);
+            if (end == p) break;
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (r[i] != NULL) freeReplyObject(r[i]);
+    if (n < 12) return 0;
+    cfg->min_calls = (uint32_t)v[0];
+    cfg->failure_rate = v[1];
+    cfg->slow_call_rate = v[2];
+    cfg->window_ns = (uint64_t)v[3] * 1000;
+    cfg->window_buckets = (uint32_t)v[4];
+    cfg->open_ns = (uint64_t)v[5] * 1000;
+    cfg->open_backoff = v[6];
+    cfg->open_max_ns = (uint64_t)v[7] * 1000;
+    cfg->open_jitter = v[8];
+    cfg->half_open_max_probes = (uint32_t)v[9];
+    cfg->half_open_successes = (uint32_t)v[10];
+    cfg->probe_timeout_ns = (uint64_t)v[11] * 1000;
+    if (n == 13 && v[12] > 0) {
+        cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+        cfg->failure_threshold = (uint32_t)v[12];
+    } else if (cfg->trip == BREAKER_TRIP_CONSECUTIVE) {
+        cfg->trip = BREAKER_TRIP_TIME_WINDOW; /* the fleet keeps a window */
+    }
+    return breaker_config_validate(cfg, NULL, 0) == BREAKER_OK;
+}
+
+/* Attach `name` to `f` with a local breaker made from `cfg` (NULL: the
+ * defaults) and `owner` (NULL: none). `shared`: another live entry of the
+ * name is allowed (a registry may open a name again while a handle it
+ * evicted is still in use: each handle flushes its own deltas); a retired
+ * entry of the name is reused when there is one. */
+static int attach_entry(breaker_redis *f, const char *name, const breaker_config *cfg,
+                        const struct breaker__owner *owner, int shared, breaker **out, char *msg,
+                        size_t msg_len) {
     *out = NULL;
     int rc = breaker_name_validate(name, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     if (strlen(name) > NAME_MAX_LEN)
         return breaker__fail(BREAKER_EINVAL, msg, msg_len, "name: at most %u bytes", NAME_MAX_LEN);
     if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
-    struct entry *e = calloc(1, sizeof *e);
-    if (e == NULL) return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
-    rc = breaker_create(cfg, &e->b);
-    if (rc != BREAKER_OK) {
-        free(e);
+    breaker *b = NULL;
+    rc = breaker__create_owned(cfg, owner, &b);
+    if (rc != BREAKER_OK)
         return breaker__fail(rc, msg, msg_len, "creating the local breaker: %s",
                              breaker_strerror(rc));
-    }
     breaker_config eff;
-    breaker_get_config(e->b, &eff); /* defaults applied */
-    format_limits(&eff, e->limits, sizeof e->limits);
-    snprintf(e->name, sizeof e->name, "%s", name);
-    static const char *const suffix[3] = {"s", "w", "l"};
-    for (int i = 0; i < 3; i++)
-        snprintf(e->key[i], sizeof e->key[i], "breaker:v1:{%s}:%s", name, suffix[i]);
+    breaker_get_config(b, &eff); /* defaults applied */
+    char limits[sizeof((struct entry *)0)->limits];
+    format_limits(&eff, limits, sizeof limits);
+    /* The stored limits win, as in a store file: a local breaker asked with
+     * others is made with the stored ones (BREAKER_CONFIG_DIFFERS). */
+    int differs = 0;
+    {
+        struct entry *probe = calloc(1, sizeof *probe);
+        if (probe == NULL) {
+            breaker_destroy(b);
+            return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
+        }
+        static const char *const sfx[3] = {"s", "w", "l"};
+        for (int i = 0; i < 3; i++)
+            snprintf(probe->key[i], sizeof probe->key[i], "breaker:v1:{%s}:%s", name, sfx[i]);
+        memcpy(probe->limits, limits, sizeof limits);
+        breaker_config stored = eff;
+        char theirs[sizeof limits];
+        if (read_stored_limits(f, probe, &stored)) {
+            format_limits(&stored, theirs, sizeof theirs);
+            if (strcmp(theirs, limits) != 0) {
+                breaker *again = NULL;
+                if (breaker__create_owned(&stored, owner, &again) == BREAKER_OK) {
+                    breaker_destroy(b);
+                    b = again;
+                    memcpy(limits, theirs, sizeof limits);
+                    differs = 1;
+                }
+            }
+        }
+        free(probe);
+    }
 
     pthread_mutex_lock(&f->attach_mu);
     uint32_t n = atomic_load_explicit(&f->count, memory_order_relaxed); /* under attach_mu */
+    struct entry *reuse = NULL;
     rc = BREAKER_OK;
-    for (uint32_t i = 0; i < n; i++)
-        if (strcmp(f->entries[i]->name, name) == 0) rc = BREAKER_EINVAL;
+    for (uint32_t i = 0; i < n; i++) {
+        struct entry *o = f->entries[i];
+        if (strcmp(o->name, name) != 0) continue;
+        if (entry_b(o) == NULL) {
+            if (reuse == NULL) reuse = o;
+        } else if (!shared) {
+            rc = BREAKER_EINVAL;
+        }
+    }
+    if (rc == BREAKER_OK && reuse != NULL) {
+        /* A retired entry of this name: its keys are right and its lease
+         * slots may still hold results to send. Re-armed under round_mu, as
+         * the flusher reads these fields. */
+        pthread_mutex_lock(&f->round_mu);
+        memcpy(reuse->limits, limits, sizeof limits);
+        reuse->last_succ = reuse->last_fail = reuse->last_slow = 0;
+        reuse->last_psucc = reuse->last_pfail = 0;
+        reuse->follows = 0;
+        atomic_store_explicit(&reuse->gate_until_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&reuse->b, b, memory_order_relaxed); /* under round_mu */
+        pthread_mutex_unlock(&f->round_mu);
+        pthread_mutex_unlock(&f->attach_mu);
+        *out = b;
+        goto attached;
+    }
+    struct entry *e = NULL;
     if (rc == BREAKER_OK && n >= f->max_names) rc = BREAKER_REGISTRY_FULL;
     if (rc == BREAKER_OK && !grow_round(f, n + 1)) rc = BREAKER_ENOMEM;
+    if (rc == BREAKER_OK && (e = calloc(1, sizeof *e)) == NULL) rc = BREAKER_ENOMEM;
     if (rc == BREAKER_OK) {
+        atomic_init(&e->b, b);
+        memcpy(e->limits, limits, sizeof limits);
+        snprintf(e->name, sizeof e->name, "%s", name);
+        static const char *const suffix[3] = {"s", "w", "l"};
+        for (int i = 0; i < 3; i++)
+            snprintf(e->key[i], sizeof e->key[i], "breaker:v1:{%s}:%s", name, suffix[i]);
         f->entries[n] = e;
         /* release: publishes the entry to the flusher and to lookups. */
         atomic_store_explicit(&f->count, n + 1, memory_order_release);
     }
     pthread_mutex_unlock(&f->attach_mu);
     if (rc != BREAKER_OK) {
-        breaker_destroy(e->b);
-        free(e);
+        breaker_destroy(b);
         return breaker__fail(rc, msg, msg_len,
                              rc == BREAKER_EINVAL          ? "%s: attached already"
                              : rc == BREAKER_REGISTRY_FULL ? "%s: max_names reached"
                                                            : "%s: out of memory",
                              name);
     }
-    *out = e->b;
+    *out = b;
+attached:
+    if (differs)
+        return breaker__fail(BREAKER_CONFIG_DIFFERS, msg, msg_len,
+                             "%s: stored in Redis with other limits; they win "
+                             "(breaker_get_config() shows them)",
+                             name);
     return BREAKER_OK;
+}
+
+int breaker_redis_attach(breaker_redis *f, const char *name, const breaker_config *cfg,
+                         breaker **out, char *msg, size_t msg_len) {
+    return attach_entry(f, name, cfg, NULL, 0, out, msg, msg_len);
+}
+
+/* ---- The registry's view (registry/store.h) ----------------------------------------*/
+
+static int registry_open(void *ctx, const char *name, const breaker_config *cfg,
+                         const struct breaker__owner *owner, breaker **out) {
+    int rc = attach_entry(ctx, name, cfg, owner, 1, out, NULL, 0);
+    return rc == BREAKER_CONFIG_DIFFERS ? BREAKER_OK : rc; /* attached, to the stored limits */
+}
+
+/* Detach: retire the entry (the flusher stops reading the breaker; the
+ * name's state in Redis stays, for the other hosts and the next open) and
+ * free the local breaker. Its deltas since the last round are not sent. */
+static void registry_close(void *ctx, breaker *b) {
+    breaker_redis *f = ctx;
+    struct entry *e = find_entry(f, b);
+    if (e != NULL) {
+        pthread_mutex_lock(&f->round_mu);                         /* the flusher is not using b */
+        atomic_store_explicit(&e->b, NULL, memory_order_relaxed); /* under round_mu */
+        pthread_mutex_unlock(&f->round_mu);
+    }
+    breaker_destroy(b);
+}
+
+int breaker_redis_detach(breaker_redis *f, breaker *b) {
+    struct entry *e = find_entry(f, b);
+    if (e == NULL || atomic_load_explicit(&e->b, memory_order_relaxed) == NULL)
+        return BREAKER_EINVAL;
+    registry_close(f, b);
+    return BREAKER_OK;
+}
+
+static const struct breaker__store_ops registry_ops = {
+    .name = "redis",
+    .open = registry_open,
+    .close = registry_close,
+    .fini = NULL, /* the fleet handle is the caller's */
+};
+
+struct breaker_store *breaker_redis_registry_store(breaker_redis *f) {
+    return (struct breaker_store *)(void *)&f->view;
 }
 
 /* ---- The call path ----------------------------------------------------------------*/
@@ -722,7 +922,7 @@ int breaker_redis_attach(breaker_redis *f, const char *name, const breaker_confi
 static struct entry *find_entry(breaker_redis *f, const breaker *b) {
     uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
     for (uint32_t i = 0; i < n; i++)
-        if (f->entries[i]->b == b) return f->entries[i];
+        if (entry_b(f->entries[i]) == b) return f->entries[i];
     return NULL;
 }
 
@@ -821,20 +1021,37 @@ static void drop_probe(breaker *b, breaker_redis_permit *p) {
     (void)breaker_complete(b, &p->permit, BREAKER_IGNORED);
 }
 
+/* FAIL_CLOSED: @return 1 when the fleet view is too old to admit calls. */
+__attribute__((noinline)) static int view_too_old(breaker_redis *f) {
+    /* acquire: pairs with the flusher's release store after a good round. */
+    uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
+    return ok == 0 || mono_ns() - ok > f->cfg.stale_after_ns;
+}
+
+static int acquire_probe(breaker_redis *f, breaker *b, breaker_redis_permit *p);
+
+/* The call path: the local breaker's call, plus two loads and a store. The
+ * probe path (acquire_probe(), with its large frame) is kept out of line so
+ * that this one saves no registers of its own. */
 int breaker_redis_acquire(breaker_redis *f, breaker *b, breaker_redis_permit *p) {
-    if (f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED) {
-        /* acquire: pairs with the flusher's release store after a good round. */
-        uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
-        if (ok == 0 || mono_ns() - ok > f->cfg.stale_after_ns) {
-            memset(&p->permit, 0, sizeof p->permit);
-            return BREAKER_REJECTED_OPEN;
-        }
+    if (f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED && view_too_old(f)) {
+        memset(&p->permit, 0, sizeof p->permit);
+        return BREAKER_REJECTED_OPEN;
     }
     int rc = breaker_acquire(b, &p->permit);
     if (rc != BREAKER_OK) return rc; /* a refused permit is never completed */
-    p->opaque_[0] = p->opaque_[1] = 0;
-    if (!breaker_permit_is_probe(&p->permit)) return BREAKER_OK;
-    /* A probe. Degraded: the local breaker alone decides. relaxed: a flag
+    p->opaque_[0] = 0;               /* no lease; opaque_[1] is read only with one */
+    /* breaker_permit_is_probe() without the call: this thread just wrote
+     * the head (word 0), so a plain read sees it. */
+    uint64_t head = p->permit.opaque_[0];
+    if ((head & BREAKER__PERMIT_PROBE) == 0) return BREAKER_OK;
+    return acquire_probe(f, b, p);
+}
+
+/* A probe admitted by the local breaker: ask the fleet for a lease. */
+__attribute__((noinline)) static int acquire_probe(breaker_redis *f, breaker *b,
+                                                   breaker_redis_permit *p) {
+    /* Degraded: the local breaker alone decides. relaxed: a flag
      * read alone (a stale answer costs one lease request, or one local
      * probe). */
     if (atomic_load_explicit(&f->degraded, memory_order_relaxed)) return BREAKER_OK;
@@ -915,9 +1132,20 @@ int breaker_redis_acquire(breaker_redis *f, breaker *b, breaker_redis_permit *p)
     return BREAKER_REJECTED_HALF_OPEN;
 }
 
+static int complete_leased(breaker_redis *f, breaker *b, breaker_redis_permit *p,
+                           enum breaker_outcome outcome);
+
+/* The call path: a permit without a lease is the local breaker's (a tail
+ * call); a leased probe's completion is out of line. */
 int breaker_redis_complete(breaker_redis *f, breaker *b, breaker_redis_permit *p,
                            enum breaker_outcome outcome) {
     if (p->opaque_[0] == 0) return breaker_complete(b, &p->permit, outcome);
+    return complete_leased(f, b, p, outcome);
+}
+
+__attribute__((noinline)) static int complete_leased(breaker_redis *f, breaker *b,
+                                                     breaker_redis_permit *p,
+                                                     enum breaker_outcome outcome) {
     struct entry *e = find_entry(f, b);
     unsigned idx = (unsigned)(p->opaque_[0] - 1);
     if (e == NULL || idx >= LEASE_SLOTS) return BREAKER_EINVAL;

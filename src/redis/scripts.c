@@ -40,7 +40,8 @@
     "end\n"                                                                      \
     "-- c: 1 min_calls, 2 failure_rate, 3 slow_rate, 4 window_us, 5 buckets,\n"  \
     "-- 6 open_us, 7 backoff, 8 open_max_us, 9 jitter, 10 max_probes,\n"         \
-    "-- 11 successes, 12 probe_us\n"                                             \
+    "-- 11 successes, 12 probe_us, 13 failure_threshold (CONSECUTIVE; 0 or\n"    \
+    "-- absent: a window policy)\n"                                              \
     "local c = {}\n"                                                             \
     "for v in string.gmatch(raw, '%S+') do c[#c + 1] = tonumber(v) end\n"        \
     "local h = redis.call('HMGET', S, 'st', 'gen', 'k', 'succ', 'until')\n"      \
@@ -61,7 +62,7 @@
     "  if to == 0 then k = 0; redis.call('DEL', W) end\n"                        \
     "  redis.call('DEL', L)\n"                                                   \
     "  redis.call('HSET', S, 'st', st, 'gen', gen, 'k', k, 'succ', 0,\n"         \
-    "             'until', untl, 'why', why)\n"                                  \
+    "             'until', untl, 'why', why, 'run', 0)\n"                        \
     "  redis.call('HINCRBY', S, 'transitions', 1)\n"                             \
     "end\n"                                                                      \
     "-- A lease past its deadline is a hung probe: the fleet reopens.\n"         \
@@ -83,15 +84,33 @@
     "end\n"
 
 /* flush: ARGV 3 the host's last known generation (0: none), 4 calls,
- * 5 failures, 6 slow (deltas since its last flush). Deltas count only in a
- * CLOSED fleet, and only from a host that knew this generation (or none):
- * calls made before the fleet last closed belong to an ended period. The
- * deltas land in the bucket of Redis's clock now. verdict 1: this flush
- * tripped the fleet. */
+ * 5 failures, 6 slow (deltas since its last flush), 7 the host's current
+ * run of failures (its consecutive_failures). Deltas count only in a CLOSED
+ * fleet, and only from a host that knew this generation (or none): calls
+ * made before the fleet last closed belong to an ended period. The deltas
+ * land in the bucket of Redis's clock now. With a CONSECUTIVE policy the
+ * fleet keeps a run instead of a window: a flush of failures only extends
+ * it, a flush with a success sets it to the host's run after its last
+ * success (the order of calls across hosts within one interval is unknown:
+ * an approximation, docs/fleet.md). verdict 1: this flush tripped the
+ * fleet. */
 const char breaker__redis_lua_flush[] = PRELUDE
     "local hg, dc = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "local df, ds = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+    "local trail, thr = tonumber(ARGV[7] or '0'), c[13] or 0\n"
     "if st ~= 0 or (hg ~= 0 and hg ~= gen) or dc <= 0 then return answer(0) end\n"
+    "if thr > 0 then\n"
+    "  local run = tonumber(redis.call('HGET', S, 'run') or '0')\n"
+    "  if df >= dc then run = run + df else run = trail end\n"
+    "  if run >= thr then\n"
+    "    redis.call('HSET', S, 'ec', run, 'ef', run, 'es', 0)\n"
+    "    redis.call('HINCRBY', S, 'trips', 1)\n"
+    "    go(1, 'consecutive_failures', 0)\n"
+    "    return answer(1)\n"
+    "  end\n"
+    "  redis.call('HSET', S, 'run', run)\n"
+    "  return answer(0)\n"
+    "end\n"
     "local span = math.floor(c[4] / c[5])\n"
     "local bkt = math.floor(now / span)\n"
     "redis.call('HINCRBY', W, 'c' .. bkt, dc)\n"

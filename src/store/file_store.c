@@ -69,6 +69,12 @@ struct store_header {
     uint32_t pad_;
     /* Drawn when the file is laid out: which host domain its blocks are in. */
     uint64_t store_id;
+    /* CLOCK_MONOTONIC when the file was laid out: the clock every block's
+     * times count on, which no process of this boot can see run backwards. */
+    uint64_t created_ns;
+    /* The creator's PID namespace (its inode): only processes of it share
+     * the owned stripes. */
+    uint64_t pid_ns;
     /* The host domain's claims of the owned stripes of every block in the
      * file: a claimant's pid and start time, 0 when free (core/stripes.c). */
     breaker__atomic64 claims[BREAKER__OWNED_STRIPES];
@@ -82,15 +88,23 @@ struct store_entry {
     char name[BREAKER_NAME_MAX + 1];
 };
 
+/* The sizes this build lays the file out with, and its byte order (bit 8). */
+#define STORE_LITTLE_ENDIAN (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 #define STORE_ABI                                                                               \
     (((uint64_t)sizeof(struct store_header) << 40) |                                            \
      ((uint64_t)sizeof(struct store_entry) << 24) | ((uint64_t)BREAKER__LAYOUT_VERSION << 16) | \
-     (uint64_t)sizeof(void *))
+     ((uint64_t)STORE_LITTLE_ENDIAN << 8) | (uint64_t)sizeof(void *))
 
 struct breaker_store {
     /* First: what a registry backed by this store calls (registry/store.h). */
     struct breaker__store_view view;
-    uint64_t store_id; /* the header's, read once at open */
+    uint64_t store_id; /* this file's host domain: the header's id, the inode */
+    uint64_t pid_ns;   /* the header's */
+    /* The header's layout, checked once at open and never read again from
+     * the file (which another writer could change meanwhile). */
+    uint32_t capacity;
+    uint64_t entries_off;
+    uint64_t data_off;
     int fd;
     char *map;
     size_t size;
@@ -110,14 +124,33 @@ static size_t page_up(size_t n) {
     return (n + page - 1) / page * page;
 }
 
-/* This boot's identifier; an empty string where the kernel has none. */
-static void boot_id(char out[BOOT_ID_LEN + 1]) {
+/* This boot's identifier. @return 0, or an errno: then no file may be
+ * judged "from an earlier boot" (and wiped) by this process. */
+static int boot_id(char out[BOOT_ID_LEN + 1]) {
     memset(out, 0, BOOT_ID_LEN + 1);
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-    if (f == NULL) return;
-    if (fgets(out, BOOT_ID_LEN + 1, f) == NULL) out[0] = '\0';
+    if (f == NULL) return errno != 0 ? errno : EIO;
+    bool ok = fgets(out, BOOT_ID_LEN + 1, f) != NULL;
     fclose(f);
     out[strcspn(out, "\n")] = '\0';
+    return ok && out[0] != '\0' ? 0 : EIO;
+}
+
+/* The inode of this process's PID namespace, 0 if unknown: processes share
+ * owned stripes only within the file's namespace (a claim is a pid). */
+static uint64_t pid_namespace(void) {
+    struct stat sb;
+    return stat("/proc/self/ns/pid", &sb) == 0 ? (uint64_t)sb.st_ino : 0;
+}
+
+/* Whether the first `n` bytes of the file are all zero: a file whose
+ * creator died between sizing it and writing the header. */
+static bool header_unwritten(int fd) {
+    unsigned char buf[sizeof(struct store_header)];
+    if (pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) return false;
+    for (size_t i = 0; i < sizeof(buf); i++)
+        if (buf[i] != 0) return false;
+    return true;
 }
 
 static struct store_header *header_of(const breaker_store *st) {
@@ -125,7 +158,15 @@ static struct store_header *header_of(const breaker_store *st) {
 }
 
 static struct store_entry *entries_of(const breaker_store *st) {
-    return (struct store_entry *)(void *)(st->map + header_of(st)->entries_off);
+    return (struct store_entry *)(void *)(st->map + st->entries_off);
+}
+
+/* Where the directory and the data of a file holding `capacity` names start:
+ * each on a page, so every entry and every block is aligned. */
+static uint64_t entries_off_for(void) { return page_up(sizeof(struct store_header)); }
+
+static uint64_t data_off_for(uint32_t capacity) {
+    return page_up(entries_off_for() + (uint64_t)capacity * sizeof(struct store_entry));
 }
 
 /* A store id: random, never 0. */
@@ -148,12 +189,14 @@ static void layout_file(breaker_store *st, uint32_t capacity, const char *boot) 
     h->file_size = st->size;
     h->capacity = capacity;
     h->entry_size = (uint32_t)sizeof(struct store_entry);
-    h->entries_off = page_up(sizeof(*h));
-    h->data_off = page_up(h->entries_off + (uint64_t)capacity * sizeof(struct store_entry));
+    h->entries_off = entries_off_for();
+    h->data_off = data_off_for(capacity);
     memset(st->map + h->entries_off, 0, (size_t)(h->data_off - h->entries_off));
     atomic_store_explicit(&h->data_used, 0, memory_order_relaxed);
     atomic_store_explicit(&h->names, 0, memory_order_relaxed);
     h->store_id = new_store_id();
+    h->created_ns = breaker__clock_ns(CLOCK_MONOTONIC);
+    h->pid_ns = pid_namespace();
     for (unsigned i = 0; i < BREAKER__OWNED_STRIPES; i++)
         atomic_store_explicit(&h->claims[i], 0, memory_order_relaxed);
     /* Release: a process that sees the magic sees the layout above. */
@@ -163,7 +206,11 @@ static void layout_file(breaker_store *st, uint32_t capacity, const char *boot) 
 /* Whether the mapped file is one this build can use. */
 static int check_file(const breaker_store *st, char *msg, size_t len) {
     const struct store_header *h = header_of(st);
-    if (atomic_load_explicit(&h->magic, memory_order_acquire) != STORE_MAGIC)
+    uint64_t magic = atomic_load_explicit(&h->magic, memory_order_acquire);
+    if (magic == __builtin_bswap64(STORE_MAGIC))
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "%s: a breaker store of the other byte order (magic)", st->path);
+    if (magic != STORE_MAGIC)
         return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len, "%s: not a breaker store (magic)",
                              st->path);
     if (h->version != STORE_VERSION || h->abi != STORE_ABI ||
@@ -174,14 +221,36 @@ static int check_file(const breaker_store *st, char *msg, size_t len) {
                              "abi 0x%llx",
                              st->path, h->version, (unsigned long long)h->abi, STORE_VERSION,
                              (unsigned long long)STORE_ABI);
-    if (h->file_size != st->size || h->capacity == 0 || h->capacity > MAX_CAPACITY ||
-        h->entries_off < sizeof(*h) ||
-        h->data_off < h->entries_off + (uint64_t)h->capacity * sizeof(struct store_entry) ||
-        h->data_off > st->size ||
-        atomic_load_explicit(&h->data_used, memory_order_relaxed) > st->size - h->data_off)
+    /* Every offset must be the one this build lays the file out with: then
+     * the directory and the blocks are aligned and inside the file, whatever
+     * the rest of the header holds, and a file of another boot is laid out
+     * again at the same places. */
+    if (h->file_size != st->size)
         return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
-                             "%s: store header sizes do not fit the file (%zu bytes)", st->path,
-                             st->size);
+                             "%s: store file_size %llu, the file has %zu bytes", st->path,
+                             (unsigned long long)h->file_size, st->size);
+    if (h->capacity == 0 || h->capacity > MAX_CAPACITY)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "%s: store capacity %u, must be 1 to %u names", st->path, h->capacity,
+                             MAX_CAPACITY);
+    uint64_t entries_off = entries_off_for(), data_off = data_off_for(h->capacity);
+    if (h->entries_off != entries_off || h->data_off != data_off)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "%s: store entries_off %llu and data_off %llu; %u names are laid "
+                             "out at %llu and %llu",
+                             st->path, (unsigned long long)h->entries_off,
+                             (unsigned long long)h->data_off, h->capacity,
+                             (unsigned long long)entries_off, (unsigned long long)data_off);
+    if (data_off > st->size)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "%s: store capacity %u needs %llu bytes before its data, the file "
+                             "has %zu",
+                             st->path, h->capacity, (unsigned long long)data_off, st->size);
+    uint64_t used = atomic_load_explicit(&h->data_used, memory_order_relaxed);
+    if (used > st->size - data_off)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "%s: store data_used %llu, the data area has %llu bytes", st->path,
+                             (unsigned long long)used, (unsigned long long)(st->size - data_off));
     return BREAKER_OK;
 }
 
@@ -231,6 +300,10 @@ static int validate_config(const breaker_store_config *c, char *msg, size_t len)
  * this store's breakers count atomically: slower, never wrong. */
 static void join_host_domain(breaker_store *st) {
     if (breaker__host_domain_of(st->store_id) != BREAKER__HOST_NONE) return;
+    /* Claims are judged by pid: only processes of the file's PID namespace
+     * (the creator's) may hold them. Others count atomically. */
+    uint64_t ns = pid_namespace();
+    if (ns == 0 || ns != st->pid_ns) return;
     size_t len = page_up(sizeof(struct store_header));
     void *keep = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, st->fd, 0);
     if (keep == MAP_FAILED) return;
@@ -257,7 +330,9 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
     if (fstat(st->fd, &sb) != 0) return fail_errno(BREAKER_EIO, msg, len, "fstat", st->path);
     int rc = check_permissions(&sb, c->flags, st->path, msg, len);
     if (rc != BREAKER_OK) return rc;
-    bool fresh = sb.st_size == 0;
+    /* Fresh: empty, or sized by a creator that died before it wrote the
+     * header (under this lock no one else is writing it). */
+    bool fresh = sb.st_size == 0 || header_unwritten(st->fd);
     if (fresh) {
         if (!(c->flags & BREAKER_STORE_CREATE))
             return breaker__fail(BREAKER_NOT_FOUND, msg, len, "%s: empty store", st->path);
@@ -275,7 +350,12 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
     if (map == MAP_FAILED) return fail_errno(BREAKER_EIO, msg, len, "mmap", st->path);
     st->map = map;
     char boot[BOOT_ID_LEN + 1];
-    boot_id(boot);
+    int err = boot_id(boot);
+    if (err != 0)
+        return breaker__fail(BREAKER_EIO, msg, len,
+                             "%s: cannot read this boot's id (/proc/sys/kernel/random/boot_id: "
+                             "%s), so the file's boot cannot be checked",
+                             st->path, strerror(err));
     if (fresh) {
         layout_file(st, c->capacity, boot);
     } else {
@@ -283,10 +363,28 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
         if (rc != BREAKER_OK) return rc;
         /* A file from an earlier boot: its times are another boot's clock,
          * and no process of that boot is left to use it. */
-        if (strncmp(header_of(st)->boot_id, boot, BOOT_ID_LEN + 1) != 0)
+        if (strncmp(header_of(st)->boot_id, boot, BOOT_ID_LEN + 1) != 0) {
             layout_file(st, header_of(st)->capacity, boot);
+        } else if (breaker__clock_ns(CLOCK_MONOTONIC) < header_of(st)->created_ns) {
+            /* This boot's id, yet a clock that has not reached the file's
+             * creation (a restored container, a faked boot id): its times
+             * cannot be trusted, and neither can wiping it. */
+            return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                                 "%s: created at %llu ns of CLOCK_MONOTONIC, which now reads "
+                                 "less: not this clock's file",
+                                 st->path, (unsigned long long)header_of(st)->created_ns);
+        }
     }
-    st->store_id = header_of(st)->store_id;
+    /* The host domain is this file, not its id alone: a copy of the file
+     * (another inode) has the same id in its header but its own claims. */
+    st->store_id =
+        breaker__splitmix64(header_of(st)->store_id ^ breaker__splitmix64((uint64_t)sb.st_dev) ^
+                            ((uint64_t)sb.st_ino * UINT64_C(0x9e3779b97f4a7c15)));
+    if (st->store_id == 0) st->store_id = 1;
+    st->pid_ns = header_of(st)->pid_ns;
+    st->capacity = header_of(st)->capacity;
+    st->entries_off = header_of(st)->entries_off;
+    st->data_off = header_of(st)->data_off;
     join_host_domain(st);
     return BREAKER_OK;
 }
@@ -331,8 +429,15 @@ int breaker_store_open(const char *path, const breaker_store_config *cfg, breake
     return BREAKER_OK;
 }
 
+/* A breaker_store * may be another store's registry view (registry/store.h:
+ * breaker_redis_registry_store()): the file functions refuse those. */
+static bool is_file_store(const breaker_store *st) {
+    const struct breaker__store_view *view = (const void *)st;
+    return view->ops == &breaker__store_file_ops;
+}
+
 void breaker_store_close(breaker_store *st) {
-    if (st == NULL) return;
+    if (st == NULL || !is_file_store(st)) return;
     if (st->map != NULL) munmap(st->map, st->size);
     if (st->fd >= 0) close(st->fd);
     free(st);
@@ -347,59 +452,114 @@ static bool same_limits(const breaker_config *a, const breaker_config *b) {
     return memcmp(&la, &lb, sizeof(la)) == 0;
 }
 
-/* Find `name`, or create it: under the exclusive lock. */
+/* Blocks start on 128 bytes (two cache lines) from the data area's start. */
+#define BLOCK_ALIGN UINT64_C(128)
+
+/* The data area's bytes handed out so far, or UINT64_MAX when the header
+ * says more than the area holds (a damaged file). */
+static uint64_t data_used(const breaker_store *st) {
+    uint64_t used = atomic_load_explicit(&header_of(st)->data_used, memory_order_relaxed);
+    return used <= st->size - st->data_off ? used : UINT64_MAX;
+}
+
+/* Whether the entry `self`'s block (read once by the caller) lies in the
+ * handed-out part of the data area, is aligned and shares no byte with
+ * another entry's block (which a takeover would zero, or whose counters
+ * would overwrite this one's limits): anything else is a damaged file,
+ * refused rather than mapped. Under the lock. */
+static int check_block(const breaker_store *st, const struct store_entry *self, const char *name,
+                       uint64_t off, uint64_t size, char *msg, size_t len) {
+    uint64_t used = data_used(st);
+    if (used == UINT64_MAX)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "%s: store data_used exceeds the data area of %llu bytes", st->path,
+                             (unsigned long long)(st->size - st->data_off));
+    if (off < st->data_off || off - st->data_off > used || size > used - (off - st->data_off) ||
+        (off - st->data_off) % BLOCK_ALIGN != 0)
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "%s: %s has block_off %llu, block_size %llu: not an aligned block "
+                             "of the %llu bytes of data from %llu",
+                             st->path, name, (unsigned long long)off, (unsigned long long)size,
+                             (unsigned long long)used, (unsigned long long)st->data_off);
+    const struct store_entry *e = entries_of(st);
+    uint32_t names = atomic_load_explicit(&header_of(st)->names, memory_order_acquire);
+    if (names > st->capacity) names = st->capacity;
+    for (uint32_t i = 0; i < names; i++) {
+        uint64_t o = e[i].block_off, n = e[i].block_size;
+        if (&e[i] == self || n == 0) continue;
+        uint64_t end = n > UINT64_MAX - o ? UINT64_MAX : o + n;
+        if (o < off + size && off < end)
+            return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                                 "%s: %s has block_off %llu, block_size %llu: it overlaps entry "
+                                 "%u's block (block_off %llu, block_size %llu)",
+                                 st->path, name, (unsigned long long)off, (unsigned long long)size,
+                                 i, (unsigned long long)o, (unsigned long long)n);
+    }
+    return BREAKER_OK;
+}
+
+/* Find `name`, or create it: under the exclusive lock. `*block_off` and
+ * `*block_size`: where its block is, checked (the entry itself may be
+ * rewritten by a broken writer after the lock is released). */
 static int find_or_create(breaker_store *st, const char *name, const breaker_config *cfg,
-                          struct store_entry **found, bool *created, char *msg, size_t len) {
+                          uint64_t *block_off, uint64_t *block_size, bool *created, char *msg,
+                          size_t len) {
     struct store_header *h = header_of(st);
     struct store_entry *e = entries_of(st);
     uint32_t used = atomic_load_explicit(&h->names, memory_order_acquire);
-    if (used > h->capacity) used = h->capacity;
+    if (used > st->capacity) used = st->capacity;
     *created = false;
-    *found = NULL;
+    struct store_entry *slot = NULL;
     for (uint32_t i = 0; i < used; i++) {
         if (strncmp(e[i].name, name, sizeof(e[i].name)) != 0) continue;
-        if (atomic_load_explicit(&e[i].state, memory_order_acquire) == ENTRY_READY) {
-            *found = &e[i];
-            return BREAKER_OK;
-        }
+        slot = &e[i];
+        bool ready = atomic_load_explicit(&slot->state, memory_order_acquire) == ENTRY_READY;
+        *block_off = slot->block_off;
+        *block_size = slot->block_size;
+        if (ready) return check_block(st, slot, name, *block_off, *block_size, msg, len);
         /* INITIALISING under our exclusive lock: its creator died holding
          * the lock (the kernel released it). Take it over below. */
-        *found = &e[i];
         break;
     }
     breaker_config eff;
     size_t size;
     int rc = breaker__block_plan(cfg, &eff, &size, msg, len);
     if (rc != BREAKER_OK) return rc;
-    struct store_entry *slot = *found;
     if (slot == NULL) {
-        if (used >= h->capacity)
+        if (used >= st->capacity)
             return breaker__fail(BREAKER_ENOSPC, msg, len, "%s: all %u names are used", st->path,
-                                 h->capacity);
+                                 st->capacity);
         slot = &e[used];
         memset(slot, 0, sizeof(*slot));
         memcpy(slot->name, name, strlen(name) + 1);
+        *block_off = *block_size = 0;
     }
-    if (slot->block_size < size) { /* a new name, or a dead creator's too small */
-        uint64_t off = atomic_load_explicit(&h->data_used, memory_order_relaxed);
-        off = (off + 127) & ~(uint64_t)127;
-        if (off + size > st->size - h->data_off)
+    if (*block_size < size) { /* a new name, or a dead creator's too small */
+        uint64_t off = data_used(st);
+        if (off == UINT64_MAX) return check_block(st, NULL, name, 0, 0, msg, len); /* says why */
+        off = (off + BLOCK_ALIGN - 1) & ~(BLOCK_ALIGN - 1);
+        uint64_t room = st->size - st->data_off;
+        if (off > room || size > room - off)
             return breaker__fail(BREAKER_ENOSPC, msg, len,
                                  "%s: no room for %s (%zu bytes; %llu of %zu used)", st->path, name,
                                  size, (unsigned long long)off, st->size);
         atomic_store_explicit(&h->data_used, off + size, memory_order_relaxed);
-        slot->block_off = h->data_off + off;
-        slot->block_size = size;
+        *block_off = st->data_off + off;
+        *block_size = size;
+        slot->block_off = *block_off;
+        slot->block_size = *block_size;
+    } else { /* a dead creator's block, reused: only if it is one */
+        rc = check_block(st, slot, name, *block_off, *block_size, msg, len);
+        if (rc != BREAKER_OK) return rc;
     }
     atomic_store_explicit(&slot->state, ENTRY_INITIALISING, memory_order_relaxed);
     if (slot == &e[used]) atomic_store_explicit(&h->names, used + 1, memory_order_release);
-    void *mem = st->map + slot->block_off;
-    memset(mem, 0, (size_t)slot->block_size);
+    void *mem = st->map + *block_off;
+    memset(mem, 0, (size_t)*block_size);
     uint64_t epoch =
         eff.clock != NULL ? eff.clock(eff.clock_ctx) : breaker__clock_ns(CLOCK_MONOTONIC);
-    breaker__block_create_at(mem, (size_t)slot->block_size, &eff, epoch);
+    breaker__block_create_at(mem, (size_t)*block_size, &eff, epoch);
     atomic_store_explicit(&slot->state, ENTRY_READY, memory_order_release);
-    *found = slot;
     *created = true;
     return BREAKER_OK;
 }
@@ -414,21 +574,21 @@ int breaker__store_attach_owned(breaker_store *st, const char *name, const break
                                 size_t msg_len) {
     *out = NULL;
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    if (!is_file_store(st))
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "not a store file (another store's view)");
     int rc = breaker_name_validate(name, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
     if (flock(st->fd, LOCK_EX) != 0)
         return fail_errno(BREAKER_EIO, msg, msg_len, "flock", st->path);
-    struct store_entry *e = NULL;
+    uint64_t block_off = 0, block_size = 0;
     bool created = false;
-    rc = find_or_create(st, name, cfg, &e, &created, msg, msg_len);
+    rc = find_or_create(st, name, cfg, &block_off, &block_size, &created, msg, msg_len);
     flock(st->fd, LOCK_UN);
     if (rc != BREAKER_OK) return rc;
-    if (e->block_off + e->block_size > st->size)
-        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, msg_len, "%s: %s lies outside the file",
-                             st->path, name);
-    rc = breaker__attach_block(st->map + e->block_off, (size_t)e->block_size, st->store_id, cfg,
-                               owner, out, msg, msg_len);
+    rc = breaker__attach_block(st->map + block_off, (size_t)block_size, st->store_id, cfg, owner,
+                               out, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     if (!created && cfg != NULL) {
         breaker_config mine, stored;
@@ -444,15 +604,20 @@ int breaker__store_attach_owned(breaker_store *st, const char *name, const break
 }
 
 int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, const char *name), void *ctx) {
+    if (!is_file_store(st)) return BREAKER_EINVAL;
     const struct store_header *h = header_of(st);
     const struct store_entry *e = entries_of(st);
     uint32_t used = atomic_load_explicit(&h->names, memory_order_acquire);
-    if (used > h->capacity) used = h->capacity;
+    if (used > st->capacity) used = st->capacity;
     for (uint32_t i = 0; i < used; i++) {
         if (atomic_load_explicit(&e[i].state, memory_order_acquire) != ENTRY_READY) continue;
         char name[BREAKER_NAME_MAX + 1];
         memcpy(name, e[i].name, sizeof(name));
-        name[BREAKER_NAME_MAX] = '\0';
+        /* A damaged entry's name (no NUL in its field, or not a valid name)
+         * is no name anyone can attach: skipped. */
+        if (memchr(name, '\0', sizeof(name)) == NULL ||
+            breaker_name_validate(name, NULL, 0) != BREAKER_OK)
+            continue;
         int rc = fn(ctx, name);
         if (rc != 0) return rc;
     }

@@ -130,7 +130,8 @@ static bool reason_fits(const breaker_event *ev) {
     case BREAKER_REASON_RESET:
         return ev->to == BREAKER_CLOSED;
     case BREAKER_REASON_OUTSIDE_TRIP:
-        return false; /* only a store makes it; this harness has none */
+    case BREAKER_REASON_OUTSIDE_CLOSE:
+        return false; /* only a store makes them; this harness has none */
     }
     return false;
 }

@@ -84,6 +84,23 @@ for variant in static shared; do
   "$work/cmake-$variant/consumer_cpp"
 done
 
+# The fleet store, when the builds found hiredis: installed with its header
+# and its export set (find_package(breaker COMPONENTS redis), breaker::redis);
+# without hiredis neither is installed.
+for variant in static shared; do
+  prefix=$work/prefix-$variant
+  if pkg-config --exists hiredis 2>/dev/null; then
+    step "find_package(breaker COMPONENTS redis) from the $variant prefix"
+    [ -n "$(find "$prefix" -name 'libbreaker_redis.*')" ] || fail "$variant tree has no libbreaker_redis"
+    quiet cmake -S "$here/consumer-redis" -B "$work/redis-$variant" -G "$gen" \
+      -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix"
+    quiet cmake --build "$work/redis-$variant" -j "$jobs"
+    "$work/redis-$variant/consumer_redis"
+  else
+    [ -z "$(find "$prefix" -name 'redis.h')" ] || fail "$variant tree has redis.h without its library"
+  fi
+done
+
 step "find_package(breaker VERSION): which requests $version satisfies"
 accepts() { # accepts REQUEST yes|no
   local out

@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fleet_sim.c - the fleet scenario of `breaker simulate`: `instances` hosts,
+ * each with its own workers and its own breaker, calling one shared
+ * dependency, run twice on the same arrivals: once with local breakers
+ * alone, once with the breakers backed by the in-process model of the Redis
+ * fleet store (fleet_model.h), each host flushing every jittered interval.
+ *
+ * Requests arrive as one Poisson process of `rate` per second for the whole
+ * fleet, each sent to a host drawn at random (a load balancer). The
+ * dependency follows the scenario's phases as in simulate.c (down, errors,
+ * slow, recovering with capacity and knockdowns); it is one dependency, so
+ * its capacity is shared by the hosts' calls.
+ *
+ * What is measured: every probe (a permit breaker_permit_is_probe() says is
+ * one) is counted in flight from its call to its answer, under its recovery
+ * round: in the local run, a host's n-th entry into HALF_OPEN is its round
+ * n; in the fleet run, the fleet's n-th HALF_OPEN. Per round: the most
+ * probes in flight at once across the fleet, the probes sent, and those that
+ * reached the dependency while it was down (or knocked down): "dead calls".
+ *
+ * Determinism: every draw is a pure function of (seed, counter, purpose),
+ * the flushes' jitter included; both runs see the same requests.
+ */
+#include "fleet_model.h"
+#include "tool.h"
+
+#include "common/splitmix.h"
+#ifndef BREAKER_TOOL_NO_OUTSIDE
+#include "core/outside.h"
+#endif
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { DRAW_ARRIVAL, DRAW_LATENCY_U1, DRAW_LATENCY_U2, DRAW_ERROR, DRAW_HOST, DRAW_FLUSH };
+
+/* As simulate.c's draw(), with purposes of its own. */
+static double draw(uint64_t seed, uint64_t id, unsigned what) {
+    uint64_t x = breaker__splitmix64(seed ^ breaker__splitmix64(id * 8u + what));
+    return ((double)(x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+enum ev_type { EV_ARRIVAL, EV_DONE, EV_FLUSH };
+
+struct event {
+    struct tool_heap_key key;
+    enum ev_type type;
+    uint32_t who; /* EV_DONE: the worker; EV_FLUSH: the host */
+};
+
+enum answer { ANSWER_OK, ANSWER_ERROR, ANSWER_TIMEOUT };
+
+struct worker {
+    uint32_t host;
+    uint64_t start;
+    struct fleet_permit permit;
+    enum answer answer;
+    bool holds_capacity;
+    bool probe;
+    bool dead; /* the dependency was down when the call reached it */
+    uint32_t round;
+};
+
+struct host {
+    breaker *b;
+    struct fleet_client *client; /* the fleet run */
+    uint32_t *free_workers;
+    uint32_t free_count;
+    uint32_t half_opens; /* the local run's rounds */
+    uint64_t flushes;
+    bool tripped; /* left CLOSED at least once */
+};
+
+struct fsim {
+    const struct tool_scenario *sc;
+    struct tool_fleet_run *r;
+    bool fleet;
+    uint64_t now;
+    uint64_t seq;
+    struct tool_heap heap;
+    struct host *hosts;
+    struct worker *workers;
+    struct fleet_model *model;
+    const char *name;
+    /* The dependency. */
+    uint64_t phase_start[TOOL_MAX_PHASE + 1];
+    size_t phase;
+    uint64_t knocked_until;
+    uint32_t in_flight;
+    /* Probes in flight, by round, and in all. */
+    uint32_t *round_in_flight;
+    uint32_t probes_in_flight;
+    enum breaker_state fleet_state;
+    bool oom;
+};
+
+static uint64_t fsim_clock(void *ctx) { return ((struct fsim *)ctx)->now; }
+
+/* Each host's breaker says which host it is through its event context. */
+struct host_ctx {
+    struct fsim *s;
+    uint32_t host;
+};
+
+static void on_event(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)b;
+    struct host_ctx *hc = ctx;
+    struct fsim *s = hc->s;
+    struct host *h = &s->hosts[hc->host];
+    if (ev->to == BREAKER_HALF_OPEN) h->half_opens++;
+    if (ev->from == BREAKER_CLOSED && ev->to == BREAKER_OPEN) {
+        s->r->local_trips++;
+        if (!h->tripped && ev->time_ns >= s->r->outage_at_ns) {
+            h->tripped = true;
+            if (s->r->first_open_ns == UINT64_MAX) s->r->first_open_ns = ev->time_ns;
+            s->r->last_open_ns = ev->time_ns;
+            s->r->hosts_opened++;
+        }
+    }
+    s->r->local_transitions++;
+    /* The timeline's state band: host 1's breaker in the local run (the
+     * fleet's state in the fleet run, recorded after each event). */
+    if (!s->fleet && hc->host == 0 && tool_timeline_event(&s->r->timeline, ev) != 0) s->oom = true;
+}
+
+static void schedule(struct fsim *s, uint64_t t, enum ev_type type, uint32_t who) {
+    struct event e = {.key = {.at = t, .tie = s->seq++}, .type = type, .who = who};
+    if (tool_heap_push(&s->heap, &e) != 0) s->oom = true;
+}
+
+static const struct tool_phase *phase_at(struct fsim *s, uint64_t t) {
+    while (s->phase + 1 < s->sc->phase_count && t >= s->phase_start[s->phase + 1])
+        s->phase++;
+    return &s->sc->phases[s->phase];
+}
+
+/* The dependency's answer to call `id` made now (simulate.c's model, the
+ * abusive caller aside). */
+static uint64_t dependency_call(struct fsim *s, uint64_t id, struct worker *w) {
+    const struct tool_scenario *sc = s->sc;
+    const struct tool_phase *p = phase_at(s, s->now);
+    uint64_t t = s->now;
+    uint64_t warm_start = s->phase_start[s->phase];
+    if (s->knocked_until > warm_start) warm_start = s->knocked_until;
+    double progress = 1.0;
+    if (p->duration_ns > 0 && t >= warm_start)
+        progress = (double)(t - warm_start) / (double)p->duration_ns;
+    if (progress > 1.0) progress = 1.0;
+    w->holds_capacity = false;
+    bool down = p->kind == PHASE_DOWN || t < s->knocked_until;
+    if (!down) {
+        double cap = p->cold_capacity +
+                     (double)((int64_t)p->capacity - (int64_t)p->cold_capacity) * progress;
+        if (p->capacity > 0 && (double)(s->in_flight + 1) > cap) {
+            s->knocked_until = t + p->knockdown_ns;
+            down = true;
+        }
+    }
+    w->dead = down;
+    if (down) {
+        if (p->down == DOWN_REFUSED) {
+            w->answer = ANSWER_ERROR;
+            return sc->timeout_ns < TOOL_MS ? sc->timeout_ns : TOOL_MS;
+        }
+        w->answer = ANSWER_TIMEOUT;
+        return sc->timeout_ns;
+    }
+    double median = (double)p->cold_latency_ns *
+                    pow((double)p->latency_ns / (double)p->cold_latency_ns, progress);
+    double sigma = log((double)p->latency_p99_ns / (double)p->latency_ns) / 2.3263478740;
+    double u1 = draw(sc->seed, id, DRAW_LATENCY_U1), u2 = draw(sc->seed, id, DRAW_LATENCY_U2);
+    double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    double latency = median * exp(sigma * z);
+    w->holds_capacity = true;
+    s->in_flight++;
+    if (latency >= (double)sc->timeout_ns) {
+        w->answer = ANSWER_TIMEOUT;
+        return sc->timeout_ns;
+    }
+    w->answer = draw(sc->seed, id, DRAW_ERROR) < p->error_rate ? ANSWER_ERROR : ANSWER_OK;
+    return latency < 1.0 ? 1 : (uint64_t)latency;
+}
+
+/* The round a probe admitted now at host `h` belongs to (from 1). */
+static uint32_t round_now(struct fsim *s, uint32_t h) {
+    uint32_t r = s->hosts[h].half_opens;
+    if (s->fleet) {
+        struct fleet_name_stats st;
+        r = fleet_model_name_stats(s->model, s->name, &st) == 0 ? (uint32_t)st.half_opens : 0;
+    }
+    if (r == 0) r = 1;
+    return r < TOOL_FLEET_MAX_ROUNDS ? r : TOOL_FLEET_MAX_ROUNDS;
+}
+
+static void arrival(struct fsim *s, uint64_t id) {
+    struct tool_fleet_run *r = s->r;
+    struct tool_bin *bin = tool_timeline_bin(&r->timeline, s->now);
+    r->requests++;
+    uint32_t hi = (uint32_t)(draw(s->sc->seed, id, DRAW_HOST) * (double)s->sc->instances);
+    if (hi >= s->sc->instances) hi = s->sc->instances - 1;
+    struct host *h = &s->hosts[hi];
+    if (h->free_count == 0) {
+        r->shed++;
+        bin->shed++;
+        return;
+    }
+    struct fleet_permit permit;
+    memset(&permit, 0, sizeof(permit));
+    int admit = s->fleet ? fleet_client_acquire(h->client, h->b, &permit)
+                         : breaker_acquire(h->b, &permit.permit);
+    if (admit != BREAKER_OK) {
+        r->refused++;
+        bin->refused++;
+        return;
+    }
+    uint32_t wi = h->free_workers[--h->free_count];
+    struct worker *w = &s->workers[wi];
+    w->start = s->now;
+    w->permit = permit;
+    w->probe = breaker_permit_is_probe(&permit.permit) != 0;
+    uint64_t took = dependency_call(s, id, w);
+    r->reached++;
+    bin->reached++;
+    if (w->dead) r->reached_dead++;
+    if (w->probe) {
+        uint32_t k = round_now(s, hi);
+        struct tool_fleet_round *rd = &r->rounds[k - 1];
+        if (k > r->round_count) r->round_count = k;
+        w->round = k;
+        rd->probes++;
+        if (rd->probes == 1) rd->first_ns = s->now;
+        if (w->dead) rd->dead++;
+        if (++s->round_in_flight[k - 1] > rd->max_in_flight)
+            rd->max_in_flight = s->round_in_flight[k - 1];
+        if (++s->probes_in_flight > r->max_in_flight) r->max_in_flight = s->probes_in_flight;
+        r->probes++;
+        if (w->dead) r->probes_dead++;
+    }
+    schedule(s, s->now + took, EV_DONE, wi);
+}
+
+static void done(struct fsim *s, uint32_t wi) {
+    struct tool_fleet_run *r = s->r;
+    struct worker *w = &s->workers[wi];
+    struct host *h = &s->hosts[w->host];
+    if (w->holds_capacity) s->in_flight--;
+    if (w->probe) {
+        s->round_in_flight[w->round - 1]--;
+        s->probes_in_flight--;
+    }
+    enum breaker_outcome o = w->answer == ANSWER_OK ? BREAKER_SUCCESS : BREAKER_FAILURE;
+    if (s->fleet) {
+        (void)fleet_client_complete(h->client, h->b, &w->permit, o, 0);
+    } else {
+        (void)breaker_complete(h->b, &w->permit.permit, o);
+    }
+    if (w->answer == ANSWER_OK) {
+        r->served++;
+    } else {
+        tool_timeline_bin(&r->timeline, s->now)->failed++;
+    }
+    tool_timeline_latency(&r->timeline, s->now, s->now - w->start);
+    h->free_workers[h->free_count++] = wi;
+}
+
+/* The next flush of host `h`: the interval, jittered by +-20% as the Redis
+ * client's flusher does, drawn from (seed, host, flush number). */
+static void schedule_flush(struct fsim *s, uint32_t hi) {
+    struct host *h = &s->hosts[hi];
+    uint64_t iv = s->sc->flush_interval_ns;
+    double u = draw(s->sc->seed, ((uint64_t)hi << 32) | h->flushes, DRAW_FLUSH);
+    uint64_t wait = iv - iv / 5 + (uint64_t)(u * (double)(2 * (iv / 5)));
+    h->flushes++;
+    if (s->now + wait < s->sc->duration_ns) schedule(s, s->now + wait, EV_FLUSH, hi);
+}
+
+static void note_fleet_state(struct fsim *s) {
+    struct fleet_name_stats st;
+    if (!s->fleet || fleet_model_name_stats(s->model, s->name, &st) != 0) return;
+    if (st.state == s->fleet_state) return;
+    s->fleet_state = st.state;
+    if (tool_timeline_state(&s->r->timeline, s->now, st.state) != 0) s->oom = true;
+}
+
+static uint64_t outage_start(const struct tool_scenario *sc, const uint64_t *starts) {
+    for (size_t i = 0; i < sc->phase_count; i++)
+        if (tool_phase_is_outage(&sc->phases[i])) return starts[i];
+    return UINT64_MAX;
+}
+
+static int run(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *ctxs, char *msg,
+               size_t msg_len) {
+    const struct tool_scenario *sc = s->sc;
+    struct tool_fleet_run *r = s->r;
+    if (s->fleet) {
+#ifdef BREAKER_TOOL_NO_OUTSIDE
+        snprintf(msg, msg_len,
+                 "the fleet scenario needs libbreaker built as a static library: it trips and "
+                 "closes the hosts' breakers through private entry points a shared libbreaker "
+                 "does not export");
+        return -1;
+#else
+        struct fleet_model_config mc = {.clock = fsim_clock,
+                                        .clock_ctx = s,
+                                        .trip = breaker__trip_outside,
+                                        .close = breaker__close_outside,
+                                        .flush_interval_ns = sc->flush_interval_ns};
+        if (fleet_model_create(&mc, &s->model) != 0) {
+            snprintf(msg, msg_len, "out of memory");
+            return -1;
+        }
+#endif
+    }
+    for (uint32_t i = 0; i < sc->instances; i++) {
+        struct host *h = &s->hosts[i];
+        breaker_config c = cfg->cfg;
+        c.clock = fsim_clock;
+        c.clock_ctx = s;
+        ctxs[i].s = s;
+        ctxs[i].host = i;
+        c.on_event = on_event;
+        c.event_ctx = &ctxs[i];
+        /* Each host its own jitter, as separate processes have. */
+        uint64_t seed = c.seed != 0 ? c.seed : sc->seed != 0 ? sc->seed : 1;
+        c.seed = breaker__splitmix64(seed + i);
+        if (c.seed == 0) c.seed = 1;
+        int rc;
+        if (s->fleet) {
+            if (fleet_client_create(s->model, &h->client) != 0) {
+                snprintf(msg, msg_len, "out of memory");
+                return -1;
+            }
+            rc = fleet_client_attach(h->client, s->name, &c, &h->b);
+            if (rc == BREAKER_CONFIG_DIFFERS) rc = BREAKER_OK; /* the seed alone */
+        } else {
+            rc = breaker_create(&c, &h->b);
+        }
+        if (rc != BREAKER_OK) {
+            snprintf(msg, msg_len, "breaker %s: %s", cfg->name, breaker_strerror(rc));
+            return -1;
+        }
+    }
+    if (tool_timeline_state(&r->timeline, 0, BREAKER_CLOSED) != 0) {
+        snprintf(msg, msg_len, "out of memory");
+        return -1;
+    }
+    s->fleet_state = BREAKER_CLOSED;
+    if (s->fleet)
+        for (uint32_t i = 0; i < sc->instances; i++)
+            schedule_flush(s, i);
+
+    uint64_t id = 0;
+    uint64_t next = (uint64_t)(-log(draw(sc->seed, id, DRAW_ARRIVAL)) / sc->rate * 1e9);
+    if (next < sc->duration_ns) schedule(s, next, EV_ARRIVAL, 0);
+    while (s->heap.n > 0 && !s->oom) {
+        struct event e;
+        tool_heap_pop(&s->heap, &e);
+        s->now = e.key.at;
+        switch (e.type) {
+        case EV_DONE:
+            done(s, e.who);
+            break;
+        case EV_FLUSH:
+            fleet_client_flush(s->hosts[e.who].client);
+            schedule_flush(s, e.who);
+            break;
+        case EV_ARRIVAL: {
+            arrival(s, id);
+            id++;
+            uint64_t gap = (uint64_t)(-log(draw(sc->seed, id, DRAW_ARRIVAL)) / sc->rate * 1e9);
+            if (s->now + gap < sc->duration_ns) schedule(s, s->now + gap, EV_ARRIVAL, 0);
+            break;
+        }
+        }
+        note_fleet_state(s);
+    }
+    if (s->oom) {
+        snprintf(msg, msg_len, "out of memory");
+        return -1;
+    }
+    if (s->fleet) {
+        struct fleet_name_stats st;
+        if (fleet_model_name_stats(s->model, s->name, &st) == 0) {
+            r->fleet_trips = st.trips;
+            r->fleet_transitions = st.transitions;
+            r->leases = st.leases_granted;
+        }
+    }
+    for (uint32_t i = 0; i < sc->instances; i++)
+        if (breaker_get_state(s->hosts[i].b) == BREAKER_CLOSED) r->hosts_closed_at_end++;
+    return 0;
+}
+
+static void setup_timeline(struct fsim *s, const struct tool_breaker *cfg) {
+    const struct tool_scenario *sc = s->sc;
+    struct tool_timeline *tl = &s->r->timeline;
+    tl->has_breaker = true;
+    tl->has_shed = true;
+    tl->timeout_ns = sc->timeout_ns;
+    for (size_t i = 0; i < sc->phase_count && i < TOOL_MAX_PHASE; i++) {
+        struct tool_band *band = &tl->bands[tl->band_count++];
+        band->from_ns = s->phase_start[i];
+        band->to_ns = s->phase_start[i] + sc->phases[i].duration_ns;
+        snprintf(band->label, sizeof(band->label), "%s", sc->phases[i].name);
+        band->shade = tool_phase_is_outage(&sc->phases[i])     ? 1
+                      : sc->phases[i].kind == PHASE_RECOVERING ? 2
+                                                               : 0;
+    }
+    snprintf(tl->title, sizeof(tl->title), "%s: %s, %u hosts", cfg->name,
+             s->fleet ? "fleet store (in-process model of breaker_redis)" : "local breakers",
+             sc->instances);
+    snprintf(tl->subtitle, sizeof(tl->subtitle), "%s",
+             s->fleet ? "calls of all hosts; the band is the fleet's state"
+                      : "calls of all hosts; the band is host 1's breaker");
+}
+
+static int run_one(const struct tool_scenario *sc, const struct tool_breaker *cfg, bool fleet,
+                   struct tool_fleet_run *out, char *msg, size_t msg_len) {
+    memset(out, 0, sizeof(*out));
+    out->fleet = fleet;
+    out->first_open_ns = out->last_open_ns = UINT64_MAX;
+    struct fsim s;
+    memset(&s, 0, sizeof(s));
+    s.sc = sc;
+    s.r = out;
+    s.fleet = fleet;
+    s.name = "dependency";
+    for (size_t i = 0; i < sc->phase_count; i++)
+        s.phase_start[i + 1] = s.phase_start[i] + sc->phases[i].duration_ns;
+    out->outage_at_ns = outage_start(sc, s.phase_start);
+    tool_heap_init(&s.heap, sizeof(struct event));
+    size_t n = sc->instances, nw = (size_t)sc->instances * sc->workers;
+    s.hosts = calloc(n, sizeof(*s.hosts));
+    s.workers = calloc(nw, sizeof(*s.workers));
+    s.round_in_flight = calloc(TOOL_FLEET_MAX_ROUNDS, sizeof(*s.round_in_flight));
+    struct host_ctx *ctxs = calloc(n, sizeof(*ctxs));
+    int rc = -1;
+    if (s.hosts == NULL || s.workers == NULL || s.round_in_flight == NULL || ctxs == NULL ||
+        tool_timeline_init(&out->timeline, 0, sc->duration_ns, 0) != 0) {
+        snprintf(msg, msg_len, "out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < sc->instances; i++) {
+        struct host *h = &s.hosts[i];
+        h->free_workers = calloc(sc->workers, sizeof(*h->free_workers));
+        if (h->free_workers == NULL) {
+            snprintf(msg, msg_len, "out of memory");
+            goto out;
+        }
+        for (uint32_t j = 0; j < sc->workers; j++) {
+            uint32_t wi = i * sc->workers + (sc->workers - 1 - j);
+            h->free_workers[j] = wi;
+            s.workers[wi].host = i;
+        }
+        h->free_count = sc->workers;
+    }
+    setup_timeline(&s, cfg);
+    rc = run(&s, cfg, ctxs, msg, msg_len);
+out:
+    for (uint32_t i = 0; s.hosts != NULL && i < sc->instances; i++) {
+        if (s.hosts[i].client != NULL) {
+            fleet_client_destroy(s.hosts[i].client); /* destroys its breaker */
+        } else {
+            breaker_destroy(s.hosts[i].b);
+        }
+        free(s.hosts[i].free_workers);
+    }
+    fleet_model_destroy(s.model);
+    tool_heap_free(&s.heap);
+    free(s.hosts);
+    free(s.workers);
+    free(s.round_in_flight);
+    free(ctxs);
+    if (rc != 0) tool_timeline_free(&out->timeline);
+    return rc;
+}
+
+int tool_simulate_fleet(const struct tool_scenario *sc, const struct tool_breaker *cfg,
+                        struct tool_fleet_result *out, char *msg, size_t msg_len) {
+    memset(out, 0, sizeof(*out));
+    snprintf(out->name, sizeof(out->name), "%s", cfg->name);
+    if (sc->instances == 0) {
+        snprintf(msg, msg_len, "not a fleet scenario (instances is 0)");
+        return -1;
+    }
+    if (tool_scenario_has_abuser(sc)) {
+        snprintf(msg, msg_len, "a fleet scenario has no abusive caller (abuser_share)");
+        return -1;
+    }
+    breaker *tmp = NULL;
+    if (breaker_create(&cfg->cfg, &tmp) != BREAKER_OK) {
+        snprintf(msg, msg_len, "breaker %s: cannot create", cfg->name);
+        return -1;
+    }
+    breaker_config eff;
+    breaker_get_config(tmp, &eff);
+    breaker_destroy(tmp);
+    out->max_probes = eff.half_open_max_probes;
+    if (run_one(sc, cfg, false, &out->local, msg, msg_len) != 0) return -1;
+    if (run_one(sc, cfg, true, &out->fleet, msg, msg_len) != 0) {
+        tool_timeline_free(&out->local.timeline);
+        return -1;
+    }
+    return 0;
+}
+
+void tool_fleet_result_free(struct tool_fleet_result *r) {
+    tool_timeline_free(&r->local.timeline);
+    tool_timeline_free(&r->fleet.timeline);
+}
