@@ -15,6 +15,9 @@ if(TARGET breaker_redis)
     target_link_libraries(test_redis_fleet PRIVATE breaker_redis PkgConfig::CMOCKA
                                                    PkgConfig::HIREDIS Threads::Threads)
     target_include_directories(test_redis_fleet PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    if(BREAKER_PROMTOOL)
+      target_compile_definitions(test_redis_fleet PRIVATE BREAKER_PROMTOOL="${BREAKER_PROMTOOL}")
+    endif()
     add_test(NAME test_redis_fleet COMMAND test_redis_fleet)
     set_tests_properties(test_redis_fleet PROPERTIES TIMEOUT 240 LABELS "external;concurrency")
     # The store contract (store_contract.h) for the fleet store: two sites

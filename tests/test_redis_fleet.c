@@ -1032,6 +1032,45 @@ static void the_registry_view_is_refused_by_the_store_file_functions(void **stat
     breaker_redis_close(f);
 }
 
+/* The handle's counters for a scrape: valid Prometheus text (promtool when
+ * the build found it), the view's age finite after a good flush, and the
+ * buffer form's ENOSPC contract. */
+static void the_fleet_view_and_its_counters_export_to_prometheus(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
+    assert_non_null(f);
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "scraped", NULL, &b, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    char text[4096];
+    size_t len = 0;
+    assert_int_equal(breaker_redis_export_prometheus(f, text, sizeof text, &len), BREAKER_OK);
+    assert_int_equal(len, strlen(text));
+    assert_non_null(strstr(text, "breaker_fleet_degraded 0\n"));
+    assert_non_null(strstr(text, "breaker_fleet_view_age_seconds "));
+    assert_null(strstr(text, "+Inf")); /* a good flush happened */
+    assert_non_null(strstr(text, "breaker_fleet_leases_total{result=\"granted\"} 0\n"));
+    char small[16];
+    size_t need = 0;
+    assert_int_equal(breaker_redis_export_prometheus(f, small, sizeof small, &need),
+                     BREAKER_ENOSPC);
+    assert_string_equal(small, "");
+    assert_true(need >= len + 1);
+#ifdef BREAKER_PROMTOOL
+    char path[] = "/tmp/breaker-fleet-prom-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    close(fd);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "'%s' check metrics < '%s' >/dev/null 2>&1", BREAKER_PROMTOOL, path);
+    int rc = system(cmd);
+    unlink(path);
+    assert_int_equal(rc, 0);
+#endif
+    breaker_redis_close(f);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     const struct CMUnitTest tests[] = {
@@ -1058,6 +1097,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(commands_follow_the_flush_rate_not_the_call_rate,
                                         setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(fleet_backed_calls_cost_about_what_local_calls_cost,
+                                        setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(the_fleet_view_and_its_counters_export_to_prometheus,
                                         setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(fail_closed_refuses_while_the_view_is_stale, setup_server,
                                         teardown_server),

@@ -225,6 +225,20 @@ struct breaker_redis_stats {
 BREAKER_API void breaker_redis_stats_get(breaker_redis *fleet, breaker_redis_stats *out)
     BREAKER_NONNULL(1, 2);
 
+/*! breaker_redis_export_prometheus() :
+ *  The handle's counters in the Prometheus text format, for a scrape next to
+ *  breaker_registry_export_prometheus(): breaker_fleet_view_age_seconds (the
+ *  age of the host's fleet view: how stale its decisions may be; +Inf
+ *  before the first good flush), breaker_fleet_degraded, and counters of
+ *  flushes, flush errors, degraded entries, lease requests by result,
+ *  fleet trips and closes applied locally. Writes a NUL-terminated text into
+ *  `buf` (`cap` bytes) and returns BREAKER_OK with its length (without the
+ *  NUL) in `*len`; or BREAKER_ENOSPC with the size needed (NUL included) in
+ *  `*len` and `buf` an empty string (when cap > 0). `len` may be NULL. Never
+ *  truncates; thread-safe; independent of the C locale. */
+BREAKER_API int breaker_redis_export_prometheus(breaker_redis *fleet, char *buf, size_t cap,
+                                                size_t *len) BREAKER_NONNULL(1);
+
 #ifdef __cplusplus
 }
 #endif
