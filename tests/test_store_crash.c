@@ -75,7 +75,15 @@ static _Noreturn void worker(struct shared_counts *sh, unsigned seed, breaker_st
 static void recovers_and_trips_once(breaker *b) {
     uint64_t give_up = monotonic_ns() + 5 * SEC;
     while (breaker_get_state(b) != BREAKER_CLOSED) {
-        assert_true(monotonic_ns() < give_up);
+        if (monotonic_ns() > give_up) {
+            breaker_stats s = stats_of(b);
+            fail_msg("still %s after 5 s: generation %llu, %llu probes admitted, %llu "
+                     "succeeded, %llu failed, %llu timed out",
+                     breaker_state_name(breaker_get_state(b)),
+                     (unsigned long long)breaker_generation(b),
+                     (unsigned long long)s.probes_admitted, (unsigned long long)s.probes_succeeded,
+                     (unsigned long long)s.probes_failed, (unsigned long long)s.probes_timed_out);
+        }
         breaker_permit p;
         if (breaker_acquire(b, &p) == BREAKER_OK)
             assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);

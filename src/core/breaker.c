@@ -387,11 +387,21 @@ static bool half_open_check_timeouts(breaker *b, uint64_t *ctl, uint64_t now,
 
 enum { ACQUIRE_RETRY = -1 };
 
+static void close_if_settled(breaker *b, uint64_t gen, uint64_t now);
+
 static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     struct breaker__shared *s = b->shared;
     uint64_t now = b->now_precise(b);
     struct slot_scan scan;
     if (half_open_check_timeouts(b, &ctl, now, &scan)) return ACQUIRE_RETRY;
+    /* Enough successes and nothing in flight, yet still HALF_OPEN: the probe
+     * that freed the last slot never made its close check (its process was
+     * killed in between; a store file outlives it). Make the check for it,
+     * or the breaker would refuse for good. */
+    if (breaker__ctl_succ(ctl) >= s->lim.half_open_successes && scan.next_deadline == UINT64_MAX) {
+        close_if_settled(b, breaker__ctl_gen(ctl), now);
+        if (!still_in(s, BREAKER_HALF_OPEN, breaker__ctl_gen(ctl))) return ACQUIRE_RETRY;
+    }
     /* Enough probes have succeeded: admit no more; the breaker closes when
      * those in flight settle (close_if_settled). */
     if (scan.free_slot < 0 || breaker__ctl_succ(ctl) >= s->lim.half_open_successes) {
