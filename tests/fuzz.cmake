@@ -8,7 +8,7 @@
 # (-fsanitize=fuzzer, not a test) against copies of the library and the tool
 # code compiled with coverage instrumentation, for real fuzzing.
 set(_fuzz_dir ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
-set(_fuzz_targets fuzz_config_set fuzz_api_sequence)
+set(_fuzz_targets fuzz_config_set fuzz_api_sequence fuzz_store_file)
 if(BREAKER_BUILD_TOOLS)
   list(APPEND _fuzz_targets fuzz_replay_trace fuzz_tool_options)
 endif()
@@ -60,6 +60,7 @@ if(BREAKER_HAVE_LIBFUZZER)
   target_link_libraries(breaker_fuzzing PUBLIC Threads::Threads m)
   set(_fuzz_libs_fuzz_config_set breaker_fuzzing)
   set(_fuzz_libs_fuzz_api_sequence breaker_fuzzing)
+  set(_fuzz_libs_fuzz_store_file breaker_fuzzing)
 
   if(BREAKER_BUILD_TOOLS)
     file(GLOB _fuzz_tool_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tools/*.c)

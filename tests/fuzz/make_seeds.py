@@ -158,6 +158,105 @@ TRACE_SEEDS = {
 }
 
 
+# fuzz_store_file: patches of the template store the harness lays out (see
+# fuzz_store_file.c): a flags byte (1: cut the file; 2, 4: the new name's
+# configuration; 8: force open, force closed and reset every handle), a
+# 16-bit length when cut, then records of a 16-bit offset,
+# a length byte and the bytes. The template: header at 0, directory of 4
+# entries of 160 bytes at 4096, data from 8192 holding the blocks of alpha
+# (consecutive, 8192), beta-count (count window and slow calls, 10880) and
+# gamma_time (time window, half-open, 18176); 32768 bytes in all.
+ENTRIES, DATA, FILE_SIZE, ENTRY = 4096, 8192, 32768, 160
+BLOCK_ALPHA, BLOCK_BETA, BLOCK_GAMMA = 8192, 10880, 18176
+U64_MAX = 2**64 - 1
+
+
+def u32(v):
+    return (v & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+def u64(v):
+    return (v & U64_MAX).to_bytes(8, "little")
+
+
+def patch(off, data):
+    return off.to_bytes(2, "little") + bytes([len(data)]) + data
+
+
+def entry(i, field):
+    return ENTRIES + i * ENTRY + {"state": 0, "block_off": 8, "block_size": 16, "name": 24}[field]
+
+
+def store(*patches, cut=None, new_cfg=0, manual=False):
+    flags = (new_cfg & 3) << 1 | (8 if manual else 0)
+    head = bytes([flags])
+    if cut is not None:
+        head = bytes([flags | 1]) + cut.to_bytes(2, "little")
+    return head + b"".join(patches)
+
+
+def store_seeds():
+    # Header fields: magic 0, version 8, header_size 12, abi 16, boot_id 24,
+    # file_size 64, capacity 72, entry_size 76, entries_off 80, data_off 88,
+    # data_used 96, names 104, store_id 112, then the stripe claims.
+    other_boot = patch(24, b"00000000-0000-0000-0000-000000000000")
+    return {
+        "unchanged": store(),
+        "new_name_time_window": store(new_cfg=2),
+        "manual_ramp_new_name": store(new_cfg=3, manual=True),
+        "cut_to_header": store(cut=200),
+        "cut_in_directory": store(cut=4200),
+        "cut_in_first_block": store(cut=9000),
+        "grown": store(cut=40000),
+        "empty": store(cut=0),
+        "magic_zero": store(patch(0, u64(0))),
+        "version_99": store(patch(8, u32(99))),
+        "capacity_zero": store(patch(72, u32(0))),
+        "capacity_too_big": store(patch(72, u32(65537))),
+        "entries_off_wraps": store(patch(80, u64(2**64 - 4096))),
+        "entries_off_misaligned": store(patch(80, u64(4100))),
+        "data_off_past_end": store(patch(88, u64(FILE_SIZE + 4096))),
+        "data_off_misaligned": store(patch(88, u64(DATA + 8))),
+        "data_used_wraps": store(patch(96, u64(U64_MAX - 64))),
+        "data_used_full": store(patch(96, u64(FILE_SIZE - DATA))),
+        "names_past_capacity": store(patch(104, u32(1000))),
+        # Another boot's file whose directory would no longer fit once laid
+        # out again at the usual offsets (200 entries right after the header).
+        "other_boot_capacity_overflows": store(other_boot, patch(72, u32(200)),
+                                               patch(80, u64(184)), patch(88, u64(32256))),
+        "other_boot": store(other_boot),
+        "block_off_wraps": store(patch(entry(0, "block_off"), u64(2**64 - 64)),
+                                 patch(entry(0, "block_size"), u64(128))),
+        "block_off_in_header": store(patch(entry(1, "block_off"), u64(0))),
+        "block_off_in_directory": store(patch(entry(1, "block_off"), u64(ENTRIES))),
+        "block_off_misaligned": store(patch(entry(0, "block_off"), u64(BLOCK_ALPHA + 8))),
+        "block_size_huge": store(patch(entry(2, "block_size"), u64(2**63))),
+        "initialising_block_outside": store(patch(entry(2, "state"), u32(1)),
+                                            patch(entry(2, "block_off"), u64(2**40)),
+                                            patch(entry(2, "block_size"), u64(2**20))),
+        "initialising_taken_over": store(patch(entry(1, "state"), u32(1))),
+        "initialising_on_live_block": store(patch(entry(1, "state"), u32(1)),
+                                            patch(entry(1, "block_off"), u64(BLOCK_ALPHA))),
+        # gamma_time (no ramp) CLOSED with the ramp flag (ctl at 256), the
+        # ramp ending far ahead (phase_time at 264): found by the fuzzer.
+        "ramp_flag_without_ramp": store(patch(BLOCK_GAMMA + 256,
+                                              u64(0x2200000000000001) + u64(0x4000050109))),
+        "state_garbage": store(patch(entry(0, "state"), u32(7))),
+        "name_unterminated": store(patch(entry(0, "name"), b"a" * 129)),
+        "name_invalid": store(patch(entry(1, "name"), b"bad name!\0")),
+        "two_names_one_block": store(patch(entry(1, "block_off"), u64(BLOCK_ALPHA)),
+                                     patch(entry(1, "block_size"), u64(2688))),
+        # Block fields: magic 0, layout_version 8, total_size 16, epoch 32,
+        # limits 40 (half_open_max_probes at 60), ctl 256, ring_next 384.
+        "block_magic_zero": store(patch(BLOCK_ALPHA, u64(0))),
+        "block_total_size_huge": store(patch(BLOCK_BETA + 16, u64(2**40))),
+        "block_probes_huge": store(patch(BLOCK_GAMMA + 60, u32(4095))),
+        "block_ctl_garbage": store(patch(BLOCK_ALPHA + 256, bytes(range(0xF8, 0x100)))),
+        "block_ring_next_huge": store(patch(BLOCK_BETA + 384, u64(U64_MAX))),
+        "block_epoch_huge": store(patch(BLOCK_GAMMA + 32, u64(U64_MAX - 5))),
+    }
+
+
 # Inputs that once found bugs outside the harness (docs/fuzzing.md, "Bugs
 # found"); fixed, and kept in the corpus so they stay fixed.
 def reproducers():
@@ -194,6 +293,8 @@ def main():
         write("fuzz_config_set", name, text)
     for name, text in TRACE_SEEDS.items():
         write("fuzz_replay_trace", name + ".csv", text)
+    for name, prog in store_seeds().items():
+        write("fuzz_store_file", name, prog)
     for target, name, content in reproducers():
         write(target, name, content, "corpus")
 
