@@ -1199,6 +1199,40 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
 
 /* ---- Prometheus -------------------------------------------------------------*/
 
+/* A literal, so that the compiler checks the arguments against it. */
+#define FLEET_PROMETHEUS_FORMAT                                                                 \
+    "# HELP breaker_fleet_view_age_seconds Age of this host's view of the fleet (the last "     \
+    "good flush); its decisions may be this stale.\n"                                           \
+    "# TYPE breaker_fleet_view_age_seconds gauge\n"                                             \
+    "breaker_fleet_view_age_seconds %s\n"                                                       \
+    "# HELP breaker_fleet_degraded 1 while the host has fallen back to its local breakers.\n"   \
+    "# TYPE breaker_fleet_degraded gauge\n"                                                     \
+    "breaker_fleet_degraded %d\n"                                                               \
+    "# HELP breaker_fleet_degraded_entered_total Times the host became degraded.\n"             \
+    "# TYPE breaker_fleet_degraded_entered_total counter\n"                                     \
+    "breaker_fleet_degraded_entered_total %llu\n"                                               \
+    "# HELP breaker_fleet_flushes_total Flush rounds Redis answered.\n"                         \
+    "# TYPE breaker_fleet_flushes_total counter\n"                                              \
+    "breaker_fleet_flushes_total %llu\n"                                                        \
+    "# HELP breaker_fleet_flush_errors_total Flush rounds that failed.\n"                       \
+    "# TYPE breaker_fleet_flush_errors_total counter\n"                                         \
+    "breaker_fleet_flush_errors_total %llu\n"                                                   \
+    "# HELP breaker_fleet_leases_total Inline probe lease requests, by result (gated: refused " \
+    "locally after a fleet refusal).\n"                                                         \
+    "# TYPE breaker_fleet_leases_total counter\n"                                               \
+    "breaker_fleet_leases_total{result=\"granted\"} %llu\n"                                     \
+    "breaker_fleet_leases_total{result=\"refused\"} %llu\n"                                     \
+    "breaker_fleet_leases_total{result=\"error\"} %llu\n"                                       \
+    "breaker_fleet_leases_total{result=\"gated\"} %llu\n"                                       \
+    "# HELP breaker_fleet_trips_applied_total Local breakers tripped because the fleet "        \
+    "tripped.\n"                                                                                \
+    "# TYPE breaker_fleet_trips_applied_total counter\n"                                        \
+    "breaker_fleet_trips_applied_total %llu\n"                                                  \
+    "# HELP breaker_fleet_closes_applied_total Local breakers closed because the fleet "        \
+    "closed.\n"                                                                                 \
+    "# TYPE breaker_fleet_closes_applied_total counter\n"                                       \
+    "breaker_fleet_closes_applied_total %llu\n"
+
 int breaker_redis_export_prometheus(breaker_redis *f, char *buf, size_t cap, size_t *len) {
     breaker_redis_stats st;
     breaker_redis_stats_get(f, &st);
@@ -1209,40 +1243,8 @@ int breaker_redis_export_prometheus(breaker_redis *f, char *buf, size_t cap, siz
         snprintf(age, sizeof(age), "%llu.%09llu",
                  (unsigned long long)(st.staleness_ns / 1000000000u),
                  (unsigned long long)(st.staleness_ns % 1000000000u));
-    static const char *const fmt =
-        "# HELP breaker_fleet_view_age_seconds Age of this host's view of the fleet (the last "
-        "good flush); its decisions may be this stale.\n"
-        "# TYPE breaker_fleet_view_age_seconds gauge\n"
-        "breaker_fleet_view_age_seconds %s\n"
-        "# HELP breaker_fleet_degraded 1 while the host has fallen back to its local breakers.\n"
-        "# TYPE breaker_fleet_degraded gauge\n"
-        "breaker_fleet_degraded %d\n"
-        "# HELP breaker_fleet_degraded_entered_total Times the host became degraded.\n"
-        "# TYPE breaker_fleet_degraded_entered_total counter\n"
-        "breaker_fleet_degraded_entered_total %llu\n"
-        "# HELP breaker_fleet_flushes_total Flush rounds Redis answered.\n"
-        "# TYPE breaker_fleet_flushes_total counter\n"
-        "breaker_fleet_flushes_total %llu\n"
-        "# HELP breaker_fleet_flush_errors_total Flush rounds that failed.\n"
-        "# TYPE breaker_fleet_flush_errors_total counter\n"
-        "breaker_fleet_flush_errors_total %llu\n"
-        "# HELP breaker_fleet_leases_total Inline probe lease requests, by result (gated: refused "
-        "locally after a fleet refusal).\n"
-        "# TYPE breaker_fleet_leases_total counter\n"
-        "breaker_fleet_leases_total{result=\"granted\"} %llu\n"
-        "breaker_fleet_leases_total{result=\"refused\"} %llu\n"
-        "breaker_fleet_leases_total{result=\"error\"} %llu\n"
-        "breaker_fleet_leases_total{result=\"gated\"} %llu\n"
-        "# HELP breaker_fleet_trips_applied_total Local breakers tripped because the fleet "
-        "tripped.\n"
-        "# TYPE breaker_fleet_trips_applied_total counter\n"
-        "breaker_fleet_trips_applied_total %llu\n"
-        "# HELP breaker_fleet_closes_applied_total Local breakers closed because the fleet "
-        "closed.\n"
-        "# TYPE breaker_fleet_closes_applied_total counter\n"
-        "breaker_fleet_closes_applied_total %llu\n";
     /* cap 0: buf may be NULL, which snprintf() allows with a size of 0. */
-    int n = snprintf(cap > 0 ? buf : NULL, cap, fmt, age, st.degraded,
+    int n = snprintf(cap > 0 ? buf : NULL, cap, FLEET_PROMETHEUS_FORMAT, age, st.degraded,
                      (unsigned long long)st.degraded_entered, (unsigned long long)st.flushes,
                      (unsigned long long)st.flush_errors, (unsigned long long)st.leases_granted,
                      (unsigned long long)st.leases_refused, (unsigned long long)st.lease_errors,
