@@ -237,18 +237,25 @@ static void no_start_time_no_claim(void **state) {
     assert_true(pid >= 0);
     if (pid == 0) {
         breaker *c = attach(st, "no-proc", NULL);
+        /* No descriptor free: fill them all (valgrind keeps some for
+         * itself, so the lowest free number says nothing). */
         struct rlimit rl;
         if (getrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(2);
-        int lowest = dup(0);
-        if (lowest < 0) _exit(2);
-        close(lowest);
-        rl.rlim_cur = (rlim_t)lowest; /* none free */
+        if (rl.rlim_cur > 256) rl.rlim_cur = 256;
         if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(3);
+        int n = 0;
+        while (n < 4096 && open("/dev/null", O_RDONLY) >= 0)
+            n++;
+        if (n >= 4096) _exit(2);
         for (int i = 0; i < 1000; i++)
             call_once(c);
         if (c->host_domain < BREAKER__HOST_DOMAINS && breaker__tls_host_offset[c->host_domain] != 0)
             _exit(4); /* claimed with an unknown start time */
-        _exit(holds(st, getpid()) ? 5 : 0);
+        int held = holds(st, getpid());
+        breaker_destroy(c);
+        breaker_destroy(b); /* the parent's, inherited: freed for memcheck */
+        breaker_store_close(st);
+        _exit(held ? 5 : 0);
     }
     assert_int_equal(reap(pid), 0);
     assert_int_equal(stats_of(b).admitted, 1000);
