@@ -11,10 +11,14 @@
  *    probe connection, which it only ever try-locks: a caller never waits for
  *    another. A leased probe's completion marks its lease slot and wakes the
  *    flusher through a pipe.
- *  - the flusher (or breaker_redis_flush(), serialised with it by round_mu):
- *    reads each name's counters, sends deltas and lease results in one
- *    pipelined round trip, and applies the fleet states to the local
- *    breakers through breaker__trip_outside() and breaker__close_outside().
+ *  - the flusher (or breaker_redis_flush(), serialised with it by apply_mu):
+ *    under round_mu, reads each name's counters, sends deltas and lease
+ *    results in one pipelined round trip and decides what the answers mean
+ *    for each local breaker; then, with round_mu released, applies those
+ *    transitions through breaker__trip_outside() and
+ *    breaker__close_outside(). Their events (on_event, registry listeners)
+ *    thus run without round_mu, so a listener may call the registry, which
+ *    may attach or detach names here (both take round_mu).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, pipe, poll */
 
@@ -54,7 +58,7 @@
 #define NAME_MAX_LEN            255u
 
 /* A lease slot's state word. */
-enum { LEASE_FREE, LEASE_CLAIMED, LEASE_HELD, LEASE_DONE };
+enum { LEASE_FREE, LEASE_CLAIMED, LEASE_HELD, LEASE_DONE, LEASE_ORPHAN };
 /* Results as release_probe takes them. */
 enum { RESULT_SUCCESS = 0, RESULT_FAILURE = 1, RESULT_NEITHER = 2 };
 
@@ -66,6 +70,14 @@ struct lease {
     _Atomic uint64_t state;
     _Atomic uint64_t token; /* relaxed: ordered by `state` */
     _Atomic uint64_t gen;   /* the fleet generation the lease was granted in */
+    /* LEASE_ORPHAN: a lease request that got no answer (Redis may still
+     * grant it): the flusher releases the token, for any generation, in
+     * every round until Redis applied the release, or until its deadline
+     * (monotonic ns) passed and two answered rounds found no such lease.
+     * Written by the caller before its release store of ORPHAN; then
+     * flusher-only. relaxed: ordered by `state`. */
+    _Atomic uint64_t deadline_ns;
+    _Atomic uint32_t stale_answers;
 };
 
 struct entry {
@@ -79,12 +91,23 @@ struct entry {
     char limits[320]; /* the limits as the scripts take them (ARGV 2) */
     /* Flusher-only (under round_mu). */
     uint64_t last_succ, last_fail, last_slow, last_psucc, last_pfail;
-    uint64_t known_gen; /* the fleet generation of the last answer, 0 = none */
-    int follows;        /* the local breaker follows the fleet open: reset it
-                           when the fleet closes */
+    uint64_t known_gen;    /* the fleet generation of the last answer, 0 = none */
+    uint64_t followed_gen; /* the generation of the fleet open it follows */
+    int follows;           /* the local breaker follows the fleet open: reset it
+                              when the fleet closes */
     /* Read by callers: relaxed, each is a hint read alone. */
     _Atomic uint64_t gate_until_ns; /* no lease request before this (monotonic) */
     struct lease leases[LEASE_SLOTS];
+};
+
+/* A transition a round decided for one entry's local breaker, applied after
+ * round_mu is released (under apply_mu). */
+enum { ACT_NONE, ACT_TRIP, ACT_CLOSE };
+struct action {
+    int kind;
+    breaker *b;   /* the breaker it was decided for: skipped if detached since */
+    uint64_t gen; /* its local generation then: the fence */
+    breaker_evidence ev;
 };
 
 struct breaker_redis {
@@ -100,7 +123,19 @@ struct breaker_redis {
     _Atomic uint32_t count;
     pthread_mutex_t attach_mu;
 
+    /* Lock order: apply_mu, then round_mu (attach_mu, then round_mu). */
+    pthread_mutex_t apply_mu; /* one breaker_redis_flush() at a time, with
+                                 the transitions it applies */
+    struct action *actions;   /* under apply_mu: one per entry (max_names) */
     pthread_mutex_t round_mu; /* one flush round at a time; never on the call path */
+    /* Under round_mu: the breaker whose transition the apply phase is
+     * delivering now (NULL: none), on which thread; a detach of it from
+     * another thread waits for applied_cv, one from that thread (its own
+     * listener) leaves it to the apply phase to destroy (`doomed`). */
+    breaker *applying;
+    pthread_t applier;
+    breaker *doomed;
+    pthread_cond_t applied_cv;
     /* A round's calls and replies, under round_mu: grown by attach, so that
      * a round allocates nothing of its own (hiredis allocates its replies). */
     struct pending *round_calls;
@@ -304,8 +339,11 @@ static int parse_answer(const redisReply *r, int64_t out[ANS_COUNT]) {
 
 /* ---- Applying the fleet state to a local breaker ------------------------------*/
 
-static void apply_answer(breaker_redis *f, struct entry *e, const int64_t a[ANS_COUNT],
-                         uint64_t now) {
+/* Under round_mu: what answer `a` means for `e`'s local breaker, written to
+ * `act` (a later answer of the same round overrides an earlier one: the
+ * later is the newer fleet state). The transition itself is applied by
+ * apply_actions(), without round_mu. */
+static void decide(struct entry *e, struct action *act, const int64_t a[ANS_COUNT], uint64_t now) {
     e->known_gen = (uint64_t)a[ANS_GEN];
     breaker *b = entry_b(e);
     if (b == NULL) return; /* retired: only its lease results went */
@@ -313,37 +351,86 @@ static void apply_answer(breaker_redis *f, struct entry *e, const int64_t a[ANS_
     enum breaker_state local = breaker_get_state(b);
     if (a[ANS_STATE] == FLEET_CLOSED) {
         atomic_store_explicit(&e->gate_until_ns, 0, memory_order_relaxed);
-        if (e->follows && (local == BREAKER_OPEN || local == BREAKER_HALF_OPEN)) {
+        /* A close of the fleet this host followed: the state was born no
+         * later than the open it followed (born 0: a state from before the
+         * field, taken as the same). A state created from scratch since
+         * (Redis restarted empty, keys expired or deleted) closed nothing:
+         * the host keeps its local state, and its local breaker decides. */
+        int closed = (uint64_t)a[ANS_BORN] <= e->followed_gen;
+        if (e->follows && closed && (local == BREAKER_OPEN || local == BREAKER_HALF_OPEN)) {
             /* The fleet recovered: so does this host, at once (the local
              * probes' successes were recorded as IGNORED: the fleet counted
              * them), as a recovery by probes (a ramp with ramp_ns set).
              * Fenced by the local generation read before the state: a
              * breaker that moved on since (a local trip) is left alone. */
-            if (breaker__close_outside(b, local_gen, NULL) == BREAKER_OK) count(&f->n.fleet_closes);
-        }
+            act->kind = ACT_CLOSE;
+            act->b = b;
+            act->gen = local_gen;
+        } else if (act->kind == ACT_TRIP) {
+            act->kind = ACT_NONE; /* an earlier answer's trip: the fleet closed since */
+        }                         /* else an earlier answer's close of this round stands */
         e->follows = 0;
         return;
     }
     e->follows = 1;
+    e->followed_gen = (uint64_t)a[ANS_GEN];
     if (a[ANS_STATE] == FLEET_OPEN && a[ANS_WAIT_US] > 0) {
         atomic_store_explicit(&e->gate_until_ns, now + (uint64_t)a[ANS_WAIT_US] * 1000,
                               memory_order_relaxed);
     }
     if (local == BREAKER_CLOSED) {
-        breaker_evidence ev;
-        memset(&ev, 0, sizeof ev);
-        ev.calls = (uint64_t)a[ANS_CALLS];
-        ev.failures = (uint64_t)a[ANS_FAILURES];
-        ev.slow_calls = (uint64_t)a[ANS_SLOW];
-        if (ev.calls > 0) {
-            ev.failure_rate = (double)ev.failures / (double)ev.calls;
-            ev.slow_call_rate = (double)ev.slow_calls / (double)ev.calls;
+        breaker_evidence *ev = &act->ev;
+        memset(ev, 0, sizeof *ev);
+        ev->calls = (uint64_t)a[ANS_CALLS];
+        ev->failures = (uint64_t)a[ANS_FAILURES];
+        ev->slow_calls = (uint64_t)a[ANS_SLOW];
+        if (ev->calls > 0) {
+            ev->failure_rate = (double)ev->failures / (double)ev->calls;
+            ev->slow_call_rate = (double)ev->slow_calls / (double)ev->calls;
         }
-        ev.failed_recoveries = (uint32_t)a[ANS_K];
+        ev->failed_recoveries = (uint32_t)a[ANS_K];
         /* Fenced by the local generation: a breaker that moved on since
          * this read (another trip, a reset) is left alone (STALE), and the
          * next answer looks again. */
-        if (breaker__trip_outside(b, local_gen, &ev) == BREAKER_OK) count(&f->n.outside_trips);
+        act->kind = ACT_TRIP;
+        act->b = b;
+        act->gen = local_gen;
+    } else {
+        act->kind = ACT_NONE; /* the fleet is open again: no close */
+    }
+}
+
+/* Under apply_mu, without round_mu: apply the round's transitions. Each is
+ * delivered with `applying` set, so that a detach of its breaker waits for
+ * it (another thread) or leaves the destruction to us (a listener of it). */
+static void apply_actions(breaker_redis *f, uint32_t n) {
+    pthread_t self = pthread_self();
+    for (uint32_t i = 0; i < n; i++) {
+        struct action *act = &f->actions[i];
+        if (act->kind == ACT_NONE) continue;
+        int kind = act->kind;
+        act->kind = ACT_NONE;
+        pthread_mutex_lock(&f->round_mu);
+        int live = entry_b(f->entries[i]) == act->b; /* not detached since */
+        if (live) {
+            f->applying = act->b;
+            f->applier = self;
+        }
+        pthread_mutex_unlock(&f->round_mu);
+        if (!live) continue;
+        if (kind == ACT_TRIP) {
+            if (breaker__trip_outside(act->b, act->gen, &act->ev) == BREAKER_OK)
+                count(&f->n.outside_trips);
+        } else if (breaker__close_outside(act->b, act->gen, NULL) == BREAKER_OK) {
+            count(&f->n.fleet_closes);
+        }
+        pthread_mutex_lock(&f->round_mu);
+        f->applying = NULL;
+        breaker *doomed = f->doomed;
+        f->doomed = NULL;
+        pthread_cond_broadcast(&f->applied_cv);
+        pthread_mutex_unlock(&f->round_mu);
+        breaker_destroy(doomed); /* NULL: none */
     }
 }
 
@@ -393,8 +480,10 @@ static void take_deltas(struct entry *e, struct call *call) {
 
 struct pending {
     struct entry *e;
+    uint32_t idx; /* e's index in entries (and actions) */
     struct call call;
     struct lease *lease; /* release calls: the slot to free after */
+    int keep;            /* an orphan's release: keep the slot after the round */
 };
 
 /* Connect (when not connected) and load the scripts. @return 1 or 0. */
@@ -449,7 +538,22 @@ broken:
     return retry ? 0 : -1;
 }
 
-static int round_locked(breaker_redis *f) {
+/* A retry after a dropped connection: the server may have run the first
+ * pipeline before the connection went, so the deltas are not sent again
+ * (they are lost, as a broken connection's cost; counting them twice would
+ * be worse). Lease results go again: a release is idempotent (the script
+ * checks the token and the generation). */
+static void drop_deltas(struct pending *p, size_t np) {
+    for (size_t i = 0; i < np; i++) {
+        if (p[i].call.which != 0) continue;
+        for (int j = 1; j <= 3; j++)
+            snprintf(p[i].call.argv[j], sizeof p[i].call.argv[j], "0");
+    }
+}
+
+/* One round, under round_mu; the transitions it decided are left in
+ * f->actions for the first *n_out entries. */
+static int round_locked(breaker_redis *f, uint32_t *n_out) {
     char why[256] = "";
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%" PRIu64, f->cfg.key_ttl_ns / MS);
@@ -457,7 +561,8 @@ static int round_locked(breaker_redis *f) {
     struct pending *p = f->round_calls; /* room for n names: attach grew it */
     redisReply **r = f->round_replies;
     size_t np = 0;
-    int ok = 0;
+    int ok = 0, got = 0;
+    *n_out = n;
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
         for (unsigned j = 0; j < LEASE_SLOTS; j++) {
@@ -465,21 +570,27 @@ static int round_locked(breaker_redis *f) {
             /* acquire: pairs with the completer's acq_rel CAS to DONE, so the
              * token, gen and result are this lease's. */
             uint64_t st = atomic_load_explicit(&l->state, memory_order_acquire);
-            if ((st & 0xff) != LEASE_DONE) continue;
+            int orphan = (st & 0xff) == LEASE_ORPHAN;
+            if ((st & 0xff) != LEASE_DONE && !orphan) continue;
             struct call *c = &p[np].call;
             c->which = 2;
             c->argc = 3;
+            /* An orphan's release: generation 0 (any), result neither. */
             snprintf(c->argv[0], sizeof c->argv[0], "%" PRIu64,
-                     atomic_load_explicit(&l->gen, memory_order_relaxed));
+                     orphan ? 0 : atomic_load_explicit(&l->gen, memory_order_relaxed));
             snprintf(c->argv[1], sizeof c->argv[1], "%016" PRIx64,
                      atomic_load_explicit(&l->token, memory_order_relaxed));
-            snprintf(c->argv[2], sizeof c->argv[2], "%u", (unsigned)((st >> 8) & 0xff));
+            snprintf(c->argv[2], sizeof c->argv[2], "%u",
+                     orphan ? (unsigned)RESULT_NEITHER : (unsigned)((st >> 8) & 0xff));
             p[np].e = e;
+            p[np].idx = i;
             p[np].lease = l;
+            p[np].keep = orphan; /* until the answer says otherwise */
             np++;
         }
         if (entry_b(e) == NULL) continue; /* retired: lease results only */
         p[np].e = e;
+        p[np].idx = i;
         take_deltas(e, &p[np].call);
         np++;
     }
@@ -488,18 +599,36 @@ static int round_locked(breaker_redis *f) {
      * within the round before the fleet is called degraded. */
     int had_ctx = f->flush_ctx != NULL;
     if (!ensure_connected(f, why, sizeof why)) goto done;
-    int got = exchange(f, p, np, r, ttl, why, sizeof why);
-    if (got == 0 && had_ctx && ensure_connected(f, why, sizeof why))
+    got = exchange(f, p, np, r, ttl, why, sizeof why);
+    if (got == 0 && had_ctx && ensure_connected(f, why, sizeof why)) {
+        drop_deltas(p, np);
         got = exchange(f, p, np, r, ttl, why, sizeof why);
+    }
     if (got != 1) goto done;
     ok = 1;
     uint64_t now = mono_ns();
     for (size_t i = 0; i < np; i++) {
         int64_t a[ANS_COUNT];
         if (parse_answer(r[i], a)) {
-            apply_answer(f, p[i].e, a, now);
+            decide(p[i].e, &f->actions[p[i].idx], a, now);
+            struct lease *l = p[i].lease;
+            if (p[i].keep && a[ANS_VERDICT] == VERDICT_APPLIED) {
+                p[i].keep = 0; /* the phantom lease is gone */
+            } else if (p[i].keep &&
+                       now >= atomic_load_explicit(&l->deadline_ns, memory_order_relaxed)) {
+                /* relaxed: flusher-only from here on. Two answered rounds
+                 * past the deadline: a request still queued in Redis when
+                 * it came back was run before the second. */
+                uint32_t n_stale =
+                    atomic_load_explicit(&l->stale_answers, memory_order_relaxed) + 1;
+                atomic_store_explicit(&l->stale_answers, n_stale, memory_order_relaxed);
+                p[i].keep = n_stale < 2;
+            }
         } else {
             ok = 0;
+            if (p[i].keep &&
+                now >= atomic_load_explicit(&p[i].lease->deadline_ns, memory_order_relaxed))
+                p[i].keep = 0; /* relaxed: flusher-only; no answer to wait for */
             snprintf(why, sizeof why, "flush: %s",
                      r[i] != NULL && r[i]->type == REDIS_REPLY_ERROR ? r[i]->str
                                                                      : "unexpected reply");
@@ -507,10 +636,11 @@ static int round_locked(breaker_redis *f) {
     }
 done:
     for (size_t i = 0; i < np; i++) {
-        /* A lease result goes once: if it was lost, the lease expires at its
-         * deadline, as if the holder had died. release: pairs with the
-         * acquire CAS of a caller claiming a FREE slot. */
-        if (p[i].lease != NULL)
+        /* A lease result is kept until Redis answered a round with it (a
+         * release is idempotent: sending it again after a round that may
+         * have reached Redis is harmless). release: pairs with the acquire
+         * CAS of a caller claiming a FREE slot. */
+        if (p[i].lease != NULL && got == 1 && !p[i].keep)
             atomic_store_explicit(&p[i].lease->state, LEASE_FREE, memory_order_release);
         if (r[i] != NULL) freeReplyObject(r[i]);
         r[i] = NULL;
@@ -529,9 +659,13 @@ done:
 }
 
 int breaker_redis_flush(breaker_redis *f) {
+    uint32_t n = 0;
+    pthread_mutex_lock(&f->apply_mu);
     pthread_mutex_lock(&f->round_mu);
-    int rc = round_locked(f);
+    int rc = round_locked(f, &n);
     pthread_mutex_unlock(&f->round_mu);
+    apply_actions(f, n); /* events without round_mu */
+    pthread_mutex_unlock(&f->apply_mu);
     return rc;
 }
 
@@ -599,9 +733,10 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     f->unix_path = dup_or_null(cfg->unix_path);
     f->password = dup_or_null(cfg->password);
     f->entries = calloc(f->max_names, sizeof *f->entries);
+    f->actions = calloc(f->max_names, sizeof *f->actions);
     f->wake[0] = f->wake[1] = -1;
     if (f->host == NULL || (cfg->unix_path && !f->unix_path) || (cfg->password && !f->password) ||
-        f->entries == NULL) {
+        f->entries == NULL || f->actions == NULL) {
         breaker_redis_close(f);
         return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
     }
@@ -614,7 +749,9 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     atomic_init(&f->degraded, 1); /* until the first good flush */
     f->announced = -1;
     pthread_mutex_init(&f->attach_mu, NULL);
+    pthread_mutex_init(&f->apply_mu, NULL);
     pthread_mutex_init(&f->round_mu, NULL);
+    pthread_cond_init(&f->applied_cv, NULL);
     pthread_mutex_init(&f->probe_mu, NULL);
     if (pipe(f->wake) != 0 || fcntl(f->wake[0], F_SETFL, O_NONBLOCK) != 0 ||
         fcntl(f->wake[1], F_SETFL, O_NONBLOCK) != 0 ||
@@ -639,7 +776,9 @@ void breaker_redis_close(breaker_redis *f) {
         close(f->wake[0]);
         close(f->wake[1]);
         pthread_mutex_destroy(&f->attach_mu);
+        pthread_mutex_destroy(&f->apply_mu);
         pthread_mutex_destroy(&f->round_mu);
+        pthread_cond_destroy(&f->applied_cv);
         pthread_mutex_destroy(&f->probe_mu);
     }
     uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire);
@@ -650,6 +789,7 @@ void breaker_redis_close(breaker_redis *f) {
     drop_flush_ctx(f);
     if (f->probe_ctx != NULL) redisFree(f->probe_ctx);
     free(f->entries);
+    free(f->actions);
     free(f->round_calls);
     free(f->round_replies);
     free(f->host);
@@ -830,6 +970,7 @@ static int attach_entry(breaker_redis *f, const char *name, const breaker_config
         reuse->last_succ = reuse->last_fail = reuse->last_slow = 0;
         reuse->last_psucc = reuse->last_pfail = 0;
         reuse->follows = 0;
+        reuse->followed_gen = 0;
         atomic_store_explicit(&reuse->gate_until_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&reuse->b, b, memory_order_relaxed); /* under round_mu */
         pthread_mutex_unlock(&f->round_mu);
@@ -891,11 +1032,21 @@ static void registry_close(void *ctx, breaker *b) {
     breaker_redis *f = ctx;
     struct entry *e = find_entry(f, b);
     if (e != NULL) {
-        pthread_mutex_lock(&f->round_mu);                         /* the flusher is not using b */
+        pthread_mutex_lock(&f->round_mu); /* the round is not reading b */
+        /* A transition of b being delivered on another thread: wait for it
+         * (its events reach the owner, which frees its record once we
+         * return). On this thread (b's own listener detaches it): b is
+         * still on the stack below us, so the apply phase destroys it. */
+        while (f->applying == b && !pthread_equal(f->applier, pthread_self()))
+            pthread_cond_wait(&f->applied_cv, &f->round_mu);
         atomic_store_explicit(&e->b, NULL, memory_order_relaxed); /* under round_mu */
+        if (f->applying == b) {
+            f->doomed = b;
+            b = NULL;
+        }
         pthread_mutex_unlock(&f->round_mu);
     }
-    breaker_destroy(b);
+    breaker_destroy(b); /* NULL: left to the apply phase */
 }
 
 int breaker_redis_detach(breaker_redis *f, breaker *b) {
@@ -926,7 +1077,15 @@ static struct entry *find_entry(breaker_redis *f, const breaker *b) {
     return NULL;
 }
 
-enum lease_answer { LEASE_ANS_GRANTED, LEASE_ANS_CLOSED, LEASE_ANS_REFUSED, LEASE_ANS_ERROR };
+/* LOST: the request was sent (at least in part) but got no answer in time:
+ * Redis may still run it and grant the lease. */
+enum lease_answer {
+    LEASE_ANS_GRANTED,
+    LEASE_ANS_CLOSED,
+    LEASE_ANS_REFUSED,
+    LEASE_ANS_ERROR,
+    LEASE_ANS_LOST
+};
 
 /* One command on `c`, waiting for its answer no later than `deadline`
  * (monotonic ns) by poll(), which is precise where a socket timeout is
@@ -995,7 +1154,7 @@ static enum lease_answer ask_lease(breaker_redis *f, struct entry *e, uint64_t t
     if (r == NULL) {
         redisFree(f->probe_ctx);
         f->probe_ctx = NULL;
-        return LEASE_ANS_ERROR;
+        return LEASE_ANS_LOST;
     }
     int ok = parse_answer(r, a);
     freeReplyObject(r);
@@ -1120,8 +1279,24 @@ __attribute__((noinline)) static int acquire_probe(breaker_redis *f, breaker *b,
         }
         drop_probe(b, p);
         return a[ANS_STATE] == FLEET_OPEN ? BREAKER_REJECTED_OPEN : BREAKER_REJECTED_HALF_OPEN;
+    case LEASE_ANS_LOST:
     case LEASE_ANS_ERROR:
-        if (l != NULL) atomic_store_explicit(&l->state, LEASE_FREE, memory_order_relaxed);
+        if (l != NULL && ans == LEASE_ANS_LOST) {
+            /* Redis may still grant it (a stalled server runs the queued
+             * request when it resumes): the flusher releases the token
+             * until the lease's deadline has surely passed. */
+            breaker_config c;
+            breaker_get_config(b, &c);
+            atomic_store_explicit(&l->token, token, memory_order_relaxed);
+            atomic_store_explicit(&l->gen, 0, memory_order_relaxed);
+            atomic_store_explicit(&l->deadline_ns, now + c.probe_timeout_ns, memory_order_relaxed);
+            atomic_store_explicit(&l->stale_answers, 0, memory_order_relaxed);
+            /* release: the flusher's acquire load sees the fields above. */
+            atomic_store_explicit(&l->state, LEASE_ORPHAN, memory_order_release);
+            wake_flusher(f);
+        } else if (l != NULL) {
+            atomic_store_explicit(&l->state, LEASE_FREE, memory_order_relaxed);
+        }
         count(&f->n.lease_errors);
         /* Do not try again inline before the flusher has looked. */
         atomic_store_explicit(&e->gate_until_ns, now + f->cfg.flush_interval_ns,

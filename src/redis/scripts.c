@@ -17,9 +17,11 @@
  * the bucket number (10 digits), since Lua 5.1 prints 14 significant digits.
  *
  * Every script answers {state, gen, wait_us, k, successes, verdict, calls,
- * failures, slow}: state 0 closed, 1 open, 2 half-open; wait_us the time left
+ * failures, slow, born}: state 0 closed, 1 open, 2 half-open; wait_us the time left
  * in OPEN, or (a refused lease in HALF_OPEN) until the earliest lease's
- * deadline; calls/failures/slow the evidence of the last trip.
+ * deadline; calls/failures/slow the evidence of the last trip; born the
+ * generation the state was created with (0: a state from before 'born'),
+ * so that a host can tell a fleet close from a state created from scratch.
  */
 #include "redis/scripts.h"
 
@@ -36,7 +38,7 @@
     "  raw = ARGV[2]\n"                                                          \
     "  redis.call('HSET', S, 'cfg', raw, 'st', 0, 'gen', now, 'k', 0,\n"         \
     "             'succ', 0, 'until', 0, 'trips', 0, 'transitions', 0,\n"        \
-    "             'ec', 0, 'ef', 0, 'es', 0)\n"                                  \
+    "             'ec', 0, 'ef', 0, 'es', 0, 'born', now)\n"                     \
     "end\n"                                                                      \
     "-- c: 1 min_calls, 2 failure_rate, 3 slow_rate, 4 window_us, 5 buckets,\n"  \
     "-- 6 open_us, 7 backoff, 8 open_max_us, 9 jitter, 10 max_probes,\n"         \
@@ -78,9 +80,10 @@
     "    wait = 0\n"                                                             \
     "    if st == 1 and untl > now then wait = untl - now end\n"                 \
     "  end\n"                                                                    \
-    "  local e = redis.call('HMGET', S, 'ec', 'ef', 'es')\n"                     \
+    "  local e = redis.call('HMGET', S, 'ec', 'ef', 'es', 'born')\n"             \
     "  return {st, gen, wait, k, succ, verdict,\n"                               \
-    "          tonumber(e[1]), tonumber(e[2]), tonumber(e[3])}\n"                \
+    "          tonumber(e[1]), tonumber(e[2]), tonumber(e[3]),\n"                \
+    "          tonumber(e[4]) or 0}\n"                                           \
     "end\n"
 
 /* flush: ARGV 3 the host's last known generation (0: none), 4 calls,
@@ -158,13 +161,14 @@ const char breaker__redis_lua_acquire[] =
             "redis.call('ZADD', L, now + c[12], ARGV[3])\n"
             "return answer(2, c[12])\n";
 
-/* release_probe: ARGV 3 the generation the lease was granted in, 4 its
+/* release_probe: ARGV 3 the generation the lease was granted in (0: any,
+ * for a request that got no answer and may have been granted), 4 its
  * token, 5 the result (0 success, 1 failure, 2 neither). verdict 3 stale
  * (expired, or the generation moved: nothing changes), 4 applied. The fleet
  * closes once half_open_successes probes succeeded and no lease is out. */
 const char breaker__redis_lua_release[] = PRELUDE
     "local lg, tok, res = tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])\n"
-    "if st ~= 2 or lg ~= gen or not redis.call('ZSCORE', L, tok) then\n"
+    "if st ~= 2 or (lg ~= gen and lg ~= 0) or not redis.call('ZSCORE', L, tok) then\n"
     "  return answer(3)\n"
     "end\n"
     "redis.call('ZREM', L, tok)\n"

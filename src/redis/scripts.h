@@ -34,6 +34,7 @@ enum {
     ANS_CALLS,
     ANS_FAILURES,
     ANS_SLOW,
+    ANS_BORN, /* the generation the state was created with (0: unknown) */
     ANS_COUNT
 };
 
