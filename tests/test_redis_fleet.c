@@ -1473,6 +1473,128 @@ static void a_lease_granted_after_its_request_timed_out_is_released(void **state
     breaker_redis_close(f);
 }
 
+/* ---- Rejoining after a partition -------------------------------------------------*/
+
+static _Atomic int rejoin_outside_trips;
+
+static void count_outside_trip(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)ctx;
+    (void)b;
+    if (ev->reason == BREAKER_REASON_OUTSIDE_TRIP) atomic_fetch_add(&rejoin_outside_trips, 1);
+}
+
+/* The fleet is OPEN; the host loses Redis and its local breaker recovers on
+ * its own (a successful local probe). When Redis answers again the fleet is
+ * still OPEN, its open wait long over: the healthy host is not tripped. */
+static void a_host_that_recovered_while_degraded_is_not_tripped_on_rejoining(void **state) {
+    struct test_redis *r = *state;
+    atomic_store(&rejoin_outside_trips, 0);
+    breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
+    breaker_config cfg;
+    cap_cfg(&cfg);
+    cfg.open_ns = cfg.open_max_ns = 50 * MS;
+    cfg.half_open_successes = 1;
+    cfg.on_event = count_outside_trip;
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "rejoin", &cfg, &b, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    for (int i = 0; i < 5; i++) { /* the local breaker opens; the fleet too */
+        breaker_redis_permit p;
+        assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
+        (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
+    }
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(hget(r, "rejoin", "st"), 1);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    test_redis_pause(r);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_EIO);
+    assert_int_equal(breaker_redis_degraded(f), 1);
+    /* Degraded: the local breaker probes alone, succeeds and closes. */
+    int closed = 0;
+    for (int i = 0; i < 2000 && !closed; i++) {
+        breaker_redis_permit p;
+        if (breaker_redis_acquire(f, b, &p) == BREAKER_OK) {
+            assert_int_equal(p.opaque_[0], 0); /* no lease */
+            (void)breaker_redis_complete(f, b, &p, BREAKER_SUCCESS);
+        }
+        closed = breaker_get_state(b) == BREAKER_CLOSED;
+        if (!closed) nap_ms(1);
+    }
+    assert_true(closed);
+    nap_ms(60); /* the fleet's open wait (50 ms from its trip) is surely over */
+    test_redis_resume(r);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(breaker_redis_degraded(f), 0);
+    assert_int_equal(hget(r, "rejoin", "st"), 1); /* still OPEN in Redis */
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK); /* and on the next answer too */
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    breaker_redis_stats st;
+    breaker_redis_stats_get(f, &st);
+    assert_int_equal(st.outside_trips, 0);
+    assert_int_equal(atomic_load(&rejoin_outside_trips), 0);
+    breaker_redis_close(f);
+}
+
+/* ---- The probe connection is never connected inline -------------------------------*/
+
+/* A probe whose connection is down (a lost request dropped it) is refused
+ * at once: no inline connect, AUTH or SELECT waits for a stalled Redis. */
+static void a_probe_without_its_connection_is_refused_at_once(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = r->port;
+    rc.password = r->password;
+    rc.db = 1;
+    rc.flush_interval_ns = 3600000 * MS;
+    rc.io_timeout_ns = 100 * MS;
+    rc.probe_budget_ns = 100 * MS; /* a wait of 80 ms for Redis, also under ASan */
+    breaker_redis *f = NULL;
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    breaker_config cfg;
+    cap_cfg(&cfg);
+    cfg.open_ns = cfg.open_max_ns = 50 * MS;
+    breaker *b1, *b2;
+    assert_int_equal(breaker_redis_attach(f, "inline1", &cfg, &b1, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_attach(f, "inline2", &cfg, &b2, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    for (int i = 0; i < 5; i++) { /* both local breakers open; their fleet states too */
+        breaker_redis_permit p;
+        assert_int_equal(breaker_redis_acquire(f, b1, &p), BREAKER_OK);
+        (void)breaker_redis_complete(f, b1, &p, BREAKER_FAILURE);
+        assert_int_equal(breaker_redis_acquire(f, b2, &p), BREAKER_OK);
+        (void)breaker_redis_complete(f, b2, &p, BREAKER_FAILURE);
+    }
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    nap_ms(60); /* both open waits end */
+    test_redis_pause(r);
+    /* The first name's probe asks the stalled Redis: lost, the probe
+     * connection is dropped. */
+    breaker_redis_stats st;
+    breaker_redis_permit p;
+    assert_int_equal(breaker_redis_acquire(f, b1, &p), BREAKER_REJECTED_HALF_OPEN);
+    breaker_redis_stats_get(f, &st);
+    assert_int_equal(st.lease_errors, 1);
+    /* The second name's probe (before the flusher, woken by the lost
+     * request, times out and calls the host degraded): no connection. */
+    uint64_t t = mono_ns();
+    int rc2 = breaker_redis_acquire(f, b2, &p);
+    uint64_t took = mono_ns() - t;
+    breaker_redis_stats_get(f, &st);
+    printf("probe without its connection (Redis stopped, AUTH and SELECT configured): refused "
+           "after %.3f ms (budget 100 ms)\n",
+           (double)took / 1e6);
+    assert_int_equal(rc2, BREAKER_REJECTED_HALF_OPEN);
+    assert_int_equal(st.lease_errors, 2);
+    assert_true(took < 40 * MS);
+    test_redis_resume(r);
+    /* The flusher connects it again after a good round (every leased probe
+     * of the other tests depends on it). */
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    breaker_redis_close(f);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     const struct CMUnitTest tests[] = {
@@ -1520,6 +1642,11 @@ int main(void) {
             teardown_server),
         cmocka_unit_test_setup_teardown(a_lease_granted_after_its_request_timed_out_is_released,
                                         setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(
+            a_host_that_recovered_while_degraded_is_not_tripped_on_rejoining, setup_server,
+            teardown_server),
+        cmocka_unit_test_setup_teardown(a_probe_without_its_connection_is_refused_at_once,
+                                        setup_server_with_password, teardown_server),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

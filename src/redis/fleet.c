@@ -95,6 +95,14 @@ struct entry {
     uint64_t followed_gen; /* the generation of the fleet open it follows */
     int follows;           /* the local breaker follows the fleet open: reset it
                               when the fleet closes */
+    /* Rejoining after a degraded period: the local breaker's generation
+     * when the host became degraded (valid when degraded_gen_set), and the
+     * fleet generation whose expired open this host declined to follow
+     * because its local breaker had recovered meanwhile (0 = none). */
+    uint64_t degraded_gen;
+    int degraded_gen_set;
+    int recovered; /* this round: the local breaker recovered while degraded */
+    uint64_t spared_gen;
     /* Read by callers: relaxed, each is a hint read alone. */
     _Atomic uint64_t gate_until_ns; /* no lease request before this (monotonic) */
     struct lease leases[LEASE_SLOTS];
@@ -378,6 +386,18 @@ static void decide(struct entry *e, struct action *act, const int64_t a[ANS_COUN
         atomic_store_explicit(&e->gate_until_ns, now + (uint64_t)a[ANS_WAIT_US] * 1000,
                               memory_order_relaxed);
     }
+    if (local == BREAKER_CLOSED && a[ANS_STATE] == FLEET_OPEN && a[ANS_WAIT_US] <= 0 &&
+        (e->recovered || e->spared_gen == (uint64_t)a[ANS_GEN])) {
+        /* Redis back after a partition: the local breaker recovered on its
+         * own evidence (a successful local probe) while the host was
+         * degraded, and the fleet's open wait is over (the fleet only waits
+         * for a probe). Tripping a healthy dependency for a whole open wait
+         * would gain nothing: this host stays CLOSED for this fleet
+         * generation (a later trip, a new generation, is followed). */
+        e->spared_gen = (uint64_t)a[ANS_GEN];
+        if (act->kind == ACT_TRIP) act->kind = ACT_NONE;
+        return;
+    }
     if (local == BREAKER_CLOSED) {
         breaker_evidence *ev = &act->ev;
         memset(ev, 0, sizeof *ev);
@@ -435,6 +455,33 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
 }
 
 /* ---- One flush round -----------------------------------------------------------*/
+
+/* The flusher, after a good round: (re)connect the probe connection the
+ * call path uses (which never connects inline). The connect runs without
+ * probe_mu, so that probes meanwhile are refused at once rather than
+ * waiting; the flusher only ever installs a context, callers only drop one. */
+static void ensure_probe_ctx(breaker_redis *f) {
+    pthread_mutex_lock(&f->probe_mu);
+    int need = f->probe_ctx == NULL;
+    pthread_mutex_unlock(&f->probe_mu);
+    if (!need) return;
+    char why[256];
+    redisContext *c = connect_redis(f, f->cfg.io_timeout_ns, why, sizeof why);
+    if (c == NULL) return; /* the next good round tries again */
+    /* A write on the call path blocks no longer than a probe's wait. */
+    uint64_t budget = f->cfg.probe_budget_ns;
+    if (redisSetTimeout(c, tv_of(budget - budget / 5)) != REDIS_OK) {
+        redisFree(c);
+        return;
+    }
+    pthread_mutex_lock(&f->probe_mu);
+    if (f->probe_ctx == NULL) {
+        f->probe_ctx = c;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&f->probe_mu);
+    if (c != NULL) redisFree(c);
+}
 
 /* Called under round_mu. The first round's result is always announced:
  * the handle starts degraded, but nobody was told why. */
@@ -606,6 +653,16 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     }
     if (got != 1) goto done;
     ok = 1;
+    /* The first good round after a degraded period: which local breakers
+     * moved since the host became degraded and are CLOSED again (they
+     * recovered locally, decide()). */
+    for (uint32_t i = 0; i < n; i++) {
+        struct entry *e = f->entries[i];
+        breaker *b = entry_b(e);
+        e->recovered = f->announced == 1 && e->degraded_gen_set && b != NULL &&
+                       breaker_generation(b) != e->degraded_gen &&
+                       breaker_get_state(b) == BREAKER_CLOSED;
+    }
     uint64_t now = mono_ns();
     for (size_t i = 0; i < np; i++) {
         int64_t a[ANS_COUNT];
@@ -648,9 +705,22 @@ done:
     }
     if (!ok) {
         count(&f->n.flush_errors);
+        if (f->announced != 1) {
+            /* Becoming degraded: remember where each local breaker stands,
+             * to tell on rejoining whether it recovered on its own (not
+             * after answers that may still apply fleet transitions). */
+            for (uint32_t i = 0; i < n; i++) {
+                struct entry *e = f->entries[i];
+                breaker *b = entry_b(e);
+                e->degraded_gen_set = got != 1 && b != NULL;
+                if (b != NULL) e->degraded_gen = breaker_generation(b);
+            }
+        }
         set_degraded(f, 1, why);
         return BREAKER_EIO;
     }
+    /* Before the host leaves degraded mode: its first probes find it. */
+    ensure_probe_ctx(f);
     /* release: pairs with the acquire load in the FAIL_CLOSED check. */
     atomic_store_explicit(&f->last_ok_ns, mono_ns(), memory_order_release);
     count(&f->n.flushes);
@@ -971,6 +1041,9 @@ static int attach_entry(breaker_redis *f, const char *name, const breaker_config
         reuse->last_psucc = reuse->last_pfail = 0;
         reuse->follows = 0;
         reuse->followed_gen = 0;
+        reuse->degraded_gen_set = 0;
+        reuse->recovered = 0;
+        reuse->spared_gen = 0;
         atomic_store_explicit(&reuse->gate_until_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&reuse->b, b, memory_order_relaxed); /* under round_mu */
         pthread_mutex_unlock(&f->round_mu);
@@ -1116,13 +1189,13 @@ static redisReply *command_by(redisContext *c, int argc, const char **argv, cons
  * Called with probe_mu held. */
 static enum lease_answer ask_lease(breaker_redis *f, struct entry *e, uint64_t token,
                                    uint64_t deadline, int64_t a[ANS_COUNT]) {
-    char why[256];
     uint64_t now = mono_ns();
     if (now >= deadline) return LEASE_ANS_ERROR;
-    if (f->probe_ctx == NULL) {
-        f->probe_ctx = connect_redis(f, deadline - now, why, sizeof why);
-        if (f->probe_ctx == NULL) return LEASE_ANS_ERROR;
-    }
+    /* Never connected inline: a connect resolves the host name without a
+     * timeout, and AUTH and SELECT each wait for Redis. The flusher
+     * (re)connects the probe connection after a good round; until then
+     * the lease is refused at once. */
+    if (f->probe_ctx == NULL) return LEASE_ANS_ERROR;
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%" PRIu64, f->cfg.key_ttl_ns / MS);
     char tok[24];
