@@ -91,6 +91,7 @@ struct entry {
     char limits[320]; /* the limits as the scripts take them (ARGV 2) */
     /* Flusher-only (under round_mu). */
     uint64_t last_succ, last_fail, last_slow, last_psucc, last_pfail;
+    int64_t succ_carry;    /* probe successes seen before their stripe's count (take_deltas) */
     uint64_t known_gen;    /* the fleet generation of the last answer, 0 = none */
     uint64_t followed_gen; /* the generation of the fleet open it follows */
     int follows;           /* the local breaker follows the fleet open: reset it
@@ -506,7 +507,14 @@ static void take_deltas(struct entry *e, struct call *call) {
     breaker_stats s;
     (void)breaker_stats_get(entry_b(e), &s);
     uint64_t pfail = s.probes_failed - s.probes_timed_out; /* completed as failures */
-    uint64_t succ = (s.successes - e->last_succ) - (s.probes_succeeded - e->last_psucc);
+    /* A probe's success reaches probes_succeeded before its stripe's
+     * successes: a snapshot between the two sees one probe success more than
+     * successes. Carry the difference to the next round instead of letting
+     * the unsigned delta wrap (a wrapped delta made HINCRBY fail the round). */
+    int64_t net = (int64_t)(s.successes - e->last_succ) -
+                  (int64_t)(s.probes_succeeded - e->last_psucc) + e->succ_carry;
+    uint64_t succ = net > 0 ? (uint64_t)net : 0;
+    e->succ_carry = net < 0 ? net : 0;
     uint64_t fail = (s.failures - e->last_fail);
     uint64_t pf = pfail - e->last_pfail;
     fail = fail > pf ? fail - pf : 0;
@@ -1039,6 +1047,7 @@ static int attach_entry(breaker_redis *f, const char *name, const breaker_config
         memcpy(reuse->limits, limits, sizeof limits);
         reuse->last_succ = reuse->last_fail = reuse->last_slow = 0;
         reuse->last_psucc = reuse->last_pfail = 0;
+        reuse->succ_carry = 0;
         reuse->follows = 0;
         reuse->followed_gen = 0;
         reuse->degraded_gen_set = 0;
