@@ -5,7 +5,11 @@
  * put in place of the heap store sees every creation, a refused open, the
  * detach of an evicted breaker at its last release, and destroy.
  */
+#define _GNU_SOURCE
 #include "test_util.h"
+
+#include <pthread.h>
+#include <time.h>
 
 #include <breaker/registry.h>
 
@@ -95,9 +99,87 @@ static void the_registry_makes_and_frees_breakers_only_through_its_store(void **
     assert_int_equal(cs.closes_at_fini, 3);
 }
 
+/* A store whose close waits for another thread that needs the registry
+ * (as the fleet store's close waits for an event being delivered whose
+ * listener calls breaker_registry_get()). Eviction must not hold the
+ * registry lock while it closes. */
+struct waiting_store {
+    breaker_registry *reg;
+    _Atomic int helper_done;
+    int done_within_close; /* the helper finished while close waited */
+};
+
+static void *get_another_name(void *arg) {
+    struct waiting_store *ws = arg;
+    breaker *b = NULL;
+    if (breaker_registry_get(ws->reg, "other", &b) == BREAKER_OK)
+        breaker_registry_release(ws->reg, b);
+    atomic_store(&ws->helper_done, 1);
+    return NULL;
+}
+
+static void waiting_close(void *store, breaker *b) {
+    struct waiting_store *ws = store;
+    pthread_t t;
+    if (pthread_create(&t, NULL, get_another_name, ws) == 0) {
+        /* Bounded: under the old rule this never ends (the lock is ours). */
+        for (int i = 0; i < 2000 && !atomic_load(&ws->helper_done); i++) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+        ws->done_within_close = atomic_load(&ws->helper_done);
+        if (ws->done_within_close)
+            pthread_join(t, NULL);
+        else
+            pthread_detach(t);
+    }
+    breaker__store_heap_ops.close(NULL, b);
+}
+
+static int waiting_open(void *store, const char *name, const breaker_config *cfg,
+                        const struct breaker__owner *owner, breaker **out) {
+    (void)store;
+    return breaker__store_heap_ops.open(NULL, name, cfg, owner, out);
+}
+
+static const struct breaker__store_ops waiting_ops = {
+    .name = "waiting",
+    .open = waiting_open,
+    .close = waiting_close,
+    .fini = NULL,
+};
+
+static void eviction_closes_without_the_registry_lock(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    rc.clock = fake_clock_read;
+    rc.clock_ctx = &clock;
+    rc.idle_evict_ns = SEC;
+    breaker_registry *reg = NULL;
+    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
+    struct waiting_store ws = {.reg = reg};
+    reg->store = &ws;
+    reg->store_ops = &waiting_ops;
+    touch_name(reg, "idle");
+    size_t evicted = 0;
+    assert_int_equal(breaker_registry_evict_idle(reg, &evicted), BREAKER_OK); /* sees it quiet */
+    fake_clock_advance(&clock, 2 * SEC);
+    assert_int_equal(breaker_registry_evict_idle(reg, &evicted), BREAKER_OK);
+    assert_int_equal(evicted, 1);
+    /* The close ran while another thread created a name: not under the lock. */
+    assert_true(ws.done_within_close);
+    breaker *other = NULL;
+    assert_int_equal(breaker_registry_find(reg, "other", &other), BREAKER_OK);
+    breaker_registry_release(reg, other);
+    breaker_registry_destroy(reg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_registry_makes_and_frees_breakers_only_through_its_store),
+        cmocka_unit_test(eviction_closes_without_the_registry_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -414,8 +414,15 @@ static bool evictable(breaker_registry *reg, struct breaker__entry *e) {
     return now >= last && now - last >= reg->cfg.idle_evict_ns;
 }
 
-static size_t evict_locked(breaker_registry *reg) {
-    if (reg->cfg.idle_evict_ns == 0) return 0;
+/* Unlink the idle entries and wait until no reader can take a new
+ * reference to them, under the lock. The caller drops the table's
+ * references with drop_victims() AFTER unlocking: dropping the last one
+ * closes the breaker through the store, and a store's close may wait for
+ * work that itself needs the lock (the fleet store finishing the delivery
+ * of an event whose listener calls breaker_registry_get()). */
+static struct breaker__entry *evict_locked(breaker_registry *reg, size_t *count) {
+    *count = 0;
+    if (reg->cfg.idle_evict_ns == 0) return NULL;
     struct breaker__entry *victims = NULL;
     size_t n = 0;
     for (size_t s = 0; s < reg->cfg.max_breakers; s++) {
@@ -426,21 +433,28 @@ static size_t evict_locked(breaker_registry *reg) {
         victims = e;
         n++;
     }
-    if (n == 0) return 0;
+    if (n == 0) return NULL;
     breaker__reclaim_synchronize(&reg->reclaim);
+    atomic_fetch_add_explicit(&reg->evicted, n, memory_order_relaxed);
+    *count = n;
+    return victims;
+}
+
+/* The second half of an eviction, without the lock. */
+static void drop_victims(struct breaker__entry *victims) {
     while (victims != NULL) {
         struct breaker__entry *e = victims;
         victims = e->victim_next;
         entry_unref(e);
     }
-    atomic_fetch_add_explicit(&reg->evicted, n, memory_order_relaxed);
-    return n;
 }
 
 int breaker_registry_evict_idle(breaker_registry *reg, size_t *evicted) {
+    size_t n = 0;
     pthread_mutex_lock(&reg->lock);
-    size_t n = evict_locked(reg);
+    struct breaker__entry *victims = evict_locked(reg, &n);
     pthread_mutex_unlock(&reg->lock);
+    drop_victims(victims);
     if (evicted != NULL) *evicted = n;
     return BREAKER_OK;
 }
@@ -503,12 +517,14 @@ int breaker_registry_get(breaker_registry *reg, const char *name, breaker **out)
 
     pthread_mutex_lock(&reg->lock);
     int rc = BREAKER_OK;
+    struct breaker__entry *victims = NULL;
     e = breaker__index_probe(breaker__index_current(&reg->names), name, h, NULL);
     if (e != NULL) {
         /* Another thread created it first; under the lock it cannot go. */
         atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
     } else {
-        if (reg->listed >= reg->cfg.max_breakers) (void)evict_locked(reg);
+        size_t unused;
+        if (reg->listed >= reg->cfg.max_breakers) victims = evict_locked(reg, &unused);
         if (reg->listed >= reg->cfg.max_breakers) {
             relaxed_inc(&reg->rejected_full);
             rc = BREAKER_REGISTRY_FULL;
@@ -519,6 +535,7 @@ int breaker_registry_get(breaker_registry *reg, const char *name, breaker **out)
         }
     }
     pthread_mutex_unlock(&reg->lock);
+    drop_victims(victims);
     if (rc == BREAKER_OK) *out = e->b;
     return rc;
 }

@@ -38,11 +38,12 @@
  *
  * Threads. open is called with the registry lock held, so one registry's
  * opens are serialised, and it must not call back into the registry. close
- * is called by whichever thread drops the breaker's last reference: under the
- * registry lock when eviction drops it, without the lock when a caller's
- * breaker_registry_release() of an evicted breaker does. A store's close must
- * therefore be safe while other threads open and close other breakers of the
- * same store. fini runs alone, like breaker_registry_destroy().
+ * is called by whichever thread drops the breaker's last reference, never
+ * with the registry lock held (an eviction drops the table's references
+ * after unlocking), so a store's close may wait for work that calls the
+ * registry. A store's close must be safe while other threads open and close
+ * other breakers of the same store. fini runs alone, like
+ * breaker_registry_destroy().
  */
 #ifndef BREAKER_REGISTRY_STORE_H
 #define BREAKER_REGISTRY_STORE_H
