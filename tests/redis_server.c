@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,6 +126,9 @@ static int spawn(struct test_redis *r) {
             const char **c;
             char *const *m;
         } args = {.c = argv};
+        /* A test that crashes (a sanitizer's abort) must not leave its
+         * server running, holding the test's output pipe open. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         execvp("redis-server", args.m);
         _exit(127);
     }

@@ -1595,6 +1595,83 @@ static void a_probe_without_its_connection_is_refused_at_once(void **state) {
     breaker_redis_close(f);
 }
 
+/* ---- A listener evicting its own breaker --------------------------------------- */
+
+struct evict_ctx {
+    breaker_registry *reg;
+    _Atomic int evicted;
+    _Atomic int seen;
+};
+static void evict_on_close(void *ctx, const breaker_registry_event *ev) {
+    struct evict_ctx *x = ctx;
+    if (ev->kind != BREAKER_REGISTRY_TRANSITION ||
+        ev->transition.reason != BREAKER_REASON_OUTSIDE_CLOSE)
+        return;
+    size_t n = 0;
+    (void)breaker_registry_evict_idle(x->reg, &n);
+    atomic_fetch_add(&x->evicted, (int)n);
+}
+static void read_name(void *ctx, const breaker_registry_event *ev) {
+    struct evict_ctx *x = ctx;
+    if (ev->kind != BREAKER_REGISTRY_TRANSITION) return;
+    volatile size_t l = strlen(ev->name);
+    (void)l;
+    atomic_fetch_add(&x->seen, 1);
+}
+/* A listener evicts the very breaker whose fleet transition it hears, on the
+ * flusher thread, which holds no registry reference: the other listeners
+ * and the registry's own bookkeeping must still find the entry alive (ASan
+ * in make check catches a use after free here). */
+static void a_listener_may_evict_the_breaker_being_delivered(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis *f = open_fleet(r, 3600 * 1000, 0), *f2 = open_fleet(r, 3600 * 1000, 0);
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    cap_cfg(&rc.defaults);
+    rc.defaults.open_ns = rc.defaults.open_max_ns = 50 * MS;
+    rc.defaults.half_open_successes = 1;
+    rc.idle_evict_ns = 5 * MS;
+    rc.store = breaker_redis_registry_store(f);
+    breaker_registry *reg;
+    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
+    struct evict_ctx x = {.reg = reg};
+    assert_int_equal(breaker_registry_add_listener(reg, evict_on_close, &x), BREAKER_OK);
+    assert_int_equal(breaker_registry_add_listener(reg, read_name, &x), BREAKER_OK);
+    breaker *b, *b2;
+    assert_int_equal(breaker_registry_get(reg, "ev.svc", &b), BREAKER_OK);
+    (void)breaker_registry_release(reg, b); /* the table's reference only */
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(breaker_redis_attach(f2, "ev.svc", &rc.defaults, &b2, NULL, 0), BREAKER_OK);
+    for (int i = 0; i < 5; i++) {
+        breaker_redis_permit p;
+        assert_int_equal(breaker_redis_acquire(f2, b2, &p), BREAKER_OK);
+        (void)breaker_redis_complete(f2, b2, &p, BREAKER_FAILURE);
+    }
+    assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
+    assert_int_equal(hget(r, "ev.svc", "st"), 1);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    breaker_redis_permit probe;
+    int leased = 0;
+    for (int i = 0; i < 2000 && !leased; i++) {
+        if (breaker_redis_acquire(f2, b2, &probe) == BREAKER_OK) {
+            leased = probe.opaque_[0] != 0;
+            if (!leased) (void)breaker_redis_complete(f2, b2, &probe, BREAKER_IGNORED);
+        }
+        if (!leased) nap_ms(1);
+    }
+    assert_true(leased);
+    assert_int_equal(breaker_redis_complete(f2, b2, &probe, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
+    assert_int_equal(hget(r, "ev.svc", "st"), 0);
+    nap_ms(20);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(atomic_load(&x.evicted), 1);
+    assert_true(atomic_load(&x.seen) >= 1);
+    breaker_registry_destroy(reg);
+    breaker_redis_close(f);
+    breaker_redis_close(f2);
+}
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     const struct CMUnitTest tests[] = {
@@ -1621,6 +1698,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(commands_follow_the_flush_rate_not_the_call_rate,
                                         setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(fleet_backed_calls_cost_about_what_local_calls_cost,
+                                        setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(a_listener_may_evict_the_breaker_being_delivered,
                                         setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(the_fleet_view_and_its_counters_export_to_prometheus,
                                         setup_server, teardown_server),

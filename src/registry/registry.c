@@ -310,9 +310,28 @@ void breaker__registry_notify_flap(struct breaker__entry *e, enum breaker__flap_
     notify(e->reg, &ev);
 }
 
-/* The on_event of every breaker in a registry. */
+/* A reference for the length of a delivery, unless the entry is already
+ * on its way out (no reference left): then whoever dropped the last one is
+ * in the store's close, which waits for this delivery before the entry is
+ * freed. acquire on success: as entry_unref's acq_rel pairs. */
+static bool entry_try_ref(struct breaker__entry *e) {
+    uint64_t refs = atomic_load_explicit(&e->refs, memory_order_relaxed);
+    while (refs != 0)
+        if (atomic_compare_exchange_weak_explicit(&e->refs, &refs, refs + 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return true;
+    return false;
+}
+
+/* The on_event of every breaker in a registry. A listener may evict the
+ * very breaker whose transition it hears (breaker_registry_evict_idle(), or
+ * a get() that finds the registry full): the delivery holds a reference, so
+ * the entry it reads lives until the last listener returns. The thread
+ * making a transition normally holds one already; a store's own thread (the
+ * fleet store's flusher) holds none. */
 static void dispatch(void *ctx, breaker *b, const breaker_event *bev) {
     struct breaker__entry *e = ctx;
+    bool held = entry_try_ref(e);
     uint32_t recent = 0;
     enum breaker__flap_change c = breaker__history_record(&e->hist, bev, &recent);
     breaker_registry_event ev;
@@ -324,6 +343,7 @@ static void dispatch(void *ctx, breaker *b, const breaker_event *bev) {
     ev.recent_transitions = recent;
     notify(e->reg, &ev);
     breaker__registry_notify_flap(e, c, bev, recent);
+    if (held) entry_unref(e);
 }
 
 int breaker_registry_add_listener(breaker_registry *reg, breaker_registry_listener_fn *fn,
