@@ -539,6 +539,7 @@ struct pending {
     struct call call;
     struct lease *lease; /* release calls: the slot to free after */
     int keep;            /* an orphan's release: keep the slot after the round */
+    int answered;        /* Redis answered this call (not an error reply) */
 };
 
 /* Connect (when not connected) and load the scripts. @return 1 or 0. */
@@ -675,6 +676,7 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     for (size_t i = 0; i < np; i++) {
         int64_t a[ANS_COUNT];
         if (parse_answer(r[i], a)) {
+            p[i].answered = 1;
             decide(p[i].e, &f->actions[p[i].idx], a, now);
             struct lease *l = p[i].lease;
             if (p[i].keep && a[ANS_VERDICT] == VERDICT_APPLIED) {
@@ -701,11 +703,12 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     }
 done:
     for (size_t i = 0; i < np; i++) {
-        /* A lease result is kept until Redis answered a round with it (a
+        /* A lease result is kept until Redis answered its own release (a
          * release is idempotent: sending it again after a round that may
-         * have reached Redis is harmless). release: pairs with the acquire
-         * CAS of a caller claiming a FREE slot. */
-        if (p[i].lease != NULL && got == 1 && !p[i].keep)
+         * have reached Redis is harmless; an error reply, -OOM or -READONLY
+         * after a failover, is not an answer). release: pairs with the
+         * acquire CAS of a caller claiming a FREE slot. */
+        if (p[i].lease != NULL && got == 1 && p[i].answered && !p[i].keep)
             atomic_store_explicit(&p[i].lease->state, LEASE_FREE, memory_order_release);
         if (r[i] != NULL) freeReplyObject(r[i]);
         r[i] = NULL;
