@@ -102,6 +102,31 @@ static long long hget(const struct test_redis *r, const char *name, const char *
     return test_redis_int(r, "HGET breaker:v1:{%s}:s %s", name, field);
 }
 
+/* Five failures on `b` through `f`, then a flush: with the tests' limits the
+ * local breaker opens and the fleet trips. */
+static void trip_and_flush(breaker_redis *f, breaker *b) {
+    for (int i = 0; i < 5; i++) {
+        breaker_redis_permit p;
+        assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
+        (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
+    }
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+}
+
+/* Poll until `b`'s acquire through `f` holds a fleet lease (a probe the
+ * fleet granted), within 2 s; local, unleased probes are given back. */
+static void lease_a_probe(breaker_redis *f, breaker *b, breaker_redis_permit *probe) {
+    int leased = 0;
+    for (int i = 0; i < 2000 && !leased; i++) {
+        if (breaker_redis_acquire(f, b, probe) == BREAKER_OK) {
+            leased = probe->opaque_[0] != 0;
+            if (!leased) (void)breaker_redis_complete(f, b, probe, BREAKER_IGNORED);
+        }
+        if (!leased) nap_ms(1);
+    }
+    assert_true(leased);
+}
+
 /* Ten calls, six failures (three in a row at most): below min_calls 20 for
  * one process. */
 static void ten_calls_sixty_percent(breaker_redis *f, breaker *b) {
@@ -481,12 +506,7 @@ static void lease_of_a_killed_holder_is_reclaimed_at_its_deadline(void **state) 
     assert_non_null(f);
     breaker *b;
     assert_int_equal(breaker_redis_attach(f, "kill", &cfg, &b, NULL, 0), BREAKER_OK);
-    for (int i = 0; i < 5; i++) {
-        breaker_redis_permit p;
-        assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
-        (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
-    }
-    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    trip_and_flush(f, b);
     assert_int_equal(hget(r, "kill", "st"), 1);
     atomic_store(&sh->tripped, 1);
     assert_true(wait_count(&sh->got_lease, 1, 5000));
@@ -614,12 +634,7 @@ static void redis_stopped_inline_probe_respects_its_budget(void **state) {
     breaker *b;
     assert_int_equal(breaker_redis_attach(f, "stopped", &cfg, &b, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
-    for (int i = 0; i < 5; i++) { /* the local breaker opens; the fleet too */
-        breaker_redis_permit p;
-        assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
-        (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
-    }
-    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    trip_and_flush(f, b);
     test_redis_pause(r);
     /* Call until the local breaker admits a probe and asks Redis (bounded). */
     uint64_t worst = 0, probe_took = 0;
@@ -883,12 +898,7 @@ static void fleet_closes_after_successful_leased_probes_and_hosts_follow(void **
     assert_int_equal(breaker_redis_attach(f1, "recover", &cfg, &b1, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_attach(f2, "recover", &cfg, &b2, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
-    for (int i = 0; i < 5; i++) {
-        breaker_redis_permit p;
-        assert_int_equal(breaker_redis_acquire(f1, b1, &p), BREAKER_OK);
-        (void)breaker_redis_complete(f1, b1, &p, BREAKER_FAILURE);
-    }
-    assert_int_equal(breaker_redis_flush(f1), BREAKER_OK);
+    trip_and_flush(f1, b1);
     assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
     assert_int_equal(breaker_get_state(b2), BREAKER_OPEN); /* followed the fleet */
     /* Two leased successes from host 1 (bounded polling for the waits). */
@@ -1154,12 +1164,7 @@ static void a_listener_may_call_the_registry_during_a_fleet_transition(void **st
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     /* Another host trips the fleet. */
     assert_int_equal(breaker_redis_attach(f2, "dl.svc", &rc.defaults, &b2, NULL, 0), BREAKER_OK);
-    for (int i = 0; i < 5; i++) {
-        breaker_redis_permit p;
-        assert_int_equal(breaker_redis_acquire(f2, b2, &p), BREAKER_OK);
-        (void)breaker_redis_complete(f2, b2, &p, BREAKER_FAILURE);
-    }
-    assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
+    trip_and_flush(f2, b2);
     assert_int_equal(hget(r, "dl.svc", "st"), 1);
     int frc = -1;
     if (!flush_within(f, 5000, &frc))
@@ -1188,12 +1193,7 @@ static void a_fresh_fleet_state_does_not_close_a_following_host(void **state) {
     assert_int_equal(breaker_redis_attach(f1, "fresh", &cfg, &b1, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_attach(f2, "fresh", &cfg, &b2, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
-    for (int i = 0; i < 5; i++) {
-        breaker_redis_permit p;
-        assert_int_equal(breaker_redis_acquire(f1, b1, &p), BREAKER_OK);
-        (void)breaker_redis_complete(f1, b1, &p, BREAKER_FAILURE);
-    }
-    assert_int_equal(breaker_redis_flush(f1), BREAKER_OK);
+    trip_and_flush(f1, b1);
     assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
     assert_int_equal(breaker_get_state(b2), BREAKER_OPEN); /* follows the fleet */
     test_redis_kill(r);
@@ -1226,23 +1226,10 @@ static void a_lease_result_survives_a_failed_round(void **state) {
     breaker *b;
     assert_int_equal(breaker_redis_attach(f, "kept", &cfg, &b, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
-    for (int i = 0; i < 5; i++) {
-        breaker_redis_permit p;
-        assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
-        (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
-    }
-    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    trip_and_flush(f, b);
     assert_int_equal(hget(r, "kept", "st"), 1);
     breaker_redis_permit probe;
-    int leased = 0;
-    for (int i = 0; i < 2000 && !leased; i++) {
-        if (breaker_redis_acquire(f, b, &probe) == BREAKER_OK) {
-            leased = probe.opaque_[0] != 0;
-            if (!leased) (void)breaker_redis_complete(f, b, &probe, BREAKER_IGNORED);
-        }
-        if (!leased) nap_ms(1);
-    }
-    assert_true(leased);
+    lease_a_probe(f, b, &probe);
     assert_int_equal(hget(r, "kept", "st"), 2);
     /* Redis stops: a round fails and drops its connection; the probe
      * succeeds; the next round fails before it sends anything (the new
@@ -1440,12 +1427,7 @@ static void a_lease_granted_after_its_request_timed_out_is_released(void **state
     breaker *b;
     assert_int_equal(breaker_redis_attach(f, "phantom", &cfg, &b, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
-    for (int i = 0; i < 5; i++) { /* the local breaker opens; the fleet too */
-        breaker_redis_permit p;
-        assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
-        (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
-    }
-    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    trip_and_flush(f, b);
     assert_int_equal(hget(r, "phantom", "st"), 1);
     nap_ms(60); /* the fleet's open wait ends: the next request is granted */
     test_redis_pause(r);
@@ -1498,12 +1480,7 @@ static void a_host_that_recovered_while_degraded_is_not_tripped_on_rejoining(voi
     breaker *b;
     assert_int_equal(breaker_redis_attach(f, "rejoin", &cfg, &b, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
-    for (int i = 0; i < 5; i++) { /* the local breaker opens; the fleet too */
-        breaker_redis_permit p;
-        assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
-        (void)breaker_redis_complete(f, b, &p, BREAKER_FAILURE);
-    }
-    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    trip_and_flush(f, b);
     assert_int_equal(hget(r, "rejoin", "st"), 1);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     test_redis_pause(r);
@@ -1642,25 +1619,12 @@ static void a_listener_may_evict_the_breaker_being_delivered(void **state) {
     (void)breaker_registry_release(reg, b); /* the table's reference only */
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     assert_int_equal(breaker_redis_attach(f2, "ev.svc", &rc.defaults, &b2, NULL, 0), BREAKER_OK);
-    for (int i = 0; i < 5; i++) {
-        breaker_redis_permit p;
-        assert_int_equal(breaker_redis_acquire(f2, b2, &p), BREAKER_OK);
-        (void)breaker_redis_complete(f2, b2, &p, BREAKER_FAILURE);
-    }
-    assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
+    trip_and_flush(f2, b2);
     assert_int_equal(hget(r, "ev.svc", "st"), 1);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     breaker_redis_permit probe;
-    int leased = 0;
-    for (int i = 0; i < 2000 && !leased; i++) {
-        if (breaker_redis_acquire(f2, b2, &probe) == BREAKER_OK) {
-            leased = probe.opaque_[0] != 0;
-            if (!leased) (void)breaker_redis_complete(f2, b2, &probe, BREAKER_IGNORED);
-        }
-        if (!leased) nap_ms(1);
-    }
-    assert_true(leased);
+    lease_a_probe(f2, b2, &probe);
     assert_int_equal(breaker_redis_complete(f2, b2, &probe, BREAKER_SUCCESS), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(f2), BREAKER_OK);
     assert_int_equal(hget(r, "ev.svc", "st"), 0);
