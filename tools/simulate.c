@@ -154,16 +154,12 @@ static uint64_t dependency_call(struct sim *s, uint64_t id, uint64_t caller, str
      * dependency that fell over comes back cold. */
     uint64_t warm_start = s->phase_start[s->phase];
     if (s->knocked_until > warm_start) warm_start = s->knocked_until;
-    double progress = 1.0;
-    if (p->duration_ns > 0 && t >= warm_start)
-        progress = (double)(t - warm_start) / (double)p->duration_ns;
-    if (progress > 1.0) progress = 1.0;
+    double progress = tool_phase_progress(p, t, warm_start);
 
     w->holds_capacity = false;
     bool down = p->kind == PHASE_DOWN || t < s->knocked_until;
     if (!down) {
-        double cap = p->cold_capacity +
-                     (double)((int64_t)p->capacity - (int64_t)p->cold_capacity) * progress;
+        double cap = tool_phase_capacity(p, progress);
         if (p->capacity > 0 && (double)(s->in_flight + 1) > cap) {
             /* Overload: it falls over, and this call with it. */
             s->knocked_until = t + p->knockdown_ns;

@@ -164,6 +164,23 @@ struct tool_phase {
     unsigned given;           /* TOOL_GIVEN_* bits: keys the file set */
 };
 
+/* How far a phase's dependency has warmed up at `t` (0..1): from
+ * `warm_start` (the phase's start, or the end of its last knockdown) over
+ * the phase's duration. The one model simulate and the fleet scenario share. */
+static inline double tool_phase_progress(const struct tool_phase *p, uint64_t t,
+                                         uint64_t warm_start) {
+    double progress = 1.0;
+    if (p->duration_ns > 0 && t >= warm_start)
+        progress = (double)(t - warm_start) / (double)p->duration_ns;
+    return progress > 1.0 ? 1.0 : progress;
+}
+
+/* The calls it can hold at once at that progress (meaningful when
+ * p->capacity > 0): from cold_capacity up to capacity. */
+static inline double tool_phase_capacity(const struct tool_phase *p, double progress) {
+    return p->cold_capacity + (double)((int64_t)p->capacity - (int64_t)p->cold_capacity) * progress;
+}
+
 /* Keys a phase section set, so that the kind's defaults leave them alone. */
 enum {
     TOOL_GIVEN_LATENCY = 1,
