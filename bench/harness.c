@@ -74,6 +74,12 @@ static void *worker_main(void *arg) {
 #define DURATION_BATCH 256
 #define START_LEAD_NS  UINT64_C(500000)
 
+/* What a fixed-duration repetition says besides its time: the evenness of
+ * its workers (bench_case.worst_share) and their operations and CPU time. */
+struct rep_extra {
+    double share, ops, cpu_ns;
+};
+
 struct duration_report {
     uint64_t ops, ok, cpu_ns, end_ns;
 };
@@ -136,7 +142,8 @@ static void *duration_thread(void *arg) {
 
 /* @return the window in ns of one fixed-duration repetition of `c`, with the
  * workers' total operations in `*ops`. */
-static uint64_t run_duration(const struct bench_case *c, bool *interrupted, uint64_t *ops) {
+static uint64_t run_duration(const struct bench_case *c, bool *interrupted, uint64_t *ops,
+                             struct rep_extra *extra) {
     unsigned n = c->processes ? c->processes : c->threads ? c->threads : 1;
     if (n > BENCH_MAX_THREADS) n = BENCH_MAX_THREADS;
     int ready[2], go[2], report[2];
@@ -181,6 +188,13 @@ static uint64_t run_duration(const struct bench_case *c, bool *interrupted, uint
         start[i] = start[0];
     write_all(go[1], start, n * sizeof(start[0]));
     uint64_t end = start[0];
+    /* Evenness: each thread's calls per CPU-second against all threads'.
+     * The scheduler decides who runs when (with 64 threads on 2 cores a
+     * thread may get one time slice in a window, or none); what a thread
+     * makes of the CPU it gets is the breaker's doing: one held back by a
+     * lock or a retry loop would show a low rate. Threads that ran under a
+     * millisecond are left out (a cold cache dominates their rate). */
+    double least_rate = -1.0, busy_ops = 0.0, busy_cpu = 0.0, all_cpu = 0.0;
     *ops = 0;
     *interrupted = false;
     for (unsigned i = 0; i < n; i++) {
@@ -190,9 +204,22 @@ static uint64_t run_duration(const struct bench_case *c, bool *interrupted, uint
             bench_die("case %s: a worker: %llu of %llu operations did not behave as expected",
                       c->name, (unsigned long long)(rep.ops - rep.ok), (unsigned long long)rep.ops);
         *ops += rep.ops;
+        all_cpu += (double)rep.cpu_ns;
+        if (rep.cpu_ns >= UINT64_C(1000000)) {
+            double rate = (double)rep.ops / (double)rep.cpu_ns;
+            if (least_rate < 0 || rate < least_rate) least_rate = rate;
+            busy_ops += (double)rep.ops;
+            busy_cpu += (double)rep.cpu_ns;
+        }
         if (rep.end_ns > end) end = rep.end_ns;
         *interrupted |= was_interrupted(rep.end_ns - start[0], rep.cpu_ns);
     }
+    /* More threads than cores take turns: that is what such a case
+     * measures, not an interruption. Their evenness is its own figure. */
+    if (c->processes == 0 && n > 2) *interrupted = false;
+    extra->share = least_rate >= 0 ? least_rate / (busy_ops / busy_cpu) : 1.0;
+    extra->ops = (double)*ops;
+    extra->cpu_ns = all_cpu;
     for (unsigned i = 0; i < n; i++) {
         if (c->processes) {
             int status;
@@ -212,8 +239,10 @@ static uint64_t run_duration(const struct bench_case *c, bool *interrupted, uint
  * its fixed duration), with the operations of all threads in `*ops`;
  * `*interrupted` says whether a thread lost its core meanwhile, or the
  * threads did not run at the same time. */
-static uint64_t run_once(const struct bench_case *c, bool *interrupted, uint64_t *ops) {
-    if (c->fixed_duration) return run_duration(c, interrupted, ops);
+static uint64_t run_once(const struct bench_case *c, bool *interrupted, uint64_t *ops,
+                         struct rep_extra *extra) {
+    *extra = (struct rep_extra){1.0, 0.0, 0.0};
+    if (c->fixed_duration) return run_duration(c, interrupted, ops, extra);
     *ops = c->iters * (c->threads == 0                  ? 1
                        : c->threads > BENCH_MAX_THREADS ? BENCH_MAX_THREADS
                                                         : c->threads);
@@ -266,14 +295,17 @@ void bench_calibrate(struct bench_case *c, double rep_ms) {
     uint64_t target = (uint64_t)(rep_ms * 1e6);
     bool interrupted;
     uint64_t ops;
+    struct rep_extra extra;
+    c->worst_share = 1.0;
+    c->cpu_ops = c->cpu_ns = 0.0;
     if (c->fixed_duration) {
-        c->duration_ns = target;
-        (void)run_once(c, &interrupted, &ops); /* warm-up */
+        c->duration_ns = target < c->min_duration_ns ? c->min_duration_ns : target;
+        (void)run_once(c, &interrupted, &ops, &extra); /* warm-up */
         return;
     }
     c->iters = 1000;
     for (;;) {
-        uint64_t t = run_once(c, &interrupted, &ops);
+        uint64_t t = run_once(c, &interrupted, &ops, &extra);
         if (t >= target / 8 || c->iters >= (UINT64_C(1) << 34)) {
             double scale = (double)target / (double)(t ? t : 1);
             uint64_t n = (uint64_t)((double)c->iters * scale);
@@ -282,20 +314,24 @@ void bench_calibrate(struct bench_case *c, double rep_ms) {
         }
         c->iters *= 4;
     }
-    (void)run_once(c, &interrupted, &ops); /* warm-up at the final size */
+    (void)run_once(c, &interrupted, &ops, &extra); /* warm-up at the final size */
 }
 
 void bench_repeat(struct bench_case *c) {
     bool interrupted;
     uint64_t ops;
-    uint64_t t = run_once(c, &interrupted, &ops);
+    struct rep_extra extra;
+    uint64_t t = run_once(c, &interrupted, &ops, &extra);
     /* Redo a repetition that the scheduler interrupted: its time is the other
      * jobs' as much as ours. After BENCH_MAX_REDO tries keep it, and say so. */
     for (unsigned i = 0; interrupted && i < BENCH_MAX_REDO; i++) {
         c->redone++;
-        t = run_once(c, &interrupted, &ops);
+        t = run_once(c, &interrupted, &ops, &extra);
     }
     c->kept_interrupted += interrupted;
+    if (extra.share < c->worst_share) c->worst_share = extra.share;
+    c->cpu_ops += extra.ops;
+    c->cpu_ns += extra.cpu_ns;
     if (c->nsamples < BENCH_MAX_REPS) c->samples[c->nsamples++] = (double)t / (double)ops;
 }
 

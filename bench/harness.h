@@ -48,6 +48,16 @@ struct bench_case {
      * thread of every child writes the stripe its parent's thread holds. */
     bool spread_stripes;
     uint64_t duration_ns; /* the window, set by calibration */
+    /* The shortest window (0: none). An oversubscribed pool needs windows of
+     * many scheduler time slices, or some threads never run in one. */
+    uint64_t min_duration_ns;
+    /* Fixed duration: over all repetitions, the lowest calls per CPU-second
+     * of any worker that ran at least 1 ms, against all such workers' in its
+     * window (1: every thread makes the same use of the CPU it gets). */
+    double worst_share;
+    /* Fixed duration: all repetitions' operations and their workers' CPU
+     * time, for calls per CPU-second (what the scheduler cannot skew). */
+    double cpu_ops, cpu_ns;
 };
 
 /* Monotonic time in ns for the harness itself (CLOCK_MONOTONIC). */

@@ -199,6 +199,7 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
     b->admit_tag = b->permit_tag | BREAKER__PERMIT_ADMITTED;
     b->breaker_id = s->instance_id;
     b->stripes = breaker__stripes(s);
+    b->cpu_stripes = b->stripes + BREAKER__CPU_FIRST;
     b->ctl = &s->ctl;
     b->consecutive = &s->consecutive;
     b->buckets = (char *)s + s->buckets_off;
@@ -219,8 +220,14 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
     b->host_domain = mode == BREAKER__STRIPES_ATOMIC && store_id != 0
                          ? breaker__host_domain_of(store_id)
                          : BREAKER__HOST_NONE;
-    if (mode == BREAKER__STRIPES_THREAD_OWNED)
+    b->cpu_rseq = 0;
+    if (mode == BREAKER__STRIPES_THREAD_OWNED) {
         b->owned_tls = breaker__owned_tls_heap();
+        /* Only here: a heap block is written by this process alone, whose
+         * concurrency ids are unique among its running threads (another
+         * process's are not). */
+        b->cpu_rseq = breaker__cpu_stripes_rseq();
+    }
     else if (b->host_domain != BREAKER__HOST_NONE)
         b->owned_tls = breaker__owned_tls_host(b->host_domain);
     else

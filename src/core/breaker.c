@@ -43,6 +43,18 @@ enum {
 #define PERMIT_GEN_MASK BREAKER__PERMIT_GEN_MASK
 #define PERMIT_TAG_MASK BREAKER__PERMIT_TAG_MASK
 
+/* Per-CPU stripes (internal.h): the byte offset of a stripe counter, and one
+ * count on the concurrency id's stripe, or on the thread's own stripe when
+ * the sequence fails (id without a stripe, stripe held, interrupted). */
+#define STRIPE_FIELD(field) offsetof(struct breaker__stripe, field)
+#define CPU_COUNT(b, field)                                                \
+    do {                                                                   \
+        if (breaker__cpu_add((b), STRIPE_FIELD(field), 1) == NULL) {       \
+            struct breaker__stripe_ref cpu_fallback_ = breaker__thread_stripe(b); \
+            breaker__stripe_count(cpu_fallback_, &cpu_fallback_.stripe->field);   \
+        }                                                                  \
+    } while (0)
+
 /* may_alias: this view is laid over the caller's breaker_permit storage. */
 struct __attribute__((may_alias)) permit_view {
     breaker__atomic64 head;
@@ -599,6 +611,10 @@ __attribute__((noinline)) static int acquire_open(breaker *b, breaker_permit *pe
             permit_refuse(b, permit);
             return BREAKER_REJECTED_OPEN;
         }
+        if (b->cpu_rseq != 0 && breaker__cpu_add(b, STRIPE_FIELD(rejected_open), 1) != NULL) {
+            permit_refuse(b, permit);
+            return BREAKER_REJECTED_OPEN;
+        }
         struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
         breaker__stripe_count(stripe, &stripe.stripe->rejected_open);
         permit_refuse(b, permit);
@@ -607,17 +623,32 @@ __attribute__((noinline)) static int acquire_open(breaker *b, breaker_permit *pe
     return acquire_slow(b, permit);
 }
 
+/* The closed short path of a thread without an owned stripe, with per-CPU
+ * stripes: the admission is counted on the stripe of the concurrency id it
+ * runs on. A thread's first call takes the general path, which gives it a
+ * stripe of the pool (an owned one while any is free). */
+__attribute__((noinline)) static int acquire_closed_cpu(breaker *b, breaker_permit *permit,
+                                                        uint64_t ctl) {
+    if (__builtin_expect(breaker__tls_stripe_plus_one == 0, 0)) return acquire_slow(b, permit);
+    permit_view_of(permit)->breaker_id = b->breaker_id;
+    permit_set_head(permit, (ctl & PERMIT_GEN_MASK) | b->admit_tag);
+    CPU_COUNT(b, admitted);
+    return BREAKER_OK;
+}
+
 int breaker_acquire(breaker *b, breaker_permit *permit) {
     /* Acquire: pairs with transition()'s release CAS, so a new OPEN comes with
      * its deadline and a new CLOSED with its emptied window. */
     uint64_t ctl = breaker__load_acquire(b->ctl);
     struct breaker__stripe *own;
-    if (__builtin_expect((ctl & b->admit_mask) == 0, 1) &&
-        __builtin_expect(breaker__owned_stripe(b, &own), 1)) {
-        permit_view_of(permit)->breaker_id = b->breaker_id;
-        permit_set_head(permit, (ctl & PERMIT_GEN_MASK) | b->admit_tag);
-        breaker__owned_count(&own->admitted);
-        return BREAKER_OK;
+    if (__builtin_expect((ctl & b->admit_mask) == 0, 1)) {
+        if (__builtin_expect(breaker__owned_stripe(b, &own), 1)) {
+            permit_view_of(permit)->breaker_id = b->breaker_id;
+            permit_set_head(permit, (ctl & PERMIT_GEN_MASK) | b->admit_tag);
+            breaker__owned_count(&own->admitted);
+            return BREAKER_OK;
+        }
+        if (b->cpu_rseq != 0) return acquire_closed_cpu(b, permit, ctl);
     }
     unsigned state = breaker__ctl_state(ctl);
     if (state == BREAKER_OPEN) return acquire_open(b, permit, ctl);
@@ -756,19 +787,18 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
                            bool slow, uint64_t source) {
     uint64_t gen = breaker__ctl_gen(head);
     struct breaker__shared *s = b->shared;
-    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     /* Acquire: pairs with the CAS of a transition into CLOSED, so this
      * thread's window update lands after that transition's window reset. */
     uint64_t ctl = breaker__load_acquire(&s->ctl);
     if (breaker__ctl_gen(ctl) != gen) {
+        struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
         breaker__stripe_count(stripe, &stripe.stripe->stale);
         return BREAKER_STALE;
     }
     if (outcome == BREAKER_IGNORED) {
-        breaker__count_outcome(stripe, outcome, false);
+        breaker__count_outcome(breaker__thread_stripe(b), outcome, false);
         return BREAKER_OK;
     }
-    breaker__count_outcome(stripe, outcome, slow);
     bool failure = outcome == BREAKER_FAILURE;
 
     /* `now` is the precise clock when calls are timed, else 0. The window
@@ -779,6 +809,11 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
     if (s->lim.trip == BREAKER_TRIP_TIME_WINDOW && now == 0)
         now = b->coarse_for_window ? b->now_coarse(b) : b->now_precise(b);
     struct breaker__window_view view;
+    /* The thread's own stripe, never a per-CPU one: a failure's record
+     * reads the window, too long to hold a stripe that a preempted holder
+     * would keep from every thread of its id (internal.h). */
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+    breaker__count_outcome(stripe, outcome, slow);
     if (!breaker__window_record(s, stripe, gen, now, failure, slow, source, &view))
         return BREAKER_OK;
     for (;;) {
@@ -893,9 +928,8 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
 
 /* A closed-state success under the time-window policy, the general way:
  * assign a stripe if needed, find (and recycle) the bucket by division. */
-__attribute__((noinline)) static int time_window_success_slow(breaker *b, uint64_t head,
-                                                              uint64_t now) {
-    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+static int time_window_success_on(breaker *b, uint64_t head, uint64_t now,
+                                  struct breaker__stripe_ref stripe) {
     breaker__count_outcome(stripe, BREAKER_SUCCESS, false);
     struct breaker__window_view unused; /* a success never evaluates the trip */
     (void)breaker__window_record(b->shared, stripe, breaker__ctl_gen(head), now, false, false, 0,
@@ -903,35 +937,66 @@ __attribute__((noinline)) static int time_window_success_slow(breaker *b, uint64
     return BREAKER_OK;
 }
 
-/* The same when this stripe's hinted bucket is current, which is every call
- * but the first of each bucket. It calls nothing but the clock, and hands
- * anything else to the slow variant, so it needs almost no stack frame. */
-__attribute__((noinline)) static int time_window_success(breaker *b, uint64_t head) {
-    uint64_t now = b->coarse_for_window ? coarse_now() : b->now_precise(b);
+__attribute__((noinline)) static int time_window_success_slow(breaker *b, uint64_t head,
+                                                              uint64_t now) {
+    return time_window_success_on(b, head, now, breaker__thread_stripe(b));
+}
+
+/* Count a success on stripe `own`, which the thread owns or holds, when the
+ * stripe's hinted bucket is current (every call but the first of each
+ * bucket). @return false, having written nothing, when it is not. */
+static inline bool time_window_success_hinted(const breaker *b, uint64_t head, uint64_t now,
+                                              struct breaker__stripe *own) {
     /* No clamp: a coarse clock still behind the epoch wraps, the range check
      * below fails, and the slow variant clamps. */
     uint64_t rel = now - b->epoch_ns;
-    struct breaker__stripe *own;
-    if (__builtin_expect(!breaker__owned_stripe(b, &own), 0))
-        return time_window_success_slow(b, head, now);
     uint64_t start = breaker__read(&own->hint_start);
-    if (__builtin_expect(start == 0 || rel - (start - 1) >= b->bucket_ns, 0))
-        return time_window_success_slow(b, head, now);
+    if (__builtin_expect(start == 0 || rel - (start - 1) >= b->bucket_ns, 0)) return false;
     struct breaker__bucket *bk =
         (struct breaker__bucket *)(void *)(b->buckets + breaker__read(&own->hint_offset));
     uint64_t want = ((head >> BREAKER__GEN_SHIFT) << BREAKER__STAMP_EPOCH_BITS) |
                     breaker__read(&own->hint_epoch1);
-    if (__builtin_expect(breaker__read(&bk->stamp) != want, 0))
-        return time_window_success_slow(b, head, now);
+    if (__builtin_expect(breaker__read(&bk->stamp) != want, 0)) return false;
     breaker__owned_count(&own->successes);
     breaker__owned_count(&bk->calls);
+    return true;
+}
+
+/* A time-window success for a thread without an owned stripe, with per-CPU
+ * stripes: one sequence adds the call to the hinted bucket of its
+ * concurrency id's stripe, one more counts the success. The first call of a
+ * bucket on that id takes the stripe and moves its hint the general way. */
+__attribute__((noinline)) static int time_window_success_cpu(breaker *b, uint64_t head,
+                                                             uint64_t now) {
+    uint64_t gen_part = (head >> BREAKER__GEN_SHIFT) << BREAKER__STAMP_EPOCH_BITS;
+    if (__builtin_expect(breaker__cpu_bucket_call(b, now - b->epoch_ns, gen_part) != NULL, 1)) {
+        CPU_COUNT(b, successes);
+        return BREAKER_OK;
+    }
+    struct breaker__stripe *st = breaker__cpu_stripe_try(b);
+    if (st == NULL) return time_window_success_slow(b, head, now);
+    (void)time_window_success_on(b, head, now, breaker__cpu_stripe_ref(b, st));
+    breaker__cpu_stripe_give(st);
+    return BREAKER_OK;
+}
+
+/* A closed-state success under the time window, for a thread that owns its
+ * stripe. It calls nothing but the clock, and hands anything else to the
+ * other variants, so it needs almost no stack frame. */
+__attribute__((noinline)) static int time_window_success(breaker *b, uint64_t head) {
+    uint64_t now = b->coarse_for_window ? coarse_now() : b->now_precise(b);
+    struct breaker__stripe *own;
+    if (__builtin_expect(!breaker__owned_stripe(b, &own), 0))
+        return b->cpu_rseq != 0 ? time_window_success_cpu(b, head, now)
+                                : time_window_success_slow(b, head, now);
+    if (__builtin_expect(!time_window_success_hinted(b, head, now, own), 0))
+        return time_window_success_slow(b, head, now);
     return BREAKER_OK;
 }
 
 /* A closed-state success under the count window, the general way: assign a
  * stripe if needed, reserve a chunk when the stripe's is full. */
-__attribute__((noinline)) static int count_window_success_slow(breaker *b, uint64_t head) {
-    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+static int count_window_success_on(breaker *b, uint64_t head, struct breaker__stripe_ref stripe) {
     breaker__count_outcome(stripe, BREAKER_SUCCESS, false);
     struct breaker__window_view unused; /* a success never evaluates the trip */
     (void)breaker__window_record(b->shared, stripe, breaker__ctl_gen(head), 0, false, false, 0,
@@ -939,14 +1004,16 @@ __attribute__((noinline)) static int count_window_success_slow(breaker *b, uint6
     return BREAKER_OK;
 }
 
-/* The same when the thread owns its stripe and its chunk has room, which is
- * all calls but one in K: the next slot of the chunk (the stripe's own line
- * pair), one exchange, and the stripe's share of the ring only when the slot
- * held something other than a success. */
-__attribute__((noinline)) static int count_window_success(breaker *b, uint64_t head) {
-    struct breaker__stripe *own;
-    if (__builtin_expect(!breaker__owned_stripe(b, &own), 0))
-        return count_window_success_slow(b, head);
+__attribute__((noinline)) static int count_window_success_slow(breaker *b, uint64_t head) {
+    return count_window_success_on(b, head, breaker__thread_stripe(b));
+}
+
+/* Count a success on stripe `own`, which the thread owns or holds, when its
+ * chunk has room, which is all calls but one in K: the next slot of the
+ * chunk (the stripe's own line pair), one exchange, and the stripe's share of
+ * the ring only when the slot held something other than a success. @return
+ * false, having written nothing, when the chunk is full. */
+static inline bool count_window_success_chunk(const breaker *b, struct breaker__stripe *own) {
     uint64_t w = breaker__read(&own->ring_chunk);
     uint64_t c = (w >> 32) - 1; /* no chunk: wraps, and fails the test below */
     uint32_t used = (uint32_t)w;
@@ -954,7 +1021,7 @@ __attribute__((noinline)) static int count_window_success(breaker *b, uint64_t h
                              used >=
                                  (c + 1 == b->ring_chunks ? b->ring_last_len : b->ring_chunk_slots),
                          0))
-        return count_window_success_slow(b, head);
+        return false;
     breaker__write(&own->ring_chunk, w + 1);
     breaker__atomic8 *slot = b->ring + c * BREAKER__RING_CHUNK_BYTES + used;
     /* An exchange, not a store: a slot may meet another writer after a
@@ -965,6 +1032,53 @@ __attribute__((noinline)) static int count_window_success(breaker *b, uint64_t h
         breaker__write(&own->ring_part, breaker__read(&own->ring_part) +
                                             breaker__ring_delta(old, BREAKER__RING_RECORDED));
     breaker__owned_count(&own->successes);
+    return true;
+}
+
+/* A count-window success for a thread without an owned stripe, with per-CPU
+ * stripes: one sequence takes the next slot of its concurrency id's chunk;
+ * when that chunk is full, the thread reserves the next chunk, takes its
+ * first slot, and installs it as the id's chunk with another sequence (if
+ * the id's chunk word changed meanwhile, or the thread moved to another id,
+ * the rest of the reserved chunk stays unwritten this pass, as when two
+ * shared-stripe threads race for a chunk). The slot is written like an
+ * owner writes it; the share and the success are counted by sequences of
+ * their own (a share may land on any stripe: the window is their sum). No
+ * stripe is ever held, so a preempted thread leaves nothing locked. */
+__attribute__((noinline)) static int count_window_success_cpu(breaker *b, uint64_t head) {
+    uint64_t w;
+    struct breaker__stripe *st = breaker__cpu_ring_slot(b, &w);
+    if (__builtin_expect(st == NULL, 0)) return count_window_success_slow(b, head);
+    if (__builtin_expect(st == BREAKER__CPU_CHUNK_FULL, 0)) {
+        uint64_t want = breaker__ring_reserve(b->shared);
+        (void)breaker__cpu_ring_install(b, w, want);
+        w = want - 1;
+    }
+    breaker__atomic8 *slot = b->ring + ((w >> 32) - 1) * BREAKER__RING_CHUNK_BYTES + (uint32_t)w;
+    uint8_t old =
+        atomic_exchange_explicit(slot, (uint8_t)BREAKER__RING_RECORDED, memory_order_relaxed);
+    if (__builtin_expect(old != BREAKER__RING_RECORDED, 0)) {
+        uint64_t delta = breaker__ring_delta(old, BREAKER__RING_RECORDED);
+        if (breaker__cpu_add(b, STRIPE_FIELD(ring_part), delta) == NULL) {
+            struct breaker__stripe_ref r = breaker__thread_stripe(b);
+            if (r.owned)
+                breaker__write(&r.stripe->ring_part, breaker__read(&r.stripe->ring_part) + delta);
+            else
+                atomic_fetch_add_explicit(&r.stripe->ring_part, delta, memory_order_relaxed);
+        }
+    }
+    CPU_COUNT(b, successes);
+    return BREAKER_OK;
+}
+
+/* A closed-state success under the count window. */
+__attribute__((noinline)) static int count_window_success(breaker *b, uint64_t head) {
+    struct breaker__stripe *own;
+    if (__builtin_expect(!breaker__owned_stripe(b, &own), 0))
+        return b->cpu_rseq != 0 ? count_window_success_cpu(b, head)
+                                : count_window_success_slow(b, head);
+    if (__builtin_expect(!count_window_success_chunk(b, own), 0))
+        return count_window_success_slow(b, head);
     return BREAKER_OK;
 }
 
@@ -975,6 +1089,17 @@ __attribute__((noinline)) static int complete_general(breaker *b, struct permit_
     bool was_settled =
         atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed) & PERMIT_SETTLED;
     return complete_slow(b, pv, head, was_settled, outcome, source);
+}
+
+/* A closed-state success under the consecutive policy for a thread without
+ * an owned stripe, with per-CPU stripes: counted on its concurrency id's
+ * stripe, or the general way. */
+__attribute__((noinline)) static int consecutive_success_cpu(breaker *b, struct permit_view *pv,
+                                                             uint64_t head) {
+    if (breaker__cpu_add(b, STRIPE_FIELD(successes), 1) == NULL)
+        return complete_slow(b, pv, head, false, BREAKER_SUCCESS, 0);
+    breaker__consecutive_success(b->consecutive);
+    return BREAKER_OK;
 }
 
 int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome) {
@@ -999,7 +1124,8 @@ int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome ou
                                                     : count_window_success(b, head);
     struct breaker__stripe *own;
     if (__builtin_expect(!breaker__owned_stripe(b, &own), 0))
-        return complete_slow(b, pv, head, false, outcome, 0);
+        return b->cpu_rseq != 0 ? consecutive_success_cpu(b, pv, head)
+                                : complete_slow(b, pv, head, false, outcome, 0);
     breaker__owned_count(&own->successes);
     breaker__consecutive_success(b->consecutive);
     return BREAKER_OK;

@@ -40,6 +40,21 @@
 #define BREAKER__OWNED_STRIPES 8u
 #define BREAKER__STRIPES       16u
 
+/* Per-CPU stripes (stripes.c, "Per-CPU stripes"): in a process where the
+ * kernel's restartable sequences are usable, a heap block's stripes have
+ * three roles instead of two. The first BREAKER__CPU_FIRST are owned by
+ * threads as above (the first threads to call get them); the next
+ * BREAKER__CPU_STRIPES belong to the process's concurrency ids (the rseq
+ * mm_cid: a small number no two running threads share), and a thread
+ * without an owned stripe writes the one of the id it runs on, under a lock
+ * taken without a locked instruction; the rest are shared and written
+ * atomically (threads on ids beyond them, and anyone who finds the id's
+ * stripe busy). So a pool of any number of threads on up to 8 cores writes
+ * with plain stores only. Store blocks keep the two roles: their processes
+ * have different ids. */
+#define BREAKER__CPU_FIRST   4u
+#define BREAKER__CPU_STRIPES 8u
+
 /* ---- The state word -------------------------------------------------------
  * One 64-bit word holds everything a transition must change atomically:
  *   bits 28..63  generation (36 bits; +1 per transition)
@@ -203,7 +218,10 @@ struct breaker__stripe {
      * the sum crosses an integer, so exactly that share of the calls through
      * this stripe gets in (breaker.c, ramp_admits). */
     breaker__atomic64 ramp_credit;
-    breaker__atomic64 spare_;
+    /* Per-CPU stripes of a heap block: 1 while a thread holds the stripe
+     * (breaker__cpu_stripe_take), 0 otherwise; never written in any other
+     * stripe or in a store's block, where it stays 0 as before. */
+    breaker__atomic64 cpu_lock;
 };
 
 /* Time-window bucket counts, one set per stripe per bucket, written only by
@@ -377,6 +395,11 @@ struct breaker {
      * domains that domain's claim's, and any other shared block's handles a
      * word that stays 0 (stripes.c). */
     uintptr_t owned_tls;
+    /* Per-CPU stripes (heap blocks in a process where they are usable): the
+     * offset of the thread's rseq area from the thread pointer; 0 = none. A
+     * thread without an owned stripe tries these before the general paths. */
+    uintptr_t cpu_rseq;
+    struct breaker__stripe *cpu_stripes; /* the per-CPU run: stripes + BREAKER__CPU_FIRST */
     unsigned host_domain;   /* its host domain's index, or BREAKER__HOST_NONE */
     breaker__atomic64 *ctl; /* &shared->ctl, one load fewer per call */
     char *buckets;          /* time window: the bucket array */
@@ -499,6 +522,8 @@ static inline struct breaker__stripe_ref breaker__thread_stripe(const struct bre
     if (b->stripe_mode == BREAKER__STRIPES_ATOMIC) return breaker__host_stripe(b);
     unsigned i = breaker__tls_stripe_plus_one;
     i = __builtin_expect(i != 0, 1) ? i - 1 : breaker__stripe_assign();
+    /* The pool hands out owned stripes below BREAKER__OWNED_STRIPES only (below
+     * BREAKER__CPU_FIRST with per-CPU stripes), and shared ones above them. */
     struct breaker__stripe_ref r = {&b->stripes[i], i, i < BREAKER__OWNED_STRIPES};
     return r;
 }
@@ -516,6 +541,248 @@ static inline bool breaker__owned_stripe(const struct breaker *b, struct breaker
     if (__builtin_expect(o == 0, 0)) return false;
     *out = (struct breaker__stripe *)(void *)((char *)b->stripes + o - 1);
     return true;
+}
+
+/* ---- Per-CPU stripes --------------------------------------------------------
+ * The rseq offset when this process can use per-CPU stripes (x86-64, glibc
+ * registered rseq, a kernel that reports mm_cid), else 0; decided once per
+ * process, before the owned-stripe pool hands out its first stripe. */
+uintptr_t breaker__cpu_stripes_rseq(void);
+
+#if BREAKER__OWNED_TLS_DIRECT
+/* The rseq ABI (linux/rseq.h): struct rseq's cpu_id at 4, rseq_cs at 8,
+ * mm_cid at 24; the signature glibc registered, which must precede every
+ * abort handler. */
+#define BREAKER__RSEQ_CPU_ID 4
+#define BREAKER__RSEQ_CS     8
+#define BREAKER__RSEQ_MM_CID 24
+#define BREAKER__RSEQ_SIG    0x53053053
+#define BREAKER__STR_(x)     #x
+#define BREAKER__STR(x)      BREAKER__STR_(x)
+
+/* Restartable sequences on the stripe of the concurrency id the thread runs
+ * on. Each is one sequence: read the thread's mm_cid, find its stripe, check
+ * that no thread holds the stripe (cpu_lock 0), check what the operation
+ * needs, and end with a single store, the commit. The kernel restarts (here:
+ * fails) the sequence if the thread is preempted, migrated or signalled
+ * before the commit, so between the read of the id and the commit no other
+ * thread of the process runs on that id: writers of one stripe never
+ * interleave, with no locked instruction. Each returns the stripe, or NULL
+ * when the id has none (8 or more), the stripe is held, a check failed, or
+ * the sequence was interrupted; the caller then takes another path.
+ * cpu_id is checked too: a thread whose rseq registration failed has a
+ * negative one, and the kernel would not restart its sequences. rseq_cs is
+ * cleared on the way out so that the descriptor, in this library's data, is
+ * never left for the kernel to read after a dlclose. The asm reads the
+ * handle's fields by offset ([b]) to need few registers. */
+#define BREAKER__CS_BEGIN                                                          \
+    ".pushsection __rseq_cs, \"aw\"\n\t"                                           \
+    ".balign 32\n\t"                                                               \
+    "3:\n\t"                                                                       \
+    ".long 0, 0\n\t"             /* version, flags */                              \
+    ".quad 1f, (2f - 1f), 4f\n\t" /* start, post-commit offset, abort */           \
+    ".popsection\n\t"                                                              \
+    "movq %c[o_rseq](%[b]), %[t]\n\t"                                              \
+    "leaq 3b(%%rip), %[st]\n\t"                                                    \
+    "movq %[st], %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[t])\n\t"                \
+    "1:\n\t"                                                                       \
+    "cmpl $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CPU_ID) "(%[t])\n\t"               \
+    "jl 5f\n\t"                                                                    \
+    "movl %%fs:" BREAKER__STR(BREAKER__RSEQ_MM_CID) "(%[t]), %k[cid]\n\t"          \
+    "cmpl $" BREAKER__STR(BREAKER__CPU_STRIPES) ", %k[cid]\n\t"                    \
+    "jae 5f\n\t"                                                                   \
+    "movq %[cid], %[st]\n\t"                                                       \
+    "shlq $7, %[st]\n\t"                                                           \
+    "addq %c[o_stripes](%[b]), %[st]\n\t"                                          \
+    "cmpq $0, %c[o_lock](%[st])\n\t"                                               \
+    "jne 5f\n\t"
+/* ... the checks, then the commit, right before 2: */
+#define BREAKER__CS_END                                                            \
+    "2:\n\t"                                                                       \
+    "jmp 6f\n\t"                                                                   \
+    ".pushsection __rseq_failure, \"ax\"\n\t"                                      \
+    ".byte 0x0f, 0xb9, 0x3d\n\t" /* ud1: the signature is its operand */           \
+    ".long " BREAKER__STR(BREAKER__RSEQ_SIG) "\n\t"                                \
+    "4:\n\t"                                                                       \
+    "jmp 5f\n\t"                                                                   \
+    ".popsection\n\t"                                                              \
+    "5:\n\t"                                                                       \
+    "xorl %k[st], %k[st]\n\t"                                                      \
+    "6:\n\t"                                                                       \
+    "movq %c[o_rseq](%[b]), %[t]\n\t"                                              \
+    "movq $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[t])\n\t"
+/* The stripe array starts at the per-CPU run (handle field cpu_stripes). */
+#define BREAKER__CS_INPUTS BREAKER__CS_INPUTS_OF(b)
+#define BREAKER__CS_INPUTS_OF(handle)                                              \
+    [b] "r"(handle), [o_rseq] "i"(offsetof(struct breaker, cpu_rseq)),                  \
+        [o_stripes] "i"(offsetof(struct breaker, cpu_stripes)),                    \
+        [o_lock] "i"(offsetof(struct breaker__stripe, cpu_lock))
+
+/* Take the stripe for a general path: cpu_lock 0 -> 1 is the commit. The
+ * holder may then migrate; it stays the stripe's only writer (sequences
+ * check the lock) until breaker__cpu_stripe_give. */
+static inline struct breaker__stripe *breaker__cpu_stripe_take(const struct breaker *b) {
+    uintptr_t st, cid, t;
+    __asm__ volatile(BREAKER__CS_BEGIN
+                     "movq $1, %c[o_lock](%[st])\n\t" BREAKER__CS_END
+                     : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
+                     : BREAKER__CS_INPUTS
+                     : "memory", "cc");
+    return (struct breaker__stripe *)st;
+}
+
+/* Add `delta` to the counter at byte offset `off` of the stripe. */
+#define breaker__cpu_add(b_, off_, delta_)                                                  \
+    __extension__({                                                                      \
+        uintptr_t st_, cid_, t_;                                                         \
+        __asm__ volatile(BREAKER__CS_BEGIN "movq %c[off](%[st]), %[t]\n\t"               \
+                                           "addq %[d], %[t]\n\t"                         \
+                                           "movq %[t], %c[off](%[st])\n\t" BREAKER__CS_END \
+                         : [st] "=&r"(st_), [cid] "=&r"(cid_), [t] "=&r"(t_)             \
+                         : BREAKER__CS_INPUTS_OF(b_), [off] "i"(off_), [d] "r"((uint64_t)(delta_)) \
+                         : "memory", "cc");                                              \
+        (struct breaker__stripe *)st_;                                                   \
+    })
+
+/* A time-window success: when the stripe's hinted bucket holds `rel` (ns
+ * since the epoch) and is stamped `gen_part` | hint_epoch1, add one to the
+ * bucket's calls. */
+static inline struct breaker__stripe *breaker__cpu_bucket_call(const struct breaker *b,
+                                                              uint64_t rel, uint64_t gen_part) {
+    uintptr_t st, cid, t;
+    __asm__ volatile(
+        BREAKER__CS_BEGIN
+        "movq %c[o_start](%[st]), %[t]\n\t" /* hint_start: bucket start + 1, 0 none */
+        "subq $1, %[t]\n\t"
+        "jb 5f\n\t"
+        "negq %[t]\n\t"
+        "addq %[rel], %[t]\n\t" /* rel - start, wrapping when rel < start */
+        "cmpq %c[o_bucket_ns](%[b]), %[t]\n\t"
+        "jae 5f\n\t"
+        "movq %c[o_offset](%[st]), %[cid]\n\t"
+        "addq %c[o_buckets](%[b]), %[cid]\n\t" /* cid: the bucket */
+        "movq %c[o_epoch1](%[st]), %[t]\n\t"
+        "orq %[gen], %[t]\n\t"
+        "cmpq %[t], %c[o_stamp](%[cid])\n\t"
+        "jne 5f\n\t"
+        "movq %c[o_calls](%[cid]), %[t]\n\t"
+        "addq $1, %[t]\n\t"
+        "movq %[t], %c[o_calls](%[cid])\n\t" BREAKER__CS_END
+        : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
+        : BREAKER__CS_INPUTS, [rel] "r"(rel), [gen] "r"(gen_part),
+          [o_start] "i"(offsetof(struct breaker__stripe, hint_start)),
+          [o_offset] "i"(offsetof(struct breaker__stripe, hint_offset)),
+          [o_epoch1] "i"(offsetof(struct breaker__stripe, hint_epoch1)),
+          [o_bucket_ns] "i"(offsetof(struct breaker, bucket_ns)),
+          [o_buckets] "i"(offsetof(struct breaker, buckets)),
+          [o_stamp] "i"(offsetof(struct breaker__bucket, stamp)),
+          [o_calls] "i"(offsetof(struct breaker__bucket, calls))
+        : "memory", "cc");
+    return (struct breaker__stripe *)st;
+}
+
+/* What breaker__cpu_ring_slot returns besides a stripe: the stripe's chunk
+ * is full (or it has none). */
+#define BREAKER__CPU_CHUNK_FULL ((struct breaker__stripe *)(uintptr_t)1)
+
+/* A count-window success: when the stripe's chunk has room, take its next
+ * slot (ring_chunk + 1 is the commit). *w is ring_chunk as read, also when
+ * the chunk is full (BREAKER__CPU_CHUNK_FULL). */
+static inline struct breaker__stripe *breaker__cpu_ring_slot(const struct breaker *b, uint64_t *w) {
+    uintptr_t st, cid, t;
+    __asm__ volatile(
+        BREAKER__CS_BEGIN
+        "movq %c[o_chunk](%[st]), %[cid]\n\t" /* cid: the chunk word, (chunk + 1) << 32 | used */
+        "movq %[cid], %[t]\n\t"
+        "shrq $32, %[t]\n\t"
+        "subl $1, %k[t]\n\t" /* the chunk; none wraps */
+        "cmpl %k[t], %c[o_chunks](%[b])\n\t"
+        "jbe 7f\n\t"
+        "addl $1, %k[t]\n\t"
+        "cmpl %k[t], %c[o_chunks](%[b])\n\t"
+        "movl %c[o_slots](%[b]), %k[t]\n\t"
+        "cmovel %c[o_last](%[b]), %k[t]\n\t" /* the chunk's length */
+        "cmpl %k[t], %k[cid]\n\t"
+        "jae 7f\n\t"
+        "leaq 1(%[cid]), %[t]\n\t"
+        "movq %[t], %c[o_chunk](%[st])\n\t" BREAKER__CS_END
+        "jmp 8f\n\t"
+        "7:\n\t"
+        "movl $1, %k[st]\n\t"
+        "movq %c[o_rseq](%[b]), %[t]\n\t"
+        "movq $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[t])\n\t"
+        "8:\n\t"
+        : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
+        : BREAKER__CS_INPUTS, [o_chunk] "i"(offsetof(struct breaker__stripe, ring_chunk)),
+          [o_chunks] "i"(offsetof(struct breaker, ring_chunks)),
+          [o_slots] "i"(offsetof(struct breaker, ring_chunk_slots)),
+          [o_last] "i"(offsetof(struct breaker, ring_last_len))
+        : "memory", "cc");
+    *w = cid;
+    return (struct breaker__stripe *)st;
+}
+
+/* Install a newly reserved chunk: ring_chunk `expect` (the full word
+ * breaker__cpu_ring_slot saw) becomes `want`. Fails if the word changed or
+ * the thread now runs on another id (whose stripe has a chunk of its own). */
+static inline struct breaker__stripe *breaker__cpu_ring_install(const struct breaker *b,
+                                                               uint64_t expect, uint64_t want) {
+    uintptr_t st, cid, t;
+    __asm__ volatile(BREAKER__CS_BEGIN
+                     "cmpq %[expect], %c[o_chunk](%[st])\n\t"
+                     "jne 5f\n\t"
+                     "movq %[want], %c[o_chunk](%[st])\n\t" BREAKER__CS_END
+                     : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
+                     : BREAKER__CS_INPUTS, [expect] "r"(expect), [want] "r"(want),
+                       [o_chunk] "i"(offsetof(struct breaker__stripe, ring_chunk))
+                     : "memory", "cc");
+    return (struct breaker__stripe *)st;
+}
+_Static_assert(sizeof(struct breaker__stripe) == 1u << 7, "the shift in BREAKER__CS_BEGIN");
+#else
+static inline struct breaker__stripe *breaker__cpu_stripe_take(const struct breaker *b) {
+    (void)b;
+    return NULL;
+}
+#define breaker__cpu_add(b, off, delta) ((void)(b), (void)(delta), (struct breaker__stripe *)NULL)
+static inline struct breaker__stripe *breaker__cpu_bucket_call(const struct breaker *b,
+                                                              uint64_t rel, uint64_t gen_part) {
+    (void)b, (void)rel, (void)gen_part;
+    return NULL;
+}
+static inline struct breaker__stripe *breaker__cpu_ring_slot(const struct breaker *b, uint64_t *w) {
+    (void)b, (void)w;
+    return NULL;
+}
+static inline struct breaker__stripe *breaker__cpu_ring_install(const struct breaker *b,
+                                                               uint64_t expect, uint64_t want) {
+    (void)b, (void)expect, (void)want;
+    return NULL;
+}
+#define BREAKER__CPU_CHUNK_FULL ((struct breaker__stripe *)(uintptr_t)1)
+#endif
+
+/* breaker__cpu_stripe_take for a thread that has been given its pool stripe:
+ * NULL for a thread's first calls, so the general path assigns it one (it
+ * may get an owned stripe, which is cheaper and keeps a count window in
+ * order). */
+static inline struct breaker__stripe *breaker__cpu_stripe_try(const struct breaker *b) {
+    if (__builtin_expect(breaker__tls_stripe_plus_one == 0, 0)) return NULL;
+    return breaker__cpu_stripe_take(b);
+}
+
+/* Give back a stripe breaker__cpu_stripe_take returned. Release: the next
+ * holder sees this one's stores. */
+static inline void breaker__cpu_stripe_give(struct breaker__stripe *st) {
+    atomic_store_explicit(&st->cpu_lock, 0, memory_order_release);
+}
+
+/* A held per-CPU stripe as a stripe_ref, for a general path called with it:
+ * its holder is its only writer, like an owner. */
+static inline struct breaker__stripe_ref breaker__cpu_stripe_ref(const struct breaker *b,
+                                                                struct breaker__stripe *st) {
+    struct breaker__stripe_ref r = {st, (unsigned)(st - b->stripes), true};
+    return r;
 }
 
 /* Count one on a stripe the thread owns: the only writer, so a relaxed load
@@ -629,6 +896,11 @@ void breaker__window_confirm(const struct breaker__shared *s, struct breaker__wi
  * then not be made. */
 bool breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref stripe,
                            uint64_t expected_ctl);
+/* Reserve the next chunk of the count window's ring for a stripe whose chunk
+ * is full, as ring_take_slot does (the failing-source period moves on when
+ * it starts a pass). @return the stripe's chunk word with the chunk's first
+ * slot taken: ((chunk + 1) << 32) | 1. */
+uint64_t breaker__ring_reserve(struct breaker__shared *s);
 /* Record one outcome of closed generation `gen` in the window. @return true
  * when the trip condition must be evaluated, with `view` holding the window
  * then: only failures and slow calls do (a success never opens the breaker). */

@@ -57,12 +57,57 @@ static pthread_key_t release_key;
 static pthread_once_t release_key_once = PTHREAD_ONCE_INIT;
 static int release_key_ok;
 
-#define OWNED_MASK ((UINT64_C(1) << BREAKER__OWNED_STRIPES) - 1)
+/* ---- Per-CPU stripes -------------------------------------------------------------
+ * With rseq, a heap block's stripes BREAKER__CPU_FIRST.. belong to the
+ * process's concurrency ids rather than to threads (internal.h), so the pool
+ * owns fewer and shares the ones after the per-CPU run. glibc 2.35+
+ * registers every thread's rseq area and exports where it is; the kernel
+ * reports the fields it fills in AT_RSEQ_FEATURE_SIZE (28 or more: mm_cid,
+ * Linux 6.3+). Decided once, before the pool hands out a stripe, and never
+ * changed: the pool's split must not move under threads that hold stripes. */
+#if BREAKER__OWNED_TLS_DIRECT && defined(__GLIBC__)
+#include <sys/auxv.h>
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+#define AT_RSEQ_FEATURE_SIZE_ 27 /* linux/auxvec.h, Linux 6.3 */
+#endif
+
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+static uintptr_t cpu_rseq; /* written once, under cpu_once */
+
+static void cpu_detect(void) {
+#if BREAKER__OWNED_TLS_DIRECT && defined(__GLIBC__)
+    const char *off = getenv("BREAKER_CPU_STRIPES");
+    if (off != NULL && strcmp(off, "0") == 0) return; /* documented switch */
+    if (&__rseq_offset == NULL || &__rseq_size == NULL || __rseq_size < 20) return;
+    if (getauxval(AT_RSEQ_FEATURE_SIZE_) < BREAKER__RSEQ_MM_CID + 4) return;
+    uintptr_t tp, rs = (uintptr_t)__rseq_offset;
+    __asm__("movq %%fs:0, %0" : "=r"(tp));
+    /* This thread's registration took (a failed one leaves cpu_id negative). */
+    const volatile int32_t *cpu_id = (const volatile int32_t *)(tp + rs + BREAKER__RSEQ_CPU_ID);
+    if (rs == 0 || *cpu_id < 0) return;
+    cpu_rseq = rs;
+#endif
+}
+
+uintptr_t breaker__cpu_stripes_rseq(void) {
+    pthread_once(&cpu_once, cpu_detect);
+    return cpu_rseq;
+}
+
+/* The owned stripes the pool hands out, and the first shared one. */
+static unsigned pool_owned(void) {
+    return breaker__cpu_stripes_rseq() != 0 ? BREAKER__CPU_FIRST : BREAKER__OWNED_STRIPES;
+}
+static unsigned pool_shared_first(void) {
+    return breaker__cpu_stripes_rseq() != 0 ? BREAKER__CPU_FIRST + BREAKER__CPU_STRIPES
+                                            : BREAKER__OWNED_STRIPES;
+}
 
 static unsigned take_shared(void) {
-    return BREAKER__OWNED_STRIPES +
-           atomic_fetch_add_explicit(&next_shared, 1, memory_order_relaxed) %
-               (BREAKER__STRIPES - BREAKER__OWNED_STRIPES);
+    unsigned first = pool_shared_first();
+    return first + atomic_fetch_add_explicit(&next_shared, 1, memory_order_relaxed) %
+                       (BREAKER__STRIPES - first);
 }
 
 static void release_owned(void *value) {
@@ -84,9 +129,10 @@ unsigned breaker__stripe_assign(void) {
     pthread_once(&release_key_once, make_release_key);
     unsigned index = BREAKER__STRIPES;
     if (release_key_ok) {
+        const uint64_t owned_mask = (UINT64_C(1) << pool_owned()) - 1;
         uint64_t used = atomic_load_explicit(&owned_in_use, memory_order_relaxed);
-        while ((~used & OWNED_MASK) != 0) {
-            unsigned i = (unsigned)__builtin_ctzll(~used & OWNED_MASK);
+        while ((~used & owned_mask) != 0) {
+            unsigned i = (unsigned)__builtin_ctzll(~used & owned_mask);
             /* Acquire: pairs with the release in release_owned() of the
              * previous owner of stripe i. */
             if (atomic_compare_exchange_weak_explicit(&owned_in_use, &used,
@@ -105,7 +151,7 @@ unsigned breaker__stripe_assign(void) {
     if (index == BREAKER__STRIPES) index = take_shared();
     breaker__tls_stripe_plus_one = index + 1;
     breaker__tls_owned_offset =
-        index < BREAKER__OWNED_STRIPES ? index * sizeof(struct breaker__stripe) + 1 : 0;
+        index < pool_owned() ? index * sizeof(struct breaker__stripe) + 1 : 0;
     return index;
 }
 

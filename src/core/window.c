@@ -127,6 +127,14 @@ static void ring_scan(const struct breaker__shared *s, struct breaker__window_vi
     v->slow = slow;
 }
 
+/* Reserve the next chunk: the stripe's chunk word with its first slot
+ * taken. Relaxed: ring_next only spreads writers over the ring; the slot
+ * exchange counts. */
+static uint64_t ring_next_chunk(struct breaker__shared *s, uint32_t chunks) {
+    uint64_t c = atomic_fetch_add_explicit(&s->ring_next, 1, memory_order_relaxed) % chunks;
+    return ((c + 1) << 32) | 1;
+}
+
 /* The slot for the calling thread's next call: the next one of its stripe's
  * chunk, or the first of a newly reserved chunk. *pass_start: this call
  * reserved chunk 0 (a new pass of the ring begins). */
@@ -147,10 +155,9 @@ static breaker__atomic8 *ring_take_slot(struct breaker__shared *s,
             return ring_slot(s, (uint32_t)(c1 - 1), used);
         }
         /* The chunk is full (or there is none, or the word is garbage from a
-         * faulty process): reserve the next one. Relaxed: ring_next only
-         * spreads writers over the ring; the slot exchange counts. */
-        uint64_t c = atomic_fetch_add_explicit(&s->ring_next, 1, memory_order_relaxed) % chunks;
-        uint64_t want = ((c + 1) << 32) | 1;
+         * faulty process): reserve the next one. */
+        uint64_t want = ring_next_chunk(s, chunks);
+        uint64_t c = (want >> 32) - 1;
         if (stripe.owned) {
             breaker__write(word, want);
         } else {
@@ -163,6 +170,16 @@ static breaker__atomic8 *ring_take_slot(struct breaker__shared *s,
         *pass_start = c == 0;
         return ring_slot(s, (uint32_t)c, 0);
     }
+}
+
+static void sources_enter(struct breaker__shared *s, uint64_t period);
+
+uint64_t breaker__ring_reserve(struct breaker__shared *s) {
+    uint64_t want = ring_next_chunk(s, breaker__chunk_count(s->lim.window_size));
+    /* Each pass of the ring is a failing-source period (window_record). */
+    if (want >> 32 == 1 && s->lim.min_failing_sources > 1)
+        sources_enter(s, breaker__read(&s->src_period) + 1);
+    return want;
 }
 
 /* Record one call in the count window; the window then. @return whether it

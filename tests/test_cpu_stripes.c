@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cpu_stripes.c - per-CPU stripes (core/stripes.c, internal.h): threads
+ * without an owned stripe write the stripe of the concurrency id they run on
+ * inside restartable sequences, with plain stores. With many more threads
+ * than cores and than owned stripes, every count stays exact for every
+ * policy and for open refusals, with failures (whose records hold a
+ * stripe) racing the short paths' sequences; the per-CPU stripes really
+ * take the pool's traffic; a stripe left held (its holder preempted) sends
+ * calls elsewhere without losing any; the count window still holds exactly
+ * window_size calls once full; and BREAKER_CPU_STRIPES=0 turns them off.
+ *
+ * Where the machine cannot use them (no rseq, valgrind, another
+ * architecture) the counting tests still run, on the thread-owned scheme,
+ * and the tests about the per-CPU stripes themselves are skipped.
+ */
+#define _GNU_SOURCE
+#include "test_util.h"
+
+#include "core/internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { POOL = 64, CALLS = 20000, FAIL_EVERY = 16 };
+
+static bool cpu_stripes_on(void) { return breaker__cpu_stripes_rseq() != 0; }
+
+struct pool_run {
+    breaker *b;
+    /* Every thread makes its first call (which gives it a pool stripe),
+     * then waits for all: so they are alive together, 4 owners and 60
+     * threads without a stripe of their own, as in a pool. */
+    pthread_barrier_t all_in;
+    _Atomic uint64_t admitted, refused, failures, successes;
+    bool refuse; /* the breaker is open: every call is refused */
+};
+
+static void *pool_thread(void *arg) {
+    struct pool_run *r = arg;
+    uint64_t admitted = 0, refused = 0, failures = 0, successes = 0;
+    for (unsigned i = 0; i < CALLS; i++) {
+        if (i == 1) pthread_barrier_wait(&r->all_in);
+        breaker_permit p;
+        int rc = breaker_acquire(r->b, &p);
+        if (rc != BREAKER_OK) {
+            refused += rc == BREAKER_REJECTED_OPEN;
+            continue;
+        }
+        admitted++;
+        bool fail = !r->refuse && i % FAIL_EVERY == FAIL_EVERY - 1;
+        if (breaker_complete(r->b, &p, fail ? BREAKER_FAILURE : BREAKER_SUCCESS) == BREAKER_OK) {
+            failures += fail;
+            successes += !fail;
+        }
+    }
+    atomic_fetch_add(&r->admitted, admitted);
+    atomic_fetch_add(&r->refused, refused);
+    atomic_fetch_add(&r->failures, failures);
+    atomic_fetch_add(&r->successes, successes);
+    return NULL;
+}
+
+static void run_pool(struct pool_run *r, unsigned threads) {
+    pthread_t t[POOL];
+    assert_int_equal(pthread_barrier_init(&r->all_in, NULL, threads), 0);
+    for (unsigned i = 0; i < threads; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, pool_thread, r), 0);
+    for (unsigned i = 0; i < threads; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    pthread_barrier_destroy(&r->all_in);
+}
+
+/* A breaker that never trips on this traffic (1 failure in 16). */
+static breaker *pool_breaker(enum breaker_trip trip) {
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    cfg.trip = trip;
+    cfg.failure_threshold = 1000000;
+    cfg.failure_rate = 0.9;
+    cfg.window_size = 100;
+    cfg.min_calls = 100;
+    breaker *b = NULL;
+    assert_int_equal(breaker_create(&cfg, &b), BREAKER_OK);
+    return b;
+}
+
+static uint64_t per_cpu_admissions(const breaker *b) {
+    uint64_t n = 0;
+    for (unsigned i = BREAKER__CPU_FIRST; i < BREAKER__CPU_FIRST + BREAKER__CPU_STRIPES; i++)
+        n += atomic_load(&b->stripes[i].admitted);
+    return n;
+}
+
+static void counts_stay_exact(enum breaker_trip trip) {
+    breaker *b = pool_breaker(trip);
+    struct pool_run r = {.b = b};
+    run_pool(&r, POOL);
+    breaker_stats st;
+    assert_int_equal(breaker_stats_get(b, &st), BREAKER_OK);
+    assert_int_equal(st.state, BREAKER_CLOSED);
+    assert_int_equal(r.admitted, (uint64_t)POOL * CALLS);
+    assert_int_equal(st.admitted, r.admitted);
+    assert_int_equal(st.successes, r.successes);
+    assert_int_equal(st.failures, r.failures);
+    assert_int_equal(st.failures, (uint64_t)POOL * (CALLS / FAIL_EVERY));
+    if (trip == BREAKER_TRIP_COUNT_WINDOW) {
+        /* Full: exactly window_size calls, about 1 in 16 of them failed. */
+        assert_int_equal(st.window_calls, 100);
+        assert_true(st.window_failures <= 100);
+    }
+    if (cpu_stripes_on()) {
+        /* 60 of the 64 threads own no stripe: the per-CPU stripes took
+         * their admissions (all but the first call of each, and any whose
+         * sequence was interrupted or found the stripe held). */
+        uint64_t cpu = per_cpu_admissions(b);
+        print_message("per-CPU stripes: %llu of %llu admissions\n", (unsigned long long)cpu,
+                      (unsigned long long)st.admitted);
+        assert_true(cpu > (uint64_t)(POOL - BREAKER__CPU_FIRST) * CALLS / 4);
+    }
+    breaker_destroy(b);
+}
+
+static void consecutive_counts_stay_exact(void **state) {
+    (void)state;
+    counts_stay_exact(BREAKER_TRIP_CONSECUTIVE);
+}
+static void count_window_counts_stay_exact(void **state) {
+    (void)state;
+    counts_stay_exact(BREAKER_TRIP_COUNT_WINDOW);
+}
+static void time_window_counts_stay_exact(void **state) {
+    (void)state;
+    counts_stay_exact(BREAKER_TRIP_TIME_WINDOW);
+}
+
+static void open_refusals_stay_exact(void **state) {
+    (void)state;
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 1;
+    cfg.open_ns = UINT64_C(3600) * UINT64_C(1000000000); /* an hour: open throughout */
+    cfg.open_max_ns = cfg.open_ns;
+    breaker *b = NULL;
+    assert_int_equal(breaker_create(&cfg, &b), BREAKER_OK);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    struct pool_run r = {.b = b, .refuse = true};
+    run_pool(&r, POOL);
+    breaker_stats st;
+    assert_int_equal(breaker_stats_get(b, &st), BREAKER_OK);
+    assert_int_equal(r.refused, (uint64_t)POOL * CALLS);
+    assert_int_equal(st.rejected_open, r.refused);
+    if (cpu_stripes_on()) {
+        uint64_t cpu = 0;
+        for (unsigned i = BREAKER__CPU_FIRST; i < BREAKER__CPU_FIRST + BREAKER__CPU_STRIPES; i++)
+            cpu += atomic_load(&b->stripes[i].rejected_open);
+        assert_true(cpu > (uint64_t)(POOL - BREAKER__CPU_FIRST) * CALLS / 4);
+    }
+    breaker_destroy(b);
+}
+
+/* A holder preempted for good: every per-CPU stripe marked held. Calls go to
+ * the shared stripes, atomically, and none is lost; none touches a held
+ * stripe. */
+static void held_stripes_send_calls_elsewhere(void **state) {
+    (void)state;
+    if (!cpu_stripes_on()) skip();
+    for (int t = 0; t < 3; t++) {
+        breaker *b = pool_breaker((enum breaker_trip)t);
+        for (unsigned i = BREAKER__CPU_FIRST; i < BREAKER__CPU_FIRST + BREAKER__CPU_STRIPES; i++)
+            atomic_store(&b->stripes[i].cpu_lock, 1);
+        struct pool_run r = {.b = b};
+        run_pool(&r, 16);
+        breaker_stats st;
+        assert_int_equal(breaker_stats_get(b, &st), BREAKER_OK);
+        assert_int_equal(st.admitted, (uint64_t)16 * CALLS);
+        assert_int_equal(st.successes + st.failures, st.admitted);
+        assert_int_equal(st.failures, (uint64_t)16 * (CALLS / FAIL_EVERY));
+        assert_int_equal(per_cpu_admissions(b), 0);
+        for (unsigned i = BREAKER__CPU_FIRST; i < BREAKER__CPU_FIRST + BREAKER__CPU_STRIPES; i++) {
+            assert_int_equal(atomic_load(&b->stripes[i].successes), 0);
+            assert_int_equal(atomic_load(&b->stripes[i].cpu_lock), 1);
+        }
+        breaker_destroy(b);
+    }
+}
+
+/* The sequences leave the stripes free: after the pool, no lock is held. */
+static void no_stripe_stays_held(void **state) {
+    (void)state;
+    if (!cpu_stripes_on()) skip();
+    breaker *b = pool_breaker(BREAKER_TRIP_TIME_WINDOW);
+    struct pool_run r = {.b = b};
+    run_pool(&r, 16);
+    for (unsigned i = 0; i < BREAKER__STRIPES; i++)
+        assert_int_equal(atomic_load(&b->stripes[i].cpu_lock), 0);
+    breaker_destroy(b);
+}
+
+static void the_switch_turns_them_off(void **state) {
+    (void)state;
+    const char *v = getenv("BREAKER_CPU_STRIPES");
+    if (v != NULL && strcmp(v, "0") == 0) {
+        assert_int_equal(breaker__cpu_stripes_rseq(), 0);
+        breaker *b = pool_breaker(BREAKER_TRIP_CONSECUTIVE);
+        assert_int_equal(b->cpu_rseq, 0);
+        breaker_destroy(b);
+    } else {
+        skip();
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(consecutive_counts_stay_exact),
+        cmocka_unit_test(count_window_counts_stay_exact),
+        cmocka_unit_test(time_window_counts_stay_exact),
+        cmocka_unit_test(open_refusals_stay_exact),
+        cmocka_unit_test(held_stripes_send_calls_elsewhere),
+        cmocka_unit_test(no_stripe_stays_held),
+        cmocka_unit_test(the_switch_turns_them_off),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
