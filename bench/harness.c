@@ -75,9 +75,9 @@ static void *worker_main(void *arg) {
 #define START_LEAD_NS  UINT64_C(500000)
 
 /* What a fixed-duration repetition says besides its time: the evenness of
- * its workers (bench_case.worst_share) and their operations and CPU time. */
+ * its workers (bench_case.shares) and their operations and CPU time. */
 struct rep_extra {
-    double share, ops, cpu_ns;
+    double share, mean_rate;
 };
 
 struct duration_report {
@@ -194,7 +194,8 @@ static uint64_t run_duration(const struct bench_case *c, bool *interrupted, uint
      * makes of the CPU it gets is the breaker's doing: one held back by a
      * lock or a retry loop would show a low rate. Threads that ran under a
      * millisecond are left out (a cold cache dominates their rate). */
-    double least_rate = -1.0, busy_ops = 0.0, busy_cpu = 0.0, all_cpu = 0.0;
+    double least_rate = -1.0, busy_ops = 0.0, busy_cpu = 0.0, rate_sum = 0.0;
+    unsigned busy = 0;
     *ops = 0;
     *interrupted = false;
     for (unsigned i = 0; i < n; i++) {
@@ -204,10 +205,11 @@ static uint64_t run_duration(const struct bench_case *c, bool *interrupted, uint
             bench_die("case %s: a worker: %llu of %llu operations did not behave as expected",
                       c->name, (unsigned long long)(rep.ops - rep.ok), (unsigned long long)rep.ops);
         *ops += rep.ops;
-        all_cpu += (double)rep.cpu_ns;
         if (rep.cpu_ns >= UINT64_C(1000000)) {
             double rate = (double)rep.ops / (double)rep.cpu_ns;
             if (least_rate < 0 || rate < least_rate) least_rate = rate;
+            rate_sum += rate;
+            busy++;
             busy_ops += (double)rep.ops;
             busy_cpu += (double)rep.cpu_ns;
         }
@@ -218,8 +220,7 @@ static uint64_t run_duration(const struct bench_case *c, bool *interrupted, uint
      * measures, not an interruption. Their evenness is its own figure. */
     if (c->processes == 0 && n > 2) *interrupted = false;
     extra->share = least_rate >= 0 ? least_rate / (busy_ops / busy_cpu) : 1.0;
-    extra->ops = (double)*ops;
-    extra->cpu_ns = all_cpu;
+    extra->mean_rate = busy ? rate_sum / busy : 0.0;
     for (unsigned i = 0; i < n; i++) {
         if (c->processes) {
             int status;
@@ -241,7 +242,7 @@ static uint64_t run_duration(const struct bench_case *c, bool *interrupted, uint
  * threads did not run at the same time. */
 static uint64_t run_once(const struct bench_case *c, bool *interrupted, uint64_t *ops,
                          struct rep_extra *extra) {
-    *extra = (struct rep_extra){1.0, 0.0, 0.0};
+    *extra = (struct rep_extra){1.0, 0.0};
     if (c->fixed_duration) return run_duration(c, interrupted, ops, extra);
     *ops = c->iters * (c->threads == 0                  ? 1
                        : c->threads > BENCH_MAX_THREADS ? BENCH_MAX_THREADS
@@ -296,8 +297,7 @@ void bench_calibrate(struct bench_case *c, double rep_ms) {
     bool interrupted;
     uint64_t ops;
     struct rep_extra extra;
-    c->worst_share = 1.0;
-    c->cpu_ops = c->cpu_ns = 0.0;
+    c->nshares = 0;
     if (c->fixed_duration) {
         c->duration_ns = target < c->min_duration_ns ? c->min_duration_ns : target;
         (void)run_once(c, &interrupted, &ops, &extra); /* warm-up */
@@ -329,9 +329,10 @@ void bench_repeat(struct bench_case *c) {
         t = run_once(c, &interrupted, &ops, &extra);
     }
     c->kept_interrupted += interrupted;
-    if (extra.share < c->worst_share) c->worst_share = extra.share;
-    c->cpu_ops += extra.ops;
-    c->cpu_ns += extra.cpu_ns;
+    if (c->fixed_duration && c->nshares < BENCH_MAX_REPS) {
+        c->shares[c->nshares] = extra.share;
+        c->rates[c->nshares++] = extra.mean_rate;
+    }
     if (c->nsamples < BENCH_MAX_REPS) c->samples[c->nsamples++] = (double)t / (double)ops;
 }
 
@@ -340,14 +341,21 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-double bench_median(const struct bench_case *c) {
-    if (c->nsamples == 0) return 0.0;
+static double median_of(const double *values, unsigned n) {
+    if (n == 0) return 0.0;
     double tmp[BENCH_MAX_REPS];
-    unsigned n = c->nsamples;
-    memcpy(tmp, c->samples, n * sizeof(double));
+    memcpy(tmp, values, n * sizeof(double));
     qsort(tmp, n, sizeof(double), cmp_double);
     return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2.0;
 }
+
+double bench_median(const struct bench_case *c) { return median_of(c->samples, c->nsamples); }
+
+double bench_share_median(const struct bench_case *c) {
+    return c->nshares ? median_of(c->shares, c->nshares) : 1.0;
+}
+
+double bench_rate_median(const struct bench_case *c) { return median_of(c->rates, c->nshares); }
 
 double bench_min(const struct bench_case *c) {
     double m = c->nsamples ? c->samples[0] : 0.0;

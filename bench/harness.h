@@ -51,13 +51,15 @@ struct bench_case {
     /* The shortest window (0: none). An oversubscribed pool needs windows of
      * many scheduler time slices, or some threads never run in one. */
     uint64_t min_duration_ns;
-    /* Fixed duration: over all repetitions, the lowest calls per CPU-second
-     * of any worker that ran at least 1 ms, against all such workers' in its
-     * window (1: every thread makes the same use of the CPU it gets). */
-    double worst_share;
-    /* Fixed duration: all repetitions' operations and their workers' CPU
-     * time, for calls per CPU-second (what the scheduler cannot skew). */
-    double cpu_ops, cpu_ns;
+    /* Fixed duration, per repetition: the lowest calls per CPU-second of any
+     * worker that ran at least 1 ms, against all such workers' (1: every
+     * thread makes the same use of the CPU it gets). */
+    double shares[BENCH_MAX_REPS];
+    /* ... and the mean of those workers' calls per CPU-ns: what the workers
+     * deliver when each gets an equal share of the cores, whichever the
+     * scheduler favoured in the window. */
+    double rates[BENCH_MAX_REPS];
+    unsigned nshares;
 };
 
 /* Monotonic time in ns for the harness itself (CLOCK_MONOTONIC). */
@@ -78,6 +80,12 @@ void bench_repeat(struct bench_case *c);
 double bench_median(const struct bench_case *c);
 double bench_min(const struct bench_case *c);
 double bench_max(const struct bench_case *c);
+/* The median of the repetitions' slowest-worker shares (1 when none). The
+ * median, not the least: a VM's steal time is counted as the thread's own
+ * CPU time, and one repetition's burst of it should not decide. */
+double bench_share_median(const struct bench_case *c);
+/* The median of the repetitions' mean worker rates (calls per CPU-ns). */
+double bench_rate_median(const struct bench_case *c);
 
 /* Abort with a message (a case that misbehaves, an allocation that fails). */
 _Noreturn void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

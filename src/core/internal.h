@@ -574,7 +574,8 @@ uintptr_t breaker__cpu_stripes_rseq(void);
  * negative one, and the kernel would not restart its sequences. rseq_cs is
  * cleared on the way out so that the descriptor, in this library's data, is
  * never left for the kernel to read after a dlclose. The asm reads the
- * handle's fields by offset ([b]) to need few registers. */
+ * handle's fields by offset ([b]) to need few registers; [rseq] is the
+ * handle's cpu_rseq. */
 #define BREAKER__CS_BEGIN                                                          \
     ".pushsection __rseq_cs, \"aw\"\n\t"                                           \
     ".balign 32\n\t"                                                               \
@@ -582,13 +583,12 @@ uintptr_t breaker__cpu_stripes_rseq(void);
     ".long 0, 0\n\t"             /* version, flags */                              \
     ".quad 1f, (2f - 1f), 4f\n\t" /* start, post-commit offset, abort */           \
     ".popsection\n\t"                                                              \
-    "movq %c[o_rseq](%[b]), %[t]\n\t"                                              \
     "leaq 3b(%%rip), %[st]\n\t"                                                    \
-    "movq %[st], %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[t])\n\t"                \
+    "movq %[st], %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[rseq])\n\t"             \
     "1:\n\t"                                                                       \
-    "cmpl $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CPU_ID) "(%[t])\n\t"               \
+    "cmpl $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CPU_ID) "(%[rseq])\n\t"            \
     "jl 5f\n\t"                                                                    \
-    "movl %%fs:" BREAKER__STR(BREAKER__RSEQ_MM_CID) "(%[t]), %k[cid]\n\t"          \
+    "movl %%fs:" BREAKER__STR(BREAKER__RSEQ_MM_CID) "(%[rseq]), %k[cid]\n\t"       \
     "cmpl $" BREAKER__STR(BREAKER__CPU_STRIPES) ", %k[cid]\n\t"                    \
     "jae 5f\n\t"                                                                   \
     "movq %[cid], %[st]\n\t"                                                       \
@@ -609,12 +609,11 @@ uintptr_t breaker__cpu_stripes_rseq(void);
     "5:\n\t"                                                                       \
     "xorl %k[st], %k[st]\n\t"                                                      \
     "6:\n\t"                                                                       \
-    "movq %c[o_rseq](%[b]), %[t]\n\t"                                              \
-    "movq $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[t])\n\t"
+    "movq $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[rseq])\n\t"
 /* The stripe array starts at the per-CPU run (handle field cpu_stripes). */
 #define BREAKER__CS_INPUTS BREAKER__CS_INPUTS_OF(b)
 #define BREAKER__CS_INPUTS_OF(handle)                                              \
-    [b] "r"(handle), [o_rseq] "i"(offsetof(struct breaker, cpu_rseq)),                  \
+    [b] "r"(handle), [rseq] "r"((handle)->cpu_rseq),                                   \
         [o_stripes] "i"(offsetof(struct breaker, cpu_stripes)),                    \
         [o_lock] "i"(offsetof(struct breaker__stripe, cpu_lock))
 
@@ -709,8 +708,7 @@ static inline struct breaker__stripe *breaker__cpu_ring_slot(const struct breake
         "jmp 8f\n\t"
         "7:\n\t"
         "movl $1, %k[st]\n\t"
-        "movq %c[o_rseq](%[b]), %[t]\n\t"
-        "movq $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[t])\n\t"
+        "movq $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[rseq])\n\t"
         "8:\n\t"
         : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
         : BREAKER__CS_INPUTS, [o_chunk] "i"(offsetof(struct breaker__stripe, ring_chunk)),
