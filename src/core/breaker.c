@@ -809,12 +809,17 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
     if (s->lim.trip == BREAKER_TRIP_TIME_WINDOW && now == 0)
         now = b->coarse_for_window ? b->now_coarse(b) : b->now_precise(b);
     struct breaker__window_view view;
-    /* The thread's own stripe, never a per-CPU one: a failure's record
-     * reads the window, too long to hold a stripe that a preempted holder
-     * would keep from every thread of its id (internal.h). */
+    /* A thread without an owned stripe records on its concurrency id's, like
+     * its successes: a window read sums the stripes one after the other, and
+     * stripes holding different mixes of outcomes would let a read torn by
+     * a preemption skew the rate. The stripe is held for the writes only;
+     * window_record gives it back before reading the window. */
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+    struct breaker__stripe *held = NULL;
+    if (!stripe.owned && b->cpu_rseq != 0 && (held = breaker__cpu_stripe_take(b)) != NULL)
+        stripe = breaker__cpu_stripe_ref(b, held);
     breaker__count_outcome(stripe, outcome, slow);
-    if (!breaker__window_record(s, stripe, gen, now, failure, slow, source, &view))
+    if (!breaker__window_record(s, stripe, held, gen, now, failure, slow, source, &view))
         return BREAKER_OK;
     for (;;) {
         if (breaker__ctl_state(ctl) != BREAKER_CLOSED) return BREAKER_OK; /* forced closed */
@@ -832,8 +837,8 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
             t.k = next_k(ctl);
         }
         if (!breaker__window_should_trip(&s->lim, min_calls, &view, &t.reason)) return BREAKER_OK;
-        if (s->lim.trip == BREAKER_TRIP_COUNT_WINDOW) {
-            breaker__window_confirm(s, &view);
+        if (s->lim.trip != BREAKER_TRIP_CONSECUTIVE) {
+            breaker__window_confirm(s, gen, now, &view);
             if (!breaker__window_should_trip(&s->lim, min_calls, &view, &t.reason))
                 return BREAKER_OK;
         }
@@ -929,17 +934,17 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
 /* A closed-state success under the time-window policy, the general way:
  * assign a stripe if needed, find (and recycle) the bucket by division. */
 static int time_window_success_on(breaker *b, uint64_t head, uint64_t now,
-                                  struct breaker__stripe_ref stripe) {
+                                  struct breaker__stripe_ref stripe, struct breaker__stripe *held) {
     breaker__count_outcome(stripe, BREAKER_SUCCESS, false);
     struct breaker__window_view unused; /* a success never evaluates the trip */
-    (void)breaker__window_record(b->shared, stripe, breaker__ctl_gen(head), now, false, false, 0,
-                                 &unused);
+    (void)breaker__window_record(b->shared, stripe, held, breaker__ctl_gen(head), now, false,
+                                 false, 0, &unused);
     return BREAKER_OK;
 }
 
 __attribute__((noinline)) static int time_window_success_slow(breaker *b, uint64_t head,
                                                               uint64_t now) {
-    return time_window_success_on(b, head, now, breaker__thread_stripe(b));
+    return time_window_success_on(b, head, now, breaker__thread_stripe(b), NULL);
 }
 
 /* Count a success on stripe `own`, which the thread owns or holds, when the
@@ -975,8 +980,7 @@ __attribute__((noinline)) static int time_window_success_cpu(breaker *b, uint64_
     }
     struct breaker__stripe *st = breaker__cpu_stripe_try(b);
     if (st == NULL) return time_window_success_slow(b, head, now);
-    (void)time_window_success_on(b, head, now, breaker__cpu_stripe_ref(b, st));
-    breaker__cpu_stripe_give(st);
+    (void)time_window_success_on(b, head, now, breaker__cpu_stripe_ref(b, st), st); /* gives st */
     return BREAKER_OK;
 }
 
@@ -999,8 +1003,8 @@ __attribute__((noinline)) static int time_window_success(breaker *b, uint64_t he
 static int count_window_success_on(breaker *b, uint64_t head, struct breaker__stripe_ref stripe) {
     breaker__count_outcome(stripe, BREAKER_SUCCESS, false);
     struct breaker__window_view unused; /* a success never evaluates the trip */
-    (void)breaker__window_record(b->shared, stripe, breaker__ctl_gen(head), 0, false, false, 0,
-                                 &unused);
+    (void)breaker__window_record(b->shared, stripe, NULL, breaker__ctl_gen(head), 0, false, false,
+                                 0, &unused);
     return BREAKER_OK;
 }
 

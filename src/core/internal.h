@@ -589,7 +589,7 @@ uintptr_t breaker__cpu_stripes_rseq(void);
     "cmpl $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CPU_ID) "(%[rseq])\n\t"            \
     "jl 5f\n\t"                                                                    \
     "movl %%fs:" BREAKER__STR(BREAKER__RSEQ_MM_CID) "(%[rseq]), %k[cid]\n\t"       \
-    "cmpl $" BREAKER__STR(BREAKER__CPU_STRIPES) ", %k[cid]\n\t"                    \
+    "cmpl %[ncpu], %k[cid]\n\t"                                                      \
     "jae 5f\n\t"                                                                   \
     "movq %[cid], %[st]\n\t"                                                       \
     "shlq $7, %[st]\n\t"                                                           \
@@ -613,7 +613,7 @@ uintptr_t breaker__cpu_stripes_rseq(void);
 /* The stripe array starts at the per-CPU run (handle field cpu_stripes). */
 #define BREAKER__CS_INPUTS BREAKER__CS_INPUTS_OF(b)
 #define BREAKER__CS_INPUTS_OF(handle)                                              \
-    [b] "r"(handle), [rseq] "r"((handle)->cpu_rseq),                                   \
+    [b] "r"(handle), [rseq] "r"((handle)->cpu_rseq), [ncpu] "i"(BREAKER__CPU_STRIPES),  \
         [o_stripes] "i"(offsetof(struct breaker, cpu_stripes)),                    \
         [o_lock] "i"(offsetof(struct breaker__stripe, cpu_lock))
 
@@ -882,11 +882,14 @@ struct breaker__window_view {
 };
 
 size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *buckets_stride);
-/* A window view that is about to trip the breaker, read again from the
+/* A window view that is about to trip the breaker, read again: from the
  * evidence itself where the view came from a faster, approximate sum (the
- * count window's shares); calls, failures and slow calls are replaced,
- * consecutive and source_bits kept. Lock-free, O(window_size). */
-void breaker__window_confirm(const struct breaker__shared *s, struct breaker__window_view *view);
+ * count window's shares; O(window_size)), or a second time (the time window
+ * of generation `gen` at `now`, whose read sums the stripes one by one);
+ * calls, failures and slow calls are replaced, consecutive and source_bits
+ * kept. Lock-free. Nothing to do for the consecutive policy. */
+void breaker__window_confirm(const struct breaker__shared *s, uint64_t gen, uint64_t now,
+                             struct breaker__window_view *view);
 /* Empty the window for a transition into CLOSED that expects ctl to be
  * `expected_ctl`. It stops as soon as ctl differs (that transition has lost,
  * and the winner's period may be recording), leaving the window to the
@@ -899,12 +902,16 @@ bool breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref
  * it starts a pass). @return the stripe's chunk word with the chunk's first
  * slot taken: ((chunk + 1) << 32) | 1. */
 uint64_t breaker__ring_reserve(struct breaker__shared *s);
-/* Record one outcome of closed generation `gen` in the window. @return true
- * when the trip condition must be evaluated, with `view` holding the window
- * then: only failures and slow calls do (a success never opens the breaker). */
+/* Record one outcome of closed generation `gen` in the window, on `stripe`.
+ * `held`: the per-CPU stripe `stripe` is, which the caller holds for the
+ * record, or NULL; it is given back as soon as the record is written, before
+ * the window is read (internal.h, "Per-CPU stripes": nothing long is done
+ * holding one). @return true when the trip condition must be evaluated, with
+ * `view` holding the window then: only failures and slow calls do (a
+ * success never opens the breaker). */
 bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_ref stripe,
-                            uint64_t gen, uint64_t now, bool failure, bool slow, uint64_t source,
-                            struct breaker__window_view *view);
+                            struct breaker__stripe *held, uint64_t gen, uint64_t now, bool failure,
+                            bool slow, uint64_t source, struct breaker__window_view *view);
 /* The number of distinct sources `bits` set bits of the 64-bit failing-source
  * map estimate (linear counting), and the bits that estimate at least `n`. */
 uint32_t breaker__sources_estimate(uint32_t bits);

@@ -66,9 +66,8 @@ static int release_key_ok;
  * Linux 6.3+). Decided once, before the pool hands out a stripe, and never
  * changed: the pool's split must not move under threads that hold stripes. */
 #if BREAKER__OWNED_TLS_DIRECT && defined(__GLIBC__)
+#include <dlfcn.h>
 #include <sys/auxv.h>
-extern const ptrdiff_t __rseq_offset __attribute__((weak));
-extern const unsigned int __rseq_size __attribute__((weak));
 #define AT_RSEQ_FEATURE_SIZE_ 27 /* linux/auxvec.h, Linux 6.3 */
 #endif
 
@@ -79,9 +78,14 @@ static void cpu_detect(void) {
 #if BREAKER__OWNED_TLS_DIRECT && defined(__GLIBC__)
     const char *off = getenv("BREAKER_CPU_STRIPES");
     if (off != NULL && strcmp(off, "0") == 0) return; /* documented switch */
-    if (&__rseq_offset == NULL || &__rseq_size == NULL || __rseq_size < 20) return;
+    /* Looked up, not linked: a reference to them would make the library
+     * need glibc 2.35 to load at all. (A static executable may find neither:
+     * then the thread-owned scheme.) */
+    const ptrdiff_t *offset = (const ptrdiff_t *)dlsym(RTLD_DEFAULT, "__rseq_offset");
+    const unsigned int *size = (const unsigned int *)dlsym(RTLD_DEFAULT, "__rseq_size");
+    if (offset == NULL || size == NULL || *size < 20) return;
     if (getauxval(AT_RSEQ_FEATURE_SIZE_) < BREAKER__RSEQ_MM_CID + 4) return;
-    uintptr_t tp, rs = (uintptr_t)__rseq_offset;
+    uintptr_t tp, rs = (uintptr_t)*offset;
     __asm__("movq %%fs:0, %0" : "=r"(tp));
     /* This thread's registration took (a failed one leaves cpu_id negative). */
     const volatile int32_t *cpu_id = (const volatile int32_t *)(tp + rs + BREAKER__RSEQ_CPU_ID);

@@ -184,23 +184,25 @@ uint64_t breaker__ring_reserve(struct breaker__shared *s) {
     return want;
 }
 
-/* Record one call in the count window; the window then. @return whether it
- * started a pass of the ring (the failing-source period). */
-static bool count_record(struct breaker__shared *s, struct breaker__stripe_ref stripe, bool failure,
-                         bool slow, struct breaker__window_view *view) {
+/* Record one call in the count window. @return whether it started a pass
+ * of the ring (the failing-source period). */
+static bool count_write(struct breaker__shared *s, struct breaker__stripe_ref stripe, bool failure,
+                        bool slow) {
     uint8_t v = (uint8_t)(BREAKER__RING_RECORDED | (failure ? BREAKER__RING_FAILURE : 0) |
                           (slow ? BREAKER__RING_SLOW : 0));
     bool pass_start;
     breaker__atomic8 *slot = ring_take_slot(s, stripe, &pass_start);
     uint8_t old = atomic_exchange_explicit(slot, v, memory_order_relaxed);
     ring_share_add(stripe, breaker__ring_delta(old, v));
-    /* Only a failure or slow call reads the window (a success never trips). */
-    /* A torn sum that cannot be a window is not evidence of anything: read
-     * the slots. A plausible one may still be torn; a trip is confirmed on
-     * the slots before it happens (breaker__window_confirm). */
-    if ((failure || slow) && !agg_decode(ring_total(s), s->lim.window_size, view))
-        ring_scan(s, view);
     return pass_start;
+}
+
+/* The count window now, for a failure or slow call (a success never trips).
+ * A torn sum that cannot be a window is not evidence of anything: read the
+ * slots. A plausible one may still be torn; a trip is confirmed on the slots
+ * before it happens (breaker__window_confirm). */
+static void count_read(const struct breaker__shared *s, struct breaker__window_view *view) {
+    if (!agg_decode(ring_total(s), s->lim.window_size, view)) ring_scan(s, view);
 }
 
 /* ---- Time window ----------------------------------------------------------
@@ -308,16 +310,15 @@ static void time_read(const struct breaker__shared *s, uint64_t gen, uint64_t ep
     }
 }
 
-static bool time_record(struct breaker__shared *s, struct breaker__stripe_ref stripe, uint64_t gen,
-                        uint64_t now, bool failure, bool slow, struct breaker__window_view *view) {
-    uint64_t epoch;
-    struct breaker__bucket *bk = bucket_locate(s, stripe, now, &epoch);
-    if (!bucket_recycle(bk, stripe, breaker__bucket_stamp(gen, epoch))) return false;
+/* Record one call in its bucket (*epoch). @return false when it was dropped
+ * (a shared stripe's bucket being recycled: see bucket_recycle). */
+static bool time_write(struct breaker__shared *s, struct breaker__stripe_ref stripe, uint64_t gen,
+                       uint64_t now, bool failure, bool slow, uint64_t *epoch) {
+    struct breaker__bucket *bk = bucket_locate(s, stripe, now, epoch);
+    if (!bucket_recycle(bk, stripe, breaker__bucket_stamp(gen, *epoch))) return false;
     breaker__stripe_count(stripe, &bk->calls);
     if (failure) breaker__stripe_count(stripe, &bk->failures);
     if (slow) breaker__stripe_count(stripe, &bk->slow);
-    if (!failure && !slow) return false;
-    time_read(s, gen, epoch, view);
     return true;
 }
 
@@ -444,12 +445,18 @@ bool breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref
     return true;
 }
 
+/* Give back the per-CPU stripe a record was written on, if any. */
+static void give_back(struct breaker__stripe *held) {
+    if (held != NULL) breaker__cpu_stripe_give(held);
+}
+
 bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_ref stripe,
-                            uint64_t gen, uint64_t now, bool failure, bool slow, uint64_t source,
-                            struct breaker__window_view *view) {
+                            struct breaker__stripe *held, uint64_t gen, uint64_t now, bool failure,
+                            bool slow, uint64_t source, struct breaker__window_view *view) {
     bool evaluate = false;
     switch ((enum breaker_trip)s->lim.trip) {
     case BREAKER_TRIP_CONSECUTIVE:
+        give_back(held); /* the run word is no stripe's */
         if (!failure) {
             breaker__consecutive_success(&s->consecutive);
             return false;
@@ -462,19 +469,26 @@ bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_re
         evaluate = true;
         break;
     case BREAKER_TRIP_COUNT_WINDOW: {
-        bool pass_start = count_record(s, stripe, failure, slow, view);
+        bool pass_start = count_write(s, stripe, failure, slow);
+        give_back(held);
+        evaluate = failure || slow;
+        if (evaluate) count_read(s, view);
         view->consecutive = 0;
         /* Each pass of the ring is a period; whoever starts one rotates. */
         if (pass_start && s->lim.min_failing_sources > 1)
             sources_enter(s, breaker__read(&s->src_period) + 1);
-        evaluate = failure || slow;
         break;
     }
-    case BREAKER_TRIP_TIME_WINDOW:
+    case BREAKER_TRIP_TIME_WINDOW: {
+        uint64_t epoch;
+        bool written = time_write(s, stripe, gen, now, failure, slow, &epoch);
+        give_back(held);
+        evaluate = written && (failure || slow);
+        if (evaluate) time_read(s, gen, epoch, view);
         view->consecutive = 0;
-        evaluate = time_record(s, stripe, gen, now, failure, slow, view);
         if (failure && s->lim.min_failing_sources > 1) sources_enter(s, time_period(s, now));
         break;
+    }
     }
     view->source_bits = 0;
     if (failure && s->lim.min_failing_sources > 1) view->source_bits = sources_note(s, source);
@@ -498,12 +512,21 @@ void breaker__window_read(const struct breaker__shared *s, uint64_t gen, uint64_
     }
 }
 
-void breaker__window_confirm(const struct breaker__shared *s, struct breaker__window_view *view) {
-    /* The shares' sum is exact at rest but, read while others record, can
-     * be torn into a plausible window that is not the ring's (seen: a 28%
-     * failure rate read as 60%+ and tripping). A trip is rare and opens the
-     * breaker, so it is worth one pass over the slots. */
+void breaker__window_confirm(const struct breaker__shared *s, uint64_t gen, uint64_t now,
+                             struct breaker__window_view *view) {
+    /* Count window: the shares' sum is exact at rest but, read while others
+     * record, can be torn into a plausible window that is not the ring's
+     * (seen: a 28% failure rate read as 60%+ and tripping). A trip is rare
+     * and opens the breaker, so it is worth one pass over the slots.
+     * Time window: the stripes are summed one after the other, and a reader
+     * descheduled in the middle adds old counts of the first stripes to new
+     * counts of the last; when stripes hold different mixes of outcomes
+     * (threads on different stripes, or one thread's successes and failures
+     * on two) that skews the rate (seen: a 6% failure rate read as 98% and
+     * tripping, 11 runs in 300, 64 threads on 2 cores). A second read must
+     * agree before a trip. */
     if (s->lim.trip == BREAKER_TRIP_COUNT_WINDOW) ring_scan(s, view);
+    if (s->lim.trip == BREAKER_TRIP_TIME_WINDOW) time_read(s, gen, bucket_epoch(s, now), view);
 }
 
 bool breaker__window_should_trip(const struct breaker__limits *lim, uint32_t min_calls,
