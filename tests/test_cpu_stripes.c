@@ -21,6 +21,8 @@
 #include "core/internal.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +38,20 @@ struct pool_run {
      * threads without a stripe of their own, as in a pool. */
     pthread_barrier_t all_in;
     _Atomic uint64_t admitted, refused, failures, successes;
-    bool refuse; /* the breaker is open: every call is refused */
+    bool refuse;    /* the breaker is open: every call is refused */
+    unsigned calls; /* per thread; 0: CALLS */
+    /* With hold_exit, a thread that is done counts itself in `done` and
+     * waits for may_exit: a thread being signalled must not have exited. */
+    bool hold_exit;
+    _Atomic unsigned done;
+    _Atomic int may_exit;
 };
 
 static void *pool_thread(void *arg) {
     struct pool_run *r = arg;
     uint64_t admitted = 0, refused = 0, failures = 0, successes = 0;
-    for (unsigned i = 0; i < CALLS; i++) {
+    unsigned calls = r->calls ? r->calls : CALLS;
+    for (unsigned i = 0; i < calls; i++) {
         if (i == 1) pthread_barrier_wait(&r->all_in);
         breaker_permit p;
         int rc = breaker_acquire(r->b, &p);
@@ -61,6 +70,13 @@ static void *pool_thread(void *arg) {
     atomic_fetch_add(&r->refused, refused);
     atomic_fetch_add(&r->failures, failures);
     atomic_fetch_add(&r->successes, successes);
+    if (r->hold_exit) {
+        atomic_fetch_add(&r->done, 1);
+        while (!atomic_load(&r->may_exit)) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+    }
     return NULL;
 }
 
@@ -216,6 +232,72 @@ static void held_stripes_send_calls_elsewhere(void **state) {
     }
 }
 
+/* Signals interrupt sequences (the kernel sends the thread to the abort
+ * handler): many thousands of signals, every call still counted once. */
+static _Atomic int signals_stop;
+static _Atomic uint64_t signals_seen;
+static void on_signal(int sig) {
+    (void)sig;
+    atomic_fetch_add_explicit(&signals_seen, 1, memory_order_relaxed);
+}
+
+struct signaller {
+    pthread_t *targets;
+    unsigned n;
+};
+
+static void *send_signals(void *arg) {
+    struct signaller *sg = arg;
+    unsigned i = 0;
+    while (!atomic_load(&signals_stop)) {
+        (void)pthread_kill(sg->targets[i++ % sg->n], SIGUSR1);
+        sched_yield();
+    }
+    return NULL;
+}
+
+static void interrupted_sequences_lose_nothing(void **state) {
+    (void)state;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+    for (int trip = 0; trip < 3; trip++) {
+        breaker *b = pool_breaker((enum breaker_trip)trip);
+        enum { N = 16, LONG = 200000 };
+        struct pool_run r = {.b = b, .calls = LONG, .hold_exit = true};
+        pthread_t t[N], sig;
+        assert_int_equal(pthread_barrier_init(&r.all_in, NULL, N), 0);
+        for (unsigned i = 0; i < N; i++)
+            assert_int_equal(pthread_create(&t[i], NULL, pool_thread, &r), 0);
+        struct signaller sg = {t, N};
+        atomic_store(&signals_stop, 0);
+        assert_int_equal(pthread_create(&sig, NULL, send_signals, &sg), 0);
+        while (atomic_load(&r.done) < N) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+        atomic_store(&signals_stop, 1);
+        assert_int_equal(pthread_join(sig, NULL), 0);
+        atomic_store(&r.may_exit, 1);
+        for (unsigned i = 0; i < N; i++)
+            assert_int_equal(pthread_join(t[i], NULL), 0);
+        pthread_barrier_destroy(&r.all_in);
+        breaker_stats st;
+        assert_int_equal(breaker_stats_get(b, &st), BREAKER_OK);
+        assert_int_equal(st.admitted, (uint64_t)N * LONG);
+        assert_int_equal(st.successes, r.successes);
+        assert_int_equal(st.failures, (uint64_t)N * (LONG / FAIL_EVERY));
+        assert_int_equal(st.successes + st.failures, st.admitted);
+        breaker_destroy(b);
+    }
+    print_message("%llu signals delivered\n", (unsigned long long)atomic_load(&signals_seen));
+    assert_true(atomic_load(&signals_seen) > 100);
+    signal(SIGUSR1, SIG_DFL);
+}
+
 /* The sequences leave the stripes free: after the pool, no lock is held. */
 static void no_stripe_stays_held(void **state) {
     (void)state;
@@ -249,6 +331,7 @@ int main(void) {
         cmocka_unit_test(open_refusals_stay_exact),
         cmocka_unit_test(torn_reads_do_not_trip_a_healthy_pool),
         cmocka_unit_test(held_stripes_send_calls_elsewhere),
+        cmocka_unit_test(interrupted_sequences_lose_nothing),
         cmocka_unit_test(no_stripe_stays_held),
         cmocka_unit_test(the_switch_turns_them_off),
     };
