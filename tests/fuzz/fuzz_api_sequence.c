@@ -33,8 +33,13 @@
 
 #include <breaker.h>
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MS        UINT64_C(1000000)
 #define SEC       (1000 * MS)
@@ -618,7 +623,46 @@ static void step(struct run *r, struct fuzz_reader *in) {
     trace_op(r, op);
 }
 
+/* BREAKER_FUZZ_NO_OWNED_STRIPE=1: before the first input, eight parked
+ * threads take every owned counter stripe, so the fuzzing thread counts the
+ * way the threads of a pool do (on per-CPU stripes where the machine has
+ * them, else atomically on shared ones), against the same ledger. */
+static _Atomic int owned_taken;
+
+static void *hold_an_owned_stripe(void *arg) {
+    (void)arg;
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    breaker *b = NULL;
+    if (breaker_create(&cfg, &b) == BREAKER_OK) {
+        breaker_permit p;
+        if (breaker_acquire(b, &p) == BREAKER_OK) (void)breaker_complete(b, &p, BREAKER_SUCCESS);
+        breaker_destroy(b);
+    }
+    atomic_fetch_add(&owned_taken, 1);
+    for (;;)
+        pause(); /* keeps the stripe until the process ends */
+    return NULL;
+}
+
+static void give_away_owned_stripes(void) {
+    static bool done;
+    if (done) return;
+    done = true;
+    const char *v = getenv("BREAKER_FUZZ_NO_OWNED_STRIPE");
+    if (v == NULL || strcmp(v, "1") != 0) return;
+    for (int i = 0; i < 8; i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, hold_an_owned_stripe, NULL) != 0) abort();
+        pthread_detach(t);
+    }
+    /* Each takes its stripe on its first call: wait until all eight did. */
+    while (atomic_load(&owned_taken) < 8)
+        sched_yield();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    give_away_owned_stripes();
     struct fuzz_reader in = {data, size, 0};
     struct run *r = calloc(1, sizeof(*r));
     if (r == NULL) return 0;
