@@ -39,7 +39,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MS        UINT64_C(1000000)
 #define SEC       (1000 * MS)
@@ -628,6 +627,10 @@ static void step(struct run *r, struct fuzz_reader *in) {
  * way the threads of a pool do (on per-CPU stripes where the machine has
  * them, else atomically on shared ones), against the same ledger. */
 static _Atomic int owned_taken;
+static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t park_cond = PTHREAD_COND_INITIALIZER;
+static bool park_over;
+static pthread_t parked[8];
 
 static void *hold_an_owned_stripe(void *arg) {
     (void)arg;
@@ -640,9 +643,23 @@ static void *hold_an_owned_stripe(void *arg) {
         breaker_destroy(b);
     }
     atomic_fetch_add(&owned_taken, 1);
-    for (;;)
-        pause(); /* keeps the stripe until the process ends */
+    /* Keep the stripe until the process exits (end_parking). */
+    pthread_mutex_lock(&park_lock);
+    while (!park_over)
+        pthread_cond_wait(&park_cond, &park_lock);
+    pthread_mutex_unlock(&park_lock);
     return NULL;
+}
+
+/* At exit: the parked threads end, and are joined, so that nothing of
+ * theirs is left for valgrind to call lost. */
+static void end_parking(void) {
+    pthread_mutex_lock(&park_lock);
+    park_over = true;
+    pthread_cond_broadcast(&park_cond);
+    pthread_mutex_unlock(&park_lock);
+    for (int i = 0; i < 8; i++)
+        pthread_join(parked[i], NULL);
 }
 
 static void give_away_owned_stripes(void) {
@@ -651,11 +668,9 @@ static void give_away_owned_stripes(void) {
     done = true;
     const char *v = getenv("BREAKER_FUZZ_NO_OWNED_STRIPE");
     if (v == NULL || strcmp(v, "1") != 0) return;
-    for (int i = 0; i < 8; i++) {
-        pthread_t t;
-        if (pthread_create(&t, NULL, hold_an_owned_stripe, NULL) != 0) abort();
-        pthread_detach(t);
-    }
+    for (int i = 0; i < 8; i++)
+        if (pthread_create(&parked[i], NULL, hold_an_owned_stripe, NULL) != 0) abort();
+    if (atexit(end_parking) != 0) abort();
     /* Each takes its stripe on its first call: wait until all eight did. */
     while (atomic_load(&owned_taken) < 8)
         sched_yield();
