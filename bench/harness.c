@@ -34,6 +34,13 @@ void bench_die(const char *fmt, ...) {
  * was interrupted (the machine is shared with other jobs). */
 static uint64_t thread_cpu_ns(void) { return breaker__clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
+/* The cores the benchmark may use: a case with more threads than these
+ * takes turns, which is what it measures. */
+static unsigned online_cpus(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1u;
+}
+
 /* Interrupted: more than 3% of the wall time spent not running. */
 static bool was_interrupted(uint64_t wall, uint64_t cpu) { return wall > cpu + wall / 32; }
 
@@ -218,8 +225,9 @@ static uint64_t run_duration(const struct bench_case *c, bool *interrupted, uint
     }
     /* More threads than cores take turns: that is what such a case
      * measures, not an interruption. Their evenness is its own figure. */
-    if (c->processes == 0 && n > 2) *interrupted = false;
-    extra->share = least_rate >= 0 ? least_rate / (busy_ops / busy_cpu) : 1.0;
+    if (c->processes == 0 && n > online_cpus()) *interrupted = false;
+    /* -1: no thread ran 1 ms, nothing to say (not recorded). */
+    extra->share = least_rate >= 0 ? least_rate / (busy_ops / busy_cpu) : -1.0;
     extra->mean_rate = busy ? rate_sum / busy : 0.0;
     for (unsigned i = 0; i < n; i++) {
         if (c->processes) {
@@ -282,7 +290,7 @@ static uint64_t run_once(const struct bench_case *c, bool *interrupted, uint64_t
     pthread_barrier_destroy(&start);
     /* More threads than cores (an oversubscribed pool) cannot all run at
      * once: taking turns is what such a case measures, not noise. */
-    if (n > 2) {
+    if (n > online_cpus()) {
         *interrupted = false;
         return t1 - t0;
     }
@@ -330,8 +338,10 @@ void bench_repeat(struct bench_case *c) {
     }
     c->kept_interrupted += interrupted;
     if (c->fixed_duration && c->nshares < BENCH_MAX_REPS) {
-        c->shares[c->nshares] = extra.share;
-        c->rates[c->nshares++] = extra.mean_rate;
+        if (extra.share >= 0) {
+            c->shares[c->nshares] = extra.share;
+            c->rates[c->nshares++] = extra.mean_rate;
+        }
     }
     if (c->nsamples < BENCH_MAX_REPS) c->samples[c->nsamples++] = (double)t / (double)ops;
 }

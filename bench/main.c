@@ -483,7 +483,7 @@ static unsigned report(void) {
                    "windows of %.0f ms or more\n",
                    (double)OVERSUBSCRIBED_WINDOW_NS / 1e6);
             printf("  %-28s %10s %10s %8s  %-24s %-28s %s\n", "case", "2T Mops/s", "NT Mops/s", "NT/2T",
-                   "target (on the median)", "slowest thread (calls/CPU-s)", "equal shares");
+                   "target (on the median)", "slowest thread / all", "equal shares");
             any = true;
         }
         double m2 = 1e3 / bench_median(&two->c), mn = 1e3 / bench_median(&many->c);

@@ -91,10 +91,13 @@ static void run_pool(struct pool_run *r, unsigned threads) {
 }
 
 /* A breaker that never trips on this traffic (1 failure in 16). */
-static breaker *pool_breaker(enum breaker_trip trip) {
+/* timed: calls are timed (slow_call_ns set, none slow), so every completion
+ * takes the general path, which holds a per-CPU stripe for a failure. */
+static breaker *pool_breaker_timed(enum breaker_trip trip, bool timed) {
     breaker_config cfg;
     breaker_config_init(&cfg);
     cfg.trip = trip;
+    if (timed) cfg.slow_call_ns = UINT64_C(3600) * UINT64_C(1000000000);
     cfg.failure_threshold = 1000000;
     cfg.failure_rate = 0.9;
     cfg.window_size = 100;
@@ -104,6 +107,21 @@ static breaker *pool_breaker(enum breaker_trip trip) {
     return b;
 }
 
+static breaker *pool_breaker(enum breaker_trip trip) { return pool_breaker_timed(trip, false); }
+
+static uint64_t per_cpu_field(const breaker *b, size_t offset) {
+    uint64_t n = 0;
+    for (unsigned i = BREAKER__CPU_FIRST; i < BREAKER__CPU_FIRST + BREAKER__CPU_STRIPES; i++)
+        n += atomic_load((const breaker__atomic64 *)(const void *)((const char *)&b->stripes[i] +
+                                                                   offset));
+    return n;
+}
+
+static void no_lock_is_held(const breaker *b) {
+    for (unsigned i = 0; i < BREAKER__STRIPES; i++)
+        assert_int_equal(atomic_load(&b->stripes[i].cpu_lock), 0);
+}
+
 static uint64_t per_cpu_admissions(const breaker *b) {
     uint64_t n = 0;
     for (unsigned i = BREAKER__CPU_FIRST; i < BREAKER__CPU_FIRST + BREAKER__CPU_STRIPES; i++)
@@ -111,8 +129,8 @@ static uint64_t per_cpu_admissions(const breaker *b) {
     return n;
 }
 
-static void counts_stay_exact(enum breaker_trip trip) {
-    breaker *b = pool_breaker(trip);
+static void counts_stay_exact(enum breaker_trip trip, bool timed) {
+    breaker *b = pool_breaker_timed(trip, timed);
     struct pool_run r = {.b = b};
     run_pool(&r, POOL);
     breaker_stats st;
@@ -124,33 +142,47 @@ static void counts_stay_exact(enum breaker_trip trip) {
     assert_int_equal(st.failures, r.failures);
     assert_int_equal(st.failures, (uint64_t)POOL * (CALLS / FAIL_EVERY));
     if (trip == BREAKER_TRIP_COUNT_WINDOW) {
-        /* Full: exactly window_size calls, about 1 in 16 of them failed. */
+        /* Full: exactly window_size calls, about 1 in 16 of them failed
+         * (6 expected; the chunks' order makes it vary, not by 8x). */
         assert_int_equal(st.window_calls, 100);
-        assert_true(st.window_failures <= 100);
+        assert_true(st.window_failures >= 1 && st.window_failures <= 50);
     }
     if (cpu_stripes_on()) {
         /* 60 of the 64 threads own no stripe: the per-CPU stripes took
          * their admissions (all but the first call of each, and any whose
          * sequence was interrupted or found the stripe held). */
         uint64_t cpu = per_cpu_admissions(b);
-        print_message("per-CPU stripes: %llu of %llu admissions\n", (unsigned long long)cpu,
-                      (unsigned long long)st.admitted);
+        uint64_t cpu_failures = per_cpu_field(b, offsetof(struct breaker__stripe, failures));
+        print_message("per-CPU stripes: %llu of %llu admissions, %llu of %llu failures\n",
+                      (unsigned long long)cpu, (unsigned long long)st.admitted,
+                      (unsigned long long)cpu_failures, (unsigned long long)st.failures);
         assert_true(cpu > (uint64_t)(POOL - BREAKER__CPU_FIRST) * CALLS / 4);
+        /* A window policy's failures go where the thread's successes go (a
+         * torn read of stripes with different mixes skews the rate); the
+         * consecutive policy's stay on the pool stripes. */
+        if (trip == BREAKER_TRIP_CONSECUTIVE)
+            assert_int_equal(cpu_failures, 0);
+        else
+            assert_true(cpu_failures > st.failures / 4);
     }
+    no_lock_is_held(b);
     breaker_destroy(b);
 }
 
 static void consecutive_counts_stay_exact(void **state) {
     (void)state;
-    counts_stay_exact(BREAKER_TRIP_CONSECUTIVE);
+    counts_stay_exact(BREAKER_TRIP_CONSECUTIVE, false);
+    counts_stay_exact(BREAKER_TRIP_CONSECUTIVE, true);
 }
 static void count_window_counts_stay_exact(void **state) {
     (void)state;
-    counts_stay_exact(BREAKER_TRIP_COUNT_WINDOW);
+    counts_stay_exact(BREAKER_TRIP_COUNT_WINDOW, false);
+    counts_stay_exact(BREAKER_TRIP_COUNT_WINDOW, true);
 }
 static void time_window_counts_stay_exact(void **state) {
     (void)state;
-    counts_stay_exact(BREAKER_TRIP_TIME_WINDOW);
+    counts_stay_exact(BREAKER_TRIP_TIME_WINDOW, false);
+    counts_stay_exact(BREAKER_TRIP_TIME_WINDOW, true);
 }
 
 static void open_refusals_stay_exact(void **state) {
@@ -188,7 +220,12 @@ static void open_refusals_stay_exact(void **state) {
  * failures and opened the breaker at a 6% failure rate against a 90%
  * threshold (6 pools in 300). Failures now land where the thread's successes
  * do, and a trip is confirmed by a second read. */
-#if defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TSAN_BUILD 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(TSAN_BUILD)
 #define TORN_POOLS 15
 #else
 #define TORN_POOLS 100
@@ -212,8 +249,8 @@ static void torn_reads_do_not_trip_a_healthy_pool(void **state) {
 static void held_stripes_send_calls_elsewhere(void **state) {
     (void)state;
     if (!cpu_stripes_on()) skip();
-    for (int t = 0; t < 3; t++) {
-        breaker *b = pool_breaker((enum breaker_trip)t);
+    for (int t = 0; t < 6; t++) {
+        breaker *b = pool_breaker_timed((enum breaker_trip)(t % 3), t >= 3);
         for (unsigned i = BREAKER__CPU_FIRST; i < BREAKER__CPU_FIRST + BREAKER__CPU_STRIPES; i++)
             atomic_store(&b->stripes[i].cpu_lock, 1);
         struct pool_run r = {.b = b};
@@ -226,6 +263,7 @@ static void held_stripes_send_calls_elsewhere(void **state) {
         assert_int_equal(per_cpu_admissions(b), 0);
         for (unsigned i = BREAKER__CPU_FIRST; i < BREAKER__CPU_FIRST + BREAKER__CPU_STRIPES; i++) {
             assert_int_equal(atomic_load(&b->stripes[i].successes), 0);
+            assert_int_equal(atomic_load(&b->stripes[i].failures), 0);
             assert_int_equal(atomic_load(&b->stripes[i].cpu_lock), 1);
         }
         breaker_destroy(b);
@@ -302,12 +340,13 @@ static void interrupted_sequences_lose_nothing(void **state) {
 static void no_stripe_stays_held(void **state) {
     (void)state;
     if (!cpu_stripes_on()) skip();
-    breaker *b = pool_breaker(BREAKER_TRIP_TIME_WINDOW);
-    struct pool_run r = {.b = b};
-    run_pool(&r, 16);
-    for (unsigned i = 0; i < BREAKER__STRIPES; i++)
-        assert_int_equal(atomic_load(&b->stripes[i].cpu_lock), 0);
-    breaker_destroy(b);
+    for (int t = 0; t < 6; t++) {
+        breaker *b = pool_breaker_timed((enum breaker_trip)(t % 3), t >= 3);
+        struct pool_run r = {.b = b};
+        run_pool(&r, 16);
+        no_lock_is_held(b);
+        breaker_destroy(b);
+    }
 }
 
 static void the_switch_turns_them_off(void **state) {

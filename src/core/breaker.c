@@ -566,7 +566,11 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
             permit_view_of(permit)->breaker_id = b->breaker_id;
             permit_set_head(permit, permit_head(b, breaker__ctl_gen(ctl), PERMIT_ADMITTED));
             struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
-            breaker__stripe_count(stripe, &stripe.stripe->admitted);
+            /* Timed calls and ramps come here on every call: a pool's thread
+             * counts on its concurrency id's stripe as on the short path. */
+            if (stripe.owned || b->cpu_rseq == 0 ||
+                breaker__cpu_add(b, STRIPE_FIELD(admitted), 1) == NULL)
+                breaker__stripe_count(stripe, &stripe.stripe->admitted);
             return BREAKER_OK;
         }
         case BREAKER_OPEN: {
@@ -783,6 +787,9 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
     }
 }
 
+static int time_window_success_cpu(breaker *b, uint64_t head, uint64_t now);
+static int count_window_success_cpu(breaker *b, uint64_t head);
+
 static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outcome, uint64_t now,
                            bool slow, uint64_t source) {
     uint64_t gen = breaker__ctl_gen(head);
@@ -809,15 +816,22 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
     if (s->lim.trip == BREAKER_TRIP_TIME_WINDOW && now == 0)
         now = b->coarse_for_window ? b->now_coarse(b) : b->now_precise(b);
     struct breaker__window_view view;
-    /* A thread without an owned stripe records on its concurrency id's, like
-     * its successes: a window read sums the stripes one after the other, and
-     * stripes holding different mixes of outcomes would let a read torn by
-     * a preemption skew the rate. The stripe is held for the writes only;
-     * window_record gives it back before reading the window. */
+    /* A thread without an owned stripe records a window policy's outcomes on
+     * its concurrency id's stripe, like its untimed successes: a window read
+     * sums the stripes one after the other, and stripes holding different
+     * mixes of outcomes would let a read torn by a preemption skew the
+     * rate. A success that is not slow (a timed call's) takes the same
+     * sequences as an untimed one; anything else holds the stripe for the
+     * writes only (window_record gives it back before reading the window).
+     * The consecutive policy's evidence is the run word: nothing to hold. */
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     struct breaker__stripe *held = NULL;
-    if (!stripe.owned && b->cpu_rseq != 0 && (held = breaker__cpu_stripe_take(b)) != NULL)
-        stripe = breaker__cpu_stripe_ref(b, held);
+    if (!stripe.owned && b->cpu_rseq != 0 && s->lim.trip != BREAKER_TRIP_CONSECUTIVE) {
+        if (outcome == BREAKER_SUCCESS && !slow)
+            return s->lim.trip == BREAKER_TRIP_TIME_WINDOW ? time_window_success_cpu(b, head, now)
+                                                           : count_window_success_cpu(b, head);
+        if ((held = breaker__cpu_stripe_take(b)) != NULL) stripe = breaker__cpu_stripe_ref(b, held);
+    }
     breaker__count_outcome(stripe, outcome, slow);
     if (!breaker__window_record(s, stripe, held, gen, now, failure, slow, source, &view))
         return BREAKER_OK;

@@ -37,8 +37,9 @@
  * What it counts. With one thread, or with calls that take turns on one
  * stripe, slots are written in ring order and the window is exactly the last
  * window_size calls (a thread that owns its stripe; a thread on per-CPU
- * stripes writes its successes to its concurrency id's chunk and its
- * failures to its pool stripe's, so it is in order chunk by chunk only). With several threads it holds window_size recorded calls
+ * stripes writes the chunk of whichever concurrency id it runs on, so it is
+ * in order chunk by chunk only). With several threads it holds window_size
+ * recorded calls
  * but not always the last ones: a stripe that goes quiet with a partly filled
  * chunk leaves the chunk's unwritten slots holding calls of an earlier pass
  * until a later pass fills them, so a call's age has no fixed bound in calls
@@ -489,6 +490,9 @@ bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_re
         if (failure && s->lim.min_failing_sources > 1) sources_enter(s, time_period(s, now));
         break;
     }
+    default: /* no such policy passes create or a store's check */
+        give_back(held);
+        break;
     }
     view->source_bits = 0;
     if (failure && s->lim.min_failing_sources > 1) view->source_bits = sources_note(s, source);
