@@ -96,8 +96,8 @@ static struct row *add(const char *section, const char *name, const char *title,
 /* A fixed-duration row (harness.c): `threads` threads or `processes`
  * forked processes. */
 static struct row *add_duration(const char *section, const char *name, const char *title,
-                                bench_loop_fn *run, void *ctx, unsigned threads,
-                                unsigned processes, bool spread_stripes) {
+                                bench_loop_fn *run, void *ctx, unsigned threads, unsigned processes,
+                                bool spread_stripes) {
     struct row *r = add(section, name, title, run, ctx, threads, NULL, 0);
     r->c.fixed_duration = true;
     r->c.processes = processes;
@@ -482,8 +482,8 @@ static unsigned report(void) {
             printf("\noversubscribed: N threads sharing one breaker against 2 threads, both in "
                    "windows of %.0f ms or more\n",
                    (double)OVERSUBSCRIBED_WINDOW_NS / 1e6);
-            printf("  %-28s %10s %10s %8s  %-24s %-28s %s\n", "case", "2T Mops/s", "NT Mops/s", "NT/2T",
-                   "target (on the median)", "slowest thread / all", "equal shares");
+            printf("  %-28s %10s %10s %8s  %-24s %-28s %s\n", "case", "2T Mops/s", "NT Mops/s",
+                   "NT/2T", "target (on the median)", "slowest thread / all", "equal shares");
             any = true;
         }
         double m2 = 1e3 / bench_median(&two->c), mn = 1e3 / bench_median(&many->c);

@@ -112,8 +112,8 @@ static breaker *pool_breaker(enum breaker_trip trip) { return pool_breaker_timed
 static uint64_t per_cpu_field(const breaker *b, size_t offset) {
     uint64_t n = 0;
     for (unsigned i = BREAKER__CPU_FIRST; i < BREAKER__CPU_FIRST + BREAKER__CPU_STRIPES; i++)
-        n += atomic_load((const breaker__atomic64 *)(const void *)((const char *)&b->stripes[i] +
-                                                                   offset));
+        n += atomic_load(
+            (const breaker__atomic64 *)(const void *)((const char *)&b->stripes[i] + offset));
     return n;
 }
 

@@ -227,8 +227,7 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
          * concurrency ids are unique among its running threads (another
          * process's are not). */
         b->cpu_rseq = breaker__cpu_stripes_rseq();
-    }
-    else if (b->host_domain != BREAKER__HOST_NONE)
+    } else if (b->host_domain != BREAKER__HOST_NONE)
         b->owned_tls = breaker__owned_tls_host(b->host_domain);
     else
         b->owned_tls = breaker__owned_tls_none();

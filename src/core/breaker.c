@@ -47,12 +47,12 @@ enum {
  * count on the concurrency id's stripe, or on the thread's own stripe when
  * the sequence fails (id without a stripe, stripe held, interrupted). */
 #define STRIPE_FIELD(field) offsetof(struct breaker__stripe, field)
-#define CPU_COUNT(b, field)                                                \
-    do {                                                                   \
-        if (breaker__cpu_add((b), STRIPE_FIELD(field), 1) == NULL) {       \
+#define CPU_COUNT(b, field)                                                       \
+    do {                                                                          \
+        if (breaker__cpu_add((b), STRIPE_FIELD(field), 1) == NULL) {              \
             struct breaker__stripe_ref cpu_fallback_ = breaker__thread_stripe(b); \
             breaker__stripe_count(cpu_fallback_, &cpu_fallback_.stripe->field);   \
-        }                                                                  \
+        }                                                                         \
     } while (0)
 
 /* may_alias: this view is laid over the caller's breaker_permit storage. */
@@ -951,8 +951,8 @@ static int time_window_success_on(breaker *b, uint64_t head, uint64_t now,
                                   struct breaker__stripe_ref stripe, struct breaker__stripe *held) {
     breaker__count_outcome(stripe, BREAKER_SUCCESS, false);
     struct breaker__window_view unused; /* a success never evaluates the trip */
-    (void)breaker__window_record(b->shared, stripe, held, breaker__ctl_gen(head), now, false,
-                                 false, 0, &unused);
+    (void)breaker__window_record(b->shared, stripe, held, breaker__ctl_gen(head), now, false, false,
+                                 0, &unused);
     return BREAKER_OK;
 }
 

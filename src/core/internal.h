@@ -400,10 +400,10 @@ struct breaker {
      * thread without an owned stripe tries these before the general paths. */
     uintptr_t cpu_rseq;
     struct breaker__stripe *cpu_stripes; /* the per-CPU run: stripes + BREAKER__CPU_FIRST */
-    unsigned host_domain;   /* its host domain's index, or BREAKER__HOST_NONE */
-    breaker__atomic64 *ctl; /* &shared->ctl, one load fewer per call */
-    char *buckets;          /* time window: the bucket array */
-    uint64_t bucket_stride; /* bytes between stripes in it */
+    unsigned host_domain;                /* its host domain's index, or BREAKER__HOST_NONE */
+    breaker__atomic64 *ctl;              /* &shared->ctl, one load fewer per call */
+    char *buckets;                       /* time window: the bucket array */
+    uint64_t bucket_stride;              /* bytes between stripes in it */
     /* Count window: the ring, its chunk count, chunk size and last chunk's
      * length (window.c), for the short success path. */
     breaker__atomic8 *ring;
@@ -557,8 +557,6 @@ uintptr_t breaker__cpu_stripes_rseq(void);
 #define BREAKER__RSEQ_CS     8
 #define BREAKER__RSEQ_MM_CID 24
 #define BREAKER__RSEQ_SIG    0x53053053
-#define BREAKER__STR_(x)     #x
-#define BREAKER__STR(x)      BREAKER__STR_(x)
 
 /* Restartable sequences on the stripe of the concurrency id the thread runs
  * on. Each is one sequence: read the thread's mm_cid, find its stripe, check
@@ -576,45 +574,47 @@ uintptr_t breaker__cpu_stripes_rseq(void);
  * never left for the kernel to read after a dlclose. The asm reads the
  * handle's fields by offset ([b]) to need few registers; [rseq] is the
  * handle's cpu_rseq. */
-#define BREAKER__CS_BEGIN                                                          \
-    ".pushsection __rseq_cs, \"aw\"\n\t"                                           \
-    ".balign 32\n\t"                                                               \
-    "3:\n\t"                                                                       \
-    ".long 0, 0\n\t"             /* version, flags */                              \
-    ".quad 1f, (2f - 1f), 4f\n\t" /* start, post-commit offset, abort */           \
-    ".popsection\n\t"                                                              \
-    "leaq 3b(%%rip), %[st]\n\t"                                                    \
-    "movq %[st], %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[rseq])\n\t"             \
-    "1:\n\t"                                                                       \
-    "cmpl $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CPU_ID) "(%[rseq])\n\t"            \
-    "jl 5f\n\t"                                                                    \
-    "movl %%fs:" BREAKER__STR(BREAKER__RSEQ_MM_CID) "(%[rseq]), %k[cid]\n\t"       \
-    "cmpl %[ncpu], %k[cid]\n\t"                                                      \
-    "jae 5f\n\t"                                                                   \
-    "movq %[cid], %[st]\n\t"                                                       \
-    "shlq $7, %[st]\n\t"                                                           \
-    "addq %c[o_stripes](%[b]), %[st]\n\t"                                          \
-    "cmpq $0, %c[o_lock](%[st])\n\t"                                               \
+#define BREAKER__CS_BEGIN                                                \
+    ".pushsection __rseq_cs, \"aw\"\n\t"                                 \
+    ".balign 32\n\t"                                                     \
+    "3:\n\t"                                                             \
+    ".long 0, 0\n\t"              /* version, flags */                   \
+    ".quad 1f, (2f - 1f), 4f\n\t" /* start, post-commit offset, abort */ \
+    ".popsection\n\t"                                                    \
+    "leaq 3b(%%rip), %[st]\n\t"                                          \
+    "movq %[st], %%fs:%c[o_cs](%[rseq])\n\t"                             \
+    "1:\n\t"                                                             \
+    "cmpl $0, %%fs:%c[o_cpu](%[rseq])\n\t"                               \
+    "jl 5f\n\t"                                                          \
+    "movl %%fs:%c[o_cid](%[rseq]), %k[cid]\n\t"                          \
+    "cmpl %[ncpu], %k[cid]\n\t"                                          \
+    "jae 5f\n\t"                                                         \
+    "movq %[cid], %[st]\n\t"                                             \
+    "shlq $7, %[st]\n\t"                                                 \
+    "addq %c[o_stripes](%[b]), %[st]\n\t"                                \
+    "cmpq $0, %c[o_lock](%[st])\n\t"                                     \
     "jne 5f\n\t"
 /* ... the checks, then the commit, right before 2: */
-#define BREAKER__CS_END                                                            \
-    "2:\n\t"                                                                       \
-    "jmp 6f\n\t"                                                                   \
-    ".pushsection __rseq_failure, \"ax\"\n\t"                                      \
-    ".byte 0x0f, 0xb9, 0x3d\n\t" /* ud1: the signature is its operand */           \
-    ".long " BREAKER__STR(BREAKER__RSEQ_SIG) "\n\t"                                \
-    "4:\n\t"                                                                       \
-    "jmp 5f\n\t"                                                                   \
-    ".popsection\n\t"                                                              \
-    "5:\n\t"                                                                       \
-    "xorl %k[st], %k[st]\n\t"                                                      \
-    "6:\n\t"                                                                       \
-    "movq $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[rseq])\n\t"
+#define BREAKER__CS_END                                                  \
+    "2:\n\t"                                                             \
+    "jmp 6f\n\t"                                                         \
+    ".pushsection __rseq_failure, \"ax\"\n\t"                            \
+    ".byte 0x0f, 0xb9, 0x3d\n\t" /* ud1: the signature is its operand */ \
+    ".long %c[sig]\n\t"                                                  \
+    "4:\n\t"                                                             \
+    "jmp 5f\n\t"                                                         \
+    ".popsection\n\t"                                                    \
+    "5:\n\t"                                                             \
+    "xorl %k[st], %k[st]\n\t"                                            \
+    "6:\n\t"                                                             \
+    "movq $0, %%fs:%c[o_cs](%[rseq])\n\t"
 /* The stripe array starts at the per-CPU run (handle field cpu_stripes). */
 #define BREAKER__CS_INPUTS BREAKER__CS_INPUTS_OF(b)
-#define BREAKER__CS_INPUTS_OF(handle)                                              \
-    [b] "r"(handle), [rseq] "r"((handle)->cpu_rseq), [ncpu] "i"(BREAKER__CPU_STRIPES),  \
-        [o_stripes] "i"(offsetof(struct breaker, cpu_stripes)),                    \
+#define BREAKER__CS_INPUTS_OF(handle)                                                  \
+    [b] "r"(handle), [rseq] "r"((handle)->cpu_rseq), [ncpu] "i"(BREAKER__CPU_STRIPES), \
+        [o_cs] "i"(BREAKER__RSEQ_CS), [o_cpu] "i"(BREAKER__RSEQ_CPU_ID),               \
+        [o_cid] "i"(BREAKER__RSEQ_MM_CID), [sig] "i"(BREAKER__RSEQ_SIG),               \
+        [o_stripes] "i"(offsetof(struct breaker, cpu_stripes)),                        \
         [o_lock] "i"(offsetof(struct breaker__stripe, cpu_lock))
 
 /* Take the stripe for a general path: cpu_lock 0 -> 1 is the commit. The
@@ -622,8 +622,7 @@ uintptr_t breaker__cpu_stripes_rseq(void);
  * check the lock) until breaker__cpu_stripe_give. */
 static inline struct breaker__stripe *breaker__cpu_stripe_take(const struct breaker *b) {
     uintptr_t st, cid, t;
-    __asm__ volatile(BREAKER__CS_BEGIN
-                     "movq $1, %c[o_lock](%[st])\n\t" BREAKER__CS_END
+    __asm__ volatile(BREAKER__CS_BEGIN "movq $1, %c[o_lock](%[st])\n\t" BREAKER__CS_END
                      : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
                      : BREAKER__CS_INPUTS
                      : "memory", "cc");
@@ -631,52 +630,51 @@ static inline struct breaker__stripe *breaker__cpu_stripe_take(const struct brea
 }
 
 /* Add `delta` to the counter at byte offset `off` of the stripe. */
-#define breaker__cpu_add(b_, off_, delta_)                                                  \
-    __extension__({                                                                      \
-        uintptr_t st_, cid_, t_;                                                         \
-        __asm__ volatile(BREAKER__CS_BEGIN "movq %c[off](%[st]), %[t]\n\t"               \
-                                           "addq %[d], %[t]\n\t"                         \
-                                           "movq %[t], %c[off](%[st])\n\t" BREAKER__CS_END \
-                         : [st] "=&r"(st_), [cid] "=&r"(cid_), [t] "=&r"(t_)             \
+#define breaker__cpu_add(b_, off_, delta_)                                                         \
+    __extension__({                                                                                \
+        uintptr_t st_, cid_, t_;                                                                   \
+        __asm__ volatile(BREAKER__CS_BEGIN "movq %c[off](%[st]), %[t]\n\t"                         \
+                                           "addq %[d], %[t]\n\t"                                   \
+                                           "movq %[t], %c[off](%[st])\n\t" BREAKER__CS_END         \
+                         : [st] "=&r"(st_), [cid] "=&r"(cid_), [t] "=&r"(t_)                       \
                          : BREAKER__CS_INPUTS_OF(b_), [off] "i"(off_), [d] "r"((uint64_t)(delta_)) \
-                         : "memory", "cc");                                              \
-        (struct breaker__stripe *)st_;                                                   \
+                         : "memory", "cc");                                                        \
+        (struct breaker__stripe *)st_;                                                             \
     })
 
 /* A time-window success: when the stripe's hinted bucket holds `rel` (ns
  * since the epoch) and is stamped `gen_part` | hint_epoch1, add one to the
  * bucket's calls. */
 static inline struct breaker__stripe *breaker__cpu_bucket_call(const struct breaker *b,
-                                                              uint64_t rel, uint64_t gen_part) {
+                                                               uint64_t rel, uint64_t gen_part) {
     uintptr_t st, cid, t;
-    __asm__ volatile(
-        BREAKER__CS_BEGIN
-        "movq %c[o_start](%[st]), %[t]\n\t" /* hint_start: bucket start + 1, 0 none */
-        "subq $1, %[t]\n\t"
-        "jb 5f\n\t"
-        "negq %[t]\n\t"
-        "addq %[rel], %[t]\n\t" /* rel - start, wrapping when rel < start */
-        "cmpq %c[o_bucket_ns](%[b]), %[t]\n\t"
-        "jae 5f\n\t"
-        "movq %c[o_offset](%[st]), %[cid]\n\t"
-        "addq %c[o_buckets](%[b]), %[cid]\n\t" /* cid: the bucket */
-        "movq %c[o_epoch1](%[st]), %[t]\n\t"
-        "orq %[gen], %[t]\n\t"
-        "cmpq %[t], %c[o_stamp](%[cid])\n\t"
-        "jne 5f\n\t"
-        "movq %c[o_calls](%[cid]), %[t]\n\t"
-        "addq $1, %[t]\n\t"
-        "movq %[t], %c[o_calls](%[cid])\n\t" BREAKER__CS_END
-        : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
-        : BREAKER__CS_INPUTS, [rel] "r"(rel), [gen] "r"(gen_part),
-          [o_start] "i"(offsetof(struct breaker__stripe, hint_start)),
-          [o_offset] "i"(offsetof(struct breaker__stripe, hint_offset)),
-          [o_epoch1] "i"(offsetof(struct breaker__stripe, hint_epoch1)),
-          [o_bucket_ns] "i"(offsetof(struct breaker, bucket_ns)),
-          [o_buckets] "i"(offsetof(struct breaker, buckets)),
-          [o_stamp] "i"(offsetof(struct breaker__bucket, stamp)),
-          [o_calls] "i"(offsetof(struct breaker__bucket, calls))
-        : "memory", "cc");
+    __asm__ volatile(BREAKER__CS_BEGIN
+                     "movq %c[o_start](%[st]), %[t]\n\t" /* hint_start: bucket start + 1, 0 none */
+                     "subq $1, %[t]\n\t"
+                     "jb 5f\n\t"
+                     "negq %[t]\n\t"
+                     "addq %[rel], %[t]\n\t" /* rel - start, wrapping when rel < start */
+                     "cmpq %c[o_bucket_ns](%[b]), %[t]\n\t"
+                     "jae 5f\n\t"
+                     "movq %c[o_offset](%[st]), %[cid]\n\t"
+                     "addq %c[o_buckets](%[b]), %[cid]\n\t" /* cid: the bucket */
+                     "movq %c[o_epoch1](%[st]), %[t]\n\t"
+                     "orq %[gen], %[t]\n\t"
+                     "cmpq %[t], %c[o_stamp](%[cid])\n\t"
+                     "jne 5f\n\t"
+                     "movq %c[o_calls](%[cid]), %[t]\n\t"
+                     "addq $1, %[t]\n\t"
+                     "movq %[t], %c[o_calls](%[cid])\n\t" BREAKER__CS_END
+                     : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
+                     : BREAKER__CS_INPUTS, [rel] "r"(rel), [gen] "r"(gen_part),
+                       [o_start] "i"(offsetof(struct breaker__stripe, hint_start)),
+                       [o_offset] "i"(offsetof(struct breaker__stripe, hint_offset)),
+                       [o_epoch1] "i"(offsetof(struct breaker__stripe, hint_epoch1)),
+                       [o_bucket_ns] "i"(offsetof(struct breaker, bucket_ns)),
+                       [o_buckets] "i"(offsetof(struct breaker, buckets)),
+                       [o_stamp] "i"(offsetof(struct breaker__bucket, stamp)),
+                       [o_calls] "i"(offsetof(struct breaker__bucket, calls))
+                     : "memory", "cc");
     return (struct breaker__stripe *)st;
 }
 
@@ -704,11 +702,10 @@ static inline struct breaker__stripe *breaker__cpu_ring_slot(const struct breake
         "cmpl %k[t], %k[cid]\n\t"
         "jae 7f\n\t"
         "leaq 1(%[cid]), %[t]\n\t"
-        "movq %[t], %c[o_chunk](%[st])\n\t" BREAKER__CS_END
-        "jmp 8f\n\t"
+        "movq %[t], %c[o_chunk](%[st])\n\t" BREAKER__CS_END "jmp 8f\n\t"
         "7:\n\t"
         "movl $1, %k[st]\n\t"
-        "movq $0, %%fs:" BREAKER__STR(BREAKER__RSEQ_CS) "(%[rseq])\n\t"
+        "movq $0, %%fs:%c[o_cs](%[rseq])\n\t"
         "8:\n\t"
         : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
         : BREAKER__CS_INPUTS, [o_chunk] "i"(offsetof(struct breaker__stripe, ring_chunk)),
@@ -724,12 +721,11 @@ static inline struct breaker__stripe *breaker__cpu_ring_slot(const struct breake
  * breaker__cpu_ring_slot saw) becomes `want`. Fails if the word changed or
  * the thread now runs on another id (whose stripe has a chunk of its own). */
 static inline struct breaker__stripe *breaker__cpu_ring_install(const struct breaker *b,
-                                                               uint64_t expect, uint64_t want) {
+                                                                uint64_t expect, uint64_t want) {
     uintptr_t st, cid, t;
-    __asm__ volatile(BREAKER__CS_BEGIN
-                     "cmpq %[expect], %c[o_chunk](%[st])\n\t"
-                     "jne 5f\n\t"
-                     "movq %[want], %c[o_chunk](%[st])\n\t" BREAKER__CS_END
+    __asm__ volatile(BREAKER__CS_BEGIN "cmpq %[expect], %c[o_chunk](%[st])\n\t"
+                                       "jne 5f\n\t"
+                                       "movq %[want], %c[o_chunk](%[st])\n\t" BREAKER__CS_END
                      : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
                      : BREAKER__CS_INPUTS, [expect] "r"(expect), [want] "r"(want),
                        [o_chunk] "i"(offsetof(struct breaker__stripe, ring_chunk))
@@ -744,7 +740,7 @@ static inline struct breaker__stripe *breaker__cpu_stripe_take(const struct brea
 }
 #define breaker__cpu_add(b, off, delta) ((void)(b), (void)(delta), (struct breaker__stripe *)NULL)
 static inline struct breaker__stripe *breaker__cpu_bucket_call(const struct breaker *b,
-                                                              uint64_t rel, uint64_t gen_part) {
+                                                               uint64_t rel, uint64_t gen_part) {
     (void)b, (void)rel, (void)gen_part;
     return NULL;
 }
@@ -753,11 +749,11 @@ static inline struct breaker__stripe *breaker__cpu_ring_slot(const struct breake
     return NULL;
 }
 static inline struct breaker__stripe *breaker__cpu_ring_install(const struct breaker *b,
-                                                               uint64_t expect, uint64_t want) {
+                                                                uint64_t expect, uint64_t want) {
     (void)b, (void)expect, (void)want;
     return NULL;
 }
-#define BREAKER__CPU_CHUNK_FULL ((struct breaker__stripe *)(uintptr_t)1)
+#define BREAKER__CPU_CHUNK_FULL         ((struct breaker__stripe *)(uintptr_t)1)
 #endif
 
 /* breaker__cpu_stripe_take for a thread that has been given its pool stripe:
@@ -778,7 +774,7 @@ static inline void breaker__cpu_stripe_give(struct breaker__stripe *st) {
 /* A held per-CPU stripe as a stripe_ref, for a general path called with it:
  * its holder is its only writer, like an owner. */
 static inline struct breaker__stripe_ref breaker__cpu_stripe_ref(const struct breaker *b,
-                                                                struct breaker__stripe *st) {
+                                                                 struct breaker__stripe *st) {
     struct breaker__stripe_ref r = {st, (unsigned)(st - b->stripes), true};
     return r;
 }
