@@ -27,6 +27,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,18 @@ static unsigned nrows;
 static bool coarse_for(uint64_t interval_ns) {
     uint64_t res = bench_coarse_resolution_ns();
     return res != 0 && res * COARSE_MAX_FRACTION <= interval_ns;
+}
+
+/* A row's name or title, made once and kept for the run (rows hold the
+ * pointer). */
+__attribute__((format(printf, 1, 2))) static const char *label(const char *fmt, ...) {
+    char *s = malloc(64);
+    if (s == NULL) bench_die("out of memory");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s, 64, fmt, ap);
+    va_end(ap);
+    return s;
 }
 
 static struct row *add(const char *section, const char *name, const char *title, bench_loop_fn *run,
@@ -215,21 +228,13 @@ static void build(bool threads) {
         {"mt1_open", "mt2_open", "open refusal", case_refused, make_open()},
     };
     for (size_t i = 0; i < sizeof(mt) / sizeof(mt[0]); i++) {
-        char *t1 = malloc(64), *t2 = malloc(64), *t16 = malloc(64), *t64 = malloc(64);
-        char *n16 = malloc(32), *n64 = malloc(32), *d2 = malloc(32), *t2d = malloc(64);
-        if (t1 == NULL || t2 == NULL || t16 == NULL || t64 == NULL || n16 == NULL || n64 == NULL ||
-            d2 == NULL || t2d == NULL)
-            bench_die("out of memory");
-        snprintf(d2, 32, "mt2w_%s", mt[i].two + 4);
-        snprintf(t2d, 64, "%s, 2 threads, window", mt[i].title);
-        snprintf(t1, 64, "%s, 1 thread", mt[i].title);
-        snprintf(t2, 64, "%s, 2 threads", mt[i].title);
+        const char *title = mt[i].title, *policy = mt[i].two + 4; /* after "mt2_" */
+        const char *t1 = label("%s, 1 thread", title), *t2 = label("%s, 2 threads", title);
         /* Oversubscribed pools: more threads than cores and than owned
          * stripes, as a thread pool is; the names follow mt2_<policy>. */
-        snprintf(t16, 64, "%s, 16 threads", mt[i].title);
-        snprintf(t64, 64, "%s, 64 threads", mt[i].title);
-        snprintf(n16, 32, "mt16_%s", mt[i].two + 4);
-        snprintf(n64, 32, "mt64_%s", mt[i].two + 4);
+        const char *d2 = label("mt2w_%s", policy), *t2d = label("%s, 2 threads, window", title);
+        const char *n16 = label("mt16_%s", policy), *t16 = label("%s, 16 threads", title);
+        const char *n64 = label("mt64_%s", policy), *t64 = label("%s, 64 threads", title);
         add(T, mt[i].one, t1, mt[i].run, mt[i].ctx, 1, NULL, 0);
         add(T, mt[i].two, t2, mt[i].run, mt[i].ctx, 2, NULL, 0);
         /* Throughput is what a pool delivers in a window, so the pools and
@@ -273,10 +278,8 @@ static void build(bool threads) {
             {"pspr2", "store, 2 procs, 2 stripes", 0, 2, true, true},
         };
         for (size_t k = 0; k < sizeof(kind) / sizeof(kind[0]); k++) {
-            char *name = malloc(32), *title = malloc(64);
-            if (name == NULL || title == NULL) bench_die("out of memory");
-            snprintf(name, 32, "%s_%s", kind[k].prefix, pr[i].policy);
-            snprintf(title, 64, "%s, %s", pr[i].title, kind[k].what);
+            const char *name = label("%s_%s", kind[k].prefix, pr[i].policy);
+            const char *title = label("%s, %s", pr[i].title, kind[k].what);
             add_duration(P, name, title, pr[i].run, kind[k].stored ? pr[i].stored : pr[i].local,
                          kind[k].threads, kind[k].processes, kind[k].spread);
         }
