@@ -1077,13 +1077,8 @@ __attribute__((noinline)) static int count_window_success_cpu(breaker *b, uint64
         atomic_exchange_explicit(slot, (uint8_t)BREAKER__RING_RECORDED, memory_order_relaxed);
     if (__builtin_expect(old != BREAKER__RING_RECORDED, 0)) {
         uint64_t delta = breaker__ring_delta(old, BREAKER__RING_RECORDED);
-        if (breaker__cpu_add(b, STRIPE_FIELD(ring_part), delta) == NULL) {
-            struct breaker__stripe_ref r = breaker__thread_stripe(b);
-            if (r.owned)
-                breaker__write(&r.stripe->ring_part, breaker__read(&r.stripe->ring_part) + delta);
-            else
-                atomic_fetch_add_explicit(&r.stripe->ring_part, delta, memory_order_relaxed);
-        }
+        if (breaker__cpu_add(b, STRIPE_FIELD(ring_part), delta) == NULL)
+            breaker__ring_share_add(breaker__thread_stripe(b), delta);
     }
     CPU_COUNT(b, successes);
     return BREAKER_OK;

@@ -795,6 +795,16 @@ static inline void breaker__stripe_count(struct breaker__stripe_ref r, breaker__
         atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
 }
 
+/* Add `delta` to the count window's share held by the thread's stripe: a
+ * plain store when the thread owns it (window.c, "Count window: chunks"). */
+static inline void breaker__ring_share_add(struct breaker__stripe_ref r, uint64_t delta) {
+    breaker__atomic64 *part = &r.stripe->ring_part;
+    if (r.owned)
+        breaker__write(part, breaker__read(part) + delta);
+    else
+        atomic_fetch_add_explicit(part, delta, memory_order_relaxed);
+}
+
 /* Count the outcome of a recorded call: the one place the statistics'
  * outcome counters are written outside the short paths. */
 static inline void breaker__count_outcome(struct breaker__stripe_ref r,

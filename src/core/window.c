@@ -87,16 +87,6 @@ static breaker__atomic8 *ring_slot(const struct breaker__shared *s, uint32_t c, 
     return &breaker__ring(s)[(size_t)c * BREAKER__RING_CHUNK_BYTES + i];
 }
 
-/* Add to the calling thread's share: its own stripe, so a plain store when it
- * owns the stripe. */
-static void ring_share_add(struct breaker__stripe_ref stripe, uint64_t delta) {
-    breaker__atomic64 *part = &stripe.stripe->ring_part;
-    if (stripe.owned)
-        breaker__write(part, breaker__read(part) + delta);
-    else
-        atomic_fetch_add_explicit(part, delta, memory_order_relaxed);
-}
-
 /* The ring's content: the sum of the stripes' shares. */
 static uint64_t ring_total(const struct breaker__shared *s) {
     const struct breaker__stripe *stripes = breaker__stripes(s);
@@ -194,7 +184,7 @@ static bool count_write(struct breaker__shared *s, struct breaker__stripe_ref st
     bool pass_start;
     breaker__atomic8 *slot = ring_take_slot(s, stripe, &pass_start);
     uint8_t old = atomic_exchange_explicit(slot, v, memory_order_relaxed);
-    ring_share_add(stripe, breaker__ring_delta(old, v));
+    breaker__ring_share_add(stripe, breaker__ring_delta(old, v));
     return pass_start;
 }
 
@@ -434,7 +424,7 @@ bool breaker__window_reset(struct breaker__shared *s, struct breaker__stripe_ref
                 if (old != 0) delta += breaker__ring_delta(old, 0);
             }
         }
-        if (delta != 0) ring_share_add(stripe, delta);
+        if (delta != 0) breaker__ring_share_add(stripe, delta);
         break;
     }
     case BREAKER_TRIP_TIME_WINDOW:
