@@ -176,14 +176,8 @@ static uint64_t dependency_call(struct sim *s, uint64_t id, uint64_t caller, str
         return sc->timeout_ns;
     }
 
-    /* Log-normal answer time: the median moves geometrically from cold to
-     * warm while recovering; the spread (p99 / median) stays. */
-    double median = (double)p->cold_latency_ns *
-                    pow((double)p->latency_ns / (double)p->cold_latency_ns, progress);
-    double sigma = log((double)p->latency_p99_ns / (double)p->latency_ns) / 2.3263478740;
-    double u1 = draw(sc->seed, id, DRAW_LATENCY_U1), u2 = draw(sc->seed, id, DRAW_LATENCY_U2);
-    double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-    double latency = median * exp(sigma * z);
+    double latency = tool_phase_latency_ns(p, progress, draw(sc->seed, id, DRAW_LATENCY_U1),
+                                           draw(sc->seed, id, DRAW_LATENCY_U2));
     w->holds_capacity = true;
     s->in_flight++;
     if (latency >= (double)sc->timeout_ns) {

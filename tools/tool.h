@@ -17,6 +17,7 @@
 
 #include <breaker.h>
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -179,6 +180,19 @@ static inline double tool_phase_progress(const struct tool_phase *p, uint64_t t,
  * p->capacity > 0): from cold_capacity up to capacity. */
 static inline double tool_phase_capacity(const struct tool_phase *p, double progress) {
     return p->cold_capacity + (double)((int64_t)p->capacity - (int64_t)p->cold_capacity) * progress;
+}
+
+/* An answer's time at that progress, from two uniform draws u1, u2 in (0, 1]:
+ * log-normal, its median moving geometrically from cold_latency_ns to
+ * latency_ns while the dependency warms up, its spread (p99 / median)
+ * staying. */
+static inline double tool_phase_latency_ns(const struct tool_phase *p, double progress, double u1,
+                                           double u2) {
+    double median = (double)p->cold_latency_ns *
+                    pow((double)p->latency_ns / (double)p->cold_latency_ns, progress);
+    double sigma = log((double)p->latency_p99_ns / (double)p->latency_ns) / 2.3263478740;
+    double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    return median * exp(sigma * z);
 }
 
 /* Keys a phase section set, so that the kind's defaults leave them alone. */
