@@ -339,9 +339,8 @@ static void panel(FILE *out, const struct tool_timeline *tl, double top) {
     latency_chart(out, &p, y_lat);
 }
 
-int tool_svg_write(FILE *out, const char *title, const struct tool_timeline *const *timelines,
-                   size_t count) {
-    double height = HEADER_H + PANEL_H * (double)count;
+/* The document's opening: its size, title, background and heading. */
+static void document_start(FILE *out, const char *title, double height) {
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(out,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -352,6 +351,12 @@ int tool_svg_write(FILE *out, const char *title, const struct tool_timeline *con
     fputs("</title>\n", out);
     fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
     text(out, LEFT, 24.0, "start", "#000000", 18, "bold", title);
+}
+
+int tool_svg_write(FILE *out, const char *title, const struct tool_timeline *const *timelines,
+                   size_t count) {
+    double height = HEADER_H + PANEL_H * (double)count;
+    document_start(out, title, height);
     for (size_t i = 0; i < count; i++)
         panel(out, timelines[i], HEADER_H + PANEL_H * (double)i);
     fputs("</svg>\n", out);
@@ -436,16 +441,7 @@ int tool_svg_write_fleet(FILE *out, const char *title, const struct tool_fleet_r
                          size_t count) {
     double per = 2.0 * BARS_BLOCK + 2.0 * PANEL_H;
     double height = HEADER_H + per * (double)count;
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(out,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-            "viewBox=\"0 0 %.0f %.0f\" font-family=\"Helvetica, Arial, sans-serif\">\n",
-            WIDTH, height, WIDTH, height);
-    fputs("<title>", out);
-    put_text(out, title);
-    fputs("</title>\n", out);
-    fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
-    text(out, LEFT, 24.0, "start", "#000000", 18, "bold", title);
+    document_start(out, title, height);
     for (size_t i = 0; i < count; i++) {
         double top = HEADER_H + per * (double)i;
         round_bars(out, &runs[i], top, "probes in flight at once, all hosts together", r_in_flight,
