@@ -46,8 +46,10 @@
  * threads as above (the first threads to call get them); the next
  * BREAKER__CPU_STRIPES belong to the process's concurrency ids (the rseq
  * mm_cid: a small number no two running threads share), and a thread
- * without an owned stripe writes the one of the id it runs on, under a lock
- * taken without a locked instruction; the rest are shared and written
+ * without an owned stripe writes the one of the id it runs on in
+ * restartable sequences, each ending in one plain store (a record that
+ * needs several holds the stripe's cpu_lock, taken by such a sequence, for
+ * its writes); the rest are shared and written
  * atomically (threads on ids beyond them, and anyone who finds the id's
  * stripe busy). So a pool of any number of threads on up to 8 cores writes
  * with plain stores only. Store blocks keep the two roles: their processes
