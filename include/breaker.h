@@ -178,6 +178,12 @@ typedef struct breaker_permit breaker_permit;
 typedef struct breaker_event breaker_event;
 typedef struct breaker_evidence breaker_evidence;
 typedef struct breaker_stats breaker_stats;
+/* Where breakers live and how far their limits reach (the process heap, a
+ * store file, the fleet store): chosen once, when a breaker is made, and
+ * kept by the handle. Opaque here; breaker/backend.h (experimental) says what
+ * one is made of. breaker_store_backend() and breaker_redis_backend() hand
+ * them out, for breaker_registry_config.backend. */
+typedef struct breaker_backend breaker_backend;
 
 /* A monotonic clock in nanoseconds. Called on the thread that calls into the
  * breaker, possibly concurrently from several threads; must be thread-safe,
@@ -435,7 +441,14 @@ BREAKER_API void breaker_destroy(breaker *b);
  *          call the dependency; breaker_retry_after_ns() says for how long.
  *          BREAKER_REJECTED_HALF_OPEN: probes are under way; do not call.
  *  A rejected permit must not be completed (doing so returns BREAKER_EINVAL).
- *  In HALF_OPEN the call is a probe. Lock-free; thread-safe. */
+ *  In HALF_OPEN the call is a probe. Lock-free; thread-safe.
+ *  The breaker's backend decides how far its limits reach, on every path:
+ *  a breaker attached through the fleet store (breaker/redis.h) admits a
+ *  probe only with a fleet lease (at most the fleet's half_open_max_probes
+ *  across hosts), asked within the fleet's probe budget; that request is
+ *  the only work beyond the local breaker, and only a probe makes it. A
+ *  closed call and an open refusal are the same instructions whatever the
+ *  backend. */
 BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *permit)
     BREAKER_NONNULL(1, 2);
 

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * breaker/backend.h - EXPERIMENTAL: what a backend needs from a breaker.
+ *
+ * A breaker's *scope* (one process, one host, one fleet) is chosen once, by
+ * the backend it is made on: the process heap (breaker_create()), a store
+ * file (breaker/store.h) or the fleet store (breaker/redis.h). The handle
+ * remembers its backend, and every path that uses it (breaker_acquire() and
+ * breaker_complete() called directly, by a registry, by the executor, by the
+ * `breaker` command) gives that scope's guarantees. This header is the seam:
+ * the entry points a backend library (such as breaker_redis, which links
+ * libbreaker) uses to drive the breakers it makes, and the table a registry
+ * makes its breakers through.
+ *
+ * Experimental, in the manner of zstd's ZSTD_STATIC_LINKING_ONLY section:
+ * the declarations below are visible only when BREAKER_BACKEND_EXPERIMENTAL
+ * is defined before this header is included, and any of them may change in
+ * any 0.x minor release (docs/abi.md). They are exported by libbreaker.so,
+ * so a backend library links the one copy of the core, in static and shared
+ * builds alike. Nothing here is needed to *use* a breaker.
+ *
+ * What a backend must implement (docs/design.md, "Backends"):
+ *  - a breaker_backend (ops + context) if registries should make their
+ *    breakers through it: open a name, close (detach) a handle, fini;
+ *  - optionally a breaker_probe_gate on each handle it makes, if the scope
+ *    bounds probes beyond the local breaker (the fleet's leases). The closed
+ *    and open short paths never consult it: a gated breaker's closed call
+ *    and open refusal run exactly the instructions of an ungated one.
+ *  - breaker_trip_outside()/breaker_close_outside() to apply decisions taken
+ *    on evidence from outside this process, and breaker_stats_peek() /
+ *    breaker_state_peek() to read a breaker without applying a transition
+ *    (from a thread that holds a lock an event listener may need).
+ */
+#ifndef BREAKER_BACKEND_H
+#define BREAKER_BACKEND_H
+
+#include "breaker.h"
+
+#include <stdint.h>
+
+#endif /* BREAKER_BACKEND_H */
+
+/* Its own guard, as zstd's static-linking-only section has: a first
+ * inclusion without the macro does not hide the declarations from a later
+ * one with it. */
+#if defined(BREAKER_BACKEND_EXPERIMENTAL) && !defined(BREAKER_BACKEND_H_EXPERIMENTAL)
+#define BREAKER_BACKEND_H_EXPERIMENTAL
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Who owns a breaker made on a user's behalf (a registry, a backend), so
+ * that it can recognise it again from a bare `breaker *` and hear its
+ * transitions. Copied into the handle at creation; never part of the
+ * configuration (breaker_get_config() does not return it). */
+typedef struct breaker_owner breaker_owner;
+struct breaker_owner {
+    /* The owning component: the address of one of its static objects, so
+     * kinds cannot collide. NULL: not owned. */
+    const void *kind;
+    void *ctx; /* the owner's record for this breaker */
+    /* Called for every transition, in the thread and process that made it,
+     * before the configuration's own on_event; NULL for none. The same rules
+     * as on_event (breaker.h): it must not complete or acquire on `b`. */
+    void (*on_event)(void *ctx, breaker *b, const breaker_event *ev);
+};
+
+/* A probe gate: the backend's say on the half-open slow path. Copied into
+ * the handle at creation. Both functions run on the calling thread, inside
+ * breaker_acquire() / breaker_complete(); they must not call either on `b`,
+ * and should take no lock a caller might hold (they run on request paths).
+ *
+ *  - admit(ctx, b, &token): `b` has just admitted a probe locally (its probe
+ *    slot is claimed, within half_open_max_probes). @return BREAKER_OK to let
+ *    the probe go, optionally with `*token` set to a non-zero word the backend
+ *    wants back when the probe settles (its lease); or BREAKER_REJECTED_OPEN /
+ *    BREAKER_REJECTED_HALF_OPEN to refuse it: the core then releases the local
+ *    probe as IGNORED (its slot is free again) and breaker_acquire() returns
+ *    that refusal with a refused permit. Any other value is taken as
+ *    BREAKER_REJECTED_HALF_OPEN. `*token` is 0 on entry.
+ *  - settle(ctx, b, token, outcome): a probe admitted with a non-zero token is
+ *    being completed with `outcome` (CANCELLED already mapped through
+ *    cancelled_as to FAILURE or IGNORED). Called exactly once per admission
+ *    that is completed: never for a duplicate completion (ALREADY_SETTLED)
+ *    or a permit that is not this breaker's (EINVAL); also when the
+ *    completion turns out STALE (the backend still learns how its probe
+ *    went). @return the outcome the local breaker records for the probe
+ *    (SUCCESS, FAILURE or IGNORED): the fleet answers IGNORED for a leased
+ *    success, since the fleet, not the local breaker, decides recovery.
+ *    May be NULL (no settle). */
+typedef struct breaker_probe_gate breaker_probe_gate;
+struct breaker_probe_gate {
+    int (*admit)(void *ctx, breaker *b, uint64_t *token);
+    enum breaker_outcome (*settle)(void *ctx, breaker *b, uint64_t token,
+                                   enum breaker_outcome outcome);
+    void *ctx;
+};
+
+/*! breaker_create_bound() :
+ *  breaker_create() on the process heap, with an owner and a probe gate
+ *  (either may be NULL; both are copied).
+ *  @return as breaker_create(). */
+BREAKER_API BREAKER_NODISCARD int breaker_create_bound(const breaker_config *cfg,
+                                                       const breaker_owner *owner,
+                                                       const breaker_probe_gate *gate,
+                                                       breaker **out) BREAKER_NONNULL(4);
+
+/*! breaker_owner_ctx() : the owner's ctx when `b` is owned by `kind`, else
+ *  NULL (also for kind NULL). One compare: cheap enough for request paths. */
+BREAKER_API void *breaker_owner_ctx(const breaker *b, const void *kind) BREAKER_NONNULL(1);
+
+/*! breaker_trip_outside() :
+ *  Open `b` from CLOSED because evidence from outside this process says so
+ *  (the fleet's window), if it is still CLOSED in generation `gen`: one
+ *  transition like a local trip (the normal first wait, one event with reason
+ *  BREAKER_REASON_OUTSIDE_TRIP and `evidence`, may be NULL), on this thread.
+ *  Thread-safe, lock-free.
+ *  @return BREAKER_OK: this call opened it; BREAKER_STALE: it is no longer
+ *  CLOSED in `gen` (another trip won, a reset, forced, a newer generation):
+ *  nothing done. */
+BREAKER_API int breaker_trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence)
+    BREAKER_NONNULL(1);
+
+/*! breaker_close_outside() :
+ *  Close `b` (OPEN or HALF_OPEN in generation `gen`) because the outside
+ *  recovered (the fleet's probes succeeded): the transition a recovery by
+ *  probes takes (the window emptied, a ramp with ramp_ns set, one event with
+ *  reason BREAKER_REASON_OUTSIDE_CLOSE and `evidence`, may be NULL). Local
+ *  probes in flight complete STALE. Thread-safe, lock-free.
+ *  @return BREAKER_OK: this call closed it; BREAKER_STALE: it is not OPEN or
+ *  HALF_OPEN in `gen` any more: nothing done. */
+BREAKER_API int breaker_close_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence)
+    BREAKER_NONNULL(1);
+
+/*! breaker_stats_peek() :
+ *  breaker_stats_get() without applying a due probe timeout: it never makes
+ *  a transition, so it never runs an event callback, and may be called with
+ *  a lock held that a listener takes. The counters are those of
+ *  breaker_stats_get(); state, generation and state_since describe the state
+ *  as it is stored (a hung probe's half-open still shows HALF_OPEN).
+ *  Lock-free; thread-safe. */
+BREAKER_API void breaker_stats_peek(breaker *b, breaker_stats *out) BREAKER_NONNULL(1, 2);
+
+/*! breaker_state_peek() :
+ *  The stored state, like breaker_get_state() but applying no due probe
+ *  timeout (no transition, no event). Lock-free; thread-safe. */
+BREAKER_API enum breaker_state breaker_state_peek(breaker *b) BREAKER_NONNULL(1);
+
+/* A backend that a registry makes its breakers through
+ * (breaker_registry_config.backend). The registry keeps names, references,
+ * listeners and history; the backend decides where a breaker's state lives.
+ *
+ *  - open(ctx, name, cfg, owner, &b): this process's handle on the breaker
+ *    called `name` (already valid: breaker_name_validate()), with `owner`
+ *    installed. A backend shared between processes ATTACHES to an existing
+ *    breaker of that name: neither reset nor reconfigured. `cfg` is valid;
+ *    copy what you keep. @return BREAKER_OK with `*out`, or an error status
+ *    with nothing made (breaker_registry_get() passes it on), or
+ *    BREAKER_CONFIG_DIFFERS with `*out` attached to other stored limits.
+ *  - close(ctx, b): the registry's last word on a handle it opened (evicted,
+ *    or the registry destroyed; its last reference gone). DETACHES: frees
+ *    what this process holds for `b`, never shared state. Each handle is
+ *    closed exactly once, after every use of it ended.
+ *  - fini(ctx), may be NULL: the registry is being destroyed, after closing
+ *    every handle it opened.
+ *
+ * Threads: open runs with the registry's lock held (one registry's opens are
+ * serialised) and must not call back into that registry; close never runs
+ * with it held (it may wait for work that calls the registry) and must be
+ * safe while other threads open and close other breakers of the backend.
+ * A backend must never deliver an event while it holds a lock its open or
+ * close takes: a listener may ask the registry for a new name. */
+typedef struct breaker_backend_ops breaker_backend_ops;
+struct breaker_backend_ops {
+    const char *name; /* for messages: "heap", "file", "redis" */
+    int (*open)(void *ctx, const char *name, const breaker_config *cfg, const breaker_owner *owner,
+                breaker **out);
+    void (*close)(void *ctx, breaker *b);
+    void (*fini)(void *ctx);
+};
+
+struct breaker_backend {
+    const breaker_backend_ops *ops;
+    void *ctx;
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BREAKER_BACKEND_EXPERIMENTAL */
