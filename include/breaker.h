@@ -343,6 +343,22 @@ struct breaker_stats {
     double window_slow_rate;
 };
 
+/* ---- Names -----------------------------------------------------------------*/
+
+/* Longest valid breaker name, in bytes (not counting the NUL). */
+#define BREAKER_NAME_MAX 128
+
+/*! breaker_name_validate() :
+ *  Check that `name` may name a breaker (in a registry, a store file, the
+ *  fleet store). A valid name is 1..BREAKER_NAME_MAX bytes of ASCII letters,
+ *  digits, '_', '-' and '.', starting with a letter, a digit or '_': safe as
+ *  a Prometheus label value, a JSON string and a file name without any
+ *  escaping ("payments.charge", "db-main_read"). Pure; thread-safe.
+ *  @return BREAKER_OK, or BREAKER_EINVAL with the reason (which byte, which
+ *  rule) in `msg` (NUL-terminated, truncated to msg_len; may be NULL when
+ *  msg_len is 0). */
+BREAKER_API int breaker_name_validate(const char *name, char *msg, size_t msg_len);
+
 /* ---- Configuration ---------------------------------------------------------*/
 
 /* Slow start after recovery (ramp_ns > 0). A dependency that just recovered

@@ -7,8 +7,9 @@
  * Part of the supported API of libbreaker (see breaker.h); built into the same
  * library, with no dependency beyond libc and pthreads.
  *
- * The model. A registry owns breakers by name ("payments.charge"). Callers ask
- * for a breaker where they make the call, with breaker_registry_get(); the
+ * The model. A registry owns breakers by name ("payments.charge"; valid names:
+ * breaker_name_validate() in breaker.h). Callers ask for a breaker where they
+ * make the call, with breaker_registry_get(); the
  * first request creates it from the registry's template (or from an override
  * registered for that name or its prefix), later requests find it without
  * taking a lock. The registry watches every transition of its breakers: it
@@ -41,8 +42,6 @@
 extern "C" {
 #endif
 
-/* Longest valid breaker name, in bytes (not counting the NUL). */
-#define BREAKER_NAME_MAX 128
 /* Listeners a registry can hold. */
 #define BREAKER_REGISTRY_MAX_LISTENERS 8
 /* Upper bounds of the registry configuration. */
@@ -114,15 +113,6 @@ BREAKER_API BREAKER_NODISCARD int breaker_registry_create(const breaker_registry
  *  reference must have been released first (a reference still held to an
  *  evicted breaker dangles afterwards); no other call may race with it. */
 BREAKER_API void breaker_registry_destroy(breaker_registry *reg);
-
-/*! breaker_name_validate() :
- *  Check that `name` may name a breaker. A valid name is 1..BREAKER_NAME_MAX
- *  bytes of ASCII letters, digits, '_', '-' and '.', starting with a letter,
- *  a digit or '_': safe as a Prometheus label value, a JSON string and a file
- *  name without any escaping ("payments.charge", "db-main_read").
- *  @return BREAKER_OK, or BREAKER_EINVAL with the reason (which byte, which
- *  rule) in `msg` (may be NULL when msg_len is 0). */
-BREAKER_API int breaker_name_validate(const char *name, char *msg, size_t msg_len);
 
 /*! breaker_registry_set_config() :
  *  Register the configuration for breakers created later under `pattern`:

@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * names.c - status strings and enum names, generated from the lists in
- * breaker.h so that they cannot drift from the enumerations.
+ * names.c - the names of things: status strings and enum names, generated
+ * from the lists in breaker.h so that they cannot drift from the
+ * enumerations; and the rule for a breaker's name (breaker_name_validate()),
+ * written once for the registry, the store file and the fleet store.
  */
+#define _GNU_SOURCE /* strnlen */
+#include "core/names.h"
+
 #include "breaker.h"
+#include "common/message.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #define STR_(x) #x
 #define STR(x)  STR_(x)
@@ -67,4 +74,53 @@ const char *breaker_reason_name(enum breaker_reason reason) {
         "forced_closed",        "reset",         "probe_slow",       "outside_trip",
         "outside_close"};
     return name_in(names, COUNT(names), (unsigned)reason);
+}
+
+/* ---- Breaker names ------------------------------------------------------- */
+
+static bool name_char_ok(char c, bool first) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')
+        return true;
+    return !first && (c == '-' || c == '.');
+}
+
+int breaker__name_check(const char *s, size_t len, bool prefix, char *msg, size_t msg_len) {
+    if (len == 0 && !prefix) {
+        (void)breaker__fail(0, msg, msg_len, "name: empty; a name has 1 to %d characters",
+                            BREAKER_NAME_MAX);
+        return BREAKER_EINVAL;
+    }
+    if (len > BREAKER_NAME_MAX) {
+        (void)breaker__fail(0, msg, msg_len, "name: %zu bytes long; at most %d allowed", len,
+                            BREAKER_NAME_MAX);
+        return BREAKER_EINVAL;
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!name_char_ok((char)c, i == 0)) {
+            if (c >= 0x21 && c < 0x7f)
+                (void)breaker__fail(
+                    0, msg, msg_len,
+                    "name: character '%c' at offset %zu is not allowed; use letters, digits, "
+                    "'_', and (not first) '-' and '.'",
+                    c, i);
+            else
+                (void)breaker__fail(
+                    0, msg, msg_len,
+                    "name: byte 0x%02x at offset %zu is not allowed; use letters, digits, "
+                    "'_', and (not first) '-' and '.'",
+                    c, i);
+            return BREAKER_EINVAL;
+        }
+    }
+    return BREAKER_OK;
+}
+
+int breaker_name_validate(const char *name, char *msg, size_t msg_len) {
+    if (name == NULL) {
+        (void)breaker__fail(0, msg, msg_len, "name: NULL");
+        return BREAKER_EINVAL;
+    }
+    size_t len = strnlen(name, BREAKER_NAME_MAX + 1);
+    return breaker__name_check(name, len, false, msg, msg_len);
 }

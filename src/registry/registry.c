@@ -26,8 +26,9 @@
 #define _GNU_SOURCE
 #include "registry/registry_impl.h"
 #include "common/message.h"
-#include "core/owner.h"
 #include "common/time_ns.h"
+#include "core/names.h"
+#include "core/owner.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -66,56 +67,7 @@ static void relaxed_inc(_Atomic uint64_t *p) {
     atomic_fetch_add_explicit(p, 1, memory_order_relaxed);
 }
 
-/* ---- Names and configuration --------------------------------------------- */
-
-static bool name_char_ok(char c, bool first) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')
-        return true;
-    return !first && (c == '-' || c == '.');
-}
-
-/* Validate `len` bytes of `s` as a name, or as a prefix (may be empty, may
- * not be followed by anything but the '*'). */
-static int check_name(const char *s, size_t len, bool prefix, char *msg, size_t msg_len) {
-    if (len == 0 && !prefix) {
-        (void)breaker__fail(0, msg, msg_len, "name: empty; a name has 1 to %d characters",
-                            BREAKER_NAME_MAX);
-        return BREAKER_EINVAL;
-    }
-    if (len > BREAKER_NAME_MAX) {
-        (void)breaker__fail(0, msg, msg_len, "name: %zu bytes long; at most %d allowed", len,
-                            BREAKER_NAME_MAX);
-        return BREAKER_EINVAL;
-    }
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!name_char_ok((char)c, i == 0)) {
-            if (c >= 0x21 && c < 0x7f)
-                (void)breaker__fail(
-                    0, msg, msg_len,
-                    "name: character '%c' at offset %zu is not allowed; use letters, digits, "
-                    "'_', and (not first) '-' and '.'",
-                    c, i);
-            else
-                (void)breaker__fail(
-                    0, msg, msg_len,
-                    "name: byte 0x%02x at offset %zu is not allowed; use letters, digits, "
-                    "'_', and (not first) '-' and '.'",
-                    c, i);
-            return BREAKER_EINVAL;
-        }
-    }
-    return BREAKER_OK;
-}
-
-int breaker_name_validate(const char *name, char *msg, size_t msg_len) {
-    if (name == NULL) {
-        (void)breaker__fail(0, msg, msg_len, "name: NULL");
-        return BREAKER_EINVAL;
-    }
-    size_t len = strnlen(name, BREAKER_NAME_MAX + 1);
-    return check_name(name, len, false, msg, msg_len);
-}
+/* ---- Configuration ------------------------------------------------------- */
 
 void breaker_registry_config_init(breaker_registry_config *cfg) {
     memset(cfg, 0, sizeof(*cfg));
@@ -242,7 +194,8 @@ int breaker_registry_set_config(breaker_registry *reg, const char *pattern,
     size_t len = strnlen(pattern, BREAKER_NAME_MAX + 2);
     bool prefix = len > 0 && pattern[len - 1] == '*';
     if (prefix) len--;
-    if (check_name(pattern, len, prefix, msg, msg_len) != BREAKER_OK) return BREAKER_EINVAL;
+    if (breaker__name_check(pattern, len, prefix, msg, msg_len) != BREAKER_OK)
+        return BREAKER_EINVAL;
     char sub[200];
     if (breaker_config_validate(cfg, sub, sizeof(sub)) != BREAKER_OK) {
         (void)breaker__fail(0, msg, msg_len, "%s: %s", pattern, sub);

@@ -20,7 +20,6 @@
 #define _GNU_SOURCE
 #include "breaker/store.h"
 
-#include "breaker/registry.h"
 #include "common/message.h"
 #include "common/splitmix.h"
 #include "common/time_ns.h"
@@ -566,6 +565,9 @@ static int find_or_create(breaker_store *st, const char *name, const breaker_con
 
 int breaker_store_attach(breaker_store *st, const char *name, const breaker_config *cfg,
                          breaker **out, char *msg, size_t msg_len) {
+    *out = NULL;
+    int rc = breaker_name_validate(name, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
     return breaker__store_attach_owned(st, name, cfg, NULL, out, msg, msg_len);
 }
 
@@ -577,8 +579,7 @@ int breaker__store_attach_owned(breaker_store *st, const char *name, const break
     if (!is_file_store(st))
         return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                              "not a store file (another store's view)");
-    int rc = breaker_name_validate(name, msg, msg_len);
-    if (rc != BREAKER_OK) return rc;
+    int rc;
     if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
     if (flock(st->fd, LOCK_EX) != 0)
         return fail_errno(BREAKER_EIO, msg, msg_len, "flock", st->path);

@@ -11,8 +11,9 @@
 #include "breaker/store.h"
 #include "core/owner.h"
 
-/* breaker_store_attach() with `owner` installed in the handle (NULL: none).
- * Same returns, including BREAKER_CONFIG_DIFFERS with `*out` attached. */
+/* breaker_store_attach() with `owner` installed in the handle (NULL: none),
+ * for a `name` the caller has validated (breaker_name_validate()). Same
+ * returns, including BREAKER_CONFIG_DIFFERS with `*out` attached. */
 int breaker__store_attach_owned(breaker_store *st, const char *name, const breaker_config *cfg,
                                 const struct breaker__owner *owner, breaker **out, char *msg,
                                 size_t msg_len);
