@@ -39,7 +39,7 @@ static uint64_t mono(void *ctx) {
 
 static int model_setup(void) {
     struct fleet_model_config cfg = {
-        .clock = mono, .trip = breaker__trip_outside, .close = breaker__close_outside};
+        .clock = mono, .trip = breaker_trip_outside, .close = breaker_close_outside};
     if (fleet_model_create(&cfg, &model) != 0) return -1;
     for (int i = 0; i < 2; i++)
         if (fleet_client_create(model, &sites[i]) != 0) return -1;

@@ -5,10 +5,10 @@
  * loopback port): two sites are two fleet handles, as two hosts would have.
  * Each handle's flusher runs every 50 ms; sync() makes one flush round on
  * both at once (the flush a host makes within an interval). Calls go through
- * breaker_redis_acquire()/breaker_redis_complete(), so probes ask Redis for
- * fleet leases. The contract's limits (two consecutive failures) go to the
- * fleet as they are: the fleet keeps a run of failures for a CONSECUTIVE
- * policy (docs/fleet.md).
+ * plain breaker_acquire()/breaker_complete(): a fleet-backed breaker's probes
+ * ask Redis for fleet leases on every path. The contract's limits (two consecutive failures) go to
+ * the fleet as they are: the fleet keeps a run of failures for a CONSECUTIVE policy
+ * (docs/fleet.md).
  */
 #define _GNU_SOURCE
 #include "store_contract.h"
@@ -24,29 +24,15 @@
 static struct test_redis server;
 static breaker_redis *fleets[2];
 
-/* The breakers the sites attached, to find a breaker's site. */
+/* The breakers the sites attached. */
 static struct {
     breaker *b;
     int site;
 } attached[32];
 
-/* The permits the contract holds, by address: a leased probe's lease. */
-static struct {
-    const breaker_permit *at;
-    uint64_t lease[2];
-} held[32];
-
-static int site_of(const breaker *b) {
-    for (size_t i = 0; i < sizeof attached / sizeof attached[0]; i++)
-        if (attached[i].b == b) return attached[i].site;
-    fail_msg("redis: a breaker no site attached");
-    return -1;
-}
-
 static int redis_setup(void) {
     (void)test_redis_int(&server, "FLUSHALL"); /* a status answer: -1 */
     memset(attached, 0, sizeof attached);
-    memset(held, 0, sizeof held);
     for (int i = 0; i < 2; i++) {
         breaker_redis_config rc;
         breaker_redis_config_init(&rc);
@@ -99,36 +85,6 @@ static void redis_sync(void) {
         assert_int_equal(breaker_redis_flush(fleets[i]), BREAKER_OK);
 }
 
-static int redis_acquire(breaker *b, breaker_permit *p) {
-    breaker_redis_permit rp;
-    int rc = breaker_redis_acquire(fleets[site_of(b)], b, &rp);
-    *p = rp.permit;
-    if (rc != BREAKER_OK) return rc;
-    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
-        if (held[i].at == NULL || held[i].at == p) {
-            held[i].at = p;
-            memcpy(held[i].lease, rp.opaque_, sizeof held[i].lease);
-            return rc;
-        }
-    fail_msg("redis: too many permits held");
-    return rc;
-}
-
-static int redis_complete(breaker *b, breaker_permit *p, enum breaker_outcome outcome) {
-    breaker_redis_permit rp;
-    memset(&rp, 0, sizeof rp);
-    rp.permit = *p;
-    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
-        if (held[i].at == p) {
-            memcpy(rp.opaque_, held[i].lease, sizeof rp.opaque_);
-            held[i].at = NULL;
-            break;
-        }
-    int rc = breaker_redis_complete(fleets[site_of(b)], b, &rp, outcome);
-    *p = rp.permit;
-    return rc;
-}
-
 int main(void) {
     if (test_redis_start(&server) != 0) return 1;
     static const struct store_under_test redis = {
@@ -138,8 +94,6 @@ int main(void) {
         .attach = redis_attach,
         .detach = redis_detach,
         .sync = redis_sync,
-        .acquire = redis_acquire,
-        .complete = redis_complete,
     };
     int rc = store_contract_run(&redis);
     test_redis_stop(&server);

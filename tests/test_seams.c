@@ -174,7 +174,7 @@ static void outside_trip_opens_through_the_normal_transition(void **state) {
     breaker *b = make_breaker(&cfg);
     uint64_t gen = breaker_generation(b);
     breaker_evidence ev = {.calls = 400, .failures = 300, .failure_rate = 0.75};
-    assert_int_equal(breaker__trip_outside(b, gen, &ev), BREAKER_OK);
+    assert_int_equal(breaker_trip_outside(b, gen, &ev), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     assert_int_equal(atomic_load(&log.count), 1);
     assert_int_equal(log.events[0].from, BREAKER_CLOSED);
@@ -205,18 +205,18 @@ static void outside_trip_is_fenced_by_generation(void **state) {
     uint64_t gen = breaker_generation(b);
     /* A decision about an earlier closed period: the breaker was reset. */
     assert_int_equal(breaker_reset(b), BREAKER_OK);
-    assert_int_equal(breaker__trip_outside(b, gen, NULL), BREAKER_STALE);
+    assert_int_equal(breaker_trip_outside(b, gen, NULL), BREAKER_STALE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     /* A future generation is no better. */
-    assert_int_equal(breaker__trip_outside(b, breaker_generation(b) + 1, NULL), BREAKER_STALE);
+    assert_int_equal(breaker_trip_outside(b, breaker_generation(b) + 1, NULL), BREAKER_STALE);
     /* Already open: the second decision finds nothing to do. */
     gen = breaker_generation(b);
-    assert_int_equal(breaker__trip_outside(b, gen, NULL), BREAKER_OK);
-    assert_int_equal(breaker__trip_outside(b, gen, NULL), BREAKER_STALE);
-    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
+    assert_int_equal(breaker_trip_outside(b, gen, NULL), BREAKER_OK);
+    assert_int_equal(breaker_trip_outside(b, gen, NULL), BREAKER_STALE);
+    assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
     /* Forced closed ignores trips, from outside as from calls. */
     assert_int_equal(breaker_force_closed(b), BREAKER_OK);
-    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
+    assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
     assert_int_equal(atomic_load(&log.count), 3); /* reset, outside trip, forced closed */
     test_breaker_destroy(b);
@@ -230,11 +230,11 @@ static void outside_close_closes_through_the_normal_transition(void **state) {
     test_config(&cfg, &clock, &log);
     cfg.open_ns = 2 * SEC;
     breaker *b = make_breaker(&cfg);
-    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
     /* From OPEN: closed at once, the wait not over. */
     uint64_t gen = breaker_generation(b);
     breaker_evidence ev = {.probe_successes = 3};
-    assert_int_equal(breaker__close_outside(b, gen, &ev), BREAKER_OK);
+    assert_int_equal(breaker_close_outside(b, gen, &ev), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     assert_true(breaker_generation(b) > gen);
     assert_int_equal(atomic_load(&log.count), 2);
@@ -250,13 +250,13 @@ static void outside_close_closes_through_the_normal_transition(void **state) {
     assert_false(breaker_permit_is_probe(&p));
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
     /* From HALF_OPEN with a local probe out: closed; the probe is stale. */
-    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
     fake_clock_advance(&clock, 2 * SEC);
     breaker_permit probe;
     assert_int_equal(breaker_acquire(b, &probe), BREAKER_OK);
     assert_true(breaker_permit_is_probe(&probe));
     assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
-    assert_int_equal(breaker__close_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    assert_int_equal(breaker_close_outside(b, breaker_generation(b), NULL), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     assert_int_equal(breaker_complete(b, &probe, BREAKER_FAILURE), BREAKER_STALE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
@@ -273,23 +273,23 @@ static void outside_close_is_fenced_by_generation(void **state) {
     test_config(&cfg, &clock, &log);
     breaker *b = make_breaker(&cfg);
     /* CLOSED: nothing to close. */
-    assert_int_equal(breaker__close_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
+    assert_int_equal(breaker_close_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
     /* The store saw it open in `gen`; meanwhile it was reset and tripped
      * again on its own evidence: the old decision must not close it. */
-    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
     uint64_t gen = breaker_generation(b);
     assert_int_equal(breaker_reset(b), BREAKER_OK);
-    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
-    assert_int_equal(breaker__close_outside(b, gen, NULL), BREAKER_STALE);
+    assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    assert_int_equal(breaker_close_outside(b, gen, NULL), BREAKER_STALE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     /* A future generation is no better; the current one closes, once. */
-    assert_int_equal(breaker__close_outside(b, breaker_generation(b) + 1, NULL), BREAKER_STALE);
+    assert_int_equal(breaker_close_outside(b, breaker_generation(b) + 1, NULL), BREAKER_STALE);
     gen = breaker_generation(b);
-    assert_int_equal(breaker__close_outside(b, gen, NULL), BREAKER_OK);
-    assert_int_equal(breaker__close_outside(b, gen, NULL), BREAKER_STALE);
+    assert_int_equal(breaker_close_outside(b, gen, NULL), BREAKER_OK);
+    assert_int_equal(breaker_close_outside(b, gen, NULL), BREAKER_STALE);
     /* Forced states are the operator's: never closed from outside. */
     assert_int_equal(breaker_force_open(b), BREAKER_OK);
-    assert_int_equal(breaker__close_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
+    assert_int_equal(breaker_close_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_OPEN);
     /* trip, reset, trip, close, forced open */
     assert_int_equal(atomic_load(&log.count), 5);
@@ -305,8 +305,8 @@ static void outside_close_starts_a_ramp_like_a_recovery(void **state) {
     cfg.ramp_ns = 10 * SEC;
     cfg.ramp_start = 0.05;
     breaker *b = make_breaker(&cfg);
-    assert_int_equal(breaker__trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
-    assert_int_equal(breaker__close_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
+    assert_int_equal(breaker_close_outside(b, breaker_generation(b), NULL), BREAKER_OK);
     /* At the ramp's start it admits about its 5% share: the rest is refused. */
     int refused = 0;
     for (int i = 0; i < 100; i++) {

@@ -100,11 +100,16 @@ struct breaker_probe_gate {
 /*! breaker_create_bound() :
  *  breaker_create() on the process heap, with an owner and a probe gate
  *  (either may be NULL; both are copied).
- *  @return as breaker_create(). */
+ *  @return as breaker_create() (BREAKER_EINVAL also for `out` NULL). */
 BREAKER_API BREAKER_NODISCARD int breaker_create_bound(const breaker_config *cfg,
                                                        const breaker_owner *owner,
                                                        const breaker_probe_gate *gate,
-                                                       breaker **out) BREAKER_NONNULL(4);
+                                                       breaker **out);
+
+/*! breaker_permit_gate_token() : the token the probe gate gave the probe
+ *  `permit` admitted (its fleet lease), or 0: not a probe, no gate, no
+ *  token, or not admitted. Reads the caller's permit only. */
+BREAKER_API uint64_t breaker_permit_gate_token(const breaker_permit *permit) BREAKER_NONNULL(1);
 
 /*! breaker_owner_ctx() : the owner's ctx when `b` is owned by `kind`, else
  *  NULL (also for kind NULL). One compare: cheap enough for request paths. */

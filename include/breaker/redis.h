@@ -20,22 +20,29 @@
  * at most one flush interval (plus one round trip) old.
  *
  * Probes are fleet leases: when the local breaker admits a probe,
- * breaker_redis_acquire() asks Redis for a lease (at most the fleet's
+ * breaker_acquire() itself asks Redis for a lease (at most the fleet's
  * half_open_max_probes at once, each with a deadline on Redis's clock),
  * within a strict budget (default 25 ms). Not granted, or past the budget:
  * the call is refused. This is the only call that may touch Redis inline.
+ * The scope is the breaker's, not the function's: a breaker attached here
+ * takes leases on every path (breaker_acquire()/breaker_complete() called
+ * directly, through a registry made on breaker_redis_backend(), through
+ * breaker_executor_run(), through `breaker exec --redis`). Its closed calls
+ * and open refusals run the same instructions as a local breaker's.
  *
  * Degraded mode: when Redis cannot be reached, is slow or answers errors, the
  * fleet is degraded within one interval: every name behaves as its local
  * breaker alone (its own window and probe limit), breaker_redis_degraded()
  * says so and on_degraded is called; the first good flush rejoins. With
- * BREAKER_REDIS_FAIL_CLOSED, calls are refused instead while the fleet view
- * is older than stale_after_ns.
+ * BREAKER_REDIS_FAIL_CLOSED, calls are refused instead once the fleet view
+ * is older than stale_after_ns: the flusher trips every closed local breaker
+ * (reason BREAKER_REASON_OUTSIDE_TRIP) at the end of the first round that
+ * finds the view that old, and no probe is admitted while it stays so; the
+ * first good round closes those breakers again if the fleet is closed.
  *
- * Linking. In a static build breaker_redis links libbreaker. In a shared
- * build libbreaker_redis.so contains the whole core (it drives local
- * breakers through a private entry point libbreaker.so does not export):
- * link breaker::redis instead of breaker::breaker, never both.
+ * Linking. libbreaker_redis links libbreaker (static or shared alike) and
+ * drives its breakers through the experimental seam of breaker/backend.h:
+ * a program links both, and there is one copy of the core.
  */
 #ifndef BREAKER_REDIS_H
 #define BREAKER_REDIS_H
@@ -98,10 +105,12 @@ BREAKER_API BREAKER_NODISCARD int breaker_redis_open(const breaker_redis_config 
                                                      breaker_redis **out, char *msg, size_t msg_len)
     BREAKER_NONNULL(1, 2);
 
-/*! breaker_redis_close() : stop and join the flusher, destroy every breaker
- *  attached through `fleet` and free it. No call on those breakers may run
- *  concurrently or follow. Leases still held expire at their deadlines.
- *  NULL is a no-op. */
+/*! breaker_redis_close() : stop and join the flusher, make one last flush
+ *  round (unless the fleet is degraded; at most io_timeout_ns), so that a
+ *  short-lived process's evidence and probe results reach the fleet, then
+ *  destroy every breaker attached through `fleet` and free it. No call on
+ *  those breakers may run concurrently or follow. Leases still held expire
+ *  at their deadlines. NULL is a no-op. */
 BREAKER_API void breaker_redis_close(breaker_redis *fleet);
 
 /*! breaker_redis_attach() :
@@ -116,8 +125,9 @@ BREAKER_API void breaker_redis_close(breaker_redis *fleet);
  *  is made with the stored ones and BREAKER_CONFIG_DIFFERS says so (the
  *  handle is attached). The handle belongs to `fleet`
  *  (breaker_redis_detach(), or breaker_redis_close() destroys it); use it
- *  with breaker_redis_acquire()/breaker_redis_complete() and any read-only
- *  function of breaker.h. Not for the call path.
+ *  with breaker_acquire()/breaker_complete() (its probes take fleet leases)
+ *  and any function of breaker.h but breaker_destroy(). Not for the call
+ *  path.
  *  @return BREAKER_OK; BREAKER_CONFIG_DIFFERS (attached, to the stored
  *  limits); BREAKER_EINVAL (bad name or configuration, or the name is
  *  attached already); BREAKER_REGISTRY_FULL (max_names reached);
@@ -137,36 +147,37 @@ BREAKER_API BREAKER_NODISCARD int breaker_redis_attach(breaker_redis *fleet, con
  *  @return BREAKER_OK; BREAKER_EINVAL (`b` is not attached through `fleet`). */
 BREAKER_API int breaker_redis_detach(breaker_redis *fleet, breaker *b) BREAKER_NONNULL(1, 2);
 
-/* A permit of a fleet-backed breaker: the local permit and, for a probe, its
- * fleet lease. A caller-owned plain value, like breaker_permit. */
+/* How a fleet-backed breaker's calls go (breaker_acquire() and
+ * breaker_complete() on it). In CLOSED and OPEN it is the local call: no
+ * I/O, no lock. When the local breaker admits a probe and the fleet is not
+ * degraded, Redis is asked for a fleet lease within probe_budget_ns; not
+ * granted (the fleet is open, or its probes are all out), an error, or past
+ * the budget: BREAKER_REJECTED_OPEN (the fleet is open) or
+ * BREAKER_REJECTED_HALF_OPEN (the local probe is released as IGNORED).
+ * While the fleet refused, later probes are refused locally until its
+ * answer's retry time, with no I/O. A probe that holds a lease reports its
+ * outcome to the fleet when completed (the flusher sends it at once, woken
+ * by the completion): the fleet decides recovery, so locally a leased
+ * SUCCESS is recorded as IGNORED (the local breaker closes when the fleet
+ * does) and a FAILURE reopens the local breaker as well. */
+
+/* The 0.x names of the call path, kept as aliases: breaker_acquire() and
+ * breaker_complete() take the fleet's leases themselves now. To be removed
+ * in 0.3 (CHANGELOG). */
 typedef struct breaker_redis_permit breaker_redis_permit;
 struct breaker_redis_permit {
-    breaker_permit permit; /* the local permit (breaker_permit_is_probe() works on it) */
-    uint64_t opaque_[2];
+    breaker_permit permit; /* the breaker's own permit */
+    uint64_t opaque_[2];   /* unused */
 };
 
-/*! breaker_redis_acquire() :
- *  breaker_acquire() on `b` (attached through `fleet`). In CLOSED and OPEN it
- *  is the local call: no I/O, no lock. When the local breaker admits a probe
- *  and the fleet is not degraded, Redis is asked for a fleet lease within
- *  probe_budget_ns; not granted (the fleet is open, or its probes are all
- *  out), an error, or past the budget: BREAKER_REJECTED_HALF_OPEN (the local
- *  probe is released as IGNORED). While the fleet refused, later probes are
- *  refused locally until its answer's retry time, with no I/O.
- *  With FAIL_CLOSED and a fleet view older than stale_after_ns:
- *  BREAKER_REJECTED_OPEN without asking the local breaker.
- *  @return as breaker_acquire(). Thread-safe. */
+/*! breaker_redis_acquire() : breaker_acquire(b, &p->permit); `fleet` is not
+ *  needed. Deprecated alias. */
 BREAKER_API BREAKER_NODISCARD int breaker_redis_acquire(breaker_redis *fleet, breaker *b,
                                                         breaker_redis_permit *p)
     BREAKER_NONNULL(1, 2, 3);
 
-/*! breaker_redis_complete() :
- *  breaker_complete() for a permit from breaker_redis_acquire(). A probe that
- *  holds a fleet lease reports its outcome to the fleet (the flusher sends it
- *  at once, woken by this call): the fleet decides recovery, so locally a
- *  leased SUCCESS is recorded as IGNORED (the local breaker closes when the
- *  fleet does) and a FAILURE reopens the local breaker as well.
- *  @return as breaker_complete(). Thread-safe. */
+/*! breaker_redis_complete() : breaker_complete(b, &p->permit, outcome).
+ *  Deprecated alias. */
 BREAKER_API int breaker_redis_complete(breaker_redis *fleet, breaker *b, breaker_redis_permit *p,
                                        enum breaker_outcome outcome) BREAKER_NONNULL(1, 2, 3);
 
@@ -182,28 +193,21 @@ BREAKER_API int breaker_redis_flush(breaker_redis *fleet) BREAKER_NONNULL(1);
  *  last flush failed, or none succeeded yet), else 0. Lock-free. */
 BREAKER_API int breaker_redis_degraded(breaker_redis *fleet) BREAKER_NONNULL(1);
 
-struct breaker_store; /* breaker/store.h, breaker/registry.h */
-
-/*! breaker_redis_registry_store() :
- *  A view of `fleet` for breaker_registry_config.store, and for nothing
- *  else: a registry created with it makes each name it is asked for a
- *  breaker attached through `fleet` (as breaker_redis_attach() does; the
- *  registry's configuration for the name is the local one and, for the
- *  first host, the fleet's), so the processes and hosts whose registries
- *  use one Redis share each name's fleet state. Eviction detaches: the
- *  fleet state stays in Redis, the local breaker is freed (its deltas since
- *  the last flush are not sent) and a later get attaches again. Callers use
- *  breaker_redis_acquire()/breaker_redis_complete() on the registry's
- *  breakers for fleet probe leases; plain breaker_acquire() works, with
- *  the fleet's trips, but its probes are local (not capped fleet-wide).
- *  The view lives as long as `fleet`: destroy the registry before
- *  breaker_redis_close(). The store-file functions (breaker_store_attach(),
- *  breaker_store_foreach(), breaker_store_close()) refuse it
- *  (BREAKER_EINVAL; close does nothing). An eviction waits for a flush round
- *  in progress (at most io_timeout_ns).
- *  @return the view; never NULL. */
-BREAKER_API struct breaker_store *breaker_redis_registry_store(breaker_redis *fleet)
-    BREAKER_NONNULL(1);
+/*! breaker_redis_backend() :
+ *  `fleet` as a backend for breaker_registry_config.backend: a registry
+ *  created with it makes each name it is asked for a breaker attached
+ *  through `fleet` (as breaker_redis_attach() does; the registry's
+ *  configuration for the name is the local one and, for the first host, the
+ *  fleet's), so the processes and hosts whose registries use one Redis share
+ *  each name's fleet state, and the registry's breakers take fleet leases
+ *  for their probes like any attached breaker. Eviction detaches: the fleet
+ *  state stays in Redis, the local breaker is freed (its deltas since the
+ *  last flush are not sent) and a later get attaches again. The backend
+ *  lives as long as `fleet`: destroy the registry before
+ *  breaker_redis_close(). An eviction waits for a flush round in progress
+ *  (at most io_timeout_ns).
+ *  @return the backend; never NULL. */
+BREAKER_API breaker_backend *breaker_redis_backend(breaker_redis *fleet) BREAKER_NONNULL(1);
 
 /* Counters of one fleet handle since open. */
 typedef struct breaker_redis_stats breaker_redis_stats;

@@ -257,11 +257,11 @@ static uint64_t new_instance_id(const void *block) {
 }
 
 int breaker_create(const breaker_config *user, breaker **out) {
-    return breaker__create_owned(user, NULL, out);
+    return breaker_create_bound(user, NULL, NULL, out);
 }
 
-int breaker__create_owned(const breaker_config *user, const struct breaker__owner *owner,
-                          breaker **out) {
+int breaker_create_bound(const breaker_config *user, const breaker_owner *owner,
+                         const breaker_probe_gate *gate, breaker **out) {
     if (out == NULL) return BREAKER_EINVAL;
     *out = NULL;
     breaker_config cfg;
@@ -276,6 +276,7 @@ int breaker__create_owned(const breaker_config *user, const struct breaker__owne
     if (b == NULL) return BREAKER_ENOMEM;
     b->cfg = cfg;
     if (owner != NULL) b->owner = *owner;
+    if (gate != NULL) b->gate = *gate;
 
     struct breaker__limits lim;
     breaker__limits_from_config(&cfg, &lim);

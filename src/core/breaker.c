@@ -66,7 +66,9 @@ struct __attribute__((may_alias)) permit_view {
      * million through to the wrong breaker among a few thousand; the id
      * makes "not a permit of this breaker" hold in practice. */
     uint64_t breaker_id;
-    uint64_t reserved;
+    /* Probes: the backend gate's word for the probe (its fleet lease), 0 for
+     * none; handed back to the gate's settle. */
+    uint64_t gate_token;
 };
 _Static_assert(sizeof(struct permit_view) == sizeof(breaker_permit), "permit layout");
 _Static_assert(_Alignof(breaker__atomic64) <= _Alignof(breaker_permit), "permit alignment");
@@ -92,6 +94,7 @@ static void permit_fill_probe(const breaker *b, breaker_permit *permit, uint64_t
     pv->slot_value = slot_value;
     pv->slot_index = slot;
     pv->breaker_id = b->breaker_id;
+    pv->gate_token = 0;
     permit_set_head(permit, permit_head(b, gen, PERMIT_ADMITTED | PERMIT_PROBE));
 }
 
@@ -546,6 +549,24 @@ static int ramp_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     return BREAKER_REJECTED_RAMP;
 }
 
+/* A probe this breaker has just admitted (its slot claimed): the backend's
+ * gate has the last word (the fleet store asks for a fleet lease). Refused,
+ * the local probe is released as IGNORED, so its slot is free again and the
+ * caller gets a refused permit, as if it had never been a probe. Only
+ * probes come here: the closed and open short paths never read the gate. */
+static int gate_probe(breaker *b, breaker_permit *permit) {
+    if (b->gate.admit == NULL) return BREAKER_OK;
+    uint64_t token = 0;
+    int rc = b->gate.admit(b->gate.ctx, b, &token);
+    if (rc == BREAKER_OK) {
+        permit_view_of(permit)->gate_token = token;
+        return BREAKER_OK;
+    }
+    (void)breaker_complete(b, permit, BREAKER_IGNORED);
+    permit_refuse(b, permit);
+    return rc == BREAKER_REJECTED_OPEN ? BREAKER_REJECTED_OPEN : BREAKER_REJECTED_HALF_OPEN;
+}
+
 /* Everything but the two common cases: closed without slow-call timing, and
  * an open breaker refusing before its wait ends. Out of line, so the common
  * cases need no stack frame. */
@@ -581,11 +602,13 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
                 return BREAKER_REJECTED_OPEN;
             }
             int rc = open_try_probe(b, ctl, permit);
+            if (rc == BREAKER_OK) return gate_probe(b, permit);
             if (rc != ACQUIRE_RETRY) return rc;
             break;
         }
         case BREAKER_HALF_OPEN: {
             int rc = half_open_acquire(b, ctl, permit);
+            if (rc == BREAKER_OK) return gate_probe(b, permit);
             if (rc != ACQUIRE_RETRY) return rc;
             break;
         }
@@ -734,6 +757,17 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
         if (breaker__ctl_gen(ctl) == gen) {
             breaker__count(&s->duplicates);
             return BREAKER_ALREADY_SETTLED;
+        }
+    }
+    /* The backend learns how its probe went once per admission, stale or
+     * not, and says what the local breaker records: the fleet decides
+     * recovery, so a leased success is IGNORED here (not timed either, as
+     * an IGNORED completion never is). */
+    if (pv->gate_token != 0 && b->gate.settle != NULL) {
+        outcome = b->gate.settle(b->gate.ctx, b, pv->gate_token, outcome);
+        if (outcome == BREAKER_IGNORED) {
+            slow = false;
+            took = NOT_TIMED;
         }
     }
     /* Counted here, once the completion is known not to be a duplicate;
@@ -1157,6 +1191,12 @@ int breaker_complete_from(breaker *b, breaker_permit *permit, enum breaker_outco
     return complete_general(b, pv, head, outcome, source);
 }
 
+uint64_t breaker_permit_gate_token(const breaker_permit *permit) {
+    return breaker_permit_is_probe(permit)
+               ? ((const struct permit_view *)(const void *)permit)->gate_token
+               : 0;
+}
+
 int breaker_permit_is_probe(const breaker_permit *permit) {
     uint64_t head = atomic_load_explicit(&((const struct permit_view *)(const void *)permit)->head,
                                          memory_order_relaxed);
@@ -1164,6 +1204,10 @@ int breaker_permit_is_probe(const breaker_permit *permit) {
 }
 
 /* ---- State queries -----------------------------------------------------------*/
+
+enum breaker_state breaker_state_peek(breaker *b) {
+    return (enum breaker_state)breaker__ctl_state(breaker__load_acquire(b->ctl));
+}
 
 enum breaker_state breaker_get_state(breaker *b) {
     struct breaker__shared *s = b->shared;
@@ -1228,7 +1272,7 @@ uint64_t breaker_generation(breaker *b) {
 
 uint64_t breaker_now_ns(breaker *b) { return b->now_precise(b); }
 
-void *breaker__owner_ctx(const breaker *b, const void *kind) {
+void *breaker_owner_ctx(const breaker *b, const void *kind) {
     return kind != NULL && b->owner.kind == kind ? b->owner.ctx : NULL;
 }
 
@@ -1252,9 +1296,9 @@ static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason)
     }
 }
 
-/* ---- Evidence from outside the call path (outside.h) ---------------------------*/
+/* ---- Evidence from outside the call path (breaker/backend.h) -------------------*/
 
-int breaker__trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
+int breaker_trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
     struct breaker__shared *s = b->shared;
     uint64_t ctl = breaker__load_acquire(&s->ctl);
     if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_CLOSED)
@@ -1270,7 +1314,7 @@ int breaker__trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evid
     return transition(b, &t) ? BREAKER_OK : BREAKER_STALE;
 }
 
-int breaker__close_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
+int breaker_close_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
     struct breaker__shared *s = b->shared;
     for (;;) {
         uint64_t ctl = breaker__load_acquire(&s->ctl);

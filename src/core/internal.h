@@ -355,8 +355,12 @@ enum breaker__stripe_mode { BREAKER__STRIPES_THREAD_OWNED, BREAKER__STRIPES_ATOM
 struct breaker {
     struct breaker__shared *shared;
     size_t shared_size;
-    breaker_config cfg;          /* effective configuration, callbacks included */
-    struct breaker__owner owner; /* who created it on the user's behalf, if anyone */
+    breaker_config cfg;  /* effective configuration, callbacks included */
+    breaker_owner owner; /* who created it on the user's behalf, if anyone */
+    /* The backend's say on the half-open slow path (breaker/backend.h);
+     * admit NULL: none. Read only when a probe is admitted or settles, so
+     * the short paths never look at it. */
+    breaker_probe_gate gate;
     /* precise: slow-call timing, deadlines. coarse: bucket selection and the
      * open-state check, where a clock that lags by its resolution is safe
      * (never early) and far cheaper. Both are cfg.clock when one is given. */

@@ -8,12 +8,17 @@
 #include <string.h>
 
 int breaker_stats_get(breaker *b, breaker_stats *out) {
-    const struct breaker__shared *s = b->shared;
-    memset(out, 0, sizeof(*out));
     /* A probe past its deadline has already failed: apply its timeout (dated
      * at the deadline) first, so a snapshot taken at any time shows the state
      * the breaker is really in, not a half-open with a dead probe. */
     (void)breaker_get_state(b);
+    breaker_stats_peek(b, out);
+    return BREAKER_OK;
+}
+
+void breaker_stats_peek(breaker *b, breaker_stats *out) {
+    const struct breaker__shared *s = b->shared;
+    memset(out, 0, sizeof(*out));
     uint64_t ctl = breaker__load_acquire(&s->ctl);
     uint64_t now = b->now_precise(b);
 
@@ -88,5 +93,4 @@ int breaker_stats_get(breaker *b, breaker_stats *out) {
     out->window_slow = view.slow;
     out->window_failure_rate = view.calls ? (double)view.failures / (double)view.calls : 0.0;
     out->window_slow_rate = view.calls ? (double)view.slow / (double)view.calls : 0.0;
-    return BREAKER_OK;
 }

@@ -15,8 +15,8 @@
  *    under round_mu, reads each name's counters, sends deltas and lease
  *    results in one pipelined round trip and decides what the answers mean
  *    for each local breaker; then, with round_mu released, applies those
- *    transitions through breaker__trip_outside() and
- *    breaker__close_outside(). Their events (on_event, registry listeners)
+ *    transitions through breaker_trip_outside() and
+ *    breaker_close_outside(). Their events (on_event, registry listeners)
  *    thus run without round_mu, so a listener may call the registry, which
  *    may attach or detach names here (both take round_mu).
  */
@@ -24,15 +24,15 @@
 
 #include "breaker/redis.h"
 
+/* The seam a backend drives its breakers through; public, so this library
+ * links the one copy of the core (libbreaker) in every build. */
+#define BREAKER_BACKEND_EXPERIMENTAL
+#include "breaker/backend.h"
 #include "breaker/registry.h" /* breaker_name_validate() */
 #include "common/message.h"
 #include "common/splitmix.h"
 #include "common/time_ns.h"
-#include "core/internal.h" /* the permit head's flags, for the call path */
-#include "core/outside.h"
-#include "core/owner.h"
 #include "redis/scripts.h"
-#include "registry/store.h"
 
 #include <hiredis/hiredis.h>
 
@@ -104,14 +104,21 @@ struct entry {
     int degraded_gen_set;
     int recovered; /* this round: the local breaker recovered while degraded */
     uint64_t spared_gen;
+    /* FAIL_CLOSED: the flusher tripped the local breaker because the fleet
+     * view was too old; the first good answer closes it again if the fleet
+     * is closed (or leaves it following the fleet's open). */
+    int stale_tripped;
     /* Read by callers: relaxed, each is a hint read alone. */
     _Atomic uint64_t gate_until_ns; /* no lease request before this (monotonic) */
     struct lease leases[LEASE_SLOTS];
 };
 
 /* A transition a round decided for one entry's local breaker, applied after
- * round_mu is released (under apply_mu). */
-enum { ACT_NONE, ACT_TRIP, ACT_CLOSE };
+ * round_mu is released (under apply_mu). ACT_CHECK: no decision, but the
+ * local breaker is HALF_OPEN, so a due probe timeout is applied (the round
+ * reads breakers with the peeks, which apply none: their events would run
+ * under round_mu). */
+enum { ACT_NONE, ACT_TRIP, ACT_CLOSE, ACT_CHECK };
 struct action {
     int kind;
     breaker *b;   /* the breaker it was decided for: skipped if detached since */
@@ -120,9 +127,9 @@ struct action {
 };
 
 struct breaker_redis {
-    /* What breaker_redis_registry_store() hands out: a registry calls
-     * view.ops with view.ctx (this handle). */
-    struct breaker__store_view view;
+    /* What breaker_redis_backend() hands out: a registry calls
+     * backend.ops with backend.ctx (this handle). */
+    struct breaker_backend backend;
     breaker_redis_config cfg;
     char *host, *unix_path, *password;
     uint32_t max_names;
@@ -160,9 +167,14 @@ struct breaker_redis {
     pthread_mutex_t probe_mu; /* try-locked only */
     redisContext *probe_ctx;
 
-    _Atomic int degraded;        /* relaxed: a flag read alone */
-    int announced;               /* under round_mu: the state on_degraded last
-                                    reported, -1 = none yet */
+    _Atomic int degraded; /* relaxed: a flag read alone */
+    int announced;        /* under round_mu: the state on_degraded last
+                             reported, -1 = none yet */
+    /* Under round_mu: an on_degraded call the round decided, delivered by
+     * breaker_redis_flush() after releasing round_mu (a callback may attach
+     * a name, which takes round_mu). */
+    int announce_pending, announce_on;
+    char announce_why[256];
     _Atomic uint64_t last_ok_ns; /* monotonic time of the last good flush, 0 = none */
     _Atomic uint64_t token_seq;  /* lease tokens */
     uint64_t token_key;
@@ -179,7 +191,10 @@ struct breaker_redis {
 };
 
 static struct entry *find_entry(breaker_redis *f, const breaker *b);
-static const struct breaker__store_ops registry_ops;
+static const breaker_backend_ops backend_ops;
+static int gate_admit(void *ctx, breaker *b, uint64_t *token);
+static enum breaker_outcome gate_settle(void *ctx, breaker *b, uint64_t token,
+                                        enum breaker_outcome outcome);
 
 /* Counters: relaxed, they order nothing. */
 static void count(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
@@ -356,8 +371,24 @@ static void decide(struct entry *e, struct action *act, const int64_t a[ANS_COUN
     e->known_gen = (uint64_t)a[ANS_GEN];
     breaker *b = entry_b(e);
     if (b == NULL) return; /* retired: only its lease results went */
+    /* Read without applying a due probe timeout: its event would run under
+     * round_mu (the apply phase applies it: ACT_CHECK). */
     uint64_t local_gen = breaker_generation(b);
-    enum breaker_state local = breaker_get_state(b);
+    enum breaker_state local = breaker_state_peek(b);
+    if (e->stale_tripped) {
+        /* FAIL_CLOSED tripped it while the view was too old: a closed fleet
+         * closes it again; an open one it follows as any trip. Fenced by
+         * the local generation, as every action is. */
+        e->stale_tripped = 0;
+        if (a[ANS_STATE] == FLEET_CLOSED && (local == BREAKER_OPEN || local == BREAKER_HALF_OPEN)) {
+            atomic_store_explicit(&e->gate_until_ns, 0, memory_order_relaxed);
+            act->kind = ACT_CLOSE;
+            act->b = b;
+            act->gen = local_gen;
+            e->follows = 0;
+            return;
+        }
+    }
     if (a[ANS_STATE] == FLEET_CLOSED) {
         atomic_store_explicit(&e->gate_until_ns, 0, memory_order_relaxed);
         /* A close of the fleet this host followed: the state was born no
@@ -440,10 +471,13 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         pthread_mutex_unlock(&f->round_mu);
         if (!live) continue;
         if (kind == ACT_TRIP) {
-            if (breaker__trip_outside(act->b, act->gen, &act->ev) == BREAKER_OK)
+            if (breaker_trip_outside(act->b, act->gen, &act->ev) == BREAKER_OK)
                 count(&f->n.outside_trips);
-        } else if (breaker__close_outside(act->b, act->gen, NULL) == BREAKER_OK) {
-            count(&f->n.fleet_closes);
+        } else if (kind == ACT_CLOSE) {
+            if (breaker_close_outside(act->b, act->gen, NULL) == BREAKER_OK)
+                count(&f->n.fleet_closes);
+        } else {
+            (void)breaker_get_state(act->b); /* ACT_CHECK: a due probe timeout */
         }
         pthread_mutex_lock(&f->round_mu);
         f->applying = NULL;
@@ -456,6 +490,45 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
 }
 
 /* ---- One flush round -----------------------------------------------------------*/
+
+/* FAIL_CLOSED: @return 1 when the fleet view is too old to admit calls. */
+static int view_too_old(breaker_redis *f) {
+    /* acquire: pairs with the flusher's release store after a good round. */
+    uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
+    return ok == 0 || mono_ns() - ok > f->cfg.stale_after_ns;
+}
+
+/* Under round_mu, FAIL_CLOSED, the view too old: trip every closed local
+ * breaker, so that its calls are refused on the open short path (the call
+ * path never looks at the view's age; the probe gate refuses probes while
+ * it stays too old). */
+static void trip_stale(breaker_redis *f, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        struct entry *e = f->entries[i];
+        breaker *b = entry_b(e);
+        if (b == NULL || breaker_state_peek(b) != BREAKER_CLOSED) continue;
+        struct action *act = &f->actions[i];
+        memset(&act->ev, 0, sizeof act->ev);
+        act->kind = ACT_TRIP;
+        act->b = b;
+        act->gen = breaker_generation(b);
+        e->stale_tripped = 1;
+    }
+}
+
+/* Under round_mu: entries left without an action whose local breaker is
+ * HALF_OPEN get ACT_CHECK, so that a hung probe's timeout is applied by the
+ * round even without traffic, after round_mu is released. */
+static void check_half_open(breaker_redis *f, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        struct action *act = &f->actions[i];
+        breaker *b = entry_b(f->entries[i]);
+        if (act->kind != ACT_NONE || b == NULL || breaker_state_peek(b) != BREAKER_HALF_OPEN)
+            continue;
+        act->kind = ACT_CHECK;
+        act->b = b;
+    }
+}
 
 /* The flusher, after a good round: (re)connect the probe connection the
  * call path uses (which never connects inline). The connect runs without
@@ -491,7 +564,10 @@ static void set_degraded(breaker_redis *f, int on, const char *why) {
     if (f->announced == on) return;
     f->announced = on;
     if (on) count(&f->n.degraded_entered);
-    if (f->cfg.on_degraded != NULL) f->cfg.on_degraded(f->cfg.degraded_ctx, on, on ? why : "");
+    /* Told after round_mu is released (breaker_redis_flush()). */
+    f->announce_pending = f->cfg.on_degraded != NULL;
+    f->announce_on = on;
+    snprintf(f->announce_why, sizeof f->announce_why, "%s", on ? why : "");
 }
 
 static void drop_flush_ctx(breaker_redis *f) {
@@ -505,7 +581,9 @@ static void drop_flush_ctx(breaker_redis *f) {
  * are the fleet's through their leases. */
 static void take_deltas(struct entry *e, struct call *call) {
     breaker_stats s;
-    (void)breaker_stats_get(entry_b(e), &s);
+    /* The peek applies no due probe timeout: a timeout's event would run
+     * under round_mu, and a listener that attaches a name takes it. */
+    breaker_stats_peek(entry_b(e), &s);
     uint64_t pfail = s.probes_failed - s.probes_timed_out; /* completed as failures */
     /* A probe's success reaches probes_succeeded before its stripe's
      * successes: a snapshot between the two sees one probe success more than
@@ -670,7 +748,7 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
         breaker *b = entry_b(e);
         e->recovered = f->announced == 1 && e->degraded_gen_set && b != NULL &&
                        breaker_generation(b) != e->degraded_gen &&
-                       breaker_get_state(b) == BREAKER_CLOSED;
+                       breaker_state_peek(b) == BREAKER_CLOSED;
     }
     uint64_t now = mono_ns();
     for (size_t i = 0; i < np; i++) {
@@ -714,6 +792,8 @@ done:
         r[i] = NULL;
         memset(&p[i], 0, sizeof p[i]);
     }
+    if (!ok && f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED && view_too_old(f)) trip_stale(f, n);
+    check_half_open(f, n);
     if (!ok) {
         count(&f->n.flush_errors);
         if (f->announced != 1) {
@@ -744,8 +824,15 @@ int breaker_redis_flush(breaker_redis *f) {
     pthread_mutex_lock(&f->apply_mu);
     pthread_mutex_lock(&f->round_mu);
     int rc = round_locked(f, &n);
+    int announce = f->announce_pending, on = f->announce_on;
+    char why[sizeof f->announce_why];
+    memcpy(why, f->announce_why, sizeof why);
+    f->announce_pending = 0;
     pthread_mutex_unlock(&f->round_mu);
-    apply_actions(f, n); /* events without round_mu */
+    /* No lock but apply_mu from here: callbacks and events may attach names
+     * (round_mu) or call the registry. */
+    if (announce) f->cfg.on_degraded(f->cfg.degraded_ctx, on, why);
+    apply_actions(f, n);
     pthread_mutex_unlock(&f->apply_mu);
     return rc;
 }
@@ -801,8 +888,8 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     breaker_redis *f = calloc(1, sizeof *f);
     if (f == NULL) return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
     f->cfg = *cfg;
-    f->view.ops = &registry_ops;
-    f->view.ctx = f;
+    f->backend.ops = &backend_ops;
+    f->backend.ctx = f;
     if (f->cfg.port == 0) f->cfg.port = 6379;
     if (f->cfg.flush_interval_ns == 0) f->cfg.flush_interval_ns = DEFAULT_FLUSH_NS;
     if (f->cfg.probe_budget_ns == 0) f->cfg.probe_budget_ns = DEFAULT_PROBE_BUDGET_NS;
@@ -854,6 +941,10 @@ void breaker_redis_close(breaker_redis *f) {
         atomic_store_explicit(&f->stop, 1, memory_order_relaxed);
         wake_flusher(f);
         pthread_join(f->thread, NULL);
+        /* A last round, so a short-lived process's evidence and probe
+         * results reach the fleet (not while degraded: Redis did not answer
+         * the last round, and exiting should not wait for it again). */
+        if (!breaker_redis_degraded(f)) (void)breaker_redis_flush(f);
         close(f->wake[0]);
         close(f->wake[1]);
         pthread_mutex_destroy(&f->attach_mu);
@@ -976,22 +1067,36 @@ static int read_stored_limits(breaker_redis *f, struct entry *e, breaker_config 
     return breaker_config_validate(cfg, NULL, 0) == BREAKER_OK;
 }
 
+/* FAIL_CLOSED: a breaker attached while the fleet view is too old (none
+ * yet, or Redis gone) starts refused, as the flusher would leave it at its
+ * next round (trip_stale()); the first good answer closes it again. Its
+ * event runs here, on the attaching thread, with no lock held. */
+static void fail_closed_at_attach(breaker_redis *f, struct entry *e, breaker *b) {
+    if (f->cfg.fail_mode != BREAKER_REDIS_FAIL_CLOSED || !view_too_old(f)) return;
+    if (breaker_trip_outside(b, breaker_generation(b), NULL) != BREAKER_OK) return;
+    pthread_mutex_lock(&f->round_mu);
+    if (entry_b(e) == b) e->stale_tripped = 1;
+    pthread_mutex_unlock(&f->round_mu);
+}
+
 /* Attach `name` to `f` with a local breaker made from `cfg` (NULL: the
  * defaults) and `owner` (NULL: none). `shared`: another live entry of the
  * name is allowed (a registry may open a name again while a handle it
  * evicted is still in use: each handle flushes its own deltas); a retired
  * entry of the name is reused when there is one. */
 static int attach_entry(breaker_redis *f, const char *name, const breaker_config *cfg,
-                        const struct breaker__owner *owner, int shared, breaker **out, char *msg,
+                        const breaker_owner *owner, int shared, breaker **out, char *msg,
                         size_t msg_len) {
     *out = NULL;
     int rc = breaker_name_validate(name, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
+    /* The fleet's scope rides on the handle: its probes ask for leases. */
+    const breaker_probe_gate gate = {.admit = gate_admit, .settle = gate_settle, .ctx = f};
     if (strlen(name) > NAME_MAX_LEN)
         return breaker__fail(BREAKER_EINVAL, msg, msg_len, "name: at most %u bytes", NAME_MAX_LEN);
     if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
     breaker *b = NULL;
-    rc = breaker__create_owned(cfg, owner, &b);
+    rc = breaker_create_bound(cfg, owner, &gate, &b);
     if (rc != BREAKER_OK)
         return breaker__fail(rc, msg, msg_len, "creating the local breaker: %s",
                              breaker_strerror(rc));
@@ -1018,7 +1123,7 @@ static int attach_entry(breaker_redis *f, const char *name, const breaker_config
             format_limits(&stored, theirs, sizeof theirs);
             if (strcmp(theirs, limits) != 0) {
                 breaker *again = NULL;
-                if (breaker__create_owned(&stored, owner, &again) == BREAKER_OK) {
+                if (breaker_create_bound(&stored, owner, &gate, &again) == BREAKER_OK) {
                     breaker_destroy(b);
                     b = again;
                     memcpy(limits, theirs, sizeof limits);
@@ -1056,11 +1161,13 @@ static int attach_entry(breaker_redis *f, const char *name, const breaker_config
         reuse->degraded_gen_set = 0;
         reuse->recovered = 0;
         reuse->spared_gen = 0;
+        reuse->stale_tripped = 0;
         atomic_store_explicit(&reuse->gate_until_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&reuse->b, b, memory_order_relaxed); /* under round_mu */
         pthread_mutex_unlock(&f->round_mu);
         pthread_mutex_unlock(&f->attach_mu);
         *out = b;
+        fail_closed_at_attach(f, reuse, b);
         goto attached;
     }
     struct entry *e = NULL;
@@ -1088,6 +1195,7 @@ static int attach_entry(breaker_redis *f, const char *name, const breaker_config
                              name);
     }
     *out = b;
+    fail_closed_at_attach(f, e, b);
 attached:
     if (differs)
         return breaker__fail(BREAKER_CONFIG_DIFFERS, msg, msg_len,
@@ -1105,7 +1213,7 @@ int breaker_redis_attach(breaker_redis *f, const char *name, const breaker_confi
 /* ---- The registry's view (registry/store.h) ----------------------------------------*/
 
 static int registry_open(void *ctx, const char *name, const breaker_config *cfg,
-                         const struct breaker__owner *owner, breaker **out) {
+                         const breaker_owner *owner, breaker **out) {
     int rc = attach_entry(ctx, name, cfg, owner, 1, out, NULL, 0);
     return rc == BREAKER_CONFIG_DIFFERS ? BREAKER_OK : rc; /* attached, to the stored limits */
 }
@@ -1142,16 +1250,14 @@ int breaker_redis_detach(breaker_redis *f, breaker *b) {
     return BREAKER_OK;
 }
 
-static const struct breaker__store_ops registry_ops = {
+static const breaker_backend_ops backend_ops = {
     .name = "redis",
     .open = registry_open,
     .close = registry_close,
     .fini = NULL, /* the fleet handle is the caller's */
 };
 
-struct breaker_store *breaker_redis_registry_store(breaker_redis *f) {
-    return (struct breaker_store *)(void *)&f->view;
-}
+breaker_backend *breaker_redis_backend(breaker_redis *f) { return &f->backend; }
 
 /* ---- The call path ----------------------------------------------------------------*/
 
@@ -1261,50 +1367,39 @@ static struct lease *claim_slot(struct entry *e) {
     return NULL;
 }
 
-static void drop_probe(breaker *b, breaker_redis_permit *p) {
-    (void)breaker_complete(b, &p->permit, BREAKER_IGNORED);
+/* A lease's token as the probe's permit carries it (breaker/backend.h: the
+ * gate's token): random bits above, the lease slot + 1 in the low bits, so
+ * settling finds the slot without a search and a token is never 0. */
+#define LEASE_SLOT_BITS 5u
+_Static_assert(LEASE_SLOTS < (1u << LEASE_SLOT_BITS), "a lease slot + 1 fits the token's low bits");
+
+static uint64_t lease_token(breaker_redis *f, unsigned slot) {
+    uint64_t r =
+        f->token_key ^
+        breaker__splitmix64(atomic_fetch_add_explicit(&f->token_seq, 1, memory_order_relaxed));
+    return (r & ~(uint64_t)((1u << LEASE_SLOT_BITS) - 1)) | (slot + 1);
 }
 
-/* FAIL_CLOSED: @return 1 when the fleet view is too old to admit calls. */
-__attribute__((noinline)) static int view_too_old(breaker_redis *f) {
-    /* acquire: pairs with the flusher's release store after a good round. */
-    uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
-    return ok == 0 || mono_ns() - ok > f->cfg.stale_after_ns;
-}
-
-static int acquire_probe(breaker_redis *f, breaker *b, breaker_redis_permit *p);
-
-/* The call path: the local breaker's call, plus two loads and a store. The
- * probe path (acquire_probe(), with its large frame) is kept out of line so
- * that this one saves no registers of its own. */
-int breaker_redis_acquire(breaker_redis *f, breaker *b, breaker_redis_permit *p) {
-    if (f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED && view_too_old(f)) {
-        memset(&p->permit, 0, sizeof p->permit);
+/* The probe gate (breaker/backend.h) of every breaker attached through a
+ * fleet handle: breaker_acquire() calls it when the local breaker has just
+ * admitted a probe, on whatever path it was called (directly, by a
+ * registry, by the executor, by `breaker exec`). The fleet's answer decides:
+ * a lease within the probe budget, or a refusal. The closed and open calls
+ * never come here. */
+static int gate_admit(void *ctx, breaker *b, uint64_t *token_out) {
+    breaker_redis *f = ctx;
+    /* FAIL_CLOSED: no probe while the fleet view is too old (the flusher
+     * has tripped the closed breakers meanwhile: flush_round()). */
+    if (f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED && view_too_old(f))
         return BREAKER_REJECTED_OPEN;
-    }
-    int rc = breaker_acquire(b, &p->permit);
-    if (rc != BREAKER_OK) return rc; /* a refused permit is never completed */
-    p->opaque_[0] = 0;               /* no lease; opaque_[1] is read only with one */
-    /* breaker_permit_is_probe() without the call: this thread just wrote
-     * the head (word 0), so a plain read sees it. */
-    uint64_t head = p->permit.opaque_[0];
-    if ((head & BREAKER__PERMIT_PROBE) == 0) return BREAKER_OK;
-    return acquire_probe(f, b, p);
-}
-
-/* A probe admitted by the local breaker: ask the fleet for a lease. */
-__attribute__((noinline)) static int acquire_probe(breaker_redis *f, breaker *b,
-                                                   breaker_redis_permit *p) {
-    /* Degraded: the local breaker alone decides. relaxed: a flag
-     * read alone (a stale answer costs one lease request, or one local
-     * probe). */
+    /* Degraded: the local breaker alone decides. relaxed: a flag read alone
+     * (a stale answer costs one lease request, or one local probe). */
     if (atomic_load_explicit(&f->degraded, memory_order_relaxed)) return BREAKER_OK;
     struct entry *e = find_entry(f, b);
-    if (e == NULL) return BREAKER_OK; /* not ours: a plain local probe */
+    if (e == NULL) return BREAKER_OK; /* detached meanwhile: a plain local probe */
     uint64_t start = mono_ns();
     if (start < atomic_load_explicit(&e->gate_until_ns, memory_order_relaxed)) {
         count(&f->n.lease_gated);
-        drop_probe(b, p);
         return BREAKER_REJECTED_HALF_OPEN;
     }
     struct lease *l = claim_slot(e);
@@ -1312,16 +1407,13 @@ __attribute__((noinline)) static int acquire_probe(breaker_redis *f, breaker *b,
         /* relaxed (here and below): nothing was written under the claim. */
         if (l != NULL) atomic_store_explicit(&l->state, LEASE_FREE, memory_order_relaxed);
         count(&f->n.lease_gated);
-        drop_probe(b, p);
         return BREAKER_REJECTED_HALF_OPEN;
     }
-    uint64_t token =
-        f->token_key ^
-        breaker__splitmix64(atomic_fetch_add_explicit(&f->token_seq, 1, memory_order_relaxed));
+    uint64_t token = lease_token(f, (unsigned)(l - e->leases));
     int64_t a[ANS_COUNT];
     /* The whole acquire returns within the budget: the wait for Redis ends
      * at 80% of it, leaving the rest for a late wake-up of this thread and
-     * for the local completion of a refused probe. */
+     * for the local release of a refused probe. */
     uint64_t budget = f->cfg.probe_budget_ns;
     enum lease_answer ans = ask_lease(f, e, token, start + budget - budget / 5, a);
     pthread_mutex_unlock(&f->probe_mu);
@@ -1340,10 +1432,9 @@ __attribute__((noinline)) static int acquire_probe(breaker_redis *f, breaker *b,
     case LEASE_ANS_GRANTED:
         atomic_store_explicit(&l->token, token, memory_order_relaxed);
         atomic_store_explicit(&l->gen, (uint64_t)a[ANS_GEN], memory_order_relaxed);
-        /* release: a completer's CAS from HELD sees token and gen. */
+        /* release: a settler's CAS from HELD sees token and gen. */
         atomic_store_explicit(&l->state, LEASE_HELD, memory_order_release);
-        p->opaque_[0] = (uint64_t)(l - e->leases) + 1;
-        p->opaque_[1] = token;
+        *token_out = token;
         count(&f->n.leases_granted);
         return BREAKER_OK;
     case LEASE_ANS_CLOSED:
@@ -1362,7 +1453,6 @@ __attribute__((noinline)) static int acquire_probe(breaker_redis *f, breaker *b,
             if (wait == 0 || wait > f->cfg.flush_interval_ns) wait = f->cfg.flush_interval_ns;
             atomic_store_explicit(&e->gate_until_ns, now + wait, memory_order_relaxed);
         }
-        drop_probe(b, p);
         return a[ANS_STATE] == FLEET_OPEN ? BREAKER_REJECTED_OPEN : BREAKER_REJECTED_HALF_OPEN;
     case LEASE_ANS_LOST:
     case LEASE_ANS_ERROR:
@@ -1386,53 +1476,51 @@ __attribute__((noinline)) static int acquire_probe(breaker_redis *f, breaker *b,
         /* Do not try again inline before the flusher has looked. */
         atomic_store_explicit(&e->gate_until_ns, now + f->cfg.flush_interval_ns,
                               memory_order_relaxed);
-        drop_probe(b, p);
         return BREAKER_REJECTED_HALF_OPEN;
     }
     return BREAKER_REJECTED_HALF_OPEN;
 }
 
-static int complete_leased(breaker_redis *f, breaker *b, breaker_redis_permit *p,
-                           enum breaker_outcome outcome);
-
-/* The call path: a permit without a lease is the local breaker's (a tail
- * call); a leased probe's completion is out of line. */
-int breaker_redis_complete(breaker_redis *f, breaker *b, breaker_redis_permit *p,
-                           enum breaker_outcome outcome) {
-    if (p->opaque_[0] == 0) return breaker_complete(b, &p->permit, outcome);
-    return complete_leased(f, b, p, outcome);
+/* The gate's settle: a leased probe completed (once per admission, stale or
+ * not; `outcome` is SUCCESS, FAILURE or IGNORED, a cancellation already
+ * mapped through cancelled_as). Its result goes to the fleet, which decides
+ * recovery: the flusher sends it at once, woken here. Locally a leased
+ * success is IGNORED (the local breaker closes when the fleet does); a
+ * failure reopens the local breaker as well. */
+static enum breaker_outcome gate_settle(void *ctx, breaker *b, uint64_t token,
+                                        enum breaker_outcome outcome) {
+    breaker_redis *f = ctx;
+    struct entry *e = find_entry(f, b);
+    unsigned slot = (unsigned)(token & ((1u << LEASE_SLOT_BITS) - 1)) - 1;
+    if (e != NULL && slot < LEASE_SLOTS) {
+        struct lease *l = &e->leases[slot];
+        uint64_t result = outcome == BREAKER_SUCCESS   ? RESULT_SUCCESS
+                          : outcome == BREAKER_FAILURE ? RESULT_FAILURE
+                                                       : RESULT_NEITHER;
+        uint64_t held = LEASE_HELD;
+        /* relaxed read of the token: the acquire half of the CAS below
+         * orders nothing we need before it; a slot reused by another lease
+         * has another token and is left alone. */
+        if (atomic_load_explicit(&l->token, memory_order_relaxed) == token &&
+            atomic_compare_exchange_strong_explicit(&l->state, &held, LEASE_DONE | (result << 8),
+                                                    memory_order_acq_rel, memory_order_relaxed))
+            wake_flusher(f);
+    }
+    return outcome == BREAKER_SUCCESS ? BREAKER_IGNORED : outcome;
 }
 
-__attribute__((noinline)) static int complete_leased(breaker_redis *f, breaker *b,
-                                                     breaker_redis_permit *p,
-                                                     enum breaker_outcome outcome) {
-    struct entry *e = find_entry(f, b);
-    unsigned idx = (unsigned)(p->opaque_[0] - 1);
-    if (e == NULL || idx >= LEASE_SLOTS) return BREAKER_EINVAL;
-    breaker_config c;
-    enum breaker_outcome as = outcome;
-    if (outcome == BREAKER_CANCELLED) {
-        breaker_get_config(b, &c);
-        as = c.cancelled_as == BREAKER_FAILURE ? BREAKER_FAILURE : BREAKER_IGNORED;
-    }
-    /* The fleet decides recovery: a leased success is the fleet's, not the
-     * local breaker's (which would close on its own successes). */
-    int rc = breaker_complete(b, &p->permit, as == BREAKER_SUCCESS ? BREAKER_IGNORED : outcome);
-    if (rc == BREAKER_ALREADY_SETTLED || rc == BREAKER_EINVAL) return rc;
-    struct lease *l = &e->leases[idx];
-    uint64_t result = as == BREAKER_SUCCESS   ? RESULT_SUCCESS
-                      : as == BREAKER_FAILURE ? RESULT_FAILURE
-                                              : RESULT_NEITHER;
-    uint64_t held = LEASE_HELD;
-    /* relaxed read of the token: the acquire half of the CAS below orders
-     * nothing we need before it; a slot reused by another lease has another
-     * token and is left alone. */
-    if (atomic_load_explicit(&l->token, memory_order_relaxed) == p->opaque_[1] &&
-        atomic_compare_exchange_strong_explicit(&l->state, &held, LEASE_DONE | (result << 8),
-                                                memory_order_acq_rel, memory_order_relaxed))
-        wake_flusher(f);
-    p->opaque_[0] = 0;
-    return rc;
+/* The 0.x names of the call path: the breaker's own functions, which take
+ * the fleet's leases themselves now. */
+int breaker_redis_acquire(breaker_redis *f, breaker *b, breaker_redis_permit *p) {
+    (void)f;
+    memset(p->opaque_, 0, sizeof p->opaque_);
+    return breaker_acquire(b, &p->permit);
+}
+
+int breaker_redis_complete(breaker_redis *f, breaker *b, breaker_redis_permit *p,
+                           enum breaker_outcome outcome) {
+    (void)f;
+    return breaker_complete(b, &p->permit, outcome);
 }
 
 int breaker_redis_degraded(breaker_redis *f) {
