@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_registry_store.c - the registry makes, detaches and frees its
- * breakers only through its store (src/registry/store.h): a counting store
- * put in place of the heap store sees every creation, a refused open, the
- * detach of an evicted breaker at its last release, and destroy.
+ * breakers only through its backend (breaker_registry_config.backend, the
+ * table of breaker/backend.h): a counting backend sees every creation, a
+ * refused open, the detach of an evicted breaker at its last release, and
+ * destroy; a backend's close runs without the registry's lock; and the
+ * configuration refuses a backend it cannot call, or one given twice.
  */
 #define _GNU_SOURCE
 #include "test_util.h"
@@ -11,9 +13,10 @@
 #include <pthread.h>
 #include <time.h>
 
+#define BREAKER_BACKEND_EXPERIMENTAL
+#include <breaker/backend.h>
 #include <breaker/registry.h>
-
-#include "registry/registry_impl.h" /* the store, replaced by a counting one */
+#include <breaker/store.h>
 
 /* get() then release(): the registry keeps the breaker listed. */
 static void touch_name(breaker_registry *reg, const char *name) {
@@ -22,25 +25,25 @@ static void touch_name(breaker_registry *reg, const char *name) {
     assert_int_equal(breaker_registry_release(reg, b), BREAKER_OK);
 }
 
-/* A store that counts what the registry asks of it and passes it on to the
- * heap store; it refuses to open the name "refused". */
+/* A backend that counts what the registry asks of it and makes heap
+ * breakers; it refuses to open the name "refused". */
 struct counting_store {
     int opens, closes, finis;
     int closes_at_fini;
 };
 
 static int counting_open(void *store, const char *name, const breaker_config *cfg,
-                         const struct breaker__owner *owner, breaker **out) {
+                         const breaker_owner *owner, breaker **out) {
     struct counting_store *cs = store;
     if (strcmp(name, "refused") == 0) return BREAKER_ENOMEM;
     cs->opens++;
-    return breaker__store_heap_ops.open(NULL, name, cfg, owner, out);
+    return breaker_create_bound(cfg, owner, NULL, out);
 }
 
 static void counting_close(void *store, breaker *b) {
     struct counting_store *cs = store;
     cs->closes++;
-    breaker__store_heap_ops.close(NULL, b);
+    breaker_destroy(b);
 }
 
 static void counting_fini(void *store) {
@@ -49,14 +52,14 @@ static void counting_fini(void *store) {
     cs->closes_at_fini = cs->closes;
 }
 
-static const struct breaker__store_ops counting_ops = {
+static const breaker_backend_ops counting_ops = {
     .name = "counting",
     .open = counting_open,
     .close = counting_close,
     .fini = counting_fini,
 };
 
-static void the_registry_makes_and_frees_breakers_only_through_its_store(void **state) {
+static void the_registry_makes_and_frees_breakers_only_through_its_backend(void **state) {
     (void)state;
     struct fake_clock clock = {0};
     breaker_registry_config rc;
@@ -64,12 +67,12 @@ static void the_registry_makes_and_frees_breakers_only_through_its_store(void **
     rc.clock = fake_clock_read; /* the registry's idleness clock */
     rc.clock_ctx = &clock;
     rc.idle_evict_ns = 10 * SEC;
+    struct counting_store cs = {0};
+    breaker_backend counting = {.ops = &counting_ops, .ctx = &cs};
+    rc.backend = &counting;
     breaker_registry *reg = NULL;
     assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
-    assert_string_equal(reg->store_ops->name, "heap");
-    struct counting_store cs = {0};
-    reg->store = &cs; /* no public way to choose a store yet */
-    reg->store_ops = &counting_ops;
+    memset(&counting, 0, sizeof(counting)); /* copied: the registry does not read it again */
 
     breaker *held = NULL;
     assert_int_equal(breaker_registry_get(reg, "held", &held), BREAKER_OK);
@@ -81,7 +84,7 @@ static void the_registry_makes_and_frees_breakers_only_through_its_store(void **
     assert_null(b);
     assert_int_equal(breaker_registry_find(reg, "refused", &b), BREAKER_NOT_FOUND);
 
-    /* Eviction detaches through the store, when the last reference goes. */
+    /* Eviction detaches through the backend, when the last reference goes. */
     size_t n = 0;
     assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK);
     fake_clock_advance(&clock, 10 * SEC);
@@ -93,13 +96,13 @@ static void the_registry_makes_and_frees_breakers_only_through_its_store(void **
 
     touch_name(reg, "later");
     assert_int_equal(cs.opens, 3);
-    breaker_registry_destroy(reg); /* closes "later", then finishes the store */
+    breaker_registry_destroy(reg); /* closes "later", then finishes the backend */
     assert_int_equal(cs.closes, 3);
     assert_int_equal(cs.finis, 1);
     assert_int_equal(cs.closes_at_fini, 3);
 }
 
-/* A store whose close waits for another thread that needs the registry
+/* A backend whose close waits for another thread that needs the registry
  * (as the fleet store's close waits for an event being delivered whose
  * listener calls breaker_registry_get()). Eviction must not hold the
  * registry lock while it closes. */
@@ -133,16 +136,17 @@ static void waiting_close(void *store, breaker *b) {
         else
             pthread_detach(t);
     }
-    breaker__store_heap_ops.close(NULL, b);
+    breaker_destroy(b);
 }
 
 static int waiting_open(void *store, const char *name, const breaker_config *cfg,
-                        const struct breaker__owner *owner, breaker **out) {
+                        const breaker_owner *owner, breaker **out) {
     (void)store;
-    return breaker__store_heap_ops.open(NULL, name, cfg, owner, out);
+    (void)name;
+    return breaker_create_bound(cfg, owner, NULL, out);
 }
 
-static const struct breaker__store_ops waiting_ops = {
+static const breaker_backend_ops waiting_ops = {
     .name = "waiting",
     .open = waiting_open,
     .close = waiting_close,
@@ -157,11 +161,12 @@ static void eviction_closes_without_the_registry_lock(void **state) {
     rc.clock = fake_clock_read;
     rc.clock_ctx = &clock;
     rc.idle_evict_ns = SEC;
+    struct waiting_store ws = {0};
+    breaker_backend waiting = {.ops = &waiting_ops, .ctx = &ws};
+    rc.backend = &waiting;
     breaker_registry *reg = NULL;
     assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
-    struct waiting_store ws = {.reg = reg};
-    reg->store = &ws;
-    reg->store_ops = &waiting_ops;
+    ws.reg = reg;
     touch_name(reg, "idle");
     size_t evicted = 0;
     assert_int_equal(breaker_registry_evict_idle(reg, &evicted), BREAKER_OK); /* sees it quiet */
@@ -176,10 +181,43 @@ static void eviction_closes_without_the_registry_lock(void **state) {
     breaker_registry_destroy(reg);
 }
 
+/* A backend the registry could not call, and a store given both ways, are
+ * configuration errors that name the fields. */
+static void a_backend_without_operations_or_given_twice_is_refused(void **state) {
+    (void)state;
+    char msg[200];
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    static const breaker_backend_ops no_close = {.name = "half", .open = counting_open};
+    breaker_backend half = {.ops = &no_close, .ctx = NULL};
+    rc.backend = &half;
+    assert_int_equal(breaker_registry_config_validate(&rc, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "backend: ops, ops->open and ops->close must be set"));
+    breaker_registry *reg = (breaker_registry *)&rc;
+    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_EINVAL);
+    assert_null(reg);
+    breaker_backend none = {.ops = NULL, .ctx = NULL};
+    rc.backend = &none;
+    assert_int_equal(breaker_registry_config_validate(&rc, msg, sizeof(msg)), BREAKER_EINVAL);
+
+    /* Both the store and a backend: which one was meant is not guessed. The
+     * store is never read, so any non-NULL pointer shows it. */
+    struct counting_store cs = {0};
+    breaker_backend counting = {.ops = &counting_ops, .ctx = &cs};
+    rc.backend = &counting;
+    rc.store = (breaker_store *)&cs;
+    assert_int_equal(breaker_registry_config_validate(&rc, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "store and backend: both set"));
+    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_EINVAL);
+    rc.store = NULL;
+    assert_int_equal(breaker_registry_config_validate(&rc, msg, sizeof(msg)), BREAKER_OK);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(the_registry_makes_and_frees_breakers_only_through_its_store),
+        cmocka_unit_test(the_registry_makes_and_frees_breakers_only_through_its_backend),
         cmocka_unit_test(eviction_closes_without_the_registry_lock),
+        cmocka_unit_test(a_backend_without_operations_or_given_twice_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_store_registry.c - a registry whose breakers live in a store file
- * (breaker_registry_config.store): registries of two processes share one
+ * (breaker_registry_config.backend = breaker_store_backend(st), or its short
+ * form .store = st): registries of two processes share one
  * breaker per name, the stored limits win over a registry's template,
  * eviction detaches and a later get attaches again to the same state, a
  * full store is the registry's error, and each process's listeners hear the
@@ -119,7 +120,7 @@ static void eviction_detaches_and_get_attaches_again(void **state) {
     breaker_registry_config rc;
     breaker_registry_config_init(&rc);
     rc.defaults = consecutive_config(3);
-    rc.store = st;
+    rc.backend = breaker_store_backend(st); /* the long form of .store = st */
     rc.idle_evict_ns = SEC;
     rc.clock = fake_clock_read;
     rc.clock_ctx = &clock;
@@ -142,6 +143,32 @@ static void eviction_detaches_and_get_attaches_again(void **state) {
     assert_int_equal(stats_of(b).failures, 3);
     breaker_registry_release(reg, b);
     breaker_registry_destroy(reg);
+    breaker_store_close(st);
+}
+
+/* The store's backend and its short form are one way to the file: a
+ * registry of each, in one process, get the same breaker. */
+static void the_store_backend_and_the_store_field_reach_the_same_breaker(void **state) {
+    (void)state;
+    breaker_store *st = open_store();
+    assert_ptr_equal(breaker_store_backend(st), breaker_store_backend(st));
+    breaker_registry *by_store = store_registry(st, 1, NULL);
+    assert_non_null(by_store);
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    rc.defaults = consecutive_config(1);
+    rc.backend = breaker_store_backend(st);
+    breaker_registry *by_backend = NULL;
+    assert_int_equal(breaker_registry_create(&rc, &by_backend), BREAKER_OK);
+    breaker *a = get(by_store, "shared");
+    breaker *b = get(by_backend, "shared");
+    assert_ptr_not_equal(a, b); /* two handles, one stored breaker */
+    call_ok(a, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    breaker_registry_release(by_store, a);
+    breaker_registry_release(by_backend, b);
+    breaker_registry_destroy(by_store);
+    breaker_registry_destroy(by_backend);
     breaker_store_close(st);
 }
 
@@ -195,6 +222,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(registries_of_two_processes_share_one_breaker, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(eviction_detaches_and_get_attaches_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            the_store_backend_and_the_store_field_reach_the_same_breaker, setup, teardown),
         cmocka_unit_test_setup_teardown(a_full_store_is_the_registrys_error, setup, teardown),
         cmocka_unit_test_setup_teardown(overrides_create_names_with_their_limits, setup, teardown),
     };

@@ -13,7 +13,7 @@
 #include "store_fixture.h"
 
 #include "core/internal.h"
-#include "store/file_store.h"
+#include "store/file/file_store.h"
 
 #include <pthread.h>
 #include <signal.h>

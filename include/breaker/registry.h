@@ -72,19 +72,25 @@ struct breaker_registry_config {
      * histories and flapping use each breaker's clock). NULL = CLOCK_MONOTONIC. */
     breaker_clock_fn *clock;
     void *clock_ctx;
-    /* Where the breakers live. NULL (the default): this process's heap, one
-     * breaker per name per process. A store from breaker_store_open()
-     * (breaker/store.h): the registry ATTACHES each name to that file's
-     * breaker, shared with every process of the host that opens the file:
-     * one trip, one probe budget, one set of counters. A name that exists in
-     * the file keeps its stored limits (the first creator's; they win over
-     * `defaults` and overrides: see breaker/store.h). Eviction detaches this
-     * process's handle; the shared breaker stays in the file. Listeners,
-     * history and flapping hear the transitions made in THIS process.
-     * Lookups stay lock-free either way. Not owned: close the store after
-     * breaker_registry_destroy(). The fleet store's view,
-     * breaker_redis_registry_store() (breaker/redis.h), is the third kind:
-     * each name is a local breaker attached through the fleet handle. */
+    /* Where the breakers live: the backend each name is opened on
+     * (breaker/backend.h; copied, its context is not owned). NULL (the
+     * default): this process's heap, one breaker per name per process.
+     * breaker_store_backend(st) (breaker/store.h): the registry ATTACHES each
+     * name to that store file's breaker, shared with every process of the
+     * host that opens the file: one trip, one probe budget, one set of
+     * counters. A name that exists there keeps its stored limits (the first
+     * creator's; they win over `defaults` and overrides). Eviction detaches
+     * this process's handle; the shared breaker stays in the file.
+     * breaker_redis_backend(fleet) (breaker/redis.h): each name is a local
+     * breaker attached through the fleet handle, which shares its trip, open
+     * wait and probe budget with the fleet. Listeners, history and flapping
+     * hear the transitions made in THIS process; lookups stay lock-free
+     * whatever the backend. Destroy the registry before the store or fleet
+     * handle that the backend belongs to. */
+    const breaker_backend *backend;
+    /* The short form of .backend = breaker_store_backend(store), for a store
+     * file from breaker_store_open() (and only a store file). Setting both
+     * `store` and `backend` is BREAKER_EINVAL. Not owned. */
     struct breaker_store *store;
 };
 
@@ -95,7 +101,8 @@ BREAKER_API void breaker_registry_config_init(breaker_registry_config *cfg) BREA
 /*! breaker_registry_config_validate() :
  *  @return BREAKER_OK, or BREAKER_EINVAL with a message naming the field and
  *  its allowed range written to `msg` (NUL-terminated, truncated to msg_len;
- *  `msg` may be NULL when msg_len is 0). */
+ *  `msg` may be NULL when msg_len is 0); also for `store` and `backend` both
+ *  set, and for a backend without ops, ops->open or ops->close. */
 BREAKER_API int breaker_registry_config_validate(const breaker_registry_config *cfg, char *msg,
                                                  size_t msg_len) BREAKER_NONNULL(1);
 
@@ -137,8 +144,8 @@ breaker_registry_set_config(breaker_registry *reg, const char *pattern, const br
  *  (breaker_name_validate() says why); BREAKER_REGISTRY_FULL when the name is
  *  new and max_breakers breakers exist (after trying idle eviction, when it
  *  is on), counted in breaker_registry_stats.rejected_full: the registry
- *  never grows past its bound; BREAKER_ENOMEM. With a store (config.store),
- *  also its attach errors (breaker_store_attach(): BREAKER_ENOSPC when the
+ *  never grows past its bound; BREAKER_ENOMEM. With a store file (config
+ *  .backend or .store), also its attach errors (breaker_store_attach(): BREAKER_ENOSPC when the
  *  file is full, BREAKER_EINCOMPATIBLE, BREAKER_EIO); a name stored with
  *  other limits is not an error: it is attached to them. On error `*out` is
  *  NULL. */

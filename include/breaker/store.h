@@ -35,7 +35,8 @@
  * another namespace a live claimant may look dead, and two writers of one
  * stripe may then lose counts (never more).
  *
- * A registry can keep its breakers in a store: breaker_registry_config.store
+ * A registry can keep its breakers in a store: breaker_registry_config.backend
+ * = breaker_store_backend(st), or its short form .store = st
  * (breaker/registry.h).
  */
 #ifndef BREAKER_STORE_H
@@ -90,9 +91,8 @@ BREAKER_API BREAKER_NODISCARD int breaker_store_open(const char *path,
     BREAKER_NONNULL(1, 3);
 
 /*! breaker_store_close() : unmap the store. Every breaker attached through it
- *  must have been destroyed first. The file and its breakers stay for the
- *  other processes. NULL, or another store's registry view
- *  (breaker_redis_registry_store()), is a no-op. */
+ *  must have been destroyed first (a registry using it, too). The file and
+ *  its breakers stay for the other processes. NULL is a no-op. */
 BREAKER_API void breaker_store_close(breaker_store *st);
 
 /*! breaker_store_attach() :
@@ -103,9 +103,7 @@ BREAKER_API void breaker_store_close(breaker_store *st);
  *  are this handle's; its clock must be CLOCK_MONOTONIC-based (the default),
  *  which all processes of a boot share.
  *  @return BREAKER_OK; BREAKER_CONFIG_DIFFERS: attached, to stored limits
- *  that differ from `cfg`'s; BREAKER_EINVAL (bad name or configuration, or
- *  `st` is another store's registry view, not a store file; so does
- *  breaker_store_foreach());
+ *  that differ from `cfg`'s; BREAKER_EINVAL (bad name or configuration);
  *  BREAKER_ENOSPC (the store is full: names or bytes); BREAKER_EINCOMPATIBLE
  *  (a corrupt stored breaker, or its entry's block outside the data);
  *  BREAKER_EIO; BREAKER_ENOMEM. */
@@ -121,6 +119,16 @@ BREAKER_API BREAKER_NODISCARD int breaker_store_attach(breaker_store *st, const 
  *  fn's. */
 BREAKER_API int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, const char *name),
                                       void *ctx) BREAKER_NONNULL(1, 2);
+
+/*! breaker_store_backend() :
+ *  The store file as a backend, for breaker_registry_config.backend: a
+ *  registry made with it attaches each name to this file's breaker (as
+ *  breaker_store_attach() does, keeping a name's stored limits) and detaches
+ *  at eviction, leaving the breaker in the file. The backend belongs to `st`
+ *  and lives as long as it: destroy every registry using it before
+ *  breaker_store_close(). Thread-safe.
+ *  @return the backend; never NULL. */
+BREAKER_API breaker_backend *breaker_store_backend(breaker_store *st) BREAKER_NONNULL(1);
 
 #ifdef __cplusplus
 }

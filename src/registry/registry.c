@@ -8,8 +8,9 @@
  * registry_impl.h, the name index in index.c, the reclamation that makes
  * lock-free lookups safe against frees in reclaim.h, and what the registry
  * shows of its breakers (info, walks, exporters' snapshots) in snapshot.c.
- * Breakers are made and freed only through the registry's store (store.h):
- * the process heap (store_heap.c) or a store file (store_file.c).
+ * Breakers are made and freed only through the registry's backend, a table
+ * of operations (breaker/backend.h; src/store/store.h): the process heap by
+ * default, a store file, the fleet store, or a caller's own.
  *
  * Lookups take no lock: a read section, a probe of the name index, and a
  * reference taken on the entry found. Creation, eviction, index rebuilds and
@@ -21,14 +22,14 @@
  * returned by get/find holds one. Eviction unlinks the entry, waits for a
  * grace period (after which no reader can take a new reference from the
  * table) and drops the table's reference; whoever drops the last one
- * closes the breaker through the store (detaching it) and frees its entry.
+ * closes the breaker through the backend (detaching it) and frees its entry.
  */
 #define _GNU_SOURCE
 #include "registry/registry_impl.h"
 #include "common/message.h"
+#include "breaker/store.h"
 #include "common/time_ns.h"
 #include "core/names.h"
-#include "core/owner.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -104,6 +105,19 @@ int breaker_registry_config_validate(const breaker_registry_config *in, char *ms
                             c.flap_threshold, MAX_FLAP, DEFAULT_FLAP);
         return BREAKER_EINVAL;
     }
+    if (c.store != NULL && c.backend != NULL) {
+        (void)breaker__fail(0, msg, msg_len,
+                            "store and backend: both set; store is the short form of "
+                            "backend = breaker_store_backend(store): set one");
+        return BREAKER_EINVAL;
+    }
+    if (c.backend != NULL &&
+        (c.backend->ops == NULL || c.backend->ops->open == NULL || c.backend->ops->close == NULL)) {
+        (void)breaker__fail(0, msg, msg_len,
+                            "backend: ops, ops->open and ops->close must be set "
+                            "(breaker/backend.h)");
+        return BREAKER_EINVAL;
+    }
     char sub[200];
     if (breaker_config_validate(&c.defaults, sub, sizeof(sub)) != BREAKER_OK) {
         (void)breaker__fail(0, msg, msg_len, "defaults: %s", sub);
@@ -140,22 +154,20 @@ int breaker_registry_create(const breaker_registry_config *cfg, breaker_registry
     }
     for (size_t i = 0; i < reg->cfg.max_breakers; i++)
         atomic_init(&reg->slots[i], NULL);
-    if (cfg->store != NULL) {
-        const struct breaker__store_view *view = (const void *)cfg->store;
-        reg->store = view->ctx;
-        reg->store_ops = view->ops;
-    } else {
-        reg->store = NULL;
-        reg->store_ops = &breaker__store_heap_ops;
-    }
+    if (cfg->backend != NULL)
+        reg->backend = *cfg->backend;
+    else if (cfg->store != NULL)
+        reg->backend = *breaker_store_backend(cfg->store);
+    else
+        reg->backend = breaker__backend_heap;
     breaker__reclaim_init(&reg->reclaim);
     *out = reg;
     return BREAKER_OK;
 }
 
 static void entry_free(struct breaker__entry *e) {
-    /* Detach: the store frees this process's handle, never shared state. */
-    e->reg->store_ops->close(e->reg->store, e->b);
+    /* Detach: the backend frees this process's handle, never shared state. */
+    e->reg->backend.ops->close(e->reg->backend.ctx, e->b);
     breaker__history_fini(&e->hist);
     e->magic = 0;
     free(e);
@@ -180,7 +192,7 @@ void breaker_registry_destroy(breaker_registry *reg) {
         reg->overrides = o->next;
         free(o);
     }
-    if (reg->store_ops->fini != NULL) reg->store_ops->fini(reg->store);
+    if (reg->backend.ops->fini != NULL) reg->backend.ops->fini(reg->backend.ctx);
     pthread_mutex_destroy(&reg->lock);
     breaker__index_fini(&reg->names);
     free(reg->slots);
@@ -265,7 +277,7 @@ void breaker__registry_notify_flap(struct breaker__entry *e, enum breaker__flap_
 
 /* A reference for the length of a delivery, unless the entry is already
  * on its way out (no reference left): then whoever dropped the last one is
- * in the store's close, which waits for this delivery before the entry is
+ * in the backend's close, which waits for this delivery before the entry is
  * freed. acquire on success: as entry_unref's acq_rel pairs. */
 static bool entry_try_ref(struct breaker__entry *e) {
     uint64_t refs = atomic_load_explicit(&e->refs, memory_order_relaxed);
@@ -280,8 +292,8 @@ static bool entry_try_ref(struct breaker__entry *e) {
  * very breaker whose transition it hears (breaker_registry_evict_idle(), or
  * a get() that finds the registry full): the delivery holds a reference, so
  * the entry it reads lives until the last listener returns. The thread
- * making a transition normally holds one already; a store's own thread (the
- * fleet store's flusher) holds none. */
+ * making a transition normally holds one already; a backend's own thread
+ * (the fleet store's flusher) holds none. */
 static void dispatch(void *ctx, breaker *b, const breaker_event *bev) {
     struct breaker__entry *e = ctx;
     bool held = entry_try_ref(e);
@@ -390,8 +402,8 @@ static bool evictable(breaker_registry *reg, struct breaker__entry *e) {
 /* Unlink the idle entries and wait until no reader can take a new
  * reference to them, under the lock. The caller drops the table's
  * references with drop_victims() AFTER unlocking: dropping the last one
- * closes the breaker through the store, and a store's close may wait for
- * work that itself needs the lock (the fleet store finishing the delivery
+ * closes the breaker through the backend, and a backend's close may wait
+ * for work that itself needs the lock (the fleet store finishing the delivery
  * of an event whose listener calls breaker_registry_get()). */
 static struct breaker__entry *evict_locked(breaker_registry *reg, size_t *count) {
     *count = 0;
@@ -445,14 +457,14 @@ static int create_locked(breaker_registry *reg, const char *name, uint32_t h,
         free(e);
         return rc;
     }
-    /* What dispatch() reads is set before the handle exists: a store that
+    /* What dispatch() reads is set before the handle exists: a backend that
      * attaches to a shared breaker may report a transition at once. */
     e->reg = reg;
     e->hash = h;
     e->slot = (uint32_t)slot;
     strcpy(e->name, name);
-    struct breaker__owner owner = {.kind = &registry_kind, .ctx = e, .on_event = dispatch};
-    rc = reg->store_ops->open(reg->store, name, config_for(reg, name), &owner, &e->b);
+    breaker_owner owner = {.kind = &registry_kind, .ctx = e, .on_event = dispatch};
+    rc = reg->backend.ops->open(reg->backend.ctx, name, config_for(reg, name), &owner, &e->b);
     if (rc != BREAKER_OK) {
         breaker__history_fini(&e->hist);
         free(e);
@@ -517,7 +529,7 @@ int breaker_registry_get(breaker_registry *reg, const char *name, breaker **out)
 static struct breaker__entry *entry_of(breaker_registry *reg, breaker *b) {
     /* The handle's owner, never the configuration: a breaker created from a
      * copy of this one's configuration is not the registry's. */
-    struct breaker__entry *e = breaker__owner_ctx(b, &registry_kind);
+    struct breaker__entry *e = breaker_owner_ctx(b, &registry_kind);
     if (e == NULL || e->magic != BREAKER__ENTRY_MAGIC || e->reg != reg) return NULL;
     return e;
 }

@@ -22,7 +22,7 @@
 
 #include "registry/reclaim.h"
 #include "registry/registry_internal.h"
-#include "registry/store.h"
+#include "store/store.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -150,10 +150,10 @@ struct breaker_registry {
     struct breaker__listener listeners[BREAKER_REGISTRY_MAX_LISTENERS];
     _Atomic unsigned n_listeners;
     _Atomic uint64_t n_listed, created, evicted, rejected_full, invalid_names;
-    /* Where the breakers are made and freed (store.h): the heap, or the
-     * store file of cfg.store (not owned). */
-    void *store;
-    const struct breaker__store_ops *store_ops;
+    /* Where the breakers are made and freed (breaker/backend.h): a copy of
+     * cfg.backend, or of the store file's (cfg.store), or the heap's. Its
+     * context is not owned. */
+    breaker_backend backend;
 };
 
 /* Drop one reference on `e`; the last one frees it. */
