@@ -1192,6 +1192,124 @@ static void a_listener_may_call_the_registry_during_a_fleet_transition(void **st
     breaker_redis_close(f2);
 }
 
+/* ---- No lock held across a transition -----------------------------------------------------*/
+
+/* The breaker's clock: real time plus a skew a test advances, so that Redis's
+ * waits run on real time while a local probe's deadline can be jumped. */
+static _Atomic uint64_t skew_ns;
+
+static uint64_t skewed_clock(void *ctx) {
+    (void)ctx;
+    return mono_ns() + atomic_load(&skew_ns);
+}
+
+/* A local probe leased and left hanging on `b`, past its local deadline: the
+ * next flush round finds a due probe timeout (the transition the round used
+ * to apply while holding its lock, by reading the counters). */
+static void hang_a_probe_past_its_deadline(breaker_redis *f, breaker *b) {
+    trip_and_flush(f, b);
+    breaker_redis_permit probe;
+    lease_a_probe(f, b, &probe); /* never completed */
+    atomic_fetch_add(&skew_ns, 10000 * MS); /* cap_cfg's probe_timeout is 2 s */
+}
+
+struct attach_in_event {
+    breaker_redis *f;
+    _Atomic int calls;
+    _Atomic int rc;
+};
+
+/* On a probe timeout: attach another name to the same fleet handle (a round
+ * trip under the handle's round lock). */
+static void attach_on_probe_timeout(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)b;
+    struct attach_in_event *a = ctx;
+    if (ev->reason != BREAKER_REASON_PROBE_TIMEOUT || atomic_load(&a->calls) > 0) return;
+    breaker *other = NULL;
+    atomic_store(&a->rc, breaker_redis_attach(a->f, "dl.attached", NULL, &other, NULL, 0));
+    atomic_fetch_add(&a->calls, 1);
+}
+
+/* An event delivered by a flush round (here a probe timeout the round
+ * applies) runs without the round's lock, so its callback may attach a name
+ * to the same handle. Before, the round read the counters with
+ * breaker_stats_get(), which applied the timeout under the lock, and the
+ * callback's attach waited for that lock for ever. */
+static void an_event_delivered_by_a_flush_may_attach_a_name(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
+    assert_non_null(f);
+    struct attach_in_event a = {.f = f};
+    atomic_init(&a.calls, 0);
+    atomic_init(&a.rc, -1);
+    breaker_config cfg;
+    cap_cfg(&cfg);
+    cfg.clock = skewed_clock;
+    cfg.on_event = attach_on_probe_timeout;
+    cfg.event_ctx = &a;
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "dl.hung", &cfg, &b, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    hang_a_probe_past_its_deadline(f, b);
+    int frc = -1;
+    if (!flush_within(f, 10000, &frc))
+        fail_msg("the flush that applied a probe timeout hangs (its callback attached a name)");
+    assert_int_equal(frc, BREAKER_OK);
+    assert_int_equal(atomic_load(&a.calls), 1);
+    assert_int_equal(atomic_load(&a.rc), BREAKER_OK);
+    assert_int_equal(breaker_state_peek(b), BREAKER_OPEN); /* the timeout reopened it */
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    breaker_redis_close(f);
+}
+
+/* On the probe timeout of "dl.hung": ask the fleet-backed registry for a
+ * new name (the registry opens it through the fleet backend). */
+static void get_other_on_probe_timeout(void *ctx, const breaker_registry_event *ev) {
+    struct get_in_listener *g = ctx;
+    if (ev->kind != BREAKER_REGISTRY_TRANSITION ||
+        ev->transition.reason != BREAKER_REASON_PROBE_TIMEOUT ||
+        strcmp(ev->name, "dl.hung") != 0 || atomic_load(&g->calls) > 0)
+        return;
+    breaker *other = NULL;
+    atomic_store(&g->rc, breaker_registry_get(g->reg, "dl.new", &other));
+    if (other != NULL) (void)breaker_registry_release(g->reg, other);
+    atomic_fetch_add(&g->calls, 1);
+}
+
+/* The same through a registry on the fleet backend: a listener that asks it
+ * for a new name, from inside an event a flush round delivered. */
+static void an_event_delivered_by_a_flush_may_ask_a_fleet_registry_for_a_new_name(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
+    assert_non_null(f);
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    cap_cfg(&rc.defaults);
+    rc.defaults.clock = skewed_clock;
+    rc.backend = breaker_redis_backend(f);
+    breaker_registry *reg;
+    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
+    struct get_in_listener g = {.reg = reg};
+    atomic_init(&g.calls, 0);
+    atomic_init(&g.rc, -1);
+    assert_int_equal(breaker_registry_add_listener(reg, get_other_on_probe_timeout, &g),
+                     BREAKER_OK);
+    breaker *b;
+    assert_int_equal(breaker_registry_get(reg, "dl.hung", &b), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    hang_a_probe_past_its_deadline(f, b);
+    int frc = -1;
+    if (!flush_within(f, 10000, &frc))
+        fail_msg("the flush that applied a probe timeout hangs (a listener asked the registry "
+                 "for a new name)");
+    assert_int_equal(frc, BREAKER_OK);
+    assert_int_equal(atomic_load(&g.calls), 1);
+    assert_int_equal(atomic_load(&g.rc), BREAKER_OK);
+    (void)breaker_registry_release(reg, b);
+    breaker_registry_destroy(reg);
+    breaker_redis_close(f);
+}
+
 /* A following host (local OPEN because the fleet opened) meets a fleet state
  * created from scratch (Redis restarted empty): that is no fleet close, the
  * host stays OPEN and its local breaker decides. */
@@ -1688,6 +1806,11 @@ int main(void) {
                                         teardown_server),
         cmocka_unit_test_setup_teardown(a_listener_may_call_the_registry_during_a_fleet_transition,
                                         setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(an_event_delivered_by_a_flush_may_attach_a_name,
+                                        setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(
+            an_event_delivered_by_a_flush_may_ask_a_fleet_registry_for_a_new_name, setup_server,
+            teardown_server),
         cmocka_unit_test_setup_teardown(a_fresh_fleet_state_does_not_close_a_following_host,
                                         setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(a_lease_result_survives_a_failed_round, setup_server,
