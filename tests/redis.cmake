@@ -2,11 +2,12 @@
 # The fleet store's tests (src/redis/, include/breaker/redis.h): a real
 # redis-server that the tests start themselves (tests/redis_server.c), on a
 # free loopback port and a unix socket. Built when breaker_redis is; they link
-# breaker::redis alone, never libbreaker as well (src/redis/CMakeLists.txt
-# says why). Labels: "external" (it needs a redis-server, and its timings mean
+# breaker::redis, which brings libbreaker (one copy of the core, static or
+# shared). Labels: "external" (it needs a redis-server, and its timings mean
 # nothing under valgrind), "concurrency" (make check also runs it under TSan:
 # the flusher thread and the callers share the lease slots and gates).
-if(TARGET breaker_redis)
+# Both are cmocka programs (tests/CMakeLists.txt: BREAKER_HAVE_CMOCKA).
+if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
   find_program(BREAKER_REDIS_SERVER redis-server)
   if(NOT BREAKER_REDIS_SERVER)
     message(STATUS "breaker_redis: no redis-server; its tests are not built")
@@ -28,6 +29,14 @@ if(TARGET breaker_redis)
     target_include_directories(test_contract_redis PRIVATE ${PROJECT_SOURCE_DIR}/tests)
     add_test(NAME test_contract_redis COMMAND test_contract_redis)
     set_tests_properties(test_contract_redis PROPERTIES TIMEOUT 120 LABELS "external")
+    # The fleet's scope on every path: ten host processes through the
+    # executor and through a registry on the fleet backend.
+    add_executable(test_fleet_scope test_fleet_scope.c redis_server.c)
+    target_link_libraries(test_fleet_scope PRIVATE breaker_redis PkgConfig::CMOCKA
+                                                   PkgConfig::HIREDIS Threads::Threads)
+    target_include_directories(test_fleet_scope PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    add_test(NAME test_fleet_scope COMMAND test_fleet_scope)
+    set_tests_properties(test_fleet_scope PROPERTIES TIMEOUT 180 LABELS "external")
   endif()
 endif()
 
