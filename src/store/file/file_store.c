@@ -96,10 +96,7 @@ struct store_entry {
 
 struct breaker_store {
     /* What breaker_store_backend() hands out: breaker__file_backend_ops
-     * with this store. TEMPORARY, until the fleet store's tests stop giving
-     * breaker_registry_config.store a breaker_redis_registry_store(): first,
-     * so that the registry's breaker_store_backend() of that pun still finds
-     * the fleet's backend. Nothing else depends on the order. */
+     * with this store. */
     breaker_backend backend;
     uint64_t store_id; /* this file's host domain: the header's id, the inode */
     uint64_t pid_ns;   /* the header's */
