@@ -26,7 +26,8 @@ static void touch_name(breaker_registry *reg, const char *name) {
 }
 
 /* A backend that counts what the registry asks of it and makes heap
- * breakers; it refuses to open the name "refused". */
+ * breakers; it refuses to open the name "refused", and says "stored" was
+ * attached to other limits (BREAKER_CONFIG_DIFFERS, as a shared backend may). */
 struct counting_store {
     int opens, closes, finis;
     int closes_at_fini;
@@ -37,7 +38,8 @@ static int counting_open(void *store, const char *name, const breaker_config *cf
     struct counting_store *cs = store;
     if (strcmp(name, "refused") == 0) return BREAKER_ENOMEM;
     cs->opens++;
-    return breaker_create_bound(cfg, owner, NULL, out);
+    int rc = breaker_create_bound(cfg, owner, NULL, out);
+    return rc == BREAKER_OK && strcmp(name, "stored") == 0 ? BREAKER_CONFIG_DIFFERS : rc;
 }
 
 static void counting_close(void *store, breaker *b) {
@@ -83,23 +85,26 @@ static void the_registry_makes_and_frees_breakers_only_through_its_backend(void 
     assert_int_equal(breaker_registry_get(reg, "refused", &b), BREAKER_ENOMEM);
     assert_null(b);
     assert_int_equal(breaker_registry_find(reg, "refused", &b), BREAKER_NOT_FOUND);
+    /* Attached to other limits is attached: listed, not an error. */
+    touch_name(reg, "stored");
+    assert_int_equal(cs.opens, 3);
 
     /* Eviction detaches through the backend, when the last reference goes. */
     size_t n = 0;
     assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK);
     fake_clock_advance(&clock, 10 * SEC);
     assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK);
-    assert_int_equal(n, 2);
-    assert_int_equal(cs.closes, 1); /* "idle"; "held" is still held */
+    assert_int_equal(n, 3);
+    assert_int_equal(cs.closes, 2); /* "idle" and "stored"; "held" is still held */
     assert_int_equal(breaker_registry_release(reg, held), BREAKER_OK);
-    assert_int_equal(cs.closes, 2);
+    assert_int_equal(cs.closes, 3);
 
     touch_name(reg, "later");
-    assert_int_equal(cs.opens, 3);
+    assert_int_equal(cs.opens, 4);
     breaker_registry_destroy(reg); /* closes "later", then finishes the backend */
-    assert_int_equal(cs.closes, 3);
+    assert_int_equal(cs.closes, 4);
     assert_int_equal(cs.finis, 1);
-    assert_int_equal(cs.closes_at_fini, 3);
+    assert_int_equal(cs.closes_at_fini, 4);
 }
 
 /* A backend whose close waits for another thread that needs the registry

@@ -465,6 +465,7 @@ static int create_locked(breaker_registry *reg, const char *name, uint32_t h,
     strcpy(e->name, name);
     breaker_owner owner = {.kind = &registry_kind, .ctx = e, .on_event = dispatch};
     rc = reg->backend.ops->open(reg->backend.ctx, name, config_for(reg, name), &owner, &e->b);
+    if (rc == BREAKER_CONFIG_DIFFERS) rc = BREAKER_OK; /* attached, to the stored limits */
     if (rc != BREAKER_OK) {
         breaker__history_fini(&e->hist);
         free(e);

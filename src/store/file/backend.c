@@ -3,9 +3,10 @@
  * backend.c - the store file as a backend (store.h, breaker/backend.h): the
  * table breaker_store_backend() hands out, over breaker__store_attach_owned().
  *
- * open attaches (a name another process created keeps its stored limits: the
- * registry takes the breaker as it is, which is the store's documented rule,
- * rather than refusing a name that works); close detaches this process's
+ * open attaches (a name another process created keeps its stored limits, and
+ * says so with BREAKER_CONFIG_DIFFERS: the registry takes the breaker as it
+ * is, which is the store's documented rule, rather than refusing a name that
+ * works); close detaches this process's
  * handle and leaves the shared breaker in the file. The store itself is the
  * caller's: a registry neither opens nor closes it, so fini is NULL.
  */
@@ -13,9 +14,7 @@
 
 static int file_open(void *ctx, const char *name, const breaker_config *cfg,
                      const breaker_owner *owner, breaker **out) {
-    int rc = breaker__store_attach_owned(ctx, name, cfg, owner, out, NULL, 0);
-    if (rc == BREAKER_CONFIG_DIFFERS) return BREAKER_OK; /* attached, to the stored limits */
-    return rc;
+    return breaker__store_attach_owned(ctx, name, cfg, owner, out, NULL, 0);
 }
 
 static void file_close(void *ctx, breaker *b) {
