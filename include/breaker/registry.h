@@ -72,6 +72,10 @@ struct breaker_registry_config {
      * histories and flapping use each breaker's clock). NULL = CLOCK_MONOTONIC. */
     breaker_clock_fn *clock;
     void *clock_ctx;
+    /* The short form of .backend = breaker_store_backend(store) (below), for
+     * a store file from breaker_store_open() (and only a store file). Setting
+     * both `store` and `backend` is BREAKER_EINVAL. Not owned. */
+    struct breaker_store *store;
     /* Where the breakers live: the backend each name is opened on
      * (breaker/backend.h; copied, its context is not owned). NULL (the
      * default): this process's heap, one breaker per name per process.
@@ -88,10 +92,6 @@ struct breaker_registry_config {
      * whatever the backend. Destroy the registry before the store or fleet
      * handle that the backend belongs to. */
     const breaker_backend *backend;
-    /* The short form of .backend = breaker_store_backend(store), for a store
-     * file from breaker_store_open() (and only a store file). Setting both
-     * `store` and `backend` is BREAKER_EINVAL. Not owned. */
-    struct breaker_store *store;
 };
 
 /*! breaker_registry_config_init() :
