@@ -199,10 +199,10 @@ static void build(bool threads) {
 
 #ifdef BENCH_HAVE_FLEET
     /* The same breakers attached through the fleet store (fleet_cases.c):
-     * the fleet issue's target, closed and open calls within 1.2x of local.
-     * No network I/O on these paths; a flusher thread reads the counters
-     * every 250 ms. */
-    const char *FL = "fleet-backed (breaker_redis_acquire/complete) against the same breaker local";
+     * closed and open calls within 1.2x of local in time (callgrind: the same
+     * instructions, scripts/bench.sh). No network I/O on these paths; a
+     * flusher thread reads the counters every 250 ms. */
+    const char *FL = "fleet-backed (plain acquire/complete) against the same breaker local";
     add(FL, "fleet_closed_consecutive", "closed, consecutive", case_fleet_closed,
         make_fleet_closed(BREAKER_TRIP_CONSECUTIVE), 0, "closed_consecutive", 1.2);
     add(FL, "fleet_closed_count", "closed, count window", case_fleet_closed,

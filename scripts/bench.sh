@@ -54,13 +54,21 @@ else
     [store_closed_count]=closed_count [store_closed_time]=closed_time [store_open]=open
     [fleet_closed_consecutive]=closed_consecutive [fleet_closed_count]=closed_count
     [fleet_closed_time]=closed_time [fleet_open]=open)
-  declare -A per_call=()
+  declare -A per_call=() short_call=()
   misses=0
   for entry in $cases; do
     name=${entry%%:*}
     limit=${entry##*:}
     out="$tmp/$name.cg"
-    valgrind --tool=callgrind --toggle-collect=bench_callgrind_region \
+    # The fleet rows count the call path alone: the flusher is parked (an
+    # interval of an hour) while they run. With its rounds running under
+    # valgrind, 1-3% of the time-window successes took the re-hinting slow
+    # path (+1.9 to 3.5 instructions per call on average; not with Redis
+    # absent, nor with a thread reading the counters every 250 ms; not
+    # understood yet): the flusher's cost in time is in the timing rows.
+    flush_env=()
+    [[ $name == fleet_* ]] && flush_env=(env BENCH_FLUSH_MS=3600000)
+    "${flush_env[@]}" valgrind --tool=callgrind --toggle-collect=bench_callgrind_region \
       --callgrind-out-file="$out" "$bench" --callgrind "$name" "$iters" >/dev/null 2>"$tmp/log" ||
       { cat "$tmp/log" >&2; exit 1; }
     # Inclusive counts per function; the API entry points are never inlined
@@ -72,24 +80,34 @@ else
       / [^ ]*:(floor_acquire|floor_complete_[a-z]*|floor_refuse_open)[.a-z0-9]* / { lib += $1 }
       /:clock_gettime/ { clock += $1 }
       END { printf "%d %d\n", lib, clock }')
-    # A fleet-backed call is the same core call (same configuration, same
-    # path) inside breaker_redis_acquire/complete: counted as the in-process
-    # case's count plus the wrappers' own instructions (exclusive counts).
-    if [[ $name == fleet_* ]] && [ -n "${per_call[${store_of[$name]}]:-}" ]; then
-      self=$(callgrind_annotate --inclusive=no "$out" | awk '
-        { gsub(",", "", $1) }
-        /:(breaker_redis_acquire|breaker_redis_complete) \[/ { s += $1 }
-        END { printf "%d\n", s }')
-      base_lib=$(awk -v p="${per_call[${store_of[$name]}]}" -v n="$iters" 'BEGIN { printf "%d", p * n }')
-      lib=$((base_lib + self + clock))
-    fi
     per=$(awk -v l="$lib" -v c="$clock" -v n="$iters" 'BEGIN { printf "%.1f", (l - c) / n }')
+    # A time-window success moves its bucket hint once per bucket (1 s by
+    # default): whether a run spans one boundary or two is wall-clock luck
+    # (about 50k instructions each). The short paths alone, for comparing
+    # two rows exactly: without the re-hints.
+    rehint=$(callgrind_annotate --inclusive=yes "$out" | awk '
+      { gsub(",", "", $1) }
+      /:time_window_success_slow / { s += $1 }
+      END { printf "%d\n", s }')
+    short=$(awk -v l="$lib" -v c="$clock" -v h="$rehint" -v n="$iters" \
+      'BEGIN { printf "%.1f", (l - c - h) / n }')
+    short_call[$name]=$short
     clk=$(awk -v c="$clock" -v n="$iters" 'BEGIN { printf "%.1f", c / n }')
     tot=$(awk -v l="$lib" -v n="$iters" 'BEGIN { printf "%.1f", l / n }')
     per_call[$name]=$per
     verdict=""
     base=${store_of[$name]:-}
-    if [ -n "$base" ] && [ -n "${per_call[$base]:-}" ]; then
+    if [[ $name == fleet_* ]] && [ -n "${per_call[$base]:-}" ]; then
+      # A fleet-backed breaker's closed call and open refusal are the local
+      # breaker's own short paths (its backend is consulted on probes only):
+      # the same instructions, not merely close.
+      if [ "$short" = "${short_call[$base]}" ]; then
+        verdict="= $base (short path $short = ${short_call[$base]}) PASS"
+      else
+        verdict="!= $base (short path $short vs ${short_call[$base]}) MISS"
+        misses=$((misses + 1))
+      fi
+    elif [ -n "$base" ] && [ -n "${per_call[$base]:-}" ]; then
       ratio=$(awk -v p="$per" -v b="${per_call[$base]}" 'BEGIN { printf "%.2f", p / b }')
       if awk -v r="$ratio" 'BEGIN { exit !(r <= 1.2) }'; then
         verdict="${ratio}x $base, <= 1.2x PASS"
