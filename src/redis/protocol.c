@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * protocol.c - the fleet client's decisions (protocol.h): plain data in,
+ * plain data out; no socket, no lock, no clock, no breaker call. The I/O
+ * around them is the client's (fleet.c); the server's half is the scripts
+ * (scripts.c), which the simulator models on its own clock
+ * (tools/fleet_server.c) while calling these for the client's half.
+ */
+#include "redis/protocol.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS_PER_US 1000u
+
+/* ---- The limits as text ------------------------------------------------------- */
+
+void breaker__fleet_limits_of(const breaker_config *c, struct breaker__fleet_limits *out) {
+    memset(out, 0, sizeof *out);
+    out->min_calls = c->min_calls;
+    out->failure_rate = c->failure_rate;
+    out->slow_call_rate = c->slow_call_rate;
+    out->window_us = c->window_ns / NS_PER_US;
+    /* A COUNT_WINDOW policy's window_buckets may be 0 (unused locally); the
+     * fleet keeps a time window for it all the same. */
+    out->buckets = c->window_buckets ? c->window_buckets : 10;
+    out->open_us = c->open_ns / NS_PER_US;
+    out->open_backoff = c->open_backoff;
+    out->open_max_us = c->open_max_ns / NS_PER_US;
+    out->open_jitter = c->open_jitter;
+    out->max_probes = c->half_open_max_probes;
+    out->successes = c->half_open_successes;
+    out->probe_timeout_us = c->probe_timeout_ns / NS_PER_US;
+    out->failure_threshold = c->trip == BREAKER_TRIP_CONSECUTIVE ? c->failure_threshold : 0;
+}
+
+void breaker__fleet_limits_format(const struct breaker__fleet_limits *l, char *out, size_t len) {
+    snprintf(out, len,
+             "%" PRIu32 " %.17g %.17g %" PRIu64 " %" PRIu32 " %" PRIu64 " %.17g %" PRIu64
+             " %.17g %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32,
+             l->min_calls, l->failure_rate, l->slow_call_rate, l->window_us, l->buckets, l->open_us,
+             l->open_backoff, l->open_max_us, l->open_jitter, l->max_probes, l->successes,
+             l->probe_timeout_us, l->failure_threshold);
+}
+
+void breaker__fleet_limits_text(const breaker_config *cfg, char *out, size_t len) {
+    struct breaker__fleet_limits l;
+    breaker__fleet_limits_of(cfg, &l);
+    breaker__fleet_limits_format(&l, out, len);
+}
+
+/* How one field of the text is read. */
+enum field_kind { FIELD_U32, FIELD_U64_US, FIELD_RATE, FIELD_FACTOR };
+struct field {
+    const char *name; /* the breaker_config field it stands for */
+    enum field_kind kind;
+    bool zero_is_default; /* breaker_config reads 0 as its default; the
+                             scripts would use 0 itself */
+    size_t offset;
+};
+#define FIELD(member, kind, zero) \
+    { #member, kind, zero, offsetof(struct breaker__fleet_limits, member) }
+/* In the order of the text (scripts.c: c[1] .. c[13]). */
+static const struct field fields[] = {
+    FIELD(min_calls, FIELD_U32, true),
+    FIELD(failure_rate, FIELD_RATE, true),
+    FIELD(slow_call_rate, FIELD_RATE, false), /* 0: off, for both */
+    FIELD(window_us, FIELD_U64_US, true),
+    FIELD(buckets, FIELD_U32, true),
+    FIELD(open_us, FIELD_U64_US, true),
+    FIELD(open_backoff, FIELD_FACTOR, true),
+    FIELD(open_max_us, FIELD_U64_US, true),
+    FIELD(open_jitter, FIELD_RATE, false), /* 0: none, for both */
+    FIELD(max_probes, FIELD_U32, true),
+    FIELD(successes, FIELD_U32, true),
+    FIELD(probe_timeout_us, FIELD_U64_US, true),
+    FIELD(failure_threshold, FIELD_U32, false), /* 0: a window policy */
+};
+#undef FIELD
+#define FIELD_COUNT     (sizeof fields / sizeof fields[0])
+#define FIELDS_REQUIRED 12 /* failure_threshold was appended later */
+
+static int parse_fail(char *why, size_t why_len, const char *fmt, ...) {
+    if (why != NULL && why_len > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, why_len, fmt, ap);
+        va_end(ap);
+    }
+    return 0;
+}
+
+/* The scripts split the text on white space (Lua's %S+): so do we. */
+static bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* A decimal integer of digits only, at most `max`. */
+static bool read_integer(const char *s, size_t n, uint64_t max, uint64_t *out) {
+    uint64_t v = 0;
+    if (n == 0) return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (max - d) / 10) return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+/* A finite, non-negative number as %.17g writes one (digits, a point, an
+ * exponent): no sign, no "inf", "nan" or hexadecimal, which strtod would
+ * take. */
+static bool read_real(const char *s, size_t n, double *out) {
+    char buf[64];
+    if (n == 0 || n >= sizeof buf) return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool exp_sign = (c == '-' || c == '+') && i > 0 && (s[i - 1] == 'e' || s[i - 1] == 'E');
+        if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || exp_sign)) return false;
+    }
+    if (s[0] < '0' || s[0] > '9') return false; /* ".5" and "e5": not ours */
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *end = NULL;
+    double v = strtod(buf, &end);
+    if (end != buf + n || !isfinite(v) || v < 0) return false;
+    *out = v;
+    return true;
+}
+
+/* Read field `f` from the token s[0..n) into `l`. @return 1, or 0 with why. */
+static int read_field(const struct field *f, const char *s, size_t n,
+                      struct breaker__fleet_limits *l, char *why, size_t why_len) {
+    char *at = (char *)l + f->offset;
+    uint64_t u = 0;
+    double d = 0;
+    bool zero = false;
+    switch (f->kind) {
+    case FIELD_U32:
+        if (!read_integer(s, n, UINT32_MAX, &u))
+            return parse_fail(why, why_len, "%s: \"%.*s\" is not an integer in 0..%" PRIu32,
+                              f->name, (int)n, s, UINT32_MAX);
+        {
+            uint32_t v = (uint32_t)u;
+            memcpy(at, &v, sizeof v);
+        }
+        zero = u == 0;
+        break;
+    case FIELD_U64_US:
+        /* The local breaker holds it in nanoseconds. */
+        if (!read_integer(s, n, UINT64_MAX / NS_PER_US, &u))
+            return parse_fail(why, why_len,
+                              "%s: \"%.*s\" is not a whole number of microseconds in 0..%" PRIu64,
+                              f->name, (int)n, s, UINT64_MAX / NS_PER_US);
+        memcpy(at, &u, sizeof u);
+        zero = u == 0;
+        break;
+    case FIELD_RATE:
+    case FIELD_FACTOR:
+        if (!read_real(s, n, &d))
+            return parse_fail(why, why_len, "%s: \"%.*s\" is not a finite non-negative number",
+                              f->name, (int)n, s);
+        if (f->kind == FIELD_RATE && d > 1)
+            return parse_fail(why, why_len, "%s: %.17g is not a rate in [0, 1]", f->name, d);
+        memcpy(at, &d, sizeof d);
+        zero = d == 0;
+        break;
+    }
+    if (zero && f->zero_is_default)
+        return parse_fail(why, why_len, "%s: 0 (the scripts would use 0 itself, not the default)",
+                          f->name);
+    return 1;
+}
+
+int breaker__fleet_limits_parse(const char *text, struct breaker__fleet_limits *out, char *why,
+                                size_t why_len) {
+    struct breaker__fleet_limits l;
+    memset(&l, 0, sizeof l);
+    size_t got = 0;
+    const char *p = text;
+    while (got < FIELD_COUNT) {
+        while (is_space(*p))
+            p++;
+        if (*p == '\0') break;
+        const char *start = p;
+        while (*p != '\0' && !is_space(*p))
+            p++;
+        if (!read_field(&fields[got], start, (size_t)(p - start), &l, why, why_len)) return 0;
+        got++;
+    }
+    if (got < FIELDS_REQUIRED)
+        return parse_fail(why, why_len, "%zu fields, at least %d expected (%s missing)", got,
+                          FIELDS_REQUIRED, fields[got].name);
+    if (l.open_max_us < l.open_us)
+        return parse_fail(why, why_len, "open_max_us: %" PRIu64 " is below open_us %" PRIu64,
+                          l.open_max_us, l.open_us);
+    *out = l;
+    return 1;
+}
+
+void breaker__fleet_limits_apply(const struct breaker__fleet_limits *l, breaker_config *cfg) {
+    cfg->min_calls = l->min_calls;
+    cfg->failure_rate = l->failure_rate;
+    cfg->slow_call_rate = l->slow_call_rate;
+    cfg->window_ns = l->window_us * NS_PER_US;
+    cfg->window_buckets = l->buckets;
+    cfg->open_ns = l->open_us * NS_PER_US;
+    cfg->open_backoff = l->open_backoff;
+    cfg->open_max_ns = l->open_max_us * NS_PER_US;
+    cfg->open_jitter = l->open_jitter;
+    cfg->half_open_max_probes = l->max_probes;
+    cfg->half_open_successes = l->successes;
+    cfg->probe_timeout_ns = l->probe_timeout_us * NS_PER_US;
+    if (l->failure_threshold > 0) {
+        cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+        cfg->failure_threshold = l->failure_threshold;
+    } else if (cfg->trip == BREAKER_TRIP_CONSECUTIVE) {
+        cfg->trip = BREAKER_TRIP_TIME_WINDOW; /* the fleet keeps a window */
+    }
+}
+
+int breaker__fleet_limits_adopt(const char *stored, breaker_config *cfg, bool *differs, char *why,
+                                size_t why_len) {
+    struct breaker__fleet_limits l;
+    if (!breaker__fleet_limits_parse(stored, &l, why, why_len)) return 0;
+    breaker_config theirs = *cfg;
+    breaker__fleet_limits_apply(&l, &theirs);
+    char msg[256];
+    if (breaker_config_validate(&theirs, msg, sizeof msg) != BREAKER_OK)
+        return parse_fail(why, why_len, "%s", msg);
+    char a[BREAKER__FLEET_LIMITS_LEN], b[BREAKER__FLEET_LIMITS_LEN];
+    breaker__fleet_limits_text(cfg, a, sizeof a);
+    breaker__fleet_limits_text(&theirs, b, sizeof b);
+    *differs = strcmp(a, b) != 0;
+    *cfg = theirs;
+    return 1;
+}
+
+/* ---- Keys and the scripts' arguments ------------------------------------------ */
+
+void breaker__fleet_key(const char *name, int which, char *out, size_t len) {
+    static const char *const suffix[FLEET_KEY_COUNT] = {"s", "w", "l"};
+    snprintf(out, len, "breaker:v1:{%s}:%s", name, suffix[which]);
+}
+
+void breaker__fleet_token_text(uint64_t token, char out[17]) {
+    snprintf(out, 17, "%016" PRIx64, token);
+}
+
+void breaker__fleet_ttl_text(uint64_t ttl_ns, char out[24]) {
+    snprintf(out, 24, "%" PRIu64, ttl_ns / 1000000u);
+}
+
+/* ---- A flush's deltas ------------------------------------------------------- */
+
+void breaker__fleet_take_deltas(struct breaker__fleet_seen *seen, const breaker_stats *s,
+                                struct breaker__fleet_deltas *out) {
+    uint64_t pfail = s->probes_failed - s->probes_timed_out; /* completed as failures */
+    /* Successes minus the probes' (a probe's success counts in both), plus
+     * what the last round carried: may be negative for a moment (see
+     * success_carry), and is then carried again instead of sent. */
+    int64_t net = (int64_t)(s->successes - seen->successes) -
+                  (int64_t)(s->probes_succeeded - seen->probes_succeeded) + seen->success_carry;
+    uint64_t succ = net > 0 ? (uint64_t)net : 0;
+    seen->success_carry = net < 0 ? net : 0;
+    uint64_t fail = s->failures - seen->failures;
+    uint64_t probe_fail = pfail - seen->probes_failed;
+    fail = fail > probe_fail ? fail - probe_fail : 0;
+    out->calls = succ + fail;
+    out->failures = fail;
+    out->slow = s->slow - seen->slow;
+    out->run = s->consecutive_failures;
+    seen->successes = s->successes;
+    seen->failures = s->failures;
+    seen->slow = s->slow;
+    seen->probes_succeeded = s->probes_succeeded;
+    seen->probes_failed = pfail;
+}
+
+void breaker__fleet_deltas_drop(struct breaker__fleet_deltas *d) {
+    d->calls = 0;
+    d->failures = 0;
+    d->slow = 0;
+}
+
+static void call_arg(struct breaker__fleet_call *c, uint64_t v) {
+    snprintf(c->argv[c->argc], sizeof c->argv[c->argc], "%" PRIu64, v);
+    c->argc++;
+}
+
+void breaker__fleet_call_flush(struct breaker__fleet_call *c, uint64_t known_gen,
+                               const struct breaker__fleet_deltas *d) {
+    c->script = FLEET_SCRIPT_FLUSH;
+    c->argc = 0;
+    call_arg(c, known_gen);
+    call_arg(c, d->calls);
+    call_arg(c, d->failures);
+    call_arg(c, d->slow);
+    call_arg(c, d->run);
+}
+
+void breaker__fleet_call_acquire(struct breaker__fleet_call *c, uint64_t token) {
+    c->script = FLEET_SCRIPT_ACQUIRE;
+    c->argc = 1;
+    breaker__fleet_token_text(token, c->argv[0]);
+}
+
+void breaker__fleet_call_release(struct breaker__fleet_call *c, uint64_t gen, uint64_t token,
+                                 int result) {
+    c->script = FLEET_SCRIPT_RELEASE;
+    c->argc = 0;
+    call_arg(c, gen);
+    breaker__fleet_token_text(token, c->argv[c->argc++]);
+    call_arg(c, (uint64_t)result);
+}
+
+/* ---- Answers -------------------------------------------------------------------- */
+
+int breaker__fleet_answer_read(const int64_t v[ANS_COUNT], struct breaker__fleet_answer *out) {
+    if (v[ANS_STATE] < FLEET_CLOSED || v[ANS_STATE] > FLEET_HALF_OPEN) return 0;
+    if (v[ANS_VERDICT] < VERDICT_NONE || v[ANS_VERDICT] > VERDICT_APPLIED) return 0;
+    if (v[ANS_GEN] < 0 || v[ANS_K] < 0 || v[ANS_K] > (int64_t)UINT32_MAX || v[ANS_SUCC] < 0 ||
+        v[ANS_CALLS] < 0 || v[ANS_FAILURES] < 0 || v[ANS_SLOW] < 0 || v[ANS_BORN] < 0)
+        return 0;
+    out->state = (int)v[ANS_STATE];
+    out->gen = (uint64_t)v[ANS_GEN];
+    out->wait_us = v[ANS_WAIT_US] > 0 ? (uint64_t)v[ANS_WAIT_US] : 0;
+    out->k = (uint32_t)v[ANS_K];
+    out->successes = (uint64_t)v[ANS_SUCC];
+    out->verdict = (int)v[ANS_VERDICT];
+    out->calls = (uint64_t)v[ANS_CALLS];
+    out->failures = (uint64_t)v[ANS_FAILURES];
+    out->slow = (uint64_t)v[ANS_SLOW];
+    out->born = (uint64_t)v[ANS_BORN];
+    return 1;
+}
+
+/* ---- What an answer means for the local breaker ------------------------------- */
+
+void breaker__fleet_follow_rearm(struct breaker__fleet_follow *f) {
+    uint64_t known = f->known_gen;
+    memset(f, 0, sizeof *f);
+    f->known_gen = known;
+}
+
+void breaker__fleet_note_degraded(struct breaker__fleet_follow *f,
+                                  const struct breaker__fleet_local *local, bool answers_decided) {
+    f->degraded_gen_set = !answers_decided && local != NULL;
+    if (local != NULL) f->degraded_gen = local->gen;
+}
+
+void breaker__fleet_check_recovered(struct breaker__fleet_follow *f, bool was_degraded,
+                                    const struct breaker__fleet_local *local) {
+    f->recovered = was_degraded && f->degraded_gen_set && local != NULL &&
+                   local->gen != f->degraded_gen && local->state == BREAKER_CLOSED;
+}
+
+void breaker__fleet_note_stale_trip(struct breaker__fleet_follow *f, uint64_t gen) {
+    f->stale_tripped = true;
+    f->stale_trip_gen = gen;
+}
+
+static void set_gate(struct breaker__fleet_gate *g, uint64_t until_ns) {
+    g->change = true;
+    g->until_ns = until_ns;
+}
+
+static void trip_with_fleet_evidence(struct breaker__fleet_action *act,
+                                     const struct breaker__fleet_answer *a, uint64_t local_gen) {
+    breaker_evidence *ev = &act->evidence;
+    memset(ev, 0, sizeof *ev);
+    ev->calls = a->calls;
+    ev->failures = a->failures;
+    ev->slow_calls = a->slow;
+    if (ev->calls > 0) {
+        ev->failure_rate = (double)ev->failures / (double)ev->calls;
+        ev->slow_call_rate = (double)ev->slow_calls / (double)ev->calls;
+    }
+    ev->failed_recoveries = a->k;
+    act->kind = FLEET_ACT_TRIP;
+    act->gen = local_gen;
+}
+
+/* The fleet is CLOSED. */
+static void decide_closed(struct breaker__fleet_follow *f, const struct breaker__fleet_answer *a,
+                          const struct breaker__fleet_local *local,
+                          struct breaker__fleet_action *act) {
+    /* A close of the fleet this host followed: the state was born no later
+     * than the open it followed (born 0: a state from before the field,
+     * taken as the same). A state created from scratch since (Redis
+     * restarted empty, keys expired or deleted) closed nothing: the host
+     * keeps its local state, and its local breaker decides. */
+    bool same_state = a->born <= f->followed_gen;
+    bool local_open = local->state == BREAKER_OPEN || local->state == BREAKER_HALF_OPEN;
+    if (f->follows && same_state && local_open) {
+        /* The fleet recovered: so does this host, at once (its leased
+         * successes were recorded as IGNORED: the fleet counted them), as a
+         * recovery by probes (a ramp with ramp_ns set). */
+        act->kind = FLEET_ACT_CLOSE;
+        act->gen = local->gen;
+    } else if (act->kind == FLEET_ACT_TRIP) {
+        act->kind = FLEET_ACT_NONE; /* an earlier answer's trip: the fleet closed since */
+    }                               /* else an earlier answer's close of this round stands */
+    f->follows = false;
+}
+
+void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker__fleet_answer *a,
+                           const struct breaker__fleet_local *local, uint64_t now_ns,
+                           struct breaker__fleet_action *act, struct breaker__fleet_gate *gate) {
+    gate->change = false;
+    f->known_gen = a->gen;
+    if (local == NULL) return; /* retired: only its lease results went */
+    if (f->stale_tripped) {
+        /* The first good answer since a FAIL_CLOSED trip: the trip was
+         * this host's lack of a view, not the fleet's evidence. A fleet
+         * that is CLOSED undoes it (fenced by the trip's generation: a
+         * breaker that moved on since is left alone); an open one is
+         * followed as after any trip (below). */
+        f->stale_tripped = false;
+        if (a->state == FLEET_CLOSED) {
+            set_gate(gate, 0);
+            act->kind = FLEET_ACT_CLOSE;
+            act->gen = f->stale_trip_gen;
+            f->follows = false;
+            return;
+        }
+    }
+    if (a->state == FLEET_CLOSED) {
+        set_gate(gate, 0);
+        decide_closed(f, a, local, act);
+        return;
+    }
+    f->follows = true;
+    f->followed_gen = a->gen;
+    if (a->state == FLEET_OPEN && a->wait_us > 0) set_gate(gate, now_ns + a->wait_us * NS_PER_US);
+    if (local->state == BREAKER_CLOSED && a->state == FLEET_OPEN && a->wait_us == 0 &&
+        (f->recovered || f->spared_gen == a->gen)) {
+        /* Redis back after a partition: the local breaker recovered on its
+         * own evidence (a successful local probe) while the host was
+         * degraded, and the fleet's open wait is over (the fleet only waits
+         * for a probe). Tripping a healthy dependency for a whole open wait
+         * would gain nothing: this host stays CLOSED for this fleet
+         * generation (a later trip, a new generation, is followed). */
+        f->spared_gen = a->gen;
+        if (act->kind == FLEET_ACT_TRIP) act->kind = FLEET_ACT_NONE;
+        return;
+    }
+    if (local->state == BREAKER_CLOSED) {
+        /* Fenced by the local generation: a breaker that moved on since
+         * this read (another trip, a reset) is left alone (STALE), and the
+         * next answer looks again. */
+        trip_with_fleet_evidence(act, a, local->gen);
+    } else {
+        act->kind = FLEET_ACT_NONE; /* the fleet is open again: no close */
+    }
+}
+
+/* ---- Leases ------------------------------------------------------------------- */
+
+int breaker__fleet_lease_verdict(const struct breaker__fleet_answer *a) {
+    if (a == NULL) return FLEET_LEASE_ERROR;
+    if (a->verdict == VERDICT_GRANTED) return FLEET_LEASE_GRANTED;
+    if (a->verdict == VERDICT_CLOSED) return FLEET_LEASE_CLOSED;
+    return FLEET_LEASE_REFUSED;
+}
+
+void breaker__fleet_lease_settle(int verdict, const struct breaker__fleet_answer *a,
+                                 uint64_t followed_gen, const struct breaker__fleet_lease_times *t,
+                                 struct breaker__fleet_lease_plan *out) {
+    memset(out, 0, sizeof *out);
+    if (verdict == FLEET_LEASE_GRANTED && t->now_ns - t->start_ns > t->budget_ns) {
+        out->give_back = true; /* granted, but too late to use */
+        verdict = FLEET_LEASE_ERROR;
+    }
+    out->verdict = verdict;
+    switch (verdict) {
+    case FLEET_LEASE_GRANTED:
+        out->hold = true;
+        out->rc = BREAKER_OK;
+        return;
+    case FLEET_LEASE_CLOSED:
+        if (followed_gen != 0 && a->born <= followed_gen) {
+            /* The fleet closed the open this host follows (the same state,
+             * as decide_closed() judges it): the host closes at its next
+             * round, asked for now; its probe would be one more in flight
+             * than the fleet allows. */
+            out->flush_now = true;
+            set_gate(&out->gate, t->now_ns + t->interval_ns);
+            out->rc = BREAKER_REJECTED_HALF_OPEN;
+            return;
+        }
+        /* This host's own breaker is probing on its own evidence: no lease. */
+        out->rc = BREAKER_OK;
+        return;
+    case FLEET_LEASE_REFUSED: {
+        /* Ask again when the fleet may answer otherwise: at the end of its
+         * open wait, at its earliest lease deadline, and at the latest after
+         * one flush interval. */
+        uint64_t wait = a->wait_us * NS_PER_US;
+        if (wait == 0 || wait > t->interval_ns) wait = t->interval_ns;
+        set_gate(&out->gate, t->now_ns + wait);
+        out->rc = a->state == FLEET_OPEN ? BREAKER_REJECTED_OPEN : BREAKER_REJECTED_HALF_OPEN;
+        return;
+    }
+    case FLEET_LEASE_LOST:
+        /* Redis may still grant it (a stalled server runs the queued request
+         * when it resumes): the token is released until the lease's
+         * deadline has surely passed. */
+        out->orphan = true;
+        out->orphan_deadline_ns = t->now_ns + t->probe_timeout_ns;
+        break;
+    default:
+        break;
+    }
+    /* An error: do not ask again inline before the flusher has looked. */
+    set_gate(&out->gate, t->now_ns + t->interval_ns);
+    out->rc = BREAKER_REJECTED_HALF_OPEN;
+}
+
+int breaker__fleet_release_result(enum breaker_outcome outcome) {
+    return outcome == BREAKER_SUCCESS   ? FLEET_RESULT_SUCCESS
+           : outcome == BREAKER_FAILURE ? FLEET_RESULT_FAILURE
+                                        : FLEET_RESULT_NEITHER;
+}
+
+enum breaker_outcome breaker__fleet_local_outcome(enum breaker_outcome outcome) {
+    return outcome == BREAKER_SUCCESS ? BREAKER_IGNORED : outcome;
+}
+
+bool breaker__fleet_release_settled(const struct breaker__fleet_answer *a, bool orphan,
+                                    uint64_t now_ns, uint64_t deadline_ns,
+                                    uint32_t *stale_answers) {
+    if (a == NULL) return false; /* an error reply is no answer: send it again */
+    if (!orphan) return true;
+    if (a->verdict == VERDICT_APPLIED) return true; /* the phantom lease is gone */
+    if (now_ns < deadline_ns) return false;
+    /* Two answered rounds past the deadline: a request still queued in
+     * Redis when it came back was run before the second. */
+    return ++*stale_answers >= 2;
+}

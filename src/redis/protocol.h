@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * protocol.h - everything a fleet client decides, as plain data in and plain
+ * data out (docs/fleet.md, "The client"): the limits as text, the keys and
+ * the scripts' arguments, a flush's deltas, what an answer means for the
+ * local breaker, how a lease answer settles a probe, and when a lease slot
+ * may be given up.
+ *
+ * As hiredis keeps its parser (read.c, no socket) apart from its network
+ * code (net.c), this module includes no socket or hiredis header, takes no
+ * lock, reads no clock and calls no breaker: the caller reads the local
+ * breaker (its generation, then its state, with functions that apply no
+ * transition) and the clock, passes the values in, and applies what comes
+ * out. So the Redis client (src/redis/) and the simulator's model of the
+ * fleet (tools/fleet_model.c, whose own code is only the server half) run
+ * the same decisions, and tests/test_fleet_protocol.c checks every rule
+ * without Redis.
+ *
+ * The server's half is the Lua scripts (scripts.c); the layout of their
+ * answers and their constants (FLEET_*, VERDICT_*, ANS_*) are in scripts.h.
+ * Private: nothing here is API.
+ */
+#ifndef BREAKER_REDIS_PROTOCOL_H
+#define BREAKER_REDIS_PROTOCOL_H
+
+#include "breaker.h"
+#include "redis/scripts.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- The limits as text ------------------------------------------------------- */
+
+/* The limits the fleet decides on, as the scripts read them (scripts.c: c[1]
+ * to c[13]; times in microseconds, Redis's unit). */
+struct breaker__fleet_limits {
+    uint32_t min_calls;
+    double failure_rate;
+    double slow_call_rate;
+    uint64_t window_us;
+    uint32_t buckets;
+    uint64_t open_us;
+    double open_backoff;
+    uint64_t open_max_us;
+    double open_jitter;
+    uint32_t max_probes;
+    uint32_t successes;
+    uint64_t probe_timeout_us;
+    /* CONSECUTIVE: the fleet's run of failures that trips; 0 for a window
+     * policy (COUNT_WINDOW included: the fleet keeps a time window for it),
+     * and for a stored text of 12 fields (a client from before the field). */
+    uint32_t failure_threshold;
+};
+
+/* Room for the limits text (13 fields; the longest is under 300 bytes). */
+#define BREAKER__FLEET_LIMITS_LEN 320
+
+/* The limits of `cfg`, whose defaults are applied (breaker_get_config()). */
+void breaker__fleet_limits_of(const breaker_config *cfg, struct breaker__fleet_limits *out);
+
+/* `l` as the scripts' ARGV 2: 13 numbers separated by one space; integers
+ * in decimal, rates with 17 significant digits (exact through strtod and
+ * Lua's tonumber). */
+void breaker__fleet_limits_format(const struct breaker__fleet_limits *l, char *out, size_t len);
+
+/* breaker__fleet_limits_of() then _format(): the text a host sends. */
+void breaker__fleet_limits_text(const breaker_config *cfg, char *out, size_t len);
+
+/* Read a stored limits text. It comes from a store every host writes, so it
+ * is input: each field must be a plain non-negative number of its kind (an
+ * integer of digits that fits its field, a finite rate), 12 or 13 of them
+ * (more are ignored: a later client may append limits, as the 13th was),
+ * and no field may be 0 where the scripts would take the 0 literally while
+ * a breaker_config reads it as "the default". @return 1 with `out`, or 0
+ * with `why` naming the field and what is wrong with it. */
+int breaker__fleet_limits_parse(const char *text, struct breaker__fleet_limits *out, char *why,
+                                size_t why_len);
+
+/* Overlay `l` on `cfg`: the fields the fleet stores, nothing else (clock,
+ * seed, callbacks, ramp, slow_call_ns and the other local choices stay the
+ * caller's). A failure_threshold makes the policy CONSECUTIVE; none turns a
+ * CONSECUTIVE policy into a time window (the fleet keeps a window). */
+void breaker__fleet_limits_apply(const struct breaker__fleet_limits *l, breaker_config *cfg);
+
+/* Attach: adopt the stored limits `stored` over `cfg` (the caller's, its
+ * defaults applied), as a later attacher of a store file gets the stored
+ * ones. @return 1 with `*cfg` overlaid and valid (breaker_config_validate())
+ * and `*differs` set when they are not the caller's (compared as the texts
+ * each would send, so fields the fleet does not store never differ, and a
+ * 12-field text equals a window policy's 13); 0 when `stored` is not valid
+ * limits, with `why` and `*cfg` unchanged. */
+int breaker__fleet_limits_adopt(const char *stored, breaker_config *cfg, bool *differs, char *why,
+                                size_t why_len);
+
+/* ---- Keys and the scripts' arguments ------------------------------------------ */
+
+/* The keys of a name: its state hash, its window, its leases (docs/fleet.md,
+ * "Keys"). One hash tag, {name}, puts the three in one Cluster slot. */
+enum { FLEET_KEY_STATE, FLEET_KEY_WINDOW, FLEET_KEY_LEASES, FLEET_KEY_COUNT };
+#define BREAKER__FLEET_KEY_LEN (BREAKER_NAME_MAX + 32)
+void breaker__fleet_key(const char *name, int which, char *out, size_t len);
+
+/* The scripts (scripts.c) and what release_probe takes as a result. */
+enum { FLEET_SCRIPT_FLUSH, FLEET_SCRIPT_ACQUIRE, FLEET_SCRIPT_RELEASE, FLEET_SCRIPT_COUNT };
+enum { FLEET_RESULT_SUCCESS = 0, FLEET_RESULT_FAILURE = 1, FLEET_RESULT_NEITHER = 2 };
+
+/* One script call: which script, and its ARGV after the two every script
+ * takes (the key TTL and the limits text). */
+struct breaker__fleet_call {
+    int script;
+    int argc;
+    char argv[5][24];
+};
+
+/* A lease token as the scripts store it: 16 hex digits. */
+void breaker__fleet_token_text(uint64_t token, char out[17]);
+/* The key TTL argument: milliseconds. */
+void breaker__fleet_ttl_text(uint64_t ttl_ns, char out[24]);
+
+/* ---- A flush's deltas ------------------------------------------------------- */
+
+/* What a host last sent for a name: the counters it had read, and a carry. */
+struct breaker__fleet_seen {
+    uint64_t successes, failures, slow, probes_succeeded, probes_failed;
+    /* A probe's success reaches probes_succeeded before its stripe's
+     * successes: a snapshot between the two sees one success too few, which
+     * is carried (negative) to the next round, never sent as a wrapped
+     * unsigned delta. */
+    int64_t success_carry;
+};
+
+/* A flush's arguments after the known generation. */
+struct breaker__fleet_deltas {
+    uint64_t calls, failures, slow; /* closed-state calls since the last flush */
+    uint32_t run;                   /* the host's consecutive_failures now */
+};
+
+/* The deltas since `seen` in the counters `now` (breaker_stats_peek() of the
+ * local breaker: successes, failures, slow, the probes' counts and
+ * consecutive_failures), and `seen` moved on to `now`. Closed-state calls
+ * only: a probe's result is the fleet's through its lease (a failed probe
+ * is one of `failures`; a timed-out one is not a completion). */
+void breaker__fleet_take_deltas(struct breaker__fleet_seen *seen, const breaker_stats *now,
+                                struct breaker__fleet_deltas *out);
+
+/* The retry of a round after a cut connection: Redis may have run the first
+ * try, so its deltas are lost rather than counted twice (the run is a level,
+ * not a sum: it goes again). */
+void breaker__fleet_deltas_drop(struct breaker__fleet_deltas *d);
+
+/* The calls: flush(known_gen, deltas), acquire_probe(token),
+ * release_probe(gen, token, result). */
+void breaker__fleet_call_flush(struct breaker__fleet_call *c, uint64_t known_gen,
+                               const struct breaker__fleet_deltas *d);
+void breaker__fleet_call_acquire(struct breaker__fleet_call *c, uint64_t token);
+void breaker__fleet_call_release(struct breaker__fleet_call *c, uint64_t gen, uint64_t token,
+                                 int result);
+
+/* ---- Answers -------------------------------------------------------------------- */
+
+/* One script's answer (scripts.h, ANS_*), read. */
+struct breaker__fleet_answer {
+    int state;        /* FLEET_CLOSED, FLEET_OPEN or FLEET_HALF_OPEN */
+    uint64_t gen;     /* the fleet's generation */
+    uint64_t wait_us; /* OPEN: the open wait left; a refused lease in
+                         HALF_OPEN: until the earliest lease deadline; a
+                         granted lease: its time to its deadline */
+    uint32_t k;       /* failed recoveries */
+    uint64_t successes;
+    int verdict;                    /* VERDICT_* */
+    uint64_t calls, failures, slow; /* the last trip's evidence */
+    uint64_t born;                  /* the generation the state was created with; 0: a state
+                                       from before the field */
+};
+
+/* Read the integers of an answer. @return 1 with `out` when they are one
+ * (a state and a verdict the scripts send, no negative count, k within 32
+ * bits; a negative wait, which the scripts never send, reads as none), else
+ * 0: the round takes it as an error reply. */
+int breaker__fleet_answer_read(const int64_t v[ANS_COUNT], struct breaker__fleet_answer *out);
+
+/* ---- What an answer means for the local breaker ------------------------------- */
+
+/* A name's protocol state on one host, kept between rounds. */
+struct breaker__fleet_follow {
+    uint64_t known_gen;    /* the fleet generation of the last answer, 0 = none */
+    bool follows;          /* the local breaker follows a fleet open: close it
+                              when that fleet closes */
+    uint64_t followed_gen; /* the generation of the fleet open it follows */
+    /* Rejoining after a degraded period (docs/fleet.md, "Redis back"): the
+     * local generation when the host became degraded (valid when
+     * degraded_gen_set); this round, whether the local breaker recovered
+     * on its own meanwhile; and the fleet generation whose expired open this
+     * host declined to follow because of that (0 = none). */
+    uint64_t degraded_gen;
+    bool degraded_gen_set;
+    bool recovered;
+    uint64_t spared_gen;
+    /* FAIL_CLOSED: the flusher tripped the local breaker because the fleet
+     * view was stale, leaving it in local generation stale_trip_gen. */
+    bool stale_tripped;
+    uint64_t stale_trip_gen;
+};
+
+/* The local breaker as the caller read it: its generation first, then its
+ * state, so a transition fenced by `gen` cannot act on a later state. */
+struct breaker__fleet_local {
+    uint64_t gen;
+    enum breaker_state state;
+};
+
+/* A transition for the local breaker, fenced by its generation: applied
+ * after the round (breaker_trip_outside(b, gen, &evidence) or
+ * breaker_close_outside(b, gen, NULL)), it does nothing (STALE) to a breaker
+ * that moved on since it was read. */
+enum { FLEET_ACT_NONE, FLEET_ACT_TRIP, FLEET_ACT_CLOSE };
+struct breaker__fleet_action {
+    int kind;
+    uint64_t gen;
+    breaker_evidence evidence; /* FLEET_ACT_TRIP: the fleet's trip */
+};
+
+/* The lease gate (no lease request before until_ns, monotonic): `change`
+ * says whether to store until_ns (0 opens the gate). Callers write the gate
+ * too (lease refusals), so an unchanged gate must not be stored back. */
+struct breaker__fleet_gate {
+    bool change;
+    uint64_t until_ns;
+};
+
+/* Forget a name's protocol state for a new local breaker (a retired entry
+ * re-armed): what it followed, its rejoin and FAIL_CLOSED records. The
+ * known generation stays: it is the name's, not the breaker's. */
+void breaker__fleet_follow_rearm(struct breaker__fleet_follow *f);
+
+/* The round that found Redis unreachable, when the host was not degraded
+ * yet: remember where the local breaker stands (`local` NULL: retired), to
+ * tell on rejoining whether it recovered on its own. Not when some answers
+ * of that round were decided on (`answers_decided`): their transitions are
+ * still to be applied, and would look like a recovery. */
+void breaker__fleet_note_degraded(struct breaker__fleet_follow *f,
+                                  const struct breaker__fleet_local *local, bool answers_decided);
+
+/* Every answered round, before its answers are decided: whether the local
+ * breaker recovered on its own while the host was degraded (`was_degraded`):
+ * it moved since and is CLOSED again (a successful local probe). */
+void breaker__fleet_check_recovered(struct breaker__fleet_follow *f, bool was_degraded,
+                                    const struct breaker__fleet_local *local);
+
+/* FAIL_CLOSED: the flusher tripped the local breaker on a stale fleet view,
+ * leaving it in local generation `gen`. */
+void breaker__fleet_note_stale_trip(struct breaker__fleet_follow *f, uint64_t gen);
+
+/* What answer `a`, read at `now_ns` (monotonic), means for a name whose
+ * local breaker is `local` (NULL: the entry is retired, and only its known
+ * generation moves). `act` is the round's action for the name so far: the
+ * answers of one round are decided in order and a later one overrides an
+ * earlier (it is the newer fleet state); start a round with FLEET_ACT_NONE.
+ * The rules (docs/fleet.md, "The client"):
+ *  - the first good answer after a FAIL_CLOSED trip closes it if the fleet
+ *    is CLOSED (fenced by the generation of that trip); otherwise the host
+ *    follows the fleet's open as after any trip;
+ *  - fleet CLOSED: the gate opens; a host that follows an open whose state
+ *    this is (born no later than the open it followed; born 0 counts as the
+ *    same) closes its OPEN or HALF_OPEN local breaker. A state born later
+ *    was created from scratch (Redis restarted empty, keys expired): no
+ *    close. The host stops following either way;
+ *  - fleet OPEN or HALF_OPEN: the host follows it; an OPEN with its wait to
+ *    run gates lease requests until it ends. A CLOSED local breaker is
+ *    tripped with the fleet's evidence, unless it recovered on its own while
+ *    the host was degraded and the fleet's open wait is over (or this
+ *    generation was spared already): then it stays CLOSED for this
+ *    generation. A local breaker already open needs nothing. */
+void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker__fleet_answer *a,
+                           const struct breaker__fleet_local *local, uint64_t now_ns,
+                           struct breaker__fleet_action *act, struct breaker__fleet_gate *gate);
+
+/* ---- Leases ------------------------------------------------------------------- */
+
+/* How an inline lease request went: an answer (granted, "the fleet is
+ * closed", refused), an error (no usable answer, or no connection), or LOST:
+ * sent but not answered in time, so Redis may still run it and grant a
+ * lease nobody holds. */
+enum {
+    FLEET_LEASE_GRANTED,
+    FLEET_LEASE_CLOSED,
+    FLEET_LEASE_REFUSED,
+    FLEET_LEASE_ERROR,
+    FLEET_LEASE_LOST
+};
+
+/* The lease verdict of the acquire script's answer (NULL: not an answer). */
+int breaker__fleet_lease_verdict(const struct breaker__fleet_answer *a);
+
+/* The times a lease decision needs, monotonic ns. */
+struct breaker__fleet_lease_times {
+    uint64_t start_ns;         /* when the acquire began */
+    uint64_t now_ns;           /* when the answer was in */
+    uint64_t budget_ns;        /* probe_budget_ns */
+    uint64_t interval_ns;      /* flush_interval_ns */
+    uint64_t probe_timeout_ns; /* the local breaker's */
+};
+
+/* What the probe does with a lease verdict. */
+struct breaker__fleet_lease_plan {
+    int verdict;    /* as counted: a grant past the budget is an ERROR */
+    int rc;         /* BREAKER_OK (go ahead), BREAKER_REJECTED_OPEN or
+                       BREAKER_REJECTED_HALF_OPEN (the local probe is given
+                       back as IGNORED) */
+    bool hold;      /* keep the lease (granted in time) */
+    bool give_back; /* granted too late: release it (result NEITHER) */
+    bool orphan;    /* LOST: keep the token, released as an orphan */
+    uint64_t orphan_deadline_ns;
+    bool flush_now; /* the fleet closed the open this host follows: a round
+                       now closes the local breaker */
+    struct breaker__fleet_gate gate;
+};
+
+/* Settle a lease request: `verdict` (FLEET_LEASE_*) and, when Redis
+ * answered, its answer `a` (the state, the generation, the wait);
+ * `followed_gen` is the generation of the fleet open the host follows (0:
+ * none; breaker__fleet_follow.followed_gen while follows is set, as the
+ * flusher last published it). A grant later than the budget is given
+ * straight back (too late to use). "The fleet is closed" lets the probe go
+ * without a lease (the local breaker tripped on its own evidence), except
+ * for a host that follows an open of that very state (born no later than
+ * the open it follows): the fleet recovered, and a probe of every follower
+ * between the close and its next round would be more probes in flight than
+ * the fleet's limit. It is refused, and a round now closes the local
+ * breaker (flush_now). A refusal gates requests until the fleet may answer
+ * otherwise (its open wait, its earliest lease deadline; one flush
+ * interval when it said no time or a longer one). An error gates for one
+ * interval (the flusher looks first). */
+void breaker__fleet_lease_settle(int verdict, const struct breaker__fleet_answer *a,
+                                 uint64_t followed_gen, const struct breaker__fleet_lease_times *t,
+                                 struct breaker__fleet_lease_plan *out);
+
+/* A leased probe completes with `outcome` (CANCELLED already mapped through
+ * cancelled_as): @return its result for release_probe (FLEET_RESULT_*). */
+int breaker__fleet_release_result(enum breaker_outcome outcome);
+
+/* ... and @return what the local breaker records for it: a leased success
+ * is the fleet's (IGNORED locally: the local breaker closes when the fleet
+ * does); a failure reopens the local breaker too. */
+enum breaker_outcome breaker__fleet_local_outcome(enum breaker_outcome outcome);
+
+/* A lease slot whose release went out in a round Redis answered: @return
+ * true to free the slot, false to send the release again next round.
+ * `a`: the release's answer, NULL for an error reply (-OOM, -READONLY: not
+ * an answer, so the slot is kept). A completed lease is freed by any answer
+ * (a release is idempotent: applied, or stale). An orphan (`orphan`: a
+ * request that got no answer, released for any generation) is freed once
+ * Redis applied its release, or once its deadline has passed and two
+ * answered rounds found no such lease (`*stale_answers` counts them): a
+ * request still queued in Redis when it came back was run before the
+ * second. */
+bool breaker__fleet_release_settled(const struct breaker__fleet_answer *a, bool orphan,
+                                    uint64_t now_ns, uint64_t deadline_ns, uint32_t *stale_answers);
+
+#endif /* BREAKER_REDIS_PROTOCOL_H */

@@ -1,0 +1,843 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_fleet_protocol.c - the fleet client's decisions (src/redis/
+ * protocol.c) without Redis: the limits text and what a stored one may be,
+ * the flush deltas, what each answer means for the local breaker, how a
+ * lease answer settles a probe, and when a lease slot is given up. Every
+ * rule of protocol.h has a case here; so do the six places where the
+ * simulator's model had drifted from the client (the success carry, `born`,
+ * generation 0 in a release, `spared_gen`, and the limits comparison; the
+ * sixth, a comment naming a function that did not exist, went with the
+ * copy), so a change to any of them fails a test.
+ */
+#include "redis/protocol.h"
+
+#include "test_util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- Helpers ---------------------------------------------------------------- */
+
+static breaker_config effective(const breaker_config *cfg) {
+    breaker *b = NULL;
+    assert_int_equal(breaker_create(cfg, &b), BREAKER_OK);
+    breaker_config eff;
+    breaker_get_config(b, &eff);
+    breaker_destroy(b);
+    return eff;
+}
+
+static breaker_config defaults(void) {
+    breaker_config c;
+    breaker_config_init(&c);
+    return effective(&c);
+}
+
+/* An answer as the scripts send it. */
+static struct breaker__fleet_answer answer(int state, uint64_t gen, uint64_t wait_us,
+                                           uint64_t born) {
+    struct breaker__fleet_answer a;
+    memset(&a, 0, sizeof a);
+    a.state = state;
+    a.gen = gen;
+    a.wait_us = wait_us;
+    a.born = born;
+    a.calls = 40;
+    a.failures = 30;
+    a.slow = 4;
+    a.k = 2;
+    return a;
+}
+
+static struct breaker__fleet_local local(uint64_t gen, enum breaker_state st) {
+    struct breaker__fleet_local l = {.gen = gen, .state = st};
+    return l;
+}
+
+/* One answer decided alone (a round of one answer). */
+static struct breaker__fleet_action decide1(struct breaker__fleet_follow *f,
+                                            const struct breaker__fleet_answer *a,
+                                            struct breaker__fleet_local l,
+                                            struct breaker__fleet_gate *gate) {
+    struct breaker__fleet_action act = {.kind = FLEET_ACT_NONE};
+    struct breaker__fleet_gate g;
+    breaker__fleet_decide(f, a, &l, 1000, &act, gate != NULL ? gate : &g);
+    return act;
+}
+
+static void assert_parse_fails(const char *text, const char *why_has) {
+    struct breaker__fleet_limits l;
+    char why[256] = "";
+    if (breaker__fleet_limits_parse(text, &l, why, sizeof why))
+        fail_msg("\"%s\" was taken as limits", text);
+    if (strstr(why, why_has) == NULL)
+        fail_msg("\"%s\": the reason \"%s\" does not name \"%s\"", text, why, why_has);
+}
+
+#define DEFAULT_TEXT "20 0.5 0 60000000 10 30000000 2 300000000 0.20000000000000001 1 3 30000000 0"
+
+/* ---- The limits text ------------------------------------------------------------ */
+
+static void limits_text_is_the_scripts_thirteen_numbers(void **state) {
+    (void)state;
+    breaker_config c = defaults();
+    char text[BREAKER__FLEET_LIMITS_LEN];
+    breaker__fleet_limits_text(&c, text, sizeof text);
+    assert_string_equal(text, DEFAULT_TEXT);
+    /* CONSECUTIVE: its threshold is the 13th; a window policy sends 0. */
+    c.trip = BREAKER_TRIP_CONSECUTIVE;
+    c.failure_threshold = 7;
+    breaker__fleet_limits_text(&c, text, sizeof text);
+    assert_non_null(strstr(text, " 30000000 7"));
+    c.trip = BREAKER_TRIP_COUNT_WINDOW;
+    breaker__fleet_limits_text(&c, text, sizeof text);
+    assert_string_equal(text, DEFAULT_TEXT);
+}
+
+static void limits_text_round_trips_exactly(void **state) {
+    (void)state;
+    breaker_config cases[5];
+    for (int i = 0; i < 5; i++)
+        breaker_config_init(&cases[i]);
+    cases[1].failure_rate = 1.0 / 3.0;
+    cases[1].slow_call_rate = 0.1;
+    cases[1].slow_call_ns = 200 * MS;
+    cases[2].trip = BREAKER_TRIP_CONSECUTIVE;
+    cases[2].failure_threshold = 1000000;
+    cases[3].open_jitter = 0;
+    cases[3].open_backoff = 1.5;
+    cases[3].window_ns = 7 * SEC + 1000; /* whole microseconds */
+    cases[3].window_buckets = 7;
+    cases[4].half_open_max_probes = 4095;
+    cases[4].half_open_successes = 4095;
+    cases[4].open_ns = 1000;
+    cases[4].open_max_ns = 365ull * 24 * 3600 * SEC;
+    for (int i = 0; i < 5; i++) {
+        breaker_config c = effective(&cases[i]);
+        struct breaker__fleet_limits want, got;
+        breaker__fleet_limits_of(&c, &want);
+        char text[BREAKER__FLEET_LIMITS_LEN], again[BREAKER__FLEET_LIMITS_LEN];
+        breaker__fleet_limits_format(&want, text, sizeof text);
+        char why[256] = "";
+        if (!breaker__fleet_limits_parse(text, &got, why, sizeof why))
+            fail_msg("case %d: \"%s\" refused: %s", i, text, why);
+        breaker__fleet_limits_format(&got, again, sizeof again);
+        assert_string_equal(text, again);
+        assert_true(memcmp(&want.failure_rate, &got.failure_rate, sizeof(double)) == 0);
+        assert_true(memcmp(&want.open_jitter, &got.open_jitter, sizeof(double)) == 0);
+        /* ... and through a configuration: the same limits come back. */
+        breaker_config back = defaults();
+        back.slow_call_ns = c.slow_call_ns; /* a local field a slow_call_rate needs */
+        breaker__fleet_limits_apply(&got, &back);
+        struct breaker__fleet_limits third;
+        breaker__fleet_limits_of(&back, &third);
+        breaker__fleet_limits_format(&third, again, sizeof again);
+        assert_string_equal(text, again);
+        assert_int_equal(back.window_ns, c.window_ns);
+        assert_int_equal(back.open_ns, c.open_ns);
+        assert_int_equal(back.trip == BREAKER_TRIP_CONSECUTIVE, c.trip == BREAKER_TRIP_CONSECUTIVE);
+        if (breaker_config_validate(&back, why, sizeof why) != BREAKER_OK)
+            fail_msg("case %d: %s", i, why);
+    }
+}
+
+static void a_twelve_field_text_is_a_window_policy(void **state) {
+    (void)state;
+    struct breaker__fleet_limits l;
+    assert_true(breaker__fleet_limits_parse("20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 "
+                                            "30000000",
+                                            &l, NULL, 0));
+    assert_int_equal(l.failure_threshold, 0);
+    breaker_config c = defaults();
+    c.trip = BREAKER_TRIP_CONSECUTIVE;
+    breaker__fleet_limits_apply(&l, &c);
+    assert_int_equal(c.trip, BREAKER_TRIP_TIME_WINDOW); /* the fleet keeps a window */
+    /* A 13th field makes it CONSECUTIVE; fields after it are ignored. */
+    assert_true(breaker__fleet_limits_parse(
+        "20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 4 99 x", &l, NULL, 0));
+    breaker__fleet_limits_apply(&l, &c);
+    assert_int_equal(c.trip, BREAKER_TRIP_CONSECUTIVE);
+    assert_int_equal(c.failure_threshold, 4);
+}
+
+static void a_stored_limits_text_is_input_and_is_refused_with_a_reason(void **state) {
+    (void)state;
+    /* Each field in turn made bad; the reason names the field. */
+    assert_parse_fails("abc 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "min_calls");
+    assert_parse_fails("-20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "min_calls");
+    assert_parse_fails("+20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "min_calls");
+    assert_parse_fails("4294967296 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "min_calls");
+    assert_parse_fails("20.5 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "min_calls");
+    assert_parse_fails("0 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "min_calls: 0");
+    assert_parse_fails("20 -0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "failure_rate");
+    assert_parse_fails("20 1.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "failure_rate");
+    assert_parse_fails("20 nan 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "failure_rate");
+    assert_parse_fails("20 inf 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "failure_rate");
+    assert_parse_fails("20 0x1p-1 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "failure_rate");
+    assert_parse_fails("20 0 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "failure_rate: 0");
+    assert_parse_fails("20 0.5 1e999 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "slow_call_rate");
+    assert_parse_fails("20 0.5 0 18446744073709552 10 30000000 2 300000000 0.2 1 3 30000000 0",
+                       "window_us");
+    assert_parse_fails("20 0.5 0 60000000 0 30000000 2 300000000 0.2 1 3 30000000 0", "buckets: 0");
+    assert_parse_fails("20 0.5 0 60000000 10 30000000x 2 300000000 0.2 1 3 30000000 0", "open_us");
+    assert_parse_fails("20 0.5 0 60000000 10 30000000 0 300000000 0.2 1 3 30000000 0",
+                       "open_backoff: 0");
+    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 3000000 0.2 1 3 30000000 0", "open_max_us");
+    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 2 1 3 30000000 0", "open_jitter");
+    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 0.2 0 3 30000000 0",
+                       "max_probes: 0");
+    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 0 30000000 0",
+                       "successes: 0");
+    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 0 0",
+                       "probe_timeout_us: 0");
+    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 -1",
+                       "failure_threshold");
+    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3", "11 fields");
+    assert_parse_fails("", "0 fields");
+}
+
+static void adopt_takes_the_stored_limits_and_keeps_the_local_fields(void **state) {
+    (void)state;
+    breaker_config mine = defaults();
+    mine.ramp_ns = 30 * SEC;
+    mine.slow_call_ns = 100 * MS;
+    mine.seed = 42;
+    mine.min_failing_sources = 3;
+    char why[256] = "";
+    bool differs = true;
+    /* The same stored limits: not "differs", whatever the local fields. */
+    breaker_config c = mine;
+    assert_true(breaker__fleet_limits_adopt(DEFAULT_TEXT, &c, &differs, why, sizeof why));
+    assert_false(differs);
+    /* Other stored limits: taken, and the local choices kept. */
+    c = mine;
+    assert_true(breaker__fleet_limits_adopt(
+        "5 0.25 0 10000000 10 2000000 2 60000000 0 1 2 1000000 0", &c, &differs, why, sizeof why));
+    assert_true(differs);
+    assert_int_equal(c.min_calls, 5);
+    assert_true(c.failure_rate == 0.25);
+    assert_int_equal(c.window_ns, 10 * SEC);
+    assert_int_equal(c.open_ns, 2 * SEC);
+    assert_int_equal(c.half_open_successes, 2);
+    assert_int_equal(c.probe_timeout_ns, 1 * SEC);
+    assert_int_equal(c.ramp_ns, 30 * SEC);
+    assert_int_equal(c.slow_call_ns, 100 * MS);
+    assert_int_equal(c.seed, 42);
+    assert_int_equal(c.min_failing_sources, 3);
+    /* Well-formed but not a valid configuration (a bucket of 0.1 ms):
+     * refused with breaker_config_validate()'s reason, `cfg` unchanged. */
+    c = mine;
+    assert_false(breaker__fleet_limits_adopt("5 0.25 0 1000 10 2000000 2 60000000 0 1 2 1000000 0",
+                                             &c, &differs, why, sizeof why));
+    assert_non_null(strstr(why, "window"));
+    assert_int_equal(c.min_calls, mine.min_calls);
+}
+
+/* Drift: the model compared the limits with memcmp() of whole
+ * configurations (padding, and fields the fleet does not store, included);
+ * the client compares the texts each would send. Two hosts whose
+ * configurations differ only in what the fleet does not store agree. */
+static void limits_compare_as_the_texts_not_as_structs(void **state) {
+    (void)state;
+    breaker_config a, b;
+    memset(&a, 0xa5, sizeof a); /* different padding */
+    memset(&b, 0x5a, sizeof b);
+    breaker_config_init(&a);
+    breaker_config_init(&b);
+    b.seed = 7;
+    b.ramp_ns = SEC;
+    b.cancelled_as = BREAKER_FAILURE;
+    b.trip = BREAKER_TRIP_COUNT_WINDOW; /* the fleet keeps a time window for it too */
+    a = effective(&a);
+    b = effective(&b);
+    char ta[BREAKER__FLEET_LIMITS_LEN];
+    breaker__fleet_limits_text(&a, ta, sizeof ta);
+    bool differs = true;
+    assert_true(breaker__fleet_limits_adopt(ta, &b, &differs, NULL, 0));
+    assert_false(differs);
+    assert_int_equal(b.trip, BREAKER_TRIP_COUNT_WINDOW);
+    assert_int_equal(b.seed, 7);
+}
+
+/* ---- Keys and arguments ------------------------------------------------------------ */
+
+static void keys_and_arguments_are_the_scripts(void **state) {
+    (void)state;
+    char key[BREAKER__FLEET_KEY_LEN];
+    breaker__fleet_key("payments-db", FLEET_KEY_STATE, key, sizeof key);
+    assert_string_equal(key, "breaker:v1:{payments-db}:s");
+    breaker__fleet_key("payments-db", FLEET_KEY_WINDOW, key, sizeof key);
+    assert_string_equal(key, "breaker:v1:{payments-db}:w");
+    breaker__fleet_key("payments-db", FLEET_KEY_LEASES, key, sizeof key);
+    assert_string_equal(key, "breaker:v1:{payments-db}:l");
+    char ttl[24];
+    breaker__fleet_ttl_text(3600 * SEC + 999999, ttl);
+    assert_string_equal(ttl, "3600000");
+    struct breaker__fleet_call c;
+    struct breaker__fleet_deltas d = {.calls = 10, .failures = 4, .slow = 1, .run = 2};
+    breaker__fleet_call_flush(&c, 1700000000000123, &d);
+    assert_int_equal(c.script, FLEET_SCRIPT_FLUSH);
+    assert_int_equal(c.argc, 5);
+    assert_string_equal(c.argv[0], "1700000000000123");
+    assert_string_equal(c.argv[1], "10");
+    assert_string_equal(c.argv[2], "4");
+    assert_string_equal(c.argv[3], "1");
+    assert_string_equal(c.argv[4], "2");
+    breaker__fleet_call_acquire(&c, 0xabc);
+    assert_int_equal(c.script, FLEET_SCRIPT_ACQUIRE);
+    assert_int_equal(c.argc, 1);
+    assert_string_equal(c.argv[0], "0000000000000abc");
+    breaker__fleet_call_release(&c, 0, UINT64_MAX, FLEET_RESULT_NEITHER);
+    assert_int_equal(c.script, FLEET_SCRIPT_RELEASE);
+    assert_int_equal(c.argc, 3);
+    assert_string_equal(c.argv[0], "0"); /* an orphan's: any generation */
+    assert_string_equal(c.argv[1], "ffffffffffffffff");
+    assert_string_equal(c.argv[2], "2");
+}
+
+/* ---- Deltas ---------------------------------------------------------------------- */
+
+static breaker_stats stats(uint64_t succ, uint64_t fail, uint64_t slow, uint64_t psucc,
+                           uint64_t pfail, uint64_t ptimed, uint32_t run) {
+    breaker_stats s;
+    memset(&s, 0, sizeof s);
+    s.successes = succ;
+    s.failures = fail;
+    s.slow = slow;
+    s.probes_succeeded = psucc;
+    s.probes_failed = pfail;
+    s.probes_timed_out = ptimed;
+    s.consecutive_failures = run;
+    return s;
+}
+
+static void deltas_are_closed_state_calls_since_the_last_flush(void **state) {
+    (void)state;
+    struct breaker__fleet_seen seen;
+    memset(&seen, 0, sizeof seen);
+    struct breaker__fleet_deltas d;
+    breaker_stats s = stats(10, 5, 2, 0, 0, 0, 3);
+    breaker__fleet_take_deltas(&seen, &s, &d);
+    assert_int_equal(d.calls, 15);
+    assert_int_equal(d.failures, 5);
+    assert_int_equal(d.slow, 2);
+    assert_int_equal(d.run, 3);
+    /* Probes are the fleet's: 2 probe successes and 3 probe failures, one
+     * of them a timeout (no completion: not among `failures`). */
+    s = stats(10 + 4 + 2, 5 + 1 + 2, 2, 2, 3, 1, 0);
+    breaker__fleet_take_deltas(&seen, &s, &d);
+    assert_int_equal(d.calls, 4 + 1);
+    assert_int_equal(d.failures, 1);
+    assert_int_equal(d.slow, 0);
+    assert_int_equal(d.run, 0);
+    /* Nothing new: nothing sent. */
+    breaker__fleet_take_deltas(&seen, &s, &d);
+    assert_int_equal(d.calls, 0);
+    assert_int_equal(d.failures, 0);
+}
+
+/* Drift: the model had no carry, so a snapshot taken between a probe
+ * success's two counters sent a wrapped delta (UINT64_MAX calls). */
+static void a_probe_success_seen_before_its_stripe_is_carried_not_wrapped(void **state) {
+    (void)state;
+    struct breaker__fleet_seen seen;
+    memset(&seen, 0, sizeof seen);
+    struct breaker__fleet_deltas d;
+    breaker_stats s = stats(10, 0, 0, 0, 0, 0, 0);
+    breaker__fleet_take_deltas(&seen, &s, &d);
+    assert_int_equal(d.calls, 10);
+    /* probes_succeeded moved; successes not yet. */
+    s = stats(10, 0, 0, 1, 0, 0, 0);
+    breaker__fleet_take_deltas(&seen, &s, &d);
+    assert_int_equal(d.calls, 0);
+    assert_int_equal(seen.success_carry, -1);
+    /* The stripe's success arrives with 3 closed-state successes. */
+    s = stats(14, 0, 0, 1, 0, 0, 0);
+    breaker__fleet_take_deltas(&seen, &s, &d);
+    assert_int_equal(d.calls, 3);
+    assert_int_equal(seen.success_carry, 0);
+}
+
+static void the_retry_after_a_cut_drops_the_deltas_not_the_run(void **state) {
+    (void)state;
+    struct breaker__fleet_deltas d = {.calls = 9, .failures = 9, .slow = 1, .run = 9};
+    breaker__fleet_deltas_drop(&d);
+    assert_int_equal(d.calls, 0);
+    assert_int_equal(d.failures, 0);
+    assert_int_equal(d.slow, 0);
+    assert_int_equal(d.run, 9);
+}
+
+/* ---- Answers ---------------------------------------------------------------------- */
+
+static void answers_are_read_and_malformed_ones_refused(void **state) {
+    (void)state;
+    int64_t v[ANS_COUNT] = {FLEET_OPEN, 100, 5000, 1, 0, VERDICT_TRIPPED, 20, 12, 0, 99};
+    struct breaker__fleet_answer a;
+    assert_true(breaker__fleet_answer_read(v, &a));
+    assert_int_equal(a.state, FLEET_OPEN);
+    assert_int_equal(a.gen, 100);
+    assert_int_equal(a.wait_us, 5000);
+    assert_int_equal(a.k, 1);
+    assert_int_equal(a.verdict, VERDICT_TRIPPED);
+    assert_int_equal(a.calls, 20);
+    assert_int_equal(a.failures, 12);
+    assert_int_equal(a.born, 99);
+    v[ANS_WAIT_US] = -5; /* never sent: reads as none */
+    assert_true(breaker__fleet_answer_read(v, &a));
+    assert_int_equal(a.wait_us, 0);
+    static const struct {
+        int field;
+        int64_t value;
+    } bad[] = {{ANS_STATE, 3}, {ANS_STATE, -1},    {ANS_VERDICT, 5}, {ANS_GEN, -1},
+               {ANS_K, -1},    {ANS_K, 1LL << 32}, {ANS_CALLS, -1},  {ANS_BORN, -1},
+               {ANS_SUCC, -1}, {ANS_FAILURES, -3}, {ANS_SLOW, -1},   {ANS_VERDICT, -1}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t w[ANS_COUNT];
+        memcpy(w, v, sizeof w);
+        w[bad[i].field] = bad[i].value;
+        if (breaker__fleet_answer_read(w, &a))
+            fail_msg("field %d = %" PRId64 " was read as an answer", bad[i].field, bad[i].value);
+    }
+}
+
+/* ---- Decisions -------------------------------------------------------------------- */
+
+static void a_fleet_open_trips_a_closed_host_with_the_fleets_evidence(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    struct breaker__fleet_answer a = answer(FLEET_OPEN, 500, 2000, 400);
+    struct breaker__fleet_gate gate;
+    struct breaker__fleet_action act = decide1(&f, &a, local(7, BREAKER_CLOSED), &gate);
+    assert_int_equal(act.kind, FLEET_ACT_TRIP);
+    assert_int_equal(act.gen, 7); /* fenced by the local generation */
+    assert_int_equal(act.evidence.calls, 40);
+    assert_int_equal(act.evidence.failures, 30);
+    assert_int_equal(act.evidence.slow_calls, 4);
+    assert_true(act.evidence.failure_rate == 0.75);
+    assert_true(act.evidence.slow_call_rate == 0.1);
+    assert_int_equal(act.evidence.failed_recoveries, 2);
+    assert_true(f.follows);
+    assert_int_equal(f.followed_gen, 500);
+    assert_int_equal(f.known_gen, 500);
+    /* The open wait gates lease requests. */
+    assert_true(gate.change);
+    assert_int_equal(gate.until_ns, 1000 + 2000 * 1000);
+    /* A host already open needs nothing; the gate still follows the wait. */
+    act = decide1(&f, &a, local(8, BREAKER_OPEN), &gate);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    assert_true(gate.change);
+    /* HALF_OPEN trips a closed host too; no gate (probes decide). */
+    memset(&f, 0, sizeof f);
+    a = answer(FLEET_HALF_OPEN, 501, 0, 400);
+    act = decide1(&f, &a, local(7, BREAKER_CLOSED), &gate);
+    assert_int_equal(act.kind, FLEET_ACT_TRIP);
+    assert_false(gate.change);
+    assert_true(f.follows);
+    /* An open whose wait is over does not touch the gate. */
+    a = answer(FLEET_OPEN, 502, 0, 400);
+    act = decide1(&f, &a, local(7, BREAKER_CLOSED), &gate);
+    assert_int_equal(act.kind, FLEET_ACT_TRIP);
+    assert_false(gate.change);
+}
+
+static void a_fleet_close_closes_a_host_that_followed_its_open(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    struct breaker__fleet_answer open = answer(FLEET_OPEN, 500, 2000, 400);
+    (void)decide1(&f, &open, local(7, BREAKER_CLOSED), NULL);
+    struct breaker__fleet_answer closed = answer(FLEET_CLOSED, 503, 0, 400);
+    struct breaker__fleet_gate gate;
+    struct breaker__fleet_action act = decide1(&f, &closed, local(9, BREAKER_OPEN), &gate);
+    assert_int_equal(act.kind, FLEET_ACT_CLOSE);
+    assert_int_equal(act.gen, 9);
+    assert_false(f.follows);
+    assert_true(gate.change);
+    assert_int_equal(gate.until_ns, 0); /* the gate opens */
+    /* HALF_OPEN locally: closed the same way. */
+    (void)decide1(&f, &open, local(9, BREAKER_OPEN), NULL);
+    act = decide1(&f, &closed, local(10, BREAKER_HALF_OPEN), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_CLOSE);
+    /* A host no longer following, or already closed, is left alone. */
+    act = decide1(&f, &closed, local(10, BREAKER_OPEN), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    (void)decide1(&f, &open, local(11, BREAKER_OPEN), NULL);
+    act = decide1(&f, &closed, local(12, BREAKER_CLOSED), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    assert_false(f.follows);
+    /* born 0 (a state from before the field) counts as the same state. */
+    (void)decide1(&f, &open, local(12, BREAKER_OPEN), NULL);
+    closed.born = 0;
+    act = decide1(&f, &closed, local(12, BREAKER_OPEN), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_CLOSE);
+}
+
+/* Drift: the model's close ignored `born`, so a Redis restarted empty (a
+ * CLOSED state created from scratch) closed every host it followed. */
+static void a_closed_state_born_after_the_followed_open_closes_nothing(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    struct breaker__fleet_answer open = answer(FLEET_OPEN, 500, 2000, 400);
+    (void)decide1(&f, &open, local(7, BREAKER_CLOSED), NULL);
+    struct breaker__fleet_answer fresh = answer(FLEET_CLOSED, 900, 0, 900);
+    struct breaker__fleet_gate gate;
+    struct breaker__fleet_action act = decide1(&f, &fresh, local(8, BREAKER_OPEN), &gate);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    assert_false(f.follows); /* it stops following: its local breaker decides */
+    assert_true(gate.change);
+    assert_int_equal(gate.until_ns, 0);
+    assert_int_equal(f.known_gen, 900);
+}
+
+static void a_later_answer_of_the_same_round_overrides_an_earlier_one(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    struct breaker__fleet_gate gate;
+    struct breaker__fleet_action act = {.kind = FLEET_ACT_NONE};
+    struct breaker__fleet_answer open = answer(FLEET_OPEN, 500, 0, 400);
+    struct breaker__fleet_answer closed = answer(FLEET_CLOSED, 501, 0, 400);
+    struct breaker__fleet_local l = local(7, BREAKER_CLOSED);
+    /* A trip, then the fleet closed: no trip. */
+    breaker__fleet_decide(&f, &open, &l, 0, &act, &gate);
+    assert_int_equal(act.kind, FLEET_ACT_TRIP);
+    breaker__fleet_decide(&f, &closed, &l, 0, &act, &gate);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    /* A close, then another CLOSED answer (no longer following): the close stands. */
+    memset(&f, 0, sizeof f);
+    act.kind = FLEET_ACT_NONE;
+    l = local(9, BREAKER_OPEN);
+    breaker__fleet_decide(&f, &open, &l, 0, &act, &gate);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    breaker__fleet_decide(&f, &closed, &l, 0, &act, &gate);
+    assert_int_equal(act.kind, FLEET_ACT_CLOSE);
+    breaker__fleet_decide(&f, &closed, &l, 0, &act, &gate);
+    assert_int_equal(act.kind, FLEET_ACT_CLOSE);
+    assert_int_equal(act.gen, 9);
+    /* A close, then the fleet open again: no close. */
+    struct breaker__fleet_answer reopened = answer(FLEET_OPEN, 502, 0, 400);
+    breaker__fleet_decide(&f, &reopened, &l, 0, &act, &gate);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+}
+
+/* Drift: the model had no `spared_gen`: a host that recovered while degraded
+ * and declined an expired fleet open was tripped by the next answer of the
+ * same generation. */
+static void a_host_that_recovered_while_degraded_is_spared_for_that_generation(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    /* Degraded with the local breaker OPEN in generation 7 ... */
+    struct breaker__fleet_local before = local(7, BREAKER_OPEN);
+    breaker__fleet_note_degraded(&f, &before, false);
+    assert_true(f.degraded_gen_set);
+    /* ... rejoining with it CLOSED in generation 9 (a local recovery). */
+    struct breaker__fleet_local now = local(9, BREAKER_CLOSED);
+    breaker__fleet_check_recovered(&f, true, &now);
+    assert_true(f.recovered);
+    struct breaker__fleet_answer expired = answer(FLEET_OPEN, 500, 0, 400);
+    struct breaker__fleet_action act = decide1(&f, &expired, now, NULL);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    assert_int_equal(f.spared_gen, 500);
+    assert_true(f.follows);
+    /* The next round: no longer "recovered", but the same generation is
+     * still spared. */
+    breaker__fleet_check_recovered(&f, false, &now);
+    assert_false(f.recovered);
+    act = decide1(&f, &expired, now, NULL);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    /* An earlier trip of the same round is cancelled by it too. */
+    struct breaker__fleet_action round = {.kind = FLEET_ACT_TRIP};
+    struct breaker__fleet_gate gate;
+    breaker__fleet_decide(&f, &expired, &now, 0, &round, &gate);
+    assert_int_equal(round.kind, FLEET_ACT_NONE);
+    /* A later trip (a new generation) is followed. */
+    struct breaker__fleet_answer next = answer(FLEET_OPEN, 502, 0, 400);
+    act = decide1(&f, &next, now, NULL);
+    assert_int_equal(act.kind, FLEET_ACT_TRIP);
+    /* So is an open whose wait still runs, recovered or not. */
+    memset(&f, 0, sizeof f);
+    f.recovered = true;
+    struct breaker__fleet_answer waiting = answer(FLEET_OPEN, 503, 1000, 400);
+    act = decide1(&f, &waiting, now, NULL);
+    assert_int_equal(act.kind, FLEET_ACT_TRIP);
+    /* And a HALF_OPEN fleet (its probes decide). */
+    memset(&f, 0, sizeof f);
+    f.recovered = true;
+    struct breaker__fleet_answer half = answer(FLEET_HALF_OPEN, 504, 0, 400);
+    act = decide1(&f, &half, now, NULL);
+    assert_int_equal(act.kind, FLEET_ACT_TRIP);
+}
+
+static void recovery_while_degraded_needs_a_move_to_closed(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    struct breaker__fleet_local open7 = local(7, BREAKER_OPEN);
+    breaker__fleet_note_degraded(&f, &open7, false);
+    /* Not moved, or moved but not closed, or not degraded: not recovered. */
+    struct breaker__fleet_local closed7 = local(7, BREAKER_CLOSED);
+    breaker__fleet_check_recovered(&f, true, &closed7);
+    assert_false(f.recovered);
+    struct breaker__fleet_local half8 = local(8, BREAKER_HALF_OPEN);
+    breaker__fleet_check_recovered(&f, true, &half8);
+    assert_false(f.recovered);
+    struct breaker__fleet_local closed9 = local(9, BREAKER_CLOSED);
+    breaker__fleet_check_recovered(&f, false, &closed9);
+    assert_false(f.recovered);
+    breaker__fleet_check_recovered(&f, true, NULL);
+    assert_false(f.recovered);
+    /* A failed round whose answers were decided on: nothing remembered
+     * (their transitions still to come would look like a recovery). */
+    breaker__fleet_note_degraded(&f, &open7, true);
+    assert_false(f.degraded_gen_set);
+    breaker__fleet_check_recovered(&f, true, &closed9);
+    assert_false(f.recovered);
+    /* A retired entry remembers nothing. */
+    breaker__fleet_note_degraded(&f, NULL, false);
+    assert_false(f.degraded_gen_set);
+}
+
+static void a_retired_entry_only_moves_its_known_generation(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    struct breaker__fleet_answer open = answer(FLEET_OPEN, 500, 2000, 400);
+    struct breaker__fleet_action act = {.kind = FLEET_ACT_NONE};
+    struct breaker__fleet_gate gate = {.change = true};
+    breaker__fleet_decide(&f, &open, NULL, 0, &act, &gate);
+    assert_int_equal(f.known_gen, 500);
+    assert_false(f.follows);
+    assert_false(gate.change);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+}
+
+static void rearming_forgets_the_breaker_but_keeps_the_generation(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f = {.known_gen = 500,
+                                      .follows = true,
+                                      .followed_gen = 400,
+                                      .degraded_gen = 3,
+                                      .degraded_gen_set = true,
+                                      .recovered = true,
+                                      .spared_gen = 400,
+                                      .stale_tripped = true,
+                                      .stale_trip_gen = 5};
+    breaker__fleet_follow_rearm(&f);
+    assert_int_equal(f.known_gen, 500);
+    assert_false(f.follows || f.degraded_gen_set || f.recovered || f.stale_tripped);
+    assert_int_equal(f.followed_gen, 0);
+    assert_int_equal(f.spared_gen, 0);
+}
+
+/* FAIL_CLOSED: the flusher tripped the local breaker because the view was
+ * stale. The first good answer undoes that if the fleet is CLOSED (even a
+ * state born later: the trip was no fleet's), else the host follows. */
+static void a_stale_view_trip_is_undone_by_a_closed_fleet_and_kept_by_an_open_one(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    breaker__fleet_note_stale_trip(&f, 12);
+    struct breaker__fleet_answer closed = answer(FLEET_CLOSED, 900, 0, 900);
+    struct breaker__fleet_gate gate;
+    struct breaker__fleet_action act = decide1(&f, &closed, local(12, BREAKER_OPEN), &gate);
+    assert_int_equal(act.kind, FLEET_ACT_CLOSE);
+    assert_int_equal(act.gen, 12); /* the trip's generation */
+    assert_false(f.stale_tripped);
+    assert_true(gate.change);
+    assert_int_equal(gate.until_ns, 0);
+    /* Once: the next CLOSED answer does nothing (it follows nothing). */
+    act = decide1(&f, &closed, local(12, BREAKER_OPEN), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    /* Fenced by the trip's generation, not the one read now. */
+    breaker__fleet_note_stale_trip(&f, 12);
+    act = decide1(&f, &closed, local(13, BREAKER_HALF_OPEN), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_CLOSE);
+    assert_int_equal(act.gen, 12);
+    /* An open fleet: followed as after any trip, the flag cleared ... */
+    memset(&f, 0, sizeof f);
+    breaker__fleet_note_stale_trip(&f, 12);
+    struct breaker__fleet_answer open = answer(FLEET_OPEN, 500, 2000, 400);
+    act = decide1(&f, &open, local(12, BREAKER_OPEN), &gate);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    assert_false(f.stale_tripped);
+    assert_true(f.follows);
+    assert_int_equal(f.followed_gen, 500);
+    assert_true(gate.change);
+    /* ... so the fleet's close of that open closes it. */
+    struct breaker__fleet_answer recovered = answer(FLEET_CLOSED, 503, 0, 400);
+    act = decide1(&f, &recovered, local(12, BREAKER_OPEN), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_CLOSE);
+    assert_int_equal(act.gen, 12);
+}
+
+/* ---- Leases ---------------------------------------------------------------------- */
+
+static struct breaker__fleet_lease_times lease_times(uint64_t took_ns) {
+    struct breaker__fleet_lease_times t = {.start_ns = 10 * SEC,
+                                           .now_ns = 10 * SEC + took_ns,
+                                           .budget_ns = 25 * MS,
+                                           .interval_ns = 250 * MS,
+                                           .probe_timeout_ns = 30 * SEC};
+    return t;
+}
+
+static void lease_answers_are_classified_by_verdict(void **state) {
+    (void)state;
+    struct breaker__fleet_answer a = answer(FLEET_HALF_OPEN, 5, 0, 1);
+    a.verdict = VERDICT_GRANTED;
+    assert_int_equal(breaker__fleet_lease_verdict(&a), FLEET_LEASE_GRANTED);
+    a.verdict = VERDICT_CLOSED;
+    assert_int_equal(breaker__fleet_lease_verdict(&a), FLEET_LEASE_CLOSED);
+    a.verdict = VERDICT_NONE;
+    assert_int_equal(breaker__fleet_lease_verdict(&a), FLEET_LEASE_REFUSED);
+    assert_int_equal(breaker__fleet_lease_verdict(NULL), FLEET_LEASE_ERROR);
+}
+
+static void a_lease_settles_the_probe_and_sets_the_gate(void **state) {
+    (void)state;
+    struct breaker__fleet_lease_plan p;
+    struct breaker__fleet_answer a = answer(FLEET_HALF_OPEN, 5, 30000000, 1);
+    struct breaker__fleet_lease_times t = lease_times(2 * MS);
+    /* Granted in time: held, no gate. */
+    breaker__fleet_lease_settle(FLEET_LEASE_GRANTED, &a, 0, &t, &p);
+    assert_true(p.hold);
+    assert_int_equal(p.rc, BREAKER_OK);
+    assert_int_equal(p.verdict, FLEET_LEASE_GRANTED);
+    assert_false(p.gate.change || p.give_back || p.orphan);
+    /* Granted past the budget: given straight back; an error. */
+    t = lease_times(26 * MS);
+    breaker__fleet_lease_settle(FLEET_LEASE_GRANTED, &a, 0, &t, &p);
+    assert_false(p.hold);
+    assert_true(p.give_back);
+    assert_int_equal(p.verdict, FLEET_LEASE_ERROR);
+    assert_int_equal(p.rc, BREAKER_REJECTED_HALF_OPEN);
+    assert_true(p.gate.change);
+    assert_int_equal(p.gate.until_ns, t.now_ns + 250 * MS);
+    /* The fleet is closed: the local probe goes ahead, no lease (a local
+     * breaker that tripped on its own evidence; or a host that followed
+     * an open of an older state, which a restart replaced). */
+    t = lease_times(1 * MS);
+    a = answer(FLEET_CLOSED, 900, 0, 800);
+    breaker__fleet_lease_settle(FLEET_LEASE_CLOSED, &a, 0, &t, &p);
+    assert_int_equal(p.rc, BREAKER_OK);
+    assert_false(p.hold || p.gate.change || p.flush_now);
+    breaker__fleet_lease_settle(FLEET_LEASE_CLOSED, &a, 700, &t, &p);
+    assert_int_equal(p.rc, BREAKER_OK);
+    assert_false(p.flush_now);
+    /* A host that follows an open of this very state: the fleet recovered
+     * and the host closes at a round asked for now; no probe meanwhile. */
+    breaker__fleet_lease_settle(FLEET_LEASE_CLOSED, &a, 850, &t, &p);
+    assert_int_equal(p.rc, BREAKER_REJECTED_HALF_OPEN);
+    assert_true(p.flush_now);
+    assert_false(p.hold);
+    assert_int_equal(p.gate.until_ns, t.now_ns + 250 * MS);
+    /* Refused while OPEN: gated until the wait ends. */
+    a = answer(FLEET_OPEN, 5, 5000, 1);
+    breaker__fleet_lease_settle(FLEET_LEASE_REFUSED, &a, 0, &t, &p);
+    assert_int_equal(p.rc, BREAKER_REJECTED_OPEN);
+    assert_int_equal(p.gate.until_ns, t.now_ns + 5 * MS);
+    /* ... at most one interval, and one interval when it said no time. */
+    a.wait_us = 10 * 1000 * 1000;
+    breaker__fleet_lease_settle(FLEET_LEASE_REFUSED, &a, 0, &t, &p);
+    assert_int_equal(p.gate.until_ns, t.now_ns + 250 * MS);
+    a = answer(FLEET_HALF_OPEN, 5, 0, 1);
+    breaker__fleet_lease_settle(FLEET_LEASE_REFUSED, &a, 0, &t, &p);
+    assert_int_equal(p.rc, BREAKER_REJECTED_HALF_OPEN);
+    assert_int_equal(p.gate.until_ns, t.now_ns + 250 * MS);
+    /* An error: one interval; not an orphan. */
+    breaker__fleet_lease_settle(FLEET_LEASE_ERROR, NULL, 0, &t, &p);
+    assert_int_equal(p.rc, BREAKER_REJECTED_HALF_OPEN);
+    assert_int_equal(p.gate.until_ns, t.now_ns + 250 * MS);
+    assert_false(p.orphan || p.hold);
+    /* Lost: an orphan until the probe timeout has passed. */
+    breaker__fleet_lease_settle(FLEET_LEASE_LOST, NULL, 0, &t, &p);
+    assert_int_equal(p.rc, BREAKER_REJECTED_HALF_OPEN);
+    assert_true(p.orphan);
+    assert_int_equal(p.orphan_deadline_ns, t.now_ns + 30 * SEC);
+    assert_int_equal(p.gate.until_ns, t.now_ns + 250 * MS);
+}
+
+static void a_leased_result_is_the_fleets(void **state) {
+    (void)state;
+    assert_int_equal(breaker__fleet_release_result(BREAKER_SUCCESS), FLEET_RESULT_SUCCESS);
+    assert_int_equal(breaker__fleet_release_result(BREAKER_FAILURE), FLEET_RESULT_FAILURE);
+    assert_int_equal(breaker__fleet_release_result(BREAKER_IGNORED), FLEET_RESULT_NEITHER);
+    assert_int_equal(breaker__fleet_local_outcome(BREAKER_SUCCESS), BREAKER_IGNORED);
+    assert_int_equal(breaker__fleet_local_outcome(BREAKER_FAILURE), BREAKER_FAILURE);
+    assert_int_equal(breaker__fleet_local_outcome(BREAKER_CANCELLED), BREAKER_CANCELLED);
+}
+
+static void a_lease_slot_is_freed_once_redis_answered_its_release(void **state) {
+    (void)state;
+    struct breaker__fleet_answer applied = answer(FLEET_HALF_OPEN, 5, 0, 1);
+    applied.verdict = VERDICT_APPLIED;
+    struct breaker__fleet_answer stale = applied;
+    stale.verdict = VERDICT_STALE;
+    uint32_t n = 0;
+    /* A completed lease: any answer frees it; an error reply does not. */
+    assert_true(breaker__fleet_release_settled(&applied, false, 0, 0, &n));
+    assert_true(breaker__fleet_release_settled(&stale, false, 0, 0, &n));
+    assert_false(breaker__fleet_release_settled(NULL, false, 0, 0, &n));
+    /* An orphan: freed when Redis applied its release ... */
+    assert_true(breaker__fleet_release_settled(&applied, true, 5, 10, &n));
+    /* ... kept while its deadline is ahead ... */
+    assert_false(breaker__fleet_release_settled(&stale, true, 5, 10, &n));
+    assert_int_equal(n, 0);
+    /* ... and after it, freed by the second answered round that found no
+     * such lease. */
+    assert_false(breaker__fleet_release_settled(&stale, true, 10, 10, &n));
+    assert_int_equal(n, 1);
+    assert_false(breaker__fleet_release_settled(NULL, true, 11, 10, &n));
+    assert_int_equal(n, 1);
+    assert_true(breaker__fleet_release_settled(&stale, true, 12, 10, &n));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(limits_text_is_the_scripts_thirteen_numbers),
+        cmocka_unit_test(limits_text_round_trips_exactly),
+        cmocka_unit_test(a_twelve_field_text_is_a_window_policy),
+        cmocka_unit_test(a_stored_limits_text_is_input_and_is_refused_with_a_reason),
+        cmocka_unit_test(adopt_takes_the_stored_limits_and_keeps_the_local_fields),
+        cmocka_unit_test(limits_compare_as_the_texts_not_as_structs),
+        cmocka_unit_test(keys_and_arguments_are_the_scripts),
+        cmocka_unit_test(deltas_are_closed_state_calls_since_the_last_flush),
+        cmocka_unit_test(a_probe_success_seen_before_its_stripe_is_carried_not_wrapped),
+        cmocka_unit_test(the_retry_after_a_cut_drops_the_deltas_not_the_run),
+        cmocka_unit_test(answers_are_read_and_malformed_ones_refused),
+        cmocka_unit_test(a_fleet_open_trips_a_closed_host_with_the_fleets_evidence),
+        cmocka_unit_test(a_fleet_close_closes_a_host_that_followed_its_open),
+        cmocka_unit_test(a_closed_state_born_after_the_followed_open_closes_nothing),
+        cmocka_unit_test(a_later_answer_of_the_same_round_overrides_an_earlier_one),
+        cmocka_unit_test(a_host_that_recovered_while_degraded_is_spared_for_that_generation),
+        cmocka_unit_test(recovery_while_degraded_needs_a_move_to_closed),
+        cmocka_unit_test(a_retired_entry_only_moves_its_known_generation),
+        cmocka_unit_test(rearming_forgets_the_breaker_but_keeps_the_generation),
+        cmocka_unit_test(a_stale_view_trip_is_undone_by_a_closed_fleet_and_kept_by_an_open_one),
+        cmocka_unit_test(lease_answers_are_classified_by_verdict),
+        cmocka_unit_test(a_lease_settles_the_probe_and_sets_the_gate),
+        cmocka_unit_test(a_leased_result_is_the_fleets),
+        cmocka_unit_test(a_lease_slot_is_freed_once_redis_answered_its_release),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
