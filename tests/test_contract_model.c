@@ -15,7 +15,6 @@
 #include "store_contract.h"
 
 #include "../tools/fleet_model.h"
-#include "core/outside.h"
 #include "test_util.h"
 
 #include <string.h>
@@ -38,8 +37,7 @@ static uint64_t mono(void *ctx) {
 }
 
 static int model_setup(void) {
-    struct fleet_model_config cfg = {
-        .clock = mono, .trip = breaker_trip_outside, .close = breaker_close_outside};
+    struct fleet_model_config cfg = {.clock = mono};
     if (fleet_model_create(&cfg, &model) != 0) return -1;
     for (int i = 0; i < 2; i++)
         if (fleet_client_create(model, &sites[i]) != 0) return -1;

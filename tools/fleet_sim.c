@@ -26,9 +26,6 @@
 #include "tool.h"
 
 #include "common/splitmix.h"
-#ifndef BREAKER_TOOL_NO_OUTSIDE
-#include "core/outside.h"
-#endif
 
 #include <math.h>
 #include <stdlib.h>
@@ -97,6 +94,14 @@ struct fsim {
 };
 
 static uint64_t fsim_clock(void *ctx) { return ((struct fsim *)ctx)->now; }
+
+/* The model's "Redis clock": the simulation's, from an epoch as Redis's TIME
+ * is, so that the fleet's first generation (the clock in microseconds, as
+ * the scripts make it) is never 0, which a host reads as "none". A whole
+ * number of seconds, so the fleet window's buckets start where they would
+ * at 0. */
+#define REDIS_EPOCH_NS (UINT64_C(1000000000) * TOOL_SEC)
+static uint64_t fsim_redis_clock(void *ctx) { return REDIS_EPOCH_NS + ((struct fsim *)ctx)->now; }
 
 /* Each host's breaker says which host it is through its event context. */
 struct host_ctx {
@@ -287,23 +292,12 @@ static int run(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *
     const struct tool_scenario *sc = s->sc;
     struct tool_fleet_run *r = s->r;
     if (s->fleet) {
-#ifdef BREAKER_TOOL_NO_OUTSIDE
-        snprintf(msg, msg_len,
-                 "the fleet scenario needs libbreaker built as a static library: it trips and "
-                 "closes the hosts' breakers through private entry points a shared libbreaker "
-                 "does not export");
-        return -1;
-#else
-        struct fleet_model_config mc = {.clock = fsim_clock,
-                                        .clock_ctx = s,
-                                        .trip = breaker__trip_outside,
-                                        .close = breaker__close_outside,
-                                        .flush_interval_ns = sc->flush_interval_ns};
+        struct fleet_model_config mc = {
+            .clock = fsim_redis_clock, .clock_ctx = s, .flush_interval_ns = sc->flush_interval_ns};
         if (fleet_model_create(&mc, &s->model) != 0) {
             snprintf(msg, msg_len, "out of memory");
             return -1;
         }
-#endif
     }
     for (uint32_t i = 0; i < sc->instances; i++) {
         struct host *h = &s->hosts[i];

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fleet_server.c - the scripts of src/redis/scripts.c, line for line, on
+ * the server's clock (fleet_server.h). Numbers are held as the scripts hold
+ * them: times in microseconds, the wait computed in doubles (Lua's numbers)
+ * with the same operations in the same order, so a wait here is the
+ * script's to the microsecond; tests/test_fleet_differential.c checks that
+ * against a real redis-server.
+ */
+#include "fleet_server.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One bucket of the window hash (fields c<id>, f<id>, s<id>). */
+struct bucket {
+    uint64_t id, c, f, s;
+};
+
+/* A lease of the leases sorted set: member the token text, score the
+ * deadline. */
+struct lease {
+    char token[24];
+    uint64_t deadline;
+};
+
+/* The three keys of one name. `has_state`: the state hash exists (the
+ * window and the leases may outlive it: DEL of the state key alone). */
+struct name {
+    char name[BREAKER_NAME_MAX + 1];
+    bool has_state;
+    /* The state hash. */
+    char cfg[BREAKER__FLEET_LIMITS_LEN];
+    int st;
+    uint64_t gen, until, born;
+    uint32_t k;
+    uint64_t succ, run;
+    uint64_t trips, transitions;
+    uint64_t ec, ef, es;
+    /* The window hash and the leases set. */
+    struct bucket *w;
+    size_t w_count, w_cap;
+    struct lease *leases;
+    size_t lease_count, lease_cap;
+    /* Not in Redis: for reports. */
+    uint64_t half_opens, leases_granted;
+};
+
+struct fleet_server {
+    breaker_clock_fn *clock;
+    void *clock_ctx;
+    struct name **names;
+    size_t count, cap;
+};
+
+/* One script run: the name, its limits (c[1..13]) and the clock. */
+struct run {
+    struct name *n;
+    struct breaker__fleet_limits c;
+    uint64_t now;
+};
+
+int fleet_server_create(breaker_clock_fn *clock, void *clock_ctx, struct fleet_server **out) {
+    *out = NULL;
+    if (clock == NULL) return -1;
+    struct fleet_server *s = calloc(1, sizeof *s);
+    if (s == NULL) return -1;
+    s->clock = clock;
+    s->clock_ctx = clock_ctx;
+    *out = s;
+    return 0;
+}
+
+static void free_name(struct name *n) {
+    free(n->w);
+    free(n->leases);
+    free(n);
+}
+
+void fleet_server_destroy(struct fleet_server *s) {
+    if (s == NULL) return;
+    for (size_t i = 0; i < s->count; i++)
+        free_name(s->names[i]);
+    free(s->names);
+    free(s);
+}
+
+static struct name *find(struct fleet_server *s, const char *name) {
+    for (size_t i = 0; i < s->count; i++)
+        if (strcmp(s->names[i]->name, name) == 0) return s->names[i];
+    return NULL;
+}
+
+/* The name's keys, made (empty) if it has none. */
+static struct name *find_or_add(struct fleet_server *s, const char *name) {
+    struct name *n = find(s, name);
+    if (n != NULL) return n;
+    if (strlen(name) > BREAKER_NAME_MAX) return NULL;
+    if (s->count == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 8;
+        struct name **p = realloc(s->names, cap * sizeof *p);
+        if (p == NULL) return NULL;
+        s->names = p;
+        s->cap = cap;
+    }
+    n = calloc(1, sizeof *n);
+    if (n == NULL) return NULL;
+    snprintf(n->name, sizeof n->name, "%s", name);
+    s->names[s->count++] = n;
+    return n;
+}
+
+void fleet_server_flushall(struct fleet_server *s) {
+    for (size_t i = 0; i < s->count; i++)
+        free_name(s->names[i]);
+    s->count = 0;
+}
+
+void fleet_server_delete_state(struct fleet_server *s, const char *name) {
+    struct name *n = find(s, name);
+    if (n == NULL) return;
+    n->has_state = false;
+    /* HSET writes these again when the state is made; 'run' is not among
+     * them, and a missing field reads as 0. */
+    n->run = 0;
+}
+
+const char *fleet_server_stored_limits(struct fleet_server *s, const char *name) {
+    struct name *n = find(s, name);
+    return n != NULL && n->has_state ? n->cfg : NULL;
+}
+
+/* ---- The prelude ------------------------------------------------------------ */
+
+/* wait_for(kk, g): min(open * backoff^k, max), plus jitter that is a pure
+ * function of the generation. In doubles, as Lua computes it. */
+static uint64_t wait_for(const struct run *r, uint32_t kk, uint64_t g) {
+    double w = (double)r->c.open_us * pow(r->c.open_backoff, (double)kk);
+    if (w > (double)r->c.open_max_us) w = (double)r->c.open_max_us;
+    double u = (double)((g % 65536) * 40503 % 65536) / 65536;
+    return (uint64_t)floor(w + w * r->c.open_jitter * u);
+}
+
+/* go(to, why, kk): the one transition of a generation. */
+static void go(struct run *r, int to, uint32_t kk) {
+    struct name *n = r->n;
+    n->gen++;
+    n->st = to;
+    n->succ = 0;
+    n->until = 0;
+    if (to == FLEET_OPEN) {
+        n->k = kk;
+        n->until = r->now + wait_for(r, n->k, n->gen);
+    }
+    if (to == FLEET_HALF_OPEN) n->half_opens++;
+    if (to == FLEET_CLOSED) {
+        n->k = 0;
+        n->w_count = 0; /* DEL W */
+    }
+    n->lease_count = 0; /* DEL L */
+    n->run = 0;
+    n->transitions++;
+}
+
+/* The first caller's limits are stored, with a state whose first
+ * generation is the clock; then the limits are read back (c), and a lease
+ * past its deadline reopens the fleet. @return 0, or -1 when the stored
+ * text is not limits. */
+static int prelude(struct fleet_server *s, struct run *r, const char *name, const char *limits) {
+    r->now = s->clock(s->clock_ctx) / 1000;
+    r->n = find_or_add(s, name);
+    if (r->n == NULL) return -1;
+    struct name *n = r->n;
+    if (!n->has_state) {
+        snprintf(n->cfg, sizeof n->cfg, "%s", limits);
+        n->has_state = true;
+        n->st = FLEET_CLOSED;
+        n->gen = r->now;
+        n->k = 0;
+        n->succ = 0;
+        n->until = 0;
+        n->trips = 0;
+        n->transitions = 0;
+        n->ec = n->ef = n->es = 0;
+        n->born = r->now;
+    }
+    if (!breaker__fleet_limits_parse(n->cfg, &r->c, NULL, 0)) return -1;
+    if (n->st == FLEET_HALF_OPEN) {
+        for (size_t i = 0; i < n->lease_count; i++) {
+            if (n->leases[i].deadline <= r->now) {
+                go(r, FLEET_OPEN, n->k + 1);
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+/* answer(verdict, wait): wait NULL is the open wait left. */
+static void answer(const struct run *r, int verdict, const uint64_t *wait, int64_t a[ANS_COUNT]) {
+    const struct name *n = r->n;
+    uint64_t w = 0;
+    if (wait != NULL)
+        w = *wait;
+    else if (n->st == FLEET_OPEN && n->until > r->now)
+        w = n->until - r->now;
+    a[ANS_STATE] = n->st;
+    a[ANS_GEN] = (int64_t)n->gen;
+    a[ANS_WAIT_US] = (int64_t)w;
+    a[ANS_K] = n->k;
+    a[ANS_SUCC] = (int64_t)n->succ;
+    a[ANS_VERDICT] = verdict;
+    a[ANS_CALLS] = (int64_t)n->ec;
+    a[ANS_FAILURES] = (int64_t)n->ef;
+    a[ANS_SLOW] = (int64_t)n->es;
+    a[ANS_BORN] = (int64_t)n->born;
+}
+
+/* ---- The scripts ------------------------------------------------------------- */
+
+static int add_to_bucket(struct name *n, uint64_t id, uint64_t dc, uint64_t df, uint64_t ds) {
+    for (size_t i = 0; i < n->w_count; i++) {
+        if (n->w[i].id == id) {
+            n->w[i].c += dc;
+            n->w[i].f += df;
+            n->w[i].s += ds;
+            return 0;
+        }
+    }
+    if (n->w_count == n->w_cap) {
+        size_t cap = n->w_cap ? 2 * n->w_cap : 16;
+        struct bucket *p = realloc(n->w, cap * sizeof *p);
+        if (p == NULL) return -1;
+        n->w = p;
+        n->w_cap = cap;
+    }
+    n->w[n->w_count++] = (struct bucket){.id = id, .c = dc, .f = df, .s = ds};
+    return 0;
+}
+
+static void trip(struct run *r, uint64_t calls, uint64_t failures, uint64_t slow,
+                 int64_t a[ANS_COUNT]) {
+    r->n->ec = calls;
+    r->n->ef = failures;
+    r->n->es = slow;
+    r->n->trips++;
+    go(r, FLEET_OPEN, 0);
+    answer(r, VERDICT_TRIPPED, NULL, a);
+}
+
+/* flush(known_gen, calls, failures, slow, run). */
+static int script_flush(struct run *r, uint64_t hg, uint64_t dc, uint64_t df, uint64_t ds,
+                        uint64_t trail, int64_t a[ANS_COUNT]) {
+    struct name *n = r->n;
+    if (n->st != FLEET_CLOSED || (hg != 0 && hg != n->gen) || dc == 0) {
+        answer(r, VERDICT_NONE, NULL, a);
+        return 0;
+    }
+    uint64_t thr = r->c.failure_threshold;
+    if (thr > 0) {
+        /* CONSECUTIVE: failures only extend the run; a flush with a success
+         * sets it to the host's run after its last success. */
+        uint64_t run = df >= dc ? n->run + df : trail;
+        if (run >= thr) {
+            trip(r, run, run, 0, a);
+            return 0;
+        }
+        n->run = run;
+        answer(r, VERDICT_NONE, NULL, a);
+        return 0;
+    }
+    uint64_t span = r->c.window_us / r->c.buckets;
+    if (span == 0) return -1; /* Lua would divide by zero */
+    uint64_t bkt = r->now / span;
+    if (add_to_bucket(n, bkt, dc, df, ds) != 0) return -1;
+    /* Buckets older than the window are deleted; the rest are summed. */
+    uint64_t c = 0, f = 0, sl = 0;
+    size_t keep = 0;
+    for (size_t i = 0; i < n->w_count; i++) {
+        if (n->w[i].id + r->c.buckets <= bkt) continue;
+        c += n->w[i].c;
+        f += n->w[i].f;
+        sl += n->w[i].s;
+        n->w[keep++] = n->w[i];
+    }
+    n->w_count = keep;
+    if (c >= r->c.min_calls) {
+        bool by_failures = (double)f / (double)c >= r->c.failure_rate;
+        bool by_slow = r->c.slow_call_rate > 0 && (double)sl / (double)c >= r->c.slow_call_rate;
+        if (by_failures || by_slow) {
+            trip(r, c, f, sl, a);
+            return 0;
+        }
+    }
+    answer(r, VERDICT_NONE, NULL, a);
+    return 0;
+}
+
+static struct lease *find_lease(struct name *n, const char *token) {
+    for (size_t i = 0; i < n->lease_count; i++)
+        if (strcmp(n->leases[i].token, token) == 0) return &n->leases[i];
+    return NULL;
+}
+
+/* acquire_probe(token). */
+static int script_acquire(struct run *r, const char *token, int64_t a[ANS_COUNT]) {
+    struct name *n = r->n;
+    if (n->st == FLEET_CLOSED) {
+        answer(r, VERDICT_CLOSED, NULL, a);
+        return 0;
+    }
+    if (n->st == FLEET_OPEN) {
+        if (r->now < n->until) {
+            answer(r, VERDICT_NONE, NULL, a);
+            return 0;
+        }
+        go(r, FLEET_HALF_OPEN, n->k);
+    }
+    if (n->succ >= r->c.successes || n->lease_count >= r->c.max_probes) {
+        /* The time to the earliest deadline (ZRANGE L 0 0 WITHSCORES). */
+        uint64_t wait = 0;
+        if (n->lease_count > 0) {
+            uint64_t first = UINT64_MAX;
+            for (size_t i = 0; i < n->lease_count; i++)
+                if (n->leases[i].deadline < first) first = n->leases[i].deadline;
+            wait = first - r->now;
+        }
+        answer(r, VERDICT_NONE, &wait, a);
+        return 0;
+    }
+    /* ZADD: a member already there gets the new score. */
+    struct lease *l = find_lease(n, token);
+    if (l == NULL) {
+        if (n->lease_count == n->lease_cap) {
+            size_t cap = n->lease_cap ? 2 * n->lease_cap : 4;
+            struct lease *p = realloc(n->leases, cap * sizeof *p);
+            if (p == NULL) return -1;
+            n->leases = p;
+            n->lease_cap = cap;
+        }
+        l = &n->leases[n->lease_count++];
+        snprintf(l->token, sizeof l->token, "%s", token);
+    }
+    l->deadline = r->now + r->c.probe_timeout_us;
+    n->leases_granted++;
+    answer(r, VERDICT_GRANTED, &r->c.probe_timeout_us, a);
+    return 0;
+}
+
+/* release_probe(gen, token, result): gen 0 is any generation. */
+static int script_release(struct run *r, uint64_t lg, const char *token, uint64_t res,
+                          int64_t a[ANS_COUNT]) {
+    struct name *n = r->n;
+    struct lease *l = find_lease(n, token);
+    if (n->st != FLEET_HALF_OPEN || (lg != n->gen && lg != 0) || l == NULL) {
+        answer(r, VERDICT_STALE, NULL, a);
+        return 0;
+    }
+    *l = n->leases[--n->lease_count]; /* ZREM */
+    if (res == FLEET_RESULT_FAILURE) {
+        go(r, FLEET_OPEN, n->k + 1);
+    } else {
+        if (res == FLEET_RESULT_SUCCESS) n->succ++;
+        if (n->succ >= r->c.successes && n->lease_count == 0) go(r, FLEET_CLOSED, 0);
+    }
+    answer(r, VERDICT_APPLIED, NULL, a);
+    return 0;
+}
+
+/* tonumber() of an argument the client formatted (protocol.c). */
+static uint64_t arg(const struct breaker__fleet_call *call, int i) {
+    return i < call->argc ? strtoull(call->argv[i], NULL, 10) : 0;
+}
+
+int fleet_server_call(struct fleet_server *s, const char *name, const char *limits,
+                      const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT]) {
+    struct run r;
+    if (prelude(s, &r, name, limits) != 0) return -1;
+    switch (call->script) {
+    case FLEET_SCRIPT_FLUSH:
+        return script_flush(&r, arg(call, 0), arg(call, 1), arg(call, 2), arg(call, 3),
+                            arg(call, 4), ans);
+    case FLEET_SCRIPT_ACQUIRE:
+        return script_acquire(&r, call->argv[0], ans);
+    case FLEET_SCRIPT_RELEASE:
+        return script_release(&r, arg(call, 0), call->argv[1], arg(call, 2), ans);
+    default:
+        return -1;
+    }
+}
+
+int fleet_server_name_stats(struct fleet_server *s, const char *name,
+                            struct fleet_name_stats *out) {
+    memset(out, 0, sizeof *out);
+    struct name *n = find(s, name);
+    if (n == NULL) return -1;
+    out->leases_out = (uint32_t)n->lease_count;
+    for (size_t i = 0; i < n->lease_count; i++)
+        if (out->first_deadline_us == 0 || n->leases[i].deadline < out->first_deadline_us)
+            out->first_deadline_us = n->leases[i].deadline;
+    if (!n->has_state) return -1;
+    out->state = n->st == FLEET_CLOSED ? BREAKER_CLOSED
+                 : n->st == FLEET_OPEN ? BREAKER_OPEN
+                                       : BREAKER_HALF_OPEN;
+    out->gen = n->gen;
+    out->k = n->k;
+    out->trips = n->trips;
+    out->transitions = n->transitions;
+    out->half_opens = n->half_opens;
+    out->leases_granted = n->leases_granted;
+    out->successes = n->succ;
+    out->until_us = n->until;
+    out->born = n->born;
+    out->run = n->run;
+    return 0;
+}

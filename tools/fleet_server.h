@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fleet_server.h - the server half of the fleet store, in process: what the
+ * three Lua scripts of src/redis/scripts.c decide (flush, acquire_probe,
+ * release_probe), on an injected clock instead of Redis's TIME.
+ *
+ * A call is the client's own (struct breaker__fleet_call, made by
+ * src/redis/protocol.c as the Redis client makes it) and the answer is the
+ * scripts' (ANS_COUNT integers, read by protocol.c as the client reads a
+ * reply), so a model of the fleet (fleet_model.c) built on this runs the
+ * client's decisions unchanged, and tests/test_fleet_differential.c
+ * compares this with a real redis-server, call for call.
+ *
+ * What Redis does and this does not: keys do not expire (key_ttl_ns: a
+ * name no host flushes disappears after an hour; nothing here runs that
+ * long without a call), and the scripts' reason field ("why") is not kept.
+ * What this keeps and Redis does not: counts of half-opens and of leases
+ * granted, for reports.
+ *
+ * Not thread-safe: one thread drives a server.
+ */
+#ifndef BREAKER_TOOL_FLEET_SERVER_H
+#define BREAKER_TOOL_FLEET_SERVER_H
+
+#include "redis/protocol.h"
+
+#include <breaker.h>
+
+#include <stdint.h>
+
+struct fleet_server;
+
+/* The server's view of one name, for reports and tests. */
+struct fleet_name_stats {
+    enum breaker_state state; /* CLOSED, OPEN or HALF_OPEN */
+    uint64_t gen;
+    uint32_t k;           /* failed recoveries */
+    uint64_t trips;       /* CLOSED -> OPEN on the fleet's evidence */
+    uint64_t transitions; /* every fleet transition */
+    uint64_t half_opens;  /* OPEN -> HALF_OPEN: recovery rounds */
+    uint32_t leases_out;
+    uint64_t leases_granted;
+    /* The rest of the state hash, as stored: successes in this half-open,
+     * the open wait's end (µs), the generation the state was created with,
+     * the CONSECUTIVE run. */
+    uint64_t successes, until_us, born, run;
+    uint64_t first_deadline_us; /* the earliest lease's deadline (µs), 0: no lease */
+};
+
+/* `clock` (required) is Redis's clock, in nanoseconds; the scripts count
+ * its microseconds. @return 0, or -1 (out of memory). */
+int fleet_server_create(breaker_clock_fn *clock, void *clock_ctx, struct fleet_server **out);
+/* NULL is a no-op. */
+void fleet_server_destroy(struct fleet_server *s);
+
+/* EVAL of `call`'s script for `name`, with `limits` as ARGV 2 (stored when
+ * the name is new, ignored otherwise). @return 0 with the script's answer
+ * in `ans`, or -1 where Redis would answer a script error (the stored
+ * limits are not limits: the scripts would compute on nil). */
+int fleet_server_call(struct fleet_server *s, const char *name, const char *limits,
+                      const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT]);
+
+/* HGET breaker:v1:{name}:s cfg: the stored limits, or NULL (no state). The
+ * text lives until the next call on `s`. */
+const char *fleet_server_stored_limits(struct fleet_server *s, const char *name);
+
+/* FLUSHALL: every name's keys gone (a Redis restarted empty). */
+void fleet_server_flushall(struct fleet_server *s);
+/* DEL breaker:v1:{name}:s: the name's state and limits gone, its window
+ * and leases kept (what an operator does to change the limits). */
+void fleet_server_delete_state(struct fleet_server *s, const char *name);
+
+/* @return 0 and the server's view of `name` as stored (no due lease
+ * deadline applied: the next call does that), or -1 if it has no state
+ * (`out` still counts the leases a deleted state left). */
+int fleet_server_name_stats(struct fleet_server *s, const char *name, struct fleet_name_stats *out);
+
+#endif /* BREAKER_TOOL_FLEET_SERVER_H */
