@@ -29,6 +29,19 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     target_include_directories(test_contract_redis PRIVATE ${PROJECT_SOURCE_DIR}/tests)
     add_test(NAME test_contract_redis COMMAND test_contract_redis)
     set_tests_properties(test_contract_redis PROPERTIES TIMEOUT 120 LABELS "external")
+    # The simulator's server half (tools/fleet_server.c) against the real
+    # scripts on a real redis-server, call for call: it needs the scripts'
+    # text (scripts.c, compiled in), the protocol module and hiredis, not
+    # breaker_redis (so it links libbreaker, as the model does).
+    add_executable(test_fleet_differential test_fleet_differential.c redis_server.c
+                   ${PROJECT_SOURCE_DIR}/src/redis/scripts.c
+                   ${PROJECT_SOURCE_DIR}/tools/fleet_server.c)
+    target_link_libraries(test_fleet_differential PRIVATE breaker::breaker breaker_fleet_protocol
+                                                          PkgConfig::CMOCKA PkgConfig::HIREDIS)
+    target_include_directories(test_fleet_differential PRIVATE ${PROJECT_SOURCE_DIR}/tests
+                                                               ${PROJECT_SOURCE_DIR}/src)
+    add_test(NAME test_fleet_differential COMMAND test_fleet_differential)
+    set_tests_properties(test_fleet_differential PROPERTIES TIMEOUT 60 LABELS "redis;external")
     # The fleet's scope on every path: ten host processes through the
     # executor and through a registry on the fleet backend.
     add_executable(test_fleet_scope test_fleet_scope.c redis_server.c)
