@@ -96,6 +96,15 @@ for variant in static shared; do
       -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix"
     quiet cmake --build "$work/redis-$variant" -j "$jobs"
     "$work/redis-$variant/consumer_redis"
+    if [ "$variant" = shared ]; then
+      # Both shared libraries, and one libbreaker.so: the fleet store links
+      # the core instead of carrying a copy of it.
+      deps=$(env -u LD_LIBRARY_PATH ldd "$work/redis-$variant/consumer_redis")
+      [ "$(echo "$deps" | grep -c 'libbreaker\.so')" = 1 ] || fail "consumer_redis: not one libbreaker.so"
+      echo "$deps" | grep -q 'libbreaker_redis\.so' || fail "consumer_redis: no libbreaker_redis.so"
+      [ -z "$(nm -D --defined-only "$prefix"/lib*/libbreaker_redis.so | grep -w 'breaker_acquire')" ] ||
+        fail "libbreaker_redis.so defines breaker_acquire: a second copy of the core"
+    fi
   else
     [ -z "$(find "$prefix" -name 'redis.h')" ] || fail "$variant tree has redis.h without its library"
   fi
@@ -179,7 +188,7 @@ case "$runpath" in
   '$ORIGIN/'*) ;;
   *) fail "breaker has no \$ORIGIN-relative RUNPATH" ;;
 esac
-resolved=$(env -u LD_LIBRARY_PATH ldd "$tool" | sed -n 's/^[[:space:]]*libbreaker[^ ]* => \([^ ]*\).*/\1/p')
+resolved=$(env -u LD_LIBRARY_PATH ldd "$tool" | sed -n 's/^[[:space:]]*libbreaker\.so[^ ]* => \([^ ]*\).*/\1/p')
 echo "  libbreaker resolves to: $resolved"
 if [ -z "$resolved" ] ||
   [ "$(cd "$(dirname "$resolved")" && pwd -P)" != "$(cd "$lib" && pwd -P)" ]; then
