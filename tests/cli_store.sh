@@ -68,6 +68,23 @@ expect 2 "$bk" exec pass true
 expect 2 "$bk" exec 'bad name' -- true
 expect 2 "$bk" exec pass --fail-on 0 -- true
 expect 2 "$bk" status a b
+# --redis: the address forms, the options that need it, not with --store
+# (usage errors, with or without the fleet store in the build)
+expect 2 "$bk" exec pass --redis 'host:port' -- true
+grep -q "expected HOST\[:PORT\], \[IPV6\]\[:PORT\] or unix:PATH" "$tmp/err" ||
+  fail "--redis: the forms are not named: $(cat "$tmp/err")"
+expect 2 "$bk" exec pass --redis '::1' -- true
+expect 2 "$bk" exec pass --redis 'unix:' -- true
+expect 2 "$bk" exec pass --redis 'h:0' -- true
+expect 2 "$bk" exec pass --redis-db 1 -- true
+grep -q -- "--redis-db needs --redis" "$tmp/err" || fail "--redis-db: $(cat "$tmp/err")"
+expect 2 "$bk" exec pass --redis-password-file /dev/null -- true
+expect 2 "$bk" exec pass --redis h --redis-timeout 0 -- true
+expect 2 "$bk" exec pass --redis h --store "$tmp/b.store" -- true
+grep -q -- "--store and --redis: choose one" "$tmp/err" || fail "--store --redis: $(cat "$tmp/err")"
+# COMMAND is told how it was admitted
+expect 0 "$bk" exec pass -- sh -c 'echo "permit=$BREAKER_PERMIT"'
+grep -q '^permit=call$' "$tmp/out" || fail "BREAKER_PERMIT: $(cat "$tmp/out")"
 # --fail-on: unlisted statuses are ignored
 expect 4 "$bk" exec codes --fail-on 1,3-5 -- sh -c 'exit 4'
 expect 6 "$bk" exec codes --fail-on 1,3-5 -- sh -c 'exit 6'

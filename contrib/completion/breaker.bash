@@ -116,7 +116,8 @@ _breaker() {
         # The store commands: their options only (NAME and COMMAND are free).
         local store_opts="--store -h --help"
         case $cmd in
-        exec) store_opts="$store_opts -c --config -b --breaker --timeout --fail-on --refused-exit" ;;
+        exec) store_opts="$store_opts -c --config -b --breaker --timeout --fail-on --refused-exit
+            --redis --redis-db --redis-password-file --redis-timeout" ;;
         status) store_opts="$store_opts --json --prometheus --watch --interval --count" ;;
         esac
         [[ $cur == -* ]] && COMPREPLY=($(compgen -W "$store_opts" -- "$cur"))

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * exec_fleet.c - `breaker exec --redis ADDR`: the breaker NAME of the fleet
+ * store (exec_fleet.h). store_cmds.c runs the command; this file makes the
+ * breaker it runs through, and says why the fleet refused.
+ */
+#include "exec_fleet.h"
+
+#include "tool.h"
+
+#include <ctype.h>
+#include <string.h>
+
+bool exec_fleet_parse_addr(const char *text, struct exec_fleet_addr *out) {
+    memset(out, 0, sizeof(*out));
+    out->port = 6379;
+    if (strncmp(text, "unix:", 5) == 0) {
+        out->unix_path = text + 5;
+        return text[5] != '\0';
+    }
+    const char *host = text, *end, *port = NULL;
+    if (text[0] == '[') { /* [IPV6] or [IPV6]:PORT */
+        host = text + 1;
+        end = strchr(host, ']');
+        if (end == NULL || (end[1] != '\0' && end[1] != ':')) return false;
+        if (end[1] == ':') port = end + 2;
+    } else {
+        end = strchr(text, ':');
+        if (end != NULL && strchr(end + 1, ':') != NULL) return false; /* IPv6: brackets */
+        if (end != NULL) {
+            port = end + 1;
+        } else {
+            end = text + strlen(text);
+        }
+    }
+    size_t len = (size_t)(end - host);
+    if (len == 0 || len >= sizeof(out->host)) return false;
+    for (size_t i = 0; i < len; i++)
+        if (!isgraph((unsigned char)host[i]) || host[i] == '/' || host[i] == '[' || host[i] == ']')
+            return false;
+    memcpy(out->host, host, len);
+    out->host[len] = '\0';
+    uint64_t p;
+    if (port != NULL) {
+        if (!tool_parse_uint(port, 1, 65535, &p)) return false;
+        out->port = (int)p;
+    }
+    return true;
+}
+
+#ifdef BREAKER_TOOL_HAVE_REDIS
+
+#include <breaker/redis.h>
+/* breaker_permit_gate_token(): whether a probe holds a fleet lease. */
+#define BREAKER_BACKEND_EXPERIMENTAL
+#include <breaker/backend.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct exec_fleet {
+    breaker_redis *fleet;
+    const char *addr; /* --redis as given, for messages */
+    /* The local open wait skipped (exec_fleet_attach()): added to the local
+     * breaker's clock, which this thread and the flusher's read. */
+    _Atomic uint64_t skipped_ns;
+    pthread_mutex_t mu; /* why */
+    char why[256];      /* what the last failed flush round said */
+};
+
+/* The local breaker's clock: CLOCK_MONOTONIC plus the wait skipped. It
+ * grows once, before the first call; a flusher round reading it meanwhile
+ * may see the earlier offset, which can only delay a local timeout. */
+static uint64_t fleet_clock(void *ctx) {
+    struct exec_fleet *fl = ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * TOOL_SEC + (uint64_t)ts.tv_nsec + atomic_load(&fl->skipped_ns);
+}
+
+/* on_degraded: on whichever thread made the round (ours or the flusher). */
+static void note_degraded(void *ctx, int degraded, const char *why) {
+    struct exec_fleet *fl = ctx;
+    if (!degraded) return;
+    pthread_mutex_lock(&fl->mu);
+    snprintf(fl->why, sizeof(fl->why), "%s", why);
+    pthread_mutex_unlock(&fl->mu);
+}
+
+/* The password: the first line of `file`, else $BREAKER_REDIS_PASSWORD,
+ * else none (*out NULL). @return 0, or 1 after saying why. */
+static int read_password(const char *file, char **out) {
+    *out = NULL;
+    if (file == NULL) {
+        const char *env = getenv("BREAKER_REDIS_PASSWORD");
+        if (env == NULL || *env == '\0') return 0;
+        if ((*out = strdup(env)) != NULL) return 0;
+        tool_error(stderr, "breaker exec: out of memory");
+        return 1;
+    }
+    FILE *f = fopen(file, "r");
+    if (f == NULL) {
+        tool_error(stderr, "breaker exec: --redis-password-file %s: %s", file, strerror(errno));
+        return 1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, f);
+    fclose(f);
+    if (n > 0 && line[n - 1] == '\n') line[--n] = '\0';
+    if (n > 0 && line[n - 1] == '\r') line[--n] = '\0';
+    if (n <= 0) {
+        free(line);
+        tool_error(stderr, "breaker exec: --redis-password-file %s: no password on its first line",
+                   file);
+        return 1;
+    }
+    *out = line;
+    return 0;
+}
+
+static void free_password(char *password) {
+    if (password == NULL) return;
+    explicit_bzero(password, strlen(password));
+    free(password);
+}
+
+/* The handle, on o->addr. @return 0, or an exit status after saying why. */
+static int open_fleet(const struct exec_fleet_opts *o, struct exec_fleet *fl) {
+    struct exec_fleet_addr addr;
+    if (!exec_fleet_parse_addr(o->addr, &addr)) /* exec_options() checked it */
+        return tool_usage_error("exec", "--redis: bad value '%s'", o->addr);
+    char *password;
+    if (read_password(o->password_file, &password) != 0) return 1;
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    if (addr.unix_path != NULL) {
+        rc.unix_path = addr.unix_path;
+    } else {
+        rc.host = addr.host;
+        rc.port = addr.port;
+    }
+    rc.password = password;
+    rc.db = o->db;
+    rc.max_names = 1;
+    uint64_t timeout = o->timeout_ns != 0 ? o->timeout_ns : EXEC_FLEET_TIMEOUT_NS;
+    rc.io_timeout_ns = timeout;
+    rc.probe_budget_ns = timeout;
+    rc.on_degraded = note_degraded;
+    rc.degraded_ctx = fl;
+    char msg[TOOL_MSG_MAX];
+    int st = breaker_redis_open(&rc, &fl->fleet, msg, sizeof(msg));
+    free_password(password); /* the handle keeps its own copy */
+    if (st == BREAKER_OK) return 0;
+    tool_error(stderr, "breaker exec: --redis %s: %s", o->addr, msg);
+    return 1;
+}
+
+/* Attach `name`, to the stored limits if the fleet has some. @return 0 or an
+ * exit status. */
+static int attach(struct exec_fleet *fl, const char *name, const breaker_config *cfg,
+                  bool configured, breaker **b) {
+    breaker_config c;
+    if (cfg != NULL) {
+        c = *cfg;
+    } else {
+        breaker_config_init(&c);
+    }
+    c.clock = fleet_clock;
+    c.clock_ctx = fl;
+    char msg[TOOL_MSG_MAX];
+    int st = breaker_redis_attach(fl->fleet, name, &c, b, msg, sizeof(msg));
+    /* Without -c or -b any stored limits are expected: no note. */
+    if (st == BREAKER_CONFIG_DIFFERS && configured)
+        tool_error(stderr, "breaker exec: note: %s: %s", name, breaker_strerror(st));
+    if (st == BREAKER_OK || st == BREAKER_CONFIG_DIFFERS) return 0;
+    tool_humanize_ns(msg, sizeof(msg));
+    tool_error(stderr, "breaker exec: %s: %s", name, msg);
+    return 1;
+}
+
+int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const breaker_config *cfg,
+                      bool configured, struct exec_fleet **out, breaker **b) {
+    *out = NULL;
+    struct exec_fleet *fl = calloc(1, sizeof(*fl));
+    if (fl == NULL) {
+        tool_error(stderr, "breaker exec: out of memory");
+        return 1;
+    }
+    fl->addr = o->addr;
+    pthread_mutex_init(&fl->mu, NULL);
+    int rc = open_fleet(o, fl);
+    if (rc == 0) rc = attach(fl, name, cfg, configured, b);
+    if (rc != 0) {
+        exec_fleet_close(fl);
+        return rc;
+    }
+    /* The fleet's state now, not a fresh CLOSED breaker's. */
+    if (breaker_redis_flush(fl->fleet) != BREAKER_OK) {
+        pthread_mutex_lock(&fl->mu);
+        tool_error(stderr,
+                   "breaker exec: note: %s: the fleet store at %s is unreachable (%s): this run "
+                   "has only a local breaker, with no history, which admits it",
+                   name, o->addr, fl->why[0] != '\0' ? fl->why : "no answer");
+        pthread_mutex_unlock(&fl->mu);
+    }
+    /* OPEN here is the fleet's open, followed: its local wait stands for no
+     * history of this process. Skipped, the call is a probe, which the
+     * fleet leases or refuses (its wait, its probe limit). */
+    for (int i = 0; i < 4 && breaker_get_state(*b) == BREAKER_OPEN; i++) {
+        uint64_t left = breaker_retry_after_ns(*b);
+        if (left == 0) break;
+        atomic_fetch_add(&fl->skipped_ns, left);
+    }
+    *out = fl;
+    return 0;
+}
+
+bool exec_fleet_leased(const breaker_permit *permit) {
+    return breaker_permit_gate_token(permit) != 0;
+}
+
+void exec_fleet_say_refused(const struct exec_fleet *fl, const char *name, int status) {
+    /* The fleet's wait and its leases are in Redis: this host cannot say
+     * when the next probe is due. A probe refused without asking Redis (the
+     * flush round just said the fleet's wait is running) is HALF_OPEN too. */
+    const char *why = status == BREAKER_REJECTED_OPEN ? "the fleet's breaker is open"
+                      : status == BREAKER_REJECTED_HALF_OPEN
+                          ? "the fleet's breaker is open, or probing with every probe slot taken"
+                          : breaker_strerror(status);
+    tool_error(stderr, "breaker exec: %s: call refused: %s (fleet store at %s); try again later",
+               name, why, fl->addr);
+}
+
+void exec_fleet_close(struct exec_fleet *fl) {
+    if (fl == NULL) return;
+    breaker_redis_close(fl->fleet); /* NULL is a no-op */
+    pthread_mutex_destroy(&fl->mu);
+    free(fl);
+}
+
+#else /* !BREAKER_TOOL_HAVE_REDIS */
+
+int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const breaker_config *cfg,
+                      bool configured, struct exec_fleet **out, breaker **b) {
+    (void)o;
+    (void)name;
+    (void)cfg;
+    (void)configured;
+    (void)b;
+    *out = NULL;
+    tool_error(stderr, "breaker exec: --redis: this breaker was built without the fleet store "
+                       "(hiredis was not found at build time)");
+    return 1;
+}
+
+bool exec_fleet_leased(const breaker_permit *permit) {
+    (void)permit;
+    return false;
+}
+
+void exec_fleet_say_refused(const struct exec_fleet *fl, const char *name, int status) {
+    (void)fl;
+    (void)name;
+    (void)status;
+}
+
+void exec_fleet_close(struct exec_fleet *fl) { (void)fl; }
+
+#endif /* BREAKER_TOOL_HAVE_REDIS */
