@@ -7,9 +7,12 @@
 #       page, which then renders without warnings with `man -l` if man is
 #       installed, else with groff or mandoc if one is, else scdoc's own
 #       check is all there is.
-#   check_manuals.sh coverage SCDOC MAN_DIR HEADER...
+#   check_manuals.sh coverage SCDOC MAN_DIR HEADER... [--optional HEADER...]
 #       Every function the headers declare with BREAKER_API is named in at
 #       least one page, and every function a page names with () exists.
+#       The headers after --optional (a library's that is not built, such as
+#       redis.h without hiredis) need not be covered, but a page may name
+#       their functions.
 #   check_manuals.sh options SCDOC MAN_DIR BREAKER_BINARY
 #       Every command of `breaker --help` and every option of it and of
 #       `breaker simulate|replay|exec|status --help` is in breaker(1).
@@ -82,10 +85,20 @@ build)
   done
   ;;
 coverage)
-  [ $# -gt 0 ] || { echo "usage: $0 coverage SCDOC MAN_DIR HEADER..."; exit 2; }
+  [ $# -gt 0 ] || { echo "usage: $0 coverage SCDOC MAN_DIR HEADER... [--optional HEADER...]"; exit 2; }
+  required=()
+  optional=()
+  seen_optional=0
+  for arg in "$@"; do
+    if [ "$arg" = --optional ]; then seen_optional=1
+    elif [ "$seen_optional" -eq 1 ]; then optional+=("$arg")
+    else required+=("$arg"); fi
+  done
+  [ "${#required[@]}" -gt 0 ] || { echo "usage: $0 coverage SCDOC MAN_DIR HEADER... [--optional HEADER...]"; exit 2; }
   # The functions declared with BREAKER_API: comments and preprocessor lines
   # removed, declarations joined, then the name before the first '('.
-  funcs=$(awk '
+  api_functions() {
+    awk '
     {
       line = $0; out = ""
       while (length(line) > 0) {
@@ -100,9 +113,15 @@ coverage)
       }
       if (out !~ /^[ \t]*#/) printf "%s ", out
     }' "$@" | grep -o 'BREAKER_API[^(;]*(' |
-    sed -E 's/[[:space:]]*\($//; s/.*[^A-Za-z0-9_]//' | sort -u)
+    sed -E 's/[[:space:]]*\($//; s/.*[^A-Za-z0-9_]//' | sort -u
+  }
+  funcs=$(api_functions "${required[@]}")
+  known=$funcs
+  if [ "${#optional[@]}" -gt 0 ]; then
+    known=$(printf '%s\n%s\n' "$funcs" "$(api_functions "${optional[@]}")" | sort -u)
+  fi
   count=$(printf '%s\n' "$funcs" | grep -c .)
-  [ "$count" -ge 50 ] || fail "found only $count BREAKER_API functions in $*; has the header layout changed?"
+  [ "$count" -ge 50 ] || fail "found only $count BREAKER_API functions in ${required[*]}; has the header layout changed?"
   pages=$(build_pages)
   # The pages' text without roff font changes and zero-width escapes, so that
   # \fBbreaker_acquire\fR() reads breaker_acquire().
@@ -118,7 +137,7 @@ coverage)
   # The other way: a breaker_xxx() a page names must be declared (page
   # references such as breaker_registry(3) are not calls).
   for f in $(sed 's/([0-9])//g' "$work/all" | grep -o 'breaker_[a-z0-9_]*(' | tr -d '(' | sort -u); do
-    printf '%s\n' "$funcs" | grep -qx -e "$f" || fail "a page names $f(), which no header declares"
+    printf '%s\n' "$known" | grep -qx -e "$f" || fail "a page names $f(), which no header declares"
   done
   ;;
 options)
