@@ -640,8 +640,7 @@ static void rearming_forgets_the_breaker_but_keeps_the_generation(void **state) 
                                       .degraded_gen_set = true,
                                       .recovered = true,
                                       .spared_gen = 400,
-                                      .stale_tripped = true,
-                                      .stale_trip_gen = 5};
+                                      .stale_tripped = true};
     breaker__fleet_follow_rearm(&f);
     assert_int_equal(f.known_gen, 500);
     assert_false(f.follows || f.degraded_gen_set || f.recovered || f.stale_tripped);
@@ -649,33 +648,58 @@ static void rearming_forgets_the_breaker_but_keeps_the_generation(void **state) 
     assert_int_equal(f.spared_gen, 0);
 }
 
-/* FAIL_CLOSED: the flusher tripped the local breaker because the view was
- * stale. The first good answer undoes that if the fleet is CLOSED (even a
+/* FAIL_CLOSED: the flusher trips a CLOSED local breaker while the view is
+ * too old; the first good answer undoes that if the fleet is CLOSED (even a
  * state born later: the trip was no fleet's), else the host follows. */
+static void a_stale_view_trips_closed_breakers_only(void **state) {
+    (void)state;
+    assert_true(breaker__fleet_view_stale(0, 5 * SEC, SEC)); /* no view yet */
+    assert_false(breaker__fleet_view_stale(4 * SEC, 5 * SEC, SEC));
+    assert_true(breaker__fleet_view_stale(4 * SEC - 1, 5 * SEC, SEC));
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    struct breaker__fleet_action act = {.kind = FLEET_ACT_CLOSE};
+    struct breaker__fleet_local open = local(7, BREAKER_OPEN);
+    assert_false(breaker__fleet_trip_stale(&f, &open, &act));
+    assert_int_equal(act.kind, FLEET_ACT_CLOSE); /* untouched */
+    assert_false(f.stale_tripped);
+    struct breaker__fleet_local closed = local(7, BREAKER_CLOSED);
+    assert_true(breaker__fleet_trip_stale(&f, &closed, &act));
+    assert_int_equal(act.kind, FLEET_ACT_TRIP);
+    assert_int_equal(act.gen, 7);
+    assert_int_equal(act.evidence.calls, 0);
+    assert_true(f.stale_tripped);
+}
+
 static void a_stale_view_trip_is_undone_by_a_closed_fleet_and_kept_by_an_open_one(void **state) {
     (void)state;
     struct breaker__fleet_follow f;
     memset(&f, 0, sizeof f);
-    breaker__fleet_note_stale_trip(&f, 12);
+    breaker__fleet_note_stale_trip(&f);
     struct breaker__fleet_answer closed = answer(FLEET_CLOSED, 900, 0, 900);
     struct breaker__fleet_gate gate;
     struct breaker__fleet_action act = decide1(&f, &closed, local(12, BREAKER_OPEN), &gate);
     assert_int_equal(act.kind, FLEET_ACT_CLOSE);
-    assert_int_equal(act.gen, 12); /* the trip's generation */
+    assert_int_equal(act.gen, 12); /* fenced by the local generation */
     assert_false(f.stale_tripped);
     assert_true(gate.change);
     assert_int_equal(gate.until_ns, 0);
     /* Once: the next CLOSED answer does nothing (it follows nothing). */
     act = decide1(&f, &closed, local(12, BREAKER_OPEN), NULL);
     assert_int_equal(act.kind, FLEET_ACT_NONE);
-    /* Fenced by the trip's generation, not the one read now. */
-    breaker__fleet_note_stale_trip(&f, 12);
+    /* A local breaker already CLOSED again: nothing to undo, flag cleared. */
+    breaker__fleet_note_stale_trip(&f);
+    act = decide1(&f, &closed, local(14, BREAKER_CLOSED), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    assert_false(f.stale_tripped);
+    /* HALF_OPEN meanwhile (its own wait ended): closed the same way. */
+    breaker__fleet_note_stale_trip(&f);
     act = decide1(&f, &closed, local(13, BREAKER_HALF_OPEN), NULL);
     assert_int_equal(act.kind, FLEET_ACT_CLOSE);
-    assert_int_equal(act.gen, 12);
+    assert_int_equal(act.gen, 13);
     /* An open fleet: followed as after any trip, the flag cleared ... */
     memset(&f, 0, sizeof f);
-    breaker__fleet_note_stale_trip(&f, 12);
+    breaker__fleet_note_stale_trip(&f);
     struct breaker__fleet_answer open = answer(FLEET_OPEN, 500, 2000, 400);
     act = decide1(&f, &open, local(12, BREAKER_OPEN), &gate);
     assert_int_equal(act.kind, FLEET_ACT_NONE);
@@ -833,6 +857,7 @@ int main(void) {
         cmocka_unit_test(recovery_while_degraded_needs_a_move_to_closed),
         cmocka_unit_test(a_retired_entry_only_moves_its_known_generation),
         cmocka_unit_test(rearming_forgets_the_breaker_but_keeps_the_generation),
+        cmocka_unit_test(a_stale_view_trips_closed_breakers_only),
         cmocka_unit_test(a_stale_view_trip_is_undone_by_a_closed_fleet_and_kept_by_an_open_one),
         cmocka_unit_test(lease_answers_are_classified_by_verdict),
         cmocka_unit_test(a_lease_settles_the_probe_and_sets_the_gate),

@@ -2,9 +2,10 @@
 /*
  * protocol.c - the fleet client's decisions (protocol.h): plain data in,
  * plain data out; no socket, no lock, no clock, no breaker call. The I/O
- * around them is the client's (fleet.c); the server's half is the scripts
- * (scripts.c), which the simulator models on its own clock
- * (tools/fleet_server.c) while calling these for the client's half.
+ * around them is conn.c's, flush.c's and lease.c's (client.h); the
+ * server's half is the scripts (scripts.c), which the simulator models on
+ * its own clock (tools/fleet_server.c) while calling these for the
+ * client's half.
  */
 #include "redis/protocol.h"
 
@@ -361,10 +362,22 @@ void breaker__fleet_check_recovered(struct breaker__fleet_follow *f, bool was_de
                    local->gen != f->degraded_gen && local->state == BREAKER_CLOSED;
 }
 
-void breaker__fleet_note_stale_trip(struct breaker__fleet_follow *f, uint64_t gen) {
-    f->stale_tripped = true;
-    f->stale_trip_gen = gen;
+bool breaker__fleet_view_stale(uint64_t last_ok_ns, uint64_t now_ns, uint64_t stale_after_ns) {
+    return last_ok_ns == 0 || now_ns - last_ok_ns > stale_after_ns;
 }
+
+bool breaker__fleet_trip_stale(struct breaker__fleet_follow *f,
+                               const struct breaker__fleet_local *local,
+                               struct breaker__fleet_action *act) {
+    if (local->state != BREAKER_CLOSED) return false;
+    memset(act, 0, sizeof *act);
+    act->kind = FLEET_ACT_TRIP;
+    act->gen = local->gen;
+    f->stale_tripped = true;
+    return true;
+}
+
+void breaker__fleet_note_stale_trip(struct breaker__fleet_follow *f) { f->stale_tripped = true; }
 
 static void set_gate(struct breaker__fleet_gate *g, uint64_t until_ns) {
     g->change = true;
@@ -416,17 +429,18 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
     gate->change = false;
     f->known_gen = a->gen;
     if (local == NULL) return; /* retired: only its lease results went */
+    bool local_open = local->state == BREAKER_OPEN || local->state == BREAKER_HALF_OPEN;
     if (f->stale_tripped) {
         /* The first good answer since a FAIL_CLOSED trip: the trip was
          * this host's lack of a view, not the fleet's evidence. A fleet
-         * that is CLOSED undoes it (fenced by the trip's generation: a
-         * breaker that moved on since is left alone); an open one is
-         * followed as after any trip (below). */
+         * that is CLOSED undoes it (fenced by the local generation, as
+         * every action is); an open one is followed as after any trip
+         * (below). */
         f->stale_tripped = false;
-        if (a->state == FLEET_CLOSED) {
+        if (a->state == FLEET_CLOSED && local_open) {
             set_gate(gate, 0);
             act->kind = FLEET_ACT_CLOSE;
-            act->gen = f->stale_trip_gen;
+            act->gen = local->gen;
             f->follows = false;
             return;
         }

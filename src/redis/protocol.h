@@ -11,13 +11,14 @@
  * lock, reads no clock and calls no breaker: the caller reads the local
  * breaker (its generation, then its state, with functions that apply no
  * transition) and the clock, passes the values in, and applies what comes
- * out. So the Redis client (src/redis/) and the simulator's model of the
- * fleet (tools/fleet_model.c, whose own code is only the server half) run
- * the same decisions, and tests/test_fleet_protocol.c checks every rule
- * without Redis.
+ * out. So the Redis client (src/redis/, client.h) and the simulator's
+ * model of the fleet (tools/fleet_model.c, whose own code is the server
+ * half, tools/fleet_server.c) run the same decisions, and
+ * tests/test_fleet_protocol.c checks every rule without Redis.
  *
  * The server's half is the Lua scripts (scripts.c); the layout of their
- * answers and their constants (FLEET_*, VERDICT_*, ANS_*) are in scripts.h.
+ * answers and the constants both sides use (FLEET_* states and results,
+ * VERDICT_*, ANS_*) are in scripts.h.
  * Private: nothing here is API.
  */
 #ifndef BREAKER_REDIS_PROTOCOL_H
@@ -101,9 +102,8 @@ enum { FLEET_KEY_STATE, FLEET_KEY_WINDOW, FLEET_KEY_LEASES, FLEET_KEY_COUNT };
 #define BREAKER__FLEET_KEY_LEN (BREAKER_NAME_MAX + 32)
 void breaker__fleet_key(const char *name, int which, char *out, size_t len);
 
-/* The scripts (scripts.c) and what release_probe takes as a result. */
+/* The scripts (scripts.c). */
 enum { FLEET_SCRIPT_FLUSH, FLEET_SCRIPT_ACQUIRE, FLEET_SCRIPT_RELEASE, FLEET_SCRIPT_COUNT };
-enum { FLEET_RESULT_SUCCESS = 0, FLEET_RESULT_FAILURE = 1, FLEET_RESULT_NEITHER = 2 };
 
 /* One script call: which script, and its ARGV after the two every script
  * takes (the key TTL and the limits text). */
@@ -198,9 +198,8 @@ struct breaker__fleet_follow {
     bool recovered;
     uint64_t spared_gen;
     /* FAIL_CLOSED: the flusher tripped the local breaker because the fleet
-     * view was stale, leaving it in local generation stale_trip_gen. */
+     * view was too old (breaker__fleet_trip_stale()). */
     bool stale_tripped;
-    uint64_t stale_trip_gen;
 };
 
 /* The local breaker as the caller read it: its generation first, then its
@@ -248,9 +247,23 @@ void breaker__fleet_note_degraded(struct breaker__fleet_follow *f,
 void breaker__fleet_check_recovered(struct breaker__fleet_follow *f, bool was_degraded,
                                     const struct breaker__fleet_local *local);
 
-/* FAIL_CLOSED: the flusher tripped the local breaker on a stale fleet view,
- * leaving it in local generation `gen`. */
-void breaker__fleet_note_stale_trip(struct breaker__fleet_follow *f, uint64_t gen);
+/* FAIL_CLOSED: @return true when a fleet view whose last good round was at
+ * `last_ok_ns` (0: none yet) is too old at `now_ns` to admit calls. */
+bool breaker__fleet_view_stale(uint64_t last_ok_ns, uint64_t now_ns, uint64_t stale_after_ns);
+
+/* FAIL_CLOSED, the view too old: a CLOSED local breaker is tripped (no
+ * evidence: the trip is this host's lack of a view), so that its calls are
+ * refused on the open short path; the call path never looks at the view's
+ * age. The first good answer undoes it if the fleet is closed
+ * (breaker__fleet_decide()). @return true with `act` set (the round's
+ * action replaced), or false for a local breaker that is not CLOSED. */
+bool breaker__fleet_trip_stale(struct breaker__fleet_follow *f,
+                               const struct breaker__fleet_local *local,
+                               struct breaker__fleet_action *act);
+
+/* A breaker tripped on a stale view at attach (FAIL_CLOSED with no view
+ * yet): remembered as the flusher's own trips are. */
+void breaker__fleet_note_stale_trip(struct breaker__fleet_follow *f);
 
 /* What answer `a`, read at `now_ns` (monotonic), means for a name whose
  * local breaker is `local` (NULL: the entry is retired, and only its known
@@ -258,9 +271,10 @@ void breaker__fleet_note_stale_trip(struct breaker__fleet_follow *f, uint64_t ge
  * answers of one round are decided in order and a later one overrides an
  * earlier (it is the newer fleet state); start a round with FLEET_ACT_NONE.
  * The rules (docs/fleet.md, "The client"):
- *  - the first good answer after a FAIL_CLOSED trip closes it if the fleet
- *    is CLOSED (fenced by the generation of that trip); otherwise the host
- *    follows the fleet's open as after any trip;
+ *  - the first good answer after a FAIL_CLOSED trip closes the local
+ *    breaker if the fleet is CLOSED (whatever its born: the trip was no
+ *    fleet's) and the breaker is still OPEN or HALF_OPEN; otherwise the host
+ *    goes on as below (it follows the fleet's open as after any trip);
  *  - fleet CLOSED: the gate opens; a host that follows an open whose state
  *    this is (born no later than the open it followed; born 0 counts as the
  *    same) closes its OPEN or HALF_OPEN local breaker. A state born later

@@ -10,6 +10,9 @@ extern const char breaker__redis_lua_flush[];
 extern const char breaker__redis_lua_acquire[];
 extern const char breaker__redis_lua_release[];
 
+/* Shared by the scripts (scripts.c) and the client's decisions
+ * (protocol.c), which reads the answers and makes the calls. */
+
 /* Fleet states as the scripts write them. */
 enum { FLEET_CLOSED = 0, FLEET_OPEN = 1, FLEET_HALF_OPEN = 2 };
 
@@ -22,6 +25,9 @@ enum {
     VERDICT_STALE = 3,   /* release: expired or another generation */
     VERDICT_APPLIED = 4  /* release: counted */
 };
+
+/* release_probe's result argument (ARGV 5). */
+enum { FLEET_RESULT_SUCCESS = 0, FLEET_RESULT_FAILURE = 1, FLEET_RESULT_NEITHER = 2 };
 
 /* Elements of every answer. */
 enum {
