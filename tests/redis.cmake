@@ -42,6 +42,14 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
                                                                ${PROJECT_SOURCE_DIR}/src)
     add_test(NAME test_fleet_differential COMMAND test_fleet_differential)
     set_tests_properties(test_fleet_differential PROPERTIES TIMEOUT 60 LABELS "redis;external")
+    # A follower that hears "the fleet is closed" on its lease request
+    # closes instead of probing alone (the protocol's rule, on real Redis).
+    add_executable(test_fleet_follower test_fleet_follower.c redis_server.c)
+    target_link_libraries(test_fleet_follower PRIVATE breaker_redis PkgConfig::CMOCKA
+                                                      PkgConfig::HIREDIS Threads::Threads)
+    target_include_directories(test_fleet_follower PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    add_test(NAME test_fleet_follower COMMAND test_fleet_follower)
+    set_tests_properties(test_fleet_follower PROPERTIES TIMEOUT 60 LABELS "redis;external")
     # The fleet's scope on every path: ten host processes through the
     # executor and through a registry on the fleet backend.
     add_executable(test_fleet_scope test_fleet_scope.c redis_server.c)

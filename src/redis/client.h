@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client.h - what the files of the fleet store's client share (private;
+ * include/breaker/redis.h is the API, docs/fleet.md the protocol).
+ *
+ * The client is split along hiredis's line between what is decided and
+ * what is moved:
+ *  - protocol.c: every decision, as plain data (protocol.h);
+ *  - conn.c: connections and I/O: connect, AUTH and SELECT, loading the
+ *    scripts, the pipelined exchange of a round, the attach's round trip
+ *    and the probe path's one bounded call;
+ *  - flush.c: the flusher and its rounds (counters out, answers decided,
+ *    transitions applied after the round lock is released);
+ *  - lease.c: the probe gate: a probe's lease request and its settling;
+ *  - fleet.c: the handle's lifecycle, attach and detach, the backend a
+ *    registry uses, statistics and their export.
+ *
+ * Threads and what they touch:
+ *  - callers: breaker_acquire()/breaker_complete() on an attached breaker.
+ *    In CLOSED and OPEN only the local breaker: the probe gate is asked
+ *    only when the local breaker admits a probe. The gate reads the
+ *    entry's gate time and published generation and the degraded flag,
+ *    and asks Redis for a lease on the probe connection, which it only
+ *    ever try-locks: a caller never waits for another. A leased probe's
+ *    settling marks its lease slot and wakes the flusher through a pipe.
+ *  - the flusher (or breaker_redis_flush(), serialised with it by
+ *    apply_mu): under round_mu, reads each name's counters with the peeks
+ *    (no transition, so no event, under the lock), sends deltas and lease
+ *    results in one pipelined round trip and decides what the answers mean
+ *    for each local breaker; then, with round_mu released, applies those
+ *    transitions (breaker_trip_outside(), breaker_close_outside(), a due
+ *    probe timeout). Their events (on_event, registry listeners) thus run
+ *    without round_mu, so a listener may call the registry, which may
+ *    attach or detach names here (both take round_mu).
+ * Lock order: apply_mu, then round_mu; attach_mu, then round_mu.
+ */
+#ifndef BREAKER_REDIS_CLIENT_H
+#define BREAKER_REDIS_CLIENT_H
+
+/* The seam a backend drives its breakers through; public, so this library
+ * links the one copy of the core (libbreaker) in every build. */
+#ifndef BREAKER_BACKEND_EXPERIMENTAL
+#define BREAKER_BACKEND_EXPERIMENTAL
+#endif
+#include "breaker/backend.h"
+#include "breaker/redis.h"
+#include "common/time_ns.h"
+#include "redis/protocol.h"
+
+#include <hiredis/hiredis.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/time.h>
+#include <time.h>
+
+#define MS          ((uint64_t)1000000)
+#define LEASE_SLOTS 16u /* leased probes one name may hold at once in a process */
+
+/* A lease slot's state word. */
+enum { LEASE_FREE, LEASE_CLAIMED, LEASE_HELD, LEASE_DONE, LEASE_ORPHAN };
+
+struct lease {
+    /* LEASE_* in bits 0..7, the result (FLEET_RESULT_*) in bits 8..15. A
+     * caller claims a FREE slot (CAS), writes token and gen, then publishes
+     * HELD (release); the settler CASes HELD to DONE (acq_rel); the flusher
+     * reads DONE (acquire), releases the lease in Redis and stores FREE
+     * (release). */
+    _Atomic uint64_t state;
+    _Atomic uint64_t token; /* relaxed: ordered by `state` */
+    _Atomic uint64_t gen;   /* the fleet generation the lease was granted in */
+    /* LEASE_ORPHAN: a lease request that got no answer (Redis may still
+     * grant it): the flusher releases the token, for any generation, in
+     * every round until breaker__fleet_release_settled() lets it go.
+     * Written by the caller before its release store of ORPHAN; then
+     * flusher-only. relaxed: ordered by `state`. */
+    _Atomic uint64_t deadline_ns;
+    _Atomic uint32_t stale_answers;
+};
+
+struct entry {
+    /* The local breaker; NULL once a registry closed it (the entry is then
+     * retired: kept for its pending lease results and reused by the next
+     * open of its name). Written under round_mu (and attach_mu); the
+     * flusher reads it under round_mu, callers relaxed in find_entry(). */
+    _Atomic(breaker *) b;
+    char name[BREAKER_NAME_MAX + 1];
+    char key[FLEET_KEY_COUNT][BREAKER__FLEET_KEY_LEN];
+    char limits[BREAKER__FLEET_LIMITS_LEN]; /* the limits as the scripts take them (ARGV 2) */
+    /* Flusher-only (under round_mu): the protocol's state of this name. */
+    struct breaker__fleet_seen seen;
+    struct breaker__fleet_follow follow;
+    /* Read by callers: relaxed, each is a hint read alone. */
+    _Atomic uint64_t gate_until_ns; /* no lease request before this (monotonic) */
+    _Atomic uint64_t followed_gen;  /* follow.followed_gen while it follows, else 0 */
+    struct lease leases[LEASE_SLOTS];
+};
+
+/* What a round decided for one entry's local breaker, applied after
+ * round_mu is released (under apply_mu): the protocol's transition, or a
+ * check that applies a due probe timeout (the round reads breakers with the
+ * peeks, which apply none: their events would run under round_mu). */
+struct action {
+    breaker *b; /* the breaker it was decided for: skipped if detached since */
+    struct breaker__fleet_action act;
+    bool check_timeout;
+};
+
+/* One script call of a round. */
+struct pending {
+    struct entry *e;
+    uint32_t idx; /* e's index in entries (and actions) */
+    struct breaker__fleet_call call;
+    /* A flush: what it carries, kept to send again without the deltas. */
+    uint64_t known_gen;
+    struct breaker__fleet_deltas deltas;
+    /* A release: the slot to free after, and whether it is an orphan's. */
+    struct lease *lease;
+    bool orphan;
+};
+
+struct breaker_redis {
+    /* What breaker_redis_backend() hands out: a registry calls
+     * backend.ops with backend.ctx (this handle). */
+    struct breaker_backend backend;
+    breaker_redis_config cfg;
+    char *host, *unix_path, *password;
+    char ttl[24]; /* the key TTL argument of every script call */
+    uint32_t max_names;
+    /* Attached entries: slots written once under attach_mu, published by
+     * the release store of `count`; readers load `count` with acquire. */
+    struct entry **entries;
+    _Atomic uint32_t count;
+    pthread_mutex_t attach_mu;
+
+    pthread_mutex_t apply_mu; /* one breaker_redis_flush() at a time, with
+                                 the transitions it applies */
+    struct action *actions;   /* under apply_mu: one per entry (max_names) */
+    pthread_mutex_t round_mu; /* one flush round at a time; never on the call path */
+    /* Under round_mu: the breaker whose transition the apply phase is
+     * delivering now (NULL: none), on which thread; a detach of it from
+     * another thread waits for applied_cv, one from that thread (its own
+     * listener) leaves it to the apply phase to destroy (`doomed`). */
+    breaker *applying;
+    pthread_t applier;
+    breaker *doomed;
+    pthread_cond_t applied_cv;
+    /* A round's calls and replies, under round_mu: grown by attach, so that
+     * a round allocates nothing of its own (hiredis allocates its replies). */
+    struct pending *round_calls;
+    redisReply **round_replies;
+    size_t round_cap;
+    redisContext *flush_ctx;
+    char sha[FLEET_SCRIPT_COUNT][41]; /* SHA1s from SCRIPT LOAD on flush_ctx ("" = none) */
+    /* The acquire script's SHA for the probe path: a SHA is a function of
+     * the script's text, so it is written once and never changes. */
+    char acquire_sha[41];
+    _Atomic int acquire_sha_ready;
+
+    pthread_mutex_t probe_mu; /* try-locked only */
+    redisContext *probe_ctx;
+
+    _Atomic int degraded; /* relaxed: a flag read alone */
+    int announced;        /* under round_mu: the state on_degraded last
+                             reported, -1 = none yet */
+    /* Under round_mu: an on_degraded call the round decided, delivered by
+     * breaker_redis_flush() after releasing round_mu (a callback may attach
+     * a name, which takes round_mu). */
+    int announce_pending, announce_on;
+    char announce_why[256];
+    _Atomic uint64_t last_ok_ns; /* monotonic time of the last good flush, 0 = none */
+    _Atomic uint64_t token_seq;  /* lease tokens */
+    uint64_t token_key;
+    uint64_t jitter_state; /* flusher-only */
+
+    int wake[2]; /* pipe: [0] polled by the flusher, [1] written to wake it */
+    _Atomic int stop;
+    pthread_t thread;
+
+    struct {
+        _Atomic uint64_t flushes, flush_errors, degraded_entered, leases_granted, leases_refused,
+            lease_errors, lease_gated, outside_trips, fleet_closes;
+    } n;
+};
+
+/* Counters: relaxed, they order nothing. */
+static inline void breaker__redis_count(_Atomic uint64_t *c) {
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+static inline uint64_t breaker__redis_mono_ns(void) { return breaker__clock_ns(CLOCK_MONOTONIC); }
+
+/* relaxed: every writer of e->b holds round_mu, and so does the flusher;
+ * a caller only compares it with its own breaker (find_entry()). */
+static inline breaker *breaker__redis_entry_b(const struct entry *e) {
+    return atomic_load_explicit(&e->b, memory_order_relaxed);
+}
+
+/* The local breaker as the protocol takes it: its generation first, then
+ * its state, read without applying a transition (a round holds round_mu). */
+static inline struct breaker__fleet_local breaker__redis_local(breaker *b) {
+    struct breaker__fleet_local l;
+    l.gen = breaker_generation(b);
+    l.state = breaker_state_peek(b);
+    return l;
+}
+
+/* FAIL_CLOSED: @return 1 when the fleet view is too old to admit calls. */
+static inline int breaker__redis_view_too_old(breaker_redis *f) {
+    /* acquire: pairs with the flusher's release store after a good round. */
+    uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
+    return breaker__fleet_view_stale(ok, breaker__redis_mono_ns(), f->cfg.stale_after_ns);
+}
+
+/* fleet.c: the entry of `b`, or NULL. Lock-free. */
+struct entry *breaker__redis_find_entry(breaker_redis *f, const breaker *b);
+
+/* ---- conn.c ------------------------------------------------------------------- */
+
+/* A timeout of `ns` (at least 1 µs) as hiredis takes it. */
+struct timeval breaker__redis_tv(uint64_t ns);
+/* Under round_mu: connect the flush connection (when not connected) and
+ * load the scripts. @return 1, or 0 with `why`. */
+int breaker__redis_ensure_connected(breaker_redis *f, char *why, size_t why_len);
+void breaker__redis_drop_flush_ctx(breaker_redis *f);
+/* The flusher, after a good round: (re)connect the probe connection, which
+ * the call path never connects itself. */
+void breaker__redis_ensure_probe_ctx(breaker_redis *f);
+/* Under round_mu: send the calls of `p` in one pipeline, replies into `r`.
+ * @return 1; 0 when the server closed the connection (worth one new try),
+ * -1 when it failed otherwise (timeout); the connection is then dropped
+ * and `why` says what failed. */
+int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redisReply **r,
+                            char *why, size_t why_len);
+/* @return 1 with `out` when `r` is a script's answer the protocol reads. */
+int breaker__redis_read_answer(const redisReply *r, struct breaker__fleet_answer *out);
+/* Attach: the stored limits of `e`'s name (keys and limits set), one round
+ * trip on the flush connection under round_mu. @return 1 with the text in
+ * `stored`, or 0. */
+int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *stored,
+                               size_t stored_len);
+/* The probe path (probe_mu held): the acquire script's call for `e`,
+ * answered before `deadline` (monotonic ns). @return the reply, or NULL when
+ * none came in time: the probe connection is then dropped (a late answer
+ * may still arrive on it) and Redis may still run the request. */
+redisReply *breaker__redis_acquire_call(breaker_redis *f, const struct entry *e,
+                                        const struct breaker__fleet_call *call, uint64_t deadline);
+
+/* ---- flush.c ------------------------------------------------------------------ */
+
+void *breaker__redis_flusher_main(void *arg);
+void breaker__redis_wake_flusher(breaker_redis *f);
+
+/* ---- lease.c ------------------------------------------------------------------ */
+
+/* The probe gate (breaker/backend.h) of every attached breaker. */
+int breaker__redis_gate_admit(void *ctx, breaker *b, uint64_t *token);
+enum breaker_outcome breaker__redis_gate_settle(void *ctx, breaker *b, uint64_t token,
+                                                enum breaker_outcome outcome);
+
+#endif /* BREAKER_REDIS_CLIENT_H */

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flush.c - the flusher and its rounds (client.h, docs/fleet.md "The
+ * client"). A round, under round_mu: every name's lease results and flush
+ * (its deltas since the last round, the generation it knew) go out in one
+ * pipelined round trip (conn.c); each answer is decided in order by the
+ * protocol (protocol.c), which leaves one transition per name; lease slots
+ * whose release Redis answered are freed. Then, with round_mu released,
+ * breaker_redis_flush() tells on_degraded and applies the transitions, so
+ * that their events run with no lock an attach or a detach takes.
+ */
+#define _POSIX_C_SOURCE 200809L /* poll, pipe */
+
+#include "redis/client.h"
+
+#include "common/splitmix.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void breaker__redis_wake_flusher(breaker_redis *f) {
+    char one = 1;
+    /* Non-blocking: a full pipe already holds a wake-up. */
+    ssize_t w = write(f->wake[1], &one, 1);
+    (void)w;
+}
+
+/* Called under round_mu. The first round's result is always announced:
+ * the handle starts degraded, but nobody was told why. */
+static void set_degraded(breaker_redis *f, int on, const char *why) {
+    atomic_store_explicit(&f->degraded, on, memory_order_relaxed);
+    if (f->announced == on) return;
+    f->announced = on;
+    if (on) breaker__redis_count(&f->n.degraded_entered);
+    /* Told after round_mu is released (breaker_redis_flush()). */
+    f->announce_pending = f->cfg.on_degraded != NULL;
+    f->announce_on = on;
+    snprintf(f->announce_why, sizeof f->announce_why, "%s", on ? why : "");
+}
+
+/* ---- The round's calls ------------------------------------------------------------ */
+
+/* The releases of `e`'s completed leases and orphans, appended to `p`. */
+static size_t collect_releases(struct entry *e, uint32_t idx, struct pending *p) {
+    size_t np = 0;
+    for (unsigned j = 0; j < LEASE_SLOTS; j++) {
+        struct lease *l = &e->leases[j];
+        /* acquire: pairs with the settler's acq_rel CAS to DONE (or the
+         * caller's release store of ORPHAN), so token, gen and result are
+         * this lease's. */
+        uint64_t st = atomic_load_explicit(&l->state, memory_order_acquire);
+        bool orphan = (st & 0xff) == LEASE_ORPHAN;
+        if ((st & 0xff) != LEASE_DONE && !orphan) continue;
+        /* An orphan's release: generation 0 (any), result neither. */
+        uint64_t gen = orphan ? 0 : atomic_load_explicit(&l->gen, memory_order_relaxed);
+        int result = orphan ? FLEET_RESULT_NEITHER : (int)((st >> 8) & 0xff);
+        breaker__fleet_call_release(&p[np].call, gen,
+                                    atomic_load_explicit(&l->token, memory_order_relaxed), result);
+        p[np].e = e;
+        p[np].idx = idx;
+        p[np].lease = l;
+        p[np].orphan = orphan;
+        np++;
+    }
+    return np;
+}
+
+/* `e`'s flush: its counters read with the peek (no due probe timeout is
+ * applied: a timeout's event would run under round_mu, and a listener that
+ * attaches a name takes it). */
+static void collect_flush(struct entry *e, uint32_t idx, struct pending *p) {
+    breaker_stats s;
+    breaker_stats_peek(breaker__redis_entry_b(e), &s);
+    p->e = e;
+    p->idx = idx;
+    p->known_gen = e->follow.known_gen;
+    breaker__fleet_take_deltas(&e->seen, &s, &p->deltas);
+    breaker__fleet_call_flush(&p->call, p->known_gen, &p->deltas);
+}
+
+/* Every name's calls, in the round's arrays (attach made room). @return
+ * how many. */
+static size_t collect_calls(breaker_redis *f, uint32_t n) {
+    struct pending *p = f->round_calls;
+    size_t np = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct entry *e = f->entries[i];
+        np += collect_releases(e, i, p + np);
+        if (breaker__redis_entry_b(e) == NULL) continue; /* retired: lease results only */
+        collect_flush(e, i, &p[np++]);
+    }
+    return np;
+}
+
+/* The retry after a dropped connection: the server may have run the first
+ * pipeline before the connection went, so the deltas are not sent again
+ * (lost, as a broken connection's cost; counting them twice would be
+ * worse). Lease results go again: a release is idempotent (the script
+ * checks the token and the generation). */
+static void drop_deltas(struct pending *p, size_t np) {
+    for (size_t i = 0; i < np; i++) {
+        if (p[i].call.script != FLEET_SCRIPT_FLUSH) continue;
+        breaker__fleet_deltas_drop(&p[i].deltas);
+        breaker__fleet_call_flush(&p[i].call, p[i].known_gen, &p[i].deltas);
+    }
+}
+
+/* One round trip for every name. A connection that worked before may have
+ * been cut meanwhile (a Redis restart): one new connection is tried within
+ * the round before the fleet is called degraded. @return as
+ * breaker__redis_exchange(), or -1 when no connection could be made. */
+static int send_calls(breaker_redis *f, size_t np, char *why, size_t why_len) {
+    int had_ctx = f->flush_ctx != NULL;
+    if (!breaker__redis_ensure_connected(f, why, why_len)) return -1;
+    struct pending *p = f->round_calls;
+    int got = breaker__redis_exchange(f, p, np, f->round_replies, why, why_len);
+    if (got == 0 && had_ctx && breaker__redis_ensure_connected(f, why, why_len)) {
+        drop_deltas(p, np);
+        got = breaker__redis_exchange(f, p, np, f->round_replies, why, why_len);
+    }
+    return got;
+}
+
+/* ---- Deciding ----------------------------------------------------------------------- */
+
+/* What answer `a` to call `p` means for its entry's local breaker (the
+ * entry's action of this round, decided in order with its other answers). */
+static void decide_one(breaker_redis *f, const struct pending *p,
+                       const struct breaker__fleet_answer *a, uint64_t now) {
+    struct entry *e = p->e;
+    struct action *act = &f->actions[p->idx];
+    breaker *b = breaker__redis_entry_b(e);
+    struct breaker__fleet_local local;
+    if (b != NULL) local = breaker__redis_local(b);
+    struct breaker__fleet_gate gate;
+    breaker__fleet_decide(&e->follow, a, b != NULL ? &local : NULL, now, &act->act, &gate);
+    if (act->act.kind != FLEET_ACT_NONE) act->b = b;
+    if (gate.change) atomic_store_explicit(&e->gate_until_ns, gate.until_ns, memory_order_relaxed);
+    /* For the probe gate: a follower that hears "closed" on its lease
+     * request closes rather than probing (breaker__fleet_lease_settle()). */
+    atomic_store_explicit(&e->followed_gen, e->follow.follows ? e->follow.followed_gen : 0,
+                          memory_order_relaxed);
+}
+
+/* Whether `p`'s lease slot is freed after the round (its release was
+ * answered), by the protocol's rule for completed leases and orphans. */
+static bool release_settled(const struct pending *p, const struct breaker__fleet_answer *a,
+                            uint64_t now) {
+    struct lease *l = p->lease;
+    /* relaxed: flusher-only once published as an orphan. */
+    uint64_t deadline = atomic_load_explicit(&l->deadline_ns, memory_order_relaxed);
+    uint32_t stale = atomic_load_explicit(&l->stale_answers, memory_order_relaxed);
+    bool done = breaker__fleet_release_settled(a, p->orphan, now, deadline, &stale);
+    atomic_store_explicit(&l->stale_answers, stale, memory_order_relaxed);
+    return done;
+}
+
+/* After a good exchange: every answer decided in order, and the lease slots
+ * whose release Redis answered freed. A lease result is kept until Redis
+ * answered its own release (a release is idempotent: sending it again
+ * after a round that may have reached Redis is harmless; an error reply,
+ * -OOM or -READONLY after a failover, is not an answer). @return 1 if every
+ * reply was an answer, else 0 with `why`. */
+static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, size_t why_len) {
+    /* The first good round after a degraded period: which local breakers
+     * moved since the host became degraded and are CLOSED again (they
+     * recovered locally: the protocol spares them an expired open). */
+    for (uint32_t i = 0; i < n; i++) {
+        struct entry *e = f->entries[i];
+        breaker *b = breaker__redis_entry_b(e);
+        struct breaker__fleet_local local;
+        if (b != NULL) local = breaker__redis_local(b);
+        breaker__fleet_check_recovered(&e->follow, f->announced == 1, b != NULL ? &local : NULL);
+    }
+    uint64_t now = breaker__redis_mono_ns();
+    int ok = 1;
+    for (size_t i = 0; i < np; i++) {
+        const struct pending *p = &f->round_calls[i];
+        const redisReply *r = f->round_replies[i];
+        struct breaker__fleet_answer a;
+        int good = breaker__redis_read_answer(r, &a);
+        if (good) {
+            decide_one(f, p, &a, now);
+        } else {
+            ok = 0;
+            snprintf(why, why_len, "flush: %s",
+                     r != NULL && r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        }
+        /* release: pairs with the acquire CAS of a caller claiming a FREE
+         * slot. */
+        if (p->lease != NULL && release_settled(p, good ? &a : NULL, now))
+            atomic_store_explicit(&p->lease->state, LEASE_FREE, memory_order_release);
+    }
+    return ok;
+}
+
+/* FAIL_CLOSED, the view too old: every closed local breaker is tripped, so
+ * that its calls are refused on the open short path. */
+static void trip_stale(breaker_redis *f, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        struct entry *e = f->entries[i];
+        breaker *b = breaker__redis_entry_b(e);
+        if (b == NULL) continue;
+        struct breaker__fleet_local local = breaker__redis_local(b);
+        if (breaker__fleet_trip_stale(&e->follow, &local, &f->actions[i].act)) f->actions[i].b = b;
+    }
+}
+
+/* Entries left without an action whose local breaker is HALF_OPEN get a
+ * check, so that a hung probe's timeout is applied by the round even
+ * without traffic, after round_mu is released. */
+static void check_half_open(breaker_redis *f, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        struct action *act = &f->actions[i];
+        breaker *b = breaker__redis_entry_b(f->entries[i]);
+        if (act->act.kind != FLEET_ACT_NONE || b == NULL ||
+            breaker_state_peek(b) != BREAKER_HALF_OPEN)
+            continue;
+        act->check_timeout = true;
+        act->b = b;
+    }
+}
+
+/* A round that failed: FAIL_CLOSED's trips, and, when the host becomes
+ * degraded, where each local breaker stands (to tell on rejoining whether
+ * it recovered on its own). `answered`: some answers were decided on (their
+ * transitions are still to come, and would look like a recovery). */
+static void round_failed(breaker_redis *f, uint32_t n, bool answered, const char *why) {
+    if (f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED && breaker__redis_view_too_old(f))
+        trip_stale(f, n);
+    check_half_open(f, n);
+    breaker__redis_count(&f->n.flush_errors);
+    if (f->announced != 1) {
+        for (uint32_t i = 0; i < n; i++) {
+            struct entry *e = f->entries[i];
+            breaker *b = breaker__redis_entry_b(e);
+            struct breaker__fleet_local local;
+            if (b != NULL) local = breaker__redis_local(b);
+            breaker__fleet_note_degraded(&e->follow, b != NULL ? &local : NULL, answered);
+        }
+    }
+    set_degraded(f, 1, why);
+}
+
+/* One round, under round_mu; the transitions it decided are left in
+ * f->actions for the first *n_out entries. */
+static int round_locked(breaker_redis *f, uint32_t *n_out) {
+    char why[256] = "";
+    uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
+    *n_out = n;
+    size_t np = collect_calls(f, n);
+    int got = send_calls(f, np, why, sizeof why);
+    int ok = got == 1 && decide_answers(f, n, np, why, sizeof why);
+    for (size_t i = 0; i < np; i++) {
+        if (f->round_replies[i] != NULL) freeReplyObject(f->round_replies[i]);
+        f->round_replies[i] = NULL;
+        memset(&f->round_calls[i], 0, sizeof f->round_calls[i]);
+    }
+    if (!ok) {
+        round_failed(f, n, got == 1, why);
+        return BREAKER_EIO;
+    }
+    check_half_open(f, n);
+    /* Before the host leaves degraded mode: its first probes find it. */
+    breaker__redis_ensure_probe_ctx(f);
+    /* release: pairs with the acquire load in the FAIL_CLOSED check. */
+    atomic_store_explicit(&f->last_ok_ns, breaker__redis_mono_ns(), memory_order_release);
+    breaker__redis_count(&f->n.flushes);
+    set_degraded(f, 0, "");
+    return BREAKER_OK;
+}
+
+/* ---- Applying -------------------------------------------------------------------- */
+
+/* Under apply_mu, without round_mu: apply the round's transitions. Each is
+ * delivered with `applying` set, so that a detach of its breaker waits for
+ * it (another thread) or leaves the destruction to us (a listener of it). */
+static void apply_actions(breaker_redis *f, uint32_t n) {
+    pthread_t self = pthread_self();
+    for (uint32_t i = 0; i < n; i++) {
+        struct action *act = &f->actions[i];
+        if (act->act.kind == FLEET_ACT_NONE && !act->check_timeout) continue;
+        struct breaker__fleet_action todo = act->act;
+        act->act.kind = FLEET_ACT_NONE;
+        act->check_timeout = false;
+        pthread_mutex_lock(&f->round_mu);
+        int live = breaker__redis_entry_b(f->entries[i]) == act->b; /* not detached since */
+        if (live) {
+            f->applying = act->b;
+            f->applier = self;
+        }
+        pthread_mutex_unlock(&f->round_mu);
+        if (!live) continue;
+        if (todo.kind == FLEET_ACT_TRIP) {
+            if (breaker_trip_outside(act->b, todo.gen, &todo.evidence) == BREAKER_OK)
+                breaker__redis_count(&f->n.outside_trips);
+        } else if (todo.kind == FLEET_ACT_CLOSE) {
+            if (breaker_close_outside(act->b, todo.gen, NULL) == BREAKER_OK)
+                breaker__redis_count(&f->n.fleet_closes);
+        } else {
+            (void)breaker_get_state(act->b); /* the check: a due probe timeout */
+        }
+        pthread_mutex_lock(&f->round_mu);
+        f->applying = NULL;
+        breaker *doomed = f->doomed;
+        f->doomed = NULL;
+        pthread_cond_broadcast(&f->applied_cv);
+        pthread_mutex_unlock(&f->round_mu);
+        breaker_destroy(doomed); /* NULL: none */
+    }
+}
+
+int breaker_redis_flush(breaker_redis *f) {
+    uint32_t n = 0;
+    pthread_mutex_lock(&f->apply_mu);
+    pthread_mutex_lock(&f->round_mu);
+    int rc = round_locked(f, &n);
+    int announce = f->announce_pending, on = f->announce_on;
+    char why[sizeof f->announce_why];
+    memcpy(why, f->announce_why, sizeof why);
+    f->announce_pending = 0;
+    pthread_mutex_unlock(&f->round_mu);
+    /* No lock but apply_mu from here: callbacks and events may attach names
+     * (round_mu) or call the registry. */
+    if (announce) f->cfg.on_degraded(f->cfg.degraded_ctx, on, why);
+    apply_actions(f, n);
+    pthread_mutex_unlock(&f->apply_mu);
+    return rc;
+}
+
+void *breaker__redis_flusher_main(void *arg) {
+    breaker_redis *f = arg;
+    /* relaxed: `stop` is a flag; the pipe write that follows it wakes us. */
+    while (!atomic_load_explicit(&f->stop, memory_order_relaxed)) {
+        uint64_t iv = f->cfg.flush_interval_ns;
+        /* +-20% jitter, so a fleet's flushes do not march in step. */
+        uint64_t r = breaker__splitmix64_next(&f->jitter_state);
+        uint64_t wait = iv - iv / 5 + (iv / 5 ? (r % (2 * (iv / 5) + 1)) : 0);
+        struct pollfd pfd = {.fd = f->wake[0], .events = POLLIN};
+        uint64_t ms = wait / MS;
+        (void)poll(&pfd, 1, ms > INT32_MAX ? INT32_MAX : (int)(ms ? ms : 1));
+        if (pfd.revents & POLLIN) {
+            char buf[64];
+            while (read(f->wake[0], buf, sizeof buf) > 0) {
+            }
+        }
+        if (atomic_load_explicit(&f->stop, memory_order_relaxed)) break;
+        (void)breaker_redis_flush(f);
+    }
+    return NULL;
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lease.c - the probe gate of every breaker attached through a fleet handle
+ * (breaker/backend.h, client.h): breaker_acquire() asks it when the local
+ * breaker has just admitted a probe, on whatever path it was called
+ * (directly, by a registry, by the executor, by `breaker exec`), and
+ * breaker_complete() tells it how the probe settled. A probe goes ahead
+ * with a fleet lease taken within the probe budget, or is refused. The
+ * closed and open calls never come here.
+ *
+ * A lease lives in one of the entry's slots (client.h, struct lease) from
+ * the request to its release, which the flusher sends (flush.c). What an
+ * answer means (granted, refused and until when, lost) is protocol.c's
+ * (breaker__fleet_lease_settle()); this file carries it out.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
+#include "redis/client.h"
+
+#include "common/splitmix.h"
+
+#include <string.h>
+
+/* A lease's token as the probe's permit carries it (the gate's token):
+ * random bits above, the lease slot + 1 in the low bits, so settling finds
+ * the slot without a search and a token is never 0. */
+#define LEASE_SLOT_BITS 5u
+_Static_assert(LEASE_SLOTS < (1u << LEASE_SLOT_BITS), "a lease slot + 1 fits the token's low bits");
+
+static uint64_t lease_token(breaker_redis *f, unsigned slot) {
+    uint64_t r =
+        f->token_key ^
+        breaker__splitmix64(atomic_fetch_add_explicit(&f->token_seq, 1, memory_order_relaxed));
+    return (r & ~(uint64_t)((1u << LEASE_SLOT_BITS) - 1)) | (slot + 1);
+}
+
+static struct lease *claim_slot(struct entry *e) {
+    for (unsigned j = 0; j < LEASE_SLOTS; j++) {
+        uint64_t expect = LEASE_FREE;
+        /* acquire on success: pairs with the flusher's release store of
+         * FREE (its reads of the old lease are done). */
+        if (atomic_compare_exchange_strong_explicit(&e->leases[j].state, &expect, LEASE_CLAIMED,
+                                                    memory_order_acquire, memory_order_relaxed))
+            return &e->leases[j];
+    }
+    return NULL;
+}
+
+/* Ask Redis for a lease for `e` with `token`, answered before `deadline`.
+ * Called with probe_mu held. @return FLEET_LEASE_*, with `a` when Redis
+ * answered. */
+static int ask_lease(breaker_redis *f, struct entry *e, uint64_t token, uint64_t deadline,
+                     struct breaker__fleet_answer *a) {
+    if (breaker__redis_mono_ns() >= deadline) return FLEET_LEASE_ERROR;
+    /* Never connected inline: a connect resolves the host name without a
+     * timeout, and AUTH and SELECT each wait for Redis. The flusher
+     * (re)connects the probe connection after a good round; until then
+     * the lease is refused at once. */
+    if (f->probe_ctx == NULL) return FLEET_LEASE_ERROR;
+    struct breaker__fleet_call call;
+    breaker__fleet_call_acquire(&call, token);
+    redisReply *r = breaker__redis_acquire_call(f, e, &call, deadline);
+    if (r == NULL) return FLEET_LEASE_LOST;
+    int ok = breaker__redis_read_answer(r, a);
+    freeReplyObject(r);
+    return breaker__fleet_lease_verdict(ok ? a : NULL);
+}
+
+/* Publish what a lease slot holds now: token and generation, then `state`
+ * with a release store (the flusher's acquire load, or a settler's CAS from
+ * HELD, sees the fields). */
+static void publish_slot(struct lease *l, uint64_t token, uint64_t gen, uint64_t state) {
+    atomic_store_explicit(&l->token, token, memory_order_relaxed);
+    atomic_store_explicit(&l->gen, gen, memory_order_relaxed);
+    atomic_store_explicit(&l->state, state, memory_order_release);
+}
+
+/* Carry out the protocol's plan for a lease request made with slot `l` and
+ * `token`. @return the gate's answer. */
+static int carry_out(breaker_redis *f, struct entry *e, struct lease *l, uint64_t token,
+                     const struct breaker__fleet_answer *a,
+                     const struct breaker__fleet_lease_plan *plan, uint64_t *token_out) {
+    if (plan->give_back) {
+        /* Granted, but too late to use: released by the next round. */
+        publish_slot(l, token, a->gen, LEASE_DONE | ((uint64_t)FLEET_RESULT_NEITHER << 8));
+        breaker__redis_wake_flusher(f);
+    } else if (plan->hold) {
+        publish_slot(l, token, a->gen, LEASE_HELD);
+        *token_out = token;
+        breaker__redis_count(&f->n.leases_granted);
+        return BREAKER_OK;
+    } else if (plan->orphan) {
+        /* relaxed: flusher-only once published by the state's release store. */
+        atomic_store_explicit(&l->deadline_ns, plan->orphan_deadline_ns, memory_order_relaxed);
+        atomic_store_explicit(&l->stale_answers, 0, memory_order_relaxed);
+        publish_slot(l, token, 0, LEASE_ORPHAN);
+        breaker__redis_wake_flusher(f);
+    } else {
+        /* relaxed: nothing was written under the claim. */
+        atomic_store_explicit(&l->state, LEASE_FREE, memory_order_relaxed);
+    }
+    if (plan->verdict == FLEET_LEASE_REFUSED) breaker__redis_count(&f->n.leases_refused);
+    if (plan->verdict == FLEET_LEASE_ERROR || plan->verdict == FLEET_LEASE_LOST)
+        breaker__redis_count(&f->n.lease_errors);
+    if (plan->gate.change)
+        atomic_store_explicit(&e->gate_until_ns, plan->gate.until_ns, memory_order_relaxed);
+    if (plan->flush_now) breaker__redis_wake_flusher(f); /* its round closes the breaker */
+    return plan->rc;
+}
+
+int breaker__redis_gate_admit(void *ctx, breaker *b, uint64_t *token_out) {
+    breaker_redis *f = ctx;
+    /* FAIL_CLOSED: no probe while the fleet view is too old (the flusher
+     * has tripped the closed breakers meanwhile). */
+    if (f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED && breaker__redis_view_too_old(f))
+        return BREAKER_REJECTED_OPEN;
+    /* Degraded: the local breaker alone decides. relaxed: a flag read alone
+     * (a stale answer costs one lease request, or one local probe). */
+    if (atomic_load_explicit(&f->degraded, memory_order_relaxed)) return BREAKER_OK;
+    struct entry *e = breaker__redis_find_entry(f, b);
+    if (e == NULL) return BREAKER_OK; /* detached meanwhile: a plain local probe */
+    uint64_t start = breaker__redis_mono_ns();
+    if (start < atomic_load_explicit(&e->gate_until_ns, memory_order_relaxed)) {
+        breaker__redis_count(&f->n.lease_gated);
+        return BREAKER_REJECTED_HALF_OPEN;
+    }
+    struct lease *l = claim_slot(e);
+    if (l == NULL || pthread_mutex_trylock(&f->probe_mu) != 0) {
+        /* relaxed: nothing was written under the claim. */
+        if (l != NULL) atomic_store_explicit(&l->state, LEASE_FREE, memory_order_relaxed);
+        breaker__redis_count(&f->n.lease_gated);
+        return BREAKER_REJECTED_HALF_OPEN;
+    }
+    uint64_t token = lease_token(f, (unsigned)(l - e->leases));
+    struct breaker__fleet_answer a;
+    memset(&a, 0, sizeof a);
+    /* The whole acquire returns within the budget: the wait for Redis ends
+     * at 80% of it, leaving the rest for a late wake-up of this thread and
+     * for the local release of a refused probe. */
+    uint64_t budget = f->cfg.probe_budget_ns;
+    int verdict = ask_lease(f, e, token, start + budget - budget / 5, &a);
+    pthread_mutex_unlock(&f->probe_mu);
+    struct breaker__fleet_lease_times t = {.start_ns = start,
+                                           .now_ns = breaker__redis_mono_ns(),
+                                           .budget_ns = budget,
+                                           .interval_ns = f->cfg.flush_interval_ns};
+    if (verdict == FLEET_LEASE_LOST) {
+        breaker_config c;
+        breaker_get_config(b, &c);
+        t.probe_timeout_ns = c.probe_timeout_ns;
+    }
+    struct breaker__fleet_lease_plan plan;
+    uint64_t followed = atomic_load_explicit(&e->followed_gen, memory_order_relaxed);
+    bool answered = verdict != FLEET_LEASE_ERROR && verdict != FLEET_LEASE_LOST;
+    breaker__fleet_lease_settle(verdict, answered ? &a : NULL, followed, &t, &plan);
+    return carry_out(f, e, l, token, &a, &plan, token_out);
+}
+
+/* A leased probe completed (once per admission, stale or not; `outcome` is
+ * SUCCESS, FAILURE or IGNORED, a cancellation already mapped through
+ * cancelled_as). Its result goes to the fleet, which decides recovery: the
+ * flusher sends it at once, woken here. */
+enum breaker_outcome breaker__redis_gate_settle(void *ctx, breaker *b, uint64_t token,
+                                                enum breaker_outcome outcome) {
+    breaker_redis *f = ctx;
+    struct entry *e = breaker__redis_find_entry(f, b);
+    unsigned slot = (unsigned)(token & ((1u << LEASE_SLOT_BITS) - 1)) - 1;
+    if (e != NULL && slot < LEASE_SLOTS) {
+        struct lease *l = &e->leases[slot];
+        uint64_t result = (uint64_t)breaker__fleet_release_result(outcome);
+        uint64_t held = LEASE_HELD;
+        /* relaxed read of the token: the acquire half of the CAS below
+         * orders nothing we need before it; a slot reused by another lease
+         * has another token and is left alone. */
+        if (atomic_load_explicit(&l->token, memory_order_relaxed) == token &&
+            atomic_compare_exchange_strong_explicit(&l->state, &held, LEASE_DONE | (result << 8),
+                                                    memory_order_acq_rel, memory_order_relaxed))
+            breaker__redis_wake_flusher(f);
+    }
+    return breaker__fleet_local_outcome(outcome);
+}
+
+/* The 0.x names of the call path: the breaker's own functions, which take
+ * the fleet's leases themselves now. */
+int breaker_redis_acquire(breaker_redis *f, breaker *b, breaker_redis_permit *p) {
+    (void)f;
+    memset(p->opaque_, 0, sizeof p->opaque_);
+    return breaker_acquire(b, &p->permit);
+}
+
+int breaker_redis_complete(breaker_redis *f, breaker *b, breaker_redis_permit *p,
+                           enum breaker_outcome outcome) {
+    (void)f;
+    return breaker_complete(b, &p->permit, outcome);
+}
