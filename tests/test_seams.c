@@ -195,6 +195,197 @@ static void outside_trip_opens_through_the_normal_transition(void **state) {
     test_breaker_destroy(b);
 }
 
+/* A follower of an outside open whose wait is already running waits what is
+ * left of it, not its own first wait. */
+static void outside_trip_for_a_given_wait_probes_when_it_ends(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = 5 * SEC};
+    struct event_log log = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, &log);
+    cfg.open_ns = 60 * SEC;
+    cfg.open_backoff = 1;
+    breaker *b = make_breaker(&cfg);
+    assert_int_equal(breaker_trip_outside_for(b, breaker_generation(b), 300 * MS, NULL),
+                     BREAKER_OK);
+    assert_int_equal(log.events[0].open_ns, 300 * MS);
+    assert_int_equal(log.events[0].reason, BREAKER_REASON_OUTSIDE_TRIP);
+    breaker_permit p;
+    fake_clock_advance(&clock, 300 * MS - 1);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    fake_clock_advance(&clock, 1);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_true(breaker_permit_is_probe(&p));
+    /* A failed probe reopens with the breaker's own backoff, not the given wait. */
+    assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
+    assert_int_equal(log.events[2].open_ns, 60 * SEC);
+    test_breaker_destroy(b);
+}
+
+/* ---- The probe gate (breaker/backend.h) ------------------------------------ */
+
+struct gate_log {
+    int admits, settles;
+    int refuse;                   /* admit answers this when non-zero */
+    uint64_t next_token;          /* admit gives this token */
+    uint64_t settled_token;       /* the last settle's */
+    enum breaker_outcome settled; /* the last settle's outcome */
+    enum breaker_outcome answer;  /* what settle returns; -1: the outcome itself */
+};
+
+static int gate_admit(void *ctx, breaker *b, uint64_t *token) {
+    (void)b;
+    struct gate_log *g = ctx;
+    g->admits++;
+    assert_int_equal(*token, 0);
+    if (g->refuse) return g->refuse;
+    *token = g->next_token;
+    return BREAKER_OK;
+}
+
+static enum breaker_outcome gate_settle(void *ctx, breaker *b, uint64_t token,
+                                        enum breaker_outcome outcome) {
+    (void)b;
+    struct gate_log *g = ctx;
+    g->settles++;
+    g->settled_token = token;
+    g->settled = outcome;
+    return (int)g->answer < 0 ? outcome : g->answer;
+}
+
+static breaker *gated_breaker(struct fake_clock *clock, struct event_log *log,
+                              struct gate_log *g) {
+    breaker_config cfg;
+    test_config(&cfg, clock, log);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 1;
+    cfg.open_ns = SEC;
+    cfg.half_open_max_probes = 1;
+    cfg.half_open_successes = 1;
+    breaker_probe_gate gate = {.admit = gate_admit, .settle = gate_settle, .ctx = g};
+    breaker *b = NULL;
+    assert_int_equal(breaker_create_bound(&cfg, NULL, &gate, &b), BREAKER_OK);
+    return b;
+}
+
+/* Closed calls and open refusals never ask the gate; the probe does, in
+ * both places one is admitted (the OPEN -> HALF_OPEN winner, and a free slot
+ * of HALF_OPEN after a refused probe gave its slot back). */
+static void the_gate_is_asked_for_probes_only_and_a_refusal_frees_the_slot(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = SEC};
+    struct event_log log = {0};
+    struct gate_log g = {.refuse = BREAKER_REJECTED_HALF_OPEN, .answer = (enum breaker_outcome)-1};
+    breaker *b = gated_breaker(&clock, &log, &g);
+    call_ok(b, BREAKER_SUCCESS);
+    call_ok(b, BREAKER_FAILURE); /* trips */
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    assert_int_equal(g.admits, 0);
+    fake_clock_advance(&clock, SEC);
+    /* The winner of OPEN -> HALF_OPEN: refused by the gate. */
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_HALF_OPEN);
+    assert_int_equal(g.admits, 1);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_EINVAL); /* refused */
+    assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.probes_in_flight, 0); /* the slot is free again */
+    /* An open refusal from the gate is passed on as such. */
+    g.refuse = BREAKER_REJECTED_OPEN;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    /* Anything else the gate answers is a half-open refusal. */
+    g.refuse = BREAKER_EIO;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_HALF_OPEN);
+    assert_int_equal(g.admits, 3);
+    /* The stats add up: each refused probe was admitted locally and settled
+     * as IGNORED, nothing else. */
+    st = stats_of(b);
+    assert_int_equal(st.probes_admitted, 3);
+    assert_int_equal(st.ignored, 3);
+    assert_int_equal(st.admitted, st.successes + st.failures + st.ignored);
+    assert_int_equal(st.rejected_half_open + st.rejected_open, 1); /* the OPEN refusal only */
+    /* Admitted with a token: the permit carries it, settle gets it back. */
+    g.refuse = 0;
+    g.next_token = 0xfeed;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_true(breaker_permit_is_probe(&p));
+    assert_int_equal(breaker_permit_gate_token(&p), 0xfeed);
+    breaker_permit copy = p;
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(g.settles, 1);
+    assert_int_equal(g.settled_token, 0xfeed);
+    assert_int_equal(g.settled, BREAKER_SUCCESS);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    /* A copy completed after the breaker moved on is STALE, and reaches
+     * settle again with the same token (settle is idempotent per token). */
+    assert_int_equal(breaker_complete(b, &copy, BREAKER_SUCCESS), BREAKER_STALE);
+    assert_int_equal(g.settles, 2);
+    assert_int_equal(g.settled_token, 0xfeed);
+    /* Closed calls: no gate, no token. */
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_permit_gate_token(&p), 0);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(g.admits, 4);
+    assert_int_equal(g.settles, 2);
+    test_breaker_destroy(b);
+}
+
+/* Within the probe's generation a copy of its permit is a duplicate
+ * (ALREADY_SETTLED) and never reaches settle. */
+static void a_duplicate_within_the_generation_never_reaches_settle(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = SEC};
+    struct event_log log = {0};
+    struct gate_log g = {.next_token = 9, .answer = BREAKER_IGNORED};
+    breaker *b = gated_breaker(&clock, &log, &g);
+    call_ok(b, BREAKER_FAILURE);
+    fake_clock_advance(&clock, SEC);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    breaker_permit copy = p;
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN); /* recorded as IGNORED */
+    assert_int_equal(breaker_complete(b, &copy, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
+    assert_int_equal(g.settles, 1);
+    test_breaker_destroy(b);
+}
+
+/* What settle answers is what the local breaker records: IGNORED keeps a
+ * success from closing it (the fleet decides recovery); CANCELLED reaches
+ * settle already mapped through cancelled_as; a stale completion still
+ * tells the gate. */
+static void the_gate_decides_what_a_settled_probe_records(void **state) {
+    (void)state;
+    struct fake_clock clock = {.now = SEC};
+    struct event_log log = {0};
+    struct gate_log g = {.next_token = 7, .answer = BREAKER_IGNORED};
+    breaker *b = gated_breaker(&clock, &log, &g);
+    call_ok(b, BREAKER_FAILURE);
+    fake_clock_advance(&clock, SEC);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(g.settled, BREAKER_SUCCESS);
+    assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN); /* recorded as IGNORED */
+    assert_int_equal(stats_of(b).probes_succeeded, 0);
+    /* A cancellation arrives as cancelled_as says (IGNORED by default). */
+    g.answer = (enum breaker_outcome)-1;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_CANCELLED), BREAKER_OK);
+    assert_int_equal(g.settled, BREAKER_IGNORED);
+    assert_int_equal(stats_of(b).cancelled, 1);
+    /* A probe completed after the breaker moved on: STALE, and settle knows. */
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
+    assert_int_equal(breaker_reset(b), BREAKER_OK);
+    int before = g.settles;
+    assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_STALE);
+    assert_int_equal(g.settles, before + 1);
+    assert_int_equal(g.settled, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    test_breaker_destroy(b);
+}
+
 static void outside_trip_is_fenced_by_generation(void **state) {
     (void)state;
     struct fake_clock clock = {.now = 5 * SEC};
@@ -329,6 +520,10 @@ int main(void) {
         cmocka_unit_test(same_microsecond_probes_each_get_their_own_claim),
         cmocka_unit_test(outside_trip_opens_through_the_normal_transition),
         cmocka_unit_test(outside_trip_is_fenced_by_generation),
+        cmocka_unit_test(outside_trip_for_a_given_wait_probes_when_it_ends),
+        cmocka_unit_test(the_gate_is_asked_for_probes_only_and_a_refusal_frees_the_slot),
+        cmocka_unit_test(the_gate_decides_what_a_settled_probe_records),
+        cmocka_unit_test(a_duplicate_within_the_generation_never_reaches_settle),
         cmocka_unit_test(outside_close_closes_through_the_normal_transition),
         cmocka_unit_test(outside_close_is_fenced_by_generation),
         cmocka_unit_test(outside_close_starts_a_ramp_like_a_recovery),

@@ -81,11 +81,15 @@ struct breaker_owner {
  *    BREAKER_REJECTED_HALF_OPEN. `*token` is 0 on entry.
  *  - settle(ctx, b, token, outcome): a probe admitted with a non-zero token is
  *    being completed with `outcome` (CANCELLED already mapped through
- *    cancelled_as to FAILURE or IGNORED). Called exactly once per admission
- *    that is completed: never for a duplicate completion (ALREADY_SETTLED)
- *    or a permit that is not this breaker's (EINVAL); also when the
- *    completion turns out STALE (the backend still learns how its probe
- *    went). @return the outcome the local breaker records for the probe
+ *    cancelled_as to FAILURE or IGNORED). Called for the admission's first
+ *    completion, also when it turns out STALE (the backend still learns how
+ *    its probe went); never for a permit that is not this breaker's (EINVAL)
+ *    nor for a second completion within the probe's generation
+ *    (ALREADY_SETTLED). A copy of the permit completed after the generation
+ *    moved on is STALE and cannot be told from a late first completion, so
+ *    it reaches settle again with the same token: settle must be idempotent
+ *    per token (the fleet's frees a lease only from HELD, once).
+ *    @return the outcome the local breaker records for the probe
  *    (SUCCESS, FAILURE or IGNORED): the fleet answers IGNORED for a leased
  *    success, since the fleet, not the local breaker, decides recovery.
  *    May be NULL (no settle). */
@@ -126,6 +130,16 @@ BREAKER_API void *breaker_owner_ctx(const breaker *b, const void *kind) BREAKER_
  *  nothing done. */
 BREAKER_API int breaker_trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence)
     BREAKER_NONNULL(1);
+
+/*! breaker_trip_outside_for() :
+ *  breaker_trip_outside() with the open wait given: `wait_ns` instead of the
+ *  breaker's own first wait (0: its own, as breaker_trip_outside()). For a
+ *  breaker that follows an outside open whose wait is already running (the
+ *  fleet's remaining wait), so that it probes when the outside would admit a
+ *  probe rather than a whole open_ns later. The event's open_ns is
+ *  `wait_ns`. @return as breaker_trip_outside(). */
+BREAKER_API int breaker_trip_outside_for(breaker *b, uint64_t gen, uint64_t wait_ns,
+                                         const breaker_evidence *evidence) BREAKER_NONNULL(1);
 
 /*! breaker_close_outside() :
  *  Close `b` (OPEN or HALF_OPEN in generation `gen`) because the outside

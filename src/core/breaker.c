@@ -201,6 +201,7 @@ struct transition {
     breaker_evidence evidence;
     uint64_t slot0_claim; /* out, entering HALF_OPEN: the first probe's slot word */
     bool ramp;            /* entering CLOSED from recovery with ramp_ns set */
+    uint64_t wait_ns;     /* entering OPEN: this wait instead of the policy's; 0 = the policy's */
 };
 
 /* Account the time spent in the state that just ended. Exact when
@@ -228,7 +229,9 @@ static bool transition(breaker *b, struct transition *t) {
 
     if (t->to == BREAKER_OPEN) {
         /* getpid(): a system call, but transitions are off the call path. */
-        wait = open_wait_ns(&s->lim, t->k, new_gen, b->seed_drawn ? (uint64_t)getpid() : 0);
+        wait = t->wait_ns != 0
+                   ? t->wait_ns
+                   : open_wait_ns(&s->lim, t->k, new_gen, b->seed_drawn ? (uint64_t)getpid() : 0);
         publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, wait));
     } else if (t->to == BREAKER_HALF_OPEN) {
         publish_phase_time(s, new_gen, probe_deadline_us(s, t->now));
@@ -1299,6 +1302,11 @@ static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason)
 /* ---- Evidence from outside the call path (breaker/backend.h) -------------------*/
 
 int breaker_trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
+    return breaker_trip_outside_for(b, gen, 0, evidence);
+}
+
+int breaker_trip_outside_for(breaker *b, uint64_t gen, uint64_t wait_ns,
+                             const breaker_evidence *evidence) {
     struct breaker__shared *s = b->shared;
     uint64_t ctl = breaker__load_acquire(&s->ctl);
     if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_CLOSED)
@@ -1307,7 +1315,8 @@ int breaker_trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evide
                            .to = BREAKER_OPEN,
                            .reason = BREAKER_REASON_OUTSIDE_TRIP,
                            .k = 0,
-                           .now = b->now_precise(b)};
+                           .now = b->now_precise(b),
+                           .wait_ns = wait_ns};
     if (evidence != NULL) t.evidence = *evidence;
     /* CLOSED keeps k and the probe count at 0, so in CLOSED only a new
      * generation changes ctl: a lost CAS means the fence failed. */
