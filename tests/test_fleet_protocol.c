@@ -434,6 +434,8 @@ static void a_fleet_open_trips_a_closed_host_with_the_fleets_evidence(void **sta
     assert_true(act.evidence.failure_rate == 0.75);
     assert_true(act.evidence.slow_call_rate == 0.1);
     assert_int_equal(act.evidence.failed_recoveries, 2);
+    /* The host waits what is left of the fleet's wait, not its own. */
+    assert_int_equal(act.wait_ns, 2000 * 1000);
     assert_true(f.follows);
     assert_int_equal(f.followed_gen, 500);
     assert_int_equal(f.known_gen, 500);
@@ -449,12 +451,14 @@ static void a_fleet_open_trips_a_closed_host_with_the_fleets_evidence(void **sta
     a = answer(FLEET_HALF_OPEN, 501, 0, 400);
     act = decide1(&f, &a, local(7, BREAKER_CLOSED), &gate);
     assert_int_equal(act.kind, FLEET_ACT_TRIP);
+    assert_int_equal(act.wait_ns, 1); /* the fleet is probing: its lease decides at once */
     assert_false(gate.change);
     assert_true(f.follows);
     /* An open whose wait is over does not touch the gate. */
     a = answer(FLEET_OPEN, 502, 0, 400);
     act = decide1(&f, &a, local(7, BREAKER_CLOSED), &gate);
     assert_int_equal(act.kind, FLEET_ACT_TRIP);
+    assert_int_equal(act.wait_ns, 1);
     assert_false(gate.change);
 }
 

@@ -475,6 +475,37 @@ static void fleet_caps_probes_in_flight_across_processes(void **state) {
     assert_true(fprobes < lprobes);
 }
 
+/* ---- Abandoned leases -------------------------------------------------------------*/
+
+/* Probes that take a lease and are never completed (hung for ever, or the
+ * caller lost the permit): each one's slot is reclaimed once its lease is
+ * surely over, so that more than LEASE_SLOTS (16) of them never leave the
+ * name unable to take a lease again (before: after 16, no lease for good). */
+static void leases_of_probes_never_completed_are_reclaimed(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis *f = open_fleet(r, 50, 0);
+    assert_non_null(f);
+    breaker_config cfg;
+    cap_cfg(&cfg);
+    cfg.open_ns = cfg.open_max_ns = 30 * MS;
+    cfg.probe_timeout_ns = 150 * MS;
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "abandon", &cfg, &b, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    trip_and_flush(f, b);
+    for (int i = 0; i < 20; i++) {
+        breaker_redis_permit probe;
+        lease_a_probe(f, b, &probe); /* 2 s each at most; never completed */
+    }
+    breaker_redis_stats st;
+    breaker_redis_stats_get(f, &st);
+    printf("abandoned leases: %llu granted, %llu gated, %llu errors\n",
+           (unsigned long long)st.leases_granted, (unsigned long long)st.lease_gated,
+           (unsigned long long)st.lease_errors);
+    assert_true(st.leases_granted >= 20);
+    breaker_redis_close(f);
+}
+
 /* ---- A lease holder killed ---------------------------------------------------------*/
 
 struct kill_shared {
@@ -853,8 +884,7 @@ static void fleet_backed_calls_are_timed_beside_local_calls(void **state) {
 
 /* ---- FAIL_CLOSED ------------------------------------------------------------------------*/
 
-/* FAIL_CLOSED: a breaker attached with no fleet view yet starts refused and
- * the first good round closes it; once the view is older than
+/* FAIL_CLOSED: once the view is older than
  * stale_after_ns, the first round that finds it so trips the closed breaker
  * (every call refused on the open short path: the call path never reads the
  * view's age) and no probe is admitted while it stays so; a good round
@@ -877,7 +907,6 @@ static void fail_closed_refuses_while_the_view_is_stale(void **state) {
     cfg.open_ns = cfg.open_max_ns = 50 * MS; /* probes come soon: the gate refuses them */
     assert_int_equal(breaker_redis_attach(f, "fc", &cfg, &b, NULL, 0), BREAKER_OK);
     breaker_permit p;
-    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN); /* no view yet */
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
@@ -901,6 +930,10 @@ static void fail_closed_refuses_while_the_view_is_stale(void **state) {
     nap_ms(80);
     for (int i = 0; i < 10; i++)
         assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    /* A name attached now (a round has failed) starts refused. */
+    breaker *late;
+    assert_int_equal(breaker_redis_attach(f, "fc.late", &cfg, &late, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_acquire(late, &p), BREAKER_REJECTED_OPEN);
     assert_int_equal(test_redis_restart(r), 0);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED); /* the fleet is closed */
@@ -1319,6 +1352,103 @@ static void an_event_delivered_by_a_flush_may_ask_a_fleet_registry_for_a_new_nam
     (void)breaker_registry_release(reg, b);
     breaker_registry_destroy(reg);
     breaker_redis_close(f);
+}
+
+struct get_job {
+    breaker_registry *reg;
+    const char *name;
+    _Atomic int done;
+    int rc;
+};
+
+static void *get_thread(void *arg) {
+    struct get_job *j = arg;
+    breaker *b = NULL;
+    j->rc = breaker_registry_get(j->reg, j->name, &b);
+    if (b != NULL) (void)breaker_registry_release(j->reg, b);
+    atomic_store(&j->done, 1);
+    return NULL;
+}
+
+/* breaker_registry_get() on another thread, waited for at most `ms`:
+ * @return 1 when it returned (its status in *rc), 0 when it hangs. */
+static int get_within(breaker_registry *reg, const char *name, int ms, int *rc) {
+    struct get_job *j = calloc(1, sizeof *j); /* leaked when it hangs */
+    assert_non_null(j);
+    j->reg = reg;
+    j->name = name;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, get_thread, j), 0);
+    for (int i = 0; i < ms && !atomic_load(&j->done); i++)
+        nap_ms(1);
+    if (!atomic_load(&j->done)) {
+        pthread_detach(t);
+        return 0;
+    }
+    pthread_join(t, NULL);
+    *rc = j->rc;
+    free(j);
+    return 1;
+}
+
+/* Any transition: ask the registry for another name (once). */
+static void get_other_on_any(void *ctx, const breaker_registry_event *ev) {
+    struct get_in_listener *g = ctx;
+    if (ev->kind != BREAKER_REGISTRY_TRANSITION || atomic_fetch_add(&g->calls, 1) > 0) return;
+    breaker *other = NULL;
+    atomic_store(&g->rc, breaker_registry_get(g->reg, "fcr.other", &other));
+    if (other != NULL) (void)breaker_registry_release(g->reg, other);
+}
+
+/* FAIL_CLOSED under a registry: a name opened while the view is stale is
+ * not tripped inside the registry's open (an event there would run under the
+ * registry's lock, and a listener that calls the registry would wait for it
+ * for ever); the flusher's round trips it, and the listener may call the
+ * registry from that event. */
+static void fail_closed_under_a_registry_trips_outside_the_registry_lock(void **state) {
+    struct test_redis *r = *state;
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = r->port;
+    rc.flush_interval_ns = 3600ull * 1000 * MS;
+    rc.fail_mode = BREAKER_REDIS_FAIL_CLOSED;
+    rc.stale_after_ns = 100 * MS;
+    rc.io_timeout_ns = 100 * MS;
+    breaker_redis *f;
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    breaker *direct;
+    assert_int_equal(breaker_redis_attach(f, "fcr.direct", NULL, &direct, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    test_redis_kill(r);
+    nap_ms(120);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_EIO); /* a failed round: the view is stale */
+    breaker_registry_config regc;
+    breaker_registry_config_init(&regc);
+    fleet_cfg(&regc.defaults);
+    regc.backend = breaker_redis_backend(f);
+    breaker_registry *reg;
+    assert_int_equal(breaker_registry_create(&regc, &reg), BREAKER_OK);
+    struct get_in_listener g = {.reg = reg};
+    atomic_init(&g.calls, 0);
+    atomic_init(&g.rc, -1);
+    assert_int_equal(breaker_registry_add_listener(reg, get_other_on_any, &g), BREAKER_OK);
+    int grc = -1;
+    if (!get_within(reg, "fcr.svc", 10000, &grc))
+        fail_msg("breaker_registry_get() hangs: an event ran under the registry's lock");
+    assert_int_equal(grc, BREAKER_OK);
+    /* The round (the flusher's, woken by the open, or this one) trips it. */
+    (void)breaker_redis_flush(f);
+    breaker *b;
+    assert_int_equal(breaker_registry_get(reg, "fcr.svc", &b), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    assert_true(atomic_load(&g.calls) >= 1);
+    assert_int_equal(atomic_load(&g.rc), BREAKER_OK); /* the listener's get */
+    (void)breaker_registry_release(reg, b);
+    breaker_registry_destroy(reg);
+    breaker_redis_close(f);
+    assert_int_equal(test_redis_restart(r), 0);
 }
 
 /* A following host (local OPEN because the fleet opened) meets a fleet state
@@ -1791,6 +1921,8 @@ int main(void) {
             teardown_server),
         cmocka_unit_test_setup_teardown(fleet_caps_probes_in_flight_across_processes, setup_server,
                                         teardown_server),
+        cmocka_unit_test_setup_teardown(leases_of_probes_never_completed_are_reclaimed,
+                                        setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(lease_of_a_killed_holder_is_reclaimed_at_its_deadline,
                                         setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(
@@ -1808,6 +1940,9 @@ int main(void) {
                                         setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(the_fleet_view_and_its_counters_export_to_prometheus,
                                         setup_server, teardown_server),
+        cmocka_unit_test_setup_teardown(
+            fail_closed_under_a_registry_trips_outside_the_registry_lock, setup_server,
+            teardown_server),
         cmocka_unit_test_setup_teardown(fail_closed_refuses_while_the_view_is_stale, setup_server,
                                         teardown_server),
         cmocka_unit_test_setup_teardown(

@@ -226,11 +226,11 @@ static void outside_trip_for_a_given_wait_probes_when_it_ends(void **state) {
 
 struct gate_log {
     int admits, settles;
-    int refuse;                   /* admit answers this when non-zero */
-    uint64_t next_token;          /* admit gives this token */
-    uint64_t settled_token;       /* the last settle's */
-    enum breaker_outcome settled; /* the last settle's outcome */
-    enum breaker_outcome answer;  /* what settle returns; -1: the outcome itself */
+    int refuse;                         /* admit answers this when non-zero */
+    uint64_t next_token;                /* admit gives this token */
+    uint64_t settled_token;             /* the last settle's */
+    enum breaker_outcome settled;       /* the last settle's outcome */
+    enum breaker_state state_at_settle; /* the local breaker's, when settle ran */
 };
 
 static int gate_admit(void *ctx, breaker *b, uint64_t *token) {
@@ -243,18 +243,16 @@ static int gate_admit(void *ctx, breaker *b, uint64_t *token) {
     return BREAKER_OK;
 }
 
-static enum breaker_outcome gate_settle(void *ctx, breaker *b, uint64_t token,
-                                        enum breaker_outcome outcome) {
-    (void)b;
+static void gate_settle(void *ctx, breaker *b, uint64_t token, enum breaker_outcome outcome) {
     struct gate_log *g = ctx;
     g->settles++;
     g->settled_token = token;
     g->settled = outcome;
-    return (int)g->answer < 0 ? outcome : g->answer;
+    g->state_at_settle = breaker_state_peek(b);
 }
 
-static breaker *gated_breaker(struct fake_clock *clock, struct event_log *log,
-                              struct gate_log *g) {
+static breaker *gated_breaker(struct fake_clock *clock, struct event_log *log, struct gate_log *g,
+                              unsigned flags) {
     breaker_config cfg;
     test_config(&cfg, clock, log);
     cfg.trip = BREAKER_TRIP_CONSECUTIVE;
@@ -262,7 +260,8 @@ static breaker *gated_breaker(struct fake_clock *clock, struct event_log *log,
     cfg.open_ns = SEC;
     cfg.half_open_max_probes = 1;
     cfg.half_open_successes = 1;
-    breaker_probe_gate gate = {.admit = gate_admit, .settle = gate_settle, .ctx = g};
+    breaker_probe_gate gate = {
+        .admit = gate_admit, .settle = gate_settle, .ctx = g, .flags = flags};
     breaker *b = NULL;
     assert_int_equal(breaker_create_bound(&cfg, NULL, &gate, &b), BREAKER_OK);
     return b;
@@ -270,13 +269,15 @@ static breaker *gated_breaker(struct fake_clock *clock, struct event_log *log,
 
 /* Closed calls and open refusals never ask the gate; the probe does, in
  * both places one is admitted (the OPEN -> HALF_OPEN winner, and a free slot
- * of HALF_OPEN after a refused probe gave its slot back). */
+ * of HALF_OPEN after a refused probe gave its slot back). A refusal is
+ * counted as a refusal, not as a probe (a follower of a fleet open refuses
+ * this way on every call). */
 static void the_gate_is_asked_for_probes_only_and_a_refusal_frees_the_slot(void **state) {
     (void)state;
     struct fake_clock clock = {.now = SEC};
     struct event_log log = {0};
-    struct gate_log g = {.refuse = BREAKER_REJECTED_HALF_OPEN, .answer = (enum breaker_outcome)-1};
-    breaker *b = gated_breaker(&clock, &log, &g);
+    struct gate_log g = {.refuse = BREAKER_REJECTED_HALF_OPEN};
+    breaker *b = gated_breaker(&clock, &log, &g, 0);
     call_ok(b, BREAKER_SUCCESS);
     call_ok(b, BREAKER_FAILURE); /* trips */
     breaker_permit p;
@@ -297,13 +298,15 @@ static void the_gate_is_asked_for_probes_only_and_a_refusal_frees_the_slot(void 
     g.refuse = BREAKER_EIO;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_HALF_OPEN);
     assert_int_equal(g.admits, 3);
-    /* The stats add up: each refused probe was admitted locally and settled
-     * as IGNORED, nothing else. */
+    /* A refused probe is a refusal, never an admission: nothing admitted
+     * or ignored, two half-open refusals and two open ones (the breaker's
+     * own and the gate's). */
     st = stats_of(b);
-    assert_int_equal(st.probes_admitted, 3);
-    assert_int_equal(st.ignored, 3);
-    assert_int_equal(st.admitted, st.successes + st.failures + st.ignored);
-    assert_int_equal(st.rejected_half_open + st.rejected_open, 1); /* the OPEN refusal only */
+    assert_int_equal(st.probes_admitted, 0);
+    assert_int_equal(st.ignored, 0);
+    assert_int_equal(st.admitted, st.successes + st.failures);
+    assert_int_equal(st.rejected_half_open, 2);
+    assert_int_equal(st.rejected_open, 2);
     /* Admitted with a token: the permit carries it, settle gets it back. */
     g.refuse = 0;
     g.next_token = 0xfeed;
@@ -315,6 +318,8 @@ static void the_gate_is_asked_for_probes_only_and_a_refusal_frees_the_slot(void 
     assert_int_equal(g.settles, 1);
     assert_int_equal(g.settled_token, 0xfeed);
     assert_int_equal(g.settled, BREAKER_SUCCESS);
+    /* Told after the local breaker applied it: already closed. */
+    assert_int_equal(g.state_at_settle, BREAKER_CLOSED);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     /* A copy completed after the breaker moved on is STALE, and reaches
      * settle again with the same token (settle is idempotent per token). */
@@ -336,8 +341,8 @@ static void a_duplicate_within_the_generation_never_reaches_settle(void **state)
     (void)state;
     struct fake_clock clock = {.now = SEC};
     struct event_log log = {0};
-    struct gate_log g = {.next_token = 9, .answer = BREAKER_IGNORED};
-    breaker *b = gated_breaker(&clock, &log, &g);
+    struct gate_log g = {.next_token = 9};
+    breaker *b = gated_breaker(&clock, &log, &g, BREAKER_GATE_DECIDES_RECOVERY);
     call_ok(b, BREAKER_FAILURE);
     fake_clock_advance(&clock, SEC);
     breaker_permit p;
@@ -350,16 +355,16 @@ static void a_duplicate_within_the_generation_never_reaches_settle(void **state)
     test_breaker_destroy(b);
 }
 
-/* What settle answers is what the local breaker records: IGNORED keeps a
- * success from closing it (the fleet decides recovery); CANCELLED reaches
+/* BREAKER_GATE_DECIDES_RECOVERY: a tokened success is recorded as IGNORED
+ * (the fleet decides recovery), a failure as a failure; CANCELLED reaches
  * settle already mapped through cancelled_as; a stale completion still
  * tells the gate. */
 static void the_gate_decides_what_a_settled_probe_records(void **state) {
     (void)state;
     struct fake_clock clock = {.now = SEC};
     struct event_log log = {0};
-    struct gate_log g = {.next_token = 7, .answer = BREAKER_IGNORED};
-    breaker *b = gated_breaker(&clock, &log, &g);
+    struct gate_log g = {.next_token = 7};
+    breaker *b = gated_breaker(&clock, &log, &g, BREAKER_GATE_DECIDES_RECOVERY);
     call_ok(b, BREAKER_FAILURE);
     fake_clock_advance(&clock, SEC);
     breaker_permit p;
@@ -369,7 +374,6 @@ static void the_gate_decides_what_a_settled_probe_records(void **state) {
     assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN); /* recorded as IGNORED */
     assert_int_equal(stats_of(b).probes_succeeded, 0);
     /* A cancellation arrives as cancelled_as says (IGNORED by default). */
-    g.answer = (enum breaker_outcome)-1;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     assert_int_equal(breaker_complete(b, &p, BREAKER_CANCELLED), BREAKER_OK);
     assert_int_equal(g.settled, BREAKER_IGNORED);

@@ -57,29 +57,15 @@ bool exec_fleet_parse_addr(const char *text, struct exec_fleet_addr *out) {
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
 struct exec_fleet {
     breaker_redis *fleet;
-    const char *addr; /* --redis as given, for messages */
-    /* The local open wait skipped (exec_fleet_attach()): added to the local
-     * breaker's clock, which this thread and the flusher's read. */
-    _Atomic uint64_t skipped_ns;
+    const char *addr;   /* --redis as given, for messages */
     pthread_mutex_t mu; /* why */
     char why[256];      /* what the last failed flush round said */
 };
-
-/* The local breaker's clock: CLOCK_MONOTONIC plus the wait skipped. It
- * grows once, before the first call; a flusher round reading it meanwhile
- * may see the earlier offset, which can only delay a local timeout. */
-static uint64_t fleet_clock(void *ctx) {
-    struct exec_fleet *fl = ctx;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * TOOL_SEC + (uint64_t)ts.tv_nsec + atomic_load(&fl->skipped_ns);
-}
 
 /* on_degraded: on whichever thread made the round (ours or the flusher). */
 static void note_degraded(void *ctx, int degraded, const char *why) {
@@ -169,8 +155,6 @@ static int attach(struct exec_fleet *fl, const char *name, const breaker_config 
     } else {
         breaker_config_init(&c);
     }
-    c.clock = fleet_clock;
-    c.clock_ctx = fl;
     char msg[TOOL_MSG_MAX];
     int st = breaker_redis_attach(fl->fleet, name, &c, b, msg, sizeof(msg));
     /* Without -c or -b any stored limits are expected: no note. */
@@ -207,13 +191,15 @@ int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const b
                    name, o->addr, fl->why[0] != '\0' ? fl->why : "no answer");
         pthread_mutex_unlock(&fl->mu);
     }
-    /* OPEN here is the fleet's open, followed: its local wait stands for no
-     * history of this process. Skipped, the call is a probe, which the
-     * fleet leases or refuses (its wait, its probe limit). */
-    for (int i = 0; i < 4 && breaker_get_state(*b) == BREAKER_OPEN; i++) {
-        uint64_t left = breaker_retry_after_ns(*b);
-        if (left == 0) break;
-        atomic_fetch_add(&fl->skipped_ns, left);
+    /* OPEN here is the fleet's open, followed with what is left of the
+     * fleet's wait (a fleet whose wait is over, or that is probing, leaves
+     * 1 ns: the lease decides). A wait that short is waited out, so that
+     * the call is the probe the fleet leases or refuses; a longer one is
+     * the fleet's, and the call is refused. */
+    uint64_t left = breaker_get_state(*b) == BREAKER_OPEN ? breaker_retry_after_ns(*b) : 0;
+    if (left > 0 && left <= TOOL_SEC / 1000) {
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)left};
+        nanosleep(&ts, NULL);
     }
     *out = fl;
     return 0;

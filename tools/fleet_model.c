@@ -262,7 +262,7 @@ static void decide_answers(struct entry *e, uint64_t now) {
 
 static void apply(struct entry *e) {
     if (e->act.kind == FLEET_ACT_TRIP)
-        (void)breaker_trip_outside(e->b, e->act.gen, &e->act.evidence);
+        (void)breaker_trip_outside_for(e->b, e->act.gen, e->act.wait_ns, &e->act.evidence);
     else if (e->act.kind == FLEET_ACT_CLOSE)
         (void)breaker_close_outside(e->b, e->act.gen, NULL);
     e->act.kind = FLEET_ACT_NONE;

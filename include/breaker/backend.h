@@ -71,34 +71,41 @@ struct breaker_owner {
  * breaker_acquire() / breaker_complete(); they must not call either on `b`,
  * and should take no lock a caller might hold (they run on request paths).
  *
- *  - admit(ctx, b, &token): `b` has just admitted a probe locally (its probe
- *    slot is claimed, within half_open_max_probes). @return BREAKER_OK to let
- *    the probe go, optionally with `*token` set to a non-zero word the backend
- *    wants back when the probe settles (its lease); or BREAKER_REJECTED_OPEN /
- *    BREAKER_REJECTED_HALF_OPEN to refuse it: the core then releases the local
- *    probe as IGNORED (its slot is free again) and breaker_acquire() returns
- *    that refusal with a refused permit. Any other value is taken as
- *    BREAKER_REJECTED_HALF_OPEN. `*token` is 0 on entry.
- *  - settle(ctx, b, token, outcome): a probe admitted with a non-zero token is
- *    being completed with `outcome` (CANCELLED already mapped through
- *    cancelled_as to FAILURE or IGNORED). Called for the admission's first
- *    completion, also when it turns out STALE (the backend still learns how
+ *  - admit(ctx, b, &token): `b` is about to admit a probe locally (its probe
+ *    slot is claimed, within half_open_max_probes; nothing counted yet).
+ *    @return BREAKER_OK to let the probe go, optionally with `*token` set to
+ *    a non-zero word the backend wants back when the probe settles (its
+ *    lease); or BREAKER_REJECTED_OPEN / BREAKER_REJECTED_HALF_OPEN to refuse
+ *    it: the core then gives the slot back and breaker_acquire() returns that
+ *    refusal with a refused permit, counted as a refusal (rejected_open or
+ *    rejected_half_open), never as an admitted probe. Any other value is
+ *    taken as BREAKER_REJECTED_HALF_OPEN. `*token` is 0 on entry. The time
+ *    admit takes runs against the probe's deadline (probe_timeout_ns, from
+ *    the claim): keep it well below.
+ *  - settle(ctx, b, token, outcome), may be NULL: a probe admitted with a
+ *    non-zero token was completed with `outcome` (CANCELLED already mapped
+ *    through cancelled_as to FAILURE or IGNORED), and the local breaker has
+ *    applied it (so nothing the backend does from here, such as closing the
+ *    breaker, can make that completion STALE). Called for the admission's
+ *    first completion, also when it was STALE (the backend still learns how
  *    its probe went); never for a permit that is not this breaker's (EINVAL)
  *    nor for a second completion within the probe's generation
  *    (ALREADY_SETTLED). A copy of the permit completed after the generation
  *    moved on is STALE and cannot be told from a late first completion, so
  *    it reaches settle again with the same token: settle must be idempotent
  *    per token (the fleet's frees a lease only from HELD, once).
- *    @return the outcome the local breaker records for the probe
- *    (SUCCESS, FAILURE or IGNORED): the fleet answers IGNORED for a leased
- *    success, since the fleet, not the local breaker, decides recovery.
- *    May be NULL (no settle). */
+ *  - flags: BREAKER_GATE_DECIDES_RECOVERY: the backend decides recovery, so
+ *    a tokened probe's SUCCESS is recorded locally as IGNORED (the local
+ *    breaker closes when the backend calls breaker_close_outside()); its
+ *    FAILURE reopens the local breaker as any probe failure does. Without
+ *    it the local breaker records the outcome as given. */
+#define BREAKER_GATE_DECIDES_RECOVERY 1u
 typedef struct breaker_probe_gate breaker_probe_gate;
 struct breaker_probe_gate {
     int (*admit)(void *ctx, breaker *b, uint64_t *token);
-    enum breaker_outcome (*settle)(void *ctx, breaker *b, uint64_t token,
-                                   enum breaker_outcome outcome);
+    void (*settle)(void *ctx, breaker *b, uint64_t token, enum breaker_outcome outcome);
     void *ctx;
+    unsigned flags; /* BREAKER_GATE_* */
 };
 
 /*! breaker_create_bound() :

@@ -38,7 +38,11 @@
  * is older than stale_after_ns: the flusher trips every closed local breaker
  * (reason BREAKER_REASON_OUTSIDE_TRIP) at the end of the first round that
  * finds the view that old, and no probe is admitted while it stays so; the
- * first good round closes those breakers again if the fleet is closed.
+ * first good round closes those breakers again if the fleet is closed. A
+ * name attached after a failed round starts tripped (breaker_redis_attach());
+ * one a registry opens, or attached before the first round, is decided by
+ * the round it wakes (its calls admitted until then, io_timeout_ns at most),
+ * since no event may run under the registry's lock.
  *
  * Linking. libbreaker_redis links libbreaker (static or shared alike) and
  * drives its breakers through the experimental seam of breaker/backend.h:
@@ -65,8 +69,9 @@ enum breaker_redis_fail_mode {
                                      good flush is older than stale_after_ns */
 };
 
-/* Called on the flusher thread (or the thread in breaker_redis_flush())
- * after the first flush round (degraded 1 with what failed, or 0), then
+/* Called on the flusher thread (or the thread in breaker_redis_flush(), or
+ * in breaker_redis_close(), which makes a last round) after the first flush
+ * round (degraded 1 with what failed, or 0), then
  * each time the fleet becomes degraded (1, `why` says what failed) and
  * rejoins (0, why ""). `why` lives for the call. It must not call
  * breaker_redis_close() or breaker_redis_flush(). */
@@ -153,7 +158,8 @@ BREAKER_API int breaker_redis_detach(breaker_redis *fleet, breaker *b) BREAKER_N
  * degraded, Redis is asked for a fleet lease within probe_budget_ns; not
  * granted (the fleet is open, or its probes are all out), an error, or past
  * the budget: BREAKER_REJECTED_OPEN (the fleet is open) or
- * BREAKER_REJECTED_HALF_OPEN (the local probe is released as IGNORED).
+ * BREAKER_REJECTED_HALF_OPEN (the local probe slot is given back; counted
+ * as a refusal).
  * While the fleet refused, later probes are refused locally until its
  * answer's retry time, with no I/O. A probe that holds a lease reports its
  * outcome to the fleet when completed (the flusher sends it at once, woken

@@ -88,13 +88,13 @@ static void permit_set_head(breaker_permit *permit, uint64_t head) {
 }
 
 static void permit_fill_probe(const breaker *b, breaker_permit *permit, uint64_t gen, uint64_t now,
-                              unsigned slot, uint64_t slot_value) {
+                              unsigned slot, uint64_t slot_value, uint64_t gate_token) {
     struct permit_view *pv = permit_view_of(permit);
     pv->admitted_at = now;
     pv->slot_value = slot_value;
     pv->slot_index = slot;
     pv->breaker_id = b->breaker_id;
-    pv->gate_token = 0;
+    pv->gate_token = gate_token;
     permit_set_head(permit, permit_head(b, gen, PERMIT_ADMITTED | PERMIT_PROBE));
 }
 
@@ -407,6 +407,37 @@ enum { ACQUIRE_RETRY = -1 };
 
 static void close_if_settled(breaker *b, uint64_t gen, uint64_t now);
 
+/* A probe slot of generation `gen` just claimed with `claim`, before the
+ * probe is counted: the backend's gate has the last word (the fleet store
+ * asks for a fleet lease). @return BREAKER_OK with `*token` (0 without a
+ * gate), or the gate's refusal (REJECTED_OPEN, else REJECTED_HALF_OPEN):
+ * then the slot is given back (free for the generation, its deadline kept,
+ * so the next claim's is later), the last settling probe's close check is
+ * made for it, and the refusal is counted as one, never as a probe. Only
+ * probes come here: the closed and open short paths never read the gate. */
+static int gate_probe(breaker *b, uint64_t gen, unsigned slot_index, uint64_t claim, uint64_t now,
+                      uint64_t *token) {
+    *token = 0;
+    if (b->gate.admit == NULL) return BREAKER_OK;
+    int rc = b->gate.admit(b->gate.ctx, b, token);
+    if (rc == BREAKER_OK) return BREAKER_OK;
+    *token = 0;
+    breaker__atomic64 *slot = &breaker__slots(b->shared)[slot_index];
+    uint64_t expect = claim;
+    /* Fails only if the half-open ended meanwhile (OPEN re-marked it). */
+    slot_cas(slot, &expect, breaker__slot_free_word(gen, breaker__slot_us(claim)));
+    /* A probe that settled while we held the slot saw it busy and left the
+     * close to whoever freed it last. */
+    close_if_settled(b, gen, now);
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+    if (rc == BREAKER_REJECTED_OPEN) {
+        breaker__stripe_count(stripe, &stripe.stripe->rejected_open);
+        return BREAKER_REJECTED_OPEN;
+    }
+    breaker__stripe_count(stripe, &stripe.stripe->rejected_half_open);
+    return BREAKER_REJECTED_HALF_OPEN;
+}
+
 static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     struct breaker__shared *s = b->shared;
     uint64_t now = b->now_precise(b);
@@ -451,10 +482,16 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
         slot_cas(slot, &claim, breaker__slot_free_word(gen, breaker__slot_us(claim)));
         return ACQUIRE_RETRY;
     }
+    uint64_t token;
+    int gated = gate_probe(b, gen, (unsigned)scan.free_slot, claim, now, &token);
+    if (gated != BREAKER_OK) {
+        permit_refuse(b, permit);
+        return gated;
+    }
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     breaker__count(&s->probes_admitted);
     breaker__stripe_count(stripe, &stripe.stripe->admitted);
-    permit_fill_probe(b, permit, gen, now, (unsigned)scan.free_slot, claim);
+    permit_fill_probe(b, permit, gen, now, (unsigned)scan.free_slot, claim, token);
     return BREAKER_OK;
 }
 
@@ -471,10 +508,16 @@ static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
     half_open_evidence(ctl, 0, &t.evidence);
     if (!transition(b, &t)) return ACQUIRE_RETRY;
     uint64_t gen = breaker__next_gen(breaker__ctl_gen(ctl));
+    uint64_t token;
+    int gated = gate_probe(b, gen, 0, t.slot0_claim, now, &token);
+    if (gated != BREAKER_OK) {
+        permit_refuse(b, permit);
+        return gated;
+    }
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     breaker__count(&s->probes_admitted);
     breaker__stripe_count(stripe, &stripe.stripe->admitted);
-    permit_fill_probe(b, permit, gen, now, 0, t.slot0_claim);
+    permit_fill_probe(b, permit, gen, now, 0, t.slot0_claim, token);
     return BREAKER_OK;
 }
 
@@ -552,24 +595,6 @@ static int ramp_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     return BREAKER_REJECTED_RAMP;
 }
 
-/* A probe this breaker has just admitted (its slot claimed): the backend's
- * gate has the last word (the fleet store asks for a fleet lease). Refused,
- * the local probe is released as IGNORED, so its slot is free again and the
- * caller gets a refused permit, as if it had never been a probe. Only
- * probes come here: the closed and open short paths never read the gate. */
-static int gate_probe(breaker *b, breaker_permit *permit) {
-    if (b->gate.admit == NULL) return BREAKER_OK;
-    uint64_t token = 0;
-    int rc = b->gate.admit(b->gate.ctx, b, &token);
-    if (rc == BREAKER_OK) {
-        permit_view_of(permit)->gate_token = token;
-        return BREAKER_OK;
-    }
-    (void)breaker_complete(b, permit, BREAKER_IGNORED);
-    permit_refuse(b, permit);
-    return rc == BREAKER_REJECTED_OPEN ? BREAKER_REJECTED_OPEN : BREAKER_REJECTED_HALF_OPEN;
-}
-
 /* Everything but the two common cases: closed without slow-call timing, and
  * an open breaker refusing before its wait ends. Out of line, so the common
  * cases need no stack frame. */
@@ -605,13 +630,11 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
                 return BREAKER_REJECTED_OPEN;
             }
             int rc = open_try_probe(b, ctl, permit);
-            if (rc == BREAKER_OK) return gate_probe(b, permit);
             if (rc != ACQUIRE_RETRY) return rc;
             break;
         }
         case BREAKER_HALF_OPEN: {
             int rc = half_open_acquire(b, ctl, permit);
-            if (rc == BREAKER_OK) return gate_probe(b, permit);
             if (rc != ACQUIRE_RETRY) return rc;
             break;
         }
@@ -730,8 +753,25 @@ static void close_if_settled(breaker *b, uint64_t gen, uint64_t now) {
 
 static void record_latency(breaker *b, enum breaker_outcome outcome, uint64_t took);
 
+static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
+                        enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took);
+
+/* A probe's completion: recorded locally, then the gate (if the probe went
+ * with a token) hears how it went, after the local breaker has applied it,
+ * so that whatever the backend does next (the fleet's flusher sending the
+ * result and closing this breaker) cannot overtake the local completion and
+ * make it STALE. Never for a duplicate or a permit that is not ours. */
 static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
                           enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took) {
+    uint64_t token = pv->gate_token;
+    int rc = record_probe(b, pv, head, outcome, cancelled, slow, took);
+    if (token != 0 && b->gate.settle != NULL && rc != BREAKER_ALREADY_SETTLED)
+        b->gate.settle(b->gate.ctx, b, token, outcome);
+    return rc;
+}
+
+static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
+                        enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took) {
     struct breaker__shared *s = b->shared;
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     uint64_t gen = breaker__ctl_gen(head);
@@ -762,16 +802,15 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
             return BREAKER_ALREADY_SETTLED;
         }
     }
-    /* The backend learns how its probe went once per admission, stale or
-     * not, and says what the local breaker records: the fleet decides
-     * recovery, so a leased success is IGNORED here (not timed either, as
-     * an IGNORED completion never is). */
-    if (pv->gate_token != 0 && b->gate.settle != NULL) {
-        outcome = b->gate.settle(b->gate.ctx, b, pv->gate_token, outcome);
-        if (outcome == BREAKER_IGNORED) {
-            slow = false;
-            took = NOT_TIMED;
-        }
+    /* A backend that decides recovery itself (the fleet) counts its
+     * probes' successes: locally such a success is IGNORED (not timed
+     * either, as an IGNORED completion never is), and the local breaker
+     * closes when the backend says so. */
+    if (pv->gate_token != 0 && (b->gate.flags & BREAKER_GATE_DECIDES_RECOVERY) &&
+        outcome == BREAKER_SUCCESS) {
+        outcome = BREAKER_IGNORED;
+        slow = false;
+        took = NOT_TIMED;
     }
     /* Counted here, once the completion is known not to be a duplicate;
      * a stale cancellation still counts (breaker.h). */

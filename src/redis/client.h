@@ -62,10 +62,16 @@
 /* A lease slot's state word. */
 enum { LEASE_FREE, LEASE_CLAIMED, LEASE_HELD, LEASE_DONE, LEASE_ORPHAN };
 
+/* The bits of a lease's state word that name its token (struct lease). */
+static inline uint64_t lease_state_token(uint64_t token) { return token & ~(uint64_t)0xffff; }
+
 struct lease {
-    /* LEASE_* in bits 0..7, the result (FLEET_RESULT_*) in bits 8..15. A
-     * caller claims a FREE slot (CAS), writes token and gen, then publishes
-     * HELD (release); the settler CASes HELD to DONE (acq_rel); the flusher
+    /* LEASE_* in bits 0..7, the result (FLEET_RESULT_*) in bits 8..15, and
+     * in bits 16..63 of HELD and a settled DONE the lease's token's (its
+     * random part: lease_state_token()), so that a settle of one lease can
+     * never CAS another lease of the same slot. A caller claims a FREE slot
+     * (CAS), writes token and gen, then publishes HELD (release); the
+     * settler CASes HELD|token to DONE|result|token (acq_rel); the flusher
      * reads DONE (acquire), releases the lease in Redis and stores FREE
      * (release). */
     _Atomic uint64_t state;
@@ -257,7 +263,7 @@ void breaker__redis_wake_flusher(breaker_redis *f);
 
 /* The probe gate (breaker/backend.h) of every attached breaker. */
 int breaker__redis_gate_admit(void *ctx, breaker *b, uint64_t *token);
-enum breaker_outcome breaker__redis_gate_settle(void *ctx, breaker *b, uint64_t token,
-                                                enum breaker_outcome outcome);
+void breaker__redis_gate_settle(void *ctx, breaker *b, uint64_t token,
+                                enum breaker_outcome outcome);
 
 #endif /* BREAKER_REDIS_CLIENT_H */

@@ -200,8 +200,10 @@ static int make_local(breaker_redis *f, const char *name, const breaker_config *
                       char *msg, size_t msg_len) {
     *differs = false;
     /* The fleet's scope rides on the handle: its probes ask for leases. */
-    const breaker_probe_gate gate = {
-        .admit = breaker__redis_gate_admit, .settle = breaker__redis_gate_settle, .ctx = f};
+    const breaker_probe_gate gate = {.admit = breaker__redis_gate_admit,
+                                     .settle = breaker__redis_gate_settle,
+                                     .ctx = f,
+                                     .flags = BREAKER_GATE_DECIDES_RECOVERY};
     breaker *b = NULL;
     int rc = breaker_create_bound(cfg, owner, &gate, &b);
     if (rc != BREAKER_OK)
@@ -292,12 +294,25 @@ static struct entry *find_name(breaker_redis *f, const char *name, int shared, i
     return *rc == BREAKER_OK ? reuse : NULL;
 }
 
-/* FAIL_CLOSED: a breaker attached while the fleet view is too old (none
- * yet, or Redis gone) starts refused, as the flusher would leave it at its
- * next round; the first good answer closes it again. Its event runs here,
- * on the attaching thread, with no lock held. */
-static void fail_closed_at_attach(breaker_redis *f, struct entry *e, breaker *b) {
+/* FAIL_CLOSED: a breaker attached while the fleet view is too old. When a
+ * round has already failed (Redis gone) and the attach is the caller's own
+ * (breaker_redis_attach(): no lock of anyone's held), it starts refused, as
+ * the flusher's next round would leave it; its event runs here, on the
+ * attaching thread. A registry's open runs under the registry's lock, where
+ * an event (whose listener may call the registry) must not run, and before
+ * the first round nobody knows yet whether Redis answers: then the flusher
+ * is woken, and its round either finds Redis (the view is fresh, nothing to
+ * undo) or trips every closed breaker, this one included (trip_stale()).
+ * Calls admitted meanwhile: those of one round, at most io_timeout_ns. */
+static void fail_closed_at_attach(breaker_redis *f, struct entry *e, breaker *b, bool owned) {
     if (f->cfg.fail_mode != BREAKER_REDIS_FAIL_CLOSED || !breaker__redis_view_too_old(f)) return;
+    pthread_mutex_lock(&f->round_mu);
+    bool failed_round = f->announced == 1;
+    pthread_mutex_unlock(&f->round_mu);
+    if (owned || !failed_round) {
+        breaker__redis_wake_flusher(f);
+        return;
+    }
     if (breaker_trip_outside(b, breaker_generation(b), NULL) != BREAKER_OK) return;
     pthread_mutex_lock(&f->round_mu);
     if (breaker__redis_entry_b(e) == b) breaker__fleet_note_stale_trip(&e->follow);
@@ -337,7 +352,7 @@ static int attach_entry(breaker_redis *f, const char *name, const breaker_config
                              name);
     }
     *out = b;
-    fail_closed_at_attach(f, e, b);
+    fail_closed_at_attach(f, e, b, owner != NULL);
     if (differs)
         return breaker__fail(BREAKER_CONFIG_DIFFERS, msg, msg_len,
                              "%s: stored in Redis with other limits; they win "

@@ -42,8 +42,27 @@ static void set_degraded(breaker_redis *f, int on, const char *why) {
 
 /* ---- The round's calls ------------------------------------------------------------ */
 
+/* A lease HELD past its deadline by a probe that was never completed (it
+ * hung for ever, or its caller lost the permit): Redis has let the lease go
+ * and the local breaker has timed the probe out, but the slot would stay
+ * HELD for good, and after LEASE_SLOTS such probes the name could never take
+ * a lease again. Past its deadline and one more interval, it is settled here
+ * as "neither" (a CAS from HELD with its token: a settle that comes after
+ * finds nothing to do), and released like any settled lease. */
+static void reclaim_abandoned(breaker_redis *f, struct lease *l, uint64_t st, uint64_t now) {
+    if ((st & 0xff) != LEASE_HELD) return;
+    /* relaxed: written before the release store of HELD, which the acquire
+     * load of `st` saw. */
+    uint64_t due = atomic_load_explicit(&l->deadline_ns, memory_order_relaxed);
+    if (due == 0 || now < due + f->cfg.flush_interval_ns) return;
+    uint64_t done = (st & ~(uint64_t)0xffff) | LEASE_DONE | ((uint64_t)FLEET_RESULT_NEITHER << 8);
+    (void)atomic_compare_exchange_strong_explicit(&l->state, &st, done, memory_order_acq_rel,
+                                                  memory_order_relaxed);
+}
+
 /* The releases of `e`'s completed leases and orphans, appended to `p`. */
-static size_t collect_releases(struct entry *e, uint32_t idx, struct pending *p) {
+static size_t collect_releases(breaker_redis *f, struct entry *e, uint32_t idx, struct pending *p,
+                               uint64_t now) {
     size_t np = 0;
     for (unsigned j = 0; j < LEASE_SLOTS; j++) {
         struct lease *l = &e->leases[j];
@@ -51,6 +70,8 @@ static size_t collect_releases(struct entry *e, uint32_t idx, struct pending *p)
          * caller's release store of ORPHAN), so token, gen and result are
          * this lease's. */
         uint64_t st = atomic_load_explicit(&l->state, memory_order_acquire);
+        reclaim_abandoned(f, l, st, now);
+        st = atomic_load_explicit(&l->state, memory_order_acquire);
         bool orphan = (st & 0xff) == LEASE_ORPHAN;
         if ((st & 0xff) != LEASE_DONE && !orphan) continue;
         /* An orphan's release: generation 0 (any), result neither. */
@@ -85,9 +106,10 @@ static void collect_flush(struct entry *e, uint32_t idx, struct pending *p) {
 static size_t collect_calls(breaker_redis *f, uint32_t n) {
     struct pending *p = f->round_calls;
     size_t np = 0;
+    uint64_t now = breaker__redis_mono_ns();
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
-        np += collect_releases(e, i, p + np);
+        np += collect_releases(f, e, i, p + np, now);
         if (breaker__redis_entry_b(e) == NULL) continue; /* retired: lease results only */
         collect_flush(e, i, &p[np++]);
     }
@@ -294,7 +316,8 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         pthread_mutex_unlock(&f->round_mu);
         if (!live) continue;
         if (todo.kind == FLEET_ACT_TRIP) {
-            if (breaker_trip_outside(act->b, todo.gen, &todo.evidence) == BREAKER_OK)
+            if (breaker_trip_outside_for(act->b, todo.gen, todo.wait_ns, &todo.evidence) ==
+                BREAKER_OK)
                 breaker__redis_count(&f->n.outside_trips);
         } else if (todo.kind == FLEET_ACT_CLOSE) {
             if (breaker_close_outside(act->b, todo.gen, NULL) == BREAKER_OK)

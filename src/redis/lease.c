@@ -85,7 +85,11 @@ static int carry_out(breaker_redis *f, struct entry *e, struct lease *l, uint64_
         publish_slot(l, token, a->gen, LEASE_DONE | ((uint64_t)FLEET_RESULT_NEITHER << 8));
         breaker__redis_wake_flusher(f);
     } else if (plan->hold) {
-        publish_slot(l, token, a->gen, LEASE_HELD);
+        /* relaxed: published by the state's release store. When the probe's
+         * lease is surely over (a hung probe never settles it), the flusher
+         * reclaims the slot (flush.c: reclaim_abandoned()). */
+        atomic_store_explicit(&l->deadline_ns, plan->lease_deadline_ns, memory_order_relaxed);
+        publish_slot(l, token, a->gen, LEASE_HELD | lease_state_token(token));
         *token_out = token;
         breaker__redis_count(&f->n.leases_granted);
         return BREAKER_OK;
@@ -144,11 +148,9 @@ int breaker__redis_gate_admit(void *ctx, breaker *b, uint64_t *token_out) {
                                            .now_ns = breaker__redis_mono_ns(),
                                            .budget_ns = budget,
                                            .interval_ns = f->cfg.flush_interval_ns};
-    if (verdict == FLEET_LEASE_LOST) {
-        breaker_config c;
-        breaker_get_config(b, &c);
-        t.probe_timeout_ns = c.probe_timeout_ns;
-    }
+    breaker_config c; /* the probe timeout: a lease's deadline, locally */
+    breaker_get_config(b, &c);
+    t.probe_timeout_ns = c.probe_timeout_ns;
     struct breaker__fleet_lease_plan plan;
     uint64_t followed = atomic_load_explicit(&e->followed_gen, memory_order_relaxed);
     bool answered = verdict != FLEET_LEASE_ERROR && verdict != FLEET_LEASE_LOST;
@@ -156,28 +158,28 @@ int breaker__redis_gate_admit(void *ctx, breaker *b, uint64_t *token_out) {
     return carry_out(f, e, l, token, &a, &plan, token_out);
 }
 
-/* A leased probe completed (once per admission, stale or not; `outcome` is
- * SUCCESS, FAILURE or IGNORED, a cancellation already mapped through
- * cancelled_as). Its result goes to the fleet, which decides recovery: the
- * flusher sends it at once, woken here. */
-enum breaker_outcome breaker__redis_gate_settle(void *ctx, breaker *b, uint64_t token,
-                                                enum breaker_outcome outcome) {
+/* A leased probe completed (its first completion, stale or not; `outcome`
+ * is SUCCESS, FAILURE or IGNORED, a cancellation already mapped through
+ * cancelled_as), after the local breaker recorded it (a success as IGNORED:
+ * BREAKER_GATE_DECIDES_RECOVERY). Its result goes to the fleet, which
+ * decides recovery: the flusher sends it at once, woken here. A second
+ * settle of the same token (a copy of the permit) finds the slot no longer
+ * HELD with that token and changes nothing. */
+void breaker__redis_gate_settle(void *ctx, breaker *b, uint64_t token,
+                                enum breaker_outcome outcome) {
     breaker_redis *f = ctx;
     struct entry *e = breaker__redis_find_entry(f, b);
     unsigned slot = (unsigned)(token & ((1u << LEASE_SLOT_BITS) - 1)) - 1;
-    if (e != NULL && slot < LEASE_SLOTS) {
-        struct lease *l = &e->leases[slot];
-        uint64_t result = (uint64_t)breaker__fleet_release_result(outcome);
-        uint64_t held = LEASE_HELD;
-        /* relaxed read of the token: the acquire half of the CAS below
-         * orders nothing we need before it; a slot reused by another lease
-         * has another token and is left alone. */
-        if (atomic_load_explicit(&l->token, memory_order_relaxed) == token &&
-            atomic_compare_exchange_strong_explicit(&l->state, &held, LEASE_DONE | (result << 8),
-                                                    memory_order_acq_rel, memory_order_relaxed))
-            breaker__redis_wake_flusher(f);
-    }
-    return breaker__fleet_local_outcome(outcome);
+    if (e == NULL || slot >= LEASE_SLOTS) return;
+    struct lease *l = &e->leases[slot];
+    uint64_t result = (uint64_t)breaker__fleet_release_result(outcome);
+    uint64_t held = LEASE_HELD | lease_state_token(token);
+    /* The token's bits in the state word: a slot reused by another lease
+     * fails this CAS, so no other lease's result is ever written. */
+    if (atomic_compare_exchange_strong_explicit(
+            &l->state, &held, LEASE_DONE | (result << 8) | lease_state_token(token),
+            memory_order_acq_rel, memory_order_relaxed))
+        breaker__redis_wake_flusher(f);
 }
 
 /* The 0.x names of the call path: the breaker's own functions, which take

@@ -398,6 +398,9 @@ static void trip_with_fleet_evidence(struct breaker__fleet_action *act,
     ev->failed_recoveries = a->k;
     act->kind = FLEET_ACT_TRIP;
     act->gen = local_gen;
+    /* The fleet's wait, not the host's own (struct breaker__fleet_action). */
+    uint64_t left = a->state == FLEET_OPEN ? a->wait_us * NS_PER_US : 0;
+    act->wait_ns = left > 0 ? left : 1;
 }
 
 /* The fleet is CLOSED. */
@@ -496,6 +499,7 @@ void breaker__fleet_lease_settle(int verdict, const struct breaker__fleet_answer
     switch (verdict) {
     case FLEET_LEASE_GRANTED:
         out->hold = true;
+        out->lease_deadline_ns = t->now_ns + t->probe_timeout_ns;
         out->rc = BREAKER_OK;
         return;
     case FLEET_LEASE_CLOSED:

@@ -210,7 +210,7 @@ struct breaker__fleet_local {
 };
 
 /* A transition for the local breaker, fenced by its generation: applied
- * after the round (breaker_trip_outside(b, gen, &evidence) or
+ * after the round (breaker_trip_outside_for(b, gen, wait_ns, &evidence) or
  * breaker_close_outside(b, gen, NULL)), it does nothing (STALE) to a breaker
  * that moved on since it was read. */
 enum { FLEET_ACT_NONE, FLEET_ACT_TRIP, FLEET_ACT_CLOSE };
@@ -218,6 +218,13 @@ struct breaker__fleet_action {
     int kind;
     uint64_t gen;
     breaker_evidence evidence; /* FLEET_ACT_TRIP: the fleet's trip */
+    /* FLEET_ACT_TRIP: the local open wait (breaker_trip_outside_for()); 0 =
+     * the breaker's own. Following a fleet OPEN: what is left of the fleet's
+     * wait (at least 1 ns), so the host probes when the fleet would lease;
+     * following a HALF_OPEN fleet: 1 ns, since the lease decides (a host
+     * that waited its own open_ns would never probe, and a fleet of
+     * short-lived processes needing several successes would never close). */
+    uint64_t wait_ns;
 };
 
 /* The lease gate (no lease request before until_ns, monotonic): `change`
@@ -318,13 +325,16 @@ struct breaker__fleet_lease_times {
 
 /* What the probe does with a lease verdict. */
 struct breaker__fleet_lease_plan {
-    int verdict;    /* as counted: a grant past the budget is an ERROR */
-    int rc;         /* BREAKER_OK (go ahead), BREAKER_REJECTED_OPEN or
-                       BREAKER_REJECTED_HALF_OPEN (the local probe is given
-                       back as IGNORED) */
-    bool hold;      /* keep the lease (granted in time) */
-    bool give_back; /* granted too late: release it (result NEITHER) */
-    bool orphan;    /* LOST: keep the token, released as an orphan */
+    int verdict;                /* as counted: a grant past the budget is an ERROR */
+    int rc;                     /* BREAKER_OK (go ahead), BREAKER_REJECTED_OPEN or
+                                   BREAKER_REJECTED_HALF_OPEN (the local probe slot is
+                                   given back, counted as a refusal) */
+    bool hold;                  /* keep the lease (granted in time) */
+    uint64_t lease_deadline_ns; /* hold: when the lease is surely over (the
+                                   probe timeout from now), for reclaiming a
+                                   slot whose probe never settles */
+    bool give_back;             /* granted too late: release it (result NEITHER) */
+    bool orphan;                /* LOST: keep the token, released as an orphan */
     uint64_t orphan_deadline_ns;
     bool flush_now; /* the fleet closed the open this host follows: a round
                        now closes the local breaker */
