@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The fleet protocol, written once (src/redis/protocol.c): its rules alone,
+# The fleet protocol, written once (src/store/redis/protocol.c): its rules alone,
 # and the simulator's model of the fleet store (tools/fleet_model.c, its
 # server half tools/fleet_server.c) that drives them. Neither needs hiredis
 # or a redis-server; the model against the real scripts on a real

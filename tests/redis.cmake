@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The fleet store's tests (src/redis/, include/breaker/redis.h): a real
+# The fleet store's tests (src/store/redis/, include/breaker/redis.h): a real
 # redis-server that the tests start themselves (tests/redis_server.c), on a
 # free loopback port and a unix socket. Built when breaker_redis is; they link
 # breaker::redis, which brings libbreaker (one copy of the core, static or
@@ -34,7 +34,7 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # text (scripts.c, compiled in), the protocol module and hiredis, not
     # breaker_redis (so it links libbreaker, as the model does).
     add_executable(test_fleet_differential test_fleet_differential.c redis_server.c
-                   ${PROJECT_SOURCE_DIR}/src/redis/scripts.c
+                   ${PROJECT_SOURCE_DIR}/src/store/redis/scripts.c
                    ${PROJECT_SOURCE_DIR}/tools/fleet_server.c)
     target_link_libraries(test_fleet_differential PRIVATE breaker::breaker breaker_fleet_protocol
                                                           PkgConfig::CMOCKA PkgConfig::HIREDIS)

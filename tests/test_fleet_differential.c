@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_fleet_differential.c - the simulator's server half of the fleet
- * store (tools/fleet_server.c) against the real scripts (src/redis/
+ * store (tools/fleet_server.c) against the real scripts (src/store/redis/
  * scripts.c) on a real redis-server, call for call.
  *
  * Random sequences (seeded; the seed, the step and the last operations are
@@ -30,8 +30,8 @@
 
 #include "../tools/fleet_server.h"
 #include "common/splitmix.h"
-#include "redis/protocol.h"
-#include "redis/scripts.h"
+#include "store/redis/protocol.h"
+#include "store/redis/scripts.h"
 #include "redis_server.h"
 #include "test_util.h"
 

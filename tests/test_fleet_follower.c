@@ -6,7 +6,7 @@
  * is closed". It must not probe alone (with every follower doing so, more
  * probes would be in flight than the fleet's limit): the probe is refused
  * and its flusher, woken, closes the local breaker at once
- * (breaker__fleet_lease_settle() in src/redis/protocol.c).
+ * (breaker__fleet_lease_settle() in src/store/redis/protocol.c).
  */
 #define _POSIX_C_SOURCE 200809L
 

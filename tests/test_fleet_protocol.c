@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_fleet_protocol.c - the fleet client's decisions (src/redis/
+ * test_fleet_protocol.c - the fleet client's decisions (src/store/redis/
  * protocol.c) without Redis: the limits text and what a stored one may be,
  * the flush deltas, what each answer means for the local breaker, how a
  * lease answer settles a probe, and when a lease slot is given up. Every
@@ -10,7 +10,7 @@
  * sixth, a comment naming a function that did not exist, went with the
  * copy), so a change to any of them fails a test.
  */
-#include "redis/protocol.h"
+#include "store/redis/protocol.h"
 
 #include "test_util.h"
 

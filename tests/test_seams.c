@@ -5,7 +5,8 @@
  * configuration's), a probe slot claim is unique per admission, and a block
  * is checked before it is used.
  */
-#include "core/outside.h"
+#define BREAKER_BACKEND_EXPERIMENTAL
+#include <breaker/backend.h>
 
 #include "test_util.h"
 

@@ -3,7 +3,7 @@
  * fleet_model.c - the Redis fleet store in process (fleet_model.h): the
  * server half is fleet_server.c (the scripts on the model's clock); the
  * client half here is only the plumbing between real local breakers and
- * that server. Every decision on the way is src/redis/protocol.c's, called
+ * that server. Every decision on the way is src/store/redis/protocol.c's, called
  * as the Redis client calls it, in the same order: a round builds every
  * name's calls first (its leased results, then its flush with the deltas
  * and the generation it knew before the round), runs them, decides the

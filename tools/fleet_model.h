@@ -9,7 +9,7 @@
  * deltas it flushes when told to (fleet_client_flush(): the simulation
  * calls it every jittered interval, a test calls it as sync()), and whose
  * probes ask the model for a lease. Every decision of the client's is
- * src/redis/protocol.c's, the one the Redis client makes: the limits text
+ * src/store/redis/protocol.c's, the one the Redis client makes: the limits text
  * and the comparison at attach, the deltas, what each answer means for the
  * local breaker, the lease gate. What the model leaves out, and why:
  *  - no network: a lease request is answered at once (no budget, no lost
@@ -37,7 +37,7 @@ struct fleet_client;
 
 /* The model trips and closes the local breakers through
  * breaker_trip_outside() and breaker_close_outside() (breaker/backend.h, the
- * entry points libbreaker exports for backends), as src/redis/ does. */
+ * entry points libbreaker exports for backends), as src/store/redis/ does. */
 struct fleet_model_config {
     breaker_clock_fn *clock; /* the model's time ("Redis's clock"): required */
     void *clock_ctx;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fleet_server.c - the scripts of src/redis/scripts.c, line for line, on
+ * fleet_server.c - the scripts of src/store/redis/scripts.c, line for line, on
  * the server's clock (fleet_server.h). Numbers are held as the scripts hold
  * them: times in microseconds, the wait computed in doubles (Lua's numbers)
  * with the same operations in the same order, so a wait here is the

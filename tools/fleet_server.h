@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fleet_server.h - the server half of the fleet store, in process: what the
- * three Lua scripts of src/redis/scripts.c decide (flush, acquire_probe,
+ * three Lua scripts of src/store/redis/scripts.c decide (flush, acquire_probe,
  * release_probe), on an injected clock instead of Redis's TIME.
  *
  * A call is the client's own (struct breaker__fleet_call, made by
- * src/redis/protocol.c as the Redis client makes it) and the answer is the
+ * src/store/redis/protocol.c as the Redis client makes it) and the answer is the
  * scripts' (ANS_COUNT integers, read by protocol.c as the client reads a
  * reply), so a model of the fleet (fleet_model.c) built on this runs the
  * client's decisions unchanged, and tests/test_fleet_differential.c
@@ -22,7 +22,7 @@
 #ifndef BREAKER_TOOL_FLEET_SERVER_H
 #define BREAKER_TOOL_FLEET_SERVER_H
 
-#include "redis/protocol.h"
+#include "store/redis/protocol.h"
 
 #include <breaker.h>
 

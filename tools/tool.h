@@ -9,7 +9,7 @@
  * scenario), simulate.c (the discrete-event simulation), replay.c (traces), timeline.c (per-second
  * series and state history), heap.c (the event queues), fleet_server.c, fleet_model.c and
  * fleet_sim.c (the fleet scenario: the Redis scripts' logic, a model of the fleet store on it that
- * makes the Redis client's decisions through src/redis/protocol.c, and N hosts on it), svg.c
+ * makes the Redis client's decisions through src/store/redis/protocol.c, and N hosts on it), svg.c
  * (pictures), report.c (tables and reports), store_cmds.c (exec, status, ls, open, close, reset:
  * breakers shared through a store file), store_prom.c (status --prometheus).
  */

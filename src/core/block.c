@@ -347,8 +347,7 @@ void breaker__block_config(const struct breaker__shared *s, breaker_config *out)
 }
 
 int breaker__attach_block(void *mem, size_t size, uint64_t store_id, const breaker_config *cfg,
-                          const struct breaker__owner *owner, breaker **out, char *msg,
-                          size_t len) {
+                          const breaker_owner *owner, breaker **out, char *msg, size_t len) {
     *out = NULL;
     struct breaker__shared *s = mem;
     int rc = breaker__block_check(s, size, msg, len);

@@ -88,7 +88,7 @@ void breaker__block_create_at(void *mem, size_t size, const breaker_config *effe
  * @return BREAKER_OK, BREAKER_EINCOMPATIBLE (a block this build cannot use),
  * BREAKER_ENOMEM. */
 int breaker__attach_block(void *mem, size_t size, uint64_t store_id, const breaker_config *cfg,
-                          const struct breaker__owner *owner, breaker **out, char *msg, size_t len);
+                          const breaker_owner *owner, breaker **out, char *msg, size_t len);
 
 /* The configuration a checked block was created with (callbacks NULL). */
 void breaker__block_config(const struct breaker__shared *s, breaker_config *out);

@@ -25,7 +25,6 @@
 #define _GNU_SOURCE
 #include "core/internal.h"
 #include "common/time_ns.h"
-#include "core/outside.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -21,15 +21,4 @@
 #endif
 #include "breaker/backend.h"
 
-/* The names this header had before the seam was public; callers move to the
- * public ones. */
-#define breaker__owner     breaker_owner
-#define breaker__owner_ctx breaker_owner_ctx
-
-/* breaker_create_bound() without a gate. */
-static inline int breaker__create_owned(const breaker_config *cfg, const breaker_owner *owner,
-                                        breaker **out) {
-    return breaker_create_bound(cfg, owner, NULL, out);
-}
-
 #endif /* BREAKER_CORE_OWNER_H */

@@ -15,7 +15,7 @@
  *             file_store.c maps it, backend.c is its table, handed out by
  *             breaker_store_backend())
  *
- * The fleet store on Redis (src/redis/, breaker_redis_backend()) is the third,
+ * The fleet store on Redis (src/store/redis/, breaker_redis_backend()) is the third,
  * in a library of its own. A caller (the registry) uses only the table; no
  * backend includes a registry header.
  */

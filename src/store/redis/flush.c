@@ -11,7 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* poll, pipe */
 
-#include "redis/client.h"
+#include "store/redis/client.h"
 
 #include "common/splitmix.h"
 

@@ -23,7 +23,7 @@
  * generation the state was created with (0: a state from before 'born'),
  * so that a host can tell a fleet close from a state created from scratch.
  */
-#include "redis/scripts.h"
+#include "store/redis/scripts.h"
 
 /* clang-format off: one Lua line per C line. */
 #define PRELUDE                                                                  \

@@ -7,7 +7,7 @@
  * its own clock (tools/fleet_server.c) while calling these for the
  * client's half.
  */
-#include "redis/protocol.h"
+#include "store/redis/protocol.h"
 
 #include <inttypes.h>
 #include <math.h>

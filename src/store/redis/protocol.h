@@ -11,7 +11,7 @@
  * lock, reads no clock and calls no breaker: the caller reads the local
  * breaker (its generation, then its state, with functions that apply no
  * transition) and the clock, passes the values in, and applies what comes
- * out. So the Redis client (src/redis/, client.h) and the simulator's
+ * out. So the Redis client (src/store/redis/, client.h) and the simulator's
  * model of the fleet (tools/fleet_model.c, whose own code is the server
  * half, tools/fleet_server.c) run the same decisions, and
  * tests/test_fleet_protocol.c checks every rule without Redis.
@@ -25,7 +25,7 @@
 #define BREAKER_REDIS_PROTOCOL_H
 
 #include "breaker.h"
-#include "redis/scripts.h"
+#include "store/redis/scripts.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -15,7 +15,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
-#include "redis/client.h"
+#include "store/redis/client.h"
 
 #include "common/splitmix.h"
 

@@ -9,8 +9,8 @@
  */
 #define _POSIX_C_SOURCE 200809L /* poll */
 
-#include "redis/client.h"
-#include "redis/scripts.h"
+#include "store/redis/client.h"
+#include "store/redis/scripts.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -45,7 +45,7 @@
 #include "breaker/backend.h"
 #include "breaker/redis.h"
 #include "common/time_ns.h"
-#include "redis/protocol.h"
+#include "store/redis/protocol.h"
 
 #include <hiredis/hiredis.h>
 
