@@ -12,23 +12,26 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
   if(NOT BREAKER_REDIS_SERVER)
     message(STATUS "breaker_redis: no redis-server; its tests are not built")
   else()
-    add_executable(test_redis_fleet test_redis_fleet.c redis_server.c)
-    target_link_libraries(test_redis_fleet PRIVATE breaker_redis PkgConfig::CMOCKA
-                                                   PkgConfig::HIREDIS Threads::Threads)
-    target_include_directories(test_redis_fleet PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    # One redis test: its sources beside redis_server.c, linked with
+    # breaker::redis, a timeout and its labels.
+    function(breaker_add_redis_test name)
+      cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LABELS" ${ARGN})
+      add_executable(${name} ${T_SOURCES} redis_server.c)
+      target_link_libraries(${name} PRIVATE breaker_redis PkgConfig::CMOCKA PkgConfig::HIREDIS
+                                            Threads::Threads)
+      target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+      add_test(NAME ${name} COMMAND ${name})
+      set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}")
+    endfunction()
+    breaker_add_redis_test(test_redis_fleet SOURCES test_redis_fleet.c TIMEOUT 240
+                           LABELS external concurrency)
     if(BREAKER_PROMTOOL)
       target_compile_definitions(test_redis_fleet PRIVATE BREAKER_PROMTOOL="${BREAKER_PROMTOOL}")
     endif()
-    add_test(NAME test_redis_fleet COMMAND test_redis_fleet)
-    set_tests_properties(test_redis_fleet PROPERTIES TIMEOUT 240 LABELS "external;concurrency")
     # The store contract (store_contract.h) for the fleet store: two sites
     # are two fleet handles (two hosts) on one redis-server.
-    add_executable(test_contract_redis test_contract_redis.c store_contract.c redis_server.c)
-    target_link_libraries(test_contract_redis PRIVATE breaker_redis PkgConfig::CMOCKA
-                                                      PkgConfig::HIREDIS Threads::Threads)
-    target_include_directories(test_contract_redis PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-    add_test(NAME test_contract_redis COMMAND test_contract_redis)
-    set_tests_properties(test_contract_redis PROPERTIES TIMEOUT 120 LABELS "external")
+    breaker_add_redis_test(test_contract_redis SOURCES test_contract_redis.c store_contract.c
+                           TIMEOUT 120 LABELS external)
     # The simulator's server half (tools/fleet_server.c) against the real
     # scripts on a real redis-server, call for call: it needs the scripts'
     # text (scripts.c, compiled in), the protocol module and hiredis, not
@@ -44,20 +47,12 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     set_tests_properties(test_fleet_differential PROPERTIES TIMEOUT 60 LABELS "redis;external")
     # A follower that hears "the fleet is closed" on its lease request
     # closes instead of probing alone (the protocol's rule, on real Redis).
-    add_executable(test_fleet_follower test_fleet_follower.c redis_server.c)
-    target_link_libraries(test_fleet_follower PRIVATE breaker_redis PkgConfig::CMOCKA
-                                                      PkgConfig::HIREDIS Threads::Threads)
-    target_include_directories(test_fleet_follower PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-    add_test(NAME test_fleet_follower COMMAND test_fleet_follower)
-    set_tests_properties(test_fleet_follower PROPERTIES TIMEOUT 60 LABELS "redis;external")
+    breaker_add_redis_test(test_fleet_follower SOURCES test_fleet_follower.c TIMEOUT 60
+                           LABELS redis external)
     # The fleet's scope on every path: ten host processes through the
     # executor and through a registry on the fleet backend.
-    add_executable(test_fleet_scope test_fleet_scope.c redis_server.c)
-    target_link_libraries(test_fleet_scope PRIVATE breaker_redis PkgConfig::CMOCKA
-                                                   PkgConfig::HIREDIS Threads::Threads)
-    target_include_directories(test_fleet_scope PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-    add_test(NAME test_fleet_scope COMMAND test_fleet_scope)
-    set_tests_properties(test_fleet_scope PROPERTIES TIMEOUT 180 LABELS "external")
+    breaker_add_redis_test(test_fleet_scope SOURCES test_fleet_scope.c TIMEOUT 180
+                           LABELS external)
   endif()
 endif()
 

@@ -1144,28 +1144,27 @@ static void the_fleet_view_and_its_counters_export_to_prometheus(void **state) {
 
 /* ---- Review fixes: event delivery, fresh states, lost rounds -----------------------------*/
 
-struct flush_job {
-    breaker_redis *f;
+/* A call that may hang, made on another thread: `job` begins with this. */
+struct hang_job {
+    int (*call)(struct hang_job *j); /* returns the call's status */
     _Atomic int done;
     int rc;
 };
 
-static void *flush_thread(void *arg) {
-    struct flush_job *j = arg;
-    j->rc = breaker_redis_flush(j->f);
+static void *hang_thread(void *arg) {
+    struct hang_job *j = arg;
+    j->rc = j->call(j);
     atomic_store(&j->done, 1);
     return NULL;
 }
 
-/* breaker_redis_flush() on another thread, waited for at most `ms`:
- * @return 1 when it returned (its result in *rc), 0 when it hangs (the
- * thread is then left behind, detached, with the handle). */
-static int flush_within(breaker_redis *f, int ms, int *rc) {
-    struct flush_job *j = calloc(1, sizeof *j); /* leaked when it hangs */
-    assert_non_null(j);
-    j->f = f;
+/* Run `j` on another thread and wait at most `ms`: @return 1 when it
+ * returned (its status in *rc, `j` freed), 0 when it hangs (the thread is
+ * left behind, detached, with `j`, which it still uses: leaked). `j` was
+ * allocated with calloc(). */
+static int returns_within(struct hang_job *j, int ms, int *rc) {
     pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, flush_thread, j), 0);
+    assert_int_equal(pthread_create(&t, NULL, hang_thread, j), 0);
     for (int i = 0; i < ms && !atomic_load(&j->done); i++)
         nap_ms(1);
     if (!atomic_load(&j->done)) {
@@ -1176,6 +1175,24 @@ static int flush_within(breaker_redis *f, int ms, int *rc) {
     *rc = j->rc;
     free(j);
     return 1;
+}
+
+struct flush_job {
+    struct hang_job job; /* first */
+    breaker_redis *f;
+};
+
+static int flush_call(struct hang_job *j) {
+    return breaker_redis_flush(((struct flush_job *)(void *)j)->f);
+}
+
+/* breaker_redis_flush() on another thread, waited for at most `ms`. */
+static int flush_within(breaker_redis *f, int ms, int *rc) {
+    struct flush_job *j = calloc(1, sizeof *j);
+    assert_non_null(j);
+    j->job.call = flush_call;
+    j->f = f;
+    return returns_within(&j->job, ms, rc);
 }
 
 struct get_in_listener {
@@ -1355,40 +1372,27 @@ static void an_event_delivered_by_a_flush_may_ask_a_fleet_registry_for_a_new_nam
 }
 
 struct get_job {
+    struct hang_job job; /* first */
     breaker_registry *reg;
     const char *name;
-    _Atomic int done;
-    int rc;
 };
 
-static void *get_thread(void *arg) {
-    struct get_job *j = arg;
+static int get_call(struct hang_job *hj) {
+    struct get_job *j = (struct get_job *)(void *)hj;
     breaker *b = NULL;
-    j->rc = breaker_registry_get(j->reg, j->name, &b);
+    int rc = breaker_registry_get(j->reg, j->name, &b);
     if (b != NULL) (void)breaker_registry_release(j->reg, b);
-    atomic_store(&j->done, 1);
-    return NULL;
+    return rc;
 }
 
-/* breaker_registry_get() on another thread, waited for at most `ms`:
- * @return 1 when it returned (its status in *rc), 0 when it hangs. */
+/* breaker_registry_get() on another thread, waited for at most `ms`. */
 static int get_within(breaker_registry *reg, const char *name, int ms, int *rc) {
-    struct get_job *j = calloc(1, sizeof *j); /* leaked when it hangs */
+    struct get_job *j = calloc(1, sizeof *j);
     assert_non_null(j);
+    j->job.call = get_call;
     j->reg = reg;
     j->name = name;
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, get_thread, j), 0);
-    for (int i = 0; i < ms && !atomic_load(&j->done); i++)
-        nap_ms(1);
-    if (!atomic_load(&j->done)) {
-        pthread_detach(t);
-        return 0;
-    }
-    pthread_join(t, NULL);
-    *rc = j->rc;
-    free(j);
-    return 1;
+    return returns_within(&j->job, ms, rc);
 }
 
 /* Any transition: ask the registry for another name (once). */
