@@ -81,6 +81,16 @@ static inline breaker_config consecutive_config(uint32_t threshold) {
     return cfg;
 }
 
+/* Attach `name` (one failure trips it) in `st`, trip it and detach: the
+ * store's file works, directory and block. */
+static inline void trips_in(breaker_store *st, const char *name) {
+    breaker_config cfg = consecutive_config(1);
+    breaker *b = attach(st, name, &cfg);
+    call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    breaker_destroy(b);
+}
+
 /* Wait for a child; its exit status, or 128 + the signal that killed it. */
 static inline int reap(pid_t pid) {
     int status = 0;

@@ -437,6 +437,59 @@ static void damaged_names_are_not_listed(void **state) {
     breaker_store_close(st);
 }
 
+/* What a process killed while laying a file out leaves (file_store.c,
+ * layout_file): the mark "BRKI" with the capacity in the magic word, then
+ * any prefix of the header. The next opener, with or without CREATE, lays
+ * it out again for that capacity; a mark that names an impossible capacity
+ * is nobody's layout and is refused as not a store. */
+#define LAYING_OUT UINT64_C(0x494b524200000000)
+static void a_half_laid_out_file_is_laid_out_again(void **state) {
+    (void)state;
+    /* Killed at each point of a reinitialisation: the mark alone; the mark
+     * and the header cleared; the mark and half the fields. */
+    static const uint64_t cleared[] = {0, 8, 64, 4096};
+    for (size_t i = 0; i < sizeof(cleared) / sizeof(cleared[0]); i++) {
+        small_store();
+        put_u64(0, LAYING_OUT | 4);
+        if (cleared[i] > 0) {
+            char zeros[4096] = {0};
+            put(path, 8, zeros, (size_t)cleared[i] - (cleared[i] > 8 ? 8 : 0));
+        }
+        breaker_store *st = NULL;
+        char msg[256];
+        breaker_store_config c;
+        breaker_store_config_init(&c);
+        c.flags = 0; /* no CREATE: the file is there */
+        if (breaker_store_open(path, &c, &st, msg, sizeof(msg)) != BREAKER_OK)
+            fail_msg("cleared %llu: %s", (unsigned long long)cleared[i], msg);
+        int names = 0;
+        assert_int_equal(breaker_store_foreach(st, count_name, &names), 0);
+        assert_int_equal(names, 0); /* laid out anew */
+        assert_int_equal(get_u32(H_CAPACITY), 4);
+        trips_in(st, "again");
+        breaker_store_close(st);
+        assert_int_equal(refused(path, 0, msg, sizeof(msg)), BREAKER_OK); /* and stays whole */
+    }
+    /* A creator killed after its mark: the rest of the file is zeros. */
+    unlink(path);
+    char zeros[SMALL_SIZE] = {0};
+    write_file(path, zeros, sizeof(zeros), 0600);
+    put_u64(0, LAYING_OUT | 4);
+    char msg[256];
+    assert_int_equal(refused(path, BREAKER_STORE_CREATE, msg, sizeof(msg)), BREAKER_OK);
+    assert_int_equal(get_u32(H_CAPACITY), 4);
+    /* Marks no layout of ours can have left: refused, never laid out. */
+    static const uint64_t bad[] = {LAYING_OUT | 0, LAYING_OUT | 65537, LAYING_OUT | 1000};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        write_file(path, zeros, sizeof(zeros), 0600);
+        put_u64(0, bad[i]);
+        assert_int_equal(refused(path, BREAKER_STORE_CREATE, msg, sizeof(msg)),
+                         BREAKER_EINCOMPATIBLE);
+        if (strstr(msg, "not a breaker store (magic)") == NULL) fail_msg("message: %s", msg);
+        assert_int_equal(get_u64(0), bad[i]); /* untouched */
+    }
+}
+
 /* A block's state word must be one its limits allow: CLOSED with the ramp
  * flag but no ramp configured used to divide 0 by 0 (ramp_ns) on the first
  * call. */
@@ -763,6 +816,7 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(damaged_names_are_not_listed, setup, teardown),
         cmocka_unit_test_setup_teardown(a_ramp_flag_without_a_ramp_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_half_laid_out_file_is_laid_out_again, setup, teardown),
         cmocka_unit_test_setup_teardown(an_unreadable_boot_id_never_wipes_the_file, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_file_of_the_other_byte_order_is_refused, setup, teardown),

@@ -21,7 +21,9 @@
  * process may die at any instruction: a probe it held is reclaimed at its
  * deadline, a transition is one CAS, the counter stripe a thread of it
  * claimed is taken over by a later process (however many come and go), and
- * its unsettled calls (admitted, never completed) are all that is lost.
+ * its unsettled calls (admitted, never completed) are all that is lost. A
+ * process killed while it creates or reinitialises the file leaves it marked
+ * as being laid out, and the next opener lays it out again.
  *
  * Speed: a call on a store breaker runs the same code as on a heap breaker
  * (the same instructions; no lock, no system call but the clock; a thread's

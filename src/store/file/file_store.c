@@ -41,9 +41,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STORE_MAGIC   UINT64_C(0x45524f54534b5242) /* "BRKSTORE" */
-#define STORE_VERSION 2u
-#define BOOT_ID_LEN   36
+#define STORE_MAGIC UINT64_C(0x45524f54534b5242) /* "BRKSTORE" */
+/* The magic word while a file is being laid out: "BRKI" in the high half,
+ * the capacity being laid out in the low half. Written first, before any
+ * other byte of the layout, and replaced by STORE_MAGIC last: an opener that
+ * finds it (under the lock, so its writer is dead) lays the file out again. */
+#define STORE_LAYING_OUT      UINT64_C(0x494b524200000000) /* "BRKI" */
+#define STORE_LAYING_OUT_MASK UINT64_C(0xffffffff00000000)
+#define STORE_VERSION         2u
+#define BOOT_ID_LEN           36
 
 #define DEFAULT_CAPACITY 256u
 #define MAX_CAPACITY     65536u
@@ -153,6 +159,30 @@ static bool header_unwritten(int fd) {
     return true;
 }
 
+static uint64_t entries_off_for(void);
+static uint64_t data_off_for(uint32_t capacity);
+
+/* Whether the file holds the mark of a layout its writer never finished
+ * (layout_file): then `*capacity` is the capacity it was laying out, checked
+ * against the file's size; else 0. A mark with a capacity out of range, or
+ * one the file's size cannot hold, is no layout of ours: refused, named. */
+static int laying_out(int fd, const struct stat *sb, uint32_t *capacity, const char *path,
+                      char *msg, size_t len) {
+    *capacity = 0;
+    uint64_t magic = 0;
+    if (pread(fd, &magic, sizeof(magic), 0) != (ssize_t)sizeof(magic)) return BREAKER_OK;
+    if ((magic & STORE_LAYING_OUT_MASK) != STORE_LAYING_OUT) return BREAKER_OK;
+    uint64_t cap = magic & ~STORE_LAYING_OUT_MASK;
+    uint64_t size = (uint64_t)sb->st_size;
+    if (cap == 0 || cap > MAX_CAPACITY || size > MAX_SIZE || size < data_off_for((uint32_t)cap))
+        return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
+                             "%s: left half laid out for %llu names in %llu bytes, which "
+                             "cannot be: not a breaker store (magic)",
+                             path, (unsigned long long)cap, (unsigned long long)size);
+    *capacity = (uint32_t)cap;
+    return BREAKER_OK;
+}
+
 static struct store_header *header_of(const breaker_store *st) {
     return (struct store_header *)(void *)st->map;
 }
@@ -178,10 +208,14 @@ static uint64_t new_store_id(void) {
 }
 
 /* Lay out a new (or reinitialised) file of `size` bytes: header, directory,
- * data. Called under the exclusive lock with the file mapped. */
+ * data. Called under the exclusive lock with the file mapped. A process may
+ * be killed at any instruction of it: the first store marks the file as
+ * being laid out (with the capacity), the last one publishes the magic, and
+ * an opener that finds the mark lays the file out again (open_locked). */
 static void layout_file(breaker_store *st, uint32_t capacity, const char *boot) {
-    memset(st->map, 0, page_up(sizeof(struct store_header)));
     struct store_header *h = header_of(st);
+    atomic_store_explicit(&h->magic, STORE_LAYING_OUT | capacity, memory_order_relaxed);
+    memset(st->map + sizeof(h->magic), 0, page_up(sizeof(struct store_header)) - sizeof(h->magic));
     h->version = STORE_VERSION;
     h->header_size = (uint32_t)sizeof(*h);
     h->abi = STORE_ABI;
@@ -333,6 +367,14 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
     /* Fresh: empty, or sized by a creator that died before it wrote the
      * header (under this lock no one else is writing it). */
     bool fresh = sb.st_size == 0 || header_unwritten(st->fd);
+    /* Or being laid out: a process died laying it out (a creation, or the
+     * reinitialisation of an earlier boot's file); nobody could open it
+     * since, so it is laid out again with the capacity its mark names. */
+    uint32_t relayout = 0;
+    if (!fresh) {
+        int lrc = laying_out(st->fd, &sb, &relayout, st->path, msg, len);
+        if (lrc != BREAKER_OK) return lrc;
+    }
     if (fresh) {
         if (!(c->flags & BREAKER_STORE_CREATE))
             return breaker__fail(BREAKER_NOT_FOUND, msg, len, "%s: empty store", st->path);
@@ -358,6 +400,8 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
                              st->path, strerror(err));
     if (fresh) {
         layout_file(st, c->capacity, boot);
+    } else if (relayout != 0) {
+        layout_file(st, relayout, boot);
     } else {
         rc = check_file(st, msg, len);
         if (rc != BREAKER_OK) return rc;
