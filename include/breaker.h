@@ -650,10 +650,18 @@ BREAKER_API size_t breaker_shared_size(breaker *b) BREAKER_NONNULL(1);
  *   500, 502, 503, 504, 506..599 -> FAILURE (the server is unwell)
  *   anything else (< 100, > 599) -> FAILURE (a broken answer)
  *
- * errno (breaker_classify_errno):
+ * errno (breaker_classify_errno), for the FINAL errno of a call, the one
+ * it gave up with (a blocking call, one with a socket timeout, or a
+ * non-blocking call the caller has stopped waiting for), never an
+ * intermediate EAGAIN of a non-blocking socket that the caller will poll:
  *   0 -> SUCCESS
  *   ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, EHOSTUNREACH,
  *   ENETUNREACH, EHOSTDOWN, ENETDOWN, ENETRESET, EPIPE -> FAILURE
+ *   EAGAIN / EWOULDBLOCK (a read or write past SO_RCVTIMEO / SO_SNDTIMEO),
+ *   EINPROGRESS (a connect past SO_SNDTIMEO) -> FAILURE (the dependency did
+ *                not answer in time: the commonest outage of all)
+ *   ENOTCONN, EPROTO -> FAILURE (the connection is gone, or the peer broke
+ *                the protocol)
  *   ECANCELED -> CANCELLED
  *   any other -> IGNORED (a local error says nothing about the dependency:
  *                EINVAL, ENOMEM, EMFILE, ...)
@@ -709,8 +717,9 @@ BREAKER_API enum breaker_outcome breaker_classify_http_with(const breaker_http_p
                                                             int status, int retry_after);
 
 /*! breaker_classify_errno() :
- *  @return the outcome of a call that ended with `err` (0 = no error), by the
- *  errno table above. Thread-safe. */
+ *  @return the outcome of a call that ended with `err` (0 = no error; the
+ *  final errno of the call, see the table above), by the errno table above.
+ *  Thread-safe. */
 BREAKER_API enum breaker_outcome breaker_classify_errno(int err);
 
 #ifdef __cplusplus

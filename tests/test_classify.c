@@ -297,8 +297,9 @@ static void http_policy_validate_names_the_field_and_its_values(void **state) {
 
 static void errno_table(void **state) {
     (void)state;
-    const int failures[] = {ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, EHOSTUNREACH,
-                            ENETUNREACH,  EHOSTDOWN,  ENETDOWN,     ENETRESET, EPIPE};
+    const int failures[] = {ECONNREFUSED, ECONNRESET,  ECONNABORTED, ETIMEDOUT, EHOSTUNREACH,
+                            ENETUNREACH,  EHOSTDOWN,   ENETDOWN,     ENETRESET, EPIPE,
+                            EAGAIN,       EWOULDBLOCK, EINPROGRESS,  ENOTCONN,  EPROTO};
     for (size_t i = 0; i < COUNT(failures); i++)
         assert_int_equal(breaker_classify_errno(failures[i]), BREAKER_FAILURE);
     assert_int_equal(breaker_classify_errno(0), BREAKER_SUCCESS);

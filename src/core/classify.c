@@ -109,6 +109,17 @@ enum breaker_outcome breaker_classify_errno(int err) {
     case ENETDOWN:
     case ENETRESET:
     case EPIPE:
+    /* The final result of a blocking call with a timeout: a read past
+     * SO_RCVTIMEO ends with EAGAIN (EWOULDBLOCK), a connect past SO_SNDTIMEO
+     * with EINPROGRESS; the dependency did not answer in time. */
+    case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+    case EWOULDBLOCK:
+#endif
+    case EINPROGRESS:
+    /* The connection is gone, or the peer broke the protocol. */
+    case ENOTCONN:
+    case EPROTO:
         return BREAKER_FAILURE;
     case ECANCELED:
         return BREAKER_CANCELLED;
