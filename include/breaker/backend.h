@@ -61,7 +61,7 @@ struct breaker_owner {
     const void *kind;
     void *ctx; /* the owner's record for this breaker */
     /* Called for every transition, in the thread and process that made it,
-     * before the configuration's own on_event; NULL for none. The same rules
+     * after the configuration's own on_event; NULL for none. The same rules
      * as on_event (breaker.h): it must not complete or acquire on `b`. */
     void (*on_event)(void *ctx, breaker *b, const breaker_event *ev);
 };

@@ -183,10 +183,12 @@ static uint64_t probe_deadline_us(const struct breaker__shared *s, uint64_t now)
     return breaker__deadline_us(s, now, s->lim.probe_timeout_ns);
 }
 
-/* The owner first (the registry records history), then the user. */
+/* The breaker's own callback first, then its owner's (a registry records
+ * history and tells its listeners), as registry.h promises: a listener
+ * hears a transition after the breaker's on_event did. */
 static void emit(breaker *b, const breaker_event *ev) {
-    if (b->owner.on_event != NULL) b->owner.on_event(b->owner.ctx, b, ev);
     if (b->cfg.on_event != NULL) b->cfg.on_event(b->cfg.event_ctx, b, ev);
+    if (b->owner.on_event != NULL) b->owner.on_event(b->owner.ctx, b, ev);
 }
 
 /* ---- Transitions -----------------------------------------------------------*/
