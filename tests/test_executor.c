@@ -902,6 +902,31 @@ static void probe_overrunning_its_deadline_is_reported_as_the_breaker_records_it
     }
 }
 
+/* With one attempt allowed, a probe that times out ends the request by the
+ * retry policy, not the breaker: its retry hint is still the breaker's
+ * reopened wait (it said 0, sending the caller straight into 60 s of
+ * refusals), in both orders. */
+static void a_failed_probe_with_one_attempt_says_when_the_breaker_admits_again(void **state) {
+    (void)state;
+    enum breaker_order orders[] = {BREAKER_ORDER_RETRY_OUTSIDE_BREAKER,
+                                   BREAKER_ORDER_BREAKER_OUTSIDE_RETRY};
+    for (unsigned o = 0; o < 2; o++) {
+        struct rig r;
+        struct event_log log;
+        memset(&log, 0, sizeof(log));
+        rig_probe(&r, orders[o], &log, 10 * SEC);
+        r.cfg.retry.max_attempts = 1;
+        breaker_executor_destroy(r.ex);
+        rig_build(&r);
+        breaker_result res = rig_run(&r);
+        assert_int_equal(res.kind, BREAKER_RESULT_FAILED);
+        assert_int_equal(breaker_get_state(r.b), BREAKER_OPEN);
+        assert_int_equal(res.retry_after_ns, breaker_retry_after_ns(r.b));
+        assert_true(res.retry_after_ns > 30 * SEC);
+        rig_fini(&r);
+    }
+}
+
 /* Probes for the next test: the breaker's clock lags a step behind the
  * operation's return, as a real clock does between the executor reading the
  * end of the attempt and breaker_complete() reading its own. */
@@ -1006,6 +1031,7 @@ int main(void) {
         cmocka_unit_test(probe_attempt_is_told_so_and_bounded_by_the_probe_deadline),
         cmocka_unit_test(probe_deadline_is_the_earliest_of_the_three),
         cmocka_unit_test(probe_overrunning_its_deadline_is_reported_as_the_breaker_records_it),
+        cmocka_unit_test(a_failed_probe_with_one_attempt_says_when_the_breaker_admits_again),
         cmocka_unit_test(probe_timed_out_before_its_completion_is_not_a_success),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -568,11 +568,13 @@ struct breaker_result {
     uint32_t attempts;                    /* attempts that reached the operation */
     uint32_t breaker_records;             /* outcomes recorded in the breaker for this
                                              request (completions that were not stale) */
-    uint64_t retry_after_ns;              /* REFUSED, or FAILED stopped by the breaker:
-                                             0 = a new request may be admitted now;
-                                             otherwise wait this long; UINT64_MAX =
-                                             retrying will not help (deadline passed,
-                                             breaker forced open) */
+    uint64_t retry_after_ns;              /* REFUSED or FAILED: 0 = a new request may
+                                             be admitted now; otherwise wait this long
+                                             (a FAILED request's is at least the
+                                             breaker's breaker_retry_after_ns() when it
+                                             ends: a failed or timed-out probe reopened
+                                             it); UINT64_MAX = retrying will not help
+                                             (deadline passed, breaker forced open) */
     uint64_t slept_ns;                    /* total backoff slept */
     uint64_t elapsed_ns;                  /* executor clock, start to end */
     enum breaker_result_kind fallback_of; /* FALLBACK: FAILED or REFUSED */

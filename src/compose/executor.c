@@ -483,6 +483,16 @@ int breaker_executor_run(breaker_executor *ex, const breaker_call *call, breaker
     else
         attempts(&r, ex->cfg.b, res);
     if (bh != NULL) (void)breaker_bulkhead_release(bh);
+    /* A request that FAILED whatever stopped it (its attempts spent, say)
+     * may have left the breaker refusing: a probe that failed or timed out
+     * reopened it. A new request is no use before the breaker admits one,
+     * so the result says so (a retry hint of 0 sent callers straight into
+     * the refusal). UINT64_MAX (retrying will not help) stays. */
+    if (res->kind == BREAKER_RESULT_FAILED && ex->cfg.b != NULL &&
+        res->retry_after_ns != UINT64_MAX) {
+        uint64_t ra = breaker_retry_after_ns(ex->cfg.b);
+        if (ra > res->retry_after_ns) res->retry_after_ns = ra;
+    }
 
 done:
     res->elapsed_ns = now_of(ex) - start;
