@@ -8,7 +8,7 @@
 # (-fsanitize=fuzzer, not a test) against copies of the library and the tool
 # code compiled with coverage instrumentation, for real fuzzing.
 set(_fuzz_dir ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
-set(_fuzz_targets fuzz_config_set fuzz_api_sequence fuzz_store_file)
+set(_fuzz_targets fuzz_config_set fuzz_api_sequence fuzz_store_file fuzz_fleet_reply)
 if(BREAKER_BUILD_TOOLS)
   list(APPEND _fuzz_targets fuzz_replay_trace fuzz_tool_options)
 endif()
@@ -18,6 +18,9 @@ foreach(t ${_fuzz_targets})
   target_include_directories(${t} PRIVATE ${_fuzz_dir})
   if(t MATCHES "^fuzz_(replay_trace|tool_options)$")
     target_link_libraries(${t} PRIVATE breaker_tool)
+  elseif(t STREQUAL "fuzz_fleet_reply")
+    # The fleet client's reading of Redis's answers (protocol.c: no hiredis).
+    target_link_libraries(${t} PRIVATE breaker::breaker breaker_fleet_protocol)
   else()
     target_link_libraries(${t} PRIVATE breaker::breaker)
   endif()
@@ -69,6 +72,7 @@ if(BREAKER_HAVE_LIBFUZZER)
   set(_fuzz_libs_fuzz_config_set breaker_fuzzing)
   set(_fuzz_libs_fuzz_api_sequence breaker_fuzzing)
   set(_fuzz_libs_fuzz_store_file breaker_fuzzing)
+  set(_fuzz_libs_fuzz_fleet_reply breaker_fuzzing)
 
   if(BREAKER_BUILD_TOOLS)
     file(GLOB _fuzz_tool_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tools/*.c)
@@ -90,4 +94,8 @@ if(BREAKER_HAVE_LIBFUZZER)
     target_link_options(${t}_libfuzzer PRIVATE -fsanitize=fuzzer)
     target_link_libraries(${t}_libfuzzer PRIVATE ${_fuzz_libs_${t}})
   endforeach()
+  # protocol.c, instrumented with the target.
+  target_sources(fuzz_fleet_reply_libfuzzer
+                 PRIVATE ${PROJECT_SOURCE_DIR}/src/store/redis/protocol.c)
+  target_include_directories(fuzz_fleet_reply_libfuzzer PRIVATE ${PROJECT_SOURCE_DIR}/src)
 endif()

@@ -49,6 +49,12 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # closes instead of probing alone (the protocol's rule, on real Redis).
     breaker_add_redis_test(test_fleet_follower SOURCES test_fleet_follower.c TIMEOUT 60
                            LABELS redis external)
+    # A corrupt fleet state is reported and rebuilt, never followed (issue
+    # 21): it runs the acquire script's text itself (scripts.c).
+    breaker_add_redis_test(test_fleet_corrupt SOURCES test_fleet_corrupt.c
+                           ${PROJECT_SOURCE_DIR}/src/store/redis/scripts.c TIMEOUT 120
+                           LABELS redis external)
+    target_include_directories(test_fleet_corrupt PRIVATE ${PROJECT_SOURCE_DIR}/src)
     # The fleet's scope on every path: ten host processes through the
     # executor and through a registry on the fleet backend.
     breaker_add_redis_test(test_fleet_scope SOURCES test_fleet_scope.c TIMEOUT 180

@@ -396,6 +396,39 @@ static void op_delete_state(struct run *r, int ni) {
     fleet_server_delete_state(r->model, r->names[ni].name);
 }
 
+/* A field of a name's state corrupted on both (HSET, as an operator's
+ * mistake would): the next acquire_probe is an error on both and writes
+ * nothing, the next flush an error that rebuilt the keys on both (the
+ * stored state compared after the step). */
+static void op_corrupt(struct run *r, int host, int ni) {
+    struct name *n = &r->names[ni];
+    struct fleet_name_stats st;
+    if (fleet_server_name_stats(r->model, n->name, &st) != 0) return;
+    /* Each field with a value out of its range ("until" 10 years ahead:
+     * invalid in OPEN only; "ef" 1: invalid unless the evidence has calls). */
+    static const struct {
+        const char *field, *value;
+    } bad[] = {{"st", "7"},    {"st", "-1"},      {"gen", "-5"},
+               {"k", "-1"},    {"succ", "99999"}, {"until", NULL},
+               {"born", NULL}, {"ef", "1"},       {"cfg", "0 0 0 0 0 0 0 0 0 0 0 0 0"}};
+    uint64_t pick = rnd(r, sizeof bad / sizeof bad[0]);
+    const char *field = bad[pick].field;
+    char value[64];
+    if (bad[pick].value != NULL)
+        snprintf(value, sizeof value, "%s", bad[pick].value);
+    else
+        snprintf(value, sizeof value, "%" PRIu64,
+                 strcmp(field, "until") == 0 ? clock_us + UINT64_C(315360000000000)
+                                             : st.gen + 1000);
+    note(r, "HSET %s %s %s", n->key[FLEET_KEY_STATE], field, value);
+    freeReplyObject(command(r, "HSET %s %s %s", n->key[FLEET_KEY_STATE], field, value));
+    assert_int_equal(fleet_server_corrupt(r->model, n->name, field, value), 0);
+    r->step++;
+    op_acquire(r, host, ni); /* an error on both when the state is invalid: nothing written */
+    r->step++;
+    op_flush(r, host, ni); /* rebuilt on both */
+}
+
 /* After every step: each name's stored state, leases and limits. */
 static void compare_state(struct run *r) {
     for (int ni = 0; ni < NAMES; ni++) {
@@ -456,8 +489,10 @@ static void step(struct run *r) {
         op_advance(r);
     } else if (w < 195) {
         op_flushall(r);
-    } else if (w < 198) {
+    } else if (w < 197) {
         op_delete_state(r, ni);
+    } else if (w < 198) {
+        op_corrupt(r, host, ni);
     } else if (r->restarts < MAX_RESTART) {
         op_restart(r);
     } else {

@@ -35,9 +35,9 @@ struct name {
     bool has_state;
     /* The state hash. */
     char cfg[BREAKER__FLEET_LIMITS_LEN];
-    int st;
+    int64_t st;
     uint64_t gen, until, born;
-    uint32_t k;
+    uint64_t k;
     uint64_t succ, run;
     uint64_t trips, transitions;
     uint64_t ec, ef, es;
@@ -57,11 +57,15 @@ struct fleet_server {
     size_t count, cap;
 };
 
-/* One script run: the name, its limits (c[1..13]) and the clock. */
+/* One script run: the name, its limits (c[1..13]) and the clock; `bad`:
+ * the state failed the scripts' checks; `gen_seen`: its generation, when
+ * the limits, st and gen were valid (0: not), which a rebuild goes past. */
 struct run {
     struct name *n;
     struct breaker__fleet_limits c;
     uint64_t now;
+    bool bad;
+    uint64_t gen_seen;
 };
 
 int fleet_server_create(breaker_clock_fn *clock, void *clock_ctx, struct fleet_server **out) {
@@ -166,33 +170,102 @@ static void go(struct run *r, int to, uint32_t kk) {
     n->transitions++;
 }
 
+/* The scripts' checks of a stored state (scripts.c, the prelude), on the
+ * typed state: what fleet_server_corrupt() can put in it. In the
+ * scripts' order; the limits are already read into r->c. */
+static void check_state(struct run *r) {
+    const struct name *n = r->n;
+    const uint64_t big = (uint64_t)BREAKER__FLEET_BIG;
+    if (n->st < 0 || n->st > 2) {
+        r->bad = true;
+        return;
+    }
+    if (n->gen < 1 || n->gen > big) {
+        r->bad = true;
+        return;
+    }
+    r->gen_seen = n->gen;
+    uint64_t most = 0;
+    if (n->st == FLEET_OPEN) {
+        double m = (double)r->c.open_max_us;
+        most = (uint64_t)floor(m + m * r->c.open_jitter);
+    }
+    if (n->k > UINT32_MAX || n->succ > (uint64_t)r->c.max_probes + r->c.successes ||
+        n->until > big || (n->st == FLEET_OPEN && n->until > r->now + most) || n->born > n->gen ||
+        n->trips > big || n->transitions > big || n->ec > big || n->ef > n->ec || n->es > n->ec ||
+        n->run > big) {
+        r->bad = true;
+        return;
+    }
+    if (n->st == FLEET_HALF_OPEN) {
+        if (n->lease_count > r->c.max_probes) r->bad = true;
+        for (size_t i = 0; i < n->lease_count; i++)
+            if (n->leases[i].deadline > r->now + r->c.probe_timeout_us) r->bad = true;
+    }
+}
+
+/* A state that failed the checks: the keys are rebuilt (DEL S, W, L; a
+ * new state of the caller's limits at a later generation), and the script
+ * answers an error (-1). */
+/* HSET S cfg <limits> st 0 gen <g> ... born <g>: a state made from
+ * scratch ('run' is not among the fields: a missing field reads as 0). */
+static void fresh_state(struct name *n, const char *limits, uint64_t g) {
+    snprintf(n->cfg, sizeof n->cfg, "%s", limits);
+    n->has_state = true;
+    n->st = FLEET_CLOSED;
+    n->gen = g;
+    n->born = g;
+    n->k = 0;
+    n->succ = 0;
+    n->until = 0;
+    n->trips = 0;
+    n->transitions = 0;
+    n->ec = n->ef = n->es = 0;
+}
+
+static int rebuild(struct run *r, const char *limits) {
+    struct name *n = r->n;
+    uint64_t g = r->now;
+    if (r->gen_seen + 1 > g) g = r->gen_seen + 1;
+    n->w_count = 0;     /* DEL W */
+    n->lease_count = 0; /* DEL L */
+    n->run = 0;         /* DEL S */
+    fresh_state(n, limits, g);
+    return -1;
+}
+
 /* The first caller's limits are stored, with a state whose first
  * generation is the clock; then the limits are read back (c), and a lease
- * past its deadline reopens the fleet. @return 0, or -1 when the stored
- * text is not limits. */
+ * past its deadline reopens the fleet. @return 0, or -1 when the caller's
+ * limits are not limits (a script error, nothing written); r->bad when the
+ * stored state failed the checks (nothing written either). */
 static int prelude(struct fleet_server *s, struct run *r, const char *name, const char *limits) {
     r->now = s->clock(s->clock_ctx) / 1000;
+    r->bad = false;
+    r->gen_seen = 0;
+    struct breaker__fleet_limits mine;
+    if (!breaker__fleet_limits_parse(limits, &mine, NULL, 0) ||
+        !breaker__fleet_limits_check(&mine, NULL, 0))
+        return -1;
     r->n = find_or_add(s, name);
     if (r->n == NULL) return -1;
     struct name *n = r->n;
-    if (!n->has_state) {
-        snprintf(n->cfg, sizeof n->cfg, "%s", limits);
-        n->has_state = true;
-        n->st = FLEET_CLOSED;
-        n->gen = r->now;
-        n->k = 0;
-        n->succ = 0;
-        n->until = 0;
-        n->trips = 0;
-        n->transitions = 0;
-        n->ec = n->ef = n->es = 0;
-        n->born = r->now;
+    if (n->has_state) {
+        if (!breaker__fleet_limits_parse(n->cfg, &r->c, NULL, 0) ||
+            !breaker__fleet_limits_check(&r->c, NULL, 0)) {
+            r->bad = true;
+            return 0;
+        }
+        check_state(r);
+        if (r->bad) return 0;
+    } else {
+        fresh_state(n, limits, r->now);
+        r->c = mine;
     }
-    if (!breaker__fleet_limits_parse(n->cfg, &r->c, NULL, 0)) return -1;
     if (n->st == FLEET_HALF_OPEN) {
         for (size_t i = 0; i < n->lease_count; i++) {
             if (n->leases[i].deadline <= r->now) {
-                go(r, FLEET_OPEN, n->k + 1);
+                go(r, FLEET_OPEN, (uint32_t)n->k + 1);
                 break;
             }
         }
@@ -208,10 +281,10 @@ static void answer(const struct run *r, int verdict, const uint64_t *wait, int64
         w = *wait;
     else if (n->st == FLEET_OPEN && n->until > r->now)
         w = n->until - r->now;
-    a[ANS_STATE] = n->st;
+    a[ANS_STATE] = (int)n->st;
     a[ANS_GEN] = (int64_t)n->gen;
     a[ANS_WAIT_US] = (int64_t)w;
-    a[ANS_K] = n->k;
+    a[ANS_K] = (int64_t)n->k;
     a[ANS_SUCC] = (int64_t)n->succ;
     a[ANS_VERDICT] = verdict;
     a[ANS_CALLS] = (int64_t)n->ec;
@@ -256,6 +329,7 @@ static void trip(struct run *r, uint64_t calls, uint64_t failures, uint64_t slow
 static int script_flush(struct run *r, uint64_t hg, uint64_t dc, uint64_t df, uint64_t ds,
                         uint64_t trail, int64_t a[ANS_COUNT]) {
     struct name *n = r->n;
+    if (df > dc || ds > dc) return -1; /* a client's error, nothing written */
     if (n->st != FLEET_CLOSED || (hg != 0 && hg != n->gen) || dc == 0) {
         answer(r, VERDICT_NONE, NULL, a);
         return 0;
@@ -276,6 +350,24 @@ static int script_flush(struct run *r, uint64_t hg, uint64_t dc, uint64_t df, ui
     uint64_t span = r->c.window_us / r->c.buckets;
     if (span == 0) return -1; /* Lua would divide by zero */
     uint64_t bkt = r->now / span;
+    /* The window's checks: no bucket more than a window ahead, no more
+     * failures or slow calls than calls. */
+    {
+        uint64_t c = dc, f = df, sl = ds;
+        for (size_t i = 0; i < n->w_count; i++) {
+            if (n->w[i].id > bkt + r->c.buckets || n->w[i].c > (uint64_t)BREAKER__FLEET_BIG ||
+                n->w[i].f > (uint64_t)BREAKER__FLEET_BIG ||
+                n->w[i].s > (uint64_t)BREAKER__FLEET_BIG) {
+                r->bad = true;
+                break;
+            }
+            if (n->w[i].id + r->c.buckets <= bkt) continue;
+            c += n->w[i].c;
+            f += n->w[i].f;
+            sl += n->w[i].s;
+        }
+        if (r->bad || f > c || sl > c) return -2;
+    }
     if (add_to_bucket(n, bkt, dc, df, ds) != 0) return -1;
     /* Buckets older than the window are deleted; the rest are summed. */
     uint64_t c = 0, f = 0, sl = 0;
@@ -318,7 +410,7 @@ static int script_acquire(struct run *r, const char *token, int64_t a[ANS_COUNT]
             answer(r, VERDICT_NONE, NULL, a);
             return 0;
         }
-        go(r, FLEET_HALF_OPEN, n->k);
+        go(r, FLEET_HALF_OPEN, (uint32_t)n->k);
     }
     if (n->succ >= r->c.successes || n->lease_count >= r->c.max_probes) {
         /* The time to the earliest deadline (ZRANGE L 0 0 WITHSCORES). */
@@ -362,7 +454,7 @@ static int script_release(struct run *r, uint64_t lg, const char *token, uint64_
     }
     *l = n->leases[--n->lease_count]; /* ZREM */
     if (res == FLEET_RESULT_FAILURE) {
-        go(r, FLEET_OPEN, n->k + 1);
+        go(r, FLEET_OPEN, (uint32_t)n->k + 1);
     } else {
         if (res == FLEET_RESULT_SUCCESS) n->succ++;
         if (n->succ >= r->c.successes && n->lease_count == 0) go(r, FLEET_CLOSED, 0);
@@ -380,10 +472,14 @@ int fleet_server_call(struct fleet_server *s, const char *name, const char *limi
                       const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT]) {
     struct run r;
     if (prelude(s, &r, name, limits) != 0) return -1;
+    if (r.bad) /* the scripts' CORRUPT error: acquire_probe writes nothing */
+        return call->script == FLEET_SCRIPT_ACQUIRE ? -1 : rebuild(&r, limits);
+    int rc;
     switch (call->script) {
     case FLEET_SCRIPT_FLUSH:
-        return script_flush(&r, arg(call, 0), arg(call, 1), arg(call, 2), arg(call, 3),
-                            arg(call, 4), ans);
+        rc = script_flush(&r, arg(call, 0), arg(call, 1), arg(call, 2), arg(call, 3), arg(call, 4),
+                          ans);
+        return rc == -2 ? rebuild(&r, limits) : rc; /* -2: the window failed its checks */
     case FLEET_SCRIPT_ACQUIRE:
         return script_acquire(&r, call->argv[0], ans);
     case FLEET_SCRIPT_RELEASE:
@@ -391,6 +487,36 @@ int fleet_server_call(struct fleet_server *s, const char *name, const char *limi
     default:
         return -1;
     }
+}
+
+int fleet_server_corrupt(struct fleet_server *s, const char *name, const char *field,
+                         const char *value) {
+    struct name *n = find(s, name);
+    if (n == NULL || !n->has_state) return -1;
+    if (strcmp(field, "cfg") == 0) {
+        snprintf(n->cfg, sizeof n->cfg, "%s", value);
+        return 0;
+    }
+    char *end = NULL;
+    long long v = strtoll(value, &end, 10);
+    if (end == value || *end != '\0') return -1;
+    if (strcmp(field, "st") == 0) {
+        n->st = v;
+        return 0;
+    }
+    /* The unsigned fields, by name: a negative value is held as the huge
+     * number the checks refuse, as "-5" is refused in Redis. */
+    const struct {
+        const char *name;
+        uint64_t *at;
+    } slots[] = {{"gen", &n->gen},   {"k", &n->k},   {"succ", &n->succ}, {"until", &n->until},
+                 {"born", &n->born}, {"ec", &n->ec}, {"ef", &n->ef},     {"es", &n->es}};
+    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
+        if (strcmp(field, slots[i].name) != 0) continue;
+        *slots[i].at = (uint64_t)v;
+        return 0;
+    }
+    return -1;
 }
 
 int fleet_server_name_stats(struct fleet_server *s, const char *name,
@@ -407,7 +533,7 @@ int fleet_server_name_stats(struct fleet_server *s, const char *name,
                  : n->st == FLEET_OPEN ? BREAKER_OPEN
                                        : BREAKER_HALF_OPEN;
     out->gen = n->gen;
-    out->k = n->k;
+    out->k = (uint32_t)n->k;
     out->trips = n->trips;
     out->transitions = n->transitions;
     out->half_opens = n->half_opens;

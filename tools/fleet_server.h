@@ -70,6 +70,16 @@ void fleet_server_flushall(struct fleet_server *s);
  * and leases kept (what an operator does to change the limits). */
 void fleet_server_delete_state(struct fleet_server *s, const char *name);
 
+/* HSET breaker:v1:{name}:s <field> <value>, as an operator's mistake or a
+ * corruption would: `field` one of cfg, st, gen, k, succ, until, born, ec,
+ * ef, es; `value` a decimal integer (cfg: any text). The next call checks
+ * the state as the scripts do: acquire_probe answers an error, flush and
+ * release_probe rebuild the keys (a new, later generation, the caller's
+ * limits) and answer an error. @return 0, or -1 (no state, a field or a
+ * value this cannot hold). */
+int fleet_server_corrupt(struct fleet_server *s, const char *name, const char *field,
+                         const char *value);
+
 /* @return 0 and the server's view of `name` as stored (no due lease
  * deadline applied: the next call does that), or -1 if it has no state
  * (`out` still counts the leases a deleted state left). */

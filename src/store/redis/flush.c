@@ -179,6 +179,26 @@ static bool release_settled(const struct pending *p, const struct breaker__fleet
     return done;
 }
 
+/* Why reply `r` to a call on `e` is no answer the protocol reads: Redis's
+ * error (a CORRUPT state names its key and field: the script rebuilt it),
+ * or the field of the answer out of its range, with the key. */
+static void why_not_an_answer(const struct entry *e, const redisReply *r, char *why,
+                              size_t why_len) {
+    if (r != NULL && r->type == REDIS_REPLY_ERROR) {
+        snprintf(why, why_len, "flush: %s", r->str);
+        return;
+    }
+    char what[160] = "unexpected reply";
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == ANS_COUNT) {
+        int64_t v[ANS_COUNT];
+        size_t i = 0;
+        for (; i < ANS_COUNT && r->element[i]->type == REDIS_REPLY_INTEGER; i++)
+            v[i] = r->element[i]->integer;
+        if (i == ANS_COUNT) (void)breaker__fleet_answer_check(v, what, sizeof what);
+    }
+    snprintf(why, why_len, "flush: %s: %s", e->key[FLEET_KEY_STATE], what);
+}
+
 /* After a good exchange: every answer decided in order, and the lease slots
  * whose release Redis answered freed. A lease result is kept until Redis
  * answered its own release (a release is idempotent: sending it again
@@ -207,8 +227,7 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
             decide_one(f, p, &a, now);
         } else {
             ok = 0;
-            snprintf(why, why_len, "flush: %s",
-                     r != NULL && r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+            why_not_an_answer(p->e, r, why, why_len);
         }
         /* release: pairs with the acquire CAS of a caller claiming a FREE
          * slot. */

@@ -9,6 +9,8 @@
  */
 #include "store/redis/protocol.h"
 
+#include "core/config_fields.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -85,6 +87,11 @@ static const struct field fields[] = {
 #define FIELD_COUNT     (sizeof fields / sizeof fields[0])
 #define FIELDS_REQUIRED 12 /* failure_threshold was appended later */
 
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int
+parse_fail(char *why, size_t why_len, const char *fmt, ...);
 static int parse_fail(char *why, size_t why_len, const char *fmt, ...) {
     if (why != NULL && why_len > 0) {
         va_list ap;
@@ -205,6 +212,43 @@ int breaker__fleet_limits_parse(const char *text, struct breaker__fleet_limits *
     return 1;
 }
 
+/* One field of the limits against lo..hi (a rate: lo excluded when
+ * `lo_open`). */
+static int limit_in(const char *name, double v, double lo, double hi, bool lo_open, char *why,
+                    size_t why_len) {
+    if (v >= lo && v <= hi && !(lo_open && v == lo)) return 1;
+    return parse_fail(why, why_len, "cfg.%s = %.17g, expected %s%.17g, %.17g]", name, v,
+                      lo_open ? "(" : "[", lo, hi);
+}
+
+int breaker__fleet_limits_check(const struct breaker__fleet_limits *l, char *why, size_t why_len) {
+    const double dur = (double)BREAKER__FLEET_MAX_DURATION_US;
+    if (!limit_in("min_calls", l->min_calls, 1, BREAKER__MAX_MIN_CALLS, false, why, why_len) ||
+        !limit_in("failure_rate", l->failure_rate, 0, 1, true, why, why_len) ||
+        !limit_in("slow_call_rate", l->slow_call_rate, 0, 1, false, why, why_len) ||
+        !limit_in("window_us", (double)l->window_us, 1, dur, false, why, why_len) ||
+        !limit_in("window_buckets", l->buckets, 1, BREAKER__MAX_BUCKETS, false, why, why_len))
+        return 0;
+    if ((double)l->window_us / l->buckets < 1000)
+        return parse_fail(why, why_len,
+                          "cfg.window_us = %" PRIu64 ", expected at least 1000 us "
+                          "per bucket",
+                          l->window_us);
+    return limit_in("open_us", (double)l->open_us, 1, dur, false, why, why_len) &&
+           limit_in("open_backoff", l->open_backoff, 1, BREAKER__MAX_OPEN_BACKOFF, false, why,
+                    why_len) &&
+           limit_in("open_max_us", (double)l->open_max_us, (double)l->open_us, dur, false, why,
+                    why_len) &&
+           limit_in("open_jitter", l->open_jitter, 0, 1, false, why, why_len) &&
+           limit_in("half_open_max_probes", l->max_probes, 1, BREAKER__MAX_PROBES, false, why,
+                    why_len) &&
+           limit_in("half_open_successes", l->successes, 1, BREAKER__MAX_PROBES, false, why,
+                    why_len) &&
+           limit_in("probe_timeout_us", (double)l->probe_timeout_us, 1, dur, false, why, why_len) &&
+           limit_in("failure_threshold", l->failure_threshold, 0, BREAKER__MAX_FAILURE_THRESHOLD,
+                    false, why, why_len);
+}
+
 void breaker__fleet_limits_apply(const struct breaker__fleet_limits *l, breaker_config *cfg) {
     cfg->min_calls = l->min_calls;
     cfg->failure_rate = l->failure_rate;
@@ -323,12 +367,38 @@ void breaker__fleet_call_release(struct breaker__fleet_call *c, uint64_t gen, ui
 
 /* ---- Answers -------------------------------------------------------------------- */
 
+/* The answer's names, for reasons. */
+static const char *const answer_field[ANS_COUNT] = {
+    "state", "gen", "wait_us", "k", "successes", "verdict", "calls", "failures", "slow", "born"};
+
+/* One field of an answer against lo..hi. */
+static int answer_in(const int64_t v[ANS_COUNT], int i, int64_t lo, int64_t hi, char *why,
+                     size_t why_len) {
+    if (v[i] >= lo && v[i] <= hi) return 1;
+    return parse_fail(why, why_len, "answer field %s = %" PRId64 ", expected %" PRId64 "..%" PRId64,
+                      answer_field[i], v[i], lo, hi);
+}
+
+int breaker__fleet_answer_check(const int64_t v[ANS_COUNT], char *why, size_t why_len) {
+    const int64_t big = BREAKER__FLEET_BIG;
+    /* The longest wait the scripts compute: open_max_ns (365 days at most)
+     * plus its jitter (at most as much again). */
+    const int64_t wait_max = INT64_C(2) * 365 * 24 * 3600 * 1000000;
+    return answer_in(v, ANS_STATE, FLEET_CLOSED, FLEET_HALF_OPEN, why, why_len) &&
+           answer_in(v, ANS_VERDICT, VERDICT_NONE, VERDICT_APPLIED, why, why_len) &&
+           answer_in(v, ANS_GEN, 0, big, why, why_len) &&
+           /* negative: never sent, read as none */
+           answer_in(v, ANS_WAIT_US, INT64_MIN, wait_max, why, why_len) &&
+           answer_in(v, ANS_K, 0, UINT32_MAX, why, why_len) &&
+           answer_in(v, ANS_SUCC, 0, UINT32_MAX, why, why_len) &&
+           answer_in(v, ANS_CALLS, 0, big, why, why_len) &&
+           answer_in(v, ANS_FAILURES, 0, v[ANS_CALLS], why, why_len) &&
+           answer_in(v, ANS_SLOW, 0, v[ANS_CALLS], why, why_len) &&
+           answer_in(v, ANS_BORN, 0, v[ANS_GEN], why, why_len);
+}
+
 int breaker__fleet_answer_read(const int64_t v[ANS_COUNT], struct breaker__fleet_answer *out) {
-    if (v[ANS_STATE] < FLEET_CLOSED || v[ANS_STATE] > FLEET_HALF_OPEN) return 0;
-    if (v[ANS_VERDICT] < VERDICT_NONE || v[ANS_VERDICT] > VERDICT_APPLIED) return 0;
-    if (v[ANS_GEN] < 0 || v[ANS_K] < 0 || v[ANS_K] > (int64_t)UINT32_MAX || v[ANS_SUCC] < 0 ||
-        v[ANS_CALLS] < 0 || v[ANS_FAILURES] < 0 || v[ANS_SLOW] < 0 || v[ANS_BORN] < 0)
-        return 0;
+    if (!breaker__fleet_answer_check(v, NULL, 0)) return 0;
     out->state = (int)v[ANS_STATE];
     out->gen = (uint64_t)v[ANS_GEN];
     out->wait_us = v[ANS_WAIT_US] > 0 ? (uint64_t)v[ANS_WAIT_US] : 0;

@@ -78,6 +78,20 @@ void breaker__fleet_limits_text(const breaker_config *cfg, char *out, size_t len
 int breaker__fleet_limits_parse(const char *text, struct breaker__fleet_limits *out, char *why,
                                 size_t why_len);
 
+/* `l` against the configuration's ranges, as the scripts check stored
+ * limits (scripts.c, limits()): min_calls 1..10^6, failure_rate (0, 1],
+ * slow_call_rate [0, 1], window_us 1..365 days with at least 1 ms per
+ * bucket, window_buckets 1..600, open_us 1..365 days, open_backoff
+ * 1..100, open_max_us open_us..365 days, open_jitter [0, 1], probes and
+ * successes 1..4095, probe_timeout_us 1..365 days, failure_threshold
+ * 0..10^6. @return 1, or 0 with `why` naming the field. */
+int breaker__fleet_limits_check(const struct breaker__fleet_limits *l, char *why, size_t why_len);
+
+/* Stored integers (generations, times in µs, counters) are at most this:
+ * 2^52, exact in Lua's doubles with room to count (scripts.c, BIG). */
+#define BREAKER__FLEET_BIG             INT64_C(4503599627370496)
+#define BREAKER__FLEET_MAX_DURATION_US UINT64_C(31536000000000) /* 365 days */
+
 /* Overlay `l` on `cfg`: the fields the fleet stores, nothing else (clock,
  * seed, callbacks, ramp, slow_call_ns and the other local choices stay the
  * caller's). A failure_threshold makes the policy CONSECUTIVE; none turns a
@@ -174,11 +188,18 @@ struct breaker__fleet_answer {
                                        from before the field */
 };
 
-/* Read the integers of an answer. @return 1 with `out` when they are one
- * (a state and a verdict the scripts send, no negative count, k within 32
- * bits; a negative wait, which the scripts never send, reads as none), else
- * 0: the round takes it as an error reply. */
+/* Read the integers of an answer. @return 1 with `out` when every field is
+ * in its range (breaker__fleet_answer_check()), else 0: the round takes it
+ * as an error reply. */
 int breaker__fleet_answer_read(const int64_t v[ANS_COUNT], struct breaker__fleet_answer *out);
+
+/* Every field's range: a state and a verdict the scripts send; gen and the
+ * counts 0..2^52 (BREAKER__FLEET_BIG); k and successes within 32 bits;
+ * failures and slow at most calls; born at most gen; the wait at most two
+ * years (a negative wait, which the scripts never send, reads as none).
+ * @return 1, or 0 with `why` naming the first field out of range and its
+ * value. */
+int breaker__fleet_answer_check(const int64_t v[ANS_COUNT], char *why, size_t why_len);
 
 /* ---- What an answer means for the local breaker ------------------------------- */
 

@@ -25,30 +25,172 @@
  */
 #include "store/redis/scripts.h"
 
+#include "core/config_fields.h"
+
+/* The configuration's ranges (core/config_fields.h), as the scripts check
+ * stored limits against them; BIG bounds stored integers (generations,
+ * times in µs, counters: 2^52, exact in Lua's doubles with room to count). */
+#define BIG_TEXT      "4503599627370496"
+#define DUR_TEXT      "31536000000000" /* BREAKER__MAX_DURATION_DAYS in µs */
+#define MAX_MIN_CALLS BREAKER__STR(BREAKER__MAX_MIN_CALLS)
+#define MAX_BUCKETS   BREAKER__STR(BREAKER__MAX_BUCKETS)
+#define MAX_BACKOFF   BREAKER__STR(BREAKER__MAX_OPEN_BACKOFF)
+#define MAX_PROBES    "4095"
+#define MAX_THRESHOLD BREAKER__STR(BREAKER__MAX_FAILURE_THRESHOLD)
+_Static_assert(BREAKER__MAX_DURATION_DAYS == 365, "DUR_TEXT is 365 days");
+_Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
+
 /* clang-format off: one Lua line per C line. */
 #define PRELUDE                                                                  \
     "local S, W, L = KEYS[1], KEYS[2], KEYS[3]\n"                                \
     "local ttl = tonumber(ARGV[1])\n"                                            \
     "local t = redis.call('TIME')\n"                                             \
     "local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"                    \
-    "local raw = redis.call('HGET', S, 'cfg')\n"                                 \
-    "if not raw then\n"                                                          \
+    "-- Everything read from Redis is checked before it is used: the first\n"    \
+    "-- violation is named (key, field, value, what was expected) in `bad`.\n"   \
+    "local BIG = " BIG_TEXT "\n"                                                 \
+    "local DUR = " DUR_TEXT "\n"                                                 \
+    "local bad = nil\n"                                                          \
+    "local function seen(v)\n"                                                   \
+    "  v = string.gsub(string.sub(tostring(v), 1, 40), '[^%w%.%-%+ ()]', '?')\n"   \
+    "  return v\n"                                                               \
+    "end\n"                                                                      \
+    "local function flag(key, f, v, want)\n"                                     \
+    "  if not bad then\n"                                                        \
+    "    bad = key .. ': field ' .. f .. ' = ' .. seen(v) .. ', expected ' .. want\n" \
+    "  end\n"                                                                    \
+    "end\n"                                                                      \
+    "-- A whole number of plain digits in lo..hi (nil: absent is allowed).\n"    \
+    "local function int(key, f, v, lo, hi, opt)\n"                               \
+    "  if v == nil or v == false then\n"                                         \
+    "    if not opt then flag(key, f, '(missing)', string.format('%.0f..%.0f', lo, hi)) end\n" \
+    "    return lo\n"                                                            \
+    "  end\n"                                                                    \
+    "  local n = nil\n"                                                          \
+    "  if string.match(v, '^%d+$') and #v <= 16 then n = tonumber(v) end\n"      \
+    "  if n == nil or n < lo or n > hi then\n"                                   \
+    "    flag(key, f, v, string.format('%.0f..%.0f', lo, hi)); return lo\n"      \
+    "  end\n"                                                                    \
+    "  return n\n"                                                               \
+    "end\n"                                                                      \
+    "-- A finite plain number in lo..hi.\n"                                      \
+    "local function real(key, f, v, lo, hi, lo_open)\n"                          \
+    "  local n = nil\n"                                                          \
+    "  if string.match(v, '^%d[%d%.eE%+%-]*$') then n = tonumber(v) end\n"       \
+    "  if n == nil or n ~= n or n < lo or n > hi or (lo_open and n == lo) then\n" \
+    "    local range = '[' .. lo .. ', ' .. hi .. ']'\n"                         \
+    "    if lo_open then range = '(' .. lo .. ', ' .. hi .. ']' end\n"           \
+    "    flag(key, f, v, range); return hi\n"                                    \
+    "  end\n"                                                                    \
+    "  return n\n"                                                               \
+    "end\n"                                                                      \
+    "local function typed(key, want)\n"                                          \
+    "  local ty = redis.call('TYPE', key)['ok']\n"                               \
+    "  if ty ~= 'none' and ty ~= want then flag(key, 'type', ty, want) end\n"   \
+    "end\n"                                                                      \
+    "-- The limits text (c[1] .. c[13]) against the configuration's ranges\n"    \
+    "-- (breaker_config_validate(); times in microseconds).\n"                   \
+    "local function limits(key, raw)\n"                                          \
+    "  local v = {}\n"                                                           \
+    "  for x in string.gmatch(raw, '%S+') do v[#v + 1] = x end\n"                \
+    "  if #v < 12 then flag(key, 'cfg', raw, '12 or 13 limits'); return nil end\n" \
+    "  local c = {}\n"                                                           \
+    "  local f = 'cfg.'\n"                                                       \
+    "  c[1] = int(key, f .. 'min_calls', v[1], 1, " MAX_MIN_CALLS ")\n"          \
+    "  c[2] = real(key, f .. 'failure_rate', v[2], 0, 1, true)\n"                \
+    "  c[3] = real(key, f .. 'slow_call_rate', v[3], 0, 1)\n"                    \
+    "  c[4] = int(key, f .. 'window_us', v[4], 1, DUR)\n"                        \
+    "  c[5] = int(key, f .. 'window_buckets', v[5], 1, " MAX_BUCKETS ")\n"       \
+    "  if not bad and c[4] / c[5] < 1000 then\n"                                 \
+    "    flag(key, f .. 'window_us', v[4], 'at least 1000 us per bucket')\n"     \
+    "  end\n"                                                                    \
+    "  c[6] = int(key, f .. 'open_us', v[6], 1, DUR)\n"                          \
+    "  c[7] = real(key, f .. 'open_backoff', v[7], 1, " MAX_BACKOFF ")\n"        \
+    "  c[8] = int(key, f .. 'open_max_us', v[8], c[6], DUR)\n"                   \
+    "  c[9] = real(key, f .. 'open_jitter', v[9], 0, 1)\n"                       \
+    "  c[10] = int(key, f .. 'half_open_max_probes', v[10], 1, " MAX_PROBES ")\n" \
+    "  c[11] = int(key, f .. 'half_open_successes', v[11], 1, " MAX_PROBES ")\n" \
+    "  c[12] = int(key, f .. 'probe_timeout_us', v[12], 1, DUR)\n"               \
+    "  c[13] = int(key, f .. 'failure_threshold', v[13], 0, " MAX_THRESHOLD ", true)\n" \
+    "  return c\n"                                                               \
+    "end\n"                                                                      \
+    "-- The caller's limits: a client that sends others is broken.\n"            \
+    "limits('ARGV[2]', ARGV[2])\n"                                               \
+    "if bad then return redis.error_reply('ERR breaker: ' .. bad) end\n"         \
+    "typed(S, 'hash'); typed(W, 'hash'); typed(L, 'zset')\n"                     \
+    "local raw, c = nil, nil\n"                                                  \
+    "local h = {}\n"                                                             \
+    "if not bad and redis.call('EXISTS', S) == 1 then\n"                         \
+    "  h = redis.call('HMGET', S, 'cfg', 'st', 'gen', 'k', 'succ', 'until',\n"   \
+    "                 'born', 'trips', 'transitions', 'ec', 'ef', 'es', 'run')\n" \
+    "  raw = h[1] or '(missing)'\n"                                                    \
+    "  c = limits(S, raw)\n"                                                     \
+    "end\n"                                                                      \
+    "local st, gen, k, succ, untl = 0, 0, 0, 0, 0\n"                             \
+    "local gen_seen = 0\n"                                                       \
+    "if raw and not bad then\n"                                                  \
+    "  st = int(S, 'st', h[2], 0, 2)\n"                                          \
+    "  gen = int(S, 'gen', h[3], 1, BIG)\n"                                      \
+    "  if not bad then gen_seen = gen end\n"                                     \
+    "  k = int(S, 'k', h[4], 0, 4294967295)\n"                                   \
+    "  succ = int(S, 'succ', h[5], 0, c[10] + c[11])\n"                          \
+    "  local most = 0\n"                                                         \
+    "  if st == 1 then most = math.floor(c[8] + c[8] * c[9]) end\n"              \
+    "  untl = int(S, 'until', h[6], 0, BIG)\n"                                   \
+    "  if not bad and st == 1 and untl > now + most then\n"                      \
+    "    flag(S, 'until', h[6], string.format('at most %.0f (now + the longest wait)', now + most))\n" \
+    "  end\n"                                                                    \
+    "  int(S, 'born', h[7], 0, gen, true)\n"                                     \
+    "  int(S, 'trips', h[8], 0, BIG)\n"                                          \
+    "  int(S, 'transitions', h[9], 0, BIG)\n"                                    \
+    "  local ec = int(S, 'ec', h[10], 0, BIG)\n"                                 \
+    "  int(S, 'ef', h[11], 0, ec)\n"                                             \
+    "  int(S, 'es', h[12], 0, ec)\n"                                             \
+    "  int(S, 'run', h[13], 0, BIG, true)\n"                                     \
+    "  if not bad and st == 2 then\n"                                            \
+    "    -- A lease's deadline is at most one probe timeout away.\n"             \
+    "    local n = redis.call('ZCARD', L)\n"                                     \
+    "    if n > c[10] then flag(L, 'leases', n, '0..' .. c[10]) end\n"           \
+    "    local last = redis.call('ZRANGE', L, -1, -1, 'WITHSCORES')\n"           \
+    "    local first = redis.call('ZRANGE', L, 0, 0, 'WITHSCORES')\n"            \
+    "    if not bad and #last > 0 and not (tonumber(last[2]) <= now + c[12]) then\n" \
+    "      flag(L, 'score of ' .. seen(last[1]), last[2], string.format('at most %.0f', now + c[12]))\n" \
+    "    end\n"                                                                  \
+    "    if not bad and #first > 0 and not (tonumber(first[2]) >= 0) then\n"     \
+    "      flag(L, 'score of ' .. seen(first[1]), first[2], 'a deadline >= 0')\n" \
+    "    end\n"                                                                  \
+    "  end\n"                                                                    \
+    "end\n"                                                                      \
+    "-- A violation: the keys are rebuilt (a new, later generation; the\n"       \
+    "-- caller's limits), never followed, and the error names it. Only the\n"    \
+    "-- flusher's scripts rebuild (its round reports the error: degraded,\n"     \
+    "-- on_degraded); acquire_probe answers the error and writes nothing.\n"     \
+    "local function corrupt(fix)\n"                                              \
+    "  if not fix then return redis.error_reply('CORRUPT ' .. bad) end\n"        \
+    "  local g = now\n"                                                          \
+    "  if gen_seen + 1 > g then g = gen_seen + 1 end\n"                          \
+    "  redis.call('DEL', S, W, L)\n"                                             \
+    "  redis.call('HSET', S, 'cfg', ARGV[2], 'st', 0, 'gen', g, 'k', 0,\n"       \
+    "             'succ', 0, 'until', 0, 'trips', 0, 'transitions', 0,\n"        \
+    "             'ec', 0, 'ef', 0, 'es', 0, 'born', g, 'why', 'rebuilt',\n"     \
+    "             'rebuilt', bad)\n"                                             \
+    "  redis.call('PEXPIRE', S, ttl)\n"                                          \
+    "  return redis.error_reply(string.format('CORRUPT %s; rebuilt at generation %.0f', bad, g))\n" \
+    "end\n"                                                                      \
+    "if not raw and not bad then\n"                                              \
     "  -- The first generation is Redis's clock: a Redis restarted empty\n"      \
     "  -- never reuses a generation a host may still remember.\n"                \
     "  raw = ARGV[2]\n"                                                          \
     "  redis.call('HSET', S, 'cfg', raw, 'st', 0, 'gen', now, 'k', 0,\n"         \
     "             'succ', 0, 'until', 0, 'trips', 0, 'transitions', 0,\n"        \
     "             'ec', 0, 'ef', 0, 'es', 0, 'born', now)\n"                     \
+    "  c = limits(S, raw)\n"                                                     \
+    "  gen = now\n"                                                              \
     "end\n"                                                                      \
     "-- c: 1 min_calls, 2 failure_rate, 3 slow_rate, 4 window_us, 5 buckets,\n"  \
     "-- 6 open_us, 7 backoff, 8 open_max_us, 9 jitter, 10 max_probes,\n"         \
     "-- 11 successes, 12 probe_us, 13 failure_threshold (CONSECUTIVE; 0 or\n"    \
     "-- absent: a window policy)\n"                                              \
-    "local c = {}\n"                                                             \
-    "for v in string.gmatch(raw, '%S+') do c[#c + 1] = tonumber(v) end\n"        \
-    "local h = redis.call('HMGET', S, 'st', 'gen', 'k', 'succ', 'until')\n"      \
-    "local st, gen, k = tonumber(h[1]), tonumber(h[2]), tonumber(h[3])\n"        \
-    "local succ, untl = tonumber(h[4]), tonumber(h[5])\n"                        \
     "-- The wait: min(open * backoff^k, max), plus jitter that is a pure\n"      \
     "-- function of the generation, as in the core.\n"                           \
     "local function wait_for(kk, g)\n"                                           \
@@ -68,7 +210,7 @@
     "  redis.call('HINCRBY', S, 'transitions', 1)\n"                             \
     "end\n"                                                                      \
     "-- A lease past its deadline is a hung probe: the fleet reopens.\n"         \
-    "if st == 2 then\n"                                                          \
+    "if not bad and st == 2 then\n"                                              \
     "  local due = redis.call('ZRANGEBYSCORE', L, '-inf', now, 'LIMIT', 0, 1)\n" \
     "  if #due > 0 then go(1, 'probe_timeout', k + 1) end\n"                     \
     "end\n"                                                                      \
@@ -98,9 +240,11 @@
  * an approximation, docs/fleet.md). verdict 1: this flush tripped the
  * fleet. */
 const char breaker__redis_lua_flush[] = PRELUDE
+    "if bad then return corrupt(true) end\n"
     "local hg, dc = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "local df, ds = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
     "local trail, thr = tonumber(ARGV[7] or '0'), c[13] or 0\n"
+    "if df > dc or ds > dc then return redis.error_reply('ERR breaker: deltas with more failures or slow calls than calls') end\n"
     "if st ~= 0 or (hg ~= 0 and hg ~= gen) or dc <= 0 then return answer(0) end\n"
     "if thr > 0 then\n"
     "  local run = tonumber(redis.call('HGET', S, 'run') or '0')\n"
@@ -116,19 +260,30 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "end\n"
     "local span = math.floor(c[4] / c[5])\n"
     "local bkt = math.floor(now / span)\n"
+    "-- The window, checked before anything is added to it: a field is\n"
+    "-- c<bucket>, f<bucket> or s<bucket>, a count of digits, in a bucket no\n"
+    "-- later than one window ahead (a clock that stepped back a little).\n"
+    "local all = redis.call('HGETALL', W)\n"
+    "local n, f, s = dc, df, ds\n"
+    "for i = 1, #all, 2 do\n"
+    "  local name, val = all[i], all[i + 1]\n"
+    "  local kind, digits = string.match(name, '^([cfs])(%d+)$')\n"
+    "  local b, v = nil, nil\n"
+    "  if kind and #digits <= 15 then b = tonumber(digits) end\n"
+    "  if string.match(val, '^%d+$') and #val <= 16 then v = tonumber(val) end\n"
+    "  if b == nil then flag(W, seen(name), val, 'a field c<bucket>, f<bucket> or s<bucket>')\n"
+    "  elseif v == nil or v > BIG then flag(W, name, val, string.format('0..%.0f', BIG))\n"
+    "  elseif b > bkt + c[5] then flag(W, name, val, string.format('a bucket up to %.0f', bkt + c[5]))\n"
+    "  elseif b <= bkt - c[5] then redis.call('HDEL', W, name)\n"
+    "  elseif kind == 'c' then n = n + v elseif kind == 'f' then f = f + v else s = s + v end\n"
+    "end\n"
+    "if not bad and (f > n or s > n) then\n"
+    "  flag(W, 'failures/slow', f .. '/' .. s, 'at most the calls (' .. n .. ')')\n"
+    "end\n"
+    "if bad then return corrupt(true) end\n"
     "redis.call('HINCRBY', W, 'c' .. bkt, dc)\n"
     "if df > 0 then redis.call('HINCRBY', W, 'f' .. bkt, df) end\n"
     "if ds > 0 then redis.call('HINCRBY', W, 's' .. bkt, ds) end\n"
-    "local all = redis.call('HGETALL', W)\n"
-    "local n, f, s = 0, 0, 0\n"
-    "for i = 1, #all, 2 do\n"
-    "  local b = tonumber(string.sub(all[i], 2))\n"
-    "  if b == nil or b <= bkt - c[5] then redis.call('HDEL', W, all[i])\n"
-    "  else\n"
-    "    local kind, v = string.sub(all[i], 1, 1), tonumber(all[i + 1])\n"
-    "    if kind == 'c' then n = n + v elseif kind == 'f' then f = f + v else s = s + v end\n"
-    "  end\n"
-    "end\n"
     "if n >= c[1] then\n"
     "  local why = nil\n"
     "  if f / n >= c[2] then why = 'failure_rate'\n"
@@ -147,7 +302,8 @@ const char breaker__redis_lua_flush[] = PRELUDE
  * deadline). The first request at or after the open wait's end turns the
  * fleet HALF_OPEN. */
 const char breaker__redis_lua_acquire[] =
-    PRELUDE "if st == 0 then return answer(1) end\n"
+    PRELUDE "if bad then return corrupt(false) end\n"
+            "if st == 0 then return answer(1) end\n"
             "if st == 1 then\n"
             "  if now < untl then return answer(0) end\n"
             "  go(2, 'wait_elapsed', k)\n"
@@ -167,6 +323,7 @@ const char breaker__redis_lua_acquire[] =
  * (expired, or the generation moved: nothing changes), 4 applied. The fleet
  * closes once half_open_successes probes succeeded and no lease is out. */
 const char breaker__redis_lua_release[] = PRELUDE
+    "if bad then return corrupt(true) end\n"
     "local lg, tok, res = tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])\n"
     "if st ~= 2 or (lg ~= gen and lg ~= 0) or not redis.call('ZSCORE', L, tok) then\n"
     "  return answer(3)\n"
