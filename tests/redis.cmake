@@ -59,6 +59,11 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # executor and through a registry on the fleet backend.
     breaker_add_redis_test(test_fleet_scope SOURCES test_fleet_scope.c TIMEOUT 180
                            LABELS external)
+    # The fault matrix: each store fault (latency 0-200 ms and jitter through
+    # tests/fault_proxy.c, resets, a silent peer, a READONLY replica, OOM,
+    # killed, stopped, restarted empty) against its promised bound.
+    breaker_add_redis_test(test_fleet_faults SOURCES test_fleet_faults.c fault_proxy.c TIMEOUT 180
+                           LABELS redis external)
   endif()
 endif()
 

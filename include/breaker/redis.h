@@ -95,6 +95,12 @@ struct breaker_redis_config {
     uint32_t max_names;                     /* names one handle may attach: 0 = 256 */
     breaker_redis_degraded_fn *on_degraded; /* NULL = none */
     void *degraded_ctx;
+    /* The cap of the inline lease request's budget, which follows the
+     * measured round trip of the flush rounds: budget = twice the smoothed
+     * round trip, at least probe_budget_ns, at most this. 0 = 4 x
+     * probe_budget_ns, but no more than io_timeout_ns (a round slower than
+     * that degrades the handle); probe_budget_ns here = a fixed budget. */
+    uint64_t probe_budget_max_ns;
 };
 
 /*! breaker_redis_config_init() : clear `cfg`, then the defaults above. */
@@ -229,6 +235,11 @@ struct breaker_redis_stats {
     uint64_t fleet_closes;     /* local breakers closed because the fleet closed */
     uint64_t staleness_ns;     /* age of the last good flush (UINT64_MAX: none) */
     int degraded;
+    uint64_t lease_local;     /* probes admitted without a fleet lease answered in time
+                                 because the store is too slow for the budget
+                                 (after two requests in a row unanswered) */
+    uint64_t probe_budget_ns; /* the inline lease budget now (follows round_trip_ns) */
+    uint64_t round_trip_ns;   /* smoothed round trip of the flush rounds (0: none yet) */
 };
 
 /*! breaker_redis_stats_get() : fill `out`. Lock-free. */

@@ -167,6 +167,16 @@ struct breaker_redis {
 
     pthread_mutex_t probe_mu; /* try-locked only */
     redisContext *probe_ctx;
+    /* The inline budget follows the round trip (docs/fleet.md, "Probes"):
+     * conn.c measures every answered flush exchange into srtt_ns and sets
+     * lease_budget_ns (breaker__redis_budget()); the gate reads it. relaxed:
+     * each is a value read alone. */
+    _Atomic uint64_t srtt_ns;         /* smoothed flush round trip, 0 = none yet */
+    _Atomic uint64_t lease_budget_ns; /* the probe budget now */
+    /* Lease requests in a row that got no answer in time (or an error
+     * reply); any answer in time resets it. At LEASE_FAIL_LIMIT the host
+     * probes locally (lease.c). relaxed: a count read alone. */
+    _Atomic uint32_t lease_fail_run;
 
     _Atomic int degraded; /* relaxed: a flag read alone */
     int announced;        /* under round_mu: the state on_degraded last
@@ -187,7 +197,7 @@ struct breaker_redis {
 
     struct {
         _Atomic uint64_t flushes, flush_errors, degraded_entered, leases_granted, leases_refused,
-            lease_errors, lease_gated, outside_trips, fleet_closes;
+            lease_errors, lease_gated, outside_trips, fleet_closes, lease_local;
     } n;
 };
 
@@ -218,6 +228,31 @@ static inline int breaker__redis_view_too_old(breaker_redis *f) {
     /* acquire: pairs with the flusher's release store after a good round. */
     uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
     return breaker__fleet_view_stale(ok, breaker__redis_mono_ns(), f->cfg.stale_after_ns);
+}
+
+/* Lease requests in a row without an answer in time after which a host
+ * probes locally (lease.c): one failure may be a blip; two, an interval
+ * apart (an error gates the next request for one interval), are a store
+ * too slow for the budget. */
+#define LEASE_FAIL_LIMIT 2u
+
+/* The smoothed round trip after a new `sample`: a larger sample is taken at
+ * once (a Redis turning slow raises the budget by the next probe), a smaller
+ * one lowers it by an eighth of the difference per round (a jittery Redis
+ * keeps a budget for its slow rounds). Pure. */
+static inline uint64_t breaker__redis_srtt_next(uint64_t srtt, uint64_t sample) {
+    if (sample >= srtt) return sample;
+    return srtt - (srtt - sample) / 8;
+}
+
+/* The probe budget for a smoothed round trip `srtt`: twice it (the wait for
+ * Redis ends at 80% of the budget, so 1.6 round trips), never below the
+ * configured `budget`, never above `cap`. Pure. */
+static inline uint64_t breaker__redis_budget(uint64_t srtt, uint64_t budget, uint64_t cap) {
+    uint64_t b = srtt > UINT64_MAX / 2 ? UINT64_MAX : 2 * srtt;
+    if (b < budget) b = budget;
+    if (b > cap) b = cap;
+    return b;
 }
 
 /* fleet.c: the entry of `b`, or NULL. Lock-free. */

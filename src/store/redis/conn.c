@@ -26,14 +26,36 @@ struct timeval breaker__redis_tv(uint64_t ns) {
     return tv;
 }
 
+/* ---- Reasons ---------------------------------------------------------------------- */
+
+/* What failed on `c` during `what`, said exactly: a reply that did not come
+ * within the socket's timeout is "reply timeout after N ms" (hiredis says
+ * "Resource temporarily unavailable", the EAGAIN of a timed-out read), a
+ * server that closed the connection "connection closed by the server". */
+static void io_reason(const redisContext *c, const char *what, uint64_t timeout_ns, char *why,
+                      size_t why_len) {
+    int timed_out = c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK ||
+                                               strcmp(c->errstr, strerror(EAGAIN)) == 0);
+    if (timed_out)
+        snprintf(why, why_len, "%s: reply timeout after %llu ms", what,
+                 (unsigned long long)((timeout_ns + MS / 2) / MS));
+    else if (c->err == REDIS_ERR_EOF)
+        snprintf(why, why_len, "%s: connection closed by the server", what);
+    else
+        snprintf(why, why_len, "%s: %s", what, c->errstr);
+}
+
 /* ---- Connecting ------------------------------------------------------------------ */
 
 /* The reply `r` to a setup command (AUTH, SELECT) on the new connection
  * `c`, freed. @return 1 for a status reply, or 0 with `why`. */
-static int setup_reply(redisContext *c, redisReply *r, const char *what, char *why,
-                       size_t why_len) {
+static int setup_reply(redisContext *c, redisReply *r, const char *what, uint64_t timeout_ns,
+                       char *why, size_t why_len) {
     int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-    snprintf(why, why_len, "%s: %s", what, r == NULL ? c->errstr : r->str ? r->str : "?");
+    if (r == NULL)
+        io_reason(c, what, timeout_ns, why, why_len);
+    else
+        snprintf(why, why_len, "%s: %s", what, r->str ? r->str : "unexpected reply");
     if (r != NULL) freeReplyObject(r);
     return ok;
 }
@@ -58,9 +80,11 @@ static redisContext *connect_redis(breaker_redis *f, uint64_t timeout_ns, char *
         ok = 0;
     }
     if (ok && f->password != NULL)
-        ok = setup_reply(c, redisCommand(c, "AUTH %s", f->password), "AUTH", why, why_len);
+        ok = setup_reply(c, redisCommand(c, "AUTH %s", f->password), "AUTH", timeout_ns, why,
+                         why_len);
     if (ok && f->cfg.db != 0)
-        ok = setup_reply(c, redisCommand(c, "SELECT %d", f->cfg.db), "SELECT", why, why_len);
+        ok = setup_reply(c, redisCommand(c, "SELECT %d", f->cfg.db), "SELECT", timeout_ns, why,
+                         why_len);
     if (!ok) {
         redisFree(c);
         return NULL;
@@ -82,7 +106,7 @@ static int load_scripts(breaker_redis *f, char *why, size_t why_len) {
     for (int i = 0; i < FLEET_SCRIPT_COUNT; i++) {
         redisReply *r = NULL;
         if (redisGetReply(f->flush_ctx, (void **)&r) != REDIS_OK) {
-            snprintf(why, why_len, "SCRIPT LOAD: %s", f->flush_ctx->errstr);
+            io_reason(f->flush_ctx, "SCRIPT LOAD", f->cfg.io_timeout_ns, why, why_len);
             return 0;
         }
         if (r->type == REDIS_REPLY_STRING && r->len == 40) {
@@ -132,8 +156,9 @@ void breaker__redis_ensure_probe_ctx(breaker_redis *f) {
     char why[256];
     redisContext *c = connect_redis(f, f->cfg.io_timeout_ns, why, sizeof why);
     if (c == NULL) return; /* the next good round tries again */
-    /* A write on the call path blocks no longer than a probe's wait. */
-    uint64_t budget = f->cfg.probe_budget_ns;
+    /* A write on the call path blocks no longer than a probe's longest
+     * wait (the budget follows the round trip up to its cap). */
+    uint64_t budget = f->cfg.probe_budget_max_ns;
     if (redisSetTimeout(c, breaker__redis_tv(budget - budget / 5)) != REDIS_OK) {
         redisFree(c);
         return;
@@ -196,9 +221,22 @@ int breaker__redis_read_answer(const redisReply *r, struct breaker__fleet_answer
 
 /* A Redis that lost its scripts (SCRIPT FLUSH, a restart) answers NOSCRIPT:
  * those calls go again as EVAL, which caches the script again. */
+/* An answered exchange took `rtt` ns: the smoothed round trip, and the
+ * probe budget that follows it. */
+static void note_round_trip(breaker_redis *f, uint64_t rtt) {
+    uint64_t srtt = atomic_load_explicit(&f->srtt_ns, memory_order_relaxed);
+    srtt = breaker__redis_srtt_next(srtt, rtt);
+    atomic_store_explicit(&f->srtt_ns, srtt, memory_order_relaxed);
+    atomic_store_explicit(
+        &f->lease_budget_ns,
+        breaker__redis_budget(srtt, f->cfg.probe_budget_ns, f->cfg.probe_budget_max_ns),
+        memory_order_relaxed);
+}
+
 int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redisReply **r,
                             char *why, size_t why_len) {
     redisContext *c = f->flush_ctx;
+    uint64_t start = breaker__redis_mono_ns();
     for (size_t i = 0; i < np; i++)
         append_call(f, c, p[i].e, &p[i].call, 0);
     size_t noscript = 0;
@@ -206,6 +244,7 @@ int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redi
         if (redisGetReply(c, (void **)&r[i]) != REDIS_OK) goto broken;
         noscript += is_noscript(r[i]);
     }
+    note_round_trip(f, breaker__redis_mono_ns() - start);
     if (noscript == 0) return 1;
     for (size_t i = 0; i < np; i++)
         if (is_noscript(r[i])) append_call(f, c, p[i].e, &p[i].call, 1);
@@ -217,12 +256,13 @@ int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redi
     }
     (void)load_scripts(f, why, why_len); /* EVALSHA again from the next round */
     return 1;
-broken:
-    snprintf(why, why_len, "flush: %s", c->errstr);
+broken:;
+    /* errno first: the reason's own calls may change it. */
+    int retry_errno = errno == ECONNRESET || errno == EPIPE;
+    io_reason(c, "flush", f->cfg.io_timeout_ns, why, why_len);
     /* A connection the server closed (a restart) is worth one new try; a
      * timeout is not (a stalled server would cost the round twice). */
-    int retry = c->err == REDIS_ERR_EOF ||
-                (c->err == REDIS_ERR_IO && (errno == ECONNRESET || errno == EPIPE));
+    int retry = c->err == REDIS_ERR_EOF || (c->err == REDIS_ERR_IO && retry_errno);
     for (size_t i = 0; i < np; i++) {
         if (r[i] != NULL) freeReplyObject(r[i]);
         r[i] = NULL;

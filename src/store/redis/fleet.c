@@ -66,6 +66,13 @@ static int check_config(const breaker_redis_config *cfg, char *msg, size_t msg_l
     if (cfg->flush_interval_ns != 0 && cfg->flush_interval_ns < MS)
         return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                              "flush_interval_ns: must be 0 or >= 1 ms");
+    uint64_t budget = cfg->probe_budget_ns ? cfg->probe_budget_ns : DEFAULT_PROBE_BUDGET_NS;
+    if (cfg->probe_budget_max_ns != 0 && cfg->probe_budget_max_ns < budget)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "probe_budget_max_ns: must be 0 or >= probe_budget_ns (%llu ns, got "
+                             "%llu ns)",
+                             (unsigned long long)budget,
+                             (unsigned long long)cfg->probe_budget_max_ns);
     return BREAKER_OK;
 }
 
@@ -77,6 +84,11 @@ static void apply_defaults(breaker_redis_config *c) {
     if (c->io_timeout_ns == 0) c->io_timeout_ns = c->flush_interval_ns / 2;
     if (c->key_ttl_ns == 0) c->key_ttl_ns = DEFAULT_TTL_NS;
     if (c->stale_after_ns == 0) c->stale_after_ns = 4 * c->flush_interval_ns;
+    if (c->probe_budget_max_ns == 0) {
+        uint64_t cap = c->probe_budget_ns > UINT64_MAX / 4 ? UINT64_MAX : 4 * c->probe_budget_ns;
+        if (cap > c->io_timeout_ns) cap = c->io_timeout_ns;
+        c->probe_budget_max_ns = cap < c->probe_budget_ns ? c->probe_budget_ns : cap;
+    }
 }
 
 int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, char *msg,
@@ -109,7 +121,8 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     uint64_t seed = breaker__redis_mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)f;
     f->token_key = breaker__splitmix64_next(&seed);
     f->jitter_state = breaker__splitmix64_next(&seed);
-    atomic_init(&f->degraded, 1); /* until the first good flush */
+    atomic_init(&f->degraded, 1);                             /* until the first good flush */
+    atomic_init(&f->lease_budget_ns, f->cfg.probe_budget_ns); /* until a round is measured */
     f->announced = -1;
     pthread_mutex_init(&f->attach_mu, NULL);
     pthread_mutex_init(&f->apply_mu, NULL);
@@ -438,7 +451,10 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     GET(lease_gated);
     GET(outside_trips);
     GET(fleet_closes);
+    GET(lease_local);
 #undef GET
+    out->probe_budget_ns = atomic_load_explicit(&f->lease_budget_ns, memory_order_relaxed);
+    out->round_trip_ns = atomic_load_explicit(&f->srtt_ns, memory_order_relaxed);
     uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
     out->staleness_ns = ok == 0 ? UINT64_MAX : breaker__redis_mono_ns() - ok;
     out->degraded = breaker_redis_degraded(f);
@@ -471,6 +487,14 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     "breaker_fleet_leases_total{result=\"refused\"} %llu\n"                                     \
     "breaker_fleet_leases_total{result=\"error\"} %llu\n"                                       \
     "breaker_fleet_leases_total{result=\"gated\"} %llu\n"                                       \
+    "# HELP breaker_fleet_local_probes_total Probes admitted without a lease because lease "    \
+    "requests went unanswered in time (each also counts as a lease error).\n"                   \
+    "# TYPE breaker_fleet_local_probes_total counter\n"                                         \
+    "breaker_fleet_local_probes_total %llu\n"                                                   \
+    "# HELP breaker_fleet_probe_budget_seconds The inline lease request's budget now (it "      \
+    "follows the flush rounds' round trip).\n"                                                  \
+    "# TYPE breaker_fleet_probe_budget_seconds gauge\n"                                         \
+    "breaker_fleet_probe_budget_seconds %s\n"                                                   \
     "# HELP breaker_fleet_trips_applied_total Local breakers tripped because the fleet "        \
     "tripped.\n"                                                                                \
     "# TYPE breaker_fleet_trips_applied_total counter\n"                                        \
@@ -490,13 +514,17 @@ int breaker_redis_export_prometheus(breaker_redis *f, char *buf, size_t cap, siz
         snprintf(age, sizeof(age), "%llu.%09llu",
                  (unsigned long long)(st.staleness_ns / 1000000000u),
                  (unsigned long long)(st.staleness_ns % 1000000000u));
+    char budget[32];
+    snprintf(budget, sizeof(budget), "%llu.%09llu",
+             (unsigned long long)(st.probe_budget_ns / 1000000000u),
+             (unsigned long long)(st.probe_budget_ns % 1000000000u));
     /* cap 0: buf may be NULL, which snprintf() allows with a size of 0. */
     int n = snprintf(cap > 0 ? buf : NULL, cap, FLEET_PROMETHEUS_FORMAT, age, st.degraded,
                      (unsigned long long)st.degraded_entered, (unsigned long long)st.flushes,
                      (unsigned long long)st.flush_errors, (unsigned long long)st.leases_granted,
                      (unsigned long long)st.leases_refused, (unsigned long long)st.lease_errors,
-                     (unsigned long long)st.lease_gated, (unsigned long long)st.outside_trips,
-                     (unsigned long long)st.fleet_closes);
+                     (unsigned long long)st.lease_gated, (unsigned long long)st.lease_local, budget,
+                     (unsigned long long)st.outside_trips, (unsigned long long)st.fleet_closes);
     if (n < 0) return BREAKER_EINVAL;
     if ((size_t)n >= cap) {
         if (cap > 0) buf[0] = '\0';

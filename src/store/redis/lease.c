@@ -75,11 +75,62 @@ static void publish_slot(struct lease *l, uint64_t token, uint64_t gen, uint64_t
     atomic_store_explicit(&l->state, state, memory_order_release);
 }
 
+/* Lease failures are evidence about the store, not the dependency
+ * (docs/fleet.md, "Probes", and "Failure modes": a slow Redis). A request
+ * answered in time (granted, refused, "closed") resets the run of failures;
+ * one that got no answer in time (LOST, or granted past the budget) or an
+ * error extends it. From the LEASE_FAIL_LIMIT-th failure in a row, until a
+ * request is answered in time again, the probe goes ahead instead of being
+ * refused, as in degraded mode (each such probe still asks first, within
+ * the budget, so that the first answer in time ends this):
+ *  - a host that follows a fleet open keeps the request's token as its
+ *    lease: Redis has most likely run the request (a slow server answers
+ *    late, it does not drop), and a granted lease's result must count for
+ *    the fleet to close. The release names no generation (any), so if
+ *    Redis refused or never ran it, the release is stale and changes
+ *    nothing; locally the probe settles as a leased one (a success waits
+ *    for the fleet's close, a failure reopens);
+ *  - a host that follows no fleet open (its breaker tripped on its own
+ *    evidence, the fleet closed at the last round) probes as a local
+ *    breaker: no token, the late answer released as an orphan as before;
+ *  - an error while following (no probe connection, an error reply) is
+ *    refused as before: the flusher reconnects within one interval, and
+ *    error replies fail the flush rounds too (degraded mode follows).
+ * `plan` is adjusted in place; @return 1 when the probe goes ahead locally. */
+static int lease_local(breaker_redis *f, int verdict, uint64_t followed,
+                       const struct breaker__fleet_lease_times *t,
+                       struct breaker__fleet_lease_plan *plan) {
+    /* plan->verdict: a grant past the budget is counted as an ERROR. */
+    bool in_time = verdict == FLEET_LEASE_GRANTED || verdict == FLEET_LEASE_CLOSED ||
+                   verdict == FLEET_LEASE_REFUSED;
+    if (in_time) {
+        atomic_store_explicit(&f->lease_fail_run, 0, memory_order_relaxed);
+        return 0;
+    }
+    uint32_t run = atomic_fetch_add_explicit(&f->lease_fail_run, 1, memory_order_relaxed) + 1;
+    if (run < LEASE_FAIL_LIMIT) return 0;
+    bool late = plan->orphan || plan->give_back;
+    if (followed != 0 && !late) return 0; /* an error while following: refused */
+    plan->gate.change = false;            /* no gate of our own making: the next probe asks */
+    plan->rc = BREAKER_OK;
+    if (followed != 0) {
+        /* The late request is the probe's lease: granted late (give_back,
+         * with its generation) or not answered (orphan: any generation). */
+        plan->hold = true;
+        plan->lease_deadline_ns = t->now_ns + t->probe_timeout_ns;
+        plan->give_back = false; /* `a` holds the late grant's generation, or 0 (none read) */
+        plan->orphan = false;
+    }
+    return 1;
+}
+
 /* Carry out the protocol's plan for a lease request made with slot `l` and
  * `token`. @return the gate's answer. */
 static int carry_out(breaker_redis *f, struct entry *e, struct lease *l, uint64_t token,
                      const struct breaker__fleet_answer *a,
-                     const struct breaker__fleet_lease_plan *plan, uint64_t *token_out) {
+                     const struct breaker__fleet_lease_plan *plan, bool local,
+                     uint64_t *token_out) {
+    if (local) breaker__redis_count(&f->n.lease_local);
     if (plan->give_back) {
         /* Granted, but too late to use: released by the next round. */
         publish_slot(l, token, a->gen, LEASE_DONE | ((uint64_t)FLEET_RESULT_NEITHER << 8));
@@ -91,7 +142,8 @@ static int carry_out(breaker_redis *f, struct entry *e, struct lease *l, uint64_
         atomic_store_explicit(&l->deadline_ns, plan->lease_deadline_ns, memory_order_relaxed);
         publish_slot(l, token, a->gen, LEASE_HELD | lease_state_token(token));
         *token_out = token;
-        breaker__redis_count(&f->n.leases_granted);
+        /* A late request held as the lease (lease_local()) was no grant. */
+        breaker__redis_count(local ? &f->n.lease_errors : &f->n.leases_granted);
         return BREAKER_OK;
     } else if (plan->orphan) {
         /* relaxed: flusher-only once published by the state's release store. */
@@ -141,7 +193,7 @@ int breaker__redis_gate_admit(void *ctx, breaker *b, uint64_t *token_out) {
     /* The whole acquire returns within the budget: the wait for Redis ends
      * at 80% of it, leaving the rest for a late wake-up of this thread and
      * for the local release of a refused probe. */
-    uint64_t budget = f->cfg.probe_budget_ns;
+    uint64_t budget = atomic_load_explicit(&f->lease_budget_ns, memory_order_relaxed);
     int verdict = ask_lease(f, e, token, start + budget - budget / 5, &a);
     pthread_mutex_unlock(&f->probe_mu);
     struct breaker__fleet_lease_times t = {.start_ns = start,
@@ -155,7 +207,8 @@ int breaker__redis_gate_admit(void *ctx, breaker *b, uint64_t *token_out) {
     uint64_t followed = atomic_load_explicit(&e->followed_gen, memory_order_relaxed);
     bool answered = verdict != FLEET_LEASE_ERROR && verdict != FLEET_LEASE_LOST;
     breaker__fleet_lease_settle(verdict, answered ? &a : NULL, followed, &t, &plan);
-    return carry_out(f, e, l, token, &a, &plan, token_out);
+    int local = lease_local(f, plan.verdict, followed, &t, &plan);
+    return carry_out(f, e, l, token, &a, &plan, local, token_out);
 }
 
 /* A leased probe completed (its first completion, stale or not; `outcome`
