@@ -37,6 +37,17 @@
  * another namespace a live claimant may look dead, and two writers of one
  * stripe may then lose counts (never more).
  *
+ * The file at the path wins: a store whose file was unlinked (a tmp cleaner)
+ * or replaced (a rename over it) notices at its next breaker_store_attach()
+ * (a registry's get of a name it has not cached, too) or
+ * breaker_store_foreach(), never on the call path, and moves to the file at
+ * the path, creating it again when it is gone and the store was opened with
+ * BREAKER_STORE_CREATE. Handles attached before stay on the old file (still
+ * mapped, until breaker_store_close()) with its state and counts, which are
+ * not carried over: destroy and attach again to move them. When the path
+ * cannot be opened, the store stays on its file and tries again at the next
+ * check (docs/operating.md).
+ *
  * A registry can keep its breakers in a store: breaker_registry_config.backend
  * = breaker_store_backend(st), or its short form .store = st
  * (breaker/registry.h).

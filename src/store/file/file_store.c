@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,21 @@ struct breaker_store {
     int fd;
     char *map;
     size_t size;
+    dev_t dev; /* the file mapped: checked against the path at attach */
+    ino_t ino;
+    /* The configuration it was opened with, to open the path again when
+     * the file there is another (breaker_store.h, "replaced"). */
+    breaker_store_config cfg;
+    /* Guards the fields above against a move to the file at the path
+     * (refresh_locked()): attach and foreach take it; the call path never. */
+    pthread_mutex_t lock;
+    /* Files this store mapped before a move: still mapped, since handles
+     * attached to them go on using them; unmapped at close. */
+    struct retired_map {
+        char *map;
+        size_t size;
+    } * retired;
+    size_t n_retired;
     char path[4096];
 };
 
@@ -362,6 +378,8 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
     if (flock(st->fd, LOCK_EX) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
     struct stat sb;
     if (fstat(st->fd, &sb) != 0) return fail_errno(BREAKER_EIO, msg, len, "fstat", st->path);
+    st->dev = sb.st_dev;
+    st->ino = sb.st_ino;
     int rc = check_permissions(&sb, c->flags, st->path, msg, len);
     if (rc != BREAKER_OK) return rc;
     /* Fresh: empty, or sized by a creator that died before it wrote the
@@ -433,6 +451,32 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
     return BREAKER_OK;
 }
 
+/* A store on the file at `path` (checked: 1..4095 bytes) with the complete
+ * configuration `c`. */
+static int store_new(const char *path, const breaker_store_config *c, breaker_store **out,
+                     char *msg, size_t msg_len) {
+    *out = NULL;
+    breaker_store *st = calloc(1, sizeof(*st));
+    if (st == NULL) return BREAKER_ENOMEM;
+    memcpy(st->path, path, strlen(path) + 1);
+    st->cfg = *c;
+    st->fd = -1;
+    st->backend.ops = &breaker__file_backend_ops;
+    st->backend.ctx = st;
+    if (pthread_mutex_init(&st->lock, NULL) != 0) {
+        free(st);
+        return BREAKER_ENOMEM;
+    }
+    int rc = open_locked(st, c, msg, msg_len);
+    if (st->fd >= 0) flock(st->fd, LOCK_UN);
+    if (rc != BREAKER_OK) {
+        breaker_store_close(st);
+        return rc;
+    }
+    *out = st;
+    return BREAKER_OK;
+}
+
 int breaker_store_open(const char *path, const breaker_store_config *cfg, breaker_store **out,
                        char *msg, size_t msg_len) {
     *out = NULL;
@@ -457,27 +501,58 @@ int breaker_store_open(const char *path, const breaker_store_config *cfg, breake
         return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                              "size: %llu bytes cannot hold %u names (at least %llu)",
                              (unsigned long long)c.size, c.capacity, (unsigned long long)need);
-    breaker_store *st = calloc(1, sizeof(*st));
-    if (st == NULL) return BREAKER_ENOMEM;
-    memcpy(st->path, path, n + 1);
-    st->fd = -1;
-    st->backend.ops = &breaker__file_backend_ops;
-    st->backend.ctx = st;
-    int rc = open_locked(st, &c, msg, msg_len);
-    if (st->fd >= 0) flock(st->fd, LOCK_UN);
-    if (rc != BREAKER_OK) {
-        breaker_store_close(st);
-        return rc;
-    }
-    *out = st;
-    return BREAKER_OK;
+    return store_new(path, &c, out, msg, msg_len);
 }
 
 void breaker_store_close(breaker_store *st) {
     if (st == NULL) return;
     if (st->map != NULL) munmap(st->map, st->size);
     if (st->fd >= 0) close(st->fd);
+    for (size_t i = 0; i < st->n_retired; i++)
+        munmap(st->retired[i].map, st->retired[i].size);
+    free(st->retired);
+    pthread_mutex_destroy(&st->lock);
     free(st);
+}
+
+/* Whether the file this store maps is still the one at its path: not
+ * unlinked (a tmp cleaner, a logout), not replaced by another (a rename over
+ * it, a new file after an unlink). */
+static bool still_at_path(const breaker_store *st) {
+    struct stat sb;
+    if (fstat(st->fd, &sb) == 0 && sb.st_nlink == 0) return false;
+    if (lstat(st->path, &sb) != 0) return errno != ENOENT; /* unknown: stay */
+    return sb.st_dev == st->dev && sb.st_ino == st->ino;
+}
+
+/* Under st->lock: if the file at the path is not the one mapped, move to it
+ * (opened as at breaker_store_open(), created again when it is gone and the
+ * store was opened with CREATE), so that every process attaches to the
+ * file at the path. The old mapping stays for the handles attached to it.
+ * When the path cannot be opened (gone without CREATE, a foreign file, an
+ * error), the store stays on its file and tries again at the next check. */
+static void refresh_locked(breaker_store *st) {
+    if (still_at_path(st)) return;
+    struct retired_map *more = realloc(st->retired, (st->n_retired + 1) * sizeof(*more));
+    if (more == NULL) return;
+    st->retired = more;
+    breaker_store *next = NULL;
+    if (store_new(st->path, &st->cfg, &next, NULL, 0) != BREAKER_OK) return;
+    st->retired[st->n_retired++] = (struct retired_map){st->map, st->size};
+    close(st->fd);
+    st->store_id = next->store_id;
+    st->pid_ns = next->pid_ns;
+    st->capacity = next->capacity;
+    st->entries_off = next->entries_off;
+    st->data_off = next->data_off;
+    st->fd = next->fd;
+    st->map = next->map;
+    st->size = next->size;
+    st->dev = next->dev;
+    st->ino = next->ino;
+    next->fd = -1;
+    next->map = NULL;
+    breaker_store_close(next);
 }
 
 /* Whether two configurations have the same limits (callbacks aside). */
@@ -616,15 +691,21 @@ int breaker__store_attach_owned(breaker_store *st, const char *name, const break
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
     int rc;
     if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
-    if (flock(st->fd, LOCK_EX) != 0)
-        return fail_errno(BREAKER_EIO, msg, msg_len, "flock", st->path);
+    pthread_mutex_lock(&st->lock);
+    refresh_locked(st);
+    if (flock(st->fd, LOCK_EX) != 0) {
+        rc = fail_errno(BREAKER_EIO, msg, msg_len, "flock", st->path);
+        pthread_mutex_unlock(&st->lock);
+        return rc;
+    }
     uint64_t block_off = 0, block_size = 0;
     bool created = false;
     rc = find_or_create(st, name, cfg, &block_off, &block_size, &created, msg, msg_len);
     flock(st->fd, LOCK_UN);
-    if (rc != BREAKER_OK) return rc;
-    rc = breaker__attach_block(st->map + block_off, (size_t)block_size, st->store_id, cfg, owner,
-                               out, msg, msg_len);
+    if (rc == BREAKER_OK)
+        rc = breaker__attach_block(st->map + block_off, (size_t)block_size, st->store_id, cfg,
+                                   owner, out, msg, msg_len);
+    pthread_mutex_unlock(&st->lock);
     if (rc != BREAKER_OK) return rc;
     if (!created && cfg != NULL) {
         breaker_config mine, stored;
@@ -642,10 +723,16 @@ int breaker__store_attach_owned(breaker_store *st, const char *name, const break
 breaker_backend *breaker_store_backend(breaker_store *st) { return &st->backend; }
 
 int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, const char *name), void *ctx) {
+    /* The file at the path, as at attach; its mapping stays while the store
+     * is open, so the walk needs no lock (fn may attach). */
+    pthread_mutex_lock(&st->lock);
+    refresh_locked(st);
     const struct store_header *h = header_of(st);
     const struct store_entry *e = entries_of(st);
+    uint32_t capacity = st->capacity;
+    pthread_mutex_unlock(&st->lock);
     uint32_t used = atomic_load_explicit(&h->names, memory_order_acquire);
-    if (used > st->capacity) used = st->capacity;
+    if (used > capacity) used = capacity;
     for (uint32_t i = 0; i < used; i++) {
         if (atomic_load_explicit(&e[i].state, memory_order_acquire) != ENTRY_READY) continue;
         char name[BREAKER_NAME_MAX + 1];
@@ -661,9 +748,11 @@ int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, const char *na
     return 0;
 }
 
-void breaker__store_claims(const breaker_store *st, uint64_t out[8]) {
+void breaker__store_claims(breaker_store *st, uint64_t out[8]) {
     _Static_assert(BREAKER__OWNED_STRIPES == 8, "the claim table's size in file_store.h");
+    pthread_mutex_lock(&st->lock);
     const struct store_header *h = header_of(st);
+    pthread_mutex_unlock(&st->lock);
     for (unsigned i = 0; i < BREAKER__OWNED_STRIPES; i++)
         out[i] = atomic_load_explicit(&h->claims[i], memory_order_relaxed);
 }

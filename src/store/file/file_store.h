@@ -24,6 +24,6 @@ extern const breaker_backend_ops breaker__file_backend_ops;
 
 /* A copy of the file's owned-stripe claim table (core/stripes.c): each word
  * a claimant's pid << 32 | start time, or 0. For tests and diagnostics. */
-void breaker__store_claims(const breaker_store *st, uint64_t out[8]);
+void breaker__store_claims(breaker_store *st, uint64_t out[8]);
 
 #endif /* BREAKER_STORE_FILE_FILE_STORE_H */
