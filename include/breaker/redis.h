@@ -22,8 +22,12 @@
  * Probes are fleet leases: when the local breaker admits a probe,
  * breaker_acquire() itself asks Redis for a lease (at most the fleet's
  * half_open_max_probes at once, each with a deadline on Redis's clock),
- * within a strict budget (default 25 ms). Not granted, or past the budget:
- * the call is refused. This is the only call that may touch Redis inline.
+ * within a strict budget (default 25 ms, raised to twice the measured round
+ * trip of the flush rounds up to probe_budget_max_ns). Not granted, or past
+ * the budget: the call is refused; but from the second lease request in a
+ * row that got no answer in time, until one does, the probe goes ahead (a
+ * slow store is no evidence against the dependency). This is the only call
+ * that may touch Redis inline.
  * The scope is the breaker's, not the function's: a breaker attached here
  * takes leases on every path (breaker_acquire()/breaker_complete() called
  * directly, through a registry made on breaker_redis_backend(), through
@@ -85,7 +89,8 @@ struct breaker_redis_config {
     const char *password;       /* NULL = no AUTH */
     int db;                     /* SELECT db: 0..15 (or the server's limit) */
     uint64_t flush_interval_ns; /* 0 = 250 ms; each wait is jittered by +-20% */
-    uint64_t probe_budget_ns;   /* the inline lease request: 0 = 25 ms */
+    uint64_t probe_budget_ns;   /* the inline lease request's least budget: 0 = 25 ms
+                                   (probe_budget_max_ns: how far it follows the RTT) */
     uint64_t io_timeout_ns;     /* the flusher's connect and reply timeout:
                                    0 = half the flush interval */
     uint64_t key_ttl_ns;        /* Redis keys of a name expire after this long
