@@ -503,9 +503,14 @@ BREAKER_API int breaker_complete(breaker *b, breaker_permit *permit, enum breake
  *  breaker_complete() with the source of the call: an opaque, non-zero 64-bit
  *  key the caller chooses for whoever the request came from (a tenant, a
  *  client, a route: a hash of it). With min_failing_sources = N set, a trip
- *  also needs its failures to come from at least N distinct sources, as
- *  estimated by a 64-bit map (linear counting) over the current and previous
- *  window (the consecutive policy: over the current run). What it protects
+ *  also needs its failures to come from at least N distinct sources: their
+ *  keys must set N distinct bits of a 64-bit map over the current and
+ *  previous window (the consecutive policy: over the current run). So
+ *  failures from fewer than N sources never trip, exactly, for every N; N
+ *  sources whose keys collide on a bit do not trip on their own, more do
+ *  (M sources set about 64 (1 - e^(-M/64)) bits: some 1.4 N sources for
+ *  N = 32). stats.failing_sources estimates the sources (linear counting).
+ *  What it protects
  *  against: one caller (or a few) whose own requests make a healthy
  *  dependency fail, opening a breaker every caller shares. What it does not:
  *  a fault that hits only a few callers' requests (they still fail, the

@@ -93,10 +93,8 @@ static void sources_enter(struct ref_model *m, uint64_t period) {
     m->src_period = period;
 }
 
-static uint32_t sources_bits_needed(uint32_t n) {
-    if (n <= 1) return 0;
-    return (uint32_t)ceil(64.0 * (1.0 - exp(-(double)n / 64.0)));
-}
+/* As the library: N distinct bits for N sources (window.c). */
+static uint32_t sources_bits_needed(uint32_t n) { return n <= 1 ? 0 : n; }
 
 static uint32_t sources_estimate(uint32_t bits) {
     if (bits >= 64) return 64 * 5;

@@ -6,6 +6,7 @@
  * own requests fail cannot open the breaker for everyone, while an outage
  * that fails every caller still trips it.
  */
+#include "common/splitmix.h" /* the map's bit for a key, to pick keys on distinct bits */
 #include "test_util.h"
 
 static breaker_config sources_config(struct fake_clock *clock, enum breaker_trip trip,
@@ -100,9 +101,50 @@ static void failures_without_a_source_name_no_caller(void **state) {
     test_breaker_destroy(b);
 }
 
+/* `n` keys whose bits in the 64-bit source map are all different. */
+static void keys_on_distinct_bits(uint64_t *keys, uint32_t n) {
+    uint64_t used = 0;
+    uint32_t got = 0;
+    for (uint64_t k = 1; got < n; k++) {
+        uint64_t bit = UINT64_C(1) << (breaker__splitmix64(k) & 63u);
+        if (used & bit) continue;
+        used |= bit;
+        keys[got++] = k;
+    }
+}
+
+/* The bound is exact for every N the API accepts: failures from N - 1
+ * sources on distinct bits never trip, whatever their number; one failure
+ * from an N-th source trips. (Before, the bits needed were the expected
+ * count for N sources: from N = 12 on, N - 1 sources tripped it.) */
+static void fewer_than_n_sources_never_trip_for_every_n(void **state) {
+    (void)state;
+    const enum breaker_trip trips[] = {BREAKER_TRIP_CONSECUTIVE, BREAKER_TRIP_COUNT_WINDOW,
+                                       BREAKER_TRIP_TIME_WINDOW};
+    uint64_t keys[32];
+    keys_on_distinct_bits(keys, 32);
+    for (size_t t = 0; t < 3; t++) {
+        for (uint32_t n = 2; n <= 32; n++) {
+            struct fake_clock clock = {0};
+            breaker_config cfg = sources_config(&clock, trips[t], n);
+            breaker *b = make_breaker(&cfg);
+            for (int i = 0; i < 90; i++)
+                call_from(b, BREAKER_FAILURE, keys[(uint32_t)i % (n - 1)]);
+            breaker_stats st = stats_of(b);
+            if (st.transitions != 0)
+                fail_msg("trip %d, N = %u: %u sources tripped it", (int)trips[t], n, n - 1);
+            call_from(b, BREAKER_FAILURE, keys[n - 1]);
+            if (breaker_get_state(b) != BREAKER_OPEN)
+                fail_msg("trip %d, N = %u: %u sources did not trip it", (int)trips[t], n, n);
+            test_breaker_destroy(b);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_abusive_caller_cannot_open_a_shared_breaker),
+        cmocka_unit_test(fewer_than_n_sources_never_trip_for_every_n),
         cmocka_unit_test(an_outage_across_callers_still_trips),
         cmocka_unit_test(failures_without_a_source_name_no_caller),
     };

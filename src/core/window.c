@@ -365,10 +365,14 @@ uint32_t breaker__sources_estimate(uint32_t bits) {
     return (uint32_t)lround(-64.0 * log(1.0 - (double)bits / 64.0));
 }
 
-uint32_t breaker__sources_bits_needed(uint32_t n) {
-    if (n <= 1) return 0;
-    return (uint32_t)ceil(64.0 * (1.0 - exp(-(double)n / 64.0)));
-}
+/* N bits for N sources: fewer than N distinct sources set fewer than N bits
+ * of the map, so they never trip, exactly, for every N the API accepts. (The
+ * expected number of bits N sources set, 64 (1 - e^(-N/64)), is below N from
+ * N = 12 on: with it, 11 sources on distinct bits tripped a breaker set to 12.)
+ * The price: N sources whose keys collide set fewer bits and do not trip on
+ * their own; more failing sources do (M sources set 64 (1 - e^(-M/64)) bits
+ * on average: about 1.4 N sources for N = 32). */
+uint32_t breaker__sources_bits_needed(uint32_t n) { return n <= 1 ? 0 : n; }
 
 /* ---- Policy-independent entry points -------------------------------------- */
 
