@@ -78,14 +78,14 @@ static long long cmd_int(const char *fmt, ...) {
     return v;
 }
 
-/* One corruption: Redis commands on the name's keys ({S}, {W}, {L} stand
- * for them), the text the reason must hold, and whether acquire_probe
- * sees it (the window is read by the flush only). */
+/* One corruption: Redis commands on the name's keys ({S}, {W}, {L}, {Q}
+ * stand for them), the text the reason must hold, and whether acquire_probe
+ * sees it (the window and the sequences are read by the flush only). */
 struct corruption {
     const char *what;
     const char *commands[3];
     const char *reason; /* after the key's name */
-    int key;            /* FLEET key index the reason names: 0 s, 1 w, 2 l */
+    int key;            /* FLEET key index the reason names: 0 s, 1 w, 2 l, 3 q */
     int acquire_sees;
 };
 
@@ -131,11 +131,23 @@ static const struct corruption cases[] = {
      1},
     {"leases over the limit", {"HSET {S} st 2", "ZADD {L} 1 a 2 b"}, "field leases = 2", 2, 1},
     {"leases a string", {"DEL {L}", "SET {L} x"}, "field type = string, expected zset", 2, 1},
+    {"sequence not digits",
+     {"HSET {Q} 00000000000000aa \"12 x\""},
+     "field 00000000000000aa = 12 x, expected seq time",
+     3,
+     0},
+    {"sequence huge",
+     {"HSET {Q} 00000000000000aa \"99999999999999999 1\""},
+     "field 00000000000000aa = 99999999999999999 1",
+     3,
+     0},
+    {"sequence field name", {"HSET {Q} xyz \"1 2\""}, "field xyz = 1 2, expected a field", 3, 0},
+    {"sequences a string", {"DEL {Q}", "SET {Q} x"}, "field type = string, expected hash", 3, 1},
 };
 #define CASES (sizeof cases / sizeof cases[0])
 
-/* Run `c` with {S}, {W}, {L} replaced by the keys. */
-static void run_command(const char *c, char keys[3][128]) {
+/* Run `c` with {S}, {W}, {L}, {Q} replaced by the keys. */
+static void run_command(const char *c, char keys[4][128]) {
     const char *argv[16];
     char words[16][160];
     int argc = 0;
@@ -156,8 +168,8 @@ static void run_command(const char *c, char keys[3][128]) {
                 w[n++] = *p++;
         }
         w[n] = '\0';
-        for (int k = 0; k < 3; k++) {
-            static const char *const tag[3] = {"{S}", "{W}", "{L}"};
+        for (int k = 0; k < 4; k++) {
+            static const char *const tag[4] = {"{S}", "{W}", "{L}", "{Q}"};
             if (strcmp(w, tag[k]) == 0) snprintf(w, sizeof words[0], "%s", keys[k]);
         }
         argv[argc] = w;
@@ -182,11 +194,11 @@ static void cfg_of(breaker_config *c) {
 }
 
 /* acquire_probe on the keys, as a host's probe asks: the reply. */
-static redisReply *acquire_raw(char keys[3][128], const char *limits) {
+static redisReply *acquire_raw(char keys[4][128], const char *limits) {
     const char *argv[] = {
-        "EVAL", breaker__redis_lua_acquire, "3", keys[0], keys[1], keys[2], "3600000",
+        "EVAL", breaker__redis_lua_acquire, "4", keys[0], keys[1], keys[2], keys[3], "3600000",
         limits, "00000000000000ff"};
-    return redisCommandArgv(ctx, 9, argv, NULL);
+    return redisCommandArgv(ctx, 10, argv, NULL);
 }
 
 /* One case: @return 1 when every promise held, with `row` the matrix line. */
@@ -194,9 +206,9 @@ static int run_case(size_t i, char *row, size_t row_len) {
     const struct corruption *cs = &cases[i];
     char name[32];
     snprintf(name, sizeof name, "corrupt%zu", i);
-    char keys[3][128];
-    static const char *const suffix[3] = {"s", "w", "l"};
-    for (int k = 0; k < 3; k++)
+    char keys[4][128];
+    static const char *const suffix[4] = {"s", "w", "l", "q"};
+    for (int k = 0; k < 4; k++)
         snprintf(keys[k], sizeof keys[k], "breaker:v1:{%s}:%s", name, suffix[k]);
 
     struct degraded_log log;

@@ -7,14 +7,17 @@
  * Random sequences (seeded; the seed, the step and the last operations are
  * printed on a failure) of what hosts do: flushes with random deltas and
  * known generations, lease requests, releases with results (for the lease's
- * generation, for any, for a wrong one), lease holders killed (never
+ * generation, for any, for a wrong one), flushes sent again unchanged (a
+ * round retried after a cut connection: its deltas count once) or with a
+ * sequence older than the host's last, lease holders killed (never
  * released: their deadline passes), releases of leases nobody holds, Redis
  * emptied (FLUSHALL, or a real restart), a name's state deleted, and the
  * clock moved (a little, a lot, or onto the edges the scripts compare
  * against: the end of an open wait, a lease deadline, a window bucket's
  * start). Every call goes to both; every answer (state, generation, wait,
  * k, successes, verdict, the trip's evidence, born) must be equal, and after
- * every step so must every name's stored state and limits.
+ * every step so must every name's stored state, limits and hosts' flush
+ * sequences.
  *
  * Time. The scripts read Redis's clock (TIME), which a test cannot set, and
  * a comparison that depended on how long a call took would flake on a
@@ -101,6 +104,9 @@ struct view {
     struct breaker__fleet_follow follow;
     struct breaker__fleet_local local;
     uint64_t gate_until_ns;
+    uint64_t seq;                    /* the last flush call's sequence */
+    struct breaker__fleet_call last; /* that call, to send again */
+    bool has_last;
 };
 
 struct held {
@@ -113,6 +119,7 @@ struct run {
     struct fleet_server *model;
     struct name names[NAMES];
     struct view views[HOSTS][NAMES];
+    char host_id[HOSTS][17];
     struct held held[MAX_HELD];
     int held_count;
     uint64_t tokens;
@@ -175,7 +182,7 @@ static int redis_call(struct run *r, const struct name *n, const char *limits,
     int argc = 0;
     argv[argc++] = "EVAL";
     argv[argc++] = scripts[call->script];
-    argv[argc++] = "3";
+    argv[argc++] = BREAKER__FLEET_KEY_COUNT_TEXT;
     for (int i = 0; i < FLEET_KEY_COUNT; i++)
         argv[argc++] = n->key[i];
     argv[argc++] = ttl;
@@ -241,6 +248,13 @@ static void host_decides(struct run *r, int host, int ni, const struct breaker__
 
 static void op_flush(struct run *r, int host, int ni) {
     struct view *v = &r->views[host][ni];
+    if (v->has_last && rnd(r, 6) == 0) {
+        /* The round tried again after a cut connection: the same call. */
+        note(r, "host %d flush %s again (seq %s)", host, r->names[ni].name, v->last.argv[6]);
+        struct breaker__fleet_answer a;
+        if (both(r, host, ni, &v->last, &a)) host_decides(r, host, ni, &a);
+        return;
+    }
     struct breaker__fleet_deltas d = {0};
     if (rnd(r, 5) != 0) {
         d.calls = rnd(r, 13);
@@ -255,8 +269,15 @@ static void op_flush(struct run *r, int host, int ni) {
     if (pick == 1 && known > 0) known -= 1 + rnd(r, 3); /* an older one */
     struct breaker__fleet_call call;
     breaker__fleet_call_flush(&call, known, &d);
-    note(r, "host %d flush %s gen %s calls %s fail %s slow %s run %s", host, r->names[ni].name,
-         call.argv[0], call.argv[1], call.argv[2], call.argv[3], call.argv[4]);
+    uint64_t seq = breaker__fleet_next_seq(v->seq, clock_us / 1000 + rnd(r, 2000));
+    if (rnd(r, 25) == 0 && v->seq > 0) seq = v->seq - rnd(r, 2); /* not newer: a late call */
+    if (seq > v->seq) v->seq = seq;
+    breaker__fleet_call_sequence(&call, r->host_id[host], seq);
+    note(r, "host %d flush %s gen %s calls %s fail %s slow %s run %s seq %s", host,
+         r->names[ni].name, call.argv[0], call.argv[1], call.argv[2], call.argv[3], call.argv[4],
+         call.argv[6]);
+    v->last = call;
+    v->has_last = true;
     struct breaker__fleet_answer a;
     if (both(r, host, ni, &call, &a)) host_decides(r, host, ni, &a);
 }
@@ -344,6 +365,9 @@ static void op_advance(struct run *r) {
     } else if (kind <= 5) {
         by = rnd(r, 3000000);
         why = "some";
+    } else if (kind == 6 && rnd(r, 5) == 0) {
+        by = TTL_NS / 1000 + (uint64_t)nudge * 1000000;
+        why = "about the key TTL: silent hosts' sequences are forgotten";
     } else if (kind == 6) {
         by = 5000000 + rnd(r, 60000000);
         why = "a lot";
@@ -410,7 +434,8 @@ static void op_corrupt(struct run *r, int host, int ni) {
         const char *field, *value;
     } bad[] = {{"st", "7"},    {"st", "-1"},      {"gen", "-5"},
                {"k", "-1"},    {"succ", "99999"}, {"until", NULL},
-               {"born", NULL}, {"ef", "1"},       {"cfg", "0 0 0 0 0 0 0 0 0 0 0 0 0"}};
+               {"born", NULL}, {"ef", "1"},       {"cfg", "0 0 0 0 0 0 0 0 0 0 0 0 0"},
+               {"q", "junk"}};
     uint64_t pick = rnd(r, sizeof bad / sizeof bad[0]);
     const char *field = bad[pick].field;
     char value[64];
@@ -420,8 +445,12 @@ static void op_corrupt(struct run *r, int host, int ni) {
         snprintf(value, sizeof value, "%" PRIu64,
                  strcmp(field, "until") == 0 ? clock_us + UINT64_C(315360000000000)
                                              : st.gen + 1000);
-    note(r, "HSET %s %s %s", n->key[FLEET_KEY_STATE], field, value);
-    freeReplyObject(command(r, "HSET %s %s %s", n->key[FLEET_KEY_STATE], field, value));
+    /* "q": a field of the sequences hash that is no host's. */
+    int q = strcmp(field, "q") == 0;
+    const char *key = q ? n->key[FLEET_KEY_SEQ] : n->key[FLEET_KEY_STATE];
+    const char *hf = q ? "zz" : field;
+    note(r, "HSET %s %s %s", key, hf, value);
+    freeReplyObject(command(r, "HSET %s %s %s", key, hf, value));
     assert_int_equal(fleet_server_corrupt(r->model, n->name, field, value), 0);
     r->step++;
     op_acquire(r, host, ni); /* an error on both when the state is invalid: nothing written */
@@ -469,6 +498,22 @@ static void compare_state(struct run *r) {
         if (z->type != REDIS_REPLY_INTEGER || (uint64_t)z->integer != st.leases_out)
             diverged(r, "%s: leases in redis %lld, model %u", n->name, z->integer, st.leases_out);
         freeReplyObject(z);
+        z = command(r, "HLEN %s", n->key[FLEET_KEY_SEQ]);
+        if (z->type != REDIS_REPLY_INTEGER || (uint64_t)z->integer != st.hosts)
+            diverged(r, "%s: hosts' sequences in redis %lld, model %u", n->name, z->integer,
+                     st.hosts);
+        freeReplyObject(z);
+        char host[17];
+        uint64_t seq, at;
+        for (size_t i = 0; fleet_server_host_seq(r->model, n->name, i, host, &seq, &at) == 0; i++) {
+            char want[48];
+            snprintf(want, sizeof want, "%" PRIu64 " %" PRIu64, seq, at);
+            z = command(r, "HGET %s %s", n->key[FLEET_KEY_SEQ], host);
+            if (z->type != REDIS_REPLY_STRING || strcmp(z->str, want) != 0)
+                diverged(r, "%s: host %s's sequence in redis %s, model %s", n->name, host,
+                         z->type == REDIS_REPLY_STRING ? z->str : "(none)", want);
+            freeReplyObject(z);
+        }
     }
 }
 
@@ -594,7 +639,10 @@ static void run_sequence(uint64_t seed, uint64_t steps) {
     r->seed = seed;
     r->rng = seed;
     assert_int_equal(fleet_server_create(model_clock, NULL, &r->model), 0);
+    fleet_server_set_key_ttl(r->model, TTL_NS);
     setup_names(r);
+    for (int h = 0; h < HOSTS; h++)
+        breaker__fleet_host_id(breaker__splitmix64(seed + (uint64_t)h), r->host_id[h]);
     for (int h = 0; h < HOSTS; h++)
         for (int n = 0; n < NAMES; n++)
             r->views[h][n].local = (struct breaker__fleet_local){.gen = 1, .state = BREAKER_CLOSED};
@@ -632,6 +680,53 @@ static void the_model_decides_every_call_as_the_scripts_on_redis_do(void **state
            seeds, steps, restarts, took);
 }
 
+/* A flush call sent twice (the round retried after a cut connection: the
+ * first try may have run) counts its deltas once on both sides; the next
+ * call, with a newer sequence, counts. "short" trips at 3 calls with 34%
+ * failures: 2 failed calls counted twice would trip it. */
+static void a_flush_call_sent_again_counts_once_on_both(void **state) {
+    (void)state;
+    struct run *r = current = calloc(1, sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(fleet_server_create(model_clock, NULL, &r->model), 0);
+    fleet_server_set_key_ttl(r->model, TTL_NS);
+    setup_names(r);
+    freeReplyObject(command(r, "FLUSHALL"));
+    clock_us = UINT64_C(1700000000000000);
+    char host[17];
+    breaker__fleet_host_id(42, host);
+    struct breaker__fleet_deltas d = {.calls = 2, .failures = 2, .slow = 0, .run = 2};
+    struct breaker__fleet_call call;
+    breaker__fleet_call_flush(&call, 0, &d);
+    uint64_t seq = breaker__fleet_next_seq(0, 1000);
+    breaker__fleet_call_sequence(&call, host, seq);
+    struct breaker__fleet_answer a;
+    for (int i = 0; i < 3; i++) { /* the call, and two retries of it */
+        clock_us += 1000;
+        assert_true(both(r, 0, 2, &call, &a));
+        assert_int_equal(a.state, FLEET_CLOSED);
+        compare_state(r);
+    }
+    redisReply *w = command(r, "HGETALL %s", r->names[2].key[FLEET_KEY_WINDOW]);
+    long long calls = 0;
+    for (size_t i = 0; i + 1 < w->elements; i += 2)
+        if (w->element[i]->str[0] == 'c') calls += strtoll(w->element[i + 1]->str, NULL, 10);
+    freeReplyObject(w);
+    assert_int_equal(calls, 2); /* once */
+    /* An older sequence is not counted either; a newer one is. */
+    breaker__fleet_call_flush(&call, 0, &d);
+    breaker__fleet_call_sequence(&call, host, seq - 1);
+    assert_true(both(r, 0, 2, &call, &a));
+    assert_int_equal(a.state, FLEET_CLOSED);
+    breaker__fleet_call_flush(&call, 0, &d);
+    breaker__fleet_call_sequence(&call, host, breaker__fleet_next_seq(seq, 0));
+    assert_true(both(r, 0, 2, &call, &a));
+    assert_int_equal(a.state, FLEET_OPEN); /* 4 calls, all failed */
+    assert_int_equal(a.calls, 4);
+    compare_state(r);
+    free_run();
+}
+
 static int setup(void **state) {
     (void)state;
     if (test_redis_start(&server) != 0) return -1;
@@ -661,6 +756,7 @@ static int teardown(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_flush_call_sent_again_counts_once_on_both),
         cmocka_unit_test(the_model_decides_every_call_as_the_scripts_on_redis_do),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

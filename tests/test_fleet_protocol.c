@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- Helpers ---------------------------------------------------------------- */
@@ -286,6 +287,9 @@ static void keys_and_arguments_are_the_scripts(void **state) {
     assert_string_equal(key, "breaker:v1:{payments-db}:w");
     breaker__fleet_key("payments-db", FLEET_KEY_LEASES, key, sizeof key);
     assert_string_equal(key, "breaker:v1:{payments-db}:l");
+    breaker__fleet_key("payments-db", FLEET_KEY_SEQ, key, sizeof key);
+    assert_string_equal(key, "breaker:v1:{payments-db}:q");
+    assert_int_equal(FLEET_KEY_COUNT, atoi(BREAKER__FLEET_KEY_COUNT_TEXT));
     char ttl[24];
     breaker__fleet_ttl_text(3600 * SEC + 999999, ttl);
     assert_string_equal(ttl, "3600000");
@@ -299,6 +303,10 @@ static void keys_and_arguments_are_the_scripts(void **state) {
     assert_string_equal(c.argv[2], "4");
     assert_string_equal(c.argv[3], "1");
     assert_string_equal(c.argv[4], "2");
+    breaker__fleet_call_sequence(&c, "00000000000000ab", 1234567);
+    assert_int_equal(c.argc, 7);
+    assert_string_equal(c.argv[5], "00000000000000ab");
+    assert_string_equal(c.argv[6], "1234567");
     breaker__fleet_call_acquire(&c, 0xabc);
     assert_int_equal(c.script, FLEET_SCRIPT_ACQUIRE);
     assert_int_equal(c.argc, 1);
@@ -374,14 +382,35 @@ static void a_probe_success_seen_before_its_stripe_is_carried_not_wrapped(void *
     assert_int_equal(seen.success_carry, 0);
 }
 
-static void the_retry_after_a_cut_drops_the_deltas_not_the_run(void **state) {
+/* A name's flush sequences only grow: at least the last + 1, at least the
+ * monotonic clock in µs (a name attached again, a clock that did not move,
+ * a clock behind the last), never past what the scripts hold (2^52). */
+static void flush_sequences_only_grow(void **state) {
     (void)state;
-    struct breaker__fleet_deltas d = {.calls = 9, .failures = 9, .slow = 1, .run = 9};
-    breaker__fleet_deltas_drop(&d);
-    assert_int_equal(d.calls, 0);
-    assert_int_equal(d.failures, 0);
-    assert_int_equal(d.slow, 0);
-    assert_int_equal(d.run, 9);
+    assert_int_equal(breaker__fleet_next_seq(0, 0), 1);
+    assert_int_equal(breaker__fleet_next_seq(0, 5000), 5000);
+    assert_int_equal(breaker__fleet_next_seq(5000, 5000), 5001); /* the same µs */
+    assert_int_equal(breaker__fleet_next_seq(5001, 4000), 5002); /* behind the last */
+    assert_int_equal(breaker__fleet_next_seq(5002, 9000000), 9000000);
+    uint64_t last = 0;
+    for (uint64_t i = 0; i < 300; i++) {
+        uint64_t now = 100 + i / 3; /* a clock that moves every third call */
+        uint64_t seq = breaker__fleet_next_seq(last, now);
+        assert_true(seq > last);
+        assert_true(seq >= now);
+        last = seq;
+    }
+    assert_int_equal(breaker__fleet_next_seq(0, UINT64_MAX), BREAKER__FLEET_BIG);
+    /* A host id: 16 hex digits, a function of the handle's key, not it. */
+    char a[17], b[17], k[17];
+    breaker__fleet_host_id(7, a);
+    breaker__fleet_host_id(7, b);
+    breaker__fleet_token_text(7, k);
+    assert_int_equal(strlen(a), 16);
+    assert_string_equal(a, b);
+    assert_string_not_equal(a, k);
+    breaker__fleet_host_id(8, b);
+    assert_string_not_equal(a, b);
 }
 
 /* ---- Answers ---------------------------------------------------------------------- */
@@ -851,7 +880,7 @@ int main(void) {
         cmocka_unit_test(keys_and_arguments_are_the_scripts),
         cmocka_unit_test(deltas_are_closed_state_calls_since_the_last_flush),
         cmocka_unit_test(a_probe_success_seen_before_its_stripe_is_carried_not_wrapped),
-        cmocka_unit_test(the_retry_after_a_cut_drops_the_deltas_not_the_run),
+        cmocka_unit_test(flush_sequences_only_grow),
         cmocka_unit_test(answers_are_read_and_malformed_ones_refused),
         cmocka_unit_test(a_fleet_open_trips_a_closed_host_with_the_fleets_evidence),
         cmocka_unit_test(a_fleet_close_closes_a_host_that_followed_its_open),

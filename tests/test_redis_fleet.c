@@ -1523,12 +1523,15 @@ static void a_lease_result_survives_a_failed_round(void **state) {
 /* A loopback TCP proxy in front of the test's redis-server, on its own
  * thread. Armed, it cuts the next connection that sends an EVALSHA: the
  * server gets (and runs) the pipeline, the client gets no answer but a
- * reset, about 30 ms later (inside the client's 100 ms I/O timeout). */
+ * reset, about 30 ms later (inside the client's 100 ms I/O timeout). With
+ * `swallow` set, the server never gets that pipeline either (the cut comes
+ * before Redis ran it). */
 struct cut_proxy {
     int listen_fd;
     int port;
     int upstream_port;
     _Atomic int armed;
+    _Atomic int swallow;
     _Atomic int cuts;
     _Atomic int stop;
     pthread_t thread;
@@ -1551,8 +1554,11 @@ static void *proxy_main(void *arg) {
     enum { PAIRS = 8 };
     int down[PAIRS], up[PAIRS];
     uint64_t cut_at[PAIRS];
-    for (int i = 0; i < PAIRS; i++)
+    int swallowing[PAIRS];
+    for (int i = 0; i < PAIRS; i++) {
         down[i] = up[i] = -1;
+        swallowing[i] = 0;
+    }
     while (!atomic_load(&px->stop)) {
         struct pollfd pfd[1 + 2 * PAIRS];
         int np = 0;
@@ -1578,6 +1584,7 @@ static void *proxy_main(void *arg) {
                 down[slot] = c;
                 up[slot] = u;
                 cut_at[slot] = 0;
+                swallowing[slot] = 0;
             } else {
                 if (c >= 0) close(c);
                 if (u >= 0) close(u);
@@ -1595,8 +1602,9 @@ static void *proxy_main(void *arg) {
                     if (atomic_load(&px->armed) && cut_at[i] == 0 && has_evalsha(buf, (size_t)n)) {
                         atomic_store(&px->armed, 0);
                         cut_at[i] = mono_ns() + 30 * MS;
+                        swallowing[i] = atomic_load(&px->swallow);
                     }
-                    if (write(up[i], buf, (size_t)n) != n) dead = 1;
+                    if (!swallowing[i] && write(up[i], buf, (size_t)n) != n) dead = 1;
                 }
             }
             if (!dead && (pfd[2 + 2 * i].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -1657,31 +1665,60 @@ static long long window_calls(const struct test_redis *r, const char *name) {
                           name);
 }
 
-/* A connection cut after Redis ran the round (the server's answer lost):
- * the round is tried again on a new connection, without its deltas, which
- * the first try may already have counted. */
-static void the_retry_after_a_cut_connection_does_not_count_deltas_twice(void **state) {
-    struct test_redis *r = *state;
-    struct cut_proxy px;
-    proxy_start(&px, r->port);
+/* Through a cut proxy (`swallow`: the cut comes before Redis ran the
+ * round): `name` attached, ten calls at 60% failures, then a round that is
+ * cut and tried again. Each of the ten reaches the fleet window once.
+ * @return the handle, `*b` the breaker. */
+static breaker_redis *ten_calls_through_a_cut(const struct test_redis *r, struct cut_proxy *px,
+                                              const char *name, int swallow, breaker **b) {
+    proxy_start(px, r->port);
     struct test_redis via = *r;
-    via.port = px.port;
+    via.port = px->port;
     breaker_redis *f = open_fleet(&via, 3600 * 1000, 0);
     assert_non_null(f);
     breaker_config cfg;
     fleet_cfg(&cfg);
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "twice", &cfg, &b, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_attach(f, name, &cfg, b, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
-    ten_calls_sixty_percent(f, b);
-    atomic_store(&px.armed, 1);
+    ten_calls_sixty_percent(f, *b);
+    atomic_store(&px->swallow, swallow);
+    atomic_store(&px->armed, 1);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK); /* cut, then tried again */
-    assert_int_equal(atomic_load(&px.cuts), 1);
-    assert_int_equal(window_calls(r, "twice"), 10);
-    assert_int_equal(hget(r, "twice", "st"), 0); /* 10 calls at 60%: below min_calls 20 */
+    assert_int_equal(atomic_load(&px->cuts), 1);
+    assert_int_equal(window_calls(r, name), 10);
+    assert_int_equal(hget(r, name, "st"), 0); /* 10 calls at 60%: below min_calls 20 */
+    return f;
+}
+
+/* A connection cut after Redis ran the round (the server's answer lost):
+ * the round is tried again on a new connection with the same calls, and
+ * the flush script, which applied the first try's deltas, does not count
+ * them again (the call's sequence is not newer than its host's). */
+static void the_retry_after_a_cut_connection_does_not_count_deltas_twice(void **state) {
+    struct test_redis *r = *state;
+    struct cut_proxy px;
+    breaker *b;
+    breaker_redis *f = ten_calls_through_a_cut(r, &px, "twice", 0, &b);
     ten_calls_sixty_percent(f, b);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     assert_int_equal(window_calls(r, "twice"), 20);
+    breaker_redis_close(f);
+    proxy_stop(&px);
+}
+
+/* A connection cut before Redis ran the round (the request lost): the
+ * retry's deltas are the only ones Redis sees, and they count, once (the
+ * old client sent the retry without its deltas: they were lost). */
+static void the_retry_after_a_cut_connection_does_not_lose_deltas(void **state) {
+    struct test_redis *r = *state;
+    struct cut_proxy px;
+    breaker *b;
+    breaker_redis *f = ten_calls_through_a_cut(r, &px, "lost", 1, &b);
+    /* The next ten reach the window too, and trip it: 20 calls at 60%. */
+    ten_calls_sixty_percent(f, b);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(hget(r, "lost", "st"), 1);
+    assert_int_equal(hget(r, "lost", "ec"), 20);
     breaker_redis_close(f);
     proxy_stop(&px);
 }
@@ -1968,6 +2005,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(
             the_retry_after_a_cut_connection_does_not_count_deltas_twice, setup_server,
             teardown_server),
+        cmocka_unit_test_setup_teardown(the_retry_after_a_cut_connection_does_not_lose_deltas,
+                                        setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(a_lease_granted_after_its_request_timed_out_is_released,
                                         setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(

@@ -28,7 +28,13 @@ struct lease {
     uint64_t deadline;
 };
 
-/* The three keys of one name. `has_state`: the state hash exists (the
+/* An entry of the sequences hash: field the host id, value "seq time". */
+struct host_seq {
+    char host[17];
+    uint64_t seq, time;
+};
+
+/* The four keys of one name. `has_state`: the state hash exists (the
  * window and the leases may outlive it: DEL of the state key alone). */
 struct name {
     char name[BREAKER_NAME_MAX + 1];
@@ -46,6 +52,11 @@ struct name {
     size_t w_count, w_cap;
     struct lease *leases;
     size_t lease_count, lease_cap;
+    /* The sequences hash; `q_junk`: it holds a field the checks refuse
+     * (fleet_server_corrupt(), "q"). */
+    struct host_seq *q;
+    size_t q_count, q_cap;
+    bool q_junk;
     /* Not in Redis: for reports. */
     uint64_t half_opens, leases_granted;
 };
@@ -55,6 +66,7 @@ struct fleet_server {
     void *clock_ctx;
     struct name **names;
     size_t count, cap;
+    uint64_t ttl_us; /* ARGV 1 in µs: a host silent this long is forgotten */
 };
 
 /* One script run: the name, its limits (c[1..13]) and the clock; `bad`:
@@ -75,11 +87,17 @@ int fleet_server_create(breaker_clock_fn *clock, void *clock_ctx, struct fleet_s
     if (s == NULL) return -1;
     s->clock = clock;
     s->clock_ctx = clock_ctx;
+    s->ttl_us = UINT64_C(3600000000);
     *out = s;
     return 0;
 }
 
+void fleet_server_set_key_ttl(struct fleet_server *s, uint64_t ttl_ns) {
+    s->ttl_us = ttl_ns / 1000000 * 1000; /* the scripts' TTL is in ms */
+}
+
 static void free_name(struct name *n) {
+    free(n->q);
     free(n->w);
     free(n->leases);
     free(n);
@@ -229,7 +247,9 @@ static int rebuild(struct run *r, const char *limits) {
     if (r->gen_seen + 1 > g) g = r->gen_seen + 1;
     n->w_count = 0;     /* DEL W */
     n->lease_count = 0; /* DEL L */
-    n->run = 0;         /* DEL S */
+    n->q_count = 0;     /* DEL Q */
+    n->q_junk = false;
+    n->run = 0; /* DEL S */
     fresh_state(n, limits, g);
     return -1;
 }
@@ -295,6 +315,11 @@ static void answer(const struct run *r, int verdict, const uint64_t *wait, int64
 
 /* ---- The scripts ------------------------------------------------------------- */
 
+/* tonumber() of an argument the client formatted (protocol.c). */
+static uint64_t arg(const struct breaker__fleet_call *call, int i) {
+    return i < call->argc ? strtoull(call->argv[i], NULL, 10) : 0;
+}
+
 static int add_to_bucket(struct name *n, uint64_t id, uint64_t dc, uint64_t df, uint64_t ds) {
     for (size_t i = 0; i < n->w_count; i++) {
         if (n->w[i].id == id) {
@@ -325,20 +350,91 @@ static void trip(struct run *r, uint64_t calls, uint64_t failures, uint64_t slow
     answer(r, VERDICT_TRIPPED, NULL, a);
 }
 
-/* flush(known_gen, calls, failures, slow, run). */
-static int script_flush(struct run *r, uint64_t hg, uint64_t dc, uint64_t df, uint64_t ds,
-                        uint64_t trail, int64_t a[ANS_COUNT]) {
+/* A flush's host id and sequence (ARGV 8 and 9), as the script checks
+ * them: 16 hex digits, a number of digits 0..BIG. @return 1 valid, 0 not. */
+static int valid_sequence(const char *host, const char *seq, uint64_t *out) {
+    size_t hl = strlen(host), sl = strlen(seq);
+    if (hl != 16 || strspn(host, "0123456789abcdefABCDEF") != hl) return 0;
+    if (sl == 0 || sl > 16 || strspn(seq, "0123456789") != sl) return 0;
+    *out = strtoull(seq, NULL, 10);
+    return *out <= (uint64_t)BREAKER__FLEET_BIG;
+}
+
+/* The sequences hash: hosts silent longer than the TTL deleted (HDEL), and
+ * `host`'s entry. @return -2 when it holds a field the checks refuse (the
+ * keys are rebuilt), else 0 with *last (NULL: none). */
+static int scan_sequences(struct fleet_server *s, struct run *r, const char *host,
+                          const struct host_seq **last) {
     struct name *n = r->n;
+    *last = NULL;
+    if (n->q_junk) {
+        r->bad = true;
+        return -2;
+    }
+    size_t keep = 0;
+    for (size_t i = 0; i < n->q_count; i++) {
+        if (n->q[i].time + s->ttl_us <= r->now) continue;
+        n->q[keep++] = n->q[i];
+    }
+    n->q_count = keep;
+    for (size_t i = 0; i < n->q_count; i++)
+        if (strcmp(n->q[i].host, host) == 0) *last = &n->q[i];
+    return 0;
+}
+
+/* HSET Q host "seq now": deltas applied. */
+static int note_applied(struct run *r, const char *host, uint64_t seq) {
+    struct name *n = r->n;
+    if (host == NULL) return 0;
+    for (size_t i = 0; i < n->q_count; i++) {
+        if (strcmp(n->q[i].host, host) != 0) continue;
+        n->q[i].seq = seq;
+        n->q[i].time = r->now;
+        return 0;
+    }
+    if (n->q_count == n->q_cap) {
+        size_t cap = n->q_cap ? 2 * n->q_cap : 4;
+        struct host_seq *p = realloc(n->q, cap * sizeof *p);
+        if (p == NULL) return -1;
+        n->q = p;
+        n->q_cap = cap;
+    }
+    struct host_seq *q = &n->q[n->q_count++];
+    snprintf(q->host, sizeof q->host, "%s", host);
+    q->seq = seq;
+    q->time = r->now;
+    return 0;
+}
+
+/* flush(known_gen, calls, failures, slow, run[, host, seq]). */
+static int script_flush(struct fleet_server *s, struct run *r,
+                        const struct breaker__fleet_call *call, int64_t a[ANS_COUNT]) {
+    struct name *n = r->n;
+    uint64_t hg = arg(call, 0), dc = arg(call, 1), df = arg(call, 2), ds = arg(call, 3),
+             trail = arg(call, 4);
     if (df > dc || ds > dc) return -1; /* a client's error, nothing written */
+    const char *host = call->argc > 5 ? call->argv[5] : NULL;
+    uint64_t seq = 0;
+    if (host != NULL && !valid_sequence(host, call->argc > 6 ? call->argv[6] : "", &seq))
+        return -1; /* a client's error too */
     if (n->st != FLEET_CLOSED || (hg != 0 && hg != n->gen) || dc == 0) {
         answer(r, VERDICT_NONE, NULL, a);
         return 0;
+    }
+    if (host != NULL) {
+        const struct host_seq *last;
+        if (scan_sequences(s, r, host, &last) != 0) return -2;
+        if (last != NULL && seq <= last->seq) { /* applied already: a retry */
+            answer(r, VERDICT_NONE, NULL, a);
+            return 0;
+        }
     }
     uint64_t thr = r->c.failure_threshold;
     if (thr > 0) {
         /* CONSECUTIVE: failures only extend the run; a flush with a success
          * sets it to the host's run after its last success. */
         uint64_t run = df >= dc ? n->run + df : trail;
+        if (note_applied(r, host, seq) != 0) return -1;
         if (run >= thr) {
             trip(r, run, run, 0, a);
             return 0;
@@ -368,6 +464,7 @@ static int script_flush(struct run *r, uint64_t hg, uint64_t dc, uint64_t df, ui
         }
         if (r->bad || f > c || sl > c) return -2;
     }
+    if (note_applied(r, host, seq) != 0) return -1;
     if (add_to_bucket(n, bkt, dc, df, ds) != 0) return -1;
     /* Buckets older than the window are deleted; the rest are summed. */
     uint64_t c = 0, f = 0, sl = 0;
@@ -463,11 +560,6 @@ static int script_release(struct run *r, uint64_t lg, const char *token, uint64_
     return 0;
 }
 
-/* tonumber() of an argument the client formatted (protocol.c). */
-static uint64_t arg(const struct breaker__fleet_call *call, int i) {
-    return i < call->argc ? strtoull(call->argv[i], NULL, 10) : 0;
-}
-
 int fleet_server_call(struct fleet_server *s, const char *name, const char *limits,
                       const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT]) {
     struct run r;
@@ -477,8 +569,7 @@ int fleet_server_call(struct fleet_server *s, const char *name, const char *limi
     int rc;
     switch (call->script) {
     case FLEET_SCRIPT_FLUSH:
-        rc = script_flush(&r, arg(call, 0), arg(call, 1), arg(call, 2), arg(call, 3), arg(call, 4),
-                          ans);
+        rc = script_flush(s, &r, call, ans);
         return rc == -2 ? rebuild(&r, limits) : rc; /* -2: the window failed its checks */
     case FLEET_SCRIPT_ACQUIRE:
         return script_acquire(&r, call->argv[0], ans);
@@ -495,6 +586,10 @@ int fleet_server_corrupt(struct fleet_server *s, const char *name, const char *f
     if (n == NULL || !n->has_state) return -1;
     if (strcmp(field, "cfg") == 0) {
         snprintf(n->cfg, sizeof n->cfg, "%s", value);
+        return 0;
+    }
+    if (strcmp(field, "q") == 0) { /* a field of the sequences hash */
+        n->q_junk = true;
         return 0;
     }
     char *end = NULL;
@@ -525,6 +620,7 @@ int fleet_server_name_stats(struct fleet_server *s, const char *name,
     struct name *n = find(s, name);
     if (n == NULL) return -1;
     out->leases_out = (uint32_t)n->lease_count;
+    out->hosts = (uint32_t)n->q_count + (n->q_junk ? 1u : 0u);
     for (size_t i = 0; i < n->lease_count; i++)
         if (out->first_deadline_us == 0 || n->leases[i].deadline < out->first_deadline_us)
             out->first_deadline_us = n->leases[i].deadline;
@@ -542,5 +638,15 @@ int fleet_server_name_stats(struct fleet_server *s, const char *name,
     out->until_us = n->until;
     out->born = n->born;
     out->run = n->run;
+    return 0;
+}
+
+int fleet_server_host_seq(struct fleet_server *s, const char *name, size_t i, char host[17],
+                          uint64_t *seq, uint64_t *time) {
+    struct name *n = find(s, name);
+    if (n == NULL || i >= n->q_count) return -1;
+    memcpy(host, n->q[i].host, 17);
+    *seq = n->q[i].seq;
+    *time = n->q[i].time;
     return 0;
 }

@@ -45,6 +45,7 @@ struct fleet_name_stats {
      * the CONSECUTIVE run. */
     uint64_t successes, until_us, born, run;
     uint64_t first_deadline_us; /* the earliest lease's deadline (µs), 0: no lease */
+    uint32_t hosts;             /* fields of the sequences hash (HLEN breaker:v1:{name}:q) */
 };
 
 /* `clock` (required) is Redis's clock, in nanoseconds; the scripts count
@@ -52,6 +53,9 @@ struct fleet_name_stats {
 int fleet_server_create(breaker_clock_fn *clock, void *clock_ctx, struct fleet_server **out);
 /* NULL is a no-op. */
 void fleet_server_destroy(struct fleet_server *s);
+/* The key TTL the calls send (ARGV 1; default an hour): the flush script
+ * forgets a host silent this long (its entry in the sequences hash). */
+void fleet_server_set_key_ttl(struct fleet_server *s, uint64_t ttl_ns);
 
 /* EVAL of `call`'s script for `name`, with `limits` as ARGV 2 (stored when
  * the name is new, ignored otherwise). @return 0 with the script's answer
@@ -72,7 +76,10 @@ void fleet_server_delete_state(struct fleet_server *s, const char *name);
 
 /* HSET breaker:v1:{name}:s <field> <value>, as an operator's mistake or a
  * corruption would: `field` one of cfg, st, gen, k, succ, until, born, ec,
- * ef, es; `value` a decimal integer (cfg: any text). The next call checks
+ * ef, es; `value` a decimal integer (cfg: any text). `field` "q" stands for
+ * a field of the sequences hash (breaker:v1:{name}:q) that the flush
+ * script's checks refuse: the next flush that reads it (deltas to apply,
+ * with a sequence) rebuilds the keys. The next call checks
  * the state as the scripts do: acquire_probe answers an error, flush and
  * release_probe rebuild the keys (a new, later generation, the caller's
  * limits) and answer an error. @return 0, or -1 (no state, a field or a
@@ -84,5 +91,10 @@ int fleet_server_corrupt(struct fleet_server *s, const char *name, const char *f
  * deadline applied: the next call does that), or -1 if it has no state
  * (`out` still counts the leases a deleted state left). */
 int fleet_server_name_stats(struct fleet_server *s, const char *name, struct fleet_name_stats *out);
+
+/* The `i`th entry of `name`'s sequences hash (host id, sequence, the time
+ * in µs it was applied). @return 0, or -1 past the last. */
+int fleet_server_host_seq(struct fleet_server *s, const char *name, size_t i, char host[17],
+                          uint64_t *seq, uint64_t *time);
 
 #endif /* BREAKER_TOOL_FLEET_SERVER_H */

@@ -98,6 +98,7 @@ struct entry {
     /* Flusher-only (under round_mu): the protocol's state of this name. */
     struct breaker__fleet_seen seen;
     struct breaker__fleet_follow follow;
+    uint64_t flush_seq; /* the sequence of this name's last flush call */
     /* Read by callers: relaxed, each is a hint read alone. */
     _Atomic uint64_t gate_until_ns; /* no lease request before this (monotonic) */
     _Atomic uint64_t followed_gen;  /* follow.followed_gen while it follows, else 0 */
@@ -119,7 +120,8 @@ struct pending {
     struct entry *e;
     uint32_t idx; /* e's index in entries (and actions) */
     struct breaker__fleet_call call;
-    /* A flush: what it carries, kept to send again without the deltas. */
+    /* A flush: what it carries. A retry after a cut connection sends the
+     * call again unchanged: its sequence makes the deltas count once. */
     uint64_t known_gen;
     struct breaker__fleet_deltas deltas;
     /* A release: the slot to free after, and whether it is an orphan's. */
@@ -189,6 +191,7 @@ struct breaker_redis {
     _Atomic uint64_t last_ok_ns; /* monotonic time of the last good flush, 0 = none */
     _Atomic uint64_t token_seq;  /* lease tokens */
     uint64_t token_key;
+    char host_id[17];      /* the flush calls' host id (breaker__fleet_host_id(token_key)) */
     uint64_t jitter_state; /* flusher-only */
 
     int wake[2]; /* pipe: [0] polled by the flusher, [1] written to wake it */

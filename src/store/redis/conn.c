@@ -17,7 +17,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_ARGS 14
+/* EVALSHA, the SHA, numkeys, the keys, the TTL, the limits and a call's
+ * own arguments (the flush's seven). */
+#define MAX_ARGS 16
+_Static_assert(MAX_ARGS == 3 + FLEET_KEY_COUNT + 2 + BREAKER__FLEET_CALL_ARGS,
+               "MAX_ARGS fits the longest call");
 
 struct timeval breaker__redis_tv(uint64_t ns) {
     if (ns < 1000) ns = 1000;
@@ -182,7 +186,7 @@ static int call_argv(const breaker_redis *f, const struct entry *e,
     int n = 0;
     argv[n++] = sha != NULL ? "EVALSHA" : "EVAL";
     argv[n++] = sha != NULL ? sha : script_text(call->script);
-    argv[n++] = "3";
+    argv[n++] = BREAKER__FLEET_KEY_COUNT_TEXT;
     for (int i = 0; i < FLEET_KEY_COUNT; i++)
         argv[n++] = e->key[i];
     argv[n++] = f->ttl;

@@ -120,6 +120,7 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     f->cfg.password = f->password;
     uint64_t seed = breaker__redis_mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)f;
     f->token_key = breaker__splitmix64_next(&seed);
+    breaker__fleet_host_id(f->token_key, f->host_id);
     f->jitter_state = breaker__splitmix64_next(&seed);
     atomic_init(&f->degraded, 1);                             /* until the first good flush */
     atomic_init(&f->lease_budget_ns, f->cfg.probe_budget_ns); /* until a round is measured */

@@ -91,7 +91,8 @@ static size_t collect_releases(breaker_redis *f, struct entry *e, uint32_t idx, 
 /* `e`'s flush: its counters read with the peek (no due probe timeout is
  * applied: a timeout's event would run under round_mu, and a listener that
  * attaches a name takes it). */
-static void collect_flush(struct entry *e, uint32_t idx, struct pending *p) {
+static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
+                          struct pending *p) {
     breaker_stats s;
     breaker_stats_peek(breaker__redis_entry_b(e), &s);
     p->e = e;
@@ -99,6 +100,8 @@ static void collect_flush(struct entry *e, uint32_t idx, struct pending *p) {
     p->known_gen = e->follow.known_gen;
     breaker__fleet_take_deltas(&e->seen, &s, &p->deltas);
     breaker__fleet_call_flush(&p->call, p->known_gen, &p->deltas);
+    e->flush_seq = breaker__fleet_next_seq(e->flush_seq, breaker__redis_mono_ns() / 1000);
+    breaker__fleet_call_sequence(&p->call, f->host_id, e->flush_seq);
 }
 
 /* Every name's calls, in the round's arrays (attach made room). @return
@@ -111,37 +114,26 @@ static size_t collect_calls(breaker_redis *f, uint32_t n) {
         struct entry *e = f->entries[i];
         np += collect_releases(f, e, i, p + np, now);
         if (breaker__redis_entry_b(e) == NULL) continue; /* retired: lease results only */
-        collect_flush(e, i, &p[np++]);
+        collect_flush(f, e, i, &p[np++]);
     }
     return np;
 }
 
-/* The retry after a dropped connection: the server may have run the first
- * pipeline before the connection went, so the deltas are not sent again
- * (lost, as a broken connection's cost; counting them twice would be
- * worse). Lease results go again: a release is idempotent (the script
- * checks the token and the generation). */
-static void drop_deltas(struct pending *p, size_t np) {
-    for (size_t i = 0; i < np; i++) {
-        if (p[i].call.script != FLEET_SCRIPT_FLUSH) continue;
-        breaker__fleet_deltas_drop(&p[i].deltas);
-        breaker__fleet_call_flush(&p[i].call, p[i].known_gen, &p[i].deltas);
-    }
-}
-
 /* One round trip for every name. A connection that worked before may have
  * been cut meanwhile (a Redis restart): one new connection is tried within
- * the round before the fleet is called degraded. @return as
+ * the round before the fleet is called degraded. The server may have run
+ * the first pipeline before the connection went: the retry sends the same
+ * calls, and they count once (a flush's deltas carry the host's sequence,
+ * which the script applies once; a release checks its token and
+ * generation). @return as
  * breaker__redis_exchange(), or -1 when no connection could be made. */
 static int send_calls(breaker_redis *f, size_t np, char *why, size_t why_len) {
     int had_ctx = f->flush_ctx != NULL;
     if (!breaker__redis_ensure_connected(f, why, why_len)) return -1;
     struct pending *p = f->round_calls;
     int got = breaker__redis_exchange(f, p, np, f->round_replies, why, why_len);
-    if (got == 0 && had_ctx && breaker__redis_ensure_connected(f, why, why_len)) {
-        drop_deltas(p, np);
+    if (got == 0 && had_ctx && breaker__redis_ensure_connected(f, why, why_len))
         got = breaker__redis_exchange(f, p, np, f->round_replies, why, why_len);
-    }
     return got;
 }
 

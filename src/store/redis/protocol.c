@@ -9,6 +9,7 @@
  */
 #include "store/redis/protocol.h"
 
+#include "common/splitmix.h"
 #include "core/config_fields.h"
 
 #include <inttypes.h>
@@ -290,7 +291,7 @@ int breaker__fleet_limits_adopt(const char *stored, breaker_config *cfg, bool *d
 /* ---- Keys and the scripts' arguments ------------------------------------------ */
 
 void breaker__fleet_key(const char *name, int which, char *out, size_t len) {
-    static const char *const suffix[FLEET_KEY_COUNT] = {"s", "w", "l"};
+    static const char *const suffix[FLEET_KEY_COUNT] = {"s", "w", "l", "q"};
     snprintf(out, len, "breaker:v1:{%s}:%s", name, suffix[which]);
 }
 
@@ -328,10 +329,18 @@ void breaker__fleet_take_deltas(struct breaker__fleet_seen *seen, const breaker_
     seen->probes_failed = pfail;
 }
 
-void breaker__fleet_deltas_drop(struct breaker__fleet_deltas *d) {
-    d->calls = 0;
-    d->failures = 0;
-    d->slow = 0;
+uint64_t breaker__fleet_next_seq(uint64_t last, uint64_t now_us) {
+    uint64_t next = last + 1;
+    if (now_us > next) next = now_us;
+    /* The scripts hold a sequence below 2^52 (BIG); a monotonic clock in µs
+     * reaches it after 142 years. */
+    if (next > (uint64_t)BREAKER__FLEET_BIG) next = (uint64_t)BREAKER__FLEET_BIG;
+    return next;
+}
+
+void breaker__fleet_host_id(uint64_t token_key, char out[17]) {
+    /* Not the key itself: lease tokens are built from it. */
+    breaker__fleet_token_text(breaker__splitmix64(token_key ^ UINT64_C(0x686f73742d696421)), out);
 }
 
 static void call_arg(struct breaker__fleet_call *c, uint64_t v) {
@@ -348,6 +357,13 @@ void breaker__fleet_call_flush(struct breaker__fleet_call *c, uint64_t known_gen
     call_arg(c, d->failures);
     call_arg(c, d->slow);
     call_arg(c, d->run);
+}
+
+void breaker__fleet_call_sequence(struct breaker__fleet_call *c, const char host[17],
+                                  uint64_t seq) {
+    snprintf(c->argv[c->argc], sizeof c->argv[c->argc], "%s", host);
+    c->argc++;
+    call_arg(c, seq);
 }
 
 void breaker__fleet_call_acquire(struct breaker__fleet_call *c, uint64_t token) {

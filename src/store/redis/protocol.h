@@ -110,10 +110,12 @@ int breaker__fleet_limits_adopt(const char *stored, breaker_config *cfg, bool *d
 
 /* ---- Keys and the scripts' arguments ------------------------------------------ */
 
-/* The keys of a name: its state hash, its window, its leases (docs/fleet.md,
- * "Keys"). One hash tag, {name}, puts the three in one Cluster slot. */
-enum { FLEET_KEY_STATE, FLEET_KEY_WINDOW, FLEET_KEY_LEASES, FLEET_KEY_COUNT };
-#define BREAKER__FLEET_KEY_LEN (BREAKER_NAME_MAX + 32)
+/* The keys of a name: its state hash, its window, its leases, the flush
+ * sequences of its hosts (docs/fleet.md, "Keys"). One hash tag, {name}, puts
+ * the four in one Cluster slot. */
+enum { FLEET_KEY_STATE, FLEET_KEY_WINDOW, FLEET_KEY_LEASES, FLEET_KEY_SEQ, FLEET_KEY_COUNT };
+#define BREAKER__FLEET_KEY_COUNT_TEXT "4" /* the scripts' numkeys */
+#define BREAKER__FLEET_KEY_LEN        (BREAKER_NAME_MAX + 32)
 void breaker__fleet_key(const char *name, int which, char *out, size_t len);
 
 /* The scripts (scripts.c). */
@@ -121,10 +123,11 @@ enum { FLEET_SCRIPT_FLUSH, FLEET_SCRIPT_ACQUIRE, FLEET_SCRIPT_RELEASE, FLEET_SCR
 
 /* One script call: which script, and its ARGV after the two every script
  * takes (the key TTL and the limits text). */
+#define BREAKER__FLEET_CALL_ARGS 7 /* the flush's: known_gen .. run, host, seq */
 struct breaker__fleet_call {
     int script;
     int argc;
-    char argv[5][24];
+    char argv[BREAKER__FLEET_CALL_ARGS][24];
 };
 
 /* A lease token as the scripts store it: 16 hex digits. */
@@ -158,15 +161,27 @@ struct breaker__fleet_deltas {
 void breaker__fleet_take_deltas(struct breaker__fleet_seen *seen, const breaker_stats *now,
                                 struct breaker__fleet_deltas *out);
 
-/* The retry of a round after a cut connection: Redis may have run the first
- * try, so its deltas are lost rather than counted twice (the run is a level,
- * not a sum: it goes again). */
-void breaker__fleet_deltas_drop(struct breaker__fleet_deltas *d);
+/* A flush's sequence number for one name: newer than the name's `last`
+ * (the host's previous flush call of it), and at least the monotonic clock
+ * in µs `now_us`, so a host's sequences only grow, also across a handle
+ * that attached the name again. The flush script applies a host's deltas
+ * only with a sequence newer than the last it applied for that host
+ * (docs/fleet.md, "Scripts"): the retry of a round after a cut connection
+ * sends the same call, and its deltas count once whether or not Redis ran
+ * the first try. Pure. */
+uint64_t breaker__fleet_next_seq(uint64_t last, uint64_t now_us);
+
+/* The host id of a handle whose random lease-token key is `token_key`: 16
+ * hex digits, the flush script's field in the sequences key. Pure. */
+void breaker__fleet_host_id(uint64_t token_key, char out[17]);
 
 /* The calls: flush(known_gen, deltas), acquire_probe(token),
  * release_probe(gen, token, result). */
 void breaker__fleet_call_flush(struct breaker__fleet_call *c, uint64_t known_gen,
                                const struct breaker__fleet_deltas *d);
+/* A flush call's host id and sequence (ARGV 8 and 9): its deltas are then
+ * applied at most once (a flush without them, the attach's, carries none). */
+void breaker__fleet_call_sequence(struct breaker__fleet_call *c, const char host[17], uint64_t seq);
 void breaker__fleet_call_acquire(struct breaker__fleet_call *c, uint64_t token);
 void breaker__fleet_call_release(struct breaker__fleet_call *c, uint64_t gen, uint64_t token,
                                  int result);

@@ -9,6 +9,9 @@
  *   2 breaker:v1:{name}:w  hash: the fleet window, fields c<bucket>,
  *                          f<bucket>, s<bucket> (calls, failures, slow)
  *   3 breaker:v1:{name}:l  zset: probe leases, member token, score deadline
+ *   4 breaker:v1:{name}:q  hash: the hosts' flush sequences, field host id
+ *                          (16 hex digits), value "seq time" (the sequence
+ *                          last applied, Redis's clock then)
  * ARGV common to all: 1 key TTL in ms, 2 the caller's limits as text (used
  * only by the first caller: the stored limits win).
  *
@@ -42,13 +45,14 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
 
 /* clang-format off: one Lua line per C line. */
 #define PRELUDE                                                                  \
-    "local S, W, L = KEYS[1], KEYS[2], KEYS[3]\n"                                \
+    "local S, W, L, Q = KEYS[1], KEYS[2], KEYS[3], KEYS[4]\n"                    \
     "local ttl = tonumber(ARGV[1])\n"                                            \
     "local t = redis.call('TIME')\n"                                             \
     "local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"                    \
     "-- Everything read from Redis is checked before it is used: the first\n"    \
     "-- violation is named (key, field, value, what was expected) in `bad`.\n"   \
     "local BIG = " BIG_TEXT "\n"                                                 \
+    "local BIG_TEXT = '" BIG_TEXT "'\n"                                          \
     "local DUR = " DUR_TEXT "\n"                                                 \
     "local bad = nil\n"                                                          \
     "local function seen(v)\n"                                                   \
@@ -117,7 +121,7 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "-- The caller's limits: a client that sends others is broken.\n"            \
     "limits('ARGV[2]', ARGV[2])\n"                                               \
     "if bad then return redis.error_reply('ERR breaker: ' .. bad) end\n"         \
-    "typed(S, 'hash'); typed(W, 'hash'); typed(L, 'zset')\n"                     \
+    "typed(S, 'hash'); typed(W, 'hash'); typed(L, 'zset'); typed(Q, 'hash')\n"   \
     "local raw, c = nil, nil\n"                                                  \
     "local h = {}\n"                                                             \
     "if not bad and redis.call('EXISTS', S) == 1 then\n"                         \
@@ -169,7 +173,7 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "  if not fix then return redis.error_reply('CORRUPT ' .. bad) end\n"        \
     "  local g = now\n"                                                          \
     "  if gen_seen + 1 > g then g = gen_seen + 1 end\n"                          \
-    "  redis.call('DEL', S, W, L)\n"                                             \
+    "  redis.call('DEL', S, W, L, Q)\n"                                          \
     "  redis.call('HSET', S, 'cfg', ARGV[2], 'st', 0, 'gen', g, 'k', 0,\n"       \
     "             'succ', 0, 'until', 0, 'trips', 0, 'transitions', 0,\n"        \
     "             'ec', 0, 'ef', 0, 'es', 0, 'born', g, 'why', 'rebuilt',\n"     \
@@ -218,6 +222,7 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "  redis.call('PEXPIRE', S, ttl)\n"                                          \
     "  redis.call('PEXPIRE', W, ttl)\n"                                          \
     "  redis.call('PEXPIRE', L, ttl)\n"                                          \
+    "  redis.call('PEXPIRE', Q, ttl)\n"                                          \
     "  if wait == nil then\n"                                                    \
     "    wait = 0\n"                                                             \
     "    if st == 1 and untl > now then wait = untl - now end\n"                 \
@@ -230,25 +235,59 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
 
 /* flush: ARGV 3 the host's last known generation (0: none), 4 calls,
  * 5 failures, 6 slow (deltas since its last flush), 7 the host's current
- * run of failures (its consecutive_failures). Deltas count only in a CLOSED
- * fleet, and only from a host that knew this generation (or none): calls
- * made before the fleet last closed belong to an ended period. The deltas
+ * run of failures (its consecutive_failures), 8 the host's id and 9 the
+ * call's sequence (breaker__fleet_next_seq(); both absent: a call that is
+ * not deduplicated, the attach's, which has no deltas). Deltas count only
+ * in a CLOSED fleet, and only from a host that knew this generation (or
+ * none): calls made before the fleet last closed belong to an ended period. The deltas
  * land in the bucket of Redis's clock now. With a CONSECUTIVE policy the
  * fleet keeps a run instead of a window: a flush of failures only extends
  * it, a flush with a success sets it to the host's run after its last
  * success (the order of calls across hosts within one interval is unknown:
- * an approximation, docs/fleet.md). verdict 1: this flush tripped the
- * fleet. */
+ * an approximation, docs/fleet.md). A host's deltas count once: a call
+ * whose sequence is not newer than the last one applied for its host (the
+ * retry of a round after a cut connection, which Redis may have run) is
+ * answered as usual but not counted; the sequence is stored (Q) only when
+ * deltas are applied, and a host silent longer than the TTL is forgotten.
+ * verdict 1: this flush tripped the fleet. */
 const char breaker__redis_lua_flush[] = PRELUDE
     "if bad then return corrupt(true) end\n"
     "local hg, dc = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "local df, ds = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
     "local trail, thr = tonumber(ARGV[7] or '0'), c[13] or 0\n"
     "if df > dc or ds > dc then return redis.error_reply('ERR breaker: deltas with more failures or slow calls than calls') end\n"
+    "local host, seq = ARGV[8], nil\n"
+    "if host then\n"
+    "  local sq = ARGV[9] or ''\n"
+    "  if #host == 16 and string.match(host, '^%x+$') and string.match(sq, '^%d+$') and #sq <= 16 then seq = tonumber(sq) end\n"
+    "  if seq == nil or seq > BIG then return redis.error_reply('ERR breaker: a host id of 16 hex digits and a sequence 0..' .. BIG_TEXT .. ' expected') end\n"
+    "end\n"
     "if st ~= 0 or (hg ~= 0 and hg ~= gen) or dc <= 0 then return answer(0) end\n"
+    "-- The hosts' sequences, checked: a field is a host id, a value 'seq time'.\n"
+    "-- A host silent longer than the TTL is forgotten; a call whose sequence\n"
+    "-- is not newer than its host's last was applied already (a retry).\n"
+    "if host then\n"
+    "  local last = nil\n"
+    "  local qa = redis.call('HGETALL', Q)\n"
+    "  for i = 1, #qa, 2 do\n"
+    "    local id, val = qa[i], qa[i + 1]\n"
+    "    local qs, qt = string.match(val, '^(%d+) (%d+)$')\n"
+    "    if not (#id == 16 and string.match(id, '^%x+$')) then flag(Q, seen(id), val, 'a field of 16 hex digits')\n"
+    "    elseif not qs or #qs > 16 or #qt > 16 or tonumber(qs) > BIG or tonumber(qt) > BIG then\n"
+    "      flag(Q, id, val, 'seq time, two numbers 0..' .. BIG_TEXT)\n"
+    "    elseif tonumber(qt) + ttl * 1000 <= now then redis.call('HDEL', Q, id)\n"
+    "    elseif id == host then last = tonumber(qs) end\n"
+    "  end\n"
+    "  if bad then return corrupt(true) end\n"
+    "  if last and seq <= last then return answer(0) end\n"
+    "end\n"
+    "local function applied()\n"
+    "  if host then redis.call('HSET', Q, host, string.format('%.0f %.0f', seq, now)) end\n"
+    "end\n"
     "if thr > 0 then\n"
     "  local run = tonumber(redis.call('HGET', S, 'run') or '0')\n"
     "  if df >= dc then run = run + df else run = trail end\n"
+    "  applied()\n"
     "  if run >= thr then\n"
     "    redis.call('HSET', S, 'ec', run, 'ef', run, 'es', 0)\n"
     "    redis.call('HINCRBY', S, 'trips', 1)\n"
@@ -281,6 +320,7 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "  flag(W, 'failures/slow', f .. '/' .. s, 'at most the calls (' .. n .. ')')\n"
     "end\n"
     "if bad then return corrupt(true) end\n"
+    "applied()\n"
     "redis.call('HINCRBY', W, 'c' .. bkt, dc)\n"
     "if df > 0 then redis.call('HINCRBY', W, 'f' .. bkt, df) end\n"
     "if ds > 0 then redis.call('HINCRBY', W, 's' .. bkt, ds) end\n"
