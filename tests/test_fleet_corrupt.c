@@ -170,7 +170,7 @@ static void run_command(const char *c, char keys[4][128]) {
         w[n] = '\0';
         for (int k = 0; k < 4; k++) {
             static const char *const tag[4] = {"{S}", "{W}", "{L}", "{Q}"};
-            if (strcmp(w, tag[k]) == 0) snprintf(w, sizeof words[0], "%s", keys[k]);
+            if (strcmp(w, tag[k]) == 0) snprintf(w, sizeof words[0], "%.127s", keys[k]);
         }
         argv[argc] = w;
         argc++;
