@@ -43,7 +43,8 @@
 _Static_assert(BREAKER__MAX_DURATION_DAYS == 365, "DUR_TEXT is 365 days");
 _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
 
-/* clang-format off: one Lua line per C line. */
+/* One Lua line per C line: */
+/* clang-format off */
 #define PRELUDE                                                                  \
     "local S, W, L, Q = KEYS[1], KEYS[2], KEYS[3], KEYS[4]\n"                    \
     "local ttl = tonumber(ARGV[1])\n"                                            \
