@@ -308,35 +308,40 @@ static void interrupted_sequences_lose_nothing(void **state) {
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
-    for (int trip = 0; trip < 3; trip++) {
-        breaker *b = pool_breaker((enum breaker_trip)trip);
-        enum { N = 16, LONG = 200000 };
-        struct pool_run r = {.b = b, .calls = LONG, .hold_exit = true};
-        pthread_t t[N], sig;
-        assert_int_equal(pthread_barrier_init(&r.all_in, NULL, N), 0);
-        for (unsigned i = 0; i < N; i++)
-            assert_int_equal(pthread_create(&t[i], NULL, pool_thread, &r), 0);
-        struct signaller sg = {t, N};
-        atomic_store(&signals_stop, 0);
-        assert_int_equal(pthread_create(&sig, NULL, send_signals, &sg), 0);
-        while (atomic_load(&r.done) < N) {
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
+    /* Signals sent to a thread that is not running merge into one, so on a
+     * loaded machine a run may see few: the pools run again (three rounds at
+     * most) until more than 100 have interrupted them. The counts are
+     * checked after every run. */
+    for (int round = 0; round < 3 && atomic_load(&signals_seen) <= 100; round++)
+        for (int trip = 0; trip < 3; trip++) {
+            breaker *b = pool_breaker((enum breaker_trip)trip);
+            enum { N = 16, LONG = 200000 };
+            struct pool_run r = {.b = b, .calls = LONG, .hold_exit = true};
+            pthread_t t[N], sig;
+            assert_int_equal(pthread_barrier_init(&r.all_in, NULL, N), 0);
+            for (unsigned i = 0; i < N; i++)
+                assert_int_equal(pthread_create(&t[i], NULL, pool_thread, &r), 0);
+            struct signaller sg = {t, N};
+            atomic_store(&signals_stop, 0);
+            assert_int_equal(pthread_create(&sig, NULL, send_signals, &sg), 0);
+            while (atomic_load(&r.done) < N) {
+                struct timespec ts = {0, 1000000};
+                nanosleep(&ts, NULL);
+            }
+            atomic_store(&signals_stop, 1);
+            assert_int_equal(pthread_join(sig, NULL), 0);
+            atomic_store(&r.may_exit, 1);
+            for (unsigned i = 0; i < N; i++)
+                assert_int_equal(pthread_join(t[i], NULL), 0);
+            pthread_barrier_destroy(&r.all_in);
+            breaker_stats st;
+            assert_int_equal(breaker_stats_get(b, &st), BREAKER_OK);
+            assert_int_equal(st.admitted, (uint64_t)N * LONG);
+            assert_int_equal(st.successes, r.successes);
+            assert_int_equal(st.failures, (uint64_t)N * (LONG / FAIL_EVERY));
+            assert_int_equal(st.successes + st.failures, st.admitted);
+            breaker_destroy(b);
         }
-        atomic_store(&signals_stop, 1);
-        assert_int_equal(pthread_join(sig, NULL), 0);
-        atomic_store(&r.may_exit, 1);
-        for (unsigned i = 0; i < N; i++)
-            assert_int_equal(pthread_join(t[i], NULL), 0);
-        pthread_barrier_destroy(&r.all_in);
-        breaker_stats st;
-        assert_int_equal(breaker_stats_get(b, &st), BREAKER_OK);
-        assert_int_equal(st.admitted, (uint64_t)N * LONG);
-        assert_int_equal(st.successes, r.successes);
-        assert_int_equal(st.failures, (uint64_t)N * (LONG / FAIL_EVERY));
-        assert_int_equal(st.successes + st.failures, st.admitted);
-        breaker_destroy(b);
-    }
     print_message("%llu signals delivered\n", (unsigned long long)atomic_load(&signals_seen));
     assert_true(atomic_load(&signals_seen) > 100);
     signal(SIGUSR1, SIG_DFL);
