@@ -20,3 +20,31 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/doc_backend_example.c
   "${CMAKE_MATCH_1}")
 breaker_add_test(test_doc_backend_example
   SOURCES test_doc_backend_example.c ${CMAKE_CURRENT_BINARY_DIR}/doc_backend_example.c)
+
+# README's 30-second example, as a function body: its first C block, with
+# the #include lines moved above, and the two placeholders it names (the
+# dependency's call, the fallback) given as the reader would write them.
+set(_readme ${PROJECT_SOURCE_DIR}/README.md)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_readme})
+file(READ ${_readme} _text)
+string(REGEX MATCH "```c\n([^`]*)```" _block "${_text}")
+if(NOT CMAKE_MATCH_1)
+  message(FATAL_ERROR "${_readme}: no C block (the 30-second example)")
+endif()
+set(_body "${CMAKE_MATCH_1}")
+string(REGEX REPLACE "#include[^\n]*\n" "" _body "${_body}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/doc_readme_example.c
+  "/* Generated from README.md's 30-second example (tests/docs.cmake). */\n"
+  "#include <breaker.h>\n"
+  "#include <stdlib.h>\n"
+  "int readme_example(int answer);\n"
+  "static int serve_fallback(void) { return 1; }\n"
+  "/* The dependency: answers `answer` (an HTTP status). */\n"
+  "#define http_get(...) answer\n"
+  "int readme_example(int answer) {\n"
+  "${_body}"
+  "    breaker_destroy(b);\n"
+  "    return 0;\n"
+  "}\n")
+breaker_add_test(test_doc_readme_example
+  SOURCES test_doc_readme_example.c ${CMAKE_CURRENT_BINARY_DIR}/doc_readme_example.c)
