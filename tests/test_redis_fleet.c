@@ -884,6 +884,21 @@ static void fleet_backed_calls_are_timed_beside_local_calls(void **state) {
 
 /* ---- FAIL_CLOSED ------------------------------------------------------------------------*/
 
+/* A FAIL_CLOSED handle on `r` whose view turns stale `stale_ms` after its
+ * last good round; the rounds are the test's own (an hour's interval). */
+static breaker_redis *open_fail_closed(const struct test_redis *r, uint64_t stale_ms) {
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = r->port;
+    rc.flush_interval_ns = 3600ull * 1000 * MS;
+    rc.fail_mode = BREAKER_REDIS_FAIL_CLOSED;
+    rc.stale_after_ns = stale_ms * MS;
+    rc.io_timeout_ns = 100 * MS;
+    breaker_redis *f = NULL;
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    return f;
+}
+
 /* FAIL_CLOSED: once the view is older than
  * stale_after_ns, the first round that finds it so trips the closed breaker
  * (every call refused on the open short path: the call path never reads the
@@ -892,15 +907,7 @@ static void fleet_backed_calls_are_timed_beside_local_calls(void **state) {
  * breaker_redis_flush(), as the flusher makes one every interval. */
 static void fail_closed_refuses_while_the_view_is_stale(void **state) {
     struct test_redis *r = *state;
-    breaker_redis_config rc;
-    breaker_redis_config_init(&rc);
-    rc.port = r->port;
-    rc.flush_interval_ns = 3600ull * 1000 * MS;
-    rc.fail_mode = BREAKER_REDIS_FAIL_CLOSED;
-    rc.stale_after_ns = 200 * MS;
-    rc.io_timeout_ns = 100 * MS;
-    breaker_redis *f;
-    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    breaker_redis *f = open_fail_closed(r, 200);
     breaker *b;
     breaker_config cfg;
     fleet_cfg(&cfg);
@@ -1411,15 +1418,7 @@ static void get_other_on_any(void *ctx, const breaker_registry_event *ev) {
  * registry from that event. */
 static void fail_closed_under_a_registry_trips_outside_the_registry_lock(void **state) {
     struct test_redis *r = *state;
-    breaker_redis_config rc;
-    breaker_redis_config_init(&rc);
-    rc.port = r->port;
-    rc.flush_interval_ns = 3600ull * 1000 * MS;
-    rc.fail_mode = BREAKER_REDIS_FAIL_CLOSED;
-    rc.stale_after_ns = 100 * MS;
-    rc.io_timeout_ns = 100 * MS;
-    breaker_redis *f;
-    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    breaker_redis *f = open_fail_closed(r, 100);
     breaker *direct;
     assert_int_equal(breaker_redis_attach(f, "fcr.direct", NULL, &direct, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
