@@ -1208,6 +1208,16 @@ struct get_in_listener {
     _Atomic int rc;
 };
 
+/* A registry get of `name` (made, or attached, if new) and its release: what
+ * the listeners below and the hang tests ask of the registry. @return the
+ * get's status. */
+static int get_and_release(breaker_registry *reg, const char *name) {
+    breaker *b = NULL;
+    int rc = breaker_registry_get(reg, name, &b);
+    if (b != NULL) (void)breaker_registry_release(reg, b);
+    return rc;
+}
+
 /* On the fleet's trip of "dl.svc": ask the registry for another name (a new
  * breaker, so the registry opens it through the fleet view). */
 static void get_other_on_trip(void *ctx, const breaker_registry_event *ev) {
@@ -1215,9 +1225,7 @@ static void get_other_on_trip(void *ctx, const breaker_registry_event *ev) {
     if (ev->kind != BREAKER_REGISTRY_TRANSITION ||
         ev->transition.reason != BREAKER_REASON_OUTSIDE_TRIP || strcmp(ev->name, "dl.svc") != 0)
         return;
-    breaker *other = NULL;
-    atomic_store(&g->rc, breaker_registry_get(g->reg, "dl.other", &other));
-    if (other != NULL) (void)breaker_registry_release(g->reg, other);
+    atomic_store(&g->rc, get_and_release(g->reg, "dl.other"));
     atomic_fetch_add(&g->calls, 1);
 }
 
@@ -1338,9 +1346,7 @@ static void get_other_on_probe_timeout(void *ctx, const breaker_registry_event *
         ev->transition.reason != BREAKER_REASON_PROBE_TIMEOUT || strcmp(ev->name, "dl.hung") != 0 ||
         atomic_load(&g->calls) > 0)
         return;
-    breaker *other = NULL;
-    atomic_store(&g->rc, breaker_registry_get(g->reg, "dl.new", &other));
-    if (other != NULL) (void)breaker_registry_release(g->reg, other);
+    atomic_store(&g->rc, get_and_release(g->reg, "dl.new"));
     atomic_fetch_add(&g->calls, 1);
 }
 
@@ -1386,10 +1392,7 @@ struct get_job {
 
 static int get_call(struct hang_job *hj) {
     struct get_job *j = (struct get_job *)(void *)hj;
-    breaker *b = NULL;
-    int rc = breaker_registry_get(j->reg, j->name, &b);
-    if (b != NULL) (void)breaker_registry_release(j->reg, b);
-    return rc;
+    return get_and_release(j->reg, j->name);
 }
 
 /* breaker_registry_get() on another thread, waited for at most `ms`. */
@@ -1406,9 +1409,7 @@ static int get_within(breaker_registry *reg, const char *name, int ms, int *rc) 
 static void get_other_on_any(void *ctx, const breaker_registry_event *ev) {
     struct get_in_listener *g = ctx;
     if (ev->kind != BREAKER_REGISTRY_TRANSITION || atomic_fetch_add(&g->calls, 1) > 0) return;
-    breaker *other = NULL;
-    atomic_store(&g->rc, breaker_registry_get(g->reg, "fcr.other", &other));
-    if (other != NULL) (void)breaker_registry_release(g->reg, other);
+    atomic_store(&g->rc, get_and_release(g->reg, "fcr.other"));
 }
 
 /* FAIL_CLOSED under a registry: a name opened while the view is stale is
