@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
 # The fleet protocol, written once (src/store/redis/protocol.c): its rules alone,
-# and the simulator's model of the fleet store (tools/fleet_model.c, its
-# server half tools/fleet_server.c) that drives them. Neither needs hiredis
+# and the simulator's model of the fleet store (tools/sim/fleet_model.c, its
+# server half tools/sim/fleet_server.c) that drives them. Neither needs hiredis
 # or a redis-server; the model against the real scripts on a real
 # redis-server is test_fleet_differential (redis.cmake).
 breaker_add_test(test_fleet_protocol SOURCES test_fleet_protocol.c LIBS breaker_fleet_protocol
                  TIMEOUT 30)
 breaker_add_test(test_fleet_model SOURCES test_fleet_model.c
-                 ${PROJECT_SOURCE_DIR}/tools/fleet_model.c ${PROJECT_SOURCE_DIR}/tools/fleet_server.c
+                 ${PROJECT_SOURCE_DIR}/tools/sim/fleet_model.c ${PROJECT_SOURCE_DIR}/tools/sim/fleet_server.c
                  LIBS breaker_fleet_protocol TIMEOUT 30)

@@ -75,8 +75,8 @@ if(BREAKER_HAVE_LIBFUZZER)
   set(_fuzz_libs_fuzz_fleet_reply breaker_fuzzing)
 
   if(BREAKER_BUILD_TOOLS)
-    file(GLOB _fuzz_tool_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tools/*.c)
-    list(FILTER _fuzz_tool_sources EXCLUDE REGEX "/main\\.c$")
+    file(GLOB _fuzz_tool_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tools/cli/*.c
+                                                   ${PROJECT_SOURCE_DIR}/tools/sim/*.c)
     add_library(breaker_tool_fuzzing STATIC EXCLUDE_FROM_ALL ${_fuzz_tool_sources})
     target_include_directories(breaker_tool_fuzzing PUBLIC ${PROJECT_SOURCE_DIR}/tools
                                                     PRIVATE ${PROJECT_SOURCE_DIR}/src)

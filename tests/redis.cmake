@@ -32,13 +32,13 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # are two fleet handles (two hosts) on one redis-server.
     breaker_add_redis_test(test_contract_redis SOURCES test_contract_redis.c store_contract.c
                            TIMEOUT 120 LABELS external)
-    # The simulator's server half (tools/fleet_server.c) against the real
+    # The simulator's server half (tools/sim/fleet_server.c) against the real
     # scripts on a real redis-server, call for call: it needs the scripts'
     # text (scripts.c, compiled in), the protocol module and hiredis, not
     # breaker_redis (so it links libbreaker, as the model does).
     add_executable(test_fleet_differential test_fleet_differential.c redis_server.c
                    ${PROJECT_SOURCE_DIR}/src/store/redis/scripts.c
-                   ${PROJECT_SOURCE_DIR}/tools/fleet_server.c)
+                   ${PROJECT_SOURCE_DIR}/tools/sim/fleet_server.c)
     target_link_libraries(test_fleet_differential PRIVATE breaker::breaker breaker_fleet_protocol
                                                           PkgConfig::CMOCKA PkgConfig::HIREDIS)
     target_include_directories(test_fleet_differential PRIVATE ${PROJECT_SOURCE_DIR}/tests

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_contract_model.c - the store contract (store_contract.h) for the
- * in-process model of the Redis fleet store (tools/fleet_model.h), the one
+ * in-process model of the Redis fleet store (tools/sim/fleet_model.h), the one
  * `breaker simulate` runs its fleet scenario on: two sites are two clients
  * (two hosts) of one model on the real monotonic clock; sync() is a flush of
  * both, as each host's flusher would make one within an interval; calls go
@@ -14,7 +14,7 @@
 #define _GNU_SOURCE
 #include "store_contract.h"
 
-#include "../tools/fleet_model.h"
+#include "../tools/sim/fleet_model.h"
 #include "test_util.h"
 
 #include <string.h>

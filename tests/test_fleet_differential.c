@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_fleet_differential.c - the simulator's server half of the fleet
- * store (tools/fleet_server.c) against the real scripts (src/store/redis/
+ * store (tools/sim/fleet_server.c) against the real scripts (src/store/redis/
  * scripts.c) on a real redis-server, call for call.
  *
  * Random sequences (seeded; the seed, the step and the last operations are
@@ -31,7 +31,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "../tools/fleet_server.h"
+#include "../tools/sim/fleet_server.h"
 #include "common/splitmix.h"
 #include "store/redis/protocol.h"
 #include "store/redis/scripts.h"

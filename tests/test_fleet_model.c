@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_fleet_model.c - the simulator's model of the fleet store
- * (tools/fleet_model.c on tools/fleet_server.c), end to end with real local
+ * (tools/sim/fleet_model.c on tools/sim/fleet_server.c), end to end with real local
  * breakers on a fake clock, where it had drifted from the Redis client and
  * scripts: a release for any generation (an orphan's) frees its lease, a
  * CLOSED state created after a restart closes no follower while a real
@@ -12,7 +12,7 @@
  * tests/test_fleet_protocol.c's; the server half against a real
  * redis-server is tests/test_fleet_differential.c's.
  */
-#include "../tools/fleet_model.h"
+#include "../tools/sim/fleet_model.h"
 
 #include "test_util.h"
 

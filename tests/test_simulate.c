@@ -13,7 +13,10 @@
 #define _GNU_SOURCE /* open_memstream */
 #include "test_util.h"
 
-#include "tool.h"
+#include "cli/cli.h"
+#include "sim/replay.h"
+#include "sim/report.h"
+#include "sim/simulate.h"
 
 #include <stdlib.h>
 #include <time.h>

@@ -8,7 +8,10 @@
 #define _GNU_SOURCE
 #include "test_util.h"
 
-#include "tool.h"
+#include "cli/cli.h"
+#include "sim/replay.h"
+#include "sim/report.h"
+#include "sim/simulate.h"
 
 #include <stdio.h>
 #include <stdlib.h>

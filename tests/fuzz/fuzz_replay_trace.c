@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_replay_trace.c - the CSV trace reader of `breaker replay`
- * (tools/replay.c), and the replay itself, on arbitrary text.
+ * (tools/sim/replay.c), and the replay itself, on arbitrary text.
  *
  * Input: a trace as the command reads it. If the first line starts with
  * "#!", the rest of that line is a breaker spec as `breaker replay -b`
@@ -21,7 +21,10 @@
 #define _GNU_SOURCE
 #include "fuzz_util.h"
 
-#include "tool.h"
+#include "cli/cli.h"
+#include "sim/replay.h"
+#include "sim/report.h"
+#include "sim/simulate.h"
 
 #include <string.h>
 

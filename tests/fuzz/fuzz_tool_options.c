@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_tool_options.c - what the `breaker` command reads besides traces:
- * INI files (tools/ini_load.c, scenarios and [breaker NAME] sections), the
+ * INI files (tools/cli/ini_load.c, scenarios and [breaker NAME] sections), the
  * -b 'NAME:key=value,...' specs and the -s KEY=VALUE options.
  *
  * Input: an INI file, then optionally a line "%%" and option lines, each
@@ -31,7 +31,10 @@
 #define _GNU_SOURCE
 #include "fuzz_util.h"
 
-#include "tool.h"
+#include "cli/config.h"
+#include "cli/parse.h"
+#include "cli/text.h"
+#include "sim/scenario.h"
 
 #include <string.h>
 

@@ -11,7 +11,11 @@
  * outcome is not reported to the breaker: the question is what the breaker
  * would have done, and it would never have seen that answer.
  */
-#include "tool.h"
+#include "sim/replay.h"
+#include "sim/heap.h"
+
+#include "cli/parse.h"
+#include "cli/text.h"
 
 #include <ctype.h>
 #include <errno.h>

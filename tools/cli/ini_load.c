@@ -13,7 +13,11 @@
  * key: value, inline " ;" comments, indented continuation lines, a UTF-8
  * BOM) with lines of any length, and stops at the first error.
  */
-#include "tool.h"
+#include "cli/config.h"
+#include "sim/scenario.h"
+
+#include "cli/parse.h"
+#include "cli/text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -21,6 +25,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* `breaker keys`: what -b, -s and [breaker NAME] sections accept. */
+const char tool_keys_help[] =
+    "Breaker configuration keys (breaker_config_set(); include/breaker.h):\n"
+    "  trip                  consecutive | count_window | time_window (default)\n"
+    "  failure_threshold     consecutive: failures in a row to trip, 1..1000000 (5)\n"
+    "  window_size           count_window: calls in the window, 1..1000000 (100)\n"
+    "  window                time_window: span, 1ms..365d, 1ms a bucket (60s)\n"
+    "  window_buckets        time_window: buckets, 1..600 (10)\n"
+    "  min_calls             windows: never trip on fewer calls, 1..1000000 (20)\n"
+    "  failure_rate          windows: trip at this failure rate, (0,1] or % (50%)\n"
+    "  slow_call             a call longer than this is slow (0 = off)\n"
+    "  slow_call_rate        windows: trip at this slow-call rate; a slow probe\n"
+    "                        fails (0 = off)\n"
+    "  open                  first wait in open before a probe (30s)\n"
+    "  open_backoff          wait multiplier per failed recovery, 1..100 (2)\n"
+    "  open_max              cap of the wait, >= open (5m)\n"
+    "  open_jitter           add up to this fraction of the wait, [0,1] (0.2)\n"
+    "  half_open_max_probes  probes in flight at once, 1..4095 (1)\n"
+    "  half_open_successes   successful probes to close, 1..4095 (3)\n"
+    "  probe_timeout         a probe not completed by then fails (30s)\n"
+    "  ramp                  after a recovery, admit a growing share of calls\n"
+    "                        over this time (0 = off)\n"
+    "  ramp_start            the share admitted as the ramp begins, (0,1] (10%)\n"
+    "  min_failing_sources   trip only on failures from this many callers,\n"
+    "                        0..32 (0 = off)\n"
+    "  cancelled_as          ignored (default) | failure\n"
+    "  seed                  jitter seed (the tool fixes it so runs repeat)\n"
+    "Durations: 250ms, 5s, 1m, 1m30s, 1500us, 20ns, 1.5s (a bare number is ns);\n"
+    "duration keys also accept a _ns suffix. Rates: 0.5 or 50%.\n";
 
 /* ---- Breaker configuration lists -------------------------------------------*/
 

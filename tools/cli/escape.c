@@ -9,7 +9,7 @@
  * as \xNN. UTF-8 text stays as it is; bytes that are not UTF-8, C0 and C1
  * controls and DEL are escaped.
  */
-#include "tool.h"
+#include "cli/text.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -10,8 +10,12 @@
  * top, so the picture reads without a legend. No scripts, no external fonts
  * or styles: it opens in any browser and passes `xmllint --noout`.
  */
-#include "tool.h"
+#include "sim/report.h"
 
+#include "cli/parse.h"
+#include "cli/text.h"
+
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -455,3 +459,32 @@ int tool_svg_write_fleet(FILE *out, const char *title, const struct tool_fleet_r
     fflush(out);
     return ferror(out) ? -1 : 0;
 }
+
+/* Write `n` timelines to `path` ("-": standard output) as one SVG picture
+ * (--svg). @return 0, or 1
+ * after saying on standard error why the file could not be written. */
+int tool_svg_write_file(const char *cmd, const char *path, const char *title,
+                        const struct tool_timeline *const *timelines, size_t n) {
+    if (strcmp(path, "-") == 0) {
+        int rc = tool_svg_write(stdout, title, timelines, n);
+        if (fflush(stdout) != 0 || ferror(stdout) || rc != 0) {
+            tool_error(stderr, "breaker %s: standard output: write error", cmd);
+            return 1;
+        }
+        return 0;
+    }
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        tool_error(stderr, "breaker %s: %s: %s", cmd, path, strerror(errno));
+        return 1;
+    }
+    int rc = tool_svg_write(f, title, timelines, n);
+    if (fclose(f) != 0 || rc != 0) {
+        tool_error(stderr, "breaker %s: %s: write error", cmd, path);
+        return 1;
+    }
+    return 0;
+}
+
+/* --svg -: the picture goes to standard output, the text to standard error. */
+bool tool_svg_is_stdout(const char *path) { return path != NULL && strcmp(path, "-") == 0; }

@@ -6,7 +6,10 @@
  * file, so `breaker simulate --print-scenario` prints a file that gives the
  * same result, ready to copy and edit.
  */
-#include "tool.h"
+#include "sim/scenario.h"
+
+#include "cli/parse.h"
+#include "cli/text.h"
 
 #include <stdio.h>
 #include <stdlib.h>

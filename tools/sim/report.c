@@ -4,7 +4,10 @@
  * replay report. Plain ASCII, fixed widths, no locale: the same input gives
  * the same bytes.
  */
-#include "tool.h"
+#include "sim/report.h"
+
+#include "cli/parse.h"
+#include "cli/text.h"
 
 #include <inttypes.h>
 #include <string.h>

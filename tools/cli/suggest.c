@@ -8,7 +8,7 @@
  * half the word's length. Ties go to a candidate the word is a
  * shortened form of.
  */
-#include "tool.h"
+#include "cli/text.h"
 
 #include <string.h>
 

@@ -7,9 +7,13 @@
  * range (a trace timestamp is decades of nanoseconds since 1970) and a
  * configurable bare unit (trace durations are seconds).
  */
-#include "tool.h"
+#include "cli/parse.h"
+#include "cli/text.h"
+
+#include <breaker.h>
 
 #include <ctype.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,9 @@
  * histogram per time bin, and the breaker's state history. simulate.c and
  * replay.c fill it; svg.c draws it.
  */
-#include "tool.h"
+#include "sim/timeline.h"
+
+#include "cli/parse.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -23,7 +23,11 @@
  * the flushes' jitter included; both runs see the same requests.
  */
 #include "fleet_model.h"
-#include "tool.h"
+#include "sim/simulate.h"
+#include "sim/heap.h"
+
+#include "cli/parse.h"
+#include "cli/text.h"
 
 #include "common/splitmix.h"
 

@@ -30,7 +30,11 @@
  * their breaker did. Events at the same instant run in the order they were
  * scheduled.
  */
-#include "tool.h"
+#include "sim/simulate.h"
+#include "sim/heap.h"
+
+#include "cli/parse.h"
+#include "cli/text.h"
 
 #include "common/splitmix.h"
 

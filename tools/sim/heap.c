@@ -6,7 +6,7 @@
  * "the earliest time first, ties in the order they were added", which is
  * what makes both deterministic. Each item starts with a struct tool_heap_key.
  */
-#include "tool.h"
+#include "sim/heap.h"
 
 #include <stdlib.h>
 #include <string.h>

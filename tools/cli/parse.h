@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/parse.h - numbers and durations as the `breaker` command reads and
+ * prints them (parse.c). Nothing here is library API.
+ */
+#ifndef BREAKER_TOOL_CLI_PARSE_H
+#define BREAKER_TOOL_CLI_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TOOL_MS  UINT64_C(1000000)
+#define TOOL_SEC (1000 * TOOL_MS)
+
+/* A duration: digits with an optional fraction and a unit (ns, us, ms, s, m,
+ * h, d); `bare_unit_ns` is the unit of a number without one. Exact.
+ * @return true and *out, or false. */
+bool tool_parse_duration(const char *text, uint64_t bare_unit_ns, uint64_t *out);
+
+/* A non-negative decimal, or a percentage ("50%" = 0.5) if `percent_ok`. */
+bool tool_parse_number(const char *text, bool percent_ok, double *out);
+
+/* A whole number in [min, max]. */
+bool tool_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Format a duration for people: "250ms", "1.5s", "2m30s". `buf` gets it. */
+const char *tool_format_duration(uint64_t ns, char *buf, size_t len);
+
+/* Trim blanks in place at both ends; @return the trimmed start. */
+char *tool_trim(char *s);
+
+/* What every message about a bad duration says is accepted. */
+#define TOOL_DURATION_FORMATS "250ms, 1.5s, 1m30s (units ns us ms s m h d)"
+
+/* Rewrite each "<digits> ns" in `msg` (the library's validation messages
+ * count in nanoseconds) as a duration for people, exactly ("10s", "1.5ms",
+ * "1.000000001s"), in place. */
+void tool_humanize_ns(char *msg, size_t len);
+
+#endif /* BREAKER_TOOL_CLI_PARSE_H */

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim/replay.h - traces of real calls and their replay through the real
+ * library on a virtual clock (replay.c).
+ */
+#ifndef BREAKER_TOOL_SIM_REPLAY_H
+#define BREAKER_TOOL_SIM_REPLAY_H
+
+#include "cli/config.h"
+#include "cli/parse.h"
+#include "sim/timeline.h"
+
+#include <breaker.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct tool_call {
+    uint64_t start_ns; /* trace timestamp */
+    uint64_t duration_ns;
+    enum breaker_outcome outcome;
+    uint32_t line;
+    uint64_t source; /* a hash of the caller column's value; 0 = none */
+};
+
+struct tool_trace {
+    struct tool_call *calls; /* sorted by start time, then line */
+    size_t count, cap;
+    size_t bad_lines;   /* malformed lines (reported to the error stream) */
+    uint64_t origin_ns; /* the first timestamp: reports count from it */
+    bool has_source;    /* the header names a caller column */
+};
+
+/* Read a CSV trace: "timestamp,duration,outcome" in seconds, or the
+ * columns its header line names (docs/cli.md). Each malformed line is
+ * reported on `errors` as "breaker replay: NAME:LINE: message" and counted;
+ * the other lines are kept. @return 0, or -1 with `msg`: a header that
+ * cannot be honoured ("NAME:LINE: header: ..."), an I/O error, or out of
+ * memory. */
+int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace *trace, char *msg,
+                    size_t msg_len);
+void tool_trace_free(struct tool_trace *trace);
+/* Parse one outcome field: ok, failure, 503, ECONNREFUSED, ... */
+bool tool_parse_outcome(const char *text, enum breaker_outcome *out);
+
+struct tool_replay_result {
+    char name[TOOL_NAME_MAX];
+    breaker_stats stats;
+    uint64_t calls;
+    uint64_t refused;
+    uint64_t time_open_ns, time_half_open_ns;
+    uint64_t flaps;                /* closes followed by a re-trip within the flap window */
+    struct tool_timeline timeline; /* with every transition */
+};
+
+#define TOOL_FLAP_WINDOW_NS (60 * TOOL_SEC)
+
+/* Flapping, as the report warns of it: closed and tripped again within
+ * TOOL_FLAP_WINDOW_NS, twice or more. */
+bool tool_replay_flapping(const struct tool_replay_result *r);
+/* Trips: transitions from closed to open (a failed probe's reopening is not
+ * one). */
+uint64_t tool_replay_trips(const struct tool_replay_result *r);
+
+int tool_replay(const struct tool_trace *trace, const struct tool_breaker *cfg,
+                struct tool_replay_result *out, char *msg, size_t msg_len);
+void tool_replay_result_free(struct tool_replay_result *r);
+
+#endif /* BREAKER_TOOL_SIM_REPLAY_H */
