@@ -25,8 +25,8 @@
 static void load(struct tool_scenario *sc, const char *text) {
     tool_scenario_init(sc);
     char msg[TOOL_MSG_MAX];
-    if (tool_load_ini(NULL, text ? text : tool_builtin_scenario, sc, &sc->breakers, msg,
-                      sizeof(msg)) != 0)
+    if (tool_load_scenario(NULL, text ? text : tool_builtin_scenario, sc, &sc->breakers, msg,
+                           sizeof(msg)) != 0)
         fail_msg("load: %s", msg);
     if (tool_scenario_finish(sc, msg, sizeof(msg)) != 0) fail_msg("finish: %s", msg);
 }
@@ -355,7 +355,7 @@ static void ramp_and_caller_rows_appear_only_where_they_say_something(void **sta
 static void load_file(struct tool_scenario *sc, const char *path) {
     tool_scenario_init(sc);
     char msg[TOOL_MSG_MAX];
-    if (tool_load_ini(path, NULL, sc, &sc->breakers, msg, sizeof(msg)) != 0)
+    if (tool_load_scenario(path, NULL, sc, &sc->breakers, msg, sizeof(msg)) != 0)
         fail_msg("load: %s", msg);
     if (tool_scenario_finish(sc, msg, sizeof(msg)) != 0) fail_msg("finish: %s", msg);
 }
@@ -454,7 +454,7 @@ static void load_fails(const char *text, const char *fragment) {
     struct tool_scenario sc;
     tool_scenario_init(&sc);
     char msg[TOOL_MSG_MAX] = "";
-    int rc = tool_load_ini(NULL, text, &sc, &sc.breakers, msg, sizeof(msg));
+    int rc = tool_load_scenario(NULL, text, &sc, &sc.breakers, msg, sizeof(msg));
     if (rc == 0) rc = tool_scenario_finish(&sc, msg, sizeof(msg));
     if (rc == 0) fail_msg("loaded, expected an error with '%s'", fragment);
     if (strstr(msg, fragment) == NULL) fail_msg("message '%s' lacks '%s'", msg, fragment);

@@ -71,7 +71,7 @@ static void simulate_timelines_are_well_formed_svg(void **state) {
     tool_scenario_init(&sc);
     char msg[TOOL_MSG_MAX];
     assert_int_equal(
-        tool_load_ini(NULL, tool_builtin_scenario, &sc, &sc.breakers, msg, sizeof(msg)), 0);
+        tool_load_scenario(NULL, tool_builtin_scenario, &sc, &sc.breakers, msg, sizeof(msg)), 0);
     assert_int_equal(tool_scenario_finish(&sc, msg, sizeof(msg)), 0);
     struct tool_sim_result runs[4];
     const struct tool_timeline *tls[4];

@@ -111,7 +111,7 @@ static int load_both_ways(const uint8_t *ini, size_t size, struct tool_scenario 
     if (size > 0) {
         FILE *in = fmemopen((void *)(uintptr_t)ini, size, "r");
         FUZZ_CHECK(in != NULL, "fmemopen");
-        rc = tool_load_ini_stream(in, "(built-in)", sc, list, msg, sizeof(msg));
+        rc = tool_load_scenario_stream(in, "(built-in)", sc, list, msg, sizeof(msg));
         fclose(in);
     }
     FUZZ_CHECK(rc == 0 || rc == -1, "rc %d", rc);
@@ -126,7 +126,7 @@ static int load_both_ways(const uint8_t *ini, size_t size, struct tool_scenario 
     tool_scenario_init(&sc2);
     struct tool_breakers list2 = {0};
     char msg2[TOOL_MSG_MAX] = "";
-    int rc2 = tool_load_ini(NULL, text, sc ? &sc2 : NULL, &list2, msg2, sizeof(msg2));
+    int rc2 = tool_load_scenario(NULL, text, sc ? &sc2 : NULL, &list2, msg2, sizeof(msg2));
     FUZZ_CHECK(rc2 == rc && strcmp(msg, msg2) == 0, "stream: %d '%s'; string: %d '%s'", rc, msg,
                rc2, msg2);
     FUZZ_CHECK(rc != 0 || same_breakers(list, &list2), "configurations differ");

@@ -10,12 +10,11 @@
 
 #include <breaker.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #define TOOL_NAME_MAX 48 /* a configuration's, a scenario's or a phase's name, with its NUL */
-
-struct tool_scenario; /* sim/scenario.h */
 
 /* The keys a configuration accepts, as `breaker keys` lists them. */
 extern const char tool_keys_help[];
@@ -53,16 +52,36 @@ int tool_breaker_assign(struct tool_breaker *b, const char *assignment, char *ms
 int tool_breakers_add_spec(struct tool_breakers *list, const char *spec, const char *default_name,
                            char *msg, size_t msg_len);
 
-/* Load `path` (or, with path NULL, the text `text`) into `sc`: a [scenario]
- * section, [phase NAME] sections in order, [breaker NAME] sections. With
- * `sc` NULL only [breaker NAME] sections are accepted (replay), into
- * `breakers`. Lines may be of any length; names and descriptions too long
- * for their fields are refused, never cut. @return 0, or -1 with
- * "file:line: message" in `msg` (the first error; loading stops there). */
-int tool_load_ini(const char *path, const char *text, struct tool_scenario *sc,
+/* The reader of a scenario file's own sections, [scenario] and [phase NAME]
+ * (sim/scenario_file.c): the loader hands their lines on. Each call
+ * @return 1, or 0 with the reason in `msg`. */
+struct tool_ini_scenario {
+    void *ctx;
+    /* [phase NAME] starts; NAME was checked as a name. */
+    int (*phase)(void *ctx, const char *name, char *msg, size_t msg_len);
+    /* A key of [scenario] (in_phase false) or of the phase started last. */
+    int (*key)(void *ctx, bool in_phase, const char *name, const char *value, char *msg,
+               size_t msg_len);
+};
+
+/* Load `path` (or, with path NULL, the text `text`): [breaker NAME]
+ * sections into `breakers`, and [scenario] and [phase NAME] sections
+ * through `sc`; with `sc` NULL those are skipped (a scenario file's
+ * breakers alone, as -c reads it). Lines may be of any length; names and
+ * descriptions too long for their fields are refused, never cut. @return 0,
+ * or -1 with "file:line: message" in `msg` (the first error; loading stops
+ * there). */
+int tool_load_ini(const char *path, const char *text, const struct tool_ini_scenario *sc,
                   struct tool_breakers *breakers, char *msg, size_t msg_len);
 /* The same from an open stream, called `name` in messages. */
-int tool_load_ini_stream(FILE *in, const char *name, struct tool_scenario *sc,
+int tool_load_ini_stream(FILE *in, const char *name, const struct tool_ini_scenario *sc,
                          struct tool_breakers *breakers, char *msg, size_t msg_len);
+
+/* A free-text key shown in reports and pictures (a name, a description),
+ * of section `where`: copied whole into `field` of `size` bytes, or refused
+ * (too long, control characters, invalid UTF-8). @return 0, or -1 with
+ * `msg`. */
+int tool_ini_text(const char *where, const char *name, const char *value, char *field, size_t size,
+                  char *msg, size_t msg_len);
 
 #endif /* BREAKER_TOOL_CLI_CONFIG_H */

@@ -14,7 +14,6 @@
  * BOM) with lines of any length, and stops at the first error.
  */
 #include "cli/config.h"
-#include "sim/scenario.h"
 
 #include "cli/parse.h"
 #include "cli/text.h"
@@ -194,11 +193,11 @@ out:
 /* ---- The INI handler ----------------------------------------------------------*/
 
 struct loader {
-    struct tool_scenario *sc;       /* NULL: only breakers matter */
-    struct tool_breakers *breakers; /* where [breaker] sections go */
-    struct tool_phase *phase;       /* the phase being filled */
-    const char *section;            /* the current section's name, "" before any */
-    char *prev_name;                /* the last key, for continuation lines */
+    const struct tool_ini_scenario *sc; /* NULL: only breakers matter */
+    struct tool_breakers *breakers;     /* where [breaker] sections go */
+    bool in_phase;                      /* a [phase NAME] was started */
+    const char *section;                /* the current section's name, "" before any */
+    char *prev_name;                    /* the last key, for continuation lines */
     unsigned line;
     char err[TOOL_MSG_MAX];
 };
@@ -226,161 +225,21 @@ static bool starts_with_word(const char *s, const char *word, const char **rest)
     return true;
 }
 
-/* A free-text key shown in reports and pictures (name, description): kept
- * whole in its field, or refused. @return 1, or 0 after error(). */
-static int text_key(struct loader *ld, const char *where, const char *name, const char *value,
-                    char *field, size_t size) {
+int tool_ini_text(const char *where, const char *name, const char *value, char *field, size_t size,
+                  char *msg, size_t msg_len) {
     size_t n = strlen(value);
-    if (n >= size)
-        return error(ld, "%s: %s is %zu characters long; at most %zu", where, name, n, size - 1);
-    if (!tool_text_is_plain(value))
-        return error(ld, "%s: %s: control characters and invalid UTF-8 are not allowed", where,
-                     name);
+    if (n >= size) {
+        snprintf(msg, msg_len, "%s: %s is %zu characters long; at most %zu", where, name, n,
+                 size - 1);
+        return -1;
+    }
+    if (!tool_text_is_plain(value)) {
+        snprintf(msg, msg_len, "%s: %s: control characters and invalid UTF-8 are not allowed",
+                 where, name);
+        return -1;
+    }
     memcpy(field, value, n + 1);
-    return 1;
-}
-
-static int scenario_key(struct loader *ld, const char *name, const char *value) {
-    struct tool_scenario *sc = ld->sc;
-    uint64_t u;
-    double d;
-    if (strcmp(name, "name") == 0) {
-        return text_key(ld, "scenario", name, value, sc->name, sizeof(sc->name));
-    } else if (strcmp(name, "description") == 0) {
-        return text_key(ld, "scenario", name, value, sc->description, sizeof(sc->description));
-    } else if (strcmp(name, "duration") == 0) {
-        if (!tool_parse_duration(value, 0, &sc->duration_ns) || sc->duration_ns == 0)
-            return error(
-                ld, "scenario: %s: expected a duration such as " TOOL_DURATION_FORMATS ", got '%s'",
-                name, value);
-    } else if (strcmp(name, "seed") == 0) {
-        if (!tool_parse_uint(value, 0, UINT64_MAX, &sc->seed))
-            return error(ld, "scenario: %s: expected a whole number, got '%s'", name, value);
-    } else if (strcmp(name, "workers") == 0) {
-        if (!tool_parse_uint(value, 1, 100000, &u))
-            return error(ld, "scenario: %s: expected 1 to 100000, got '%s'", name, value);
-        sc->workers = (uint32_t)u;
-    } else if (strcmp(name, "clients") == 0) {
-        if (!tool_parse_uint(value, 1, 1000000, &u))
-            return error(ld, "scenario: %s: expected 1 to 1000000, got '%s'", name, value);
-        sc->clients = (uint32_t)u;
-        sc->clients_given = true;
-    } else if (strcmp(name, "instances") == 0) {
-        if (!tool_parse_uint(value, 1, TOOL_MAX_INSTANCES, &u))
-            return error(ld, "scenario: %s: expected 1 to %d, got '%s'", name, TOOL_MAX_INSTANCES,
-                         value);
-        sc->instances = (uint32_t)u;
-    } else if (strcmp(name, "flush_interval") == 0) {
-        if (!tool_parse_duration(value, 0, &u) || u < TOOL_MS || u > 60 * TOOL_SEC)
-            return error(ld,
-                         "scenario: %s: expected a duration from 1ms to 1m such as 250ms, got '%s'",
-                         name, value);
-        sc->flush_interval_ns = u;
-    } else if (strcmp(name, "rate") == 0) {
-        if (!tool_parse_number(value, false, &d) || d <= 0.0 || d > 100000.0)
-            return error(ld, "scenario: %s: expected requests per second in (0, 100000], got '%s'",
-                         name, value);
-        sc->rate = d;
-    } else if (strcmp(name, "timeout") == 0) {
-        if (!tool_parse_duration(value, 0, &sc->timeout_ns) || sc->timeout_ns == 0)
-            return error(
-                ld, "scenario: %s: expected a duration such as " TOOL_DURATION_FORMATS ", got '%s'",
-                name, value);
-    } else if (strcmp(name, "latency") == 0 || strcmp(name, "latency_p99") == 0) {
-        uint64_t *f = name[7] == '\0' ? &sc->latency_ns : &sc->latency_p99_ns;
-        if (!tool_parse_duration(value, 0, f) || *f == 0)
-            return error(
-                ld, "scenario: %s: expected a duration such as " TOOL_DURATION_FORMATS ", got '%s'",
-                name, value);
-    } else {
-        return error(ld,
-                     "scenario: unknown key '%s' (keys: name, description, duration, seed, "
-                     "workers, clients, rate, timeout, latency, latency_p99, instances, "
-                     "flush_interval)",
-                     name);
-    }
-    return 1;
-}
-
-static int phase_duration(struct loader *ld, const char *name, const char *value, uint64_t *out,
-                          unsigned bit) {
-    if (!tool_parse_duration(value, 0, out))
-        return error(
-            ld, "phase %s: %s: expected a duration such as " TOOL_DURATION_FORMATS ", got '%s'",
-            ld->phase->name, name, value);
-    ld->phase->given |= bit;
-    return 1;
-}
-
-/* A share of the phase's requests, 0 to 1 or 0% to 100%. */
-static int phase_share(struct loader *ld, const char *name, const char *value, const char *expected,
-                       double *out, unsigned bit) {
-    if (!tool_parse_number(value, true, out) || *out > 1.0)
-        return error(ld, "phase %s: %s: expected %s, got '%s'", ld->phase->name, name, expected,
-                     value);
-    ld->phase->given |= bit;
-    return 1;
-}
-
-static int phase_key(struct loader *ld, const char *name, const char *value) {
-    struct tool_phase *p = ld->phase;
-    uint64_t u;
-    if (strcmp(name, "kind") == 0) {
-        static const char *const kinds[] = {"healthy", "down", "errors", "slow", "recovering"};
-        for (size_t i = 0; i < 5; i++) {
-            if (strcmp(value, kinds[i]) == 0) {
-                p->kind = (enum tool_phase_kind)i;
-                return 1;
-            }
-        }
-        return error(ld,
-                     "phase %s: kind: expected healthy, down, errors, slow or recovering, "
-                     "got '%s'",
-                     p->name, value);
-    }
-    if (strcmp(name, "duration") == 0) return phase_duration(ld, name, value, &p->duration_ns, 0);
-    if (strcmp(name, "latency") == 0)
-        return phase_duration(ld, name, value, &p->latency_ns, TOOL_GIVEN_LATENCY);
-    if (strcmp(name, "latency_p99") == 0)
-        return phase_duration(ld, name, value, &p->latency_p99_ns, TOOL_GIVEN_P99);
-    if (strcmp(name, "cold_latency") == 0)
-        return phase_duration(ld, name, value, &p->cold_latency_ns, TOOL_GIVEN_COLD_LATENCY);
-    if (strcmp(name, "knockdown") == 0)
-        return phase_duration(ld, name, value, &p->knockdown_ns, TOOL_GIVEN_KNOCKDOWN);
-    if (strcmp(name, "error_rate") == 0)
-        return phase_share(ld, name, value, "a rate in [0, 1] such as 20%", &p->error_rate,
-                           TOOL_GIVEN_ERROR_RATE);
-    if (strcmp(name, "abuser_share") == 0)
-        return phase_share(ld, name, value, "a share in [0, 1] such as 60%", &p->abuser_share, 0);
-    if (strcmp(name, "down") == 0) {
-        if (strcmp(value, "timeout") == 0) {
-            p->down = DOWN_TIMEOUT;
-        } else if (strcmp(value, "refused") == 0) {
-            p->down = DOWN_REFUSED;
-        } else {
-            return error(ld, "phase %s: down: expected timeout or refused, got '%s'", p->name,
-                         value);
-        }
-        return 1;
-    }
-    if (strcmp(name, "capacity") == 0 || strcmp(name, "cold_capacity") == 0) {
-        if (!tool_parse_uint(value, 0, 1000000, &u))
-            return error(ld, "phase %s: %s: expected calls in flight, 0 to 1000000, got '%s'",
-                         p->name, name, value);
-        if (name[0] == 'c' && name[1] == 'a') {
-            p->capacity = (uint32_t)u;
-            p->given |= TOOL_GIVEN_CAPACITY;
-        } else {
-            p->cold_capacity = (uint32_t)u;
-            p->given |= TOOL_GIVEN_COLD_CAPACITY;
-        }
-        return 1;
-    }
-    return error(ld,
-                 "phase %s: unknown key '%s' (keys: kind, duration, latency, latency_p99, "
-                 "error_rate, abuser_share, down, capacity, cold_latency, cold_capacity, "
-                 "knockdown)",
-                 p->name, name);
+    return 0;
 }
 
 static int breaker_key(struct loader *ld, const char *bname, const char *name, const char *value) {
@@ -388,8 +247,10 @@ static int breaker_key(struct loader *ld, const char *bname, const char *name, c
     if (b == NULL) return error(ld, "out of memory");
     char msg[TOOL_MSG_MAX];
     if (strcmp(name, "description") == 0) {
-        snprintf(msg, sizeof(msg), "breaker %s", bname);
-        return text_key(ld, msg, name, value, b->description, sizeof(b->description));
+        char where[TOOL_MSG_MAX];
+        snprintf(where, sizeof(where), "breaker %s", bname);
+        return tool_ini_text(where, name, value, b->description, sizeof(b->description), ld->err,
+                             sizeof(ld->err)) == 0;
     }
     if (tool_breaker_set(b, name, value, msg, sizeof(msg)) != BREAKER_OK)
         return error(ld, "breaker %s: %s", bname, msg);
@@ -400,7 +261,7 @@ static int breaker_key(struct loader *ld, const char *bname, const char *name, c
 static void on_section(struct loader *ld, const char *section) {
     const char *rest;
     char msg[TOOL_MSG_MAX];
-    ld->phase = NULL;
+    ld->in_phase = false;
     if (starts_with_word(section, "breaker", &rest)) {
         const char *name = *rest ? rest : "default";
         if (check_name("breaker name", name, msg, sizeof(msg)) != 0) {
@@ -412,17 +273,11 @@ static void on_section(struct loader *ld, const char *section) {
     }
     if (ld->sc == NULL || !starts_with_word(section, "phase", &rest)) return;
     const char *name = *rest ? rest : "phase";
-    if (ld->sc->phase_count == TOOL_MAX_PHASE) {
-        error(ld, "too many phases (at most %d)", TOOL_MAX_PHASE);
-        return;
-    }
     if (check_name("phase name", name, msg, sizeof(msg)) != 0) {
         error(ld, "%s", msg);
         return;
     }
-    ld->phase = &ld->sc->phases[ld->sc->phase_count++];
-    memset(ld->phase, 0, sizeof(*ld->phase));
-    memcpy(ld->phase->name, name, strlen(name) + 1);
+    ld->in_phase = ld->sc->phase(ld->sc->ctx, name, ld->err, sizeof(ld->err)) != 0;
 }
 
 /* A key = value line of `section`. @return 1, or 0 after error(). */
@@ -434,10 +289,11 @@ static int handler(struct loader *ld, const char *section, const char *name, con
         strcmp(section, "scenario") == 0 || starts_with_word(section, "phase", &rest);
     /* Replay reads a scenario file for its breakers and skips the rest. */
     if (ld->sc == NULL && scenario_part) return 1;
-    if (strcmp(section, "scenario") == 0) return scenario_key(ld, name, value);
+    if (strcmp(section, "scenario") == 0)
+        return ld->sc->key(ld->sc->ctx, false, name, value, ld->err, sizeof(ld->err));
     if (starts_with_word(section, "phase", &rest)) {
-        if (ld->phase == NULL) return 0; /* too many phases: already reported */
-        return phase_key(ld, name, value);
+        if (!ld->in_phase) return 0; /* too many phases: already reported */
+        return ld->sc->key(ld->sc->ctx, true, name, value, ld->err, sizeof(ld->err));
     }
     return error(ld, "unknown section [%s] (expected [scenario], [phase NAME] or [breaker NAME])",
                  section);
@@ -523,7 +379,7 @@ static int parse_line(struct loader *ld, char *line, char **section) {
     return handler(ld, ld->section, name, value);
 }
 
-int tool_load_ini_stream(FILE *in, const char *name, struct tool_scenario *sc,
+int tool_load_ini_stream(FILE *in, const char *name, const struct tool_ini_scenario *sc,
                          struct tool_breakers *breakers, char *msg, size_t msg_len) {
     struct loader ld;
     memset(&ld, 0, sizeof(ld));
@@ -558,7 +414,7 @@ int tool_load_ini_stream(FILE *in, const char *name, struct tool_scenario *sc,
     return 0;
 }
 
-int tool_load_ini(const char *path, const char *text, struct tool_scenario *sc,
+int tool_load_ini(const char *path, const char *text, const struct tool_ini_scenario *sc,
                   struct tool_breakers *breakers, char *msg, size_t msg_len) {
     if (path == NULL) {
         /* fmemopen() refuses an empty buffer, and there is nothing to read. */

@@ -238,7 +238,8 @@ static int simulate_options(int argc, char **argv, struct sim_args *a) {
  * @return 0 or an exit status. */
 static int load_scenario(const struct sim_args *a, struct tool_scenario *sc) {
     char msg[TOOL_MSG_MAX];
-    if (tool_load_ini(a->path, tool_builtin_scenario, sc, &sc->breakers, msg, sizeof(msg)) != 0) {
+    if (tool_load_scenario(a->path, tool_builtin_scenario, sc, &sc->breakers, msg, sizeof(msg)) !=
+        0) {
         tool_error(stderr, "breaker simulate: %s", msg);
         return 1;
     }

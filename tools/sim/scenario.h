@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define TOOL_MAX_PHASE     32
 #define TOOL_MAX_INSTANCES 1000 /* hosts of a fleet scenario */
@@ -108,5 +109,16 @@ const char *tool_phase_kind_name(enum tool_phase_kind kind);
 bool tool_phase_is_outage(const struct tool_phase *p);
 /* True if some phase has an abusive caller (abuser_share > 0). */
 bool tool_scenario_has_abuser(const struct tool_scenario *sc);
+
+/* Load a scenario file `path` (or, with path NULL, the text `text`) into
+ * `sc`: a [scenario] section, [phase NAME] sections in order, and
+ * [breaker NAME] sections into `breakers` (cli/config.h's tool_load_ini(),
+ * which says how lines are read). With `sc` NULL only the breakers are
+ * read. @return 0, or -1 with "file:line: message" in `msg`. */
+int tool_load_scenario(const char *path, const char *text, struct tool_scenario *sc,
+                       struct tool_breakers *breakers, char *msg, size_t msg_len);
+/* The same from an open stream, called `name` in messages. */
+int tool_load_scenario_stream(FILE *in, const char *name, struct tool_scenario *sc,
+                              struct tool_breakers *breakers, char *msg, size_t msg_len);
 
 #endif /* BREAKER_TOOL_SIM_SCENARIO_H */
