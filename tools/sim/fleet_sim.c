@@ -24,6 +24,7 @@
  */
 #include "fleet_model.h"
 #include "sim/simulate.h"
+#include "sim/dependency.h"
 #include "sim/heap.h"
 
 #include "cli/parse.h"
@@ -35,13 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { DRAW_ARRIVAL, DRAW_LATENCY_U1, DRAW_LATENCY_U2, DRAW_ERROR, DRAW_HOST, DRAW_FLUSH };
-
-/* As simulate.c's draw(), with purposes of its own. */
-static double draw(uint64_t seed, uint64_t id, unsigned what) {
-    uint64_t x = breaker__splitmix64(seed ^ breaker__splitmix64(id * 8u + what));
-    return ((double)(x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
+/* The dependency's purposes first (sim/dependency.h), then these. */
+enum { DRAW_HOST = TOOL_DRAW_OWN, DRAW_FLUSH };
 
 enum ev_type { EV_ARRIVAL, EV_DONE, EV_FLUSH };
 
@@ -51,16 +47,12 @@ struct event {
     uint32_t who; /* EV_DONE: the worker; EV_FLUSH: the host */
 };
 
-enum answer { ANSWER_OK, ANSWER_ERROR, ANSWER_TIMEOUT };
-
 struct worker {
     uint32_t host;
     uint64_t start;
     struct fleet_permit permit;
-    enum answer answer;
-    bool holds_capacity;
+    struct tool_call_answer answer; /* the dependency's */
     bool probe;
-    bool dead; /* the dependency was down when the call reached it */
     uint32_t round;
 };
 
@@ -85,11 +77,7 @@ struct fsim {
     struct worker *workers;
     struct fleet_model *model;
     const char *name;
-    /* The dependency. */
-    uint64_t phase_start[TOOL_MAX_PHASE + 1];
-    size_t phase;
-    uint64_t knocked_until;
-    uint32_t in_flight;
+    struct tool_dependency dep;
     /* Probes in flight, by round, and in all. */
     uint32_t *round_in_flight;
     uint32_t probes_in_flight;
@@ -139,51 +127,6 @@ static void schedule(struct fsim *s, uint64_t t, enum ev_type type, uint32_t who
     if (tool_heap_push(&s->heap, &e) != 0) s->oom = true;
 }
 
-static const struct tool_phase *phase_at(struct fsim *s, uint64_t t) {
-    while (s->phase + 1 < s->sc->phase_count && t >= s->phase_start[s->phase + 1])
-        s->phase++;
-    return &s->sc->phases[s->phase];
-}
-
-/* The dependency's answer to call `id` made now (simulate.c's model, the
- * abusive caller aside). */
-static uint64_t dependency_call(struct fsim *s, uint64_t id, struct worker *w) {
-    const struct tool_scenario *sc = s->sc;
-    const struct tool_phase *p = phase_at(s, s->now);
-    uint64_t t = s->now;
-    uint64_t warm_start = s->phase_start[s->phase];
-    if (s->knocked_until > warm_start) warm_start = s->knocked_until;
-    double progress = tool_phase_progress(p, t, warm_start);
-    w->holds_capacity = false;
-    bool down = p->kind == PHASE_DOWN || t < s->knocked_until;
-    if (!down) {
-        double cap = tool_phase_capacity(p, progress);
-        if (p->capacity > 0 && (double)(s->in_flight + 1) > cap) {
-            s->knocked_until = t + p->knockdown_ns;
-            down = true;
-        }
-    }
-    w->dead = down;
-    if (down) {
-        if (p->down == DOWN_REFUSED) {
-            w->answer = ANSWER_ERROR;
-            return sc->timeout_ns < TOOL_MS ? sc->timeout_ns : TOOL_MS;
-        }
-        w->answer = ANSWER_TIMEOUT;
-        return sc->timeout_ns;
-    }
-    double latency = tool_phase_latency_ns(p, progress, draw(sc->seed, id, DRAW_LATENCY_U1),
-                                           draw(sc->seed, id, DRAW_LATENCY_U2));
-    w->holds_capacity = true;
-    s->in_flight++;
-    if (latency >= (double)sc->timeout_ns) {
-        w->answer = ANSWER_TIMEOUT;
-        return sc->timeout_ns;
-    }
-    w->answer = draw(sc->seed, id, DRAW_ERROR) < p->error_rate ? ANSWER_ERROR : ANSWER_OK;
-    return latency < 1.0 ? 1 : (uint64_t)latency;
-}
-
 /* The round a probe admitted now at host `h` belongs to (from 1). */
 static uint32_t round_now(struct fsim *s, uint32_t h) {
     uint32_t r = s->hosts[h].half_opens;
@@ -199,7 +142,7 @@ static void arrival(struct fsim *s, uint64_t id) {
     struct tool_fleet_run *r = s->r;
     struct tool_bin *bin = tool_timeline_bin(&r->timeline, s->now);
     r->requests++;
-    uint32_t hi = (uint32_t)(draw(s->sc->seed, id, DRAW_HOST) * (double)s->sc->instances);
+    uint32_t hi = (uint32_t)(tool_draw(s->sc->seed, id, DRAW_HOST) * (double)s->sc->instances);
     if (hi >= s->sc->instances) hi = s->sc->instances - 1;
     struct host *h = &s->hosts[hi];
     if (h->free_count == 0) {
@@ -221,10 +164,11 @@ static void arrival(struct fsim *s, uint64_t id) {
     w->start = s->now;
     w->permit = permit;
     w->probe = breaker_permit_is_probe(&permit.permit) != 0;
-    uint64_t took = dependency_call(s, id, w);
+    w->answer = tool_dependency_call(&s->dep, s->now, id, false);
+    bool dead = w->answer.dead;
     r->reached++;
     bin->reached++;
-    if (w->dead) r->reached_dead++;
+    if (dead) r->reached_dead++;
     if (w->probe) {
         uint32_t k = round_now(s, hi);
         struct tool_fleet_round *rd = &r->rounds[k - 1];
@@ -232,32 +176,33 @@ static void arrival(struct fsim *s, uint64_t id) {
         w->round = k;
         rd->probes++;
         if (rd->probes == 1) rd->first_ns = s->now;
-        if (w->dead) rd->dead++;
+        if (dead) rd->dead++;
         if (++s->round_in_flight[k - 1] > rd->max_in_flight)
             rd->max_in_flight = s->round_in_flight[k - 1];
         if (++s->probes_in_flight > r->max_in_flight) r->max_in_flight = s->probes_in_flight;
         r->probes++;
-        if (w->dead) r->probes_dead++;
+        if (dead) r->probes_dead++;
     }
-    schedule(s, s->now + took, EV_DONE, wi);
+    schedule(s, s->now + w->answer.took_ns, EV_DONE, wi);
 }
 
 static void done(struct fsim *s, uint32_t wi) {
     struct tool_fleet_run *r = s->r;
     struct worker *w = &s->workers[wi];
     struct host *h = &s->hosts[w->host];
-    if (w->holds_capacity) s->in_flight--;
+    tool_dependency_done(&s->dep, &w->answer);
     if (w->probe) {
         s->round_in_flight[w->round - 1]--;
         s->probes_in_flight--;
     }
-    enum breaker_outcome o = w->answer == ANSWER_OK ? BREAKER_SUCCESS : BREAKER_FAILURE;
+    bool ok = w->answer.answer == TOOL_ANSWER_OK;
+    enum breaker_outcome o = ok ? BREAKER_SUCCESS : BREAKER_FAILURE;
     if (s->fleet) {
         (void)fleet_client_complete(h->client, h->b, &w->permit, o, 0);
     } else {
         (void)breaker_complete(h->b, &w->permit.permit, o);
     }
-    if (w->answer == ANSWER_OK) {
+    if (ok) {
         r->served++;
     } else {
         tool_timeline_bin(&r->timeline, s->now)->failed++;
@@ -271,7 +216,7 @@ static void done(struct fsim *s, uint32_t wi) {
 static void schedule_flush(struct fsim *s, uint32_t hi) {
     struct host *h = &s->hosts[hi];
     uint64_t iv = s->sc->flush_interval_ns;
-    double u = draw(s->sc->seed, ((uint64_t)hi << 32) | h->flushes, DRAW_FLUSH);
+    double u = tool_draw(s->sc->seed, ((uint64_t)hi << 32) | h->flushes, DRAW_FLUSH);
     uint64_t wait = iv - iv / 5 + (uint64_t)(u * (double)(2 * (iv / 5)));
     h->flushes++;
     if (s->now + wait < s->sc->duration_ns) schedule(s, s->now + wait, EV_FLUSH, hi);
@@ -342,7 +287,7 @@ static int run(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *
             schedule_flush(s, i);
 
     uint64_t id = 0;
-    uint64_t next = (uint64_t)(-log(draw(sc->seed, id, DRAW_ARRIVAL)) / sc->rate * 1e9);
+    uint64_t next = (uint64_t)(-log(tool_draw(sc->seed, id, TOOL_DRAW_ARRIVAL)) / sc->rate * 1e9);
     if (next < sc->duration_ns) schedule(s, next, EV_ARRIVAL, 0);
     while (s->heap.n > 0 && !s->oom) {
         struct event e;
@@ -359,7 +304,8 @@ static int run(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *
         case EV_ARRIVAL: {
             arrival(s, id);
             id++;
-            uint64_t gap = (uint64_t)(-log(draw(sc->seed, id, DRAW_ARRIVAL)) / sc->rate * 1e9);
+            uint64_t gap =
+                (uint64_t)(-log(tool_draw(sc->seed, id, TOOL_DRAW_ARRIVAL)) / sc->rate * 1e9);
             if (s->now + gap < sc->duration_ns) schedule(s, s->now + gap, EV_ARRIVAL, 0);
             break;
         }
@@ -389,15 +335,7 @@ static void setup_timeline(struct fsim *s, const struct tool_breaker *cfg) {
     tl->has_breaker = true;
     tl->has_shed = true;
     tl->timeout_ns = sc->timeout_ns;
-    for (size_t i = 0; i < sc->phase_count && i < TOOL_MAX_PHASE; i++) {
-        struct tool_band *band = &tl->bands[tl->band_count++];
-        band->from_ns = s->phase_start[i];
-        band->to_ns = s->phase_start[i] + sc->phases[i].duration_ns;
-        snprintf(band->label, sizeof(band->label), "%s", sc->phases[i].name);
-        band->shade = tool_phase_is_outage(&sc->phases[i])     ? 1
-                      : sc->phases[i].kind == PHASE_RECOVERING ? 2
-                                                               : 0;
-    }
+    tool_dependency_bands(&s->dep, tl);
     snprintf(tl->title, sizeof(tl->title), "%s: %s, %u hosts", cfg->name,
              s->fleet ? "fleet store (in-process model of breaker_redis)" : "local breakers",
              sc->instances);
@@ -417,9 +355,8 @@ static int run_one(const struct tool_scenario *sc, const struct tool_breaker *cf
     s.r = out;
     s.fleet = fleet;
     s.name = "dependency";
-    for (size_t i = 0; i < sc->phase_count; i++)
-        s.phase_start[i + 1] = s.phase_start[i] + sc->phases[i].duration_ns;
-    out->outage_at_ns = outage_start(sc, s.phase_start);
+    tool_dependency_init(&s.dep, sc);
+    out->outage_at_ns = outage_start(sc, s.dep.phase_start);
     tool_heap_init(&s.heap, sizeof(struct event));
     size_t n = sc->instances, nw = (size_t)sc->instances * sc->workers;
     s.hosts = calloc(n, sizeof(*s.hosts));

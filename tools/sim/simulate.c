@@ -31,12 +31,11 @@
  * scheduled.
  */
 #include "sim/simulate.h"
+#include "sim/dependency.h"
 #include "sim/heap.h"
 
 #include "cli/parse.h"
 #include "cli/text.h"
-
-#include "common/splitmix.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,14 +43,8 @@
 
 /* ---- Random draws: a counter-based generator -------------------------------*/
 
-enum { DRAW_ARRIVAL, DRAW_LATENCY_U1, DRAW_LATENCY_U2, DRAW_ERROR, DRAW_ABUSER, DRAW_CLIENT };
-
-/* A uniform draw in (0, 1) for request `id` and purpose `what`: the
- * library's splitmix64 finaliser applied to the counter, then to the seed. */
-static double draw(uint64_t seed, uint64_t id, unsigned what) {
-    uint64_t x = breaker__splitmix64(seed ^ breaker__splitmix64(id * 8u + what));
-    return ((double)(x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
+/* The dependency's purposes first (sim/dependency.h), then these. */
+enum { DRAW_ABUSER = TOOL_DRAW_OWN, DRAW_CLIENT };
 
 /* ---- Events ------------------------------------------------------------------*/
 
@@ -65,14 +58,11 @@ struct event {
 
 /* ---- The run ---------------------------------------------------------------------*/
 
-enum answer { ANSWER_OK, ANSWER_ERROR, ANSWER_TIMEOUT };
-
 struct worker {
     uint64_t start;
     breaker_permit permit;
-    uint64_t source; /* the caller, as breaker_complete_from() takes it */
-    enum answer answer;
-    bool holds_capacity; /* counted in the dependency's calls in flight */
+    uint64_t source;                /* the caller, as breaker_complete_from() takes it */
+    struct tool_call_answer answer; /* the dependency's */
 };
 
 struct sim {
@@ -88,11 +78,7 @@ struct sim {
     uint64_t saturated_since;
     uint64_t *latencies;
     size_t latency_count, latency_cap;
-    /* The dependency. */
-    uint64_t phase_start[TOOL_MAX_PHASE + 1];
-    size_t phase;
-    uint64_t knocked_until;
-    uint32_t in_flight;
+    struct tool_dependency dep;
     /* The breaker's last close, for closed_after. */
     uint64_t last_close_ns;
     bool ever_opened;
@@ -132,68 +118,14 @@ static void record_latency(struct sim *s, uint64_t latency, bool reached) {
     if (reached) tool_timeline_latency(&s->r->timeline, s->now, latency);
 }
 
-static const struct tool_phase *phase_at(struct sim *s, uint64_t t) {
-    while (s->phase + 1 < s->sc->phase_count && t >= s->phase_start[s->phase + 1])
-        s->phase++;
-    return &s->sc->phases[s->phase];
-}
-
 /* The caller of request `id`, made now: 0 for the abusive caller, else a
  * legitimate one, 1 to clients. */
 static uint64_t caller_of(struct sim *s, uint64_t id) {
     const struct tool_scenario *sc = s->sc;
-    const struct tool_phase *p = phase_at(s, s->now);
-    if (p->abuser_share > 0.0 && draw(sc->seed, id, DRAW_ABUSER) < p->abuser_share) return 0;
-    uint64_t c = (uint64_t)(draw(sc->seed, id, DRAW_CLIENT) * (double)sc->clients);
+    const struct tool_phase *p = tool_dependency_phase(&s->dep, s->now);
+    if (p->abuser_share > 0.0 && tool_draw(sc->seed, id, DRAW_ABUSER) < p->abuser_share) return 0;
+    uint64_t c = (uint64_t)(tool_draw(sc->seed, id, DRAW_CLIENT) * (double)sc->clients);
     return (c < sc->clients ? c : sc->clients - 1) + 1;
-}
-
-/* The dependency's answer to a call made now by request `id` from `caller`:
- * how long it takes (capped by the timeout) and what it says. */
-static uint64_t dependency_call(struct sim *s, uint64_t id, uint64_t caller, struct worker *w) {
-    const struct tool_scenario *sc = s->sc;
-    const struct tool_phase *p = phase_at(s, s->now);
-    uint64_t t = s->now;
-    /* Warm-up starts with the phase, and again after each knockdown: a
-     * dependency that fell over comes back cold. */
-    uint64_t warm_start = s->phase_start[s->phase];
-    if (s->knocked_until > warm_start) warm_start = s->knocked_until;
-    double progress = tool_phase_progress(p, t, warm_start);
-
-    w->holds_capacity = false;
-    bool down = p->kind == PHASE_DOWN || t < s->knocked_until;
-    if (!down) {
-        double cap = tool_phase_capacity(p, progress);
-        if (p->capacity > 0 && (double)(s->in_flight + 1) > cap) {
-            /* Overload: it falls over, and this call with it. */
-            s->knocked_until = t + p->knockdown_ns;
-            s->r->knockdowns++;
-            down = true;
-        }
-    }
-    if (down) {
-        if (p->down == DOWN_REFUSED) {
-            w->answer = ANSWER_ERROR;
-            return sc->timeout_ns < TOOL_MS ? sc->timeout_ns : TOOL_MS; /* connect refused */
-        }
-        w->answer = ANSWER_TIMEOUT;
-        return sc->timeout_ns;
-    }
-
-    double latency = tool_phase_latency_ns(p, progress, draw(sc->seed, id, DRAW_LATENCY_U1),
-                                           draw(sc->seed, id, DRAW_LATENCY_U2));
-    w->holds_capacity = true;
-    s->in_flight++;
-    if (latency >= (double)sc->timeout_ns) {
-        w->answer = ANSWER_TIMEOUT;
-        return sc->timeout_ns;
-    }
-    if (caller == 0) {
-        w->answer = ANSWER_ERROR; /* the abusive caller's requests always fail */
-    } else {
-        w->answer = draw(sc->seed, id, DRAW_ERROR) < p->error_rate ? ANSWER_ERROR : ANSWER_OK;
-    }
-    return latency < 1.0 ? 1 : (uint64_t)latency;
 }
 
 static void arrival(struct sim *s, uint64_t id) {
@@ -230,32 +162,33 @@ static void arrival(struct sim *s, uint64_t id) {
     w->start = s->now;
     w->permit = permit;
     w->source = caller + 1; /* a source key is never 0 */
-    uint64_t took = dependency_call(s, id, caller, w);
+    w->answer = tool_dependency_call(&s->dep, s->now, id, caller == 0);
     r->reached++;
     bin->reached++;
-    enum tool_phase_kind kind = s->sc->phases[s->phase].kind;
-    if (tool_phase_is_outage(&s->sc->phases[s->phase])) r->reached_outage++;
-    if (kind == PHASE_RECOVERING) r->reached_recovery++;
-    schedule(s, s->now + took, EV_DONE, wi);
+    const struct tool_phase *p = &s->sc->phases[s->dep.phase];
+    if (tool_phase_is_outage(p)) r->reached_outage++;
+    if (p->kind == PHASE_RECOVERING) r->reached_recovery++;
+    schedule(s, s->now + w->answer.took_ns, EV_DONE, wi);
 }
 
 static void done(struct sim *s, uint32_t wi) {
     struct tool_sim_result *r = s->r;
     struct worker *w = &s->workers[wi];
-    if (w->holds_capacity) s->in_flight--;
+    tool_dependency_done(&s->dep, &w->answer);
+    enum tool_answer answer = w->answer.answer;
     if (s->b != NULL)
         (void)breaker_complete_from(s->b, &w->permit,
-                                    w->answer == ANSWER_OK ? BREAKER_SUCCESS : BREAKER_FAILURE,
+                                    answer == TOOL_ANSWER_OK ? BREAKER_SUCCESS : BREAKER_FAILURE,
                                     w->source);
-    switch (w->answer) {
-    case ANSWER_OK:
+    switch (answer) {
+    case TOOL_ANSWER_OK:
         r->served++;
         break;
-    case ANSWER_ERROR:
+    case TOOL_ANSWER_ERROR:
         r->errors++;
         tool_timeline_bin(&r->timeline, s->now)->failed++;
         break;
-    case ANSWER_TIMEOUT:
+    case TOOL_ANSWER_TIMEOUT:
         r->timeouts++;
         tool_timeline_bin(&r->timeline, s->now)->failed++;
         break;
@@ -283,15 +216,7 @@ static void setup_timeline(struct sim *s) {
     tl->has_breaker = s->b != NULL;
     tl->has_shed = true;
     tl->timeout_ns = sc->timeout_ns;
-    for (size_t i = 0; i < sc->phase_count && i < TOOL_MAX_PHASE; i++) {
-        struct tool_band *band = &tl->bands[tl->band_count++];
-        band->from_ns = s->phase_start[i];
-        band->to_ns = s->phase_start[i] + sc->phases[i].duration_ns;
-        snprintf(band->label, sizeof(band->label), "%s", sc->phases[i].name);
-        band->shade = tool_phase_is_outage(&sc->phases[i])     ? 1
-                      : sc->phases[i].kind == PHASE_RECOVERING ? 2
-                                                               : 0;
-    }
+    tool_dependency_bands(&s->dep, tl);
 }
 
 static uint64_t recovery_time(const struct tool_scenario *sc, const uint64_t *starts) {
@@ -330,7 +255,7 @@ static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t 
     setup_timeline(s);
 
     uint64_t id = 0;
-    uint64_t next = (uint64_t)(-log(draw(sc->seed, id, DRAW_ARRIVAL)) / sc->rate * 1e9);
+    uint64_t next = (uint64_t)(-log(tool_draw(sc->seed, id, TOOL_DRAW_ARRIVAL)) / sc->rate * 1e9);
     if (next < sc->duration_ns) schedule(s, next, EV_ARRIVAL, 0);
     while (s->heap.n > 0 && !s->oom) {
         struct event e;
@@ -342,7 +267,8 @@ static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t 
         }
         arrival(s, id);
         id++;
-        uint64_t gap = (uint64_t)(-log(draw(sc->seed, id, DRAW_ARRIVAL)) / sc->rate * 1e9);
+        uint64_t gap =
+            (uint64_t)(-log(tool_draw(sc->seed, id, TOOL_DRAW_ARRIVAL)) / sc->rate * 1e9);
         if (s->now + gap < sc->duration_ns) schedule(s, s->now + gap, EV_ARRIVAL, 0);
     }
     if (s->oom) {
@@ -353,7 +279,8 @@ static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t 
     if (s->latency_count > 1) qsort(s->latencies, s->latency_count, sizeof(uint64_t), cmp_u64);
     r->p50_ns = quantile(s->latencies, s->latency_count, 0.50);
     r->p99_ns = quantile(s->latencies, s->latency_count, 0.99);
-    r->recovered_at_ns = recovery_time(sc, s->phase_start);
+    r->knockdowns = s->dep.knockdowns;
+    r->recovered_at_ns = recovery_time(sc, s->dep.phase_start);
     r->closed_after_ns = UINT64_MAX;
     if (s->b != NULL) {
         breaker_stats st;
@@ -381,8 +308,7 @@ int tool_simulate(const struct tool_scenario *sc, const struct tool_breaker *cfg
     memset(&s, 0, sizeof(s));
     s.sc = sc;
     s.r = out;
-    for (size_t i = 0; i < sc->phase_count; i++)
-        s.phase_start[i + 1] = s.phase_start[i] + sc->phases[i].duration_ns;
+    tool_dependency_init(&s.dep, sc);
     tool_heap_init(&s.heap, sizeof(struct event));
     s.workers = calloc(sc->workers, sizeof(*s.workers));
     s.free_workers = calloc(sc->workers, sizeof(*s.free_workers));
