@@ -12,3 +12,8 @@
 # their timings: not under valgrind).
 breaker_add_test(test_grpc_status SOURCES test_grpc_status.c LABELS integrations)
 breaker_add_test(test_sqlstate SOURCES test_sqlstate.c LABELS integrations)
+
+if(TARGET breaker_pq)
+  breaker_add_test(test_pq SOURCES test_pq.c pg_server.c LIBS breaker_pq PkgConfig::BREAKER_DEP_PQ
+                   TIMEOUT 180 LABELS "integrations;external")
+endif()
