@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# `breaker exec --redis` (tools/exec_fleet.c) against a real redis-server
+# `breaker exec --redis` (tools/ops/exec_fleet.c) against a real redis-server
 # (tests/redis_server.c), with real processes: the test runs the built tool,
 # which runs the test program again as its COMMAND. Built when the fleet
 # store is (the tool then links it: tools/CMakeLists.txt) and a redis-server

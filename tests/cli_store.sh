@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `breaker exec|status|ls|open|close|reset` with real processes sharing a
-# store file (tools/store_cmds.c). Usage: cli_store.sh BREAKER_BINARY
+# store file (tools/ops/). Usage: cli_store.sh BREAKER_BINARY
 # Never sleeps for a breaker state: open=1h or forced states.
 set -u
 bk=$1

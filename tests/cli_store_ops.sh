@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # What operators and supervisors see of a store's breakers, with real
-# processes (tools/store_cmds.c, tools/store_prom.c): `breaker status
+# processes (tools/ops/): `breaker status
 # --prometheus` and `--watch`, the signals `breaker exec` passes on, and the
 # checks on the default store directory.
 #

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_cli_exec_redis.c - `breaker exec --redis` (tools/exec_fleet.c)
+ * test_cli_exec_redis.c - `breaker exec --redis` (tools/ops/exec_fleet.c)
  * against a real redis-server (redis_server.c), with real processes: the
  * built `breaker` binary, run by fork/exec, runs this program again as its
  * COMMAND (`--command`), which plays the dependency.

@@ -3,14 +3,14 @@
  * main.c - the `breaker` command: a table of its commands, and nothing else.
  *
  *   breaker simulate|replay ...                   sim/ (cmd_simulate.c, cmd_replay.c)
- *   breaker exec|status|ls|open|close|reset ...   store_cmds.c
+ *   breaker exec|status|ls|open|close|reset ...   ops/ (exec.c, status.c, ls.c, force.c)
  *   breaker keys                                  cli/ (the configuration keys)
  *
  * Each command reads its own options and returns its exit status; the
  * statuses every command shares are cli/cli.h's (breaker(1), EXIT STATUS).
  */
+#include "ops/commands.h"
 #include "sim/commands.h"
-#include "tool.h"
 
 #include "cli/cli.h"
 

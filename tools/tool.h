@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tool.h - the commands on a store of shared breakers: store_cmds.c (exec,
- * status, ls, open, close, reset) and store_prom.c (status --prometheus).
+ * tool.h - `breaker status --prometheus` (store_prom.c), for ops/status.c.
  * Nothing here is library API.
  */
 #ifndef BREAKER_TOOL_H
@@ -14,20 +13,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-
-/* ---- store_cmds.c: the commands on a store of shared breakers -------------*/
-
-extern const char tool_exec_help[];
-extern const char tool_status_help[];
-extern const char tool_ls_help[];
-extern const char tool_force_help[]; /* open, close and reset share one text */
-
-/* `breaker exec|status|ls|open|close|reset`: argv[0] is the command.
- * @return the exit status. */
-int tool_cmd_exec(int argc, char **argv);
-int tool_cmd_status(int argc, char **argv);
-int tool_cmd_ls(int argc, char **argv);
-int tool_cmd_force(int argc, char **argv);
 
 /* ---- store_prom.c: `breaker status --prometheus` ---------------------------*/
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT
  *
  * exec_fleet.c - `breaker exec --redis ADDR`: the breaker NAME of the fleet
- * store (exec_fleet.h). store_cmds.c runs the command; this file makes the
+ * store (exec_fleet.h). exec.c runs the command; this file makes the
  * breaker it runs through, and says why the fleet refused.
  */
-#include "exec_fleet.h"
+#include "ops/exec_fleet.h"
 
-#include "tool.h"
+#include "cli/cli.h"
 
 #include <ctype.h>
 #include <string.h>

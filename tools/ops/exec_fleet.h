@@ -2,7 +2,7 @@
 /*
  * exec_fleet.h - `breaker exec --redis ADDR NAME -- COMMAND`: NAME as a
  * breaker of the fleet store (include/breaker/redis.h, docs/fleet.md) rather
- * than of this host's store file. For store_cmds.c only. In a build without
+ * than of this host's store file. For exec.c only. In a build without
  * the fleet store (hiredis not found: BREAKER_TOOL_HAVE_REDIS undefined) the
  * options still parse, and exec_fleet_attach() says the build has none.
  */

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ops/ops.h - what the commands on a store of shared breakers share (exec,
+ * status, ls, open, close, reset): finding and opening the store file
+ * (store.c), the options of the five commands after exec (options.c), and
+ * waiting for signals with a deadline (wait.c). Nothing here is library API.
+ */
+#ifndef BREAKER_TOOL_OPS_H
+#define BREAKER_TOOL_OPS_H
+
+#include "cli/cli.h"
+
+#include <breaker.h>
+#include <breaker/store.h>
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TOOL_STORE_FILE "breakers.store"
+
+/* Where the store is, as every help text of these commands says it. */
+#define TOOL_STORE_PATH_HELP                                                           \
+    "The store is --store PATH, else $BREAKER_STORE, else\n"                           \
+    "$XDG_RUNTIME_DIR/breaker/" TOOL_STORE_FILE ", else /run/breaker/" TOOL_STORE_FILE \
+    " for root\n"                                                                      \
+    "and /tmp/breaker-$UID/" TOOL_STORE_FILE " for other users. A default directory\n" \
+    "must be this user's and not writable by others (in /tmp: mode 0700).\n"
+
+/* ---- store.c ------------------------------------------------------------------*/
+
+/* Open the store at --store PATH (`given`) or the default path; with
+ * `create`, create its default directory and the file. @return 0, or an exit
+ * status after saying why. */
+int tool_open_store(const char *cmd, const char *given, bool create, breaker_store **out);
+
+/* A store's names, copied out. */
+struct tool_names {
+    char **items;
+    size_t count, cap;
+};
+
+/* The store's names, copied out: attaching while foreach runs could wait on
+ * the store's lock. @return 0, or an exit status after saying so. */
+int tool_list_names(const char *cmd, breaker_store *st, struct tool_names *out);
+void tool_names_free(struct tool_names *n);
+bool tool_names_has(const struct tool_names *n, const char *name);
+
+/* A NAME argument the library would refuse is a usage error. @return 0 or
+ * TOOL_EXIT_USAGE after saying why. */
+int tool_check_name(const char *cmd, const char *name);
+
+/* Attach an existing breaker with whatever limits it has. @return 0, or an
+ * exit status after saying why. */
+int tool_attach_existing(const char *cmd, breaker_store *st, const char *name, breaker **out);
+
+/* ---- options.c: status, ls, open, close, reset ------------------------------*/
+
+/* Their command line: --store, -h, and for status its output forms; then
+ * NAMEs. */
+struct tool_store_args {
+    const char *store;
+    const char *name; /* NULL: none given */
+    bool done;        /* --help answered */
+    /* status only */
+    bool json, prometheus, watch;
+    uint64_t interval_ns; /* --watch: 0 = the default */
+    uint64_t count;       /* --watch: stop after this many lines, 0 = never */
+};
+
+/* Read the options of `cmd` (status's own too if `status`), then
+ * `min_names` to `max_names` NAMEs. --help prints `help`. @return 0 or an
+ * exit status. */
+int tool_store_options(const char *cmd, const char *help, bool status, int min_names, int max_names,
+                       int argc, char **argv, struct tool_store_args *a);
+
+/* Open the store without creating it and list its names; with a NAME in
+ * `a`, it must be one of them. @return 0, or an exit status (the store
+ * closed). */
+int tool_open_existing(const char *cmd, const struct tool_store_args *a, breaker_store **st,
+                       struct tool_names *n);
+
+/* ---- wait.c ---------------------------------------------------------------------*/
+
+/* A handler that does nothing: it only makes a signal pending for
+ * sigtimedwait(), since an ignored one may be discarded. */
+void tool_on_signal(int sig);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t tool_now_ns(void);
+/* Wait for one of `set` (blocked) until `deadline` (tool_now_ns(); 0:
+ * none). @return the signal, 0 at the deadline, -1 on error. */
+int tool_wait_signal(const sigset_t *set, uint64_t deadline);
+
+#endif /* BREAKER_TOOL_OPS_H */

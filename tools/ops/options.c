@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * options.c - the one command line of status, ls, open, close and reset:
+ * --store and -h for all, status's output forms, then NAMEs.
+ */
+#include "ops/ops.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+enum {
+    OPT_STORE = 256,
+    OPT_JSON,
+    OPT_PROMETHEUS,
+    OPT_WATCH,
+    OPT_INTERVAL,
+    OPT_COUNT,
+};
+
+/* The NAME arguments after the options. @return 0 or an exit status. */
+static int take_name(const char *cmd, int min_args, int max_args, int argc, char **argv,
+                     struct tool_store_args *a) {
+    int n = argc - optind;
+    if (n < min_args) return tool_usage_error(cmd, "expected a breaker NAME");
+    if (n > max_args)
+        return tool_usage_error(cmd, "unexpected argument '%s'", argv[optind + max_args]);
+    if (n > 0) {
+        a->name = argv[optind];
+        return tool_check_name(cmd, a->name);
+    }
+    return 0;
+}
+
+/* One option (those of status are only in status's `longopts`). @return 0
+ * or an exit status. */
+static int status_option(const char *cmd, struct tool_store_args *a, int c, char **argv,
+                         const struct option *longopts) {
+    switch (c) {
+    case OPT_STORE:
+        a->store = optarg;
+        return 0;
+    case OPT_JSON:
+        a->json = true;
+        return 0;
+    case OPT_PROMETHEUS:
+        a->prometheus = true;
+        return 0;
+    case OPT_WATCH:
+        a->watch = true;
+        return 0;
+    case OPT_INTERVAL:
+        if (!tool_parse_duration(optarg, TOOL_SEC, &a->interval_ns) || a->interval_ns < TOOL_MS ||
+            a->interval_ns > 24 * 3600 * TOOL_SEC)
+            return tool_usage_error("status",
+                                    "--interval: bad value '%s': expected a duration from 1ms "
+                                    "to 1d such as " TOOL_DURATION_FORMATS,
+                                    optarg);
+        return 0;
+    case OPT_COUNT:
+        if (!tool_parse_uint(optarg, 1, UINT32_MAX, &a->count))
+            return tool_usage_error("status",
+                                    "--count: bad value '%s': expected a whole number from 1 "
+                                    "to 4294967295",
+                                    optarg);
+        return 0;
+    default:
+        return tool_option_error(cmd, c, argv, longopts);
+    }
+}
+
+int tool_store_options(const char *cmd, const char *help, bool status, int min_names, int max_names,
+                       int argc, char **argv, struct tool_store_args *a) {
+    static const struct option plain[] = {{"store", required_argument, NULL, OPT_STORE},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    static const struct option status_opts[] = {{"store", required_argument, NULL, OPT_STORE},
+                                                {"json", no_argument, NULL, OPT_JSON},
+                                                {"prometheus", no_argument, NULL, OPT_PROMETHEUS},
+                                                {"watch", no_argument, NULL, OPT_WATCH},
+                                                {"interval", required_argument, NULL, OPT_INTERVAL},
+                                                {"count", required_argument, NULL, OPT_COUNT},
+                                                {"help", no_argument, NULL, 'h'},
+                                                {NULL, 0, NULL, 0}};
+    const struct option *longopts = status ? status_opts : plain;
+    memset(a, 0, sizeof(*a));
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(help, stdout);
+            a->done = true;
+            return 0;
+        }
+        int rc = status_option(cmd, a, c, argv, longopts);
+        if (rc != 0) return rc;
+    }
+    return take_name(cmd, min_names, max_names, argc, argv, a);
+}

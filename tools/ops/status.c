@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * status.c - `breaker status [NAME] [--json|--prometheus|--watch]`: the
+ * state and counters of a store's breakers, as a table, JSON or the
+ * Prometheus text format, or, with --watch, a line per change.
+ */
+#include "ops/commands.h"
+#include "ops/ops.h"
+#include "tool.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define WATCH_INTERVAL_NS TOOL_SEC /* status --watch polls the store this often */
+
+const char tool_status_help[] =
+    "usage: breaker status [NAME] [options]\n"
+    "\n"
+    "Shows each breaker of the store (or NAME): state, generation, how long\n"
+    "until a call is allowed when it is open, calls admitted, successes,\n"
+    "failures, calls rejected and transitions. The store is never created.\n" TOOL_STORE_PATH_HELP
+    "\n"
+    "With --watch it goes on to print a line each time a breaker's state or\n"
+    "generation changes (polling the store every --interval), until SIGINT,\n"
+    "SIGTERM or SIGHUP (exit 0) or --count lines:\n"
+    "  TIME NAME FROM -> TO generation G [(N transitions)]\n"
+    "TIME is UTC (2026-12-01T03:10:00.123Z); FROM is 'new' for a breaker created\n"
+    "meanwhile; N is said when several transitions fell between two polls.\n"
+    "\n"
+    "options:\n"
+    "      --store PATH    the store file\n"
+    "      --json          print a JSON array of objects (docs/cli.md lists the keys)\n"
+    "      --prometheus    print the Prometheus text format (the library's metric\n"
+    "                      names; docs/cli.md lists the families)\n"
+    "      --watch         keep printing changes (see above)\n"
+    "      --interval D    --watch: poll every D (default 1s)\n"
+    "      --count N       --watch: stop after N change lines\n"
+    "  -h, --help          show this text\n";
+
+typedef struct tool_store_row status_row;
+
+static uint64_t rejected(const breaker_stats *s) {
+    return s->rejected_open + s->rejected_half_open + s->rejected_forced + s->rejected_ramp;
+}
+
+static void print_json_row(const status_row *r, bool last) {
+    printf("  {\"name\": ");
+    tool_json_string(stdout, r->name);
+    printf(", \"state\": \"%s\", \"generation\": %" PRIu64 ", \"retry_after_ns\": ",
+           breaker_state_name(r->s.state), r->s.generation);
+    if (r->retry_ns == UINT64_MAX) {
+        printf("null");
+    } else {
+        printf("%" PRIu64, r->retry_ns);
+    }
+    printf(", \"admitted\": %" PRIu64 ", \"successes\": %" PRIu64 ", \"failures\": %" PRIu64
+           ", \"ignored\": %" PRIu64 ", \"rejected\": %" PRIu64 ", \"transitions\": %" PRIu64
+           "}%s\n",
+           r->s.admitted, r->s.successes, r->s.failures, r->s.ignored, rejected(&r->s),
+           r->s.transitions, last ? "" : ",");
+}
+
+static void print_text_row(const status_row *r, int width) {
+    char retry[32] = "-";
+    if (r->s.state == BREAKER_FORCED_OPEN) {
+        snprintf(retry, sizeof(retry), "until reset");
+    } else if (r->s.state != BREAKER_CLOSED && r->s.state != BREAKER_FORCED_CLOSED &&
+               r->retry_ns > 0) {
+        tool_format_duration(r->retry_ns, retry, sizeof(retry));
+    }
+    printf("%-*s  %-13s %10" PRIu64 "  %-11s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+           " %11" PRIu64 "\n",
+           width, r->name, breaker_state_name(r->s.state), r->s.generation, retry, r->s.admitted,
+           r->s.successes, r->s.failures, rejected(&r->s), r->s.transitions);
+}
+
+/* Read everything status shows of `b` at one moment. */
+static void row_read(breaker *b, const char *name, status_row *r) {
+    memset(r, 0, sizeof(*r));
+    r->name = name;
+    (void)breaker_stats_get(b, &r->s); /* applies a hung probe's timeout first */
+    r->now_ns = breaker_now_ns(b);
+    r->retry_ns = breaker_retry_after_ns(b);
+    breaker_get_config(b, &r->cfg);
+    r->timed = breaker_latency_get(b, &r->latency) == BREAKER_OK;
+}
+
+/* Read one breaker's row. @return 0 or an exit status. */
+static int read_row(breaker_store *st, const char *name, status_row *r) {
+    breaker *b;
+    if (tool_attach_existing("status", st, name, &b) != 0) return 1;
+    row_read(b, name, r);
+    breaker_destroy(b);
+    return 0;
+}
+
+/* The rows as text (a table) or JSON. */
+static void print_rows(const status_row *rows, size_t count, bool json) {
+    if (json) {
+        printf("[\n");
+        for (size_t i = 0; i < count; i++)
+            print_json_row(&rows[i], i + 1 == count);
+        printf("]\n");
+        return;
+    }
+    int width = 4;
+    for (size_t i = 0; i < count; i++) {
+        size_t len = strlen(rows[i].name);
+        if (len > (size_t)width) width = len > 64 ? 64 : (int)len;
+    }
+    printf("%-*s  %-13s %10s  %-11s %9s %9s %9s %9s %11s\n", width, "NAME", "STATE", "GENERATION",
+           "RETRY-AFTER", "ADMITTED", "SUCCESSES", "FAILURES", "REJECTED", "TRANSITIONS");
+    for (size_t i = 0; i < count; i++)
+        print_text_row(&rows[i], width);
+}
+
+/* Standard output must have taken it all (a metrics file on a full disk
+ * must not look written). @return 0, or 1 after saying so. */
+static int check_stdout(void) {
+    if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+    tool_error(stderr, "breaker status: writing the output: %s", strerror(errno));
+    return 1;
+}
+
+static int print_status(const struct tool_store_args *a, breaker_store *st,
+                        const struct tool_names *n) {
+    status_row *rows = calloc(n->count + 1, sizeof(*rows));
+    if (rows == NULL) {
+        tool_error(stderr, "breaker status: out of memory");
+        return 1;
+    }
+    size_t count = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n->count && rc == 0; i++) {
+        if (a->name != NULL && strcmp(n->items[i], a->name) != 0) continue;
+        rc = read_row(st, n->items[i], &rows[count++]);
+    }
+    if (rc == 0 && a->prometheus) {
+        if (tool_store_prometheus(stdout, rows, count) != 0) {
+            tool_error(stderr, "breaker status: out of memory");
+            rc = 1;
+        }
+    } else if (rc == 0) {
+        print_rows(rows, count, a->json);
+    }
+    free(rows);
+    return rc == 0 ? check_stdout() : rc;
+}
+
+/* A watched breaker and what was last said of it. */
+struct watched {
+    char *name;
+    breaker *b;
+    enum breaker_state state;
+    uint64_t generation;
+};
+
+struct watch {
+    const struct tool_store_args *a;
+    breaker_store *st;
+    struct watched *items;
+    size_t count, cap;
+    uint64_t lines; /* change lines printed */
+};
+
+/* --count lines are out. */
+static bool watch_done(const struct watch *w) {
+    return w->a->count != 0 && w->lines >= w->a->count;
+}
+
+static void watch_free(struct watch *w) {
+    for (size_t i = 0; i < w->count; i++) {
+        breaker_destroy(w->items[i].b);
+        free(w->items[i].name);
+    }
+    free(w->items);
+}
+
+static int watch_out_of_memory(void) {
+    tool_error(stderr, "breaker status: out of memory");
+    return 1;
+}
+
+/* Attach `name` and remember its state and generation, read into `*row`
+ * (whose name is the watch's own copy). @return 0 or an exit status. */
+static int watch_add(struct watch *w, const char *name, status_row *row) {
+    if (w->count == w->cap) {
+        size_t cap = w->cap != 0 ? 2 * w->cap : 16;
+        struct watched *items = realloc(w->items, cap * sizeof(*items));
+        if (items == NULL) return watch_out_of_memory();
+        w->items = items;
+        w->cap = cap;
+    }
+    struct watched *it = &w->items[w->count];
+    if ((it->name = strdup(name)) == NULL) return watch_out_of_memory();
+    if (tool_attach_existing("status", w->st, name, &it->b) != 0) {
+        free(it->name);
+        return 1;
+    }
+    row_read(it->b, it->name, row);
+    it->state = row->s.state;
+    it->generation = row->s.generation;
+    w->count++;
+    return 0;
+}
+
+/* "2026-12-01T03:10:00.123Z", the wall clock in UTC. */
+static void utc_now(char *buf, size_t len) {
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%03ldZ", ts.tv_nsec / 1000000L);
+}
+
+/* One change line (the format of the help text). */
+static void watch_line(const char *name, const char *from, enum breaker_state to, uint64_t gen,
+                       uint64_t steps) {
+    char when[40];
+    utc_now(when, sizeof(when));
+    printf("%s %s %s -> %s generation %" PRIu64, when, name, from, breaker_state_name(to), gen);
+    if (steps > 1) printf(" (%" PRIu64 " transitions)", steps);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* Compare a watched breaker with what was last said of it. */
+static void watch_poll_one(struct watch *w, struct watched *it) {
+    breaker_stats s;
+    (void)breaker_stats_get(it->b, &s); /* state and generation from one word */
+    if (s.state == it->state && s.generation == it->generation) return;
+    uint64_t steps = s.generation > it->generation ? s.generation - it->generation : 0;
+    watch_line(it->name, breaker_state_name(it->state), s.state, s.generation, steps);
+    it->state = s.state;
+    it->generation = s.generation;
+    w->lines++;
+}
+
+/* Breakers created since the last poll (without NAME): the store lists
+ * names in creation order, so the new ones follow the known ones.
+ * @return 0 or an exit status. */
+static int watch_new_names(struct watch *w) {
+    struct tool_names n;
+    if (tool_list_names("status", w->st, &n) != 0) return 1;
+    int rc = 0;
+    for (size_t i = w->count; i < n.count && rc == 0; i++) {
+        if (watch_done(w)) break;
+        status_row row;
+        if ((rc = watch_add(w, n.items[i], &row)) != 0) break;
+        watch_line(row.name, "new", row.s.state, row.s.generation, 0);
+        w->lines++;
+    }
+    tool_names_free(&n);
+    return rc;
+}
+
+/* One look at the store. @return 0 or an exit status. */
+static int watch_poll(struct watch *w) {
+    for (size_t i = 0; i < w->count && !watch_done(w); i++)
+        watch_poll_one(w, &w->items[i]);
+    if (w->a->name == NULL && !watch_done(w)) {
+        int rc = watch_new_names(w);
+        if (rc != 0) return rc;
+    }
+    return check_stdout();
+}
+
+/* SIGINT, SIGTERM and SIGHUP, blocked, into `set`: the watch takes them
+ * between polls with sigtimedwait(), so that its output is never cut in
+ * the middle of a line. Each gets a handler too, as an ignored signal (a
+ * background job's SIGINT) could be discarded rather than left pending.
+ * @return 0, or 1 after saying why. */
+static int block_stop_signals(sigset_t *set) {
+    static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = tool_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
+        sigaddset(set, stops[i]);
+        if (sigaction(stops[i], &sa, NULL) != 0) goto fail;
+    }
+    if (sigprocmask(SIG_BLOCK, set, NULL) == 0) return 0;
+fail:
+    tool_error(stderr, "breaker status: %s", strerror(errno));
+    return 1;
+}
+
+/* The table, then a line per change until a stop signal or --count.
+ * @return the exit status. */
+static int watch_run(const struct tool_store_args *a, breaker_store *st,
+                     const struct tool_names *n) {
+    sigset_t set;
+    if (block_stop_signals(&set) != 0) return 1;
+    struct watch w = {.a = a, .st = st};
+    status_row *rows = calloc(n->count + 1, sizeof(*rows));
+    int rc = rows == NULL ? watch_out_of_memory() : 0;
+    size_t count = 0;
+    for (size_t i = 0; i < n->count && rc == 0; i++)
+        if (a->name == NULL || strcmp(n->items[i], a->name) == 0)
+            rc = watch_add(&w, n->items[i], &rows[count++]);
+    if (rc == 0) {
+        print_rows(rows, count, false);
+        rc = check_stdout();
+    }
+    free(rows);
+    uint64_t interval = a->interval_ns != 0 ? a->interval_ns : WATCH_INTERVAL_NS;
+    while (rc == 0 && !watch_done(&w)) {
+        int sig = tool_wait_signal(&set, tool_now_ns() + interval);
+        if (sig > 0) break; /* asked to stop: a clean exit */
+        if (sig < 0) {
+            tool_error(stderr, "breaker status: %s", strerror(errno));
+            rc = 1;
+        } else {
+            rc = watch_poll(&w);
+        }
+    }
+    watch_free(&w);
+    return rc;
+}
+
+/* Which breakers --json, --prometheus and --watch need, as options go:
+ * one output form. @return 0 or an exit status. */
+static int check_forms(const struct tool_store_args *a) {
+    if (a->json && a->prometheus)
+        return tool_usage_error("status", "--json and --prometheus: choose one");
+    if (a->watch && (a->json || a->prometheus))
+        return tool_usage_error("status", "--watch prints text: not with --%s",
+                                a->json ? "json" : "prometheus");
+    if (!a->watch && (a->interval_ns != 0 || a->count != 0))
+        return tool_usage_error("status", "--%s needs --watch",
+                                a->interval_ns != 0 ? "interval" : "count");
+    return 0;
+}
+
+int tool_cmd_status(int argc, char **argv) {
+    struct tool_store_args a;
+    int rc = tool_store_options("status", tool_status_help, true, 0, 1, argc, argv, &a);
+    if (rc == 0 && !a.done) rc = check_forms(&a);
+    if (rc != 0 || a.done) return rc;
+    breaker_store *st;
+    struct tool_names n;
+    if ((rc = tool_open_existing("status", &a, &st, &n)) != 0) return rc;
+    rc = a.watch ? watch_run(&a, st, &n) : print_status(&a, st, &n);
+    tool_names_free(&n);
+    breaker_store_close(st);
+    return rc;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store.c - where the store file of the commands on shared breakers is, its
+ * directory's checks, opening it, and the names it holds.
+ */
+#include "ops/ops.h"
+
+#include <breaker/registry.h> /* breaker_name_validate() */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* How far the directory of the default store path is trusted. */
+enum dir_trust {
+    DIR_ANY,     /* $BREAKER_STORE: the user's own choice, as --store is */
+    DIR_OWNED,   /* $XDG_RUNTIME_DIR/breaker, /run/breaker: ours, written by no one else */
+    DIR_PRIVATE, /* /tmp/breaker-$UID, in a directory anyone may write: ours, closed */
+};
+
+/* The default store path, per the help text. @return it (malloc'd), or NULL
+ * with `msg`; `*trust` says what its directory must be. */
+static char *default_store_path(enum dir_trust *trust, char *msg, size_t len) {
+    *trust = DIR_OWNED;
+    char *path = NULL;
+    int n;
+    const char *env = getenv("BREAKER_STORE");
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    if (env != NULL && *env != '\0') {
+        *trust = DIR_ANY;
+        n = asprintf(&path, "%s", env);
+    } else if (xdg != NULL && *xdg != '\0') {
+        n = asprintf(&path, "%s/breaker/" TOOL_STORE_FILE, xdg);
+    } else if (getuid() == 0) {
+        n = asprintf(&path, "/run/breaker/" TOOL_STORE_FILE);
+    } else {
+        *trust = DIR_PRIVATE;
+        n = asprintf(&path, "/tmp/breaker-%ju/" TOOL_STORE_FILE, (uintmax_t)getuid());
+    }
+    if (n < 0) {
+        snprintf(msg, len, "out of memory");
+        return NULL;
+    }
+    return path;
+}
+
+/* Whoever can write the default directory can swap our store for theirs
+ * (and in /tmp anyone could have made it first, to read it too): it must be
+ * a real directory (not a symlink), ours, not writable by anyone else, and
+ * for DIR_PRIVATE closed to everyone else. @return 0, or -1 with `msg`. */
+static int check_dir(const char *dir, enum dir_trust trust, char *msg, size_t len) {
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        snprintf(msg, len, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    const char *why = NULL;
+    char detail[96];
+    unsigned mask = trust == DIR_PRIVATE ? 077 : 022;
+    if (!S_ISDIR(st.st_mode)) {
+        why = S_ISLNK(st.st_mode) ? "a symbolic link, not a directory" : "not a directory";
+    } else if (st.st_uid != geteuid()) {
+        snprintf(detail, sizeof(detail), "owned by uid %ju, not by this user (uid %ju)",
+                 (uintmax_t)st.st_uid, (uintmax_t)geteuid());
+        why = detail;
+    } else if ((st.st_mode & mask) != 0) {
+        snprintf(detail, sizeof(detail), "mode %04o: %s", (unsigned)(st.st_mode & 07777),
+                 trust == DIR_PRIVATE ? "open to group or others (must be 0700)"
+                                      : "writable by group or others");
+        why = detail;
+    }
+    if (why == NULL) return 0;
+    snprintf(msg, len, "store directory %s refused: %s (fix it, or use --store or BREAKER_STORE)",
+             dir, why);
+    return -1;
+}
+
+/* The default path's directory, created 0700 if `create` and missing, then
+ * checked as `trust` says. @return 0, or -1 with `msg`. */
+static int prepare_dir(const char *path, enum dir_trust trust, bool create, char *msg, size_t len) {
+    char *dir = strdup(path);
+    if (dir == NULL) {
+        snprintf(msg, len, "out of memory");
+        return -1;
+    }
+    char *slash = strrchr(dir, '/');
+    int rc = 0;
+    if (slash != NULL && slash != dir) {
+        *slash = '\0';
+        if (create && mkdir(dir, 0700) != 0 && errno != EEXIST) {
+            snprintf(msg, len, "cannot create %s: %s", dir, strerror(errno));
+            rc = -1;
+        }
+        /* A missing directory without `create` is the open's to report. */
+        struct stat st;
+        if (rc == 0 && trust != DIR_ANY && (create || lstat(dir, &st) == 0))
+            rc = check_dir(dir, trust, msg, len);
+    }
+    free(dir);
+    return rc;
+}
+
+/* Open the store at --store PATH (`given`) or the default path; with
+ * `create`, create its default directory and the file. @return 0, or an exit
+ * status after saying why. */
+int tool_open_store(const char *cmd, const char *given, bool create, breaker_store **out) {
+    char msg[TOOL_MSG_MAX];
+    enum dir_trust trust = DIR_ANY;
+    char *path = given != NULL ? strdup(given) : default_store_path(&trust, msg, sizeof(msg));
+    if (path == NULL) {
+        tool_error(stderr, "breaker %s: out of memory", cmd);
+        return 1;
+    }
+    int rc = 0;
+    if (given == NULL && prepare_dir(path, trust, create, msg, sizeof(msg)) != 0) {
+        tool_error(stderr, "breaker %s: %s", cmd, msg);
+        rc = 1;
+    }
+    breaker_store_config cfg;
+    breaker_store_config_init(&cfg);
+    if (!create) cfg.flags &= ~(unsigned)BREAKER_STORE_CREATE;
+    if (rc == 0) {
+        int st = breaker_store_open(path, &cfg, out, msg, sizeof(msg));
+        if (st == BREAKER_NOT_FOUND) {
+            tool_error(stderr, "breaker %s: no store at %s (no `breaker exec` has used it yet)",
+                       cmd, path);
+            rc = 1;
+        } else if (st != BREAKER_OK) {
+            tool_error(stderr, "breaker %s: %s: %s", cmd, path, msg);
+            rc = 1;
+        }
+    }
+    free(path);
+    return rc;
+}
+
+static int collect_name(void *ctx, const char *name) {
+    struct tool_names *n = ctx;
+    if (n->count == n->cap) {
+        size_t cap = n->cap != 0 ? 2 * n->cap : 16;
+        char **items = realloc(n->items, cap * sizeof(*items));
+        if (items == NULL) return -1;
+        n->items = items;
+        n->cap = cap;
+    }
+    if ((n->items[n->count] = strdup(name)) == NULL) return -1;
+    n->count++;
+    return 0;
+}
+
+void tool_names_free(struct tool_names *n) {
+    for (size_t i = 0; i < n->count; i++)
+        free(n->items[i]);
+    free(n->items);
+}
+
+/* The store's names, copied out: attaching while foreach runs could wait on
+ * the store's lock. @return 0, or 1 after saying so. */
+int tool_list_names(const char *cmd, breaker_store *st, struct tool_names *out) {
+    memset(out, 0, sizeof(*out));
+    if (breaker_store_foreach(st, collect_name, out) != 0) {
+        tool_error(stderr, "breaker %s: out of memory", cmd);
+        tool_names_free(out);
+        return 1;
+    }
+    return 0;
+}
+
+bool tool_names_has(const struct tool_names *n, const char *name) {
+    for (size_t i = 0; i < n->count; i++)
+        if (strcmp(n->items[i], name) == 0) return true;
+    return false;
+}
+
+/* A NAME argument the library would refuse is a usage error. */
+int tool_check_name(const char *cmd, const char *name) {
+    char msg[TOOL_MSG_MAX];
+    if (breaker_name_validate(name, msg, sizeof(msg)) != BREAKER_OK)
+        return tool_usage_error(cmd, "bad breaker name '%s': %s", name, msg);
+    return 0;
+}
+
+/* Attach an existing breaker with whatever limits it has (NULL: the stored
+ * ones win, so BREAKER_CONFIG_DIFFERS is expected, not news). */
+int tool_attach_existing(const char *cmd, breaker_store *st, const char *name, breaker **out) {
+    char msg[TOOL_MSG_MAX];
+    int rc = breaker_store_attach(st, name, NULL, out, msg, sizeof(msg));
+    if (rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS) return 0;
+    tool_error(stderr, "breaker %s: %s: %s", cmd, name, msg);
+    return 1;
+}
+
+/* Open the store without creating it and list its names; with a NAME, it
+ * must be one of them. @return 0 or an exit status (the store closed). */
+int tool_open_existing(const char *cmd, const struct tool_store_args *a, breaker_store **st,
+                       struct tool_names *n) {
+    int rc = tool_open_store(cmd, a->store, false, st);
+    if (rc != 0) return rc;
+    if ((rc = tool_list_names(cmd, *st, n)) == 0 && a->name != NULL &&
+        !tool_names_has(n, a->name)) {
+        tool_error(stderr, "breaker %s: no breaker '%s' in the store", cmd, a->name);
+        tool_names_free(n);
+        rc = 1;
+    }
+    if (rc != 0) breaker_store_close(*st);
+    return rc;
+}
