@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * integration_util.h - what the integration tests (test_pq, test_curl)
- * share: a breaker's counts checked all at once.
+ * share: a breaker's counts checked all at once, their breaker,
+ * and a refusing port.
  */
 #ifndef BREAKER_TEST_INTEGRATION_UTIL_H
 #define BREAKER_TEST_INTEGRATION_UTIL_H
 
 #include "test_util.h"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 /* The counters an integration test checks exactly. */
 struct counts {
@@ -27,6 +31,32 @@ static inline void expect_counts(breaker *b, struct counts want) {
     assert_int_equal(st.ignored, want.ignored);
     assert_int_equal(st.rejected_open, want.rejected_open);
     assert_int_equal(st.duplicates, 0);
+}
+
+/* The integration tests' breaker, on the fake clock: it opens on
+ * `threshold` failures in a row, waits 10 s, closes on one successful probe
+ * and fails a probe after `probe_timeout_ns`. */
+static inline breaker *integration_breaker(struct fake_clock *clock, uint32_t threshold,
+                                           uint64_t probe_timeout_ns) {
+    breaker_config cfg;
+    test_config(&cfg, clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = threshold;
+    cfg.open_ns = 10 * SEC;
+    cfg.half_open_successes = 1;
+    cfg.probe_timeout_ns = probe_timeout_ns;
+    return make_breaker(&cfg);
+}
+
+/* A port on 127.0.0.1 that refuses connections: bound, never listening, so
+ * no other program takes it while the test runs. Close `*fd` after. */
+static inline int refusing_port(int *fd) {
+    *fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    assert_int_equal(bind(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(getsockname(*fd, (struct sockaddr *)&a, &len), 0);
+    return ntohs(a.sin_port);
 }
 
 #endif

@@ -17,3 +17,9 @@ if(TARGET breaker_pq)
   breaker_add_test(test_pq SOURCES test_pq.c pg_server.c LIBS breaker_pq PkgConfig::BREAKER_DEP_PQ
                    TIMEOUT 180 LABELS "integrations;external")
 endif()
+
+if(TARGET breaker_curl)
+  breaker_add_test(test_curl SOURCES test_curl.c http_fault_server.c
+                   LIBS breaker_curl PkgConfig::BREAKER_DEP_CURL
+                   TIMEOUT 120 LABELS "integrations;external")
+endif()

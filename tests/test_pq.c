@@ -16,12 +16,9 @@
 #include <breaker/pq.h>
 #include <libpq-fe.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 static struct test_pg pg;
@@ -64,16 +61,9 @@ static long raw_count(const char *table) {
     return n;
 }
 
-/* A breaker that opens on `threshold` failures in a row, waits 10 s on the
- * fake clock and closes on one successful probe. */
+/* A breaker that opens on `threshold` failures in a row (probes: 30 s). */
 static breaker *pq_breaker(struct fake_clock *clock, uint32_t threshold) {
-    breaker_config cfg;
-    test_config(&cfg, clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = threshold;
-    cfg.open_ns = 10 * SEC;
-    cfg.half_open_successes = 1;
-    return make_breaker(&cfg);
+    return integration_breaker(clock, threshold, 30 * SEC);
 }
 
 /* One statement through the breaker; asserts it was sent. */
@@ -221,16 +211,6 @@ static void pq_async_queries_complete_their_permit_once_with_the_worst_result(vo
     expect_counts(b, (struct counts){.admitted = 3, .successes = 1, .failures = 1, .ignored = 1});
     PQfinish(c);
     test_breaker_destroy(b);
-}
-
-/* A port on 127.0.0.1 that refuses connections: bound, never listening. */
-static int refusing_port(int *fd) {
-    *fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    assert_int_equal(bind(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(getsockname(*fd, (struct sockaddr *)&a, &len), 0);
-    return ntohs(a.sin_port);
 }
 
 static void pq_connection_refused_is_a_failure_and_open_refuses_before_connecting(void **state) {
