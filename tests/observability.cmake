@@ -12,6 +12,8 @@ breaker_add_test(test_registry_concurrency
   SOURCES test_registry_concurrency.c
   LABELS concurrency
   TIMEOUT 120)
+# A store's breakers under the same metric table (breaker status --prometheus).
+breaker_add_test(test_export_store SOURCES test_export_store.c TIMEOUT 30)
 
 function(breaker_missing_dependency_test name what)
   add_test(NAME ${name} COMMAND sh -c

@@ -350,6 +350,28 @@ BREAKER_API BREAKER_NODISCARD int breaker_registry_export_prometheus_alloc(break
                                                                            char **out, size_t *len)
     BREAKER_NONNULL(1, 2);
 
+/*! breaker_store_export_prometheus() :
+ *  The breakers of a store file (breaker/store.h), or with `name` not NULL
+ *  that one, in the same format, families, labels and order as
+ *  breaker_registry_export_prometheus(), so that the same dashboards and
+ *  rules read both; what `breaker status --prometheus` prints. The families
+ *  whose values a store does not keep (they would be this process's alone:
+ *  0 for a command that has just started, wrong rather than unknown) are
+ *  left out: breaker_transitions_total{from,to} (instead,
+ *  breaker_store_transitions_total, the store's count, made by any process),
+ *  breaker_flapping and the breaker_registry_* series; breaker_build_info is
+ *  kept. Each breaker is attached with its stored limits while it is read.
+ *  The two forms and their returns are those above, and also
+ *  BREAKER_NOT_FOUND when the store has no breaker `name`, or the error of
+ *  an attach (a damaged entry). */
+BREAKER_API int breaker_store_export_prometheus(struct breaker_store *st, const char *name,
+                                                char *buf, size_t cap, size_t *len)
+    BREAKER_NONNULL(1);
+BREAKER_API BREAKER_NODISCARD int breaker_store_export_prometheus_alloc(struct breaker_store *st,
+                                                                        const char *name,
+                                                                        char **out, size_t *len)
+    BREAKER_NONNULL(1, 3);
+
 /*! breaker_registry_export_json() :
  *  A JSON report for operators: {"version":1,"unix_time","degraded":bool,
  *  "registry":{...},"breakers":[{"name","state","generation",

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * export_prometheus.c - the Prometheus text exposition (format 0.0.4) of a
- * registry.
+ * registry, and of a store's breakers (one metric table for both: a family
+ * the store does not keep is left out of its export).
  *
  * The format wants all samples of a metric family together, after its HELP
  * and TYPE lines, so the exporter first snapshots every breaker (sorted by
@@ -13,6 +14,7 @@
 #include "export/text_out.h"
 #include "registry/registry_internal.h"
 #include "breaker/compose.h"
+#include "breaker/store.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -125,11 +127,13 @@ static void f_rejected(struct breaker__out *o, const char *m, const struct break
     u64_line(o, sn->info.stats.rejected_ramp);
 }
 
-/* Whether the breaker has ever been in operator state `s`. */
+/* Whether the breaker has ever been in operator state `s`: a transition to
+ * it, or (a store's breaker, whose transitions by pair are not kept) time
+ * spent in it or being in it now. */
 static int entered(const struct breaker__snapshot *sn, unsigned s) {
     for (unsigned f = 0; f < BREAKER_STATE_COUNT; f++)
         if (sn->info.transitions_by[f][s] != 0) return 1;
-    return 0;
+    return sn->info.stats.time_in_state_ns[s] != 0 || sn->info.stats.state == (enum breaker_state)s;
 }
 
 /* The recovery cycle's pairs are always exported (from zero, so rate() works
@@ -150,6 +154,13 @@ static void f_transitions(struct breaker__out *o, const char *m,
             series(o, m, sn->info.name, "from", state_label(f), "to", state_label(t));
             u64_line(o, v);
         }
+}
+
+/* A store keeps the number of transitions, made by any process, not their
+ * from and to states. */
+static void f_store_transitions(struct breaker__out *o, const char *m,
+                                const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.transitions);
 }
 
 static void f_state_seconds(struct breaker__out *o, const char *m,
@@ -357,6 +368,10 @@ static const struct family families[] = {
      f_rejected},
     {"breaker_transitions_total", "counter", "State transitions, by from and to state.",
      f_transitions},
+    {"breaker_store_transitions_total", "counter",
+     "State transitions of the shared breaker, made by any process (a store keeps their "
+     "number, not the from and to states).",
+     f_store_transitions},
     {"breaker_state_seconds_total", "counter",
      "Seconds spent in each state (forced states once entered).", f_state_seconds},
     {"breaker_probes_admitted_total", "counter", "Half-open probes admitted.", f_probes_admitted},
@@ -425,12 +440,16 @@ static void registry_metric(struct breaker__out *o, const char *name, const char
     u64_line(o, v);
 }
 
-/* The registry-wide series. */
-static void write_registry(struct breaker__out *o, const breaker_registry_stats *rs) {
+static void write_build_info(struct breaker__out *o) {
     header(o, "breaker_build_info", "gauge", "Always 1; the label is the library's version.");
     breaker__out_str(o, "breaker_build_info{version=\"");
     label_value(o, breaker_version_string());
     breaker__out_str(o, "\"} 1\n");
+}
+
+/* The registry-wide series. */
+static void write_registry(struct breaker__out *o, const breaker_registry_stats *rs) {
+    write_build_info(o);
     registry_metric(o, "breaker_registry_breakers", "gauge", "Breakers listed in the registry.",
                     rs->breakers);
     registry_metric(o, "breaker_registry_max_breakers", "gauge",
@@ -480,6 +499,29 @@ static void write_durations(struct breaker__out *o, const struct breaker__snapsh
     }
 }
 
+/* Whether family `f` is kept by the breakers' source: a store keeps the
+ * number of transitions, not the pairs, and no history to tell flapping
+ * (values a starting process would show as 0, wrong rather than unknown);
+ * a registry has the pairs. */
+static int family_kept(const struct family *f, int store) {
+    if (f->fn == f_transitions || f->fn == f_flapping) return !store;
+    if (f->fn == f_store_transitions) return store;
+    return 1;
+}
+
+/* Every per-breaker family of `snaps`, then the call durations. */
+static void write_breakers(struct breaker__out *o, const struct breaker__snapshot *snaps, size_t n,
+                           int store) {
+    /* A family without samples is left out: HELP and TYPE alone say nothing. */
+    for (size_t f = 0; f < sizeof(families) / sizeof(families[0]) && n > 0; f++) {
+        if (!family_kept(&families[f], store)) continue;
+        header(o, families[f].name, families[f].type, families[f].help);
+        for (size_t i = 0; i < n; i++)
+            families[f].fn(o, families[f].name, &snaps[i]);
+    }
+    write_durations(o, snaps, n);
+}
+
 static int write_prometheus(void *ctx, struct breaker__out *o) {
     breaker_registry *reg = ctx;
     struct breaker__snapshot *snaps;
@@ -488,13 +530,7 @@ static int write_prometheus(void *ctx, struct breaker__out *o) {
     if (rc != BREAKER_OK) return rc;
     breaker_registry_stats rs;
     breaker_registry_stats_get(reg, &rs);
-    /* A family without samples is left out: HELP and TYPE alone say nothing. */
-    for (size_t f = 0; f < sizeof(families) / sizeof(families[0]) && n > 0; f++) {
-        header(o, families[f].name, families[f].type, families[f].help);
-        for (size_t i = 0; i < n; i++)
-            families[f].fn(o, families[f].name, &snaps[i]);
-    }
-    write_durations(o, snaps, n);
+    write_breakers(o, snaps, n, 0);
     write_registry(o, &rs);
     breaker__snapshots_free(snaps, n);
     return BREAKER_OK;
@@ -506,6 +542,44 @@ int breaker_registry_export_prometheus(breaker_registry *reg, char *buf, size_t 
 
 int breaker_registry_export_prometheus_alloc(breaker_registry *reg, char **out, size_t *len) {
     return breaker__out_to_alloc(write_prometheus, reg, out, len);
+}
+
+/* ---- A store's breakers (breaker/store.h) ----------------------------------*/
+
+struct store_export {
+    struct breaker__snapshot *snaps;
+    size_t n;
+};
+
+static int write_store(void *ctx, struct breaker__out *o) {
+    const struct store_export *e = ctx;
+    write_breakers(o, e->snaps, e->n, 1);
+    write_build_info(o);
+    return BREAKER_OK;
+}
+
+/* The snapshots are taken before writing, so that an unknown name or a
+ * failed attach returns before any text. */
+static int store_export(breaker_store *st, const char *name, char *buf, size_t cap, size_t *len,
+                        char **out) {
+    struct store_export e;
+    int rc = breaker__store_snapshots_take(st, name, &e.snaps, &e.n);
+    if (rc != BREAKER_OK) return rc;
+    rc = out != NULL ? breaker__out_to_alloc(write_store, &e, out, len)
+                     : breaker__out_to_buffer(write_store, &e, buf, cap, len);
+    breaker__snapshots_free(e.snaps, e.n);
+    return rc;
+}
+
+int breaker_store_export_prometheus(breaker_store *st, const char *name, char *buf, size_t cap,
+                                    size_t *len) {
+    return store_export(st, name, buf, cap, len, NULL);
+}
+
+int breaker_store_export_prometheus_alloc(breaker_store *st, const char *name, char **out,
+                                          size_t *len) {
+    *out = NULL;
+    return store_export(st, name, NULL, 0, len, out);
 }
 
 /* ---- Bulkheads, retry budgets and executors (compose.h) -------------------

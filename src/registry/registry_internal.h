@@ -67,6 +67,13 @@ struct breaker__snapshot {
  * breaker__snapshots_free(). @return BREAKER_OK or BREAKER_ENOMEM. */
 int breaker__snapshots_take(breaker_registry *reg, int with_history, struct breaker__snapshot **out,
                             size_t *n);
+/* Snapshot the breakers of a store (or, with `name` not NULL, that one),
+ * sorted by name, each attached with its stored limits for the moment it
+ * is read. A store keeps neither per-pair transitions nor history: those
+ * fields are 0. @return BREAKER_OK, BREAKER_NOT_FOUND (no breaker `name`),
+ * BREAKER_ENOMEM, or the error of an attach. */
+int breaker__store_snapshots_take(struct breaker_store *st, const char *name,
+                                  struct breaker__snapshot **out, size_t *n);
 void breaker__snapshots_free(struct breaker__snapshot *s, size_t n);
 /* Whether one breaker makes the service degraded. */
 int breaker__info_degraded(const breaker_registry_info *info);

@@ -3,7 +3,7 @@
  * snapshot.c - what a registry shows of its breakers: one breaker's info
  * (state, counters, transitions, flapping), the walk over every listed
  * breaker, the degraded verdict, and the self-contained, sorted snapshots
- * the exporters write from.
+ * the exporters write from, also of a store's breakers.
  *
  * The walk visits the dense slot array (registry_impl.h), where an entry
  * keeps its slot for as long as it is listed: each visit takes a reference
@@ -14,11 +14,24 @@
  */
 #include "registry/registry_impl.h"
 
+#include "breaker/store.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- Introspection --------------------------------------------------------- */
+
+/* Fill what `info` says of breaker `b` itself (state, counters, clock),
+ * registry or not. */
+static void read_breaker(breaker *b, breaker_registry_info *info) {
+    (void)breaker_get_state(b); /* applies a hung probe's timeout */
+    breaker_stats_get(b, &info->stats);
+    info->now_ns = breaker_now_ns(b);
+    info->retry_after_ns = breaker_retry_after_ns(b);
+    info->awaiting_probe =
+        info->stats.state == BREAKER_OPEN && info->stats.open_until_ns <= info->now_ns;
+}
 
 /* Fill `info` for `e` (held by the caller). */
 static void snapshot(struct breaker__entry *e, breaker_registry_info *info, breaker_event *hist,
@@ -26,12 +39,7 @@ static void snapshot(struct breaker__entry *e, breaker_registry_info *info, brea
     memset(info, 0, sizeof(*info));
     info->name = e->name;
     info->b = e->b;
-    (void)breaker_get_state(e->b); /* applies a hung probe's timeout */
-    breaker_stats_get(e->b, &info->stats);
-    info->now_ns = breaker_now_ns(e->b);
-    info->retry_after_ns = breaker_retry_after_ns(e->b);
-    info->awaiting_probe =
-        info->stats.state == BREAKER_OPEN && info->stats.open_until_ns <= info->now_ns;
+    read_breaker(e->b, info);
     for (unsigned i = 0; i < BREAKER_STATE_COUNT; i++)
         for (unsigned j = 0; j < BREAKER_STATE_COUNT; j++)
             info->transitions_by[i][j] =
@@ -111,20 +119,30 @@ struct collect {
     int failed;
 };
 
+/* The snapshot's name, limits and call durations, from `b`. */
+static void read_limits(breaker *b, const char *name, struct breaker__snapshot *s) {
+    snprintf(s->name, sizeof(s->name), "%s", name);
+    breaker_get_config(b, &s->cfg);
+    s->timed = breaker_latency_get(b, &s->latency) == BREAKER_OK;
+}
+
+/* Make room for one more snapshot. @return BREAKER_OK or BREAKER_ENOMEM. */
+static int collect_room(struct collect *c) {
+    if (c->n < c->cap) return BREAKER_OK;
+    size_t cap = c->cap ? c->cap * 2 : 16;
+    struct breaker__snapshot *v = realloc(c->v, cap * sizeof(*v));
+    if (v == NULL) return BREAKER_ENOMEM;
+    c->v = v;
+    c->cap = cap;
+    return BREAKER_OK;
+}
+
 static int collect_cb(void *ctx, const breaker_registry_info *info) {
     struct collect *c = ctx;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        struct breaker__snapshot *v = realloc(c->v, cap * sizeof(*v));
-        if (v == NULL) return BREAKER_ENOMEM;
-        c->v = v;
-        c->cap = cap;
-    }
+    if (collect_room(c) != BREAKER_OK) return BREAKER_ENOMEM;
     struct breaker__snapshot *s = &c->v[c->n];
     memset(s, 0, sizeof(*s));
-    snprintf(s->name, sizeof(s->name), "%s", info->name);
-    breaker_get_config(info->b, &s->cfg); /* held during the callback */
-    s->timed = breaker_latency_get(info->b, &s->latency) == BREAKER_OK;
+    read_limits(info->b, info->name, s); /* held during the callback */
     s->info = *info;
     s->info.name = NULL;
     s->info.b = NULL; /* not held after the walk */
@@ -174,6 +192,74 @@ int breaker__snapshots_take(breaker_registry *reg, int with_history, struct brea
         c.v[i].info.name = c.v[i].name;
         c.v[i].info.history = c.v[i].history;
     }
+    *out = c.v;
+    *n = c.n;
+    return BREAKER_OK;
+}
+
+/* ---- Snapshots of a store's breakers (breaker/store.h) ---------------------*/
+
+/* A store's names, copied out: attaching while breaker_store_foreach()
+ * runs could wait on the store's lock. */
+struct store_names {
+    char **v;
+    size_t n, cap;
+    const char *only; /* NULL: every name */
+};
+
+static int store_name_cb(void *ctx, const char *name) {
+    struct store_names *l = ctx;
+    if (l->only != NULL && strcmp(name, l->only) != 0) return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        char **v = realloc(l->v, cap * sizeof(*v));
+        if (v == NULL) return 1;
+        l->v = v;
+        l->cap = cap;
+    }
+    size_t len = strlen(name) + 1; /* strdup() is not C11 */
+    if ((l->v[l->n] = malloc(len)) == NULL) return 1;
+    memcpy(l->v[l->n++], name, len);
+    return 0;
+}
+
+/* Attach the stored breaker `name` with the limits it has (NULL: the stored
+ * ones win) and take its snapshot into `s`. A store keeps no per-pair
+ * transitions and no history: those stay 0. */
+static int store_snapshot(breaker_store *st, const char *name, struct breaker__snapshot *s) {
+    memset(s, 0, sizeof(*s));
+    breaker *b;
+    int rc = breaker_store_attach(st, name, NULL, &b, NULL, 0);
+    if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) return rc;
+    read_limits(b, name, s);
+    read_breaker(b, &s->info);
+    breaker_destroy(b);
+    return BREAKER_OK;
+}
+
+int breaker__store_snapshots_take(breaker_store *st, const char *name,
+                                  struct breaker__snapshot **out, size_t *n) {
+    struct store_names names = {.only = name};
+    struct collect c = {0};
+    int rc = breaker_store_foreach(st, store_name_cb, &names) == 0 ? BREAKER_OK : BREAKER_ENOMEM;
+    if (rc == BREAKER_OK && name != NULL && names.n == 0) rc = BREAKER_NOT_FOUND;
+    for (size_t i = 0; i < names.n && rc == BREAKER_OK; i++) {
+        rc = collect_room(&c);
+        if (rc == BREAKER_OK) rc = store_snapshot(st, names.v[i], &c.v[c.n]);
+        if (rc == BREAKER_OK) c.n++;
+    }
+    for (size_t i = 0; i < names.n; i++)
+        free(names.v[i]);
+    free(names.v);
+    if (rc != BREAKER_OK) {
+        breaker__snapshots_free(c.v, c.n);
+        *out = NULL;
+        *n = 0;
+        return rc;
+    }
+    if (c.n > 1) qsort(c.v, c.n, sizeof(*c.v), by_name);
+    for (size_t i = 0; i < c.n; i++)
+        c.v[i].info.name = c.v[i].name;
     *out = c.v;
     *n = c.n;
     return BREAKER_OK;

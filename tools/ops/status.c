@@ -6,7 +6,8 @@
  */
 #include "ops/commands.h"
 #include "ops/ops.h"
-#include "tool.h"
+
+#include <breaker/registry.h> /* breaker_store_export_prometheus() */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -42,7 +43,12 @@ const char tool_status_help[] =
     "      --count N       --watch: stop after N change lines\n"
     "  -h, --help          show this text\n";
 
-typedef struct tool_store_row status_row;
+/* One breaker as the table and JSON show it, read at one moment. */
+typedef struct {
+    const char *name;
+    breaker_stats s;   /* breaker_stats_get() */
+    uint64_t retry_ns; /* breaker_retry_after_ns() */
+} status_row;
 
 static uint64_t rejected(const breaker_stats *s) {
     return s->rejected_open + s->rejected_half_open + s->rejected_forced + s->rejected_ramp;
@@ -84,10 +90,7 @@ static void row_read(breaker *b, const char *name, status_row *r) {
     memset(r, 0, sizeof(*r));
     r->name = name;
     (void)breaker_stats_get(b, &r->s); /* applies a hung probe's timeout first */
-    r->now_ns = breaker_now_ns(b);
     r->retry_ns = breaker_retry_after_ns(b);
-    breaker_get_config(b, &r->cfg);
-    r->timed = breaker_latency_get(b, &r->latency) == BREAKER_OK;
 }
 
 /* Read one breaker's row. @return 0 or an exit status. */
@@ -127,8 +130,24 @@ static int check_stdout(void) {
     return 1;
 }
 
+/* --prometheus: the library's export of the store (or of NAME). @return 0
+ * or an exit status. */
+static int print_prometheus(const struct tool_store_args *a, breaker_store *st) {
+    char *text;
+    size_t len;
+    int rc = breaker_store_export_prometheus_alloc(st, a->name, &text, &len);
+    if (rc != BREAKER_OK) {
+        tool_error(stderr, "breaker status: %s", breaker_strerror(rc));
+        return 1;
+    }
+    fwrite(text, 1, len, stdout);
+    free(text);
+    return check_stdout();
+}
+
 static int print_status(const struct tool_store_args *a, breaker_store *st,
                         const struct tool_names *n) {
+    if (a->prometheus) return print_prometheus(a, st);
     status_row *rows = calloc(n->count + 1, sizeof(*rows));
     if (rows == NULL) {
         tool_error(stderr, "breaker status: out of memory");
@@ -140,14 +159,7 @@ static int print_status(const struct tool_store_args *a, breaker_store *st,
         if (a->name != NULL && strcmp(n->items[i], a->name) != 0) continue;
         rc = read_row(st, n->items[i], &rows[count++]);
     }
-    if (rc == 0 && a->prometheus) {
-        if (tool_store_prometheus(stdout, rows, count) != 0) {
-            tool_error(stderr, "breaker status: out of memory");
-            rc = 1;
-        }
-    } else if (rc == 0) {
-        print_rows(rows, count, a->json);
-    }
+    if (rc == 0) print_rows(rows, count, a->json);
     free(rows);
     return rc == 0 ? check_stdout() : rc;
 }
