@@ -263,10 +263,12 @@ struct breaker_config {
                                           of them over this time (see below) */
     double ramp_start;                 /* (0,1]: the share admitted as the ramp
                                           begins, 0 = default 0.1 */
-    uint32_t min_failing_sources;      /* 0..32, 0 or 1 = off (default): trip only
-                                          on failures from at least this many
-                                          distinct callers (see
-                                          breaker_complete_from) */
+    uint32_t min_failing_sources;      /* 0..64: trip (and reopen a half-open)
+                                          only on failures from at least this
+                                          many distinct callers (see
+                                          breaker_complete_from); 1 = off;
+                                          0 = default: 3 for the failures that
+                                          name sources, off while none does */
     enum breaker_outcome cancelled_as; /* IGNORED (default; the zero value
                                           SUCCESS also means it) or FAILURE */
     breaker_clock_fn *clock;           /* NULL = CLOCK_MONOTONIC (see below) */
@@ -378,7 +380,9 @@ BREAKER_API int breaker_name_validate(const char *name, char *msg, size_t msg_le
  *  TIME_WINDOW over 60 s in 10 buckets, min_calls 20, failure_rate 0.5,
  *  slow calls off, open 30 s doubling up to 5 min plus up to 20% jitter, 1
  *  probe at a time, 3 successful probes to close, probe timeout 30 s, no
- *  ramp, no source diversity, cancellations ignored, the monotonic clock, a
+ *  ramp, min_failing_sources 0 (3 distinct callers behind the failures
+ *  that name sources: see breaker_complete_from), cancellations ignored,
+ *  the monotonic clock, a
  *  random seed, no callback. Why jitter by default: instances of a service
  *  that all saw one dependency fail open within moments of each other; with
  *  equal waits their first probes arrive together, a fleet-wide burst at the
@@ -482,12 +486,14 @@ BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *pe
  *  a probe the second copy always answers ALREADY_SETTLED while the
  *  half-open lasts (each probe admission holds a claim no other admission
  *  shares, so a copy can neither free a newer probe's slot nor count twice
- *  towards recovery), and STALE after it; for a closed-state permit it is
+ *  towards recovery), and STALE after it. For a closed-state permit it is
  *  not detected (the second copy then counts again).
  *  A probe's deadline is probe_timeout_ns after its admission, rounded up to
  *  the microsecond; a probe admitted into a slot in the same microsecond as
  *  that slot's previous probe is due 1 us after it instead (never earlier).
- *  A probe (HALF_OPEN permit): a failure reopens at once with a longer wait;
+ *  A probe (HALF_OPEN permit): a failure reopens at once with a longer wait
+ *  (where failing sources count, once enough sources failed: see
+ *  breaker_complete_from);
  *  a success counts towards half_open_successes; with slow_call_rate set, a
  *  slow successful probe fails it (reason PROBE_SLOW). Recovery uses all its
  *  evidence: after the half_open_successes-th success no more probes are
@@ -502,21 +508,41 @@ BREAKER_API int breaker_complete(breaker *b, breaker_permit *permit, enum breake
 /*! breaker_complete_from() :
  *  breaker_complete() with the source of the call: an opaque, non-zero 64-bit
  *  key the caller chooses for whoever the request came from (a tenant, a
- *  client, a route: a hash of it). With min_failing_sources = N set, a trip
- *  also needs its failures to come from at least N distinct sources: their
- *  keys must set N distinct bits of a 64-bit map over the current and
+ *  client, a route: a hash of it). With min_failing_sources = N (2..64), a
+ *  trip also needs its failures to come from at least N distinct sources:
+ *  their keys must set N distinct bits of a 64-bit map over the current and
  *  previous window (the consecutive policy: over the current run). So
- *  failures from fewer than N sources never trip, exactly, for every N; N
- *  sources whose keys collide on a bit do not trip on their own, more do
- *  (M sources set about 64 (1 - e^(-M/64)) bits: some 1.4 N sources for
- *  N = 32). stats.failing_sources estimates the sources (linear counting).
+ *  failures from fewer than N sources never trip, exactly, for every N from
+ *  2 to 64; N sources whose keys collide on a bit do not trip on their own,
+ *  more do (M sources set about 64 (1 - e^(-M/64)) bits: some 1.4 N sources
+ *  for N = 32, and every bit, about 300 sources, for N = 64).
+ *  The default, min_failing_sources 0, protects wherever sources are given:
+ *  N = 3 for a window whose failures name at least one source, and no
+ *  condition for a window none of whose failures named one (a breaker never
+ *  given a source trips as it always did). Three, because one caller, or
+ *  two, whose own requests fail is the case to stop, and three failing
+ *  callers rarely share a key's bit (5% of triples do, and a fourth source
+ *  then trips). A breaker that only ever has one or two callers naming
+ *  sources never trips on their failures: set 1 (off) or 2 there.
+ *  min_failing_sources 1 turns all of this off.
+ *  Recovery follows the same rule: where sources count, a failed (or slow)
+ *  probe reopens the breaker only once the failed probes of that half-open
+ *  came from N distinct sources (N at most 48 here: the bits of the
+ *  half-open's own map); until then the failure is counted (failures,
+ *  probes_failed), frees its slot as an IGNORED probe would and keeps the
+ *  successes, so a caller that sends a failing request the moment a probe
+ *  is due cannot hold a healthy dependency refused. A probe failure without
+ *  a source, and a probe timeout, still reopen at once.
+ *  stats.failing_sources estimates the sources (linear counting).
  *  What it protects
  *  against: one caller (or a few) whose own requests make a healthy
- *  dependency fail, opening a breaker every caller shares. What it does not:
+ *  dependency fail, opening a breaker every caller shares, or holding it
+ *  open. What it does not:
  *  a fault that hits only a few callers' requests (they still fail, the
  *  breaker stays closed: give those callers their own breakers), a caller
- *  that forges many keys, and failures completed without a source (0, or
- *  plain breaker_complete()), which set no bit. The source costs nothing on
+ *  that forges many keys, a request that makes a probe hang (a timeout has
+ *  no source), and failures completed without a source (0, or plain
+ *  breaker_complete()), which set no bit. The source costs nothing on
  *  a success; on a failure, one atomic OR. Same return values as
  *  breaker_complete(). */
 BREAKER_API int breaker_complete_from(breaker *b, breaker_permit *permit,
@@ -594,6 +620,40 @@ struct breaker_latency {
     uint64_t success_sum_ns; /* total duration of the successes */
     uint64_t failure_sum_ns;
 };
+
+/* Probe durations, for every breaker (a probe is always timed, with or
+ * without slow_call_ns): admission to completion by the breaker's clock, in
+ * the buckets of struct breaker_latency, by result:
+ * - SUCCEEDED, FAILED, IGNORED: the outcome the caller reported (after
+ *   cancelled_as), for a completion in the probe's half-open; a failed probe
+ *   that did not reopen (breaker_complete_from) counts as FAILED;
+ * - STALE: completed after its half-open ended (a probe past its timeout,
+ *   or one still out when another's failure reopened the breaker).
+ * Duplicates are not counted. Counts per bucket, not cumulative. */
+enum breaker_probe_result {
+    BREAKER_PROBE_SUCCEEDED,
+    BREAKER_PROBE_FAILED,
+    BREAKER_PROBE_IGNORED,
+    BREAKER_PROBE_STALE
+};
+#define BREAKER_PROBE_RESULT_COUNT 4
+typedef struct breaker_probe_latency breaker_probe_latency;
+struct breaker_probe_latency {
+    uint64_t upper_ns[BREAKER_LATENCY_BUCKETS];
+    uint64_t count[BREAKER_PROBE_RESULT_COUNT][BREAKER_LATENCY_BUCKETS];
+    uint64_t sum_ns[BREAKER_PROBE_RESULT_COUNT]; /* total duration per result */
+};
+
+/*! breaker_probe_result_name() :
+ *  @return "succeeded", "failed", "ignored", "stale" (a metric label), or
+ *  "unknown". Static. */
+BREAKER_API const char *breaker_probe_result_name(enum breaker_probe_result result);
+
+/*! breaker_probe_latency_get() :
+ *  Fill `out` with the probe-duration histogram (see struct
+ *  breaker_probe_latency). Lock-free; for exporters. @return BREAKER_OK. */
+BREAKER_API int breaker_probe_latency_get(breaker *b, breaker_probe_latency *out)
+    BREAKER_NONNULL(1, 2);
 
 /*! breaker_latency_get() :
  *  Fill `out` with the call-duration histogram (see struct breaker_latency).

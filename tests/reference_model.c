@@ -93,8 +93,19 @@ static void sources_enter(struct ref_model *m, uint64_t period) {
     m->src_period = period;
 }
 
-/* As the library: N distinct bits for N sources (window.c). */
-static uint32_t sources_bits_needed(uint32_t n) { return n <= 1 ? 0 : n; }
+/* As the manual: N distinct bits for N sources; min_failing_sources 0 is
+ * the default, 3 for a window whose failures name a source; 1 is off. */
+static uint32_t sources_bits_needed(uint32_t n) {
+    if (n == 0) n = 3;
+    return n <= 1 ? 0 : n;
+}
+
+/* Whether the map's bits meet the rule (the default asks it only of a map
+ * with a bit set). */
+static bool sources_enough(const breaker_config *c, uint32_t bits) {
+    if (bits >= sources_bits_needed(c->min_failing_sources)) return true;
+    return c->min_failing_sources == 0 && bits == 0;
+}
 
 static uint32_t sources_estimate(uint32_t bits) {
     if (bits >= 64) return 64 * 5;
@@ -104,7 +115,7 @@ static uint32_t sources_estimate(uint32_t bits) {
 /* Before recording an outcome in the window: the period bookkeeping. */
 static void sources_record(struct ref_model *m, uint64_t now, bool failure, uint64_t source) {
     m->src_bits = 0;
-    bool on = m->cfg.min_failing_sources > 1;
+    bool on = sources_bits_needed(m->cfg.min_failing_sources) != 0;
     switch (m->cfg.trip) {
     case BREAKER_TRIP_CONSECUTIVE:
         if (failure && m->run == 0 && on) m->src_cur = m->src_prev = 0; /* a run begins */
@@ -228,6 +239,7 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
     m->nprobes = 0;
     memset(m->slot_last_us, 0, m->cfg.half_open_max_probes * sizeof(*m->slot_last_us));
     m->probe_successes = 0;
+    m->probe_src = 0; /* a new half-open starts its map */
     m->open_until = 0;
     m->ramp_until = 0;
     if (to == BREAKER_OPEN) {
@@ -371,14 +383,13 @@ static void maybe_trip(struct ref_model *m, uint64_t now) {
         double scaled = ceil((double)min_calls * share);
         min_calls = scaled < 1.0 ? 1u : (uint32_t)scaled;
     }
-    uint32_t needed = sources_bits_needed(c->min_failing_sources);
     if (c->trip == BREAKER_TRIP_CONSECUTIVE) {
-        if (v.consecutive >= c->failure_threshold && m->src_bits >= needed)
+        if (v.consecutive >= c->failure_threshold && sources_enough(c, m->src_bits))
             transition(m, now, BREAKER_OPEN, BREAKER_REASON_CONSECUTIVE_FAILURES, k, &v);
         return;
     }
     if (v.calls < min_calls) return;
-    if ((double)v.failures >= c->failure_rate * (double)v.calls && m->src_bits >= needed)
+    if ((double)v.failures >= c->failure_rate * (double)v.calls && sources_enough(c, m->src_bits))
         transition(m, now, BREAKER_OPEN, BREAKER_REASON_FAILURE_RATE, k, &v);
     else if (c->slow_call_rate > 0 && (double)v.slow >= c->slow_call_rate * (double)v.calls)
         transition(m, now, BREAKER_OPEN, BREAKER_REASON_SLOW_CALL_RATE, k, &v);
@@ -430,7 +441,7 @@ static void close_if_settled(struct ref_model *m, uint64_t now) {
 }
 
 static void complete_probe(struct ref_model *m, uint64_t now, const struct ref_permit *p,
-                           int outcome, bool slow) {
+                           int outcome, bool slow, uint64_t source) {
     free_probe_slot(m, p->id);
     if (!count_outcome(m, outcome, slow)) {
         close_if_settled(m, now); /* an ignored probe freed its slot */
@@ -439,6 +450,18 @@ static void complete_probe(struct ref_model *m, uint64_t now, const struct ref_p
     bool failure = outcome == BREAKER_FAILURE;
     if (failure || (slow && m->cfg.slow_call_rate > 0)) {
         m->counters.probes_failed++;
+        /* Where sources count, a failed probe with a source reopens only
+         * once this half-open's failed probes name N distinct sources (at
+         * most 48: a 48-bit map, bit = splitmix64(source) mod 48); until
+         * then it frees its slot and keeps the successes. */
+        uint32_t needed = sources_bits_needed(m->cfg.min_failing_sources);
+        if (source != 0 && needed != 0) {
+            m->probe_src |= UINT64_C(1) << (ref_splitmix64(source) % 48u);
+            if ((uint32_t)__builtin_popcountll(m->probe_src) < (needed < 48 ? needed : 48)) {
+                close_if_settled(m, now);
+                return;
+            }
+        }
         transition(m, now, BREAKER_OPEN,
                    failure ? BREAKER_REASON_PROBE_FAILED : BREAKER_REASON_PROBE_SLOW, m->k + 1,
                    NULL);
@@ -472,7 +495,7 @@ static int complete_locked(struct ref_model *m, uint64_t now, struct ref_permit 
         return BREAKER_STALE;
     }
     if (p->probe)
-        complete_probe(m, now, p, outcome, slow);
+        complete_probe(m, now, p, outcome, slow, source);
     else
         complete_closed(m, now, outcome, slow, source);
     return BREAKER_OK;

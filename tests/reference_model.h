@@ -69,7 +69,7 @@ struct ref_model {
      * the admission credit, 32.32 fixed point (one thread: one stripe). */
     uint64_t ramp_until;
     uint64_t ramp_credit;
-    /* Failing sources (min_failing_sources > 1): the period the current map
+    /* Failing sources (min_failing_sources 0 or > 1): the period the current map
      * covers, the current and previous 64-bit maps, the count window's ring
      * index (where a pass starts a period), and the map bits after the last
      * failure, which the trip decision reads. */
@@ -80,6 +80,8 @@ struct ref_model {
      * ring starts, the failing-source period. */
     uint64_t ring_next, chunk, chunk_used;
     uint32_t src_bits;
+    /* HALF_OPEN only: the sources of its failed probes, a 48-bit map. */
+    uint64_t probe_src;
     uint32_t probe_successes; /* HALF_OPEN only */
     struct ref_probe *probes; /* HALF_OPEN only; half_open_max_probes entries */
     uint32_t nprobes;

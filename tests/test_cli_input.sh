@@ -253,7 +253,7 @@ replay_gates_exit_3)
     run 1 replay --max-trips 0 -b "$jumpy" "$data/malformed.csv"
     ;;
 replay_caller_column_feeds_min_failing_sources)
-    run 0 replay -b 'plain:trip=count_window,window_size=20,min_calls=10' \
+    run 0 replay -b 'plain:trip=count_window,window_size=20,min_calls=10,min_failing_sources=1' \
         -b 'sources:trip=count_window,window_size=20,min_calls=10,min_failing_sources=3' \
         --json "$data/abusive_tenant.csv"
     out_has '"sources": true'

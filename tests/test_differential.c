@@ -331,7 +331,7 @@ static void op_complete(struct run *r) {
     /* With failing sources on, completions name one of a few callers (or
      * none): an abusive one most of the time, so that diversity decides. */
     uint64_t source = 0;
-    if (r->cfg.min_failing_sources > 1) {
+    if (r->cfg.min_failing_sources > 1 || strstr(r->variant, "sources") != NULL) {
         uint64_t pick = ref_rng_below(&r->rng, 10);
         source = pick < 6 ? 1 : pick - 5; /* 0 (none) to 4 */
     }
@@ -899,8 +899,31 @@ static void time_window_failing_sources_matches_model(void **state) {
     run_variant("time_window_failing_sources", &c, UINT64_C(0xc0de000e));
 }
 
+/* The default (min_failing_sources 0) given sources: 3 of them for the
+ * failures that name one, nothing for a window whose failures named none. */
+static void count_window_default_sources_matches_model(void **state) {
+    (void)state;
+    breaker_config c;
+    base_config(&c);
+    c.trip = BREAKER_TRIP_COUNT_WINDOW;
+    c.min_failing_sources = 0;
+    c.half_open_max_probes = 2;
+    run_variant("count_window_default_sources", &c, UINT64_C(0xc0de000f));
+}
+
+static void consecutive_default_sources_matches_model(void **state) {
+    (void)state;
+    breaker_config c;
+    base_config(&c);
+    c.failure_threshold = 3;
+    c.min_failing_sources = 0;
+    run_variant("consecutive_default_sources", &c, UINT64_C(0xc0de0010));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(count_window_default_sources_matches_model, teardown_run),
+        cmocka_unit_test_teardown(consecutive_default_sources_matches_model, teardown_run),
         cmocka_unit_test_teardown(count_window_failing_sources_matches_model, teardown_run),
         cmocka_unit_test_teardown(consecutive_failing_sources_matches_model, teardown_run),
         cmocka_unit_test_teardown(time_window_failing_sources_matches_model, teardown_run),

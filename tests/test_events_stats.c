@@ -155,12 +155,75 @@ static void stats_show_the_open_deadline_and_the_window(void **state) {
     test_breaker_destroy(b);
 }
 
+/* The bucket of struct breaker_latency a duration falls in. */
+static unsigned bucket_of(const breaker_probe_latency *h, uint64_t ns) {
+    unsigned i = 0;
+    while (ns > h->upper_ns[i])
+        i++;
+    return i;
+}
+
+/* Probe durations are kept for a breaker that does not time its calls
+ * (slow_call_ns 0), by result, IGNORED and STALE probes included; closed
+ * calls are not probes and add nothing. (Before, only timed breakers had
+ * durations at all, and those of IGNORED probes were dropped.) */
+static void probe_durations_by_result_without_slow_call_timing(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg;
+    test_config(&cfg, &clock, NULL);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 1;
+    cfg.half_open_max_probes = 1;
+    cfg.half_open_successes = 2;
+    cfg.probe_timeout_ns = 1 * SEC;
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE); /* opens */
+    fake_clock_advance(&clock, breaker_retry_after_ns(b));
+    breaker_permit p;
+    /* ignored after 3 ms, succeeded after 40 ms, failed after 200 ms */
+    const struct {
+        enum breaker_outcome outcome;
+        uint64_t took;
+    } probes[] = {
+        {BREAKER_IGNORED, 3 * MS}, {BREAKER_SUCCESS, 40 * MS}, {BREAKER_FAILURE, 200 * MS}};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+        assert_true(breaker_permit_is_probe(&p));
+        fake_clock_advance(&clock, probes[i].took);
+        assert_int_equal(breaker_complete(b, &p, probes[i].outcome), BREAKER_OK);
+    }
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    /* A probe past its timeout, completed 2 s after admission: stale. */
+    fake_clock_advance(&clock, breaker_retry_after_ns(b));
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    fake_clock_advance(&clock, 2 * SEC);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_STALE);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
+
+    breaker_probe_latency h;
+    assert_int_equal(breaker_probe_latency_get(b, &h), BREAKER_OK);
+    const uint64_t want_ns[BREAKER_PROBE_RESULT_COUNT] = {40 * MS, 200 * MS, 3 * MS, 2 * SEC};
+    for (unsigned r = 0; r < BREAKER_PROBE_RESULT_COUNT; r++) {
+        uint64_t total = 0;
+        for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
+            total += h.count[r][i];
+        if (total != 1 || h.count[r][bucket_of(&h, want_ns[r])] != 1 || h.sum_ns[r] != want_ns[r])
+            fail_msg("%s: %llu probes, %llu ns in all", breaker_probe_result_name(r),
+                     (unsigned long long)total, (unsigned long long)h.sum_ns[r]);
+    }
+    assert_string_equal(breaker_probe_result_name(BREAKER_PROBE_IGNORED), "ignored");
+    assert_string_equal(breaker_probe_result_name(BREAKER_PROBE_STALE), "stale");
+    test_breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(events_report_each_transition_once_after_the_state_changed),
         cmocka_unit_test(stats_count_every_kind_of_call),
         cmocka_unit_test(stats_account_time_in_each_state),
         cmocka_unit_test(stats_show_the_open_deadline_and_the_window),
+        cmocka_unit_test(probe_durations_by_result_without_slow_call_timing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -589,13 +589,19 @@ static void a_caller_column_lets_min_failing_sources_tell_one_caller_from_an_out
     struct tool_trace tr;
     struct tool_breaker b;
     struct tool_replay_result r;
-    /* One tenant's requests all fail: without min_failing_sources the
-     * shared breaker opens on them; with it, it stays closed. */
-    replay_file("abusive_tenant.csv", "trip=count_window,window_size=20,min_calls=10", &tr, &b, &r);
+    /* One tenant's requests all fail: without min_failing_sources (1, off)
+     * the shared breaker opens on them; with it (3, or the default 0 now
+     * that the trace names callers), it stays closed. */
+    replay_file("abusive_tenant.csv",
+                "trip=count_window,window_size=20,min_calls=10,min_failing_sources=1", &tr, &b, &r);
     assert_true(tr.has_source);
     assert_int_equal(tool_replay_trips(&r), 1);
     tool_replay_result_free(&r);
     b = make_breaker_spec("trip=count_window,window_size=20,min_calls=10,min_failing_sources=3");
+    replay(&tr, &b, &r);
+    assert_int_equal(r.timeline.event_count, 0);
+    tool_replay_result_free(&r);
+    b = make_breaker_spec("trip=count_window,window_size=20,min_calls=10");
     replay(&tr, &b, &r);
     assert_int_equal(r.timeline.event_count, 0);
     release(&tr, &r);

@@ -42,7 +42,8 @@ if(BREAKER_BUILD_TOOLS)
   add_test(NAME tools_cli_simulate_abusive_caller COMMAND sh -c
     "out=$(\"$0\" simulate \"$1/abusive_caller.ini\") &&
      echo \"$out\" | grep -q '^  ...from the abusive caller' &&
-     echo \"$out\" | grep -q '^  defaults: [1-9][0-9]* legitimate requests refused' &&
+     echo \"$out\" | grep -q '^  unprotected: [1-9][0-9]* legitimate requests refused' &&
+     echo \"$out\" | grep -q '^  defaults: 0 legitimate requests refused' &&
      echo \"$out\" | grep -q '^  defaults + 3 sources: 0 legitimate requests refused'"
     ${_bk} ${PROJECT_SOURCE_DIR}/examples/scenarios)
   # The shipped fleet scenario (docs/cli.md): at every recovery round the

@@ -191,6 +191,53 @@ static void emit(breaker *b, const breaker_event *ev) {
     if (b->owner.on_event != NULL) b->owner.on_event(b->owner.ctx, b, ev);
 }
 
+/* ---- Recovery no one source can hold back -------------------------------------
+ * Where failing sources count (min_failing_sources 2..64, or the default
+ * with a source given), a probe that fails (or is slow, with
+ * slow_call_rate set) reopens the breaker only once the failed probes of
+ * this half-open came from that many distinct sources (the default's 3; at
+ * most 48, the bits of the map below). Until then its failure is counted
+ * (failures, probes_failed) and its slot is freed as an IGNORED probe's
+ * would be, the successes kept: one caller whose own requests fail, sending
+ * one the moment a probe is due, cannot keep a healthy dependency refused
+ * by winning each probe, as it cannot trip the closed breaker. A probe
+ * failure without a source, and a probe timeout (which has none), reopen at
+ * once as before: unattributed evidence keeps the careful side. */
+#define PROBE_SRC_BITS  48u
+#define PROBE_SRC_SHIFT 48
+#define PROBE_SRC_MASK  ((UINT64_C(1) << PROBE_SRC_SHIFT) - 1)
+
+static uint64_t probe_src_tag(uint64_t gen) { return breaker__tag_of_gen(gen) << PROBE_SRC_SHIFT; }
+
+/* An empty map for the half-open of generation `gen`, written by the
+ * transition into it before its CAS (which publishes it). A loser of that
+ * race may empty the winner's map: sources are then only lost, and a lost
+ * source delays a reopening, never hastens one. */
+static void probe_sources_start(struct breaker__shared *s, uint64_t gen) {
+    breaker__write(&s->probe_src, probe_src_tag(gen));
+}
+
+/* Note a failed probe of generation `gen` from `source` (non-zero).
+ * @return whether the failed probes of this half-open now come from enough
+ * distinct sources to reopen. A word tagged with another generation counts
+ * as empty, so a completion delayed past its half-open can add its source
+ * to no other half-open's map (it can only empty one: a loss again); the
+ * bound is exact but for a tag collision 65536 generations apart, within
+ * one delay. Relaxed: the map orders nothing; the reopening's CAS on ctl
+ * does. */
+static bool probe_sources_note(struct breaker__shared *s, uint64_t gen, uint64_t source) {
+    uint64_t tag = probe_src_tag(gen);
+    uint64_t bit = UINT64_C(1) << (breaker__splitmix64(source) % PROBE_SRC_BITS);
+    uint32_t needed =
+        s->lim.source_bits_needed < PROBE_SRC_BITS ? s->lim.source_bits_needed : PROBE_SRC_BITS;
+    uint64_t cur = breaker__read(&s->probe_src);
+    for (;;) {
+        uint64_t map = ((cur & ~PROBE_SRC_MASK) == tag ? cur & PROBE_SRC_MASK : 0) | bit;
+        if (breaker__cas_relaxed(&s->probe_src, &cur, tag | map))
+            return (uint32_t)__builtin_popcountll(map) >= needed;
+    }
+}
+
 /* ---- Transitions -----------------------------------------------------------*/
 
 struct transition {
@@ -236,6 +283,7 @@ static bool transition(breaker *b, struct transition *t) {
         publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, wait));
     } else if (t->to == BREAKER_HALF_OPEN) {
         publish_phase_time(s, new_gen, probe_deadline_us(s, t->now));
+        probe_sources_start(s, new_gen);
     } else if (t->to == BREAKER_CLOSED || t->to == BREAKER_FORCED_CLOSED) {
         /* Empty the window before the state that records into it is
          * published; the CAS below releases these stores. A transition that
@@ -755,7 +803,10 @@ static void close_if_settled(breaker *b, uint64_t gen, uint64_t now) {
 static void record_latency(breaker *b, enum breaker_outcome outcome, uint64_t took);
 
 static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
-                        enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took);
+                        enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took,
+                        uint64_t source);
+static void record_probe_duration(struct breaker__shared *s, enum breaker_probe_result result,
+                                  uint64_t took);
 
 /* A probe's completion: recorded locally, then the gate (if the probe went
  * with a token) hears how it went, after the local breaker has applied it,
@@ -763,20 +814,28 @@ static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
  * result and closing this breaker) cannot overtake the local completion and
  * make it STALE. Never for a duplicate or a permit that is not ours. */
 static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
-                          enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took) {
+                          enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took,
+                          uint64_t source) {
     uint64_t token = pv->gate_token;
-    int rc = record_probe(b, pv, head, outcome, cancelled, slow, took);
+    int rc = record_probe(b, pv, head, outcome, cancelled, slow, took, source);
     if (token != 0 && b->gate.settle != NULL && rc != BREAKER_ALREADY_SETTLED)
         b->gate.settle(b->gate.ctx, b, token, outcome);
     return rc;
 }
 
 static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
-                        enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took) {
+                        enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took,
+                        uint64_t source) {
     struct breaker__shared *s = b->shared;
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     uint64_t gen = breaker__ctl_gen(head);
     uint64_t now = b->now_precise(b);
+    /* The probe's duration, for every breaker (a probe always carries its
+     * admission time), by the caller's outcome. */
+    uint64_t probe_took = now > pv->admitted_at ? now - pv->admitted_at : 0;
+    enum breaker_probe_result result = outcome == BREAKER_SUCCESS   ? BREAKER_PROBE_SUCCEEDED
+                                       : outcome == BREAKER_FAILURE ? BREAKER_PROBE_FAILED
+                                                                    : BREAKER_PROBE_IGNORED;
 
     /* A probe completing after its deadline has already failed: apply the
      * timeout first, which makes this completion stale. */
@@ -823,6 +882,7 @@ static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
         ctl = breaker__load_acquire(&s->ctl);
         if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_HALF_OPEN) {
             breaker__stripe_count(stripe, &stripe.stripe->stale);
+            record_probe_duration(s, BREAKER_PROBE_STALE, probe_took);
             return BREAKER_STALE;
         }
         if (outcome == BREAKER_IGNORED) {
@@ -830,11 +890,24 @@ static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
              * and if the other probes already succeeded, this was the last
              * one they waited for. */
             breaker__count_outcome(stripe, outcome, false);
+            record_probe_duration(s, result, probe_took);
             release_slot(slot, settling, gen);
             close_if_settled(b, gen, now);
             return BREAKER_OK;
         }
         unsigned succ = breaker__ctl_succ(ctl);
+        if (fails && source != 0 && s->lim.source_bits_needed != 0 &&
+            !probe_sources_note(s, gen, source)) {
+            /* Too few sources behind this half-open's failed probes to
+             * reopen (see "Recovery no one source can hold back"): a failed
+             * probe that frees its slot. */
+            breaker__count(&s->probes_failed);
+            breaker__count_outcome(stripe, outcome, slow);
+            record_probe_duration(s, result, probe_took);
+            release_slot(slot, settling, gen);
+            close_if_settled(b, gen, now);
+            return BREAKER_OK;
+        }
         if (fails) {
             /* The slot stays SETTLING: the reopening moves the generation,
              * and a closer that looked meanwhile saw this probe in flight. */
@@ -860,6 +933,7 @@ static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
             close_if_settled(b, gen, now);
         }
         breaker__count_outcome(stripe, outcome, slow);
+        record_probe_duration(s, result, probe_took);
         return BREAKER_OK;
     }
 }
@@ -972,6 +1046,30 @@ static void record_latency(breaker *b, enum breaker_outcome outcome, uint64_t to
         atomic_fetch_add_explicit(sum, took, memory_order_relaxed);
 }
 
+/* Count one probe duration. Relaxed adds on shared counters: probes are few,
+ * and an exporter's read orders nothing. */
+static void record_probe_duration(struct breaker__shared *s, enum breaker_probe_result result,
+                                  uint64_t took) {
+    unsigned i = 0;
+    while (took > latency_upper_ns[i])
+        i++;
+    atomic_fetch_add_explicit(&s->probe_hist[result][i], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->probe_sum_ns[result], took, memory_order_relaxed);
+}
+
+int breaker_probe_latency_get(breaker *b, breaker_probe_latency *out) {
+    memset(out, 0, sizeof(*out));
+    const struct breaker__shared *s = b->shared;
+    for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
+        out->upper_ns[i] = latency_upper_ns[i];
+    for (unsigned r = 0; r < BREAKER_PROBE_RESULT_COUNT; r++) {
+        for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
+            out->count[r][i] = breaker__read(&s->probe_hist[r][i]);
+        out->sum_ns[r] = breaker__read(&s->probe_sum_ns[r]);
+    }
+    return BREAKER_OK;
+}
+
 int breaker_latency_get(breaker *b, breaker_latency *out) {
     memset(out, 0, sizeof(*out));
     for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
@@ -1015,7 +1113,8 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
     /* A probe's duration is recorded once it is known not to be a duplicate
      * completion (complete_probe); a closed call's permit was settled above,
      * so it is not one. */
-    if (head & PERMIT_PROBE) return complete_probe(b, pv, head, outcome, cancelled, slow, took);
+    if (head & PERMIT_PROBE)
+        return complete_probe(b, pv, head, outcome, cancelled, slow, took, source);
     if (took != NOT_TIMED) record_latency(b, outcome, took);
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     if (cancelled) breaker__stripe_count(stripe, &stripe.stripe->cancelled);

@@ -91,7 +91,11 @@ void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limi
     lim->ramp_ns = cfg->ramp_ns;
     lim->ramp_start = cfg->ramp_start;
     lim->min_failing_sources = cfg->min_failing_sources;
-    lim->source_bits_needed = breaker__sources_bits_needed(cfg->min_failing_sources);
+    /* 0: the default, N = BREAKER__DEFAULT_FAILING_SOURCES for windows whose
+     * failures name sources (window.c, breaker__sources_apply). */
+    lim->source_bits_needed = breaker__sources_bits_needed(cfg->min_failing_sources == 0
+                                                               ? BREAKER__DEFAULT_FAILING_SOURCES
+                                                               : cfg->min_failing_sources);
     lim->seed = cfg->seed;
 }
 
@@ -188,8 +192,10 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
                              BREAKER__MAX_PROBES, c.half_open_successes);
     if (c.min_failing_sources > BREAKER__MAX_FAILING_SOURCES)
         return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "min_failing_sources: must be between 0 (off) and %u (got %u)",
-                             BREAKER__MAX_FAILING_SOURCES, c.min_failing_sources);
+                             "min_failing_sources: must be between 0 (default %u where "
+                             "failures name sources) and %u, 1 = off (got %u)",
+                             BREAKER__DEFAULT_FAILING_SOURCES, BREAKER__MAX_FAILING_SOURCES,
+                             c.min_failing_sources);
     if (!rate_ok(c.ramp_start))
         return breaker__fail(BREAKER_EINVAL, msg, len, "ramp_start: must be in (0, 1] (got %g)",
                              c.ramp_start);

@@ -28,7 +28,7 @@
             the 12-bit fields of the state word */
 #define BREAKER__MAX_OPEN_BACKOFF    100
 #define BREAKER__MAX_DURATION_DAYS   365 /* open_max, probe_timeout, slow_call, ... */
-#define BREAKER__MAX_FAILING_SOURCES 32  /* a 64-bit map estimates up to about that many */
+#define BREAKER__MAX_FAILING_SOURCES 64  /* the bits of the 64-bit source map */
 
 /* ---- Defaults (what 0 means where 0 would be meaningless) -------------------- */
 #define BREAKER__DEFAULT_FAILURE_THRESHOLD 5
@@ -44,6 +44,7 @@
 #define BREAKER__DEFAULT_PROBE_SUCCESSES   3
 #define BREAKER__DEFAULT_PROBE_TIMEOUT_S   30
 #define BREAKER__DEFAULT_RAMP_START        0.1
+#define BREAKER__DEFAULT_FAILING_SOURCES   3 /* min_failing_sources 0, once sources are given */
 #define BREAKER__DEFAULT_OPEN_JITTER          \
     0.2 /* set by breaker_config_init() only: \
            0 is meaningful (none) */

@@ -96,7 +96,8 @@ static const struct key keys[] = {
      "a duration such as 10s, " UP_TO_MAX_DAYS
      " (0 = default " S(BREAKER__DEFAULT_PROBE_TIMEOUT_S) "s)"},
     {"min_failing_sources", K_COUNT, FIELD(min_failing_sources), BREAKER__MAX_FAILING_SOURCES,
-     "a whole number of callers from 0 (off) to " S(BREAKER__MAX_FAILING_SOURCES)},
+     "a whole number of callers from 0 to " S(BREAKER__MAX_FAILING_SOURCES) " (0 = default " S(
+         BREAKER__DEFAULT_FAILING_SOURCES) " where failures name sources, 1 = off)"},
     {"ramp", K_DURATION, FIELD(ramp_ns), 0, "a duration such as 30s, " UP_TO_MAX_DAYS " (0 = off)"},
     {"ramp_start", K_RATE, FIELD(ramp_start), 0,
      "a share in (0, 1] such as 0.1 or 10% (0 = default " S(BREAKER__DEFAULT_RAMP_START) ")"},

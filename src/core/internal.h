@@ -29,7 +29,7 @@
  * a bucket, of the limits, the encoding of ctl, of tagged times or of slot
  * words. The _Static_asserts after the structs pin the sizes and offsets
  * that a change would move; when one fails, update it and bump this. */
-#define BREAKER__LAYOUT_VERSION 2u
+#define BREAKER__LAYOUT_VERSION 3u
 #define BREAKER__CACHELINE      64
 
 /* Threads spread their counter updates over stripes so that two threads do
@@ -262,8 +262,10 @@ struct breaker__limits {
     uint64_t seed;
     uint64_t ramp_ns;
     double ramp_start;
-    uint32_t min_failing_sources; /* 0 or 1: off */
-    uint32_t source_bits_needed;  /* the map bits that estimate that many */
+    uint32_t min_failing_sources; /* as configured: 0 = the default, 1 = off */
+    uint32_t source_bits_needed;  /* the map bits a trip needs (0 = off; the
+                                     default's 3 apply only to a map that
+                                     holds a source) */
 };
 
 struct breaker__shared {
@@ -306,6 +308,10 @@ struct breaker__shared {
     breaker__atomic64 src_period;
     breaker__atomic64 src_cur;
     breaker__atomic64 src_prev;
+    /* The sources of the failed probes of one half-open (breaker.c,
+     * "Recovery no one source can hold back"): the low 16 bits of its
+     * generation << 48 | a 48-bit map. */
+    breaker__atomic64 probe_src;
 
     /* Rare counters and transition bookkeeping. */
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 duplicates;
@@ -320,6 +326,14 @@ struct breaker__shared {
      * show its window while the breaker is open or half-open. */
     breaker__atomic64 window_gen;
     breaker__atomic64 time_in_state[BREAKER_STATE_COUNT];
+
+    /* Probe durations by result (enum breaker_probe_result), in the buckets
+     * of breaker_latency, and their sums in ns: every breaker keeps them
+     * (a probe always has its admission time). Probes are rare: shared
+     * counters, atomic adds. */
+    _Alignas(BREAKER__CACHELINE)
+        breaker__atomic64 probe_hist[BREAKER_PROBE_RESULT_COUNT][BREAKER_LATENCY_BUCKETS];
+    breaker__atomic64 probe_sum_ns[BREAKER_PROBE_RESULT_COUNT];
 };
 
 /* What the layout depends on besides the version: a block written by a build
@@ -338,7 +352,9 @@ _Static_assert(offsetof(struct breaker__shared, lim) == 40, "limits follow the h
 _Static_assert(offsetof(struct breaker__shared, ctl) == 4 * BREAKER__CACHELINE, "ctl's line");
 _Static_assert(offsetof(struct breaker__shared, consecutive) == 5 * BREAKER__CACHELINE,
                "consecutive run's line");
-_Static_assert(sizeof(struct breaker__shared) == 9 * BREAKER__CACHELINE, "header struct");
+_Static_assert(offsetof(struct breaker__shared, probe_hist) == 9 * BREAKER__CACHELINE,
+               "probe histogram after the rare counters");
+_Static_assert(sizeof(struct breaker__shared) == 17 * BREAKER__CACHELINE, "header struct");
 
 /* How the threads of a bound handle get counter stripes (block.h binds it).
  * - THREAD_OWNED: the process-wide pool (stripes.c): a thread that owns one
@@ -928,6 +944,9 @@ bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_re
  * map estimate (linear counting), and the bits that estimate at least `n`. */
 uint32_t breaker__sources_estimate(uint32_t bits);
 uint32_t breaker__sources_bits_needed(uint32_t n);
+/* Whether a failing-source map with `bits` set meets min_failing_sources
+ * (the default 0 asks it only of a map that holds a source). */
+bool breaker__sources_enough(const struct breaker__limits *lim, uint32_t bits);
 /* The window of closed generation `gen` at time `now`. */
 void breaker__window_read(const struct breaker__shared *s, uint64_t gen, uint64_t now,
                           struct breaker__window_view *view);

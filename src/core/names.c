@@ -76,6 +76,11 @@ const char *breaker_reason_name(enum breaker_reason reason) {
     return name_in(names, COUNT(names), (unsigned)reason);
 }
 
+const char *breaker_probe_result_name(enum breaker_probe_result result) {
+    static const char *const names[] = {"succeeded", "failed", "ignored", "stale"};
+    return name_in(names, COUNT(names), (unsigned)result);
+}
+
 /* ---- Breaker names ------------------------------------------------------- */
 
 static bool name_char_ok(char c, bool first) {

@@ -165,13 +165,16 @@ static breaker__atomic8 *ring_take_slot(struct breaker__shared *s,
     }
 }
 
+/* Whether the map is kept: min_failing_sources 0 (the default, for windows
+ * whose failures name sources) or 2..64. */
+static bool sources_on(const struct breaker__limits *lim) { return lim->source_bits_needed != 0; }
+
 static void sources_enter(struct breaker__shared *s, uint64_t period);
 
 uint64_t breaker__ring_reserve(struct breaker__shared *s) {
     uint64_t want = ring_next_chunk(s, breaker__chunk_count(s->lim.window_size));
     /* Each pass of the ring is a failing-source period (window_record). */
-    if (want >> 32 == 1 && s->lim.min_failing_sources > 1)
-        sources_enter(s, breaker__read(&s->src_period) + 1);
+    if (want >> 32 == 1 && sources_on(&s->lim)) sources_enter(s, breaker__read(&s->src_period) + 1);
     return want;
 }
 
@@ -374,6 +377,15 @@ uint32_t breaker__sources_estimate(uint32_t bits) {
  * on average: about 1.4 N sources for N = 32). */
 uint32_t breaker__sources_bits_needed(uint32_t n) { return n <= 1 ? 0 : n; }
 
+/* Whether a map with `bits` set is diverse enough to trip. The default
+ * (min_failing_sources 0) asks it only of a map that holds a source: a
+ * breaker whose failures never name one trips as it always did, and one
+ * given sources is protected without being told to be. */
+bool breaker__sources_enough(const struct breaker__limits *lim, uint32_t bits) {
+    if (bits >= lim->source_bits_needed) return true;
+    return lim->min_failing_sources == 0 && bits == 0;
+}
+
 /* ---- Policy-independent entry points -------------------------------------- */
 
 size_t breaker__window_bytes(const struct breaker__limits *lim, size_t *bucket_stride) {
@@ -460,7 +472,7 @@ bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_re
         uint64_t n = atomic_fetch_add_explicit(&s->consecutive, 1, memory_order_relaxed) + 1;
         view->consecutive = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
         /* A run's first failure starts its map (successes never touch it). */
-        if (n == 1 && s->lim.min_failing_sources > 1) sources_clear(s);
+        if (n == 1 && sources_on(&s->lim)) sources_clear(s);
         evaluate = true;
         break;
     case BREAKER_TRIP_COUNT_WINDOW: {
@@ -470,8 +482,7 @@ bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_re
         if (evaluate) count_read(s, view);
         view->consecutive = 0;
         /* Each pass of the ring is a period; whoever starts one rotates. */
-        if (pass_start && s->lim.min_failing_sources > 1)
-            sources_enter(s, breaker__read(&s->src_period) + 1);
+        if (pass_start && sources_on(&s->lim)) sources_enter(s, breaker__read(&s->src_period) + 1);
         break;
     }
     case BREAKER_TRIP_TIME_WINDOW: {
@@ -481,7 +492,7 @@ bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_re
         evaluate = written && (failure || slow);
         if (evaluate) time_read(s, gen, epoch, view);
         view->consecutive = 0;
-        if (failure && s->lim.min_failing_sources > 1) sources_enter(s, time_period(s, now));
+        if (failure && sources_on(&s->lim)) sources_enter(s, time_period(s, now));
         break;
     }
     default: /* no such policy passes create or a store's check */
@@ -489,7 +500,7 @@ bool breaker__window_record(struct breaker__shared *s, struct breaker__stripe_re
         break;
     }
     view->source_bits = 0;
-    if (failure && s->lim.min_failing_sources > 1) view->source_bits = sources_note(s, source);
+    if (failure && sources_on(&s->lim)) view->source_bits = sources_note(s, source);
     return evaluate;
 }
 
@@ -533,13 +544,13 @@ bool breaker__window_should_trip(const struct breaker__limits *lim, uint32_t min
     if (lim->trip == BREAKER_TRIP_CONSECUTIVE) {
         *reason = BREAKER_REASON_CONSECUTIVE_FAILURES;
         return v->consecutive >= lim->failure_threshold &&
-               v->source_bits >= lim->source_bits_needed;
+               breaker__sources_enough(lim, v->source_bits);
     }
     if (v->calls < min_calls || v->calls == 0) return false;
     /* A failure rate counts only if it comes from enough distinct callers
      * (min_failing_sources; source_bits_needed is 0 when that is off). */
     if ((double)v->failures >= lim->failure_rate * (double)v->calls &&
-        v->source_bits >= lim->source_bits_needed) {
+        breaker__sources_enough(lim, v->source_bits)) {
         *reason = BREAKER_REASON_FAILURE_RATE;
         return true;
     }
