@@ -2,7 +2,7 @@
 /*
  * integration_util.h - what the integration tests (test_pq, test_curl)
  * share: a breaker's counts checked all at once, their breaker,
- * and a refusing port.
+ * a refusing port, and an example program's output.
  */
 #ifndef BREAKER_TEST_INTEGRATION_UTIL_H
 #define BREAKER_TEST_INTEGRATION_UTIL_H
@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 /* The counters an integration test checks exactly. */
@@ -57,6 +58,18 @@ static inline int refusing_port(int *fd) {
     assert_int_equal(bind(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
     assert_int_equal(getsockname(*fd, (struct sockaddr *)&a, &len), 0);
     return ntohs(a.sin_port);
+}
+
+/* Runs `command` (a shell command line) and keeps its standard output in
+ * `out`, NUL-terminated. Asserts it exited 0. */
+static inline void run_example(const char *command, char *out, size_t cap) {
+    print_message("$ %s\n", command);
+    FILE *p = popen(command, "r");
+    assert_non_null(p);
+    size_t len = fread(out, 1, cap - 1, p);
+    out[len] = '\0';
+    print_message("%s", out);
+    assert_int_equal(pclose(p), 0);
 }
 
 #endif

@@ -10,16 +10,36 @@
 #   reset mid-body, slow body).
 # Labels: "integrations"; the server tests also "external" (real servers and
 # their timings: not under valgrind).
+# breaker_add_example_to(test example MACRO): the test runs the example
+# program (examples/integrations.cmake), whose path it gets as MACRO, when
+# examples are built.
+function(breaker_add_example_to test example macro)
+  if(TARGET ${test} AND BREAKER_BUILD_EXAMPLES)
+    target_compile_definitions(${test} PRIVATE ${macro}="$<TARGET_FILE:${example}>")
+    add_dependencies(${test} ${example})
+  endif()
+endfunction()
+
 breaker_add_test(test_grpc_status SOURCES test_grpc_status.c LABELS integrations)
 breaker_add_test(test_sqlstate SOURCES test_sqlstate.c LABELS integrations)
 
 if(TARGET breaker_pq)
   breaker_add_test(test_pq SOURCES test_pq.c pg_server.c LIBS breaker_pq PkgConfig::BREAKER_DEP_PQ
                    TIMEOUT 180 LABELS "integrations;external")
+  breaker_add_example_to(test_pq pq_query EXAMPLE_PQ_QUERY)
 endif()
 
 if(TARGET breaker_curl)
   breaker_add_test(test_curl SOURCES test_curl.c http_fault_server.c
                    LIBS breaker_curl PkgConfig::BREAKER_DEP_CURL
                    TIMEOUT 120 LABELS "integrations;external")
+  breaker_add_example_to(test_curl curl_get EXAMPLE_CURL_GET)
+endif()
+
+# examples/grpc_status.c prints the table; RESOURCE_EXHAUSTED is ignored by
+# default and a failure with the shedding policy.
+if(BREAKER_BUILD_EXAMPLES)
+  add_test(NAME example_grpc_status COMMAND grpc_status)
+  set_tests_properties(example_grpc_status PROPERTIES TIMEOUT 30 LABELS integrations
+    PASS_REGULAR_EXPRESSION "RESOURCE_EXHAUSTED +ignored +failure\nFAILED_PRECONDITION")
 endif()

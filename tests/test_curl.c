@@ -13,6 +13,7 @@
  * The only durations are timeouts far apart from what they cut (a 300 ms
  * timeout against a server that stays silent for 5 s), never a measurement.
  */
+#define _GNU_SOURCE /* popen, for the example program */
 #include "integration_util.h"
 
 #include "http_fault_server.h"
@@ -360,6 +361,29 @@ static void curl_multi_transfers_carry_their_permits_to_another_thread(void **st
     test_breaker_destroy(b);
 }
 
+/* examples/curl_get.c, run against the server and a refusing port. */
+static void curl_example_succeeds_then_opens_on_refusals(void **state) {
+    (void)state;
+    char cmd[512], out[4096];
+    test_http_set(server, HTTP_FAULT_OK);
+    snprintf(cmd, sizeof(cmd), "%s http://127.0.0.1:%d/ 2", EXAMPLE_CURL_GET,
+             test_http_port(server));
+    run_example(cmd, out, sizeof(out));
+    assert_non_null(strstr(out, "OK curl=0 http=200 outcome=success retry_after_ms=0\n"
+                                "OK curl=0 http=200 outcome=success retry_after_ms=0\n"
+                                "state=closed\n"));
+    int fd;
+    snprintf(cmd, sizeof(cmd), "%s http://127.0.0.1:%d/ 5", EXAMPLE_CURL_GET, refusing_port(&fd));
+    run_example(cmd, out, sizeof(out));
+    close(fd);
+    const char *refused = strstr(out, "OK curl=7 http=0 outcome=failure retry_after_ms=0\n"
+                                      "OK curl=7 http=0 outcome=failure retry_after_ms=0\n"
+                                      "OK curl=7 http=0 outcome=failure retry_after_ms=0\n"
+                                      "REJECTED_OPEN curl=-1 http=0 outcome=ignored");
+    assert_non_null(refused);
+    assert_non_null(strstr(out, "state=open\n"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(curl_retry_after_values_parse_as_seconds_and_http_dates),
@@ -370,6 +394,9 @@ int main(void) {
         cmocka_unit_test(curl_silent_server_times_out_and_a_probe_ends_by_its_deadline),
         cmocka_unit_test(curl_reset_mid_body_and_a_slow_body_are_failures),
         cmocka_unit_test(curl_multi_transfers_carry_their_permits_to_another_thread),
+#ifdef EXAMPLE_CURL_GET
+        cmocka_unit_test(curl_example_succeeds_then_opens_on_refusals),
+#endif
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
 }

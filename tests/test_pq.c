@@ -9,6 +9,7 @@
  * passed); the server and libpq run in real time, and no assertion depends
  * on how long anything took.
  */
+#define _GNU_SOURCE /* popen, for the example program */
 #include "integration_util.h"
 
 #include "pg_server.h"
@@ -295,6 +296,17 @@ static void pq_server_stopped_mid_run_opens_the_breaker_and_recovery_closes_it(v
     test_breaker_destroy(b);
 }
 
+/* examples/pq_query.c, run against the server: what its reader sees. */
+static void pq_example_counts_a_syntax_error_as_ignored(void **state) {
+    (void)state;
+    char cmd[1024], out[4096];
+    snprintf(cmd, sizeof(cmd), "%s '%s' 'SELECT 1' 'SELEC 1'", EXAMPLE_PQ_QUERY, pg.conninfo);
+    run_example(cmd, out, sizeof(out));
+    assert_non_null(strstr(out, "SELECT 1: OK sqlstate=- outcome=success\n"));
+    assert_non_null(strstr(out, "SELEC 1: OK sqlstate=42601 outcome=ignored\n"));
+    assert_non_null(strstr(out, "state=closed successes=2 failures=0 ignored=1\n"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pq_answers_and_request_errors_are_counted_as_the_table_says),
@@ -304,6 +316,9 @@ int main(void) {
         cmocka_unit_test(pq_async_queries_complete_their_permit_once_with_the_worst_result),
         cmocka_unit_test(pq_connection_refused_is_a_failure_and_open_refuses_before_connecting),
         cmocka_unit_test(pq_server_stopped_mid_run_opens_the_breaker_and_recovery_closes_it),
+#ifdef EXAMPLE_PQ_QUERY
+        cmocka_unit_test(pq_example_counts_a_syntax_error_as_ignored),
+#endif
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
 }

@@ -7,7 +7,18 @@
 #include <breaker.h>
 #include <breaker/breaker.hpp>
 #include <breaker/compose.h>
+#include <breaker/grpc.h>
 #include <breaker/registry.h>
+#include <breaker/sqlstate.h>
+// Installed only with breaker_curl and breaker_pq (libcurl, libpq found).
+#if __has_include(<breaker/curl.h>)
+#include <breaker/curl.h>
+#define CONSUMER_HAS_CURL 1
+#endif
+#if __has_include(<breaker/pq.h>)
+#include <breaker/pq.h>
+#define CONSUMER_HAS_PQ 1
+#endif
 
 #include <cinttypes>
 #include <cstdio>
@@ -163,11 +174,32 @@ static void executor_from_cpp() {
     breaker_destroy(b);
 }
 
+// The integrations' headers: the classifiers are libbreaker's (curl.h and
+// pq.h only compile here: their libraries are not linked).
+static void classifiers_from_cpp() {
+    CHECK_EQ(breaker_classify_grpc(BREAKER_GRPC_UNAVAILABLE), BREAKER_FAILURE);
+    breaker_grpc_policy p;
+    breaker_grpc_policy_init(&p);
+    p.resource_exhausted = BREAKER_FAILURE;
+    CHECK_EQ(breaker_classify_grpc_with(&p, BREAKER_GRPC_RESOURCE_EXHAUSTED), BREAKER_FAILURE);
+    CHECK_EQ(breaker_classify_sqlstate("57014"), BREAKER_FAILURE);
+    CHECK_EQ(breaker_classify_sqlstate("42601"), BREAKER_IGNORED);
+#ifdef CONSUMER_HAS_CURL
+    breaker_curl_options o = {};
+    CHECK_EQ(o.timeout_ms, 0);
+#endif
+#ifdef CONSUMER_HAS_PQ
+    breaker_pq_query q = {};
+    CHECK_EQ(q.active, 0);
+#endif
+}
+
 int main() {
     guard_settles_only_what_was_forgotten();
     forgotten_probe_frees_its_slot();
     registry_from_cpp();
     executor_from_cpp();
+    classifiers_from_cpp();
     if (failures != 0) {
         std::fprintf(stderr, "consumer.cpp: %d check(s) failed\n", failures);
         return 1;
