@@ -578,6 +578,28 @@ BREAKER_API enum breaker_state breaker_get_state(breaker *b) BREAKER_NONNULL(1);
  *  well get in sooner); in FORCED_OPEN, UINT64_MAX. */
 BREAKER_API uint64_t breaker_retry_after_ns(breaker *b) BREAKER_NONNULL(1);
 
+/*! breaker_retry_after_hint_s() :
+ *  A retry hint to give clients (an HTTP Retry-After, a gRPC retry delay):
+ *  whole seconds, never less than breaker_retry_after_ns() rounded up, and
+ *  not the instant a probe becomes eligible. @return 0 when
+ *  breaker_retry_after_ns() is 0, UINT64_MAX in FORCED_OPEN, else the
+ *  seconds from now to a point drawn once per generation in [T, T + s],
+ *  rounded up: T the instant breaker_retry_after_ns() names, s a quarter of
+ *  the phase's own length (OPEN: its wait before jitter;
+ *  HALF_OPEN: probe_timeout_ns; a ramp: ramp_ns), at least 1 s. The draw
+ *  is keyed by the breaker's random instance id and seed, so every caller
+ *  of one generation (every process sharing a store file's breaker) is told
+ *  the same point, and asking again, however often, reveals no more than
+ *  that point: T stays hidden somewhere in the s before it. Why it matters:
+ *  the exact value tells anyone who can provoke a refusal when to send a
+ *  request to be the probe (see breaker_complete_from for what a failing
+ *  probe then can and cannot do); clients told this hint also come back
+ *  spread over s rather than all at T. Publish this, never the exact
+ *  breaker_retry_after_ns() (docs/operating.md, section 1). Lock-free,
+ *  thread-safe, allocates nothing; costs about one breaker_retry_after_ns().
+ */
+BREAKER_API uint64_t breaker_retry_after_hint_s(breaker *b) BREAKER_NONNULL(1);
+
 /*! breaker_generation() : @return the current generation (starts at 1,
  *  +1 on every transition). */
 BREAKER_API uint64_t breaker_generation(breaker *b) BREAKER_NONNULL(1);

@@ -278,6 +278,60 @@ static void fewer_than_n_failed_probe_sources_never_reopen(void **state) {
     test_breaker_destroy(b);
 }
 
+/* ---- A retry hint that does not name the probe instant -------------------- */
+
+/* The outward hint is never shorter than the exact wait, points at the same
+ * instant however often and whenever it is asked within a generation (so
+ * asking many times reveals nothing more), and that instant lies up to a
+ * quarter of the wait (here 7.5 s of 30 s) after the probe instant, drawn
+ * anew each generation: over 200 trips it is a second or more late in most
+ * of them. FORCED_OPEN says UINT64_MAX, an admitting breaker 0. */
+static void the_retry_hint_hides_the_probe_instant(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg = sources_config(&clock, BREAKER_TRIP_CONSECUTIVE, 1);
+    cfg.failure_threshold = 1;
+    cfg.open_ns = 30 * SEC;
+    cfg.open_backoff = 1.0;
+    cfg.half_open_successes = 1;
+    breaker *b = make_breaker(&cfg);
+    assert_int_equal(breaker_retry_after_hint_s(b), 0);
+    unsigned late = 0, early_half = 0;
+    for (int trip = 0; trip < 200; trip++) {
+        call_ok(b, BREAKER_FAILURE);
+        assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+        uint64_t probe_at = breaker_now_ns(b) + breaker_retry_after_ns(b);
+        uint64_t named_min = UINT64_MAX, named_max = 0;
+        while (breaker_retry_after_ns(b) > 0) {
+            uint64_t exact = breaker_retry_after_ns(b);
+            uint64_t hint = breaker_retry_after_hint_s(b);
+            if (hint * SEC < exact || hint == 0)
+                fail_msg("trip %d: hint %llu s under the exact %llu ns", trip,
+                         (unsigned long long)hint, (unsigned long long)exact);
+            uint64_t named = breaker_now_ns(b) + hint * SEC;
+            if (named < named_min) named_min = named;
+            if (named > named_max) named_max = named;
+            fake_clock_advance(&clock, 97 * MS);
+        }
+        /* One point, counted down in whole seconds. */
+        assert_true(named_max - named_min < SEC);
+        assert_true(named_min >= probe_at);
+        assert_true(named_min <= probe_at + 30 * SEC / 4 + SEC);
+        late += named_min - probe_at >= SEC;
+        early_half += named_min - probe_at < 30 * SEC / 8;
+        call_ok(b, BREAKER_SUCCESS); /* the probe closes it */
+        assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    }
+    print_message("hint a second or more past the probe instant in %u of 200 trips, "
+                  "in the first half of its spread in %u\n",
+                  late, early_half);
+    assert_true(late > 120);
+    assert_in_range(early_half, 50, 150);
+    assert_int_equal(breaker_force_open(b), BREAKER_OK);
+    assert_int_equal(breaker_retry_after_hint_s(b), UINT64_MAX);
+    test_breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_abusive_caller_cannot_open_a_shared_breaker),
@@ -286,6 +340,7 @@ int main(void) {
         cmocka_unit_test(failures_without_a_source_name_no_caller),
         cmocka_unit_test(one_caller_cannot_hold_recovery_back),
         cmocka_unit_test(fewer_than_n_failed_probe_sources_never_reopen),
+        cmocka_unit_test(the_retry_hint_hides_the_probe_instant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

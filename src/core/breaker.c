@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define NS_PER_SEC_HINT UINT64_C(1000000000)
+
 /* ---- Permits ---------------------------------------------------------------
  * The head word's layout is in internal.h (block.c binds the handle's tag). */
 enum {
@@ -1495,3 +1497,45 @@ int breaker_force_closed(breaker *b) {
 }
 
 int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET); }
+
+/* ---- A retry hint for clients --------------------------------------------------
+ * breaker_retry_after_hint_s(): the exact answer moved to a point drawn once
+ * per generation up to a quarter of the phase later (breaker.h). Only the
+ * phase's length and a keyed draw decide the point, both fixed for the
+ * generation, so asking at any instant gives the same point, counted down. */
+
+/* The length of the phase `ctl` is in, that the spread is a quarter of. */
+static uint64_t hint_phase_ns(const breaker *b, uint64_t ctl) {
+    struct breaker__limits lim = b->shared->lim;
+    switch ((enum breaker_state)breaker__ctl_state(ctl)) {
+    case BREAKER_OPEN:
+        /* The policy's wait for this k before jitter, which every process
+         * computes alike (jitter mixes in the process id of whoever made
+         * the transition). */
+        lim.open_jitter = 0.0;
+        return open_wait_ns(&lim, breaker__ctl_k(ctl), breaker__ctl_gen(ctl), 0);
+    case BREAKER_HALF_OPEN:
+        return lim.probe_timeout_ns;
+    case BREAKER_CLOSED:
+    case BREAKER_FORCED_CLOSED:
+    case BREAKER_FORCED_OPEN:
+        break;
+    }
+    return lim.ramp_ns;
+}
+
+uint64_t breaker_retry_after_hint_s(breaker *b) {
+    uint64_t exact = breaker_retry_after_ns(b);
+    if (exact == 0 || exact == UINT64_MAX) return exact;
+    uint64_t ctl = breaker__load_acquire(b->ctl);
+    uint64_t spread = hint_phase_ns(b, ctl) / 4;
+    if (spread < NS_PER_SEC_HINT) spread = NS_PER_SEC_HINT;
+    /* Keyed by the block's random instance id and the seed: the same
+     * draw in every process of a store, unguessable outside them. */
+    uint64_t key = b->breaker_id ^ breaker__splitmix64(b->shared->lim.seed ^
+                                                       breaker__ctl_gen(ctl) * BREAKER__GOLDEN_GAMMA);
+    double u = (double)(breaker__splitmix64(key) >> 11) * (1.0 / 9007199254740992.0);
+    uint64_t later = (uint64_t)((double)spread * u);
+    uint64_t total = exact > UINT64_MAX - later ? UINT64_MAX - NS_PER_SEC_HINT : exact + later;
+    return total / NS_PER_SEC_HINT + (total % NS_PER_SEC_HINT != 0);
+}
