@@ -10,7 +10,7 @@ CMAKE ?= cmake
 CTEST ?= ctest
 
 .PHONY: all deps deps-build deps-check deps-valgrind deps-bench build demo check check-asan check-tsan \
-  check-shared bench valgrind format clean
+  check-shared bench valgrind deb format clean
 
 all: build
 
@@ -71,6 +71,12 @@ valgrind: deps-valgrind build
 	cd build/release && $(CTEST) --output-on-failure -LE "concurrency|cli|packaging|external" \
 	  -T memcheck --overwrite MemoryCheckCommand=/usr/bin/valgrind \
 	  --overwrite MemoryCheckCommandOptions="--error-exitcode=1 --leak-check=full"
+
+# The Debian packages (debian/): built with dpkg-buildpackage, checked by
+# lintian, installed into a temporary root and consumed from it; the .deb
+# files stay in build/deb.
+deb: deps-check
+	bash tests/packaging/deb.sh . build/deb
 
 format:
 	git ls-files '*.c' '*.h' | xargs clang-format -i
