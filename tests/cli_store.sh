@@ -54,33 +54,33 @@ grep -q '^pass  *forced_closed' "$tmp/out" || fail "close: not forced_closed"
 expect 0 "$bk" reset pass
 expect 0 "$bk" status pass --json
 grep -q '"state": "closed"' "$tmp/out" || fail "reset: not closed"
-expect 1 "$bk" open nosuch
+expect 66 "$bk" open nosuch
 # (f) ls
 expect 0 "$bk" ls
 [ "$(tr '\n' ' ' <"$tmp/out")" = "pass trip slow missing " ] || fail "ls: $(cat "$tmp/out")"
-# (g) a missing store: exit 1, said, not created
-expect 1 "$bk" status --store "$tmp/none.store"
+# (g) a missing store: exit 66 (EX_NOINPUT), said, not created
+expect 66 "$bk" status --store "$tmp/none.store"
 grep -q "no store at" "$tmp/err" || fail "missing store: no message"
 [ ! -e "$tmp/none.store" ] || fail "status created the store"
 # (h) usage errors
-expect 2 "$bk" exec pass --bogus -- true
-expect 2 "$bk" exec pass true
-expect 2 "$bk" exec 'bad name' -- true
-expect 2 "$bk" exec pass --fail-on 0 -- true
-expect 2 "$bk" status a b
+expect 64 "$bk" exec pass --bogus -- true
+expect 64 "$bk" exec pass true
+expect 64 "$bk" exec 'bad name' -- true
+expect 64 "$bk" exec pass --fail-on 0 -- true
+expect 64 "$bk" status a b
 # --redis: the address forms, the options that need it, not with --store
 # (usage errors, with or without the fleet store in the build)
-expect 2 "$bk" exec pass --redis 'host:port' -- true
+expect 64 "$bk" exec pass --redis 'host:port' -- true
 grep -q "expected HOST\[:PORT\], \[IPV6\]\[:PORT\] or unix:PATH" "$tmp/err" ||
   fail "--redis: the forms are not named: $(cat "$tmp/err")"
-expect 2 "$bk" exec pass --redis '::1' -- true
-expect 2 "$bk" exec pass --redis 'unix:' -- true
-expect 2 "$bk" exec pass --redis 'h:0' -- true
-expect 2 "$bk" exec pass --redis-db 1 -- true
+expect 64 "$bk" exec pass --redis '::1' -- true
+expect 64 "$bk" exec pass --redis 'unix:' -- true
+expect 64 "$bk" exec pass --redis 'h:0' -- true
+expect 64 "$bk" exec pass --redis-db 1 -- true
 grep -q -- "--redis-db needs --redis" "$tmp/err" || fail "--redis-db: $(cat "$tmp/err")"
-expect 2 "$bk" exec pass --redis-password-file /dev/null -- true
-expect 2 "$bk" exec pass --redis h --redis-timeout 0 -- true
-expect 2 "$bk" exec pass --redis h --store "$tmp/b.store" -- true
+expect 64 "$bk" exec pass --redis-password-file /dev/null -- true
+expect 64 "$bk" exec pass --redis h --redis-timeout 0 -- true
+expect 64 "$bk" exec pass --redis h --store "$tmp/b.store" -- true
 grep -q -- "--store and --redis: choose one" "$tmp/err" || fail "--store --redis: $(cat "$tmp/err")"
 # COMMAND is told how it was admitted
 expect 0 "$bk" exec pass -- sh -c 'echo "permit=$BREAKER_PERMIT"'

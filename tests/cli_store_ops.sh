@@ -103,8 +103,8 @@ prometheus_passes_promtool)
     { cat "$tmp/lint"; fail "promtool rejected the output for one NAME"; }
   [ "$(grep -c '^breaker_state{' "$tmp/out")" -eq 1 ] || fail "NAME: not one breaker"
   # Usage errors.
-  expect 2 "$bk" status --prometheus --json
-  expect 2 "$bk" status --prometheus --watch
+  expect 64 "$bk" status --prometheus --json
+  expect 64 "$bk" status --prometheus --watch
   ;;
 prometheus_uses_the_library_names)
   # Every family written has the library exporter's name, TYPE and HELP,
@@ -148,11 +148,12 @@ watch_sees_transitions_of_other_processes)
   eventually gone "$wp" || fail "--count 3 did not stop the watch"
   status_of "$wp" || fail "the watch exited $?: $(cat "$tmp/watch.err")"
   pids=
-  # Every change line has the documented form.
-  sed 1,2d "$tmp/watch" | grep -v \
+  # The store's path, the table, then every change line in the documented form.
+  head -n 1 "$tmp/watch" | grep -q "^Store $BREAKER_STORE$" || fail "no path: $(cat "$tmp/watch")"
+  sed 1,3d "$tmp/watch" | grep -v \
     '^[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]\{3\}Z [a-z0-9_.-]* [a-z_]* -> [a-z_]* generation [0-9]*$' &&
     fail "a line not of the documented form"
-  [ "$(sed 1,2d "$tmp/watch" | wc -l)" -eq 3 ] || fail "not 3 lines: $(cat "$tmp/watch")"
+  [ "$(sed 1,3d "$tmp/watch" | wc -l)" -eq 3 ] || fail "not 3 lines: $(cat "$tmp/watch")"
   # Several transitions between two polls are counted, not lost: the watch
   # (of one NAME) is stopped while two happen, so they fall between polls.
   rm -f "$tmp/watch" # the first watch's table must not stand for this one's
@@ -187,21 +188,21 @@ watch_stops_cleanly_on_signals)
     status_of "$wp" || fail "SIG$sig: exit $?, expected 0"
     pids=
     [ ! -s "$tmp/watch.err" ] || fail "SIG$sig: $(cat "$tmp/watch.err")"
-    # No change, no line: the table alone, whole.
-    [ "$(wc -l <"$tmp/watch")" -eq 2 ] || fail "SIG$sig: output: $(cat "$tmp/watch")"
+    # No change, no line: the path and the table alone, whole.
+    [ "$(wc -l <"$tmp/watch")" -eq 3 ] || fail "SIG$sig: output: $(cat "$tmp/watch")"
   done
   ;;
 watch_usage_errors)
   expect 0 "$bk" exec u -- true
-  expect 2 "$bk" status --count 1
-  expect 2 "$bk" status --interval 1s
-  expect 2 "$bk" status --watch --json
-  expect 2 "$bk" status --watch --interval 0
-  expect 2 "$bk" status --watch --interval soon
+  expect 64 "$bk" status --count 1
+  expect 64 "$bk" status --interval 1s
+  expect 64 "$bk" status --watch --json
+  expect 64 "$bk" status --watch --interval 0
+  expect 64 "$bk" status --watch --interval soon
   grep -q 'expected a duration' "$tmp/err" || fail "--interval: no accepted forms said"
-  expect 2 "$bk" status --watch --count 0
-  expect 1 "$bk" status nosuch --watch
-  expect 1 "$bk" status --watch --store "$tmp/none.store"
+  expect 64 "$bk" status --watch --count 0
+  expect 66 "$bk" status nosuch --watch
+  expect 66 "$bk" status --watch --store "$tmp/none.store"
   ;;
 exec_forwards_stop_signals_to_the_group)
   # SIGTERM to breaker exec reaches the whole process group (here a
@@ -275,10 +276,10 @@ default_dir_inside)
   ran=$tmp/pub/ran
   # mode PATH: "MODE UID" of PATH.
   mode() { stat -c '%a %u' "$1"; }
-  refused() { # refused WHY COMMAND...: exit 1, WHY said, the command not run
+  refused() { # refused WHY COMMAND...: exit 77 (EX_NOPERM), WHY said, the command not run
     why=$1; shift
     rm -f "$ran"
-    expect 1 "$@"
+    expect 77 "$@"
     grep -q "store directory .* refused: $why" "$tmp/err" || fail "'$*': $(cat "$tmp/err")"
     grep -q 'use --store or BREAKER_STORE' "$tmp/err" || fail "no way out said: $(cat "$tmp/err")"
     [ ! -e "$ran" ] || fail "'$*' ran the command"
@@ -309,6 +310,12 @@ default_dir_inside)
   refused "mode 0750: open to group or others (must be 0700)" as_user "$bk" exec d -- touch "$ran"
   chmod 0700 "$d"
   expect 0 as_user "$bk" status d
+  # The same store from a login shell (XDG_RUNTIME_DIR set) as from cron
+  # (unset), and status says which file it read.
+  mkdir -m 0700 "$tmp/pub/xdg" && chown "$u" "$tmp/pub/xdg"
+  expect 0 as_user env XDG_RUNTIME_DIR="$tmp/pub/xdg" "$bk" status d
+  grep -q "^Store $d/breakers.store$" "$tmp/out" || fail "login shell: $(cat "$tmp/out" "$tmp/err")"
+  [ -z "$(ls -A "$tmp/pub/xdg")" ] || fail "a store in XDG_RUNTIME_DIR: $(ls -A "$tmp/pub/xdg")"
   # Made first by someone else (here root), even closed: not ours.
   rm -rf "$d" && mkdir -m 0700 "$d"
   refused "owned by uid 0, not by this user (uid $u)" as_user "$bk" exec d -- touch "$ran"

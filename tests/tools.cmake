@@ -24,9 +24,9 @@ if(BREAKER_BUILD_TOOLS)
   add_test(NAME tools_cli_keys COMMAND ${_bk} help keys)
   set_tests_properties(tools_cli_keys PROPERTIES
     PASS_REGULAR_EXPRESSION "half_open_max_probes.*probe_timeout.*cancelled_as")
-  add_test(NAME tools_cli_usage_errors_exit_2 COMMAND sh -c
-    "\"$0\" frobnicate 2>/dev/null; [ $? -eq 2 ] || exit 1
-     \"$0\" simulate --bogus 2>/dev/null; [ $? -eq 2 ] || exit 1
+  add_test(NAME tools_cli_usage_errors_exit_64 COMMAND sh -c
+    "\"$0\" frobnicate 2>/dev/null; [ $? -eq 64 ] || exit 1
+     \"$0\" simulate --bogus 2>/dev/null; [ $? -eq 64 ] || exit 1
      \"$0\" simulate -b 'x:failure_rate=2' 2>&1 | grep -q 'failure_rate: expected a rate'"
     ${_bk})
   add_test(NAME tools_cli_simulate_is_deterministic COMMAND sh -c
@@ -62,8 +62,8 @@ if(BREAKER_BUILD_TOOLS)
      [ -n \"$p\" ] && [ \"$p\" = \"$l\" ] &&
      xmllint --noout $d/f.svg; rc=$?; rm -rf $d; exit $rc"
     ${_bk} ${PROJECT_SOURCE_DIR}/examples/scenarios)
-  add_test(NAME tools_cli_replay_malformed_exits_1 COMMAND sh -c
-    "out=$(\"$0\" replay \"$1/malformed.csv\" 2>&1); [ $? -eq 1 ] &&
+  add_test(NAME tools_cli_replay_malformed_exits_65 COMMAND sh -c
+    "out=$(\"$0\" replay \"$1/malformed.csv\" 2>&1); [ $? -eq 65 ] &&
      echo \"$out\" | grep -q 'malformed.csv:10: bad outcome' &&
      echo \"$out\" | grep -q '8 malformed lines skipped'"
     ${_bk} ${_data})
@@ -87,6 +87,16 @@ if(BREAKER_BUILD_TOOLS)
     add_test(NAME tools_cli_${_case}
       COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_input.sh ${_case} ${_bk} ${_data})
     set_tests_properties(tools_cli_${_case} PROPERTIES TIMEOUT 120 LABELS cli)
+  endforeach()
+  # The exit statuses of every command (cli_exit_codes.sh, breaker(1) EXIT
+  # STATUS) and the messages behind them.
+  foreach(_case usage_errors_are_64_in_every_command configuration_errors_are_78_in_every_command
+          missing_inputs_are_66 bad_data_output_and_store_errors_have_their_own_codes
+          exec_keeps_75_124_127_and_the_command_own open_alone_means_it huge_durations_saturate
+          status_says_which_file_it_read help_paragraphs_end_with_a_newline)
+    add_test(NAME tools_cli_exit_${_case}
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_exit_codes.sh ${_case} ${_bk} ${_data})
+    set_tests_properties(tools_cli_exit_${_case} PROPERTIES TIMEOUT 60 LABELS cli)
   endforeach()
   # exec, status, ls, open, close, reset with real processes on a store file.
   add_test(NAME tools_cli_store COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_store.sh ${_bk})

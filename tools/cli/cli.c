@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli.c - usage errors and the -c, -b and -s options of every command.
+ * cli.c - usage errors, the -c, -b and -s options of every command, and
+ * configurations validated as the command line speaks of them.
  *
  * Every message that quotes user input goes out through tool_error(), which
  * escapes control bytes.
@@ -14,7 +15,7 @@
 
 int tool_out_of_memory(const char *cmd) {
     tool_error(stderr, "breaker %s: out of memory", cmd);
-    return TOOL_EXIT_ERROR;
+    return TOOL_EXIT_OSERR;
 }
 
 int tool_usage_error(const char *cmd, const char *fmt, ...) {
@@ -75,9 +76,10 @@ int tool_common_option(const char *cmd, int c, struct tool_options *o) {
     switch (c) {
     case 'c':
         o->have_breakers = true;
-        if (tool_load_ini(optarg, NULL, NULL, &o->breakers, msg, sizeof(msg)) != 0) {
+        int rc = tool_load_ini(optarg, NULL, NULL, &o->breakers, msg, sizeof(msg));
+        if (rc != 0) {
             tool_error(stderr, "breaker %s: %s", cmd, msg);
-            return TOOL_EXIT_ERROR;
+            return tool_load_exit(rc);
         }
         return 0;
     case 'b': {
@@ -86,7 +88,7 @@ int tool_common_option(const char *cmd, int c, struct tool_options *o) {
         o->have_breakers = true;
         if (tool_breakers_add_spec(&o->breakers, optarg, name, msg, sizeof(msg)) != 0) {
             tool_error(stderr, "breaker %s: -b %s", cmd, msg);
-            return TOOL_EXIT_USAGE;
+            return TOOL_EXIT_CONFIG;
         }
         return 0;
     }
@@ -100,6 +102,16 @@ int tool_common_option(const char *cmd, int c, struct tool_options *o) {
     }
 }
 
+int tool_load_exit(int rc) { return rc == -2 ? TOOL_EXIT_NOINPUT : TOOL_EXIT_CONFIG; }
+
+int tool_validate_breaker(const char *cmd, const struct tool_breaker *b) {
+    char msg[TOOL_MSG_MAX];
+    if (breaker_config_validate(&b->cfg, msg, sizeof(msg)) == BREAKER_OK) return 0;
+    tool_humanize_ns(msg, sizeof(msg));
+    tool_error(stderr, "breaker %s: breaker '%s': %s", cmd, b->name, msg);
+    return TOOL_EXIT_CONFIG;
+}
+
 int tool_finish_breakers(const char *cmd, const struct tool_options *o,
                          struct tool_breakers *list) {
     char msg[TOOL_MSG_MAX];
@@ -107,14 +119,11 @@ int tool_finish_breakers(const char *cmd, const struct tool_options *o,
         for (size_t k = 0; k < o->set_count; k++) {
             if (tool_breaker_assign(&list->items[i], o->sets[k], msg, sizeof(msg)) != 0) {
                 tool_error(stderr, "breaker %s: --set %s", cmd, msg);
-                return TOOL_EXIT_USAGE;
+                return TOOL_EXIT_CONFIG;
             }
         }
-        if (breaker_config_validate(&list->items[i].cfg, msg, sizeof(msg)) != BREAKER_OK) {
-            tool_humanize_ns(msg, sizeof(msg));
-            tool_error(stderr, "breaker %s: breaker '%s': %s", cmd, list->items[i].name, msg);
-            return TOOL_EXIT_ERROR;
-        }
+        int rc = tool_validate_breaker(cmd, &list->items[i]);
+        if (rc != 0) return rc;
     }
     return 0;
 }

@@ -17,11 +17,30 @@
 #include <stddef.h>
 
 /* The exit statuses of the tool's own outcomes, the same for every command
- * (breaker(1), EXIT STATUS). */
+ * (breaker(1), EXIT STATUS): the <sysexits.h> numbers, so that none looks
+ * like a status `breaker exec` passes on from its COMMAND (which false, grep
+ * and most programs keep below 64). */
 enum tool_exit {
     TOOL_EXIT_OK = 0,
-    TOOL_EXIT_ERROR = 1, /* a bad file, an invalid configuration, a store error */
-    TOOL_EXIT_USAGE = 2, /* a usage error: the command line itself is wrong */
+    TOOL_EXIT_GATE = 3,         /* replay: a configuration failed --fail-on-flapping or
+                                   --max-trips (the answer asked for, not a failure) */
+    TOOL_EXIT_USAGE = 64,       /* EX_USAGE: the command line is wrong */
+    TOOL_EXIT_DATA = 65,        /* EX_DATAERR: a trace with malformed lines, or none with
+                                   --fail-empty (replay, after its report) */
+    TOOL_EXIT_NOINPUT = 66,     /* EX_NOINPUT: a file to read cannot be opened or read;
+                                   no store at the path; no breaker NAME in it */
+    TOOL_EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: --redis in a build without the fleet
+                                   store, or the fleet cannot be used */
+    TOOL_EXIT_OSERR = 71,       /* EX_OSERR: a system call failed, or out of memory */
+    TOOL_EXIT_CANTCREAT = 73,   /* EX_CANTCREAT: an output file (--svg FILE) */
+    TOOL_EXIT_IOERR = 74,       /* EX_IOERR: writing the output failed; the store file
+                                   cannot be opened or used */
+    TOOL_EXIT_REFUSED = 75,     /* EX_TEMPFAIL: exec: the breaker refused, COMMAND not run */
+    TOOL_EXIT_NOPERM = 77,      /* EX_NOPERM: the store's default directory is refused */
+    TOOL_EXIT_CONFIG = 78,      /* EX_CONFIG: a breaker configuration or a scenario is
+                                   wrong: -b, -s, a -c file, a scenario file, validation */
+    TOOL_EXIT_TIMED_OUT = 124,  /* exec: killed by --timeout (as timeout(1)) */
+    TOOL_EXIT_NOT_RUN = 127,    /* exec: COMMAND could not be started (as sh) */
 };
 
 struct option; /* <getopt.h> */
@@ -34,7 +53,7 @@ int tool_usage_error(const char *cmd, const char *fmt, ...) __attribute__((forma
  * the closest one for a typo. @return TOOL_EXIT_USAGE. */
 int tool_option_error(const char *cmd, int c, char **argv, const struct option *longopts);
 
-/* "breaker CMD: out of memory". @return TOOL_EXIT_ERROR. */
+/* "breaker CMD: out of memory". @return TOOL_EXIT_OSERR. */
 int tool_out_of_memory(const char *cmd);
 
 /* The -c, -b and -s options, as simulate and replay take them. */
@@ -55,7 +74,18 @@ void tool_options_free(struct tool_options *o);
  * optarg). @return -1 if `c` is none of them, else 0 or an exit status. */
 int tool_common_option(const char *cmd, int c, struct tool_options *o);
 /* Apply every -s to every configuration of `list`, then validate them all.
- * @return 0 or an exit status, after saying why. */
+ * @return 0 or an exit status (TOOL_EXIT_CONFIG), after saying why. */
 int tool_finish_breakers(const char *cmd, const struct tool_options *o, struct tool_breakers *list);
+
+/* The exit status for a tool_load_ini() or tool_load_scenario() that
+ * failed with `rc`: the file could not be read, or what it says is wrong. */
+int tool_load_exit(int rc);
+
+/* A breaker configuration, validated as the command line speaks of it: an
+ * unset open_max follows a longer open (cli/config.h), and a message names
+ * the keys as -b takes them ("open_max", not "open_max_ns") with durations
+ * for people. @return 0, or TOOL_EXIT_CONFIG after saying
+ * "breaker CMD: breaker 'NAME': why". */
+int tool_validate_breaker(const char *cmd, const struct tool_breaker *b);
 
 #endif /* BREAKER_TOOL_CLI_H */

@@ -24,6 +24,7 @@ struct tool_breaker {
     breaker_config cfg;
     char description[160]; /* free text from the file, for reports */
     char summary[256];     /* the keys that were set, "key=value ...", for reports */
+    bool open_max_given;   /* open_max was set: it no longer follows open */
 };
 
 struct tool_breakers {
@@ -37,8 +38,10 @@ struct tool_breaker *tool_breakers_get(struct tool_breakers *list, const char *n
 void tool_breakers_free(struct tool_breakers *list);
 
 /* Set one key through breaker_config_set() and remember it for the summary
- * (which ends in "..." once a key no longer fits). @return a breaker status;
- * `msg` says why on error. */
+ * (which ends in "..." once a key no longer fits). Setting open above an
+ * open_max that was never set raises open_max to it: who sets open alone
+ * means it (open=1h would otherwise be refused as above the default
+ * open_max of 5m). @return a breaker status; `msg` says why on error. */
 int tool_breaker_set(struct tool_breaker *b, const char *key, const char *value, char *msg,
                      size_t msg_len);
 
@@ -68,9 +71,9 @@ struct tool_ini_scenario {
  * sections into `breakers`, and [scenario] and [phase NAME] sections
  * through `sc`; with `sc` NULL those are skipped (a scenario file's
  * breakers alone, as -c reads it). Lines may be of any length; names and
- * descriptions too long for their fields are refused, never cut. @return 0,
- * or -1 with "file:line: message" in `msg` (the first error; loading stops
- * there). */
+ * descriptions too long for their fields are refused, never cut. @return 0;
+ * -1 with "file:line: message" in `msg` (the first error; loading stops
+ * there); -2 with "file: why" when the file cannot be opened or read. */
 int tool_load_ini(const char *path, const char *text, const struct tool_ini_scenario *sc,
                   struct tool_breakers *breakers, char *msg, size_t msg_len);
 /* The same from an open stream, called `name` in messages. */

@@ -40,7 +40,8 @@ const char tool_keys_help[] =
     "                        fails (0 = off)\n"
     "  open                  first wait in open before a probe (30s)\n"
     "  open_backoff          wait multiplier per failed recovery, 1..100 (2)\n"
-    "  open_max              cap of the wait, >= open (5m)\n"
+    "  open_max              cap of the wait, >= open (5m; unset, it follows a\n"
+    "                        longer open)\n"
     "  open_jitter           add up to this fraction of the wait, [0,1] (0.2)\n"
     "  half_open_max_probes  probes in flight at once, 1..4095 (1)\n"
     "  half_open_successes   successful probes to close, 1..4095 (3)\n"
@@ -79,10 +80,22 @@ void tool_breakers_free(struct tool_breakers *list) {
     memset(list, 0, sizeof(*list));
 }
 
+/* Whether `key` names `field` as breaker_config_set() takes it: the key, or
+ * with the "_ns" of a duration key. */
+static bool is_key(const char *key, const char *field) {
+    size_t n = strlen(field);
+    return strncmp(key, field, n) == 0 && (key[n] == '\0' || strcmp(key + n, "_ns") == 0);
+}
+
 int tool_breaker_set(struct tool_breaker *b, const char *key, const char *value, char *msg,
                      size_t msg_len) {
     int rc = breaker_config_set(&b->cfg, key, value, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
+    /* Who sets open alone means it: an open_max left to its default follows
+     * a longer open, rather than refuse it as shorter than open. */
+    if (is_key(key, "open_max")) b->open_max_given = true;
+    if (is_key(key, "open") && !b->open_max_given && b->cfg.open_max_ns < b->cfg.open_ns)
+        b->cfg.open_max_ns = b->cfg.open_ns;
     /* The summary is for people: a key that does not fit is left out and
      * the summary ends in "...", rather than show a value cut short. */
     static const char more[] = " ...";
@@ -409,7 +422,7 @@ int tool_load_ini_stream(FILE *in, const char *name, const struct tool_ini_scena
     }
     if (read_error) {
         snprintf(msg, msg_len, "%s: read error", name);
-        return -1;
+        return -2;
     }
     return 0;
 }
@@ -422,7 +435,7 @@ int tool_load_ini(const char *path, const char *text, const struct tool_ini_scen
         FILE *in = fmemopen((void *)(uintptr_t)text, strlen(text), "r");
         if (in == NULL) {
             snprintf(msg, msg_len, "(built-in): %s", strerror(errno));
-            return -1;
+            return -2;
         }
         int rc = tool_load_ini_stream(in, "(built-in)", sc, breakers, msg, msg_len);
         fclose(in);
@@ -432,7 +445,7 @@ int tool_load_ini(const char *path, const char *text, const struct tool_ini_scen
     FILE *in = from_stdin ? stdin : fopen(path, "r");
     if (in == NULL) {
         snprintf(msg, msg_len, "%s: %s", path, strerror(errno));
-        return -1;
+        return -2;
     }
     int rc = tool_load_ini_stream(in, path, sc, breakers, msg, msg_len);
     if (!from_stdin) fclose(in);

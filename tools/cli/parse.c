@@ -84,7 +84,7 @@ const char *tool_format_duration(uint64_t ns, char *buf, size_t len) {
     } else if (d / 1e9 < 59.95) {
         snprintf(buf, len, "%.3gs", d / 1e9);
     } else {
-        uint64_t s = (ns + TOOL_SEC / 2) / TOOL_SEC;
+        uint64_t s = ns / TOOL_SEC + (ns % TOOL_SEC >= TOOL_SEC / 2); /* no wrap near 2^64 */
         if (s % 60 == 0) {
             snprintf(buf, len, "%" PRIu64 "m", s / 60);
         } else {
@@ -149,6 +149,17 @@ void tool_humanize_ns(char *msg, size_t len) {
                 p += d + 3;
                 continue;
             }
+        }
+        /* A configuration field ("open_max_ns") as the command line names
+         * its key ("open_max"). */
+        size_t w = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
+        if (word_start && w > 3 && strncmp(p + w - 3, "_ns", 3) == 0 &&
+            !isalnum((unsigned char)p[w])) {
+            size_t keep = w - 3 < sizeof(out) - 1 - used ? w - 3 : sizeof(out) - 1 - used;
+            memcpy(out + used, p, keep);
+            used += keep;
+            p += w;
+            continue;
         }
         out[used++] = *p++;
     }

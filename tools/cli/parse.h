@@ -33,9 +33,17 @@ char *tool_trim(char *s);
 /* What every message about a bad duration says is accepted. */
 #define TOOL_DURATION_FORMATS "250ms, 1.5s, 1m30s (units ns us ms s m h d)"
 
-/* Rewrite each "<digits> ns" in `msg` (the library's validation messages
- * count in nanoseconds) as a duration for people, exactly ("10s", "1.5ms",
- * "1.000000001s"), in place. */
+/* Rewrite the library's validation message `msg` in the command line's
+ * words, in place: each "<digits> ns" as a duration for people, exactly
+ * ("10s", "1.5ms", "1.000000001s"), and each field "xxx_ns" as its key
+ * "xxx" ("open_max_ns" as "open_max"). */
 void tool_humanize_ns(char *msg, size_t len);
+
+/* a + b, or UINT64_MAX if that does not fit: every sum of a time and a
+ * duration, so that a huge duration means "never", not a time that wrapped
+ * into the past. */
+static inline uint64_t tool_add_ns(uint64_t a, uint64_t b) {
+    return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
 
 #endif /* BREAKER_TOOL_CLI_PARSE_H */

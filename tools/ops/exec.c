@@ -7,8 +7,9 @@
  *
  * Exit statuses: the command's own; 75 (EX_TEMPFAIL, or --refused-exit)
  * when the breaker refused it; 124 on --timeout; 127 when it could not be
- * started; 1 a store or configuration error; 2 a usage error. With --redis,
- * NAME is a breaker of the fleet store instead (exec_fleet.c).
+ * started; exec's own failures cli/cli.h's, 64 and up, which a command's
+ * usual statuses are not. With --redis, NAME is a breaker of the fleet
+ * store instead (exec_fleet.c).
  */
 #include "ops/commands.h"
 #include "ops/exec_fleet.h"
@@ -25,10 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EXIT_REFUSED   75  /* EX_TEMPFAIL: try again later */
-#define EXIT_TIMED_OUT 124 /* as coreutils timeout */
-#define EXIT_NOT_RUN   127 /* the command could not be started */
-#define KILL_GRACE_NS  TOOL_SEC
+#define KILL_GRACE_NS TOOL_SEC
 
 enum {
     OPT_STORE = 256,
@@ -59,6 +57,7 @@ const char tool_exec_help[] =
     "The store file and the breaker are created if needed, the breaker with\n"
     "the configuration of -c or -b (else the defaults); a breaker that exists\n"
     "keeps its stored limits (a note says so if they differ from -c or -b).\n" TOOL_STORE_PATH_HELP
+    "\n"
     "If breaker exec itself is killed, the call's permit is reclaimed at its\n"
     "probe_timeout deadline.\n"
     "\n"
@@ -140,14 +139,15 @@ static int exec_config_option(struct exec_args *a, int c, const char *name_hint)
     char msg[TOOL_MSG_MAX];
     a->configured = true;
     if (c == 'c') {
-        if (tool_load_ini(optarg, NULL, NULL, &a->breakers, msg, sizeof(msg)) == 0) return 0;
+        int rc = tool_load_ini(optarg, NULL, NULL, &a->breakers, msg, sizeof(msg));
+        if (rc == 0) return 0;
         tool_error(stderr, "breaker exec: %s", msg);
-        return 1;
+        return tool_load_exit(rc);
     }
     size_t before = a->breakers.count;
     if (tool_breakers_add_spec(&a->breakers, optarg, name_hint, msg, sizeof(msg)) != 0) {
         tool_error(stderr, "breaker exec: -b %s", msg);
-        return TOOL_EXIT_USAGE;
+        return TOOL_EXIT_CONFIG;
     }
     if (a->breakers.count > before && strcmp(a->breakers.items[before].name, name_hint) != 0)
         return tool_usage_error("exec", "-b %s: configures '%s', not the breaker '%s'", optarg,
@@ -258,7 +258,7 @@ static int exec_options(int argc, char **argv, struct exec_args *a) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof(*a));
-    a->refused_exit = EXIT_REFUSED;
+    a->refused_exit = TOOL_EXIT_REFUSED;
     /* Only what comes before "--" is ours: COMMAND's own options are not. */
     int dash = 1;
     while (dash < argc && strcmp(argv[dash], "--") != 0)
@@ -305,14 +305,10 @@ static int exec_config(struct exec_args *a, const breaker_config **out) {
         if (strcmp(a->breakers.items[i].name, a->name) == 0) b = &a->breakers.items[i];
     if (b == NULL) {
         tool_error(stderr, "breaker exec: no [breaker %s] section in the -c files", a->name);
-        return 1;
+        return TOOL_EXIT_CONFIG;
     }
-    char msg[TOOL_MSG_MAX];
-    if (breaker_config_validate(&b->cfg, msg, sizeof(msg)) != BREAKER_OK) {
-        tool_humanize_ns(msg, sizeof(msg));
-        tool_error(stderr, "breaker exec: breaker '%s': %s", a->name, msg);
-        return 1;
-    }
+    int rc = tool_validate_breaker("exec", b);
+    if (rc != 0) return rc;
     *out = &b->cfg;
     return 0;
 }
@@ -407,14 +403,14 @@ static void child(char **command, char **env, const sigset_t *old, int fd) {
     }
     ssize_t w = write(fd, &err, sizeof(err));
     (void)w; /* nothing more to say if even this fails: 127 says it */
-    _exit(EXIT_NOT_RUN);
+    _exit(TOOL_EXIT_NOT_RUN);
 }
 
 /* Wait for the child `pid`, forwarding stop requests and enforcing the
  * timeout: SIGTERM to the group, SIGKILL after KILL_GRACE_NS.
  * @return 0 with `r`, or -1 with errno. */
 static int wait_child(pid_t pid, uint64_t timeout_ns, const sigset_t *set, struct run_result *r) {
-    uint64_t deadline = timeout_ns != 0 ? tool_now_ns() + timeout_ns : 0;
+    uint64_t deadline = timeout_ns != 0 ? tool_add_ns(tool_now_ns(), timeout_ns) : 0;
     bool termed = false;
     for (;;) {
         int wstatus;
@@ -423,7 +419,7 @@ static int wait_child(pid_t pid, uint64_t timeout_ns, const sigset_t *set, struc
         if (w == pid) {
             r->signalled = WIFSIGNALED(wstatus);
             r->status = r->signalled ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
-            if (r->timed_out) r->status = EXIT_TIMED_OUT;
+            if (r->timed_out) r->status = TOOL_EXIT_TIMED_OUT;
             return 0;
         }
         int sig = tool_wait_signal(set, deadline);
@@ -432,7 +428,7 @@ static int wait_child(pid_t pid, uint64_t timeout_ns, const sigset_t *set, struc
             r->timed_out = true;
             /* ESRCH: the group is already gone, the next waitpid reaps it. */
             if (kill(-pid, termed ? SIGKILL : SIGTERM) != 0 && errno != ESRCH) return -1;
-            deadline = termed ? 0 : tool_now_ns() + KILL_GRACE_NS;
+            deadline = termed ? 0 : tool_add_ns(tool_now_ns(), KILL_GRACE_NS);
             termed = true;
         } else if (sig != SIGCHLD) {
             r->interrupted = true;
@@ -450,7 +446,7 @@ static int run_command(char **command, uint64_t timeout_ns, const char *permit,
     int fds[2];
     if (block_signals(sig, false) != 0 || pipe2(fds, O_CLOEXEC) != 0) {
         tool_error(stderr, "breaker exec: %s", strerror(errno));
-        return 1;
+        return TOOL_EXIT_OSERR;
     }
     int early = take_early_stop();
     if (early != 0) {
@@ -470,7 +466,7 @@ static int run_command(char **command, uint64_t timeout_ns, const char *permit,
         free(env);
         close(fds[0]);
         close(fds[1]);
-        return 1;
+        return TOOL_EXIT_OSERR;
     }
     if (pid == 0) child(command, env, &sig->old, fds[1]);
     free(env);
@@ -491,12 +487,12 @@ static int run_command(char **command, uint64_t timeout_ns, const char *permit,
         tool_error(stderr, "breaker exec: %s: %s", command[0], strerror(err));
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
         }
-        r->status = EXIT_NOT_RUN;
+        r->status = TOOL_EXIT_NOT_RUN;
         return 0;
     }
     if (wait_child(pid, timeout_ns, &sig->set, r) != 0) {
         tool_error(stderr, "breaker exec: waiting for %s: %s", command[0], strerror(errno));
-        return 1;
+        return TOOL_EXIT_OSERR;
     }
     return 0;
 }
@@ -550,13 +546,14 @@ static int exec_through(const struct exec_args *a, breaker *b, const struct exec
     }
     if (st != BREAKER_OK) {
         tool_error(stderr, "breaker exec: %s: %s", a->name, breaker_strerror(st));
-        return 1;
+        return TOOL_EXIT_IOERR;
     }
     struct run_result r;
-    if (run_command(a->command, a->timeout_ns, permit_kind(&permit), sig, &r) != 0) {
+    int rc = run_command(a->command, a->timeout_ns, permit_kind(&permit), sig, &r);
+    if (rc != 0) {
         /* Our failure, not the dependency's. */
         (void)breaker_complete(b, &permit, BREAKER_IGNORED);
-        return 1;
+        return rc;
     }
     if (r.timed_out) {
         char d[32];
@@ -589,7 +586,7 @@ static int exec_run_fleet(const struct exec_args *a, const breaker_config *cfg) 
     struct exec_signals sig = {.blocked = false};
     if (block_signals(&sig, true) != 0) {
         tool_error(stderr, "breaker exec: %s", strerror(errno));
-        return 1;
+        return TOOL_EXIT_OSERR;
     }
     struct exec_fleet *fl;
     breaker *b;
@@ -607,7 +604,7 @@ static int exec_run(struct exec_args *a) {
     if (rc != 0) return rc;
     if (a->fleet.addr != NULL) return exec_run_fleet(a, cfg);
     breaker_store *st = NULL;
-    if ((rc = tool_open_store("exec", a->store, true, &st)) != 0) return rc;
+    if ((rc = tool_open_store("exec", a->store, true, &st, NULL, 0)) != 0) return rc;
     breaker *b = NULL;
     char msg[TOOL_MSG_MAX];
     int at = breaker_store_attach(st, a->name, cfg, &b, msg, sizeof(msg));
@@ -622,7 +619,7 @@ static int exec_run(struct exec_args *a) {
     } else {
         tool_humanize_ns(msg, sizeof(msg));
         tool_error(stderr, "breaker exec: %s: %s", a->name, msg);
-        rc = 1;
+        rc = TOOL_EXIT_IOERR;
     }
     breaker_store_close(st);
     return rc;

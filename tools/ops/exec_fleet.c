@@ -84,13 +84,12 @@ static int read_password(const char *file, char **out) {
         const char *env = getenv("BREAKER_REDIS_PASSWORD");
         if (env == NULL || *env == '\0') return 0;
         if ((*out = strdup(env)) != NULL) return 0;
-        tool_error(stderr, "breaker exec: out of memory");
-        return 1;
+        return tool_out_of_memory("exec");
     }
     FILE *f = fopen(file, "r");
     if (f == NULL) {
         tool_error(stderr, "breaker exec: --redis-password-file %s: %s", file, strerror(errno));
-        return 1;
+        return TOOL_EXIT_NOINPUT;
     }
     char *line = NULL;
     size_t cap = 0;
@@ -102,7 +101,7 @@ static int read_password(const char *file, char **out) {
         free(line);
         tool_error(stderr, "breaker exec: --redis-password-file %s: no password on its first line",
                    file);
-        return 1;
+        return TOOL_EXIT_CONFIG;
     }
     *out = line;
     return 0;
@@ -120,7 +119,8 @@ static int open_fleet(const struct exec_fleet_opts *o, struct exec_fleet *fl) {
     if (!exec_fleet_parse_addr(o->addr, &addr)) /* exec_options() checked it */
         return tool_usage_error("exec", "--redis: bad value '%s'", o->addr);
     char *password;
-    if (read_password(o->password_file, &password) != 0) return 1;
+    int bad = read_password(o->password_file, &password);
+    if (bad != 0) return bad;
     breaker_redis_config rc;
     breaker_redis_config_init(&rc);
     if (addr.unix_path != NULL) {
@@ -142,7 +142,7 @@ static int open_fleet(const struct exec_fleet_opts *o, struct exec_fleet *fl) {
     free_password(password); /* the handle keeps its own copy */
     if (st == BREAKER_OK) return 0;
     tool_error(stderr, "breaker exec: --redis %s: %s", o->addr, msg);
-    return 1;
+    return TOOL_EXIT_UNAVAILABLE;
 }
 
 /* Attach `name`, to the stored limits if the fleet has some. @return 0 or an
@@ -163,17 +163,14 @@ static int attach(struct exec_fleet *fl, const char *name, const breaker_config 
     if (st == BREAKER_OK || st == BREAKER_CONFIG_DIFFERS) return 0;
     tool_humanize_ns(msg, sizeof(msg));
     tool_error(stderr, "breaker exec: %s: %s", name, msg);
-    return 1;
+    return TOOL_EXIT_UNAVAILABLE;
 }
 
 int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const breaker_config *cfg,
                       bool configured, struct exec_fleet **out, breaker **b) {
     *out = NULL;
     struct exec_fleet *fl = calloc(1, sizeof(*fl));
-    if (fl == NULL) {
-        tool_error(stderr, "breaker exec: out of memory");
-        return 1;
-    }
+    if (fl == NULL) return tool_out_of_memory("exec");
     fl->addr = o->addr;
     pthread_mutex_init(&fl->mu, NULL);
     int rc = open_fleet(o, fl);
@@ -240,7 +237,7 @@ int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const b
     *out = NULL;
     tool_error(stderr, "breaker exec: --redis: this breaker was built without the fleet store "
                        "(hiredis was not found at build time)");
-    return 1;
+    return TOOL_EXIT_UNAVAILABLE;
 }
 
 bool exec_fleet_leased(const breaker_permit *permit) {

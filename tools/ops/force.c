@@ -42,7 +42,7 @@ int tool_cmd_force(int argc, char **argv) {
                    breaker_state_name(breaker_get_state(b)), breaker_generation(b));
         } else {
             tool_error(stderr, "breaker %s: %s: %s", cmd, a.name, breaker_strerror(r));
-            rc = 1;
+            rc = TOOL_EXIT_IOERR;
         }
         breaker_destroy(b);
     }

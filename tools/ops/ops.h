@@ -21,19 +21,19 @@
 #define TOOL_STORE_FILE "breakers.store"
 
 /* Where the store is, as every help text of these commands says it. */
-#define TOOL_STORE_PATH_HELP                                                           \
-    "The store is --store PATH, else $BREAKER_STORE, else\n"                           \
-    "$XDG_RUNTIME_DIR/breaker/" TOOL_STORE_FILE ", else /run/breaker/" TOOL_STORE_FILE \
-    " for root\n"                                                                      \
-    "and /tmp/breaker-$UID/" TOOL_STORE_FILE " for other users. A default directory\n" \
+#define TOOL_STORE_PATH_HELP                                                                  \
+    "The store is --store PATH, else $BREAKER_STORE, else /run/breaker/" TOOL_STORE_FILE "\n" \
+    "for root and /tmp/breaker-$UID/" TOOL_STORE_FILE " for other users: the same\n"          \
+    "for a user's login shells, cron jobs and services. A default directory\n"                \
     "must be this user's and not writable by others (in /tmp: mode 0700).\n"
 
 /* ---- store.c ------------------------------------------------------------------*/
 
 /* Open the store at --store PATH (`given`) or the default path; with
- * `create`, create its default directory and the file. @return 0, or an exit
- * status after saying why. */
-int tool_open_store(const char *cmd, const char *given, bool create, breaker_store **out);
+ * `create`, create its default directory and the file. The path tried goes
+ * to `used` (may be NULL). @return 0, or an exit status after saying why. */
+int tool_open_store(const char *cmd, const char *given, bool create, breaker_store **out,
+                    char *used, size_t used_len);
 
 /* A store's names, copied out. */
 struct tool_names {
@@ -67,6 +67,7 @@ struct tool_store_args {
     bool json, prometheus, watch;
     uint64_t interval_ns; /* --watch: 0 = the default */
     uint64_t count;       /* --watch: stop after this many lines, 0 = never */
+    char path[4096];      /* the store's file, once opened */
 };
 
 /* Read the options of `cmd` (status's own too if `status`), then
@@ -75,10 +76,10 @@ struct tool_store_args {
 int tool_store_options(const char *cmd, const char *help, bool status, int min_names, int max_names,
                        int argc, char **argv, struct tool_store_args *a);
 
-/* Open the store without creating it and list its names; with a NAME in
- * `a`, it must be one of them. @return 0, or an exit status (the store
- * closed). */
-int tool_open_existing(const char *cmd, const struct tool_store_args *a, breaker_store **st,
+/* Open the store without creating it (its path into a->path) and list its
+ * names; with a NAME in `a`, it must be one of them. @return 0, or an exit
+ * status (the store closed). */
+int tool_open_existing(const char *cmd, struct tool_store_args *a, breaker_store **st,
                        struct tool_names *n);
 
 /* ---- wait.c ---------------------------------------------------------------------*/

@@ -96,14 +96,16 @@ static void row_read(breaker *b, const char *name, status_row *r) {
 /* Read one breaker's row. @return 0 or an exit status. */
 static int read_row(breaker_store *st, const char *name, status_row *r) {
     breaker *b;
-    if (tool_attach_existing("status", st, name, &b) != 0) return 1;
+    int rc = tool_attach_existing("status", st, name, &b);
+    if (rc != 0) return rc;
     row_read(b, name, r);
     breaker_destroy(b);
     return 0;
 }
 
-/* The rows as text (a table) or JSON. */
-static void print_rows(const status_row *rows, size_t count, bool json) {
+/* The rows as text (a table, after the store's path: which file was read,
+ * since a cron job and a shell may not agree on it) or JSON. */
+static void print_rows(const status_row *rows, size_t count, bool json, const char *path) {
     if (json) {
         printf("[\n");
         for (size_t i = 0; i < count; i++)
@@ -116,6 +118,7 @@ static void print_rows(const status_row *rows, size_t count, bool json) {
         size_t len = strlen(rows[i].name);
         if (len > (size_t)width) width = len > 64 ? 64 : (int)len;
     }
+    tool_error(stdout, "Store %s", path);
     printf("%-*s  %-13s %10s  %-11s %9s %9s %9s %9s %11s\n", width, "NAME", "STATE", "GENERATION",
            "RETRY-AFTER", "ADMITTED", "SUCCESSES", "FAILURES", "REJECTED", "TRANSITIONS");
     for (size_t i = 0; i < count; i++)
@@ -123,11 +126,11 @@ static void print_rows(const status_row *rows, size_t count, bool json) {
 }
 
 /* Standard output must have taken it all (a metrics file on a full disk
- * must not look written). @return 0, or 1 after saying so. */
+ * must not look written). @return 0, or an exit status after saying so. */
 static int check_stdout(void) {
     if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
     tool_error(stderr, "breaker status: writing the output: %s", strerror(errno));
-    return 1;
+    return TOOL_EXIT_IOERR;
 }
 
 /* --prometheus: the library's export of the store (or of NAME). @return 0
@@ -138,7 +141,7 @@ static int print_prometheus(const struct tool_store_args *a, breaker_store *st) 
     int rc = breaker_store_export_prometheus_alloc(st, a->name, &text, &len);
     if (rc != BREAKER_OK) {
         tool_error(stderr, "breaker status: %s", breaker_strerror(rc));
-        return 1;
+        return rc == BREAKER_ENOMEM ? TOOL_EXIT_OSERR : TOOL_EXIT_IOERR;
     }
     fwrite(text, 1, len, stdout);
     free(text);
@@ -149,17 +152,14 @@ static int print_status(const struct tool_store_args *a, breaker_store *st,
                         const struct tool_names *n) {
     if (a->prometheus) return print_prometheus(a, st);
     status_row *rows = calloc(n->count + 1, sizeof(*rows));
-    if (rows == NULL) {
-        tool_error(stderr, "breaker status: out of memory");
-        return 1;
-    }
+    if (rows == NULL) return tool_out_of_memory("status");
     size_t count = 0;
     int rc = 0;
     for (size_t i = 0; i < n->count && rc == 0; i++) {
         if (a->name != NULL && strcmp(n->items[i], a->name) != 0) continue;
         rc = read_row(st, n->items[i], &rows[count++]);
     }
-    if (rc == 0) print_rows(rows, count, a->json);
+    if (rc == 0) print_rows(rows, count, a->json, a->path);
     free(rows);
     return rc == 0 ? check_stdout() : rc;
 }
@@ -193,10 +193,7 @@ static void watch_free(struct watch *w) {
     free(w->items);
 }
 
-static int watch_out_of_memory(void) {
-    tool_error(stderr, "breaker status: out of memory");
-    return 1;
-}
+static int watch_out_of_memory(void) { return tool_out_of_memory("status"); }
 
 /* Attach `name` and remember its state and generation, read into `*row`
  * (whose name is the watch's own copy). @return 0 or an exit status. */
@@ -210,9 +207,10 @@ static int watch_add(struct watch *w, const char *name, status_row *row) {
     }
     struct watched *it = &w->items[w->count];
     if ((it->name = strdup(name)) == NULL) return watch_out_of_memory();
-    if (tool_attach_existing("status", w->st, name, &it->b) != 0) {
+    int rc = tool_attach_existing("status", w->st, name, &it->b);
+    if (rc != 0) {
         free(it->name);
-        return 1;
+        return rc;
     }
     row_read(it->b, it->name, row);
     it->state = row->s.state;
@@ -259,8 +257,8 @@ static void watch_poll_one(struct watch *w, struct watched *it) {
  * @return 0 or an exit status. */
 static int watch_new_names(struct watch *w) {
     struct tool_names n;
-    if (tool_list_names("status", w->st, &n) != 0) return 1;
-    int rc = 0;
+    int rc = tool_list_names("status", w->st, &n);
+    if (rc != 0) return rc;
     for (size_t i = w->count; i < n.count && rc == 0; i++) {
         if (watch_done(w)) break;
         status_row row;
@@ -302,7 +300,7 @@ static int block_stop_signals(sigset_t *set) {
     if (sigprocmask(SIG_BLOCK, set, NULL) == 0) return 0;
 fail:
     tool_error(stderr, "breaker status: %s", strerror(errno));
-    return 1;
+    return TOOL_EXIT_OSERR;
 }
 
 /* The table, then a line per change until a stop signal or --count.
@@ -310,26 +308,27 @@ fail:
 static int watch_run(const struct tool_store_args *a, breaker_store *st,
                      const struct tool_names *n) {
     sigset_t set;
-    if (block_stop_signals(&set) != 0) return 1;
+    int rc = block_stop_signals(&set);
+    if (rc != 0) return rc;
     struct watch w = {.a = a, .st = st};
     status_row *rows = calloc(n->count + 1, sizeof(*rows));
-    int rc = rows == NULL ? watch_out_of_memory() : 0;
+    if (rows == NULL) rc = watch_out_of_memory();
     size_t count = 0;
     for (size_t i = 0; i < n->count && rc == 0; i++)
         if (a->name == NULL || strcmp(n->items[i], a->name) == 0)
             rc = watch_add(&w, n->items[i], &rows[count++]);
     if (rc == 0) {
-        print_rows(rows, count, false);
+        print_rows(rows, count, false, a->path);
         rc = check_stdout();
     }
     free(rows);
     uint64_t interval = a->interval_ns != 0 ? a->interval_ns : WATCH_INTERVAL_NS;
     while (rc == 0 && !watch_done(&w)) {
-        int sig = tool_wait_signal(&set, tool_now_ns() + interval);
+        int sig = tool_wait_signal(&set, tool_add_ns(tool_now_ns(), interval));
         if (sig > 0) break; /* asked to stop: a clean exit */
         if (sig < 0) {
             tool_error(stderr, "breaker status: %s", strerror(errno));
-            rc = 1;
+            rc = TOOL_EXIT_OSERR;
         } else {
             rc = watch_poll(&w);
         }
@@ -338,8 +337,8 @@ static int watch_run(const struct tool_store_args *a, breaker_store *st,
     return rc;
 }
 
-/* Which breakers --json, --prometheus and --watch need, as options go:
- * one output form. @return 0 or an exit status. */
+/* --json, --prometheus and --watch: one output form at most, and --watch's
+ * own options only with it. @return 0 or an exit status. */
 static int check_forms(const struct tool_store_args *a) {
     if (a->json && a->prometheus)
         return tool_usage_error("status", "--json and --prometheus: choose one");

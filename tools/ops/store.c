@@ -17,23 +17,24 @@
 /* How far the directory of the default store path is trusted. */
 enum dir_trust {
     DIR_ANY,     /* $BREAKER_STORE: the user's own choice, as --store is */
-    DIR_OWNED,   /* $XDG_RUNTIME_DIR/breaker, /run/breaker: ours, written by no one else */
+    DIR_OWNED,   /* /run/breaker: ours, written by no one else */
     DIR_PRIVATE, /* /tmp/breaker-$UID, in a directory anyone may write: ours, closed */
 };
 
-/* The default store path, per the help text. @return it (malloc'd), or NULL
- * with `msg`; `*trust` says what its directory must be. */
+/* The default store path, per the help text. It depends on the user alone,
+ * never on the session: $XDG_RUNTIME_DIR is not set in cron jobs (and its
+ * directory goes with the user's last session), so following it gave a
+ * login shell and the same user's cron jobs two stores. @return it
+ * (malloc'd), or NULL with `msg`; `*trust` says what its directory must
+ * be. */
 static char *default_store_path(enum dir_trust *trust, char *msg, size_t len) {
     *trust = DIR_OWNED;
     char *path = NULL;
     int n;
     const char *env = getenv("BREAKER_STORE");
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
     if (env != NULL && *env != '\0') {
         *trust = DIR_ANY;
         n = asprintf(&path, "%s", env);
-    } else if (xdg != NULL && *xdg != '\0') {
-        n = asprintf(&path, "%s/breaker/" TOOL_STORE_FILE, xdg);
     } else if (getuid() == 0) {
         n = asprintf(&path, "/run/breaker/" TOOL_STORE_FILE);
     } else {
@@ -79,12 +80,12 @@ static int check_dir(const char *dir, enum dir_trust trust, char *msg, size_t le
 }
 
 /* The default path's directory, created 0700 if `create` and missing, then
- * checked as `trust` says. @return 0, or -1 with `msg`. */
+ * checked as `trust` says. @return 0, or an exit status with `msg`. */
 static int prepare_dir(const char *path, enum dir_trust trust, bool create, char *msg, size_t len) {
     char *dir = strdup(path);
     if (dir == NULL) {
         snprintf(msg, len, "out of memory");
-        return -1;
+        return TOOL_EXIT_OSERR;
     }
     char *slash = strrchr(dir, '/');
     int rc = 0;
@@ -92,12 +93,13 @@ static int prepare_dir(const char *path, enum dir_trust trust, bool create, char
         *slash = '\0';
         if (create && mkdir(dir, 0700) != 0 && errno != EEXIST) {
             snprintf(msg, len, "cannot create %s: %s", dir, strerror(errno));
-            rc = -1;
+            rc = TOOL_EXIT_CANTCREAT;
         }
         /* A missing directory without `create` is the open's to report. */
         struct stat st;
-        if (rc == 0 && trust != DIR_ANY && (create || lstat(dir, &st) == 0))
-            rc = check_dir(dir, trust, msg, len);
+        if (rc == 0 && trust != DIR_ANY && (create || lstat(dir, &st) == 0) &&
+            check_dir(dir, trust, msg, len) != 0)
+            rc = TOOL_EXIT_NOPERM;
     }
     free(dir);
     return rc;
@@ -106,19 +108,15 @@ static int prepare_dir(const char *path, enum dir_trust trust, bool create, char
 /* Open the store at --store PATH (`given`) or the default path; with
  * `create`, create its default directory and the file. @return 0, or an exit
  * status after saying why. */
-int tool_open_store(const char *cmd, const char *given, bool create, breaker_store **out) {
+int tool_open_store(const char *cmd, const char *given, bool create, breaker_store **out,
+                    char *used, size_t used_len) {
     char msg[TOOL_MSG_MAX];
     enum dir_trust trust = DIR_ANY;
     char *path = given != NULL ? strdup(given) : default_store_path(&trust, msg, sizeof(msg));
-    if (path == NULL) {
-        tool_error(stderr, "breaker %s: out of memory", cmd);
-        return 1;
-    }
-    int rc = 0;
-    if (given == NULL && prepare_dir(path, trust, create, msg, sizeof(msg)) != 0) {
-        tool_error(stderr, "breaker %s: %s", cmd, msg);
-        rc = 1;
-    }
+    if (path == NULL) return tool_out_of_memory(cmd);
+    if (used != NULL) snprintf(used, used_len, "%s", path);
+    int rc = given == NULL ? prepare_dir(path, trust, create, msg, sizeof(msg)) : 0;
+    if (rc != 0) tool_error(stderr, "breaker %s: %s", cmd, msg);
     breaker_store_config cfg;
     breaker_store_config_init(&cfg);
     if (!create) cfg.flags &= ~(unsigned)BREAKER_STORE_CREATE;
@@ -127,10 +125,13 @@ int tool_open_store(const char *cmd, const char *given, bool create, breaker_sto
         if (st == BREAKER_NOT_FOUND) {
             tool_error(stderr, "breaker %s: no store at %s (no `breaker exec` has used it yet)",
                        cmd, path);
-            rc = 1;
+            rc = TOOL_EXIT_NOINPUT;
         } else if (st != BREAKER_OK) {
-            tool_error(stderr, "breaker %s: %s: %s", cmd, path, msg);
-            rc = 1;
+            /* The library's message names the file already: once is enough. */
+            bool named = strncmp(msg, path, strlen(path)) == 0;
+            tool_error(stderr, "breaker %s: %s%s%s", cmd, named ? "" : path, named ? "" : ": ",
+                       msg);
+            rc = TOOL_EXIT_IOERR;
         }
     }
     free(path);
@@ -162,9 +163,8 @@ void tool_names_free(struct tool_names *n) {
 int tool_list_names(const char *cmd, breaker_store *st, struct tool_names *out) {
     memset(out, 0, sizeof(*out));
     if (breaker_store_foreach(st, collect_name, out) != 0) {
-        tool_error(stderr, "breaker %s: out of memory", cmd);
         tool_names_free(out);
-        return 1;
+        return tool_out_of_memory(cmd);
     }
     return 0;
 }
@@ -190,20 +190,20 @@ int tool_attach_existing(const char *cmd, breaker_store *st, const char *name, b
     int rc = breaker_store_attach(st, name, NULL, out, msg, sizeof(msg));
     if (rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS) return 0;
     tool_error(stderr, "breaker %s: %s: %s", cmd, name, msg);
-    return 1;
+    return TOOL_EXIT_IOERR;
 }
 
 /* Open the store without creating it and list its names; with a NAME, it
  * must be one of them. @return 0 or an exit status (the store closed). */
-int tool_open_existing(const char *cmd, const struct tool_store_args *a, breaker_store **st,
+int tool_open_existing(const char *cmd, struct tool_store_args *a, breaker_store **st,
                        struct tool_names *n) {
-    int rc = tool_open_store(cmd, a->store, false, st);
+    int rc = tool_open_store(cmd, a->store, false, st, a->path, sizeof(a->path));
     if (rc != 0) return rc;
     if ((rc = tool_list_names(cmd, *st, n)) == 0 && a->name != NULL &&
         !tool_names_has(n, a->name)) {
-        tool_error(stderr, "breaker %s: no breaker '%s' in the store", cmd, a->name);
+        tool_error(stderr, "breaker %s: no breaker '%s' in the store %s", cmd, a->name, a->path);
         tool_names_free(n);
-        rc = 1;
+        rc = TOOL_EXIT_NOINPUT;
     }
     if (rc != 0) breaker_store_close(*st);
     return rc;

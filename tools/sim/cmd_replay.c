@@ -3,10 +3,10 @@
  * cmd_replay.c - `breaker replay [options] TRACE.csv`: the command line of
  * the replay (replay.c), its reports, JSON summary, picture and gates.
  *
- * Exit status: 0 success; 1 an error (bad file, invalid configuration) or
- * malformed trace lines or, with --fail-empty, no calls at all (the report
- * is still printed); 2 a usage error; 3 a configuration that failed
- * --fail-on-flapping or --max-trips.
+ * Exit statuses: cli/cli.h's, as breaker(1) lists them; malformed trace
+ * lines, or with --fail-empty no calls at all, are TOOL_EXIT_DATA after the
+ * report; a configuration that fails --fail-on-flapping or --max-trips is
+ * TOOL_EXIT_GATE (3).
  */
 #include "sim/commands.h"
 #include "sim/replay.h"
@@ -19,8 +19,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define EXIT_GATE 3 /* --fail-on-flapping or --max-trips */
 
 enum {
     OPT_SVG = 256,
@@ -105,7 +103,8 @@ static int replay_options(int argc, char **argv, struct replay_args *a) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof(*a));
-    if (tool_options_init("replay", &a->o, argc) != 0) return 1;
+    int rc = tool_options_init("replay", &a->o, argc);
+    if (rc != 0) return rc;
     int c;
     optind = 1;
     opterr = 0;
@@ -156,10 +155,11 @@ static int replay_options(int argc, char **argv, struct replay_args *a) {
  * library's defaults, each with every --set and validated before any trace
  * is read. @return 0 or an exit status. */
 static int replay_breakers(struct tool_options *o) {
-    if (!o->have_breakers && tool_breakers_get(&o->breakers, "defaults") == NULL) return 1;
+    if (!o->have_breakers && tool_breakers_get(&o->breakers, "defaults") == NULL)
+        return tool_out_of_memory("replay");
     if (o->breakers.count == 0) {
         tool_error(stderr, "breaker replay: no [breaker NAME] section in the -c files");
-        return 1;
+        return TOOL_EXIT_CONFIG;
     }
     return tool_finish_breakers("replay", o, &o->breakers);
 }
@@ -171,14 +171,14 @@ static int read_trace(const struct replay_args *a, struct tool_trace *trace) {
     FILE *in = a->from_stdin ? stdin : fopen(a->path, "r");
     if (in == NULL) {
         tool_error(stderr, "breaker replay: %s: %s", a->path, strerror(errno));
-        return 1;
+        return TOOL_EXIT_NOINPUT;
     }
     char msg[TOOL_MSG_MAX];
     int rc = tool_trace_read(in, a->name, stderr, trace, msg, sizeof(msg));
     if (!a->from_stdin) fclose(in);
     if (rc != 0) {
-        tool_error(stderr, "breaker replay: %s", msg);
-        return 1;
+        tool_error(stderr, "breaker replay: %s", msg); /* a header it cannot honour */
+        return TOOL_EXIT_DATA;
     }
     return 0;
 }
@@ -218,7 +218,7 @@ static int replay_each(FILE *out, const struct tool_trace *trace, const struct t
         if (tool_replay(trace, &list->items[i], &runs->results[i], msg, sizeof(msg)) != 0) {
             tool_humanize_ns(msg, sizeof(msg));
             tool_error(stderr, "breaker replay: %s", msg);
-            return 1;
+            return TOOL_EXIT_OSERR;
         }
         runs->done++;
         if (out != NULL) tool_print_replay(out, trace, &list->items[i], &runs->results[i]);
@@ -303,8 +303,9 @@ static int replay_trace(struct replay_args *a) {
     /* Malformed lines fail the command, after the report on the others; so
      * does an empty trace with --fail-empty. They say the trace is not to be
      * trusted, so they come before a failed gate. */
-    if (rc == 0 && (trace.bad_lines > 0 || (a->fail_empty && trace.count == 0))) rc = 1;
-    if (rc == 0 && gate_failed) rc = EXIT_GATE;
+    if (rc == 0 && (trace.bad_lines > 0 || (a->fail_empty && trace.count == 0)))
+        rc = TOOL_EXIT_DATA;
+    if (rc == 0 && gate_failed) rc = TOOL_EXIT_GATE;
     tool_trace_free(&trace);
     return rc;
 }

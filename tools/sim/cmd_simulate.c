@@ -3,8 +3,7 @@
  * cmd_simulate.c - `breaker simulate [options] [SCENARIO.ini]`: the command
  * line of the simulation (simulate.c, fleet_sim.c), its table and picture.
  *
- * Exit status: 0 success; 1 an error (bad file, invalid configuration); 2 a
- * usage error.
+ * Exit statuses: cli/cli.h's, as breaker(1) lists them.
  */
 #include "sim/commands.h"
 #include "sim/report.h"
@@ -184,7 +183,8 @@ static int simulate_options(int argc, char **argv, struct sim_args *a) {
         {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof(*a));
     a->baseline = true;
-    if (tool_options_init("simulate", &a->o, argc) != 0) return 1;
+    int rc = tool_options_init("simulate", &a->o, argc);
+    if (rc != 0) return rc;
     a->overrides = calloc((size_t)argc, sizeof(*a->overrides));
     if (a->overrides == NULL) return tool_out_of_memory("simulate");
     int c;
@@ -238,14 +238,15 @@ static int simulate_options(int argc, char **argv, struct sim_args *a) {
  * @return 0 or an exit status. */
 static int load_scenario(const struct sim_args *a, struct tool_scenario *sc) {
     char msg[TOOL_MSG_MAX];
-    if (tool_load_scenario(a->path, tool_builtin_scenario, sc, &sc->breakers, msg, sizeof(msg)) !=
-        0) {
+    int rc =
+        tool_load_scenario(a->path, tool_builtin_scenario, sc, &sc->breakers, msg, sizeof(msg));
+    if (rc != 0) {
         tool_error(stderr, "breaker simulate: %s", msg);
-        return 1;
+        return tool_load_exit(rc);
     }
     for (size_t i = 0; i < a->override_count; i++) {
         const struct sim_override *ov = &a->overrides[i];
-        int rc = override(ov->opt, ov->arg, sc, ov->c);
+        rc = override(ov->opt, ov->arg, sc, ov->c);
         if (rc != 0) return rc;
     }
     if (a->new_duration && sc->phase_count > 0) {
@@ -254,7 +255,7 @@ static int load_scenario(const struct sim_args *a, struct tool_scenario *sc) {
     }
     if (tool_scenario_finish(sc, msg, sizeof(msg)) != 0) {
         tool_error(stderr, "breaker simulate: %s: %s", a->path ? a->path : "(built-in)", msg);
-        return 1;
+        return TOOL_EXIT_CONFIG;
     }
     return 0;
 }
@@ -281,7 +282,7 @@ static int run_simulations(const struct sim_args *a, const struct tool_scenario 
             a->baseline ? (i == 0 ? NULL : &list->items[i - 1]) : &list->items[i];
         if (tool_simulate(sc, b, &runs->results[i], msg, sizeof(msg)) != 0) {
             tool_error(stderr, "breaker simulate: %s", msg);
-            return 1;
+            return TOOL_EXIT_OSERR;
         }
         runs->done++;
     }
@@ -340,7 +341,7 @@ static int simulate_fleet(const struct sim_args *a, const struct tool_scenario *
     for (; done < list->count; done++) {
         if (tool_simulate_fleet(sc, &list->items[done], &runs[done], msg, sizeof(msg)) != 0) {
             tool_error(stderr, "breaker simulate: %s", msg);
-            rc = 1;
+            rc = TOOL_EXIT_UNAVAILABLE; /* a build without the model, or out of memory */
             break;
         }
     }
@@ -354,13 +355,13 @@ static int simulate_fleet(const struct sim_args *a, const struct tool_scenario *
             FILE *f = to_stdout ? stdout : fopen(a->svg, "w");
             if (f == NULL) {
                 tool_error(stderr, "breaker simulate: %s: %s", a->svg, strerror(errno));
-                rc = 1;
+                rc = TOOL_EXIT_CANTCREAT;
             } else {
                 int w = tool_svg_write_fleet(f, title, runs, done);
                 if ((to_stdout ? fflush(f) : fclose(f)) != 0 || w != 0) {
                     tool_error(stderr, "breaker simulate: %s: write error",
                                to_stdout ? "standard output" : a->svg);
-                    rc = 1;
+                    rc = TOOL_EXIT_IOERR;
                 } else if (!to_stdout) {
                     printf("\nPicture written to %s\n", a->svg);
                 }

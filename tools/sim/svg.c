@@ -12,6 +12,7 @@
  */
 #include "sim/report.h"
 
+#include "cli/cli.h"
 #include "cli/parse.h"
 #include "cli/text.h"
 
@@ -469,19 +470,19 @@ int tool_svg_write_file(const char *cmd, const char *path, const char *title,
         int rc = tool_svg_write(stdout, title, timelines, n);
         if (fflush(stdout) != 0 || ferror(stdout) || rc != 0) {
             tool_error(stderr, "breaker %s: standard output: write error", cmd);
-            return 1;
+            return TOOL_EXIT_IOERR;
         }
         return 0;
     }
     FILE *f = fopen(path, "w");
     if (f == NULL) {
         tool_error(stderr, "breaker %s: %s: %s", cmd, path, strerror(errno));
-        return 1;
+        return TOOL_EXIT_CANTCREAT;
     }
     int rc = tool_svg_write(f, title, timelines, n);
     if (fclose(f) != 0 || rc != 0) {
         tool_error(stderr, "breaker %s: %s: write error", cmd, path);
-        return 1;
+        return TOOL_EXIT_IOERR;
     }
     return 0;
 }
