@@ -120,6 +120,11 @@ huge_durations_saturate)
   grep -q ' 0m ' "$tmp/err" && fail "a duration wrapped: $(cat "$tmp/err")"
   expect 0 "$bk" status h --json
   grep -q '"failures": 0' "$tmp/out" || fail "a failure recorded: $(cat "$tmp/out")"
+  # The simulation's clock too: a call that times out after 2^64-1 ns ends
+  # at the end of time, not just before it started.
+  printf '[scenario]\nduration = 20s\nworkers = 4\nrate = 50\n[phase a]\nkind = down\nduration = 10s\n[phase b]\nkind = healthy\nduration = 10s\n' >"$tmp/h.ini"
+  expect 0 "$bk" simulate --timeout 18446744073709551615ns "$tmp/h.ini"
+  grep -q '^response time p99  *307445734m34s$' "$tmp/out" || fail "p99: $(grep p99 "$tmp/out")"
   ;;
 status_says_which_file_it_read)
   expect 0 "$bk" status

@@ -46,7 +46,7 @@ struct tool_call_answer tool_dependency_call(struct tool_dependency *d, uint64_t
         double cap = tool_phase_capacity(p, progress);
         if (p->capacity > 0 && (double)(d->in_flight + 1) > cap) {
             /* Overload: it falls over, and this call with it. */
-            d->knocked_until = t + p->knockdown_ns;
+            d->knocked_until = tool_add_ns(t, p->knockdown_ns);
             d->knockdowns++;
             down = true;
         }

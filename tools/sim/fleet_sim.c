@@ -183,7 +183,7 @@ static void arrival(struct fsim *s, uint64_t id) {
         r->probes++;
         if (dead) r->probes_dead++;
     }
-    schedule(s, s->now + w->answer.took_ns, EV_DONE, wi);
+    schedule(s, tool_add_ns(s->now, w->answer.took_ns), EV_DONE, wi);
 }
 
 static void done(struct fsim *s, uint32_t wi) {
@@ -219,7 +219,7 @@ static void schedule_flush(struct fsim *s, uint32_t hi) {
     double u = tool_draw(s->sc->seed, ((uint64_t)hi << 32) | h->flushes, DRAW_FLUSH);
     uint64_t wait = iv - iv / 5 + (uint64_t)(u * (double)(2 * (iv / 5)));
     h->flushes++;
-    if (s->now + wait < s->sc->duration_ns) schedule(s, s->now + wait, EV_FLUSH, hi);
+    if (tool_add_ns(s->now, wait) < s->sc->duration_ns) schedule(s, s->now + wait, EV_FLUSH, hi);
 }
 
 static void note_fleet_state(struct fsim *s) {
@@ -306,7 +306,8 @@ static int run(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *
             id++;
             uint64_t gap =
                 (uint64_t)(-log(tool_draw(sc->seed, id, TOOL_DRAW_ARRIVAL)) / sc->rate * 1e9);
-            if (s->now + gap < sc->duration_ns) schedule(s, s->now + gap, EV_ARRIVAL, 0);
+            if (tool_add_ns(s->now, gap) < sc->duration_ns)
+                schedule(s, s->now + gap, EV_ARRIVAL, 0);
             break;
         }
         }

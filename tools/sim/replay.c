@@ -666,11 +666,11 @@ static void summarise(struct tool_replay_result *r, uint64_t start, uint64_t end
 /* One past the last call's end, saturating: the clock must never run
  * backwards, even for a trace that ends at the top of the range. */
 static uint64_t replay_end(const struct tool_trace *trace) {
-    uint64_t end = trace->origin_ns == UINT64_MAX ? UINT64_MAX : trace->origin_ns + 1;
+    uint64_t end = tool_add_ns(trace->origin_ns, 1);
     for (size_t i = 0; i < trace->count; i++) {
         uint64_t start = trace->calls[i].start_ns, dur = trace->calls[i].duration_ns;
-        uint64_t e = start > UINT64_MAX - dur ? UINT64_MAX : start + dur;
-        if (e >= end) end = e == UINT64_MAX ? UINT64_MAX : e + 1;
+        uint64_t e = tool_add_ns(start, dur);
+        if (e >= end) end = tool_add_ns(e, 1);
     }
     return end;
 }
@@ -734,7 +734,8 @@ static void feed_calls(struct replay *rp, breaker *b, const struct tool_trace *t
         rp->now = call->start_ns;
         out->calls++;
         struct tool_bin *bin = tool_timeline_bin(&out->timeline, rp->now);
-        struct pending p = {.key = {.at = call->start_ns + call->duration_ns, .tie = i}};
+        struct pending p = {
+            .key = {.at = tool_add_ns(call->start_ns, call->duration_ns), .tie = i}};
         if (breaker_acquire(b, &p.permit) != BREAKER_OK) {
             out->refused++;
             bin->refused++;

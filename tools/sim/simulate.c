@@ -168,7 +168,7 @@ static void arrival(struct sim *s, uint64_t id) {
     const struct tool_phase *p = &s->sc->phases[s->dep.phase];
     if (tool_phase_is_outage(p)) r->reached_outage++;
     if (p->kind == PHASE_RECOVERING) r->reached_recovery++;
-    schedule(s, s->now + w->answer.took_ns, EV_DONE, wi);
+    schedule(s, tool_add_ns(s->now, w->answer.took_ns), EV_DONE, wi);
 }
 
 static void done(struct sim *s, uint32_t wi) {
@@ -269,7 +269,7 @@ static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t 
         id++;
         uint64_t gap =
             (uint64_t)(-log(tool_draw(sc->seed, id, TOOL_DRAW_ARRIVAL)) / sc->rate * 1e9);
-        if (s->now + gap < sc->duration_ns) schedule(s, s->now + gap, EV_ARRIVAL, 0);
+        if (tool_add_ns(s->now, gap) < sc->duration_ns) schedule(s, s->now + gap, EV_ARRIVAL, 0);
     }
     if (s->oom) {
         snprintf(msg, msg_len, "out of memory");
