@@ -835,8 +835,12 @@ static void eight_processes_share_one_probe_budget(void **state) {
                   (unsigned long long)atomic_load(&sh->probes_unplaced));
     assert_true(atomic_load(&sh->max_probes_in_flight) <= 2);
     assert_true(s.transitions < GENERATIONS); /* no generation's counter reused */
-    /* Most probes were placed: the check above is not vacuous. */
-    assert_true(atomic_load(&sh->probes_unplaced) * 10 < s.probes_admitted);
+    /* How many probes could be placed in their half-open depends on the
+     * scheduler (a process preempted between its admission and its look at
+     * the generation finds the breaker moved on: 15 of 147 under load 15), so
+     * it is printed, not asserted. That the budget is reached, and never
+     * passed, by processes that all want a probe at once is
+     * eight_processes_admit_exactly_the_probe_budget, without timing. */
     assert_true(s.transitions > 10); /* it went round the state machine */
     assert_true(s.probes_admitted > 0);
     assert_int_equal(atomic_load(&sh->events), s.transitions);
@@ -848,18 +852,97 @@ static void eight_processes_share_one_probe_budget(void **state) {
     munmap(sh, sizeof(*sh));
 }
 
-/* A process holding the probe is killed with SIGKILL: another process gets a
- * probe no later than the dead probe's deadline (a few ms of slack for the
- * scheduler), and the breaker recovers. */
+/* One half-open, eight processes that each ask for a probe and hold what
+ * they get until every one has asked: exactly half_open_max_probes of them
+ * are admitted, the others refused as half-open, whatever the order and the
+ * timing (no probe completes, none can time out, nothing else moves the
+ * breaker). Then the two probes succeed and close it. Three rounds. */
+static void eight_processes_admit_exactly_the_probe_budget(void **state) {
+    (void)state;
+    enum { N = 8, ROUNDS = 3 };
+    breaker_config cfg = consecutive_config(1);
+    cfg.open_ns = 1 * MS;
+    cfg.half_open_max_probes = 2;
+    cfg.half_open_successes = 2;
+    cfg.probe_timeout_ns = 3600 * SEC; /* a preempted probe never expires */
+    breaker_store *st = open_store();
+    breaker *b = attach(st, "budget", &cfg);
+    for (int round = 0; round < ROUNDS; round++) {
+        call_ok(b, BREAKER_FAILURE);
+        assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+        while (breaker_retry_after_ns(b) != 0) { /* the open wait, by the breaker's clock */
+        }
+        int answers[2], release[2];
+        assert_int_equal(pipe(answers), 0);
+        assert_int_equal(pipe(release), 0);
+        pid_t pids[N];
+        for (int i = 0; i < N; i++) {
+            pids[i] = fork();
+            assert_true(pids[i] >= 0);
+            if (pids[i] != 0) continue;
+            close(answers[0]);
+            close(release[1]);
+            breaker_store *cs = NULL;
+            breaker *c = child_attach("budget", &cfg, &cs);
+            breaker_permit p;
+            int rc = breaker_acquire(c, &p);
+            char answer = rc == BREAKER_OK && breaker_permit_is_probe(&p) ? 'P'
+                          : rc == BREAKER_REJECTED_HALF_OPEN              ? 'R'
+                                                                          : '?';
+            if (write(answers[1], &answer, 1) != 1) _exit(4);
+            char go;
+            if (read(release[0], &go, 1) != 1) _exit(5);
+            if (answer == 'P' && breaker_complete(c, &p, BREAKER_SUCCESS) != BREAKER_OK) _exit(6);
+            breaker_destroy(c);
+            breaker_store_close(cs);
+            _exit(0);
+        }
+        close(answers[1]);
+        close(release[0]);
+        int probes = 0, refused = 0;
+        for (int i = 0; i < N; i++) {
+            char answer;
+            assert_int_equal(read(answers[0], &answer, 1), 1);
+            probes += answer == 'P';
+            refused += answer == 'R';
+        }
+        assert_int_equal(probes, 2);
+        assert_int_equal(refused, N - 2);
+        char go[N];
+        memset(go, 'g', sizeof(go));
+        assert_int_equal(write(release[1], go, sizeof(go)), (ssize_t)sizeof(go));
+        for (int i = 0; i < N; i++)
+            assert_int_equal(reap(pids[i]), 0);
+        close(answers[0]);
+        close(release[1]);
+        assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    }
+    breaker_destroy(b);
+    breaker_store_close(st);
+}
+
+/* A process holding the probe is killed with SIGKILL: the probe fails at
+ * its deadline, and the next probe goes to another process once the open
+ * wait has run from there. On a clock in shared memory that the test moves
+ * (every process's breaker reads it), so the times are the library's
+ * decisions, exact to the 1 ms step, not the scheduler's: with the real
+ * clock the test allowed 50 ms of slack, which a loaded machine can take. */
 static void a_killed_probe_is_reclaimed_at_its_deadline(void **state) {
     (void)state;
+    struct fake_clock *clock =
+        mmap(NULL, sizeof(*clock), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(clock != MAP_FAILED);
+    atomic_store(&clock->now, 1000 * SEC);
     breaker_store *st = open_store();
     breaker_config cfg = consecutive_config(1);
     cfg.open_ns = 10 * MS;
     cfg.half_open_successes = 1;
     cfg.probe_timeout_ns = 200 * MS;
+    cfg.clock = fake_clock_read;
+    cfg.clock_ctx = clock;
     breaker *b = attach(st, "flaky", &cfg);
     call_ok(b, BREAKER_FAILURE);
+    fake_clock_advance(clock, cfg.open_ns);
     int ready[2];
     assert_int_equal(pipe(ready), 0);
     pid_t pid = fork();
@@ -868,36 +951,40 @@ static void a_killed_probe_is_reclaimed_at_its_deadline(void **state) {
         breaker_store *cs = NULL;
         breaker *c = child_attach("flaky", &cfg, &cs);
         breaker_permit p;
-        while (breaker_acquire(c, &p) != BREAKER_OK) {
-        }
-        uint64_t admitted = monotonic_ns();
-        if (write(ready[1], &admitted, sizeof(admitted)) != (ssize_t)sizeof(admitted)) _exit(4);
+        char ok = breaker_acquire(c, &p) == BREAKER_OK && breaker_permit_is_probe(&p);
+        if (write(ready[1], &ok, 1) != 1) _exit(4);
         for (;;)
             pause(); /* hangs holding the probe */
     }
-    uint64_t admitted = 0;
-    assert_int_equal(read(ready[0], &admitted, sizeof(admitted)), (ssize_t)sizeof(admitted));
+    char ok = 0;
+    assert_int_equal(read(ready[0], &ok, 1), 1);
+    assert_true(ok);
+    uint64_t admitted = fake_clock_read(clock);
     assert_int_equal(kill(pid, SIGKILL), 0);
     assert_int_equal(reap(pid), 128 + SIGKILL);
+    /* The dead process's probe holds the half-open until its deadline. */
+    uint64_t deadline = admitted + cfg.probe_timeout_ns;
     breaker_permit p;
-    uint64_t t;
-    for (;;) {
+    atomic_store(&clock->now, deadline - 1);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_HALF_OPEN);
+    /* Then, 1 ms at a time: it reopens at the deadline, and the wait (10 ms,
+     * doubled for the failed recovery) runs from there. */
+    uint64_t reopened = 0, t;
+    for (t = deadline;; t += MS) {
+        assert_true(t < deadline + 10 * SEC);
+        atomic_store(&clock->now, t);
         int rc = breaker_acquire(b, &p);
-        t = monotonic_ns();
         if (rc == BREAKER_OK) break;
-        assert_true(t < admitted + 2 * SEC);
+        if (rc == BREAKER_REJECTED_OPEN && reopened == 0) reopened = t;
     }
-    uint64_t deadline = admitted + 200 * MS;
-    /* Reopened at the deadline, then the open wait (10 ms, doubled) runs
-     * from it: the next probe no later than deadline + 20 ms + slack. */
-    if (t > deadline + 20 * MS + 50 * MS)
-        fail_msg("next probe %llu ms after the dead probe's deadline",
-                 (unsigned long long)((t - deadline) / MS));
+    assert_int_equal(reopened, deadline);
+    assert_int_equal(t, deadline + 2 * cfg.open_ns);
     assert_true(breaker_permit_is_probe(&p));
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     breaker_destroy(b);
     breaker_store_close(st);
+    munmap(clock, sizeof(*clock));
 }
 
 int main(void) {
@@ -928,6 +1015,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(processes_creating_at_once_get_one_breaker, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(eight_processes_share_one_probe_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(eight_processes_admit_exactly_the_probe_budget, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(a_killed_probe_is_reclaimed_at_its_deadline, setup,
                                         teardown),
     };
