@@ -98,6 +98,15 @@ if(BREAKER_BUILD_TOOLS)
       COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_exit_codes.sh ${_case} ${_bk} ${_data})
     set_tests_properties(tools_cli_exit_${_case} PROPERTIES TIMEOUT 60 LABELS cli)
   endforeach()
+  # The examples of README.md and docs/cli.md, read from them at test time
+  # and run (cli_doc_examples.sh); a shown output must still be printed.
+  foreach(_case crontab_example_stops_after_three_failures readme_fleet_table_is_what_simulate_prints
+          cli_shown_outputs_are_what_the_commands_print cli_quick_start_runs
+          cli_script_example_says_what_happened cli_prometheus_crontab_writes_the_file)
+    add_test(NAME tools_doc_${_case}
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_doc_examples.sh ${_case} ${_bk} ${PROJECT_SOURCE_DIR})
+    set_tests_properties(tools_doc_${_case} PROPERTIES TIMEOUT 120 LABELS "cli;docs")
+  endforeach()
   # exec, status, ls, open, close, reset with real processes on a store file.
   add_test(NAME tools_cli_store COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_store.sh ${_bk})
   set_tests_properties(tools_cli_store PROPERTIES TIMEOUT 60 LABELS cli)
