@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Fuzz targets (STYLE.md rule 21; docs/fuzzing.md). Each tests/fuzz/<target>.c
+# Fuzz targets (docs/fuzzing.md). Each tests/fuzz/<target>.c
 # defines LLVMFuzzerTestOneInput. Every build links it with replay_main.c
 # into a plain executable that ctest runs over the checked-in corpus
 # tests/fuzz/corpus/<target>/ (label "fuzz"), so gcc builds, and make check

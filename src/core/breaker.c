@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * breaker.c - the state machine: create/destroy, acquire, complete,
- * transitions and manual control.
+ * breaker.c - the state machine: acquire, complete, transitions and manual
+ * control (create and destroy are block.c's).
  *
  * Concurrency design (docs/design.md has the long form):
  *

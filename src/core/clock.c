@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * clock.c - the breaker's clocks and the thread's counter stripe.
+ * clock.c - the breaker's clocks (the counter stripes are stripes.c's).
  *
  * Default clocks. Slow-call timing, probe deadlines and every transition's
  * time need a precise clock: CLOCK_MONOTONIC. Time-window bucket selection
