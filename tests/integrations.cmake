@@ -43,3 +43,27 @@ if(BREAKER_BUILD_EXAMPLES)
   set_tests_properties(example_grpc_status PROPERTIES TIMEOUT 30 LABELS integrations
     PASS_REGULAR_EXPRESSION "RESOURCE_EXHAUSTED +ignored +failure\nFAILED_PRECONDITION")
 endif()
+
+# - test_grpc_live: breaker/grpc.hpp against a real gRPC server on 127.0.0.1
+#   (gRPC's generic API, no code generation), when pkg-config finds grpc++
+#   (Debian: libgrpc++-dev, scripts/deps/check/grpc.txt). A plain C++ program,
+#   not cmocka; built with the project's sanitizers, and the C-only warnings
+#   left out.
+find_package(PkgConfig QUIET)
+if(PKG_CONFIG_FOUND)
+  pkg_check_modules(BREAKER_GRPCXX QUIET IMPORTED_TARGET grpc++)
+endif()
+if(BREAKER_GRPCXX_FOUND)
+  enable_language(CXX)
+  add_executable(test_grpc_live test_grpc_live.cpp)
+  target_compile_features(test_grpc_live PRIVATE cxx_std_17)
+  target_link_libraries(test_grpc_live PRIVATE breaker::breaker PkgConfig::BREAKER_GRPCXX
+                                               Threads::Threads)
+  get_directory_property(_breaker_opts COMPILE_OPTIONS)
+  list(REMOVE_ITEM _breaker_opts -Wstrict-prototypes -Wmissing-prototypes)
+  set_target_properties(test_grpc_live PROPERTIES COMPILE_OPTIONS "${_breaker_opts}")
+  add_test(NAME test_grpc_live COMMAND test_grpc_live)
+  set_tests_properties(test_grpc_live PROPERTIES TIMEOUT 120 LABELS "integrations;external")
+else()
+  message(STATUS "grpc++ not found (Debian: libgrpc++-dev): test_grpc_live is not built")
+endif()

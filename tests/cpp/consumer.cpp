@@ -25,17 +25,7 @@
 #include <cstdlib>
 #include <utility>
 
-static int failures;
-
-#define CHECK_EQ(got, want)                                                                     \
-    do {                                                                                        \
-        long long got_ = (long long)(got), want_ = (long long)(want);                           \
-        if (got_ != want_) {                                                                    \
-            std::fprintf(stderr, "%s:%d: %s is %lld, expected %s = %lld\n", __FILE__, __LINE__, \
-                         #got, got_, #want, want_);                                             \
-            failures++;                                                                         \
-        }                                                                                       \
-    } while (0)
+#include "check.hpp"
 
 static std::uint64_t fake_now;
 static std::uint64_t fake_clock(void *) { return fake_now; }
