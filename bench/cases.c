@@ -92,6 +92,17 @@ struct breaker_case *make_closed(enum breaker_trip trip, int slow_calls) {
     return c;
 }
 
+/* The closed case with checked_permits: every closed call takes the
+ * general paths and keeps the handle's record of admissions. */
+struct breaker_case *make_closed_checked(enum breaker_trip trip) {
+    breaker_config cfg;
+    config_closed(&cfg, trip, 0);
+    cfg.checked_permits = 1;
+    struct breaker_case *c = new_case(&cfg, BREAKER_OK);
+    case_expect_state(c, BREAKER_CLOSED, "closed case");
+    return c;
+}
+
 struct breaker_case *make_closed_failures(enum breaker_trip trip, unsigned fail_every) {
     struct breaker_case *c = make_closed(trip, 0);
     c->fail_every = fail_every;

@@ -52,6 +52,7 @@ bench_loop_fn case_refused;
  * in the intended state afterwards. Configuration is breaker_config_init()
  * plus what the name says. */
 struct breaker_case *make_closed(enum breaker_trip trip, int slow_calls);
+struct breaker_case *make_closed_checked(enum breaker_trip trip);
 struct breaker_case *make_closed_failures(enum breaker_trip trip, unsigned fail_every);
 struct breaker_case *make_open(void);
 struct breaker_case *make_half_open(void);

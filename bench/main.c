@@ -170,6 +170,12 @@ static void build(bool threads) {
         make_closed(BREAKER_TRIP_COUNT_WINDOW, 1), 0, "base_clock_fetch_add", 0);
     add(C, "closed_time_slow", "time window + slow calls", case_closed,
         make_closed(BREAKER_TRIP_TIME_WINDOW, 1), 0, "base_clock_fetch_add", 0);
+    add(C, "closed_consecutive_checked", "consecutive + checked permits", case_closed,
+        make_closed_checked(BREAKER_TRIP_CONSECUTIVE), 0, "base_fetch_add", 0);
+    add(C, "closed_count_checked", "count window + checked permits", case_closed,
+        make_closed_checked(BREAKER_TRIP_COUNT_WINDOW), 0, "base_fetch_add", 0);
+    add(C, "closed_time_checked", "time window + checked permits", case_closed,
+        make_closed_checked(BREAKER_TRIP_TIME_WINDOW), 0, window_base, 0);
 
     const char *F = "closed: 5% failures, below the trip threshold";
     add(F, "failures_consecutive", "consecutive", case_closed_failures,

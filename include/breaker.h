@@ -281,6 +281,10 @@ struct breaker_config {
                                    simulation, replay, tests. */
     breaker_event_fn *on_event; /* NULL = no callback */
     void *event_ctx;
+    uint32_t checked_permits; /* 0 = off (default); 1: a copy of a closed-state
+                                 permit completed after its original is
+                                 detected (see breaker_complete), for the
+                                 cost of the general paths; per handle */
 };
 
 /* A permit: the proof that a call was admitted, and what breaker_complete()
@@ -382,7 +386,7 @@ BREAKER_API int breaker_name_validate(const char *name, char *msg, size_t msg_le
  *  probe at a time, 3 successful probes to close, probe timeout 30 s, no
  *  ramp, min_failing_sources 0 (3 distinct callers behind the failures
  *  that name sources: see breaker_complete_from), cancellations ignored,
- *  the monotonic clock, a
+ *  no checked permits, the monotonic clock, a
  *  random seed, no callback. Why jitter by default: instances of a service
  *  that all saw one dependency fail open within moments of each other; with
  *  equal waits their first probes arrive together, a fleet-wide burst at the
@@ -486,8 +490,20 @@ BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *pe
  *  a probe the second copy always answers ALREADY_SETTLED while the
  *  half-open lasts (each probe admission holds a claim no other admission
  *  shares, so a copy can neither free a newer probe's slot nor count twice
- *  towards recovery), and STALE after it. For a closed-state permit it is
- *  not detected (the second copy then counts again).
+ *  towards recovery), and STALE after it. For a closed-state permit, by
+ *  default it is not detected: the second copy counts again (the short
+ *  paths keep no record of admissions; that is what keeps them a few
+ *  nanoseconds). With breaker_config.checked_permits set, every closed-state
+ *  admission also takes a number on its thread's stripe and marks a word of
+ *  the handle's record, and a copy's completion answers ALREADY_SETTLED
+ *  (counted in `duplicates`, nothing else), even racing the original on
+ *  another thread, as long as fewer than 1024 later admissions went through
+ *  the same stripe of the handle before the copy completed; past that the
+ *  record has moved on and the copy counts, as by default (a late
+ *  completion is never refused: a slow call's outcome is not lost). Checked
+ *  permits take the general paths (no short acquire or success; see
+ *  docs/performance.md for the cost) and are per handle: a permit must be
+ *  completed through the handle that admitted it.
  *  A probe's deadline is probe_timeout_ns after its admission, rounded up to
  *  the microsecond; a probe admitted into a slot in the same microsecond as
  *  that slot's previous probe is due 1 us after it instead (never earlier).

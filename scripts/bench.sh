@@ -40,7 +40,8 @@ else
   # case name, instruction ceiling (0 = none)
   # (floor_*: the least work the contract allows, bench/floors.c, for scale)
   cases="closed_consecutive:60 closed_count:0 closed_time:120 closed_consecutive_slow:0
-         closed_count_slow:0 closed_time_slow:0 failures_consecutive:0 failures_count:0
+         closed_count_slow:0 closed_time_slow:0 closed_consecutive_checked:0
+         closed_count_checked:0 closed_time_checked:0 failures_consecutive:0 failures_count:0
          failures_time:0 open:0 half_open:0 forced_open:0
          floor_consecutive:0 floor_time:0 floor_open:0
          store_closed_consecutive:0 store_closed_count:0 store_closed_time:0 store_open:0"

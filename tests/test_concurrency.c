@@ -408,8 +408,94 @@ static void recovery_closes_only_when_every_probe_settled(void **state) {
     test_breaker_destroy(race.b);
 }
 
+/* ---- Checked permits: copies of one closed permit count once ---------------- */
+
+enum { COPY_PRODUCERS = 4, COPY_BATCH = 200, COPY_ROUNDS = 25 };
+
+struct copy_race {
+    breaker *b;
+    pthread_barrier_t filled, done;
+    breaker_permit originals[COPY_PRODUCERS * COPY_BATCH];
+    breaker_permit copies[COPY_PRODUCERS * COPY_BATCH];
+    _Atomic int ok, settled, other;
+};
+
+struct copy_worker {
+    struct copy_race *race;
+    int id; /* 0..COPY_PRODUCERS-1 admit; then COPY_PRODUCERS, +1 complete */
+};
+
+static void count_copy_rc(struct copy_race *race, int rc) {
+    atomic_fetch_add(rc == BREAKER_OK                ? &race->ok
+                     : rc == BREAKER_ALREADY_SETTLED ? &race->settled
+                                                     : &race->other,
+                     1);
+}
+
+/* Each round: the producers admit a batch each (on their own stripes) and
+ * copy each permit; then two completers finish the originals and the copies
+ * at once, in opposite orders, so every pair races somewhere. */
+static void *copy_worker_run(void *arg) {
+    struct copy_worker *w = arg;
+    struct copy_race *race = w->race;
+    const int n = COPY_PRODUCERS * COPY_BATCH;
+    for (int round = 0; round < COPY_ROUNDS; round++) {
+        if (w->id < COPY_PRODUCERS) {
+            for (int i = w->id * COPY_BATCH; i < (w->id + 1) * COPY_BATCH; i++) {
+                assert_int_equal(breaker_acquire(race->b, &race->originals[i]), BREAKER_OK);
+                memcpy(&race->copies[i], &race->originals[i], sizeof(breaker_permit));
+            }
+        }
+        pthread_barrier_wait(&race->filled);
+        if (w->id == COPY_PRODUCERS) {
+            for (int i = 0; i < n; i++)
+                count_copy_rc(race,
+                              breaker_complete(race->b, &race->originals[i], BREAKER_SUCCESS));
+        } else if (w->id == COPY_PRODUCERS + 1) {
+            for (int i = n - 1; i >= 0; i--)
+                count_copy_rc(race, breaker_complete(race->b, &race->copies[i], BREAKER_SUCCESS));
+        }
+        pthread_barrier_wait(&race->done);
+    }
+    return NULL;
+}
+
+/* With checked_permits, each pair of copies of a closed permit, completed
+ * on two threads at once, counts once: one OK, one ALREADY_SETTLED, the
+ * statistics show the calls and the duplicates exactly (without it, every
+ * copy counted: 2 x the calls as successes). */
+static void copies_of_checked_closed_permits_count_once_under_contention(void **state) {
+    (void)state;
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    cfg.checked_permits = 1;
+    struct copy_race race = {.b = make_breaker(&cfg)};
+    pthread_barrier_init(&race.filled, NULL, COPY_PRODUCERS + 2);
+    pthread_barrier_init(&race.done, NULL, COPY_PRODUCERS + 2);
+    pthread_t threads[COPY_PRODUCERS + 2];
+    struct copy_worker workers[COPY_PRODUCERS + 2];
+    for (int i = 0; i < COPY_PRODUCERS + 2; i++) {
+        workers[i] = (struct copy_worker){&race, i};
+        pthread_create(&threads[i], NULL, copy_worker_run, &workers[i]);
+    }
+    for (int i = 0; i < COPY_PRODUCERS + 2; i++)
+        pthread_join(threads[i], NULL);
+    const int calls = COPY_PRODUCERS * COPY_BATCH * COPY_ROUNDS;
+    assert_int_equal(atomic_load(&race.ok), calls);
+    assert_int_equal(atomic_load(&race.settled), calls);
+    assert_int_equal(atomic_load(&race.other), 0);
+    breaker_stats st = stats_of(race.b);
+    assert_int_equal(st.admitted, calls);
+    assert_int_equal(st.successes, calls);
+    assert_int_equal(st.duplicates, calls);
+    pthread_barrier_destroy(&race.filled);
+    pthread_barrier_destroy(&race.done);
+    test_breaker_destroy(race.b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(copies_of_checked_closed_permits_count_once_under_contention),
         cmocka_unit_test(half_open_admits_exactly_max_probes_under_contention),
         cmocka_unit_test(recovery_closes_only_when_every_probe_settled),
         cmocka_unit_test(many_threads_failing_trip_once_consecutive),

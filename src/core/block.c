@@ -302,6 +302,11 @@ int breaker_create_bound(const breaker_config *user, const breaker_owner *owner,
         return BREAKER_EINCOMPATIBLE;
     }
     breaker__block_bind(b, s, lay.total, BREAKER__STRIPES_THREAD_OWNED, 0);
+    if (breaker__check_setup(b) != BREAKER_OK) {
+        free(s);
+        free(b);
+        return BREAKER_ENOMEM;
+    }
     *out = b;
     return BREAKER_OK;
 }
@@ -309,6 +314,7 @@ int breaker_create_bound(const breaker_config *user, const breaker_owner *owner,
 void breaker_destroy(breaker *b) {
     if (b == NULL) return;
     if (!b->block_borrowed) free(b->shared);
+    breaker__check_free(b);
     free(b);
 }
 
@@ -360,12 +366,17 @@ int breaker__attach_block(void *mem, size_t size, uint64_t store_id, const break
         b->cfg.clock_ctx = cfg->clock_ctx;
         b->cfg.on_event = cfg->on_event;
         b->cfg.event_ctx = cfg->event_ctx;
+        b->cfg.checked_permits = cfg->checked_permits; /* the handle's own */
     }
     if (owner != NULL) b->owner = *owner;
     b->block_borrowed = true;
     b->seed_drawn = false; /* the block's seed: every process computes the same waits */
     breaker__clock_setup(b, &s->lim);
     breaker__block_bind(b, s, size, BREAKER__STRIPES_ATOMIC, store_id);
+    if (breaker__check_setup(b) != BREAKER_OK) {
+        free(b);
+        return BREAKER_ENOMEM;
+    }
     *out = b;
     return BREAKER_OK;
 }

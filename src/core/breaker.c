@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * breaker.c - the state machine: acquire, complete, transitions and manual
- * control (create and destroy are block.c's).
+ * breaker.c - the state machine: create/destroy, acquire, complete,
+ * transitions and manual control.
  *
  * Concurrency design (docs/design.md has the long form):
  *
@@ -102,6 +102,63 @@ static void permit_fill_probe(const breaker *b, breaker_permit *permit, uint64_t
 /* A refusal writes only the head: completing it fails as "not admitted". */
 static void permit_refuse(const breaker *b, breaker_permit *permit) {
     permit_set_head(permit, b->permit_tag);
+}
+
+/* ---- Checked permits -------------------------------------------------------
+ * With cfg.checked_permits, a closed-state admission takes the next number n
+ * of its thread's stripe in the handle's record and marks its word there
+ * (n << 1), and its permit carries n and the handle's tag; the first
+ * completion of any copy turns the word into n << 1 | 1 with a CAS, and a
+ * later one finds it so: a duplicate. A word reused by admission n + RING
+ * makes an older copy count, never refuses one (a slow call's outcome is not
+ * lost). Relaxed throughout: the permit reaches its completers through the
+ * caller's own synchronisation, which orders the admission's mark before
+ * any completion's CAS; the CAS decides between racing copies by itself and
+ * orders nothing else (the outcome is recorded with its own orders). */
+int breaker__check_setup(breaker *b) {
+    if (b->cfg.checked_permits == 0) return BREAKER_OK;
+    b->check = aligned_alloc(BREAKER__CACHELINE, sizeof(*b->check) * BREAKER__STRIPES);
+    if (b->check == NULL) return BREAKER_ENOMEM;
+    memset(b->check, 0, sizeof(*b->check) * BREAKER__STRIPES);
+    /* Unique among this block's handles in practice (a stale permit of
+     * another handle must not look like one of ours); never 0. */
+    b->check_tag = (breaker__splitmix64(b->breaker_id ^ (uint64_t)(uintptr_t)b) | 1u) << 8;
+    /* Closed calls take the general paths, which keep the record. */
+    b->fast_success = 0;
+    b->admit_mask = ~UINT64_C(0);
+    return BREAKER_OK;
+}
+
+void breaker__check_free(breaker *b) { free(b->check); }
+
+static void permit_check_take(breaker *b, breaker_permit *permit) {
+    struct breaker__stripe_ref r = breaker__thread_stripe(b);
+    struct breaker__check_run *run = &b->check[r.index];
+    uint64_t n;
+    if (r.owned) { /* the stripe's only writer: a plain increment */
+        n = breaker__read(&run->seq) + 1;
+        breaker__write(&run->seq, n);
+    } else {
+        n = atomic_fetch_add_explicit(&run->seq, 1, memory_order_relaxed) + 1;
+    }
+    atomic_store_explicit(&run->ring[(n - 1) % BREAKER__CHECK_RING], n << 1, memory_order_relaxed);
+    struct permit_view *pv = permit_view_of(permit);
+    pv->slot_value = n;
+    pv->slot_index = b->check_tag | r.index;
+}
+
+/* @return false when a copy of this closed-state permit was completed
+ * first (a duplicate); true to record it. */
+static bool permit_check_settle(breaker *b, const struct permit_view *pv) {
+    if ((pv->slot_index & ~UINT64_C(0xff)) != b->check_tag) return true; /* not recorded here */
+    uint64_t idx = pv->slot_index & 0xffu, n = pv->slot_value;
+    if (idx >= BREAKER__STRIPES || n == 0) return true;
+    breaker__atomic64 *word = &b->check[idx].ring[(n - 1) % BREAKER__CHECK_RING];
+    uint64_t expect = n << 1;
+    if (atomic_compare_exchange_strong_explicit(word, &expect, expect | 1, memory_order_relaxed,
+                                                memory_order_relaxed))
+        return true;
+    return expect != ((n << 1) | 1);
 }
 
 /* ---- Small helpers ---------------------------------------------------------*/
@@ -663,6 +720,7 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
             }
             /* The admission time is needed only to tell slow calls. */
             permit_view_of(permit)->admitted_at = s->lim.slow_call_ns != 0 ? b->now_precise(b) : 0;
+            if (b->check != NULL) permit_check_take(b, permit);
             permit_view_of(permit)->breaker_id = b->breaker_id;
             permit_set_head(permit, permit_head(b, breaker__ctl_gen(ctl), PERMIT_ADMITTED));
             struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
@@ -1102,6 +1160,10 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
     /* A corrupted permit must not make the library write out of bounds. */
     if ((head & PERMIT_PROBE) && pv->slot_index >= s->lim.half_open_max_probes)
         return BREAKER_EINVAL;
+    if (!(head & PERMIT_PROBE) && b->check != NULL && !permit_check_settle(b, pv)) {
+        breaker__count(&s->duplicates);
+        return BREAKER_ALREADY_SETTLED;
+    }
     bool cancelled = outcome == BREAKER_CANCELLED;
     if (cancelled) outcome = (enum breaker_outcome)s->lim.cancelled_as;
     uint64_t now = 0;

@@ -190,6 +190,9 @@ int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "half_open_successes: must be between 1 and %u (got %u)",
                              BREAKER__MAX_PROBES, c.half_open_successes);
+    if (c.checked_permits > 1)
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "checked_permits: must be 0 (off) or 1 (got %u)", c.checked_permits);
     if (c.min_failing_sources > BREAKER__MAX_FAILING_SOURCES)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "min_failing_sources: must be between 0 (default %u where "

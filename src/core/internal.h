@@ -398,6 +398,11 @@ struct breaker {
     /* The block is a store's (mapped from a file), not the heap's:
      * breaker_destroy() frees the handle only. */
     bool block_borrowed;
+    /* Checked permits (cfg.checked_permits): one run per stripe index of the
+     * handle's record of closed-state admissions (breaker.c, "Checked
+     * permits"), allocated with the handle; NULL when off. */
+    struct breaker__check_run *check;
+    uint64_t check_tag; /* this handle's mark in a checked permit (bits 8..63) */
     /* Copies of what the call path reads, next to the block pointer. */
     /* Which short path a closed-state success may take in breaker_complete:
      * 0 none (slow-call timing), else the trip policy + 1. */
@@ -837,6 +842,21 @@ static inline void breaker__count_outcome(struct breaker__stripe_ref r,
                                                           : &st->successes);
     if (slow) breaker__stripe_count(r, &st->slow);
 }
+
+/* ---- Checked permits (breaker.c) ------------------------------------------ */
+/* Admissions a stripe's run remembers: a copy completed within this many
+ * later admissions on the same stripe is told apart from its original. */
+#define BREAKER__CHECK_RING 1024u
+struct breaker__check_run {
+    _Alignas(BREAKER__CACHELINE) breaker__atomic64 seq; /* admissions so far */
+    /* Admission n (from 1) at [(n - 1) % RING]: n << 1 | settled. */
+    _Alignas(BREAKER__CACHELINE) breaker__atomic64 ring[BREAKER__CHECK_RING];
+};
+/* Allocate the record of a handle whose cfg.checked_permits is set, and send
+ * its closed-state calls to the general paths; nothing otherwise. Call after
+ * breaker__block_bind. @return BREAKER_OK or BREAKER_ENOMEM. */
+int breaker__check_setup(struct breaker *b);
+void breaker__check_free(struct breaker *b);
 
 /* ---- Time ---------------------------------------------------------------- */
 void breaker__clock_setup(struct breaker *b, const struct breaker__limits *lim);
