@@ -52,7 +52,9 @@
 extern "C" {
 #endif
 
-/* Per call choices; NULL or a zeroed struct means the defaults. */
+/* Per call choices; NULL or a zeroed struct means the defaults. The
+ * functions copy the struct; the policy it points to must stay valid until
+ * the call is completed (breaker_curl_done() for a multi transfer). */
 typedef struct breaker_curl_options breaker_curl_options;
 struct breaker_curl_options {
     long timeout_ms;                        /* the transfer's timeout; 0 = none
