@@ -9,12 +9,17 @@
 
 #include "common/splitmix.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 double tool_draw(uint64_t seed, uint64_t id, unsigned what) {
     uint64_t x = breaker__splitmix64(seed ^ breaker__splitmix64(id * 8u + what));
     return ((double)(x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+uint64_t tool_arrival_gap(const struct tool_scenario *sc, uint64_t id) {
+    return (uint64_t)(-log(tool_draw(sc->seed, id, TOOL_DRAW_ARRIVAL)) / sc->rate * 1e9);
 }
 
 void tool_dependency_init(struct tool_dependency *d, const struct tool_scenario *sc) {

@@ -28,6 +28,10 @@ enum { TOOL_DRAW_ARRIVAL, TOOL_DRAW_LATENCY_U1, TOOL_DRAW_LATENCY_U2, TOOL_DRAW_
  * library's splitmix64 finaliser applied to the counter, then to the seed. */
 double tool_draw(uint64_t seed, uint64_t id, unsigned what);
 
+/* Request `id`'s arrival after request id - 1 (after the start for id 0):
+ * the scenario's Poisson process of `rate` per second. */
+uint64_t tool_arrival_gap(const struct tool_scenario *sc, uint64_t id);
+
 enum tool_answer { TOOL_ANSWER_OK, TOOL_ANSWER_ERROR, TOOL_ANSWER_TIMEOUT };
 
 struct tool_dependency {

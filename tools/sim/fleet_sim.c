@@ -236,10 +236,12 @@ static uint64_t outage_start(const struct tool_scenario *sc, const uint64_t *sta
     return UINT64_MAX;
 }
 
-static int run(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *ctxs, char *msg,
-               size_t msg_len) {
+/* Each host's breaker (and, for the fleet run, the model and each host's
+ * client of it), on the simulation's clock, each with its own jitter seed.
+ * @return 0, or -1 with `msg`. */
+static int make_hosts(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *ctxs,
+                      char *msg, size_t msg_len) {
     const struct tool_scenario *sc = s->sc;
-    struct tool_fleet_run *r = s->r;
     if (s->fleet) {
         struct fleet_model_config mc = {
             .clock = fsim_redis_clock, .clock_ctx = s, .flush_interval_ns = sc->flush_interval_ns};
@@ -277,17 +279,15 @@ static int run(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *
             return -1;
         }
     }
-    if (tool_timeline_state(&r->timeline, 0, BREAKER_CLOSED) != 0) {
-        snprintf(msg, msg_len, "out of memory");
-        return -1;
-    }
-    s->fleet_state = BREAKER_CLOSED;
-    if (s->fleet)
-        for (uint32_t i = 0; i < sc->instances; i++)
-            schedule_flush(s, i);
+    return 0;
+}
 
+/* Every event in time order, until none is left: arrivals up to the
+ * scenario's end, their completions, and the fleet run's flushes. */
+static void event_loop(struct fsim *s) {
+    const struct tool_scenario *sc = s->sc;
     uint64_t id = 0;
-    uint64_t next = (uint64_t)(-log(tool_draw(sc->seed, id, TOOL_DRAW_ARRIVAL)) / sc->rate * 1e9);
+    uint64_t next = tool_arrival_gap(sc, id);
     if (next < sc->duration_ns) schedule(s, next, EV_ARRIVAL, 0);
     while (s->heap.n > 0 && !s->oom) {
         struct event e;
@@ -304,8 +304,7 @@ static int run(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *
         case EV_ARRIVAL: {
             arrival(s, id);
             id++;
-            uint64_t gap =
-                (uint64_t)(-log(tool_draw(sc->seed, id, TOOL_DRAW_ARRIVAL)) / sc->rate * 1e9);
+            uint64_t gap = tool_arrival_gap(sc, id);
             if (tool_add_ns(s->now, gap) < sc->duration_ns)
                 schedule(s, s->now + gap, EV_ARRIVAL, 0);
             break;
@@ -313,10 +312,12 @@ static int run(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *
         }
         note_fleet_state(s);
     }
-    if (s->oom) {
-        snprintf(msg, msg_len, "out of memory");
-        return -1;
-    }
+}
+
+/* What only the end of the run can say: the fleet's own counts, and the
+ * hosts closed at the end. */
+static void final_counts(struct fsim *s) {
+    struct tool_fleet_run *r = s->r;
     if (s->fleet) {
         struct fleet_name_stats st;
         if (fleet_model_name_stats(s->model, s->name, &st) == 0) {
@@ -325,8 +326,27 @@ static int run(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *
             r->leases = st.leases_granted;
         }
     }
-    for (uint32_t i = 0; i < sc->instances; i++)
+    for (uint32_t i = 0; i < s->sc->instances; i++)
         if (breaker_get_state(s->hosts[i].b) == BREAKER_CLOSED) r->hosts_closed_at_end++;
+}
+
+static int run(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *ctxs, char *msg,
+               size_t msg_len) {
+    if (make_hosts(s, cfg, ctxs, msg, msg_len) != 0) return -1;
+    if (tool_timeline_state(&s->r->timeline, 0, BREAKER_CLOSED) != 0) {
+        snprintf(msg, msg_len, "out of memory");
+        return -1;
+    }
+    s->fleet_state = BREAKER_CLOSED;
+    if (s->fleet)
+        for (uint32_t i = 0; i < s->sc->instances; i++)
+            schedule_flush(s, i);
+    event_loop(s);
+    if (s->oom) {
+        snprintf(msg, msg_len, "out of memory");
+        return -1;
+    }
+    final_counts(s);
     return 0;
 }
 

@@ -255,7 +255,7 @@ static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t 
     setup_timeline(s);
 
     uint64_t id = 0;
-    uint64_t next = (uint64_t)(-log(tool_draw(sc->seed, id, TOOL_DRAW_ARRIVAL)) / sc->rate * 1e9);
+    uint64_t next = tool_arrival_gap(sc, id);
     if (next < sc->duration_ns) schedule(s, next, EV_ARRIVAL, 0);
     while (s->heap.n > 0 && !s->oom) {
         struct event e;
@@ -267,8 +267,7 @@ static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t 
         }
         arrival(s, id);
         id++;
-        uint64_t gap =
-            (uint64_t)(-log(tool_draw(sc->seed, id, TOOL_DRAW_ARRIVAL)) / sc->rate * 1e9);
+        uint64_t gap = tool_arrival_gap(sc, id);
         if (tool_add_ns(s->now, gap) < sc->duration_ns) schedule(s, s->now + gap, EV_ARRIVAL, 0);
     }
     if (s->oom) {
