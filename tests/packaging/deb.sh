@@ -43,6 +43,12 @@ start=$(date +%s)
   exit 1
 }
 echo "built in $(($(date +%s) - start)) s:"
+# A function added to a library and not yet to its debian/*.symbols file:
+# the build warns (a function that disappears fails it). Show it here.
+if grep -q "dpkg-gensymbols: warning: some new symbols" "$work/build.log"; then
+  echo "NOTE: new exported functions: add them to debian/*.symbols:"
+  grep -E '^\+ [a-z_0-9]+@Base' "$work/build.log" || true
+fi
 (cd "$work" && ls -1 ./*.deb)
 
 echo "== lintian --fail-on error"
