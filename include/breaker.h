@@ -683,8 +683,8 @@ struct breaker_probe_latency {
 };
 
 /*! breaker_probe_result_name() :
- *  @return "succeeded", "failed", "ignored", "stale" (a metric label), or
- *  "unknown". Static. */
+ *  @return "success", "failure", "ignored", "stale" (a metric label, the
+ *  words of breaker_probes_total's), or "unknown". Static. */
 BREAKER_API const char *breaker_probe_result_name(enum breaker_probe_result result);
 
 /*! breaker_probe_latency_get() :

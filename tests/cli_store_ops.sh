@@ -109,7 +109,9 @@ prometheus_passes_promtool)
 prometheus_uses_the_library_names)
   # Every family written has the library exporter's name, TYPE and HELP,
   # but for the two the library has no equal; and every per-breaker family
-  # of the library is written, but for those a store does not keep.
+  # of the library is written, but for those a store does not keep (and the
+  # probe durations, written only for breakers that have probed; the fleet
+  # handle's families are not per breaker).
   [ -n "$sample" ] || fail "no metric sample program given"
   make_store
   expect 0 "$bk" status --prometheus
@@ -121,8 +123,9 @@ prometheus_uses_the_library_names)
     grep -qxF -e "$line" "$tmp/lib.prom" || fail "not as the library writes it: $line"
   done <"$tmp/ours"
   sed -n 's/^# TYPE \(breaker_[a-z_]*\) .*/\1/p' "$tmp/lib.prom" |
-    grep -v '^breaker_\(bulkhead\|retry_budget\|executor\|registry\)_' |
-    grep -vx 'breaker_transitions_total\|breaker_flapping' >"$tmp/lib.families"
+    grep -v '^breaker_\(bulkhead\|retry_budget\|executor\|registry\|fleet\)_' |
+    grep -vx 'breaker_transitions_total\|breaker_flapping\|breaker_probe_duration_seconds' \
+      >"$tmp/lib.families"
   while read -r fam; do
     grep -q "^# TYPE $fam " "$tmp/out" || fail "the library's $fam is not written"
   done <"$tmp/lib.families"

@@ -63,6 +63,12 @@ endif()
 # them) or the rules record; the rules' expressions are held to the same.
 add_executable(test_ops_metric_sample test_ops_metric_sample.c)
 target_link_libraries(test_ops_metric_sample PRIVATE breaker::breaker)
+# With the fleet store, the sample prints its families too (the fleet alerts
+# and panels name them).
+if(TARGET breaker_redis)
+  target_link_libraries(test_ops_metric_sample PRIVATE breaker_redis)
+  target_compile_definitions(test_ops_metric_sample PRIVATE BREAKER_OPS_SAMPLE_FLEET=1)
+endif()
 find_program(BREAKER_OPS_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 find_program(BREAKER_OPS_PYTHON3 NAMES python3)
 if(BREAKER_OPS_PYTHON3)

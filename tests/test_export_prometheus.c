@@ -369,6 +369,65 @@ static void one_breaker_exports_38_series_and_the_registry_6(void **state) {
     breaker_registry_destroy(reg);
 }
 
+/* Probe durations are exported for a breaker that does not time its calls
+ * (slow_call_ns 0), by result, IGNORED probes with a label of their own; the
+ * JSON report carries the same counts. A breaker that never probed adds no
+ * series. (Before: no probe durations at all, and none without slow_call_ns.) */
+static void probe_durations_are_exported_by_result_without_slow_call_timing(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    test_config(&rc.defaults, &clock, NULL);
+    rc.defaults.trip = BREAKER_TRIP_CONSECUTIVE;
+    rc.defaults.failure_threshold = 3;
+    rc.defaults.half_open_successes = 1;
+    rc.clock = fake_clock_read;
+    rc.clock_ctx = &clock;
+    breaker_registry *reg = NULL;
+    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
+    breaker *b = get(reg, "search.query");
+    breaker *quiet = get(reg, "audit.log");
+    trip(b);
+    fake_clock_advance(&clock, breaker_retry_after_ns(b));
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    fake_clock_advance(&clock, 3 * MS);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_IGNORED), BREAKER_OK);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    fake_clock_advance(&clock, 400 * MS);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_int_equal(breaker_registry_export_prometheus(reg, text, sizeof(text), NULL), BREAKER_OK);
+    expect_line("# TYPE breaker_probe_duration_seconds histogram");
+    expect_line("breaker_probe_duration_seconds_bucket{breaker=\"search.query\",result=\"ignored\","
+                "le=\"0.0025\"} 0");
+    expect_line("breaker_probe_duration_seconds_bucket{breaker=\"search.query\",result=\"ignored\","
+                "le=\"0.005\"} 1");
+    expect_line("breaker_probe_duration_seconds_bucket{breaker=\"search.query\",result=\"success\","
+                "le=\"0.5\"} 1");
+    expect_line("breaker_probe_duration_seconds_sum{breaker=\"search.query\",result=\"success\"} "
+                "0.400000000");
+    expect_line(
+        "breaker_probe_duration_seconds_count{breaker=\"search.query\",result=\"failure\"} 0");
+    expect_line(
+        "breaker_probe_duration_seconds_count{breaker=\"search.query\",result=\"stale\"} 0");
+    assert_null(strstr(text, "breaker_probe_duration_seconds_count{breaker=\"audit.log\""));
+    assert_null(strstr(text, "breaker_call_duration_seconds"));
+    char report[4096];
+    if (promtool_check(text, report, sizeof(report)) != 0) fail_msg("promtool: %s", report);
+    char *json = NULL;
+    assert_int_equal(breaker_registry_export_json_alloc(reg, &json, NULL), BREAKER_OK);
+    assert_non_null(strstr(json, "\"probe_durations\":{\"success\":{\"buckets\":[0,0,0,0,0,0,0,0,1,"
+                                 "0,0,0,0,0],\"count\":1,\"sum_seconds\":0.400000000}"));
+    assert_non_null(
+        strstr(json, "\"ignored\":{\"buckets\":[0,0,1,0,0,0,0,0,0,0,0,0,0,0],\"count\":1"));
+    free(json);
+    assert_int_equal(breaker_registry_release(reg, b), BREAKER_OK);
+    assert_int_equal(breaker_registry_release(reg, quiet), BREAKER_OK);
+    breaker_registry_destroy(reg);
+}
+
 /* The allocating variant writes, in one call and without a retry loop, the
  * text the buffer variant writes into a buffer of the right size. */
 static void the_alloc_variant_writes_the_same_text_in_one_call(void **state) {
@@ -586,6 +645,7 @@ int main(void) {
         cmocka_unit_test(a_small_buffer_gets_enospc_and_the_size_it_needs),
         cmocka_unit_test(an_empty_registry_exports_only_its_own_valid_metrics),
         cmocka_unit_test(one_breaker_exports_38_series_and_the_registry_6),
+        cmocka_unit_test(probe_durations_are_exported_by_result_without_slow_call_timing),
         cmocka_unit_test(the_alloc_variant_writes_the_same_text_in_one_call),
         cmocka_unit_test(
             compose_objects_export_valid_series_that_follow_the_registry_in_one_scrape),

@@ -77,7 +77,7 @@ const char *breaker_reason_name(enum breaker_reason reason) {
 }
 
 const char *breaker_probe_result_name(enum breaker_probe_result result) {
-    static const char *const names[] = {"succeeded", "failed", "ignored", "stale"};
+    static const char *const names[] = {"success", "failure", "ignored", "stale"};
     return name_in(names, COUNT(names), (unsigned)result);
 }
 

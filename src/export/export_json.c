@@ -117,8 +117,33 @@ static void write_config(struct breaker__out *o, const breaker_config *c) {
     breaker__out_mem(o, "}", 1);
 }
 
+/* Probe durations by result: per-bucket counts (not cumulative; upper bounds
+ * as breaker_latency's: 1 ms .. 10 s, +Inf), their number and total. */
+static void write_probe_durations(struct breaker__out *o, const breaker_probe_latency *h) {
+    breaker__out_mem(o, "{", 1);
+    for (unsigned r = 0; r < BREAKER_PROBE_RESULT_COUNT; r++) {
+        uint64_t count = 0;
+        key(o, breaker_probe_result_name((enum breaker_probe_result)r));
+        breaker__out_mem(o, "{", 1);
+        key(o, "buckets");
+        breaker__out_mem(o, "[", 1);
+        for (unsigned b = 0; b < BREAKER_LATENCY_BUCKETS; b++) {
+            if (b > 0) breaker__out_mem(o, ",", 1);
+            breaker__out_u64(o, h->count[r][b]);
+            count += h->count[r][b];
+        }
+        breaker__out_mem(o, "],", 2);
+        kv_u64(o, "count", count, 1);
+        kv_seconds(o, "sum_seconds", h->sum_ns[r], 0);
+        breaker__out_mem(o, r + 1 < BREAKER_PROBE_RESULT_COUNT ? "}," : "}",
+                         r + 1 < BREAKER_PROBE_RESULT_COUNT ? 2 : 1);
+    }
+    breaker__out_mem(o, "}", 1);
+}
+
 static void write_breaker(struct breaker__out *o, const breaker_registry_info *in,
-                          const breaker_config *cfg, uint64_t wall_ns) {
+                          const breaker_config *cfg, const breaker_probe_latency *probes,
+                          uint64_t wall_ns) {
     const breaker_stats *st = &in->stats;
     breaker__out_mem(o, "{", 1);
     kv_str(o, "name", in->name, 1);
@@ -182,6 +207,10 @@ static void write_breaker(struct breaker__out *o, const breaker_registry_info *i
     write_config(o, cfg);
     breaker__out_mem(o, ",", 1);
 
+    key(o, "probe_durations");
+    write_probe_durations(o, probes);
+    breaker__out_mem(o, ",", 1);
+
     key(o, "seconds_in_state");
     breaker__out_mem(o, "{", 1);
     for (unsigned s = 0; s < BREAKER_STATE_COUNT; s++)
@@ -228,7 +257,7 @@ static int write_json(void *ctx, struct breaker__out *o) {
     breaker__out_mem(o, "[", 1);
     for (size_t i = 0; i < n; i++) {
         if (i > 0) breaker__out_mem(o, ",", 1);
-        write_breaker(o, &snaps[i].info, &snaps[i].cfg, wall_ns);
+        write_breaker(o, &snaps[i].info, &snaps[i].cfg, &snaps[i].probes, wall_ns);
     }
     breaker__out_mem(o, "]}\n", 3);
     breaker__snapshots_free(snaps, n);

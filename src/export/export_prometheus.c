@@ -499,6 +499,47 @@ static void write_durations(struct breaker__out *o, const struct breaker__snapsh
     }
 }
 
+/* The probe-duration histogram of every breaker that has had a probe, by
+ * result (success, failure, ignored, stale): cumulative buckets, _sum in
+ * seconds, _count. A breaker that never probed adds no series; the family
+ * is left out when none did. */
+static void write_probe_durations(struct breaker__out *o, const struct breaker__snapshot *snaps,
+                                  size_t n) {
+    static const char *const le[BREAKER_LATENCY_BUCKETS] = {
+        "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1",
+        "0.25",  "0.5",    "1",     "2.5",  "5",     "10",   "+Inf"};
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        const breaker_probe_latency *h = &snaps[i].probes;
+        uint64_t total = 0;
+        for (unsigned r = 0; r < BREAKER_PROBE_RESULT_COUNT; r++)
+            for (unsigned b = 0; b < BREAKER_LATENCY_BUCKETS; b++)
+                total += h->count[r][b];
+        if (total == 0) continue;
+        if (!any)
+            header(o, "breaker_probe_duration_seconds", "histogram",
+                   "Durations of half-open probes, admission to completion, by result.");
+        any = true;
+        for (unsigned r = 0; r < BREAKER_PROBE_RESULT_COUNT; r++) {
+            const char *result = breaker_probe_result_name((enum breaker_probe_result)r);
+            uint64_t cumulative = 0;
+            for (unsigned b = 0; b < BREAKER_LATENCY_BUCKETS; b++) {
+                cumulative += h->count[r][b];
+                series(o, "breaker_probe_duration_seconds_bucket", snaps[i].info.name, "result",
+                       result, "le", le[b]);
+                u64_line(o, cumulative);
+            }
+            series(o, "breaker_probe_duration_seconds_sum", snaps[i].info.name, "result", result,
+                   NULL, NULL);
+            breaker__out_seconds(o, h->sum_ns[r]);
+            breaker__out_mem(o, "\n", 1);
+            series(o, "breaker_probe_duration_seconds_count", snaps[i].info.name, "result", result,
+                   NULL, NULL);
+            u64_line(o, cumulative);
+        }
+    }
+}
+
 /* Whether family `f` is kept by the breakers' source: a store keeps the
  * number of transitions, not the pairs, and no history to tell flapping
  * (values a starting process would show as 0, wrong rather than unknown);
@@ -520,6 +561,7 @@ static void write_breakers(struct breaker__out *o, const struct breaker__snapsho
             families[f].fn(o, families[f].name, &snaps[i]);
     }
     write_durations(o, snaps, n);
+    write_probe_durations(o, snaps, n);
 }
 
 static int write_prometheus(void *ctx, struct breaker__out *o) {

@@ -61,6 +61,8 @@ struct breaker__snapshot {
                                    contexts are not for calling) */
     breaker_latency latency;    /* call durations, when `timed` */
     int timed;                  /* the breaker times its calls (slow_call_ns > 0) */
+    /* Probe durations by result (every breaker keeps them). */
+    breaker_probe_latency probes;
 };
 
 /* Snapshot every listed breaker, sorted by name. Free with

@@ -124,6 +124,7 @@ static void read_limits(breaker *b, const char *name, struct breaker__snapshot *
     snprintf(s->name, sizeof(s->name), "%s", name);
     breaker_get_config(b, &s->cfg);
     s->timed = breaker_latency_get(b, &s->latency) == BREAKER_OK;
+    (void)breaker_probe_latency_get(b, &s->probes);
 }
 
 /* Make room for one more snapshot. @return BREAKER_OK or BREAKER_ENOMEM. */
