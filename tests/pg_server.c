@@ -37,6 +37,17 @@ static void remove_tree(const char *dir) {
     if (pid > 0) (void)waitpid(pid, NULL, 0);
 }
 
+/* SIGKILL whatever is left of the server's process group (a killed
+ * postmaster's backends) and wait, at most 5 s, until none is left. */
+static void kill_group(pid_t pgid) {
+    if (pgid <= 0) return;
+    kill(-pgid, SIGKILL);
+    for (int i = 0; i < 50 && !(kill(-pgid, 0) != 0 && errno == ESRCH); i++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void kill_leftovers(void) {
     if (getpid() != owner_pid || running == NULL) return; /* a forked child */
     if (running->pid > 0) {
@@ -44,6 +55,7 @@ static void kill_leftovers(void) {
         (void)waitpid(running->pid, NULL, 0);
         running->pid = 0;
     }
+    kill_group(running->pgid);
     remove_tree(running->dir);
 }
 
@@ -73,6 +85,9 @@ static void exec_as_user(const struct test_pg *pg, pid_t parent, const char **ar
         _exit(126);
     /* After the credentials change, which clears the setting. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Its own process group: the backends of a killed postmaster, which
+     * outlive it for a moment, can be killed with it (kill_group()). */
+    setpgid(0, 0);
     if (getppid() != parent) _exit(125);
     char log[300];
     snprintf(log, sizeof(log), "%s/log", pg->dir);
@@ -96,6 +111,7 @@ static pid_t spawn(const struct test_pg *pg, const char **argv) {
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) exec_as_user(pg, parent, argv);
+    if (pid > 0) setpgid(pid, pid); /* as the child does: whichever runs first */
     return pid;
 }
 
@@ -154,11 +170,13 @@ int test_pg_restart(struct test_pg *pg) {
                           "-c",
                           "shared_buffers=16MB",
                           NULL};
+    kill_group(pg->pgid); /* what a killed server left */
     pg->pid = spawn(pg, argv);
     if (pg->pid < 0) {
-        pg->pid = 0;
+        pg->pid = pg->pgid = 0;
         return -1;
     }
+    pg->pgid = pg->pid;
     return wait_ready(pg);
 }
 
@@ -216,6 +234,8 @@ void test_pg_stop(struct test_pg *pg) {
         }
         test_pg_signal(pg, SIGKILL);
     }
+    kill_group(pg->pgid);
+    pg->pgid = 0;
     remove_tree(pg->dir);
     pg->dir[0] = '\0';
     if (running == pg) running = NULL;

@@ -6,6 +6,8 @@
  * root), listening on a unix socket in that directory only (no TCP), and
  * stopped again on every path: test_pg_stop(), an atexit handler for a
  * failed test, and a parent-death signal when the test process is killed.
+ * The server runs in its own process group, and stopping it kills the
+ * group: a killed postmaster's backends do not outlive the test.
  */
 #ifndef BREAKER_TEST_PG_SERVER_H
 #define BREAKER_TEST_PG_SERVER_H
@@ -14,6 +16,7 @@
 
 struct test_pg {
     pid_t pid;          /* the postmaster; 0 when not running */
+    pid_t pgid;         /* its process group (the postmaster's pid); 0 = none */
     char dir[256];      /* temporary directory: data/, the socket, log */
     char conninfo[512]; /* "host=DIR port=PORT dbname=postgres user=postgres" */
     char bindir[256];   /* where initdb and postgres are */

@@ -296,6 +296,31 @@ static void pq_server_stopped_mid_run_opens_the_breaker_and_recovery_closes_it(v
     test_breaker_destroy(b);
 }
 
+/* The postmaster is killed (SIGKILL: no shutdown at all) under a running
+ * statement; its backend exits on the postmaster's death. The statement
+ * in flight and the next one fail. Runs last: the server is not restarted
+ * (the group teardown finds it gone and removes its directory). */
+static void pq_server_killed_fails_the_statement_in_flight(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker *b = pq_breaker(&clock, 2);
+    PGconn *c = raw_connect();
+    breaker_pq_query q;
+    assert_int_equal(breaker_pq_send(b, c, "SELECT pg_sleep(60)", &q), BREAKER_OK);
+    test_pg_signal(&pg, SIGKILL);
+    PGresult *res;
+    while ((res = breaker_pq_get_result(c, &q)) != NULL) {
+        print_message("in flight: %s", PQresultErrorMessage(res));
+        PQclear(res);
+    }
+    assert_int_equal(q.outcome, BREAKER_FAILURE);
+    assert_int_equal(exec_counted(b, c, "SELECT 1"), BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    expect_counts(b, (struct counts){.admitted = 2, .failures = 2});
+    PQfinish(c);
+    test_breaker_destroy(b);
+}
+
 /* examples/pq_query.c, run against the server: what its reader sees. */
 static void pq_example_counts_a_syntax_error_as_ignored(void **state) {
     (void)state;
@@ -319,6 +344,7 @@ int main(void) {
 #ifdef EXAMPLE_PQ_QUERY
         cmocka_unit_test(pq_example_counts_a_syntax_error_as_ignored),
 #endif
+        cmocka_unit_test(pq_server_killed_fails_the_statement_in_flight), /* last */
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
 }
