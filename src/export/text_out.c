@@ -7,6 +7,7 @@
  * does not depend on the C locale.
  */
 #include "export/text_out.h"
+#include "common/utf8.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -82,31 +83,6 @@ void breaker__out_ratio(struct breaker__out *o, double r) {
     breaker__out_mem(o, tmp, (size_t)n);
 }
 
-/* The length of the well-formed UTF-8 sequence at `s` (2..4 bytes), or 0.
- * (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF.) */
-static size_t utf8_sequence(const unsigned char *s) {
-    unsigned char c = s[0];
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t n;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        if (c == 0xe0) lo = 0xa0;
-        if (c == 0xed) hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        if (c == 0xf0) lo = 0x90;
-        if (c == 0xf4) hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf) return 0;
-    return n;
-}
-
 void breaker__out_json_string(struct breaker__out *o, const char *str) {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
@@ -119,7 +95,7 @@ void breaker__out_json_string(struct breaker__out *o, const char *str) {
             continue;
         }
         if (c >= 0x80) {
-            size_t n = utf8_sequence(s);
+            size_t n = breaker__utf8_sequence(s);
             if (n > 0) { /* well-formed: copied as is */
                 s += n;
                 continue;

@@ -11,6 +11,8 @@
  */
 #include "cli/text.h"
 
+#include "common/utf8.h" /* the library's own check, header only */
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,28 +21,9 @@
  * printable ASCII, 2 to 4 for a well-formed UTF-8 sequence (no overlong
  * forms, surrogates or C1 controls); 0 if the byte at `s` must be escaped. */
 static size_t printable_len(const unsigned char *s) {
-    unsigned char c = s[0];
-    if (c >= 0x20 && c < 0x7f) return 1;
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte */
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        if (c == 0xc2) lo = 0xa0; /* U+0080..U+009F are the C1 controls */
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        if (c == 0xe0) lo = 0xa0; /* overlong */
-        if (c == 0xed) hi = 0x9f; /* surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        if (c == 0xf0) lo = 0x90; /* overlong */
-        if (c == 0xf4) hi = 0x8f; /* above U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf) return 0;
-    return n;
+    if (s[0] >= 0x20 && s[0] < 0x7f) return 1;
+    if (s[0] == 0xc2 && s[1] < 0xa0) return 0; /* U+0080..U+009F are the C1 controls */
+    return breaker__utf8_sequence(s);
 }
 
 size_t tool_escape(char *dst, size_t dst_len, const char *src) {
