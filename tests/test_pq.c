@@ -238,6 +238,23 @@ static void pq_connection_refused_is_a_failure_and_open_refuses_before_connectin
     test_breaker_destroy(b);
 }
 
+/* Sends a long statement on `c`, stops the server under it with `sig`, and
+ * checks that the statement in flight and the next one on the broken
+ * connection (libpq's own error, no SQLSTATE) both fail. */
+static void stop_under_a_running_statement(breaker *b, PGconn *c, int sig) {
+    breaker_pq_query q;
+    assert_int_equal(breaker_pq_send(b, c, "SELECT pg_sleep(60)", &q), BREAKER_OK);
+    /* The statement is running (or about to): stop the server under it. */
+    test_pg_signal(&pg, sig);
+    PGresult *res;
+    while ((res = breaker_pq_get_result(c, &q)) != NULL) {
+        print_message("in flight: %s", PQresultErrorMessage(res));
+        PQclear(res);
+    }
+    assert_int_equal(q.outcome, BREAKER_FAILURE);
+    assert_int_equal(exec_counted(b, c, "SELECT 1"), BREAKER_FAILURE);
+}
+
 /* The server stops mid-run (SIGQUIT: pg_ctl stop -m immediate) while a
  * statement runs: that statement, the next one on the broken connection and
  * new connections fail; the breaker opens and refuses without connecting.
@@ -249,18 +266,7 @@ static void pq_server_stopped_mid_run_opens_the_breaker_and_recovery_closes_it(v
     PGconn *c;
     assert_int_equal(breaker_pq_connect(b, pg.conninfo, &c), BREAKER_OK);
     assert_int_equal(PQstatus(c), CONNECTION_OK);
-    breaker_pq_query q;
-    assert_int_equal(breaker_pq_send(b, c, "SELECT pg_sleep(60)", &q), BREAKER_OK);
-    /* The statement is running (or about to): stop the server under it. */
-    test_pg_signal(&pg, SIGQUIT);
-    PGresult *res;
-    while ((res = breaker_pq_get_result(c, &q)) != NULL) {
-        print_message("in flight: %s", PQresultErrorMessage(res));
-        PQclear(res);
-    }
-    assert_int_equal(q.outcome, BREAKER_FAILURE);
-    /* The broken connection: libpq's own error, no SQLSTATE. */
-    assert_int_equal(exec_counted(b, c, "SELECT 1"), BREAKER_FAILURE);
+    stop_under_a_running_statement(b, c, SIGQUIT);
     PQfinish(c);
     /* A new connection: nothing listens any more. */
     assert_int_equal(breaker_pq_connect(b, pg.conninfo, &c), BREAKER_OK);
@@ -305,16 +311,7 @@ static void pq_server_killed_fails_the_statement_in_flight(void **state) {
     struct fake_clock clock = {0};
     breaker *b = pq_breaker(&clock, 2);
     PGconn *c = raw_connect();
-    breaker_pq_query q;
-    assert_int_equal(breaker_pq_send(b, c, "SELECT pg_sleep(60)", &q), BREAKER_OK);
-    test_pg_signal(&pg, SIGKILL);
-    PGresult *res;
-    while ((res = breaker_pq_get_result(c, &q)) != NULL) {
-        print_message("in flight: %s", PQresultErrorMessage(res));
-        PQclear(res);
-    }
-    assert_int_equal(q.outcome, BREAKER_FAILURE);
-    assert_int_equal(exec_counted(b, c, "SELECT 1"), BREAKER_FAILURE);
+    stop_under_a_running_statement(b, c, SIGKILL);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     expect_counts(b, (struct counts){.admitted = 2, .failures = 2});
     PQfinish(c);
