@@ -46,10 +46,22 @@ static inline uint64_t monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The defaults, without the watcher thread (tests of moves, which use it,
+ * are test_store_moves.c): these tests fork children that open stores of
+ * their own, and ThreadSanitizer refuses a thread started in the child of a
+ * threaded process. */
+static inline breaker_store_config quiet_store_config(void) {
+    breaker_store_config c;
+    breaker_store_config_init(&c);
+    c.flags |= BREAKER_STORE_NO_WATCHER;
+    return c;
+}
+
 static inline breaker_store *open_store(void) {
     breaker_store *st = NULL;
     char msg[256];
-    int rc = breaker_store_open(path, NULL, &st, msg, sizeof(msg));
+    breaker_store_config c = quiet_store_config();
+    int rc = breaker_store_open(path, &c, &st, msg, sizeof(msg));
     if (rc != BREAKER_OK) fail_msg("open: %s", msg);
     return st;
 }
@@ -67,7 +79,8 @@ static inline breaker *attach(breaker_store *st, const char *name, const breaker
 static inline breaker *child_attach(const char *name, const breaker_config *cfg,
                                     breaker_store **cs) {
     breaker *b = NULL;
-    if (breaker_store_open(path, NULL, cs, NULL, 0) != BREAKER_OK) _exit(2);
+    breaker_store_config c = quiet_store_config();
+    if (breaker_store_open(path, &c, cs, NULL, 0) != BREAKER_OK) _exit(2);
     if (breaker_store_attach(*cs, name, cfg, &b, NULL, 0) != BREAKER_OK) _exit(3);
     return b;
 }

@@ -491,108 +491,6 @@ static void a_half_laid_out_file_is_laid_out_again(void **state) {
     }
 }
 
-/* One byte over a pipe: a step of a two-process test. */
-static void send_step(int fd) { assert_int_equal(write(fd, "s", 1), 1); }
-static bool got_step(int fd) {
-    char c;
-    return read(fd, &c, 1) == 1;
-}
-
-/* A store file unlinked under two processes (a tmp cleaner), then replaced
- * by another store file (a rename over it): each process notices at its
- * next attach (the documented bound; never on the call path) and attaches
- * to the file at the path, so both see one breaker again. Handles attached
- * before stay on the file they were attached to. */
-static void processes_converge_on_the_file_at_the_path(void **state) {
-    (void)state;
-    breaker_config cfg = consecutive_config(1);
-    breaker_store *st = open_store();
-    breaker *old = attach(st, "moved", &cfg);
-    call_ok(old, BREAKER_FAILURE); /* OPEN in the first file */
-    int to_child[2], to_parent[2];
-    assert_int_equal(pipe(to_child), 0);
-    assert_int_equal(pipe(to_parent), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed parent never leaves it waiting */
-        close(to_child[1]);
-        close(to_parent[0]);
-        breaker_store *cs = NULL;
-        breaker *c1 = child_attach("moved", &cfg, &cs);
-        int ok = breaker_get_state(c1) == BREAKER_OPEN;
-        send_step(to_parent[1]);
-        /* Unlinked, and the parent made a new file at the path: one attach
-         * and this process is on it. Its one failure trips the breaker the
-         * parent sees. */
-        if (!got_step(to_child[0])) _exit(4);
-        breaker *c2 = NULL;
-        ok = ok && breaker_store_attach(cs, "moved", &cfg, &c2, NULL, 0) == BREAKER_OK;
-        ok = ok && breaker_get_state(c2) == BREAKER_CLOSED;
-        breaker_permit p;
-        ok = ok && breaker_acquire(c2, &p) == BREAKER_OK &&
-             breaker_complete(c2, &p, BREAKER_FAILURE) == BREAKER_OK;
-        send_step(to_parent[1]);
-        /* Replaced by a third file holding "moved" OPEN after 1 failure and
-         * "other": the next attach is on it. */
-        if (!got_step(to_child[0])) _exit(4);
-        breaker *c3 = NULL;
-        ok = ok && breaker_store_attach(cs, "other", &cfg, &c3, NULL, 0) == BREAKER_OK;
-        int names = 0;
-        ok = ok && breaker_store_foreach(cs, count_name, &names) == 0 && names == 2;
-        breaker_stats s;
-        ok = ok && breaker_stats_get(c3, &s) == BREAKER_OK && s.successes == 7;
-        /* The handles attached before stay where they were. */
-        ok = ok && breaker_get_state(c1) == BREAKER_OPEN;
-        breaker_destroy(c1);
-        breaker_destroy(c2);
-        breaker_destroy(c3);
-        breaker_store_close(cs);
-        breaker_destroy(old);
-        breaker_store_close(st);
-        _exit(ok ? 0 : 1);
-    }
-    assert_true(got_step(to_parent[0]));
-    assert_int_equal(unlink(path), 0);
-    breaker *now = attach(st, "moved", &cfg); /* noticed: a new file at the path */
-    assert_int_equal(access(path, F_OK), 0);
-    assert_int_equal(breaker_get_state(now), BREAKER_CLOSED);
-    send_step(to_child[1]);
-    assert_true(got_step(to_parent[0]));
-    /* The child's trip, in the file both are on now. */
-    assert_int_equal(breaker_get_state(now), BREAKER_OPEN);
-    assert_int_equal(stats_of(now).failures, 1);
-    assert_int_equal(breaker_get_state(old), BREAKER_OPEN); /* the first file's, still */
-    /* Another store file renamed over the path. */
-    char other[160];
-    snprintf(other, sizeof(other), "%s/link", dir); /* teardown removes it */
-    breaker_store *ost = NULL;
-    char msg[256];
-    if (breaker_store_open(other, NULL, &ost, msg, sizeof(msg)) != BREAKER_OK) fail_msg("%s", msg);
-    breaker *o = attach(ost, "other", &cfg);
-    for (int i = 0; i < 7; i++)
-        call_ok(o, BREAKER_SUCCESS);
-    breaker_destroy(attach(ost, "moved", &cfg));
-    breaker_destroy(o);
-    breaker_store_close(ost);
-    assert_int_equal(rename(other, path), 0);
-    breaker *third = attach(st, "other", &cfg);
-    assert_int_equal(stats_of(third).successes, 7);
-    send_step(to_child[1]);
-    assert_int_equal(reap(pid), 0);
-    breaker *moved3 = attach(st, "moved", &cfg);
-    assert_int_equal(breaker_get_state(moved3), BREAKER_CLOSED); /* the third file's */
-    breaker_destroy(moved3);
-    breaker_destroy(third);
-    breaker_destroy(now);
-    breaker_destroy(old);
-    breaker_store_close(st);
-    close(to_child[0]);
-    close(to_child[1]);
-    close(to_parent[0]);
-    close(to_parent[1]);
-}
-
 /* A block's state word must be one its limits allow: CLOSED with the ramp
  * flag but no ramp configured used to divide 0 by 0 (ramp_ns) on the first
  * call. */
@@ -1007,8 +905,6 @@ int main(void) {
         cmocka_unit_test_setup_teardown(damaged_names_are_not_listed, setup, teardown),
         cmocka_unit_test_setup_teardown(a_ramp_flag_without_a_ramp_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(a_half_laid_out_file_is_laid_out_again, setup, teardown),
-        cmocka_unit_test_setup_teardown(processes_converge_on_the_file_at_the_path, setup,
-                                        teardown),
         cmocka_unit_test_setup_teardown(an_unreadable_boot_id_never_wipes_the_file, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_file_of_the_other_byte_order_is_refused, setup, teardown),

@@ -179,6 +179,7 @@ static void killed_processes_leave_the_file_usable(void **state) {
 static breaker_store_config big_config(void) {
     breaker_store_config c;
     breaker_store_config_init(&c);
+    c.flags |= BREAKER_STORE_NO_WATCHER; /* see store_fixture.h */
     c.capacity = 65536;
     c.size = UINT64_C(64) << 20;
     return c;
@@ -246,7 +247,7 @@ static void killed_openers_leave_the_file_usable(void **state) {
      * changed), an opener laying it out again killed; then an opener without
      * CREATE must open it too. */
     breaker_store_config plain = c;
-    plain.flags = 0;
+    plain.flags = BREAKER_STORE_NO_WATCHER;
     for (unsigned r = 0; r < ROUNDS; r++) {
         int fd = open(path, O_RDWR);
         assert_true(fd >= 0);

@@ -38,15 +38,29 @@
  * stripe may then lose counts (never more).
  *
  * The file at the path wins: a store whose file was unlinked (a tmp cleaner)
- * or replaced (a rename over it) notices at its next breaker_store_attach()
- * (a registry's get of a name it has not cached, too) or
- * breaker_store_foreach(), never on the call path, and moves to the file at
- * the path, creating it again when it is gone and the store was opened with
- * BREAKER_STORE_CREATE. Handles attached before stay on the old file (still
- * mapped, until breaker_store_close()) with its state and counts, which are
- * not carried over: destroy and attach again to move them. When the path
- * cannot be opened, the store stays on its file and tries again at the next
- * check (docs/operating.md).
+ * or replaced (a rename over it) notices within one check interval (a
+ * watcher thread looks at the path every `check_ns`, one fstat and one lstat,
+ * never on the call path; also at every breaker_store_attach(),
+ * breaker_store_foreach() and breaker_store_check()) and moves to the file
+ * at the path, creating it again when it is gone and the store was opened
+ * with BREAKER_STORE_CREATE. Every handle attached through the store then
+ * follows: it is attached to its name in that file (whose limits win, as at
+ * any attach) and forwards every later call and query there, so the
+ * processes of the host agree again within one interval of the last one's
+ * check. What a move loses: the old file's counts (the window, the
+ * counters, which start again from the new file's: a counter can go down)
+ * and the calls in flight at the move, which complete on the old file. An
+ * OPEN, FORCED_OPEN or FORCED_CLOSED state is carried to a name this
+ * process creates in the new file (OPEN with the wait it had left; a
+ * HALF_OPEN resumes probing at once); a name another process created there
+ * keeps its own state. When the path cannot be opened, or a name cannot be
+ * attached there (the file is full), the store stays on its file for those
+ * handles and tries again at the next check; breaker_store_stats_get() counts
+ * moves, forwarded and stranded handles (docs/operating.md).
+ *
+ * fork(): the watcher thread does not survive it; a child that keeps using
+ * a store opened before the fork has no watcher (and shares the parent's
+ * file lock): open the store in each process, after the fork.
  *
  * A registry can keep its breakers in a store: breaker_registry_config.backend
  * = breaker_store_backend(st), or its short form .store = st
@@ -70,6 +84,8 @@ enum breaker_store_flags {
     BREAKER_STORE_CREATE = 1,       /* create the file if it does not exist */
     BREAKER_STORE_ALLOW_SHARED = 2, /* accept a group- or world-writable file, or one
                                        owned by another user (refused by default) */
+    BREAKER_STORE_NO_WATCHER = 4,   /* start no watcher thread: the path is looked at
+                                       only by attach, foreach and breaker_store_check() */
 };
 
 typedef struct breaker_store_config breaker_store_config;
@@ -79,6 +95,8 @@ struct breaker_store_config {
     uint32_t capacity; /* names a created file holds: 1..65536, 0 = default 256 */
     uint64_t size;     /* bytes of a created file (sparse): 0 = default 16 MiB;
                           at least what `capacity` breakers of default size need */
+    uint64_t check_ns; /* how often the watcher looks at the path: 1 ms .. 1 h,
+                          0 = default 1 s */
 };
 
 /*! breaker_store_config_init() : clear `cfg`, then the defaults above with
@@ -132,6 +150,37 @@ BREAKER_API BREAKER_NODISCARD int breaker_store_attach(breaker_store *st, const 
  *  fn's. */
 BREAKER_API int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, const char *name),
                                       void *ctx) BREAKER_NONNULL(1, 2);
+
+/*! breaker_store_check() :
+ *  Look at the path now, as the watcher does every check interval: if the
+ *  file there is not the one mapped (unlinked, replaced), move to it; then
+ *  attach every handle still on an older file to its name there and forward
+ *  it (see "The file at the path wins" above). Takes the store's lock and
+ *  the file's; never the call path's business. Thread-safe; not from an
+ *  event callback of this store's breakers.
+ *  @return BREAKER_OK: the store and every handle attached through it are on
+ *  the file at the path. BREAKER_NOT_FOUND (no file at the path and no
+ *  BREAKER_STORE_CREATE), BREAKER_EIO, BREAKER_EINCOMPATIBLE (the file at
+ *  the path cannot be used), BREAKER_ENOSPC (it cannot hold a handle's
+ *  name), BREAKER_ENOMEM: the store, or some handles, stay where they are
+ *  and the next check tries again; `msg` says which path or name and why. */
+BREAKER_API int breaker_store_check(breaker_store *st, char *msg, size_t msg_len)
+    BREAKER_NONNULL(1);
+
+/* What breaker_store_stats_get() reports: counters since breaker_store_open(). */
+typedef struct breaker_store_stats breaker_store_stats;
+struct breaker_store_stats {
+    uint64_t checks;    /* looks at the path (watcher, attach, foreach, check) */
+    uint64_t moves;     /* times the store moved to another file at its path */
+    uint64_t forwarded; /* handles attached again on a newer file, and forwarded */
+    uint64_t stranded;  /* handles on an older file now (not attachable there yet) */
+    uint64_t handles;   /* handles attached through the store now */
+    int last_status;    /* the last check's return (BREAKER_OK, or why it stayed) */
+};
+
+/*! breaker_store_stats_get() : the counters above. Thread-safe. */
+BREAKER_API void breaker_store_stats_get(breaker_store *st, breaker_store_stats *out)
+    BREAKER_NONNULL(1, 2);
 
 /*! breaker_store_backend() :
  *  The store file as a backend, for breaker_registry_config.backend: a

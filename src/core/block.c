@@ -235,7 +235,25 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
     b->fast_success = times_calls ? 0 : lim->trip + 1;
     /* Every bit but the generation: the short path admits a plain CLOSED
      * (state 0, k 0, no ramp flag), nothing else. */
-    b->admit_mask = times_calls ? ~UINT64_C(0) : ((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1);
+    breaker__write(&b->admit_mask,
+                   times_calls ? ~UINT64_C(0) : ((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1));
+}
+
+void breaker__forward(breaker *from, breaker *to) {
+    to->face = from->face != NULL ? from->face : from;
+    /* Release: a caller that finds the forward (breaker__live's acquire)
+     * sees `to` whole. */
+    atomic_store_explicit(&from->forward, to, memory_order_release);
+    /* Then every closed call leaves the short path for the one that looks at
+     * the forward. Relaxed: a call that sees the new mask before the forward
+     * takes the general path on the old block, as if it had come a moment
+     * earlier. */
+    breaker__write(&from->admit_mask, ~UINT64_C(0));
+}
+
+void breaker__set_home(breaker *b, void (*detach)(void *ctx, breaker *b), void *ctx) {
+    b->home_detach = detach;
+    b->home_ctx = ctx;
 }
 
 /* ---- On the process heap: breaker_create / breaker_destroy ----------------------*/
@@ -313,6 +331,10 @@ int breaker_create_bound(const breaker_config *user, const breaker_owner *owner,
 
 void breaker_destroy(breaker *b) {
     if (b == NULL) return;
+    /* The home first: once it has let go, nobody forwards this handle any
+     * more, and its forward (read after) is final. */
+    if (b->home_detach != NULL) b->home_detach(b->home_ctx, b);
+    breaker_destroy(atomic_load_explicit(&b->forward, memory_order_acquire));
     if (!b->block_borrowed) free(b->shared);
     breaker__check_free(b);
     free(b);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * breaker.c - the state machine: create/destroy, acquire, complete,
- * transitions and manual control.
+ * breaker.c - the state machine: acquire, complete, transitions and manual
+ * control (create and destroy are block.c's).
  *
  * Concurrency design (docs/design.md has the long form):
  *
@@ -246,8 +246,10 @@ static uint64_t probe_deadline_us(const struct breaker__shared *s, uint64_t now)
  * history and tells its listeners), as registry.h promises: a listener
  * hears a transition after the breaker's on_event did. */
 static void emit(breaker *b, const breaker_event *ev) {
-    if (b->cfg.on_event != NULL) b->cfg.on_event(b->cfg.event_ctx, b, ev);
-    if (b->owner.on_event != NULL) b->owner.on_event(b->owner.ctx, b, ev);
+    /* A forward's events name the handle the user holds (its face). */
+    breaker *face = b->face != NULL ? b->face : b;
+    if (b->cfg.on_event != NULL) b->cfg.on_event(b->cfg.event_ctx, face, ev);
+    if (b->owner.on_event != NULL) b->owner.on_event(b->owner.ctx, face, ev);
 }
 
 /* ---- Recovery no one source can hold back -------------------------------------
@@ -798,12 +800,18 @@ __attribute__((noinline)) static int acquire_closed_cpu(breaker *b, breaker_perm
     return BREAKER_OK;
 }
 
+/* A forwarded handle's acquire: the forward's (breaker__live). */
+__attribute__((noinline, cold)) static int acquire_forwarded(breaker *b, breaker_permit *permit) {
+    return breaker_acquire(breaker__live(b), permit);
+}
+
 int breaker_acquire(breaker *b, breaker_permit *permit) {
     /* Acquire: pairs with transition()'s release CAS, so a new OPEN comes with
      * its deadline and a new CLOSED with its emptied window. */
     uint64_t ctl = breaker__load_acquire(b->ctl);
     struct breaker__stripe *own;
-    if (__builtin_expect((ctl & b->admit_mask) == 0, 1)) {
+    /* The mask relaxed: it orders nothing (breaker__forward). */
+    if (__builtin_expect((ctl & breaker__read(&b->admit_mask)) == 0, 1)) {
         if (__builtin_expect(breaker__owned_stripe(b, &own), 1)) {
             permit_view_of(permit)->breaker_id = b->breaker_id;
             permit_set_head(permit, (ctl & PERMIT_GEN_MASK) | b->admit_tag);
@@ -812,6 +820,11 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
         }
         if (b->cpu_rseq != 0) return acquire_closed_cpu(b, permit, ctl);
     }
+    /* A forwarded handle's block is abandoned: its state decides nothing.
+     * Relaxed here (one load, off the closed short path); the forward is
+     * read again with acquire before it is used. */
+    if (__builtin_expect(atomic_load_explicit(&b->forward, memory_order_relaxed) != NULL, 0))
+        return acquire_forwarded(b, permit);
     unsigned state = breaker__ctl_state(ctl);
     if (state == BREAKER_OPEN) return acquire_open(b, permit, ctl);
     return acquire_slow(b, permit);
@@ -1131,6 +1144,7 @@ int breaker_probe_latency_get(breaker *b, breaker_probe_latency *out) {
 }
 
 int breaker_latency_get(breaker *b, breaker_latency *out) {
+    b = breaker__live(b);
     memset(out, 0, sizeof(*out));
     for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
         out->upper_ns[i] = latency_upper_ns[i];
@@ -1335,9 +1349,20 @@ __attribute__((noinline)) static int count_window_success(breaker *b, uint64_t h
     return BREAKER_OK;
 }
 
+static int complete_foreign_from(breaker *b, breaker_permit *permit, enum breaker_outcome outcome,
+                                 uint64_t source);
+
+/* Every completion but the closed success's short path. A permit that is not
+ * this handle's comes here too, so that the short path's test of it costs
+ * no more than before there were forwards (breaker_complete()): it goes on
+ * to the forward, if any. */
 __attribute__((noinline)) static int complete_general(breaker *b, struct permit_view *pv,
-                                                      uint64_t head, enum breaker_outcome outcome,
+                                                      enum breaker_outcome outcome, uint64_t head,
                                                       uint64_t source) {
+    if (__builtin_expect((head & (PERMIT_TAG_MASK | PERMIT_ADMITTED)) != b->admit_tag ||
+                             pv->breaker_id != b->breaker_id,
+                         0))
+        return complete_foreign_from(b, (breaker_permit *)(void *)pv, outcome, source);
     if ((unsigned)outcome > (unsigned)BREAKER_CANCELLED) return BREAKER_EINVAL;
     bool was_settled =
         atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed) & PERMIT_SETTLED;
@@ -1355,15 +1380,24 @@ __attribute__((noinline)) static int consecutive_success_cpu(breaker *b, struct 
     return BREAKER_OK;
 }
 
+/* A permit that is not `b`'s: its forward's, if `b` is forwarded (a permit
+ * the forward gave out through `b`), else none of this breaker's. */
+__attribute__((noinline, cold)) static int complete_foreign_from(breaker *b, breaker_permit *permit,
+                                                                 enum breaker_outcome outcome,
+                                                                 uint64_t source) {
+    breaker *f = atomic_load_explicit(&b->forward, memory_order_acquire);
+    return f != NULL ? breaker_complete_from(f, permit, outcome, source) : BREAKER_EINVAL;
+}
+
 int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome) {
     struct permit_view *pv = permit_view_of(permit);
     uint64_t head = atomic_load_explicit(&pv->head, memory_order_relaxed);
     unsigned fast = b->fast_success; /* read before the atomic, once */
     if ((head & (PERMIT_TAG_MASK | PERMIT_ADMITTED)) != b->admit_tag ||
         pv->breaker_id != b->breaker_id)
-        return BREAKER_EINVAL;
+        return complete_general(b, pv, outcome, head, 0); /* not ours: a forward's, or none */
     if (__builtin_expect(outcome != BREAKER_SUCCESS || (head & PERMIT_PROBE) || fast == 0, 0))
-        return complete_general(b, pv, head, outcome, 0);
+        return complete_general(b, pv, outcome, head, 0);
     if (__builtin_expect(atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed) &
                              PERMIT_SETTLED,
                          0))
@@ -1391,10 +1425,7 @@ int breaker_complete_from(breaker *b, breaker_permit *permit, enum breaker_outco
     if (outcome == BREAKER_SUCCESS || source == 0) return breaker_complete(b, permit, outcome);
     struct permit_view *pv = permit_view_of(permit);
     uint64_t head = atomic_load_explicit(&pv->head, memory_order_relaxed);
-    if ((head & (PERMIT_TAG_MASK | PERMIT_ADMITTED)) != b->admit_tag ||
-        pv->breaker_id != b->breaker_id)
-        return BREAKER_EINVAL;
-    return complete_general(b, pv, head, outcome, source);
+    return complete_general(b, pv, outcome, head, source); /* also tests the permit */
 }
 
 uint64_t breaker_permit_gate_token(const breaker_permit *permit) {
@@ -1412,10 +1443,12 @@ int breaker_permit_is_probe(const breaker_permit *permit) {
 /* ---- State queries -----------------------------------------------------------*/
 
 enum breaker_state breaker_state_peek(breaker *b) {
+    b = breaker__live(b);
     return (enum breaker_state)breaker__ctl_state(breaker__load_acquire(b->ctl));
 }
 
 enum breaker_state breaker_get_state(breaker *b) {
+    b = breaker__live(b);
     struct breaker__shared *s = b->shared;
     uint64_t ctl = breaker__load_acquire(&s->ctl);
     struct slot_scan scan;
@@ -1426,6 +1459,7 @@ enum breaker_state breaker_get_state(breaker *b) {
 }
 
 uint64_t breaker_retry_after_ns(breaker *b) {
+    b = breaker__live(b);
     struct breaker__shared *s = b->shared;
     for (;;) {
         uint64_t ctl = breaker__load_acquire(&s->ctl);
@@ -1472,7 +1506,16 @@ uint64_t breaker_retry_after_ns(breaker *b) {
     }
 }
 
+uint64_t breaker__open_left_ns(breaker *b) {
+    uint64_t ctl = breaker__load_acquire(b->ctl);
+    if (breaker__ctl_state(ctl) != BREAKER_OPEN) return 0;
+    uint64_t left =
+        open_wait_left(b, phase_time_ns(b->shared, breaker__ctl_gen(ctl)), b->now_precise(b));
+    return left != 0 ? left : 1;
+}
+
 uint64_t breaker_generation(breaker *b) {
+    b = breaker__live(b);
     return breaker__ctl_gen(breaker__load_acquire(&b->shared->ctl));
 }
 
@@ -1482,13 +1525,14 @@ void *breaker_owner_ctx(const breaker *b, const void *kind) {
     return kind != NULL && b->owner.kind == kind ? b->owner.ctx : NULL;
 }
 
-size_t breaker_shared_size(breaker *b) { return b->shared_size; }
+size_t breaker_shared_size(breaker *b) { return breaker__live(b)->shared_size; }
 
-void breaker_get_config(breaker *b, breaker_config *out) { *out = b->cfg; }
+void breaker_get_config(breaker *b, breaker_config *out) { *out = breaker__live(b)->cfg; }
 
 /* ---- Manual control ----------------------------------------------------------*/
 
 static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason) {
+    b = breaker__live(b);
     struct breaker__shared *s = b->shared;
     for (;;) {
         uint64_t ctl = breaker__load_acquire(&s->ctl);
@@ -1510,6 +1554,7 @@ int breaker_trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evide
 
 int breaker_trip_outside_for(breaker *b, uint64_t gen, uint64_t wait_ns,
                              const breaker_evidence *evidence) {
+    b = breaker__live(b);
     struct breaker__shared *s = b->shared;
     uint64_t ctl = breaker__load_acquire(&s->ctl);
     if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_CLOSED)
@@ -1527,6 +1572,7 @@ int breaker_trip_outside_for(breaker *b, uint64_t gen, uint64_t wait_ns,
 }
 
 int breaker_close_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
+    b = breaker__live(b);
     struct breaker__shared *s = b->shared;
     for (;;) {
         uint64_t ctl = breaker__load_acquire(&s->ctl);
@@ -1594,8 +1640,9 @@ uint64_t breaker_retry_after_hint_s(breaker *b) {
     if (spread < NS_PER_SEC_HINT) spread = NS_PER_SEC_HINT;
     /* Keyed by the block's random instance id and the seed: the same
      * draw in every process of a store, unguessable outside them. */
-    uint64_t key = b->breaker_id ^ breaker__splitmix64(b->shared->lim.seed ^
-                                                       breaker__ctl_gen(ctl) * BREAKER__GOLDEN_GAMMA);
+    uint64_t key =
+        b->breaker_id ^
+        breaker__splitmix64(b->shared->lim.seed ^ breaker__ctl_gen(ctl) * BREAKER__GOLDEN_GAMMA);
     double u = (double)(breaker__splitmix64(key) >> 11) * (1.0 / 9007199254740992.0);
     uint64_t later = (uint64_t)((double)spread * u);
     uint64_t total = exact > UINT64_MAX - later ? UINT64_MAX - NS_PER_SEC_HINT : exact + later;

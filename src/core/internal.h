@@ -408,9 +408,11 @@ struct breaker {
      * 0 none (slow-call timing), else the trip policy + 1. */
     unsigned fast_success;
     /* (ctl & admit_mask) == 0: breaker_acquire admits on its short path.
-     * The state bits (CLOSED is 0), or all ones when calls are timed (ctl is
-     * never 0, its generation starts at 1). */
-    uint64_t admit_mask;
+     * The state bits (CLOSED is 0), or all ones when calls are timed or the
+     * handle is forwarded (ctl is never 0, its generation starts at 1).
+     * Atomic because a store file's watcher sets it to all ones on a live
+     * handle (breaker__forward); read relaxed, the same load as a plain one. */
+    breaker__atomic64 admit_mask;
     uint64_t admit_tag;              /* permit_tag | PERMIT_ADMITTED */
     uint64_t breaker_id;             /* the block's instance_id, checked on completion */
     breaker__atomic64 *consecutive;  /* &shared->consecutive */
@@ -439,7 +441,43 @@ struct breaker {
     uint32_t ring_last_len;
     uint64_t bucket_ns;
     uint64_t epoch_ns;
+    /* Set once when the block this handle works on is abandoned (its store
+     * file was unlinked or replaced, and the store moved to the file at the
+     * path): the handle attached there in its place, which every call and
+     * query of this handle then goes to (breaker__live). NULL: none. */
+    _Atomic(struct breaker *) forward;
+    /* The handle a user holds for this one: events of a forward pass it to
+     * the callbacks, so a user sees the handle it knows. NULL: itself. */
+    struct breaker *face;
+    /* Who must hear of breaker_destroy() before the handle goes (a store
+     * keeps a list of the handles it may have to forward). NULL: nobody. */
+    void (*home_detach)(void *ctx, struct breaker *b);
+    void *home_ctx;
 };
+
+/* The handle that does the work for `b`: b itself, or the end of its
+ * forward chain (one link per move of its store file). Acquire: pairs with
+ * breaker__forward()'s release, so the forward's fields are seen whole. */
+static inline struct breaker *breaker__live(struct breaker *b) {
+    struct breaker *f;
+    while ((f = atomic_load_explicit(&b->forward, memory_order_acquire)) != NULL)
+        b = f;
+    return b;
+}
+
+/* Forward every call and query of `from` to `to` (a handle on the same name
+ * in the file now at the store's path), from now on: `to` is owned by
+ * `from` (destroyed with it). Calls already inside `from` finish on its old
+ * block; permits it gave out complete there. Once per handle; off the call
+ * path (block.c). */
+void breaker__forward(struct breaker *from, struct breaker *to);
+
+/* OPEN: how long `b`'s wait has left (at least 1 ns); any other state: 0.
+ * Applies nothing and emits nothing (a store reads it under its lock). */
+uint64_t breaker__open_left_ns(struct breaker *b);
+
+/* Tell `detach(ctx, b)` when `b` is destroyed, before it is freed. */
+void breaker__set_home(struct breaker *b, void (*detach)(void *ctx, struct breaker *b), void *ctx);
 
 /* A stripe's call-duration histogram (timed breakers only): counts per bucket
  * and outcome, and the sums, written like the stripe's counters. */

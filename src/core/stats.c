@@ -17,6 +17,7 @@ int breaker_stats_get(breaker *b, breaker_stats *out) {
 }
 
 void breaker_stats_peek(breaker *b, breaker_stats *out) {
+    b = breaker__live(b);
     const struct breaker__shared *s = b->shared;
     memset(out, 0, sizeof(*out));
     uint64_t ctl = breaker__load_acquire(&s->ctl);

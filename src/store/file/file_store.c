@@ -27,6 +27,7 @@
 #include "core/block.h"
 #include "core/internal.h"
 #include "store/file/file_store.h"
+#include "store/file/watcher.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,9 @@
 #define MAX_CAPACITY     65536u
 #define DEFAULT_SIZE     (UINT64_C(16) << 20)
 #define MAX_SIZE         (UINT64_C(1) << 40)
+#define DEFAULT_CHECK_NS UINT64_C(1000000000)
+#define MIN_CHECK_NS     UINT64_C(1000000)
+#define MAX_CHECK_NS     (UINT64_C(3600) * UINT64_C(1000000000))
 
 enum entry_state { ENTRY_FREE = 0, ENTRY_INITIALISING = 1, ENTRY_READY = 2 };
 
@@ -121,7 +125,8 @@ struct breaker_store {
      * the file there is another (breaker_store.h, "replaced"). */
     breaker_store_config cfg;
     /* Guards the fields above against a move to the file at the path
-     * (refresh_locked()): attach and foreach take it; the call path never. */
+     * (move_locked()) and the handle list: attach, foreach, check and the
+     * watcher take it; the call path never. */
     pthread_mutex_t lock;
     /* Files this store mapped before a move: still mapped, since handles
      * attached to them go on using them; unmapped at close. */
@@ -130,6 +135,23 @@ struct breaker_store {
         size_t size;
     } * retired;
     size_t n_retired;
+    /* The handles attached through this store, each the live end of its
+     * forward chain, with the mapping it works on and its name: the ones a
+     * move must forward. Under the lock; a handle leaves it when destroyed
+     * (store_detach, its home hook). */
+    struct store_handle {
+        breaker *b;
+        char *map;
+        char name[BREAKER_NAME_MAX + 1];
+    } * handles;
+    size_t n_handles, cap_handles;
+    breaker_store_stats stats; /* under the lock, but checks */
+    /* The watcher's view, written under the lock and read without it: the
+     * file mapped (its device and inode) and the checks made. The watcher
+     * takes the lock only when the path names another file, so a fork() in
+     * another thread almost never finds it held. */
+    breaker__atomic64 mapped_dev, mapped_ino, checks, stranded_now;
+    struct breaker__watcher *watcher;
     char path[4096];
 };
 
@@ -139,6 +161,7 @@ void breaker_store_config_init(breaker_store_config *cfg) {
     cfg->mode = 0600;
     cfg->capacity = DEFAULT_CAPACITY;
     cfg->size = DEFAULT_SIZE;
+    cfg->check_ns = DEFAULT_CHECK_NS;
 }
 
 static size_t page_up(size_t n) {
@@ -339,6 +362,10 @@ static int validate_config(const breaker_store_config *c, char *msg, size_t len)
     if (c->mode > 0777)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "mode: must be a permission mode up to 0777 (got %o)", c->mode);
+    if (c->check_ns != 0 && (c->check_ns < MIN_CHECK_NS || c->check_ns > MAX_CHECK_NS))
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "check_ns: must be between 1 ms and 1 h (got %llu ns)",
+                             (unsigned long long)c->check_ns);
     return BREAKER_OK;
 }
 
@@ -380,6 +407,8 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
     if (fstat(st->fd, &sb) != 0) return fail_errno(BREAKER_EIO, msg, len, "fstat", st->path);
     st->dev = sb.st_dev;
     st->ino = sb.st_ino;
+    breaker__write(&st->mapped_dev, (uint64_t)st->dev);
+    breaker__write(&st->mapped_ino, (uint64_t)st->ino);
     int rc = check_permissions(&sb, c->flags, st->path, msg, len);
     if (rc != BREAKER_OK) return rc;
     /* Fresh: empty, or sized by a creator that died before it wrote the
@@ -451,6 +480,8 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
     return BREAKER_OK;
 }
 
+static void watch_path(void *ctx);
+
 /* A store on the file at `path` (checked: 1..4095 bytes) with the complete
  * configuration `c`. */
 static int store_new(const char *path, const breaker_store_config *c, breaker_store **out,
@@ -490,6 +521,7 @@ int breaker_store_open(const char *path, const breaker_store_config *cfg, breake
         if (cfg->mode != 0) c.mode = cfg->mode;
         if (cfg->capacity != 0) c.capacity = cfg->capacity;
         if (cfg->size != 0) c.size = cfg->size;
+        if (cfg->check_ns != 0) c.check_ns = cfg->check_ns;
     }
     size_t n = strlen(path);
     if (n == 0 || n >= sizeof(((breaker_store *)0)->path))
@@ -501,11 +533,24 @@ int breaker_store_open(const char *path, const breaker_store_config *cfg, breake
         return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                              "size: %llu bytes cannot hold %u names (at least %llu)",
                              (unsigned long long)c.size, c.capacity, (unsigned long long)need);
-    return store_new(path, &c, out, msg, msg_len);
+    int rc = store_new(path, &c, out, msg, msg_len);
+    if (rc != BREAKER_OK || (c.flags & BREAKER_STORE_NO_WATCHER)) return rc;
+    (*out)->watcher = breaker__watcher_start(watch_path, *out, c.check_ns);
+    if ((*out)->watcher == NULL) {
+        int err = errno;
+        breaker_store_close(*out);
+        *out = NULL;
+        return breaker__fail(BREAKER_ENOMEM, msg, msg_len,
+                             "%s: cannot start the thread that watches the path (%s)", path,
+                             strerror(err));
+    }
+    return BREAKER_OK;
 }
 
 void breaker_store_close(breaker_store *st) {
     if (st == NULL) return;
+    breaker__watcher_stop(st->watcher); /* first: it takes the lock */
+    free(st->handles);
     if (st->map != NULL) munmap(st->map, st->size);
     if (st->fd >= 0) close(st->fd);
     for (size_t i = 0; i < st->n_retired; i++)
@@ -528,16 +573,20 @@ static bool still_at_path(const breaker_store *st) {
 /* Under st->lock: if the file at the path is not the one mapped, move to it
  * (opened as at breaker_store_open(), created again when it is gone and the
  * store was opened with CREATE), so that every process attaches to the
- * file at the path. The old mapping stays for the handles attached to it.
+ * file at the path. The old mapping stays for the handles attached to it
+ * until follow_locked() forwards them (and for calls still in flight on it).
  * When the path cannot be opened (gone without CREATE, a foreign file, an
- * error), the store stays on its file and tries again at the next check. */
-static void refresh_locked(breaker_store *st) {
-    if (still_at_path(st)) return;
+ * error), the store stays on its file, says why, and tries again at the
+ * next check. */
+static int move_locked(breaker_store *st, char *msg, size_t len) {
+    if (still_at_path(st)) return BREAKER_OK;
     struct retired_map *more = realloc(st->retired, (st->n_retired + 1) * sizeof(*more));
-    if (more == NULL) return;
+    if (more == NULL) return BREAKER_ENOMEM;
     st->retired = more;
     breaker_store *next = NULL;
-    if (store_new(st->path, &st->cfg, &next, NULL, 0) != BREAKER_OK) return;
+    int rc = store_new(st->path, &st->cfg, &next, msg, len);
+    if (rc != BREAKER_OK) return rc;
+    st->stats.moves++;
     st->retired[st->n_retired++] = (struct retired_map){st->map, st->size};
     close(st->fd);
     st->store_id = next->store_id;
@@ -550,9 +599,12 @@ static void refresh_locked(breaker_store *st) {
     st->size = next->size;
     st->dev = next->dev;
     st->ino = next->ino;
+    breaker__write(&st->mapped_dev, (uint64_t)st->dev);
+    breaker__write(&st->mapped_ino, (uint64_t)st->ino);
     next->fd = -1;
     next->map = NULL;
     breaker_store_close(next);
+    return BREAKER_OK;
 }
 
 /* Whether two configurations have the same limits (callbacks aside). */
@@ -676,6 +728,154 @@ static int find_or_create(breaker_store *st, const char *name, const breaker_con
     return BREAKER_OK;
 }
 
+/* Attach `name` in the file mapped now: under st->lock. */
+static int attach_locked(breaker_store *st, const char *name, const breaker_config *cfg,
+                         const breaker_owner *owner, breaker **out, bool *created, char *msg,
+                         size_t len) {
+    if (flock(st->fd, LOCK_EX) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
+    uint64_t block_off = 0, block_size = 0;
+    int rc = find_or_create(st, name, cfg, &block_off, &block_size, created, msg, len);
+    flock(st->fd, LOCK_UN);
+    if (rc != BREAKER_OK) return rc;
+    return breaker__attach_block(st->map + block_off, (size_t)block_size, st->store_id, cfg, owner,
+                                 out, msg, len);
+}
+
+/* breaker_destroy()'s word to the store (breaker__set_home): `b` leaves the
+ * list of handles a move forwards. A handle already forwarded is not in it
+ * (its forward is), and nothing happens. */
+static void store_detach(void *ctx, breaker *b) {
+    breaker_store *st = ctx;
+    pthread_mutex_lock(&st->lock);
+    for (size_t i = 0; i < st->n_handles; i++) {
+        if (st->handles[i].b != b) continue;
+        st->handles[i] = st->handles[--st->n_handles];
+        break;
+    }
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* Under st->lock: list `b`, attached to `name` in the file mapped now. */
+static int track_locked(breaker_store *st, breaker *b, const char *name) {
+    if (st->n_handles == st->cap_handles) {
+        size_t cap = st->cap_handles != 0 ? st->cap_handles * 2 : 16;
+        struct store_handle *more = realloc(st->handles, cap * sizeof(*more));
+        if (more == NULL) return BREAKER_ENOMEM;
+        st->handles = more;
+        st->cap_handles = cap;
+    }
+    struct store_handle *h = &st->handles[st->n_handles++];
+    h->b = b;
+    h->map = st->map;
+    memcpy(h->name, name, strlen(name) + 1);
+    return BREAKER_OK;
+}
+
+/* Give a breaker this process has just created in the new file the state of
+ * the one it replaces, so that a move costs no protection: an open wait goes
+ * on for what it had left, a forced state stays forced. A HALF_OPEN is
+ * carried as a wait of 1 ns: probing starts again at once, bounded as ever.
+ * Its callbacks are silenced meanwhile: the user sees one breaker whose
+ * state went on, not a transition (and the store's lock is held). */
+static void carry_state(breaker *from, breaker *to) {
+    breaker_event_fn *on_event = to->cfg.on_event;
+    void (*owner_on_event)(void *, breaker *, const breaker_event *) = to->owner.on_event;
+    to->cfg.on_event = NULL;
+    to->owner.on_event = NULL;
+    breaker_evidence none;
+    memset(&none, 0, sizeof(none));
+    switch (breaker_state_peek(from)) {
+    case BREAKER_OPEN:
+        (void)breaker_trip_outside_for(to, breaker_generation(to), breaker__open_left_ns(from),
+                                       &none);
+        break;
+    case BREAKER_HALF_OPEN:
+        (void)breaker_trip_outside_for(to, breaker_generation(to), 1, &none);
+        break;
+    case BREAKER_FORCED_OPEN:
+        (void)breaker_force_open(to);
+        break;
+    case BREAKER_FORCED_CLOSED:
+        (void)breaker_force_closed(to);
+        break;
+    case BREAKER_CLOSED:
+        break;
+    }
+    to->cfg.on_event = on_event;
+    to->owner.on_event = owner_on_event;
+}
+
+/* Under st->lock: attach the handle `h` lists to its name in the file
+ * mapped now, and forward it there. */
+static int forward_locked(breaker_store *st, struct store_handle *h, char *msg, size_t len) {
+    breaker *from = h->b;
+    breaker *to = NULL;
+    bool created = false;
+    int rc = attach_locked(st, h->name, &from->cfg, &from->owner, &to, &created, msg, len);
+    if (rc != BREAKER_OK) return rc;
+    if (created) carry_state(from, to);
+    breaker__set_home(to, store_detach, st);
+    breaker__forward(from, to);
+    h->b = to;
+    h->map = st->map;
+    st->stats.forwarded++;
+    return BREAKER_OK;
+}
+
+/* Under st->lock: move to the file at the path if it is another, then
+ * forward every handle still on an older file. The first failure is the
+ * return (and `msg`); the others are tried all the same. */
+static int follow_locked(breaker_store *st, char *msg, size_t len) {
+    breaker__count(&st->checks);
+    int rc = move_locked(st, msg, len);
+    uint64_t stranded = 0;
+    for (size_t i = 0; i < st->n_handles; i++) {
+        if (st->handles[i].map == st->map) continue;
+        int frc = rc == BREAKER_OK ? forward_locked(st, &st->handles[i], msg, len) : rc;
+        if (frc != BREAKER_OK) {
+            stranded++;
+            if (rc == BREAKER_OK) rc = frc;
+        }
+    }
+    st->stats.stranded = stranded;
+    breaker__write(&st->stranded_now, stranded);
+    st->stats.last_status = rc;
+    return rc;
+}
+
+int breaker_store_check(breaker_store *st, char *msg, size_t msg_len) {
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    pthread_mutex_lock(&st->lock);
+    int rc = follow_locked(st, msg, msg_len);
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+/* The watcher's call (watcher.h): a look at the path without the lock, and
+ * a check under it when the path names another file (or none), or a handle
+ * is still stranded on an older one. The message is unused (the stats keep
+ * the status). */
+static void watch_path(void *ctx) {
+    breaker_store *st = ctx;
+    struct stat sb;
+    bool same = lstat(st->path, &sb) == 0 &&
+                (uint64_t)sb.st_dev == breaker__read(&st->mapped_dev) &&
+                (uint64_t)sb.st_ino == breaker__read(&st->mapped_ino);
+    if (same && breaker__read(&st->stranded_now) == 0) {
+        breaker__count(&st->checks);
+        return;
+    }
+    (void)breaker_store_check(st, NULL, 0);
+}
+
+void breaker_store_stats_get(breaker_store *st, breaker_store_stats *out) {
+    pthread_mutex_lock(&st->lock);
+    *out = st->stats;
+    out->checks = breaker__read(&st->checks);
+    out->handles = st->n_handles;
+    pthread_mutex_unlock(&st->lock);
+}
+
 int breaker_store_attach(breaker_store *st, const char *name, const breaker_config *cfg,
                          breaker **out, char *msg, size_t msg_len) {
     *out = NULL;
@@ -692,19 +892,16 @@ int breaker__store_attach_owned(breaker_store *st, const char *name, const break
     int rc;
     if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
     pthread_mutex_lock(&st->lock);
-    refresh_locked(st);
-    if (flock(st->fd, LOCK_EX) != 0) {
-        rc = fail_errno(BREAKER_EIO, msg, msg_len, "flock", st->path);
-        pthread_mutex_unlock(&st->lock);
-        return rc;
-    }
-    uint64_t block_off = 0, block_size = 0;
+    /* The file at the path first; a failure to get there is the next
+     * check's business (this attach goes to the file mapped now). */
+    (void)follow_locked(st, NULL, 0);
     bool created = false;
-    rc = find_or_create(st, name, cfg, &block_off, &block_size, &created, msg, msg_len);
-    flock(st->fd, LOCK_UN);
-    if (rc == BREAKER_OK)
-        rc = breaker__attach_block(st->map + block_off, (size_t)block_size, st->store_id, cfg,
-                                   owner, out, msg, msg_len);
+    rc = attach_locked(st, name, cfg, owner, out, &created, msg, msg_len);
+    if (rc == BREAKER_OK && (rc = track_locked(st, *out, name)) != BREAKER_OK) {
+        breaker_destroy(*out); /* no home yet: does not take the lock */
+        *out = NULL;
+    }
+    if (rc == BREAKER_OK) breaker__set_home(*out, store_detach, st);
     pthread_mutex_unlock(&st->lock);
     if (rc != BREAKER_OK) return rc;
     if (!created && cfg != NULL) {
@@ -726,7 +923,7 @@ int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, const char *na
     /* The file at the path, as at attach; its mapping stays while the store
      * is open, so the walk needs no lock (fn may attach). */
     pthread_mutex_lock(&st->lock);
-    refresh_locked(st);
+    (void)follow_locked(st, NULL, 0);
     const struct store_header *h = header_of(st);
     const struct store_entry *e = entries_of(st);
     uint32_t capacity = st->capacity;
