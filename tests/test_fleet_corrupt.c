@@ -270,7 +270,7 @@ static int run_case(size_t i, char *row, size_t row_len) {
         rc1 != BREAKER_OK && log.calls_on == calls_on_before + 1 && strstr(log.why, expect) != NULL;
     breaker_redis_stats st;
     breaker_redis_stats_get(f, &st);
-    if (!reported || !st.degraded) ok = 0;
+    if (!reported || !st.degraded || st.state_rebuilds != 1) ok = 0;
     long long gen1 = cmd_int("HGET %s gen", keys[0]);
     long long born1 = cmd_int("HGET %s born", keys[0]);
     long long st1 = cmd_int("HGET %s st", keys[0]);

@@ -245,6 +245,9 @@ struct breaker_redis_stats {
                                  (after two requests in a row unanswered) */
     uint64_t probe_budget_ns; /* the inline lease budget now (follows round_trip_ns) */
     uint64_t round_trip_ns;   /* smoothed round trip of the flush rounds (0: none yet) */
+    uint64_t state_rebuilds;  /* fleet states Redis held corrupt (a field out of range, a
+                                 part missing): refused, rebuilt with a new generation from
+                                 local evidence, the round reported as an error (degraded) */
 };
 
 /*! breaker_redis_stats_get() : fill `out`. Lock-free. */
@@ -257,9 +260,9 @@ BREAKER_API void breaker_redis_stats_get(breaker_redis *fleet, breaker_redis_sta
  *  age of the host's fleet view: how stale its decisions may be; +Inf
  *  before the first good flush), breaker_fleet_degraded, and counters of
  *  flushes, flush errors, degraded entries, lease requests by result,
- *  fleet trips and closes applied locally. Writes a NUL-terminated text into
- *  `buf` (`cap` bytes) and returns BREAKER_OK with its length (without the
- *  NUL) in `*len`; or BREAKER_ENOSPC with the size needed (NUL included) in
+ *  fleet trips and closes applied locally, and corrupt states rebuilt. Writes a NUL-terminated text
+ * into `buf` (`cap` bytes) and returns BREAKER_OK with its length (without the NUL) in `*len`; or
+ * BREAKER_ENOSPC with the size needed (NUL included) in
  *  `*len` and `buf` an empty string (when cap > 0). `len` may be NULL. Never
  *  truncates; thread-safe; independent of the C locale. */
 BREAKER_API int breaker_redis_export_prometheus(breaker_redis *fleet, char *buf, size_t cap,

@@ -200,7 +200,7 @@ struct breaker_redis {
 
     struct {
         _Atomic uint64_t flushes, flush_errors, degraded_entered, leases_granted, leases_refused,
-            lease_errors, lease_gated, outside_trips, fleet_closes, lease_local;
+            lease_errors, lease_gated, outside_trips, fleet_closes, lease_local, state_rebuilds;
     } n;
 };
 

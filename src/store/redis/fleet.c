@@ -453,6 +453,7 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     GET(outside_trips);
     GET(fleet_closes);
     GET(lease_local);
+    GET(state_rebuilds);
 #undef GET
     out->probe_budget_ns = atomic_load_explicit(&f->lease_budget_ns, memory_order_relaxed);
     out->round_trip_ns = atomic_load_explicit(&f->srtt_ns, memory_order_relaxed);
@@ -464,46 +465,50 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
 /* ---- Prometheus -------------------------------------------------------------*/
 
 /* A literal, so that the compiler checks the arguments against it. */
-#define FLEET_PROMETHEUS_FORMAT                                                                 \
-    "# HELP breaker_fleet_view_age_seconds Age of this host's view of the fleet (the last "     \
-    "good flush); its decisions may be this stale.\n"                                           \
-    "# TYPE breaker_fleet_view_age_seconds gauge\n"                                             \
-    "breaker_fleet_view_age_seconds %s\n"                                                       \
-    "# HELP breaker_fleet_degraded 1 while the host has fallen back to its local breakers.\n"   \
-    "# TYPE breaker_fleet_degraded gauge\n"                                                     \
-    "breaker_fleet_degraded %d\n"                                                               \
-    "# HELP breaker_fleet_degraded_entered_total Times the host became degraded.\n"             \
-    "# TYPE breaker_fleet_degraded_entered_total counter\n"                                     \
-    "breaker_fleet_degraded_entered_total %llu\n"                                               \
-    "# HELP breaker_fleet_flushes_total Flush rounds Redis answered.\n"                         \
-    "# TYPE breaker_fleet_flushes_total counter\n"                                              \
-    "breaker_fleet_flushes_total %llu\n"                                                        \
-    "# HELP breaker_fleet_flush_errors_total Flush rounds that failed.\n"                       \
-    "# TYPE breaker_fleet_flush_errors_total counter\n"                                         \
-    "breaker_fleet_flush_errors_total %llu\n"                                                   \
-    "# HELP breaker_fleet_leases_total Inline probe lease requests, by result (gated: refused " \
-    "locally after a fleet refusal).\n"                                                         \
-    "# TYPE breaker_fleet_leases_total counter\n"                                               \
-    "breaker_fleet_leases_total{result=\"granted\"} %llu\n"                                     \
-    "breaker_fleet_leases_total{result=\"refused\"} %llu\n"                                     \
-    "breaker_fleet_leases_total{result=\"error\"} %llu\n"                                       \
-    "breaker_fleet_leases_total{result=\"gated\"} %llu\n"                                       \
-    "# HELP breaker_fleet_local_probes_total Probes admitted without a lease because lease "    \
-    "requests went unanswered in time (each also counts as a lease error).\n"                   \
-    "# TYPE breaker_fleet_local_probes_total counter\n"                                         \
-    "breaker_fleet_local_probes_total %llu\n"                                                   \
-    "# HELP breaker_fleet_probe_budget_seconds The inline lease request's budget now (it "      \
-    "follows the flush rounds' round trip).\n"                                                  \
-    "# TYPE breaker_fleet_probe_budget_seconds gauge\n"                                         \
-    "breaker_fleet_probe_budget_seconds %s\n"                                                   \
-    "# HELP breaker_fleet_trips_applied_total Local breakers tripped because the fleet "        \
-    "tripped.\n"                                                                                \
-    "# TYPE breaker_fleet_trips_applied_total counter\n"                                        \
-    "breaker_fleet_trips_applied_total %llu\n"                                                  \
-    "# HELP breaker_fleet_closes_applied_total Local breakers closed because the fleet "        \
-    "closed.\n"                                                                                 \
-    "# TYPE breaker_fleet_closes_applied_total counter\n"                                       \
-    "breaker_fleet_closes_applied_total %llu\n"
+#define FLEET_PROMETHEUS_FORMAT                                                                   \
+    "# HELP breaker_fleet_view_age_seconds Age of this host's view of the fleet (the last "       \
+    "good flush); its decisions may be this stale.\n"                                             \
+    "# TYPE breaker_fleet_view_age_seconds gauge\n"                                               \
+    "breaker_fleet_view_age_seconds %s\n"                                                         \
+    "# HELP breaker_fleet_degraded 1 while the host has fallen back to its local breakers.\n"     \
+    "# TYPE breaker_fleet_degraded gauge\n"                                                       \
+    "breaker_fleet_degraded %d\n"                                                                 \
+    "# HELP breaker_fleet_degraded_entered_total Times the host became degraded.\n"               \
+    "# TYPE breaker_fleet_degraded_entered_total counter\n"                                       \
+    "breaker_fleet_degraded_entered_total %llu\n"                                                 \
+    "# HELP breaker_fleet_flushes_total Flush rounds Redis answered.\n"                           \
+    "# TYPE breaker_fleet_flushes_total counter\n"                                                \
+    "breaker_fleet_flushes_total %llu\n"                                                          \
+    "# HELP breaker_fleet_flush_errors_total Flush rounds that failed.\n"                         \
+    "# TYPE breaker_fleet_flush_errors_total counter\n"                                           \
+    "breaker_fleet_flush_errors_total %llu\n"                                                     \
+    "# HELP breaker_fleet_leases_total Inline probe lease requests, by result (gated: refused "   \
+    "locally after a fleet refusal).\n"                                                           \
+    "# TYPE breaker_fleet_leases_total counter\n"                                                 \
+    "breaker_fleet_leases_total{result=\"granted\"} %llu\n"                                       \
+    "breaker_fleet_leases_total{result=\"refused\"} %llu\n"                                       \
+    "breaker_fleet_leases_total{result=\"error\"} %llu\n"                                         \
+    "breaker_fleet_leases_total{result=\"gated\"} %llu\n"                                         \
+    "# HELP breaker_fleet_local_probes_total Probes admitted without a lease because lease "      \
+    "requests went unanswered in time (each also counts as a lease error).\n"                     \
+    "# TYPE breaker_fleet_local_probes_total counter\n"                                           \
+    "breaker_fleet_local_probes_total %llu\n"                                                     \
+    "# HELP breaker_fleet_probe_budget_seconds The inline lease request's budget now (it "        \
+    "follows the flush rounds' round trip).\n"                                                    \
+    "# TYPE breaker_fleet_probe_budget_seconds gauge\n"                                           \
+    "breaker_fleet_probe_budget_seconds %s\n"                                                     \
+    "# HELP breaker_fleet_trips_applied_total Local breakers tripped because the fleet "          \
+    "tripped.\n"                                                                                  \
+    "# TYPE breaker_fleet_trips_applied_total counter\n"                                          \
+    "breaker_fleet_trips_applied_total %llu\n"                                                    \
+    "# HELP breaker_fleet_closes_applied_total Local breakers closed because the fleet "          \
+    "closed.\n"                                                                                   \
+    "# TYPE breaker_fleet_closes_applied_total counter\n"                                         \
+    "breaker_fleet_closes_applied_total %llu\n"                                                   \
+    "# HELP breaker_fleet_state_rebuilds_total Fleet states found corrupt in Redis (a field out " \
+    "of its range, a missing key) and rebuilt with a new generation instead of followed.\n"       \
+    "# TYPE breaker_fleet_state_rebuilds_total counter\n"                                         \
+    "breaker_fleet_state_rebuilds_total %llu\n"
 
 int breaker_redis_export_prometheus(breaker_redis *f, char *buf, size_t cap, size_t *len) {
     breaker_redis_stats st;
@@ -525,7 +530,8 @@ int breaker_redis_export_prometheus(breaker_redis *f, char *buf, size_t cap, siz
                      (unsigned long long)st.flush_errors, (unsigned long long)st.leases_granted,
                      (unsigned long long)st.leases_refused, (unsigned long long)st.lease_errors,
                      (unsigned long long)st.lease_gated, (unsigned long long)st.lease_local, budget,
-                     (unsigned long long)st.outside_trips, (unsigned long long)st.fleet_closes);
+                     (unsigned long long)st.outside_trips, (unsigned long long)st.fleet_closes,
+                     (unsigned long long)st.state_rebuilds);
     if (n < 0) return BREAKER_EINVAL;
     if ((size_t)n >= cap) {
         if (cap > 0) buf[0] = '\0';
