@@ -358,6 +358,54 @@ static void password_is_sent_and_a_wrong_one_degrades_with_the_reason(void **sta
     breaker_redis_close(f);
 }
 
+/* An ACL user (AUTH username password): the right password and keys work;
+ * a wrong password, or an ACL that does not cover the fleet's keys, is
+ * degraded with Redis's reason (WRONGPASS, NOPERM); a user without a
+ * password is refused at open. */
+static void an_acl_user_authenticates_and_its_refusals_are_reported(void **state) {
+    struct test_redis *r = *state;
+    (void)test_redis_int(r, "ACL SETUSER fleet on >fleet-pass ~breaker:* +@all");
+    (void)test_redis_int(r, "ACL SETUSER narrow on >narrow-pass ~other:* +@all");
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = r->port;
+    rc.flush_interval_ns = 3600ull * 1000 * MS;
+    rc.on_degraded = remember_why;
+    rc.username = "fleet";
+    breaker_redis *f;
+    char msg[256];
+    assert_int_equal(breaker_redis_open(&rc, &f, msg, sizeof msg), BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "username: an ACL user needs a password"));
+    rc.password = "fleet-pass";
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    breaker *b;
+    assert_int_equal(breaker_redis_attach(f, "acl", NULL, &b, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(breaker_redis_degraded(f), 0);
+    assert_int_equal(hget(r, "acl", "st"), 0); /* the user's flush wrote the state */
+    breaker_redis_close(f);
+    /* The default user's password is not this user's. */
+    rc.password = r->password;
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_attach(f, "acl", NULL, &b, NULL, 0), BREAKER_OK);
+    last_why[0] = '\0';
+    assert_int_equal(breaker_redis_flush(f), BREAKER_EIO);
+    printf("acl user, wrong password: why: %s\n", last_why);
+    assert_non_null(strstr(last_why, "AUTH: WRONGPASS"));
+    breaker_redis_close(f);
+    /* A user whose keys are not the fleet's. */
+    rc.username = "narrow";
+    rc.password = "narrow-pass";
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_attach(f, "acl", NULL, &b, NULL, 0), BREAKER_OK);
+    last_why[0] = '\0';
+    assert_int_not_equal(breaker_redis_flush(f), BREAKER_OK);
+    assert_int_equal(breaker_redis_degraded(f), 1);
+    printf("acl user without the keys: why: %s\n", last_why);
+    assert_non_null(strstr(last_why, "NOPERM"));
+    breaker_redis_close(f);
+}
+
 /* ---- Probe cap -------------------------------------------------------------------*/
 
 struct cap_shared {
@@ -1956,6 +2004,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(unix_socket_and_db_select_work_and_the_first_limits_win,
                                         setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(password_is_sent_and_a_wrong_one_degrades_with_the_reason,
+                                        setup_server_with_password, teardown_server),
+        cmocka_unit_test_setup_teardown(an_acl_user_authenticates_and_its_refusals_are_reported,
                                         setup_server_with_password, teardown_server),
         cmocka_unit_test_setup_teardown(
             fleet_closes_after_successful_leased_probes_and_hosts_follow, setup_server,

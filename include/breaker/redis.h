@@ -106,6 +106,12 @@ struct breaker_redis_config {
      * probe_budget_ns, but no more than io_timeout_ns (a round slower than
      * that degrades the handle); probe_budget_ns here = a fixed budget. */
     uint64_t probe_budget_max_ns;
+    /* An ACL user (Redis 6+): every connection sends AUTH username password
+     * (`password` required). NULL = the default user: AUTH password alone,
+     * or no AUTH. The user needs EVALSHA, EVAL, SCRIPT and PING on the keys
+     * breaker:v1:* (an ACL that refuses one reports NOPERM: degraded, the
+     * reason names it). */
+    const char *username;
 };
 
 /*! breaker_redis_config_init() : clear `cfg`, then the defaults above. */

@@ -134,7 +134,7 @@ struct breaker_redis {
      * backend.ops with backend.ctx (this handle). */
     struct breaker_backend backend;
     breaker_redis_config cfg;
-    char *host, *unix_path, *password;
+    char *host, *unix_path, *password, *username;
     char ttl[24]; /* the key TTL argument of every script call */
     uint32_t max_names;
     /* Attached entries: slots written once under attach_mu, published by

@@ -84,8 +84,11 @@ static redisContext *connect_redis(breaker_redis *f, uint64_t timeout_ns, char *
         ok = 0;
     }
     if (ok && f->password != NULL)
-        ok = setup_reply(c, redisCommand(c, "AUTH %s", f->password), "AUTH", timeout_ns, why,
-                         why_len);
+        ok = setup_reply(c,
+                         f->username != NULL
+                             ? redisCommand(c, "AUTH %s %s", f->username, f->password)
+                             : redisCommand(c, "AUTH %s", f->password),
+                         "AUTH", timeout_ns, why, why_len);
     if (ok && f->cfg.db != 0)
         ok = setup_reply(c, redisCommand(c, "SELECT %d", f->cfg.db), "SELECT", timeout_ns, why,
                          why_len);

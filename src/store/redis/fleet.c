@@ -57,6 +57,12 @@ static int check_config(const breaker_redis_config *cfg, char *msg, size_t msg_l
                              cfg->port);
     if (cfg->db < 0)
         return breaker__fail(BREAKER_EINVAL, msg, msg_len, "db: must be >= 0 (got %d)", cfg->db);
+    if (cfg->username != NULL && cfg->password == NULL)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "username: an ACL user needs a password (AUTH username password)");
+    if (cfg->username != NULL && cfg->username[0] == '\0')
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "username: empty (NULL for the default user)");
     if (cfg->fail_mode != BREAKER_REDIS_FAIL_LOCAL && cfg->fail_mode != BREAKER_REDIS_FAIL_CLOSED)
         return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                              "fail_mode: must be BREAKER_REDIS_FAIL_LOCAL or _CLOSED (got %d)",
@@ -107,17 +113,19 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     f->host = dup_or_null(cfg->host != NULL ? cfg->host : "127.0.0.1");
     f->unix_path = dup_or_null(cfg->unix_path);
     f->password = dup_or_null(cfg->password);
+    f->username = dup_or_null(cfg->username);
     f->entries = calloc(f->max_names, sizeof *f->entries);
     f->actions = calloc(f->max_names, sizeof *f->actions);
     f->wake[0] = f->wake[1] = -1;
     if (f->host == NULL || (cfg->unix_path && !f->unix_path) || (cfg->password && !f->password) ||
-        f->entries == NULL || f->actions == NULL) {
+        (cfg->username && !f->username) || f->entries == NULL || f->actions == NULL) {
         breaker_redis_close(f);
         return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
     }
     f->cfg.host = f->host;
     f->cfg.unix_path = f->unix_path;
     f->cfg.password = f->password;
+    f->cfg.username = f->username;
     uint64_t seed = breaker__redis_mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)f;
     f->token_key = breaker__splitmix64_next(&seed);
     breaker__fleet_host_id(f->token_key, f->host_id);
@@ -176,6 +184,7 @@ void breaker_redis_close(breaker_redis *f) {
     free(f->host);
     free(f->unix_path);
     free(f->password);
+    free(f->username);
     free(f);
 }
 
