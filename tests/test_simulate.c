@@ -408,6 +408,43 @@ static void one_abusive_caller_opens_a_shared_breaker_unless_trips_need_several(
     tool_scenario_free(&sc);
 }
 
+/* examples/scenarios/hijacked_recovery.ini: after a one-minute outage the
+ * dependency is healthy for 29 minutes, and one caller sends a failing
+ * request the instant each open wait ends. Without the source rule (1) it
+ * takes every probe and the breaker never closes: all the others' calls are
+ * refused. With the defaults its failed probe does not reopen on its own:
+ * the others are refused as often as with no sniper at all (the same run
+ * with abuser_snipes off). The old code had no such rule: the defaults were
+ * the unprotected run. */
+static void one_caller_sniping_the_probes_cannot_hold_a_healthy_dependency_refused(void **state) {
+    (void)state;
+    struct tool_scenario sc;
+    load_file(&sc, EXAMPLES_DIR "/hijacked_recovery.ini");
+    assert_true(tool_scenario_has_abuser(&sc));
+    struct tool_sim_result plain, guarded, quiet;
+    run(&sc, breaker_named(&sc, "unprotected"), &plain);
+    run(&sc, breaker_named(&sc, "defaults"), &guarded);
+    for (size_t i = 0; i < sc.phase_count; i++)
+        sc.phases[i].abuser_snipes = false;
+    run(&sc, breaker_named(&sc, "defaults"), &quiet);
+    assert_accounted(&plain);
+    assert_accounted(&guarded);
+    uint64_t legit = plain.requests - plain.abuser_requests;
+    print_message("others refused: unprotected %llu, defaults %llu, no sniper %llu of %llu\n",
+                  (unsigned long long)plain.refused_legit,
+                  (unsigned long long)guarded.refused_legit,
+                  (unsigned long long)quiet.refused_legit, (unsigned long long)legit);
+    assert_true(plain.abuser_requests >= 3); /* it sniped every reopening */
+    assert_true(plain.refused_legit * 100 > legit * 99);
+    assert_int_equal(plain.closed_after_ns, UINT64_MAX); /* never closed for good */
+    assert_in_range(guarded.refused_legit, quiet.refused_legit, quiet.refused_legit + legit / 1000);
+    assert_true(guarded.closed_after_ns != UINT64_MAX);
+    tool_sim_result_free(&plain);
+    tool_sim_result_free(&guarded);
+    tool_sim_result_free(&quiet);
+    tool_scenario_free(&sc);
+}
+
 static void an_outage_across_callers_still_trips_with_source_diversity(void **state) {
     (void)state;
     struct tool_scenario sc;
@@ -841,6 +878,7 @@ int main(void) {
         cmocka_unit_test(a_ramp_keeps_the_cold_dependency_up_after_an_early_close),
         cmocka_unit_test(ramp_and_caller_rows_appear_only_where_they_say_something),
         cmocka_unit_test(one_abusive_caller_opens_a_shared_breaker_unless_trips_need_several),
+        cmocka_unit_test(one_caller_sniping_the_probes_cannot_hold_a_healthy_dependency_refused),
         cmocka_unit_test(an_outage_across_callers_still_trips_with_source_diversity),
         cmocka_unit_test(the_number_of_callers_changes_nothing_else),
         cmocka_unit_test(a_ten_minute_scenario_runs_in_well_under_a_second),

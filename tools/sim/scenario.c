@@ -142,7 +142,7 @@ bool tool_phase_is_outage(const struct tool_phase *p) {
 
 bool tool_scenario_has_abuser(const struct tool_scenario *sc) {
     for (size_t i = 0; i < sc->phase_count; i++)
-        if (sc->phases[i].abuser_share > 0.0) return true;
+        if (sc->phases[i].abuser_share > 0.0 || sc->phases[i].abuser_snipes) return true;
     return false;
 }
 

@@ -34,6 +34,9 @@ struct tool_phase {
     uint64_t knockdown_ns;    /* how long an overload keeps it down */
     double abuser_share;      /* share of requests sent by the abusive caller, whose
                                  requests the dependency always answers with an error */
+    bool abuser_snipes;       /* the abusive caller also sends one request at the
+                                 instant each open wait ends (what
+                                 breaker_retry_after_ns() names): the probe */
     unsigned given;           /* TOOL_GIVEN_* bits: keys the file set */
 };
 
@@ -107,7 +110,8 @@ int tool_scenario_finish(struct tool_scenario *sc, char *msg, size_t msg_len);
 const char *tool_phase_kind_name(enum tool_phase_kind kind);
 /* Down, slow, or errors at 50% or more: what the outage columns count. */
 bool tool_phase_is_outage(const struct tool_phase *p);
-/* True if some phase has an abusive caller (abuser_share > 0). */
+/* True if some phase has an abusive caller (abuser_share > 0, or one that
+ * snipes the probes). */
 bool tool_scenario_has_abuser(const struct tool_scenario *sc);
 
 /* Load a scenario file `path` (or, with path NULL, the text `text`) into

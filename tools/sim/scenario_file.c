@@ -150,6 +150,13 @@ static int phase_key(struct reader *ld, const char *name, const char *value) {
                            TOOL_GIVEN_ERROR_RATE);
     if (strcmp(name, "abuser_share") == 0)
         return phase_share(ld, name, value, "a share in [0, 1] such as 60%", &p->abuser_share, 0);
+    if (strcmp(name, "abuser_snipes") == 0) {
+        if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0)
+            return error(ld, "phase %s: abuser_snipes: expected yes or no, got '%s'", p->name,
+                         value);
+        p->abuser_snipes = value[0] == 'y';
+        return 1;
+    }
     if (strcmp(name, "down") == 0) {
         if (strcmp(value, "timeout") == 0) {
             p->down = DOWN_TIMEOUT;
@@ -176,7 +183,8 @@ static int phase_key(struct reader *ld, const char *name, const char *value) {
     }
     return error(ld,
                  "phase %s: unknown key '%s' (keys: kind, duration, latency, latency_p99, "
-                 "error_rate, abuser_share, down, capacity, cold_latency, cold_capacity, "
+                 "error_rate, abuser_share, abuser_snipes, down, capacity, cold_latency, "
+                 "cold_capacity, "
                  "knockdown)",
                  p->name, name);
 }

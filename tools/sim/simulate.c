@@ -23,6 +23,9 @@
  * dependency always answers with an error (a malformed request answered
  * 500). Completions name the caller to the breaker (breaker_complete_from),
  * so that min_failing_sources can tell one caller's failures from an outage.
+ * In a phase with abuser_snipes, the abusive caller also sends one request
+ * at the instant each open wait ends (breaker_retry_after_ns() told it when),
+ * so that it is the probe.
  *
  * Determinism: every random draw is a pure function of (seed, request
  * number, purpose), so all runs of one scenario see the same arrivals and
@@ -48,7 +51,7 @@ enum { DRAW_ABUSER = TOOL_DRAW_OWN, DRAW_CLIENT };
 
 /* ---- Events ------------------------------------------------------------------*/
 
-enum ev_type { EV_ARRIVAL, EV_DONE };
+enum ev_type { EV_ARRIVAL, EV_DONE, EV_SNIPE };
 
 struct event {
     struct tool_heap_key key; /* time, then scheduling order */
@@ -83,21 +86,28 @@ struct sim {
     uint64_t last_close_ns;
     bool ever_opened;
     bool oom;
+    uint64_t snipes; /* requests the sniping abuser sent */
+    bool snipers;    /* some phase has abuser_snipes */
 };
 
 static uint64_t sim_clock(void *ctx) { return ((struct sim *)ctx)->now; }
 
+static void schedule(struct sim *s, uint64_t t, enum ev_type type, uint32_t worker) {
+    struct event e = {.key = {.at = t, .tie = s->seq++}, .type = type, .worker = worker};
+    if (tool_heap_push(&s->heap, &e) != 0) s->oom = true;
+}
+
 static void on_transition(void *ctx, breaker *b, const breaker_event *ev) {
-    (void)b;
     struct sim *s = ctx;
     if (tool_timeline_event(&s->r->timeline, ev) != 0) s->oom = true;
     if (ev->to == BREAKER_CLOSED) s->last_close_ns = ev->time_ns;
     if (ev->to == BREAKER_OPEN) s->ever_opened = true;
-}
-
-static void schedule(struct sim *s, uint64_t t, enum ev_type type, uint32_t worker) {
-    struct event e = {.key = {.at = t, .tie = s->seq++}, .type = type, .worker = worker};
-    if (tool_heap_push(&s->heap, &e) != 0) s->oom = true;
+    /* A sniping abuser reads the wait (a read-only call, allowed here) and
+     * comes back the instant it ends, if its phase snipes then. */
+    if (ev->to == BREAKER_OPEN && s->snipers) {
+        uint64_t at = tool_add_ns(s->now, breaker_retry_after_ns(b));
+        if (at < s->sc->duration_ns) schedule(s, at, EV_SNIPE, 0);
+    }
 }
 
 /* Every request's response time goes into the p50/p99 of the table; only
@@ -128,11 +138,13 @@ static uint64_t caller_of(struct sim *s, uint64_t id) {
     return (c < sc->clients ? c : sc->clients - 1) + 1;
 }
 
-static void arrival(struct sim *s, uint64_t id) {
+/* Request `id` arrives, from `caller` when sniping (0, the abuser), else
+ * from whoever caller_of() draws. */
+static void arrival(struct sim *s, uint64_t id, bool snipe) {
     struct tool_sim_result *r = s->r;
     struct tool_bin *bin = tool_timeline_bin(&r->timeline, s->now);
     r->requests++;
-    uint64_t caller = caller_of(s, id);
+    uint64_t caller = snipe ? 0 : caller_of(s, id);
     if (caller == 0) r->abuser_requests++;
     if (s->free_count == 0) {
         r->shed++;
@@ -265,7 +277,14 @@ static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t 
             done(s, e.worker);
             continue;
         }
-        arrival(s, id);
+        if (e.type == EV_SNIPE) {
+            /* Its own draws, apart from the arrivals' (every run of a
+             * scenario keeps the same arrivals and answers). */
+            if (tool_dependency_phase(&s->dep, s->now)->abuser_snipes)
+                arrival(s, UINT64_MAX - s->snipes++, true);
+            continue;
+        }
+        arrival(s, id, false);
         id++;
         uint64_t gap = tool_arrival_gap(sc, id);
         if (tool_add_ns(s->now, gap) < sc->duration_ns) schedule(s, s->now + gap, EV_ARRIVAL, 0);
@@ -307,6 +326,8 @@ int tool_simulate(const struct tool_scenario *sc, const struct tool_breaker *cfg
     memset(&s, 0, sizeof(s));
     s.sc = sc;
     s.r = out;
+    for (size_t i = 0; i < sc->phase_count; i++)
+        s.snipers |= sc->phases[i].abuser_snipes;
     tool_dependency_init(&s.dep, sc);
     tool_heap_init(&s.heap, sizeof(struct event));
     s.workers = calloc(sc->workers, sizeof(*s.workers));
