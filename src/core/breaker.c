@@ -1131,6 +1131,7 @@ static void record_probe_duration(struct breaker__shared *s, enum breaker_probe_
 }
 
 int breaker_probe_latency_get(breaker *b, breaker_probe_latency *out) {
+    b = breaker__live(b);
     memset(out, 0, sizeof(*out));
     const struct breaker__shared *s = b->shared;
     for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
@@ -1633,6 +1634,7 @@ static uint64_t hint_phase_ns(const breaker *b, uint64_t ctl) {
 }
 
 uint64_t breaker_retry_after_hint_s(breaker *b) {
+    b = breaker__live(b); /* a moved store file's handle answers for its forward */
     uint64_t exact = breaker_retry_after_ns(b);
     if (exact == 0 || exact == UINT64_MAX) return exact;
     uint64_t ctl = breaker__load_acquire(b->ctl);
