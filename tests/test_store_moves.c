@@ -246,6 +246,87 @@ static void a_full_file_strands_handles_until_one_has_room(void **state) {
     breaker_store_close(st);
 }
 
+/* One handle that cannot move does not hold the others back: each is tried
+ * (the file at the path holds one more name, which the second handle has). */
+static void each_handle_is_tried_whatever_the_ones_before_did(void **state) {
+    (void)state;
+    breaker_config cfg = consecutive_config(1);
+    breaker_store *st = open_quiet(path, 0);
+    breaker *a = attach(st, "a", &cfg);
+    breaker *b = attach(st, "b", &cfg);
+    char other[160];
+    snprintf(other, sizeof(other), "%s/link", dir);
+    breaker_store *small = open_quiet(other, 1);
+    breaker_destroy(attach(small, "b", &cfg));
+    breaker_store_close(small);
+    assert_int_equal(rename(other, path), 0);
+    char msg[256];
+    assert_int_equal(breaker_store_check(st, msg, sizeof(msg)), BREAKER_ENOSPC);
+    assert_non_null(strstr(msg, "all 1 names are used"));
+    breaker_store_stats s = store_stats(st);
+    assert_int_equal(s.forwarded, 1); /* b, though a (listed first) could not */
+    assert_int_equal(s.stranded, 1);
+    breaker_store *o = open_quiet(path, 0);
+    breaker *ob = attach(o, "b", &cfg);
+    call_ok(ob, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN); /* b follows the file at the path */
+    assert_int_equal(breaker_get_state(a), BREAKER_CLOSED);
+    breaker_destroy(ob);
+    breaker_store_close(o);
+    breaker_destroy(a);
+    breaker_destroy(b);
+    breaker_store_close(st);
+}
+
+/* A permit given before a move trips the abandoned block when it fails:
+ * no event for it (the breaker the handle follows did not trip), and none
+ * in the registry's history either. */
+static void an_abandoned_blocks_transitions_are_not_reported(void **state) {
+    (void)state;
+    struct seen seen = {0};
+    breaker_config cfg = consecutive_config(1);
+    cfg.on_event = note_event;
+    cfg.event_ctx = &seen;
+    breaker_store *st = open_quiet(path, 0);
+    breaker *h = attach(st, "svc", &cfg);
+    breaker_permit before;
+    assert_int_equal(breaker_acquire(h, &before), BREAKER_OK);
+    replace_with("svc", 0);
+    check_ok(st);
+    assert_int_equal(breaker_complete(h, &before, BREAKER_FAILURE), BREAKER_OK);
+    assert_int_equal(seen.events, 0);
+    assert_int_equal(breaker_get_state(h), BREAKER_CLOSED);
+    call_ok(h, BREAKER_FAILURE); /* the live breaker's trip is reported */
+    assert_int_equal(seen.events, 1);
+    assert_ptr_equal(seen.b, h);
+    breaker_destroy(h);
+    breaker_store_close(st);
+}
+
+/* Many moves: a permit given between two early moves still completes on
+ * its own block, one given now on the newest, and calls go to the newest
+ * handle in one step (breaker__live follows `newest`). */
+static void permits_of_every_move_complete_where_they_were_given(void **state) {
+    (void)state;
+    breaker_config cfg = consecutive_config(1000);
+    breaker_store *st = open_quiet(path, 0);
+    breaker *h = attach(st, "svc", &cfg);
+    breaker_permit early, now;
+    for (int i = 0; i < 50; i++) {
+        if (i == 10) assert_int_equal(breaker_acquire(h, &early), BREAKER_OK);
+        replace_with("svc", 0);
+        check_ok(st);
+    }
+    assert_int_equal(breaker_acquire(h, &now), BREAKER_OK);
+    assert_int_equal(breaker_complete(h, &early, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_complete(h, &now, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(stats_of(h).successes, 1); /* the early one counted on its own file */
+    assert_int_equal(breaker_complete(h, &early, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
+    assert_int_equal(store_stats(st).moves, 50);
+    breaker_destroy(h);
+    breaker_store_close(st);
+}
+
 /* A registry on the store: the breaker it hands out follows the move, and
  * its listeners hear the new file's transitions. */
 static int listened;
@@ -470,6 +551,12 @@ int main(void) {
         cmocka_unit_test_setup_teardown(a_full_file_strands_handles_until_one_has_room, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_registrys_breaker_follows_the_move, setup, teardown),
+        cmocka_unit_test_setup_teardown(each_handle_is_tried_whatever_the_ones_before_did, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(an_abandoned_blocks_transitions_are_not_reported, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(permits_of_every_move_complete_where_they_were_given, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(two_processes_converge_through_their_watchers, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(calls_race_moves, setup, teardown),

@@ -39,8 +39,8 @@
  *
  * The file at the path wins: a store whose file was unlinked (a tmp cleaner)
  * or replaced (a rename over it) notices within one check interval (a
- * watcher thread looks at the path every `check_ns`, one fstat and one lstat,
- * never on the call path; also at every breaker_store_attach(),
+ * watcher thread looks at the path every `check_ns`, one lstat without a
+ * lock, never on the call path; also at every breaker_store_attach(),
  * breaker_store_foreach() and breaker_store_check()) and moves to the file
  * at the path, creating it again when it is gone and the store was opened
  * with BREAKER_STORE_CREATE. Every handle attached through the store then
@@ -49,7 +49,12 @@
  * processes of the host agree again within one interval of the last one's
  * check. What a move loses: the old file's counts (the window, the
  * counters, which start again from the new file's: a counter can go down)
- * and the calls in flight at the move, which complete on the old file. An
+ * and the calls in flight at the move, which complete on the old file (a
+ * transition they cause there is not reported: it is no transition of the
+ * breaker the handle now follows). Each move keeps the old file mapped and
+ * the replaced handles allocated until breaker_store_close() (calls in
+ * flight may still touch them): a path deleted every second for a day is
+ * 86400 mappings, near the kernel's default vm.max_map_count. An
  * OPEN, FORCED_OPEN or FORCED_CLOSED state is carried to a name this
  * process creates in the new file (OPEN with the wait it had left; a
  * HALF_OPEN resumes probing at once); a name another process created there
@@ -156,8 +161,8 @@ BREAKER_API int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, co
  *  file there is not the one mapped (unlinked, replaced), move to it; then
  *  attach every handle still on an older file to its name there and forward
  *  it (see "The file at the path wins" above). Takes the store's lock and
- *  the file's; never the call path's business. Thread-safe; not from an
- *  event callback of this store's breakers.
+ *  the file's; never the call path's business. Thread-safe (also from an
+ *  event callback: no callback runs under the store's lock).
  *  @return BREAKER_OK: the store and every handle attached through it are on
  *  the file at the path. BREAKER_NOT_FOUND (no file at the path and no
  *  BREAKER_STORE_CREATE), BREAKER_EIO, BREAKER_EINCOMPATIBLE (the file at

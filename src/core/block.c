@@ -240,10 +240,13 @@ void breaker__block_bind(breaker *b, struct breaker__shared *s, size_t mapped,
 }
 
 void breaker__forward(breaker *from, breaker *to) {
-    to->face = from->face != NULL ? from->face : from;
+    breaker *face = from->face != NULL ? from->face : from;
+    to->face = face;
     /* Release: a caller that finds the forward (breaker__live's acquire)
-     * sees `to` whole. */
+     * sees `to` whole. The chain link first, then the shortcuts. */
     atomic_store_explicit(&from->forward, to, memory_order_release);
+    atomic_store_explicit(&from->newest, to, memory_order_release);
+    if (face != from) atomic_store_explicit(&face->newest, to, memory_order_release);
     /* Then every closed call leaves the short path for the one that looks at
      * the forward. Relaxed: a call that sees the new mask before the forward
      * takes the general path on the old block, as if it had come a moment

@@ -246,6 +246,10 @@ static uint64_t probe_deadline_us(const struct breaker__shared *s, uint64_t now)
  * history and tells its listeners), as registry.h promises: a listener
  * hears a transition after the breaker's on_event did. */
 static void emit(breaker *b, const breaker_event *ev) {
+    /* An abandoned block's transitions (a permit given before its store
+     * file moved, completing there) are no transition of the breaker the
+     * user sees: not reported. Relaxed: it only decides whether to tell. */
+    if (atomic_load_explicit(&b->forward, memory_order_relaxed) != NULL) return;
     /* A forward's events name the handle the user holds (its face). */
     breaker *face = b->face != NULL ? b->face : b;
     if (b->cfg.on_event != NULL) b->cfg.on_event(b->cfg.event_ctx, face, ev);
@@ -1386,8 +1390,21 @@ __attribute__((noinline)) static int consecutive_success_cpu(breaker *b, struct 
 __attribute__((noinline, cold)) static int complete_foreign_from(breaker *b, breaker_permit *permit,
                                                                  enum breaker_outcome outcome,
                                                                  uint64_t source) {
-    breaker *f = atomic_load_explicit(&b->forward, memory_order_acquire);
-    return f != NULL ? breaker_complete_from(f, permit, outcome, source) : BREAKER_EINVAL;
+    /* The newest handle first (the permits a forwarded handle gives out
+     * now), then the older links of the chain, for a permit given before a
+     * later move. A match completes there and never comes back here. */
+    const struct permit_view *pv = permit_view_of(permit);
+    uint64_t head = atomic_load_explicit(&pv->head, memory_order_relaxed);
+    breaker *live = breaker__live(b);
+    for (breaker *l = live; l != NULL;) {
+        if (l != b && (head & (PERMIT_TAG_MASK | PERMIT_ADMITTED)) == l->admit_tag &&
+            pv->breaker_id == l->breaker_id)
+            return breaker_complete_from(l, permit, outcome, source);
+        l = l == live ? atomic_load_explicit(&b->forward, memory_order_acquire)
+                      : atomic_load_explicit(&l->forward, memory_order_acquire);
+        if (l == live) l = NULL; /* the chain's end, tried first */
+    }
+    return BREAKER_EINVAL;
 }
 
 int breaker_complete(breaker *b, breaker_permit *permit, enum breaker_outcome outcome) {

@@ -446,6 +446,12 @@ struct breaker {
      * path): the handle attached there in its place, which every call and
      * query of this handle then goes to (breaker__live). NULL: none. */
     _Atomic(struct breaker *) forward;
+    /* The newest handle of the chain this one starts (set on the handle the
+     * user holds, its face, and on each link when it is forwarded): calls
+     * and queries go there in one step however many moves came before;
+     * `forward` keeps the chain, for completions of older permits and for
+     * breaker_destroy(). NULL: not forwarded. */
+    _Atomic(struct breaker *) newest;
     /* The handle a user holds for this one: events of a forward pass it to
      * the callbacks, so a user sees the handle it knows. NULL: itself. */
     struct breaker *face;
@@ -455,12 +461,13 @@ struct breaker {
     void *home_ctx;
 };
 
-/* The handle that does the work for `b`: b itself, or the end of its
- * forward chain (one link per move of its store file). Acquire: pairs with
+/* The handle that does the work for `b`: b itself, or the newest handle of
+ * its forward chain (one link per move of its store file; one step from the
+ * face, a few from an older link caught mid-move). Acquire: pairs with
  * breaker__forward()'s release, so the forward's fields are seen whole. */
 static inline struct breaker *breaker__live(struct breaker *b) {
     struct breaker *f;
-    while ((f = atomic_load_explicit(&b->forward, memory_order_acquire)) != NULL)
+    while ((f = atomic_load_explicit(&b->newest, memory_order_acquire)) != NULL)
         b = f;
     return b;
 }

@@ -550,6 +550,14 @@ int breaker_store_open(const char *path, const breaker_store_config *cfg, breake
 void breaker_store_close(breaker_store *st) {
     if (st == NULL) return;
     breaker__watcher_stop(st->watcher); /* first: it takes the lock */
+    /* Handles destroyed after this (which the documentation forbids, but a
+     * fork's child cleaning up may do) must not tell a freed store. */
+    for (size_t i = 0; i < st->n_handles; i++) {
+        breaker *b = st->handles[i].b;
+        for (breaker *l = b->face != NULL ? b->face : b; l != NULL;
+             l = atomic_load_explicit(&l->forward, memory_order_acquire))
+            breaker__set_home(l, NULL, NULL);
+    }
     free(st->handles);
     if (st->map != NULL) munmap(st->map, st->size);
     if (st->fd >= 0) close(st->fd);
@@ -827,11 +835,17 @@ static int forward_locked(breaker_store *st, struct store_handle *h, char *msg, 
  * return (and `msg`); the others are tried all the same. */
 static int follow_locked(breaker_store *st, char *msg, size_t len) {
     breaker__count(&st->checks);
-    int rc = move_locked(st, msg, len);
+    int moved = move_locked(st, msg, len);
+    int rc = moved;
     uint64_t stranded = 0;
     for (size_t i = 0; i < st->n_handles; i++) {
         if (st->handles[i].map == st->map) continue;
-        int frc = rc == BREAKER_OK ? forward_locked(st, &st->handles[i], msg, len) : rc;
+        /* Each handle is tried, whatever the ones before it did; the
+         * message keeps the first failure. */
+        int frc = moved == BREAKER_OK
+                      ? forward_locked(st, &st->handles[i], rc == BREAKER_OK ? msg : NULL,
+                                       rc == BREAKER_OK ? len : 0)
+                      : moved;
         if (frc != BREAKER_OK) {
             stranded++;
             if (rc == BREAKER_OK) rc = frc;
