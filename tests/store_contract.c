@@ -142,6 +142,7 @@ static void the_probe_budget_is_the_stores(void **state) {
     state_within(s[1], BREAKER_OPEN, SLACK_MS);
     breaker_permit held[2 * MAX + 2];
     breaker *from[2 * MAX + 2]; /* the site each permit came from */
+    uint64_t got[2 * MAX + 2];  /* the clock just after each admission */
     int n = 0;
     /* Until the wait is over and 100 ms past it (well inside the first
      * probe's deadline, so none expires meanwhile): ask at both sites in
@@ -152,14 +153,26 @@ static void the_probe_budget_is_the_stores(void **state) {
     uint64_t give_up = now_ns() + 10000 * MS;
     while ((now_ns() < until || n == 0) && now_ns() < give_up &&
            n < (int)(sizeof(held) / sizeof(held[0]))) {
-        for (int i = 0; i < 2; i++)
-            if (sut_acquire(s[i], &held[n]) == BREAKER_OK) {
-                assert_true(breaker_permit_is_probe(&held[n]));
-                from[n++] = s[i];
-            }
+        for (int i = 0; i < 2; i++) {
+            uint64_t asked = now_ns();
+            if (sut_acquire(s[i], &held[n]) != BREAKER_OK) continue;
+            got[n] = now_ns();
+            assert_true(breaker_permit_is_probe(&held[n]));
+            /* The budget is of probes within their deadline: one admitted
+             * PROBE_MS or more before this one was asked for has expired
+             * (a loaded machine, a single core: the test was descheduled
+             * that long) and rightly freed its slot. */
+            int live = 1;
+            for (int k = 0; k < n; k++)
+                live += asked - got[k] < (uint64_t)PROBE_MS * MS;
+            if (live > MAX)
+                fail_msg("%s: %d probes in flight within their deadline; budget %d", sut->name,
+                         live, MAX);
+            from[n++] = s[i];
+        }
         sync_sites();
     }
-    if (n < 1 || n > MAX) fail_msg("%s: %d probes in flight; budget %d", sut->name, n, MAX);
+    if (n < 1) fail_msg("%s: no probe admitted", sut->name);
     for (int i = 0; i < n; i++)
         assert_int_equal(sut_complete(from[i], &held[i], BREAKER_SUCCESS), BREAKER_OK);
     sut->detach(0, s[0]);
