@@ -736,17 +736,24 @@ static int find_or_create(breaker_store *st, const char *name, const breaker_con
     return BREAKER_OK;
 }
 
-/* Attach `name` in the file mapped now: under st->lock. */
+static void carry_state(breaker *from, breaker *to);
+
+/* Attach `name` in the file mapped now: under st->lock. `carry_from`
+ * (non-NULL for a move): the handle whose state a block this call creates
+ * starts with, given while the file lock is still held, so no other
+ * process attaches the new block in between and sees it CLOSED. */
 static int attach_locked(breaker_store *st, const char *name, const breaker_config *cfg,
-                         const breaker_owner *owner, breaker **out, bool *created, char *msg,
-                         size_t len) {
+                         const breaker_owner *owner, breaker *carry_from, breaker **out,
+                         bool *created, char *msg, size_t len) {
     if (flock(st->fd, LOCK_EX) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
     uint64_t block_off = 0, block_size = 0;
     int rc = find_or_create(st, name, cfg, &block_off, &block_size, created, msg, len);
+    if (rc == BREAKER_OK)
+        rc = breaker__attach_block(st->map + block_off, (size_t)block_size, st->store_id, cfg,
+                                   owner, out, msg, len);
+    if (rc == BREAKER_OK && *created && carry_from != NULL) carry_state(carry_from, *out);
     flock(st->fd, LOCK_UN);
-    if (rc != BREAKER_OK) return rc;
-    return breaker__attach_block(st->map + block_off, (size_t)block_size, st->store_id, cfg, owner,
-                                 out, msg, len);
+    return rc;
 }
 
 /* breaker_destroy()'s word to the store (breaker__set_home): `b` leaves the
@@ -819,9 +826,8 @@ static int forward_locked(breaker_store *st, struct store_handle *h, char *msg, 
     breaker *from = h->b;
     breaker *to = NULL;
     bool created = false;
-    int rc = attach_locked(st, h->name, &from->cfg, &from->owner, &to, &created, msg, len);
+    int rc = attach_locked(st, h->name, &from->cfg, &from->owner, from, &to, &created, msg, len);
     if (rc != BREAKER_OK) return rc;
-    if (created) carry_state(from, to);
     breaker__set_home(to, store_detach, st);
     breaker__forward(from, to);
     h->b = to;
@@ -910,7 +916,7 @@ int breaker__store_attach_owned(breaker_store *st, const char *name, const break
      * check's business (this attach goes to the file mapped now). */
     (void)follow_locked(st, NULL, 0);
     bool created = false;
-    rc = attach_locked(st, name, cfg, owner, out, &created, msg, msg_len);
+    rc = attach_locked(st, name, cfg, owner, NULL, out, &created, msg, msg_len);
     if (rc == BREAKER_OK && (rc = track_locked(st, *out, name)) != BREAKER_OK) {
         breaker_destroy(*out); /* no home yet: does not take the lock */
         *out = NULL;
