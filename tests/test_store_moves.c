@@ -526,6 +526,61 @@ static void calls_race_moves(void **state) {
     breaker_store_close(st);
 }
 
+/* fork() while another thread moves the store (holding its lock): the
+ * child's store still answers (the fork handlers take and give back every
+ * store's lock). Without them a child that forked mid-move hung on its
+ * first call that takes the lock; alarm() turns a hang into a failure. */
+struct mover {
+    breaker_store *st;
+    atomic_bool stop;
+    unsigned long moves;
+};
+
+static void *keep_moving(void *arg) {
+    struct mover *m = arg;
+    char other[160];
+    snprintf(other, sizeof(other), "%s/link", dir);
+    breaker_store_config c = quiet_store_config();
+    while (!atomic_load(&m->stop)) {
+        breaker_store *o = NULL;
+        if (breaker_store_open(other, &c, &o, NULL, 0) != BREAKER_OK) continue;
+        breaker_store_close(o);
+        if (rename(other, path) != 0) continue;
+        if (breaker_store_check(m->st, NULL, 0) == BREAKER_OK) m->moves++;
+    }
+    return NULL;
+}
+
+static void a_fork_during_a_move_leaves_the_childs_store_usable(void **state) {
+    (void)state;
+    breaker_config cfg = consecutive_config(1);
+    breaker_store *st = open_quiet(path, 0);
+    breaker *h = attach(st, "svc", &cfg);
+    struct mover m = {.st = st};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, keep_moving, &m), 0);
+    int hung = 0;
+    for (int i = 0; i < 300; i++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            alarm(10);
+            breaker_store_stats s;
+            breaker_store_stats_get(st, &s);
+            _exit(s.handles == 1 ? 0 : 1);
+        }
+        if (reap(pid) != 0) hung++;
+    }
+    atomic_store(&m.stop, true);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    printf("forks during moves: 300, children that failed or hung: %d, moves: %lu\n", hung,
+           m.moves);
+    assert_int_equal(hung, 0);
+    assert_true(m.moves > 0);
+    breaker_destroy(h);
+    breaker_store_close(st);
+}
+
 /* check_ns out of its range is refused, naming the field. */
 static void check_ns_is_validated(void **state) {
     (void)state;
@@ -560,6 +615,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(two_processes_converge_through_their_watchers, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(calls_race_moves, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_fork_during_a_move_leaves_the_childs_store_usable, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(check_ns_is_validated, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,9 +63,12 @@
  * handles and tries again at the next check; breaker_store_stats_get() counts
  * moves, forwarded and stranded handles (docs/operating.md).
  *
- * fork(): the watcher thread does not survive it; a child that keeps using
- * a store opened before the fork has no watcher (and shares the parent's
- * file lock): open the store in each process, after the fork.
+ * fork(): a fork takes every open store's lock for its duration, so the
+ * child's stores are usable whatever another thread was doing. The watcher
+ * thread does not survive it: a child that keeps a store opened before the
+ * fork has no watcher (and shares the parent's file lock, so the two do not
+ * exclude each other's bookkeeping): open the store in each process, after
+ * the fork.
  *
  * A registry can keep its breakers in a store: breaker_registry_config.backend
  * = breaker_store_backend(st), or its short form .store = st

@@ -573,6 +573,10 @@ static inline uintptr_t breaker__owned_word_read(uintptr_t owned_tls) {
  * process is in BREAKER__HOST_DOMAINS others (or cannot take part). */
 enum breaker__host_join { BREAKER__HOST_JOINED, BREAKER__HOST_ALREADY, BREAKER__HOST_FULL };
 enum breaker__host_join breaker__host_domain_join(uint64_t id, breaker__atomic64 *claims);
+/* Register the host domains' fork handlers now (once), so that handlers a
+ * caller registers after this run their prepare step first: a store file
+ * takes its locks before host_lock, in fork as on the path that moves it. */
+void breaker__host_fork_handlers(void);
 /* The domain index of store `id`, or BREAKER__HOST_NONE. */
 unsigned breaker__host_domain_of(uint64_t id);
 

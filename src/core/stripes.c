@@ -312,6 +312,8 @@ static void host_init(void) {
     host_ok = pthread_atfork(host_before_fork, host_after_fork_parent, host_after_fork_child) == 0;
 }
 
+void breaker__host_fork_handlers(void) { pthread_once(&host_once, host_init); }
+
 enum breaker__host_join breaker__host_domain_join(uint64_t id, breaker__atomic64 *claims) {
     pthread_once(&host_once, host_init);
     if (!host_ok || id == 0) return BREAKER__HOST_FULL;

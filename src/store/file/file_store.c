@@ -152,6 +152,9 @@ struct breaker_store {
      * another thread almost never finds it held. */
     breaker__atomic64 mapped_dev, mapped_ino, checks, stranded_now;
     struct breaker__watcher *watcher;
+    /* The list of stores open in this process (fork handlers, below). */
+    struct breaker_store *next_open, *prev_open;
+    bool listed; /* in that list: a store breaker_store_open() returned */
     char path[4096];
 };
 
@@ -482,6 +485,59 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
 
 static void watch_path(void *ctx);
 
+/* ---- fork() ----------------------------------------------------------------------
+ * A fork while another thread holds a store's lock (the watcher moving it,
+ * an attach) would leave the lock held for ever in the child, whose first
+ * attach, check or stats call would then hang. The stores open in the
+ * process are listed, and fork takes every store's lock in its prepare
+ * step (after the list's) and gives them back in the parent and the child.
+ * The host domains' handlers are registered first, so these run before
+ * theirs at the fork: store locks before host_lock, the order of a move. */
+static pthread_mutex_t open_stores_mu = PTHREAD_MUTEX_INITIALIZER;
+static breaker_store *open_stores;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void stores_before_fork(void) {
+    pthread_mutex_lock(&open_stores_mu);
+    for (breaker_store *st = open_stores; st != NULL; st = st->next_open)
+        pthread_mutex_lock(&st->lock);
+}
+
+static void stores_after_fork(void) {
+    for (breaker_store *st = open_stores; st != NULL; st = st->next_open)
+        pthread_mutex_unlock(&st->lock);
+    pthread_mutex_unlock(&open_stores_mu);
+}
+
+static void fork_handlers(void) {
+    breaker__host_fork_handlers();
+    (void)pthread_atfork(stores_before_fork, stores_after_fork, stores_after_fork);
+}
+
+static void list_open(breaker_store *st) {
+    pthread_once(&fork_once, fork_handlers);
+    pthread_mutex_lock(&open_stores_mu);
+    st->next_open = open_stores;
+    if (open_stores != NULL) open_stores->prev_open = st;
+    open_stores = st;
+    st->listed = true;
+    pthread_mutex_unlock(&open_stores_mu);
+}
+
+/* A store a move opened for a moment (move_locked(), under the store's
+ * lock) was never listed and takes no list lock here: the fork handler
+ * takes the list's lock before the stores', never after. */
+static void unlist_open(breaker_store *st) {
+    if (!st->listed) return;
+    pthread_mutex_lock(&open_stores_mu);
+    if (st->prev_open != NULL)
+        st->prev_open->next_open = st->next_open;
+    else
+        open_stores = st->next_open;
+    if (st->next_open != NULL) st->next_open->prev_open = st->prev_open;
+    pthread_mutex_unlock(&open_stores_mu);
+}
+
 /* A store on the file at `path` (checked: 1..4095 bytes) with the complete
  * configuration `c`. */
 static int store_new(const char *path, const breaker_store_config *c, breaker_store **out,
@@ -534,7 +590,9 @@ int breaker_store_open(const char *path, const breaker_store_config *cfg, breake
                              "size: %llu bytes cannot hold %u names (at least %llu)",
                              (unsigned long long)c.size, c.capacity, (unsigned long long)need);
     int rc = store_new(path, &c, out, msg, msg_len);
-    if (rc != BREAKER_OK || (c.flags & BREAKER_STORE_NO_WATCHER)) return rc;
+    if (rc != BREAKER_OK) return rc;
+    list_open(*out);
+    if (c.flags & BREAKER_STORE_NO_WATCHER) return BREAKER_OK;
     (*out)->watcher = breaker__watcher_start(watch_path, *out, c.check_ns);
     if ((*out)->watcher == NULL) {
         int err = errno;
@@ -550,6 +608,7 @@ int breaker_store_open(const char *path, const breaker_store_config *cfg, breake
 void breaker_store_close(breaker_store *st) {
     if (st == NULL) return;
     breaker__watcher_stop(st->watcher); /* first: it takes the lock */
+    unlist_open(st);
     /* Handles destroyed after this (which the documentation forbids, but a
      * fork's child cleaning up may do) must not tell a freed store. */
     for (size_t i = 0; i < st->n_handles; i++) {
