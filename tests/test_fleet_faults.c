@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -291,6 +292,93 @@ static void a_timed_out_round_says_reply_timeout_after_n_ms(void **state) {
     fault_proxy_stop(px);
 }
 
+/* Three hosts behind one slow Redis (100 ms each way: lease requests past
+ * the budget's cap, rounds near io_timeout), each on its own thread as
+ * hosts are (a lease request blocks its caller up to the budget): each host,
+ * on its own, probes locally (lease-local mode, or degraded) and admits the
+ * healthy dependency within the open wait plus two intervals; no acquire
+ * blocks past the cap. The cost, as docs/fleet.md says: while the hosts
+ * probe locally, the probe cap is each host's, so up to 3 x
+ * half_open_max_probes probes at once. */
+struct host_run {
+    breaker *b;
+    struct tally t;
+    uint64_t healthy, first;
+};
+
+static void *host_calls(void *arg) {
+    struct host_run *h = arg;
+    uint64_t end = h->healthy + (OPEN_MS + 4 * INTERVAL_MS) * MS;
+    while (mono_ns() < end) {
+        if (one_call(h->b, 1, &h->t) && h->first == 0) h->first = mono_ns();
+        nap_ms(2);
+    }
+    return NULL;
+}
+
+static void three_hosts_behind_a_slow_redis_each_recover_within_the_bound(void **state) {
+    (void)state;
+    struct fault_proxy *px = fault_proxy_start(server->port);
+    assert_non_null(px);
+    enum { HOSTS = 3 };
+    breaker_redis *f[HOSTS];
+    struct host_run run[HOSTS];
+    memset(run, 0, sizeof run);
+    breaker_config cfg;
+    dep_cfg(&cfg);
+    for (int h = 0; h < HOSTS; h++) {
+        f[h] = open_handle(fault_proxy_port(px));
+        assert_non_null(f[h]);
+        int rc = breaker_redis_attach(f[h], "faults-hosts", &cfg, &run[h].b, NULL, 0);
+        assert_true(rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS);
+        assert_int_equal(breaker_redis_flush(f[h]), BREAKER_OK);
+    }
+    fault_proxy_set_latency(px, 100 * MS, 0);
+    nap_ms(2 * INTERVAL_MS + 50); /* the flushers measure the round trip */
+    for (int h = 0; h < HOSTS; h++) {
+        for (int i = 0; i < 50 && breaker_get_state(run[h].b) == BREAKER_CLOSED; i++)
+            (void)one_call(run[h].b, 0, &run[h].t);
+        assert_int_equal(breaker_get_state(run[h].b), BREAKER_OPEN);
+        /* A round carries the trip to the fleet (the bound counts from the
+         * fleet's open, as in the matrix). */
+        (void)breaker_redis_flush(f[h]);
+    }
+    uint64_t healthy = mono_ns();
+    pthread_t th[HOSTS];
+    for (int h = 0; h < HOSTS; h++) {
+        run[h].healthy = healthy;
+        assert_int_equal(pthread_create(&th[h], NULL, host_calls, &run[h]), 0);
+    }
+    for (int h = 0; h < HOSTS; h++)
+        assert_int_equal(pthread_join(th[h], NULL), 0);
+    breaker_redis_config dc;
+    breaker_redis_config_init(&dc);
+    uint64_t cap_ns = 4 * dc.probe_budget_ns;
+    for (int h = 0; h < HOSTS; h++) {
+        breaker_redis_stats st;
+        breaker_redis_stats_get(f[h], &st);
+        printf("host %d: first admitted after %.1f ms, max acquire %.2f ms, lease errors %llu, "
+               "local probes %llu, degraded %llu\n",
+               h, run[h].first ? (double)(run[h].first - healthy) / 1e6 : -1.0,
+               (double)run[h].t.max_acquire_ns / 1e6, (unsigned long long)st.lease_errors,
+               (unsigned long long)st.lease_local, (unsigned long long)st.degraded_entered);
+    }
+    for (int h = 0; h < HOSTS; h++) {
+        breaker_redis_stats st;
+        breaker_redis_stats_get(f[h], &st);
+        assert_true(run[h].first != 0);
+        assert_true(run[h].first - healthy <=
+                    (OPEN_MS + 2 * INTERVAL_MS + SCHED_ALLOWANCE_MS) * MS);
+        assert_true(run[h].t.max_acquire_ns <= cap_ns + SCHED_ALLOWANCE_MS * MS);
+        /* Each host got there on its own: a probe without a lease, or degraded. */
+        assert_true(st.lease_local >= 1 || st.degraded_entered >= 1);
+    }
+    fault_proxy_set_latency(px, 0, 0);
+    for (int h = 0; h < HOSTS; h++)
+        breaker_redis_close(f[h]);
+    fault_proxy_stop(px);
+}
+
 static int setup(void **state) {
     (void)state;
     server = calloc(1, sizeof *server);
@@ -319,6 +407,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_timed_out_round_says_reply_timeout_after_n_ms),
         cmocka_unit_test(fault_matrix),
+        cmocka_unit_test(three_hosts_behind_a_slow_redis_each_recover_within_the_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
