@@ -395,6 +395,25 @@ static void password_and_database_options_reach_the_server(void **state) {
     assert_int_equal(calls, 1);
     window(r, 0, "pw", &calls, &failures);
     assert_int_equal(calls, 1);
+    /* An ACL user: --redis-user (or $BREAKER_REDIS_USER) with the password. */
+    (void)test_redis_int(r, "ACL SETUSER execuser on >%s ~breaker:* +@all", r->password);
+    const char *user[] = {
+        "--redis", addr, "--redis-password-file", pw, "--redis-user", "execuser", "pw", "--",
+        "true",    NULL};
+    assert_int_equal(run_breaker(err, user), 0);
+    assert_false(file_has(err, "unreachable"));
+    window(r, 0, "pw", &calls, &failures);
+    assert_int_equal(calls, 2);
+    const char *wrong[] = {
+        "--redis", addr, "--redis-password-file", pw, "--redis-user", "nobody", "pw", "--",
+        "true",    NULL};
+    assert_int_equal(run_breaker(err, wrong), 0); /* admitted, with a note */
+    assert_true(file_has(err, "WRONGPASS"));
+    setenv("BREAKER_REDIS_USER", "execuser", 1);
+    const char *nopass[] = {"--redis", addr, "pw", "--", "true", NULL};
+    assert_int_equal(run_breaker(err, nopass), 78); /* a user needs a password */
+    assert_true(file_has(err, "username: an ACL user needs a password"));
+    unsetenv("BREAKER_REDIS_USER");
 }
 
 /* Wait (bounded) until the fleet's state is `st` (0 closed) or, with

@@ -36,6 +36,7 @@ enum {
     OPT_REDIS,
     OPT_REDIS_DB,
     OPT_REDIS_PASSWORD_FILE,
+    OPT_REDIS_USER,
     OPT_REDIS_TIMEOUT
 };
 
@@ -78,6 +79,9 @@ const char tool_exec_help[] =
     "      --redis-db N      with --redis: SELECT database N (default 0)\n"
     "      --redis-password-file FILE\n"
     "                        with --redis: AUTH with the first line of FILE\n"
+    "      --redis-user USER with --redis: AUTH as the ACL user USER (with the\n"
+    "                        password; default $BREAKER_REDIS_USER, else the\n"
+    "                        default user)\n"
     "      --redis-timeout D\n"
     "                        with --redis: wait at most D (default 250ms) for\n"
     "                        Redis to connect, to answer and to lease a probe\n"
@@ -188,6 +192,12 @@ static int exec_option(struct exec_args *a, int c, char **argv, const struct opt
     case OPT_REDIS_PASSWORD_FILE:
         a->fleet.password_file = optarg;
         return 0;
+    case OPT_REDIS_USER:
+        if (optarg[0] == '\0')
+            return tool_usage_error("exec", "--redis-user: empty (leave it out for the default "
+                                            "user)");
+        a->fleet.user = optarg;
+        return 0;
     case OPT_REDIS_TIMEOUT:
         if (!tool_parse_duration(optarg, TOOL_SEC, &a->fleet.timeout_ns) ||
             a->fleet.timeout_ns < TOOL_MS || a->fleet.timeout_ns > 60 * TOOL_SEC)
@@ -237,7 +247,7 @@ static const char *find_name(int argc, char **argv) {
             strcmp(s, "--timeout") == 0 || strcmp(s, "--fail-on") == 0 ||
             strcmp(s, "--refused-exit") == 0 || strcmp(s, "--redis") == 0 ||
             strcmp(s, "--redis-db") == 0 || strcmp(s, "--redis-password-file") == 0 ||
-            strcmp(s, "--redis-timeout") == 0)
+            strcmp(s, "--redis-user") == 0 || strcmp(s, "--redis-timeout") == 0)
             i++;
     }
     return "";
@@ -254,6 +264,7 @@ static int exec_options(int argc, char **argv, struct exec_args *a) {
         {"redis", required_argument, NULL, OPT_REDIS},
         {"redis-db", required_argument, NULL, OPT_REDIS_DB},
         {"redis-password-file", required_argument, NULL, OPT_REDIS_PASSWORD_FILE},
+        {"redis-user", required_argument, NULL, OPT_REDIS_USER},
         {"redis-timeout", required_argument, NULL, OPT_REDIS_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -286,11 +297,12 @@ static int exec_options(int argc, char **argv, struct exec_args *a) {
     if (a->fleet.addr != NULL && a->store != NULL)
         return tool_usage_error("exec", "--store and --redis: choose one (a breaker of the fleet "
                                         "store lives in this process, not in a store file)");
-    if (a->fleet.addr == NULL &&
-        (a->fleet.db_given || a->fleet.password_file != NULL || a->fleet.timeout_ns != 0))
+    if (a->fleet.addr == NULL && (a->fleet.db_given || a->fleet.password_file != NULL ||
+                                  a->fleet.user != NULL || a->fleet.timeout_ns != 0))
         return tool_usage_error("exec", "--%s needs --redis",
                                 a->fleet.db_given                ? "redis-db"
                                 : a->fleet.password_file != NULL ? "redis-password-file"
+                                : a->fleet.user != NULL          ? "redis-user"
                                                                  : "redis-timeout");
     return tool_check_name("exec", a->name);
 }

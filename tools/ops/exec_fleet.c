@@ -130,6 +130,10 @@ static int open_fleet(const struct exec_fleet_opts *o, struct exec_fleet *fl) {
         rc.port = addr.port;
     }
     rc.password = password;
+    /* The ACL user: --redis-user, else $BREAKER_REDIS_USER (an empty one is
+     * none); it needs a password, and the library says so if there is none. */
+    const char *user = o->user != NULL ? o->user : getenv("BREAKER_REDIS_USER");
+    rc.username = user != NULL && user[0] != '\0' ? user : NULL;
     rc.db = o->db;
     rc.max_names = 1;
     uint64_t timeout = o->timeout_ns != 0 ? o->timeout_ns : EXEC_FLEET_TIMEOUT_NS;
@@ -142,7 +146,9 @@ static int open_fleet(const struct exec_fleet_opts *o, struct exec_fleet *fl) {
     free_password(password); /* the handle keeps its own copy */
     if (st == BREAKER_OK) return 0;
     tool_error(stderr, "breaker exec: --redis %s: %s", o->addr, msg);
-    return TOOL_EXIT_UNAVAILABLE;
+    /* A configuration the library refuses (a user without a password) is
+     * the caller's to fix, not an unreachable fleet. */
+    return st == BREAKER_EINVAL ? TOOL_EXIT_CONFIG : TOOL_EXIT_UNAVAILABLE;
 }
 
 /* Attach `name`, to the stored limits if the fleet has some. @return 0 or an

@@ -21,6 +21,7 @@
 struct exec_fleet_opts {
     const char *addr;          /* --redis: NULL = not given (the store file) */
     const char *password_file; /* NULL: $BREAKER_REDIS_PASSWORD, if set */
+    const char *user;          /* --redis-user: NULL = $BREAKER_REDIS_USER, if set */
     int db;                    /* --redis-db */
     bool db_given;
     uint64_t timeout_ns; /* --redis-timeout: 0 = EXEC_FLEET_TIMEOUT_NS */
