@@ -178,7 +178,7 @@ static int redis_call(struct run *r, const struct name *n, const char *limits,
                             clock_us / 1000000, clock_us % 1000000));
     char ttl[24];
     breaker__fleet_ttl_text(TTL_NS, ttl);
-    const char *argv[16];
+    const char *argv[5 + FLEET_KEY_COUNT + BREAKER__FLEET_CALL_ARGS];
     int argc = 0;
     argv[argc++] = "EVAL";
     argv[argc++] = scripts[call->script];
@@ -273,9 +273,18 @@ static void op_flush(struct run *r, int host, int ni) {
     if (rnd(r, 25) == 0 && v->seq > 0) seq = v->seq - rnd(r, 2); /* not newer: a late call */
     if (seq > v->seq) v->seq = seq;
     breaker__fleet_call_sequence(&call, r->host_id[host], seq);
-    note(r, "host %d flush %s gen %s calls %s fail %s slow %s run %s seq %s", host,
+    /* The host's failing-source map: none, or a few of 6 callers' bits, in
+     * either half (the script splits it in two 32-bit words). */
+    uint64_t map = 0;
+    if (d.failures > 0 && rnd(r, 2) == 0) {
+        static const unsigned bit[6] = {0, 5, 31, 32, 47, 63};
+        for (unsigned k = 0, m = (unsigned)rnd(r, 4) + 1; k < m; k++)
+            map |= UINT64_C(1) << bit[rnd(r, 6)];
+    }
+    breaker__fleet_call_sources(&call, map);
+    note(r, "host %d flush %s gen %s calls %s fail %s slow %s run %s seq %s map %s:%s", host,
          r->names[ni].name, call.argv[0], call.argv[1], call.argv[2], call.argv[3], call.argv[4],
-         call.argv[6]);
+         call.argv[6], call.argv[7], call.argv[8]);
     v->last = call;
     v->has_last = true;
     struct breaker__fleet_answer a;
@@ -606,6 +615,13 @@ static void setup_names(struct run *r) {
     c[2].half_open_max_probes = 3;
     c[2].half_open_successes = 3;
     c[2].probe_timeout_ns = 2 * SEC;
+    /* The failing-source rule: 2 callers for "window" (even failures that
+     * name none: they never trip it), the default for "short" (3 callers
+     * where failures name one), off for "consecutive" (the fleet's run
+     * does not read sources). */
+    c[0].min_failing_sources = 2;
+    c[1].min_failing_sources = 1;
+    c[2].min_failing_sources = 0;
     for (int i = 0; i < NAMES; i++) {
         struct name *n = &r->names[i];
         n->name = names[i];

@@ -78,11 +78,12 @@ static void assert_parse_fails(const char *text, const char *why_has) {
         fail_msg("\"%s\": the reason \"%s\" does not name \"%s\"", text, why, why_has);
 }
 
-#define DEFAULT_TEXT "20 0.5 0 60000000 10 30000000 2 300000000 0.20000000000000001 1 3 30000000 0"
+#define DEFAULT_TEXT \
+    "20 0.5 0 60000000 10 30000000 2 300000000 0.20000000000000001 1 3 30000000 0 0"
 
 /* ---- The limits text ------------------------------------------------------------ */
 
-static void limits_text_is_the_scripts_thirteen_numbers(void **state) {
+static void limits_text_is_the_scripts_fourteen_numbers(void **state) {
     (void)state;
     breaker_config c = defaults();
     char text[BREAKER__FLEET_LIMITS_LEN];
@@ -219,7 +220,6 @@ static void adopt_takes_the_stored_limits_and_keeps_the_local_fields(void **stat
     mine.ramp_ns = 30 * SEC;
     mine.slow_call_ns = 100 * MS;
     mine.seed = 42;
-    mine.min_failing_sources = 3;
     char why[256] = "";
     bool differs = true;
     /* The same stored limits: not "differs", whatever the local fields. */
@@ -240,7 +240,20 @@ static void adopt_takes_the_stored_limits_and_keeps_the_local_fields(void **stat
     assert_int_equal(c.ramp_ns, 30 * SEC);
     assert_int_equal(c.slow_call_ns, 100 * MS);
     assert_int_equal(c.seed, 42);
-    assert_int_equal(c.min_failing_sources, 3);
+    /* The failing-source rule is the fleet's (the 14th number): a text
+     * stored before it (13 numbers, as above) has it off, 1. */
+    assert_int_equal(c.min_failing_sources, 1);
+    c = mine;
+    assert_true(
+        breaker__fleet_limits_adopt("5 0.25 0 10000000 10 2000000 2 60000000 0 1 2 1000000 0 7", &c,
+                                    &differs, why, sizeof why));
+    assert_true(differs);
+    assert_int_equal(c.min_failing_sources, 7);
+    c = mine;
+    assert_false(
+        breaker__fleet_limits_adopt("5 0.25 0 10000000 10 2000000 2 60000000 0 1 2 1000000 0 65",
+                                    &c, &differs, why, sizeof why));
+    assert_non_null(strstr(why, "min_failing_sources"));
     /* Well-formed but not a valid configuration (a bucket of 0.1 ms):
      * refused with breaker_config_validate()'s reason, `cfg` unchanged. */
     c = mine;
@@ -871,7 +884,7 @@ static void a_lease_slot_is_freed_once_redis_answered_its_release(void **state) 
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(limits_text_is_the_scripts_thirteen_numbers),
+        cmocka_unit_test(limits_text_is_the_scripts_fourteen_numbers),
         cmocka_unit_test(limits_text_round_trips_exactly),
         cmocka_unit_test(a_twelve_field_text_is_a_window_policy),
         cmocka_unit_test(a_stored_limits_text_is_input_and_is_refused_with_a_reason),

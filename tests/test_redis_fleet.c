@@ -267,6 +267,69 @@ static void fleet_trips_once_when_hosts_together_pass_min_calls(void **state) {
     assert_true(hget(r, "trip", "ec") >= 20);
 }
 
+/* ---- The failing-source rule, fleet-wide ----------------------------------------*/
+
+/* Failures with `source` on `b` (admitted: the local window is below its
+ * min_calls). */
+static void fail_from(breaker *b, uint64_t source, int n) {
+    for (int i = 0; i < n; i++) {
+        breaker_permit p;
+        assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+        assert_int_equal(breaker_complete_from(b, &p, BREAKER_FAILURE, source), BREAKER_OK);
+    }
+}
+
+/* Two hosts whose failures all come from one caller (source 42): together
+ * they pass the fleet's min_calls at a 100% failure rate, and the fleet
+ * must not trip on one caller (the default rule: 3 distinct sources, as a
+ * local breaker's). Two more callers' failures trip it. With the rule off
+ * (min_failing_sources 1) the one caller trips it, as before the rule
+ * reached the fleet (where it tripped in both cases). */
+static void the_fleet_trips_only_on_failures_from_enough_sources(void **state) {
+    struct test_redis *r = *state;
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    cfg.trip = BREAKER_TRIP_TIME_WINDOW;
+    cfg.min_calls = 8; /* locally: each host sees 4 or 5, never enough */
+    cfg.failure_rate = 0.5;
+    for (int off = 0; off <= 1; off++) {
+        const char *name = off ? "sources-off" : "sources";
+        cfg.min_failing_sources = off ? 1 : 0;
+        breaker_redis *fa = open_fleet(r, 3600 * 1000, 0), *fb = open_fleet(r, 3600 * 1000, 0);
+        breaker *a, *b;
+        assert_int_equal(breaker_redis_attach(fa, name, &cfg, &a, NULL, 0), BREAKER_OK);
+        int rc = breaker_redis_attach(fb, name, &cfg, &b, NULL, 0);
+        assert_true(rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS);
+        fail_from(a, 42, 4);
+        fail_from(b, 42, 4);
+        assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+        assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
+        printf("%s: 8 failures from one caller on two hosts: fleet state %lld\n", name,
+               hget(r, name, "st"));
+        if (off) {
+            assert_int_equal(hget(r, name, "st"), 1); /* the rule off: one caller trips it */
+        } else {
+            assert_int_equal(hget(r, name, "st"), 0); /* one caller never trips the fleet */
+            /* Two other callers, on bits of their own: three sources. */
+            uint64_t s1 = 1001, s2 = 2002;
+            while (__builtin_popcountll(breaker_failing_sources_peek(a)) < 2)
+                fail_from(a, ++s1, 1);
+            uint64_t before = breaker_failing_sources_peek(a);
+            do
+                fail_from(b, ++s2, 1);
+            while (__builtin_popcountll(before | breaker_failing_sources_peek(b)) < 3);
+            assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+            assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
+            printf("%s: then failures from three callers: fleet state %lld, reason %lld\n", name,
+                   hget(r, name, "st"), hget(r, name, "trips"));
+            assert_int_equal(hget(r, name, "st"), 1);
+            assert_int_equal(hget(r, name, "trips"), 1);
+        }
+        breaker_redis_close(fa);
+        breaker_redis_close(fb);
+    }
+}
+
 /* ---- Unix socket, db, limits stored once ----------------------------------------*/
 
 static void unix_socket_and_db_select_work_and_the_first_limits_win(void **state) {
@@ -1999,6 +2062,8 @@ static void a_listener_may_evict_the_breaker_being_delivered(void **state) {
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(the_fleet_trips_only_on_failures_from_enough_sources,
+                                        setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(fleet_trips_once_when_hosts_together_pass_min_calls,
                                         setup_server, teardown_server),
         cmocka_unit_test_setup_teardown(unix_socket_and_db_select_work_and_the_first_limits_win,

@@ -173,6 +173,14 @@ BREAKER_API void breaker_stats_peek(breaker *b, breaker_stats *out) BREAKER_NONN
  *  timeout (no transition, no event). Lock-free; thread-safe. */
 BREAKER_API enum breaker_state breaker_state_peek(breaker *b) BREAKER_NONNULL(1);
 
+/*! breaker_failing_sources_peek() :
+ *  The map the failing-source rule reads (breaker_complete_from()): one bit
+ *  per source hash of the failures of the current and the previous period,
+ *  OR-ed; 0 when no failure named a source or the rule is off. A backend
+ *  that decides trips elsewhere (the fleet) sends it with the counts, so
+ *  the rule holds there too. Applies nothing; lock-free. */
+BREAKER_API uint64_t breaker_failing_sources_peek(breaker *b) BREAKER_NONNULL(1);
+
 /* A backend that a registry makes its breakers through
  * (breaker_registry_config.backend). The registry keeps names, references,
  * listeners and history; the backend decides where a breaker's state lives.

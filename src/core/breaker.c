@@ -881,7 +881,7 @@ static void record_latency(breaker *b, enum breaker_outcome outcome, uint64_t to
 
 static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
                         enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took,
-                        uint64_t source);
+                        uint64_t source, bool *held);
 static void record_probe_duration(struct breaker__shared *s, enum breaker_probe_result result,
                                   uint64_t took);
 
@@ -894,15 +894,19 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
                           enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took,
                           uint64_t source) {
     uint64_t token = pv->gate_token;
-    int rc = record_probe(b, pv, head, outcome, cancelled, slow, took, source);
+    bool held = false;
+    int rc = record_probe(b, pv, head, outcome, cancelled, slow, took, source, &held);
+    /* A failed probe the source rule held back (too few callers behind
+     * this half-open's failures to reopen) is no failure to the gate
+     * either: the fleet then keeps probing as this breaker does. */
     if (token != 0 && b->gate.settle != NULL && rc != BREAKER_ALREADY_SETTLED)
-        b->gate.settle(b->gate.ctx, b, token, outcome);
+        b->gate.settle(b->gate.ctx, b, token, held ? BREAKER_IGNORED : outcome);
     return rc;
 }
 
 static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
                         enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took,
-                        uint64_t source) {
+                        uint64_t source, bool *held) {
     struct breaker__shared *s = b->shared;
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     uint64_t gen = breaker__ctl_gen(head);
@@ -978,6 +982,7 @@ static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
             /* Too few sources behind this half-open's failed probes to
              * reopen (see "Recovery no one source can hold back"): a failed
              * probe that frees its slot. */
+            *held = true;
             breaker__count(&s->probes_failed);
             breaker__count_outcome(stripe, outcome, slow);
             record_probe_duration(s, result, probe_took);

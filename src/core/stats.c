@@ -16,6 +16,12 @@ int breaker_stats_get(breaker *b, breaker_stats *out) {
     return BREAKER_OK;
 }
 
+uint64_t breaker_failing_sources_peek(breaker *b) {
+    b = breaker__live(b);
+    /* Relaxed: a snapshot of two words, as the trip rule reads them. */
+    return breaker__read(&b->shared->src_cur) | breaker__read(&b->shared->src_prev);
+}
+
 void breaker_stats_peek(breaker *b, breaker_stats *out) {
     b = breaker__live(b);
     const struct breaker__shared *s = b->shared;

@@ -16,9 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One bucket of the window hash (fields c<id>, f<id>, s<id>). */
+/* One bucket of the window hash (fields c<id>, f<id>, s<id>, and the
+ * failing-source map's halves a<id>, b<id>: here one 64-bit map). */
 struct bucket {
     uint64_t id, c, f, s;
+    uint64_t map;
 };
 
 /* A lease of the leases sorted set: member the token text, score the
@@ -320,12 +322,14 @@ static uint64_t arg(const struct breaker__fleet_call *call, int i) {
     return i < call->argc ? strtoull(call->argv[i], NULL, 10) : 0;
 }
 
-static int add_to_bucket(struct name *n, uint64_t id, uint64_t dc, uint64_t df, uint64_t ds) {
+static int add_to_bucket(struct name *n, uint64_t id, uint64_t dc, uint64_t df, uint64_t ds,
+                         uint64_t map) {
     for (size_t i = 0; i < n->w_count; i++) {
         if (n->w[i].id == id) {
             n->w[i].c += dc;
             n->w[i].f += df;
             n->w[i].s += ds;
+            n->w[i].map |= map;
             return 0;
         }
     }
@@ -336,7 +340,7 @@ static int add_to_bucket(struct name *n, uint64_t id, uint64_t dc, uint64_t df, 
         n->w = p;
         n->w_cap = cap;
     }
-    n->w[n->w_count++] = (struct bucket){.id = id, .c = dc, .f = df, .s = ds};
+    n->w[n->w_count++] = (struct bucket){.id = id, .c = dc, .f = df, .s = ds, .map = map};
     return 0;
 }
 
@@ -406,7 +410,7 @@ static int note_applied(struct run *r, const char *host, uint64_t seq) {
     return 0;
 }
 
-/* flush(known_gen, calls, failures, slow, run[, host, seq]). */
+/* flush(known_gen, calls, failures, slow, run[, host, seq[, map_lo, map_hi]]). */
 static int script_flush(struct fleet_server *s, struct run *r,
                         const struct breaker__fleet_call *call, int64_t a[ANS_COUNT]) {
     struct name *n = r->n;
@@ -445,6 +449,13 @@ static int script_flush(struct fleet_server *s, struct run *r,
     }
     uint64_t span = r->c.window_us / r->c.buckets;
     if (span == 0) return -1; /* Lua would divide by zero */
+    /* The host's failing-source map, OR-ed into the bucket (scripts.c). */
+    uint64_t map = 0;
+    if (call->argc > 7) {
+        uint64_t lo = arg(call, 7), hi = arg(call, 8);
+        if (lo > UINT32_MAX || hi > UINT32_MAX) return -1; /* a client's error */
+        map = lo | hi << 32;
+    }
     uint64_t bkt = r->now / span;
     /* The window's checks: no bucket more than a window ahead, no more
      * failures or slow calls than calls. */
@@ -465,20 +476,28 @@ static int script_flush(struct fleet_server *s, struct run *r,
         if (r->bad || f > c || sl > c) return -2;
     }
     if (note_applied(r, host, seq) != 0) return -1;
-    if (add_to_bucket(n, bkt, dc, df, ds) != 0) return -1;
+    if (add_to_bucket(n, bkt, dc, df, ds, map) != 0) return -1;
     /* Buckets older than the window are deleted; the rest are summed. */
-    uint64_t c = 0, f = 0, sl = 0;
+    uint64_t c = 0, f = 0, sl = 0, sources = 0;
     size_t keep = 0;
     for (size_t i = 0; i < n->w_count; i++) {
         if (n->w[i].id + r->c.buckets <= bkt) continue;
         c += n->w[i].c;
         f += n->w[i].f;
         sl += n->w[i].s;
+        sources |= n->w[i].map;
         n->w[keep++] = n->w[i];
     }
     n->w_count = keep;
+    /* The failing-source rule, as the core's: N distinct bits for
+     * min_failing_sources N (0: 3, only where a failure named a source; 1:
+     * off). */
+    unsigned bits = (unsigned)__builtin_popcountll(sources);
+    uint32_t mfs = r->c.min_failing_sources;
+    unsigned need = mfs == 0 ? 3u : mfs == 1 ? 0u : mfs;
+    bool diverse = bits >= need || (mfs == 0 && bits == 0);
     if (c >= r->c.min_calls) {
-        bool by_failures = (double)f / (double)c >= r->c.failure_rate;
+        bool by_failures = (double)f / (double)c >= r->c.failure_rate && diverse;
         bool by_slow = r->c.slow_call_rate > 0 && (double)sl / (double)c >= r->c.slow_call_rate;
         if (by_failures || by_slow) {
             trip(r, c, f, sl, a);

@@ -99,9 +99,13 @@ static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
     p->idx = idx;
     p->known_gen = e->follow.known_gen;
     breaker__fleet_take_deltas(&e->seen, &s, &p->deltas);
+    /* The host's failing-source map: a snapshot, not a delta (OR-ed in
+     * Redis, so a retried round sends it again harmlessly). */
+    p->deltas.sources = breaker_failing_sources_peek(breaker__redis_entry_b(e));
     breaker__fleet_call_flush(&p->call, p->known_gen, &p->deltas);
     e->flush_seq = breaker__fleet_next_seq(e->flush_seq, breaker__redis_mono_ns() / 1000);
     breaker__fleet_call_sequence(&p->call, f->host_id, e->flush_seq);
+    breaker__fleet_call_sources(&p->call, p->deltas.sources);
 }
 
 /* Every name's calls, in the round's arrays (attach made room). @return

@@ -40,15 +40,16 @@ void breaker__fleet_limits_of(const breaker_config *c, struct breaker__fleet_lim
     out->successes = c->half_open_successes;
     out->probe_timeout_us = c->probe_timeout_ns / NS_PER_US;
     out->failure_threshold = c->trip == BREAKER_TRIP_CONSECUTIVE ? c->failure_threshold : 0;
+    out->min_failing_sources = c->min_failing_sources;
 }
 
 void breaker__fleet_limits_format(const struct breaker__fleet_limits *l, char *out, size_t len) {
     snprintf(out, len,
              "%" PRIu32 " %.17g %.17g %" PRIu64 " %" PRIu32 " %" PRIu64 " %.17g %" PRIu64
-             " %.17g %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32,
+             " %.17g %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32 " %" PRIu32,
              l->min_calls, l->failure_rate, l->slow_call_rate, l->window_us, l->buckets, l->open_us,
              l->open_backoff, l->open_max_us, l->open_jitter, l->max_probes, l->successes,
-             l->probe_timeout_us, l->failure_threshold);
+             l->probe_timeout_us, l->failure_threshold, l->min_failing_sources);
 }
 
 void breaker__fleet_limits_text(const breaker_config *cfg, char *out, size_t len) {
@@ -68,7 +69,7 @@ struct field {
 };
 #define FIELD(member, kind, zero) \
     { #member, kind, zero, offsetof(struct breaker__fleet_limits, member) }
-/* In the order of the text (scripts.c: c[1] .. c[13]). */
+/* In the order of the text (scripts.c: c[1] .. c[14]). */
 static const struct field fields[] = {
     FIELD(min_calls, FIELD_U32, true),
     FIELD(failure_rate, FIELD_RATE, true),
@@ -82,11 +83,12 @@ static const struct field fields[] = {
     FIELD(max_probes, FIELD_U32, true),
     FIELD(successes, FIELD_U32, true),
     FIELD(probe_timeout_us, FIELD_U64_US, true),
-    FIELD(failure_threshold, FIELD_U32, false), /* 0: a window policy */
+    FIELD(failure_threshold, FIELD_U32, false),   /* 0: a window policy */
+    FIELD(min_failing_sources, FIELD_U32, false), /* 0: the default rule (3 sources) */
 };
 #undef FIELD
 #define FIELD_COUNT     (sizeof fields / sizeof fields[0])
-#define FIELDS_REQUIRED 12 /* failure_threshold was appended later */
+#define FIELDS_REQUIRED 12 /* failure_threshold and min_failing_sources were appended later */
 
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 3, 4)))
@@ -203,6 +205,7 @@ int breaker__fleet_limits_parse(const char *text, struct breaker__fleet_limits *
         if (!read_field(&fields[got], start, (size_t)(p - start), &l, why, why_len)) return 0;
         got++;
     }
+    if (got < FIELD_COUNT) l.min_failing_sources = 1; /* stored before the rule: off */
     if (got < FIELDS_REQUIRED)
         return parse_fail(why, why_len, "%zu fields, at least %d expected (%s missing)", got,
                           FIELDS_REQUIRED, fields[got].name);
@@ -247,7 +250,8 @@ int breaker__fleet_limits_check(const struct breaker__fleet_limits *l, char *why
                     why_len) &&
            limit_in("probe_timeout_us", (double)l->probe_timeout_us, 1, dur, false, why, why_len) &&
            limit_in("failure_threshold", l->failure_threshold, 0, BREAKER__MAX_FAILURE_THRESHOLD,
-                    false, why, why_len);
+                    false, why, why_len) &&
+           limit_in("min_failing_sources", l->min_failing_sources, 0, 64, false, why, why_len);
 }
 
 void breaker__fleet_limits_apply(const struct breaker__fleet_limits *l, breaker_config *cfg) {
@@ -263,6 +267,7 @@ void breaker__fleet_limits_apply(const struct breaker__fleet_limits *l, breaker_
     cfg->half_open_max_probes = l->max_probes;
     cfg->half_open_successes = l->successes;
     cfg->probe_timeout_ns = l->probe_timeout_us * NS_PER_US;
+    cfg->min_failing_sources = l->min_failing_sources;
     if (l->failure_threshold > 0) {
         cfg->trip = BREAKER_TRIP_CONSECUTIVE;
         cfg->failure_threshold = l->failure_threshold;
@@ -322,6 +327,7 @@ void breaker__fleet_take_deltas(struct breaker__fleet_seen *seen, const breaker_
     out->failures = fail;
     out->slow = s->slow - seen->slow;
     out->run = s->consecutive_failures;
+    out->sources = 0; /* the caller's: breaker_failing_sources_peek() */
     seen->successes = s->successes;
     seen->failures = s->failures;
     seen->slow = s->slow;
@@ -364,6 +370,11 @@ void breaker__fleet_call_sequence(struct breaker__fleet_call *c, const char host
     snprintf(c->argv[c->argc], sizeof c->argv[c->argc], "%s", host);
     c->argc++;
     call_arg(c, seq);
+}
+
+void breaker__fleet_call_sources(struct breaker__fleet_call *c, uint64_t map) {
+    call_arg(c, map & UINT32_MAX);
+    call_arg(c, map >> 32);
 }
 
 void breaker__fleet_call_acquire(struct breaker__fleet_call *c, uint64_t token) {

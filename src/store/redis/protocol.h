@@ -34,7 +34,7 @@
 /* ---- The limits as text ------------------------------------------------------- */
 
 /* The limits the fleet decides on, as the scripts read them (scripts.c: c[1]
- * to c[13]; times in microseconds, Redis's unit). */
+ * to c[14]; times in microseconds, Redis's unit). */
 struct breaker__fleet_limits {
     uint32_t min_calls;
     double failure_rate;
@@ -52,9 +52,13 @@ struct breaker__fleet_limits {
      * policy (COUNT_WINDOW included: the fleet keeps a time window for it),
      * and for a stored text of 12 fields (a client from before the field). */
     uint32_t failure_threshold;
+    /* The failing-source rule (breaker_config.min_failing_sources, 0..64);
+     * 1 (off) for a stored text of 13 fields or fewer (a client from before
+     * the field). */
+    uint32_t min_failing_sources;
 };
 
-/* Room for the limits text (13 fields; the longest is under 300 bytes). */
+/* Room for the limits text (14 fields; the longest is under 310 bytes). */
 #define BREAKER__FLEET_LIMITS_LEN 320
 
 /* The limits of `cfg`, whose defaults are applied (breaker_get_config()). */
@@ -123,7 +127,7 @@ enum { FLEET_SCRIPT_FLUSH, FLEET_SCRIPT_ACQUIRE, FLEET_SCRIPT_RELEASE, FLEET_SCR
 
 /* One script call: which script, and its ARGV after the two every script
  * takes (the key TTL and the limits text). */
-#define BREAKER__FLEET_CALL_ARGS 7 /* the flush's: known_gen .. run, host, seq */
+#define BREAKER__FLEET_CALL_ARGS 9 /* the flush's: known_gen .. run, host, seq, sources */
 struct breaker__fleet_call {
     int script;
     int argc;
@@ -151,6 +155,7 @@ struct breaker__fleet_seen {
 struct breaker__fleet_deltas {
     uint64_t calls, failures, slow; /* closed-state calls since the last flush */
     uint32_t run;                   /* the host's consecutive_failures now */
+    uint64_t sources;               /* breaker_failing_sources_peek(): the host's map */
 };
 
 /* The deltas since `seen` in the counters `now` (breaker_stats_peek() of the
@@ -182,6 +187,9 @@ void breaker__fleet_call_flush(struct breaker__fleet_call *c, uint64_t known_gen
 /* A flush call's host id and sequence (ARGV 8 and 9): its deltas are then
  * applied at most once (a flush without them, the attach's, carries none). */
 void breaker__fleet_call_sequence(struct breaker__fleet_call *c, const char host[17], uint64_t seq);
+/* A flush call's failing-source map (ARGV 10 and 11: its low and high 32
+ * bits), after the sequence: OR-ed into the fleet window's bucket. */
+void breaker__fleet_call_sources(struct breaker__fleet_call *c, uint64_t map);
 void breaker__fleet_call_acquire(struct breaker__fleet_call *c, uint64_t token);
 void breaker__fleet_call_release(struct breaker__fleet_call *c, uint64_t gen, uint64_t token,
                                  int result);

@@ -117,6 +117,8 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "  c[11] = int(key, f .. 'half_open_successes', v[11], 1, " MAX_PROBES ")\n" \
     "  c[12] = int(key, f .. 'probe_timeout_us', v[12], 1, DUR)\n"               \
     "  c[13] = int(key, f .. 'failure_threshold', v[13], 0, " MAX_THRESHOLD ", true)\n" \
+    "  c[14] = 1\n"                                                              \
+    "  if v[14] then c[14] = int(key, f .. 'min_failing_sources', v[14], 0, 64) end\n" \
     "  return c\n"                                                               \
     "end\n"                                                                      \
     "-- The caller's limits: a client that sends others is broken.\n"            \
@@ -195,7 +197,7 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "-- c: 1 min_calls, 2 failure_rate, 3 slow_rate, 4 window_us, 5 buckets,\n"  \
     "-- 6 open_us, 7 backoff, 8 open_max_us, 9 jitter, 10 max_probes,\n"         \
     "-- 11 successes, 12 probe_us, 13 failure_threshold (CONSECUTIVE; 0 or\n"    \
-    "-- absent: a window policy)\n"                                              \
+    "-- absent: a window policy), 14 min_failing_sources (absent: 1, off)\n"     \
     "-- The wait: min(open * backoff^k, max), plus jitter that is a pure\n"      \
     "-- function of the generation, as in the core.\n"                           \
     "local function wait_for(kk, g)\n"                                           \
@@ -300,22 +302,40 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "end\n"
     "local span = math.floor(c[4] / c[5])\n"
     "local bkt = math.floor(now / span)\n"
+    "-- The host's failing-source map (ARGV 10, 11: its low and high 32 bits;\n"
+    "-- absent: none), OR-ed into the bucket's a<bucket>, b<bucket>: the\n"
+    "-- window's map is the OR of its buckets', as the local rule reads one.\n"
+    "local U32 = 4294967295\n"
+    "local function u32(x) if x < 0 then x = x + 4294967296 end return x end\n"
+    "local ma, mb = 0, 0\n"
+    "if ARGV[10] then\n"
+    "  local lo, hi = ARGV[10], ARGV[11] or ''\n"
+    "  if string.match(lo, '^%d+$') and #lo <= 10 then ma = tonumber(lo) else ma = nil end\n"
+    "  if string.match(hi, '^%d+$') and #hi <= 10 then mb = tonumber(hi) else mb = nil end\n"
+    "  if ma == nil or mb == nil or ma > U32 or mb > U32 then return redis.error_reply('ERR breaker: a source map of two numbers 0..4294967295 expected') end\n"
+    "end\n"
+    "local ba, bb = 0, 0\n"
     "-- The window, checked before anything is added to it: a field is\n"
-    "-- c<bucket>, f<bucket> or s<bucket>, a count of digits, in a bucket no\n"
-    "-- later than one window ahead (a clock that stepped back a little).\n"
+    "-- c<bucket>, f<bucket> or s<bucket>, a count of digits, or a<bucket>,\n"
+    "-- b<bucket>, half a source map, in a bucket no later than one window\n"
+    "-- ahead (a clock that stepped back a little).\n"
     "local all = redis.call('HGETALL', W)\n"
     "local n, f, s = dc, df, ds\n"
+    "local wa, wb = ma, mb\n"
     "for i = 1, #all, 2 do\n"
     "  local name, val = all[i], all[i + 1]\n"
-    "  local kind, digits = string.match(name, '^([cfs])(%d+)$')\n"
+    "  local kind, digits = string.match(name, '^([cfsab])(%d+)$')\n"
     "  local b, v = nil, nil\n"
     "  if kind and #digits <= 15 then b = tonumber(digits) end\n"
     "  if string.match(val, '^%d+$') and #val <= 16 then v = tonumber(val) end\n"
-    "  if b == nil then flag(W, seen(name), val, 'a field c<bucket>, f<bucket> or s<bucket>')\n"
+    "  if b == nil then flag(W, seen(name), val, 'a field c<bucket>, f<bucket>, s<bucket>, a<bucket> or b<bucket>')\n"
     "  elseif v == nil or v > BIG then flag(W, name, val, string.format('0..%.0f', BIG))\n"
+    "  elseif (kind == 'a' or kind == 'b') and v > U32 then flag(W, name, val, '0..4294967295')\n"
     "  elseif b > bkt + c[5] then flag(W, name, val, string.format('a bucket up to %.0f', bkt + c[5]))\n"
     "  elseif b <= bkt - c[5] then redis.call('HDEL', W, name)\n"
-    "  elseif kind == 'c' then n = n + v elseif kind == 'f' then f = f + v else s = s + v end\n"
+    "  elseif kind == 'c' then n = n + v elseif kind == 'f' then f = f + v elseif kind == 's' then s = s + v\n"
+    "  elseif kind == 'a' then wa = u32(bit.bor(wa, v)); if b == bkt then ba = v end\n"
+    "  else wb = u32(bit.bor(wb, v)); if b == bkt then bb = v end end\n"
     "end\n"
     "if not bad and (f > n or s > n) then\n"
     "  flag(W, 'failures/slow', f .. '/' .. s, 'at most the calls (' .. n .. ')')\n"
@@ -325,9 +345,19 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "redis.call('HINCRBY', W, 'c' .. bkt, dc)\n"
     "if df > 0 then redis.call('HINCRBY', W, 'f' .. bkt, df) end\n"
     "if ds > 0 then redis.call('HINCRBY', W, 's' .. bkt, ds) end\n"
+    "if ma ~= 0 then redis.call('HSET', W, 'a' .. bkt, u32(bit.bor(ba, ma))) end\n"
+    "if mb ~= 0 then redis.call('HSET', W, 'b' .. bkt, u32(bit.bor(bb, mb))) end\n"
+    "-- The failing-source rule, as the core's (window.c): N distinct bits for\n"
+    "-- min_failing_sources N (0: 3, and only for a window whose failures name\n"
+    "-- a source; 1: off).\n"
+    "local function bits(x) local k = 0; while x ~= 0 do x = u32(bit.band(x, x - 1)); k = k + 1 end; return k end\n"
+    "local nb = bits(wa) + bits(wb)\n"
+    "local need = c[14]\n"
+    "if need == 0 then need = 3 elseif need == 1 then need = 0 end\n"
+    "local diverse = nb >= need or (c[14] == 0 and nb == 0)\n"
     "if n >= c[1] then\n"
     "  local why = nil\n"
-    "  if f / n >= c[2] then why = 'failure_rate'\n"
+    "  if f / n >= c[2] and diverse then why = 'failure_rate'\n"
     "  elseif c[3] > 0 and s / n >= c[3] then why = 'slow_call_rate' end\n"
     "  if why then\n"
     "    redis.call('HSET', S, 'ec', n, 'ef', f, 'es', s)\n"
