@@ -616,11 +616,11 @@ static void setup_names(struct run *r) {
     c[2].half_open_successes = 3;
     c[2].probe_timeout_ns = 2 * SEC;
     /* The failing-source rule: 2 callers for "window" (even failures that
-     * name none: they never trip it), the default for "short" (3 callers
-     * where failures name one), off for "consecutive" (the fleet's run
-     * does not read sources). */
+     * name none: they never trip it), the default (3 callers where failures
+     * name one) for "consecutive" (the fleet's run and its map) and for
+     * "short". */
     c[0].min_failing_sources = 2;
-    c[1].min_failing_sources = 1;
+    c[1].min_failing_sources = 0;
     c[2].min_failing_sources = 0;
     for (int i = 0; i < NAMES; i++) {
         struct name *n = &r->names[i];

@@ -280,11 +280,12 @@ static void fail_from(breaker *b, uint64_t source, int n) {
 }
 
 /* Two hosts whose failures all come from one caller (source 42): together
- * they pass the fleet's min_calls at a 100% failure rate, and the fleet
- * must not trip on one caller (the default rule: 3 distinct sources, as a
- * local breaker's). Two more callers' failures trip it. With the rule off
+ * they pass the fleet's min_calls at a 100% failure rate (or its run of
+ * failures, with the consecutive policy), and the fleet must not trip on
+ * one caller (the default rule: 3 distinct sources, as a local breaker's).
+ * Two more callers' failures trip it. With the rule off
  * (min_failing_sources 1) the one caller trips it, as before the rule
- * reached the fleet (where it tripped in both cases). */
+ * reached the fleet (where it tripped in every case). */
 static void the_fleet_trips_only_on_failures_from_enough_sources(void **state) {
     struct test_redis *r = *state;
     breaker_config cfg;
@@ -292,9 +293,16 @@ static void the_fleet_trips_only_on_failures_from_enough_sources(void **state) {
     cfg.trip = BREAKER_TRIP_TIME_WINDOW;
     cfg.min_calls = 8; /* locally: each host sees 4 or 5, never enough */
     cfg.failure_rate = 0.5;
-    for (int off = 0; off <= 1; off++) {
-        const char *name = off ? "sources-off" : "sources";
+    for (int mode = 0; mode <= 2; mode++) {
+        /* 0: a time window, the default rule; 1: the rule off; 2: the
+         * consecutive policy's fleet run, the default rule. */
+        int off = mode == 1;
+        const char *name = mode == 0 ? "sources" : mode == 1 ? "sources-off" : "sources-run";
         cfg.min_failing_sources = off ? 1 : 0;
+        if (mode == 2) {
+            cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+            cfg.failure_threshold = 6; /* locally each host sees 4 or 5 */
+        }
         breaker_redis *fa = open_fleet(r, 3600 * 1000, 0), *fb = open_fleet(r, 3600 * 1000, 0);
         breaker *a, *b;
         assert_int_equal(breaker_redis_attach(fa, name, &cfg, &a, NULL, 0), BREAKER_OK);

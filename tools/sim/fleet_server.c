@@ -47,6 +47,7 @@ struct name {
     uint64_t gen, until, born;
     uint64_t k;
     uint64_t succ, run;
+    uint64_t run_map; /* CONSECUTIVE: the run's failing-source map (ra, rb in W) */
     uint64_t trips, transitions;
     uint64_t ec, ef, es;
     /* The window hash and the leases set. */
@@ -151,6 +152,7 @@ void fleet_server_delete_state(struct fleet_server *s, const char *name) {
     /* HSET writes these again when the state is made; 'run' is not among
      * them, and a missing field reads as 0. */
     n->run = 0;
+    n->run_map = 0;
 }
 
 const char *fleet_server_stored_limits(struct fleet_server *s, const char *name) {
@@ -187,6 +189,7 @@ static void go(struct run *r, int to, uint32_t kk) {
     }
     n->lease_count = 0; /* DEL L */
     n->run = 0;
+    n->run_map = 0;
     n->transitions++;
 }
 
@@ -251,7 +254,8 @@ static int rebuild(struct run *r, const char *limits) {
     n->lease_count = 0; /* DEL L */
     n->q_count = 0;     /* DEL Q */
     n->q_junk = false;
-    n->run = 0; /* DEL S */
+    n->run = 0;
+    n->run_map = 0; /* DEL S */
     fresh_state(n, limits, g);
     return -1;
 }
@@ -410,6 +414,16 @@ static int note_applied(struct run *r, const char *host, uint64_t seq) {
     return 0;
 }
 
+/* The failing-source rule, as the core's: N distinct bits for
+ * min_failing_sources N (0: 3, only where a failure named a source; 1:
+ * off). */
+static bool diverse(const struct run *r, uint64_t map) {
+    unsigned bits = (unsigned)__builtin_popcountll(map);
+    uint32_t mfs = r->c.min_failing_sources;
+    unsigned need = mfs == 0 ? 3u : mfs == 1 ? 0u : mfs;
+    return bits >= need || (mfs == 0 && bits == 0);
+}
+
 /* flush(known_gen, calls, failures, slow, run[, host, seq[, map_lo, map_hi]]). */
 static int script_flush(struct fleet_server *s, struct run *r,
                         const struct breaker__fleet_call *call, int64_t a[ANS_COUNT]) {
@@ -433,13 +447,23 @@ static int script_flush(struct fleet_server *s, struct run *r,
             return 0;
         }
     }
+    /* The host's failing-source map, OR-ed into the window's bucket or the
+     * run's (scripts.c). */
+    uint64_t map = 0;
+    if (call->argc > 7) {
+        uint64_t lo = arg(call, 7), hi = arg(call, 8);
+        if (lo > UINT32_MAX || hi > UINT32_MAX) return -1; /* a client's error */
+        map = lo | hi << 32;
+    }
     uint64_t thr = r->c.failure_threshold;
     if (thr > 0) {
-        /* CONSECUTIVE: failures only extend the run; a flush with a success
-         * sets it to the host's run after its last success. */
+        /* CONSECUTIVE: failures only extend the run (and OR their map into
+         * the run's); a flush with a success sets it to the host's run after
+         * its last success, and the map to the host's. */
         uint64_t run = df >= dc ? n->run + df : trail;
+        n->run_map = df >= dc ? n->run_map | map : map;
         if (note_applied(r, host, seq) != 0) return -1;
-        if (run >= thr) {
+        if (run >= thr && diverse(r, n->run_map)) {
             trip(r, run, run, 0, a);
             return 0;
         }
@@ -449,13 +473,6 @@ static int script_flush(struct fleet_server *s, struct run *r,
     }
     uint64_t span = r->c.window_us / r->c.buckets;
     if (span == 0) return -1; /* Lua would divide by zero */
-    /* The host's failing-source map, OR-ed into the bucket (scripts.c). */
-    uint64_t map = 0;
-    if (call->argc > 7) {
-        uint64_t lo = arg(call, 7), hi = arg(call, 8);
-        if (lo > UINT32_MAX || hi > UINT32_MAX) return -1; /* a client's error */
-        map = lo | hi << 32;
-    }
     uint64_t bkt = r->now / span;
     /* The window's checks: no bucket more than a window ahead, no more
      * failures or slow calls than calls. */
@@ -489,15 +506,8 @@ static int script_flush(struct fleet_server *s, struct run *r,
         n->w[keep++] = n->w[i];
     }
     n->w_count = keep;
-    /* The failing-source rule, as the core's: N distinct bits for
-     * min_failing_sources N (0: 3, only where a failure named a source; 1:
-     * off). */
-    unsigned bits = (unsigned)__builtin_popcountll(sources);
-    uint32_t mfs = r->c.min_failing_sources;
-    unsigned need = mfs == 0 ? 3u : mfs == 1 ? 0u : mfs;
-    bool diverse = bits >= need || (mfs == 0 && bits == 0);
     if (c >= r->c.min_calls) {
-        bool by_failures = (double)f / (double)c >= r->c.failure_rate && diverse;
+        bool by_failures = (double)f / (double)c >= r->c.failure_rate && diverse(r, sources);
         bool by_slow = r->c.slow_call_rate > 0 && (double)sl / (double)c >= r->c.slow_call_rate;
         if (by_failures || by_slow) {
             trip(r, c, f, sl, a);

@@ -210,7 +210,7 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "local function go(to, why, kk)\n"                                           \
     "  gen = gen + 1; st = to; succ = 0; untl = 0\n"                             \
     "  if to == 1 then k = kk; untl = now + wait_for(k, gen) end\n"              \
-    "  if to == 0 then k = 0; redis.call('DEL', W) end\n"                        \
+    "  if to == 0 then k = 0; redis.call('DEL', W) else redis.call('HDEL', W, 'ra', 'rb') end\n" \
     "  redis.call('DEL', L)\n"                                                   \
     "  redis.call('HSET', S, 'st', st, 'gen', gen, 'k', k, 'succ', 0,\n"         \
     "             'until', untl, 'why', why, 'run', 0)\n"                        \
@@ -240,7 +240,8 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
  * 5 failures, 6 slow (deltas since its last flush), 7 the host's current
  * run of failures (its consecutive_failures), 8 the host's id and 9 the
  * call's sequence (breaker__fleet_next_seq(); both absent: a call that is
- * not deduplicated, the attach's, which has no deltas). Deltas count only
+ * not deduplicated, the attach's, which has no deltas), 10 and 11 the
+ * host's failing-source map (low and high 32 bits; absent: none). Deltas count only
  * in a CLOSED fleet, and only from a host that knew this generation (or
  * none): calls made before the fleet last closed belong to an ended period. The deltas
  * land in the bucket of Redis's clock now. With a CONSECUTIVE policy the
@@ -287,11 +288,46 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "local function applied()\n"
     "  if host then redis.call('HSET', Q, host, string.format('%.0f %.0f', seq, now)) end\n"
     "end\n"
+    "-- The host's failing-source map (ARGV 10, 11: its low and high 32 bits;\n"
+    "-- absent: none): OR-ed into the window's bucket (a<bucket>, b<bucket>),\n"
+    "-- or into the run's (ra, rb in W) with a CONSECUTIVE policy.\n"
+    "local U32 = 4294967295\n"
+    "local function u32(x) if x < 0 then x = x + 4294967296 end return x end\n"
+    "local ma, mb = 0, 0\n"
+    "if ARGV[10] then\n"
+    "  local lo, hi = ARGV[10], ARGV[11] or ''\n"
+    "  if string.match(lo, '^%d+$') and #lo <= 10 then ma = tonumber(lo) else ma = nil end\n"
+    "  if string.match(hi, '^%d+$') and #hi <= 10 then mb = tonumber(hi) else mb = nil end\n"
+    "  if ma == nil or mb == nil or ma > U32 or mb > U32 then return redis.error_reply('ERR breaker: a source map of two numbers 0..4294967295 expected') end\n"
+    "end\n"
+    "-- The failing-source rule, as the core's (window.c): N distinct bits for\n"
+    "-- min_failing_sources N (0: 3, and only for failures that name a\n"
+    "-- source; 1: off).\n"
+    "local function bits(x) local n = 0; while x ~= 0 do x = u32(bit.band(x, x - 1)); n = n + 1 end; return n end\n"
+    "local function diverse(a, b)\n"
+    "  local nb, need = bits(a) + bits(b), c[14]\n"
+    "  if need == 0 then need = 3 elseif need == 1 then need = 0 end\n"
+    "  return nb >= need or (c[14] == 0 and nb == 0)\n"
+    "end\n"
     "if thr > 0 then\n"
     "  local run = tonumber(redis.call('HGET', S, 'run') or '0')\n"
-    "  if df >= dc then run = run + df else run = trail end\n"
+    "  local rm = redis.call('HMGET', W, 'ra', 'rb')\n"
+    "  local ra, rb = 0, 0\n"
+    "  for i = 1, 2 do\n"
+    "    local v = rm[i]\n"
+    "    if v then\n"
+    "      if not (string.match(v, '^%d+$') and #v <= 10 and tonumber(v) <= U32) then flag(W, i == 1 and 'ra' or 'rb', v, '0..4294967295')\n"
+    "      elseif i == 1 then ra = tonumber(v) else rb = tonumber(v) end\n"
+    "    end\n"
+    "  end\n"
+    "  if bad then return corrupt(true) end\n"
+    "  -- The run's map: the host's, OR-ed while the run only grows; the\n"
+    "  -- host's alone when a success set the run to the host's.\n"
+    "  if df >= dc then run = run + df; ra = u32(bit.bor(ra, ma)); rb = u32(bit.bor(rb, mb))\n"
+    "  else run = trail; ra = ma; rb = mb end\n"
     "  applied()\n"
-    "  if run >= thr then\n"
+    "  redis.call('HSET', W, 'ra', ra, 'rb', rb)\n"
+    "  if run >= thr and diverse(ra, rb) then\n"
     "    redis.call('HSET', S, 'ec', run, 'ef', run, 'es', 0)\n"
     "    redis.call('HINCRBY', S, 'trips', 1)\n"
     "    go(1, 'consecutive_failures', 0)\n"
@@ -302,18 +338,7 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "end\n"
     "local span = math.floor(c[4] / c[5])\n"
     "local bkt = math.floor(now / span)\n"
-    "-- The host's failing-source map (ARGV 10, 11: its low and high 32 bits;\n"
-    "-- absent: none), OR-ed into the bucket's a<bucket>, b<bucket>: the\n"
-    "-- window's map is the OR of its buckets', as the local rule reads one.\n"
-    "local U32 = 4294967295\n"
-    "local function u32(x) if x < 0 then x = x + 4294967296 end return x end\n"
-    "local ma, mb = 0, 0\n"
-    "if ARGV[10] then\n"
-    "  local lo, hi = ARGV[10], ARGV[11] or ''\n"
-    "  if string.match(lo, '^%d+$') and #lo <= 10 then ma = tonumber(lo) else ma = nil end\n"
-    "  if string.match(hi, '^%d+$') and #hi <= 10 then mb = tonumber(hi) else mb = nil end\n"
-    "  if ma == nil or mb == nil or ma > U32 or mb > U32 then return redis.error_reply('ERR breaker: a source map of two numbers 0..4294967295 expected') end\n"
-    "end\n"
+    "-- The window's map is the OR of its buckets', as the local rule reads one.\n"
     "local ba, bb = 0, 0\n"
     "-- The window, checked before anything is added to it: a field is\n"
     "-- c<bucket>, f<bucket> or s<bucket>, a count of digits, or a<bucket>,\n"
@@ -347,17 +372,9 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "if ds > 0 then redis.call('HINCRBY', W, 's' .. bkt, ds) end\n"
     "if ma ~= 0 then redis.call('HSET', W, 'a' .. bkt, u32(bit.bor(ba, ma))) end\n"
     "if mb ~= 0 then redis.call('HSET', W, 'b' .. bkt, u32(bit.bor(bb, mb))) end\n"
-    "-- The failing-source rule, as the core's (window.c): N distinct bits for\n"
-    "-- min_failing_sources N (0: 3, and only for a window whose failures name\n"
-    "-- a source; 1: off).\n"
-    "local function bits(x) local k = 0; while x ~= 0 do x = u32(bit.band(x, x - 1)); k = k + 1 end; return k end\n"
-    "local nb = bits(wa) + bits(wb)\n"
-    "local need = c[14]\n"
-    "if need == 0 then need = 3 elseif need == 1 then need = 0 end\n"
-    "local diverse = nb >= need or (c[14] == 0 and nb == 0)\n"
     "if n >= c[1] then\n"
     "  local why = nil\n"
-    "  if f / n >= c[2] and diverse then why = 'failure_rate'\n"
+    "  if f / n >= c[2] and diverse(wa, wb) then why = 'failure_rate'\n"
     "  elseif c[3] > 0 and s / n >= c[3] then why = 'slow_call_rate' end\n"
     "  if why then\n"
     "    redis.call('HSET', S, 'ec', n, 'ef', f, 'es', s)\n"
