@@ -3,7 +3,7 @@
 breaker_add_test(test_config_text SOURCES test_config_text.c TIMEOUT 30)
 
 if(BREAKER_BUILD_TOOLS)
-  breaker_add_test(test_simulate SOURCES test_simulate.c LIBS breaker_tool TIMEOUT 60
+  breaker_add_test(test_simulate SOURCES test_simulate.c LIBS breaker_tool TIMEOUT 180
     DEFINITIONS EXAMPLES_DIR="${PROJECT_SOURCE_DIR}/examples/scenarios")
   breaker_add_test(test_replay SOURCES test_replay.c LIBS breaker_tool TIMEOUT 30
     DEFINITIONS TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
