@@ -152,6 +152,43 @@ static void an_open_breaker_stays_open_for_the_wait_it_had_left(void **state) {
     breaker_store_close(st);
 }
 
+/* The backoff level is carried too: a breaker that had backed off once
+ * (its second wait twice the first) backs off again from there after the
+ * move. A clock on CLOCK_MONOTONIC plus an offset the test moves (store
+ * breakers must count on CLOCK_MONOTONIC). */
+static _Atomic uint64_t clock_offset;
+static uint64_t offset_clock(void *ctx) {
+    (void)ctx;
+    return monotonic_ns() + atomic_load(&clock_offset);
+}
+
+static void the_backoff_level_is_carried(void **state) {
+    (void)state;
+    breaker_config cfg = consecutive_config(1);
+    cfg.clock = offset_clock;
+    cfg.open_ns = 10 * SEC;
+    cfg.open_backoff = 2;
+    cfg.open_max_ns = 3600 * SEC;
+    cfg.half_open_max_probes = 1;
+    cfg.half_open_successes = 1;
+    breaker_store *st = open_quiet(path, 0);
+    breaker *h = attach(st, "svc", &cfg);
+    call_ok(h, BREAKER_FAILURE); /* OPEN, 10 s */
+    atomic_fetch_add(&clock_offset, 10 * SEC);
+    call_ok(h, BREAKER_FAILURE); /* the probe fails: OPEN, 20 s */
+    assert_true(breaker_retry_after_ns(h) > 15 * SEC);
+    assert_int_equal(unlink(path), 0);
+    check_ok(st); /* this process makes the new file's breaker, OPEN for what was left */
+    atomic_fetch_add(&clock_offset, 20 * SEC);
+    call_ok(h, BREAKER_FAILURE); /* the next probe fails: 40 s, not 20 s again */
+    uint64_t wait = breaker_retry_after_ns(h);
+    printf("wait after the move's failed probe: %.1f s (40 s carried, 20 s without)\n",
+           (double)wait / 1e9);
+    assert_true(wait > 30 * SEC);
+    breaker_destroy(h);
+    breaker_store_close(st);
+}
+
 /* A permit given before the move completes on the old file; one given
  * after, through the same handle, on the new one; both answer OK. */
 static void permits_complete_on_the_file_that_gave_them(void **state) {
@@ -600,6 +637,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(a_replaced_files_breaker_wins, setup, teardown),
         cmocka_unit_test_setup_teardown(an_open_breaker_stays_open_for_the_wait_it_had_left, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(the_backoff_level_is_carried, setup, teardown),
         cmocka_unit_test_setup_teardown(permits_complete_on_the_file_that_gave_them, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(events_name_the_handle_the_user_holds, setup, teardown),

@@ -56,8 +56,8 @@
  * flight may still touch them): a path deleted every second for a day is
  * 86400 mappings, near the kernel's default vm.max_map_count. An
  * OPEN, FORCED_OPEN or FORCED_CLOSED state is carried to a name this
- * process creates in the new file (OPEN with the wait it had left; a
- * HALF_OPEN resumes probing at once); a name another process created there
+ * process creates in the new file (OPEN with the wait it had left and its
+ * backoff level; a HALF_OPEN resumes probing at once); a name another process created there
  * keeps its own state. When the path cannot be opened, or a name cannot be
  * attached there (the file is full), the store stays on its file for those
  * handles and tries again at the next check; breaker_store_stats_get() counts

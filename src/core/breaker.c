@@ -1577,6 +1577,15 @@ int breaker_trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evide
 
 int breaker_trip_outside_for(breaker *b, uint64_t gen, uint64_t wait_ns,
                              const breaker_evidence *evidence) {
+    return breaker__trip_outside_k(b, gen, wait_ns, 0, evidence);
+}
+
+unsigned breaker__backoff_level(breaker *b) {
+    return breaker__ctl_k(breaker__load_acquire(breaker__live(b)->ctl));
+}
+
+int breaker__trip_outside_k(breaker *b, uint64_t gen, uint64_t wait_ns, unsigned k,
+                            const breaker_evidence *evidence) {
     b = breaker__live(b);
     struct breaker__shared *s = b->shared;
     uint64_t ctl = breaker__load_acquire(&s->ctl);
@@ -1585,7 +1594,7 @@ int breaker_trip_outside_for(breaker *b, uint64_t gen, uint64_t wait_ns,
     struct transition t = {.expected = ctl,
                            .to = BREAKER_OPEN,
                            .reason = BREAKER_REASON_OUTSIDE_TRIP,
-                           .k = 0,
+                           .k = k,
                            .now = b->now_precise(b),
                            .wait_ns = wait_ns};
     if (evidence != NULL) t.evidence = *evidence;

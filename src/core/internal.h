@@ -479,6 +479,14 @@ static inline struct breaker *breaker__live(struct breaker *b) {
  * path (block.c). */
 void breaker__forward(struct breaker *from, struct breaker *to);
 
+/* breaker_trip_outside_for() that enters OPEN at backoff level `k` (the
+ * open wait's exponent; the next failed probe waits open_ns * backoff^(k+1)),
+ * for a store that carries a breaker's state to a new block. */
+int breaker__trip_outside_k(struct breaker *b, uint64_t gen, uint64_t wait_ns, unsigned k,
+                            const breaker_evidence *evidence);
+/* The backoff level of `b`'s state word now. */
+unsigned breaker__backoff_level(struct breaker *b);
+
 /* OPEN: how long `b`'s wait has left (at least 1 ns); any other state: 0.
  * Applies nothing and emits nothing (a store reads it under its lock). */
 uint64_t breaker__open_left_ns(struct breaker *b);

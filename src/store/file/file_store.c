@@ -858,13 +858,14 @@ static void carry_state(breaker *from, breaker *to) {
     to->owner.on_event = NULL;
     breaker_evidence none;
     memset(&none, 0, sizeof(none));
+    unsigned k = breaker__backoff_level(from); /* the next failed probe backs off as it would */
     switch (breaker_state_peek(from)) {
     case BREAKER_OPEN:
-        (void)breaker_trip_outside_for(to, breaker_generation(to), breaker__open_left_ns(from),
-                                       &none);
+        (void)breaker__trip_outside_k(to, breaker_generation(to), breaker__open_left_ns(from), k,
+                                      &none);
         break;
     case BREAKER_HALF_OPEN:
-        (void)breaker_trip_outside_for(to, breaker_generation(to), 1, &none);
+        (void)breaker__trip_outside_k(to, breaker_generation(to), 1, k, &none);
         break;
     case BREAKER_FORCED_OPEN:
         (void)breaker_force_open(to);
