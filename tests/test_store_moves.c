@@ -174,12 +174,14 @@ static void the_backoff_level_is_carried(void **state) {
     breaker_store *st = open_quiet(path, 0);
     breaker *h = attach(st, "svc", &cfg);
     call_ok(h, BREAKER_FAILURE); /* OPEN, 10 s */
-    atomic_fetch_add(&clock_offset, 10 * SEC);
+    /* Past the wait by a millisecond: a block keeps its deadlines in whole
+     * microseconds (rounded up), so the wait's end itself may be refused. */
+    atomic_fetch_add(&clock_offset, 10 * SEC + MS);
     call_ok(h, BREAKER_FAILURE); /* the probe fails: OPEN, 20 s */
     assert_true(breaker_retry_after_ns(h) > 15 * SEC);
     assert_int_equal(unlink(path), 0);
     check_ok(st); /* this process makes the new file's breaker, OPEN for what was left */
-    atomic_fetch_add(&clock_offset, 20 * SEC);
+    atomic_fetch_add(&clock_offset, 20 * SEC + MS);
     call_ok(h, BREAKER_FAILURE); /* the next probe fails: 40 s, not 20 s again */
     uint64_t wait = breaker_retry_after_ns(h);
     printf("wait after the move's failed probe: %.1f s (40 s carried, 20 s without)\n",
