@@ -46,12 +46,12 @@ static breaker_store_stats store_stats(breaker_store *st) {
     return s;
 }
 
-/* Another store file at `dir`/link, holding `name` with `successes`
- * successes, renamed over the path. */
-static void replace_with(const char *name, int successes) {
+/* Another store file at `dir`/link of `capacity` names (0: the default),
+ * holding `name` with `successes` successes, renamed over the path. */
+static void replace_with_file(uint32_t capacity, const char *name, int successes) {
     char other[160];
     snprintf(other, sizeof(other), "%s/link", dir);
-    breaker_store *ost = open_quiet(other, 0);
+    breaker_store *ost = open_quiet(other, capacity);
     breaker_config cfg = consecutive_config(1);
     breaker *o = attach(ost, name, &cfg);
     for (int i = 0; i < successes; i++)
@@ -59,6 +59,17 @@ static void replace_with(const char *name, int successes) {
     breaker_destroy(o);
     breaker_store_close(ost);
     assert_int_equal(rename(other, path), 0);
+}
+
+static void replace_with(const char *name, int successes) { replace_with_file(0, name, successes); }
+
+/* A file of one name, `only`, renamed over the path: `st`'s check moves to
+ * it and cannot attach any other name there. */
+static void replace_with_a_full_file(breaker_store *st, const char *only) {
+    replace_with_file(1, only, 0);
+    char msg[256];
+    assert_int_equal(breaker_store_check(st, msg, sizeof(msg)), BREAKER_ENOSPC);
+    assert_non_null(strstr(msg, "all 1 names are used"));
 }
 
 /* Unlinked, then made again at the path by "another process" (a second
@@ -260,15 +271,7 @@ static void a_full_file_strands_handles_until_one_has_room(void **state) {
     breaker_config cfg = consecutive_config(1);
     breaker_store *st = open_quiet(path, 0);
     breaker *h = attach(st, "svc", &cfg);
-    char other[160];
-    snprintf(other, sizeof(other), "%s/link", dir);
-    breaker_store *full = open_quiet(other, 1);
-    breaker_destroy(attach(full, "taken", &cfg));
-    breaker_store_close(full);
-    assert_int_equal(rename(other, path), 0);
-    char msg[256];
-    assert_int_equal(breaker_store_check(st, msg, sizeof(msg)), BREAKER_ENOSPC);
-    assert_non_null(strstr(msg, "all 1 names are used"));
+    replace_with_a_full_file(st, "taken");
     breaker_store_stats s = store_stats(st);
     assert_int_equal(s.moves, 1);
     assert_int_equal(s.stranded, 1);
@@ -293,15 +296,7 @@ static void each_handle_is_tried_whatever_the_ones_before_did(void **state) {
     breaker_store *st = open_quiet(path, 0);
     breaker *a = attach(st, "a", &cfg);
     breaker *b = attach(st, "b", &cfg);
-    char other[160];
-    snprintf(other, sizeof(other), "%s/link", dir);
-    breaker_store *small = open_quiet(other, 1);
-    breaker_destroy(attach(small, "b", &cfg));
-    breaker_store_close(small);
-    assert_int_equal(rename(other, path), 0);
-    char msg[256];
-    assert_int_equal(breaker_store_check(st, msg, sizeof(msg)), BREAKER_ENOSPC);
-    assert_non_null(strstr(msg, "all 1 names are used"));
+    replace_with_a_full_file(st, "b");
     breaker_store_stats s = store_stats(st);
     assert_int_equal(s.forwarded, 1); /* b, though a (listed first) could not */
     assert_int_equal(s.stranded, 1);
