@@ -235,20 +235,23 @@ static int exec_option(struct exec_args *a, int c, char **argv, const struct opt
     }
 }
 
+/* Whether `s` is an option of `longopts` (or -c, -b) whose value is the
+ * next argument. */
+static bool takes_value(const char *s, const struct option *longopts) {
+    if (strcmp(s, "-c") == 0 || strcmp(s, "-b") == 0) return true;
+    if (strncmp(s, "--", 2) != 0) return false;
+    for (const struct option *o = longopts; o->name != NULL; o++)
+        if (o->has_arg == required_argument && strcmp(s + 2, o->name) == 0) return true;
+    return false;
+}
+
 /* The first argument not an option value: NAME, which -b needs before the
  * options are read ("exec NAME -b k=v" and "exec -b k=v NAME" both work). */
-static const char *find_name(int argc, char **argv) {
+static const char *find_name(int argc, char **argv, const struct option *longopts) {
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         if (s[0] != '-') return s;
-        /* Options whose value is the next argument. */
-        if (strcmp(s, "-c") == 0 || strcmp(s, "-b") == 0 || strcmp(s, "--config") == 0 ||
-            strcmp(s, "--breaker") == 0 || strcmp(s, "--store") == 0 ||
-            strcmp(s, "--timeout") == 0 || strcmp(s, "--fail-on") == 0 ||
-            strcmp(s, "--refused-exit") == 0 || strcmp(s, "--redis") == 0 ||
-            strcmp(s, "--redis-db") == 0 || strcmp(s, "--redis-password-file") == 0 ||
-            strcmp(s, "--redis-user") == 0 || strcmp(s, "--redis-timeout") == 0)
-            i++;
+        if (takes_value(s, longopts)) i++;
     }
     return "";
 }
@@ -274,7 +277,7 @@ static int exec_options(int argc, char **argv, struct exec_args *a) {
     int dash = 1;
     while (dash < argc && strcmp(argv[dash], "--") != 0)
         dash++;
-    const char *hint = find_name(dash, argv);
+    const char *hint = find_name(dash, argv, longopts);
     optind = 1;
     opterr = 0;
     int c;
