@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_cpu_stripes.c - per-CPU stripes (core/stripes.c, internal.h): threads
+ * test_cpu_stripes.c - per-CPU stripes (core/stripes.c, stripes.h): threads
  * without an owned stripe write the stripe of the concurrency id they run on
  * inside restartable sequences, with plain stores. With many more threads
  * than cores and than owned stripes, every count stays exact for every

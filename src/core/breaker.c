@@ -35,7 +35,7 @@
 #define NS_PER_SEC_HINT UINT64_C(1000000000)
 
 /* ---- Permits ---------------------------------------------------------------
- * The head word's layout is in internal.h (block.c binds the handle's tag). */
+ * The head word's encoding is in words.h (block.c binds the handle's tag). */
 enum {
     PERMIT_ADMITTED = BREAKER__PERMIT_ADMITTED,
     PERMIT_PROBE = BREAKER__PERMIT_PROBE,
@@ -44,7 +44,7 @@ enum {
 #define PERMIT_GEN_MASK BREAKER__PERMIT_GEN_MASK
 #define PERMIT_TAG_MASK BREAKER__PERMIT_TAG_MASK
 
-/* Per-CPU stripes (internal.h): the byte offset of a stripe counter, and one
+/* Per-CPU stripes (stripes.h): the byte offset of a stripe counter, and one
  * count on the concurrency id's stripe, or on the thread's own stripe when
  * the sequence fails (id without a stripe, stripe held, interrupted). */
 #define STRIPE_FIELD(field) offsetof(struct breaker__stripe, field)

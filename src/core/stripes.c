@@ -59,7 +59,7 @@ static int release_key_ok;
 
 /* ---- Per-CPU stripes -------------------------------------------------------------
  * With rseq, a heap block's stripes BREAKER__CPU_FIRST.. belong to the
- * process's concurrency ids rather than to threads (internal.h), so the pool
+ * process's concurrency ids rather than to threads (stripes.h), so the pool
  * owns fewer and shares the ones after the per-CPU run. glibc 2.35+
  * registers every thread's rseq area and exports where it is; the kernel
  * reports the fields it fills in AT_RSEQ_FEATURE_SIZE (28 or more: mm_cid,
