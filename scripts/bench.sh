@@ -7,14 +7,18 @@
 #      case under callgrind (repeatable whatever the machine's load),
 #      excluding the clock's own instructions, and each store-backed case's
 #      ratio to the same case in-process;
-#   3. the zero-allocation test, if the build has it.
+#   3. the zero-allocation test, if the build has it;
+#   4. what a fleet of hosts costs Redis (bench/fleet_load, issue 22), if the
+#      build has the fleet store: the flush script's cost per call, and Redis
+#      CPU per host per second with 1 and 8 processes per host, healthy and
+#      in an outage of every name (about a minute; BENCH_FLEET_ARGS go to it).
 # Extra arguments go to bench/bench (e.g. --reps 21 --ms 50, --filter open);
-# BENCH_PARTS=timing,callgrind,alloc (the default: all three) selects parts.
+# BENCH_PARTS=timing,callgrind,alloc,fleetload (the default: all four) selects parts.
 set -euo pipefail
 build=${1:-build/release}
 shift || true
 bench="$build/bench/bench"
-parts=",${BENCH_PARTS:-timing,callgrind,alloc},"
+parts=",${BENCH_PARTS:-timing,callgrind,alloc,fleetload},"
 if [ ! -x "$bench" ]; then
   echo "bench.sh: $bench not found; build first (make build)" >&2
   exit 1
@@ -137,4 +141,10 @@ if [[ $parts == *,alloc,* ]] && [ -x "$build/tests/test_no_alloc" ]; then
   echo
   echo "zero-allocation test ($build/tests/test_no_alloc):"
   "$build/tests/test_no_alloc"
+fi
+
+if [[ $parts == *,fleetload,* ]] && [ -x "$build/bench/fleet_load" ]; then
+  echo
+  # shellcheck disable=SC2086
+  "$build/bench/fleet_load" ${BENCH_FLEET_ARGS:-}
 fi

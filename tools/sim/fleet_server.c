@@ -369,7 +369,11 @@ static int valid_sequence(const char *host, const char *seq, uint64_t *out) {
 }
 
 /* The sequences hash: hosts silent longer than the TTL deleted (HDEL), and
- * `host`'s entry. @return -2 when it holds a field the checks refuse (the
+ * `host`'s entry. The script prunes the next 16 fields of an HSCAN per call
+ * (a hash of up to 128 fields, listpack-encoded, is one scan): this prunes
+ * them all, which is the script's behaviour for the fleets the
+ * differential test runs (3 hosts); a larger hash is pruned over several
+ * calls in Redis, all at once here. @return -2 when it holds a field the checks refuse (the
  * keys are rebuilt), else 0 with *last (NULL: none). */
 static int scan_sequences(struct fleet_server *s, struct run *r, const char *host,
                           const struct host_seq **last) {

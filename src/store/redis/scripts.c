@@ -92,6 +92,7 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "local function typed(key, want)\n"                                          \
     "  local ty = redis.call('TYPE', key)['ok']\n"                               \
     "  if ty ~= 'none' and ty ~= want then flag(key, 'type', ty, want) end\n"   \
+    "  return ty\n"                                                              \
     "end\n"                                                                      \
     "-- The limits text (c[1] .. c[13]) against the configuration's ranges\n"    \
     "-- (breaker_config_validate(); times in microseconds).\n"                   \
@@ -122,16 +123,21 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "  return c\n"                                                               \
     "end\n"                                                                      \
     "-- The caller's limits: a client that sends others is broken.\n"            \
-    "limits('ARGV[2]', ARGV[2])\n"                                               \
+    "local mine = limits('ARGV[2]', ARGV[2])\n"                                  \
     "if bad then return redis.error_reply('ERR breaker: ' .. bad) end\n"         \
-    "typed(S, 'hash'); typed(W, 'hash'); typed(L, 'zset'); typed(Q, 'hash')\n"   \
+    "local has_s = typed(S, 'hash') == 'hash'\n"                                 \
+    "typed(W, 'hash'); typed(L, 'zset'); typed(Q, 'hash')\n"                     \
     "local raw, c = nil, nil\n"                                                  \
     "local h = {}\n"                                                             \
-    "if not bad and redis.call('EXISTS', S) == 1 then\n"                         \
+    "-- The last trip's evidence and born, as the answer sends them.\n"          \
+    "local E = {0, 0, 0, 0}\n"                                                   \
+    "if not bad and has_s then\n"                                                \
     "  h = redis.call('HMGET', S, 'cfg', 'st', 'gen', 'k', 'succ', 'until',\n"   \
-    "                 'born', 'trips', 'transitions', 'ec', 'ef', 'es', 'run')\n" \
-    "  raw = h[1] or '(missing)'\n"                                                    \
-    "  c = limits(S, raw)\n"                                                     \
+    "                 'born', 'trips', 'transitions', 'ec', 'ef', 'es', 'run', 'qc')\n" \
+    "  raw = h[1] or '(missing)'\n"                                              \
+    "  -- The same text as the caller's (the usual case): checked once.\n"      \
+    "  if raw == ARGV[2] then c = mine else c = limits(S, raw) end\n"            \
+    "  E = {h[10], h[11], h[12], h[7]}\n"                                        \
     "end\n"                                                                      \
     "local st, gen, k, succ, untl = 0, 0, 0, 0, 0\n"                             \
     "local gen_seen = 0\n"                                                       \
@@ -154,6 +160,7 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "  int(S, 'ef', h[11], 0, ec)\n"                                             \
     "  int(S, 'es', h[12], 0, ec)\n"                                             \
     "  int(S, 'run', h[13], 0, BIG, true)\n"                                     \
+    "  int(S, 'qc', h[14], 0, BIG, true)\n"                                      \
     "  if not bad and st == 2 then\n"                                            \
     "    -- A lease's deadline is at most one probe timeout away.\n"             \
     "    local n = redis.call('ZCARD', L)\n"                                     \
@@ -191,8 +198,9 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "  redis.call('HSET', S, 'cfg', raw, 'st', 0, 'gen', now, 'k', 0,\n"         \
     "             'succ', 0, 'until', 0, 'trips', 0, 'transitions', 0,\n"        \
     "             'ec', 0, 'ef', 0, 'es', 0, 'born', now)\n"                     \
-    "  c = limits(S, raw)\n"                                                     \
+    "  c = mine\n"                                                               \
     "  gen = now\n"                                                              \
+    "  E = {0, 0, 0, now}\n"                                                              \
     "end\n"                                                                      \
     "-- c: 1 min_calls, 2 failure_rate, 3 slow_rate, 4 window_us, 5 buckets,\n"  \
     "-- 6 open_us, 7 backoff, 8 open_max_us, 9 jitter, 10 max_probes,\n"         \
@@ -230,10 +238,9 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "    wait = 0\n"                                                             \
     "    if st == 1 and untl > now then wait = untl - now end\n"                 \
     "  end\n"                                                                    \
-    "  local e = redis.call('HMGET', S, 'ec', 'ef', 'es', 'born')\n"             \
     "  return {st, gen, wait, k, succ, verdict,\n"                               \
-    "          tonumber(e[1]), tonumber(e[2]), tonumber(e[3]),\n"                \
-    "          tonumber(e[4]) or 0}\n"                                           \
+    "          tonumber(E[1]), tonumber(E[2]), tonumber(E[3]),\n"                \
+    "          tonumber(E[4]) or 0}\n"                                           \
     "end\n"
 
 /* flush: ARGV 3 the host's last known generation (0: none), 4 calls,
@@ -270,11 +277,12 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "-- The hosts' sequences, checked: a field is a host id, a value 'seq time'.\n"
     "-- A host silent longer than the TTL is forgotten; a call whose sequence\n"
     "-- is not newer than its host's last was applied already (a retry).\n"
+    "-- Not the whole hash (one field per live host: a fleet of any size): the\n"
+    "-- host's own field, and a few more per call by HSCAN (all of a small\n"
+    "-- hash at once), its cursor kept in S (qc).\n"
     "if host then\n"
     "  local last = nil\n"
-    "  local qa = redis.call('HGETALL', Q)\n"
-    "  for i = 1, #qa, 2 do\n"
-    "    local id, val = qa[i], qa[i + 1]\n"
+    "  local function entry(id, val)\n"
     "    local qs, qt = string.match(val, '^(%d+) (%d+)$')\n"
     "    if not (#id == 16 and string.match(id, '^%x+$')) then flag(Q, seen(id), val, 'a field of 16 hex digits')\n"
     "    elseif not qs or #qs > 16 or #qt > 16 or tonumber(qs) > BIG or tonumber(qt) > BIG then\n"
@@ -282,7 +290,19 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "    elseif tonumber(qt) + ttl * 1000 <= now then redis.call('HDEL', Q, id)\n"
     "    elseif id == host then last = tonumber(qs) end\n"
     "  end\n"
+    "  local qc = h[14] or '0'\n"
+    "  local sc = redis.call('HSCAN', Q, qc, 'COUNT', 16)\n"
+    "  local mine_seen = false\n"
+    "  for i = 1, #sc[2], 2 do\n"
+    "    entry(sc[2][i], sc[2][i + 1])\n"
+    "    if sc[2][i] == host then mine_seen = true end\n"
+    "  end\n"
+    "  if not mine_seen and not bad then\n"
+    "    local v = redis.call('HGET', Q, host)\n"
+    "    if v then entry(host, v) end\n"
+    "  end\n"
     "  if bad then return corrupt(true) end\n"
+    "  if sc[1] ~= qc then redis.call('HSET', S, 'qc', sc[1]) end\n"
     "  if last and seq <= last then return answer(0) end\n"
     "end\n"
     "local function applied()\n"
@@ -328,7 +348,7 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "  applied()\n"
     "  redis.call('HSET', W, 'ra', ra, 'rb', rb)\n"
     "  if run >= thr and diverse(ra, rb) then\n"
-    "    redis.call('HSET', S, 'ec', run, 'ef', run, 'es', 0)\n"
+    "    redis.call('HSET', S, 'ec', run, 'ef', run, 'es', 0); E[1], E[2], E[3] = run, run, 0\n"
     "    redis.call('HINCRBY', S, 'trips', 1)\n"
     "    go(1, 'consecutive_failures', 0)\n"
     "    return answer(1)\n"
@@ -377,7 +397,7 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "  if f / n >= c[2] and diverse(wa, wb) then why = 'failure_rate'\n"
     "  elseif c[3] > 0 and s / n >= c[3] then why = 'slow_call_rate' end\n"
     "  if why then\n"
-    "    redis.call('HSET', S, 'ec', n, 'ef', f, 'es', s)\n"
+    "    redis.call('HSET', S, 'ec', n, 'ef', f, 'es', s); E[1], E[2], E[3] = n, f, s\n"
     "    redis.call('HINCRBY', S, 'trips', 1)\n"
     "    go(1, why, 0)\n"
     "    return answer(1)\n"
