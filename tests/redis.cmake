@@ -64,6 +64,14 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # killed, stopped, restarted empty) against its promised bound.
     breaker_add_redis_test(test_fleet_faults SOURCES test_fleet_faults.c fault_proxy.c TIMEOUT 180
                            LABELS redis external)
+    # Redis Cluster (docs/fleet.md, "Redis Cluster"): 3 masters with a
+    # replica each, started by the test on loopback ports; names spread over
+    # the masters, a trip across host processes, a killed master's failover,
+    # a slot migrated under traffic. It computes slots itself (slots.c).
+    breaker_add_redis_test(test_fleet_cluster SOURCES test_fleet_cluster.c
+                           ${PROJECT_SOURCE_DIR}/src/store/redis/slots.c TIMEOUT 300
+                           LABELS redis external)
+    target_include_directories(test_fleet_cluster PRIVATE ${PROJECT_SOURCE_DIR}/src)
   endif()
 endif()
 

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 /* The servers this process started, killed at exit if a test left one. */
-#define MAX_SERVERS 8
+#define MAX_SERVERS 16
 static pid_t started[MAX_SERVERS];
 static pid_t owner_pid;
 
@@ -73,6 +73,14 @@ static void nap_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
+void test_redis_nap_ms(long ms) { nap_ms(ms); }
+
+uint64_t test_redis_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int answers_ping(const struct test_redis *r) {
     struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", r->port, tv);
@@ -119,6 +127,18 @@ static int spawn(struct test_redis *r) {
         if (r->password != NULL) {
             argv[n++] = "--requirepass";
             argv[n++] = r->password;
+        }
+        char timeout[16];
+        if (r->cluster_timeout_ms > 0) {
+            snprintf(timeout, sizeof timeout, "%d", r->cluster_timeout_ms);
+            argv[n++] = "--cluster-enabled";
+            argv[n++] = "yes";
+            argv[n++] = "--cluster-config-file";
+            argv[n++] = "nodes.conf"; /* in --dir */
+            argv[n++] = "--cluster-node-timeout";
+            argv[n++] = timeout;
+            argv[n++] = "--cluster-require-full-coverage";
+            argv[n++] = "no";
         }
         argv[n] = NULL;
         /* execvp takes char *const[] for historical reasons; it writes nothing. */
@@ -211,6 +231,8 @@ void test_redis_stop(struct test_redis *r) {
     char path[400];
     snprintf(path, sizeof path, "%s/redis.log", r->dir);
     unlink(path);
+    snprintf(path, sizeof path, "%s/nodes.conf", r->dir);
+    unlink(path);
     unlink(r->sock);
     rmdir(r->dir);
 }
@@ -264,4 +286,164 @@ long long test_redis_cmdstat(const struct test_redis *r, const char *command) {
     if (rep) freeReplyObject(rep);
     redisFree(c);
     return v;
+}
+
+/* ---- A Redis Cluster ------------------------------------------------------------- */
+
+void *test_cluster_command(const struct test_cluster *c, int k, const char *fmt, ...) {
+    if (c->node[k].pid <= 0) return NULL;
+    redisContext *ctx = connect_to(&c->node[k]);
+    if (ctx == NULL) return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *rep = redisvCommand(ctx, fmt, ap);
+    va_end(ap);
+    redisFree(ctx);
+    return rep;
+}
+
+/* A status or string reply of node `k` contains `what`. */
+static int node_says(const struct test_cluster *c, int k, const char *cmd, const char *what) {
+    redisReply *rep = test_cluster_command(c, k, cmd);
+    int yes = rep != NULL && (rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_STATUS) &&
+              strstr(rep->str, what) != NULL;
+    if (rep != NULL) freeReplyObject(rep);
+    return yes;
+}
+
+/* The master of `slot` in node `k`'s CLUSTER SLOTS, as a port, or -1. */
+static int slot_port_by(const struct test_cluster *c, int k, unsigned slot) {
+    redisReply *rep = test_cluster_command(c, k, "CLUSTER SLOTS");
+    int port = -1;
+    for (size_t i = 0; rep != NULL && rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
+        redisReply *range = rep->element[i];
+        if (range->elements >= 3 && (unsigned long long)range->element[0]->integer <= slot &&
+            slot <= (unsigned long long)range->element[1]->integer)
+            port = (int)range->element[2]->element[1]->integer;
+    }
+    if (rep != NULL) freeReplyObject(rep);
+    return port;
+}
+
+static int index_of_port(const struct test_cluster *c, int port) {
+    for (int k = 0; k < c->count; k++)
+        if (c->node[k].port == port) return k;
+    return -1;
+}
+
+int test_cluster_master_of(const struct test_cluster *c, unsigned slot) {
+    for (int k = 0; k < c->count; k++)
+        if (c->node[k].pid > 0) return index_of_port(c, slot_port_by(c, k, slot));
+    return -1;
+}
+
+/* Every live node says cluster_state:ok and names the same master for
+ * the first slot of every master's range; `slot` (if < 16384) is `k`'s. */
+static int cluster_settled(const struct test_cluster *c, unsigned slot, int k) {
+    for (int j = 0; j < c->count; j++) {
+        if (c->node[j].pid <= 0) continue;
+        if (!node_says(c, j, "CLUSTER INFO", "cluster_state:ok")) return 0;
+        if (slot < 16384 && slot_port_by(c, j, slot) != c->node[k].port) return 0;
+        for (int m = 0; m < c->masters; m++) {
+            unsigned first = (unsigned)(16384 * m / c->masters);
+            if (slot_port_by(c, j, first) < 0) return 0;
+        }
+    }
+    return 1;
+}
+
+int test_cluster_wait_slot(const struct test_cluster *c, unsigned slot, int k, int timeout_ms) {
+    for (int waited = 0; waited <= timeout_ms; waited += 50) {
+        if (cluster_settled(c, slot, k)) return 0;
+        nap_ms(50);
+    }
+    return -1;
+}
+
+void test_cluster_stop(struct test_cluster *c) {
+    for (int k = 0; k < c->count; k++)
+        test_redis_stop(&c->node[k]);
+    c->count = 0;
+}
+
+/* Node `k`'s CLUSTER NODES lists every node, none in handshake. */
+static int knows_all(const struct test_cluster *c, int k) {
+    redisReply *rep = test_cluster_command(c, k, "CLUSTER NODES");
+    int lines = 0, handshake = 0;
+    if (rep != NULL && rep->type == REDIS_REPLY_STRING) {
+        for (const char *s = rep->str; (s = strchr(s, '\n')) != NULL; s++)
+            lines++;
+        handshake = strstr(rep->str, "handshake") != NULL || strstr(rep->str, "noaddr") != NULL;
+    }
+    if (rep != NULL) freeReplyObject(rep);
+    return lines == c->count && !handshake;
+}
+
+static int form_cluster(struct test_cluster *c) {
+    for (int k = 0; k < c->count; k++) {
+        redisReply *rep = test_cluster_command(c, k, "CLUSTER MYID");
+        if (rep == NULL || rep->type != REDIS_REPLY_STRING || rep->len != 40) {
+            if (rep != NULL) freeReplyObject(rep);
+            return -1;
+        }
+        memcpy(c->id[k], rep->str, 41);
+        freeReplyObject(rep);
+    }
+    for (int m = 0; m < c->masters; m++) {
+        redisReply *rep =
+            test_cluster_command(c, m, "CLUSTER ADDSLOTSRANGE %d %d", 16384 * m / c->masters,
+                                 16384 * (m + 1) / c->masters - 1);
+        int ok = rep != NULL && rep->type == REDIS_REPLY_STATUS;
+        if (rep != NULL) freeReplyObject(rep);
+        if (!ok) return -1;
+    }
+    for (int k = 1; k < c->count; k++) {
+        redisReply *rep = test_cluster_command(c, 0, "CLUSTER MEET 127.0.0.1 %d", c->node[k].port);
+        if (rep != NULL) freeReplyObject(rep);
+    }
+    int known = 0;
+    for (int waited = 0; waited < 10000 && !known; waited += 50) {
+        known = 1;
+        for (int k = 0; k < c->count && known; k++)
+            known = knows_all(c, k);
+        if (!known) nap_ms(50);
+    }
+    if (!known) return -1;
+    for (int k = c->masters; k < c->count; k++) {
+        redisReply *rep = test_cluster_command(c, k, "CLUSTER REPLICATE %s", c->id[k - c->masters]);
+        int ok = rep != NULL && rep->type == REDIS_REPLY_STATUS;
+        if (rep != NULL) freeReplyObject(rep);
+        if (!ok) return -1;
+    }
+    for (int waited = 0; waited < 20000; waited += 50) {
+        int up = cluster_settled(c, 16384, 0);
+        for (int k = c->masters; k < c->count && up; k++)
+            up = node_says(c, k, "INFO replication", "master_link_status:up");
+        if (up) return 0;
+        nap_ms(50);
+    }
+    return -1;
+}
+
+int test_cluster_start(struct test_cluster *c, int masters, int node_timeout_ms) {
+    memset(c, 0, sizeof *c);
+    if (masters < 1 || 2 * masters > TEST_CLUSTER_MAX) return -1;
+    c->masters = masters;
+    size_t len = 0;
+    for (int k = 0; k < 2 * masters; k++) {
+        c->node[k].cluster_timeout_ms = node_timeout_ms;
+        if (test_redis_start(&c->node[k]) != 0) {
+            test_cluster_stop(c);
+            return -1;
+        }
+        c->count = k + 1;
+        len += (size_t)snprintf(c->seeds + len, sizeof c->seeds - len, "%s127.0.0.1:%d",
+                                k ? "," : "", c->node[k].port);
+    }
+    if (form_cluster(c) != 0) {
+        fprintf(stderr, "the cluster did not form in time (logs in %s...)\n", c->node[0].dir);
+        test_cluster_stop(c);
+        return -1;
+    }
+    return 0;
 }

@@ -8,14 +8,16 @@
 #ifndef BREAKER_TEST_REDIS_SERVER_H
 #define BREAKER_TEST_REDIS_SERVER_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 struct test_redis {
-    pid_t pid;            /* 0 when not running */
-    int port;             /* TCP port on 127.0.0.1 */
-    char dir[256];        /* temporary directory (removed by test_redis_stop) */
-    char sock[300];       /* unix socket path in `dir` */
-    const char *password; /* NULL, or --requirepass */
+    pid_t pid;              /* 0 when not running */
+    int port;               /* TCP port on 127.0.0.1 */
+    char dir[256];          /* temporary directory (removed by test_redis_stop) */
+    char sock[300];         /* unix socket path in `dir` */
+    const char *password;   /* NULL, or --requirepass */
+    int cluster_timeout_ms; /* > 0: --cluster-enabled yes with this node timeout */
 };
 
 /* Start a server on a free port (and the socket). Waits until it answers
@@ -43,5 +45,44 @@ long long test_redis_int(const struct test_redis *r, const char *fmt, ...);
 /* The number of calls of `command` (lower case: "evalsha") in INFO
  * commandstats, or -1. */
 long long test_redis_cmdstat(const struct test_redis *r, const char *command);
+
+/* The monotonic clock in ns, and a sleep of `ms`. */
+uint64_t test_redis_now_ns(void);
+void test_redis_nap_ms(long ms);
+
+/* A Redis Cluster of `masters` masters with one replica each (masters
+ * first in `node`, then the replica of node i at masters + i), every node a
+ * test_redis on a free loopback port with --cluster-node-timeout
+ * `node_timeout_ms` and cluster-require-full-coverage no (a master's
+ * failure leaves the other masters serving). Slots are split evenly over
+ * the masters in order. Stopped by test_cluster_stop() (or the atexit
+ * handler). */
+#define TEST_CLUSTER_MAX 8
+struct test_cluster {
+    struct test_redis node[TEST_CLUSTER_MAX];
+    int masters, count;
+    char id[TEST_CLUSTER_MAX][41]; /* CLUSTER MYID of each node */
+    char seeds[256];               /* "127.0.0.1:p,127.0.0.1:p,..." of every node */
+};
+
+/* Start and form the cluster, waiting (at most 30 s) until every node says
+ * cluster_state:ok, agrees on the slot map and every replica's link is up.
+ * @return 0, or -1 with a message on stderr (what is started is stopped). */
+int test_cluster_start(struct test_cluster *c, int masters, int node_timeout_ms);
+
+/* Stop every node and remove their directories. */
+void test_cluster_stop(struct test_cluster *c);
+
+/* The node (index into c->node) that serves `slot` as master now, by the
+ * first live node's CLUSTER SLOTS, or -1. */
+int test_cluster_master_of(const struct test_cluster *c, unsigned slot);
+
+/* Wait (at most `timeout_ms`) until every live node says cluster_state:ok
+ * and names node `k` master of `slot`. @return 0 or -1. */
+int test_cluster_wait_slot(const struct test_cluster *c, unsigned slot, int k, int timeout_ms);
+
+/* Run one command on node `k` (printf-style) and return the reply (free
+ * it with freeReplyObject), or NULL. */
+void *test_cluster_command(const struct test_cluster *c, int k, const char *fmt, ...);
 
 #endif

@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "fault_proxy.h"
+#include "fleet_util.h"
 #include "redis_server.h"
 
 #include <breaker/redis.h>
@@ -104,18 +105,7 @@ static breaker_redis *open_handle(int port) {
     return f;
 }
 
-static void dep_cfg(breaker_config *c) {
-    breaker_config_init(c);
-    c->trip = BREAKER_TRIP_CONSECUTIVE;
-    c->failure_threshold = 3;
-    c->open_ns = OPEN_MS * MS;
-    c->open_max_ns = OPEN_MS * MS;
-    c->open_backoff = 1;
-    c->open_jitter = 0;
-    c->half_open_max_probes = 1;
-    c->half_open_successes = 1;
-    c->probe_timeout_ns = 2000 * MS;
-}
+static void dep_cfg(breaker_config *c) { fleet_dep_cfg(c, OPEN_MS * MS, 2000 * MS); }
 
 /* One call: acquire (timed), complete with `ok`. @return 1 if admitted. */
 struct tally {

@@ -112,6 +112,19 @@ struct breaker_redis_config {
      * breaker:v1:* (an ACL that refuses one reports NOPERM: degraded, the
      * reason names it). */
     const char *username;
+    /* A Redis Cluster instead of one Redis: a comma-separated list of some
+     * of its nodes, "host:port,host:port" ("[v6addr]:port" too), at most 64,
+     * from which the flusher reads the slot map (CLUSTER SLOTS); host, port
+     * and unix_path are then ignored but unix_path must be NULL, and db must
+     * be 0 (a Cluster has one database). Each name's calls go to the master
+     * of its slot (its keys share the hash tag {name}); a round sends one
+     * pipeline per master, every master written before any is read, and
+     * follows MOVED (the map updated) and ASK (ASKING, the map unchanged)
+     * within the round while io_timeout_ns allows; a failed node, or a
+     * MOVED, has the map read again. AUTH (username, password) and the
+     * scripts go to every node. NULL = one Redis. docs/fleet.md, "Redis
+     * Cluster". */
+    const char *cluster_nodes;
 };
 
 /*! breaker_redis_config_init() : clear `cfg`, then the defaults above. */
@@ -254,6 +267,11 @@ struct breaker_redis_stats {
     uint64_t state_rebuilds;  /* fleet states Redis held corrupt (a field out of range, a
                                  part missing): refused, rebuilt with a new generation from
                                  local evidence, the round reported as an error (degraded) */
+    /* Redis Cluster (cluster_nodes): a round's calls sent again to another node
+     * because their node answered MOVED (the slot map updated) or ASK (a slot
+     * being migrated). */
+    uint64_t redirects_moved;
+    uint64_t redirects_ask;
 };
 
 /*! breaker_redis_stats_get() : fill `out`. Lock-free. */

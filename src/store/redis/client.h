@@ -46,6 +46,7 @@
 #include "breaker/redis.h"
 #include "common/time_ns.h"
 #include "store/redis/protocol.h"
+#include "store/redis/route.h"
 
 #include <hiredis/hiredis.h>
 
@@ -127,6 +128,8 @@ struct pending {
     /* A release: the slot to free after, and whether it is an orphan's. */
     struct lease *lease;
     bool orphan;
+    /* Where it goes (cluster.c): set by breaker__redis_exchange(). */
+    struct route_hop hop;
 };
 
 struct breaker_redis {
@@ -134,7 +137,7 @@ struct breaker_redis {
      * backend.ops with backend.ctx (this handle). */
     struct breaker_backend backend;
     breaker_redis_config cfg;
-    char *host, *unix_path, *password, *username;
+    char *host, *unix_path, *password, *username, *cluster_nodes;
     char ttl[24]; /* the key TTL argument of every script call */
     uint32_t max_names;
     /* Attached entries: slots written once under attach_mu, published by
@@ -160,15 +163,14 @@ struct breaker_redis {
     struct pending *round_calls;
     redisReply **round_replies;
     size_t round_cap;
-    redisContext *flush_ctx;
-    char sha[FLEET_SCRIPT_COUNT][41]; /* SHA1s from SCRIPT LOAD on flush_ctx ("" = none) */
+    /* The nodes, their connections and the slot map (route.h, cluster.c). */
+    struct route route;
     /* The acquire script's SHA for the probe path: a SHA is a function of
      * the script's text, so it is written once and never changes. */
     char acquire_sha[41];
     _Atomic int acquire_sha_ready;
 
-    pthread_mutex_t probe_mu; /* try-locked only */
-    redisContext *probe_ctx;
+    pthread_mutex_t probe_mu; /* try-locked only; guards every node's probe_ctx */
     /* The inline budget follows the round trip (docs/fleet.md, "Probes"):
      * conn.c measures every answered flush exchange into srtt_ns and sets
      * lease_budget_ns (breaker__redis_budget()); the gate reads it. relaxed:
@@ -200,7 +202,8 @@ struct breaker_redis {
 
     struct {
         _Atomic uint64_t flushes, flush_errors, degraded_entered, leases_granted, leases_refused,
-            lease_errors, lease_gated, outside_trips, fleet_closes, lease_local, state_rebuilds;
+            lease_errors, lease_gated, outside_trips, fleet_closes, lease_local, state_rebuilds,
+            redirects_moved, redirects_ask;
     } n;
 };
 
@@ -265,32 +268,79 @@ struct entry *breaker__redis_find_entry(breaker_redis *f, const breaker *b);
 
 /* A timeout of `ns` (at least 1 µs) as hiredis takes it. */
 struct timeval breaker__redis_tv(uint64_t ns);
-/* Under round_mu: connect the flush connection (when not connected) and
- * load the scripts. @return 1, or 0 with `why`. */
-int breaker__redis_ensure_connected(breaker_redis *f, char *why, size_t why_len);
-void breaker__redis_drop_flush_ctx(breaker_redis *f);
-/* The flusher, after a good round: (re)connect the probe connection, which
- * the call path never connects itself. */
-void breaker__redis_ensure_probe_ctx(breaker_redis *f);
-/* Under round_mu: send the calls of `p` in one pipeline, replies into `r`.
- * @return 1; 0 when the server closed the connection (worth one new try),
- * -1 when it failed otherwise (timeout); the connection is then dropped
- * and `why` says what failed. */
-int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redisReply **r,
-                            char *why, size_t why_len);
+/* What failed on `c` during `what`, in words (a timeout names it). */
+void breaker__redis_io_reason(const redisContext *c, const char *what, uint64_t timeout_ns,
+                              char *why, size_t why_len);
+/* Connect to `n`, AUTH and SELECT, `timeout_ns` for each step. @return the
+ * context, or NULL with `why`. */
+redisContext *breaker__redis_connect(breaker_redis *f, const struct node *n, uint64_t timeout_ns,
+                                     char *why, size_t why_len);
+/* SCRIPT LOAD the scripts on `n`'s flush connection. @return 1, or 0. */
+int breaker__redis_load_scripts(breaker_redis *f, struct node *n, char *why, size_t why_len);
+/* Append `call` on `e`'s keys to `c`: EVALSHA with `n`'s SHA once loaded,
+ * EVAL before that or when `eval`. */
+void breaker__redis_append_call(breaker_redis *f, redisContext *c, const struct node *n,
+                                const struct entry *e, const struct breaker__fleet_call *call,
+                                int eval);
+int breaker__redis_is_noscript(const redisReply *r);
+/* An answered exchange took `rtt` ns: the smoothed round trip and the probe
+ * budget that follows it. */
+void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt);
 /* @return 1 with `out` when `r` is a script's answer the protocol reads. */
 int breaker__redis_read_answer(const redisReply *r, struct breaker__fleet_answer *out);
 /* Attach: the stored limits of `e`'s name (keys and limits set), one round
- * trip on the flush connection under round_mu. @return 1 with the text in
- * `stored`, or 0. */
+ * trip to its node under round_mu. @return 1 with the text in `stored`, or
+ * 0. */
 int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *stored,
                                size_t stored_len);
-/* The probe path (probe_mu held): the acquire script's call for `e`,
- * answered before `deadline` (monotonic ns). @return the reply, or NULL when
- * none came in time: the probe connection is then dropped (a late answer
- * may still arrive on it) and Redis may still run the request. */
+/* The probe path (probe_mu held): whether `e`'s node has a probe connection
+ * (the call path never connects one). */
+int breaker__redis_probe_ready(breaker_redis *f, const struct entry *e);
+/* The probe path (probe_mu held): the acquire script's call for `e` on its
+ * node, answered before `deadline` (monotonic ns). @return the reply, or
+ * NULL when none came in time: that connection is then dropped (a late
+ * answer may still arrive on it) and Redis may still run the request. */
 redisReply *breaker__redis_acquire_call(breaker_redis *f, const struct entry *e,
                                         const struct breaker__fleet_call *call, uint64_t deadline);
+
+/* ---- cluster.c ---------------------------------------------------------------- */
+
+/* Open: check `cfg`'s target (one Redis, or cluster_nodes). @return
+ * BREAKER_OK or BREAKER_EINVAL naming the field. */
+int breaker__route_check(const breaker_redis_config *cfg, char *msg, size_t msg_len);
+/* Open: the nodes the configuration names (f->cfg set, strings copied).
+ * @return BREAKER_OK or BREAKER_ENOMEM. */
+int breaker__route_open(breaker_redis *f);
+/* Close: every connection and node freed. */
+void breaker__route_close(breaker_redis *f);
+/* The node that serves `key`'s slot now, or NULL (not known yet). */
+struct node *breaker__route_node_of(breaker_redis *f, const char *key);
+/* Under round_mu: `n` connected with the scripts loaded. @return 1, or 0
+ * with `why` (the connection is then dropped). */
+int breaker__route_node_ready(breaker_redis *f, struct node *n, char *why, size_t why_len);
+void breaker__route_drop(struct node *n);
+/* A MOVED or ASK error `r` from `from`: the node it names (learned when
+ * new), a MOVED written into the slot map and a refresh asked for.
+ * @return the node's index with `*ask`, or ROUTE_NO_NODE when `r` is no
+ * redirection (or names no node we can hold). */
+uint16_t breaker__route_redirect(breaker_redis *f, const redisReply *r, const struct node *from,
+                                 int *ask);
+/* Under round_mu: ready for a round: one Redis connected with its scripts;
+ * a Cluster's slot map read (CLUSTER SLOTS) when it is due. @return 1, or
+ * 0 with `why`. */
+int breaker__redis_ensure_connected(breaker_redis *f, char *why, size_t why_len);
+/* The flusher, after a good round: (re)connect the probe connections of the
+ * nodes it flushed to, which the call path never connects itself. */
+void breaker__redis_ensure_probe_ctx(breaker_redis *f);
+/* Under round_mu: send the calls of `p`, each to the node of its name's
+ * slot, pipelined per node, every node written before any is read; MOVED
+ * and ASK followed (and NOSCRIPT answered by EVAL) within the round while
+ * io_timeout_ns allows; a node whose connection the server cut gets one new
+ * connection. Replies into `r` (NULL: none came). @return 1 when every call
+ * was answered; 0 when some were not (`why` says the first failure); -1
+ * when none was. */
+int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redisReply **r,
+                            char *why, size_t why_len);
 
 /* ---- flush.c ------------------------------------------------------------------ */
 

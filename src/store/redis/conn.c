@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * conn.c - the fleet client's connections and I/O (client.h): connect,
- * AUTH and SELECT; SCRIPT LOAD; the pipelined exchange of a flush round
- * (with NOSCRIPT answered by EVAL); the attach's round trip for the stored
- * limits; the probe path's one call, bounded by poll(). What is sent and
- * what the answers mean are protocol.c's: this file only moves them, as
- * hiredis's net.c moves what its read.c parses.
+ * conn.c - the fleet client's connections and calls on one node (client.h):
+ * connect, AUTH and SELECT; SCRIPT LOAD; a call's command; the attach's
+ * round trip for the stored limits; the probe path's one call, bounded by
+ * poll(). Which node a call goes to, and a round's exchange over the nodes,
+ * are cluster.c's. What is sent and what the answers mean are protocol.c's:
+ * this file only moves them, as hiredis's net.c moves what its read.c
+ * parses.
  */
 #define _POSIX_C_SOURCE 200809L /* poll */
 
@@ -36,8 +37,8 @@ struct timeval breaker__redis_tv(uint64_t ns) {
  * within the socket's timeout is "reply timeout after N ms" (hiredis says
  * "Resource temporarily unavailable", the EAGAIN of a timed-out read), a
  * server that closed the connection "connection closed by the server". */
-static void io_reason(const redisContext *c, const char *what, uint64_t timeout_ns, char *why,
-                      size_t why_len) {
+void breaker__redis_io_reason(const redisContext *c, const char *what, uint64_t timeout_ns,
+                              char *why, size_t why_len) {
     int timed_out = c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK ||
                                                strcmp(c->errstr, strerror(EAGAIN)) == 0);
     if (timed_out)
@@ -57,20 +58,18 @@ static int setup_reply(redisContext *c, redisReply *r, const char *what, uint64_
                        char *why, size_t why_len) {
     int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
     if (r == NULL)
-        io_reason(c, what, timeout_ns, why, why_len);
+        breaker__redis_io_reason(c, what, timeout_ns, why, why_len);
     else
         snprintf(why, why_len, "%s: %s", what, r->str ? r->str : "unexpected reply");
     if (r != NULL) freeReplyObject(r);
     return ok;
 }
 
-/* Connect, AUTH and SELECT with `timeout_ns` for each step. @return the
- * context, or NULL with `why` set. */
-static redisContext *connect_redis(breaker_redis *f, uint64_t timeout_ns, char *why,
-                                   size_t why_len) {
+redisContext *breaker__redis_connect(breaker_redis *f, const struct node *n, uint64_t timeout_ns,
+                                     char *why, size_t why_len) {
     struct timeval tv = breaker__redis_tv(timeout_ns);
-    redisContext *c = f->unix_path != NULL ? redisConnectUnixWithTimeout(f->unix_path, tv)
-                                           : redisConnectWithTimeout(f->host, f->cfg.port, tv);
+    redisContext *c = n->unix_path != NULL ? redisConnectUnixWithTimeout(n->unix_path, tv)
+                                           : redisConnectWithTimeout(n->host, n->port, tv);
     if (c == NULL) {
         snprintf(why, why_len, "connect: out of memory");
         return NULL;
@@ -105,23 +104,22 @@ static const char *script_text(int script) {
                                             : breaker__redis_lua_release;
 }
 
-/* SCRIPT LOAD the scripts on the flush connection (one round trip). */
-static int load_scripts(breaker_redis *f, char *why, size_t why_len) {
+int breaker__redis_load_scripts(breaker_redis *f, struct node *n, char *why, size_t why_len) {
     for (int i = 0; i < FLEET_SCRIPT_COUNT; i++)
-        redisAppendCommand(f->flush_ctx, "SCRIPT LOAD %s", script_text(i));
+        redisAppendCommand(n->ctx, "SCRIPT LOAD %s", script_text(i));
     int ok = 1;
     for (int i = 0; i < FLEET_SCRIPT_COUNT; i++) {
         redisReply *r = NULL;
-        if (redisGetReply(f->flush_ctx, (void **)&r) != REDIS_OK) {
-            io_reason(f->flush_ctx, "SCRIPT LOAD", f->cfg.io_timeout_ns, why, why_len);
+        if (redisGetReply(n->ctx, (void **)&r) != REDIS_OK) {
+            breaker__redis_io_reason(n->ctx, "SCRIPT LOAD", f->cfg.io_timeout_ns, why, why_len);
             return 0;
         }
         if (r->type == REDIS_REPLY_STRING && r->len == 40) {
-            memcpy(f->sha[i], r->str, 40);
-            f->sha[i][40] = '\0';
+            memcpy(n->sha[i], r->str, 40);
+            n->sha[i][40] = '\0';
             if (i == FLEET_SCRIPT_ACQUIRE &&
                 !atomic_load_explicit(&f->acquire_sha_ready, memory_order_relaxed)) {
-                memcpy(f->acquire_sha, f->sha[i], sizeof f->acquire_sha);
+                memcpy(f->acquire_sha, n->sha[i], sizeof f->acquire_sha);
                 /* release: pairs with the probe path's acquire load. */
                 atomic_store_explicit(&f->acquire_sha_ready, 1, memory_order_release);
             }
@@ -132,51 +130,6 @@ static int load_scripts(breaker_redis *f, char *why, size_t why_len) {
         freeReplyObject(r);
     }
     return ok;
-}
-
-void breaker__redis_drop_flush_ctx(breaker_redis *f) {
-    if (f->flush_ctx != NULL) redisFree(f->flush_ctx);
-    f->flush_ctx = NULL;
-    for (int i = 0; i < FLEET_SCRIPT_COUNT; i++)
-        f->sha[i][0] = '\0';
-}
-
-int breaker__redis_ensure_connected(breaker_redis *f, char *why, size_t why_len) {
-    if (f->flush_ctx != NULL) return 1;
-    f->flush_ctx = connect_redis(f, f->cfg.io_timeout_ns, why, why_len);
-    if (f->flush_ctx == NULL) return 0;
-    if (!load_scripts(f, why, why_len)) {
-        breaker__redis_drop_flush_ctx(f);
-        return 0;
-    }
-    return 1;
-}
-
-/* The connect runs without probe_mu, so that probes meanwhile are refused at
- * once rather than waiting; the flusher only ever installs a context,
- * callers only drop one. */
-void breaker__redis_ensure_probe_ctx(breaker_redis *f) {
-    pthread_mutex_lock(&f->probe_mu);
-    int need = f->probe_ctx == NULL;
-    pthread_mutex_unlock(&f->probe_mu);
-    if (!need) return;
-    char why[256];
-    redisContext *c = connect_redis(f, f->cfg.io_timeout_ns, why, sizeof why);
-    if (c == NULL) return; /* the next good round tries again */
-    /* A write on the call path blocks no longer than a probe's longest
-     * wait (the budget follows the round trip up to its cap). */
-    uint64_t budget = f->cfg.probe_budget_max_ns;
-    if (redisSetTimeout(c, breaker__redis_tv(budget - budget / 5)) != REDIS_OK) {
-        redisFree(c);
-        return;
-    }
-    pthread_mutex_lock(&f->probe_mu);
-    if (f->probe_ctx == NULL) {
-        f->probe_ctx = c;
-        c = NULL;
-    }
-    pthread_mutex_unlock(&f->probe_mu);
-    if (c != NULL) redisFree(c);
 }
 
 /* ---- Script calls ---------------------------------------------------------------- */
@@ -201,18 +154,17 @@ static int call_argv(const breaker_redis *f, const struct entry *e,
     return n;
 }
 
-/* Append `call` on `e` to `c`: EVALSHA once the script is loaded, EVAL
- * before that or when `eval` (after a NOSCRIPT). */
-static void append_call(breaker_redis *f, redisContext *c, const struct entry *e,
-                        const struct breaker__fleet_call *call, int eval) {
+void breaker__redis_append_call(breaker_redis *f, redisContext *c, const struct node *n,
+                                const struct entry *e, const struct breaker__fleet_call *call,
+                                int eval) {
     const char *argv[MAX_ARGS];
     size_t len[MAX_ARGS];
-    const char *sha = f->sha[call->script];
-    int n = call_argv(f, e, call, eval || sha[0] == '\0' ? NULL : sha, argv, len);
-    redisAppendCommandArgv(c, n, argv, len);
+    const char *sha = n->sha[call->script];
+    int argc = call_argv(f, e, call, eval || sha[0] == '\0' ? NULL : sha, argv, len);
+    redisAppendCommandArgv(c, argc, argv, len);
 }
 
-static int is_noscript(const redisReply *r) {
+int breaker__redis_is_noscript(const redisReply *r) {
     return r != NULL && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0;
 }
 
@@ -226,11 +178,7 @@ int breaker__redis_read_answer(const redisReply *r, struct breaker__fleet_answer
     return breaker__fleet_answer_read(v, out);
 }
 
-/* A Redis that lost its scripts (SCRIPT FLUSH, a restart) answers NOSCRIPT:
- * those calls go again as EVAL, which caches the script again. */
-/* An answered exchange took `rtt` ns: the smoothed round trip, and the
- * probe budget that follows it. */
-static void note_round_trip(breaker_redis *f, uint64_t rtt) {
+void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt) {
     uint64_t srtt = atomic_load_explicit(&f->srtt_ns, memory_order_relaxed);
     srtt = breaker__redis_srtt_next(srtt, rtt);
     atomic_store_explicit(&f->srtt_ns, srtt, memory_order_relaxed);
@@ -238,44 +186,6 @@ static void note_round_trip(breaker_redis *f, uint64_t rtt) {
         &f->lease_budget_ns,
         breaker__redis_budget(srtt, f->cfg.probe_budget_ns, f->cfg.probe_budget_max_ns),
         memory_order_relaxed);
-}
-
-int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redisReply **r,
-                            char *why, size_t why_len) {
-    redisContext *c = f->flush_ctx;
-    uint64_t start = breaker__redis_mono_ns();
-    for (size_t i = 0; i < np; i++)
-        append_call(f, c, p[i].e, &p[i].call, 0);
-    size_t noscript = 0;
-    for (size_t i = 0; i < np; i++) {
-        if (redisGetReply(c, (void **)&r[i]) != REDIS_OK) goto broken;
-        noscript += is_noscript(r[i]);
-    }
-    note_round_trip(f, breaker__redis_mono_ns() - start);
-    if (noscript == 0) return 1;
-    for (size_t i = 0; i < np; i++)
-        if (is_noscript(r[i])) append_call(f, c, p[i].e, &p[i].call, 1);
-    for (size_t i = 0; i < np; i++) {
-        if (!is_noscript(r[i])) continue;
-        freeReplyObject(r[i]);
-        r[i] = NULL;
-        if (redisGetReply(c, (void **)&r[i]) != REDIS_OK) goto broken;
-    }
-    (void)load_scripts(f, why, why_len); /* EVALSHA again from the next round */
-    return 1;
-broken:;
-    /* errno first: the reason's own calls may change it. */
-    int retry_errno = errno == ECONNRESET || errno == EPIPE;
-    io_reason(c, "flush", f->cfg.io_timeout_ns, why, why_len);
-    /* A connection the server closed (a restart) is worth one new try; a
-     * timeout is not (a stalled server would cost the round twice). */
-    int retry = c->err == REDIS_ERR_EOF || (c->err == REDIS_ERR_IO && retry_errno);
-    for (size_t i = 0; i < np; i++) {
-        if (r[i] != NULL) freeReplyObject(r[i]);
-        r[i] = NULL;
-    }
-    breaker__redis_drop_flush_ctx(f);
-    return retry ? 0 : -1;
 }
 
 /* The flush script with no deltas stores `e->limits` when the name has none
@@ -288,15 +198,33 @@ int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *st
     struct breaker__fleet_call call;
     struct breaker__fleet_deltas none = {0};
     breaker__fleet_call_flush(&call, 0, &none);
+    redisReply *r[2] = {NULL, NULL};
     pthread_mutex_lock(&f->round_mu);
     int ok = f->announced != 1 && breaker__redis_ensure_connected(f, why, sizeof why);
-    redisReply *r[2] = {NULL, NULL};
-    if (ok) {
-        append_call(f, f->flush_ctx, e, &call, 1); /* EVAL: no NOSCRIPT to handle */
-        redisAppendCommand(f->flush_ctx, "HGET %s cfg", e->key[FLEET_KEY_STATE]);
+    struct node *n = ok ? breaker__route_node_of(f, e->key[FLEET_KEY_STATE]) : NULL;
+    /* A Cluster's slot may have moved: one MOVED or ASK is followed. */
+    for (int hop = 0, ask = 0; ok && hop < 2; hop++) {
+        ok = n != NULL && breaker__route_node_ready(f, n, why, sizeof why);
+        if (!ok) break;
+        if (ask) redisAppendCommand(n->ctx, "ASKING");
+        breaker__redis_append_call(f, n->ctx, n, e, &call, 1); /* EVAL: no NOSCRIPT to handle */
+        redisAppendCommand(n->ctx, "HGET %s cfg", e->key[FLEET_KEY_STATE]);
+        redisReply *asking = NULL;
+        if (ask) ok = redisGetReply(n->ctx, (void **)&asking) == REDIS_OK;
+        if (asking != NULL) freeReplyObject(asking);
         for (int i = 0; i < 2 && ok; i++)
-            ok = redisGetReply(f->flush_ctx, (void **)&r[i]) == REDIS_OK;
-        if (!ok) breaker__redis_drop_flush_ctx(f);
+            ok = redisGetReply(n->ctx, (void **)&r[i]) == REDIS_OK;
+        if (!ok) {
+            breaker__route_drop(n);
+            break;
+        }
+        uint16_t to = breaker__route_redirect(f, r[0], n, &ask);
+        if (to == ROUTE_NO_NODE) break;
+        for (int i = 0; i < 2; i++) {
+            freeReplyObject(r[i]);
+            r[i] = NULL;
+        }
+        n = f->route.node[to];
     }
     pthread_mutex_unlock(&f->round_mu);
     /* A text too long for the limits is not ours: no stored limits. */
@@ -333,8 +261,20 @@ static redisReply *command_by(redisContext *c, int argc, const char **argv, cons
     }
 }
 
+/* The node of `e` for the probe path: the slot map read lock-free. */
+static struct node *probe_node(breaker_redis *f, const struct entry *e) {
+    return breaker__route_node_of(f, e->key[FLEET_KEY_STATE]);
+}
+
+int breaker__redis_probe_ready(breaker_redis *f, const struct entry *e) {
+    struct node *n = probe_node(f, e);
+    return n != NULL && n->probe_ctx != NULL;
+}
+
 redisReply *breaker__redis_acquire_call(breaker_redis *f, const struct entry *e,
                                         const struct breaker__fleet_call *call, uint64_t deadline) {
+    struct node *n = probe_node(f, e);
+    if (n == NULL || n->probe_ctx == NULL) return NULL;
     /* EVALSHA once the flusher has loaded the script (acquire: pairs with
      * its release store), EVAL before that or after a NOSCRIPT. */
     int eval = !atomic_load_explicit(&f->acquire_sha_ready, memory_order_acquire);
@@ -342,16 +282,22 @@ redisReply *breaker__redis_acquire_call(breaker_redis *f, const struct entry *e,
     for (int attempt = 0; attempt < 2; attempt++) {
         const char *argv[MAX_ARGS];
         size_t len[MAX_ARGS];
-        int n = call_argv(f, e, call, eval ? NULL : f->acquire_sha, argv, len);
-        r = command_by(f->probe_ctx, n, argv, len, deadline);
-        if (r == NULL || !is_noscript(r)) break;
+        int argc = call_argv(f, e, call, eval ? NULL : f->acquire_sha, argv, len);
+        r = command_by(n->probe_ctx, argc, argv, len, deadline);
+        if (r == NULL || !breaker__redis_is_noscript(r)) break;
         freeReplyObject(r);
         r = NULL;
         eval = 1;
     }
     if (r == NULL) {
-        redisFree(f->probe_ctx);
-        f->probe_ctx = NULL;
+        redisFree(n->probe_ctx);
+        n->probe_ctx = NULL;
+    } else if (r->type == REDIS_REPLY_ERROR &&
+               (strncmp(r->str, "MOVED ", 6) == 0 || strncmp(r->str, "ASK ", 4) == 0)) {
+        /* The slot moved (or is moving): the flusher reads the map again
+         * and follows; this request is an error reply, by the lease rules. */
+        atomic_store_explicit(&f->route.refresh, 1, memory_order_relaxed);
+        breaker__redis_wake_flusher(f);
     }
     return r;
 }

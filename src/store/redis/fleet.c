@@ -55,6 +55,8 @@ static int check_config(const breaker_redis_config *cfg, char *msg, size_t msg_l
     if (cfg->unix_path == NULL && (cfg->port < 0 || cfg->port > 65535))
         return breaker__fail(BREAKER_EINVAL, msg, msg_len, "port: must be 0..65535 (got %d)",
                              cfg->port);
+    int rc = breaker__route_check(cfg, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
     if (cfg->db < 0)
         return breaker__fail(BREAKER_EINVAL, msg, msg_len, "db: must be >= 0 (got %d)", cfg->db);
     if (cfg->username != NULL && cfg->password == NULL)
@@ -114,11 +116,13 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     f->unix_path = dup_or_null(cfg->unix_path);
     f->password = dup_or_null(cfg->password);
     f->username = dup_or_null(cfg->username);
+    f->cluster_nodes = dup_or_null(cfg->cluster_nodes);
     f->entries = calloc(f->max_names, sizeof *f->entries);
     f->actions = calloc(f->max_names, sizeof *f->actions);
     f->wake[0] = f->wake[1] = -1;
     if (f->host == NULL || (cfg->unix_path && !f->unix_path) || (cfg->password && !f->password) ||
-        (cfg->username && !f->username) || f->entries == NULL || f->actions == NULL) {
+        (cfg->username && !f->username) || (cfg->cluster_nodes && !f->cluster_nodes) ||
+        f->entries == NULL || f->actions == NULL) {
         breaker_redis_close(f);
         return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
     }
@@ -126,6 +130,11 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     f->cfg.unix_path = f->unix_path;
     f->cfg.password = f->password;
     f->cfg.username = f->username;
+    f->cfg.cluster_nodes = f->cluster_nodes;
+    if (breaker__route_open(f) != BREAKER_OK) {
+        breaker_redis_close(f);
+        return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
+    }
     uint64_t seed = breaker__redis_mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)f;
     f->token_key = breaker__splitmix64_next(&seed);
     breaker__fleet_host_id(f->token_key, f->host_id);
@@ -175,8 +184,7 @@ void breaker_redis_close(breaker_redis *f) {
         breaker_destroy(breaker__redis_entry_b(f->entries[i])); /* NULL when retired */
         free(f->entries[i]);
     }
-    breaker__redis_drop_flush_ctx(f);
-    if (f->probe_ctx != NULL) redisFree(f->probe_ctx);
+    breaker__route_close(f);
     free(f->entries);
     free(f->actions);
     free(f->round_calls);
@@ -185,6 +193,7 @@ void breaker_redis_close(breaker_redis *f) {
     free(f->unix_path);
     free(f->password);
     free(f->username);
+    free(f->cluster_nodes);
     free(f);
 }
 
@@ -463,6 +472,8 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     GET(fleet_closes);
     GET(lease_local);
     GET(state_rebuilds);
+    GET(redirects_moved);
+    GET(redirects_ask);
 #undef GET
     out->probe_budget_ns = atomic_load_explicit(&f->lease_budget_ns, memory_order_relaxed);
     out->round_trip_ns = atomic_load_explicit(&f->srtt_ns, memory_order_relaxed);

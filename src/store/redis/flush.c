@@ -123,22 +123,18 @@ static size_t collect_calls(breaker_redis *f, uint32_t n) {
     return np;
 }
 
-/* One round trip for every name. A connection that worked before may have
- * been cut meanwhile (a Redis restart): one new connection is tried within
- * the round before the fleet is called degraded. The server may have run
- * the first pipeline before the connection went: the retry sends the same
- * calls, and they count once (a flush's deltas carry the host's sequence,
- * which the script applies once; a release checks its token and
- * generation). @return as
+/* One round trip for every name's node (cluster.c: one Redis, or each
+ * master of a Cluster, written to before any is read). A connection that
+ * worked before may have been cut meanwhile (a Redis restart): the
+ * exchange tries one new connection within the round before the fleet is
+ * called degraded. The server may have run the first pipeline before the
+ * connection went: the retry sends the same calls, and they count once (a
+ * flush's deltas carry the host's sequence, which the script applies once;
+ * a release checks its token and generation). @return as
  * breaker__redis_exchange(), or -1 when no connection could be made. */
 static int send_calls(breaker_redis *f, size_t np, char *why, size_t why_len) {
-    int had_ctx = f->flush_ctx != NULL;
     if (!breaker__redis_ensure_connected(f, why, why_len)) return -1;
-    struct pending *p = f->round_calls;
-    int got = breaker__redis_exchange(f, p, np, f->round_replies, why, why_len);
-    if (got == 0 && had_ctx && breaker__redis_ensure_connected(f, why, why_len))
-        got = breaker__redis_exchange(f, p, np, f->round_replies, why, why_len);
-    return got;
+    return breaker__redis_exchange(f, f->round_calls, np, f->round_replies, why, why_len);
 }
 
 /* ---- Deciding ----------------------------------------------------------------------- */

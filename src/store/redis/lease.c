@@ -56,7 +56,7 @@ static int ask_lease(breaker_redis *f, struct entry *e, uint64_t token, uint64_t
      * timeout, and AUTH and SELECT each wait for Redis. The flusher
      * (re)connects the probe connection after a good round; until then
      * the lease is refused at once. */
-    if (f->probe_ctx == NULL) return FLEET_LEASE_ERROR;
+    if (!breaker__redis_probe_ready(f, e)) return FLEET_LEASE_ERROR;
     struct breaker__fleet_call call;
     breaker__fleet_call_acquire(&call, token);
     redisReply *r = breaker__redis_acquire_call(f, e, &call, deadline);
