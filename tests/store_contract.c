@@ -173,8 +173,15 @@ static void the_probe_budget_is_the_stores(void **state) {
         sync_sites();
     }
     if (n < 1) fail_msg("%s: no probe admitted", sut->name);
-    for (int i = 0; i < n; i++)
-        assert_int_equal(sut_complete(from[i], &held[i], BREAKER_SUCCESS), BREAKER_OK);
+    for (int i = 0; i < n; i++) {
+        int rc = sut_complete(from[i], &held[i], BREAKER_SUCCESS);
+        /* A probe completes OK while every probe held is inside its
+         * deadline. Once the first one admitted is past it (the test was
+         * descheduled PROBE_MS or more: seen at load 97), that probe's
+         * timeout has reopened the breaker, and the promise is STALE. */
+        if (now_ns() - got[0] >= (uint64_t)PROBE_MS * MS && rc == BREAKER_STALE) continue;
+        assert_int_equal(rc, BREAKER_OK);
+    }
     sut->detach(0, s[0]);
     sut->detach(1, s[1]);
 }
