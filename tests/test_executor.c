@@ -997,6 +997,39 @@ static void probe_timed_out_before_its_completion_is_not_a_success(void **state)
     }
 }
 
+/* A request's source reaches the breaker with its outcome (breaker_call.
+ * source): failures from one caller never trip a breaker with the default
+ * rule (3 sources), from three they do, and without a source the rule
+ * does not apply (as before the field existed). */
+static unsigned requests_until_open(uint64_t (*source_of)(unsigned i)) {
+    struct rig r;
+    rig_init(&r, BREAKER_ORDER_BREAKER_OUTSIDE_RETRY, NO_BREAKER);
+    breaker_config bc;
+    test_config(&bc, &r.clock, NULL); /* a failure-rate window, min_calls 10 */
+    r.b = make_breaker(&bc);
+    r.cfg.b = r.b;
+    rig_build(&r);
+    unsigned i = 0;
+    for (; i < 200 && breaker_get_state(r.b) == BREAKER_CLOSED; i++) {
+        r.call.source = source_of(i);
+        (void)rig_run(&r);
+        fake_clock_advance(&r.clock, 10 * MS);
+    }
+    rig_fini(&r);
+    return i;
+}
+
+static uint64_t one_source(unsigned i) { return (void)i, 0x9e3779b97f4a7c15u; }
+static uint64_t three_sources(unsigned i) { return 0x1000u + i % 3; }
+static uint64_t no_source(unsigned i) { return (void)i, 0; }
+
+static void the_source_of_a_request_reaches_the_breaker(void **state) {
+    (void)state;
+    assert_int_equal(requests_until_open(one_source), 200); /* never opened */
+    assert_true(requests_until_open(three_sources) < 200);
+    assert_true(requests_until_open(no_source) < 200);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_outside_retry_records_one_outcome_per_request),
@@ -1033,6 +1066,7 @@ int main(void) {
         cmocka_unit_test(probe_overrunning_its_deadline_is_reported_as_the_breaker_records_it),
         cmocka_unit_test(a_failed_probe_with_one_attempt_says_when_the_breaker_admits_again),
         cmocka_unit_test(probe_timed_out_before_its_completion_is_not_a_success),
+        cmocka_unit_test(the_source_of_a_request_reaches_the_breaker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

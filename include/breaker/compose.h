@@ -543,6 +543,12 @@ struct breaker_call {
                                       policy says; set only if a repeat is safe */
     breaker_fallback_fn *fallback; /* NULL = none */
     void *fallback_ctx;
+    uint64_t source; /* the caller behind this request (a tenant, a
+                        client, a route: a hash of it), given to the
+                        breaker with every outcome as
+                        breaker_complete_from() takes it, so that
+                        min_failing_sources applies; 0 = none (the
+                        outcomes name no source) */
 };
 
 struct breaker_result {

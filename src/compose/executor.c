@@ -240,7 +240,7 @@ static bool attempt_once(struct run *r, uint32_t number, uint64_t now, bool is_p
     count(&ex->n.attempts, 1);
     if (number > 1) count(&ex->n.retries, 1);
     if (per_attempt != NULL) {
-        int rc = breaker_complete(per_attempt, permit, rec);
+        int rc = breaker_complete_from(per_attempt, permit, rec, r->call->source);
         if (rc == BREAKER_OK) res->breaker_records++;
         if (is_probe && over != OVERRAN_PROBE && rec != BREAKER_CANCELLED &&
             timed_out_meanwhile(ex, rc, probe_last)) {
@@ -389,7 +389,7 @@ static void breaker_outside(struct run *r, breaker *b, breaker_result *res) {
         rec = BREAKER_IGNORED; /* the dependency was not called: no evidence */
     else if (res->kind == BREAKER_RESULT_CANCELLED)
         rec = BREAKER_CANCELLED;
-    rc = breaker_complete(b, &permit, rec);
+    rc = breaker_complete_from(b, &permit, rec, r->call->source);
     if (rc == BREAKER_OK) res->breaker_records++;
     if (!r->probe) return;
     if (res->kind == BREAKER_RESULT_SUCCEEDED && timed_out_meanwhile(r->ex, rc, r->probe_last)) {

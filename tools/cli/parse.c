@@ -167,3 +167,11 @@ void tool_humanize_ns(char *msg, size_t len) {
     /* The rewritten text is never longer than the original: it fits. */
     snprintf(msg, len, "%s", out);
 }
+
+uint64_t tool_source_key(const char *text) {
+    if (*text == '\0') return 0;
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (const unsigned char *s = (const unsigned char *)text; *s != '\0'; s++)
+        h = (h ^ *s) * UINT64_C(0x100000001b3);
+    return h != 0 ? h : 1;
+}

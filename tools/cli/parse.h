@@ -24,6 +24,11 @@ bool tool_parse_number(const char *text, bool percent_ok, double *out);
 /* A whole number in [min, max]. */
 bool tool_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 
+/* A source key for breaker_complete_from() named by `text` (a tenant, a job,
+ * a replay log's source column): FNV-1a of the text, never 0 (0 means no
+ * source); the empty text names no source (0). */
+uint64_t tool_source_key(const char *text);
+
 /* Format a duration for people: "250ms", "1.5s", "2m30s". `buf` gets it. */
 const char *tool_format_duration(uint64_t ns, char *buf, size_t len);
 

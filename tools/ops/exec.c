@@ -37,7 +37,8 @@ enum {
     OPT_REDIS_DB,
     OPT_REDIS_PASSWORD_FILE,
     OPT_REDIS_USER,
-    OPT_REDIS_TIMEOUT
+    OPT_REDIS_TIMEOUT,
+    OPT_SOURCE
 };
 
 const char tool_exec_help[] =
@@ -92,6 +93,11 @@ const char tool_exec_help[] =
     "      --fail-on CODES   exit statuses that are failures, e.g. 1,3-5 (others\n"
     "                        are ignored; default: every non-zero status fails)\n"
     "      --refused-exit N  exit status when refused (default 75)\n"
+    "      --source KEY      the caller this run is for (a tenant, a job, a user):\n"
+    "                        failures name it, so that a breaker with\n"
+    "                        min_failing_sources trips only on failures of that\n"
+    "                        many distinct KEYs (by default 3, once any failure\n"
+    "                        names one)\n"
     "  -h, --help            show this text\n"
     "\n"
     "examples:\n"
@@ -110,8 +116,9 @@ struct exec_args {
     bool fail_on_given;
     bool fail_on[256]; /* exit statuses that are failures, with --fail-on */
     int refused_exit;
-    char **command; /* NULL-terminated, after "--" */
-    bool done;      /* --help answered */
+    char **command;  /* NULL-terminated, after "--" */
+    bool done;       /* --help answered */
+    uint64_t source; /* --source: its key (tool_source_key()), 0 = none */
 };
 
 /* "1,3-5": statuses 1..255, single or ranges. @return true with `set`. */
@@ -230,6 +237,11 @@ static int exec_option(struct exec_args *a, int c, char **argv, const struct opt
                                     optarg);
         a->refused_exit = (int)n;
         return 0;
+    case OPT_SOURCE:
+        if (optarg[0] == '\0')
+            return tool_usage_error("exec", "--source: empty (leave it out for none)");
+        a->source = tool_source_key(optarg);
+        return 0;
     default:
         return tool_option_error("exec", c, argv, longopts);
     }
@@ -269,6 +281,7 @@ static int exec_options(int argc, char **argv, struct exec_args *a) {
         {"redis-password-file", required_argument, NULL, OPT_REDIS_PASSWORD_FILE},
         {"redis-user", required_argument, NULL, OPT_REDIS_USER},
         {"redis-timeout", required_argument, NULL, OPT_REDIS_TIMEOUT},
+        {"source", required_argument, NULL, OPT_SOURCE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof(*a));
@@ -576,7 +589,7 @@ static int exec_through(const struct exec_args *a, breaker *b, const struct exec
                    tool_format_duration(a->timeout_ns, d, sizeof(d)));
     }
     /* STALE (an operator reset meanwhile) is fine: the outcome is moot. */
-    (void)breaker_complete(b, &permit, run_outcome(a, &r));
+    (void)breaker_complete_from(b, &permit, run_outcome(a, &r), a->source);
     return r.status;
 }
 

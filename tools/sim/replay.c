@@ -438,16 +438,6 @@ static const char *parse_time(const char *ts, const struct column *c, uint64_t *
     return why;
 }
 
-/* A source key for breaker_complete_from(): FNV-1a of the text, never 0
- * (0 means no source); an empty field names no source. */
-static uint64_t source_key(const char *text) {
-    if (*text == '\0') return 0;
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (const unsigned char *s = (const unsigned char *)text; *s != '\0'; s++)
-        h = (h ^ *s) * UINT64_C(0x100000001b3);
-    return h != 0 ? h : 1;
-}
-
 /* The header's names again, comma-separated, for "expected N fields (...)". */
 static void column_list(const struct columns *cols, char *buf, size_t len) {
     size_t used = 0;
@@ -491,7 +481,7 @@ static const char *parse_line(char *line, const struct columns *cols, struct too
                  oc);
         return why;
     }
-    c->source = cols->at[COL_SOURCE] >= 0 ? source_key(fields[cols->at[COL_SOURCE]]) : 0;
+    c->source = cols->at[COL_SOURCE] >= 0 ? tool_source_key(fields[cols->at[COL_SOURCE]]) : 0;
     return NULL;
 }
 
