@@ -447,6 +447,74 @@ static void a_killed_master_fails_over_and_its_names_rejoin(void **state) {
     assert_int_equal(test_cluster_wait_slot(&cluster, slot, replica, 20000), 0);
 }
 
+/* A master down with its replica stopped (so no failover can start): the
+ * names it serves fall back to their local breakers within one round (a
+ * local probe needs no lease), while a name on a healthy master keeps the
+ * fleet (a trip by one host reaches the other). Both recover when the
+ * master is back. */
+static void a_dead_master_degrades_only_its_own_names(void **state) {
+    (void)state;
+    char x[32], y[32];
+    name_on_master("down-x", 0, x, sizeof x);
+    name_on_master("down-y", 1, y, sizeof y);
+    int k = test_cluster_master_of(&cluster, slot_of_name(x));
+    int replica = replica_of(k);
+    assert_true(k >= 0 && replica >= 0 && test_cluster_master_of(&cluster, slot_of_name(y)) != k);
+    breaker_redis *h[2];
+    breaker *bx[2], *by[2];
+    for (int i = 0; i < 2; i++) {
+        h[i] = open_cluster_handle();
+        assert_non_null(h[i]);
+        bx[i] = attach(h[i], x);
+        by[i] = attach(h[i], y);
+        assert_true(flush_ok_within(h[i], 5000));
+    }
+    test_redis_pause(&cluster.node[replica]);
+    test_redis_kill(&cluster.node[k]);
+    /* Within a round, each handle knows (its flusher's next round fails). */
+    for (int i = 0; i < 2; i++) {
+        uint64_t end = mono_ns() + (2 * 300 + 1000 + 500) * MS;
+        while (!breaker_redis_degraded(h[i]) && mono_ns() < end)
+            nap_ms(5);
+        assert_int_equal(breaker_redis_degraded(h[i]), 1);
+    }
+    /* x: its local breaker alone. Tripped on host 0, the other host does not
+     * follow, and after the local wait its probe goes ahead without a lease. */
+    fail_until_open(bx[0]);
+    (void)breaker_redis_flush(h[0]);
+    (void)breaker_redis_flush(h[1]);
+    assert_int_equal(breaker_get_state(bx[1]), BREAKER_CLOSED);
+    nap_ms(OPEN_MS + 50);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(bx[0], &p), BREAKER_OK);
+    assert_int_equal(breaker_complete(bx[0], &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_get_state(bx[0]), BREAKER_CLOSED);
+    /* y: still the fleet's. */
+    fail_until_open(by[0]);
+    assert_int_equal(breaker_redis_flush(h[0]), BREAKER_EIO); /* x's call failed, y's answered */
+    assert_int_equal(breaker_redis_flush(h[1]), BREAKER_EIO);
+    assert_int_equal(breaker_get_state(by[1]), BREAKER_OPEN);
+    assert_int_equal(state_field(y, "trips"), 1);
+    breaker_redis_stats st;
+    breaker_redis_stats_get(h[0], &st);
+    printf("master %d down: host 0 degraded %d, flush errors %llu; %s local, %s followed the "
+           "fleet\n",
+           k, st.degraded, (unsigned long long)st.flush_errors, x, y);
+    /* The master back (empty: nothing persists), its replica resumed. */
+    assert_int_equal(test_redis_restart(&cluster.node[k]), 0);
+    test_redis_resume(&cluster.node[replica]);
+    assert_int_equal(test_cluster_wait_slot(&cluster, slot_of_name(x), k, 20000), 0);
+    long rejoin_ms = rejoined_within(h, 2, 2 * 300 + 1000 + 500);
+    printf("master back: handles rejoined after %ld ms\n", rejoin_ms);
+    assert_true(rejoin_ms >= 0);
+    uint64_t back = mono_ns() + 30000 * MS;
+    while (replica_of(k) != replica && mono_ns() < back)
+        nap_ms(50);
+    assert_int_equal(replica_of(k), replica);
+    for (int i = 0; i < 2; i++)
+        breaker_redis_close(h[i]);
+}
+
 /* ---- A slot migrated under traffic ------------------------------------------------------ */
 
 struct traffic {
@@ -623,6 +691,7 @@ int main(void) {
         cmocka_unit_test(names_spread_over_the_three_masters),
         cmocka_unit_test(a_trip_reaches_every_host_once_and_the_probe_cap_holds),
         cmocka_unit_test(a_slot_migrated_while_traffic_runs_is_followed),
+        cmocka_unit_test(a_dead_master_degrades_only_its_own_names),
         cmocka_unit_test(a_killed_master_fails_over_and_its_names_rejoin),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -37,9 +37,16 @@
  * Degraded mode: when Redis cannot be reached, is slow or answers errors, the
  * fleet is degraded within one interval: every name behaves as its local
  * breaker alone (its own window and probe limit), breaker_redis_degraded()
- * says so and on_degraded is called; the first good flush rejoins. With
+ * says so and on_degraded is called; the first good flush rejoins.
+ * Degradation is per name: a name whose call failed in the last round (its
+ * node failed or answered an error) is its local breaker alone until a
+ * round answers it, while the others keep the fleet: with one Redis every
+ * name at once; in a Redis Cluster (cluster_nodes) the names of a failed
+ * master, the other masters answering. breaker_redis_degraded() and
+ * on_degraded tell whether any name is. With
  * BREAKER_REDIS_FAIL_CLOSED, calls are refused instead once the fleet view
- * is older than stale_after_ns: the flusher trips every closed local breaker
+ * (the name's own) is older than stale_after_ns: the flusher trips every
+ * such closed local breaker
  * (reason BREAKER_REASON_OUTSIDE_TRIP) at the end of the first round that
  * finds the view that old, and no probe is admitted while it stays so; the
  * first good round closes those breakers again if the fleet is closed. A
@@ -225,8 +232,9 @@ BREAKER_API int breaker_redis_complete(breaker_redis *fleet, breaker *b, breaker
  *  then degraded). Not for the call path. */
 BREAKER_API int breaker_redis_flush(breaker_redis *fleet) BREAKER_NONNULL(1);
 
-/*! breaker_redis_degraded() : @return 1 while the fleet is degraded (the
- *  last flush failed, or none succeeded yet), else 0. Lock-free. */
+/*! breaker_redis_degraded() : @return 1 while the fleet is degraded for
+ *  some name (a call of the last flush failed, or none succeeded yet; in a
+ *  Cluster, the names of the masters that failed), else 0. Lock-free. */
 BREAKER_API int breaker_redis_degraded(breaker_redis *fleet) BREAKER_NONNULL(1);
 
 /*! breaker_redis_backend() :

@@ -103,6 +103,17 @@ struct entry {
     /* Read by callers: relaxed, each is a hint read alone. */
     _Atomic uint64_t gate_until_ns; /* no lease request before this (monotonic) */
     _Atomic uint64_t followed_gen;  /* follow.followed_gen while it follows, else 0 */
+    /* Degraded per name (per node in a Cluster): 1 while this name's calls
+     * failed the last round (its node failed or answered an error), so its
+     * probes are its local breaker's (lease.c); when its last round was
+     * answered (FAIL_CLOSED's view age). Written by the flusher under
+     * round_mu. degraded relaxed (a flag read alone); last_ok_ns release,
+     * as the handle's. */
+    _Atomic int degraded;
+    _Atomic uint64_t last_ok_ns;
+    /* Flusher-only (under round_mu): a call of this name failed this round,
+     * an answer of it was decided this round, its last round failed. */
+    bool round_failed, round_answered, failed_last;
     struct lease leases[LEASE_SLOTS];
 };
 
@@ -234,6 +245,15 @@ static inline int breaker__redis_view_too_old(breaker_redis *f) {
     /* acquire: pairs with the flusher's release store after a good round. */
     uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
     return breaker__fleet_view_stale(ok, breaker__redis_mono_ns(), f->cfg.stale_after_ns);
+}
+
+/* FAIL_CLOSED: @return 1 when `e`'s own view (its last answered round) is
+ * too old to admit calls: in a Cluster, a name on a healthy master keeps a
+ * fresh view while another master is down. */
+static inline int breaker__redis_entry_view_too_old(const struct entry *e, uint64_t stale_after) {
+    /* acquire: pairs with the flusher's release store after the name's round. */
+    uint64_t ok = atomic_load_explicit(&e->last_ok_ns, memory_order_acquire);
+    return breaker__fleet_view_stale(ok, breaker__redis_mono_ns(), stale_after);
 }
 
 /* Lease requests in a row without an answer in time after which a host

@@ -200,8 +200,13 @@ int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *st
     breaker__fleet_call_flush(&call, 0, &none);
     redisReply *r[2] = {NULL, NULL};
     pthread_mutex_lock(&f->round_mu);
-    int ok = f->announced != 1 && breaker__redis_ensure_connected(f, why, sizeof why);
-    struct node *n = ok ? breaker__route_node_of(f, e->key[FLEET_KEY_STATE]) : NULL;
+    /* Skipped while the name's node is known to be down: the last round
+     * failed and left it without a connection (with one Redis: the last
+     * round failed to reach it). */
+    struct node *n = breaker__route_node_of(f, e->key[FLEET_KEY_STATE]);
+    int ok = f->announced != 1 || (n != NULL && n->ctx != NULL);
+    ok = ok && breaker__redis_ensure_connected(f, why, sizeof why);
+    n = ok ? breaker__route_node_of(f, e->key[FLEET_KEY_STATE]) : NULL;
     /* A Cluster's slot may have moved: one MOVED or ASK is followed. */
     for (int hop = 0, ask = 0; ok && hop < 2; hop++) {
         ok = n != NULL && breaker__route_node_ready(f, n, why, sizeof why);

@@ -272,6 +272,18 @@ static int make_local(breaker_redis *f, const char *name, const breaker_config *
     return BREAKER_OK;
 }
 
+/* A name attached now starts as the handle stands (its first round then
+ * says how its own node does). */
+static void join_degraded(breaker_redis *f, struct entry *e) {
+    atomic_store_explicit(&e->degraded, atomic_load_explicit(&f->degraded, memory_order_relaxed),
+                          memory_order_relaxed);
+    /* acquire/release: as the handle's view age (breaker__redis_view_too_old()). */
+    atomic_store_explicit(&e->last_ok_ns,
+                          atomic_load_explicit(&f->last_ok_ns, memory_order_acquire),
+                          memory_order_release);
+    e->failed_last = false;
+}
+
 /* A retired entry of the name, given the new local breaker `b`: its keys
  * are right and its lease slots may still hold results to send. Re-armed
  * under round_mu, as the flusher reads these fields. */
@@ -282,6 +294,7 @@ static void rearm(breaker_redis *f, struct entry *e, breaker *b, const char *lim
     breaker__fleet_follow_rearm(&e->follow);
     atomic_store_explicit(&e->gate_until_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&e->followed_gen, 0, memory_order_relaxed);
+    join_degraded(f, e);
     atomic_store_explicit(&e->b, b, memory_order_relaxed); /* under round_mu */
     pthread_mutex_unlock(&f->round_mu);
 }
@@ -297,6 +310,7 @@ static int add_entry(breaker_redis *f, const char *name, breaker *b, const char 
     struct entry *e = calloc(1, sizeof *e);
     if (e == NULL) return BREAKER_ENOMEM;
     atomic_init(&e->b, b);
+    join_degraded(f, e);
     memcpy(e->limits, limits, BREAKER__FLEET_LIMITS_LEN);
     snprintf(e->name, sizeof e->name, "%s", name);
     for (int i = 0; i < FLEET_KEY_COUNT; i++)

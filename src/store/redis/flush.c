@@ -191,22 +191,40 @@ static void why_not_an_answer(const struct entry *e, const redisReply *r, char *
     snprintf(why, why_len, "flush: %s: %s", e->key[FLEET_KEY_STATE], what);
 }
 
-/* After a good exchange: every answer decided in order, and the lease slots
+/* Which names had a call fail this round (no reply: its node failed; or a
+ * reply that is no answer: an error) and which had an answer decided. */
+static void mark_entries(breaker_redis *f, uint32_t n, size_t np) {
+    for (uint32_t i = 0; i < n; i++)
+        f->entries[i]->round_failed = f->entries[i]->round_answered = false;
+    for (size_t i = 0; i < np; i++) {
+        struct breaker__fleet_answer a;
+        struct entry *e = f->round_calls[i].e;
+        if (breaker__redis_read_answer(f->round_replies[i], &a))
+            e->round_answered = true;
+        else
+            e->round_failed = true;
+    }
+}
+
+/* After an exchange: every answer decided in order, and the lease slots
  * whose release Redis answered freed. A lease result is kept until Redis
  * answered its own release (a release is idempotent: sending it again
  * after a round that may have reached Redis is harmless; an error reply,
- * -OOM or -READONLY after a failover, is not an answer). @return 1 if every
- * reply was an answer, else 0 with `why`. */
+ * -OOM or -READONLY after a failover, is not an answer, nor is no reply).
+ * @return 1 if every reply was an answer, else 0 with `why` (the first
+ * failure's; the exchange's when it had one). */
 static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, size_t why_len) {
-    /* The first good round after a degraded period: which local breakers
-     * moved since the host became degraded and are CLOSED again (they
+    mark_entries(f, n, np);
+    /* A name's first answered round after its degraded period: which local
+     * breakers moved since it became degraded and are CLOSED again (they
      * recovered locally: the protocol spares them an expired open). */
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
+        if (e->round_failed) continue;
         breaker *b = breaker__redis_entry_b(e);
         struct breaker__fleet_local local;
         if (b != NULL) local = breaker__redis_local(b);
-        breaker__fleet_check_recovered(&e->follow, f->announced == 1, b != NULL ? &local : NULL);
+        breaker__fleet_check_recovered(&e->follow, e->failed_last, b != NULL ? &local : NULL);
     }
     uint64_t now = breaker__redis_mono_ns();
     int ok = 1;
@@ -219,7 +237,7 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
             decide_one(f, p, &a, now);
         } else {
             ok = 0;
-            why_not_an_answer(p->e, r, why, why_len);
+            if (r != NULL && why[0] == '\0') why_not_an_answer(p->e, r, why, why_len);
             /* The script refused a state it could not trust and rebuilt it
              * (scripts.c's prelude): counted apart from other errors. */
             if (r != NULL && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "CORRUPT ", 8) == 0)
@@ -233,16 +251,50 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
     return ok;
 }
 
-/* FAIL_CLOSED, the view too old: every closed local breaker is tripped, so
- * that its calls are refused on the open short path. */
-static void trip_stale(breaker_redis *f, uint32_t n) {
+/* FAIL_CLOSED, entry `i`'s view too old: its closed local breaker is
+ * tripped, so that its calls are refused on the open short path. */
+static void trip_stale(breaker_redis *f, uint32_t i) {
+    struct entry *e = f->entries[i];
+    breaker *b = breaker__redis_entry_b(e);
+    if (b == NULL) return;
+    struct breaker__fleet_local local = breaker__redis_local(b);
+    if (breaker__fleet_trip_stale(&e->follow, &local, &f->actions[i].act)) f->actions[i].b = b;
+}
+
+/* Degraded per name (per node in a Cluster): a name whose calls were all
+ * answered is in the fleet; one whose call failed is its local breaker
+ * alone from now until a round answers it (lease.c reads `degraded`), and
+ * when it becomes so, where its local breaker stands is noted (to tell on
+ * rejoining whether it recovered on its own; `round_answered`: some of its
+ * answers were decided on, their transitions still to come). FAIL_CLOSED
+ * trips it once its own view is too old. @return whether some name's
+ * calls were all answered. */
+static bool settle_entries(breaker_redis *f, uint32_t n) {
+    uint64_t now = breaker__redis_mono_ns();
+    bool some = false;
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
-        breaker *b = breaker__redis_entry_b(e);
-        if (b == NULL) continue;
-        struct breaker__fleet_local local = breaker__redis_local(b);
-        if (breaker__fleet_trip_stale(&e->follow, &local, &f->actions[i].act)) f->actions[i].b = b;
+        if (!e->round_failed) {
+            some = true;
+            /* release: pairs with the gate's acquire load (FAIL_CLOSED). */
+            atomic_store_explicit(&e->last_ok_ns, now, memory_order_release);
+            atomic_store_explicit(&e->degraded, 0, memory_order_relaxed);
+            e->failed_last = false;
+            continue;
+        }
+        if (!e->failed_last) {
+            breaker *b = breaker__redis_entry_b(e);
+            struct breaker__fleet_local local;
+            if (b != NULL) local = breaker__redis_local(b);
+            breaker__fleet_note_degraded(&e->follow, b != NULL ? &local : NULL, e->round_answered);
+        }
+        e->failed_last = true;
+        atomic_store_explicit(&e->degraded, 1, memory_order_relaxed);
+        if (f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED &&
+            breaker__redis_entry_view_too_old(e, f->cfg.stale_after_ns))
+            trip_stale(f, i);
     }
+    return some;
 }
 
 /* Entries left without an action whose local breaker is HALF_OPEN get a
@@ -260,24 +312,13 @@ static void check_half_open(breaker_redis *f, uint32_t n) {
     }
 }
 
-/* A round that failed: FAIL_CLOSED's trips, and, when the host becomes
- * degraded, where each local breaker stands (to tell on rejoining whether
- * it recovered on its own). `answered`: some answers were decided on (their
- * transitions are still to come, and would look like a recovery). */
-static void round_failed(breaker_redis *f, uint32_t n, bool answered, const char *why) {
-    if (f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED && breaker__redis_view_too_old(f))
-        trip_stale(f, n);
+/* A round in which some call failed: the handle is degraded (some of its
+ * names are: settle_entries() said which); the nodes that answered get
+ * their probe connections, for the names that stay in the fleet. */
+static void round_failed(breaker_redis *f, uint32_t n, bool some_answered, const char *why) {
     check_half_open(f, n);
     breaker__redis_count(&f->n.flush_errors);
-    if (f->announced != 1) {
-        for (uint32_t i = 0; i < n; i++) {
-            struct entry *e = f->entries[i];
-            breaker *b = breaker__redis_entry_b(e);
-            struct breaker__fleet_local local;
-            if (b != NULL) local = breaker__redis_local(b);
-            breaker__fleet_note_degraded(&e->follow, b != NULL ? &local : NULL, answered);
-        }
-    }
+    if (some_answered) breaker__redis_ensure_probe_ctx(f);
     set_degraded(f, 1, why);
 }
 
@@ -289,14 +330,15 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     *n_out = n;
     size_t np = collect_calls(f, n);
     int got = send_calls(f, np, why, sizeof why);
-    int ok = got == 1 && decide_answers(f, n, np, why, sizeof why);
+    int ok = decide_answers(f, n, np, why, sizeof why) && got == 1;
+    bool some_answered = settle_entries(f, n);
     for (size_t i = 0; i < np; i++) {
         if (f->round_replies[i] != NULL) freeReplyObject(f->round_replies[i]);
         f->round_replies[i] = NULL;
         memset(&f->round_calls[i], 0, sizeof f->round_calls[i]);
     }
     if (!ok) {
-        round_failed(f, n, got == 1, why);
+        round_failed(f, n, some_answered && got != -1, why);
         return BREAKER_EIO;
     }
     check_half_open(f, n);

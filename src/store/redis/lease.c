@@ -166,15 +166,18 @@ static int carry_out(breaker_redis *f, struct entry *e, struct lease *l, uint64_
 
 int breaker__redis_gate_admit(void *ctx, breaker *b, uint64_t *token_out) {
     breaker_redis *f = ctx;
-    /* FAIL_CLOSED: no probe while the fleet view is too old (the flusher
-     * has tripped the closed breakers meanwhile). */
-    if (f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED && breaker__redis_view_too_old(f))
-        return BREAKER_REJECTED_OPEN;
-    /* Degraded: the local breaker alone decides. relaxed: a flag read alone
-     * (a stale answer costs one lease request, or one local probe). */
-    if (atomic_load_explicit(&f->degraded, memory_order_relaxed)) return BREAKER_OK;
+    int fail_closed = f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED;
     struct entry *e = breaker__redis_find_entry(f, b);
-    if (e == NULL) return BREAKER_OK; /* detached meanwhile: a plain local probe */
+    if (e == NULL) /* detached meanwhile: a plain local probe */
+        return fail_closed && breaker__redis_view_too_old(f) ? BREAKER_REJECTED_OPEN : BREAKER_OK;
+    /* FAIL_CLOSED: no probe while the name's fleet view is too old (the
+     * flusher has tripped its closed breaker meanwhile). */
+    if (fail_closed && breaker__redis_entry_view_too_old(e, f->cfg.stale_after_ns))
+        return BREAKER_REJECTED_OPEN;
+    /* Degraded (the name's node failed the last round): the local breaker
+     * alone decides. relaxed: a flag read alone (a stale answer costs one
+     * lease request, or one local probe). */
+    if (atomic_load_explicit(&e->degraded, memory_order_relaxed)) return BREAKER_OK;
     uint64_t start = breaker__redis_mono_ns();
     if (start < atomic_load_explicit(&e->gate_until_ns, memory_order_relaxed)) {
         breaker__redis_count(&f->n.lease_gated);
