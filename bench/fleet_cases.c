@@ -11,11 +11,10 @@
  * row's ratio to that counterpart is what the fleet store costs a call in
  * CLOSED and OPEN: the same instructions (callgrind), and in time the
  * flusher thread reading the breaker's counters every interval. The fleet handle talks to a private
- * redis-server started here on a free loopback port (tests/redis_server.c) when one is installed;
- * without one the handle stays degraded, which changes nothing on these
- * paths (the flusher still reads the counters every interval). The server
- * is stopped at exit by the process that started it; the bench's forked
- * workers leave it alone (they exit with _exit()).
+ * redis-server started here on a free loopback port (tests/support/redis_server.c) when one is
+ * installed; without one the handle stays degraded, which changes nothing on these paths (the
+ * flusher still reads the counters every interval). The server is stopped at exit by the process
+ * that started it; the bench's forked workers leave it alone (they exit with _exit()).
  */
 #define _GNU_SOURCE
 #include "cases.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fleet_load.c - what a fleet of hosts costs Redis (make bench, part
- * "fleetload"; issue 22). A real redis-server on loopback (tests/redis_server.c),
+ * "fleetload"; issue 22). A real redis-server on loopback (tests/support/redis_server.c),
  * simulated hosts as forked processes, each running the fleet store as an
  * application would: breaker_redis_open() with the defaults (flush every
  * 250 ms), 50 names attached (the same names on every host: one fleet), and

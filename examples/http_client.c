@@ -27,7 +27,7 @@
  * leaves the breaker as it was (the request is reported kind=failed
  * outcome=ignored, and not retried). docs/classification.md says why. Each
  * output line is "key=value" words, which the end-to-end test
- * (tests/test_http_e2e.py) reads.
+ * (tests/compose/test_http_e2e.py) reads.
  */
 #define _GNU_SOURCE
 #include <breaker.h>

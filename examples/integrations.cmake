@@ -2,7 +2,7 @@
 # The integrations' examples (docs/grpc.md, docs/postgresql.md, docs/curl.md):
 # grpc_status always (the classifier is libbreaker's), pq_query and curl_get
 # when breaker_pq and breaker_curl are built. test_pq and test_curl run them
-# against their servers (tests/integrations.cmake).
+# against their servers (tests/integrations/integrations.cmake).
 add_executable(grpc_status grpc_status.c)
 target_link_libraries(grpc_status PRIVATE breaker::breaker)
 if(TARGET breaker_pq)

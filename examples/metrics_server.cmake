@@ -20,7 +20,7 @@ if(MICROHTTPD_FOUND)
     find_program(BREAKER_PROMTOOL promtool)
     if(BREAKER_CURL AND BREAKER_PROMTOOL)
       add_test(NAME test_metrics_server
-        COMMAND ${PROJECT_SOURCE_DIR}/tests/test_metrics_server.sh
+        COMMAND ${PROJECT_SOURCE_DIR}/tests/export/test_metrics_server.sh
                 $<TARGET_FILE:metrics_server> ${BREAKER_CURL} ${BREAKER_PROMTOOL})
       set_tests_properties(test_metrics_server PROPERTIES TIMEOUT 60)
     else()

@@ -7,7 +7,7 @@
  * (config_text.c), the block check (block.c) and the defaults all read these.
  * They are plain integers so that config_text.c can also spell them into its
  * messages (BREAKER__STR). The manual (breaker.h, struct breaker_config)
- * states the same numbers for readers; tests/test_config.c checks every
+ * states the same numbers for readers; tests/core/test_config.c checks every
  * documented boundary against validation and breaker_config_set(), so the
  * manual cannot drift from these without a test failing.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 // check.hpp - the C++ test programs' one check (tests/cpp/consumer.cpp,
-// tests/test_grpc_live.cpp): CHECK_EQ prints both values and counts a
+// tests/integrations/test_grpc_live.cpp): CHECK_EQ prints both values and counts a
 // failure in `failures`, which main() turns into the exit status.
 #ifndef BREAKER_TEST_CHECK_HPP
 #define BREAKER_TEST_CHECK_HPP

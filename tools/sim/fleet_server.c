@@ -4,7 +4,7 @@
  * the server's clock (fleet_server.h). Numbers are held as the scripts hold
  * them: times in microseconds, the wait computed in doubles (Lua's numbers)
  * with the same operations in the same order, so a wait here is the
- * script's to the microsecond; tests/test_fleet_differential.c checks that
+ * script's to the microsecond; tests/fleet/test_fleet_differential.c checks that
  * against a real redis-server.
  */
 #include "fleet_server.h"

@@ -8,7 +8,7 @@
  * src/store/redis/protocol.c as the Redis client makes it) and the answer is the
  * scripts' (ANS_COUNT integers, read by protocol.c as the client reads a
  * reply), so a model of the fleet (fleet_model.c) built on this runs the
- * client's decisions unchanged, and tests/test_fleet_differential.c
+ * client's decisions unchanged, and tests/fleet/test_fleet_differential.c
  * compares this with a real redis-server, call for call.
  *
  * What Redis does and this does not: keys do not expire (key_ttl_ns: a

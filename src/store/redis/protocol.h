@@ -14,7 +14,7 @@
  * out. So the Redis client (src/store/redis/, client.h) and the simulator's
  * model of the fleet (tools/fleet_model.c, whose own code is the server
  * half, tools/fleet_server.c) run the same decisions, and
- * tests/test_fleet_protocol.c checks every rule without Redis.
+ * tests/fleet/test_fleet_protocol.c checks every rule without Redis.
  *
  * The server's half is the Lua scripts (scripts.c); the layout of their
  * answers and the constants both sides use (FLEET_* states and results,

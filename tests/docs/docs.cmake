@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: MIT
+# Examples of the manual pages run as tests: the code block under EXAMPLE in
+# man/breaker_backend.3.scd is copied out at configure time (a change to the
+# page reconfigures) and compiled, with the project's warnings, beside a main
+# of the test's own that checks what the page says of it.
+set(_page ${PROJECT_SOURCE_DIR}/man/breaker_backend.3.scd)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_page})
+file(READ ${_page} _text)
+string(FIND "${_text}" "# EXAMPLE" _at)
+string(SUBSTRING "${_text}" ${_at} -1 _text)
+string(REGEX MATCH "```\n([^`]*)```" _block "${_text}")
+if(NOT CMAKE_MATCH_1)
+  message(FATAL_ERROR "${_page}: no code block under EXAMPLE")
+endif()
+# The page's entry point is declared first, for -Wmissing-prototypes.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/doc_backend_example.c
+  "/* Generated from man/breaker_backend.3.scd (tests/docs/docs.cmake). */\n"
+  "#include <breaker.h>\n"
+  "int make_replica_breakers(const breaker_config *cfg, breaker **out, int n);\n"
+  "${CMAKE_MATCH_1}")
+breaker_add_test(test_doc_backend_example
+  SOURCES docs/test_doc_backend_example.c ${CMAKE_CURRENT_BINARY_DIR}/doc_backend_example.c)
+
+# README's 30-second example, as a function body: its first C block, with
+# the #include lines moved above, and the two placeholders it names (the
+# dependency's call, the fallback) given as the reader would write them.
+set(_readme ${PROJECT_SOURCE_DIR}/README.md)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_readme})
+file(READ ${_readme} _text)
+string(REGEX MATCH "```c\n([^`]*)```" _block "${_text}")
+if(NOT CMAKE_MATCH_1)
+  message(FATAL_ERROR "${_readme}: no C block (the 30-second example)")
+endif()
+set(_body "${CMAKE_MATCH_1}")
+string(REGEX REPLACE "#include[^\n]*\n" "" _body "${_body}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/doc_readme_example.c
+  "/* Generated from README.md's 30-second example (tests/docs/docs.cmake). */\n"
+  "#include <breaker.h>\n"
+  "#include <stdlib.h>\n"
+  "int readme_example(int answer);\n"
+  "static int serve_fallback(void) { return 1; }\n"
+  "/* The dependency: answers `answer` (an HTTP status). */\n"
+  "#define http_get(...) answer\n"
+  "int readme_example(int answer) {\n"
+  "${_body}"
+  "    breaker_destroy(b);\n"
+  "    return 0;\n"
+  "}\n")
+breaker_add_test(test_doc_readme_example
+  SOURCES docs/test_doc_readme_example.c ${CMAKE_CURRENT_BINARY_DIR}/doc_readme_example.c)

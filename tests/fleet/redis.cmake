@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: MIT
+# The fleet store's tests (src/store/redis/, include/breaker/redis.h): a real
+# redis-server that the tests start themselves (tests/support/redis_server.c), on a
+# free loopback port and a unix socket. Built when breaker_redis is; they link
+# breaker::redis, which brings libbreaker (one copy of the core, static or
+# shared). Labels: "external" (it needs a redis-server, and its timings mean
+# nothing under valgrind), "concurrency" (make check also runs it under TSan:
+# the flusher thread and the callers share the lease slots and gates).
+# Both are cmocka programs (tests/CMakeLists.txt: BREAKER_HAVE_CMOCKA).
+if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
+  find_program(BREAKER_REDIS_SERVER redis-server)
+  if(NOT BREAKER_REDIS_SERVER)
+    message(STATUS "breaker_redis: no redis-server; its tests are not built")
+  else()
+    # One redis test: its sources beside redis_server.c, linked with
+    # breaker::redis, a timeout and its labels.
+    function(breaker_add_redis_test name)
+      cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LABELS" ${ARGN})
+      add_executable(${name} ${T_SOURCES} support/redis_server.c)
+      target_link_libraries(${name} PRIVATE breaker_redis PkgConfig::CMOCKA PkgConfig::HIREDIS
+                                            Threads::Threads)
+      target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
+      add_test(NAME ${name} COMMAND ${name})
+      set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}")
+    endfunction()
+    breaker_add_redis_test(test_redis_fleet SOURCES fleet/test_redis_fleet.c TIMEOUT 240
+                           LABELS external concurrency)
+    if(BREAKER_PROMTOOL)
+      target_compile_definitions(test_redis_fleet PRIVATE BREAKER_PROMTOOL="${BREAKER_PROMTOOL}")
+    endif()
+    # The store contract (store_contract.h) for the fleet store: two sites
+    # are two fleet handles (two hosts) on one redis-server.
+    breaker_add_redis_test(test_contract_redis SOURCES fleet/test_contract_redis.c support/store_contract.c
+                           TIMEOUT 120 LABELS external)
+    # The simulator's server half (tools/sim/fleet_server.c) against the real
+    # scripts on a real redis-server, call for call: it needs the scripts'
+    # text (scripts.c, compiled in), the protocol module and hiredis, not
+    # breaker_redis (so it links libbreaker, as the model does).
+    add_executable(test_fleet_differential fleet/test_fleet_differential.c support/redis_server.c
+                   ${PROJECT_SOURCE_DIR}/src/store/redis/scripts.c
+                   ${PROJECT_SOURCE_DIR}/tools/sim/fleet_server.c)
+    target_link_libraries(test_fleet_differential PRIVATE breaker::breaker breaker_fleet_protocol
+                                                          PkgConfig::CMOCKA PkgConfig::HIREDIS)
+    target_include_directories(test_fleet_differential PRIVATE ${PROJECT_SOURCE_DIR}/tests/support
+                                                               ${PROJECT_SOURCE_DIR}/src)
+    add_test(NAME test_fleet_differential COMMAND test_fleet_differential)
+    set_tests_properties(test_fleet_differential PROPERTIES TIMEOUT 60 LABELS "redis;external")
+    # A follower that hears "the fleet is closed" on its lease request
+    # closes instead of probing alone (the protocol's rule, on real Redis).
+    breaker_add_redis_test(test_fleet_follower SOURCES fleet/test_fleet_follower.c TIMEOUT 60
+                           LABELS redis external)
+    # A corrupt fleet state is reported and rebuilt, never followed (issue
+    # 21): it runs the acquire script's text itself (scripts.c).
+    breaker_add_redis_test(test_fleet_corrupt SOURCES fleet/test_fleet_corrupt.c
+                           ${PROJECT_SOURCE_DIR}/src/store/redis/scripts.c TIMEOUT 120
+                           LABELS redis external)
+    target_include_directories(test_fleet_corrupt PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    # The fleet's scope on every path: ten host processes through the
+    # executor and through a registry on the fleet backend.
+    breaker_add_redis_test(test_fleet_scope SOURCES fleet/test_fleet_scope.c TIMEOUT 180
+                           LABELS external)
+    # The fault matrix: each store fault (latency 0-200 ms and jitter through
+    # tests/support/fault_proxy.c, resets, a silent peer, a READONLY replica, OOM,
+    # killed, stopped, restarted empty) against its promised bound.
+    breaker_add_redis_test(test_fleet_faults SOURCES fleet/test_fleet_faults.c support/fault_proxy.c TIMEOUT 180
+                           LABELS redis external)
+    # Redis Cluster (docs/fleet.md, "Redis Cluster"): 3 masters with a
+    # replica each, started by the test on loopback ports; names spread over
+    # the masters, a trip across host processes, a killed master's failover,
+    # a slot migrated under traffic. It computes slots itself (slots.c).
+    breaker_add_redis_test(test_fleet_cluster SOURCES fleet/test_fleet_cluster.c
+                           ${PROJECT_SOURCE_DIR}/src/store/redis/slots.c TIMEOUT 300
+                           LABELS redis external)
+    target_include_directories(test_fleet_cluster PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  endif()
+endif()
+
+# The public header compiles as C++ (the C build above compiles it as C).
+foreach(_cxx g++ clang++)
+  string(MAKE_C_IDENTIFIER "BREAKER_REDIS_${_cxx}" _var)
+  find_program(${_var} ${_cxx})
+  if(TARGET breaker_redis AND ${_var})
+    add_test(NAME redis_header_${_var}
+      COMMAND ${${_var}} -std=c++17 -Wall -Wextra -pedantic -Werror -fsyntax-only
+              -I${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_LIST_DIR}/redis_header.cpp)
+    set_tests_properties(redis_header_${_var} PROPERTIES TIMEOUT 60 LABELS packaging)
+  endif()
+endforeach()

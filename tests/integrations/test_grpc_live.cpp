@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+// test_grpc_live.cpp - breaker/grpc.hpp against a real gRPC server on
+// 127.0.0.1 (gRPC's generic API: no protobuf code generation). The server
+// answers a call to "/breaker.Test/<code>" with status <code>, and never
+// answers "/breaker.Test/silent" until the client gives up. Shown: every
+// code a real server sends is counted as breaker/grpc.h says; UNAVAILABLE
+// opens the breaker and the calls it refuses never reach the server (the
+// server counts the calls it gets); a probe made with no deadline ends at
+// the probe's deadline; a refused connection is a failure. The breaker runs
+// on a fake clock; the only durations are deadlines (200 and 300 ms) against
+// a server that never answers. A plain C++ program: exit 0 when every check
+// passed.
+#include <breaker.h>
+#include <breaker/grpc.h>
+#include <breaker/grpc.hpp>
+
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <future>
+#include <memory>
+#include <string>
+
+#include "../cpp/check.hpp"
+
+static std::atomic<unsigned> calls_received{0};
+
+// Answers by method name; see the header comment.
+class Service final : public grpc::CallbackGenericService {
+    grpc::ServerGenericBidiReactor *
+    CreateReactor(grpc::GenericCallbackServerContext *ctx) override {
+        calls_received++;
+        return new Reactor(ctx->method());
+    }
+
+    class Reactor final : public grpc::ServerGenericBidiReactor {
+      public:
+        explicit Reactor(const std::string &method) {
+            std::string last = method.substr(method.rfind('/') + 1);
+            if (last == "silent") return; // until OnCancel
+            code_ = std::stoi(last);
+            StartRead(&request_);
+        }
+        void OnReadDone(bool ok) override {
+            if (code_ == 0 && ok) {
+                grpc::Slice s(std::string("ok"));
+                response_ = grpc::ByteBuffer(&s, 1);
+                StartWriteAndFinish(&response_, grpc::WriteOptions(), grpc::Status::OK);
+            } else {
+                Finish(grpc::Status(static_cast<grpc::StatusCode>(code_), "chosen"));
+            }
+        }
+        void OnCancel() override {
+            if (code_ < 0) Finish(grpc::Status::CANCELLED);
+        }
+        void OnDone() override { delete this; }
+
+      private:
+        int code_ = -1;
+        grpc::ByteBuffer request_, response_;
+    };
+};
+
+static std::uint64_t fake_now;
+static std::uint64_t fake_clock(void *) { return fake_now; }
+static const std::uint64_t SEC = 1000000000;
+
+static breaker *make_breaker(std::uint32_t threshold) {
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = threshold;
+    cfg.open_ns = 10 * SEC;
+    cfg.open_jitter = 0;
+    cfg.half_open_successes = 1;
+    cfg.probe_timeout_ns = 300 * 1000000;
+    cfg.clock = fake_clock;
+    breaker *b = nullptr;
+    if (breaker_create(&cfg, &b) != BREAKER_OK) std::abort();
+    return b;
+}
+
+// One unary call to `method` on `target` behind `b`; `deadline_ms` 0 = none.
+static int rpc(breaker *b, const std::string &target, const std::string &method, int deadline_ms,
+               grpc::Status *status) {
+    auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+    grpc::GenericStub stub(channel);
+    grpc::ClientContext context;
+    if (deadline_ms > 0)
+        context.set_deadline(std::chrono::system_clock::now() +
+                             std::chrono::milliseconds(deadline_ms));
+    grpc::Slice s(std::string("request"));
+    grpc::ByteBuffer request(&s, 1), response;
+    return breaker_grpc::call(
+        b, context,
+        [&] {
+            std::promise<grpc::Status> done;
+            stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                           [&](grpc::Status st) { done.set_value(st); });
+            return done.get_future().get();
+        },
+        status);
+}
+
+static void every_code_from_a_real_server_follows_the_table(const std::string &target) {
+    breaker *b = make_breaker(1000);
+    unsigned want_failures = 0, want_ignored = 0, want_successes = 0;
+    for (int code = 0; code < BREAKER_GRPC_CODE_COUNT; code++) {
+        grpc::Status status;
+        CHECK_EQ(rpc(b, target, "/breaker.Test/" + std::to_string(code), 5000, &status),
+                 BREAKER_OK);
+        CHECK_EQ(status.error_code(), code);
+        enum breaker_outcome want = breaker_classify_grpc(code);
+        std::printf("%-20s -> %s\n", breaker_grpc_code_name(code), breaker_outcome_name(want));
+        want_failures += want == BREAKER_FAILURE;
+        want_ignored += want == BREAKER_IGNORED || want == BREAKER_CANCELLED;
+        want_successes += want == BREAKER_SUCCESS;
+    }
+    breaker_stats st;
+    (void)breaker_stats_get(b, &st);
+    CHECK_EQ(st.admitted, BREAKER_GRPC_CODE_COUNT);
+    CHECK_EQ(st.successes, 1);
+    CHECK_EQ(st.failures, 5); // UNKNOWN, DEADLINE_EXCEEDED, INTERNAL, UNAVAILABLE, DATA_LOSS
+    CHECK_EQ(st.successes, want_successes);
+    CHECK_EQ(st.failures, want_failures);
+    CHECK_EQ(st.ignored, want_ignored); // CANCELLED counts as ignored by default
+    breaker_destroy(b);
+}
+
+static void unavailable_opens_and_refused_calls_never_reach_the_server(const std::string &target) {
+    breaker *b = make_breaker(3);
+    grpc::Status status;
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(rpc(b, target, "/breaker.Test/14", 5000, &status), BREAKER_OK);
+    CHECK_EQ(breaker_get_state(b), BREAKER_OPEN);
+    unsigned before = calls_received;
+    for (int i = 0; i < 10; i++) {
+        CHECK_EQ(rpc(b, target, "/breaker.Test/0", 5000, &status), BREAKER_REJECTED_OPEN);
+        CHECK_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    }
+    CHECK_EQ(calls_received - before, 0);
+    fake_now += 10 * SEC; // the wait: the probe reaches the server and closes it
+    CHECK_EQ(rpc(b, target, "/breaker.Test/0", 5000, &status), BREAKER_OK);
+    CHECK_EQ(status.error_code(), grpc::StatusCode::OK);
+    CHECK_EQ(breaker_get_state(b), BREAKER_CLOSED);
+    breaker_stats st;
+    (void)breaker_stats_get(b, &st);
+    CHECK_EQ(st.admitted, 4);
+    CHECK_EQ(st.failures, 3);
+    CHECK_EQ(st.successes, 1);
+    CHECK_EQ(st.rejected_open, 10);
+    breaker_destroy(b);
+}
+
+static void a_probe_without_a_deadline_ends_at_the_probes(const std::string &target) {
+    breaker *b = make_breaker(3);
+    grpc::Status status;
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ(rpc(b, target, "/breaker.Test/silent", 200, &status), BREAKER_OK);
+        CHECK_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    }
+    CHECK_EQ(breaker_get_state(b), BREAKER_OPEN);
+    fake_now += 10 * SEC;
+    // No deadline of its own: without the probe's it would wait forever.
+    CHECK_EQ(rpc(b, target, "/breaker.Test/silent", 0, &status), BREAKER_OK);
+    CHECK_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    breaker_stats st;
+    (void)breaker_stats_get(b, &st);
+    CHECK_EQ(st.state, BREAKER_OPEN);
+    CHECK_EQ(st.probes_failed, 1);
+    CHECK_EQ(st.failures, 4);
+    breaker_destroy(b);
+}
+
+static void a_refused_connection_is_a_failure() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (bind(fd, (sockaddr *)&a, sizeof(a)) != 0 || getsockname(fd, (sockaddr *)&a, &len) != 0)
+        std::abort();
+    std::string target = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+    breaker *b = make_breaker(3);
+    grpc::Status status;
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ(rpc(b, target, "/breaker.Test/0", 5000, &status), BREAKER_OK);
+        CHECK_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    }
+    CHECK_EQ(breaker_get_state(b), BREAKER_OPEN);
+    breaker_destroy(b);
+    close(fd);
+}
+
+int main() {
+    Service service;
+    int port = 0;
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterCallbackGenericService(&service);
+    std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+    if (server == nullptr || port == 0) {
+        std::fprintf(stderr, "test_grpc_live: the server did not start\n");
+        return 1;
+    }
+    std::string target = "127.0.0.1:" + std::to_string(port);
+    every_code_from_a_real_server_follows_the_table(target);
+    unavailable_opens_and_refused_calls_never_reach_the_server(target);
+    a_probe_without_a_deadline_ends_at_the_probes(target);
+    a_refused_connection_is_a_failure();
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    server->Wait();
+    if (failures != 0) {
+        std::fprintf(stderr, "test_grpc_live: %d check(s) failed\n", failures);
+        return 1;
+    }
+    std::printf("test_grpc_live: all checks passed (%u calls reached the server)\n",
+                calls_received.load());
+    return 0;
+}
