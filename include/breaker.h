@@ -154,12 +154,17 @@ enum breaker_reason {
                                             outside this process's calls (a
                                             shared store's aggregate); the
                                             evidence fields are that aggregate */
-    BREAKER_REASON_OUTSIDE_CLOSE         /* OPEN or HALF_OPEN -> CLOSED because a
+    BREAKER_REASON_OUTSIDE_CLOSE,        /* OPEN or HALF_OPEN -> CLOSED because a
                                             shared store recovered (a fleet's
                                             leased probes succeeded) */
+    BREAKER_REASON_SERVER_DIRECTED,      /* any but forced -> OPEN for the time the
+                                            dependency asked (breaker_open_for:
+                                            a 429 or 503 with Retry-After) */
+    BREAKER_REASON_OPERATOR              /* any -> OPEN for a time an operator
+                                            chose (breaker_open_for) */
 };
 /* The number of reasons (new reasons are appended: their values never change). */
-#define BREAKER_REASON_COUNT (BREAKER_REASON_OUTSIDE_CLOSE + 1)
+#define BREAKER_REASON_COUNT (BREAKER_REASON_OPERATOR + 1)
 
 /*! breaker_state_name(), breaker_outcome_name(), breaker_trip_name(),
  *  breaker_reason_name() :
@@ -217,6 +222,9 @@ struct breaker_event {
     uint64_t time_ns;    /* breaker clock at the transition */
     uint64_t open_ns;    /* to == OPEN: the wait chosen (jitter included) */
     breaker_evidence evidence;
+    uint32_t shadow; /* 1: the breaker is in shadow mode (breaker_set_shadow): a
+                        would-be transition; its state changed, but it refuses
+                        nothing (to == OPEN: "would open"). 0 otherwise */
 };
 
 /* Transition callback. Runs on the thread whose call caused the transition,
@@ -347,6 +355,22 @@ struct breaker_stats {
     uint64_t window_slow;
     double window_failure_rate;
     double window_slow_rate;
+    /* Operator controls. Opens for a given time (breaker_open_for), by
+     * reason; they are also in `transitions`. */
+    uint64_t server_directed_opens; /* reason SERVER_DIRECTED */
+    uint64_t operator_opens;        /* reason OPERATOR */
+    /* Shadow mode (breaker_set_shadow): 1 while on. Calls it admitted where
+     * the breaker would have refused them, by the refusal they were spared
+     * (the rejected_* of an enforcing breaker; not in `admitted`), and how
+     * those calls went (their completions change no window, count, state or
+     * probe: the state machine runs as if they had been refused). */
+    uint32_t shadow;
+    uint64_t would_reject_open;      /* OPEN */
+    uint64_t would_reject_half_open; /* HALF_OPEN, every probe slot taken */
+    uint64_t would_reject_forced;    /* FORCED_OPEN */
+    uint64_t would_reject_ramp;      /* CLOSED, ramping after a recovery */
+    uint64_t shadow_successes;       /* of those, completed SUCCESS */
+    uint64_t shadow_failures;        /* completed FAILURE (cancelled_as included) */
 };
 
 /* ---- Names -----------------------------------------------------------------*/
@@ -639,6 +663,61 @@ BREAKER_API int breaker_force_closed(breaker *b) BREAKER_NONNULL(1);
 /*! breaker_reset() : return to CLOSED with an empty window, failed
  *  recoveries back to 0, and a new generation. @return BREAKER_OK. */
 BREAKER_API int breaker_reset(breaker *b) BREAKER_NONNULL(1);
+
+/*! breaker_open_for() :
+ *  Open for `wait_ns` from now, then probe as after any wait (the first
+ *  call after it is a probe, bounded as always): a timed open, for a
+ *  dependency that said how long to stay away (`reason`
+ *  BREAKER_REASON_SERVER_DIRECTED: an HTTP 429 or 503 with Retry-After, a
+ *  ban-until; breaker/curl.h does it for you with retry_after_opens) or for
+ *  an operator (BREAKER_REASON_OPERATOR). One transition to OPEN (a new
+ *  generation, an event with `reason` and open_ns the wait, counted in
+ *  stats.server_directed_opens or operator_opens); the failed recoveries k
+ *  are kept (a directed wait is no failed recovery: the next failed probe
+ *  backs off from where the breaker was).
+ *  SERVER_DIRECTED: the wait is capped at open_max_ns, the longest wait the
+ *  configuration allows, so that a broken or hostile answer ("Retry-After:
+ *  99999999") cannot park the breaker; an OPEN breaker whose wait already
+ *  ends at or after now + wait is left as it is; FORCED_OPEN and
+ *  FORCED_CLOSED are an operator's orders and are left as they are (nothing
+ *  done, BREAKER_OK). OPERATOR: from any state, forced ones included, the
+ *  wait exactly (at most 365 days), replacing any wait under way.
+ *  A store file's breaker is every process's: one call quiets the whole
+ *  host for that long. A wait of 0 does nothing.
+ *  @return BREAKER_OK; BREAKER_EINVAL for another reason or an OPERATOR
+ *  wait over 365 days. Lock-free; thread-safe. */
+BREAKER_API int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason)
+    BREAKER_NONNULL(1);
+
+/*! breaker_open_until() : breaker_open_for() until `until_ns` on the
+ *  breaker's clock (breaker_now_ns()); a time not after now does nothing.
+ *  @return as breaker_open_for(). */
+BREAKER_API int breaker_open_until(breaker *b, uint64_t until_ns, enum breaker_reason reason)
+    BREAKER_NONNULL(1);
+
+/* ---- Shadow mode -------------------------------------------------------------
+ * A breaker in shadow mode runs its whole state machine on the real traffic
+ * (it trips, waits, probes, recovers, with events and counts as usual) but
+ * refuses nothing: where it would refuse a call (OPEN, HALF_OPEN with every
+ * slot taken, FORCED_OPEN, a ramp's share), breaker_acquire() admits it
+ * anyway with BREAKER_OK and counts a would-reject (stats.would_reject_*);
+ * such a call's completion (complete it as usual) is counted in
+ * shadow_successes / shadow_failures and changes nothing else, so the
+ * machine behaves exactly as if the call had been refused. Its transitions
+ * are reported with event.shadow = 1: would-open, would-close. The way to
+ * see what a configuration would do before enforcing it; turn it off and the
+ * breaker enforces from its current state. With shadow mode off, no call
+ * path runs an instruction more than without it. */
+
+/*! breaker_set_shadow() :
+ *  Turn shadow mode on (`on` nonzero) or off, at once for every caller (and
+ *  every process of a store file's breaker). Not a transition: the state and
+ *  generation stay; permits already given keep their meaning. Lock-free;
+ *  thread-safe. @return BREAKER_OK. */
+BREAKER_API int breaker_set_shadow(breaker *b, int on) BREAKER_NONNULL(1);
+
+/*! breaker_shadow() : @return 1 when `b` is in shadow mode, else 0. */
+BREAKER_API int breaker_shadow(breaker *b) BREAKER_NONNULL(1);
 
 /* ---- Introspection ---------------------------------------------------------*/
 

@@ -3,7 +3,7 @@
  * main.c - the `breaker` command: a table of its commands, and nothing else.
  *
  *   breaker simulate|replay ...                   sim/ (cmd_simulate.c, cmd_replay.c)
- *   breaker exec|status|ls|open|close|reset ...   ops/ (exec.c, status.c, ls.c, force.c)
+ *   breaker exec|status|ls|open|close|reset|shadow ... ops/ (exec.c, status.c, ls.c, force.c)
  *   breaker keys                                  cli/ (the configuration keys)
  *
  * Each command reads its own options and returns its exit status; the
@@ -38,6 +38,7 @@ static const char main_help[] =
     "  open       force a store's breaker open (operators)\n"
     "  close      force a store's breaker closed (operators)\n"
     "  reset      end a forced state and start the breaker over\n"
+    "  shadow     shadow mode on or off: a store's breaker runs but refuses nothing\n"
     "  help       show this text, or `breaker help COMMAND` for a command's\n"
     "\n"
     "options:\n"
@@ -72,6 +73,7 @@ static const struct command {
     {"open", tool_cmd_force, tool_force_help},
     {"close", tool_cmd_force, tool_force_help},
     {"reset", tool_cmd_force, tool_force_help},
+    {"shadow", tool_cmd_shadow, tool_shadow_help},
 };
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
 

@@ -89,7 +89,7 @@ _breaker() {
         --rate --timeout --instances --no-baseline --events --svg --print-scenario -h --help"
     local replay_opts="-c --config -b --breaker -s --set --svg --json --fail-empty
         --fail-on-flapping --max-trips -h --help"
-    local commands="simulate replay keys help exec status ls open close reset"
+    local commands="simulate replay keys help exec status ls open close reset shadow"
 
     # The words up to the cursor, split at blanks only, so that KEY=VALUE
     # and NAME:key=value stay whole.
@@ -112,20 +112,21 @@ _breaker() {
     case $cmd in
     simulate) opts=$simulate_opts ;;
     replay) opts=$replay_opts ;;
-    exec | status | ls | open | close | reset)
+    exec | status | ls | open | close | reset | shadow)
         # The store commands: their options only (NAME and COMMAND are free).
         local store_opts="--store -h --help"
         case $cmd in
         exec) store_opts="$store_opts -c --config -b --breaker --timeout --fail-on --refused-exit
             --redis --redis-db --redis-password-file --redis-user --redis-timeout" ;;
         status) store_opts="$store_opts --json --prometheus --watch --interval --count" ;;
+        open) store_opts="$store_opts --for" ;;
         esac
         [[ $cur == -* ]] && COMPREPLY=($(compgen -W "$store_opts" -- "$cur"))
         return 0
         ;;
     help)
         ((${#words[@]} == 3)) &&
-            COMPREPLY=($(compgen -W "simulate replay keys exec status ls open close reset" -- "$cur"))
+            COMPREPLY=($(compgen -W "simulate replay keys exec status ls open close reset shadow" -- "$cur"))
         return 0
         ;;
     *) return 0 ;;

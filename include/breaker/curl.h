@@ -60,6 +60,13 @@ struct breaker_curl_options {
     long timeout_ms;                        /* the transfer's timeout; 0 = none
                                                (a probe still ends by its deadline) */
     const breaker_http_policy *http_policy; /* NULL = breaker_http_policy_init()'s */
+    /* 1: an answer 429 or 503 that carries a readable Retry-After (seconds or
+     * an HTTP-date, breaker_curl_parse_retry_after()) opens the breaker for
+     * that long once the call is completed: breaker_open_for() with reason
+     * BREAKER_REASON_SERVER_DIRECTED, capped at the breaker's open_max_ns
+     * (through a store file, every process of the host waits it out).
+     * 0 (default): Retry-After changes only how a 503 counts. */
+    int retry_after_opens;
 };
 
 /* What one call came to. */
@@ -75,6 +82,8 @@ struct breaker_curl_result {
     uint64_t retry_after_ns;      /* when to try again: the answer's Retry-After
                                      (0 for a date in the past), or for a refused
                                      call breaker_retry_after_ns(); else 0 */
+    int directed_open;            /* 1: retry_after_opens opened the breaker
+                                     for this answer (breaker_open_for()) */
 };
 
 /* A transfer in the multi interface: caller-owned, plain memory, from

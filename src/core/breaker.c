@@ -40,6 +40,7 @@ enum {
     PERMIT_ADMITTED = BREAKER__PERMIT_ADMITTED,
     PERMIT_PROBE = BREAKER__PERMIT_PROBE,
     PERMIT_SETTLED = BREAKER__PERMIT_SETTLED,
+    PERMIT_SHADOW = BREAKER__PERMIT_SHADOW,
 };
 #define PERMIT_GEN_MASK BREAKER__PERMIT_GEN_MASK
 #define PERMIT_TAG_MASK BREAKER__PERMIT_TAG_MASK
@@ -102,6 +103,55 @@ static void permit_fill_probe(const breaker *b, breaker_permit *permit, uint64_t
 /* A refusal writes only the head: completing it fails as "not admitted". */
 static void permit_refuse(const breaker *b, breaker_permit *permit) {
     permit_set_head(permit, b->permit_tag);
+}
+
+/* ---- Refusals and shadow mode -------------------------------------------------
+ * Every refusal of the general paths comes through refuse(), with the state
+ * word it was decided on. In shadow mode (ctl's SHADOW bit) the call is
+ * admitted instead with a shadow permit: generation 0, which no generation
+ * is, so its completion leaves the short path on the generation test and
+ * reaches complete_closed()'s stale branch, where it is counted as a shadow
+ * outcome and changes nothing else. The machine thus runs as if the call had
+ * been refused. The open short path (acquire_open) never sees a shadowed
+ * breaker: breaker_acquire() compares the raw state bits, SHADOW included. */
+__attribute__((noinline, cold)) static int shadow_admit(breaker *b, breaker_permit *permit,
+                                                        unsigned why) {
+    struct breaker__shared *s = b->shared;
+    breaker__count(&s->would_reject[why]);
+    struct permit_view *pv = permit_view_of(permit);
+    pv->admitted_at = s->lim.slow_call_ns != 0 ? b->now_precise(b) : 0;
+    pv->slot_value = 0;
+    pv->slot_index = 0; /* never a checked permit's record */
+    pv->breaker_id = b->breaker_id;
+    pv->gate_token = 0;
+    permit_set_head(permit, permit_head(b, 0, PERMIT_ADMITTED | PERMIT_SHADOW));
+    return BREAKER_OK;
+}
+
+/* Inlined: each caller's `why` is a constant, so the counter and the status
+ * fold into the code each refusal had before shadow mode, plus one test of
+ * the SHADOW bit. */
+__attribute__((always_inline)) static inline int refuse(breaker *b, breaker_permit *permit,
+                                                        uint64_t ctl, unsigned why) {
+    if (__builtin_expect(breaker__ctl_shadow(ctl), 0)) return shadow_admit(b, permit, why);
+    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
+    struct breaker__stripe *st = stripe.stripe;
+    breaker__stripe_count(stripe, why == BREAKER__REFUSE_OPEN        ? &st->rejected_open
+                                  : why == BREAKER__REFUSE_HALF_OPEN ? &st->rejected_half_open
+                                  : why == BREAKER__REFUSE_FORCED    ? &st->rejected_forced
+                                                                     : &st->rejected_ramp);
+    permit_refuse(b, permit);
+    return why == BREAKER__REFUSE_HALF_OPEN ? BREAKER_REJECTED_HALF_OPEN
+           : why == BREAKER__REFUSE_RAMP    ? BREAKER_REJECTED_RAMP
+                                            : BREAKER_REJECTED_OPEN;
+}
+
+/* The completion of a shadow permit: how the call would-have-been-refused
+ * went, and nothing else. */
+static int shadow_settle(breaker *b, enum breaker_outcome outcome) {
+    if (outcome == BREAKER_SUCCESS || outcome == BREAKER_FAILURE)
+        breaker__count(&b->shared->shadow_outcomes[outcome == BREAKER_FAILURE]);
+    return BREAKER_OK;
 }
 
 /* ---- Checked permits -------------------------------------------------------
@@ -362,7 +412,8 @@ static bool transition(breaker *b, struct transition *t) {
     /* In CLOSED the low field flags a ramp (it counts probe successes only
      * in HALF_OPEN), and k stays as it was until the ramp completes: a trip
      * during the ramp is one more failed recovery. */
-    uint64_t desired = breaker__ctl_pack(new_gen, t->to, t->k, t->ramp ? RAMP_FLAG : 0);
+    uint64_t desired = breaker__ctl_pack(new_gen, t->to, t->k, t->ramp ? RAMP_FLAG : 0) |
+                       (t->expected & BREAKER__CTL_SHADOW);
     if (!breaker__cas_acq_rel(&s->ctl, &t->expected, desired)) return false;
 
     breaker__atomic64 *slots = breaker__slots(s);
@@ -405,6 +456,7 @@ static bool transition(breaker *b, struct transition *t) {
     ev.open_ns = wait;
     ev.evidence = t->evidence;
     ev.evidence.failed_recoveries = t->k;
+    ev.shadow = breaker__ctl_shadow(desired);
     emit(b, &ev);
     return true;
 }
@@ -517,7 +569,9 @@ static bool half_open_check_timeouts(breaker *b, uint64_t *ctl, uint64_t now,
     }
 }
 
-enum { ACQUIRE_RETRY = -1 };
+/* ACQUIRE_SHADOWED: admitted by shadow mode where the breaker would have
+ * refused (refuse()); the permit is written: return BREAKER_OK. */
+enum { ACQUIRE_RETRY = -1, ACQUIRE_SHADOWED = -2 };
 
 static void close_if_settled(breaker *b, uint64_t gen, uint64_t now);
 
@@ -525,10 +579,11 @@ static void close_if_settled(breaker *b, uint64_t gen, uint64_t now);
  * probe is counted: the backend's gate has the last word (the fleet store
  * asks for a fleet lease). @return BREAKER_OK with `*token` (0 without a
  * gate), or the gate's refusal (REJECTED_OPEN, else REJECTED_HALF_OPEN):
- * then the slot is given back (free for the generation, its deadline kept,
- * so the next claim's is later), the last settling probe's close check is
- * made for it, and the refusal is counted as one, never as a probe. Only
- * probes come here: the closed and open short paths never read the gate. */
+ * then the slot is given back (free
+ * for the generation, its deadline kept, so the next claim's is later), the
+ * last settling probe's close check is made for it, and the caller refuses
+ * (counted as a refusal, never as a probe). Only probes come here: the
+ * closed and open short paths never read the gate. */
 static int gate_probe(breaker *b, uint64_t gen, unsigned slot_index, uint64_t claim, uint64_t now,
                       uint64_t *token) {
     *token = 0;
@@ -543,13 +598,12 @@ static int gate_probe(breaker *b, uint64_t gen, unsigned slot_index, uint64_t cl
     /* A probe that settled while we held the slot saw it busy and left the
      * close to whoever freed it last. */
     close_if_settled(b, gen, now);
-    struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
-    if (rc == BREAKER_REJECTED_OPEN) {
-        breaker__stripe_count(stripe, &stripe.stripe->rejected_open);
-        return BREAKER_REJECTED_OPEN;
-    }
-    breaker__stripe_count(stripe, &stripe.stripe->rejected_half_open);
-    return BREAKER_REJECTED_HALF_OPEN;
+    return rc == BREAKER_REJECTED_OPEN ? BREAKER_REJECTED_OPEN : BREAKER_REJECTED_HALF_OPEN;
+}
+
+/* The refuse() reason for a gate's refusal. */
+static unsigned gate_refusal(int gated) {
+    return gated == BREAKER_REJECTED_OPEN ? BREAKER__REFUSE_OPEN : BREAKER__REFUSE_HALF_OPEN;
 }
 
 static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
@@ -567,23 +621,15 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     }
     /* Enough probes have succeeded: admit no more; the breaker closes when
      * those in flight settle (close_if_settled). */
-    if (scan.free_slot < 0 || breaker__ctl_succ(ctl) >= s->lim.half_open_successes) {
-        struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
-        breaker__stripe_count(stripe, &stripe.stripe->rejected_half_open);
-        permit_refuse(b, permit);
-        return BREAKER_REJECTED_HALF_OPEN;
-    }
+    if (scan.free_slot < 0 || breaker__ctl_succ(ctl) >= s->lim.half_open_successes)
+        return refuse(b, permit, ctl, BREAKER__REFUSE_HALF_OPEN);
     uint64_t gen = breaker__ctl_gen(ctl);
     uint64_t expect = scan.free_value;
     uint64_t due = probe_deadline_us(s, now);
     uint64_t claim = breaker__slot_claim_word(gen, due, expect);
-    if (breaker__slot_us(claim) > due + BREAKER__SLOT_STEP_MAX_US) {
-        /* Admissions outran the slot's microseconds: refuse, do not drift. */
-        struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
-        breaker__stripe_count(stripe, &stripe.stripe->rejected_half_open);
-        permit_refuse(b, permit);
-        return BREAKER_REJECTED_HALF_OPEN;
-    }
+    if (breaker__slot_us(claim) >
+        due + BREAKER__SLOT_STEP_MAX_US) /* outran the clock: refuse, do not drift */
+        return refuse(b, permit, ctl, BREAKER__REFUSE_HALF_OPEN);
     breaker__atomic64 *slot = &breaker__slots(s)[scan.free_slot];
     /* The slot was read (acquire) before this re-check: if it held a newer
      * generation's claim, ctl shows that generation now (see slot_load). */
@@ -598,10 +644,7 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     }
     uint64_t token;
     int gated = gate_probe(b, gen, (unsigned)scan.free_slot, claim, now, &token);
-    if (gated != BREAKER_OK) {
-        permit_refuse(b, permit);
-        return gated;
-    }
+    if (gated != BREAKER_OK) return refuse(b, permit, ctl, gate_refusal(gated));
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     breaker__count(&s->probes_admitted);
     breaker__stripe_count(stripe, &stripe.stripe->admitted);
@@ -624,10 +667,8 @@ static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
     uint64_t gen = breaker__next_gen(breaker__ctl_gen(ctl));
     uint64_t token;
     int gated = gate_probe(b, gen, 0, t.slot0_claim, now, &token);
-    if (gated != BREAKER_OK) {
-        permit_refuse(b, permit);
-        return gated;
-    }
+    if (gated != BREAKER_OK)
+        return refuse(b, permit, breaker__load_acquire(&s->ctl), gate_refusal(gated));
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     breaker__count(&s->probes_admitted);
     breaker__stripe_count(stripe, &stripe.stripe->admitted);
@@ -690,7 +731,8 @@ static bool ramp_admits(struct breaker__stripe_ref stripe, double share) {
 
 /* A CLOSED breaker that is ramping: admit its share, or refuse.
  * @return BREAKER_OK (go on admitting as CLOSED), BREAKER_REJECTED_RAMP with
- * the permit refused, or ACQUIRE_RETRY once the ramp is over (flag cleared). */
+ * the permit refused, ACQUIRE_SHADOWED (shadow mode admitted it instead), or
+ * ACQUIRE_RETRY once the ramp is over (flag cleared). */
 static int ramp_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     struct breaker__shared *s = b->shared;
     uint64_t gen = breaker__ctl_gen(ctl);
@@ -699,14 +741,15 @@ static int ramp_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     if (now >= until) {
         /* Over: the recovery is complete. A lost CAS means another caller
          * did it, or a trip: either way, look again. */
-        breaker__cas_acq_rel(&s->ctl, &ctl, breaker__ctl_pack(gen, BREAKER_CLOSED, 0, 0));
+        breaker__cas_acq_rel(&s->ctl, &ctl,
+                             breaker__ctl_pack(gen, BREAKER_CLOSED, 0, 0) |
+                                 (ctl & BREAKER__CTL_SHADOW));
         return ACQUIRE_RETRY;
     }
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     if (ramp_admits(stripe, breaker__ramp_share(&s->lim, until - now))) return BREAKER_OK;
-    breaker__stripe_count(stripe, &stripe.stripe->rejected_ramp);
-    permit_refuse(b, permit);
-    return BREAKER_REJECTED_RAMP;
+    int rc = refuse(b, permit, ctl, BREAKER__REFUSE_RAMP);
+    return rc == BREAKER_OK ? ACQUIRE_SHADOWED : rc;
 }
 
 /* Everything but the two common cases: closed without slow-call timing, and
@@ -721,8 +764,10 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
         case BREAKER_FORCED_CLOSED: {
             if (ramping(ctl)) {
                 int rc = ramp_acquire(b, ctl, permit);
-                if (rc == ACQUIRE_RETRY) break;
-                if (rc != BREAKER_OK) return rc;
+                if (rc != BREAKER_OK) {
+                    if (rc == ACQUIRE_RETRY) break;
+                    return rc == ACQUIRE_SHADOWED ? BREAKER_OK : rc;
+                }
             }
             /* The admission time is needed only to tell slow calls. */
             permit_view_of(permit)->admitted_at = s->lim.slow_call_ns != 0 ? b->now_precise(b) : 0;
@@ -738,12 +783,8 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
             return BREAKER_OK;
         }
         case BREAKER_OPEN: {
-            if (open_wait_left(b, phase_time_ns(s, breaker__ctl_gen(ctl)), b->now_precise(b)) > 0) {
-                struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
-                breaker__stripe_count(stripe, &stripe.stripe->rejected_open);
-                permit_refuse(b, permit);
-                return BREAKER_REJECTED_OPEN;
-            }
+            if (open_wait_left(b, phase_time_ns(s, breaker__ctl_gen(ctl)), b->now_precise(b)) > 0)
+                return refuse(b, permit, ctl, BREAKER__REFUSE_OPEN);
             int rc = open_try_probe(b, ctl, permit);
             if (rc != ACQUIRE_RETRY) return rc;
             break;
@@ -753,12 +794,8 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
             if (rc != ACQUIRE_RETRY) return rc;
             break;
         }
-        case BREAKER_FORCED_OPEN: {
-            struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
-            breaker__stripe_count(stripe, &stripe.stripe->rejected_forced);
-            permit_refuse(b, permit);
-            return BREAKER_REJECTED_OPEN;
-        }
+        case BREAKER_FORCED_OPEN:
+            return refuse(b, permit, ctl, BREAKER__REFUSE_FORCED);
         }
     }
 }
@@ -829,7 +866,9 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
      * read again with acquire before it is used. */
     if (__builtin_expect(atomic_load_explicit(&b->forward, memory_order_relaxed) != NULL, 0))
         return acquire_forwarded(b, permit);
-    unsigned state = breaker__ctl_state(ctl);
+    /* The raw state bits: a shadowed OPEN is no OPEN here (acquire_open
+     * refuses), and goes to acquire_slow, which admits it. */
+    unsigned state = breaker__ctl_state_raw(ctl);
     if (state == BREAKER_OPEN) return acquire_open(b, permit, ctl);
     return acquire_slow(b, permit);
 }
@@ -1031,6 +1070,8 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
      * thread's window update lands after that transition's window reset. */
     uint64_t ctl = breaker__load_acquire(&s->ctl);
     if (breaker__ctl_gen(ctl) != gen) {
+        /* A shadow permit's generation is 0, never ctl's. */
+        if (head & PERMIT_SHADOW) return shadow_settle(b, outcome);
         struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
         breaker__stripe_count(stripe, &stripe.stripe->stale);
         return BREAKER_STALE;
@@ -1205,7 +1246,8 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
         return complete_probe(b, pv, head, outcome, cancelled, slow, took, source);
     if (took != NOT_TIMED) record_latency(b, outcome, took);
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
-    if (cancelled) breaker__stripe_count(stripe, &stripe.stripe->cancelled);
+    if (cancelled && !(head & PERMIT_SHADOW))
+        breaker__stripe_count(stripe, &stripe.stripe->cancelled);
     return complete_closed(b, head, outcome, now, slow, source);
 }
 
@@ -1637,6 +1679,72 @@ int breaker_force_closed(breaker *b) {
 }
 
 int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET); }
+
+/* ---- Timed opens ------------------------------------------------------------------
+ * breaker_open_for(): one transition to OPEN with the wait given rather than
+ * the policy's (transition()'s wait_ns), keeping k. A dependency's own
+ * answer is capped at open_max_ns and yields to a longer wait under way and
+ * to an operator's forced state; an operator's wait is exact. */
+#define TIMED_OPEN_MAX_NS (UINT64_C(365) * 24 * 3600 * UINT64_C(1000000000))
+
+int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason) {
+    bool server = reason == BREAKER_REASON_SERVER_DIRECTED;
+    if (!server && reason != BREAKER_REASON_OPERATOR) return BREAKER_EINVAL;
+    if (!server && wait_ns > TIMED_OPEN_MAX_NS) return BREAKER_EINVAL;
+    if (wait_ns == 0) return BREAKER_OK;
+    b = breaker__live(b);
+    struct breaker__shared *s = b->shared;
+    if (server && wait_ns > s->lim.open_max_ns) wait_ns = s->lim.open_max_ns;
+    for (;;) {
+        uint64_t ctl = breaker__load_acquire(&s->ctl);
+        unsigned state = breaker__ctl_state(ctl);
+        uint64_t now = b->now_precise(b);
+        if (server && (state == BREAKER_FORCED_OPEN || state == BREAKER_FORCED_CLOSED))
+            return BREAKER_OK;
+        if (server && state == BREAKER_OPEN &&
+            phase_time_ns(s, breaker__ctl_gen(ctl)) >=
+                (now > UINT64_MAX - wait_ns ? UINT64_MAX : now + wait_ns))
+            return BREAKER_OK;
+        /* Forced states keep no backoff level (k is 0 there). */
+        struct transition t = {.expected = ctl,
+                               .to = BREAKER_OPEN,
+                               .reason = reason,
+                               .k = breaker__ctl_k(ctl),
+                               .now = now,
+                               .wait_ns = wait_ns};
+        struct breaker__window_view view;
+        breaker__window_read(s, breaker__ctl_gen(ctl), now, &view);
+        breaker__evidence_from_view(&view, &t.evidence);
+        if (transition(b, &t)) {
+            breaker__count(
+                &s->timed_opens[server ? BREAKER__TIMED_SERVER : BREAKER__TIMED_OPERATOR]);
+            return BREAKER_OK;
+        }
+    }
+}
+
+int breaker_open_until(breaker *b, uint64_t until_ns, enum breaker_reason reason) {
+    uint64_t now = breaker_now_ns(b);
+    return breaker_open_for(b, until_ns > now ? until_ns - now : 0, reason);
+}
+
+/* ---- Shadow mode -------------------------------------------------------------------
+ * The SHADOW bit of ctl, set or cleared within the generation (no
+ * transition). acq_rel like every change of ctl; a transition racing it
+ * fails its CAS and decides again on the new word, keeping the bit. */
+int breaker_set_shadow(breaker *b, int on) {
+    b = breaker__live(b);
+    breaker__atomic64 *ctl = &b->shared->ctl;
+    uint64_t cur = breaker__load_acquire(ctl);
+    for (;;) {
+        uint64_t want = on ? cur | BREAKER__CTL_SHADOW : cur & ~BREAKER__CTL_SHADOW;
+        if (want == cur || breaker__cas_acq_rel(ctl, &cur, want)) return BREAKER_OK;
+    }
+}
+
+int breaker_shadow(breaker *b) {
+    return breaker__ctl_shadow(breaker__load_acquire(breaker__live(b)->ctl));
+}
 
 /* ---- A retry hint for clients --------------------------------------------------
  * breaker_retry_after_hint_s(): the exact answer moved to a point drawn once

@@ -29,7 +29,7 @@
  * a bucket, of the limits, the encoding of ctl, of tagged times or of slot
  * words. The _Static_asserts after the structs pin the sizes and offsets
  * that a change would move; when one fails, update it and bump this. */
-#define BREAKER__LAYOUT_VERSION 3u
+#define BREAKER__LAYOUT_VERSION 4u
 #define BREAKER__CACHELINE      64
 
 /* Threads spread their counter updates over stripes so that two threads do
@@ -189,6 +189,22 @@ struct breaker__shared {
     _Alignas(BREAKER__CACHELINE)
         breaker__atomic64 probe_hist[BREAKER_PROBE_RESULT_COUNT][BREAKER_LATENCY_BUCKETS];
     breaker__atomic64 probe_sum_ns[BREAKER_PROBE_RESULT_COUNT];
+
+    /* Operator controls (breaker.c, "Timed opens" and "Shadow mode"): rare
+     * counters, relaxed atomic adds. Opens for a given time, by reason
+     * (BREAKER__TIMED_*); calls shadow mode admitted where the breaker
+     * would have refused, by what would have refused them (BREAKER__REFUSE_*);
+     * and how those calls went (success, failure). */
+    _Alignas(BREAKER__CACHELINE) breaker__atomic64 timed_opens[2];
+    breaker__atomic64 would_reject[4];
+    breaker__atomic64 shadow_outcomes[2];
+};
+enum { BREAKER__TIMED_SERVER = 0, BREAKER__TIMED_OPERATOR = 1 };
+enum {
+    BREAKER__REFUSE_OPEN = 0,
+    BREAKER__REFUSE_HALF_OPEN = 1,
+    BREAKER__REFUSE_FORCED = 2,
+    BREAKER__REFUSE_RAMP = 3
 };
 
 /* What the layout depends on besides the version: a block written by a build
@@ -209,7 +225,9 @@ _Static_assert(offsetof(struct breaker__shared, consecutive) == 5 * BREAKER__CAC
                "consecutive run's line");
 _Static_assert(offsetof(struct breaker__shared, probe_hist) == 9 * BREAKER__CACHELINE,
                "probe histogram after the rare counters");
-_Static_assert(sizeof(struct breaker__shared) == 17 * BREAKER__CACHELINE, "header struct");
+_Static_assert(offsetof(struct breaker__shared, timed_opens) == 17 * BREAKER__CACHELINE,
+               "operator counters last");
+_Static_assert(sizeof(struct breaker__shared) == 18 * BREAKER__CACHELINE, "header struct");
 
 /* A stripe's call-duration histogram (timed breakers only): counts per bucket
  * and outcome, and the sums, written like the stripe's counters. */

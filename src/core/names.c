@@ -69,10 +69,10 @@ const char *breaker_trip_name(enum breaker_trip trip) {
 
 const char *breaker_reason_name(enum breaker_reason reason) {
     static const char *const names[] = {
-        "consecutive_failures", "failure_rate",  "slow_call_rate",   "wait_elapsed",
-        "probe_failed",         "probe_timeout", "probes_succeeded", "forced_open",
-        "forced_closed",        "reset",         "probe_slow",       "outside_trip",
-        "outside_close"};
+        "consecutive_failures", "failure_rate",    "slow_call_rate",   "wait_elapsed",
+        "probe_failed",         "probe_timeout",   "probes_succeeded", "forced_open",
+        "forced_closed",        "reset",           "probe_slow",       "outside_trip",
+        "outside_close",        "server_directed", "operator"};
     return name_in(names, COUNT(names), (unsigned)reason);
 }
 

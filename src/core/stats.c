@@ -50,8 +50,17 @@ void breaker_stats_peek(breaker *b, breaker_stats *out) {
     out->probes_failed = breaker__read(&s->probes_failed);
     out->probes_timed_out = breaker__read(&s->probes_timed_out);
     out->transitions = breaker__read(&s->transitions);
+    out->server_directed_opens = breaker__read(&s->timed_opens[BREAKER__TIMED_SERVER]);
+    out->operator_opens = breaker__read(&s->timed_opens[BREAKER__TIMED_OPERATOR]);
+    out->would_reject_open = breaker__read(&s->would_reject[BREAKER__REFUSE_OPEN]);
+    out->would_reject_half_open = breaker__read(&s->would_reject[BREAKER__REFUSE_HALF_OPEN]);
+    out->would_reject_forced = breaker__read(&s->would_reject[BREAKER__REFUSE_FORCED]);
+    out->would_reject_ramp = breaker__read(&s->would_reject[BREAKER__REFUSE_RAMP]);
+    out->shadow_successes = breaker__read(&s->shadow_outcomes[0]);
+    out->shadow_failures = breaker__read(&s->shadow_outcomes[1]);
 
     out->state = (enum breaker_state)breaker__ctl_state(ctl);
+    out->shadow = breaker__ctl_shadow(ctl);
     out->generation = breaker__ctl_gen(ctl);
     out->failed_recoveries = breaker__ctl_k(ctl);
     out->state_since_ns = breaker__read(&s->since_ns);

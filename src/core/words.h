@@ -19,19 +19,26 @@
 /* ---- The state word -------------------------------------------------------
  * One 64-bit word holds everything a transition must change atomically:
  *   bits 28..63  generation (36 bits; +1 per transition)
- *   bits 24..27  state (enum breaker_state)
+ *   bit  27      SHADOW: shadow mode (breaker.c, "Shadow mode"): the state
+ *               machine runs, but nothing it decides refuses a call
+ *   bits 24..26  state (enum breaker_state)
  *   bits 12..23  k, consecutive failed recoveries (saturates at 4095)
  *   bits  0..11  successful probes in the current half-open
- * A transition is one CAS on this word, so exactly one thread wins it. */
+ * A transition is one CAS on this word, so exactly one thread wins it, and
+ * it keeps the SHADOW bit as it found it. The bit sits among the state bits
+ * so that the short paths' tests (ctl & admit_mask, the raw state compared
+ * with OPEN) send a shadowed breaker to the general paths with the same
+ * instructions as before: shadow mode off costs nothing. */
 #define BREAKER__GEN_SHIFT   28
 #define BREAKER__STATE_SHIFT 24
 #define BREAKER__K_SHIFT     12
 #define BREAKER__FIELD12     0xfffu
+#define BREAKER__CTL_SHADOW  (UINT64_C(1) << 27)
 #define BREAKER__GEN_MASK    ((UINT64_C(1) << 36) - 1)
 
 static inline uint64_t breaker__ctl_pack(uint64_t gen, unsigned state, unsigned k, unsigned succ) {
     return ((gen & BREAKER__GEN_MASK) << BREAKER__GEN_SHIFT) |
-           ((uint64_t)(state & 0xfu) << BREAKER__STATE_SHIFT) |
+           ((uint64_t)(state & 0x7u) << BREAKER__STATE_SHIFT) |
            ((uint64_t)(k & BREAKER__FIELD12) << BREAKER__K_SHIFT) |
            (uint64_t)(succ & BREAKER__FIELD12);
 }
@@ -45,8 +52,14 @@ static inline uint64_t breaker__next_gen(uint64_t gen) {
     return next != 0 ? next : 1;
 }
 static inline unsigned breaker__ctl_state(uint64_t c) {
+    return (unsigned)(c >> BREAKER__STATE_SHIFT) & 0x7u;
+}
+/* The state bits with SHADOW (bit 3 of the field): equal to a state only
+ * when shadow mode is off. The short paths compare this. */
+static inline unsigned breaker__ctl_state_raw(uint64_t c) {
     return (unsigned)(c >> BREAKER__STATE_SHIFT) & 0xfu;
 }
+static inline bool breaker__ctl_shadow(uint64_t c) { return (c & BREAKER__CTL_SHADOW) != 0; }
 static inline unsigned breaker__ctl_k(uint64_t c) {
     return (unsigned)(c >> BREAKER__K_SHIFT) & BREAKER__FIELD12;
 }
@@ -71,6 +84,11 @@ enum {
     BREAKER__PERMIT_ADMITTED = 1,
     BREAKER__PERMIT_PROBE = 2,
     BREAKER__PERMIT_SETTLED = 4,
+    /* Admitted by shadow mode where the breaker would have refused: its
+     * generation field is 0 (no generation is), so its completion leaves the
+     * short path on the generation test and changes nothing but the shadow
+     * counters. */
+    BREAKER__PERMIT_SHADOW = 8,
 };
 #define BREAKER__PERMIT_GEN_MASK (~((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1))
 #define BREAKER__PERMIT_TAG_MASK (((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1) & ~UINT64_C(0xff))

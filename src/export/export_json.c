@@ -154,6 +154,7 @@ static void write_breaker(struct breaker__out *o, const breaker_registry_info *i
     kv_unix_time(o, "state_since_unix_time", wall_ns, age);
     kv_bool(o, "degraded", breaker__info_degraded(in), 1);
     kv_bool(o, "flapping", in->flapping, 1);
+    kv_bool(o, "shadow", st->shadow != 0, 1);
     kv_u64(o, "recent_transitions", in->recent_transitions, 1);
     kv_bool(o, "awaiting_probe", in->awaiting_probe, 1);
     key(o, "retry_after_seconds");
@@ -185,6 +186,14 @@ static void write_breaker(struct breaker__out *o, const breaker_registry_info *i
     kv_u64(o, "probes_timed_out", st->probes_timed_out, 1);
     kv_u64(o, "probes_in_flight", st->probes_in_flight, 1);
     kv_u64(o, "probe_successes", st->probe_successes, 1);
+    kv_u64(o, "server_directed_opens", st->server_directed_opens, 1);
+    kv_u64(o, "operator_opens", st->operator_opens, 1);
+    kv_u64(o, "would_reject_open", st->would_reject_open, 1);
+    kv_u64(o, "would_reject_half_open", st->would_reject_half_open, 1);
+    kv_u64(o, "would_reject_forced", st->would_reject_forced, 1);
+    kv_u64(o, "would_reject_ramp", st->would_reject_ramp, 1);
+    kv_u64(o, "shadow_successes", st->shadow_successes, 1);
+    kv_u64(o, "shadow_failures", st->shadow_failures, 1);
     kv_u64(o, "transitions", st->transitions, 0);
     breaker__out_mem(o, "},", 2);
 

@@ -116,15 +116,24 @@ static void f_slow(struct breaker__out *o, const char *m, const struct breaker__
     plain(o, m, sn, sn->info.stats.slow);
 }
 
+/* One series per value of label `k`: `n` values `v[i]` with counts `c[i]`. */
+static void labelled(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn,
+                     const char *k, const char *const *v, const uint64_t *c, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        series(o, m, sn->info.name, k, v[i], NULL, NULL);
+        u64_line(o, c[i]);
+    }
+}
+
+/* The refusal reasons, in the order of breaker_rejected_calls_total (and of
+ * breaker_would_reject_calls_total: the refusals shadow mode spared). */
+static const char *const refusal_reasons[4] = {"open", "half_open", "forced_open", "ramp"};
+
 static void f_rejected(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
-    series(o, m, sn->info.name, "reason", "open", NULL, NULL);
-    u64_line(o, sn->info.stats.rejected_open);
-    series(o, m, sn->info.name, "reason", "half_open", NULL, NULL);
-    u64_line(o, sn->info.stats.rejected_half_open);
-    series(o, m, sn->info.name, "reason", "forced_open", NULL, NULL);
-    u64_line(o, sn->info.stats.rejected_forced);
-    series(o, m, sn->info.name, "reason", "ramp", NULL, NULL);
-    u64_line(o, sn->info.stats.rejected_ramp);
+    const breaker_stats *s = &sn->info.stats;
+    const uint64_t c[4] = {s->rejected_open, s->rejected_half_open, s->rejected_forced,
+                           s->rejected_ramp};
+    labelled(o, m, sn, "reason", refusal_reasons, c, 4);
 }
 
 /* Whether the breaker has ever been in operator state `s`: a transition to
@@ -200,6 +209,46 @@ static void f_half_open_successes(struct breaker__out *o, const char *m,
                                   const struct breaker__snapshot *sn) {
     plain(o, m, sn, sn->info.stats.probe_successes);
 }
+/* Operator controls (issue 25): shadow mode, its would-be refusals and how
+ * those calls went, and timed opens by reason. */
+static void f_shadow(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
+    plain(o, m, sn, sn->info.stats.shadow);
+}
+/* The shadow counters once a breaker has been in shadow mode, the timed
+ * opens once one happened (as the operator transition pairs): a breaker
+ * that never used them adds no series. */
+static int has_shadow(const struct breaker__snapshot *sn) {
+    const breaker_stats *s = &sn->info.stats;
+    return s->shadow || s->would_reject_open || s->would_reject_half_open ||
+           s->would_reject_forced || s->would_reject_ramp || s->shadow_successes ||
+           s->shadow_failures;
+}
+static int has_timed_opens(const struct breaker__snapshot *sn) {
+    return sn->info.stats.server_directed_opens || sn->info.stats.operator_opens;
+}
+static void f_would_reject(struct breaker__out *o, const char *m,
+                           const struct breaker__snapshot *sn) {
+    if (!has_shadow(sn)) return;
+    const breaker_stats *s = &sn->info.stats;
+    const uint64_t c[4] = {s->would_reject_open, s->would_reject_half_open, s->would_reject_forced,
+                           s->would_reject_ramp};
+    labelled(o, m, sn, "reason", refusal_reasons, c, 4);
+}
+static void f_shadow_calls(struct breaker__out *o, const char *m,
+                           const struct breaker__snapshot *sn) {
+    if (!has_shadow(sn)) return;
+    static const char *const outcomes[2] = {"success", "failure"};
+    const uint64_t c[2] = {sn->info.stats.shadow_successes, sn->info.stats.shadow_failures};
+    labelled(o, m, sn, "outcome", outcomes, c, 2);
+}
+static void f_timed_opens(struct breaker__out *o, const char *m,
+                          const struct breaker__snapshot *sn) {
+    if (!has_timed_opens(sn)) return;
+    static const char *const reasons[2] = {"server_directed", "operator"};
+    const uint64_t c[2] = {sn->info.stats.server_directed_opens, sn->info.stats.operator_opens};
+    labelled(o, m, sn, "reason", reasons, c, 2);
+}
+
 static void f_stale(struct breaker__out *o, const char *m, const struct breaker__snapshot *sn) {
     plain(o, m, sn, sn->info.stats.stale);
 }
@@ -368,6 +417,18 @@ static const struct family families[] = {
      f_rejected},
     {"breaker_transitions_total", "counter", "State transitions, by from and to state.",
      f_transitions},
+    {"breaker_timed_opens_total", "counter",
+     "Opens for a given time, by reason: server_directed (the dependency's Retry-After) or "
+     "operator.",
+     f_timed_opens},
+    {"breaker_shadow", "gauge",
+     "1 while the breaker is in shadow mode: its state machine runs but it refuses nothing.",
+     f_shadow},
+    {"breaker_would_reject_calls_total", "counter",
+     "Calls shadow mode admitted that the breaker would have refused, by reason.", f_would_reject},
+    {"breaker_shadow_calls_total", "counter",
+     "Outcomes of the calls shadow mode admitted that the breaker would have refused.",
+     f_shadow_calls},
     {"breaker_store_transitions_total", "counter",
      "State transitions of the shared breaker, made by any process (a store keeps their "
      "number, not the from and to states).",
@@ -550,12 +611,27 @@ static int family_kept(const struct family *f, int store) {
     return 1;
 }
 
+/* NULL: every breaker has samples of family `f`; else whether a breaker
+ * has them (a family no breaker has is left out, HELP and TYPE too). */
+static int (*family_has(const struct family *f))(const struct breaker__snapshot *) {
+    if (f->fn == f_timed_opens) return has_timed_opens;
+    if (f->fn == f_would_reject || f->fn == f_shadow_calls) return has_shadow;
+    return NULL;
+}
+
 /* Every per-breaker family of `snaps`, then the call durations. */
 static void write_breakers(struct breaker__out *o, const struct breaker__snapshot *snaps, size_t n,
                            int store) {
     /* A family without samples is left out: HELP and TYPE alone say nothing. */
     for (size_t f = 0; f < sizeof(families) / sizeof(families[0]) && n > 0; f++) {
         if (!family_kept(&families[f], store)) continue;
+        int (*has)(const struct breaker__snapshot *) = family_has(&families[f]);
+        if (has != NULL) {
+            size_t with = 0;
+            for (size_t i = 0; i < n && with == 0; i++)
+                with += has(&snaps[i]) != 0;
+            if (with == 0) continue;
+        }
         header(o, families[f].name, families[f].type, families[f].help);
         for (size_t i = 0; i < n; i++)
             families[f].fn(o, families[f].name, &snaps[i]);

@@ -262,6 +262,8 @@ static void compare_event(struct run *r, const breaker_event *want, const breake
     case BREAKER_REASON_RESET:
     case BREAKER_REASON_PROBE_SLOW:
     case BREAKER_REASON_OUTSIDE_CLOSE:
+    case BREAKER_REASON_SERVER_DIRECTED:
+    case BREAKER_REASON_OPERATOR:
         break;
     }
 }

@@ -503,6 +503,10 @@ static bool legal_transition(int from, int to, int reason) {
         return to == BREAKER_CLOSED;
     case BREAKER_REASON_OUTSIDE_CLOSE:
         return (from == BREAKER_OPEN || from == BREAKER_HALF_OPEN) && to == BREAKER_CLOSED;
+    case BREAKER_REASON_SERVER_DIRECTED:
+        return from != BREAKER_FORCED_OPEN && from != BREAKER_FORCED_CLOSED && to == BREAKER_OPEN;
+    case BREAKER_REASON_OPERATOR:
+        return to == BREAKER_OPEN;
     default:
         return false;
     }

@@ -339,32 +339,43 @@ static int series_of(breaker_registry *reg, const char *label, int *registry_wid
     return per_breaker;
 }
 
-/* The series budget docs/observability.md states: 38 per breaker and 6 for
+/* The series budget docs/observability.md states: 39 per breaker and 6 for
  * the registry, whatever the breaker's state; an operator's force and reset
- * add their transition pairs and the forced state's seconds. A new series
+ * add their transition pairs and the forced state's seconds, a timed open
+ * its 2 counts, shadow mode its 6 counters. A new series
  * changes these numbers on purpose, together with the documentation. (34
  * and 5 before the configuration info, the window minimum, the two
- * thresholds and the build info.) */
-static void one_breaker_exports_38_series_and_the_registry_6(void **state) {
+ * thresholds and the build info; 38 before breaker_shadow.) */
+static void one_breaker_exports_39_series_and_the_registry_6(void **state) {
     (void)state;
     breaker_registry *reg = NULL;
     assert_int_equal(breaker_registry_create(NULL, &reg), BREAKER_OK);
     breaker *b = get(reg, "payments.charge");
     const char *label = "breaker=\"payments.charge\"";
     int wide = 0;
-    assert_int_equal(series_of(reg, label, &wide), 38);
+    assert_int_equal(series_of(reg, label, &wide), 39);
     assert_int_equal(wide, 6);
     for (int i = 0; i < 40 && breaker_get_state(b) == BREAKER_CLOSED; i++)
         call_ok(b, BREAKER_FAILURE); /* open: the same series */
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    assert_int_equal(series_of(reg, label, &wide), 38);
+    assert_int_equal(series_of(reg, label, &wide), 39);
 
     assert_int_equal(breaker_force_open(b), BREAKER_OK);
     /* + open -> forced_open, and forced_open's seconds */
-    assert_int_equal(series_of(reg, label, &wide), 38 + 2);
+    assert_int_equal(series_of(reg, label, &wide), 39 + 2);
     assert_int_equal(breaker_reset(b), BREAKER_OK);
-    assert_int_equal(series_of(reg, label, &wide), 38 + 3); /* + forced_open -> closed */
+    assert_int_equal(series_of(reg, label, &wide), 39 + 3); /* + forced_open -> closed */
     assert_int_equal(wide, 6);
+    /* + closed -> open... no: the pair closed -> open is always there; a
+     * timed open adds its two counts (issue 25) */
+    assert_int_equal(breaker_open_for(b, SEC, BREAKER_REASON_OPERATOR), BREAKER_OK);
+    assert_int_equal(series_of(reg, label, &wide), 39 + 3 + 2);
+    assert_non_null(strstr(text, "breaker_timed_opens_total{breaker=\"payments.charge\","
+                                 "reason=\"operator\"} 1\n"));
+    /* shadow mode: its four would-reject reasons and two outcomes */
+    assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
+    assert_int_equal(series_of(reg, label, &wide), 39 + 3 + 2 + 6);
+    assert_non_null(strstr(text, "breaker_shadow{breaker=\"payments.charge\"} 1\n"));
     assert_int_equal(breaker_registry_release(reg, b), BREAKER_OK);
     breaker_registry_destroy(reg);
 }
@@ -644,7 +655,7 @@ int main(void) {
         cmocka_unit_test(promtool_rejects_broken_exposition_so_the_check_can_fail),
         cmocka_unit_test(a_small_buffer_gets_enospc_and_the_size_it_needs),
         cmocka_unit_test(an_empty_registry_exports_only_its_own_valid_metrics),
-        cmocka_unit_test(one_breaker_exports_38_series_and_the_registry_6),
+        cmocka_unit_test(one_breaker_exports_39_series_and_the_registry_6),
         cmocka_unit_test(probe_durations_are_exported_by_result_without_slow_call_timing),
         cmocka_unit_test(the_alloc_variant_writes_the_same_text_in_one_call),
         cmocka_unit_test(

@@ -184,6 +184,43 @@ static void curl_503_with_retry_after_fails_and_carries_the_hint(void **state) {
     test_breaker_destroy(b);
 }
 
+/* With retry_after_opens, a 429 (or 503) with Retry-After opens the breaker
+ * for exactly that long, as the dependency asked (issue 25); without it, a
+ * 429 is IGNORED and opens nothing. */
+static void curl_429_with_retry_after_opens_for_that_long_when_asked(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker *b = curl_breaker(&clock);
+    test_http_set(server, HTTP_FAULT_429_SECONDS);
+    breaker_curl_result r = perform(b, 0, 5000);
+    assert_int_equal(r.http_status, 429);
+    assert_int_equal(r.outcome, BREAKER_IGNORED);
+    assert_int_equal(r.directed_open, 0);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    CURL *h = easy_for(0);
+    breaker_curl_options o = {.timeout_ms = 5000, .retry_after_opens = 1};
+    assert_int_equal(breaker_curl_perform(b, h, &o, &r), BREAKER_OK);
+    assert_int_equal(r.has_retry_after, 1);
+    assert_int_equal(r.directed_open, 1);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(breaker_retry_after_ns(b), 7 * SEC);
+    breaker_stats st;
+    assert_int_equal(breaker_stats_get(b, &st), BREAKER_OK);
+    assert_int_equal(st.server_directed_opens, 1);
+    /* Refused without a connection until then; the first call after is a
+     * probe that reaches the server. */
+    unsigned before = test_http_accepted(server);
+    assert_int_equal(breaker_curl_perform(b, h, &o, &r), BREAKER_REJECTED_OPEN);
+    assert_int_equal(test_http_accepted(server), before);
+    fake_clock_advance(&clock, 7 * SEC);
+    test_http_set(server, HTTP_FAULT_OK);
+    assert_int_equal(breaker_curl_perform(b, h, &o, &r), BREAKER_OK);
+    assert_int_equal(r.outcome, BREAKER_SUCCESS);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    curl_easy_cleanup(h);
+    test_breaker_destroy(b);
+}
+
 /* Refused connections open the breaker; while it is open, calls to a
  * healthy server are refused without a connection; after the wait the
  * probe reaches it and closes the breaker. */
@@ -390,6 +427,7 @@ int main(void) {
         cmocka_unit_test(curl_codes_and_statuses_follow_the_documented_table),
         cmocka_unit_test(curl_healthy_answers_succeed_and_a_404_is_ignored),
         cmocka_unit_test(curl_503_with_retry_after_fails_and_carries_the_hint),
+        cmocka_unit_test(curl_429_with_retry_after_opens_for_that_long_when_asked),
         cmocka_unit_test(curl_refused_connections_open_it_and_refused_calls_open_no_socket),
         cmocka_unit_test(curl_silent_server_times_out_and_a_probe_ends_by_its_deadline),
         cmocka_unit_test(curl_reset_mid_body_and_a_slow_body_are_failures),

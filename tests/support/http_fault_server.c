@@ -118,6 +118,10 @@ static void *serve_connection(void *arg) {
         case HTTP_FAULT_503_DATE:
             answer_503_date(c->fd);
             break;
+        case HTTP_FAULT_429_SECONDS:
+            send_text(c->fd, "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\n"
+                             "Content-Length: 0\r\nConnection: close\r\n\r\n");
+            break;
         case HTTP_FAULT_SILENT:
             /* Until the client leaves, the server stops, or 5 s. */
             while (wait_readable(s, c->fd, 5000) == 1) {

@@ -16,6 +16,7 @@ enum http_fault {
     HTTP_FAULT_NOT_FOUND,      /* 404 */
     HTTP_FAULT_503_SECONDS,    /* 503, Retry-After: 7 */
     HTTP_FAULT_503_DATE,       /* 503, Retry-After: the HTTP-date 30 s from now */
+    HTTP_FAULT_429_SECONDS,    /* 429, Retry-After: 7 */
     HTTP_FAULT_SILENT,         /* reads the request, answers nothing; closes after 5 s */
     HTTP_FAULT_RESET_MID_BODY, /* headers for 1000 bytes, 100 bytes, then a reset (RST) */
     HTTP_FAULT_SLOW_BODY       /* headers for 100 bytes, then one byte every 200 ms */

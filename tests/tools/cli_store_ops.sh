@@ -332,6 +332,40 @@ default_dir_inside)
   expect 0 setpriv --reuid "$u" --regid "$u" --clear-groups env BREAKER_STORE="$mine/b.store" \
     "$bk" status d
   ;;
+operator_opens_for_a_time_and_shadow_mode)
+  # issue 25: `open --for D` (a timed open, reason operator) and `shadow NAME
+  # on|off`, each seen at once by every process (each command below is one).
+  expect 0 "$bk" exec api -b 'trip=consecutive,failure_threshold=1' -- true
+  expect 0 "$bk" open api --for 1h
+  grep -q '^api: open (generation 2) for 60m, then a probe$' "$tmp/out" || fail "open --for: $(cat "$tmp/out")"
+  expect 75 "$bk" exec api -- true
+  expect 0 "$bk" shadow api on
+  grep -q '^api: open, shadow on (generation 2)$' "$tmp/out" || fail "shadow on: $(cat "$tmp/out")"
+  ran=$tmp/ran
+  expect 0 "$bk" exec api -- touch "$ran"
+  [ -e "$ran" ] || fail "shadow mode refused the command"
+  expect 0 "$bk" status api --json
+  grep -q '"state": "open", "generation": 2,.*"shadow": true, "would_reject": 1}' "$tmp/out" ||
+    fail "status --json: $(cat "$tmp/out")"
+  expect 0 "$bk" status api
+  grep -q '^api: shadow mode: refuses nothing; would have refused 1 calls (open 1, half_open 0, forced 0, ramp 0), of which 1 succeeded and 0 failed$' "$tmp/out" ||
+    fail "status: $(cat "$tmp/out")"
+  expect 0 "$bk" status --prometheus
+  cp "$tmp/out" "$tmp/all.prom"
+  [ "$(value 'breaker_shadow{breaker="api"}' "$tmp/all.prom")" = 1 ] || fail "breaker_shadow not 1"
+  [ "$(value 'breaker_would_reject_calls_total{breaker="api",reason="open"}' "$tmp/all.prom")" = 1 ] ||
+    fail "would_reject open not 1"
+  [ "$(value 'breaker_timed_opens_total{breaker="api",reason="operator"}' "$tmp/all.prom")" = 1 ] ||
+    fail "timed opens not 1"
+  expect 0 "$bk" shadow api off
+  expect 75 "$bk" exec api -- true
+  # What is refused, and how.
+  expect 64 "$bk" shadow api maybe
+  expect 64 "$bk" shadow api
+  expect 64 "$bk" open api --for 0
+  expect 64 "$bk" close api --for 1h
+  expect 66 "$bk" shadow nosuch on
+  ;;
 *)
   echo "unknown case $case_name"
   exit 2

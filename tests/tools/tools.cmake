@@ -120,7 +120,8 @@ if(BREAKER_BUILD_TOOLS)
   foreach(_case prometheus_passes_promtool prometheus_uses_the_library_names
           watch_sees_transitions_of_other_processes watch_stops_cleanly_on_signals
           watch_usage_errors exec_forwards_stop_signals_to_the_group
-          exec_child_killed_by_signal_is_a_failure default_dir_must_be_private)
+          exec_child_killed_by_signal_is_a_failure default_dir_must_be_private
+          operator_opens_for_a_time_and_shadow_mode)
     if(_case STREQUAL "prometheus_passes_promtool" AND NOT BREAKER_PROMTOOL)
       breaker_missing_dependency_test(tools_cli_store_${_case}
         "promtool (Debian package prometheus)")

@@ -11,11 +11,13 @@ extern const char tool_exec_help[];
 extern const char tool_status_help[];
 extern const char tool_ls_help[];
 extern const char tool_force_help[]; /* open, close and reset share one text */
+extern const char tool_shadow_help[];
 
 /* argv[0] is the command's name. @return the exit status. */
 int tool_cmd_exec(int argc, char **argv);
 int tool_cmd_status(int argc, char **argv);
 int tool_cmd_ls(int argc, char **argv);
 int tool_cmd_force(int argc, char **argv);
+int tool_cmd_shadow(int argc, char **argv);
 
 #endif /* BREAKER_TOOL_OPS_COMMANDS_H */

@@ -7,20 +7,56 @@
 #include "ops/ops.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <getopt.h>
 #include <string.h>
 
 const char tool_force_help[] =
     "usage: breaker open|close|reset NAME [options]\n"
     "\n"
     "Operator control of a breaker of the store, seen at once by every process:\n"
-    "  open   refuse every call (forced_open) until reset\n"
+    "  open   refuse every call (forced_open) until reset; with --for D, refuse\n"
+    "         for D (open, reason operator), then probe as after any wait\n"
     "  close  admit every call, never trip (forced_closed) until reset\n"
     "  reset  back to normal operation: closed, with an empty window\n"
     "Prints the new state. The breaker must exist (see breaker ls).\n" TOOL_STORE_PATH_HELP "\n"
     "options:\n"
     "      --store PATH  the store file\n"
+    "      --for D       open: for D only (1ms to 365d, such as 90s, 5m, 1h30m)\n"
     "  -h, --help        show this text\n";
+
+const char tool_shadow_help[] =
+    "usage: breaker shadow NAME on|off [options]\n"
+    "\n"
+    "Shadow mode for a breaker of the store, at once for every process: on, its\n"
+    "state machine runs on the real traffic (it trips, waits, probes, recovers,\n"
+    "with its events) but refuses no call; the calls it would have refused are\n"
+    "counted by reason (breaker status --json: would_reject_*; the Prometheus\n"
+    "family breaker_would_reject_calls_total). off: it enforces again, from the\n"
+    "state it is in. Prints the state and the mode.\n" TOOL_STORE_PATH_HELP "\n"
+    "options:\n"
+    "      --store PATH  the store file\n"
+    "  -h, --help        show this text\n";
+
+/* What open, close and reset do to `b`, and what they print. */
+static int force(breaker *b, const struct tool_store_args *a, const char *cmd) {
+    bool timed = strcmp(cmd, "open") == 0 && a->for_ns != 0;
+    int r = timed                       ? breaker_open_for(b, a->for_ns, BREAKER_REASON_OPERATOR)
+            : strcmp(cmd, "open") == 0  ? breaker_force_open(b)
+            : strcmp(cmd, "close") == 0 ? breaker_force_closed(b)
+                                        : breaker_reset(b);
+    if (r != BREAKER_OK) return r;
+    printf("%s: %s (generation %" PRIu64 ")", a->name, breaker_state_name(breaker_get_state(b)),
+           breaker_generation(b));
+    if (timed) {
+        char d[32];
+        tool_format_duration(a->for_ns, d, sizeof(d));
+        printf(" for %s, then a probe", d);
+    }
+    printf("\n");
+    return BREAKER_OK;
+}
 
 /* `breaker open|close|reset NAME`: argv[0] says which. */
 int tool_cmd_force(int argc, char **argv) {
@@ -28,24 +64,28 @@ int tool_cmd_force(int argc, char **argv) {
     struct tool_store_args a;
     int rc = tool_store_options(cmd, tool_force_help, false, 1, 1, argc, argv, &a);
     if (rc != 0 || a.done) return rc;
-    breaker_store *st;
-    struct tool_names n;
-    if ((rc = tool_open_existing(cmd, &a, &st, &n)) != 0) return rc;
-    tool_names_free(&n);
-    breaker *b;
-    if ((rc = tool_attach_existing(cmd, st, a.name, &b)) == 0) {
-        int r = strcmp(cmd, "open") == 0    ? breaker_force_open(b)
-                : strcmp(cmd, "close") == 0 ? breaker_force_closed(b)
-                                            : breaker_reset(b);
-        if (r == BREAKER_OK) {
-            printf("%s: %s (generation %" PRIu64 ")\n", a.name,
-                   breaker_state_name(breaker_get_state(b)), breaker_generation(b));
-        } else {
-            tool_error(stderr, "breaker %s: %s: %s", cmd, a.name, breaker_strerror(r));
-            rc = TOOL_EXIT_IOERR;
-        }
-        breaker_destroy(b);
-    }
-    breaker_store_close(st);
-    return rc;
+    return tool_with_breaker(cmd, &a, force);
+}
+
+static int shadow(breaker *b, const struct tool_store_args *a, const char *cmd) {
+    (void)cmd;
+    int r = breaker_set_shadow(b, a->on);
+    if (r != BREAKER_OK) return r;
+    printf("%s: %s, shadow %s (generation %" PRIu64 ")\n", a->name,
+           breaker_state_name(breaker_get_state(b)), breaker_shadow(b) ? "on" : "off",
+           breaker_generation(b));
+    return BREAKER_OK;
+}
+
+/* `breaker shadow NAME on|off`. */
+int tool_cmd_shadow(int argc, char **argv) {
+    const char *cmd = argv[0];
+    struct tool_store_args a;
+    int rc = tool_store_options(cmd, tool_shadow_help, false, 2, 2, argc, argv, &a);
+    if (rc != 0 || a.done) return rc;
+    const char *word = argv[optind + 1];
+    a.on = strcmp(word, "on") == 0;
+    if (!a.on && strcmp(word, "off") != 0)
+        return tool_usage_error(cmd, "expected on or off after NAME, not '%s'", word);
+    return tool_with_breaker(cmd, &a, shadow);
 }

@@ -67,7 +67,11 @@ struct tool_store_args {
     bool json, prometheus, watch;
     uint64_t interval_ns; /* --watch: 0 = the default */
     uint64_t count;       /* --watch: stop after this many lines, 0 = never */
-    char path[4096];      /* the store's file, once opened */
+    /* open only */
+    uint64_t for_ns; /* --for D: a timed open for D; 0 = forced open */
+    /* shadow only: on (true) or off */
+    bool on;
+    char path[4096]; /* the store's file, once opened */
 };
 
 /* Read the options of `cmd` (status's own too if `status`), then
@@ -81,6 +85,13 @@ int tool_store_options(const char *cmd, const char *help, bool status, int min_n
  * status (the store closed). */
 int tool_open_existing(const char *cmd, struct tool_store_args *a, breaker_store **st,
                        struct tool_names *n);
+
+/* Open the store without creating it, attach a->name (which must exist),
+ * run `act` on it (which prints what it did, and returns a library status),
+ * detach and close. @return 0, or an exit status after saying why (a
+ * refusal of `act`: TOOL_EXIT_IOERR). */
+int tool_with_breaker(const char *cmd, struct tool_store_args *a,
+                      int (*act)(breaker *b, const struct tool_store_args *a, const char *cmd));
 
 /* ---- wait.c ---------------------------------------------------------------------*/
 

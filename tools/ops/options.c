@@ -16,6 +16,7 @@ enum {
     OPT_WATCH,
     OPT_INTERVAL,
     OPT_COUNT,
+    OPT_FOR,
 };
 
 /* The NAME arguments after the options. @return 0 or an exit status. */
@@ -57,6 +58,14 @@ static int status_option(const char *cmd, struct tool_store_args *a, int c, char
                                     "to 1d such as " TOOL_DURATION_FORMATS,
                                     optarg);
         return 0;
+    case OPT_FOR:
+        if (!tool_parse_duration(optarg, TOOL_SEC, &a->for_ns) || a->for_ns < TOOL_MS ||
+            a->for_ns > 365 * 24 * 3600 * TOOL_SEC)
+            return tool_usage_error(cmd,
+                                    "--for: bad value '%s': expected a duration from 1ms to "
+                                    "365d such as " TOOL_DURATION_FORMATS,
+                                    optarg);
+        return 0;
     case OPT_COUNT:
         if (!tool_parse_uint(optarg, 1, UINT32_MAX, &a->count))
             return tool_usage_error("status",
@@ -82,7 +91,13 @@ int tool_store_options(const char *cmd, const char *help, bool status, int min_n
                                                 {"count", required_argument, NULL, OPT_COUNT},
                                                 {"help", no_argument, NULL, 'h'},
                                                 {NULL, 0, NULL, 0}};
-    const struct option *longopts = status ? status_opts : plain;
+    static const struct option open_opts[] = {{"store", required_argument, NULL, OPT_STORE},
+                                              {"for", required_argument, NULL, OPT_FOR},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    const struct option *longopts = status                     ? status_opts
+                                    : strcmp(cmd, "open") == 0 ? open_opts
+                                                               : plain;
     memset(a, 0, sizeof(*a));
     optind = 1;
     opterr = 0;

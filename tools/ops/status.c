@@ -54,6 +54,12 @@ static uint64_t rejected(const breaker_stats *s) {
     return s->rejected_open + s->rejected_half_open + s->rejected_forced + s->rejected_ramp;
 }
 
+/* Calls shadow mode let through that the breaker would have refused. */
+static uint64_t would_reject(const breaker_stats *s) {
+    return s->would_reject_open + s->would_reject_half_open + s->would_reject_forced +
+           s->would_reject_ramp;
+}
+
 static void print_json_row(const status_row *r, bool last) {
     printf("  {\"name\": ");
     tool_json_string(stdout, r->name);
@@ -66,9 +72,9 @@ static void print_json_row(const status_row *r, bool last) {
     }
     printf(", \"admitted\": %" PRIu64 ", \"successes\": %" PRIu64 ", \"failures\": %" PRIu64
            ", \"ignored\": %" PRIu64 ", \"rejected\": %" PRIu64 ", \"transitions\": %" PRIu64
-           "}%s\n",
+           ", \"shadow\": %s, \"would_reject\": %" PRIu64 "}%s\n",
            r->s.admitted, r->s.successes, r->s.failures, r->s.ignored, rejected(&r->s),
-           r->s.transitions, last ? "" : ",");
+           r->s.transitions, r->s.shadow ? "true" : "false", would_reject(&r->s), last ? "" : ",");
 }
 
 static void print_text_row(const status_row *r, int width) {
@@ -123,6 +129,17 @@ static void print_rows(const status_row *rows, size_t count, bool json, const ch
            "RETRY-AFTER", "ADMITTED", "SUCCESSES", "FAILURES", "REJECTED", "TRANSITIONS");
     for (size_t i = 0; i < count; i++)
         print_text_row(&rows[i], width);
+    /* Shadow mode, below the table: a shadowed breaker's state is what it
+     * would be, not what it enforces. */
+    for (size_t i = 0; i < count; i++)
+        if (rows[i].s.shadow)
+            printf("%s: shadow mode: refuses nothing; would have refused %" PRIu64
+                   " calls (open %" PRIu64 ", half_open %" PRIu64 ", forced %" PRIu64
+                   ", ramp %" PRIu64 "), of which %" PRIu64 " succeeded and %" PRIu64 " failed\n",
+                   rows[i].name, would_reject(&rows[i].s), rows[i].s.would_reject_open,
+                   rows[i].s.would_reject_half_open, rows[i].s.would_reject_forced,
+                   rows[i].s.would_reject_ramp, rows[i].s.shadow_successes,
+                   rows[i].s.shadow_failures);
 }
 
 /* Standard output must have taken it all (a metrics file on a full disk

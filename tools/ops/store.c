@@ -208,3 +208,23 @@ int tool_open_existing(const char *cmd, struct tool_store_args *a, breaker_store
     if (rc != 0) breaker_store_close(*st);
     return rc;
 }
+
+int tool_with_breaker(const char *cmd, struct tool_store_args *a,
+                      int (*act)(breaker *b, const struct tool_store_args *a, const char *cmd)) {
+    breaker_store *st;
+    struct tool_names n;
+    int rc = tool_open_existing(cmd, a, &st, &n);
+    if (rc != 0) return rc;
+    tool_names_free(&n);
+    breaker *b;
+    if ((rc = tool_attach_existing(cmd, st, a->name, &b)) == 0) {
+        int r = act(b, a, cmd);
+        if (r != BREAKER_OK) {
+            tool_error(stderr, "breaker %s: %s: %s", cmd, a->name, breaker_strerror(r));
+            rc = TOOL_EXIT_IOERR;
+        }
+        breaker_destroy(b);
+    }
+    breaker_store_close(st);
+    return rc;
+}

@@ -370,6 +370,10 @@ void tool_format_evidence(const breaker_event *ev, char *buf, size_t len) {
     case BREAKER_REASON_OUTSIDE_CLOSE:
         snprintf(buf, len, "the shared store recovered");
         break;
+    case BREAKER_REASON_SERVER_DIRECTED:
+        snprintf(buf, len, "the dependency asked for a wait");
+        break;
+    case BREAKER_REASON_OPERATOR:
     case BREAKER_REASON_FORCED_OPEN:
     case BREAKER_REASON_FORCED_CLOSED:
     case BREAKER_REASON_RESET:

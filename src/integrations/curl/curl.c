@@ -156,6 +156,12 @@ int breaker_curl_done(breaker_curl_transfer *t, int curl_code, breaker_curl_resu
     r->outcome = breaker_curl_classify(curl_code, r->http_status, r->has_retry_after,
                                        t->options.http_policy);
     r->status = breaker_complete(t->b, &t->permit, r->outcome);
+    /* After the completion, so that a probe's own outcome is applied first
+     * and the directed wait then replaces whatever it decided. */
+    if (t->options.retry_after_opens && r->has_retry_after && r->retry_after_ns > 0 &&
+        (r->http_status == 429 || r->http_status == 503))
+        r->directed_open =
+            breaker_open_for(t->b, r->retry_after_ns, BREAKER_REASON_SERVER_DIRECTED) == BREAKER_OK;
     return r->status;
 }
 
