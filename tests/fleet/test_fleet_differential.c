@@ -570,9 +570,9 @@ static void step(struct run *r) {
 static void limits_of(const breaker_config *c, char *out, struct breaker__fleet_limits *l) {
     breaker_config eff = *c;
     breaker *b = NULL;
-    assert_int_equal(breaker_create(c, &b), BREAKER_OK);
+    assert_int_equal(test_breaker_create(c, &b), BREAKER_OK);
     breaker_get_config(b, &eff);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
     breaker__fleet_limits_text(&eff, out, BREAKER__FLEET_LIMITS_LEN);
     if (l != NULL) breaker__fleet_limits_of(&eff, l);
 }

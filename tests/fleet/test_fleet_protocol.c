@@ -24,10 +24,10 @@
 
 static breaker_config effective(const breaker_config *cfg) {
     breaker *b = NULL;
-    assert_int_equal(breaker_create(cfg, &b), BREAKER_OK);
+    assert_int_equal(test_breaker_create(cfg, &b), BREAKER_OK);
     breaker_config eff;
     breaker_get_config(b, &eff);
-    breaker_destroy(b);
+    test_breaker_destroy(b);
     return eff;
 }
 

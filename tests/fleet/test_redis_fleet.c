@@ -19,6 +19,7 @@
 #include <breaker/store.h>
 
 #include "redis_server.h"
+#include "test_breaker.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -195,7 +196,7 @@ static int trip_child(const struct test_redis *r, struct trip_shared *sh, int lo
     cfg.on_event = count_event;
     if (local_only) {
         breaker *b;
-        if (breaker_create(&cfg, &b) != BREAKER_OK) return 2;
+        if (test_breaker_create(&cfg, &b) != BREAKER_OK) return 2;
         for (int i = 0; i < 10; i++) {
             breaker_permit p;
             if (breaker_acquire(b, &p) != BREAKER_OK) return 3;
@@ -204,7 +205,7 @@ static int trip_child(const struct test_redis *r, struct trip_shared *sh, int lo
         atomic_fetch_add(&sh->flushed, 1);
         if (!wait_count(&sh->flushed, NPROC, 10000)) return 4;
         int open = breaker_get_state(b) != BREAKER_CLOSED;
-        breaker_destroy(b);
+        test_breaker_destroy(b);
         return open ? 1 : 0;
     }
     breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
@@ -520,7 +521,7 @@ static int cap_child(const struct test_redis *r, struct cap_shared *sh, int flee
         f = open_fleet(r, 50, 0);
         if (f == NULL || breaker_redis_attach(f, "cap", &cfg, &b, NULL, 0) != BREAKER_OK) return 2;
         if (breaker_redis_flush(f) != BREAKER_OK) return 5;
-    } else if (breaker_create(&cfg, &b) != BREAKER_OK) {
+    } else if (test_breaker_create(&cfg, &b) != BREAKER_OK) {
         return 2;
     }
     /* Open every local breaker at once: five failures each. */
@@ -984,7 +985,7 @@ static void fleet_backed_calls_are_timed_beside_local_calls(void **state) {
     cfg.open_ns = cfg.open_max_ns = 3600ull * 1000 * MS;
     breaker *fb, *lb;
     assert_int_equal(breaker_redis_attach(f, "cost", &cfg, &fb, NULL, 0), BREAKER_OK);
-    assert_int_equal(breaker_create(&cfg, &lb), BREAKER_OK);
+    assert_int_equal(test_breaker_create(&cfg, &lb), BREAKER_OK);
     double lc = per_call_ns(NULL, lb, 0), fc = per_call_ns(f, fb, 0);
     assert_int_equal(breaker_force_open(lb), BREAKER_OK);
     assert_int_equal(breaker_force_open(fb), BREAKER_OK);
@@ -997,7 +998,7 @@ static void fleet_backed_calls_are_timed_beside_local_calls(void **state) {
      * the local breaker, is checked by make bench under callgrind
      * (scripts/bench.sh, the fleet_* rows). */
     assert_true(fc > 0 && fo > 0);
-    breaker_destroy(lb);
+    test_breaker_destroy(lb);
     breaker_redis_close(f);
 }
 

@@ -11,11 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-struct fixture {
-    struct fake_clock clock;
-    breaker_registry *reg;
-};
-
 /* A registry on the fake clock whose breakers trip after 3 failures in a row,
  * wait 1 s, and close after one successful probe. */
 static void registry_config(breaker_registry_config *rc, struct fake_clock *clock) {
@@ -35,6 +30,35 @@ static breaker_registry *make_registry(const breaker_registry_config *rc) {
     assert_int_equal(breaker_registry_create(rc, &reg), BREAKER_OK);
     assert_non_null(reg);
     return reg;
+}
+
+/* Every test here but three starts from this: a fake clock, the registry
+ * configuration registry_config() gives (a test changes f->rc before it
+ * calls open_registry()), and the registry, which the teardown destroys. */
+struct fixture {
+    struct fake_clock clock;
+    breaker_registry_config rc;
+    breaker_registry *reg;
+};
+
+static int setup(void **state) {
+    struct fixture *f = calloc(1, sizeof(*f));
+    if (f == NULL) return -1;
+    registry_config(&f->rc, &f->clock);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state) {
+    struct fixture *f = *state;
+    if (f->reg != NULL) breaker_registry_destroy(f->reg);
+    free(f);
+    return 0;
+}
+
+static breaker_registry *open_registry(struct fixture *f) {
+    f->reg = make_registry(&f->rc);
+    return f->reg;
 }
 
 static breaker *get(breaker_registry *reg, const char *name) {
@@ -65,13 +89,10 @@ static breaker_registry_info info_of(breaker_registry *reg, breaker *b, breaker_
 /* ---- Lookup, names, bound --------------------------------------------------*/
 
 static void get_returns_the_same_breaker_for_a_name_and_find_never_creates(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    breaker_registry *reg = make_registry(&rc);
+    struct fixture *f = *state;
+    breaker_registry *reg = open_registry(f);
 
-    breaker *missing = (breaker *)&clock;
+    breaker *missing = (breaker *)&f->clock;
     assert_int_equal(breaker_registry_find(reg, "payments.charge", &missing), BREAKER_NOT_FOUND);
     assert_null(missing);
 
@@ -93,7 +114,6 @@ static void get_returns_the_same_breaker_for_a_name_and_find_never_creates(void 
     release(reg, b);
     release(reg, found);
     release(reg, other);
-    breaker_registry_destroy(reg);
 }
 
 static void invalid_names_are_refused_with_a_message_that_says_why(void **state) {
@@ -131,12 +151,9 @@ static void invalid_names_are_refused_with_a_message_that_says_why(void **state)
 }
 
 static void a_full_registry_refuses_new_names_counts_them_and_never_grows(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    rc.max_breakers = 4;
-    breaker_registry *reg = make_registry(&rc);
+    struct fixture *f = *state;
+    f->rc.max_breakers = 4;
+    breaker_registry *reg = open_registry(f);
     breaker *held[4];
     char name[32];
     for (int i = 0; i < 4; i++) {
@@ -161,7 +178,6 @@ static void a_full_registry_refuses_new_names_counts_them_and_never_grows(void *
     assert_int_equal(rs.rejected_full, 3);
     for (int i = 0; i < 4; i++)
         release(reg, held[i]);
-    breaker_registry_destroy(reg);
 }
 
 static void registry_configuration_errors_name_the_field(void **state) {
@@ -194,12 +210,9 @@ static uint32_t threshold_of(breaker_registry *reg, const char *name) {
 }
 
 static void an_exact_override_beats_the_longest_prefix_which_beats_the_template(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    breaker_registry *reg = make_registry(&rc);
-    breaker_config c = rc.defaults;
+    struct fixture *f = *state;
+    breaker_registry *reg = open_registry(f);
+    breaker_config c = f->rc.defaults;
     char msg[200];
     c.failure_threshold = 10;
     assert_int_equal(breaker_registry_set_config(reg, "payments.*", &c, msg, sizeof(msg)),
@@ -225,7 +238,6 @@ static void an_exact_override_beats_the_longest_prefix_which_beats_the_template(
     c.failure_rate = -1;
     assert_int_equal(breaker_registry_set_config(reg, "x", &c, msg, sizeof(msg)), BREAKER_EINVAL);
     assert_non_null(strstr(msg, "failure_rate"));
-    breaker_registry_destroy(reg);
 }
 
 /* ---- Events and history ------------------------------------------------------ */
@@ -257,14 +269,11 @@ static int count_kind(const struct seen *s, enum breaker_registry_event_kind kin
 }
 
 static void every_listener_and_the_own_callback_see_each_transition_once(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
+    struct fixture *f = *state;
     struct event_log own = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    rc.defaults.on_event = event_log_record;
-    rc.defaults.event_ctx = &own;
-    breaker_registry *reg = make_registry(&rc);
+    f->rc.defaults.on_event = event_log_record;
+    f->rc.defaults.event_ctx = &own;
+    breaker_registry *reg = open_registry(f);
     struct seen one = {.thread = pthread_self()}, two = {.thread = pthread_self()};
     assert_int_equal(breaker_registry_add_listener(reg, remember, &one), BREAKER_OK);
     assert_int_equal(breaker_registry_add_listener(reg, remember, &two), BREAKER_OK);
@@ -289,7 +298,6 @@ static void every_listener_and_the_own_callback_see_each_transition_once(void **
         assert_int_equal(breaker_registry_add_listener(reg, remember, &two), BREAKER_OK);
     assert_int_equal(breaker_registry_add_listener(reg, remember, &two), BREAKER_ENOSPC);
     release(reg, b);
-    breaker_registry_destroy(reg);
 }
 
 /* The order registry.h promises: the breaker's own on_event first, then the
@@ -314,17 +322,14 @@ static void listener_second(void *ctx, const breaker_registry_event *ev) {
 }
 
 static void listeners_hear_a_transition_after_the_breakers_own_on_event(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
+    struct fixture *f = *state;
     struct order_log o;
     atomic_init(&o.own, 0);
     atomic_init(&o.listener, 0);
     atomic_init(&o.out_of_order, 0);
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    rc.defaults.on_event = own_first;
-    rc.defaults.event_ctx = &o;
-    breaker_registry *reg = make_registry(&rc);
+    f->rc.defaults.on_event = own_first;
+    f->rc.defaults.event_ctx = &o;
+    breaker_registry *reg = open_registry(f);
     assert_int_equal(breaker_registry_add_listener(reg, listener_second, &o), BREAKER_OK);
     breaker *b = get(reg, "order.svc");
     for (int i = 0; i < 50; i++) {
@@ -335,21 +340,17 @@ static void listeners_hear_a_transition_after_the_breakers_own_on_event(void **s
     assert_int_equal(atomic_load(&o.listener), 100);
     assert_int_equal(atomic_load(&o.out_of_order), 0);
     release(reg, b);
-    breaker_registry_destroy(reg);
 }
 
 static void history_keeps_the_newest_transitions_oldest_first_with_evidence(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    rc.history_size = 4;
-    rc.flap_threshold = 100;
-    breaker_registry *reg = make_registry(&rc);
+    struct fixture *f = *state;
+    f->rc.history_size = 4;
+    f->rc.flap_threshold = 100;
+    breaker_registry *reg = open_registry(f);
     breaker *b = get(reg, "search");
 
     trip(b); /* gen 2: closed -> open */
-    fake_clock_advance(&clock, 2 * SEC);
+    fake_clock_advance(&f->clock, 2 * SEC);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* gen 3: open -> half_open */
     assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK); /* gen 4 */
@@ -380,7 +381,6 @@ static void history_keeps_the_newest_transitions_oldest_first_with_evidence(void
     assert_int_equal(hist[0].generation, 5);
     assert_int_equal(hist[1].generation, 6);
     release(reg, b);
-    breaker_registry_destroy(reg);
 }
 
 /* One closed -> open -> half_open -> closed cycle: three transitions. */
@@ -392,18 +392,15 @@ static void cycle(breaker *b, struct fake_clock *clock) {
 }
 
 static void flapping_sets_past_the_threshold_and_clears_once_the_breaker_settles(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    rc.flap_threshold = 4;
-    rc.flap_window_ns = 60 * SEC;
-    breaker_registry *reg = make_registry(&rc);
+    struct fixture *f = *state;
+    f->rc.flap_threshold = 4;
+    f->rc.flap_window_ns = 60 * SEC;
+    breaker_registry *reg = open_registry(f);
     struct seen seen = {.thread = pthread_self()};
     assert_int_equal(breaker_registry_add_listener(reg, remember, &seen), BREAKER_OK);
     breaker *b = get(reg, "flaky");
 
-    cycle(b, &clock); /* 3 transitions: not more than 4 */
+    cycle(b, &f->clock); /* 3 transitions: not more than 4 */
     breaker_registry_info info = info_of(reg, b, NULL, 0);
     assert_int_equal(info.flapping, 0);
     assert_int_equal(info.recent_transitions, 3);
@@ -411,7 +408,7 @@ static void flapping_sets_past_the_threshold_and_clears_once_the_breaker_settles
 
     trip(b); /* the 4th */
     assert_int_equal(info_of(reg, b, NULL, 0).flapping, 0);
-    fake_clock_advance(&clock, 1 * SEC);
+    fake_clock_advance(&f->clock, 1 * SEC);
     call_ok(b, BREAKER_SUCCESS); /* 5th and 6th: more than 4 */
     info = info_of(reg, b, NULL, 0);
     assert_int_equal(info.flapping, 1);
@@ -426,10 +423,10 @@ static void flapping_sets_past_the_threshold_and_clears_once_the_breaker_settles
     assert_int_equal(breaker_registry_degraded(reg), 1); /* closed, but flapping */
 
     /* Still flapping half a window later; settled after a quiet window. */
-    fake_clock_advance(&clock, 30 * SEC);
+    fake_clock_advance(&f->clock, 30 * SEC);
     assert_int_equal(info_of(reg, b, NULL, 0).flapping, 1);
     assert_int_equal(count_kind(&seen, BREAKER_REGISTRY_FLAPPING_STOPPED), 0);
-    fake_clock_advance(&clock, 31 * SEC);
+    fake_clock_advance(&f->clock, 31 * SEC);
     info = info_of(reg, b, NULL, 0);
     assert_int_equal(info.flapping, 0);
     assert_int_equal(info.recent_transitions, 0);
@@ -438,15 +435,11 @@ static void flapping_sets_past_the_threshold_and_clears_once_the_breaker_settles
     assert_int_equal(count_kind(&seen, BREAKER_REGISTRY_FLAPPING_STOPPED), 1);
     assert_int_equal(breaker_registry_degraded(reg), 0);
     release(reg, b);
-    breaker_registry_destroy(reg);
 }
 
 static void an_open_breaker_without_traffic_is_told_apart_from_failing_probes(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    breaker_registry *reg = make_registry(&rc);
+    struct fixture *f = *state;
+    breaker_registry *reg = open_registry(f);
     breaker *quiet = get(reg, "quiet");
     breaker *failing = get(reg, "failing");
     trip(quiet);
@@ -454,7 +447,7 @@ static void an_open_breaker_without_traffic_is_told_apart_from_failing_probes(vo
 
     /* During the wait neither could have probed. */
     assert_int_equal(info_of(reg, quiet, NULL, 0).awaiting_probe, 0);
-    fake_clock_advance(&clock, 1 * SEC + 1);
+    fake_clock_advance(&f->clock, 1 * SEC + 1);
 
     breaker_permit p;
     assert_int_equal(breaker_acquire(failing, &p), BREAKER_OK);
@@ -474,28 +467,24 @@ static void an_open_breaker_without_traffic_is_told_apart_from_failing_probes(vo
     assert_int_equal(last[0].reason, BREAKER_REASON_PROBE_FAILED);
     release(reg, quiet);
     release(reg, failing);
-    breaker_registry_destroy(reg);
 }
 
 /* ---- Eviction -------------------------------------------------------------------*/
 
 static void eviction_unlists_an_idle_breaker_but_a_held_handle_stays_valid(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    rc.idle_evict_ns = 10 * SEC;
-    breaker_registry *reg = make_registry(&rc);
+    struct fixture *f = *state;
+    f->rc.idle_evict_ns = 10 * SEC;
+    breaker_registry *reg = open_registry(f);
     breaker *held = get(reg, "rarely.used");
     call_ok(held, BREAKER_SUCCESS);
 
     size_t n = 99;
     assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK);
     assert_int_equal(n, 0); /* first sample sees the call: active */
-    fake_clock_advance(&clock, 9 * SEC);
+    fake_clock_advance(&f->clock, 9 * SEC);
     assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK);
     assert_int_equal(n, 0);
-    fake_clock_advance(&clock, 1 * SEC);
+    fake_clock_advance(&f->clock, 1 * SEC);
     assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK);
     assert_int_equal(n, 1);
 
@@ -515,16 +504,12 @@ static void eviction_unlists_an_idle_breaker_but_a_held_handle_stays_valid(void 
     assert_int_equal(rs.breakers, 1);
     release(reg, held); /* the last reference: freed here (ASan checks) */
     release(reg, fresh);
-    breaker_registry_destroy(reg);
 }
 
 static void eviction_spares_open_busy_and_recently_used_breakers(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    rc.idle_evict_ns = 10 * SEC;
-    breaker_registry *reg = make_registry(&rc);
+    struct fixture *f = *state;
+    f->rc.idle_evict_ns = 10 * SEC;
+    breaker_registry *reg = open_registry(f);
     breaker *open = get(reg, "open");
     breaker *busy = get(reg, "busy");
     breaker *used = get(reg, "used");
@@ -534,9 +519,9 @@ static void eviction_spares_open_busy_and_recently_used_breakers(void **state) {
     assert_int_equal(breaker_acquire(busy, &p), BREAKER_OK);
     size_t n;
     assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK); /* samples */
-    fake_clock_advance(&clock, 6 * SEC);
+    fake_clock_advance(&f->clock, 6 * SEC);
     release(reg, get(reg, "used")); /* a lookup counts as use */
-    fake_clock_advance(&clock, 6 * SEC);
+    fake_clock_advance(&f->clock, 6 * SEC);
     assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK);
     assert_int_equal(n, 1);
     breaker *b;
@@ -549,7 +534,7 @@ static void eviction_spares_open_busy_and_recently_used_breakers(void **state) {
     /* Once the permit is settled and the quiet period passes, busy goes too. */
     assert_int_equal(breaker_complete(busy, &p, BREAKER_SUCCESS), BREAKER_OK);
     assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK);
-    fake_clock_advance(&clock, 10 * SEC);
+    fake_clock_advance(&f->clock, 10 * SEC);
     assert_int_equal(breaker_registry_evict_idle(reg, &n), BREAKER_OK);
     assert_int_equal(n, 2); /* busy and used */
     assert_int_equal(breaker_registry_find(reg, "open", &b), BREAKER_OK);
@@ -558,22 +543,18 @@ static void eviction_spares_open_busy_and_recently_used_breakers(void **state) {
     release(reg, busy);
     release(reg, used);
     release(reg, idle);
-    breaker_registry_destroy(reg);
 }
 
 static void a_full_registry_evicts_idle_breakers_to_make_room(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    rc.max_breakers = 2;
-    rc.idle_evict_ns = 5 * SEC;
-    breaker_registry *reg = make_registry(&rc);
+    struct fixture *f = *state;
+    f->rc.max_breakers = 2;
+    f->rc.idle_evict_ns = 5 * SEC;
+    breaker_registry *reg = open_registry(f);
     release(reg, get(reg, "a"));
     release(reg, get(reg, "b"));
     breaker *c = NULL;
     assert_int_equal(breaker_registry_get(reg, "c", &c), BREAKER_REGISTRY_FULL);
-    fake_clock_advance(&clock, 5 * SEC);
+    fake_clock_advance(&f->clock, 5 * SEC);
     c = get(reg, "c");
     breaker_registry_stats rs;
     breaker_registry_stats_get(reg, &rs);
@@ -581,21 +562,17 @@ static void a_full_registry_evicts_idle_breakers_to_make_room(void **state) {
     assert_int_equal(rs.breakers, 1);
     assert_int_equal(rs.rejected_full, 1);
     release(reg, c);
-    breaker_registry_destroy(reg);
 }
 
 static void churn_through_many_names_reuses_the_index(void **state) {
-    (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry_config rc;
-    registry_config(&rc, &clock);
-    rc.max_breakers = 8;
-    rc.idle_evict_ns = 1;
-    breaker_registry *reg = make_registry(&rc);
+    struct fixture *f = *state;
+    f->rc.max_breakers = 8;
+    f->rc.idle_evict_ns = 1;
+    breaker_registry *reg = open_registry(f);
     char name[32];
     for (int i = 0; i < 2000; i++) {
         snprintf(name, sizeof(name), "n%d", i);
-        fake_clock_advance(&clock, 1);
+        fake_clock_advance(&f->clock, 1);
         release(reg, get(reg, name));
         /* A name created a moment ago is found without creating again. */
         breaker *b;
@@ -607,7 +584,6 @@ static void churn_through_many_names_reuses_the_index(void **state) {
     assert_int_equal(rs.created, 2000);
     assert_true(rs.breakers <= 8);
     assert_int_equal(rs.created - rs.evicted, rs.breakers);
-    breaker_registry_destroy(reg);
 }
 
 static void releasing_a_breaker_from_elsewhere_is_refused(void **state) {
@@ -616,14 +592,14 @@ static void releasing_a_breaker_from_elsewhere_is_refused(void **state) {
     breaker_registry *other = make_registry(NULL);
     breaker *mine = get(reg, "mine");
     breaker *standalone = NULL;
-    assert_int_equal(breaker_create(NULL, &standalone), BREAKER_OK);
+    assert_int_equal(test_breaker_create(NULL, &standalone), BREAKER_OK);
     assert_int_equal(breaker_registry_release(reg, standalone), BREAKER_EINVAL);
     assert_int_equal(breaker_registry_release(other, mine), BREAKER_EINVAL);
     assert_null(breaker_registry_name(other, mine));
     breaker_registry_info info;
     assert_int_equal(breaker_registry_info_get(reg, standalone, &info, NULL, 0), BREAKER_EINVAL);
     release(reg, mine);
-    breaker_destroy(standalone);
+    test_breaker_destroy(standalone);
     breaker_registry_destroy(reg);
     breaker_registry_destroy(other);
 }
@@ -657,20 +633,31 @@ static void foreach_visits_every_listed_breaker_and_stops_when_asked(void **stat
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(get_returns_the_same_breaker_for_a_name_and_find_never_creates),
-        cmocka_unit_test(listeners_hear_a_transition_after_the_breakers_own_on_event),
+        cmocka_unit_test_setup_teardown(
+            get_returns_the_same_breaker_for_a_name_and_find_never_creates, setup, teardown),
+        cmocka_unit_test_setup_teardown(listeners_hear_a_transition_after_the_breakers_own_on_event,
+                                        setup, teardown),
         cmocka_unit_test(invalid_names_are_refused_with_a_message_that_says_why),
-        cmocka_unit_test(a_full_registry_refuses_new_names_counts_them_and_never_grows),
+        cmocka_unit_test_setup_teardown(
+            a_full_registry_refuses_new_names_counts_them_and_never_grows, setup, teardown),
         cmocka_unit_test(registry_configuration_errors_name_the_field),
-        cmocka_unit_test(an_exact_override_beats_the_longest_prefix_which_beats_the_template),
-        cmocka_unit_test(every_listener_and_the_own_callback_see_each_transition_once),
-        cmocka_unit_test(history_keeps_the_newest_transitions_oldest_first_with_evidence),
-        cmocka_unit_test(flapping_sets_past_the_threshold_and_clears_once_the_breaker_settles),
-        cmocka_unit_test(an_open_breaker_without_traffic_is_told_apart_from_failing_probes),
-        cmocka_unit_test(eviction_unlists_an_idle_breaker_but_a_held_handle_stays_valid),
-        cmocka_unit_test(eviction_spares_open_busy_and_recently_used_breakers),
-        cmocka_unit_test(a_full_registry_evicts_idle_breakers_to_make_room),
-        cmocka_unit_test(churn_through_many_names_reuses_the_index),
+        cmocka_unit_test_setup_teardown(
+            an_exact_override_beats_the_longest_prefix_which_beats_the_template, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            every_listener_and_the_own_callback_see_each_transition_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            history_keeps_the_newest_transitions_oldest_first_with_evidence, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            flapping_sets_past_the_threshold_and_clears_once_the_breaker_settles, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            an_open_breaker_without_traffic_is_told_apart_from_failing_probes, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            eviction_unlists_an_idle_breaker_but_a_held_handle_stays_valid, setup, teardown),
+        cmocka_unit_test_setup_teardown(eviction_spares_open_busy_and_recently_used_breakers, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_full_registry_evicts_idle_breakers_to_make_room, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(churn_through_many_names_reuses_the_index, setup, teardown),
         cmocka_unit_test(releasing_a_breaker_from_elsewhere_is_refused),
         cmocka_unit_test(foreach_visits_every_listed_breaker_and_stops_when_asked),
     };
