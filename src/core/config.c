@@ -102,111 +102,138 @@ void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limi
 /* A rate field: finite and in (0, 1], or 0 where zero means off/default. */
 static bool rate_ok(double r) { return isfinite(r) && r > 0.0 && r <= 1.0; }
 
-int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
-    breaker_config c;
-    breaker__config_effective(user, &c);
-    if (msg != NULL && len > 0) msg[0] = '\0';
+/* breaker_config_validate() in four parts, each a group of fields checked in
+ * the order the documentation lists them; the first field out of range is
+ * the one the message names. */
 
-    if ((unsigned)c.trip > (unsigned)BREAKER_TRIP_TIME_WINDOW)
+/* The trip policy and its window. */
+static int validate_window(const breaker_config *c, char *msg, size_t len) {
+    if ((unsigned)c->trip > (unsigned)BREAKER_TRIP_TIME_WINDOW)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "trip: must be consecutive, count_window or time_window (got %d)",
-                             (int)c.trip);
-    if (c.failure_threshold > BREAKER__MAX_FAILURE_THRESHOLD)
+                             (int)c->trip);
+    if (c->failure_threshold > BREAKER__MAX_FAILURE_THRESHOLD)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "failure_threshold: must be between 1 and %u (got %u)",
-                             BREAKER__MAX_FAILURE_THRESHOLD, c.failure_threshold);
-    if (c.window_size > BREAKER__MAX_WINDOW_SIZE)
+                             BREAKER__MAX_FAILURE_THRESHOLD, c->failure_threshold);
+    if (c->window_size > BREAKER__MAX_WINDOW_SIZE)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "window_size: must be between 1 and %u calls (got %u)",
-                             BREAKER__MAX_WINDOW_SIZE, c.window_size);
-    if (c.window_buckets > BREAKER__MAX_BUCKETS)
+                             BREAKER__MAX_WINDOW_SIZE, c->window_size);
+    if (c->window_buckets > BREAKER__MAX_BUCKETS)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "window_buckets: must be between 1 and %u (got %u)",
-                             BREAKER__MAX_BUCKETS, c.window_buckets);
-    if (c.window_ns / c.window_buckets < MIN_BUCKET_NS)
+                             BREAKER__MAX_BUCKETS, c->window_buckets);
+    if (c->window_ns / c->window_buckets < MIN_BUCKET_NS)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "window_ns: each of the %u buckets must span at least %ums "
                              "(window_ns >= %llu ns, got %llu ns)",
-                             c.window_buckets, BREAKER__MIN_BUCKET_MS,
-                             (unsigned long long)MIN_BUCKET_NS * c.window_buckets,
-                             (unsigned long long)c.window_ns);
-    if (c.min_calls > BREAKER__MAX_MIN_CALLS)
+                             c->window_buckets, BREAKER__MIN_BUCKET_MS,
+                             (unsigned long long)MIN_BUCKET_NS * c->window_buckets,
+                             (unsigned long long)c->window_ns);
+    if (c->min_calls > BREAKER__MAX_MIN_CALLS)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "min_calls: must be between 1 and %u (got %u)", BREAKER__MAX_MIN_CALLS,
-                             c.min_calls);
-    if (c.trip == BREAKER_TRIP_COUNT_WINDOW && c.min_calls > c.window_size)
+                             c->min_calls);
+    if (c->trip == BREAKER_TRIP_COUNT_WINDOW && c->min_calls > c->window_size)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "min_calls: must be <= window_size (%u) with count_window, or the "
                              "window could never trip (got %u)",
-                             c.window_size, c.min_calls);
-    if (!rate_ok(c.failure_rate))
+                             c->window_size, c->min_calls);
+    return BREAKER_OK;
+}
+
+/* The failure and slow-call rates. */
+static int validate_rates(const breaker_config *c, char *msg, size_t len) {
+    if (!rate_ok(c->failure_rate))
         return breaker__fail(BREAKER_EINVAL, msg, len, "failure_rate: must be in (0, 1] (got %g)",
-                             c.failure_rate);
-    if (c.slow_call_rate != 0.0 && !rate_ok(c.slow_call_rate))
+                             c->failure_rate);
+    if (c->slow_call_rate != 0.0 && !rate_ok(c->slow_call_rate))
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "slow_call_rate: must be 0 (off) or in (0, 1] (got %g)",
-                             c.slow_call_rate);
-    if (c.slow_call_rate != 0.0 && c.slow_call_ns == 0)
+                             c->slow_call_rate);
+    if (c->slow_call_rate != 0.0 && c->slow_call_ns == 0)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "slow_call_rate: needs slow_call_ns > 0 to say what is slow");
-    if (c.slow_call_rate != 0.0 && c.trip == BREAKER_TRIP_CONSECUTIVE)
+    if (c->slow_call_rate != 0.0 && c->trip == BREAKER_TRIP_CONSECUTIVE)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "slow_call_rate: needs a window trip policy (count_window or "
                              "time_window), not consecutive");
-    if (!isfinite(c.open_backoff) || c.open_backoff < 1.0 ||
-        c.open_backoff > BREAKER__MAX_OPEN_BACKOFF)
+    return BREAKER_OK;
+}
+
+/* The open wait (backoff, durations, jitter). */
+static int validate_open(const breaker_config *c, char *msg, size_t len) {
+    if (!isfinite(c->open_backoff) || c->open_backoff < 1.0 ||
+        c->open_backoff > BREAKER__MAX_OPEN_BACKOFF)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "open_backoff: must be between 1 and %u (got %g)",
-                             BREAKER__MAX_OPEN_BACKOFF, c.open_backoff);
+                             BREAKER__MAX_OPEN_BACKOFF, c->open_backoff);
     /* Each duration against its own limit first, so that a message names
      * the field the caller set (an unset open_max follows open). */
     const struct {
         const char *name;
         uint64_t value;
-    } durations[] = {{"window_ns", c.window_ns},
-                     {"slow_call_ns", c.slow_call_ns},
-                     {"open_ns", c.open_ns},
-                     {"open_max_ns", c.open_max_ns},
-                     {"probe_timeout_ns", c.probe_timeout_ns},
-                     {"ramp_ns", c.ramp_ns}};
+    } durations[] = {{"window_ns", c->window_ns},
+                     {"slow_call_ns", c->slow_call_ns},
+                     {"open_ns", c->open_ns},
+                     {"open_max_ns", c->open_max_ns},
+                     {"probe_timeout_ns", c->probe_timeout_ns},
+                     {"ramp_ns", c->ramp_ns}};
     for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++)
         if (durations[i].value > MAX_DURATION_NS)
             return breaker__fail(BREAKER_EINVAL, msg, len,
                                  "%s: must be at most %u days (got %llu ns)", durations[i].name,
                                  BREAKER__MAX_DURATION_DAYS,
                                  (unsigned long long)durations[i].value);
-    if (c.open_max_ns < c.open_ns)
+    if (c->open_max_ns < c->open_ns)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "open_max_ns: must be >= open_ns (%llu ns), got %llu ns",
-                             (unsigned long long)c.open_ns, (unsigned long long)c.open_max_ns);
-    if (!isfinite(c.open_jitter) || c.open_jitter < 0.0 || c.open_jitter > 1.0)
+                             (unsigned long long)c->open_ns, (unsigned long long)c->open_max_ns);
+    if (!isfinite(c->open_jitter) || c->open_jitter < 0.0 || c->open_jitter > 1.0)
         return breaker__fail(BREAKER_EINVAL, msg, len, "open_jitter: must be in [0, 1] (got %g)",
-                             c.open_jitter);
-    if (c.half_open_max_probes > BREAKER__MAX_PROBES)
+                             c->open_jitter);
+    return BREAKER_OK;
+}
+
+/* Recovery (probes, sources, the ramp) and the remaining fields. */
+static int validate_recovery(const breaker_config *c, char *msg, size_t len) {
+    if (c->half_open_max_probes > BREAKER__MAX_PROBES)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "half_open_max_probes: must be between 1 and %u (got %u)",
-                             BREAKER__MAX_PROBES, c.half_open_max_probes);
-    if (c.half_open_successes > BREAKER__MAX_PROBES)
+                             BREAKER__MAX_PROBES, c->half_open_max_probes);
+    if (c->half_open_successes > BREAKER__MAX_PROBES)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "half_open_successes: must be between 1 and %u (got %u)",
-                             BREAKER__MAX_PROBES, c.half_open_successes);
-    if (c.checked_permits > 1)
+                             BREAKER__MAX_PROBES, c->half_open_successes);
+    if (c->checked_permits > 1)
         return breaker__fail(BREAKER_EINVAL, msg, len,
-                             "checked_permits: must be 0 (off) or 1 (got %u)", c.checked_permits);
-    if (c.min_failing_sources > BREAKER__MAX_FAILING_SOURCES)
+                             "checked_permits: must be 0 (off) or 1 (got %u)", c->checked_permits);
+    if (c->min_failing_sources > BREAKER__MAX_FAILING_SOURCES)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "min_failing_sources: must be between 0 (default %u where "
                              "failures name sources) and %u, 1 = off (got %u)",
                              BREAKER__DEFAULT_FAILING_SOURCES, BREAKER__MAX_FAILING_SOURCES,
-                             c.min_failing_sources);
-    if (!rate_ok(c.ramp_start))
+                             c->min_failing_sources);
+    if (!rate_ok(c->ramp_start))
         return breaker__fail(BREAKER_EINVAL, msg, len, "ramp_start: must be in (0, 1] (got %g)",
-                             c.ramp_start);
-    if (c.cancelled_as != BREAKER_IGNORED && c.cancelled_as != BREAKER_FAILURE)
+                             c->ramp_start);
+    if (c->cancelled_as != BREAKER_IGNORED && c->cancelled_as != BREAKER_FAILURE)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "cancelled_as: must be BREAKER_IGNORED or BREAKER_FAILURE (got %d)",
-                             (int)c.cancelled_as);
-    if (c.clock == NULL && c.clock_ctx != NULL)
+                             (int)c->cancelled_as);
+    if (c->clock == NULL && c->clock_ctx != NULL)
         return breaker__fail(BREAKER_EINVAL, msg, len, "clock_ctx: set without a clock function");
     return BREAKER_OK;
+}
+
+int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
+    breaker_config c;
+    breaker__config_effective(user, &c);
+    if (msg != NULL && len > 0) msg[0] = '\0';
+    int rc = validate_window(&c, msg, len);
+    if (rc == BREAKER_OK) rc = validate_rates(&c, msg, len);
+    if (rc == BREAKER_OK) rc = validate_open(&c, msg, len);
+    if (rc == BREAKER_OK) rc = validate_recovery(&c, msg, len);
+    return rc;
 }

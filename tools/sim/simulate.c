@@ -243,29 +243,31 @@ static uint64_t recovery_time(const struct tool_scenario *sc, const uint64_t *st
     return UINT64_MAX;
 }
 
-static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t msg_len) {
+/* The breaker under test, on the simulation's clock and events. */
+static int make_breaker(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t msg_len) {
     const struct tool_scenario *sc = s->sc;
-    struct tool_sim_result *r = s->r;
-    if (cfg != NULL) {
-        breaker_config c = cfg->cfg;
-        c.clock = sim_clock;
-        c.clock_ctx = s;
-        c.on_event = on_transition;
-        c.event_ctx = s;
-        if (c.seed == 0) c.seed = sc->seed != 0 ? sc->seed : 1;
-        char why[TOOL_MSG_MAX];
-        if (breaker_config_validate(&c, why, sizeof(why)) != BREAKER_OK) {
-            snprintf(msg, msg_len, "breaker %s: %s", cfg->name, why);
-            return -1;
-        }
-        if (breaker_create(&c, &s->b) != BREAKER_OK) {
-            snprintf(msg, msg_len, "breaker %s: cannot create", cfg->name);
-            return -1;
-        }
-        if (tool_timeline_state(&r->timeline, 0, BREAKER_CLOSED) != 0) return -1;
+    breaker_config c = cfg->cfg;
+    c.clock = sim_clock;
+    c.clock_ctx = s;
+    c.on_event = on_transition;
+    c.event_ctx = s;
+    if (c.seed == 0) c.seed = sc->seed != 0 ? sc->seed : 1;
+    char why[TOOL_MSG_MAX];
+    if (breaker_config_validate(&c, why, sizeof(why)) != BREAKER_OK) {
+        snprintf(msg, msg_len, "breaker %s: %s", cfg->name, why);
+        return -1;
     }
-    setup_timeline(s);
+    if (breaker_create(&c, &s->b) != BREAKER_OK) {
+        snprintf(msg, msg_len, "breaker %s: cannot create", cfg->name);
+        return -1;
+    }
+    return tool_timeline_state(&s->r->timeline, 0, BREAKER_CLOSED);
+}
 
+/* Arrivals, completions and the abuser's snipes, in time order, until the
+ * scenario ends (or memory runs out: s->oom). */
+static void event_loop(struct sim *s) {
+    const struct tool_scenario *sc = s->sc;
     uint64_t id = 0;
     uint64_t next = tool_arrival_gap(sc, id);
     if (next < sc->duration_ns) schedule(s, next, EV_ARRIVAL, 0);
@@ -289,11 +291,13 @@ static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t 
         uint64_t gap = tool_arrival_gap(sc, id);
         if (tool_add_ns(s->now, gap) < sc->duration_ns) schedule(s, s->now + gap, EV_ARRIVAL, 0);
     }
-    if (s->oom) {
-        snprintf(msg, msg_len, "out of memory");
-        return -1;
-    }
+}
 
+/* The result's figures once the run is over: latencies, recovery, and what
+ * the breaker counted. */
+static void summarise(struct sim *s) {
+    const struct tool_scenario *sc = s->sc;
+    struct tool_sim_result *r = s->r;
     if (s->latency_count > 1) qsort(s->latencies, s->latency_count, sizeof(uint64_t), cmp_u64);
     r->p50_ns = quantile(s->latencies, s->latency_count, 0.50);
     r->p99_ns = quantile(s->latencies, s->latency_count, 0.99);
@@ -313,6 +317,17 @@ static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t 
                 s->last_close_ns > r->recovered_at_ns ? s->last_close_ns - r->recovered_at_ns : 0;
         }
     }
+}
+
+static int run(struct sim *s, const struct tool_breaker *cfg, char *msg, size_t msg_len) {
+    if (cfg != NULL && make_breaker(s, cfg, msg, msg_len) != 0) return -1;
+    setup_timeline(s);
+    event_loop(s);
+    if (s->oom) {
+        snprintf(msg, msg_len, "out of memory");
+        return -1;
+    }
+    summarise(s);
     return 0;
 }
 
