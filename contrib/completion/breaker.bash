@@ -116,7 +116,7 @@ _breaker() {
         # The store commands: their options only (NAME and COMMAND are free).
         local store_opts="--store -h --help"
         case $cmd in
-        exec) store_opts="$store_opts -c --config -b --breaker --timeout --fail-on --refused-exit
+        exec) store_opts="$store_opts -c --config -b --breaker --timeout --fail-on --refused-exit --source
             --redis --redis-db --redis-password-file --redis-user --redis-timeout" ;;
         status) store_opts="$store_opts --json --prometheus --watch --interval --count" ;;
         open) store_opts="$store_opts --for" ;;
