@@ -57,6 +57,7 @@ struct load_target {
     int nodes;
     int port[MAX_NODES]; /* 127.0.0.1:port */
     pid_t pid[MAX_NODES];
+    const char *cluster_seed; /* a Redis Cluster: breaker_redis_config.cluster_nodes */
 };
 
 /* One row: hosts x processes per host x names, healthy or failing. */
@@ -75,6 +76,7 @@ struct load_result {
     long long calls[4]; /* commands in the period: evalsha, eval, hmget, other */
     double evalsha_usec_per_call;
     double hmget_usec_per_call;
+    double node_cpu_us[MAX_NODES]; /* each node's share of cpu_us (idle not subtracted) */
 };
 
 static void die(const char *fmt, ...) {
@@ -122,19 +124,25 @@ static double info_number(const char *text, const char *key) {
     return at != NULL ? strtod(at + strlen(key), NULL) : 0;
 }
 
-/* Redis CPU used so far by every node of `t`, in µs. */
-static double target_cpu_us(const struct load_target *t) {
+/* Redis CPU used so far by every node of `t`, in µs (each node's in
+ * `each`, when not NULL). */
+static double target_cpu_us_each(const struct load_target *t, double *each) {
     double sum = 0;
     for (int i = 0; i < t->nodes; i++) {
         redisContext *c = node_ctx(t->port[i]);
         redisReply *r = redisCommand(c, "INFO cpu");
         if (r == NULL || r->type != REDIS_REPLY_STRING) die("INFO cpu: %s", c->errstr);
-        sum += (info_number(r->str, "used_cpu_user:") + info_number(r->str, "used_cpu_sys:")) * 1e6;
+        double us =
+            (info_number(r->str, "used_cpu_user:") + info_number(r->str, "used_cpu_sys:")) * 1e6;
+        if (each != NULL) each[i] = us;
+        sum += us;
         freeReplyObject(r);
         redisFree(c);
     }
     return sum;
 }
+
+static double target_cpu_us(const struct load_target *t) { return target_cpu_us_each(t, NULL); }
 
 /* INFO commandstats of every node, summed: calls and usec of `cmd`. */
 static void target_cmdstat(const struct load_target *t, const char *cmd, long long *calls,
@@ -331,6 +339,7 @@ static void load_child_main(const struct load_target *t, const struct load_row *
     breaker_redis_config rc;
     breaker_redis_config_init(&rc); /* flush every 250 ms, as deployed */
     rc.port = t->port[0];
+    rc.cluster_nodes = t->cluster_seed; /* NULL: one node */
     char msg[256] = "";
     breaker_redis *f = NULL;
     if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) die("open: %s", msg);
@@ -399,10 +408,13 @@ static void run_row(const struct load_target *t, const struct load_row *row, dou
     nap_ms((long)(warm * 1000));
     for (int i = 0; i < t->nodes; i++)
         node_command(t->port[i], "CONFIG RESETSTAT");
-    double c0 = target_cpu_us(t), t0 = mono_s();
+    double each0[MAX_NODES], each1[MAX_NODES];
+    double c0 = target_cpu_us_each(t, each0), t0 = mono_s();
     long long all0 = target_all_calls(t);
     nap_ms((long)(seconds * 1000));
-    double c1 = target_cpu_us(t), t1 = mono_s();
+    double c1 = target_cpu_us_each(t, each1), t1 = mono_s();
+    for (int i = 0; i < t->nodes; i++)
+        out->node_cpu_us[i] = each1[i] - each0[i];
     long long all1 = target_all_calls(t);
     double usec;
     target_cmdstat(t, "evalsha", &out->calls[0], &usec);
@@ -433,6 +445,49 @@ static void print_row(const struct load_row *row, const struct load_result *r) {
     printf("  %-34s %6d %12.1f %10.0f %9.1f %9.1f %8.2f %8.2f\n", row->label, row->hosts, per_host,
            hosts_per_core, scripts, other, r->evalsha_usec_per_call, r->hmget_usec_per_call);
     fflush(stdout);
+}
+
+/* A 3-master Redis Cluster (a replica each) against one node: the same
+ * hosts (1 process, 50 names), each handle routing its names to their
+ * masters (one pipeline per master per round). Counted: the masters' CPU
+ * (the replicas' replication cost is left out, as the one node has none).
+ * What a Cluster serves is bounded by its busiest master: hosts served =
+ * masters x 1 s / (the busiest master's CPU per host per second x masters),
+ * i.e. 1 s / busiest per host, each master being one core. */
+static void cluster_rows(int hosts, double warm, double seconds) {
+    struct test_cluster cl;
+    if (test_cluster_start(&cl, 3, 2000) != 0) {
+        printf("  3-master cluster: could not start one, skipped\n");
+        return;
+    }
+    struct load_target t = {.label = "3-master cluster", .nodes = 3, .cluster_seed = cl.seeds};
+    for (int i = 0; i < 3; i++) {
+        t.port[i] = cl.node[i].port;
+        t.pid[i] = cl.node[i].pid;
+    }
+    double idle;
+    measure_idle(&t, 2, &idle);
+    const struct load_row rows[] = {
+        {"3-master cluster, 1 process/host, healthy", hosts, 1, 50, 0, NULL},
+        {"3-master cluster, outage of every name", hosts, 1, 50, 1, NULL},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct load_result r;
+        run_row(&t, &rows[i], warm, seconds, idle, &r);
+        print_row(&rows[i], &r);
+        /* Each master's share (its idle third subtracted). */
+        double busiest = 0;
+        printf("    per master, us/host/s:");
+        for (int m = 0; m < 3; m++) {
+            double us = (r.node_cpu_us[m] - r.idle_us / 3) / r.seconds / rows[i].hosts;
+            if (us > busiest) busiest = us;
+            printf(" %.1f", us);
+        }
+        printf("; the busiest bounds the cluster: %.0f hosts on 3 cores\n",
+               busiest > 0 ? 1e6 / busiest : 0);
+        fflush(stdout);
+    }
+    test_cluster_stop(&cl);
 }
 
 int main(int argc, char **argv) {
@@ -487,8 +542,8 @@ int main(int argc, char **argv) {
         run_row(&one, &rows[i], warm, seconds, idle, &r);
         print_row(&rows[i], &r);
     }
-    /* The 3-master cluster row goes here: a struct load_target with the
-     * masters' ports, measured by run_row() and printed by print_row(). */
     test_redis_stop(&server);
+    if (only == NULL || strstr("3-master cluster", only) != NULL)
+        cluster_rows(hosts1, warm, seconds);
     return 0;
 }
