@@ -117,7 +117,8 @@ struct breaker_redis_config {
      * (`password` required). NULL = the default user: AUTH password alone,
      * or no AUTH. The user needs EVALSHA, EVAL, SCRIPT and PING on the keys
      * breaker:v1:* (an ACL that refuses one reports NOPERM: degraded, the
-     * reason names it). */
+     * reason names it); with cluster_nodes also CLUSTER SLOTS and ASKING,
+     * and the user must exist on every node (a Cluster's ACLs are per node). */
     const char *username;
     /* A Redis Cluster instead of one Redis: a comma-separated list of some
      * of its nodes, "host:port,host:port" ("[v6addr]:port" too), at most 64,

@@ -71,10 +71,12 @@ static void print_degraded(void *ctx, int degraded, const char *why) {
     if (degraded) printf("  (degraded: %s)\n", why);
 }
 
-/* Generous bounds: the tests decide on what the library promises. */
-static breaker_redis *open_cluster_handle(void) {
+/* Generous bounds: the tests decide on what the library promises.
+ * `interval_ms`: the flusher's (0: the default). */
+static breaker_redis *open_cluster_handle_every(uint64_t interval_ms) {
     breaker_redis_config rc;
     breaker_redis_config_init(&rc);
+    if (interval_ms != 0) rc.flush_interval_ns = interval_ms * MS;
     rc.cluster_nodes = cluster.seeds;
     rc.io_timeout_ns = 1000 * MS;
     rc.probe_budget_ns = 300 * MS;
@@ -86,6 +88,8 @@ static breaker_redis *open_cluster_handle(void) {
         fprintf(stderr, "open: %s\n", msg);
     return f;
 }
+
+static breaker_redis *open_cluster_handle(void) { return open_cluster_handle_every(0); }
 
 static breaker *attach(breaker_redis *f, const char *name) {
     breaker_config cfg;
@@ -204,7 +208,7 @@ static void a_bad_cluster_configuration_names_the_field(void **state) {
  * and every master holds some. */
 static void names_spread_over_the_three_masters(void **state) {
     (void)state;
-    breaker_redis *f = open_cluster_handle();
+    breaker_redis *f = open_cluster_handle_every(3600 * 1000); /* explicit rounds only */
     assert_non_null(f);
     enum { NAMES = 30 };
     char names[NAMES][32];
@@ -239,7 +243,72 @@ static void names_spread_over_the_three_masters(void **state) {
     breaker_redis_stats st;
     breaker_redis_stats_get(f, &st);
     assert_int_equal(st.degraded, 0);
+    /* While the map is right, a round is one call per name, each on its
+     * master, and no map read (CLUSTER SLOTS). */
+    for (int m = 0; m < MASTERS; m++)
+        (void)node_int(m, "CONFIG RESETSTAT", NULL);
+    long long rounds = 5;
+    for (int i = 0; i < rounds; i++)
+        assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    long long evalsha = 0, slots = 0;
+    for (int m = 0; m < MASTERS; m++) {
+        long long e = test_redis_cmdstat(&cluster.node[m], "evalsha");
+        long long c = test_redis_cmdstat(&cluster.node[m], "cluster|slots");
+        printf("master %d: %lld EVALSHA, %lld CLUSTER SLOTS in %lld rounds\n", m, e, c, rounds);
+        evalsha += e;
+        slots += c;
+    }
+    assert_int_equal(evalsha, rounds * NAMES);
+    assert_int_equal(slots, 0);
     breaker_redis_close(f);
+}
+
+/* An ACL user (ACLs are per node in a Cluster: made on every node): the
+ * handle authenticates on every master it routes to, and a wrong password
+ * is reported by the round, naming AUTH. */
+static char last_why[256];
+static void remember_why(void *ctx, int degraded, const char *why) {
+    (void)ctx;
+    if (degraded) snprintf(last_why, sizeof last_why, "%s", why);
+}
+
+static void an_acl_user_authenticates_on_every_node(void **state) {
+    (void)state;
+    for (int k = 0; k < cluster.count; k++)
+        (void)node_int(k, "ACL SETUSER fleet-cl on >cl-pass ~breaker:* +@all", NULL);
+    for (int wrong = 0; wrong < 2; wrong++) {
+        breaker_redis_config rc;
+        breaker_redis_config_init(&rc);
+        rc.cluster_nodes = cluster.seeds;
+        rc.io_timeout_ns = 1000 * MS;
+        rc.flush_interval_ns = 3600ull * 1000 * MS; /* explicit rounds only */
+        rc.username = "fleet-cl";
+        rc.password = wrong ? "not-it" : "cl-pass";
+        rc.on_degraded = remember_why;
+        breaker_redis *f = NULL;
+        assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+        for (int m = 0; m < MASTERS; m++) {
+            char name[32];
+            name_on_master("acl", m, name, sizeof name);
+            (void)attach(f, name);
+        }
+        last_why[0] = '\0';
+        if (wrong) {
+            assert_int_equal(breaker_redis_flush(f), BREAKER_EIO);
+            printf("wrong password: %s\n", last_why);
+            assert_non_null(strstr(last_why, "AUTH"));
+        } else {
+            assert_true(flush_ok_within(f, 5000));
+            for (int m = 0; m < MASTERS; m++) {
+                char name[32];
+                name_on_master("acl", m, name, sizeof name);
+                assert_true(state_field(name, "gen") >= 1);
+            }
+        }
+        breaker_redis_close(f);
+    }
+    for (int k = 0; k < cluster.count; k++)
+        (void)node_int(k, "ACL DELUSER fleet-cl", NULL);
 }
 
 /* ---- A trip across host processes ------------------------------------------------------ */
@@ -689,6 +758,7 @@ int main(void) {
         cmocka_unit_test(the_slot_of_a_key_is_the_clusters),
         cmocka_unit_test(a_bad_cluster_configuration_names_the_field),
         cmocka_unit_test(names_spread_over_the_three_masters),
+        cmocka_unit_test(an_acl_user_authenticates_on_every_node),
         cmocka_unit_test(a_trip_reaches_every_host_once_and_the_probe_cap_holds),
         cmocka_unit_test(a_slot_migrated_while_traffic_runs_is_followed),
         cmocka_unit_test(a_dead_master_degrades_only_its_own_names),

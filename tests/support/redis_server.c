@@ -379,6 +379,32 @@ static int knows_all(const struct test_cluster *c, int k) {
     return lines == c->count && !handshake;
 }
 
+/* CLUSTER ADDSLOTS from..to-1 on node `k` (one command: ADDSLOTSRANGE
+ * needs Redis 7). */
+static int add_slots(const struct test_cluster *c, int k, int from, int to) {
+    redisContext *ctx = connect_to(&c->node[k]);
+    if (ctx == NULL) return -1;
+    int argc = 2 + (to - from);
+    const char **argv = calloc((size_t)argc, sizeof *argv);
+    char(*num)[12] = calloc((size_t)(to - from), sizeof *num);
+    redisReply *rep = NULL;
+    if (argv != NULL && num != NULL) {
+        argv[0] = "CLUSTER";
+        argv[1] = "ADDSLOTS";
+        for (int s = from; s < to; s++) {
+            snprintf(num[s - from], sizeof num[0], "%d", s);
+            argv[2 + s - from] = num[s - from];
+        }
+        rep = redisCommandArgv(ctx, argc, argv, NULL);
+    }
+    int ok = rep != NULL && rep->type == REDIS_REPLY_STATUS;
+    if (rep != NULL) freeReplyObject(rep);
+    free(argv);
+    free(num);
+    redisFree(ctx);
+    return ok ? 0 : -1;
+}
+
 static int form_cluster(struct test_cluster *c) {
     for (int k = 0; k < c->count; k++) {
         redisReply *rep = test_cluster_command(c, k, "CLUSTER MYID");
@@ -389,14 +415,8 @@ static int form_cluster(struct test_cluster *c) {
         memcpy(c->id[k], rep->str, 41);
         freeReplyObject(rep);
     }
-    for (int m = 0; m < c->masters; m++) {
-        redisReply *rep =
-            test_cluster_command(c, m, "CLUSTER ADDSLOTSRANGE %d %d", 16384 * m / c->masters,
-                                 16384 * (m + 1) / c->masters - 1);
-        int ok = rep != NULL && rep->type == REDIS_REPLY_STATUS;
-        if (rep != NULL) freeReplyObject(rep);
-        if (!ok) return -1;
-    }
+    for (int m = 0; m < c->masters; m++)
+        if (add_slots(c, m, 16384 * m / c->masters, 16384 * (m + 1) / c->masters) != 0) return -1;
     for (int k = 1; k < c->count; k++) {
         redisReply *rep = test_cluster_command(c, 0, "CLUSTER MEET 127.0.0.1 %d", c->node[k].port);
         if (rep != NULL) freeReplyObject(rep);
