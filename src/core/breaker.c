@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * breaker.c - the state machine: acquire, complete, transitions and manual
- * control (create and destroy are block.c's).
+ * control (create and destroy are block.c's). One file on purpose (the call
+ * path's wall, docs/design.md "Layout of src/"): the short paths of acquire
+ * and complete must stay together and frameless, and a split would add
+ * calls. What the block and its words hold is in layout.h and words.h, how a
+ * thread picks and writes its stripe in stripes.h.
  *
  * Concurrency design (docs/design.md has the long form):
  *
@@ -11,8 +15,10 @@
  * - Whatever a reader must see together with a new state (the open deadline,
  *   the emptied window) is written before the CAS (release) and read after
  *   loading ctl (acquire).
- * - CLOSED and OPEN never write shared lines on the call path except the
- *   calling thread's counter stripe (and the window in CLOSED).
+ * - CLOSED and OPEN never write shared lines on the call path except one
+ *   counter stripe (the thread's own, the one of the concurrency id it runs
+ *   on, or a shared one: stripes.h) and, in CLOSED, the window (a failure
+ *   also writes the consecutive run; a success only reads it).
  * - HALF_OPEN admits probes by claiming one of `half_open_max_probes` slots,
  *   each a single word holding the probe's generation tag and its deadline, so
  *   "at most N probes" is enforced by N CAS-protected words and a hung probe is

@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * clock.c - the breaker's clocks (the counter stripes are stripes.c's).
+ * clock.c - which clocks a handle reads (breaker__clock_setup): the
+ * injected one, or CLOCK_MONOTONIC and, where it is fine enough,
+ * CLOCK_MONOTONIC_COARSE.
  *
  * Default clocks. Slow-call timing, probe deadlines and every transition's
  * time need a precise clock: CLOCK_MONOTONIC. Time-window bucket selection
  * only needs to know roughly where "now" is, so when the coarse clock's
- * resolution is far below the bucket width we read CLOCK_MONOTONIC_COARSE
- * instead, which costs a few nanoseconds less per call (a call counted in the
- * neighbouring bucket changes no promise). The coarse clock is the same clock
- * read at the last tick: it is never ahead, and lags by up to a tick, which is
- * not exactly its nominal resolution (ticks are late under load; 4.9-5.1 ms
- * were measured at a 4 ms resolution). The open-state check therefore uses it
- * only to refuse while the wait is far from over (more than coarse_lag_ns
- * away) and reads the precise clock in the last stretch: a probe is admitted
- * exactly when the wait has elapsed by CLOCK_MONOTONIC, and
+ * resolution is at most 1/64 of the bucket width (and calls are not timed:
+ * then the window reuses the precise reading taken for the call) we read
+ * CLOCK_MONOTONIC_COARSE instead, which costs a few nanoseconds less per call (a call counted in
+ * the neighbouring bucket changes no promise). The coarse clock is the same clock read at the last
+ * tick: it is never ahead, and lags by up to a tick, which is not exactly its nominal resolution
+ * (ticks are late under load; 4.9-5.1 ms were measured at a 4 ms resolution; coarse_lag_ns is twice
+ * the larger of the resolution and the worst lag sampled once per process). The open-state check
+ * therefore uses it (when its resolution is at most 1/64 of open_ns) only to refuse while the wait
+ * is far from over (more than coarse_lag_ns away) and reads the precise clock in the last stretch:
+ * a probe is admitted exactly when the wait has elapsed by CLOCK_MONOTONIC, and
  * breaker_retry_after_ns() applies the same rule.
  *
  * An injected clock (breaker_config.clock) replaces both, so tests, replay and

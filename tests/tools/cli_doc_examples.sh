@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The `breaker` examples of README.md and docs/cli.md, run as they are
-# written (STYLE 25: the README's commands are tested). Each case reads the
+# written (every example a document shows is run by a test). Each case reads the
 # lines from the document at test time, so an example that stops working, or
 # whose shown output no longer matches, fails here. Only what cannot run in a
 # test is replaced: a cron schedule, the job a crontab line runs, curl,

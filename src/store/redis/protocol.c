@@ -4,7 +4,7 @@
  * plain data out; no socket, no lock, no clock, no breaker call. The I/O
  * around them is conn.c's, flush.c's and lease.c's (client.h); the
  * server's half is the scripts (scripts.c), which the simulator models on
- * its own clock (tools/fleet_server.c) while calling these for the
+ * its own clock (tools/sim/fleet_server.c) while calling these for the
  * client's half.
  */
 #include "store/redis/protocol.h"

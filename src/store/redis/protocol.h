@@ -12,8 +12,8 @@
  * breaker (its generation, then its state, with functions that apply no
  * transition) and the clock, passes the values in, and applies what comes
  * out. So the Redis client (src/store/redis/, client.h) and the simulator's
- * model of the fleet (tools/fleet_model.c, whose own code is the server
- * half, tools/fleet_server.c) run the same decisions, and
+ * model of the fleet (tools/sim/fleet_model.c, whose own code is the server
+ * half, tools/sim/fleet_server.c) run the same decisions, and
  * tests/fleet/test_fleet_protocol.c checks every rule without Redis.
  *
  * The server's half is the Lua scripts (scripts.c); the layout of their
