@@ -149,6 +149,47 @@ help_paragraphs_end_with_a_newline)
     [ "$(tail -c 1 "$tmp/out" | od -An -c | tr -d ' ')" = '\n' ] || fail "help $c: no final newline"
   done
   ;;
+store_file_permissions_are_74_not_77)
+  # A store FILE that cannot be trusted or opened is a store that cannot be
+  # used: 74 (EX_IOERR) in every command, with the library's reason. 77
+  # (EX_NOPERM) is the default store DIRECTORY's alone (cli_store_ops.sh,
+  # default_dir_must_be_private): --store and BREAKER_STORE name a file the
+  # user chose, whose directory is not checked.
+  every_store_command() { # every_store_command WHY PATH [as_user]: 74 and WHY everywhere
+    why=$1 f=$2; shift 2
+    for c in "exec made" "status" "status made" "ls" "open made" "close made" "reset made"; do
+      if [ "${c%% *}" = exec ]; then
+        rm -f "$tmp/ran"
+        expect 74 "$@" "$bk" $c --store "$f" -- touch "$tmp/ran"
+        [ ! -e "$tmp/ran" ] || fail "exec ran its command on $f"
+      else
+        expect 74 "$@" "$bk" $c --store "$f"
+      fi
+      err_has "$why"
+    done
+  }
+  cp "$BREAKER_STORE" "$tmp/shared.store"
+  chmod 0666 "$tmp/shared.store"
+  every_store_command "writable by group or others (mode 666" "$tmp/shared.store"
+  chmod 0620 "$tmp/shared.store"
+  every_store_command "writable by group or others (mode 620" "$tmp/shared.store"
+  # What to fix, not the library's BREAKER_STORE_ALLOW_SHARED (no option sets it).
+  err_has "a store file must be this user's and writable by no one else)"
+  ! grep -q ALLOW_SHARED "$tmp/err" || fail "names a flag the command line cannot set: $(cat "$tmp/err")"
+  if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+    # Another user's file, and one this user may not open at all.
+    u=$((4000000 + $$ % 1000000))
+    cp "$BREAKER_STORE" "$tmp/theirs.store" && chown 65534 "$tmp/theirs.store"
+    every_store_command "owned by uid 65534, not this user" "$tmp/theirs.store"
+    chmod 0711 "$tmp"
+    cp "$BREAKER_STORE" "$tmp/closed.store" && chown "$u" "$tmp/closed.store"
+    chmod 0000 "$tmp/closed.store"
+    every_store_command "open: Permission denied" "$tmp/closed.store" \
+      setpriv --reuid "$u" --regid "$u" --clear-groups
+  else
+    echo "note: not root (or no setpriv): the owner and unreadable-file rows are not run"
+  fi
+  ;;
 *)
   fail "unknown case"
   ;;

@@ -94,7 +94,8 @@ if(BREAKER_BUILD_TOOLS)
   foreach(_case usage_errors_are_64_in_every_command configuration_errors_are_78_in_every_command
           missing_inputs_are_66 bad_data_output_and_store_errors_have_their_own_codes
           exec_keeps_75_124_127_and_the_command_own open_alone_means_it huge_durations_saturate
-          status_says_which_file_it_read help_paragraphs_end_with_a_newline)
+          status_says_which_file_it_read help_paragraphs_end_with_a_newline
+          store_file_permissions_are_74_not_77)
     add_test(NAME tools_cli_exit_${_case}
       COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_exit_codes.sh ${_case} ${_bk} ${_data})
     set_tests_properties(tools_cli_exit_${_case} PROPERTIES TIMEOUT 60 LABELS cli)

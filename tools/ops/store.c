@@ -105,6 +105,20 @@ static int prepare_dir(const char *path, enum dir_trust trust, bool create, char
     return rc;
 }
 
+/* The library offers a program BREAKER_STORE_ALLOW_SHARED for a store file
+ * of another user or one others may write; the commands take no such file
+ * (their store is the user's own), so the message says what to fix instead
+ * of naming a flag no option sets. */
+static void say_what_to_fix(char *msg, size_t len) {
+    static const char flag[] = "allow with BREAKER_STORE_ALLOW_SHARED";
+    static const char fix[] = "a store file must be this user's and writable by no one else";
+    char *at = strstr(msg, flag);
+    if (at == NULL) return;
+    char tail[TOOL_MSG_MAX];
+    snprintf(tail, sizeof(tail), "%s", at + strlen(flag));
+    snprintf(at, len - (size_t)(at - msg), "%s%s", fix, tail);
+}
+
 /* Open the store at --store PATH (`given`) or the default path; with
  * `create`, create its default directory and the file. @return 0, or an exit
  * status after saying why. */
@@ -127,6 +141,7 @@ int tool_open_store(const char *cmd, const char *given, bool create, breaker_sto
                        cmd, path);
             rc = TOOL_EXIT_NOINPUT;
         } else if (st != BREAKER_OK) {
+            say_what_to_fix(msg, sizeof(msg));
             /* The library's message names the file already: once is enough. */
             bool named = strncmp(msg, path, strlen(path)) == 0;
             tool_error(stderr, "breaker %s: %s%s%s", cmd, named ? "" : path, named ? "" : ": ",
