@@ -584,6 +584,45 @@ static void a_dead_master_degrades_only_its_own_names(void **state) {
         breaker_redis_close(h[i]);
 }
 
+/* Two masters stopped (SIGSTOP, their replicas too, so nothing fails
+ * over): a round writes every master's pipeline before reading any and
+ * waits for all of them at once, so it ends one io_timeout_ns (1 s here)
+ * after it began, not one per stalled master. */
+static void a_round_waits_for_its_masters_at_once(void **state) {
+    (void)state;
+    breaker_redis *f = open_cluster_handle_every(3600 * 1000); /* explicit rounds only */
+    assert_non_null(f);
+    int stalled[4], n = 0;
+    for (int m = 0; m < MASTERS; m++) {
+        char name[32];
+        name_on_master("stall", m, name, sizeof name);
+        (void)attach(f, name);
+        if (m == MASTERS - 1) continue;
+        int k = test_cluster_master_of(&cluster, slot_of_name(name));
+        assert_true(k >= 0);
+        stalled[n++] = k;
+        stalled[n++] = replica_of(k);
+        assert_true(stalled[n - 1] >= 0);
+    }
+    assert_true(flush_ok_within(f, 5000));
+    for (int i = 0; i < n; i++)
+        test_redis_pause(&cluster.node[stalled[i]]);
+    uint64_t t0 = mono_ns();
+    int rc = breaker_redis_flush(f);
+    uint64_t took_ms = (mono_ns() - t0) / MS;
+    for (int i = 0; i < n; i++)
+        test_redis_resume(&cluster.node[stalled[i]]);
+    printf("a round with 2 of 3 masters stopped: %llu ms (io_timeout 1000 ms)\n",
+           (unsigned long long)took_ms);
+    assert_int_equal(rc, BREAKER_EIO);
+    assert_true(took_ms >= 1000);
+    assert_true(took_ms < 1000 + 600); /* one stalled master after the other: >= 2000 */
+    assert_int_equal(
+        test_cluster_wait_slot(&cluster, 0, test_cluster_master_of(&cluster, 0), 20000), 0);
+    assert_true(flush_ok_within(f, 10000));
+    breaker_redis_close(f);
+}
+
 /* ---- A slot migrated under traffic ------------------------------------------------------ */
 
 struct traffic {
@@ -760,6 +799,7 @@ int main(void) {
         cmocka_unit_test(names_spread_over_the_three_masters),
         cmocka_unit_test(an_acl_user_authenticates_on_every_node),
         cmocka_unit_test(a_trip_reaches_every_host_once_and_the_probe_cap_holds),
+        cmocka_unit_test(a_round_waits_for_its_masters_at_once),
         cmocka_unit_test(a_slot_migrated_while_traffic_runs_is_followed),
         cmocka_unit_test(a_dead_master_degrades_only_its_own_names),
         cmocka_unit_test(a_killed_master_fails_over_and_its_names_rejoin),

@@ -374,10 +374,8 @@ static size_t next_sent(const struct pending *p, size_t np, size_t from, uint16_
     return from;
 }
 
-/* Write every used node's pipeline, then read their replies as they come
- * (poll() over all of them) until each has answered or `deadline`. */
-static void write_and_read(breaker_redis *f, struct pending *p, size_t np, redisReply **r,
-                           uint64_t deadline) {
+/* Write every used node's pipeline. */
+static void write_nodes(breaker_redis *f) {
     uint32_t nn = node_count(f);
     for (uint32_t k = 0; k < nn; k++) {
         struct node *n = f->route.node[k];
@@ -388,6 +386,16 @@ static void write_and_read(breaker_redis *f, struct pending *p, size_t np, redis
                 node_broken(f, n, 0);
                 break;
             }
+    }
+}
+
+/* Read every used node's replies as they come (poll() over all of them)
+ * until each has answered or `deadline`. */
+static void read_replies(breaker_redis *f, struct pending *p, size_t np, redisReply **r,
+                         uint64_t deadline) {
+    uint32_t nn = node_count(f);
+    for (uint32_t k = 0; k < nn; k++) {
+        struct node *n = f->route.node[k];
         n->cursor = next_sent(p, np, 0, (uint16_t)k);
         n->ask_read = 0;
     }
@@ -441,19 +449,21 @@ static void write_and_read(breaker_redis *f, struct pending *p, size_t np, redis
     }
 }
 
-/* Append every call still to send to its node (connected on the way). A
- * call whose node is unknown or cannot be reached fails. @return how many
- * were appended. */
-static size_t append_pass(breaker_redis *f, struct pending *p, size_t np, char *why,
+/* Append every call still to send to its node: with `connected`, those
+ * whose node has a connection; then the others, connecting their nodes on
+ * the way (a node that accepts and never answers costs its connect's
+ * timeout, after the connected nodes' pipelines went out). A call whose
+ * node is unknown or cannot be reached fails. @return how many were
+ * appended. */
+static size_t append_pass(breaker_redis *f, struct pending *p, size_t np, int connected, char *why,
                           size_t why_len) {
     uint32_t nn = node_count(f);
-    for (uint32_t k = 0; k < nn; k++)
-        f->route.node[k]->used = 0;
     size_t sent = 0;
     for (size_t i = 0; i < np; i++) {
         struct route_hop *h = &p[i].hop;
         if (h->state != HOP_TODO) continue;
         struct node *n = h->node < nn ? f->route.node[h->node] : NULL;
+        if (connected && n != NULL && !n->broken && n->ctx == NULL) continue;
         if (n == NULL) {
             h->state = HOP_FAILED;
             if (why[0] == '\0')
@@ -549,10 +559,17 @@ int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redi
     for (int pass = 0; pass < MAX_PASSES; pass++) {
         uint64_t now = breaker__redis_mono_ns();
         if (pass > 0 && now >= start + f->cfg.io_timeout_ns) break; /* no time to follow */
-        if (append_pass(f, p, np, why, why_len) == 0) break;
-        write_and_read(f, p, np, r, now + f->cfg.io_timeout_ns);
+        for (uint32_t k = 0; k < node_count(f); k++) /* a redirection may add nodes */
+            f->route.node[k]->used = 0;
+        size_t sent = append_pass(f, p, np, 1, why, why_len);
+        write_nodes(f);
+        sent += append_pass(f, p, np, 0, why, why_len);
+        write_nodes(f);
+        if (sent == 0) break;
+        read_replies(f, p, np, r, breaker__redis_mono_ns() + f->cfg.io_timeout_ns);
         classify_pass(f, p, np, r);
     }
+    nn = node_count(f);
     size_t answered = 0;
     const struct node *failed = NULL;
     for (size_t i = 0; i < np; i++) {
