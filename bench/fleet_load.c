@@ -447,17 +447,25 @@ static void print_row(const struct load_row *row, const struct load_result *r) {
     fflush(stdout);
 }
 
-/* A 3-master Redis Cluster (a replica each) against one node: the same
- * hosts (1 process, 50 names), each handle routing its names to their
- * masters (one pipeline per master per round). Counted: the masters' CPU
- * (the replicas' replication cost is left out, as the one node has none).
- * What a Cluster serves is bounded by its busiest master: hosts served =
- * masters x 1 s / (the busiest master's CPU per host per second x masters),
- * i.e. 1 s / busiest per host, each master being one core. */
-static void cluster_rows(int hosts, double warm, double seconds) {
+/* A 3-master Redis Cluster against one node: the same hosts (1 process, 50
+ * names), each handle routing its names to their masters (one pipeline per
+ * master per round). Counted: the masters' CPU. Without replicas, the same
+ * work as the one node; with a replica each, the masters also feed their
+ * replicas (the replicas' own CPU is left out). What a Cluster serves is
+ * bounded by its busiest master, each master being one core: 1 s / the
+ * busiest master's CPU per host per second. */
+static void cluster_rows(int replicas, int hosts, double warm, double seconds, const char *only,
+                         const double one_node_hosts_per_core[2]) {
+    const struct load_row rows[2][2] = {{{"3-master cluster, healthy", hosts, 1, 50, 0, NULL},
+                                         {"3-master cluster, outage", hosts, 1, 50, 1, NULL}},
+                                        {{"3 masters + replicas, healthy", hosts, 1, 50, 0, NULL},
+                                         {"3 masters + replicas, outage", hosts, 1, 50, 1, NULL}}};
+    const struct load_row *row = rows[replicas];
+    if (only != NULL && strstr(row[0].label, only) == NULL && strstr(row[1].label, only) == NULL)
+        return;
     struct test_cluster cl;
-    if (test_cluster_start(&cl, 3, 2000) != 0) {
-        printf("  3-master cluster: could not start one, skipped\n");
+    if (test_cluster_start(&cl, 3, replicas, 2000) != 0) {
+        printf("  %s: could not start a cluster, skipped\n", row[0].label);
         return;
     }
     struct load_target t = {.label = "3-master cluster", .nodes = 3, .cluster_seed = cl.seeds};
@@ -467,24 +475,24 @@ static void cluster_rows(int hosts, double warm, double seconds) {
     }
     double idle;
     measure_idle(&t, 2, &idle);
-    const struct load_row rows[] = {
-        {"3-master cluster, 1 process/host, healthy", hosts, 1, 50, 0, NULL},
-        {"3-master cluster, outage of every name", hosts, 1, 50, 1, NULL},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    for (int i = 0; i < 2; i++) {
+        if (only != NULL && strstr(row[i].label, only) == NULL) continue;
         struct load_result r;
-        run_row(&t, &rows[i], warm, seconds, idle, &r);
-        print_row(&rows[i], &r);
-        /* Each master's share (its idle third subtracted). */
+        run_row(&t, &row[i], warm, seconds, idle, &r);
+        print_row(&row[i], &r);
+        /* Each master's share (a third of the idle cost subtracted). */
         double busiest = 0;
-        printf("    per master, us/host/s:");
+        printf("    per master us/host/s:");
         for (int m = 0; m < 3; m++) {
-            double us = (r.node_cpu_us[m] - r.idle_us / 3) / r.seconds / rows[i].hosts;
+            double us = (r.node_cpu_us[m] - r.idle_us / 3) / r.seconds / row[i].hosts;
             if (us > busiest) busiest = us;
             printf(" %.1f", us);
         }
-        printf("; the busiest bounds the cluster: %.0f hosts on 3 cores\n",
-               busiest > 0 ? 1e6 / busiest : 0);
+        double served = busiest > 0 ? 1e6 / busiest : 0;
+        printf("; busiest bounds it: %.0f hosts on 3 cores", served);
+        if (one_node_hosts_per_core[i] > 0)
+            printf(" = %.2fx one node", served / one_node_hosts_per_core[i]);
+        printf("\n");
         fflush(stdout);
     }
     test_cluster_stop(&cl);
@@ -536,14 +544,16 @@ int main(int argc, char **argv) {
         {"8 processes/host, healthy", hosts8, 8, 50, 0, NULL},
         {"8 processes/host, outage of every name", hosts8, 8, 50, 1, NULL},
     };
+    double one_node[2] = {0, 0}; /* hosts per core: 1 process/host, healthy and outage */
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         if (only != NULL && strstr(rows[i].label, only) == NULL) continue;
         struct load_result r;
         run_row(&one, &rows[i], warm, seconds, idle, &r);
         print_row(&rows[i], &r);
+        if (i < 2 && r.cpu_us > 0) one_node[i] = 1e6 / (r.cpu_us / r.seconds / rows[i].hosts);
     }
     test_redis_stop(&server);
-    if (only == NULL || strstr("3-master cluster", only) != NULL)
-        cluster_rows(hosts1, warm, seconds);
+    for (int replicas = 0; replicas <= 1; replicas++)
+        cluster_rows(replicas, hosts1, warm, seconds, only, one_node);
     return 0;
 }

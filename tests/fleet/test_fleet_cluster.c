@@ -783,7 +783,7 @@ static void a_slot_migrated_while_traffic_runs_is_followed(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    return test_cluster_start(&cluster, MASTERS, 1000) == 0 ? 0 : -1;
+    return test_cluster_start(&cluster, MASTERS, 1, 1000) == 0 ? 0 : -1;
 }
 
 static int teardown(void **state) {

@@ -177,8 +177,10 @@ int test_redis_start(struct test_redis *r) {
         return -1;
     }
     snprintf(r->sock, sizeof r->sock, "%s/redis.sock", r->dir);
-    for (int attempt = 0; attempt < 5; attempt++) {
+    for (int attempt = 0; attempt < 20; attempt++) {
         r->port = free_port();
+        /* A Cluster node also listens on port + 10000 (its bus). */
+        if (r->cluster_timeout_ms > 0 && r->port > 65535 - 10000) continue;
         if (r->port > 0 && spawn(r) == 0) return 0;
     }
     fprintf(stderr, "could not start redis-server (see %s/redis.log)\n", r->dir);
@@ -445,12 +447,13 @@ static int form_cluster(struct test_cluster *c) {
     return -1;
 }
 
-int test_cluster_start(struct test_cluster *c, int masters, int node_timeout_ms) {
+int test_cluster_start(struct test_cluster *c, int masters, int replicas, int node_timeout_ms) {
     memset(c, 0, sizeof *c);
-    if (masters < 1 || 2 * masters > TEST_CLUSTER_MAX) return -1;
+    if (masters < 1 || replicas < 0 || replicas > 1 || (1 + replicas) * masters > TEST_CLUSTER_MAX)
+        return -1;
     c->masters = masters;
     size_t len = 0;
-    for (int k = 0; k < 2 * masters; k++) {
+    for (int k = 0; k < (1 + replicas) * masters; k++) {
         c->node[k].cluster_timeout_ms = node_timeout_ms;
         if (test_redis_start(&c->node[k]) != 0) {
             test_cluster_stop(c);

@@ -50,8 +50,9 @@ long long test_redis_cmdstat(const struct test_redis *r, const char *command);
 uint64_t test_redis_now_ns(void);
 void test_redis_nap_ms(long ms);
 
-/* A Redis Cluster of `masters` masters with one replica each (masters
- * first in `node`, then the replica of node i at masters + i), every node a
+/* A Redis Cluster of `masters` masters with `replicas` (0 or 1) replica
+ * each (masters first in `node`, then the replica of node i at masters +
+ * i), every node a
  * test_redis on a free loopback port with --cluster-node-timeout
  * `node_timeout_ms` and cluster-require-full-coverage no (a master's
  * failure leaves the other masters serving). Slots are split evenly over
@@ -68,7 +69,7 @@ struct test_cluster {
 /* Start and form the cluster, waiting (at most 30 s) until every node says
  * cluster_state:ok, agrees on the slot map and every replica's link is up.
  * @return 0, or -1 with a message on stderr (what is started is stopped). */
-int test_cluster_start(struct test_cluster *c, int masters, int node_timeout_ms);
+int test_cluster_start(struct test_cluster *c, int masters, int replicas, int node_timeout_ms);
 
 /* Stop every node and remove their directories. */
 void test_cluster_stop(struct test_cluster *c);
