@@ -115,10 +115,11 @@ struct breaker_redis_config {
     uint64_t probe_budget_max_ns;
     /* An ACL user (Redis 6+): every connection sends AUTH username password
      * (`password` required). NULL = the default user: AUTH password alone,
-     * or no AUTH. The user needs EVALSHA, EVAL, SCRIPT and PING on the keys
-     * breaker:v1:* (an ACL that refuses one reports NOPERM: degraded, the
-     * reason names it); with cluster_nodes also CLUSTER SLOTS and ASKING,
-     * and the user must exist on every node (a Cluster's ACLs are per node). */
+     * or no AUTH. The user needs EVALSHA, EVAL, SCRIPT, PING, TIME and HMGET
+     * on the keys breaker:v1:* (an ACL that refuses one reports NOPERM:
+     * degraded, the reason names it); with cluster_nodes also CLUSTER SLOTS
+     * and ASKING, and the user must exist on every node (a Cluster's ACLs
+     * are per node). */
     const char *username;
     /* A Redis Cluster instead of one Redis: a comma-separated list of some
      * of its nodes, "host:port,host:port" ("[v6addr]:port" too), at most 64,
@@ -133,6 +134,16 @@ struct breaker_redis_config {
      * scripts go to every node. NULL = one Redis. docs/fleet.md, "Redis
      * Cluster". */
     const char *cluster_nodes;
+    /* A healthy name's full flush, every this many rounds (docs/fleet.md,
+     * "Cost"): a name with no failure, slow call or probe pending, whose
+     * local breaker and fleet are CLOSED, reads the fleet's state each
+     * round (one HMGET; a trip elsewhere still reaches it within one
+     * interval) and sends its successes with the flush script every this
+     * many rounds, fewer where that would hold back more than 1/20 of the
+     * name's window. Failures go at the next round, with every success
+     * pending. 0 = 16 (12 for the default 60 s window at 250 ms); 1 = the
+     * script every round; at most 1000. */
+    uint32_t full_flush_rounds;
 };
 
 /*! breaker_redis_config_init() : clear `cfg`, then the defaults above. */

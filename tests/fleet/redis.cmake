@@ -49,6 +49,10 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # closes instead of probing alone (the protocol's rule, on real Redis).
     breaker_add_redis_test(test_fleet_follower SOURCES fleet/test_fleet_follower.c TIMEOUT 60
                            LABELS redis external)
+    # A healthy name costs a state read per round, not a script call (issue
+    # 22): script calls counted by Redis, rounds run when the test asks.
+    breaker_add_redis_test(test_fleet_cheap SOURCES fleet/test_fleet_cheap.c TIMEOUT 60
+                           LABELS redis external)
     # A corrupt fleet state is reported and rebuilt, never followed (issue
     # 21): it runs the acquire script's text itself (scripts.c).
     breaker_add_redis_test(test_fleet_corrupt SOURCES fleet/test_fleet_corrupt.c

@@ -6,18 +6,16 @@
  *
  * Random sequences (seeded; the seed, the step and the last operations are
  * printed on a failure) of what hosts do: flushes with random deltas and
- * known generations, lease requests, releases with results (for the lease's
- * generation, for any, for a wrong one), flushes sent again unchanged (a
- * round retried after a cut connection: its deltas count once) or with a
- * sequence older than the host's last, lease holders killed (never
- * released: their deadline passes), releases of leases nobody holds, Redis
- * emptied (FLUSHALL, or a real restart), a name's state deleted, and the
- * clock moved (a little, a lot, or onto the edges the scripts compare
- * against: the end of an open wait, a lease deadline, a window bucket's
- * start). Every call goes to both; every answer (state, generation, wait,
- * k, successes, verdict, the trip's evidence, born) must be equal, and after
- * every step so must every name's stored state, limits and hosts' flush
- * sequences.
+ * known generations, reads of the fleet state (a healthy host's round:
+ * the same fields on both, read into the same answer), lease requests, releases with results (for
+ * the lease's generation, for any, for a wrong one), flushes sent again unchanged (a round retried
+ * after a cut connection: its deltas count once) or with a sequence older than the host's last,
+ * lease holders killed (never released: their deadline passes), releases of leases nobody holds,
+ * Redis emptied (FLUSHALL, or a real restart), a name's state deleted, and the clock moved (a
+ * little, a lot, or onto the edges the scripts compare against: the end of an open wait, a lease
+ * deadline, a window bucket's start). Every call goes to both; every answer (state, generation,
+ * wait, k, successes, verdict, the trip's evidence, born) must be equal, and after every step so
+ * must every name's stored state, limits and hosts' flush sequences.
  *
  * Time. The scripts read Redis's clock (TIME), which a test cannot set, and
  * a comparison that depended on how long a call took would flake on a
@@ -291,6 +289,56 @@ static void op_flush(struct run *r, int host, int ni) {
     if (both(r, host, ni, &call, &a)) host_decides(r, host, ni, &a);
 }
 
+static uint64_t reads, read_answers; /* in all sequences, for the summary */
+
+/* A healthy host's read of the fleet state (HMGET of the state hash, with
+ * Redis's clock: here the test's): the same fields on both, read into the
+ * same answer (or refused on both), then decided as a script's answer. */
+static void op_read(struct run *r, int host, int ni) {
+    struct name *n = &r->names[ni];
+    char model[BREAKER__FLEET_READ_FIELDS][24];
+    bool present[BREAKER__FLEET_READ_FIELDS];
+    fleet_server_read(r->model, n->name, model, present);
+    const char *mv[BREAKER__FLEET_READ_FIELDS];
+    for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++)
+        mv[i] = present[i] ? model[i] : NULL;
+    const char *argv[2 + BREAKER__FLEET_READ_FIELDS];
+    argv[0] = "HMGET";
+    argv[1] = n->key[FLEET_KEY_STATE];
+    for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++)
+        argv[2 + i] = breaker__fleet_read_fields[i];
+    redisReply *rep = redisCommandArgv(ctx, 2 + BREAKER__FLEET_READ_FIELDS, argv, NULL);
+    if (rep == NULL || rep->type != REDIS_REPLY_ARRAY ||
+        rep->elements != BREAKER__FLEET_READ_FIELDS)
+        diverged(r, "HMGET: no array");
+    const char *xv[BREAKER__FLEET_READ_FIELDS];
+    for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++)
+        xv[i] = rep->element[i]->type == REDIS_REPLY_STRING ? rep->element[i]->str : NULL;
+    struct breaker__fleet_follow cheap = {0};
+    breaker__fleet_cheap_setup(&cheap, n->limits[0], 16, 250 * MS);
+    struct breaker__fleet_answer ma, xa;
+    char mwhy[160] = "", xwhy[160] = "";
+    uint64_t mrun = 0, xrun = 0;
+    int mrc =
+        breaker__fleet_read_answer(mv, clock_us, cheap.max_wait_us, &ma, &mrun, mwhy, sizeof mwhy);
+    int xrc =
+        breaker__fleet_read_answer(xv, clock_us, cheap.max_wait_us, &xa, &xrun, xwhy, sizeof xwhy);
+    note(r, "host %d read %s: %s", host, n->name, xrc ? "an answer" : xwhy);
+    if (mrc != xrc) diverged(r, "read: model %d (%s), redis %d (%s)", mrc, mwhy, xrc, xwhy);
+    if (mrc &&
+        (ma.state != xa.state || ma.gen != xa.gen || ma.wait_us != xa.wait_us || ma.k != xa.k ||
+         ma.successes != xa.successes || ma.verdict != xa.verdict || ma.calls != xa.calls ||
+         ma.failures != xa.failures || ma.slow != xa.slow || ma.born != xa.born || mrun != xrun))
+        diverged(r,
+                 "read: the answers differ (state %d/%d, gen %" PRIu64 "/%" PRIu64 ", wait %" PRIu64
+                 "/%" PRIu64 ")",
+                 ma.state, xa.state, ma.gen, xa.gen, ma.wait_us, xa.wait_us);
+    freeReplyObject(rep);
+    reads++;
+    read_answers += (uint64_t)mrc;
+    if (mrc) host_decides(r, host, ni, &xa);
+}
+
 static void op_acquire(struct run *r, int host, int ni) {
     struct view *v = &r->views[host][ni];
     uint64_t token = breaker__splitmix64(r->seed ^ ++r->tokens);
@@ -529,8 +577,10 @@ static void compare_state(struct run *r) {
 static void step(struct run *r) {
     int host = (int)rnd(r, HOSTS), ni = (int)rnd(r, NAMES);
     uint64_t w = rnd(r, 200);
-    if (w < 70) {
+    if (w < 55) {
         op_flush(r, host, ni);
+    } else if (w < 70) {
+        op_read(r, host, ni);
     } else if (w < 110) {
         op_acquire(r, host, ni);
     } else if (w < 140) {
@@ -692,8 +742,10 @@ static void the_model_decides_every_call_as_the_scripts_on_redis_do(void **state
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     printf("fleet differential: %" PRIu64 " sequences of %" PRIu64
-           " steps (%d restarts of redis-server) in %.2f s\n",
-           seeds, steps, restarts, took);
+           " steps (%d restarts of redis-server) in %.2f s; %" PRIu64 " state reads, %" PRIu64
+           " read as answers\n",
+           seeds, steps, restarts, took, reads, read_answers);
+    assert_true(read_answers > 0 && read_answers < reads); /* both kinds were compared */
 }
 
 /* A flush call sent twice (the round retried after a cut connection: the

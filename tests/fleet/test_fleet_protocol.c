@@ -882,8 +882,202 @@ static void a_lease_slot_is_freed_once_redis_answered_its_release(void **state) 
     assert_true(breaker__fleet_release_settled(&stale, true, 12, 10, &n));
 }
 
+/* ---- Cheap rounds --------------------------------------------------------------- */
+
+/* A healthy name, synced and every 4 rounds, with nothing but successes. */
+static struct breaker__fleet_follow healthy_follow(void) {
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    f.synced = true;
+    f.known_state = FLEET_CLOSED;
+    f.every = 4;
+    return f;
+}
+
+static void a_healthy_name_reads_and_sends_its_successes_every_k_rounds(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f = healthy_follow();
+    struct breaker__fleet_deltas d = {.calls = 100};
+    struct breaker__fleet_pending p = {.deltas = &d, .local = BREAKER_CLOSED};
+    int scripts = 0, rounds = 0;
+    for (; rounds < 12; rounds++) {
+        bool full = breaker__fleet_full_due(&f, &p);
+        scripts += full;
+        breaker__fleet_round_done(&f, full, 0);
+    }
+    assert_int_equal(scripts, 3); /* 12 rounds, one full flush in 4 */
+    /* K = 1: the script every round (the protocol before reads). */
+    f.every = 1;
+    assert_true(breaker__fleet_full_due(&f, &p));
+}
+
+static void trouble_makes_the_next_round_a_full_flush(void **state) {
+    (void)state;
+    struct breaker__fleet_deltas d = {.calls = 3};
+    struct breaker__fleet_pending p = {.deltas = &d, .local = BREAKER_CLOSED};
+    struct breaker__fleet_follow f = healthy_follow();
+    assert_false(breaker__fleet_full_due(&f, &p)); /* the baseline: a read */
+    d.failures = 1;
+    assert_true(breaker__fleet_full_due(&f, &p)); /* a failure, at the next round */
+    d.failures = 0;
+    d.slow = 1;
+    assert_true(breaker__fleet_full_due(&f, &p));
+    d.slow = 0;
+    p.probes_moved = true;
+    assert_true(breaker__fleet_full_due(&f, &p));
+    p.probes_moved = false;
+    p.releases = true;
+    assert_true(breaker__fleet_full_due(&f, &p));
+    p.releases = false;
+    p.local = BREAKER_HALF_OPEN;
+    assert_true(breaker__fleet_full_due(&f, &p));
+    p.local = BREAKER_OPEN; /* following an open fleet: a read tells what a script would */
+    f.known_state = FLEET_OPEN;
+    assert_false(breaker__fleet_full_due(&f, &p));
+    p.local = BREAKER_CLOSED;
+    p.last_round = true;
+    assert_true(breaker__fleet_full_due(&f, &p)); /* close: nothing held back */
+    p.last_round = false;
+    f.known_state = FLEET_HALF_OPEN;
+    assert_true(breaker__fleet_full_due(&f, &p));
+    f.known_state = FLEET_CLOSED;
+    f.synced = false; /* attached, re-armed, or a round failed */
+    assert_true(breaker__fleet_full_due(&f, &p));
+    struct breaker__fleet_follow fresh; /* a new entry: its first flush is full */
+    memset(&fresh, 0, sizeof fresh);
+    assert_true(breaker__fleet_full_due(&fresh, &p));
+}
+
+static void the_first_full_flush_staggers_the_names(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    f.every = 4;
+    breaker__fleet_round_done(&f, true, 6); /* the first: index 6 starts at 6 % 4 */
+    assert_true(f.synced);
+    assert_int_equal(f.since_full, 2);
+    breaker__fleet_round_done(&f, false, 6);
+    assert_int_equal(f.since_full, 3);
+    breaker__fleet_round_done(&f, true, 6); /* later ones start again at 0 */
+    assert_int_equal(f.since_full, 0);
+}
+
+static void the_cadence_holds_back_at_most_a_twentieth_of_the_window(void **state) {
+    (void)state;
+    /* The default window, 60 s, at 250 ms: 12 rounds are 3 s, 1/20. */
+    assert_int_equal(breaker__fleet_full_every(16, 250 * MS, 60000000), 12);
+    assert_int_equal(breaker__fleet_full_every(8, 250 * MS, 60000000), 8);
+    assert_int_equal(breaker__fleet_full_every(16, 250 * MS, 10000000), 2);
+    assert_int_equal(breaker__fleet_full_every(16, 250 * MS, 1000000), 1); /* too short: 1 */
+    assert_int_equal(breaker__fleet_full_every(0, 250 * MS, 60000000), 1);
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    breaker_config c = defaults();
+    c.open_jitter = 0.5;
+    c.open_max_ns = 100 * SEC;
+    char text[BREAKER__FLEET_LIMITS_LEN];
+    breaker__fleet_limits_text(&c, text, sizeof text);
+    breaker__fleet_cheap_setup(&f, text, 16, 250 * MS);
+    assert_int_equal(f.every, 12);
+    assert_int_equal(f.max_wait_us, 150000000);
+    memset(&f, 0, sizeof f);
+    breaker__fleet_cheap_setup(&f, "not limits", 16, 250 * MS);
+    assert_int_equal(f.every, 1);
+}
+
+static void a_read_is_the_answer_a_script_would_give(void **state) {
+    (void)state;
+    uint64_t now;
+    assert_true(breaker__fleet_time_read("1700000000", "123456", &now));
+    assert_int_equal(now, UINT64_C(1700000000123456));
+    assert_false(breaker__fleet_time_read("17x", "1", &now));
+    assert_false(breaker__fleet_time_read("1", "1000000", &now));
+    /* st gen until k succ ec ef es born: an open fleet, 2 s of its wait left. */
+    const char *open[BREAKER__FLEET_READ_FIELDS] = {
+        "1", "77", "1700000002123456", "2", "0", "40", "30", "1", "70", "0"};
+    uint64_t run = 9;
+    struct breaker__fleet_answer a;
+    char why[160] = "";
+    assert_int_equal(breaker__fleet_read_answer(open, now, 60000000, &a, &run, why, sizeof why), 1);
+    /* As the script's answer would be: {st, gen, wait, k, succ, verdict, ec, ef, es, born}. */
+    const int64_t want[ANS_COUNT] = {FLEET_OPEN, 77, 2000000, 2, 0, VERDICT_NONE, 40, 30, 1, 70};
+    struct breaker__fleet_answer w;
+    assert_true(breaker__fleet_answer_read(want, &w));
+    const uint64_t got_fields[] = {
+        (uint64_t)a.state, a.gen,      a.wait_us, a.k,    a.successes, (uint64_t)a.verdict,
+        a.calls,           a.failures, a.slow,    a.born, run};
+    const uint64_t want_fields[] = {
+        (uint64_t)w.state, w.gen,  w.wait_us, w.k, w.successes, (uint64_t)w.verdict, w.calls,
+        w.failures,        w.slow, w.born,    0};
+    for (size_t i = 0; i < sizeof got_fields / sizeof got_fields[0]; i++)
+        if (got_fields[i] != want_fields[i])
+            fail_msg("read field %zu: %" PRIu64 ", expected %" PRIu64, i, got_fields[i],
+                     want_fields[i]);
+    /* Decided as a script's answer: a healthy local breaker follows the trip. */
+    struct breaker__fleet_follow f = healthy_follow();
+    f.known_gen = 76;
+    struct breaker__fleet_local local = {.gen = 5, .state = BREAKER_CLOSED};
+    struct breaker__fleet_action act = {.kind = FLEET_ACT_NONE};
+    struct breaker__fleet_gate gate;
+    breaker__fleet_decide(&f, &a, &local, 1000, &act, &gate);
+    assert_int_equal(act.kind, FLEET_ACT_TRIP);
+    assert_int_equal(act.wait_ns, 2000000000);
+    assert_int_equal(act.evidence.calls, 40);
+    assert_int_equal(f.known_state, FLEET_OPEN); /* so the next round is the script */
+    /* A state from before born: born 0. */
+    const char *old[BREAKER__FLEET_READ_FIELDS] = {"0", "5", "0", "0",  "0",
+                                                   "0", "0", "0", NULL, "3"};
+    assert_int_equal(breaker__fleet_read_answer(old, now, 60000000, &a, &run, why, sizeof why), 1);
+    assert_int_equal(a.born, 0);
+    assert_int_equal(a.wait_us, 0);
+    assert_int_equal(run, 3); /* a CONSECUTIVE fleet's run: healthy hosts send at once */
+    f = healthy_follow();
+    f.known_run = run;
+    struct breaker__fleet_deltas d = {.calls = 1};
+    struct breaker__fleet_pending p = {.deltas = &d, .local = BREAKER_CLOSED};
+    assert_true(breaker__fleet_full_due(&f, &p));
+}
+
+static void a_read_of_a_state_it_cannot_trust_is_no_answer(void **state) {
+    (void)state;
+    struct breaker__fleet_answer a;
+    char why[160];
+    uint64_t run;
+    uint64_t now = UINT64_C(1700000000000000);
+    const char *none[BREAKER__FLEET_READ_FIELDS] = {NULL};
+    assert_int_equal(breaker__fleet_read_answer(none, now, 60000000, &a, &run, why, sizeof why), 0);
+    assert_non_null(strstr(why, "no state"));
+    static const struct {
+        int field;
+        const char *value, *reason;
+    } bad[] = {{0, "7", "state = 7"},
+               {0, "-1", "field st = -1"},
+               {1, "0", "gen = 0"},
+               {1, "99999999999999999", "field gen = 99999999999999999"},
+               {3, "nan", "field k = nan"},
+               {6, "50", "failures = 50"}, /* ef > ec */
+               {8, "999", "born = 999"},   /* born > gen */
+               {2, "1700001000000000", "field until = 1700001000000000"},
+               {9, "x", "field run = x"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *v[BREAKER__FLEET_READ_FIELDS] = {
+            "1", "77", "1700000002000000", "0", "0", "40", "30", "0", "70", "0"};
+        v[bad[i].field] = bad[i].value;
+        why[0] = '\0';
+        if (breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why) != 0 ||
+            strstr(why, bad[i].reason) == NULL)
+            fail_msg("case %zu: '%s' not refused with '%s'", i, why, bad[i].reason);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_healthy_name_reads_and_sends_its_successes_every_k_rounds),
+        cmocka_unit_test(trouble_makes_the_next_round_a_full_flush),
+        cmocka_unit_test(the_first_full_flush_staggers_the_names),
+        cmocka_unit_test(the_cadence_holds_back_at_most_a_twentieth_of_the_window),
+        cmocka_unit_test(a_read_is_the_answer_a_script_would_give),
+        cmocka_unit_test(a_read_of_a_state_it_cannot_trust_is_no_answer),
         cmocka_unit_test(limits_text_is_the_scripts_fourteen_numbers),
         cmocka_unit_test(limits_text_round_trips_exactly),
         cmocka_unit_test(a_twelve_field_text_is_a_window_policy),

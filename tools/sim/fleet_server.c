@@ -155,6 +155,27 @@ void fleet_server_delete_state(struct fleet_server *s, const char *name) {
     n->run_map = 0;
 }
 
+void fleet_server_read(struct fleet_server *s, const char *name,
+                       char out[BREAKER__FLEET_READ_FIELDS][24],
+                       bool present[BREAKER__FLEET_READ_FIELDS]) {
+    const struct name *n = find(s, name);
+    bool has = n != NULL && n->has_state;
+    /* In breaker__fleet_read_fields' order: st gen until k succ ec ef es born
+     * run (absent in Redis until the first transition or CONSECUTIVE flush
+     * writes it; read as 0 either way). */
+    int64_t v[BREAKER__FLEET_READ_FIELDS] = {0};
+    if (has) {
+        const int64_t f[BREAKER__FLEET_READ_FIELDS] = {
+            n->st,          (int64_t)n->gen, (int64_t)n->until, (int64_t)n->k,    (int64_t)n->succ,
+            (int64_t)n->ec, (int64_t)n->ef,  (int64_t)n->es,    (int64_t)n->born, (int64_t)n->run};
+        memcpy(v, f, sizeof v);
+    }
+    for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++) {
+        present[i] = has;
+        snprintf(out[i], 24, "%" PRId64, v[i]);
+    }
+}
+
 const char *fleet_server_stored_limits(struct fleet_server *s, const char *name) {
     struct name *n = find(s, name);
     return n != NULL && n->has_state ? n->cfg : NULL;
@@ -368,17 +389,28 @@ static int valid_sequence(const char *host, const char *seq, uint64_t *out) {
     return *out <= (uint64_t)BREAKER__FLEET_BIG;
 }
 
-/* The sequences hash: hosts silent longer than the TTL deleted (HDEL), and
- * `host`'s entry. The script prunes the next 16 fields of an HSCAN per call
- * (a hash of up to 128 fields, listpack-encoded, is one scan): this prunes
- * them all, which is the script's behaviour for the fleets the
- * differential test runs (3 hosts); a larger hash is pruned over several
- * calls in Redis, all at once here. @return -2 when it holds a field the checks refuse (the
- * keys are rebuilt), else 0 with *last (NULL: none). */
+/* The sequences hash, as the script reads it: `host`'s entry (*last; NULL:
+ * none), deleted when it is older than the TTL; and when it has none, the
+ * others pruned (hosts silent longer than the TTL deleted) and checked.
+ * The script prunes the next 16 fields of an HSCAN then (a hash of up to
+ * 128 fields, listpack-encoded, is one scan): this prunes them all, which
+ * is the script's behaviour for the fleets the differential test runs (3
+ * hosts); a larger hash is pruned over several arrivals in Redis, at once
+ * here. @return -2 when a field the checks refuse was read (the keys are
+ * rebuilt), else 0. */
 static int scan_sequences(struct fleet_server *s, struct run *r, const char *host,
                           const struct host_seq **last) {
     struct name *n = r->n;
     *last = NULL;
+    for (size_t i = 0; i < n->q_count; i++) {
+        if (strcmp(n->q[i].host, host) != 0) continue;
+        if (n->q[i].time + s->ttl_us > r->now) {
+            *last = &n->q[i];
+            return 0;
+        }
+        n->q[i] = n->q[--n->q_count]; /* its own, too old: HDEL */
+        break;
+    }
     if (n->q_junk) {
         r->bad = true;
         return -2;
@@ -389,8 +421,6 @@ static int scan_sequences(struct fleet_server *s, struct run *r, const char *hos
         n->q[keep++] = n->q[i];
     }
     n->q_count = keep;
-    for (size_t i = 0; i < n->q_count; i++)
-        if (strcmp(n->q[i].host, host) == 0) *last = &n->q[i];
     return 0;
 }
 

@@ -26,6 +26,7 @@
 
 #include <breaker.h>
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct fleet_server;
@@ -63,6 +64,15 @@ void fleet_server_set_key_ttl(struct fleet_server *s, uint64_t ttl_ns);
  * limits are not limits: the scripts would compute on nil). */
 int fleet_server_call(struct fleet_server *s, const char *name, const char *limits,
                       const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT]);
+
+/* HMGET breaker:v1:{name}:s with the fields of breaker__fleet_read_fields
+ * (protocol.h): a healthy name's read of the fleet state, which changes
+ * nothing (no due lease deadline is applied: the scripts do that). Each
+ * field's text in `out`, `present[i]` false for an absent field (the name
+ * has no state). */
+void fleet_server_read(struct fleet_server *s, const char *name,
+                       char out[BREAKER__FLEET_READ_FIELDS][24],
+                       bool present[BREAKER__FLEET_READ_FIELDS]);
 
 /* HGET breaker:v1:{name}:s cfg: the stored limits, or NULL (no state). The
  * text lives until the next call on `s`. */

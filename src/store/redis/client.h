@@ -127,10 +127,23 @@ struct action {
     bool check_timeout;
 };
 
-/* One script call of a round. */
+/* What a call of a round is: a script (flush, acquire or release), a read
+ * of a healthy name's state hash (HMGET of breaker__fleet_read_fields), or
+ * a TIME on a node whose names are read this round (its `e`: the first
+ * such name, which routes it there), Redis's clock for their open waits. */
+enum { PENDING_SCRIPT, PENDING_READ, PENDING_TIME };
+
+/* One call of a round. */
 struct pending {
     struct entry *e;
     uint32_t idx; /* e's index in entries (and actions) */
+    int kind;     /* PENDING_* */
+    /* PENDING_READ: the index of its node's TIME in the round, whose clock
+     * its answer takes, and the counters its held-back deltas ran to
+     * (dropped, as the script would, when the read shows another
+     * generation). */
+    size_t time_idx;
+    struct breaker__fleet_seen seen_after;
     struct breaker__fleet_call call;
     /* A flush: what it carries. A retry after a cut connection sends the
      * call again unchanged: its sequence makes the deltas count once. */
@@ -302,6 +315,10 @@ int breaker__redis_load_scripts(breaker_redis *f, struct node *n, char *why, siz
 void breaker__redis_append_call(breaker_redis *f, redisContext *c, const struct node *n,
                                 const struct entry *e, const struct breaker__fleet_call *call,
                                 int eval);
+/* The round's call `p` on `n`: a script (as breaker__redis_append_call()),
+ * a state read (HMGET) or TIME (struct pending's kinds). */
+void breaker__redis_append_pending(breaker_redis *f, redisContext *c, const struct node *n,
+                                   const struct pending *p, int eval);
 int breaker__redis_is_noscript(const redisReply *r);
 /* An answered exchange took `rtt` ns: the smoothed round trip and the probe
  * budget that follows it. */

@@ -486,7 +486,7 @@ static size_t append_pass(breaker_redis *f, struct pending *p, size_t np, int co
             continue;
         }
         if (h->ask) redisAppendCommand(n->ctx, "ASKING");
-        breaker__redis_append_call(f, n->ctx, n, p[i].e, &p[i].call, h->eval);
+        breaker__redis_append_pending(f, n->ctx, n, &p[i], h->eval);
         h->state = HOP_SENT;
         n->used = 1;
         sent++;

@@ -164,6 +164,30 @@ void breaker__redis_append_call(breaker_redis *f, redisContext *c, const struct 
     redisAppendCommandArgv(c, argc, argv, len);
 }
 
+/* Append the round's call `p` on node `n` to `c`: a script call (EVALSHA,
+ * or EVAL when `eval`), the read of a healthy name's state (HMGET of
+ * breaker__fleet_read_fields), or TIME. */
+void breaker__redis_append_pending(breaker_redis *f, redisContext *c, const struct node *n,
+                                   const struct pending *p, int eval) {
+    if (p->kind == PENDING_SCRIPT) {
+        breaker__redis_append_call(f, c, n, p->e, &p->call, eval);
+        return;
+    }
+    if (p->kind == PENDING_TIME) {
+        redisAppendCommand(c, "TIME");
+        return;
+    }
+    const char *argv[2 + BREAKER__FLEET_READ_FIELDS];
+    size_t len[2 + BREAKER__FLEET_READ_FIELDS];
+    argv[0] = "HMGET";
+    argv[1] = p->e->key[FLEET_KEY_STATE];
+    for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++)
+        argv[2 + i] = breaker__fleet_read_fields[i];
+    for (int i = 0; i < 2 + BREAKER__FLEET_READ_FIELDS; i++)
+        len[i] = strlen(argv[i]);
+    redisAppendCommandArgv(c, 2 + BREAKER__FLEET_READ_FIELDS, argv, len);
+}
+
 int breaker__redis_is_noscript(const redisReply *r) {
     return r != NULL && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0;
 }

@@ -74,6 +74,10 @@ static int check_config(const breaker_redis_config *cfg, char *msg, size_t msg_l
     if (cfg->flush_interval_ns != 0 && cfg->flush_interval_ns < MS)
         return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                              "flush_interval_ns: must be 0 or >= 1 ms");
+    if (cfg->full_flush_rounds > 1000)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "full_flush_rounds: must be 0..1000 (got %u)",
+                             (unsigned)cfg->full_flush_rounds);
     uint64_t budget = cfg->probe_budget_ns ? cfg->probe_budget_ns : DEFAULT_PROBE_BUDGET_NS;
     if (cfg->probe_budget_max_ns != 0 && cfg->probe_budget_max_ns < budget)
         return breaker__fail(BREAKER_EINVAL, msg, msg_len,
@@ -92,6 +96,7 @@ static void apply_defaults(breaker_redis_config *c) {
     if (c->io_timeout_ns == 0) c->io_timeout_ns = c->flush_interval_ns / 2;
     if (c->key_ttl_ns == 0) c->key_ttl_ns = DEFAULT_TTL_NS;
     if (c->stale_after_ns == 0) c->stale_after_ns = 4 * c->flush_interval_ns;
+    if (c->full_flush_rounds == 0) c->full_flush_rounds = BREAKER__FLEET_FULL_ROUNDS;
     if (c->probe_budget_max_ns == 0) {
         uint64_t cap = c->probe_budget_ns > UINT64_MAX / 4 ? UINT64_MAX : 4 * c->probe_budget_ns;
         if (cap > c->io_timeout_ns) cap = c->io_timeout_ns;
@@ -200,7 +205,9 @@ void breaker_redis_close(breaker_redis *f) {
 /* Room in the round arrays for `names` names (their flushes and lease
  * results). Takes round_mu: a round in progress finishes first. */
 static int grow_round(breaker_redis *f, uint32_t names) {
-    size_t need = (size_t)names * (1 + LEASE_SLOTS);
+    /* Per name: its flush or read, a TIME for its node's reads (at most one
+     * per node), its lease results. */
+    size_t need = (size_t)names * (2 + LEASE_SLOTS);
     int ok = 1;
     pthread_mutex_lock(&f->round_mu);
     if (need > f->round_cap) {

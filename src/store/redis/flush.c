@@ -88,37 +88,88 @@ static size_t collect_releases(breaker_redis *f, struct entry *e, uint32_t idx, 
     return np;
 }
 
-/* `e`'s flush: its counters read with the peek (no due probe timeout is
- * applied: a timeout's event would run under round_mu, and a listener that
- * attaches a name takes it). */
-static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
+/* `e`'s call of the round: the flush script, or a read of its state
+ * (breaker__fleet_full_due()). Its counters are read with the peek (no due
+ * probe timeout is applied: a timeout's event would run under round_mu,
+ * and a listener that attaches a name takes it). A read leaves the deltas
+ * pending: the next full flush carries them all. */
+static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx, bool releases,
                           struct pending *p) {
+    breaker *b = breaker__redis_entry_b(e);
     breaker_stats s;
-    breaker_stats_peek(breaker__redis_entry_b(e), &s);
+    breaker_stats_peek(b, &s);
     p->e = e;
     p->idx = idx;
     p->known_gen = e->follow.known_gen;
-    breaker__fleet_take_deltas(&e->seen, &s, &p->deltas);
+    struct breaker__fleet_seen next = e->seen;
+    breaker__fleet_take_deltas(&next, &s, &p->deltas);
+    breaker__fleet_cheap_setup(&e->follow, e->limits, f->cfg.full_flush_rounds,
+                               f->cfg.flush_interval_ns);
+    struct breaker__fleet_pending pend = {
+        .deltas = &p->deltas,
+        .probes_moved = next.probes_succeeded != e->seen.probes_succeeded ||
+                        next.probes_failed != e->seen.probes_failed,
+        .releases = releases,
+        .local = breaker_state_peek(b),
+        /* relaxed: a flag; breaker_redis_close() sets it before joining the
+         * flusher and running the last round on its own thread. */
+        .last_round = atomic_load_explicit(&f->stop, memory_order_relaxed) != 0,
+    };
+    if (!breaker__fleet_full_due(&e->follow, &pend)) {
+        p->kind = PENDING_READ; /* its TIME: collect_calls() */
+        p->seen_after = next;
+        return;
+    }
+    p->kind = PENDING_SCRIPT;
+    e->seen = next;
     /* The host's failing-source map: a snapshot, not a delta (OR-ed in
      * Redis, so a retried round sends it again harmlessly). */
-    p->deltas.sources = breaker_failing_sources_peek(breaker__redis_entry_b(e));
+    p->deltas.sources = breaker_failing_sources_peek(b);
     breaker__fleet_call_flush(&p->call, p->known_gen, &p->deltas);
     e->flush_seq = breaker__fleet_next_seq(e->flush_seq, breaker__redis_mono_ns() / 1000);
     breaker__fleet_call_sequence(&p->call, f->host_id, e->flush_seq);
     breaker__fleet_call_sources(&p->call, p->deltas.sources);
 }
 
-/* Every name's calls, in the round's arrays (attach made room). @return
- * how many. */
+/* The node the exchange sends `e`'s calls to (the slot map; ROUTE_NO_NODE:
+ * none known). */
+static uint16_t node_of(breaker_redis *f, const struct entry *e) {
+    const char *key = e->key[FLEET_KEY_STATE];
+    return atomic_load_explicit(&f->route.slot[breaker__redis_key_slot(key, strlen(key))],
+                                memory_order_relaxed);
+}
+
+/* Every name's calls, in the round's arrays (attach made room), and a TIME
+ * for each node whose names are read. @return how many. */
 static size_t collect_calls(breaker_redis *f, uint32_t n) {
     struct pending *p = f->round_calls;
     size_t np = 0;
     uint64_t now = breaker__redis_mono_ns();
+    /* The TIME of each node read this round: (node, index) pairs. */
+    uint16_t time_node[ROUTE_MAX_NODES];
+    size_t time_at[ROUTE_MAX_NODES], times = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
-        np += collect_releases(f, e, i, p + np, now);
+        size_t releases = collect_releases(f, e, i, p + np, now);
+        np += releases;
         if (breaker__redis_entry_b(e) == NULL) continue; /* retired: lease results only */
-        collect_flush(f, e, i, &p[np++]);
+        struct pending *call = &p[np++];
+        collect_flush(f, e, i, releases > 0, call);
+        if (call->kind != PENDING_READ) continue;
+        uint16_t node = node_of(f, e);
+        size_t t = 0;
+        while (t < times && time_node[t] != node)
+            t++;
+        if (t == times && times < ROUTE_MAX_NODES) {
+            time_node[times] = node;
+            time_at[times++] = np;
+            p[np] = (struct pending){.e = e, .idx = i, .kind = PENDING_TIME};
+            np++;
+        }
+        /* No room for another node's TIME (256 nodes read in one round):
+         * the read points at none, reads as no answer, and the name's next
+         * round is the script. */
+        call->time_idx = t < times ? time_at[t] : SIZE_MAX;
     }
     return np;
 }
@@ -144,6 +195,10 @@ static int send_calls(breaker_redis *f, size_t np, char *why, size_t why_len) {
 static void decide_one(breaker_redis *f, const struct pending *p,
                        const struct breaker__fleet_answer *a, uint64_t now) {
     struct entry *e = p->e;
+    /* A read that shows another generation: the deltas it held back belong
+     * to the period that ended (the script would not count them, its
+     * known generation being the old one): dropped. */
+    if (p->kind == PENDING_READ && a->gen != e->follow.known_gen) e->seen = p->seen_after;
     struct action *act = &f->actions[p->idx];
     breaker *b = breaker__redis_entry_b(e);
     struct breaker__fleet_local local;
@@ -191,18 +246,56 @@ static void why_not_an_answer(const struct entry *e, const redisReply *r, char *
     snprintf(why, why_len, "flush: %s: %s", e->key[FLEET_KEY_STATE], what);
 }
 
+/* Reply `r` to the read `p` as an answer, with Redis's clock from the
+ * round's TIME. @return 1 with `a`, or 0. */
+static int read_answer(const breaker_redis *f, const struct pending *p, const redisReply *r,
+                       struct breaker__fleet_answer *a) {
+    if (p->time_idx == SIZE_MAX) return 0;
+    /* Redis's clock from the node that answered the read (a read
+     * redirected elsewhere since is no answer: the next round's script). */
+    const struct pending *tp = &f->round_calls[p->time_idx];
+    if (tp->hop.node != p->hop.node) return 0;
+    const redisReply *t = f->round_replies[p->time_idx];
+    uint64_t now_us = 0;
+    if (t == NULL || t->type != REDIS_REPLY_ARRAY || t->elements != 2 ||
+        t->element[0]->type != REDIS_REPLY_STRING || t->element[1]->type != REDIS_REPLY_STRING ||
+        !breaker__fleet_time_read(t->element[0]->str, t->element[1]->str, &now_us))
+        return 0;
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != BREAKER__FLEET_READ_FIELDS)
+        return 0;
+    const char *v[BREAKER__FLEET_READ_FIELDS];
+    for (size_t i = 0; i < BREAKER__FLEET_READ_FIELDS; i++) {
+        const redisReply *x = r->element[i];
+        if (x->type != REDIS_REPLY_STRING && x->type != REDIS_REPLY_NIL) return 0;
+        v[i] = x->type == REDIS_REPLY_STRING ? x->str : NULL;
+    }
+    uint64_t run = 0;
+    if (!breaker__fleet_read_answer(v, now_us, p->e->follow.max_wait_us, a, &run, NULL, 0))
+        return 0;
+    p->e->follow.known_run = run;
+    return 1;
+}
+
 /* Which names had a call fail this round (no reply: its node failed; or a
  * reply that is no answer: an error) and which had an answer decided. */
 static void mark_entries(breaker_redis *f, uint32_t n, size_t np) {
     for (uint32_t i = 0; i < n; i++)
         f->entries[i]->round_failed = f->entries[i]->round_answered = false;
     for (size_t i = 0; i < np; i++) {
+        const struct pending *p = &f->round_calls[i];
+        const redisReply *r = f->round_replies[i];
         struct breaker__fleet_answer a;
-        struct entry *e = f->round_calls[i].e;
-        if (breaker__redis_read_answer(f->round_replies[i], &a))
-            e->round_answered = true;
+        bool answered;
+        if (p->kind == PENDING_TIME)
+            continue; /* no TIME: its reads are no answers (the next round's script) */
+        else if (p->kind == PENDING_READ)
+            answered = r != NULL && r->type != REDIS_REPLY_ERROR; /* a state, valid or not */
         else
-            e->round_failed = true;
+            answered = breaker__redis_read_answer(r, &a);
+        if (answered)
+            p->e->round_answered = true;
+        else
+            p->e->round_failed = true;
     }
 }
 
@@ -231,8 +324,31 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
     for (size_t i = 0; i < np; i++) {
         const struct pending *p = &f->round_calls[i];
         const redisReply *r = f->round_replies[i];
+        if (p->kind == PENDING_TIME) continue; /* read with the reads */
         struct breaker__fleet_answer a;
-        int good = breaker__redis_read_answer(r, &a);
+        int good;
+        if (p->kind == PENDING_READ && (r == NULL || r->type == REDIS_REPLY_ERROR)) {
+            /* No reply (its node failed: the exchange says why), or an
+             * error (NOPERM, LOADING...): as for a script's call. */
+            ok = 0;
+            if (r != NULL && why[0] == '\0')
+                snprintf(why, why_len, "flush: %s: %s", p->e->key[FLEET_KEY_STATE], r->str);
+            continue;
+        }
+        if (p->kind == PENDING_READ) {
+            /* A read that is no answer (no state, a field out of range) is
+             * not an error of the round: the name's next call is the flush
+             * script, which rebuilds what it cannot trust. */
+            good = read_answer(f, p, r, &a);
+            breaker__fleet_round_done(&p->e->follow, false, p->idx);
+            if (good)
+                decide_one(f, p, &a, now);
+            else
+                p->e->follow.synced = false;
+            continue;
+        }
+        good = breaker__redis_read_answer(r, &a);
+        if (good && p->lease == NULL) breaker__fleet_round_done(&p->e->follow, true, p->idx);
         if (good) {
             decide_one(f, p, &a, now);
         } else {
@@ -282,6 +398,9 @@ static bool settle_entries(breaker_redis *f, uint32_t n) {
             e->failed_last = false;
             continue;
         }
+        /* Its next answered round is its full flush: what was held back,
+         * and the state's checks, at once. */
+        e->follow.synced = false;
         if (!e->failed_last) {
             breaker *b = breaker__redis_entry_b(e);
             struct breaker__fleet_local local;

@@ -528,6 +528,7 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
                            struct breaker__fleet_action *act, struct breaker__fleet_gate *gate) {
     gate->change = false;
     f->known_gen = a->gen;
+    f->known_state = a->state;
     if (local == NULL) return; /* retired: only its lease results went */
     bool local_open = local->state == BREAKER_OPEN || local->state == BREAKER_HALF_OPEN;
     if (f->stale_tripped) {
@@ -573,6 +574,112 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
     } else {
         act->kind = FLEET_ACT_NONE; /* the fleet is open again: no close */
     }
+}
+
+/* ---- Cheap rounds --------------------------------------------------------------- */
+
+const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS] = {
+    "st", "gen", "until", "k", "succ", "ec", "ef", "es", "born", "run"};
+
+uint32_t breaker__fleet_full_every(uint32_t rounds, uint64_t interval_ns, uint64_t window_us) {
+    uint64_t interval_us = interval_ns / NS_PER_US;
+    if (interval_us == 0) interval_us = 1;
+    uint64_t fit = window_us / BREAKER__FLEET_LAG_SHARE / interval_us;
+    uint64_t every = rounds < fit ? rounds : fit;
+    return every > 0 ? (uint32_t)every : 1u;
+}
+
+bool breaker__fleet_full_due(const struct breaker__fleet_follow *f,
+                             const struct breaker__fleet_pending *p) {
+    return p->last_round || !f->synced || p->deltas->failures > 0 || p->deltas->slow > 0 ||
+           p->probes_moved || p->releases || p->local == BREAKER_HALF_OPEN ||
+           f->known_state == FLEET_HALF_OPEN || f->known_run > 0 || f->every <= 1 ||
+           f->since_full + 1 >= f->every;
+}
+
+void breaker__fleet_round_done(struct breaker__fleet_follow *f, bool full, uint32_t stagger) {
+    if (!full) {
+        f->since_full++;
+        return;
+    }
+    /* The first full flush of a name starts its cadence at a point of its
+     * own, so that a host's names do not all run the script in one round. */
+    f->since_full = !f->synced && f->every > 1 ? stagger % f->every : 0;
+    f->synced = true;
+    f->known_run = 0; /* the script's answer carries no run: the next read tells */
+}
+
+/* A plain decimal number of at most 16 digits (below 2^53), as the scripts
+ * take one. */
+static bool plain_u64(const char *v, uint64_t *out) {
+    return v != NULL && read_integer(v, strlen(v), (uint64_t)BREAKER__FLEET_BIG, out) &&
+           strlen(v) <= 16;
+}
+
+int breaker__fleet_time_read(const char *sec, const char *usec, uint64_t *now_us) {
+    uint64_t s = 0, u = 0;
+    if (!plain_u64(sec, &s) || !plain_u64(usec, &u) || u >= 1000000 ||
+        s > (uint64_t)BREAKER__FLEET_BIG / 1000000)
+        return 0;
+    *now_us = s * 1000000 + u;
+    return 1;
+}
+
+void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f, const char *limits,
+                                uint32_t rounds, uint64_t interval_ns) {
+    if (f->every != 0) return;
+    struct breaker__fleet_limits l;
+    if (!breaker__fleet_limits_parse(limits, &l, NULL, 0)) {
+        f->every = 1; /* not limits: the script every round, which says so */
+        f->max_wait_us = 0;
+        return;
+    }
+    f->every = breaker__fleet_full_every(rounds, interval_ns, l.window_us);
+    /* As the scripts bound `until`: floor(max + max * jitter). */
+    double m = (double)l.open_max_us;
+    f->max_wait_us = (uint64_t)floor(m + m * l.open_jitter);
+}
+
+int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], uint64_t now_us,
+                               uint64_t max_wait_us, struct breaker__fleet_answer *out,
+                               uint64_t *run, char *why, size_t why_len) {
+    /* The fields, in breaker__fleet_read_fields' order. */
+    enum { R_ST, R_GEN, R_UNTIL, R_K, R_SUCC, R_EC, R_EF, R_ES, R_BORN, R_RUN };
+    uint64_t n[BREAKER__FLEET_READ_FIELDS] = {0};
+    if (v[R_ST] == NULL) return parse_fail(why, why_len, "read: no state");
+    for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++) {
+        /* born: a state from before the field; run: written by the first
+         * transition or CONSECUTIVE flush, absent before */
+        if (v[i] == NULL && (i == R_BORN || i == R_RUN)) continue;
+        if (!plain_u64(v[i], &n[i]))
+            return parse_fail(why, why_len, "read: field %s = %.40s, expected 0..%" PRId64,
+                              breaker__fleet_read_fields[i], v[i] ? v[i] : "(missing)",
+                              BREAKER__FLEET_BIG);
+    }
+    int64_t a[ANS_COUNT];
+    a[ANS_STATE] = (int64_t)n[R_ST];
+    a[ANS_GEN] = (int64_t)n[R_GEN];
+    /* The open wait left, as the scripts' answer() computes it. */
+    a[ANS_WAIT_US] =
+        n[R_ST] == FLEET_OPEN && n[R_UNTIL] > now_us ? (int64_t)(n[R_UNTIL] - now_us) : 0;
+    a[ANS_K] = (int64_t)n[R_K];
+    a[ANS_SUCC] = (int64_t)n[R_SUCC];
+    a[ANS_VERDICT] = VERDICT_NONE;
+    a[ANS_CALLS] = (int64_t)n[R_EC];
+    a[ANS_FAILURES] = (int64_t)n[R_EF];
+    a[ANS_SLOW] = (int64_t)n[R_ES];
+    a[ANS_BORN] = (int64_t)n[R_BORN];
+    if (a[ANS_STATE] == FLEET_OPEN && (uint64_t)a[ANS_WAIT_US] > max_wait_us)
+        return parse_fail(why, why_len,
+                          "read: field until = %" PRIu64 ", expected at most %" PRIu64
+                          " (now + the longest wait)",
+                          n[R_UNTIL], now_us + max_wait_us);
+    char what[160];
+    if (!breaker__fleet_answer_check(a, what, sizeof what) || a[ANS_GEN] < 1)
+        return parse_fail(why, why_len, "read: %s",
+                          a[ANS_GEN] < 1 ? "answer field gen = 0, expected 1.." : what);
+    *run = n[R_RUN];
+    return breaker__fleet_answer_read(a, out);
 }
 
 /* ---- Leases ------------------------------------------------------------------- */

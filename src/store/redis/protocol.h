@@ -244,6 +244,19 @@ struct breaker__fleet_follow {
     /* FAIL_CLOSED: the flusher tripped the local breaker because the fleet
      * view was too old (breaker__fleet_trip_stale()). */
     bool stale_tripped;
+    /* Cheap rounds (breaker__fleet_full_due()): whether a full flush was
+     * answered since the entry was armed or the last failed round (false:
+     * the next flush is full), the fleet state of the last answer or read
+     * (FLEET_*), the rounds since the last full flush, and the full-flush
+     * cadence of this name (0: not computed yet). */
+    bool synced;
+    int known_state;
+    uint64_t known_run; /* CONSECUTIVE: the fleet's run at the last read (0: none) */
+    uint32_t since_full;
+    uint32_t every;
+    /* The longest open wait the name's limits allow (open_max_us plus its
+     * jitter), which bounds a read's `until` as the scripts bound it. */
+    uint64_t max_wait_us;
 };
 
 /* The local breaker as the caller read it: its generation first, then its
@@ -340,6 +353,86 @@ void breaker__fleet_note_stale_trip(struct breaker__fleet_follow *f);
 void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker__fleet_answer *a,
                            const struct breaker__fleet_local *local, uint64_t now_ns,
                            struct breaker__fleet_action *act, struct breaker__fleet_gate *gate);
+
+/* ---- Cheap rounds: a full flush only with trouble ----------------------------- */
+
+/* A healthy name costs the fleet a state read per round, not a script call
+ * (docs/fleet.md, "Cost"): the flush script runs for a name only when it
+ * has trouble or its batched successes are due; otherwise the round reads
+ * the name's state hash (HMGET of these fields, with one TIME per round for
+ * Redis's clock) and decides on it as on a script's answer. */
+#define BREAKER__FLEET_READ_FIELDS 10
+extern const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS];
+
+/* The default cadence of a healthy name's full flush, in rounds
+ * (breaker_redis_config.full_flush_rounds 0). */
+#define BREAKER__FLEET_FULL_ROUNDS 16u
+/* The successes a healthy name holds back are at most this fraction of the
+ * fleet window (1/20: 5%): the cadence of a name whose window is short is
+ * lowered to fit (breaker__fleet_full_every()). */
+#define BREAKER__FLEET_LAG_SHARE 20u
+
+/* The cadence of a name's full flush: `rounds` (the handle's
+ * full_flush_rounds), lowered so that `rounds` intervals of `interval_ns`
+ * are at most 1/BREAKER__FLEET_LAG_SHARE of the window `window_us` (the
+ * stored limits'), and at least 1 (every round: today's protocol). Pure. */
+uint32_t breaker__fleet_full_every(uint32_t rounds, uint64_t interval_ns, uint64_t window_us);
+
+/* What a round knows about a name before it chooses its call. */
+struct breaker__fleet_pending {
+    const struct breaker__fleet_deltas *deltas; /* since the last full flush */
+    bool probes_moved;        /* the local breaker's probe counts moved since then */
+    bool releases;            /* lease results go out for it in this round */
+    enum breaker_state local; /* the local breaker's state (peeked) */
+    bool last_round;          /* the handle's last round (close): nothing is held back */
+};
+
+/* @return true when this round's call for the name is the flush script
+ * (carrying every pending delta), false for a read of its state. A full
+ * flush in the handle's last round, and when: no full flush was answered
+ * since the entry was armed or a round failed (`synced`); failures or slow
+ * calls are pending; probes moved; lease results go out; the local breaker
+ * or the fleet (at the last answer) is HALF_OPEN (the script's prelude
+ * reaps a lease past its deadline); the last read showed a fleet run of
+ * failures (CONSECUTIVE: a success held back would let other hosts'
+ * failures run on); or `f->every` rounds passed since the last full flush
+ * (the batched successes, the keys' TTL). A fleet OPEN is read like a
+ * CLOSED one: until a lease request turns it HALF_OPEN, a script would
+ * answer what the read shows, and its hosts' local breakers, open too,
+ * have no closed-state calls to send. */
+bool breaker__fleet_full_due(const struct breaker__fleet_follow *f,
+                             const struct breaker__fleet_pending *p);
+
+/* After the round's call for a name was answered: `full` whether it was the
+ * flush script; `stagger` (the entry's index) spreads the names' full
+ * flushes over the rounds after the first. */
+void breaker__fleet_round_done(struct breaker__fleet_follow *f, bool full, uint32_t stagger);
+
+/* Redis's clock from TIME's two fields (seconds, microseconds). @return 1
+ * with `*now_us`, or 0 (not two plain numbers in range). */
+int breaker__fleet_time_read(const char *sec, const char *usec, uint64_t *now_us);
+
+/* The cadence and the longest open wait of a name whose limits text is
+ * `limits` (the stored ones), for a handle flushing every `interval_ns`
+ * with full_flush_rounds `rounds`: set once in `f` (f->every 0: not yet). */
+void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f, const char *limits,
+                                uint32_t rounds, uint64_t interval_ns);
+
+/* A read of a name's state hash: the fields of breaker__fleet_read_fields,
+ * each NULL (absent) or its text, at Redis's clock `now_us`, as the answer
+ * a script would give (verdict none, the open wait left), and in `*run`
+ * the fleet's run of failures (CONSECUTIVE; 0: none). @return 1 with
+ * `out`; 0 when the state is absent, a field is not a plain number in its
+ * range (breaker__fleet_answer_check()), or an OPEN state's wait is longer
+ * than `max_wait_us` (the limits' longest, as the scripts check `until`),
+ * with `why` naming it: the
+ * read is no answer, and the name's next call is the flush script, which
+ * rebuilds a state it cannot trust. A read applies no due lease deadline
+ * (the script's prelude does): a name whose fleet is not CLOSED gets the
+ * flush script every round. */
+int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], uint64_t now_us,
+                               uint64_t max_wait_us, struct breaker__fleet_answer *out,
+                               uint64_t *run, char *why, size_t why_len);
 
 /* ---- Leases ------------------------------------------------------------------- */
 

@@ -96,7 +96,33 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "end\n"                                                                      \
     "-- The limits text (c[1] .. c[13]) against the configuration's ranges\n"    \
     "-- (breaker_config_validate(); times in microseconds).\n"                   \
+    "-- The usual text, 14 plain numbers, read by one match: the field by\n"    \
+    "-- field reading below runs only for any other text (and names what is\n"  \
+    "-- wrong with it).\n"                                                       \
+    "local R = '(%d[%d%.eE%+%-]*)'\n"                                            \
+    "local LIMITS14 = '^(%d+) ' .. R .. ' ' .. R .. ' (%d+) (%d+) (%d+) ' .. R ..\n" \
+    "  ' (%d+) ' .. R .. ' (%d+) (%d+) (%d+) (%d+) (%d+)$'\n"                      \
+    "local INTS = {1, 4, 5, 6, 8, 10, 11, 12, 13, 14}\n"                          \
+    "local function limits_fast(raw)\n"                                          \
+    "  local a = {string.match(raw, LIMITS14)}\n"                                \
+    "  if #a ~= 14 then return nil end\n"                                        \
+    "  local c = {}\n"                                                           \
+    "  for i = 1, 14 do c[i] = tonumber(a[i]); if c[i] == nil then return nil end end\n" \
+    "  for _, i in ipairs(INTS) do if #a[i] > 16 then return nil end end\n"       \
+    "  if c[1] >= 1 and c[1] <= " MAX_MIN_CALLS " and c[2] > 0 and c[2] <= 1 and\n" \
+    "     c[3] >= 0 and c[3] <= 1 and c[4] >= 1 and c[4] <= DUR and c[5] >= 1 and\n" \
+    "     c[5] <= " MAX_BUCKETS " and c[4] / c[5] >= 1000 and c[6] >= 1 and c[6] <= DUR and\n" \
+    "     c[7] >= 1 and c[7] <= " MAX_BACKOFF " and c[8] >= c[6] and c[8] <= DUR and\n" \
+    "     c[9] >= 0 and c[9] <= 1 and c[10] >= 1 and c[10] <= " MAX_PROBES " and\n"  \
+    "     c[11] >= 1 and c[11] <= " MAX_PROBES " and c[12] >= 1 and c[12] <= DUR and\n" \
+    "     c[13] >= 0 and c[13] <= " MAX_THRESHOLD " and c[14] >= 0 and c[14] <= 64 then\n" \
+    "    return c\n"                                                             \
+    "  end\n"                                                                    \
+    "  return nil\n"                                                             \
+    "end\n"                                                                      \
     "local function limits(key, raw)\n"                                          \
+    "  local fast = limits_fast(raw)\n"                                          \
+    "  if fast then return fast end\n"                                           \
     "  local v = {}\n"                                                           \
     "  for x in string.gmatch(raw, '%S+') do v[#v + 1] = x end\n"                \
     "  if #v < 12 then flag(key, 'cfg', raw, '12 or 13 limits'); return nil end\n" \
@@ -277,9 +303,11 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "-- The hosts' sequences, checked: a field is a host id, a value 'seq time'.\n"
     "-- A host silent longer than the TTL is forgotten; a call whose sequence\n"
     "-- is not newer than its host's last was applied already (a retry).\n"
-    "-- Not the whole hash (one field per live host: a fleet of any size): the\n"
-    "-- host's own field, and a few more per call by HSCAN (all of a small\n"
-    "-- hash at once), its cursor kept in S (qc).\n"
+    "-- Never the whole hash (one field per live host: a fleet of any size):\n"
+    "-- the host's own field; and when it has none (new to this name, or\n"
+    "-- silent longer than the TTL), the next 16 fields of an HSCAN (all of a\n"
+    "-- small hash at once) whose cursor S keeps (qc): each host arriving\n"
+    "-- prunes a few that left.\n"
     "if host then\n"
     "  local last = nil\n"
     "  local function entry(id, val)\n"
@@ -290,19 +318,17 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "    elseif tonumber(qt) + ttl * 1000 <= now then redis.call('HDEL', Q, id)\n"
     "    elseif id == host then last = tonumber(qs) end\n"
     "  end\n"
-    "  local qc = h[14] or '0'\n"
-    "  local sc = redis.call('HSCAN', Q, qc, 'COUNT', 16)\n"
-    "  local mine_seen = false\n"
-    "  for i = 1, #sc[2], 2 do\n"
-    "    entry(sc[2][i], sc[2][i + 1])\n"
-    "    if sc[2][i] == host then mine_seen = true end\n"
-    "  end\n"
-    "  if not mine_seen and not bad then\n"
-    "    local v = redis.call('HGET', Q, host)\n"
-    "    if v then entry(host, v) end\n"
+    "  local own = redis.call('HGET', Q, host)\n"
+    "  if own then entry(host, own) end\n"
+    "  if not last and not bad then\n"
+    "    local qc = h[14] or '0'\n"
+    "    local sc = redis.call('HSCAN', Q, qc, 'COUNT', 16)\n"
+    "    for i = 1, #sc[2], 2 do\n"
+    "      if sc[2][i] ~= host then entry(sc[2][i], sc[2][i + 1]) end\n"
+    "    end\n"
+    "    if not bad and sc[1] ~= qc then redis.call('HSET', S, 'qc', sc[1]) end\n"
     "  end\n"
     "  if bad then return corrupt(true) end\n"
-    "  if sc[1] ~= qc then redis.call('HSET', S, 'qc', sc[1]) end\n"
     "  if last and seq <= last then return answer(0) end\n"
     "end\n"
     "local function applied()\n"

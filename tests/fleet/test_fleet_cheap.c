@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_fleet_cheap.c - against a real redis-server: a healthy name costs
+ * the fleet a state read per round, not a script call (issue 22,
+ * docs/fleet.md "Cost"). Its successes are held back and sent with the
+ * flush script every full_flush_rounds rounds; a failure goes at the next
+ * round with every success held back; a trip made by another host reaches
+ * a healthy reader through its read within one round; a state the read
+ * cannot trust is never followed (the next round's script rebuilds it); and
+ * breaker_redis_close() sends what was held back. Rounds are
+ * breaker_redis_flush() calls (the flusher's interval is an hour), script
+ * calls are counted by Redis (INFO commandstats), the window by reading it.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "redis_server.h"
+
+#include <breaker/redis.h>
+
+#include <hiredis/hiredis.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define MS  ((uint64_t)1000000)
+#define SEC (1000 * MS)
+
+static struct test_redis server;
+
+/* A handle whose rounds run only when asked, full flushes every `rounds`. */
+static breaker_redis *open_fleet(uint32_t rounds) {
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = server.port;
+    rc.flush_interval_ns = 3600 * SEC;
+    rc.io_timeout_ns = 2000 * MS; /* patient: a loaded machine must not degrade it */
+    rc.probe_budget_ns = 1000 * MS;
+    rc.full_flush_rounds = rounds;
+    breaker_redis *f = NULL;
+    char msg[256] = "";
+    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
+    return f;
+}
+
+/* A window long enough for the cadence to be the handle's (held back: at
+ * most 1/20 of the window, here 4 hours of 300 days). */
+static breaker *attach(breaker_redis *f, const char *name, uint32_t min_calls) {
+    breaker_config c;
+    breaker_config_init(&c);
+    c.trip = BREAKER_TRIP_TIME_WINDOW;
+    c.window_ns = 300ull * 24 * 3600 * SEC;
+    c.window_buckets = 10;
+    c.min_calls = min_calls;
+    c.failure_rate = 0.5;
+    c.open_ns = c.open_max_ns = 60 * SEC;
+    c.open_jitter = 0;
+    breaker *b = NULL;
+    char msg[256] = "";
+    int rc = breaker_redis_attach(f, name, &c, &b, msg, sizeof msg);
+    if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) fail_msg("attach %s: %s", name, msg);
+    return b;
+}
+
+static void calls(breaker *b, int n, enum breaker_outcome outcome) {
+    for (int i = 0; i < n; i++) {
+        breaker_permit p;
+        assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+        assert_int_equal(breaker_complete(b, &p, outcome), BREAKER_OK);
+    }
+}
+
+/* Script calls Redis ran so far (EVALSHA and EVAL). */
+static long long scripts(void) {
+    return test_redis_cmdstat(&server, "evalsha") + test_redis_cmdstat(&server, "eval");
+}
+
+/* One round of `f`: @return the script calls it made. */
+static long long round_scripts(breaker_redis *f) {
+    long long before = scripts();
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    return scripts() - before;
+}
+
+/* The calls (kind 'c') or failures ('f') in `name`'s fleet window. */
+static long long window(const char *name, char kind) {
+    struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", server.port, tv);
+    assert_true(c != NULL && !c->err);
+    redisReply *r = redisCommand(c, "HGETALL breaker:v1:{%s}:w", name);
+    long long sum = 0;
+    for (size_t i = 0; r != NULL && i + 1 < r->elements; i += 2)
+        if (r->element[i]->str[0] == kind) sum += strtoll(r->element[i + 1]->str, NULL, 10);
+    if (r != NULL) freeReplyObject(r);
+    redisFree(c);
+    return sum;
+}
+
+static void a_healthy_name_makes_no_script_call_for_k_minus_1_rounds(void **state) {
+    (void)state;
+    breaker_redis *f = open_fleet(4);
+    breaker *b = attach(f, "cheap.k", 1000);
+    assert_int_equal(round_scripts(f), 1); /* the first round after attach: full */
+    for (int r = 1; r <= 3; r++) {
+        calls(b, 10, BREAKER_SUCCESS);
+        long long n = round_scripts(f);
+        if (n != 0)
+            fail_msg("round %d after the full one made %lld script calls, expected 0", r, n);
+        assert_int_equal(window("cheap.k", 'c'), 0); /* held back */
+    }
+    calls(b, 10, BREAKER_SUCCESS);
+    assert_int_equal(round_scripts(f), 1); /* the 4th: every success held back */
+    assert_int_equal(window("cheap.k", 'c'), 40);
+    breaker_redis_close(f);
+}
+
+static void a_failure_goes_at_the_next_round_with_every_pending_success(void **state) {
+    (void)state;
+    breaker_redis *f = open_fleet(16);
+    breaker *b = attach(f, "cheap.fail", 1000);
+    assert_int_equal(round_scripts(f), 1);
+    calls(b, 7, BREAKER_SUCCESS);
+    assert_int_equal(round_scripts(f), 0);
+    calls(b, 5, BREAKER_SUCCESS);
+    calls(b, 1, BREAKER_FAILURE);
+    assert_int_equal(round_scripts(f), 1);
+    assert_int_equal(window("cheap.fail", 'c'), 13);
+    assert_int_equal(window("cheap.fail", 'f'), 1);
+    breaker_redis_close(f);
+}
+
+static void a_trip_by_another_host_reaches_a_healthy_reader_within_one_round(void **state) {
+    (void)state;
+    breaker_redis *a = open_fleet(16), *b = open_fleet(16);
+    breaker *ba = attach(a, "cheap.trip", 10);
+    breaker *bb = attach(b, "cheap.trip", 10);
+    assert_int_equal(round_scripts(a), 1);
+    assert_int_equal(round_scripts(b), 1);
+    calls(ba, 3, BREAKER_SUCCESS);
+    assert_int_equal(round_scripts(a), 0); /* a reader */
+    calls(bb, 10, BREAKER_FAILURE);        /* the other host's failures trip the fleet */
+    assert_int_equal(round_scripts(b), 1);
+    assert_int_equal(test_redis_int(&server, "HGET breaker:v1:{cheap.trip}:s st"), 1);
+    assert_int_equal(breaker_get_state(ba), BREAKER_CLOSED);
+    calls(ba, 1, BREAKER_SUCCESS);
+    assert_int_equal(round_scripts(a), 0);                 /* its next round, still a read, */
+    assert_int_equal(breaker_get_state(ba), BREAKER_OPEN); /* follows the trip */
+    breaker_redis_stats st;
+    breaker_redis_stats_get(a, &st);
+    assert_int_equal(st.outside_trips, 1);
+    /* Its held-back successes were of the period the trip ended: dropped,
+     * as the script drops a host's deltas for a generation it did not
+     * know; the window holds the tripping host's 10 failures alone. */
+    assert_int_equal(round_scripts(a), 0); /* an open fleet: a follower reads it too */
+    assert_int_equal(breaker_get_state(ba), BREAKER_OPEN);
+    assert_int_equal(window("cheap.trip", 'c'), 10);
+    breaker_redis_close(a);
+    breaker_redis_close(b);
+}
+
+static void a_state_a_read_cannot_trust_is_never_followed(void **state) {
+    (void)state;
+    breaker_redis *f = open_fleet(16);
+    breaker *b = attach(f, "cheap.bad", 1000);
+    assert_int_equal(round_scripts(f), 1);
+    calls(b, 2, BREAKER_SUCCESS);
+    assert_int_equal(round_scripts(f), 0);
+    /* Open for ten years: more than the stored limits allow. */
+    long long gen = test_redis_int(&server, "HGET breaker:v1:{cheap.bad}:s gen");
+    assert_true(gen > 0);
+    assert_int_equal(test_redis_int(&server,
+                                    "HSET breaker:v1:{cheap.bad}:s st 1 gen %lld until %llu",
+                                    gen + 1, (unsigned long long)4000000000000000ull),
+                     0);
+    calls(b, 1, BREAKER_SUCCESS);
+    assert_int_equal(round_scripts(f), 0); /* the read: no answer, not followed */
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    long long before = scripts();
+    assert_int_equal(breaker_redis_flush(f), BREAKER_EIO); /* the script: CORRUPT, rebuilt */
+    assert_int_equal(scripts() - before, 1);
+    assert_int_equal(test_redis_int(&server, "HGET breaker:v1:{cheap.bad}:s st"), 0);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK); /* rejoined */
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    breaker_redis_close(f);
+}
+
+/* CONSECUTIVE: a fleet run of failures makes a healthy reader send its
+ * held-back successes at its next round, which end the run. */
+static void a_fleet_run_of_failures_brings_the_held_back_successes(void **state) {
+    (void)state;
+    breaker_redis *a = open_fleet(16), *b = open_fleet(16);
+    breaker_config c;
+    breaker_config_init(&c);
+    c.trip = BREAKER_TRIP_CONSECUTIVE;
+    c.failure_threshold = 5;
+    c.window_ns = 300ull * 24 * 3600 * SEC; /* the cadence: the handle's (attach()) */
+    breaker *ba = NULL, *bb = NULL;
+    char msg[256] = "";
+    assert_int_equal(breaker_redis_attach(a, "cheap.run", &c, &ba, msg, sizeof msg), BREAKER_OK);
+    assert_int_equal(breaker_redis_attach(b, "cheap.run", &c, &bb, msg, sizeof msg), BREAKER_OK);
+    assert_int_equal(round_scripts(a), 1);
+    assert_int_equal(round_scripts(b), 1);
+    calls(ba, 4, BREAKER_SUCCESS);
+    assert_int_equal(round_scripts(a), 0); /* held back */
+    calls(bb, 3, BREAKER_FAILURE);
+    assert_int_equal(round_scripts(b), 1);
+    assert_int_equal(test_redis_int(&server, "HGET breaker:v1:{cheap.run}:s run"), 3);
+    calls(ba, 1, BREAKER_SUCCESS);
+    assert_int_equal(round_scripts(a), 0); /* the read sees the run */
+    assert_int_equal(round_scripts(a), 1); /* and the next round sends the successes */
+    assert_int_equal(test_redis_int(&server, "HGET breaker:v1:{cheap.run}:s run"), 0);
+    calls(ba, 1, BREAKER_SUCCESS);
+    assert_int_equal(round_scripts(a), 0); /* the run is over: a reader again */
+    assert_int_equal(round_scripts(a), 0);
+    breaker_redis_close(a);
+    breaker_redis_close(b);
+}
+
+static void one_full_flush_round_is_the_script_every_round(void **state) {
+    (void)state;
+    breaker_redis *f = open_fleet(1);
+    breaker *b = attach(f, "cheap.one", 1000);
+    for (int r = 0; r < 4; r++) {
+        calls(b, 1, BREAKER_SUCCESS);
+        assert_int_equal(round_scripts(f), 1);
+    }
+    assert_int_equal(window("cheap.one", 'c'), 4);
+    breaker_redis_close(f);
+}
+
+static void close_sends_the_successes_held_back(void **state) {
+    (void)state;
+    breaker_redis *f = open_fleet(16);
+    breaker *b = attach(f, "cheap.close", 1000);
+    assert_int_equal(round_scripts(f), 1);
+    calls(b, 9, BREAKER_SUCCESS);
+    assert_int_equal(round_scripts(f), 0);
+    calls(b, 2, BREAKER_SUCCESS);
+    breaker_redis_close(f);
+    assert_int_equal(window("cheap.close", 'c'), 11);
+}
+
+static void a_bad_full_flush_rounds_is_refused_by_name(void **state) {
+    (void)state;
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = server.port;
+    rc.full_flush_rounds = 1001;
+    breaker_redis *f = NULL;
+    char msg[256] = "";
+    assert_int_equal(breaker_redis_open(&rc, &f, msg, sizeof msg), BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "full_flush_rounds: must be 0..1000"));
+}
+
+/* One redis-server for every case (each uses names of its own). */
+static int setup(void **state) {
+    *state = &server;
+    return test_redis_start(&server) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    test_redis_stop(*state);
+    return 0;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_healthy_name_makes_no_script_call_for_k_minus_1_rounds),
+        cmocka_unit_test(a_failure_goes_at_the_next_round_with_every_pending_success),
+        cmocka_unit_test(a_trip_by_another_host_reaches_a_healthy_reader_within_one_round),
+        cmocka_unit_test(a_state_a_read_cannot_trust_is_never_followed),
+        cmocka_unit_test(a_fleet_run_of_failures_brings_the_held_back_successes),
+        cmocka_unit_test(one_full_flush_round_is_the_script_every_round),
+        cmocka_unit_test(close_sends_the_successes_held_back),
+        cmocka_unit_test(a_bad_full_flush_rounds_is_refused_by_name),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
