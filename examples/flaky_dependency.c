@@ -61,9 +61,10 @@ static void print_event(void *ctx, breaker *b, const breaker_event *ev) {
     case BREAKER_REASON_FORCED_OPEN:
     case BREAKER_REASON_FORCED_CLOSED:
     case BREAKER_REASON_RESET:
-    case BREAKER_REASON_OUTSIDE_CLOSE:    /* a shared store recovered */
+    case BREAKER_REASON_OUTSIDE_CLOSE:   /* a shared store recovered */
     case BREAKER_REASON_SERVER_DIRECTED: /* the dependency asked for a wait */
     case BREAKER_REASON_OPERATOR:        /* an operator's timed open */
+    case BREAKER_REASON_RECONFIGURED:    /* the limits changed (no transition) */
         printf("  after %u failed recoveries", ev->evidence.failed_recoveries);
         break;
     }

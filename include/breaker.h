@@ -160,11 +160,14 @@ enum breaker_reason {
     BREAKER_REASON_SERVER_DIRECTED,      /* any but forced -> OPEN for the time the
                                             dependency asked (breaker_open_for:
                                             a 429 or 503 with Retry-After) */
-    BREAKER_REASON_OPERATOR              /* any -> OPEN for a time an operator
+    BREAKER_REASON_OPERATOR,             /* any -> OPEN for a time an operator
                                             chose (breaker_open_for) */
+    BREAKER_REASON_RECONFIGURED          /* no transition: from == to, the same
+                                            generation; the limits changed
+                                            (breaker_reconfigure) */
 };
 /* The number of reasons (new reasons are appended: their values never change). */
-#define BREAKER_REASON_COUNT (BREAKER_REASON_OPERATOR + 1)
+#define BREAKER_REASON_COUNT (BREAKER_REASON_RECONFIGURED + 1)
 
 /*! breaker_state_name(), breaker_outcome_name(), breaker_trip_name(),
  *  breaker_reason_name() :
@@ -225,6 +228,14 @@ struct breaker_event {
     uint32_t shadow; /* 1: the breaker is in shadow mode (breaker_set_shadow): a
                         would-be transition; its state changed, but it refuses
                         nothing (to == OPEN: "would open"). 0 otherwise */
+    /* reason RECONFIGURED (a live change of the limits, not a transition:
+     * from == to, generation unchanged): the configuration before and after
+     * (limits only: callbacks, contexts and clock NULL), valid during the
+     * callback only, and the configuration generation the change started
+     * (breaker_config_generation()). NULL and 0 for every transition. */
+    const breaker_config *old_config;
+    const breaker_config *new_config;
+    uint64_t config_generation;
 };
 
 /* Transition callback. Runs on the thread whose call caused the transition,
@@ -695,6 +706,49 @@ BREAKER_API int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reas
 BREAKER_API int breaker_open_until(breaker *b, uint64_t until_ns, enum breaker_reason reason)
     BREAKER_NONNULL(1);
 
+/* ---- Live reconfiguration ----------------------------------------------------
+ * A running breaker's limits can change without a restart and without
+ * losing its state, its counters or the calls in flight. */
+
+/*! breaker_reconfigure() :
+ *  Change `b`'s limits to those of `cfg` (a full configuration: start from
+ *  breaker_get_config(), change what you need; its callbacks, contexts and
+ *  clock are ignored, the handle keeps its own; seed 0 keeps the breaker's).
+ *  What may change: failure_threshold, min_calls, failure_rate,
+ *  slow_call_rate, slow_call_ns (while it stays non-zero), open_ns,
+ *  open_backoff, open_max_ns, open_jitter, half_open_successes,
+ *  probe_timeout_ns, ramp_ns (from 0, or between non-zero values),
+ *  ramp_start, min_failing_sources, cancelled_as, seed. What may not, since
+ *  it shapes the breaker's shared block or its call path: trip,
+ *  window_size (count window), window_ns and window_buckets (time window),
+ *  half_open_max_probes, slow_call_ns to or from 0, ramp_ns to 0: refused
+ *  with BREAKER_EINVAL and a message naming the field, both values and why
+ *  (create the breaker again, or use a new name, for those).
+ *  Applied at once and whole: one new version of the stored limits (the
+ *  configuration generation, +1), every caller's next call reads it (a
+ *  store file's: every process of the host, the same instant); each
+ *  transition, and the wait it starts, is decided on one version, never two
+ *  mixed; the state, generation, window and counters stay (a window that
+ *  now meets the new trip condition trips on its next recorded failure).
+ *  Reported once, to the callbacks of the handle that made the change, as
+ *  an event with reason BREAKER_REASON_RECONFIGURED and the old and new
+ *  configurations (breaker_event). A change to the same limits does
+ *  nothing (no event). `expect_generation`: 0, or the configuration
+ *  generation the caller read: if another change came since, nothing is
+ *  done (an operator's change never silently overwrites another's).
+ *  @return BREAKER_OK; BREAKER_EINVAL (invalid, or not changeable live: `msg`
+ *  says which); BREAKER_STALE (expect_generation is not the current one);
+ *  BREAKER_EIO (a store file's lock could not be taken). Thread-safe; takes
+ *  no lock on a heap breaker (a store file's takes the file lock, never the
+ *  call path's); must not be called from an event callback of `b`. */
+BREAKER_API BREAKER_NODISCARD int breaker_reconfigure(breaker *b, const breaker_config *cfg,
+                                                      uint64_t expect_generation, char *msg,
+                                                      size_t msg_len) BREAKER_NONNULL(1, 2);
+
+/*! breaker_config_generation() : @return the configuration generation of
+ *  `b`'s limits: 1 as created, +1 per change (breaker_reconfigure()). */
+BREAKER_API uint64_t breaker_config_generation(breaker *b) BREAKER_NONNULL(1);
+
 /* ---- Shadow mode -------------------------------------------------------------
  * A breaker in shadow mode runs its whole state machine on the real traffic
  * (it trips, waits, probes, recovers, with events and counts as usual) but
@@ -786,7 +840,8 @@ BREAKER_API int breaker_latency_get(breaker *b, breaker_latency *out) BREAKER_NO
 BREAKER_API int breaker_stats_get(breaker *b, breaker_stats *out) BREAKER_NONNULL(1, 2);
 
 /*! breaker_get_config() : copy the breaker's effective configuration (defaults
- *  applied) into `out`: the callbacks and contexts are the ones the creator
+ *  applied; its limits as they are now, after any breaker_reconfigure(), by
+ *  whichever process) into `out`: the callbacks and contexts are the ones the creator
  *  passed (for a registry's breaker, the registry configuration's own
  *  on_event, never the registry's internal hook), so a breaker created from
  *  the copy is an independent breaker with the same limits. */

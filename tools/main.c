@@ -39,6 +39,7 @@ static const char main_help[] =
     "  close      force a store's breaker closed (operators)\n"
     "  reset      end a forced state and start the breaker over\n"
     "  shadow     shadow mode on or off: a store's breaker runs but refuses nothing\n"
+    "  config     show a store's breaker's limits, or change them live\n"
     "  help       show this text, or `breaker help COMMAND` for a command's\n"
     "\n"
     "options:\n"
@@ -74,6 +75,7 @@ static const struct command {
     {"close", tool_cmd_force, tool_force_help},
     {"reset", tool_cmd_force, tool_force_help},
     {"shadow", tool_cmd_shadow, tool_shadow_help},
+    {"config", tool_cmd_config, tool_config_help},
 };
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
 

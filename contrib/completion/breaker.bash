@@ -89,7 +89,7 @@ _breaker() {
         --rate --timeout --instances --no-baseline --events --svg --print-scenario -h --help"
     local replay_opts="-c --config -b --breaker -s --set --svg --json --fail-empty
         --fail-on-flapping --max-trips -h --help"
-    local commands="simulate replay keys help exec status ls open close reset shadow"
+    local commands="simulate replay keys help exec status ls open close reset shadow config"
 
     # The words up to the cursor, split at blanks only, so that KEY=VALUE
     # and NAME:key=value stay whole.
@@ -112,7 +112,7 @@ _breaker() {
     case $cmd in
     simulate) opts=$simulate_opts ;;
     replay) opts=$replay_opts ;;
-    exec | status | ls | open | close | reset | shadow)
+    exec | status | ls | open | close | reset | shadow | config)
         # The store commands: their options only (NAME and COMMAND are free).
         local store_opts="--store -h --help"
         case $cmd in
@@ -126,7 +126,7 @@ _breaker() {
         ;;
     help)
         ((${#words[@]} == 3)) &&
-            COMPREPLY=($(compgen -W "simulate replay keys exec status ls open close reset shadow" -- "$cur"))
+            COMPREPLY=($(compgen -W "simulate replay keys exec status ls open close reset shadow config" -- "$cur"))
         return 0
         ;;
     *) return 0 ;;

@@ -122,15 +122,24 @@ BREAKER_API BREAKER_NODISCARD int breaker_registry_create(const breaker_registry
 BREAKER_API void breaker_registry_destroy(breaker_registry *reg);
 
 /*! breaker_registry_set_config() :
- *  Register the configuration for breakers created later under `pattern`:
- *  either an exact name ("payments.charge") or a prefix ending in '*'
+ *  Register the configuration for the breakers under `pattern`: either an
+ *  exact name ("payments.charge") or a prefix ending in '*'
  *  ("payments.*" matches "payments.charge"; "*" matches everything). An exact
  *  match wins over any prefix, a longer prefix over a shorter one, and the
  *  registry template applies when nothing matches. Registering a pattern again
- *  replaces it. Breakers that already exist keep their configuration: register
- *  overrides before traffic starts. `cfg` is copied; its on_event is kept.
- *  @return BREAKER_OK; BREAKER_EINVAL (bad pattern, or a configuration that
- *  breaker_config_validate() refuses; `msg` says which); BREAKER_ENOMEM. */
+ *  replaces it. Breakers created later get it; breakers that already exist
+ *  and that it now governs (it is the best match for their name) take its
+ *  limits at once, as breaker_reconfigure() changes them (one event with
+ *  reason RECONFIGURED each; with a store file, for every process of the
+ *  host). (Changed in 0.2: before, existing breakers kept their
+ *  configuration.) If one of those cannot take it (a limit that shapes its
+ *  block: breaker_reconfigure() lists them), nothing is registered and
+ *  nothing changes. `cfg` is copied; its on_event is kept for breakers
+ *  created later (a live breaker keeps its callbacks).
+ *  @return BREAKER_OK; BREAKER_EINVAL (bad pattern, a configuration that
+ *  breaker_config_validate() refuses, or a live breaker it governs cannot
+ *  take: `msg` says which and why); BREAKER_ENOMEM. Must not be called from
+ *  a listener of the registry or an event callback of its breakers. */
 BREAKER_API BREAKER_NODISCARD int
 breaker_registry_set_config(breaker_registry *reg, const char *pattern, const breaker_config *cfg,
                             char *msg, size_t msg_len) BREAKER_NONNULL(1, 2, 3);
@@ -191,8 +200,15 @@ enum breaker_registry_event_kind {
     BREAKER_REGISTRY_TRANSITION,       /* a breaker changed state */
     BREAKER_REGISTRY_FLAPPING_STARTED, /* more than flap_threshold transitions
                                           within flap_window_ns */
-    BREAKER_REGISTRY_FLAPPING_STOPPED  /* the count in the window fell to
+    BREAKER_REGISTRY_FLAPPING_STOPPED, /* the count in the window fell to
                                           flap_threshold / 2 or less */
+    BREAKER_REGISTRY_RECONFIGURED      /* a breaker's limits changed live
+                                          (breaker_reconfigure(), or
+                                          breaker_registry_set_config()):
+                                          `transition` is the event, reason
+                                          RECONFIGURED, with the old and new
+                                          configurations; not in the history,
+                                          not counted as a transition */
 };
 
 /* What a listener receives. */

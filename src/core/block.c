@@ -53,6 +53,7 @@ void breaker__block_init(struct breaker__shared *s, const struct breaker__block_
     s->instance_id = instance_id;
     s->epoch_ns = epoch_ns;
     s->lim = *lim;
+    s->lim_next = *lim; /* the staging copy of a live change (reconfig.c) */
     s->abi = BREAKER__ABI;
     s->stripes_off = lay->stripes_off;
     s->buckets_off = lay->buckets_off;
@@ -75,7 +76,7 @@ void breaker__block_init(struct breaker__shared *s, const struct breaker__block_
 /* ---- Check ---------------------------------------------------------------------*/
 
 /* The configuration `lim` was derived from (callbacks aside). */
-static void config_of_limits(const struct breaker__limits *lim, breaker_config *cfg) {
+void breaker__config_of_limits(const struct breaker__limits *lim, breaker_config *cfg) {
     memset(cfg, 0, sizeof(*cfg));
     cfg->trip = (enum breaker_trip)lim->trip;
     cfg->failure_threshold = lim->failure_threshold;
@@ -104,7 +105,7 @@ static void config_of_limits(const struct breaker__limits *lim, breaker_config *
  * configuration: the ranges, and everything derived from them. */
 static bool limits_are_valid(const struct breaker__limits *lim, char *msg, size_t len) {
     breaker_config cfg;
-    config_of_limits(lim, &cfg);
+    breaker__config_of_limits(lim, &cfg);
     char why[160];
     if (breaker_config_validate(&cfg, why, sizeof(why)) != BREAKER_OK) {
         breaker__fail(0, msg, len, "block limits: %s", why);
@@ -259,6 +260,8 @@ void breaker__set_home(breaker *b, void (*detach)(void *ctx, breaker *b), void *
     b->home_ctx = ctx;
 }
 
+void breaker__set_home_lock(breaker *b, int (*lock)(void *ctx, bool lock)) { b->home_lock = lock; }
+
 /* ---- On the process heap: breaker_create / breaker_destroy ----------------------*/
 
 static uint64_t random_seed(const void *salt) {
@@ -374,18 +377,29 @@ void breaker__block_create_at(void *mem, size_t size, const breaker_config *effe
 }
 
 void breaker__block_config(const struct breaker__shared *s, breaker_config *out) {
-    config_of_limits(&s->lim, out);
+    struct breaker__limits lim;
+    breaker__limits_snapshot(s, &lim); /* as of one version: reconfig.c */
+    breaker__config_of_limits(&lim, out);
 }
 
 int breaker__attach_block(void *mem, size_t size, uint64_t store_id, const breaker_config *cfg,
                           const breaker_owner *owner, breaker **out, char *msg, size_t len) {
     *out = NULL;
     struct breaker__shared *s = mem;
+    /* A change of its limits that a writer left half made (it died holding
+     * the store's lock, which the caller holds now): completed or dropped
+     * before the limits are checked. Only a block that passes the header's
+     * checks is touched. */
+    if ((uintptr_t)s % BREAKER__CACHELINE == 0 && size >= sizeof(struct breaker__shared) &&
+        atomic_load_explicit((_Atomic uint64_t *)(void *)&s->magic, memory_order_acquire) ==
+            BREAKER__MAGIC &&
+        s->layout_version == BREAKER__LAYOUT_VERSION && s->abi == BREAKER__ABI)
+        (void)breaker__limits_repair(s);
     int rc = breaker__block_check(s, size, msg, len);
     if (rc != BREAKER_OK) return rc;
     breaker *b = calloc(1, sizeof(*b));
     if (b == NULL) return BREAKER_ENOMEM;
-    config_of_limits(&s->lim, &b->cfg);
+    breaker__config_of_limits(&s->lim, &b->cfg);
     if (cfg != NULL) {
         b->cfg.clock = cfg->clock;
         b->cfg.clock_ctx = cfg->clock_ctx;

@@ -29,6 +29,7 @@
  *   after winning the transition leaves a probe that simply times out.
  */
 #define _GNU_SOURCE
+#include "core/block.h"
 #include "core/internal.h"
 #include "common/time_ns.h"
 
@@ -125,7 +126,7 @@ __attribute__((noinline, cold)) static int shadow_admit(breaker *b, breaker_perm
     struct breaker__shared *s = b->shared;
     breaker__count(&s->would_reject[why]);
     struct permit_view *pv = permit_view_of(permit);
-    pv->admitted_at = s->lim.slow_call_ns != 0 ? b->now_precise(b) : 0;
+    pv->admitted_at = BREAKER__LIM(&s->lim, slow_call_ns) != 0 ? b->now_precise(b) : 0;
     pv->slot_value = 0;
     pv->slot_index = 0; /* never a checked permit's record */
     pv->breaker_id = b->breaker_id;
@@ -295,7 +296,7 @@ static uint64_t phase_time_ns(const struct breaker__shared *s, uint64_t gen) {
 }
 
 static uint64_t probe_deadline_us(const struct breaker__shared *s, uint64_t now) {
-    return breaker__deadline_us(s, now, s->lim.probe_timeout_ns);
+    return breaker__deadline_us(s, now, BREAKER__LIM(&s->lim, probe_timeout_ns));
 }
 
 /* The breaker's own callback first, then its owner's (a registry records
@@ -349,8 +350,8 @@ static void probe_sources_start(struct breaker__shared *s, uint64_t gen) {
 static bool probe_sources_note(struct breaker__shared *s, uint64_t gen, uint64_t source) {
     uint64_t tag = probe_src_tag(gen);
     uint64_t bit = UINT64_C(1) << (breaker__splitmix64(source) % PROBE_SRC_BITS);
-    uint32_t needed =
-        s->lim.source_bits_needed < PROBE_SRC_BITS ? s->lim.source_bits_needed : PROBE_SRC_BITS;
+    uint32_t needed = BREAKER__LIM(&s->lim, source_bits_needed);
+    if (needed > PROBE_SRC_BITS) needed = PROBE_SRC_BITS;
     uint64_t cur = breaker__read(&s->probe_src);
     for (;;) {
         uint64_t map = ((cur & ~PROBE_SRC_MASK) == tag ? cur & PROBE_SRC_MASK : 0) | bit;
@@ -398,9 +399,13 @@ static bool transition(breaker *b, struct transition *t) {
 
     if (t->to == BREAKER_OPEN) {
         /* getpid(): a system call, but transitions are off the call path. */
+        /* The policy's wait on one version of the limits (a live change
+         * may be rewriting them: reconfig.c). */
+        struct breaker__limits lim;
+        if (t->wait_ns == 0) breaker__limits_snapshot(s, &lim);
         wait = t->wait_ns != 0
                    ? t->wait_ns
-                   : open_wait_ns(&s->lim, t->k, new_gen, b->seed_drawn ? (uint64_t)getpid() : 0);
+                   : open_wait_ns(&lim, t->k, new_gen, b->seed_drawn ? (uint64_t)getpid() : 0);
         publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, wait));
     } else if (t->to == BREAKER_HALF_OPEN) {
         publish_phase_time(s, new_gen, probe_deadline_us(s, t->now));
@@ -413,7 +418,8 @@ static bool transition(breaker *b, struct transition *t) {
         if (!breaker__window_reset(s, breaker__thread_stripe(b), t->expected)) return false;
         /* A ramp: its end in phase_time (unused in CLOSED otherwise). */
         if (t->ramp)
-            publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, s->lim.ramp_ns));
+            publish_phase_time(s, new_gen,
+                               breaker__deadline_us(s, t->now, BREAKER__LIM(&s->lim, ramp_ns)));
     }
     /* In CLOSED the low field flags a ramp (it counts probe successes only
      * in HALF_OPEN), and k stays as it was until the ramp completes: a trip
@@ -621,13 +627,14 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
      * that freed the last slot never made its close check (its process was
      * killed in between; a store file outlives it). Make the check for it,
      * or the breaker would refuse for good. */
-    if (breaker__ctl_succ(ctl) >= s->lim.half_open_successes && scan.next_deadline == UINT64_MAX) {
+    if (breaker__ctl_succ(ctl) >= BREAKER__LIM(&s->lim, half_open_successes) &&
+        scan.next_deadline == UINT64_MAX) {
         close_if_settled(b, breaker__ctl_gen(ctl), now);
         if (!still_in(s, BREAKER_HALF_OPEN, breaker__ctl_gen(ctl))) return ACQUIRE_RETRY;
     }
     /* Enough probes have succeeded: admit no more; the breaker closes when
      * those in flight settle (close_if_settled). */
-    if (scan.free_slot < 0 || breaker__ctl_succ(ctl) >= s->lim.half_open_successes)
+    if (scan.free_slot < 0 || breaker__ctl_succ(ctl) >= BREAKER__LIM(&s->lim, half_open_successes))
         return refuse(b, permit, ctl, BREAKER__REFUSE_HALF_OPEN);
     uint64_t gen = breaker__ctl_gen(ctl);
     uint64_t expect = scan.free_value;
@@ -776,7 +783,8 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
                 }
             }
             /* The admission time is needed only to tell slow calls. */
-            permit_view_of(permit)->admitted_at = s->lim.slow_call_ns != 0 ? b->now_precise(b) : 0;
+            permit_view_of(permit)->admitted_at =
+                BREAKER__LIM(&s->lim, slow_call_ns) != 0 ? b->now_precise(b) : 0;
             if (b->check != NULL) permit_check_take(b, permit);
             permit_view_of(permit)->breaker_id = b->breaker_id;
             permit_set_head(permit, permit_head(b, breaker__ctl_gen(ctl), PERMIT_ADMITTED));
@@ -901,13 +909,13 @@ static void close_if_settled(breaker *b, uint64_t gen, uint64_t now) {
         uint64_t ctl = breaker__load_acquire(&s->ctl);
         if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_HALF_OPEN) return;
         unsigned succ = breaker__ctl_succ(ctl);
-        if (succ < s->lim.half_open_successes) return;
+        if (succ < BREAKER__LIM(&s->lim, half_open_successes)) return;
         struct slot_scan scan;
         scan_slots(s, ctl, now, &scan);
         /* A probe still out (claimed or settling) decides: its failure or
          * timeout reopens, and its own completion closes after it. */
         if (scan.next_deadline != UINT64_MAX) return;
-        bool ramp = s->lim.ramp_ns != 0;
+        bool ramp = BREAKER__LIM(&s->lim, ramp_ns) != 0;
         struct transition t = {.expected = ctl,
                                .to = BREAKER_CLOSED,
                                .reason = BREAKER_REASON_PROBES_SUCCEEDED,
@@ -1003,7 +1011,8 @@ static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
     if (cancelled) breaker__stripe_count(stripe, &stripe.stripe->cancelled);
     if (took != NOT_TIMED) record_latency(b, outcome, took);
 
-    bool fails = outcome == BREAKER_FAILURE || (slow && s->lim.slow_call_rate > 0.0);
+    bool fails =
+        outcome == BREAKER_FAILURE || (slow && BREAKER__LIM(&s->lim, slow_call_rate) > 0.0);
     for (;;) {
         ctl = breaker__load_acquire(&s->ctl);
         if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_HALF_OPEN) {
@@ -1022,7 +1031,7 @@ static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
             return BREAKER_OK;
         }
         unsigned succ = breaker__ctl_succ(ctl);
-        if (fails && source != 0 && s->lim.source_bits_needed != 0 &&
+        if (fails && source != 0 && BREAKER__LIM(&s->lim, source_bits_needed) != 0 &&
             !probe_sources_note(s, gen, source)) {
             /* Too few sources behind this half-open's failed probes to
              * reopen (see "Recovery no one source can hold back"): a failed
@@ -1067,6 +1076,28 @@ static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
 
 static int time_window_success_cpu(breaker *b, uint64_t head, uint64_t now);
 static int count_window_success_cpu(breaker *b, uint64_t head);
+
+/* A trip complete_closed() decided, decided again on a snapshot of the
+ * limits (one version of the configuration; reconfig.c): the ramp's share
+ * of min_calls and the trip condition. Off the call path: only a failure
+ * that is about to trip comes here. @return whether it still trips, with
+ * `*reason` (the snapshot's). */
+__attribute__((noinline)) static bool trip_on_one_version(const struct breaker__shared *s,
+                                                          uint64_t ctl, uint64_t gen,
+                                                          uint64_t precise_now,
+                                                          const struct breaker__window_view *view,
+                                                          enum breaker_reason *reason) {
+    struct breaker__limits lim;
+    breaker__limits_snapshot(s, &lim);
+    uint32_t min_calls = lim.min_calls;
+    if (ramping(ctl) && precise_now != 0) {
+        uint64_t until = phase_time_ns(s, gen);
+        double share = precise_now < until ? breaker__ramp_share(&lim, until - precise_now) : 1.0;
+        double scaled = ceil((double)min_calls * share);
+        min_calls = scaled < 1.0 ? 1u : (uint32_t)scaled;
+    }
+    return breaker__window_should_trip(&lim, min_calls, view, reason);
+}
 
 static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outcome, uint64_t now,
                            bool slow, uint64_t source) {
@@ -1118,7 +1149,7 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
     for (;;) {
         if (breaker__ctl_state(ctl) != BREAKER_CLOSED) return BREAKER_OK; /* forced closed */
         struct transition t = {.expected = ctl, .to = BREAKER_OPEN, .k = 0};
-        uint32_t min_calls = s->lim.min_calls;
+        uint32_t min_calls = BREAKER__LIM(&s->lim, min_calls);
         if (ramping(ctl)) {
             /* The ramp's share of the volume is evidence enough, and a trip
              * now is one more failed recovery (see "Ramp after recovery"). */
@@ -1136,6 +1167,9 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
             if (!breaker__window_should_trip(&s->lim, min_calls, &view, &t.reason))
                 return BREAKER_OK;
         }
+        /* Decided on one version of the limits: the fields above were read
+         * one by one, and a live change may have come between them. */
+        if (!trip_on_one_version(s, ctl, gen, precise_now, &view, &t.reason)) return BREAKER_OK;
         t.now = precise_now != 0 ? precise_now : b->now_precise(b);
         breaker__evidence_from_view(&view, &t.evidence);
         /* Many threads may cross the threshold at once: the CAS in
@@ -1236,14 +1270,15 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
         return BREAKER_ALREADY_SETTLED;
     }
     bool cancelled = outcome == BREAKER_CANCELLED;
-    if (cancelled) outcome = (enum breaker_outcome)s->lim.cancelled_as;
+    if (cancelled) outcome = (enum breaker_outcome)BREAKER__LIM(&s->lim, cancelled_as);
     uint64_t now = 0;
     bool slow = false;
     uint64_t took = NOT_TIMED;
-    if (s->lim.slow_call_ns != 0 && outcome != BREAKER_IGNORED) {
+    uint64_t slow_ns = BREAKER__LIM(&s->lim, slow_call_ns);
+    if (slow_ns != 0 && outcome != BREAKER_IGNORED) {
         now = b->now_precise(b);
         took = now > pv->admitted_at ? now - pv->admitted_at : 0;
-        slow = took > s->lim.slow_call_ns;
+        slow = took > slow_ns;
     }
     /* A probe's duration is recorded once it is known not to be a duplicate
      * completion (complete_probe); a closed call's permit was settled above,
@@ -1559,7 +1594,8 @@ uint64_t breaker_retry_after_ns(breaker *b) {
         case BREAKER_HALF_OPEN: {
             struct slot_scan scan;
             if (half_open_check_timeouts(b, &ctl, now, &scan)) continue;
-            if (scan.free_slot >= 0 && breaker__ctl_succ(ctl) < s->lim.half_open_successes) {
+            if (scan.free_slot >= 0 &&
+                breaker__ctl_succ(ctl) < BREAKER__LIM(&s->lim, half_open_successes)) {
                 /* As half_open_acquire decides: a claim stepped too far past
                  * its deadline waits until the clock has caught up. */
                 uint64_t due = probe_deadline_us(s, now);
@@ -1598,7 +1634,38 @@ void *breaker_owner_ctx(const breaker *b, const void *kind) {
 
 size_t breaker_shared_size(breaker *b) { return breaker__live(b)->shared_size; }
 
-void breaker_get_config(breaker *b, breaker_config *out) { *out = breaker__live(b)->cfg; }
+void breaker_get_config(breaker *b, breaker_config *out) {
+    b = breaker__live(b);
+    /* The limits as they are now (a live change may have moved them since
+     * the handle was made: reconfig.c), with the handle's own callbacks,
+     * clock and checked_permits. */
+    breaker__block_config(b->shared, out);
+    out->clock = b->cfg.clock;
+    out->clock_ctx = b->cfg.clock_ctx;
+    out->on_event = b->cfg.on_event;
+    out->event_ctx = b->cfg.event_ctx;
+    out->checked_permits = b->cfg.checked_permits;
+}
+
+void breaker__emit_reconfigured(breaker *b, const struct breaker__limits *before,
+                                const struct breaker__limits *after, uint64_t generation) {
+    breaker_config old_cfg, new_cfg;
+    breaker__config_of_limits(before, &old_cfg);
+    breaker__config_of_limits(after, &new_cfg);
+    uint64_t ctl = breaker__load_acquire(b->ctl);
+    breaker_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.from = ev.to = (enum breaker_state)breaker__ctl_state(ctl);
+    ev.reason = BREAKER_REASON_RECONFIGURED;
+    ev.generation = breaker__ctl_gen(ctl);
+    ev.time_ns = b->now_precise(b);
+    ev.evidence.failed_recoveries = breaker__ctl_k(ctl);
+    ev.shadow = breaker__ctl_shadow(ctl);
+    ev.old_config = &old_cfg;
+    ev.new_config = &new_cfg;
+    ev.config_generation = generation;
+    emit(b, &ev);
+}
 
 /* ---- Manual control ----------------------------------------------------------*/
 
@@ -1661,7 +1728,7 @@ int breaker_close_outside(breaker *b, uint64_t gen, const breaker_evidence *evid
             return BREAKER_STALE;
         /* As a recovery by probes: with ramp_ns set, CLOSED starts with a
          * ramp and keeps k until it completes. */
-        bool ramp = s->lim.ramp_ns != 0;
+        bool ramp = BREAKER__LIM(&s->lim, ramp_ns) != 0;
         struct transition t = {.expected = ctl,
                                .to = BREAKER_CLOSED,
                                .reason = BREAKER_REASON_OUTSIDE_CLOSE,
@@ -1700,7 +1767,8 @@ int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason) {
     if (wait_ns == 0) return BREAKER_OK;
     b = breaker__live(b);
     struct breaker__shared *s = b->shared;
-    if (server && wait_ns > s->lim.open_max_ns) wait_ns = s->lim.open_max_ns;
+    uint64_t cap = BREAKER__LIM(&s->lim, open_max_ns);
+    if (server && wait_ns > cap) wait_ns = cap;
     for (;;) {
         uint64_t ctl = breaker__load_acquire(&s->ctl);
         unsigned state = breaker__ctl_state(ctl);
@@ -1760,7 +1828,8 @@ int breaker_shadow(breaker *b) {
 
 /* The length of the phase `ctl` is in, that the spread is a quarter of. */
 static uint64_t hint_phase_ns(const breaker *b, uint64_t ctl) {
-    struct breaker__limits lim = b->shared->lim;
+    struct breaker__limits lim;
+    breaker__limits_snapshot(b->shared, &lim);
     switch ((enum breaker_state)breaker__ctl_state(ctl)) {
     case BREAKER_OPEN:
         /* The policy's wait for this k before jitter, which every process
@@ -1788,8 +1857,8 @@ uint64_t breaker_retry_after_hint_s(breaker *b) {
     /* Keyed by the block's random instance id and the seed: the same
      * draw in every process of a store, unguessable outside them. */
     uint64_t key =
-        b->breaker_id ^
-        breaker__splitmix64(b->shared->lim.seed ^ breaker__ctl_gen(ctl) * BREAKER__GOLDEN_GAMMA);
+        b->breaker_id ^ breaker__splitmix64(BREAKER__LIM(&b->shared->lim, seed) ^
+                                            breaker__ctl_gen(ctl) * BREAKER__GOLDEN_GAMMA);
     double u = (double)(breaker__splitmix64(key) >> 11) * (1.0 / 9007199254740992.0);
     uint64_t later = (uint64_t)((double)spread * u);
     uint64_t total = exact > UINT64_MAX - later ? UINT64_MAX - NS_PER_SEC_HINT : exact + later;

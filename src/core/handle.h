@@ -124,6 +124,10 @@ struct breaker {
      * keeps a list of the handles it may have to forward). NULL: nobody. */
     void (*home_detach)(void *ctx, struct breaker *b);
     void *home_ctx;
+    /* The home's exclusion of writers of the block's limits across its
+     * processes (a store file's lock: reconfig.c), taken (`lock` true) and
+     * released with home_ctx; NULL: the block is this process's alone. */
+    int (*home_lock)(void *ctx, bool lock);
 };
 
 /* The handle that does the work for `b`: b itself, or the newest handle of

@@ -51,6 +51,27 @@ uint64_t breaker__open_left_ns(struct breaker *b);
 
 /* Tell `detach(ctx, b)` when `b` is destroyed, before it is freed. */
 void breaker__set_home(struct breaker *b, void (*detach)(void *ctx, struct breaker *b), void *ctx);
+/* The home's lock for writers of the block's limits (handle.h, home_lock),
+ * with the ctx of breaker__set_home(). */
+void breaker__set_home_lock(struct breaker *b, int (*lock)(void *ctx, bool lock));
+
+/* ---- Live reconfiguration (reconfig.c) ------------------------------------- */
+/* Complete or drop a change a writer left half made (it died holding the
+ * store file's lock): call with that lock held. @return whether there was
+ * one. */
+bool breaker__limits_repair(struct breaker__shared *s);
+/* Whether breaker_reconfigure(b, cfg) would be refused for `cfg` itself
+ * (invalid, or a change the block cannot follow), without changing
+ * anything. @return BREAKER_OK or BREAKER_EINVAL with `msg`. */
+int breaker__reconfigure_check(struct breaker *b, const breaker_config *cfg, char *msg, size_t len);
+/* The configuration generation of `s` (1 at creation, +1 per change). */
+uint64_t breaker__limits_version(const struct breaker__shared *s);
+/* The configuration the limits `lim` are (callbacks, clock NULL). */
+void breaker__config_of_limits(const struct breaker__limits *lim, breaker_config *cfg);
+/* Report a change from `before` to `after` (configuration generation
+ * `generation`) as an event (reason RECONFIGURED) to `b`'s callbacks. */
+void breaker__emit_reconfigured(struct breaker *b, const struct breaker__limits *before,
+                                const struct breaker__limits *after, uint64_t generation);
 
 /* ---- Checked permits (breaker.c) ------------------------------------------ */
 /* Admissions a stripe's run remembers: a copy completed within this many

@@ -29,7 +29,7 @@
  * a bucket, of the limits, the encoding of ctl, of tagged times or of slot
  * words. The _Static_asserts after the structs pin the sizes and offsets
  * that a change would move; when one fails, update it and bump this. */
-#define BREAKER__LAYOUT_VERSION 4u
+#define BREAKER__LAYOUT_VERSION 5u
 #define BREAKER__CACHELINE      64
 
 /* Threads spread their counter updates over stripes so that two threads do
@@ -94,16 +94,22 @@ struct breaker__bucket {
 };
 #define BREAKER__STAMP_EPOCH_BITS 40
 
-/* The configuration as numbers only (no callbacks), with defaults applied. */
+/* The configuration as numbers only (no callbacks), with defaults applied.
+ * Live reconfiguration (reconfig.c) rewrites the fields not marked fixed,
+ * in place, while calls read them: read those of a block's limits with
+ * BREAKER__LIM() (one relaxed load, the instruction of a plain one), and
+ * decide a transition on breaker__limits_snapshot() (one version). The
+ * fixed fields shape the block (its window, its probe slots) and are never
+ * written after init: plain reads. */
 struct breaker__limits {
-    uint32_t trip;
+    uint32_t trip; /* fixed */
     uint32_t failure_threshold;
-    uint32_t window_size;
-    uint32_t window_buckets;
-    uint64_t window_ns;
-    uint64_t bucket_ns;
+    uint32_t window_size;    /* fixed */
+    uint32_t window_buckets; /* fixed */
+    uint64_t window_ns;      /* fixed */
+    uint64_t bucket_ns;      /* fixed */
     uint32_t min_calls;
-    uint32_t half_open_max_probes;
+    uint32_t half_open_max_probes; /* fixed */
     uint32_t half_open_successes;
     uint32_t cancelled_as;
     double failure_rate;
@@ -198,7 +204,15 @@ struct breaker__shared {
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 timed_opens[2];
     breaker__atomic64 would_reject[4];
     breaker__atomic64 shadow_outcomes[2];
+
+    /* Live reconfiguration (reconfig.c): the limits' version word (version
+     * << 2 | BREAKER__LIM_STAGING | BREAKER__LIM_COPYING) and the staging
+     * copy a change is written to before it is copied into `lim`. */
+    _Alignas(BREAKER__CACHELINE) breaker__atomic64 lim_ver;
+    struct breaker__limits lim_next;
 };
+#define BREAKER__LIM_STAGING 1u /* a writer is filling lim_next; lim is untouched */
+#define BREAKER__LIM_COPYING 2u /* lim_next is whole; a writer copies it into lim */
 enum { BREAKER__TIMED_SERVER = 0, BREAKER__TIMED_OPERATOR = 1 };
 enum {
     BREAKER__REFUSE_OPEN = 0,
@@ -227,7 +241,31 @@ _Static_assert(offsetof(struct breaker__shared, probe_hist) == 9 * BREAKER__CACH
                "probe histogram after the rare counters");
 _Static_assert(offsetof(struct breaker__shared, timed_opens) == 17 * BREAKER__CACHELINE,
                "operator counters last");
-_Static_assert(sizeof(struct breaker__shared) == 18 * BREAKER__CACHELINE, "header struct");
+_Static_assert(offsetof(struct breaker__shared, lim_ver) == 18 * BREAKER__CACHELINE,
+               "reconfiguration last");
+_Static_assert(sizeof(struct breaker__shared) == 21 * BREAKER__CACHELINE, "header struct");
+
+/* A limit of a block that live reconfiguration may rewrite (any field of
+ * struct breaker__limits not marked fixed): one relaxed load. Relaxed: a
+ * single field needs no order; a decision over several takes a snapshot. */
+static inline uint32_t breaker__lim_u32(const uint32_t *p) {
+    return atomic_load_explicit((const _Atomic uint32_t *)(const void *)p, memory_order_relaxed);
+}
+static inline uint64_t breaker__lim_u64(const uint64_t *p) {
+    return atomic_load_explicit((const _Atomic uint64_t *)(const void *)p, memory_order_relaxed);
+}
+static inline double breaker__lim_f64(const double *p) {
+    return atomic_load_explicit((const _Atomic double *)(const void *)p, memory_order_relaxed);
+}
+#define BREAKER__LIM(lim, field)          \
+    _Generic((lim)->field, uint32_t       \
+             : breaker__lim_u32, uint64_t \
+             : breaker__lim_u64, double   \
+             : breaker__lim_f64)(&(lim)->field)
+
+/* The limits of `s` as of one version of its configuration (reconfig.c):
+ * for a decision that reads several of them (a trip, a wait). Lock-free. */
+void breaker__limits_snapshot(const struct breaker__shared *s, struct breaker__limits *out);
 
 /* A stripe's call-duration histogram (timed breakers only): counts per bucket
  * and outcome, and the sums, written like the stripe's counters. */

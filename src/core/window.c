@@ -167,7 +167,9 @@ static breaker__atomic8 *ring_take_slot(struct breaker__shared *s,
 
 /* Whether the map is kept: min_failing_sources 0 (the default, for windows
  * whose failures name sources) or 2..64. */
-static bool sources_on(const struct breaker__limits *lim) { return lim->source_bits_needed != 0; }
+static bool sources_on(const struct breaker__limits *lim) {
+    return BREAKER__LIM(lim, source_bits_needed) != 0;
+}
 
 static void sources_enter(struct breaker__shared *s, uint64_t period);
 
@@ -382,8 +384,8 @@ uint32_t breaker__sources_bits_needed(uint32_t n) { return n <= 1 ? 0 : n; }
  * breaker whose failures never name one trips as it always did, and one
  * given sources is protected without being told to be. */
 bool breaker__sources_enough(const struct breaker__limits *lim, uint32_t bits) {
-    if (bits >= lim->source_bits_needed) return true;
-    return lim->min_failing_sources == 0 && bits == 0;
+    if (bits >= BREAKER__LIM(lim, source_bits_needed)) return true;
+    return BREAKER__LIM(lim, min_failing_sources) == 0 && bits == 0;
 }
 
 /* ---- Policy-independent entry points -------------------------------------- */
@@ -543,18 +545,19 @@ bool breaker__window_should_trip(const struct breaker__limits *lim, uint32_t min
                                  enum breaker_reason *reason) {
     if (lim->trip == BREAKER_TRIP_CONSECUTIVE) {
         *reason = BREAKER_REASON_CONSECUTIVE_FAILURES;
-        return v->consecutive >= lim->failure_threshold &&
+        return v->consecutive >= BREAKER__LIM(lim, failure_threshold) &&
                breaker__sources_enough(lim, v->source_bits);
     }
     if (v->calls < min_calls || v->calls == 0) return false;
     /* A failure rate counts only if it comes from enough distinct callers
      * (min_failing_sources; source_bits_needed is 0 when that is off). */
-    if ((double)v->failures >= lim->failure_rate * (double)v->calls &&
+    if ((double)v->failures >= BREAKER__LIM(lim, failure_rate) * (double)v->calls &&
         breaker__sources_enough(lim, v->source_bits)) {
         *reason = BREAKER_REASON_FAILURE_RATE;
         return true;
     }
-    if (lim->slow_call_rate > 0.0 && (double)v->slow >= lim->slow_call_rate * (double)v->calls) {
+    double slow_rate = BREAKER__LIM(lim, slow_call_rate);
+    if (slow_rate > 0.0 && (double)v->slow >= slow_rate * (double)v->calls) {
         *reason = BREAKER_REASON_SLOW_CALL_RATE;
         return true;
     }

@@ -78,9 +78,10 @@ static inline void breaker__consecutive_success(breaker__atomic64 *run) {
 /* The share of calls a ramp admits with `left` ns of it to go: linear from
  * ramp_start to 1 (breaker.c, "Ramp after recovery"). */
 static inline double breaker__ramp_share(const struct breaker__limits *lim, uint64_t left) {
-    if (left > lim->ramp_ns) left = lim->ramp_ns; /* its end is rounded up to 1 us */
-    return lim->ramp_start +
-           (1.0 - lim->ramp_start) * ((double)(lim->ramp_ns - left) / (double)lim->ramp_ns);
+    uint64_t ramp_ns = BREAKER__LIM(lim, ramp_ns); /* live: each read once */
+    double start = BREAKER__LIM(lim, ramp_start);
+    if (left > ramp_ns) left = ramp_ns; /* its end is rounded up to 1 us */
+    return start + (1.0 - start) * ((double)(ramp_ns - left) / (double)ramp_ns);
 }
 
 /* Whether `view` meets the trip condition with a minimum volume of

@@ -29,6 +29,7 @@
 #include "common/message.h"
 #include "breaker/store.h"
 #include "common/time_ns.h"
+#include "core/internal.h" /* breaker__reconfigure_check() */
 #include "core/names.h"
 
 #include <stdbool.h>
@@ -201,6 +202,42 @@ void breaker_registry_destroy(breaker_registry *reg) {
 
 /* ---- Overrides ------------------------------------------------------------- */
 
+static const breaker_config *config_for(const breaker_registry *reg, const char *name);
+
+/* Whether the live breaker of `e` takes its configuration from pattern
+ * `o` (the best match for its name). */
+static bool governed_by(breaker_registry *reg, const struct breaker__entry *e,
+                        const struct breaker__override *o) {
+    pthread_mutex_lock(&reg->lock);
+    bool yes = config_for(reg, e->name) == &o->cfg;
+    pthread_mutex_unlock(&reg->lock);
+    return yes;
+}
+
+/* set_config's second half (issue 25): every live breaker the pattern now
+ * governs takes its limits (breaker_reconfigure()); with `check`, nothing
+ * is changed and the first that could not is named. Outside the lock: a
+ * change's event reaches the listeners, which may call the registry.
+ * @return BREAKER_OK, or the first refusal with `msg`. */
+static int apply_live(breaker_registry *reg, const struct breaker__override *o, bool check,
+                      char *msg, size_t msg_len) {
+    int rc = BREAKER_OK;
+    for (size_t s = 0; s < reg->cfg.max_breakers && rc == BREAKER_OK; s++) {
+        struct breaker__entry *e = breaker__registry_hold_slot(reg, s);
+        if (e == NULL) continue;
+        if (!atomic_load_explicit(&e->evicted, memory_order_acquire) && governed_by(reg, e, o)) {
+            char why[400];
+            rc = check ? breaker__reconfigure_check(e->b, &o->cfg, why, sizeof(why))
+                       : breaker_reconfigure(e->b, &o->cfg, 0, why, sizeof(why));
+            if (rc != BREAKER_OK)
+                (void)breaker__fail(0, msg, msg_len, "%s%s: live breaker %s: %s", o->pattern,
+                                    o->prefix ? "*" : "", e->name, why);
+        }
+        entry_unref(e);
+    }
+    return rc;
+}
+
 int breaker_registry_set_config(breaker_registry *reg, const char *pattern,
                                 const breaker_config *cfg, char *msg, size_t msg_len) {
     size_t len = strnlen(pattern, BREAKER_NAME_MAX + 2);
@@ -220,21 +257,39 @@ int breaker_registry_set_config(breaker_registry *reg, const char *pattern,
     o->prefix = prefix;
     o->cfg = *cfg;
 
+    /* The live breakers it will govern must all be able to take it: checked
+     * first (nothing registered otherwise), applied after. A breaker made
+     * meanwhile is made with it. */
     pthread_mutex_lock(&reg->lock);
-    struct breaker__override **pp = &reg->overrides;
+    struct breaker__override **pp = &reg->overrides, *replaced = NULL;
     for (; *pp != NULL; pp = &(*pp)->next) {
         struct breaker__override *cur = *pp;
         if (cur->prefix == prefix && cur->len == len && memcmp(cur->pattern, pattern, len) == 0) {
             o->next = cur->next;
             *pp = o;
-            free(cur);
-            pthread_mutex_unlock(&reg->lock);
-            return BREAKER_OK;
+            replaced = cur;
+            break;
         }
     }
-    *pp = o;
+    if (replaced == NULL) *pp = o;
     pthread_mutex_unlock(&reg->lock);
-    return BREAKER_OK;
+    int rc = apply_live(reg, o, true, msg, msg_len);
+    if (rc != BREAKER_OK) { /* undo: as it was */
+        pthread_mutex_lock(&reg->lock);
+        for (pp = &reg->overrides; *pp != o; pp = &(*pp)->next) {
+        }
+        if (replaced != NULL) {
+            replaced->next = o->next;
+            *pp = replaced;
+        } else {
+            *pp = o->next;
+        }
+        pthread_mutex_unlock(&reg->lock);
+        free(o);
+        return rc;
+    }
+    free(replaced);
+    return apply_live(reg, o, false, msg, msg_len);
 }
 
 /* The configuration for a new breaker `name`. Under lock. */
@@ -298,10 +353,14 @@ static void dispatch(void *ctx, breaker *b, const breaker_event *bev) {
     struct breaker__entry *e = ctx;
     bool held = entry_try_ref(e);
     uint32_t recent = 0;
-    enum breaker__flap_change c = breaker__history_record(&e->hist, bev, &recent);
+    /* A live change of the limits is no transition: listeners hear it, the
+     * history and the flapping count (transitions) do not. */
+    bool transition = bev->reason != BREAKER_REASON_RECONFIGURED;
+    enum breaker__flap_change c =
+        transition ? breaker__history_record(&e->hist, bev, &recent) : BREAKER__FLAP_NONE;
     breaker_registry_event ev;
     memset(&ev, 0, sizeof(ev));
-    ev.kind = BREAKER_REGISTRY_TRANSITION;
+    ev.kind = transition ? BREAKER_REGISTRY_TRANSITION : BREAKER_REGISTRY_RECONFIGURED;
     ev.name = e->name;
     ev.b = b;
     ev.transition = *bev;

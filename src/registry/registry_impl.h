@@ -158,6 +158,9 @@ struct breaker_registry {
 
 /* Drop one reference on `e`; the last one frees it. */
 void breaker__entry_unref(struct breaker__entry *e);
+/* A reference on the entry in dense slot `s` (release it with
+ * breaker__entry_unref()), or NULL for an empty slot (snapshot.c). */
+struct breaker__entry *breaker__registry_hold_slot(breaker_registry *reg, size_t s);
 /* The entry behind a breaker handed out by `reg`, or NULL. */
 struct breaker__entry *breaker__registry_entry_of(breaker_registry *reg, breaker *b);
 /* Tell the listeners that `e`'s flapping flag changed (nothing if

@@ -60,8 +60,7 @@ int breaker_registry_info_get(breaker_registry *reg, breaker *b, breaker_registr
     return BREAKER_OK;
 }
 
-/* Take a reference on the entry in dense slot `s`, or NULL. */
-static struct breaker__entry *hold_slot(breaker_registry *reg, size_t s) {
+struct breaker__entry *breaker__registry_hold_slot(breaker_registry *reg, size_t s) {
     _Atomic uint64_t *rs = breaker__reclaim_enter(&reg->reclaim);
     struct breaker__entry *e = atomic_load_explicit(&reg->slots[s], memory_order_acquire);
     if (e != NULL) atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
@@ -75,7 +74,7 @@ int breaker_registry_foreach(breaker_registry *reg,
     if (hist == NULL) return BREAKER_ENOMEM;
     int rc = BREAKER_OK;
     for (size_t s = 0; s < reg->cfg.max_breakers && rc == BREAKER_OK; s++) {
-        struct breaker__entry *e = hold_slot(reg, s);
+        struct breaker__entry *e = breaker__registry_hold_slot(reg, s);
         if (e == NULL) continue;
         breaker_registry_info info;
         snapshot(e, &info, hist, reg->cfg.history_size);

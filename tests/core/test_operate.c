@@ -2,10 +2,14 @@
 /*
  * test_operate.c - operators steering a running breaker on the process heap
  * (issue 25): timed opens (server-directed, capped at open_max_ns; an
- * operator's, exact) and shadow mode (the machine runs, nothing is refused,
- * would-rejects counted, would-open and would-close reported).
+ * operator's, exact), shadow mode (the machine runs, nothing is refused,
+ * would-rejects counted, would-open and would-close reported) and live
+ * reconfiguration (at once, whole, fenced, refused for what shapes the
+ * block).
  */
 #include "test_util.h"
+
+#include <breaker/registry.h>
 
 static breaker_config operate_config(struct fake_clock *clock, struct event_log *log) {
     breaker_config cfg;
@@ -275,6 +279,253 @@ static void shadow_off_enforces_from_the_current_state(void **state) {
     test_breaker_destroy(b);
 }
 
+/* ---- Live reconfiguration --------------------------------------------------- */
+
+static void reconfigure_applies_at_once_and_reports_old_and_new(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg = operate_config(&clock, &log);
+    cfg.failure_threshold = 5;
+    breaker *b = make_breaker(&cfg);
+    assert_int_equal(breaker_config_generation(b), 1);
+    for (int i = 0; i < 3; i++)
+        call_ok(b, BREAKER_FAILURE);
+    breaker_config now;
+    breaker_get_config(b, &now);
+    assert_int_equal(now.failure_threshold, 5);
+    now.failure_threshold = 2;
+    now.open_ns = 4 * SEC;
+    char msg[256];
+    assert_int_equal(breaker_reconfigure(b, &now, 1, msg, sizeof(msg)), BREAKER_OK);
+    assert_int_equal(breaker_config_generation(b), 2);
+    const breaker_event *ev = last_event(&log);
+    assert_int_equal(ev->reason, BREAKER_REASON_RECONFIGURED);
+    assert_int_equal(ev->from, BREAKER_CLOSED);
+    assert_int_equal(ev->to, BREAKER_CLOSED);
+    assert_int_equal(ev->generation, 1); /* no transition */
+    assert_int_equal(ev->config_generation, 2);
+    assert_string_equal(breaker_reason_name(BREAKER_REASON_RECONFIGURED), "reconfigured");
+    /* The old and new configurations are valid during the callback only:
+     * the log kept the pointers, so read what the breaker says now. */
+    breaker_config after;
+    breaker_get_config(b, &after);
+    assert_int_equal(after.failure_threshold, 2);
+    assert_int_equal(after.open_ns, 4 * SEC);
+    assert_ptr_equal(after.on_event, cfg.on_event); /* the handle's own */
+    assert_int_equal(breaker_generation(b), 1);
+    assert_int_equal(stats_of(b).failures, 3); /* counters and window kept */
+    /* The run of 3 is already past the new threshold: the next failure trips,
+     * and the wait is the new one. */
+    call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(last_event(&log)->open_ns, 4 * SEC);
+    assert_int_equal(last_event(&log)->evidence.consecutive_failures, 4);
+    test_breaker_destroy(b);
+}
+
+struct config_seen {
+    uint32_t old_threshold, new_threshold;
+    uint64_t generation;
+    int seen;
+};
+static void on_reconfigured(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)b;
+    struct config_seen *c = ctx;
+    if (ev->reason != BREAKER_REASON_RECONFIGURED) {
+        assert_null(ev->old_config);
+        return;
+    }
+    c->old_threshold = ev->old_config->failure_threshold;
+    c->new_threshold = ev->new_config->failure_threshold;
+    c->generation = ev->config_generation;
+    c->seen++;
+}
+
+static void reconfigure_event_carries_both_configurations(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct config_seen seen = {0};
+    breaker_config cfg = operate_config(&clock, NULL);
+    cfg.on_event = on_reconfigured;
+    cfg.event_ctx = &seen;
+    breaker *b = make_breaker(&cfg);
+    breaker_config c;
+    breaker_get_config(b, &c);
+    c.failure_threshold = 9;
+    assert_int_equal(breaker_reconfigure(b, &c, 0, NULL, 0), BREAKER_OK);
+    assert_int_equal(seen.seen, 1);
+    assert_int_equal(seen.old_threshold, 2);
+    assert_int_equal(seen.new_threshold, 9);
+    assert_int_equal(seen.generation, 2);
+    /* The same limits again: nothing to change, no event. */
+    assert_int_equal(breaker_reconfigure(b, &c, 0, NULL, 0), BREAKER_OK);
+    assert_int_equal(seen.seen, 1);
+    assert_int_equal(breaker_config_generation(b), 2);
+    call_ok(b, BREAKER_FAILURE); /* a transition's event has no configurations */
+    test_breaker_destroy(b);
+}
+
+/* A change another made since the caller read is not overwritten. */
+static void reconfigure_is_fenced_by_the_configuration_generation(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg = operate_config(&clock, NULL);
+    breaker *b = make_breaker(&cfg);
+    breaker_config mine, theirs;
+    breaker_get_config(b, &mine);
+    theirs = mine;
+    uint64_t read = breaker_config_generation(b);
+    theirs.min_calls = 50;
+    assert_int_equal(breaker_reconfigure(b, &theirs, read, NULL, 0), BREAKER_OK);
+    mine.failure_threshold = 7;
+    char msg[256];
+    assert_int_equal(breaker_reconfigure(b, &mine, read, msg, sizeof(msg)), BREAKER_STALE);
+    assert_non_null(strstr(msg, "configuration generation 2, not 1"));
+    breaker_config now;
+    breaker_get_config(b, &now);
+    assert_int_equal(now.min_calls, 50);
+    assert_int_equal(now.failure_threshold, 2);
+    test_breaker_destroy(b);
+}
+
+static void refused(breaker *b, const breaker_config *c, const char *field) {
+    char msg[512];
+    assert_int_equal(breaker_reconfigure(b, c, 0, msg, sizeof(msg)), BREAKER_EINVAL);
+    print_message("%s\n", msg);
+    assert_non_null(strstr(msg, field));
+    assert_non_null(strstr(msg, "cannot change on a running breaker"));
+    assert_int_equal(breaker_config_generation(b), 1);
+}
+
+/* What shapes the block is refused, naming the field, both values and why. */
+static void reconfigure_refuses_what_shapes_the_block(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg = operate_config(&clock, NULL);
+    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg.window_size = 50;
+    cfg.min_calls = 10;
+    cfg.ramp_ns = SEC;
+    breaker *b = make_breaker(&cfg);
+    breaker_config c;
+    breaker_get_config(b, &c);
+    c.trip = BREAKER_TRIP_CONSECUTIVE;
+    refused(b, &c, "trip: count_window -> consecutive");
+    breaker_get_config(b, &c);
+    c.window_size = 60;
+    refused(b, &c, "window_size: 50 -> 60");
+    breaker_get_config(b, &c);
+    c.half_open_max_probes = 2;
+    refused(b, &c, "half_open_max_probes: 1 -> 2");
+    breaker_get_config(b, &c);
+    c.slow_call_ns = SEC;
+    refused(b, &c, "slow_call_ns: 0 -> 1000000000");
+    breaker_get_config(b, &c);
+    c.ramp_ns = 0;
+    refused(b, &c, "ramp_ns: 1000000000 -> 0");
+    /* An invalid value is refused as validation says. */
+    breaker_get_config(b, &c);
+    c.min_calls = 51;
+    char msg[256];
+    assert_int_equal(breaker_reconfigure(b, &c, 0, msg, sizeof(msg)), BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "min_calls"));
+    /* And what may change does. */
+    breaker_get_config(b, &c);
+    c.min_calls = 30;
+    c.failure_rate = 0.25;
+    c.ramp_ns = 2 * SEC;
+    c.half_open_successes = 4;
+    c.probe_timeout_ns = 5 * SEC;
+    c.min_failing_sources = 1;
+    assert_int_equal(breaker_reconfigure(b, &c, 0, NULL, 0), BREAKER_OK);
+    breaker_config now;
+    breaker_get_config(b, &now);
+    assert_int_equal(now.min_calls, 30);
+    assert_true(now.failure_rate == 0.25);
+    assert_int_equal(now.half_open_successes, 4);
+    assert_int_equal(now.min_failing_sources, 1);
+    test_breaker_destroy(b);
+}
+
+/* A wait under way keeps its end; the next open waits the new time. */
+static void a_new_wait_applies_from_the_next_open(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg = operate_config(&clock, &log);
+    cfg.open_backoff = 1;
+    breaker *b = make_breaker(&cfg);
+    call_ok(b, BREAKER_FAILURE);
+    call_ok(b, BREAKER_FAILURE); /* OPEN for 10 s */
+    breaker_config c;
+    breaker_get_config(b, &c);
+    c.open_ns = 3 * SEC;
+    assert_int_equal(breaker_reconfigure(b, &c, 0, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_retry_after_ns(b), 10 * SEC);
+    fake_clock_advance(&clock, 10 * SEC);
+    call_ok(b, BREAKER_FAILURE); /* the probe fails: the new wait */
+    assert_int_equal(last_event(&log)->open_ns, 3 * SEC);
+    test_breaker_destroy(b);
+}
+
+static void count_reconfigured(void *ctx, const breaker_registry_event *ev) {
+    if (ev->kind == BREAKER_REGISTRY_RECONFIGURED) {
+        assert_int_equal(ev->transition.reason, BREAKER_REASON_RECONFIGURED);
+        assert_non_null(ev->transition.new_config);
+        (*(int *)ctx)++;
+    }
+}
+
+static breaker *reg_get(breaker_registry *reg, const char *name) {
+    breaker *b = NULL;
+    assert_int_equal(breaker_registry_get(reg, name, &b), BREAKER_OK);
+    return b;
+}
+
+/* set_config reaches the live breakers it governs (a documented change),
+ * all or none. */
+static void registry_set_config_applies_to_live_breakers(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    test_config(&rc.defaults, &clock, NULL);
+    rc.defaults.trip = BREAKER_TRIP_CONSECUTIVE;
+    rc.defaults.failure_threshold = 5;
+    breaker_registry *reg = NULL;
+    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
+    int heard = 0;
+    assert_int_equal(breaker_registry_add_listener(reg, count_reconfigured, &heard), BREAKER_OK);
+    breaker *ax = reg_get(reg, "a.x"), *by = reg_get(reg, "b.y");
+    breaker_config c = rc.defaults;
+    c.failure_threshold = 1;
+    char msg[512];
+    assert_int_equal(breaker_registry_set_config(reg, "a.*", &c, msg, sizeof(msg)), BREAKER_OK);
+    assert_int_equal(heard, 1);
+    breaker_config now;
+    breaker_get_config(ax, &now);
+    assert_int_equal(now.failure_threshold, 1);
+    breaker_get_config(by, &now);
+    assert_int_equal(now.failure_threshold, 5);
+    call_ok(ax, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(ax), BREAKER_OPEN);
+    /* A limit a live breaker cannot take: nothing registered, nothing changed. */
+    c.trip = BREAKER_TRIP_COUNT_WINDOW;
+    assert_int_equal(breaker_registry_set_config(reg, "a.*", &c, msg, sizeof(msg)), BREAKER_EINVAL);
+    print_message("%s\n", msg);
+    assert_non_null(strstr(msg, "a.*: live breaker a.x: trip: consecutive -> count_window"));
+    breaker *az = reg_get(reg, "a.z"); /* made with the pattern as it was */
+    breaker_get_config(az, &now);
+    assert_int_equal(now.trip, BREAKER_TRIP_CONSECUTIVE);
+    assert_int_equal(now.failure_threshold, 1);
+    assert_int_equal(heard, 1);
+    assert_int_equal(breaker_registry_release(reg, ax), BREAKER_OK);
+    assert_int_equal(breaker_registry_release(reg, by), BREAKER_OK);
+    assert_int_equal(breaker_registry_release(reg, az), BREAKER_OK);
+    breaker_registry_destroy(reg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(server_directed_open_refuses_for_the_wait_then_probes),
@@ -285,6 +536,12 @@ int main(void) {
         cmocka_unit_test(shadow_mode_runs_the_machine_and_refuses_nothing),
         cmocka_unit_test(shadow_mode_covers_forced_open_and_ramps),
         cmocka_unit_test(shadow_off_enforces_from_the_current_state),
+        cmocka_unit_test(reconfigure_applies_at_once_and_reports_old_and_new),
+        cmocka_unit_test(reconfigure_event_carries_both_configurations),
+        cmocka_unit_test(reconfigure_is_fenced_by_the_configuration_generation),
+        cmocka_unit_test(reconfigure_refuses_what_shapes_the_block),
+        cmocka_unit_test(a_new_wait_applies_from_the_next_open),
+        cmocka_unit_test(registry_set_config_applies_to_live_breakers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

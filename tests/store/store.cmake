@@ -4,7 +4,7 @@
 # stripes; and the store contract (support/store_contract.h) for the heap and
 # the file (the fleet store's runs are in fleet/).
 breaker_add_test(test_file_store SOURCES store/test_file_store.c TIMEOUT 120)
-breaker_add_test(test_operate_store SOURCES store/test_operate_store.c TIMEOUT 60)
+breaker_add_test(test_operate_store INTERNAL SOURCES store/test_operate_store.c TIMEOUT 60)
 breaker_add_test(test_store_moves SOURCES store/test_store_moves.c LABELS concurrency TIMEOUT 120)
 breaker_add_test(test_store_registry SOURCES store/test_store_registry.c TIMEOUT 60)
 # 8-77 s under CPU hogs on both cores, past 120 s on one core (taskset -c 0):

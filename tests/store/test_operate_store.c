@@ -3,10 +3,14 @@
  * test_operate_store.c - operators steering a host's breaker through its
  * store file (issue 25), with separate processes: one server-directed open
  * quiets every process of the host for exactly that long, then the normal
- * bounded probing; shadow mode switched in one process holds in all.
+ * bounded probing; shadow mode switched in one process holds in all; a
+ * live change of the limits made in one process applies in all, and one
+ * left half made by a writer that died is completed or dropped.
  */
 #define _GNU_SOURCE
 #include "store_fixture.h"
+
+#include "core/internal.h" /* a writer's half-made change, by hand */
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -124,11 +128,109 @@ static void shadow_mode_switched_in_one_process_holds_in_all(void **state) {
     breaker_store_close(st);
 }
 
+/* ---- Live reconfiguration --------------------------------------------------- */
+
+static int reconfigure_child(breaker *c, void *arg) {
+    (void)arg;
+    breaker_config cfg;
+    breaker_get_config(c, &cfg);
+    if (cfg.failure_threshold != 5) return 10;
+    cfg.failure_threshold = 1;
+    cfg.open_ns = 2 * SEC;
+    char msg[256];
+    if (breaker_reconfigure(c, &cfg, 1, msg, sizeof(msg)) != BREAKER_OK) return 11;
+    return breaker_config_generation(c) == 2 ? 0 : 12;
+}
+
+static void a_change_in_one_process_applies_in_every_process(void **state) {
+    (void)state;
+    breaker_store *st = open_store();
+    breaker_config cfg = consecutive_config(5);
+    cfg.open_ns = 30 * SEC;
+    breaker *b = attach(st, "api", &cfg);
+    call_ok(b, BREAKER_FAILURE);
+    pid_t pid = spawn(reconfigure_child, NULL, &cfg);
+    assert_int_equal(reap(pid), 0);
+    /* This process's handle, made before: the new limits at once. */
+    assert_int_equal(breaker_config_generation(b), 2);
+    breaker_config now;
+    breaker_get_config(b, &now);
+    assert_int_equal(now.failure_threshold, 1);
+    assert_int_equal(now.open_ns, 2 * SEC);
+    call_ok(b, BREAKER_FAILURE); /* trips at the new threshold, for the new wait */
+    breaker_stats s = stats_of(b);
+    assert_int_equal(s.state, BREAKER_OPEN);
+    assert_true(breaker_retry_after_ns(b) <= 2 * SEC);
+    /* An attacher with the old limits is told the stored ones win. */
+    breaker *other = NULL;
+    char msg[256];
+    assert_int_equal(breaker_store_attach(st, "api", &cfg, &other, msg, sizeof(msg)),
+                     BREAKER_CONFIG_DIFFERS);
+    breaker_destroy(other);
+    breaker_destroy(b);
+    breaker_store_close(st);
+}
+
+/* A writer that dies at any instruction (here: after filling the staging
+ * copy, or while filling it) leaves limits every reader sees whole, and
+ * the next holder of the file lock (an attach) completes or drops it. */
+static void a_change_left_half_made_is_completed_or_dropped(void **state) {
+    (void)state;
+    breaker_store *st = open_store();
+    breaker_config cfg = consecutive_config(5);
+    breaker *b = attach(st, "api", &cfg);
+    struct breaker__shared *s = b->shared;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* step 1 done, then killed in the copy */
+        s->lim_next.failure_threshold = 1;
+        atomic_store(&s->lim_ver, BREAKER__LIM_COPYING);
+        s->lim.failure_threshold = 1; /* the copy's first field, of several */
+        _exit(0);
+    }
+    assert_int_equal(reap(pid), 0);
+    breaker_config now;
+    breaker_get_config(b, &now); /* whole: the staging copy */
+    assert_int_equal(now.failure_threshold, 1);
+    breaker *again = attach(st, "api", NULL); /* the next holder completes it */
+    assert_int_equal(atomic_load(&s->lim_ver), 4);
+    assert_int_equal(breaker_config_generation(b), 2);
+    assert_int_equal(s->lim.failure_threshold, 1);
+    breaker_destroy(again);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* killed while filling the staging copy */
+        atomic_store(&s->lim_ver, 4 | BREAKER__LIM_STAGING);
+        s->lim_next.failure_threshold = 77;
+        _exit(0);
+    }
+    assert_int_equal(reap(pid), 0);
+    breaker_get_config(b, &now); /* `lim`, untouched */
+    assert_int_equal(now.failure_threshold, 1);
+    char msg[256];
+    breaker_config c = now;
+    c.failure_threshold = 3;         /* a writer in this process completes nothing half made... */
+    again = attach(st, "api", NULL); /* ...the next attach drops the dead one's */
+    assert_int_equal(atomic_load(&s->lim_ver), 4);
+    assert_int_equal(breaker_config_generation(b), 2);
+    assert_int_equal(breaker_reconfigure(b, &c, 2, msg, sizeof(msg)), BREAKER_OK);
+    assert_int_equal(breaker_config_generation(b), 3);
+    breaker_get_config(again, &now);
+    assert_int_equal(now.failure_threshold, 3);
+    breaker_destroy(again);
+    breaker_destroy(b);
+    breaker_store_close(st);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(one_server_directed_open_quiets_every_process_of_the_host,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(shadow_mode_switched_in_one_process_holds_in_all, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_change_in_one_process_applies_in_every_process, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_change_left_half_made_is_completed_or_dropped, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

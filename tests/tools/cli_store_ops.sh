@@ -366,6 +366,28 @@ operator_opens_for_a_time_and_shadow_mode)
   expect 64 "$bk" close api --for 1h
   expect 66 "$bk" shadow nosuch on
   ;;
+config_changes_the_limits_live)
+  # issue 25: `breaker config NAME [key=value...]`, shown and changed live
+  # for every process (each command is one), refusals named.
+  expect 0 "$bk" exec api -b 'trip=consecutive,failure_threshold=5,open=1h' -- true
+  expect 0 "$bk" config api
+  grep -q '^api: configuration generation 1$' "$tmp/out" || fail "config: $(cat "$tmp/out")"
+  grep -q '^failure_threshold=5$' "$tmp/out" || fail "config: $(cat "$tmp/out")"
+  expect 0 "$bk" config api failure_threshold=1 open_jitter=0 open=90s
+  grep -q '^api: configuration generation 1 -> 2: failure_threshold=1 open_jitter=0 open=90s$' "$tmp/out" ||
+    fail "config change: $(cat "$tmp/out")"
+  expect 1 "$bk" exec api -- false # trips at the new threshold
+  expect 0 "$bk" status api
+  grep -q '^api  *open  *2  1m30s ' "$tmp/out" || fail "status after the change: $(cat "$tmp/out")"
+  expect 78 "$bk" config api trip=count_window
+  grep -q 'trip: consecutive -> count_window: cannot change on a running breaker' "$tmp/err" ||
+    fail "trip refusal: $(cat "$tmp/err")"
+  expect 78 "$bk" config api bogus=1
+  expect 64 "$bk" config api nokey
+  expect 66 "$bk" config nosuch failure_threshold=2
+  expect 0 "$bk" config api
+  grep -q '^api: configuration generation 2$' "$tmp/out" || fail "generation: $(cat "$tmp/out")"
+  ;;
 *)
   echo "unknown case $case_name"
   exit 2

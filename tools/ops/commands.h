@@ -12,6 +12,7 @@ extern const char tool_status_help[];
 extern const char tool_ls_help[];
 extern const char tool_force_help[]; /* open, close and reset share one text */
 extern const char tool_shadow_help[];
+extern const char tool_config_help[];
 
 /* argv[0] is the command's name. @return the exit status. */
 int tool_cmd_exec(int argc, char **argv);
@@ -19,5 +20,6 @@ int tool_cmd_status(int argc, char **argv);
 int tool_cmd_ls(int argc, char **argv);
 int tool_cmd_force(int argc, char **argv);
 int tool_cmd_shadow(int argc, char **argv);
+int tool_cmd_config(int argc, char **argv);
 
 #endif /* BREAKER_TOOL_OPS_COMMANDS_H */

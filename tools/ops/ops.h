@@ -71,6 +71,9 @@ struct tool_store_args {
     uint64_t for_ns; /* --for D: a timed open for D; 0 = forced open */
     /* shadow only: on (true) or off */
     bool on;
+    /* config only: the key=value arguments after NAME */
+    char **pairs;
+    int n_pairs;
     char path[4096]; /* the store's file, once opened */
 };
 
@@ -87,9 +90,10 @@ int tool_open_existing(const char *cmd, struct tool_store_args *a, breaker_store
                        struct tool_names *n);
 
 /* Open the store without creating it, attach a->name (which must exist),
- * run `act` on it (which prints what it did, and returns a library status),
- * detach and close. @return 0, or an exit status after saying why (a
- * refusal of `act`: TOOL_EXIT_IOERR). */
+ * run `act` on it (which prints what it did, and returns BREAKER_OK, a
+ * library status, or an exit status of 64 or more it has already
+ * explained), detach and close. @return 0, or an exit status after saying
+ * why (a library status from `act`: TOOL_EXIT_IOERR). */
 int tool_with_breaker(const char *cmd, struct tool_store_args *a,
                       int (*act)(breaker *b, const struct tool_store_args *a, const char *cmd));
 

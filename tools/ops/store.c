@@ -234,7 +234,9 @@ int tool_with_breaker(const char *cmd, struct tool_store_args *a,
     breaker *b;
     if ((rc = tool_attach_existing(cmd, st, a->name, &b)) == 0) {
         int r = act(b, a, cmd);
-        if (r != BREAKER_OK) {
+        if (r >= TOOL_EXIT_USAGE) {
+            rc = r;
+        } else if (r != BREAKER_OK) {
             tool_error(stderr, "breaker %s: %s: %s", cmd, a->name, breaker_strerror(r));
             rc = TOOL_EXIT_IOERR;
         }

@@ -373,6 +373,9 @@ void tool_format_evidence(const breaker_event *ev, char *buf, size_t len) {
     case BREAKER_REASON_SERVER_DIRECTED:
         snprintf(buf, len, "the dependency asked for a wait");
         break;
+    case BREAKER_REASON_RECONFIGURED:
+        snprintf(buf, len, "limits changed");
+        break;
     case BREAKER_REASON_OPERATOR:
     case BREAKER_REASON_FORCED_OPEN:
     case BREAKER_REASON_FORCED_CLOSED:

@@ -614,8 +614,10 @@ void breaker_store_close(breaker_store *st) {
     for (size_t i = 0; i < st->n_handles; i++) {
         breaker *b = st->handles[i].b;
         for (breaker *l = b->face != NULL ? b->face : b; l != NULL;
-             l = atomic_load_explicit(&l->forward, memory_order_acquire))
+             l = atomic_load_explicit(&l->forward, memory_order_acquire)) {
             breaker__set_home(l, NULL, NULL);
+            breaker__set_home_lock(l, NULL);
+        }
     }
     free(st->handles);
     if (st->map != NULL) munmap(st->map, st->size);
@@ -829,6 +831,23 @@ static void store_detach(void *ctx, breaker *b) {
     pthread_mutex_unlock(&st->lock);
 }
 
+/* A live change of a handle's limits (core/reconfig.c): the store's lock,
+ * then the file's, as attach takes them, so that writers of the limits in
+ * every process of the host exclude each other, and one that dies leaves
+ * its half-made change to the next holder (breaker__limits_repair()). */
+static int store_lock_limits(void *ctx, bool lock) {
+    breaker_store *st = ctx;
+    if (!lock) {
+        flock(st->fd, LOCK_UN);
+        pthread_mutex_unlock(&st->lock);
+        return BREAKER_OK;
+    }
+    pthread_mutex_lock(&st->lock);
+    if (flock(st->fd, LOCK_EX) == 0) return BREAKER_OK;
+    pthread_mutex_unlock(&st->lock);
+    return BREAKER_EIO;
+}
+
 /* Under st->lock: list `b`, attached to `name` in the file mapped now. */
 static int track_locked(breaker_store *st, breaker *b, const char *name) {
     if (st->n_handles == st->cap_handles) {
@@ -889,6 +908,7 @@ static int forward_locked(breaker_store *st, struct store_handle *h, char *msg, 
     int rc = attach_locked(st, h->name, &from->cfg, &from->owner, from, &to, &created, msg, len);
     if (rc != BREAKER_OK) return rc;
     breaker__set_home(to, store_detach, st);
+    breaker__set_home_lock(to, store_lock_limits);
     breaker__forward(from, to);
     h->b = to;
     h->map = st->map;
@@ -981,7 +1001,10 @@ int breaker__store_attach_owned(breaker_store *st, const char *name, const break
         breaker_destroy(*out); /* no home yet: does not take the lock */
         *out = NULL;
     }
-    if (rc == BREAKER_OK) breaker__set_home(*out, store_detach, st);
+    if (rc == BREAKER_OK) {
+        breaker__set_home(*out, store_detach, st);
+        breaker__set_home_lock(*out, store_lock_limits);
+    }
     pthread_mutex_unlock(&st->lock);
     if (rc != BREAKER_OK) return rc;
     if (!created && cfg != NULL) {
