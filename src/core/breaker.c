@@ -107,6 +107,12 @@ static void permit_fill_probe(const breaker *b, breaker_permit *permit, uint64_t
     permit_set_head(permit, permit_head(b, gen, PERMIT_ADMITTED | PERMIT_PROBE));
 }
 
+/* Whether the breaker times its calls (slow_call_ns > 0): fixed for the
+ * block's life (a live change may move the threshold, never to or from 0:
+ * reconfig.c), so the handle's copy answers, without the load of a live
+ * limit. */
+static inline bool timed(const breaker *b) { return b->cfg.slow_call_ns != 0; }
+
 /* A refusal writes only the head: completing it fails as "not admitted". */
 static void permit_refuse(const breaker *b, breaker_permit *permit) {
     permit_set_head(permit, b->permit_tag);
@@ -126,7 +132,7 @@ __attribute__((noinline, cold)) static int shadow_admit(breaker *b, breaker_perm
     struct breaker__shared *s = b->shared;
     breaker__count(&s->would_reject[why]);
     struct permit_view *pv = permit_view_of(permit);
-    pv->admitted_at = BREAKER__LIM(&s->lim, slow_call_ns) != 0 ? b->now_precise(b) : 0;
+    pv->admitted_at = timed(b) ? b->now_precise(b) : 0;
     pv->slot_value = 0;
     pv->slot_index = 0; /* never a checked permit's record */
     pv->breaker_id = b->breaker_id;
@@ -783,8 +789,7 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
                 }
             }
             /* The admission time is needed only to tell slow calls. */
-            permit_view_of(permit)->admitted_at =
-                BREAKER__LIM(&s->lim, slow_call_ns) != 0 ? b->now_precise(b) : 0;
+            permit_view_of(permit)->admitted_at = timed(b) ? b->now_precise(b) : 0;
             if (b->check != NULL) permit_check_take(b, permit);
             permit_view_of(permit)->breaker_id = b->breaker_id;
             permit_set_head(permit, permit_head(b, breaker__ctl_gen(ctl), PERMIT_ADMITTED));
@@ -1274,11 +1279,10 @@ __attribute__((noinline)) static int complete_slow(breaker *b, struct permit_vie
     uint64_t now = 0;
     bool slow = false;
     uint64_t took = NOT_TIMED;
-    uint64_t slow_ns = BREAKER__LIM(&s->lim, slow_call_ns);
-    if (slow_ns != 0 && outcome != BREAKER_IGNORED) {
+    if (timed(b) && outcome != BREAKER_IGNORED) {
         now = b->now_precise(b);
         took = now > pv->admitted_at ? now - pv->admitted_at : 0;
-        slow = took > slow_ns;
+        slow = took > BREAKER__LIM(&s->lim, slow_call_ns);
     }
     /* A probe's duration is recorded once it is known not to be a duplicate
      * completion (complete_probe); a closed call's permit was settled above,
