@@ -72,9 +72,11 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # replica each, started by the test on loopback ports; names spread over
     # the masters, a trip across host processes, a killed master's failover,
     # a slot migrated under traffic. It computes slots itself (slots.c).
+    # "concurrency": make check also runs it under TSan (the probe path reads
+    # the slot map and node list lock-free while the flusher writes them).
     breaker_add_redis_test(test_fleet_cluster SOURCES fleet/test_fleet_cluster.c
                            ${PROJECT_SOURCE_DIR}/src/store/redis/slots.c TIMEOUT 300
-                           LABELS redis external)
+                           LABELS redis external concurrency)
     target_include_directories(test_fleet_cluster PRIVATE ${PROJECT_SOURCE_DIR}/src)
   endif()
 endif()

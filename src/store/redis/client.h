@@ -6,9 +6,12 @@
  * The client is split along hiredis's line between what is decided and
  * what is moved:
  *  - protocol.c: every decision, as plain data (protocol.h);
- *  - conn.c: connections and I/O: connect, AUTH and SELECT, loading the
- *    scripts, the pipelined exchange of a round, the attach's round trip
- *    and the probe path's one bounded call;
+ *  - conn.c: connections and calls on one node: connect, AUTH and SELECT,
+ *    loading the scripts, a call's command, the attach's round trip and
+ *    the probe path's one bounded call;
+ *  - cluster.c (route.h, slots.c): where each call goes (one Redis, or the
+ *    master of the name's slot in a Redis Cluster), the slot map, and the
+ *    exchange of a round over the nodes (MOVED, ASK, NOSCRIPT, retries);
  *  - flush.c: the flusher and its rounds (counters out, answers decided,
  *    transitions applied after the round lock is released);
  *  - lease.c: the probe gate: a probe's lease request and its settling;
