@@ -51,7 +51,7 @@ check-tsan:
 	  -DBREAKER_SANITIZER=thread
 	$(CMAKE) --build build/tsan -j $(JOBS)
 	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
-	  $(CTEST) --output-on-failure -L concurrency
+	  $(CTEST) --output-on-failure -L concurrency -j $(JOBS)
 
 # The library as a shared object (-DBUILD_SHARED_LIBS=ON): the tests, tools
 # and examples link it as users of libbreaker.so do.
