@@ -63,6 +63,27 @@ if(BREAKER_BUILD_TOOLS)
      [ -n \"$p\" ] && [ \"$p\" = \"$l\" ] &&
      xmllint --noout $d/f.svg; rc=$?; rm -rf $d; exit $rc"
     ${_bk} ${PROJECT_SOURCE_DIR}/examples/scenarios)
+  # issue 25's scenarios. Shadow mode: the shadow run refuses nothing and
+  # would have refused exactly what the enforcing run refused (the same
+  # machine on the same requests), some of which the dependency served.
+  add_test(NAME tools_cli_simulate_shadow COMMAND sh -c
+    "out=$(\"$0\" simulate --no-baseline \"$1/shadow.ini\") || exit 1
+     refused=$(echo \"$out\" | awk '/^failed fast: refused by the breaker/ { print $(NF-1), $NF }')
+     would=$(echo \"$out\" | awk '/^shadow: would have refused/ { print $(NF-1), $NF }')
+     served=$(echo \"$out\" | awk '/^  ...of which the dependency served/ { print $NF }')
+     set -- $refused; e=$1; z=$2; set -- $would
+     [ \"$z\" = 0 ] && [ \"$1\" = - ] && [ \"$2\" = \"$e\" ] && [ \"$e\" -gt 0 ] &&
+     [ \"$served\" -gt 0 ] && [ \"$served\" -lt \"$e\" ] || { echo \"$out\"; exit 1; }"
+    ${_bk} ${PROJECT_SOURCE_DIR}/examples/scenarios)
+  # A dependency answering 429 with Retry-After to a fleet of 10: ignored,
+  # every host keeps calling into it; directed, each host waits what it was
+  # told, so the API sees a hundredth of the calls or fewer.
+  add_test(NAME tools_cli_simulate_retry_after COMMAND sh -c
+    "out=$(\"$0\" simulate \"$1/retry_after.ini\") || exit 1
+     n=$(echo \"$out\" | sed -n 's/^ *answered 429 with Retry-After: \\([0-9]*\\) calls.*/\\1/p' | tr '\\n' ' ')
+     set -- $n; [ $# -eq 4 ] && [ \"$1\" -gt 0 ] && [ $(($3 * 100)) -le \"$1\" ] ||
+       { echo \"$out\"; exit 1; }"
+    ${_bk} ${PROJECT_SOURCE_DIR}/examples/scenarios)
   add_test(NAME tools_cli_replay_malformed_exits_65 COMMAND sh -c
     "out=$(\"$0\" replay \"$1/malformed.csv\" 2>&1); [ $? -eq 65 ] &&
      echo \"$out\" | grep -q 'malformed.csv:10: bad outcome' &&

@@ -25,6 +25,10 @@ struct tool_breaker {
     char description[160]; /* free text from the file, for reports */
     char summary[256];     /* the keys that were set, "key=value ...", for reports */
     bool open_max_given;   /* open_max was set: it no longer follows open */
+    /* simulate's own keys (no breaker_config fields): */
+    bool shadow;            /* shadow = yes: the breaker runs in shadow mode */
+    bool retry_after_opens; /* retry_after_opens = yes: a 429 with Retry-After opens the
+                               breaker for that long (breaker_open_for()) */
 };
 
 struct tool_breakers {

@@ -54,7 +54,10 @@ const char tool_keys_help[] =
     "  cancelled_as          ignored (default) | failure\n"
     "  seed                  jitter seed (the tool fixes it so runs repeat)\n"
     "Durations: 250ms, 5s, 1m, 1m30s, 1500us, 20ns, 1.5s (a bare number is ns);\n"
-    "duration keys also accept a _ns suffix. Rates: 0.5 or 50%.\n";
+    "duration keys also accept a _ns suffix. Rates: 0.5 or 50%.\n"
+    "Simulation only (breaker simulate, not a breaker limit):\n"
+    "  shadow                yes: run in shadow mode, refusing nothing (no)\n"
+    "  retry_after_opens     yes: a 429's Retry-After opens for that long (no)\n";
 
 /* ---- Breaker configuration lists -------------------------------------------*/
 
@@ -87,9 +90,31 @@ static bool is_key(const char *key, const char *field) {
     return strncmp(key, field, n) == 0 && (key[n] == '\0' || strcmp(key + n, "_ns") == 0);
 }
 
+/* simulate's yes/no keys, which are no breaker_config fields. @return 1 if
+ * `key` is one (set, or `msg` and BREAKER_EINVAL in *rc), else 0. */
+static int sim_key(struct tool_breaker *b, const char *key, const char *value, char *msg,
+                   size_t msg_len, int *rc) {
+    bool *flag = strcmp(key, "shadow") == 0              ? &b->shadow
+                 : strcmp(key, "retry_after_opens") == 0 ? &b->retry_after_opens
+                                                         : NULL;
+    if (flag == NULL) return 0;
+    *rc = BREAKER_OK;
+    if (strcmp(value, "yes") == 0) {
+        *flag = true;
+    } else if (strcmp(value, "no") == 0) {
+        *flag = false;
+    } else {
+        snprintf(msg, msg_len, "%s: expected yes or no, got '%s'", key, value);
+        *rc = BREAKER_EINVAL;
+    }
+    return 1;
+}
+
 int tool_breaker_set(struct tool_breaker *b, const char *key, const char *value, char *msg,
                      size_t msg_len) {
-    int rc = breaker_config_set(&b->cfg, key, value, msg, msg_len);
+    int rc = BREAKER_OK;
+    if (!sim_key(b, key, value, msg, msg_len, &rc))
+        rc = breaker_config_set(&b->cfg, key, value, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     /* Who sets open alone means it: an open_max left to its default follows
      * a longer open, rather than refuse it as shorter than open. */

@@ -79,6 +79,14 @@ static int configure(breaker *b, const struct tool_store_args *a, const char *cm
             return TOOL_EXIT_USAGE;
         }
         *eq = '\0';
+        const char *key = tool_trim(pair);
+        if (strcmp(key, "shadow") == 0 || strcmp(key, "retry_after_opens") == 0) {
+            tool_error(stderr,
+                       "breaker %s: %s: not a limit of the breaker (shadow mode: breaker shadow "
+                       "NAME on|off)",
+                       cmd, key);
+            return TOOL_EXIT_USAGE;
+        }
         if (tool_breaker_set(&t, tool_trim(pair), tool_trim(eq + 1), msg, sizeof(msg)) !=
             BREAKER_OK) {
             tool_error(stderr, "breaker %s: %s: %s", cmd, a->name, msg);

@@ -76,6 +76,7 @@ struct tool_call_answer tool_dependency_call(struct tool_dependency *d, uint64_t
     } else {
         a.answer = tool_draw(sc->seed, id, TOOL_DRAW_ERROR) < p->error_rate ? TOOL_ANSWER_ERROR
                                                                             : TOOL_ANSWER_OK;
+        if (a.answer == TOOL_ANSWER_ERROR) a.retry_after_ns = p->retry_after_ns;
     }
     a.took_ns = latency < 1.0 ? 1 : (uint64_t)latency;
     return a;

@@ -46,9 +46,11 @@ struct tool_dependency {
 /* One call's answer. */
 struct tool_call_answer {
     enum tool_answer answer;
-    uint64_t took_ns;    /* how long it takes, capped by the timeout */
-    bool holds_capacity; /* counted in in_flight until tool_dependency_done() */
-    bool dead;           /* it was down when the call reached it */
+    uint64_t took_ns;        /* how long it takes, capped by the timeout */
+    bool holds_capacity;     /* counted in in_flight until tool_dependency_done() */
+    bool dead;               /* it was down when the call reached it */
+    uint64_t retry_after_ns; /* an error of a phase with retry_after: a 429 that
+                                asks to wait this much; else 0 */
 };
 
 /* Starts at time 0 in the first phase. */

@@ -76,6 +76,7 @@ struct fsim {
     struct host *hosts;
     struct worker *workers;
     struct fleet_model *model;
+    bool retry_after_opens; /* the configuration's key */
     const char *name;
     struct tool_dependency dep;
     /* Probes in flight, by round, and in all. */
@@ -196,11 +197,20 @@ static void done(struct fsim *s, uint32_t wi) {
         s->probes_in_flight--;
     }
     bool ok = w->answer.answer == TOOL_ANSWER_OK;
-    enum breaker_outcome o = ok ? BREAKER_SUCCESS : BREAKER_FAILURE;
+    /* A 429 with Retry-After: IGNORED (breaker_classify_http()), and with
+     * retry_after_opens the host's breaker opens for the wait asked. */
+    uint64_t ra = w->answer.retry_after_ns;
+    enum breaker_outcome o = ok ? BREAKER_SUCCESS : ra != 0 ? BREAKER_IGNORED : BREAKER_FAILURE;
     if (s->fleet) {
         (void)fleet_client_complete(h->client, h->b, &w->permit, o, 0);
     } else {
         (void)breaker_complete(h->b, &w->permit.permit, o);
+    }
+    if (ra != 0) {
+        r->throttled++;
+        if (s->retry_after_opens &&
+            breaker_open_for(h->b, ra, BREAKER_REASON_SERVER_DIRECTED) == BREAKER_OK)
+            r->directed_opens++;
     }
     if (ok) {
         r->served++;
@@ -242,6 +252,7 @@ static uint64_t outage_start(const struct tool_scenario *sc, const uint64_t *sta
 static int make_hosts(struct fsim *s, const struct tool_breaker *cfg, struct host_ctx *ctxs,
                       char *msg, size_t msg_len) {
     const struct tool_scenario *sc = s->sc;
+    s->retry_after_opens = cfg->retry_after_opens;
     if (s->fleet) {
         struct fleet_model_config mc = {
             .clock = fsim_redis_clock, .clock_ctx = s, .flush_interval_ns = sc->flush_interval_ns};

@@ -118,6 +118,38 @@ static void cell_p99(const struct tool_sim_result *r, char *buf, size_t len) {
     seconds(r->p99_ns, buf, len);
 }
 
+static bool some_run_throttled(const struct tool_scenario *sc, const struct tool_sim_result *runs,
+                               size_t count) {
+    (void)sc;
+    for (size_t i = 0; i < count; i++)
+        if (runs[i].throttled != 0) return true;
+    return false;
+}
+
+static bool some_run_shadowed(const struct tool_scenario *sc, const struct tool_sim_result *runs,
+                              size_t count) {
+    (void)sc;
+    for (size_t i = 0; i < count; i++)
+        if (runs[i].shadow) return true;
+    return false;
+}
+
+COUNT_CELL(cell_throttled, throttled)
+
+static void cell_would_reject(const struct tool_sim_result *r, char *buf, size_t len) {
+    if (!r->shadow)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%" PRIu64, r->would_reject);
+}
+
+static void cell_shadow_served(const struct tool_sim_result *r, char *buf, size_t len) {
+    if (!r->shadow)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%" PRIu64, r->shadow_served);
+}
+
 static const struct row rows[] = {
     {"requests", cell_requests, NULL},
     {"  ...from the abusive caller", cell_abuser_requests, has_abuser},
@@ -127,6 +159,9 @@ static const struct row rows[] = {
     {"failed fast: refused by the ramp", cell_refused_ramp, some_run_ramps},
     {"failed fast: shed, every worker busy", cell_shed, NULL},
     {"failed: dependency answered an error", cell_errors, NULL},
+    {"  ...of which 429 with Retry-After", cell_throttled, some_run_throttled},
+    {"shadow: would have refused", cell_would_reject, some_run_shadowed},
+    {"  ...of which the dependency served", cell_shadow_served, some_run_shadowed},
     {"failed slowly: waited for the timeout", cell_timeouts, NULL},
     {"worker pool saturated for", cell_saturated, NULL},
     {"calls that reached the dependency", cell_reached, NULL},
@@ -153,7 +188,11 @@ static void print_phases(FILE *out, const struct tool_scenario *sc) {
                     p->down == DOWN_TIMEOUT ? "hang until the timeout" : "are refused at once");
             break;
         case PHASE_ERRORS:
-            fprintf(out, " %.0f%% of calls fail", 100.0 * p->error_rate);
+            if (p->retry_after_ns != 0)
+                fprintf(out, " %.0f%% of calls answer 429, Retry-After %s", 100.0 * p->error_rate,
+                        seconds(p->retry_after_ns, a, sizeof(a)));
+            else
+                fprintf(out, " %.0f%% of calls fail", 100.0 * p->error_rate);
             break;
         case PHASE_RECOVERING:
             fprintf(out, " latency %s -> %s, capacity %u -> %u calls in flight",
@@ -282,6 +321,11 @@ static void print_fleet_run_line(FILE *out, const char *label, const struct tool
             "  %-16s served %" PRIu64 ", refused %" PRIu64 ", shed %" PRIu64 " of %" PRIu64
             " requests\n",
             "", r->served, r->refused, r->shed, r->requests);
+    if (r->throttled != 0)
+        fprintf(out,
+                "  %-16s answered 429 with Retry-After: %" PRIu64 " calls; hosts' opens for it "
+                "%" PRIu64 "\n",
+                "", r->throttled, r->directed_opens);
 }
 
 void tool_print_fleet_table(FILE *out, const struct tool_scenario *sc,

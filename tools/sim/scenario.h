@@ -28,6 +28,9 @@ struct tool_phase {
     uint64_t latency_p99_ns;  /* 99th percentile (same) */
     uint64_t cold_latency_ns; /* recovering: the median at the start */
     double error_rate;        /* share of answers that are errors */
+    uint64_t retry_after_ns;  /* > 0: each error is a 429 Too Many Requests with
+                                 Retry-After of this much (the dependency asks
+                                 its callers to wait); 0: errors are 5xx */
     enum tool_down_mode down; /* down, and while knocked down */
     uint32_t capacity;        /* calls it can hold at once, 0 = no limit (end value) */
     uint32_t cold_capacity;   /* recovering: capacity at the start */

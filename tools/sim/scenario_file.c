@@ -148,6 +148,13 @@ static int phase_key(struct reader *ld, const char *name, const char *value) {
     if (strcmp(name, "error_rate") == 0)
         return phase_share(ld, name, value, "a rate in [0, 1] such as 20%", &p->error_rate,
                            TOOL_GIVEN_ERROR_RATE);
+    if (strcmp(name, "retry_after") == 0) {
+        int rc = phase_duration(ld, name, value, &p->retry_after_ns, 0);
+        if (rc == 1 && p->retry_after_ns == 0)
+            return error(ld, "phase %s: retry_after: expected a wait over 0 such as 30s, got '%s'",
+                         p->name, value);
+        return rc;
+    }
     if (strcmp(name, "abuser_share") == 0)
         return phase_share(ld, name, value, "a share in [0, 1] such as 60%", &p->abuser_share, 0);
     if (strcmp(name, "abuser_snipes") == 0) {
@@ -183,7 +190,8 @@ static int phase_key(struct reader *ld, const char *name, const char *value) {
     }
     return error(ld,
                  "phase %s: unknown key '%s' (keys: kind, duration, latency, latency_p99, "
-                 "error_rate, abuser_share, abuser_snipes, down, capacity, cold_latency, "
+                 "error_rate, retry_after, abuser_share, abuser_snipes, down, capacity, "
+                 "cold_latency, "
                  "cold_capacity, "
                  "knockdown)",
                  p->name, name);

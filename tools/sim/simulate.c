@@ -72,7 +72,8 @@ struct sim {
     const struct tool_scenario *sc;
     struct tool_sim_result *r;
     breaker *b;
-    uint64_t now; /* the virtual clock */
+    bool retry_after_opens; /* a 429 with Retry-After opens b for that long */
+    uint64_t now;           /* the virtual clock */
     uint64_t seq;
     struct tool_heap heap; /* of struct event */
     struct worker *workers;
@@ -188,10 +189,21 @@ static void done(struct sim *s, uint32_t wi) {
     struct worker *w = &s->workers[wi];
     tool_dependency_done(&s->dep, &w->answer);
     enum tool_answer answer = w->answer.answer;
-    if (s->b != NULL)
+    /* A 429 says nothing of the dependency's health (IGNORED, as
+     * breaker_classify_http() has it); with retry_after_opens it opens the
+     * breaker for the wait it asks (breaker_open_for(), as breaker_curl's
+     * retry_after_opens does). */
+    uint64_t ra = w->answer.retry_after_ns;
+    if (ra != 0) r->throttled++;
+    if (s->b != NULL) {
         (void)breaker_complete_from(s->b, &w->permit,
-                                    answer == TOOL_ANSWER_OK ? BREAKER_SUCCESS : BREAKER_FAILURE,
+                                    answer == TOOL_ANSWER_OK ? BREAKER_SUCCESS
+                                    : ra != 0                ? BREAKER_IGNORED
+                                                             : BREAKER_FAILURE,
                                     w->source);
+        if (ra != 0 && s->retry_after_opens)
+            (void)breaker_open_for(s->b, ra, BREAKER_REASON_SERVER_DIRECTED);
+    }
     switch (answer) {
     case TOOL_ANSWER_OK:
         r->served++;
@@ -261,6 +273,8 @@ static int make_breaker(struct sim *s, const struct tool_breaker *cfg, char *msg
         snprintf(msg, msg_len, "breaker %s: cannot create", cfg->name);
         return -1;
     }
+    if (cfg->shadow) (void)breaker_set_shadow(s->b, 1);
+    s->retry_after_opens = cfg->retry_after_opens;
     return tool_timeline_state(&s->r->timeline, 0, BREAKER_CLOSED);
 }
 
@@ -309,6 +323,10 @@ static void summarise(struct sim *s) {
         breaker_stats_get(s->b, &st);
         r->transitions = st.transitions;
         r->probes = st.probes_admitted;
+        r->shadow = st.shadow != 0;
+        r->would_reject = st.would_reject_open + st.would_reject_half_open +
+                          st.would_reject_forced + st.would_reject_ramp;
+        r->shadow_served = st.shadow_successes;
         bool closed = st.state == BREAKER_CLOSED;
         if (!s->ever_opened) {
             r->closed_after_ns = 0;

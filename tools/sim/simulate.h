@@ -37,7 +37,13 @@ struct tool_sim_result {
     uint64_t closed_after_ns; /* from recovered_at to the final close; UINT64_MAX: never */
     uint64_t transitions;
     uint64_t probes;
-    uint64_t p50_ns, p99_ns;       /* response time of every request */
+    uint64_t p50_ns, p99_ns; /* response time of every request */
+    /* issue 25: a dependency that answers 429 with Retry-After, and shadow
+     * mode (the configuration's keys retry_after_opens and shadow). */
+    uint64_t throttled;            /* calls the dependency answered 429 */
+    bool shadow;                   /* the breaker ran in shadow mode */
+    uint64_t would_reject;         /* shadow: calls it would have refused */
+    uint64_t shadow_served;        /* ...of which the dependency served */
     struct tool_timeline timeline; /* with every transition */
 };
 
@@ -73,6 +79,8 @@ struct tool_fleet_run {
     uint64_t first_open_ns, last_open_ns; /* first and last host to open after it */
     uint32_t hosts_opened;
     uint32_t hosts_closed_at_end;
+    uint64_t throttled;            /* calls the dependency answered 429 with Retry-After */
+    uint64_t directed_opens;       /* hosts' opens for a Retry-After (retry_after_opens) */
     struct tool_timeline timeline; /* every host's calls; the state of host 1 or the fleet */
 };
 
