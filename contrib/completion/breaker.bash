@@ -14,7 +14,7 @@
 _breaker_static_keys="trip failure_threshold window_size window window_buckets min_calls
 failure_rate slow_call slow_call_rate open open_backoff open_max open_jitter
 half_open_max_probes half_open_successes probe_timeout ramp ramp_start
-min_failing_sources cancelled_as seed"
+min_failing_sources cancelled_as seed shadow retry_after_opens"
 
 _breaker_keys() {
     local tool=$1 keys
