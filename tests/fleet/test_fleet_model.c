@@ -186,6 +186,12 @@ static void a_state_created_after_a_restart_closes_no_follower(void **state) {
     trip_the_fleet(&t);
     fleet_server_flushall(fleet_model_server(t.m));
     fake_clock_advance(&clock_, SEC);
+    /* B follows an open fleet: its round reads the state, finds none (no
+     * answer), and its next round runs the script, which creates one. (The
+     * Redis client's connection to a restarted Redis is cut: that round
+     * fails and the next one runs the script.) */
+    fleet_client_flush(t.b);
+    assert_int_equal(breaker_get_state(t.bb), BREAKER_OPEN); /* nothing followed */
     fleet_client_flush(t.b);
     struct fleet_name_stats st;
     assert_int_equal(fleet_model_name_stats(t.m, "dep", &st), 0);
@@ -226,6 +232,49 @@ static void a_later_attacher_is_compared_on_the_stored_limits_only(void **state)
     two_hosts_free(&t);
 }
 
+/* The model's client chooses as the Redis client does (docs/fleet.md,
+ * "Cost"): a healthy host reads the state and sends its successes with the
+ * script every full_flush_rounds rounds; another host's trip reaches it
+ * through a read within one round. */
+static void a_healthy_host_reads_and_a_trip_reaches_it_within_one_round(void **state) {
+    (void)state;
+    atomic_store(&clock_.now, START_NS);
+    struct fleet_model_config mc = {
+        .clock = fake_clock_read, .clock_ctx = &clock_, .full_flush_rounds = 4};
+    struct two_hosts t;
+    assert_int_equal(fleet_model_create(&mc, &t.m), 0);
+    assert_int_equal(fleet_client_create(t.m, &t.a), 0);
+    assert_int_equal(fleet_client_create(t.m, &t.b), 0);
+    breaker_config cfg;
+    fleet_cfg(&cfg);
+    cfg.window_ns = 60 * SEC; /* 4 rounds of 250 ms are under 1/20 of it */
+    cfg.failure_rate = 0.3;   /* b's 4 failures against a's 8 successes trip it */
+    assert_int_equal(fleet_client_attach(t.a, "dep", &cfg, &t.ba), BREAKER_OK);
+    assert_int_equal(fleet_client_attach(t.b, "dep", &cfg, &t.bb), BREAKER_OK);
+    struct fleet_server *srv = fleet_model_server(t.m);
+    fleet_client_flush(t.a); /* the first round after attach: the script */
+    fleet_client_flush(t.b);
+    uint64_t before = fleet_server_script_calls(srv);
+    for (int r = 0; r < 8; r++) {
+        breaker_permit p;
+        assert_int_equal(breaker_acquire(t.ba, &p), BREAKER_OK);
+        assert_int_equal(breaker_complete(t.ba, &p, BREAKER_SUCCESS), BREAKER_OK);
+        fake_clock_advance(&clock_, 250 * MS);
+        fleet_client_flush(t.a);
+    }
+    assert_int_equal(fleet_server_script_calls(srv) - before, 2); /* 8 rounds, 1 in 4 */
+    fail_calls(t.bb, 4);
+    fleet_client_flush(t.b); /* b's failures trip the fleet */
+    struct fleet_name_stats st;
+    assert_int_equal(fleet_model_name_stats(t.m, "dep", &st), 0);
+    assert_int_equal(st.state, BREAKER_OPEN);
+    before = fleet_server_script_calls(srv);
+    fleet_client_flush(t.a);
+    assert_int_equal(fleet_server_script_calls(srv) - before, 0); /* a read */
+    assert_int_equal(breaker_get_state(t.ba), BREAKER_OPEN);      /* followed */
+    two_hosts_free(&t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_release_for_any_generation_frees_its_lease),
@@ -233,6 +282,7 @@ int main(void) {
         cmocka_unit_test(a_follower_that_hears_the_fleet_closed_closes_instead_of_probing),
         cmocka_unit_test(a_state_created_after_a_restart_closes_no_follower),
         cmocka_unit_test(a_later_attacher_is_compared_on_the_stored_limits_only),
+        cmocka_unit_test(a_healthy_host_reads_and_a_trip_reaches_it_within_one_round),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

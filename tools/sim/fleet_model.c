@@ -44,6 +44,14 @@ struct entry {
     int64_t answers[RESULTS_MAX + 1][ANS_COUNT];
     int answered[RESULTS_MAX + 1];
     size_t call_count;
+    /* This round's call for the name is a read of its state (the calls are
+     * then its results alone), and the counters its held-back deltas ran
+     * to (dropped when the read shows another generation). */
+    bool read;
+    struct breaker__fleet_seen seen_after;
+    char read_fields[BREAKER__FLEET_READ_FIELDS][24];
+    bool read_present[BREAKER__FLEET_READ_FIELDS];
+    uint32_t index; /* the entry's index at attach: its full flushes' stagger */
     struct breaker__fleet_action act;
 };
 
@@ -72,6 +80,7 @@ int fleet_model_create(const struct fleet_model_config *cfg, struct fleet_model 
     if (m == NULL) return -1;
     m->cfg = *cfg;
     if (m->cfg.flush_interval_ns == 0) m->cfg.flush_interval_ns = DEFAULT_FLUSH_NS;
+    if (m->cfg.full_flush_rounds == 0) m->cfg.full_flush_rounds = BREAKER__FLEET_FULL_ROUNDS;
     if (fleet_server_create(cfg->clock, cfg->clock_ctx, &m->server) != 0) {
         free(m);
         return -1;
@@ -197,6 +206,7 @@ int fleet_client_attach(struct fleet_client *c, const char *name, const breaker_
         c->cap = cap;
     }
     e->b = b;
+    e->index = (uint32_t)c->count;
     c->entries[c->count++] = e;
     *out = b;
     return status;
@@ -215,8 +225,9 @@ void fleet_client_detach(struct fleet_client *c, breaker *b) {
 
 /* ---- One round ------------------------------------------------------------------*/
 
-/* The round's calls of `e`: its leased results, then its flush. */
-static void build_calls(struct entry *e) {
+/* The round's calls of `e`: its leased results, then its flush, or a read
+ * of its state (breaker__fleet_full_due(), as the Redis client chooses). */
+static void build_calls(const struct fleet_model *m, struct entry *e) {
     e->call_count = 0;
     for (size_t i = 0; i < e->result_count; i++) {
         const struct result *r = &e->results[i];
@@ -225,8 +236,38 @@ static void build_calls(struct entry *e) {
     breaker_stats s;
     breaker_stats_peek(e->b, &s);
     struct breaker__fleet_deltas d;
-    breaker__fleet_take_deltas(&e->seen, &s, &d);
+    struct breaker__fleet_seen next = e->seen;
+    breaker__fleet_take_deltas(&next, &s, &d);
+    breaker__fleet_cheap_setup(&e->follow, e->limits, m->cfg.full_flush_rounds,
+                               m->cfg.flush_interval_ns);
+    struct breaker__fleet_pending pend = {
+        .deltas = &d,
+        .probes_moved = next.probes_succeeded != e->seen.probes_succeeded ||
+                        next.probes_failed != e->seen.probes_failed,
+        .releases = e->result_count > 0,
+        .local = breaker_state_peek(e->b),
+    };
+    e->read = !breaker__fleet_full_due(&e->follow, &pend);
+    if (e->read) {
+        e->seen_after = next;
+        return;
+    }
+    e->seen = next;
     breaker__fleet_call_flush(&e->calls[e->call_count++], e->follow.known_gen, &d);
+}
+
+/* The read of `e`'s state (the model's Redis has one clock: its TIME is
+ * the model's) as an answer. @return 1 with `a`, or 0 (no answer: the
+ * name's next round is the script). */
+static int read_of(const struct fleet_model *m, struct entry *e, struct breaker__fleet_answer *a) {
+    const char *v[BREAKER__FLEET_READ_FIELDS];
+    for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++)
+        v[i] = e->read_present[i] ? e->read_fields[i] : NULL;
+    uint64_t run = 0;
+    if (!breaker__fleet_read_answer(v, now_of(m) / 1000, e->follow.max_wait_us, a, &run, NULL, 0))
+        return 0;
+    e->follow.known_run = run;
+    return 1;
 }
 
 static struct breaker__fleet_local local_of(breaker *b) {
@@ -236,8 +277,8 @@ static struct breaker__fleet_local local_of(breaker *b) {
     return l;
 }
 
-/* What the answers of `e` mean, in order. */
-static void decide_answers(struct entry *e, uint64_t now) {
+/* What the answers of `e` mean, in order (a read, last, as a flush's). */
+static void decide_answers(const struct fleet_model *m, struct entry *e, uint64_t now) {
     e->act.kind = FLEET_ACT_NONE;
     struct breaker__fleet_local local = local_of(e->b);
     /* The model is never degraded: nothing recovered while it was. */
@@ -256,8 +297,24 @@ static void decide_answers(struct entry *e, uint64_t now) {
         if (i < e->result_count &&
             !breaker__fleet_release_settled(good ? &a : NULL, false, now, 0, NULL))
             e->results[kept++] = e->results[i];
+        if (i >= e->result_count && good) breaker__fleet_round_done(&e->follow, true, e->index);
+        if (i >= e->result_count && !good) e->follow.synced = false; /* a script error */
     }
     e->result_count = kept;
+    if (!e->read) return;
+    struct breaker__fleet_answer a;
+    breaker__fleet_round_done(&e->follow, false, e->index);
+    if (!read_of(m, e, &a)) {
+        e->follow.synced = false;
+        return;
+    }
+    /* Another generation: what was held back belongs to the period that
+     * ended (the script would not count it). */
+    if (a.gen != e->follow.known_gen) e->seen = e->seen_after;
+    struct breaker__fleet_gate gate;
+    local = local_of(e->b);
+    breaker__fleet_decide(&e->follow, &a, &local, now, &e->act, &gate);
+    if (gate.change) e->gate_until = gate.until_ns;
 }
 
 static void apply(struct entry *e) {
@@ -270,16 +327,17 @@ static void apply(struct entry *e) {
 
 void fleet_client_flush(struct fleet_client *c) {
     for (size_t i = 0; i < c->count; i++)
-        build_calls(c->entries[i]);
+        build_calls(c->m, c->entries[i]);
     for (size_t i = 0; i < c->count; i++) {
         struct entry *e = c->entries[i];
         for (size_t j = 0; j < e->call_count; j++)
             e->answered[j] = fleet_server_call(c->m->server, e->name, e->limits, &e->calls[j],
                                                e->answers[j]) == 0;
+        if (e->read) fleet_server_read(c->m->server, e->name, e->read_fields, e->read_present);
     }
     uint64_t now = now_of(c->m);
     for (size_t i = 0; i < c->count; i++)
-        decide_answers(c->entries[i], now);
+        decide_answers(c->m, c->entries[i], now);
     for (size_t i = 0; i < c->count; i++)
         apply(c->entries[i]);
 }

@@ -10,8 +10,10 @@
  * calls it every jittered interval, a test calls it as sync()), and whose
  * probes ask the model for a lease. Every decision of the client's is
  * src/store/redis/protocol.c's, the one the Redis client makes: the limits text
- * and the comparison at attach, the deltas, what each answer means for the
- * local breaker, the lease gate. What the model leaves out, and why:
+ * and the comparison at attach, the deltas, whether a round's call for a
+ * name is the flush script or a read of its state (and what the read
+ * means), what each answer means for the local breaker, the lease gate. What the model leaves out,
+ * and why:
  *  - no network: a lease request is answered at once (no budget, no lost
  *    request, no degraded mode: the model's "Redis" never fails);
  *  - a leased probe's result makes its client flush at once (the Redis
@@ -42,6 +44,11 @@ struct fleet_model_config {
     breaker_clock_fn *clock; /* the model's time ("Redis's clock"): required */
     void *clock_ctx;
     uint64_t flush_interval_ns; /* the clients' interval, for their gates: 0 = 250 ms */
+    /* A healthy name's full flush every this many rounds, as
+     * breaker_redis_config.full_flush_rounds (docs/fleet.md, "Cost"): the
+     * other rounds read its state. 0 = the client's default; 1 = the script
+     * every round. */
+    uint32_t full_flush_rounds;
 };
 
 /* A permit of a fleet client: the local permit and, for a probe, its lease. */

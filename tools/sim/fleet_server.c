@@ -70,6 +70,7 @@ struct fleet_server {
     struct name **names;
     size_t count, cap;
     uint64_t ttl_us; /* ARGV 1 in µs: a host silent this long is forgotten */
+    uint64_t script_calls;
 };
 
 /* One script run: the name, its limits (c[1..13]) and the clock; `bad`:
@@ -623,8 +624,11 @@ static int script_release(struct run *r, uint64_t lg, const char *token, uint64_
     return 0;
 }
 
+uint64_t fleet_server_script_calls(const struct fleet_server *s) { return s->script_calls; }
+
 int fleet_server_call(struct fleet_server *s, const char *name, const char *limits,
                       const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT]) {
+    s->script_calls++;
     struct run r;
     if (prelude(s, &r, name, limits) != 0) return -1;
     if (r.bad) /* the scripts' CORRUPT error: acquire_probe writes nothing */

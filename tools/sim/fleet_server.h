@@ -74,6 +74,10 @@ void fleet_server_read(struct fleet_server *s, const char *name,
                        char out[BREAKER__FLEET_READ_FIELDS][24],
                        bool present[BREAKER__FLEET_READ_FIELDS]);
 
+/* The script calls run so far (every fleet_server_call()), as INFO
+ * commandstats counts EVALSHA: what the fleet costs Redis. */
+uint64_t fleet_server_script_calls(const struct fleet_server *s);
+
 /* HGET breaker:v1:{name}:s cfg: the stored limits, or NULL (no state). The
  * text lives until the next call on `s`. */
 const char *fleet_server_stored_limits(struct fleet_server *s, const char *name);
