@@ -304,7 +304,8 @@ BREAKER_API void breaker_redis_stats_get(breaker_redis *fleet, breaker_redis_sta
  *  age of the host's fleet view: how stale its decisions may be; +Inf
  *  before the first good flush), breaker_fleet_degraded, and counters of
  *  flushes, flush errors, degraded entries, lease requests by result,
- *  fleet trips and closes applied locally, and corrupt states rebuilt. Writes a NUL-terminated text
+ *  fleet trips and closes applied locally, corrupt states rebuilt, and
+ *  Cluster redirections followed (breaker_fleet_redirects_total{kind}). Writes a NUL-terminated text
  * into `buf` (`cap` bytes) and returns BREAKER_OK with its length (without the NUL) in `*len`; or
  * BREAKER_ENOSPC with the size needed (NUL included) in
  *  `*len` and `buf` an empty string (when cap > 0). `len` may be NULL. Never

@@ -769,6 +769,12 @@ static void a_slot_migrated_while_traffic_runs_is_followed(void **state) {
                (unsigned long long)st[i].flushes, (unsigned long long)st[i].flush_errors);
         assert_true(st[i].redirects_moved >= 1);
     }
+    char text[4096];
+    assert_int_equal(breaker_redis_export_prometheus(h[0], text, sizeof text, NULL), BREAKER_OK);
+    char want[96];
+    snprintf(want, sizeof want, "breaker_fleet_redirects_total{kind=\"moved\"} %llu\n",
+             (unsigned long long)st[0].redirects_moved);
+    assert_non_null(strstr(text, want));
     printf("calls during the migration: %ld admitted, %ld refused\n", atomic_load(&t.admitted),
            atomic_load(&t.refused));
     assert_int_equal(atomic_load(&t.refused), 0);

@@ -549,7 +549,12 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     "# HELP breaker_fleet_state_rebuilds_total Fleet states found corrupt in Redis (a field out " \
     "of its range, a missing key) and rebuilt with a new generation instead of followed.\n"       \
     "# TYPE breaker_fleet_state_rebuilds_total counter\n"                                         \
-    "breaker_fleet_state_rebuilds_total %llu\n"
+    "breaker_fleet_state_rebuilds_total %llu\n"                                                   \
+    "# HELP breaker_fleet_redirects_total Calls a Redis Cluster node redirected to another, "     \
+    "followed in the same round (MOVED: the slot map updated; ASK: a slot being migrated).\n"     \
+    "# TYPE breaker_fleet_redirects_total counter\n"                                              \
+    "breaker_fleet_redirects_total{kind=\"moved\"} %llu\n"                                        \
+    "breaker_fleet_redirects_total{kind=\"ask\"} %llu\n"
 
 int breaker_redis_export_prometheus(breaker_redis *f, char *buf, size_t cap, size_t *len) {
     breaker_redis_stats st;
@@ -572,7 +577,8 @@ int breaker_redis_export_prometheus(breaker_redis *f, char *buf, size_t cap, siz
                      (unsigned long long)st.leases_refused, (unsigned long long)st.lease_errors,
                      (unsigned long long)st.lease_gated, (unsigned long long)st.lease_local, budget,
                      (unsigned long long)st.outside_trips, (unsigned long long)st.fleet_closes,
-                     (unsigned long long)st.state_rebuilds);
+                     (unsigned long long)st.state_rebuilds, (unsigned long long)st.redirects_moved,
+                     (unsigned long long)st.redirects_ask);
     if (n < 0) return BREAKER_EINVAL;
     if ((size_t)n >= cap) {
         if (cap > 0) buf[0] = '\0';
