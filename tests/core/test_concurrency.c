@@ -39,6 +39,26 @@ static void *probe_racer(void *arg) {
     return NULL;
 }
 
+/* Start THREADS racers running `fn` on `race`, which waits for them at its
+ * barriers (each round: start, then done). */
+static void race_start(struct race *race, pthread_t *threads, struct racer *racers,
+                       void *(*fn)(void *)) {
+    pthread_barrier_init(&race->start, NULL, THREADS + 1);
+    pthread_barrier_init(&race->done, NULL, THREADS + 1);
+    for (int i = 0; i < THREADS; i++) {
+        racers[i] = (struct racer){race, i};
+        pthread_create(&threads[i], NULL, fn, &racers[i]);
+    }
+}
+
+/* Wait for the racers race_start() started, and free the barriers. */
+static void race_join(struct race *race, pthread_t *threads) {
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(threads[i], NULL);
+    pthread_barrier_destroy(&race->start);
+    pthread_barrier_destroy(&race->done);
+}
+
 static void half_open_admits_exactly_max_probes_under_contention(void **state) {
     (void)state;
     struct fake_clock clock = {0};
@@ -50,14 +70,9 @@ static void half_open_admits_exactly_max_probes_under_contention(void **state) {
     cfg.open_backoff = 1.0;
     cfg.half_open_max_probes = 3;
     struct race race = {.b = make_breaker(&cfg)};
-    pthread_barrier_init(&race.start, NULL, THREADS + 1);
-    pthread_barrier_init(&race.done, NULL, THREADS + 1);
     pthread_t threads[THREADS];
     struct racer racers[THREADS];
-    for (int i = 0; i < THREADS; i++) {
-        racers[i] = (struct racer){&race, i};
-        pthread_create(&threads[i], NULL, probe_racer, &racers[i]);
-    }
+    race_start(&race, threads, racers, probe_racer);
     call_ok(race.b, BREAKER_FAILURE); /* open */
     for (int round = 0; round < ROUNDS; round++) {
         fake_clock_advance(&clock, SEC); /* the wait ends exactly now */
@@ -79,13 +94,10 @@ static void half_open_admits_exactly_max_probes_under_contention(void **state) {
         }
         assert_int_equal(breaker_get_state(race.b), BREAKER_OPEN);
     }
-    for (int i = 0; i < THREADS; i++)
-        pthread_join(threads[i], NULL);
+    race_join(&race, threads);
     breaker_stats st = stats_of(race.b);
     assert_int_equal(st.probes_admitted, 3 * ROUNDS);
     assert_int_equal(st.transitions, 1 + 2 * ROUNDS);
-    pthread_barrier_destroy(&race.start);
-    pthread_barrier_destroy(&race.done);
     test_breaker_destroy(race.b);
 }
 
@@ -124,14 +136,9 @@ static void many_threads_failing_at_once_trip_exactly_one_transition(enum breake
     cfg.window_size = 16;
     cfg.min_calls = 2;
     struct race race = {.b = make_breaker(&cfg)};
-    pthread_barrier_init(&race.start, NULL, THREADS + 1);
-    pthread_barrier_init(&race.done, NULL, THREADS + 1);
     pthread_t threads[THREADS];
     struct racer racers[THREADS];
-    for (int i = 0; i < THREADS; i++) {
-        racers[i] = (struct racer){&race, i};
-        pthread_create(&threads[i], NULL, failing_racer, &racers[i]);
-    }
+    race_start(&race, threads, racers, failing_racer);
     for (int round = 0; round < ROUNDS; round++) {
         assert_int_equal(breaker_reset(race.b), BREAKER_OK);
         for (int i = 0; i < THREADS; i++)
@@ -146,12 +153,9 @@ static void many_threads_failing_at_once_trip_exactly_one_transition(enum breake
             ok += race.rc[i] == BREAKER_OK;
         assert_true(ok >= 2); /* at least the ones that tripped it; the rest are stale */
     }
-    for (int i = 0; i < THREADS; i++)
-        pthread_join(threads[i], NULL);
+    race_join(&race, threads);
     assert_int_equal(atomic_load(&log.opens), ROUNDS);
     assert_int_equal(atomic_load(&log.total), 2 * ROUNDS); /* open + reset per round */
-    pthread_barrier_destroy(&race.start);
-    pthread_barrier_destroy(&race.done);
     test_breaker_destroy(race.b);
 }
 
