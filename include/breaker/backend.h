@@ -181,6 +181,88 @@ BREAKER_API enum breaker_state breaker_state_peek(breaker *b) BREAKER_NONNULL(1)
  *  the rule holds there too. Applies nothing; lock-free. */
 BREAKER_API uint64_t breaker_failing_sources_peek(breaker *b) BREAKER_NONNULL(1);
 
+/* ---- One flusher per host: what a store file offers a host-wide backend ----
+ * The processes of a host that attach a name through one store file
+ * (breaker/store.h) share one breaker. A backend that reports each breaker
+ * elsewhere (the fleet store, breaker/redis.h) can then elect, per name, one
+ * process of the host to report it for all of them. The file offers what
+ * that takes, and the backend keeps its own rules: a lock (the store's and
+ * the file's), BREAKER_STORE_HOST_WORDS words per name that only the backend
+ * interprets (its lease of the name, what it last reported), a way to tell
+ * whether the process that wrote a lease still runs, and four words of the
+ * host's view. Everything read from the file is input: another process of
+ * the host (or a damaged file) may have written anything there. */
+typedef struct breaker_store breaker_store;
+
+/*! breaker_store_attach_bound() :
+ *  breaker_store_attach() with an owner and a probe gate installed in this
+ *  process's handle (either may be NULL; both copied; the gate's ctx is this
+ *  process's). A handle the store forwards after a move (breaker/store.h)
+ *  keeps both. @return as breaker_store_attach(). */
+BREAKER_API BREAKER_NODISCARD int
+breaker_store_attach_bound(breaker_store *st, const char *name, const breaker_config *cfg,
+                           const breaker_owner *owner, const breaker_probe_gate *gate,
+                           breaker **out, char *msg, size_t msg_len);
+
+#define BREAKER_STORE_HOST_WORDS 16
+
+/*! breaker_store_host_id() : a random identifier of the store file `st`
+ *  opened (the host's: every process of the host that opens the file gets
+ *  the same; another file, or the file at the path after a move, another).
+ *  Never 0. */
+BREAKER_API uint64_t breaker_store_host_id(breaker_store *st) BREAKER_NONNULL(1);
+
+/*! breaker_store_host_lock() :
+ *  Take the store's lock and the file's, for a consistent read and write of
+ *  the names' words (breaker_store_host_words()) across the host's
+ *  processes. Never waits long for the file lock: a process of the host
+ *  stopped (SIGSTOP) in its few microseconds under it would stop the
+ *  caller too. @return BREAKER_OK: both held until
+ *  breaker_store_host_unlock(), which must follow soon (attaches of the
+ *  host's processes wait); BREAKER_EIO: the file lock failed, or stayed
+ *  busy for 10 ms: nothing held, try again later. */
+BREAKER_API int breaker_store_host_lock(breaker_store *st) BREAKER_NONNULL(1);
+
+/*! breaker_store_host_unlock() : release what breaker_store_host_lock()
+ *  took. */
+BREAKER_API void breaker_store_host_unlock(breaker_store *st) BREAKER_NONNULL(1);
+
+/*! breaker_store_host_words() :
+ *  With the host lock held: copy the BREAKER_STORE_HOST_WORDS words the
+ *  file keeps for `name` into `words` (`write` 0) or from it (`write` 1),
+ *  each word whole, in index order. A name's words are 0 when the name is
+ *  created. @return BREAKER_OK, or BREAKER_NOT_FOUND (no such name in the
+ *  file mapped now). */
+BREAKER_API int breaker_store_host_words(breaker_store *st, const char *name, uint64_t *words,
+                                         int write) BREAKER_NONNULL(1, 2, 3);
+
+/*! breaker_store_host_words_peek() : breaker_store_host_words() to read,
+ *  without the host lock (each word read whole; the set may mix two
+ *  writes). Takes the store's lock for a moment: never call it with the
+ *  host lock held. */
+BREAKER_API int breaker_store_host_words_peek(breaker_store *st, const char *name, uint64_t *words)
+    BREAKER_NONNULL(1, 2, 3);
+
+/*! breaker_store_host_proc() : this process's word for a lease: its pid
+ *  and the low half of its start time, so that a reused pid is another
+ *  process (0: unknown). */
+BREAKER_API uint64_t breaker_store_host_proc(void);
+
+/*! breaker_store_host_alive() : whether the process whose
+ *  breaker_store_host_proc() word is `proc` may still run: 0 when it is
+ *  gone (no such pid, a zombie, or another process with its pid), 1 when
+ *  it runs or cannot be told (`proc` 0, another PID namespace than the
+ *  file's, no permission). Reads /proc: not for the call path. */
+BREAKER_API int breaker_store_host_alive(breaker_store *st, uint64_t proc) BREAKER_NONNULL(1);
+
+/*! breaker_store_host_view() : read (`write` 0) or write (`write` 1) the
+ *  host's four view words in the file's header (what a reporting process
+ *  publishes for the others: the age of its view, degraded), each word
+ *  whole; 0 when the file is laid out. No lock but the store's, for a
+ *  moment (never call it with the host lock held). */
+BREAKER_API void breaker_store_host_view(breaker_store *st, uint64_t view[4], int write)
+    BREAKER_NONNULL(1, 2);
+
 /* A backend that a registry makes its breakers through
  * (breaker_registry_config.backend). The registry keeps names, references,
  * listeners and history; the backend decides where a breaker's state lives.

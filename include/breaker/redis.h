@@ -72,6 +72,7 @@ extern "C" {
 #endif
 
 typedef struct breaker_redis breaker_redis; /* opaque */
+typedef struct breaker_store breaker_store; /* breaker/store.h */
 
 /* What a host does while it has no recent fleet view (degraded). */
 enum breaker_redis_fail_mode {
@@ -144,6 +145,21 @@ struct breaker_redis_config {
      * pending. 0 = 16 (12 for the default 60 s window at 250 ms); 1 = the
      * script every round; at most 1000. */
     uint32_t full_flush_rounds;
+    /* One flusher per host (docs/fleet.md, "One flusher per host"): a store
+     * file (breaker/store.h, opened by the caller, not owned: close it after
+     * breaker_redis_close()) through which every name is attached, so that
+     * the processes of the host share one breaker per name; and for each
+     * name one process of the host that attached it, elected through a
+     * lease in the file (taken over within one flush interval when its
+     * holder dies or detaches the name, and within
+     * 2 x (flush_interval_ns + io_timeout_ns) plus an interval when it
+     * stops), flushes the host breaker's deltas and applies the fleet's
+     * answers to it for every process. The others send only their probes'
+     * lease requests and results. Redis then runs one flush per host and
+     * name, not per process. Every process of the host must use the same
+     * Redis and the same file. NULL = this process flushes its own
+     * breakers (one flusher per process). */
+    breaker_store *store;
 };
 
 /*! breaker_redis_config_init() : clear `cfg`, then the defaults above. */
@@ -292,6 +308,13 @@ struct breaker_redis_stats {
      * being migrated). */
     uint64_t redirects_moved;
     uint64_t redirects_ask;
+    /* With a store (breaker_redis_config.store): */
+    int host_flusher;          /* names this process flushes for its host now */
+    uint64_t host_takeovers;   /* names' leases this process took (from none, an
+                                  expired lease or a process gone) */
+    uint64_t host_rebaselines; /* names whose baseline in the store file could not be
+                                  trusted (a holder killed writing it, a value out of
+                                  range): restarted from the counters now */
 };
 
 /*! breaker_redis_stats_get() : fill `out`. Lock-free. */

@@ -383,7 +383,8 @@ void breaker__block_config(const struct breaker__shared *s, breaker_config *out)
 }
 
 int breaker__attach_block(void *mem, size_t size, uint64_t store_id, const breaker_config *cfg,
-                          const breaker_owner *owner, breaker **out, char *msg, size_t len) {
+                          const breaker_owner *owner, const breaker_probe_gate *gate, breaker **out,
+                          char *msg, size_t len) {
     *out = NULL;
     struct breaker__shared *s = mem;
     /* A change of its limits that a writer left half made (it died holding
@@ -408,6 +409,7 @@ int breaker__attach_block(void *mem, size_t size, uint64_t store_id, const break
         b->cfg.checked_permits = cfg->checked_permits; /* the handle's own */
     }
     if (owner != NULL) b->owner = *owner;
+    if (gate != NULL) b->gate = *gate;
     b->block_borrowed = true;
     b->seed_drawn = false; /* the block's seed: every process computes the same waits */
     breaker__clock_setup(b, &s->lim);

@@ -83,12 +83,13 @@ void breaker__block_create_at(void *mem, size_t size, const breaker_config *effe
  * limits with the callbacks and clock of `cfg` (only those fields are read),
  * counters in ATOMIC stripe mode (owned stripes claimed in the host domain
  * when `store_id`, the id of the store holding the block, is the process's
- * host domain: breaker__host_domain_join()), the block left to its owner on
- * destroy.
+ * host domain: breaker__host_domain_join()), `owner` and `gate` installed
+ * (either may be NULL), the block left to its owner on destroy.
  * @return BREAKER_OK, BREAKER_EINCOMPATIBLE (a block this build cannot use),
  * BREAKER_ENOMEM. */
 int breaker__attach_block(void *mem, size_t size, uint64_t store_id, const breaker_config *cfg,
-                          const breaker_owner *owner, breaker **out, char *msg, size_t len);
+                          const breaker_owner *owner, const breaker_probe_gate *gate, breaker **out,
+                          char *msg, size_t len);
 
 /* The configuration a checked block was created with (callbacks NULL). */
 void breaker__block_config(const struct breaker__shared *s, breaker_config *out);

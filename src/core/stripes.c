@@ -204,10 +204,7 @@ static _Atomic uint64_t host_token;
 static _Thread_local unsigned host_retry[BREAKER__HOST_DOMAINS]
     __attribute__((tls_model("initial-exec")));
 
-/* A process's start time in clock ticks since boot: field 22 of
- * /proc/<pid>/stat. @return 0 with *ticks, ENOENT (no such process), or
- * another errno (cannot tell). */
-static int start_ticks(pid_t pid, uint64_t *ticks) {
+int breaker__proc_stat(pid_t pid, char *state, uint64_t *ticks) {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -218,15 +215,23 @@ static int start_ticks(pid_t pid, uint64_t *ticks) {
     if (n <= 0) return n < 0 ? err : EIO;
     buf[n] = '\0';
     /* The command name (field 2) may hold spaces and ')': the fields after
-     * the last ')' are plain numbers, starttime the 20th of them. */
+     * the last ')' are plain: the state first, starttime the 20th. */
     char *p = strrchr(buf, ')');
-    if (p == NULL) return EIO;
+    if (p == NULL || p[1] != ' ' || p[2] == '\0') return EIO;
+    *state = p[2];
     for (int field = 2; field < 22; field++) {
         p = strchr(p + 1, ' ');
         if (p == NULL) return EIO;
     }
     *ticks = strtoull(p + 1, NULL, 10);
     return 0;
+}
+
+/* A process's start time in clock ticks since boot. @return as
+ * breaker__proc_stat(). */
+static int start_ticks(pid_t pid, uint64_t *ticks) {
+    char state = 0;
+    return breaker__proc_stat(pid, &state, ticks);
 }
 
 /* This process's claim word: its pid in the high half and the low 32 bits

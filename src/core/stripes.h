@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h> /* pid_t */
 
 /* Per-CPU stripes (stripes.c, "Per-CPU stripes"): in a process where the
  * kernel's restartable sequences are usable, a heap block's stripes have
@@ -65,6 +66,12 @@ unsigned breaker__stripe_assign(void);
 uintptr_t breaker__owned_tls_heap(void);
 uintptr_t breaker__owned_tls_host(unsigned domain);
 uintptr_t breaker__owned_tls_none(void);
+
+/* A process's state letter and start time (clock ticks since boot): fields 3
+ * and 22 of /proc/<pid>/stat. @return 0, ENOENT (no such process), or
+ * another errno (cannot tell). The claims' liveness, and the store file's
+ * host leases. */
+int breaker__proc_stat(pid_t pid, char *state, uint64_t *ticks);
 
 /* Take part in the host domain of the store whose id is `id`, with its
  * claim table `claims` (BREAKER__OWNED_STRIPES words). @return JOINED: a new

@@ -63,6 +63,11 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # executor and through a registry on the fleet backend.
     breaker_add_redis_test(test_fleet_scope SOURCES fleet/test_fleet_scope.c TIMEOUT 180
                            LABELS external)
+    # One flusher per host: processes sharing a store file flush as one
+    # host (the lease in the file; SIGKILL and SIGSTOP of its holder; two
+    # hosts of four processes and the fleet's probe cap).
+    breaker_add_redis_test(test_fleet_host SOURCES fleet/test_fleet_host.c TIMEOUT 180
+                           LABELS external concurrency)
     # The fault matrix: each store fault (latency 0-200 ms and jitter through
     # tests/support/fault_proxy.c, resets, a silent peer, a READONLY replica, OOM,
     # killed, stopped, restarted empty) against its promised bound.

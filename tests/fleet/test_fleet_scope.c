@@ -23,6 +23,7 @@
 #include <breaker/redis.h>
 #include <breaker/registry.h>
 
+#include "fleet_probes.h"
 #include "redis_server.h"
 
 #include <setjmp.h>
@@ -52,10 +53,8 @@ enum path { VIA_EXECUTOR, VIA_REGISTRY };
 
 /* What the processes share (an anonymous shared mapping). */
 struct scope_shared {
-    _Atomic int ready, go, healthy, stop;
-    /* While down: probes at the dependency at once (max), probes in all,
-     * and probes that held no fleet lease. */
-    _Atomic int in_flight, max_in_flight, probes, unleased;
+    _Atomic int ready, go, stop;
+    struct fleet_probe_counts dep; /* the dependency's counts while down */
     /* After recovery: hosts seen closed, and their reopenings after that. */
     _Atomic int closed_hosts, reopened;
     _Atomic int degraded_hosts, final_closed;
@@ -71,39 +70,9 @@ static int wait_count(_Atomic int *c, int want, int timeout_ms) {
     return atomic_load(c) >= want;
 }
 
-/* The limits: five failures in a 10 s window trip the fleet; one probe at a
- * time, three successes close it; a short open wait so that a two-second
- * outage makes a dozen recovery rounds. */
-static void scope_cfg(breaker_config *c) {
-    breaker_config_init(c);
-    c->trip = BREAKER_TRIP_TIME_WINDOW;
-    c->window_ns = 10000 * MS;
-    c->min_calls = 5;
-    c->failure_rate = 0.5;
-    c->open_ns = c->open_max_ns = 150 * MS;
-    c->open_backoff = 1;
-    c->open_jitter = 0;
-    c->half_open_max_probes = 1;
-    c->half_open_successes = 3;
-    c->probe_timeout_ns = 2000 * MS;
-    c->seed = 7;
-}
-
-/* The dependency: down (30 ms, then a failure) until `healthy`. A probe's
- * time there is counted across the processes. */
+/* The dependency: down until `healthy` (fleet_probes.h). */
 static enum breaker_outcome dependency(int is_probe, int leased) {
-    if (atomic_load(&sh->healthy)) return BREAKER_SUCCESS;
-    if (is_probe) {
-        int now = atomic_fetch_add(&sh->in_flight, 1) + 1;
-        int max = atomic_load(&sh->max_in_flight);
-        while (now > max && !atomic_compare_exchange_weak(&sh->max_in_flight, &max, now)) {
-        }
-        atomic_fetch_add(&sh->probes, 1);
-        if (!leased) atomic_fetch_add(&sh->unleased, 1);
-    }
-    nap_ms(30);
-    if (is_probe) atomic_fetch_sub(&sh->in_flight, 1);
-    return BREAKER_FAILURE;
+    return fleet_probe_dependency(&sh->dep, is_probe, leased);
 }
 
 /* A host's view of its breaker's transitions: after it was seen closed in
@@ -176,7 +145,7 @@ static int host(const struct test_redis *r, enum path path) {
         return 3;
     }
     breaker_config cfg;
-    scope_cfg(&cfg);
+    fleet_probe_cfg(&cfg);
     cfg.on_event = on_transition;
     breaker *b = NULL;
     breaker_registry *reg = NULL;
@@ -201,7 +170,7 @@ static int host(const struct test_redis *r, enum path path) {
     int counted_closed = 0;
     while (!atomic_load(&sh->stop)) {
         one_call(path, f, b, ex);
-        if (atomic_load(&sh->healthy) && !counted_closed &&
+        if (atomic_load(&sh->dep.healthy) && !counted_closed &&
             breaker_get_state(b) == BREAKER_CLOSED) {
             counted_closed = 1;
             atomic_store(&seen_closed, 1);
@@ -243,7 +212,7 @@ static void run_hosts(enum path path) {
     atomic_store(&sh->go, 1);
     /* Two seconds of outage: about a dozen recovery rounds of 150 ms. */
     nap_ms(2000);
-    atomic_store(&sh->healthy, 1);
+    atomic_store(&sh->dep.healthy, 1);
     /* Every host closes within bounded rounds (three leased successes, then
      * one flush interval for the others to follow), then stays closed for
      * another second. */
@@ -263,16 +232,17 @@ static void run_hosts(enum path path) {
     printf("%s, %d hosts, half_open_max_probes 1: max probes in flight %d, probes %d "
            "(unleased %d), fleet transitions %lld; after recovery: %d hosts closed, "
            "%d reopenings, %d closed at the end, %d degraded\n",
-           path == VIA_EXECUTOR ? "executor" : "registry", NPROC, atomic_load(&sh->max_in_flight),
-           atomic_load(&sh->probes), atomic_load(&sh->unleased), transitions,
-           atomic_load(&sh->closed_hosts), atomic_load(&sh->reopened),
-           atomic_load(&sh->final_closed), atomic_load(&sh->degraded_hosts));
+           path == VIA_EXECUTOR ? "executor" : "registry", NPROC,
+           atomic_load(&sh->dep.max_in_flight), atomic_load(&sh->dep.probes),
+           atomic_load(&sh->dep.unleased), transitions, atomic_load(&sh->closed_hosts),
+           atomic_load(&sh->reopened), atomic_load(&sh->final_closed),
+           atomic_load(&sh->degraded_hosts));
     assert_true(started);
     assert_int_equal(failed_child, 0);
     assert_int_equal(atomic_load(&sh->degraded_hosts), 0);
-    assert_int_equal(atomic_load(&sh->max_in_flight), 1);
-    assert_true(atomic_load(&sh->probes) >= 2); /* recovery was tried and failed */
-    assert_int_equal(atomic_load(&sh->unleased), 0);
+    assert_int_equal(atomic_load(&sh->dep.max_in_flight), 1);
+    assert_true(atomic_load(&sh->dep.probes) >= 2); /* recovery was tried and failed */
+    assert_int_equal(atomic_load(&sh->dep.unleased), 0);
     assert_true(all_closed);
     assert_int_equal(atomic_load(&sh->reopened), 0);
     assert_int_equal(atomic_load(&sh->final_closed), NPROC);

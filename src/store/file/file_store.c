@@ -50,8 +50,10 @@
  * finds it (under the lock, so its writer is dead) lays the file out again. */
 #define STORE_LAYING_OUT      UINT64_C(0x494b524200000000) /* "BRKI" */
 #define STORE_LAYING_OUT_MASK UINT64_C(0xffffffff00000000)
-#define STORE_VERSION         2u
-#define BOOT_ID_LEN           36
+/* 3: the host lease in the header and BREAKER_STORE_HOST_WORDS words per
+ * entry (one flusher per host, breaker/backend.h). */
+#define STORE_VERSION 3u
+#define BOOT_ID_LEN   36
 
 #define DEFAULT_CAPACITY 256u
 #define MAX_CAPACITY     65536u
@@ -88,6 +90,9 @@ struct store_header {
     /* The host domain's claims of the owned stripes of every block in the
      * file: a claimant's pid and start time, 0 when free (core/stripes.c). */
     breaker__atomic64 claims[BREAKER__OWNED_STRIPES];
+    /* The host's view (breaker_store_host_view()): a host-wide backend's
+     * words, 0 when laid out. */
+    breaker__atomic64 host_view[4];
 };
 
 struct store_entry {
@@ -96,6 +101,9 @@ struct store_entry {
     uint64_t block_off;
     uint64_t block_size;
     char name[BREAKER_NAME_MAX + 1];
+    /* A host-wide backend's words for the name (breaker_store_host_words()):
+     * written by the host lease's holder; 0 when the entry is created. */
+    breaker__atomic64 host[BREAKER_STORE_HOST_WORDS];
 };
 
 /* The sizes this build lays the file out with, and its byte order (bit 8). */
@@ -434,8 +442,10 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
     } else {
         if ((uint64_t)sb.st_size < sizeof(struct store_header) || (uint64_t)sb.st_size > MAX_SIZE)
             return breaker__fail(BREAKER_EINCOMPATIBLE, msg, len,
-                                 "%s: %lld bytes, not a breaker store", st->path,
-                                 (long long)sb.st_size);
+                                 "%s: %lld bytes, not a breaker store (file_size: a store "
+                                 "is %zu to %llu bytes)",
+                                 st->path, (long long)sb.st_size, sizeof(struct store_header),
+                                 (unsigned long long)MAX_SIZE);
         st->size = (size_t)sb.st_size;
     }
     void *map = mmap(NULL, st->size, PROT_READ | PROT_WRITE, MAP_SHARED, st->fd, 0);
@@ -786,6 +796,8 @@ static int find_or_create(breaker_store *st, const char *name, const breaker_con
         if (rc != BREAKER_OK) return rc;
     }
     atomic_store_explicit(&slot->state, ENTRY_INITIALISING, memory_order_relaxed);
+    for (unsigned i = 0; i < BREAKER_STORE_HOST_WORDS; i++) /* a dead creator's too */
+        atomic_store_explicit(&slot->host[i], 0, memory_order_relaxed);
     if (slot == &e[used]) atomic_store_explicit(&h->names, used + 1, memory_order_release);
     void *mem = st->map + *block_off;
     memset(mem, 0, (size_t)*block_size);
@@ -798,20 +810,23 @@ static int find_or_create(breaker_store *st, const char *name, const breaker_con
 }
 
 static void carry_state(breaker *from, breaker *to);
+static int store_attach(breaker_store *st, const char *name, const breaker_config *cfg,
+                        const breaker_owner *owner, const breaker_probe_gate *gate, breaker **out,
+                        char *msg, size_t msg_len);
 
 /* Attach `name` in the file mapped now: under st->lock. `carry_from`
  * (non-NULL for a move): the handle whose state a block this call creates
  * starts with, given while the file lock is still held, so no other
  * process attaches the new block in between and sees it CLOSED. */
 static int attach_locked(breaker_store *st, const char *name, const breaker_config *cfg,
-                         const breaker_owner *owner, breaker *carry_from, breaker **out,
-                         bool *created, char *msg, size_t len) {
+                         const breaker_owner *owner, const breaker_probe_gate *gate,
+                         breaker *carry_from, breaker **out, bool *created, char *msg, size_t len) {
     if (flock(st->fd, LOCK_EX) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
     uint64_t block_off = 0, block_size = 0;
     int rc = find_or_create(st, name, cfg, &block_off, &block_size, created, msg, len);
     if (rc == BREAKER_OK)
         rc = breaker__attach_block(st->map + block_off, (size_t)block_size, st->store_id, cfg,
-                                   owner, out, msg, len);
+                                   owner, gate, out, msg, len);
     if (rc == BREAKER_OK && *created && carry_from != NULL) carry_state(carry_from, *out);
     flock(st->fd, LOCK_UN);
     return rc;
@@ -905,7 +920,8 @@ static int forward_locked(breaker_store *st, struct store_handle *h, char *msg, 
     breaker *from = h->b;
     breaker *to = NULL;
     bool created = false;
-    int rc = attach_locked(st, h->name, &from->cfg, &from->owner, from, &to, &created, msg, len);
+    int rc = attach_locked(st, h->name, &from->cfg, &from->owner, &from->gate, from, &to, &created,
+                           msg, len);
     if (rc != BREAKER_OK) return rc;
     breaker__set_home(to, store_detach, st);
     breaker__set_home_lock(to, store_lock_limits);
@@ -984,9 +1000,26 @@ int breaker_store_attach(breaker_store *st, const char *name, const breaker_conf
     return breaker__store_attach_owned(st, name, cfg, NULL, out, msg, msg_len);
 }
 
+int breaker_store_attach_bound(breaker_store *st, const char *name, const breaker_config *cfg,
+                               const breaker_owner *owner, const breaker_probe_gate *gate,
+                               breaker **out, char *msg, size_t msg_len) {
+    if (out == NULL) return BREAKER_EINVAL;
+    *out = NULL;
+    int rc = breaker_name_validate(name, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    return store_attach(st, name, cfg, owner, gate, out, msg, msg_len);
+}
+
 int breaker__store_attach_owned(breaker_store *st, const char *name, const breaker_config *cfg,
                                 const breaker_owner *owner, breaker **out, char *msg,
                                 size_t msg_len) {
+    return store_attach(st, name, cfg, owner, NULL, out, msg, msg_len);
+}
+
+/* Attach `name` (validated) with `owner` and `gate` (either may be NULL). */
+static int store_attach(breaker_store *st, const char *name, const breaker_config *cfg,
+                        const breaker_owner *owner, const breaker_probe_gate *gate, breaker **out,
+                        char *msg, size_t msg_len) {
     *out = NULL;
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
     int rc;
@@ -996,7 +1029,7 @@ int breaker__store_attach_owned(breaker_store *st, const char *name, const break
      * check's business (this attach goes to the file mapped now). */
     (void)follow_locked(st, NULL, 0);
     bool created = false;
-    rc = attach_locked(st, name, cfg, owner, NULL, out, &created, msg, msg_len);
+    rc = attach_locked(st, name, cfg, owner, gate, NULL, out, &created, msg, msg_len);
     if (rc == BREAKER_OK && (rc = track_locked(st, *out, name)) != BREAKER_OK) {
         breaker_destroy(*out); /* no home yet: does not take the lock */
         *out = NULL;
@@ -1055,4 +1088,118 @@ void breaker__store_claims(breaker_store *st, uint64_t out[8]) {
     pthread_mutex_unlock(&st->lock);
     for (unsigned i = 0; i < BREAKER__OWNED_STRIPES; i++)
         out[i] = atomic_load_explicit(&h->claims[i], memory_order_relaxed);
+}
+
+/* ---- One reporter per host (breaker/backend.h) ------------------------------------ */
+
+/* This process's word for a lease: its pid and the low half of its start
+ * time (0: unknown, then only its expiry ends a lease). */
+static uint64_t my_proc_word(void) {
+    char state = 0;
+    uint64_t ticks = 0;
+    if (breaker__proc_stat(getpid(), &state, &ticks) != 0) return 0;
+    return ((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)ticks;
+}
+
+/* Whether the process that wrote `proc` may still run: gone (no such pid, a
+ * zombie, or another process with its pid) is dead; in doubt, alive. Only
+ * judged within the file's PID namespace `ns`. */
+static int holder_alive(uint64_t ns, uint64_t proc) {
+    if (proc == 0 || pid_namespace() != ns) return 1;
+    char state = 0;
+    uint64_t ticks = 0;
+    int err = breaker__proc_stat((pid_t)(proc >> 32), &state, &ticks);
+    if (err == ENOENT || err == ESRCH) return 0;
+    if (err != 0) return 1;
+    if (state == 'Z' || state == 'X') return 0; /* killed, not reaped yet */
+    return (uint32_t)ticks == (uint32_t)proc;
+}
+
+uint64_t breaker_store_host_id(breaker_store *st) {
+    pthread_mutex_lock(&st->lock);
+    uint64_t id = st->store_id;
+    pthread_mutex_unlock(&st->lock);
+    return id;
+}
+
+uint64_t breaker_store_host_proc(void) { return my_proc_word(); }
+
+int breaker_store_host_alive(breaker_store *st, uint64_t proc) {
+    pthread_mutex_lock(&st->lock);
+    uint64_t ns = st->pid_ns;
+    pthread_mutex_unlock(&st->lock);
+    return holder_alive(ns, proc);
+}
+
+int breaker_store_host_lock(breaker_store *st) {
+    pthread_mutex_lock(&st->lock);
+    /* Never a long wait on the file lock: a process of the host stopped
+     * (SIGSTOP) in its few microseconds under it would stop the caller
+     * too. Busy for 10 ms: not now. */
+    int locked = -1;
+    for (int i = 0; i < 100 && (locked = flock(st->fd, LOCK_EX | LOCK_NB)) != 0; i++) {
+        if (errno != EWOULDBLOCK) break;
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = 100000};
+        nanosleep(&pause, NULL);
+    }
+    if (locked != 0) {
+        pthread_mutex_unlock(&st->lock);
+        return BREAKER_EIO;
+    }
+    return BREAKER_OK; /* both held until breaker_store_host_unlock() */
+}
+
+void breaker_store_host_unlock(breaker_store *st) {
+    flock(st->fd, LOCK_UN);
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* The entry of `name` in the file mapped now (st->lock held), or NULL. */
+static struct store_entry *entry_named(breaker_store *st, const char *name) {
+    struct store_entry *e = entries_of(st);
+    uint32_t used = atomic_load_explicit(&header_of(st)->names, memory_order_acquire);
+    if (used > st->capacity) used = st->capacity;
+    for (uint32_t i = 0; i < used; i++)
+        if (atomic_load_explicit(&e[i].state, memory_order_acquire) == ENTRY_READY &&
+            strncmp(e[i].name, name, sizeof(e[i].name)) == 0)
+            return &e[i];
+    return NULL;
+}
+
+/* With st->lock held: copy `name`'s words. relaxed: the host lock orders
+ * the writers; a peek takes each word alone. */
+static int host_words_locked(breaker_store *st, const char *name, uint64_t *words, int write) {
+    struct store_entry *e = entry_named(st, name);
+    if (e == NULL) return BREAKER_NOT_FOUND;
+    for (unsigned i = 0; i < BREAKER_STORE_HOST_WORDS; i++) {
+        if (write)
+            atomic_store_explicit(&e->host[i], words[i], memory_order_relaxed);
+        else
+            words[i] = atomic_load_explicit(&e->host[i], memory_order_relaxed);
+    }
+    return BREAKER_OK;
+}
+
+int breaker_store_host_words(breaker_store *st, const char *name, uint64_t *words, int write) {
+    return host_words_locked(st, name, words, write); /* the host lock holds st->lock */
+}
+
+int breaker_store_host_words_peek(breaker_store *st, const char *name, uint64_t *words) {
+    pthread_mutex_lock(&st->lock);
+    int rc = host_words_locked(st, name, words, 0);
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+void breaker_store_host_view(breaker_store *st, uint64_t view[4], int write) {
+    pthread_mutex_lock(&st->lock);
+    struct store_header *h = header_of(st);
+    /* relaxed: each word read and written alone (breaker/backend.h). */
+    for (unsigned i = 0; i < 4; i++) {
+        if (write)
+            atomic_store_explicit(&h->host_view[i], view[i], memory_order_relaxed);
+        else
+            view[i] = atomic_load_explicit(&h->host_view[i], memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&st->lock);
 }

@@ -103,6 +103,12 @@ struct entry {
     struct breaker__fleet_seen seen;
     struct breaker__fleet_follow follow;
     uint64_t flush_seq; /* the sequence of this name's last flush call */
+    /* host.c, flusher-only (under round_mu): this round, the entry is not
+     * flushed (another process holds the name's lease, or another live
+     * entry of the name here flushes it); the lease's term and expiry it
+     * holds the name in. */
+    bool host_skip;
+    uint64_t host_term, host_expires_ns;
     /* Read by callers: relaxed, each is a hint read alone. */
     _Atomic uint64_t gate_until_ns; /* no lease request before this (monotonic) */
     _Atomic uint64_t followed_gen;  /* follow.followed_gen while it follows, else 0 */
@@ -227,10 +233,22 @@ struct breaker_redis {
     _Atomic int stop;
     pthread_t thread;
 
+    /* One flusher per host (host.c): the store file the names are attached
+     * through (NULL: none), this handle's id in the names' leases and this
+     * process's word; flusher-only (under round_mu), the names this round
+     * flushes and whether the host lock is held (from
+     * breaker__redis_host_begin() to _collected()). */
+    breaker_store *store;
+    uint64_t holder_id, host_proc;
+    uint64_t host_ttl_ns;
+    uint32_t host_held;
+    int host_locked;
+    _Atomic uint32_t host_flusher; /* relaxed: a count read alone (statistics) */
+
     struct {
         _Atomic uint64_t flushes, flush_errors, degraded_entered, leases_granted, leases_refused,
             lease_errors, lease_gated, outside_trips, fleet_closes, lease_local, state_rebuilds,
-            redirects_moved, redirects_ask;
+            redirects_moved, redirects_ask, host_takeovers, host_rebaselines;
     } n;
 };
 
@@ -386,6 +404,32 @@ int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redi
 
 void *breaker__redis_flusher_main(void *arg);
 void breaker__redis_wake_flusher(breaker_redis *f);
+
+/* ---- host.c ------------------------------------------------------------------- */
+
+/* Under round_mu, before the round's calls are collected: @return non-zero
+ * when this round flushes names (no store: all of them; with one: those
+ * whose lease in the file this handle holds or takes now, their entries'
+ * baselines, sequences and what they follow loaded from the file, the
+ * others marked host_skip; the host lock is then held until
+ * breaker__redis_host_collected()), 0 when it flushes none (the round
+ * sends only lease results). */
+uint32_t breaker__redis_host_begin(breaker_redis *f, uint32_t n);
+/* Under round_mu, after the calls are collected: the baselines and
+ * sequences of the names this round flushes written back to the file, the
+ * host lock released. */
+void breaker__redis_host_collected(breaker_redis *f, uint32_t n);
+/* Give up the lease of `e`'s name if this handle holds it (a detach, a
+ * close), so that another process takes it at its next round. Not under
+ * round_mu. */
+void breaker__redis_host_release(breaker_redis *f, struct entry *e);
+/* Under round_mu, after the answers were decided (`ok`: a good round;
+ * `sent`: the round exchanged calls): the holder publishes what each name
+ * follows and its view (last good round, degraded) for the host's other
+ * processes; they mirror it. For a round that sent nothing (a process that
+ * is not the holder): @return 1 when the holder's view is degraded, 0 when
+ * it is good, -1 when the holder has made no round yet. */
+int breaker__redis_host_after(breaker_redis *f, uint32_t n, int ok, int sent);
 
 /* ---- lease.c ------------------------------------------------------------------ */
 

@@ -143,6 +143,18 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     uint64_t seed = breaker__redis_mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)f;
     f->token_key = breaker__splitmix64_next(&seed);
     breaker__fleet_host_id(f->token_key, f->host_id);
+    if (cfg->store != NULL) {
+        /* One flusher per host (host.c): the host's id in the sequences key
+         * is the file's, so a new holder's flushes go on from the last
+         * one's sequence; the lease outlives the longest gap between two of
+         * the holder's rounds with room (a round longer than that only lets
+         * another process flush too: the file's baselines keep the counts). */
+        f->store = cfg->store;
+        breaker__fleet_host_id(breaker_store_host_id(cfg->store), f->host_id);
+        f->holder_id = f->token_key | 1;
+        f->host_proc = breaker_store_host_proc();
+        f->host_ttl_ns = 2 * (f->cfg.flush_interval_ns + f->cfg.io_timeout_ns);
+    }
     f->jitter_state = breaker__splitmix64_next(&seed);
     atomic_init(&f->degraded, 1);                             /* until the first good flush */
     atomic_init(&f->lease_budget_ns, f->cfg.probe_budget_ns); /* until a round is measured */
@@ -176,6 +188,10 @@ void breaker_redis_close(breaker_redis *f) {
          * results reach the fleet (not while degraded: Redis did not answer
          * the last round, and exiting should not wait for it again). */
         if (!breaker_redis_degraded(f)) (void)breaker_redis_flush(f);
+        /* The host's other processes take over at their next round. */
+        uint32_t held = atomic_load_explicit(&f->count, memory_order_acquire);
+        for (uint32_t i = 0; i < held; i++)
+            breaker__redis_host_release(f, f->entries[i]);
         close(f->wake[0]);
         close(f->wake[1]);
         pthread_mutex_destroy(&f->attach_mu);
@@ -275,6 +291,20 @@ static int make_local(breaker_redis *f, const char *name, const breaker_config *
         }
     }
     free(probe);
+    if (f->store != NULL) {
+        /* The host's breaker: this process's handle on the name in the store
+         * file, made with the fleet's limits when this process creates it;
+         * one another process created keeps its own (they win). */
+        breaker_config use;
+        breaker_get_config(b, &use);
+        breaker_destroy(b);
+        b = NULL;
+        rc = breaker_store_attach_bound(f->store, name, &use, owner, &gate, &b, msg, msg_len);
+        if (rc == BREAKER_CONFIG_DIFFERS) *differs = true;
+        if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) return rc;
+        breaker_get_config(b, &use);
+        breaker__fleet_limits_text(&use, limits, BREAKER__FLEET_LIMITS_LEN);
+    }
     *out = b;
     return BREAKER_OK;
 }
@@ -447,6 +477,7 @@ static void registry_close(void *ctx, breaker *b) {
             b = NULL;
         }
         pthread_mutex_unlock(&f->round_mu);
+        breaker__redis_host_release(f, e); /* another process flushes the name from now */
     }
     breaker_destroy(b); /* NULL: left to the apply phase */
 }
@@ -495,7 +526,10 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     GET(state_rebuilds);
     GET(redirects_moved);
     GET(redirects_ask);
+    GET(host_takeovers);
+    GET(host_rebaselines);
 #undef GET
+    out->host_flusher = atomic_load_explicit(&f->host_flusher, memory_order_relaxed);
     out->probe_budget_ns = atomic_load_explicit(&f->lease_budget_ns, memory_order_relaxed);
     out->round_trip_ns = atomic_load_explicit(&f->srtt_ns, memory_order_relaxed);
     uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);

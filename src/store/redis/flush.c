@@ -140,8 +140,10 @@ static uint16_t node_of(breaker_redis *f, const struct entry *e) {
 }
 
 /* Every name's calls, in the round's arrays (attach made room), and a TIME
- * for each node whose names are read. @return how many. */
-static size_t collect_calls(breaker_redis *f, uint32_t n) {
+ * for each node whose names are read: their lease results, and their
+ * flushes or reads when `flushes` (host.c: not the names another process
+ * of the host flushes). @return how many. */
+static size_t collect_calls(breaker_redis *f, uint32_t n, uint32_t flushes) {
     struct pending *p = f->round_calls;
     size_t np = 0;
     uint64_t now = breaker__redis_mono_ns();
@@ -152,7 +154,8 @@ static size_t collect_calls(breaker_redis *f, uint32_t n) {
         struct entry *e = f->entries[i];
         size_t releases = collect_releases(f, e, i, p + np, now);
         np += releases;
-        if (breaker__redis_entry_b(e) == NULL) continue; /* retired: lease results only */
+        if (breaker__redis_entry_b(e) == NULL || !flushes || e->host_skip)
+            continue; /* lease results only */
         struct pending *call = &p[np++];
         collect_flush(f, e, i, releases > 0, call);
         if (call->kind != PENDING_READ) continue;
@@ -447,7 +450,16 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     char why[256] = "";
     uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
     *n_out = n;
-    size_t np = collect_calls(f, n);
+    uint32_t flushes = breaker__redis_host_begin(f, n);
+    size_t np = collect_calls(f, n, flushes);
+    breaker__redis_host_collected(f, n);
+    if (np == 0 && !flushes) { /* the host's flusher is another process: its view */
+        check_half_open(f, n);
+        int degraded = breaker__redis_host_after(f, n, 1, 0);
+        if (degraded == 0) breaker__redis_ensure_probe_ctx(f);
+        if (degraded >= 0) set_degraded(f, degraded, "the host's flusher is degraded");
+        return degraded == 0 ? BREAKER_OK : BREAKER_EIO;
+    }
     int got = send_calls(f, np, why, sizeof why);
     int ok = decide_answers(f, n, np, why, sizeof why) && got == 1;
     bool some_answered = settle_entries(f, n);
@@ -458,6 +470,7 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     }
     if (!ok) {
         round_failed(f, n, some_answered && got != -1, why);
+        (void)breaker__redis_host_after(f, n, 0, 1);
         return BREAKER_EIO;
     }
     check_half_open(f, n);
@@ -467,6 +480,7 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     atomic_store_explicit(&f->last_ok_ns, breaker__redis_mono_ns(), memory_order_release);
     breaker__redis_count(&f->n.flushes);
     set_degraded(f, 0, "");
+    (void)breaker__redis_host_after(f, n, 1, 1);
     return BREAKER_OK;
 }
 
