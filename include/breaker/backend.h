@@ -252,7 +252,8 @@ BREAKER_API uint64_t breaker_store_host_proc(void);
  *  breaker_store_host_proc() word is `proc` may still run: 0 when it is
  *  gone (no such pid, a zombie, or another process with its pid), 1 when
  *  it runs or cannot be told (`proc` 0, another PID namespace than the
- *  file's, no permission). Reads /proc: not for the call path. */
+ *  file's, no permission). Reads /proc: not for the call path. Takes no
+ *  lock: may be called with the host lock held. */
 BREAKER_API int breaker_store_host_alive(breaker_store *st, uint64_t proc) BREAKER_NONNULL(1);
 
 /*! breaker_store_host_view() : read (`write` 0) or write (`write` 1) the

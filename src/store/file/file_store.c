@@ -119,6 +119,9 @@ struct breaker_store {
     breaker_backend backend;
     uint64_t store_id; /* this file's host domain: the header's id, the inode */
     uint64_t pid_ns;   /* the header's */
+    /* pid_ns again, for breaker_store_host_alive(), which may be called
+     * with the store's lock held (the host lock) or without it. */
+    breaker__atomic64 pid_ns_now;
     /* The header's layout, checked once at open and never read again from
      * the file (which another writer could change meanwhile). */
     uint32_t capacity;
@@ -486,6 +489,7 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
                             ((uint64_t)sb.st_ino * UINT64_C(0x9e3779b97f4a7c15)));
     if (st->store_id == 0) st->store_id = 1;
     st->pid_ns = header_of(st)->pid_ns;
+    breaker__write(&st->pid_ns_now, st->pid_ns);
     st->capacity = header_of(st)->capacity;
     st->entries_off = header_of(st)->entries_off;
     st->data_off = header_of(st)->data_off;
@@ -670,6 +674,7 @@ static int move_locked(breaker_store *st, char *msg, size_t len) {
     close(st->fd);
     st->store_id = next->store_id;
     st->pid_ns = next->pid_ns;
+    breaker__write(&st->pid_ns_now, st->pid_ns);
     st->capacity = next->capacity;
     st->entries_off = next->entries_off;
     st->data_off = next->data_off;
@@ -1125,10 +1130,7 @@ uint64_t breaker_store_host_id(breaker_store *st) {
 uint64_t breaker_store_host_proc(void) { return my_proc_word(); }
 
 int breaker_store_host_alive(breaker_store *st, uint64_t proc) {
-    pthread_mutex_lock(&st->lock);
-    uint64_t ns = st->pid_ns;
-    pthread_mutex_unlock(&st->lock);
-    return holder_alive(ns, proc);
+    return holder_alive(breaker__read(&st->pid_ns_now), proc); /* no lock: see pid_ns_now */
 }
 
 int breaker_store_host_lock(breaker_store *st) {
