@@ -65,6 +65,7 @@ static void print_event(void *ctx, breaker *b, const breaker_event *ev) {
     case BREAKER_REASON_SERVER_DIRECTED: /* the dependency asked for a wait */
     case BREAKER_REASON_OPERATOR:        /* an operator's timed open */
     case BREAKER_REASON_RECONFIGURED:    /* the limits changed (no transition) */
+    case BREAKER_REASON_FORCE_EXPIRED:   /* a forced close ran out */
         printf("  after %u failed recoveries", ev->evidence.failed_recoveries);
         break;
     }

@@ -162,12 +162,15 @@ enum breaker_reason {
                                             a 429 or 503 with Retry-After) */
     BREAKER_REASON_OPERATOR,             /* any -> OPEN for a time an operator
                                             chose (breaker_open_for) */
-    BREAKER_REASON_RECONFIGURED          /* no transition: from == to, the same
+    BREAKER_REASON_RECONFIGURED,         /* no transition: from == to, the same
                                             generation; the limits changed
                                             (breaker_reconfigure) */
+    BREAKER_REASON_FORCE_EXPIRED         /* FORCED_CLOSED -> CLOSED: the time a
+                                            forced close was given ran out
+                                            (breaker_force_closed_for) */
 };
 /* The number of reasons (new reasons are appended: their values never change). */
-#define BREAKER_REASON_COUNT (BREAKER_REASON_RECONFIGURED + 1)
+#define BREAKER_REASON_COUNT (BREAKER_REASON_FORCE_EXPIRED + 1)
 
 /*! breaker_state_name(), breaker_outcome_name(), breaker_trip_name(),
  *  breaker_reason_name() :
@@ -670,6 +673,16 @@ BREAKER_API int breaker_force_open(breaker *b) BREAKER_NONNULL(1);
 /*! breaker_force_closed() : admit every call and record outcomes, but never
  *  trip, until breaker_reset(). @return BREAKER_OK. */
 BREAKER_API int breaker_force_closed(breaker *b) BREAKER_NONNULL(1);
+
+/*! breaker_force_closed_for() : breaker_force_closed() for `wait_ns` only
+ *  (1 ns .. 365 days): then back to CLOSED with an empty window, as a reset
+ *  (reason BREAKER_REASON_FORCE_EXPIRED, dated at the expiry, applied by the
+ *  first call, breaker_get_state() or breaker_stats_get() after it). Always a
+ *  transition (a forced close already under way gets the new expiry); a
+ *  breaker_reset() or another order before it ends it as usual. For a store
+ *  file's breaker, every process's. @return BREAKER_OK; BREAKER_EINVAL for
+ *  a wait of 0 or over 365 days. */
+BREAKER_API int breaker_force_closed_for(breaker *b, uint64_t wait_ns) BREAKER_NONNULL(1);
 
 /*! breaker_reset() : return to CLOSED with an empty window, failed
  *  recoveries back to 0, and a new generation. @return BREAKER_OK. */

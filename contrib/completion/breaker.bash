@@ -119,7 +119,7 @@ _breaker() {
         exec) store_opts="$store_opts -c --config -b --breaker --timeout --fail-on --refused-exit --source
             --redis --redis-db --redis-password-file --redis-user --redis-timeout" ;;
         status) store_opts="$store_opts --json --prometheus --watch --interval --count" ;;
-        open) store_opts="$store_opts --for" ;;
+        open | close) store_opts="$store_opts --for" ;;
         esac
         [[ $cur == -* ]] && COMPREPLY=($(compgen -W "$store_opts" -- "$cur"))
         return 0

@@ -40,6 +40,8 @@
 #include <unistd.h>
 
 #define NS_PER_SEC_HINT UINT64_C(1000000000)
+/* The longest timed open or forced close an operator may ask: 365 days. */
+#define TIMED_OPEN_MAX_NS (UINT64_C(365) * 24 * 3600 * UINT64_C(1000000000))
 
 /* ---- Permits ---------------------------------------------------------------
  * The head word's encoding is in words.h (block.c binds the handle's tag). */
@@ -377,7 +379,8 @@ struct transition {
     breaker_evidence evidence;
     uint64_t slot0_claim; /* out, entering HALF_OPEN: the first probe's slot word */
     bool ramp;            /* entering CLOSED from recovery with ramp_ns set */
-    uint64_t wait_ns;     /* entering OPEN: this wait instead of the policy's; 0 = the policy's */
+    uint64_t wait_ns;     /* entering OPEN: this wait instead of the policy's; 0 = the policy's.
+                             Entering FORCED_CLOSED: its expiry (0 = none) */
 };
 
 /* Account the time spent in the state that just ended. Exact when
@@ -422,10 +425,13 @@ static bool transition(breaker *b, struct transition *t) {
          * has already lost leaves it alone (the winner's period may be
          * recording into it). */
         if (!breaker__window_reset(s, breaker__thread_stripe(b), t->expected)) return false;
-        /* A ramp: its end in phase_time (unused in CLOSED otherwise). */
+        /* A ramp: its end in phase_time (unused in CLOSED otherwise); a
+         * forced close's expiry likewise. */
         if (t->ramp)
             publish_phase_time(s, new_gen,
                                breaker__deadline_us(s, t->now, BREAKER__LIM(&s->lim, ramp_ns)));
+        if (t->to == BREAKER_FORCED_CLOSED && t->wait_ns != 0)
+            publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, t->wait_ns));
     }
     /* In CLOSED the low field flags a ramp (it counts probe successes only
      * in HALF_OPEN), and k stays as it was until the ramp completes: a trip
@@ -771,6 +777,28 @@ static int ramp_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     return rc == BREAKER_OK ? ACQUIRE_SHADOWED : rc;
 }
 
+/* A forced close given an expiry (breaker_force_closed_for(), its end in
+ * phase_time for its generation) that has run out: back to CLOSED, reason
+ * FORCE_EXPIRED, with an empty window, as a reset. A forced close without
+ * one has no phase_time of its generation (0): never. @return true when it
+ * had run out (this call's transition or another's): look at ctl again. */
+static bool forced_expired(breaker *b, uint64_t ctl) {
+    struct breaker__shared *s = b->shared;
+    uint64_t until = phase_time_ns(s, breaker__ctl_gen(ctl));
+    if (until == 0) return false;
+    uint64_t now = b->now_precise(b);
+    if (now < until) return false;
+    struct transition t = {.expected = ctl,
+                           .to = BREAKER_CLOSED,
+                           .reason = BREAKER_REASON_FORCE_EXPIRED,
+                           .now = until < now ? until : now};
+    struct breaker__window_view view;
+    breaker__window_read(s, breaker__ctl_gen(ctl), now, &view);
+    breaker__evidence_from_view(&view, &t.evidence);
+    (void)transition(b, &t); /* lost: another caller made it, or a newer order */
+    return true;
+}
+
 /* Everything but the two common cases: closed without slow-call timing, and
  * an open breaker refusing before its wait ends. Out of line, so the common
  * cases need no stack frame. */
@@ -779,8 +807,11 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
     for (;;) {
         uint64_t ctl = breaker__load_acquire(&s->ctl); /* pairs with transition()'s CAS */
         switch ((enum breaker_state)breaker__ctl_state(ctl)) {
-        case BREAKER_CLOSED:
-        case BREAKER_FORCED_CLOSED: {
+        case BREAKER_FORCED_CLOSED:
+            /* Its own label, so that CLOSED's admission runs no test more. */
+            if (forced_expired(b, ctl)) break;
+            __attribute__((fallthrough));
+        case BREAKER_CLOSED: {
             if (ramping(ctl)) {
                 int rc = ramp_acquire(b, ctl, permit);
                 if (rc != BREAKER_OK) {
@@ -1565,6 +1596,8 @@ enum breaker_state breaker_get_state(breaker *b) {
     if (breaker__ctl_state(ctl) == BREAKER_HALF_OPEN &&
         half_open_check_timeouts(b, &ctl, b->now_precise(b), &scan))
         ctl = breaker__load_acquire(&s->ctl);
+    if (breaker__ctl_state(ctl) == BREAKER_FORCED_CLOSED && forced_expired(b, ctl))
+        ctl = breaker__load_acquire(&s->ctl);
     return (enum breaker_state)breaker__ctl_state(ctl);
 }
 
@@ -1755,6 +1788,26 @@ int breaker_force_closed(breaker *b) {
     return manual(b, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED);
 }
 
+int breaker_force_closed_for(breaker *b, uint64_t wait_ns) {
+    if (wait_ns == 0 || wait_ns > TIMED_OPEN_MAX_NS) return BREAKER_EINVAL;
+    b = breaker__live(b);
+    struct breaker__shared *s = b->shared;
+    for (;;) {
+        /* Always a transition, forced closed already or not: the new
+         * expiry is the new generation's. */
+        uint64_t ctl = breaker__load_acquire(&s->ctl);
+        struct transition t = {.expected = ctl,
+                               .to = BREAKER_FORCED_CLOSED,
+                               .reason = BREAKER_REASON_FORCED_CLOSED,
+                               .now = b->now_precise(b),
+                               .wait_ns = wait_ns};
+        struct breaker__window_view view;
+        breaker__window_read(s, breaker__ctl_gen(ctl), t.now, &view);
+        breaker__evidence_from_view(&view, &t.evidence);
+        if (transition(b, &t)) return BREAKER_OK;
+    }
+}
+
 int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET); }
 
 /* ---- Timed opens ------------------------------------------------------------------
@@ -1762,7 +1815,6 @@ int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_
  * the policy's (transition()'s wait_ns), keeping k. A dependency's own
  * answer is capped at open_max_ns and yields to a longer wait under way and
  * to an operator's forced state; an operator's wait is exact. */
-#define TIMED_OPEN_MAX_NS (UINT64_C(365) * 24 * 3600 * UINT64_C(1000000000))
 
 int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason) {
     bool server = reason == BREAKER_REASON_SERVER_DIRECTED;

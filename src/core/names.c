@@ -72,7 +72,8 @@ const char *breaker_reason_name(enum breaker_reason reason) {
         "consecutive_failures", "failure_rate",    "slow_call_rate",   "wait_elapsed",
         "probe_failed",         "probe_timeout",   "probes_succeeded", "forced_open",
         "forced_closed",        "reset",           "probe_slow",       "outside_trip",
-        "outside_close",        "server_directed", "operator",         "reconfigured"};
+        "outside_close",        "server_directed", "operator",         "reconfigured",
+        "force_expired"};
     return name_in(names, COUNT(names), (unsigned)reason);
 }
 

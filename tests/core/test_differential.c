@@ -265,6 +265,7 @@ static void compare_event(struct run *r, const breaker_event *want, const breake
     case BREAKER_REASON_SERVER_DIRECTED:
     case BREAKER_REASON_OPERATOR:
     case BREAKER_REASON_RECONFIGURED:
+    case BREAKER_REASON_FORCE_EXPIRED:
         break;
     }
 }

@@ -526,6 +526,51 @@ static void registry_set_config_applies_to_live_breakers(void **state) {
     breaker_registry_destroy(reg);
 }
 
+/* A forced close given a time: admits and never trips for that long, then
+ * is back to normal, as after a reset. */
+static void a_forced_close_for_a_time_expires(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg = operate_config(&clock, &log);
+    breaker *b = make_breaker(&cfg);
+    assert_int_equal(breaker_force_closed_for(b, 0), BREAKER_EINVAL);
+    assert_int_equal(breaker_force_closed_for(b, 366 * 24 * 3600 * SEC), BREAKER_EINVAL);
+    assert_int_equal(breaker_force_closed_for(b, 5 * SEC), BREAKER_OK);
+    assert_int_equal(last_event(&log)->to, BREAKER_FORCED_CLOSED);
+    for (int i = 0; i < 10; i++)
+        call_ok(b, BREAKER_FAILURE); /* never trips */
+    fake_clock_advance(&clock, 5 * SEC - 1);
+    assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
+    fake_clock_advance(&clock, 1);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED); /* applied by a query too */
+    const breaker_event *ev = last_event(&log);
+    assert_int_equal(ev->from, BREAKER_FORCED_CLOSED);
+    assert_int_equal(ev->reason, BREAKER_REASON_FORCE_EXPIRED);
+    assert_int_equal(ev->time_ns, 5 * SEC);
+    assert_string_equal(breaker_reason_name(BREAKER_REASON_FORCE_EXPIRED), "force_expired");
+    assert_int_equal(stats_of(b).window_calls, 0); /* an empty window, as a reset */
+    call_ok(b, BREAKER_FAILURE);
+    call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    /* Renewed: the new expiry; a plain forced close has none. */
+    assert_int_equal(breaker_force_closed_for(b, 2 * SEC), BREAKER_OK);
+    assert_int_equal(breaker_force_closed_for(b, 8 * SEC), BREAKER_OK);
+    fake_clock_advance(&clock, 3 * SEC);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
+    fake_clock_advance(&clock, 5 * SEC);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* the call applies it */
+    assert_int_equal(last_event(&log)->reason, BREAKER_REASON_FORCE_EXPIRED);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_force_closed(b), BREAKER_OK);
+    fake_clock_advance(&clock, 3600 * SEC);
+    assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
+    test_breaker_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(server_directed_open_refuses_for_the_wait_then_probes),
@@ -542,6 +587,7 @@ int main(void) {
         cmocka_unit_test(reconfigure_refuses_what_shapes_the_block),
         cmocka_unit_test(a_new_wait_applies_from_the_next_open),
         cmocka_unit_test(registry_set_config_applies_to_live_breakers),
+        cmocka_unit_test(a_forced_close_for_a_time_expires),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -363,7 +363,12 @@ operator_opens_for_a_time_and_shadow_mode)
   expect 64 "$bk" shadow api maybe
   expect 64 "$bk" shadow api
   expect 64 "$bk" open api --for 0
-  expect 64 "$bk" close api --for 1h
+  expect 64 "$bk" reset api --for 1h
+  expect 0 "$bk" close api --for 30ms
+  grep -q '^api: forced_closed (generation 3) for 30ms, then normal operation$' "$tmp/out" ||
+    fail "close --for: $(cat "$tmp/out")"
+  closed_again() { "$bk" status api >"$tmp/st" 2>&1 && grep -q '^api  *closed ' "$tmp/st"; }
+  eventually closed_again || fail "close --for did not end: $(cat "$tmp/st")"
   expect 66 "$bk" shadow nosuch on
   ;;
 config_changes_the_limits_live)

@@ -18,12 +18,13 @@ const char tool_force_help[] =
     "Operator control of a breaker of the store, seen at once by every process:\n"
     "  open   refuse every call (forced_open) until reset; with --for D, refuse\n"
     "         for D (open, reason operator), then probe as after any wait\n"
-    "  close  admit every call, never trip (forced_closed) until reset\n"
+    "  close  admit every call, never trip (forced_closed) until reset; with\n"
+    "         --for D, for D, then back to normal operation (closed)\n"
     "  reset  back to normal operation: closed, with an empty window\n"
     "Prints the new state. The breaker must exist (see breaker ls).\n" TOOL_STORE_PATH_HELP "\n"
     "options:\n"
     "      --store PATH  the store file\n"
-    "      --for D       open: for D only (1ms to 365d, such as 90s, 5m, 1h30m)\n"
+    "      --for D       open, close: for D only (1ms to 365d, such as 90s, 5m)\n"
     "  -h, --help        show this text\n";
 
 const char tool_shadow_help[] =
@@ -41,18 +42,20 @@ const char tool_shadow_help[] =
 
 /* What open, close and reset do to `b`, and what they print. */
 static int force(breaker *b, const struct tool_store_args *a, const char *cmd) {
-    bool timed = strcmp(cmd, "open") == 0 && a->for_ns != 0;
-    int r = timed                       ? breaker_open_for(b, a->for_ns, BREAKER_REASON_OPERATOR)
-            : strcmp(cmd, "open") == 0  ? breaker_force_open(b)
-            : strcmp(cmd, "close") == 0 ? breaker_force_closed(b)
-                                        : breaker_reset(b);
+    bool open = strcmp(cmd, "open") == 0, close = strcmp(cmd, "close") == 0;
+    bool timed = (open || close) && a->for_ns != 0;
+    int r = timed && open    ? breaker_open_for(b, a->for_ns, BREAKER_REASON_OPERATOR)
+            : timed && close ? breaker_force_closed_for(b, a->for_ns)
+            : open           ? breaker_force_open(b)
+            : close          ? breaker_force_closed(b)
+                             : breaker_reset(b);
     if (r != BREAKER_OK) return r;
     printf("%s: %s (generation %" PRIu64 ")", a->name, breaker_state_name(breaker_get_state(b)),
            breaker_generation(b));
     if (timed) {
         char d[32];
         tool_format_duration(a->for_ns, d, sizeof(d));
-        printf(" for %s, then a probe", d);
+        printf(open ? " for %s, then a probe" : " for %s, then normal operation", d);
     }
     printf("\n");
     return BREAKER_OK;

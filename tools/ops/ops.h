@@ -67,8 +67,8 @@ struct tool_store_args {
     bool json, prometheus, watch;
     uint64_t interval_ns; /* --watch: 0 = the default */
     uint64_t count;       /* --watch: stop after this many lines, 0 = never */
-    /* open only */
-    uint64_t for_ns; /* --for D: a timed open for D; 0 = forced open */
+    /* open and close only */
+    uint64_t for_ns; /* --for D: open for D, or forced closed for D; 0 = until reset */
     /* shadow only: on (true) or off */
     bool on;
     /* config only: the key=value arguments after NAME */

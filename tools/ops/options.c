@@ -95,9 +95,10 @@ int tool_store_options(const char *cmd, const char *help, bool status, int min_n
                                               {"for", required_argument, NULL, OPT_FOR},
                                               {"help", no_argument, NULL, 'h'},
                                               {NULL, 0, NULL, 0}};
-    const struct option *longopts = status                     ? status_opts
-                                    : strcmp(cmd, "open") == 0 ? open_opts
-                                                               : plain;
+    const struct option *longopts = status ? status_opts
+                                    : strcmp(cmd, "open") == 0 || strcmp(cmd, "close") == 0
+                                        ? open_opts
+                                        : plain;
     memset(a, 0, sizeof(*a));
     optind = 1;
     opterr = 0;

@@ -421,6 +421,7 @@ void tool_format_evidence(const breaker_event *ev, char *buf, size_t len) {
         snprintf(buf, len, "limits changed");
         break;
     case BREAKER_REASON_OPERATOR:
+    case BREAKER_REASON_FORCE_EXPIRED:
     case BREAKER_REASON_FORCED_OPEN:
     case BREAKER_REASON_FORCED_CLOSED:
     case BREAKER_REASON_RESET:
