@@ -571,6 +571,32 @@ static void a_forced_close_for_a_time_expires(void **state) {
     test_breaker_destroy(b);
 }
 
+/* The JSON report says shadow mode, what it would have refused and the
+ * timed opens, by name. */
+static void the_json_report_shows_shadow_mode_and_timed_opens(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    test_config(&rc.defaults, &clock, NULL);
+    rc.defaults.trip = BREAKER_TRIP_CONSECUTIVE;
+    rc.defaults.failure_threshold = 1;
+    breaker_registry *reg = NULL;
+    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
+    breaker *b = reg_get(reg, "api");
+    assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
+    assert_int_equal(breaker_open_for(b, SEC, BREAKER_REASON_SERVER_DIRECTED), BREAKER_OK);
+    call_ok(b, BREAKER_SUCCESS); /* would be refused: open */
+    static char text[1 << 16];
+    assert_int_equal(breaker_registry_export_json(reg, text, sizeof(text), NULL), BREAKER_OK);
+    assert_non_null(strstr(text, "\"shadow\":true"));
+    assert_non_null(strstr(text, "\"server_directed_opens\":1"));
+    assert_non_null(strstr(text, "\"would_reject_open\":1"));
+    assert_non_null(strstr(text, "\"shadow_successes\":1"));
+    assert_int_equal(breaker_registry_release(reg, b), BREAKER_OK);
+    breaker_registry_destroy(reg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(server_directed_open_refuses_for_the_wait_then_probes),
@@ -588,6 +614,7 @@ int main(void) {
         cmocka_unit_test(a_new_wait_applies_from_the_next_open),
         cmocka_unit_test(registry_set_config_applies_to_live_breakers),
         cmocka_unit_test(a_forced_close_for_a_time_expires),
+        cmocka_unit_test(the_json_report_shows_shadow_mode_and_timed_opens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
