@@ -33,6 +33,7 @@
 
 #include <breaker.h>
 #include <breaker/redis.h>
+#include <breaker/store.h>
 
 #include <hiredis/hiredis.h>
 
@@ -333,7 +334,6 @@ static void on_term(int sig) {
  * call on every name every 20 ms until SIGTERM. */
 static void load_child_main(const struct load_target *t, const struct load_row *row, int host,
                             int proc) {
-    (void)host;
     (void)proc;
     signal(SIGTERM, on_term);
     breaker_redis_config rc;
@@ -341,6 +341,14 @@ static void load_child_main(const struct load_target *t, const struct load_row *
     rc.port = t->port[0];
     rc.cluster_nodes = t->cluster_seed; /* NULL: one node */
     char msg[256] = "";
+    if (row->store_dir != NULL) { /* one flusher per host: the host's store file */
+        char path[512];
+        snprintf(path, sizeof path, "%s/host%d.store", row->store_dir, host);
+        breaker_store *st = NULL;
+        if (breaker_store_open(path, NULL, &st, msg, sizeof msg) != BREAKER_OK)
+            die("store: %s", msg);
+        rc.store = st; /* never closed: the parent kills the process */
+    }
     breaker_redis *f = NULL;
     if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) die("open: %s", msg);
     breaker **b = calloc((size_t)row->names, sizeof *b);
@@ -538,11 +546,17 @@ int main(int argc, char **argv) {
         script_cost(server.port, limits, 8000);
     }
     print_header();
+    /* The rows whose hosts share a store file (one flusher per host): a
+     * directory of their files, removed at the end. */
+    char store_dir[] = "/tmp/breaker-fleet-load-XXXXXX";
+    if (mkdtemp(store_dir) == NULL) die("mkdtemp: %s", strerror(errno));
     const struct load_row rows[] = {
         {"1 process/host, healthy", hosts1, 1, 50, 0, NULL},
         {"1 process/host, outage of every name", hosts1, 1, 50, 1, NULL},
         {"8 processes/host, healthy", hosts8, 8, 50, 0, NULL},
         {"8 processes/host, outage of every name", hosts8, 8, 50, 1, NULL},
+        {"8 processes/host, store file, healthy", hosts8, 8, 50, 0, store_dir},
+        {"8 processes/host, store file, outage", hosts8, 8, 50, 1, store_dir},
     };
     double one_node[2] = {0, 0}; /* hosts per core: 1 process/host, healthy and outage */
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -553,6 +567,12 @@ int main(int argc, char **argv) {
         if (i < 2 && r.cpu_us > 0) one_node[i] = 1e6 / (r.cpu_us / r.seconds / rows[i].hosts);
     }
     test_redis_stop(&server);
+    for (int h = 0; h < hosts8; h++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/host%d.store", store_dir, h);
+        unlink(path);
+    }
+    rmdir(store_dir);
     for (int replicas = 0; replicas <= 1; replicas++)
         cluster_rows(replicas, hosts1, warm, seconds, only, one_node);
     return 0;
