@@ -465,6 +465,108 @@ static void every_name_is_flushed_whichever_processes_attach_it(void **state) {
     }
 }
 
+/* A fleet handle in the test's own process (`st`: through that store
+ * file, NULL: its own flusher) with name 0 attached in `*b`. */
+static breaker_redis *parent_fleet(const struct run *run, breaker_store *st, uint64_t iv,
+                                   uint64_t io, breaker **b) {
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = run->r.port;
+    rc.flush_interval_ns = iv;
+    rc.io_timeout_ns = io;
+    rc.store = st;
+    breaker_redis *f = NULL;
+    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
+    breaker_config cfg;
+    count_cfg(&cfg);
+    char name[64];
+    name_of(0, name, sizeof name);
+    int arc = breaker_redis_attach(f, name, &cfg, b, NULL, 0);
+    assert_true(arc == BREAKER_OK || arc == BREAKER_CONFIG_DIFFERS);
+    return f;
+}
+
+/* The host words of a name, as src/store/redis/host.c lays them out (the
+ * indices this test damages). */
+enum { HW_SUCC = 2, HW_HOLDER = 11, HW_PROC = 12, HW_EXPIRES = 13 };
+
+static void damage_words(breaker_store *st, const char *name, int index, uint64_t value) {
+    uint64_t w[BREAKER_STORE_HOST_WORDS];
+    assert_int_equal(breaker_store_host_lock(st), BREAKER_OK);
+    assert_int_equal(breaker_store_host_words(st, name, w, 0), BREAKER_OK);
+    w[index] = value;
+    assert_int_equal(breaker_store_host_words(st, name, w, 1), BREAKER_OK);
+    breaker_store_host_unlock(st);
+}
+
+static void calls(breaker *b, int n) {
+    for (int i = 0; i < n; i++) {
+        breaker_permit p;
+        assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+        assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    }
+}
+
+/* What a damaged file holds is input: a baseline above the counters is not
+ * sent as a delta (it would be a huge negative one), and a lease that
+ * would never expire held by nobody known is taken over. */
+static void damaged_host_words_are_not_trusted(void **state) {
+    (void)state;
+    struct run run;
+    memset(&run, 0, sizeof run);
+    assert_int_equal(test_redis_start(&run.r), 0);
+    snprintf(run.dir, sizeof run.dir, "/tmp/breaker-host-XXXXXX");
+    assert_non_null(mkdtemp(run.dir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/host.store", run.dir);
+    breaker_store *st = NULL;
+    assert_int_equal(breaker_store_open(path, NULL, &st, NULL, 0), BREAKER_OK);
+    breaker *b = NULL;
+    /* Rounds by breaker_redis_flush() only. */
+    breaker_redis *f = parent_fleet(&run, st, 3600000 * MS, 1000 * MS, &b);
+    char name[64];
+    name_of(0, name, sizeof name);
+    calls(b, 10);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    long long first = window_calls(&run, 0);
+    /* A baseline of more successes than the breaker ever counted. */
+    damage_words(st, name, HW_SUCC, UINT64_C(1) << 40);
+    calls(b, 5);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    breaker_redis_stats rs;
+    breaker_redis_stats_get(f, &rs);
+    long long after_damage = window_calls(&run, 0);
+    uint64_t rebaselines = rs.host_rebaselines;
+    calls(b, 7);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    long long after_more = window_calls(&run, 0);
+    /* Another holder, unknown (no process word), whose lease never ends. */
+    damage_words(st, name, HW_PROC, 0);
+    damage_words(st, name, HW_HOLDER, 12345);
+    damage_words(st, name, HW_EXPIRES, UINT64_MAX);
+    uint64_t takeovers = rs.host_takeovers;
+    calls(b, 3);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    breaker_redis_stats_get(f, &rs);
+    long long after_lease = window_calls(&run, 0);
+    printf("damaged host words: window %lld after 10 calls, %lld after 5 more under a baseline "
+           "above the counters (rebaselines %llu), %lld after 7 more, %lld after 3 more under a "
+           "lease that never expires (takeovers %llu -> %llu)\n",
+           first, after_damage, (unsigned long long)rebaselines, after_more, after_lease,
+           (unsigned long long)takeovers, (unsigned long long)rs.host_takeovers);
+    breaker_redis_close(f);
+    breaker_store_close(st);
+    unlink(path);
+    rmdir(run.dir);
+    test_redis_stop(&run.r);
+    assert_int_equal(first, 10);
+    assert_int_equal(rebaselines, 1);
+    assert_int_equal(after_damage, 10); /* the 5 calls of the distrusted baseline: lost */
+    assert_int_equal(after_more, 17);
+    assert_int_equal(rs.host_takeovers, takeovers + 1);
+    assert_int_equal(after_lease, 20);
+}
+
 static void a_killed_flusher_is_replaced_and_loses_no_counts(void **state) {
     (void)state;
     struct run run;
@@ -490,20 +592,10 @@ static void a_killed_flusher_is_replaced_and_loses_no_counts(void **state) {
     uint64_t took_ms = (now_ns() - t_kill) / MS;
     int next = the_flusher(&run, holder);
     /* Another host (this process, its own flusher) trips the fleet. */
-    breaker_redis_config rc;
-    breaker_redis_config_init(&rc);
-    rc.port = run.r.port;
-    rc.flush_interval_ns = iv;
-    rc.io_timeout_ns = io;
-    breaker_redis *f = NULL;
-    assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
-    breaker_config cfg;
-    count_cfg(&cfg);
     breaker *b = NULL;
+    breaker_redis *f = parent_fleet(&run, NULL, iv, io, &b);
     char name[64];
     name_of(0, name, sizeof name);
-    int arc = breaker_redis_attach(f, name, &cfg, &b, NULL, 0);
-    assert_true(arc == BREAKER_OK || arc == BREAKER_CONFIG_DIFFERS);
     for (int i = 0; i < 400; i++) { /* failures: 400 of the window's 400 + 290 calls */
         breaker_permit p;
         if (breaker_acquire(b, &p) == BREAKER_OK) (void)breaker_complete(b, &p, BREAKER_FAILURE);
@@ -621,6 +713,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_host_of_six_processes_flushes_as_one),
         cmocka_unit_test(every_name_is_flushed_whichever_processes_attach_it),
+        cmocka_unit_test(damaged_host_words_are_not_trusted),
         cmocka_unit_test(a_killed_flusher_is_replaced_and_loses_no_counts),
         cmocka_unit_test(a_stopped_flusher_loses_its_lease_and_stops_flushing),
         cmocka_unit_test(two_hosts_of_four_processes_keep_the_fleets_probe_cap),

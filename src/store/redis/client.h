@@ -60,8 +60,11 @@
 #include <sys/time.h>
 #include <time.h>
 
-#define MS          ((uint64_t)1000000)
-#define LEASE_SLOTS 16u /* leased probes one name may hold at once in a process */
+#define MS ((uint64_t)1000000)
+/* No name's host lease lasts longer (host.c): a longer expiry read from the
+ * store file is damage, and frees the lease. */
+#define HOST_LEASE_MAX_NS (UINT64_C(4) * 3600 * 1000000000)
+#define LEASE_SLOTS       16u /* leased probes one name may hold at once in a process */
 
 /* A lease slot's state word. */
 enum { LEASE_FREE, LEASE_CLAIMED, LEASE_HELD, LEASE_DONE, LEASE_ORPHAN };

@@ -153,7 +153,9 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
         breaker__fleet_host_id(breaker_store_host_id(cfg->store), f->host_id);
         f->holder_id = f->token_key | 1;
         f->host_proc = breaker_store_host_proc();
-        f->host_ttl_ns = 2 * (f->cfg.flush_interval_ns + f->cfg.io_timeout_ns);
+        f->host_ttl_ns = f->cfg.flush_interval_ns + f->cfg.io_timeout_ns;
+        f->host_ttl_ns =
+            f->host_ttl_ns > HOST_LEASE_MAX_NS / 2 ? HOST_LEASE_MAX_NS : 2 * f->host_ttl_ns;
     }
     f->jitter_state = breaker__splitmix64_next(&seed);
     atomic_init(&f->degraded, 1);                             /* until the first good flush */

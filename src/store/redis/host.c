@@ -160,7 +160,10 @@ struct alive_cache {
 };
 
 static bool lease_free(breaker_redis *f, const uint64_t *w, uint64_t now, struct alive_cache *c) {
-    if (w[W_HOLDER] == 0 || now >= w[W_EXPIRES]) return true;
+    /* An expiry further than any holder's lease (input: a damaged file)
+     * would keep the name from every flusher: free. */
+    if (w[W_HOLDER] == 0 || now >= w[W_EXPIRES] || w[W_EXPIRES] - now > HOST_LEASE_MAX_NS)
+        return true;
     if (c->alive < 0 || c->proc != w[W_PROC]) {
         c->proc = w[W_PROC];
         c->alive = breaker_store_host_alive(f->store, w[W_PROC]);
