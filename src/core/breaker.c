@@ -436,8 +436,11 @@ static bool transition(breaker *b, struct transition *t) {
     /* In CLOSED the low field flags a ramp (it counts probe successes only
      * in HALF_OPEN), and k stays as it was until the ramp completes: a trip
      * during the ramp is one more failed recovery. */
-    uint64_t desired = breaker__ctl_pack(new_gen, t->to, t->k, t->ramp ? RAMP_FLAG : 0) |
-                       (t->expected & BREAKER__CTL_SHADOW);
+    unsigned low = t->ramp                                             ? RAMP_FLAG
+                   : t->to == BREAKER_FORCED_CLOSED && t->wait_ns != 0 ? BREAKER__FORCED_TIMED_FLAG
+                                                                       : 0;
+    uint64_t desired =
+        breaker__ctl_pack(new_gen, t->to, t->k, low) | (t->expected & BREAKER__CTL_SHADOW);
     if (!breaker__cas_acq_rel(&s->ctl, &t->expected, desired)) return false;
 
     breaker__atomic64 *slots = breaker__slots(s);
@@ -780,12 +783,14 @@ static int ramp_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
 /* A forced close given an expiry (breaker_force_closed_for(), its end in
  * phase_time for its generation) that has run out: back to CLOSED, reason
  * FORCE_EXPIRED, with an empty window, as a reset. A forced close without
- * one has no phase_time of its generation (0): never. @return true when it
- * had run out (this call's transition or another's): look at ctl again. */
+ * one (ctl's low field says which: words.h) never expires, whatever
+ * phase_time holds for its generation (a transition that lost the race to
+ * it may have written there). @return true when it had run out (this
+ * call's transition or another's): look at ctl again. */
 static bool forced_expired(breaker *b, uint64_t ctl) {
     struct breaker__shared *s = b->shared;
+    if (!breaker__ctl_forced_timed(ctl)) return false;
     uint64_t until = phase_time_ns(s, breaker__ctl_gen(ctl));
-    if (until == 0) return false;
     uint64_t now = b->now_precise(b);
     if (now < until) return false;
     struct transition t = {.expected = ctl,
@@ -1711,7 +1716,11 @@ static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason)
     struct breaker__shared *s = b->shared;
     for (;;) {
         uint64_t ctl = breaker__load_acquire(&s->ctl);
-        if (to != BREAKER_CLOSED && breaker__ctl_state(ctl) == (unsigned)to) return BREAKER_OK;
+        /* Already so: nothing to do, but for a forced close with an
+         * expiry, which this order without one replaces. */
+        if (to != BREAKER_CLOSED && breaker__ctl_state(ctl) == (unsigned)to &&
+            !breaker__ctl_forced_timed(ctl))
+            return BREAKER_OK;
         struct transition t = {
             .expected = ctl, .to = to, .reason = reason, .k = 0, .now = b->now_precise(b)};
         struct breaker__window_view view;

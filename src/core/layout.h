@@ -29,7 +29,7 @@
  * a bucket, of the limits, the encoding of ctl, of tagged times or of slot
  * words. The _Static_asserts after the structs pin the sizes and offsets
  * that a change would move; when one fails, update it and bump this. */
-#define BREAKER__LAYOUT_VERSION 5u
+#define BREAKER__LAYOUT_VERSION 6u
 #define BREAKER__CACHELINE      64
 
 /* Threads spread their counter updates over stripes so that two threads do

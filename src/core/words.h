@@ -73,6 +73,16 @@ static inline bool breaker__ctl_ramping(uint64_t c) {
            breaker__ctl_succ(c) == BREAKER__RAMP_FLAG;
 }
 
+/* The low field in FORCED_CLOSED: 1 when the forced close has an expiry
+ * (breaker_force_closed_for(), its end in phase_time). In ctl, not inferred
+ * from phase_time: a transition that lost the race to a plain forced close
+ * may have written phase_time for the generation the forced close took. */
+#define BREAKER__FORCED_TIMED_FLAG 1u
+static inline bool breaker__ctl_forced_timed(uint64_t c) {
+    return breaker__ctl_state(c) == 4 /* BREAKER_FORCED_CLOSED */ &&
+           breaker__ctl_succ(c) == BREAKER__FORCED_TIMED_FLAG;
+}
+
 /* ---- Permit heads ----------------------------------------------------------
  * Word 0 of a breaker_permit (atomic), the head: generation (bits 28..63,
  * where ctl keeps it) | the breaker's tag (bits 8..27) | flags (bits 0..7).

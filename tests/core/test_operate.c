@@ -571,6 +571,81 @@ static void a_forced_close_for_a_time_expires(void **state) {
     test_breaker_destroy(b);
 }
 
+/* A clock that, on its `fire_at`-th read after being armed, forces the
+ * breaker closed from inside the read: as if the operator's order had come
+ * between a caller's look at the state and its transition (a preemption,
+ * made deterministic). */
+struct racing_clock {
+    struct fake_clock clock;
+    breaker *b;
+    int fire_at; /* 0: disarmed */
+    int reads;
+};
+
+static uint64_t racing_clock_read(void *ctx) {
+    struct racing_clock *rc = ctx;
+    if (rc->fire_at != 0 && ++rc->reads == rc->fire_at) {
+        rc->fire_at = 0;
+        assert_int_equal(breaker_force_closed(rc->b), BREAKER_OK);
+    }
+    return fake_clock_read(&rc->clock);
+}
+
+/* A plain forced close has no expiry, whatever a caller that lost the race
+ * to it (an OPEN breaker's first probe, here) wrote for the generation the
+ * forced close took. Tried with the order at each clock read of that
+ * caller's acquire. */
+static void a_plain_forced_close_never_expires_after_a_lost_race(void **state) {
+    (void)state;
+    int fire_at;
+    for (fire_at = 1;; fire_at++) {
+        struct racing_clock rc = {0};
+        breaker_config cfg = operate_config(&rc.clock, NULL);
+        cfg.clock = racing_clock_read;
+        cfg.clock_ctx = &rc;
+        breaker *b = make_breaker(&cfg);
+        rc.b = b;
+        assert_int_equal(breaker_force_open(b), BREAKER_OK);
+        assert_int_equal(breaker_open_for(b, SEC, BREAKER_REASON_OPERATOR), BREAKER_OK);
+        fake_clock_advance(&rc.clock, SEC); /* the wait is over: the next call probes */
+        rc.reads = 0;
+        rc.fire_at = fire_at;
+        breaker_permit p;
+        int got = breaker_acquire(b, &p);
+        if (rc.fire_at != 0) { /* past the acquire's last read: every read tried */
+            test_breaker_destroy(b);
+            break;
+        }
+        if (got == BREAKER_OK) (void)breaker_complete(b, &p, BREAKER_SUCCESS);
+        assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
+        fake_clock_advance(&rc.clock, 3600 * SEC); /* past any probe timeout or wait */
+        if (breaker_get_state(b) != BREAKER_FORCED_CLOSED)
+            fail_msg("order at clock read %d: the forced close expired by itself (state %s)",
+                     fire_at, breaker_state_name(breaker_get_state(b)));
+        test_breaker_destroy(b);
+    }
+    assert_true(fire_at > 2); /* the order came between the look and the transition */
+}
+
+/* breaker_force_closed() after breaker_force_closed_for(): the new order
+ * has no end, so the old expiry is gone ("another order ... ends it"). */
+static void a_plain_forced_close_cancels_an_expiry(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    struct event_log log = {0};
+    breaker_config cfg = operate_config(&clock, &log);
+    breaker *b = make_breaker(&cfg);
+    assert_int_equal(breaker_force_closed_for(b, 5 * SEC), BREAKER_OK);
+    assert_int_equal(breaker_force_closed(b), BREAKER_OK);
+    fake_clock_advance(&clock, 3600 * SEC);
+    assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
+    /* Already forced closed without an expiry: no transition. */
+    unsigned n = atomic_load(&log.count);
+    assert_int_equal(breaker_force_closed(b), BREAKER_OK);
+    assert_int_equal(atomic_load(&log.count), n);
+    test_breaker_destroy(b);
+}
+
 /* The JSON report says shadow mode, what it would have refused and the
  * timed opens, by name. */
 static void the_json_report_shows_shadow_mode_and_timed_opens(void **state) {
@@ -614,6 +689,8 @@ int main(void) {
         cmocka_unit_test(a_new_wait_applies_from_the_next_open),
         cmocka_unit_test(registry_set_config_applies_to_live_breakers),
         cmocka_unit_test(a_forced_close_for_a_time_expires),
+        cmocka_unit_test(a_plain_forced_close_never_expires_after_a_lost_race),
+        cmocka_unit_test(a_plain_forced_close_cancels_an_expiry),
         cmocka_unit_test(the_json_report_shows_shadow_mode_and_timed_opens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
