@@ -57,8 +57,10 @@
  * 86400 mappings, near the kernel's default vm.max_map_count. An
  * OPEN, FORCED_OPEN or FORCED_CLOSED state is carried to a name this
  * process creates in the new file (OPEN with the wait it had left and its
- * backoff level; a HALF_OPEN resumes probing at once); a name another process created there
- * keeps its own state. When the path cannot be opened, or a name cannot be
+ * backoff level; a HALF_OPEN resumes probing at once; FORCED_CLOSED with
+ * the expiry it had left), and so are shadow mode and the limits as a live
+ * change left them (breaker_reconfigure()); a name another process created
+ * there keeps its own state and limits. When the path cannot be opened, or a name cannot be
  * attached there (the file is full), the store stays on its file for those
  * handles and tries again at the next check; breaker_store_stats_get() counts
  * moves, forwarded and stranded handles (docs/operating.md).

@@ -1663,6 +1663,13 @@ uint64_t breaker__open_left_ns(breaker *b) {
     return left != 0 ? left : 1;
 }
 
+uint64_t breaker__forced_left_ns(breaker *b) {
+    uint64_t ctl = breaker__load_acquire(b->ctl);
+    if (!breaker__ctl_forced_timed(ctl)) return 0;
+    uint64_t until = phase_time_ns(b->shared, breaker__ctl_gen(ctl)), now = b->now_precise(b);
+    return until > now ? until - now : 1;
+}
+
 uint64_t breaker_generation(breaker *b) {
     b = breaker__live(b);
     return breaker__ctl_gen(breaker__load_acquire(&b->shared->ctl));

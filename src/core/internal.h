@@ -49,6 +49,11 @@ unsigned breaker__backoff_level(struct breaker *b);
  * Applies nothing and emits nothing (a store reads it under its lock). */
 uint64_t breaker__open_left_ns(struct breaker *b);
 
+/* FORCED_CLOSED with an expiry (breaker_force_closed_for()): how long it
+ * has left (at least 1 ns); without one, or any other state: 0. Applies
+ * nothing and emits nothing. */
+uint64_t breaker__forced_left_ns(struct breaker *b);
+
 /* Tell `detach(ctx, b)` when `b` is destroyed, before it is freed. */
 void breaker__set_home(struct breaker *b, void (*detach)(void *ctx, struct breaker *b), void *ctx);
 /* The home's lock for writers of the block's limits (handle.h, home_lock),

@@ -202,6 +202,43 @@ static void the_backoff_level_is_carried(void **state) {
     breaker_store_close(st);
 }
 
+/* What operators set on a running breaker moves with it when this process
+ * makes the new file's breaker: a live change of its limits (not the
+ * configuration it was attached with), shadow mode, and a forced close's
+ * expiry (not a forced close for ever). */
+static void a_move_keeps_live_limits_shadow_mode_and_a_forced_expiry(void **state) {
+    (void)state;
+    breaker_config cfg = consecutive_config(2);
+    cfg.clock = offset_clock;
+    breaker_store *st = open_quiet(path, 0);
+    breaker *h = attach(st, "svc", &cfg);
+    breaker_config next;
+    breaker_get_config(h, &next);
+    next.failure_threshold = 5;
+    char msg[256];
+    assert_int_equal(breaker_reconfigure(h, &next, 0, msg, sizeof(msg)), BREAKER_OK);
+    assert_int_equal(breaker_set_shadow(h, 1), BREAKER_OK);
+    assert_int_equal(breaker_force_closed_for(h, 60 * SEC), BREAKER_OK);
+    assert_int_equal(unlink(path), 0);
+    check_ok(st);
+    assert_int_equal(store_stats(st).forwarded, 1);
+    breaker_config now;
+    breaker_get_config(h, &now);
+    assert_int_equal(now.failure_threshold, 5);
+    assert_int_equal(breaker_shadow(h), 1);
+    assert_int_equal(breaker_get_state(h), BREAKER_FORCED_CLOSED);
+    atomic_fetch_add(&clock_offset, 60 * SEC + MS);
+    assert_int_equal(breaker_get_state(h), BREAKER_CLOSED); /* the expiry, carried */
+    assert_int_equal(breaker_shadow(h), 1);
+    for (int i = 0; i < 4; i++)
+        call_ok(h, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(h), BREAKER_CLOSED); /* 5 to trip, not 2 */
+    call_ok(h, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(h), BREAKER_OPEN);
+    breaker_destroy(h);
+    breaker_store_close(st);
+}
+
 /* A permit given before the move completes on the old file; one given
  * after, through the same handle, on the new one; both answer OK. */
 static void permits_complete_on_the_file_that_gave_them(void **state) {
@@ -635,6 +672,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(an_open_breaker_stays_open_for_the_wait_it_had_left, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(the_backoff_level_is_carried, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_move_keeps_live_limits_shadow_mode_and_a_forced_expiry,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(permits_complete_on_the_file_that_gave_them, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(events_name_the_handle_the_user_holds, setup, teardown),

@@ -886,7 +886,8 @@ static int track_locked(breaker_store *st, breaker *b, const char *name) {
 
 /* Give a breaker this process has just created in the new file the state of
  * the one it replaces, so that a move costs no protection: an open wait goes
- * on for what it had left, a forced state stays forced. A HALF_OPEN is
+ * on for what it had left, a forced state stays forced (a forced close's
+ * expiry with it), shadow mode stays on. A HALF_OPEN is
  * carried as a wait of 1 ns: probing starts again at once, bounded as ever.
  * Its callbacks are silenced meanwhile: the user sees one breaker whose
  * state went on, not a transition (and the store's lock is held). */
@@ -909,12 +910,15 @@ static void carry_state(breaker *from, breaker *to) {
     case BREAKER_FORCED_OPEN:
         (void)breaker_force_open(to);
         break;
-    case BREAKER_FORCED_CLOSED:
-        (void)breaker_force_closed(to);
+    case BREAKER_FORCED_CLOSED: {
+        uint64_t left = breaker__forced_left_ns(from);
+        (void)(left != 0 ? breaker_force_closed_for(to, left) : breaker_force_closed(to));
         break;
+    }
     case BREAKER_CLOSED:
         break;
     }
+    if (breaker_shadow(from)) (void)breaker_set_shadow(to, 1);
     to->cfg.on_event = on_event;
     to->owner.on_event = owner_on_event;
 }
@@ -925,8 +929,14 @@ static int forward_locked(breaker_store *st, struct store_handle *h, char *msg, 
     breaker *from = h->b;
     breaker *to = NULL;
     bool created = false;
-    int rc = attach_locked(st, h->name, &from->cfg, &from->owner, &from->gate, from, &to, &created,
-                           msg, len);
+    /* The limits as they are now, if this process makes the new file's
+     * breaker: a live change (breaker_reconfigure()) moves with it. The
+     * handle's seed as it was attached (0: drawn, see seed_drawn). */
+    breaker_config cfg;
+    breaker_get_config(from, &cfg);
+    cfg.seed = from->cfg.seed;
+    int rc =
+        attach_locked(st, h->name, &cfg, &from->owner, &from->gate, from, &to, &created, msg, len);
     if (rc != BREAKER_OK) return rc;
     breaker__set_home(to, store_detach, st);
     breaker__set_home_lock(to, store_lock_limits);
