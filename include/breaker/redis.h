@@ -303,9 +303,10 @@ struct breaker_redis_stats {
     uint64_t state_rebuilds;  /* fleet states Redis held corrupt (a field out of range, a
                                  part missing): refused, rebuilt with a new generation from
                                  local evidence, the round reported as an error (degraded) */
-    /* Redis Cluster (cluster_nodes): a round's calls sent again to another node
-     * because their node answered MOVED (the slot map updated) or ASK (a slot
-     * being migrated). */
+    /* Redis Cluster (cluster_nodes): calls sent again to another node because
+     * their node answered MOVED (the slot map updated) or ASK (a slot being
+     * migrated): a round's, and a lease request's (followed once, within its
+     * budget, to a node the handle has a probe connection to). */
     uint64_t redirects_moved;
     uint64_t redirects_ask;
     /* With a store (breaker_redis_config.store): */

@@ -386,6 +386,11 @@ void breaker__route_drop(struct node *n);
  * redirection (or names no node we can hold). */
 uint16_t breaker__route_redirect(breaker_redis *f, const redisReply *r, const struct node *from,
                                  int *ask);
+/* The probe path (lock-free): the node a MOVED or ASK error `r` from `from`
+ * names, when the handle knows it already (NULL: not a redirection, or a
+ * node only the flusher may learn); nothing is written. */
+struct node *breaker__route_redirect_known(breaker_redis *f, const redisReply *r,
+                                           const struct node *from, int *ask);
 /* Under round_mu: ready for a round: one Redis connected with its scripts;
  * a Cluster's slot map read (CLUSTER SLOTS) when it is due. @return 1, or
  * 0 with `why`. */

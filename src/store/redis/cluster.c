@@ -193,22 +193,33 @@ int breaker__route_node_ready(breaker_redis *f, struct node *n, char *why, size_
 
 /* ---- The slot map ------------------------------------------------------------------ */
 
+/* A MOVED or ASK error `r` from `from`, read: the slot, the node's
+ * address (an empty host: the node that answered, whose own address is
+ * unknown to it) and which. @return 1, or 0 when `r` is no redirection. */
+static int parse_redirect(const breaker_redis *f, const redisReply *r, const struct node *from,
+                          unsigned long *slot, char *host, size_t host_len, int *port, int *ask) {
+    if (!f->route.cluster || r == NULL || r->type != REDIS_REPLY_ERROR) return 0;
+    char addr[300];
+    *ask = strncmp(r->str, "ASK ", 4) == 0;
+    if (!*ask && strncmp(r->str, "MOVED ", 6) != 0) return 0;
+    if (sscanf(r->str + (*ask ? 4 : 6), "%lu %299s", slot, addr) != 2 || *slot >= ROUTE_SLOTS)
+        return 0;
+    char *colon = strrchr(addr, ':');
+    if (colon == NULL) return 0;
+    *colon = '\0';
+    *port = atoi(colon + 1);
+    if (*port < 1 || *port > 65535) return 0;
+    snprintf(host, host_len, "%s", addr[0] != '\0' ? addr : from->host);
+    return 1;
+}
+
 uint16_t breaker__route_redirect(breaker_redis *f, const redisReply *r, const struct node *from,
                                  int *ask) {
-    if (!f->route.cluster || r == NULL || r->type != REDIS_REPLY_ERROR) return ROUTE_NO_NODE;
     unsigned long slot;
-    char addr[300];
-    int is_ask = strncmp(r->str, "ASK ", 4) == 0;
-    if (!is_ask && strncmp(r->str, "MOVED ", 6) != 0) return ROUTE_NO_NODE;
-    if (sscanf(r->str + (is_ask ? 4 : 6), "%lu %299s", &slot, addr) != 2 || slot >= ROUTE_SLOTS)
-        return ROUTE_NO_NODE;
-    char *colon = strrchr(addr, ':');
-    if (colon == NULL) return ROUTE_NO_NODE;
-    *colon = '\0';
-    int port = atoi(colon + 1);
-    if (port < 1 || port > 65535) return ROUTE_NO_NODE;
-    /* An empty host: the node that answered (its own address is unknown to it). */
-    uint16_t to = add_node(f, addr[0] != '\0' ? addr : from->host, port);
+    char host[300];
+    int port, is_ask;
+    if (!parse_redirect(f, r, from, &slot, host, sizeof host, &port, &is_ask)) return ROUTE_NO_NODE;
+    uint16_t to = add_node(f, host, port);
     if (to == ROUTE_NO_NODE) return to;
     *ask = is_ask;
     if (!is_ask) {
@@ -216,6 +227,19 @@ uint16_t breaker__route_redirect(breaker_redis *f, const redisReply *r, const st
         atomic_store_explicit(&f->route.refresh, 1, memory_order_relaxed);
     }
     return to;
+}
+
+struct node *breaker__route_redirect_known(breaker_redis *f, const redisReply *r,
+                                           const struct node *from, int *ask) {
+    unsigned long slot;
+    char host[300];
+    int port;
+    if (!parse_redirect(f, r, from, &slot, host, sizeof host, &port, ask)) return NULL;
+    uint32_t n = node_count(f);
+    for (uint32_t i = 0; i < n; i++)
+        if (f->route.node[i]->port == port && strcmp(f->route.node[i]->host, host) == 0)
+            return f->route.node[i];
+    return NULL;
 }
 
 /* One node entry of CLUSTER SLOTS ([ip, port, id, ...]) as a node index;

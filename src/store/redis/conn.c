@@ -300,10 +300,11 @@ int breaker__redis_probe_ready(breaker_redis *f, const struct entry *e) {
     return n != NULL && n->probe_ctx != NULL;
 }
 
-redisReply *breaker__redis_acquire_call(breaker_redis *f, const struct entry *e,
-                                        const struct breaker__fleet_call *call, uint64_t deadline) {
-    struct node *n = probe_node(f, e);
-    if (n == NULL || n->probe_ctx == NULL) return NULL;
+/* The probe path's call for `e` on `n`'s probe connection, ASKING first when
+ * `ask`, answered before `deadline`; NOSCRIPT answered by EVAL. @return the
+ * reply, or NULL (the connection is then dropped). */
+static redisReply *acquire_on(breaker_redis *f, struct node *n, const struct entry *e,
+                              const struct breaker__fleet_call *call, int ask, uint64_t deadline) {
     /* EVALSHA once the flusher has loaded the script (acquire: pairs with
      * its release store), EVAL before that or after a NOSCRIPT. */
     int eval = !atomic_load_explicit(&f->acquire_sha_ready, memory_order_acquire);
@@ -311,6 +312,14 @@ redisReply *breaker__redis_acquire_call(breaker_redis *f, const struct entry *e,
     for (int attempt = 0; attempt < 2; attempt++) {
         const char *argv[MAX_ARGS];
         size_t len[MAX_ARGS];
+        if (ask) {
+            const char *asking = "ASKING";
+            size_t asking_len = 6;
+            r = command_by(n->probe_ctx, 1, &asking, &asking_len, deadline);
+            if (r == NULL) break;
+            freeReplyObject(r);
+            r = NULL;
+        }
         int argc = call_argv(f, e, call, eval ? NULL : f->acquire_sha, argv, len);
         r = command_by(n->probe_ctx, argc, argv, len, deadline);
         if (r == NULL || !breaker__redis_is_noscript(r)) break;
@@ -321,12 +330,35 @@ redisReply *breaker__redis_acquire_call(breaker_redis *f, const struct entry *e,
     if (r == NULL) {
         redisFree(n->probe_ctx);
         n->probe_ctx = NULL;
-    } else if (r->type == REDIS_REPLY_ERROR &&
-               (strncmp(r->str, "MOVED ", 6) == 0 || strncmp(r->str, "ASK ", 4) == 0)) {
-        /* The slot moved (or is moving): the flusher reads the map again
-         * and follows; this request is an error reply, by the lease rules. */
+    }
+    return r;
+}
+
+redisReply *breaker__redis_acquire_call(breaker_redis *f, const struct entry *e,
+                                        const struct breaker__fleet_call *call, uint64_t deadline) {
+    struct node *n = probe_node(f, e);
+    if (n == NULL || n->probe_ctx == NULL) return NULL;
+    redisReply *r = acquire_on(f, n, e, call, 0, deadline);
+    /* The slot moved (MOVED) or is moving (ASK): followed once, within the
+     * budget, to a node the handle knows and has a probe connection to;
+     * the map is the flusher's to update (woken: its round reads it
+     * again). Else the redirection is an error reply, by the lease rules. */
+    int ask = 0;
+    struct node *to = breaker__route_redirect_known(f, r, n, &ask);
+    if (to == NULL) {
+        if (r != NULL && r->type == REDIS_REPLY_ERROR &&
+            (strncmp(r->str, "MOVED ", 6) == 0 || strncmp(r->str, "ASK ", 4) == 0)) {
+            atomic_store_explicit(&f->route.refresh, 1, memory_order_relaxed);
+            breaker__redis_wake_flusher(f);
+        }
+        return r;
+    }
+    if (!ask) {
         atomic_store_explicit(&f->route.refresh, 1, memory_order_relaxed);
         breaker__redis_wake_flusher(f);
     }
-    return r;
+    if (to->probe_ctx == NULL || to == n) return r;
+    breaker__redis_count(ask ? &f->n.redirects_ask : &f->n.redirects_moved);
+    freeReplyObject(r);
+    return acquire_on(f, to, e, call, ask, deadline);
 }
