@@ -102,7 +102,8 @@ struct breaker_redis_config {
     uint64_t io_timeout_ns;     /* the flusher's connect and reply timeout:
                                    0 = half the flush interval */
     uint64_t key_ttl_ns;        /* Redis keys of a name expire after this long
-                                   without a flush: 0 = 1 hour */
+                                   without a flush script: 0 = 1 hour (a healthy
+                                   name's is every full_flush_rounds rounds) */
     enum breaker_redis_fail_mode fail_mode;
     uint64_t stale_after_ns;                /* FAIL_CLOSED: 0 = 4 flush intervals */
     uint32_t max_names;                     /* names one handle may attach: 0 = 256 */
@@ -143,7 +144,9 @@ struct breaker_redis_config {
      * many rounds, fewer where that would hold back more than 1/20 of the
      * name's window. Failures go at the next round, with every success
      * pending. 0 = 16 (12 for the default 60 s window at 250 ms); 1 = the
-     * script every round; at most 1000. */
+     * script every round; at most 1000. Lowered so that this many rounds
+     * (the interval + its 20% jitter) last at most half of key_ttl_ns: a
+     * read refreshes no TTL, the full flushes keep the keys. */
     uint32_t full_flush_rounds;
     /* One flusher per host (docs/fleet.md, "One flusher per host"): a store
      * file (breaker/store.h, opened by the caller, not owned: close it after
@@ -329,9 +332,9 @@ BREAKER_API void breaker_redis_stats_get(breaker_redis *fleet, breaker_redis_sta
  *  before the first good flush), breaker_fleet_degraded, and counters of
  *  flushes, flush errors, degraded entries, lease requests by result,
  *  fleet trips and closes applied locally, corrupt states rebuilt, and
- *  Cluster redirections followed (breaker_fleet_redirects_total{kind}). Writes a NUL-terminated text
- * into `buf` (`cap` bytes) and returns BREAKER_OK with its length (without the NUL) in `*len`; or
- * BREAKER_ENOSPC with the size needed (NUL included) in
+ *  Cluster redirections followed (breaker_fleet_redirects_total{kind}). Writes a NUL-terminated
+ * text into `buf` (`cap` bytes) and returns BREAKER_OK with its length (without the NUL) in `*len`;
+ * or BREAKER_ENOSPC with the size needed (NUL included) in
  *  `*len` and `buf` an empty string (when cap > 0). `len` may be NULL. Never
  *  truncates; thread-safe; independent of the C locale. */
 BREAKER_API int breaker_redis_export_prometheus(breaker_redis *fleet, char *buf, size_t cap,

@@ -43,6 +43,9 @@ static breaker_redis *open_fleet(uint32_t rounds) {
     rc.io_timeout_ns = 2000 * MS; /* patient: a loaded machine must not degrade it */
     rc.probe_budget_ns = 1000 * MS;
     rc.full_flush_rounds = rounds;
+    /* Keys that outlive the rounds' cadence (K rounds of an hour each):
+     * the cadence is then the handle's (key_ttl_ns caps it). */
+    rc.key_ttl_ns = 30ull * 24 * 3600 * SEC;
     breaker_redis *f = NULL;
     char msg[256] = "";
     if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
@@ -258,6 +261,44 @@ static void a_bad_full_flush_rounds_is_refused_by_name(void **state) {
     assert_non_null(strstr(msg, "full_flush_rounds: must be 0..1000"));
 }
 
+/* A healthy name's keys expire after key_ttl_ns without a script call (a
+ * read refreshes no TTL): the cadence of its full flushes is lowered so
+ * that the script runs well within the TTL. Before, key_ttl_ns 2 s with
+ * 200 ms rounds kept the default cadence (15 rounds, 2.4-3.6 s): the state
+ * expired between full flushes, was rebuilt at a new generation (the held-
+ * back successes fenced out with it) and the fleet window started again.
+ * The flusher runs at its interval here; the cadence leaves the TTL's half
+ * (1 s) for the flusher's lateness. */
+static void a_healthy_name_keeps_its_keys_within_their_ttl(void **state) {
+    (void)state;
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = server.port;
+    rc.flush_interval_ns = 200 * MS;
+    rc.io_timeout_ns = 2000 * MS;
+    rc.key_ttl_ns = 2 * SEC;
+    breaker_redis *f = NULL;
+    char msg[256] = "";
+    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
+    breaker_config c;
+    breaker_config_init(&c); /* a 60 s window: a cadence of 15 rounds by the window alone */
+    c.min_calls = 1000000;
+    breaker *b = NULL;
+    assert_int_equal(breaker_redis_attach(f, "cheap.ttl", &c, &b, msg, sizeof msg), BREAKER_OK);
+    long long gen = test_redis_int(&server, "HGET breaker:v1:{cheap.ttl}:s gen");
+    assert_true(gen > 0);
+    uint64_t end = test_redis_now_ns() + 5 * SEC;
+    while (test_redis_now_ns() < end) {
+        calls(b, 1, BREAKER_SUCCESS);
+        test_redis_nap_ms(10);
+        long long now = test_redis_int(&server, "HGET breaker:v1:{cheap.ttl}:s gen");
+        if (now != gen)
+            fail_msg("the state of a healthy name expired and was rebuilt (gen %lld -> %lld)", gen,
+                     now);
+    }
+    breaker_redis_close(f);
+}
+
 /* One redis-server for every case (each uses names of its own). */
 static int setup(void **state) {
     *state = &server;
@@ -279,6 +320,7 @@ int main(void) {
         cmocka_unit_test(one_full_flush_round_is_the_script_every_round),
         cmocka_unit_test(close_sends_the_successes_held_back),
         cmocka_unit_test(a_bad_full_flush_rounds_is_refused_by_name),
+        cmocka_unit_test(a_healthy_name_keeps_its_keys_within_their_ttl),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

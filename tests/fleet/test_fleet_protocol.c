@@ -962,6 +962,17 @@ static void the_first_full_flush_staggers_the_names(void **state) {
     assert_int_equal(f.since_full, 0);
 }
 
+/* A read refreshes no TTL: the handle's cadence keeps K of its longest
+ * rounds (interval + 20%) within half of the keys' TTL. */
+static void the_cadence_keeps_the_keys_within_their_ttl(void **state) {
+    (void)state;
+    assert_int_equal(breaker__fleet_ttl_rounds(16, 250 * MS, 3600 * SEC), 16); /* the defaults */
+    assert_int_equal(breaker__fleet_ttl_rounds(16, 200 * MS, 2 * SEC), 4);     /* 4 x 240 ms */
+    assert_int_equal(breaker__fleet_ttl_rounds(16, 250 * MS, 1 * SEC), 1);     /* 300 > 500/2 */
+    assert_int_equal(breaker__fleet_ttl_rounds(16, 3600 * SEC, 3600 * SEC), 1);
+    assert_int_equal(breaker__fleet_ttl_rounds(1, 1 * MS, 3600 * SEC), 1);
+}
+
 static void the_cadence_holds_back_at_most_a_twentieth_of_the_window(void **state) {
     (void)state;
     /* The default window, 60 s, at 250 ms: 12 rounds are 3 s, 1/20. */
@@ -1076,6 +1087,7 @@ int main(void) {
         cmocka_unit_test(trouble_makes_the_next_round_a_full_flush),
         cmocka_unit_test(the_first_full_flush_staggers_the_names),
         cmocka_unit_test(the_cadence_holds_back_at_most_a_twentieth_of_the_window),
+        cmocka_unit_test(the_cadence_keeps_the_keys_within_their_ttl),
         cmocka_unit_test(a_read_is_the_answer_a_script_would_give),
         cmocka_unit_test(a_read_of_a_state_it_cannot_trust_is_no_answer),
         cmocka_unit_test(limits_text_is_the_scripts_fourteen_numbers),

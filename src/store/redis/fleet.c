@@ -97,6 +97,8 @@ static void apply_defaults(breaker_redis_config *c) {
     if (c->key_ttl_ns == 0) c->key_ttl_ns = DEFAULT_TTL_NS;
     if (c->stale_after_ns == 0) c->stale_after_ns = 4 * c->flush_interval_ns;
     if (c->full_flush_rounds == 0) c->full_flush_rounds = BREAKER__FLEET_FULL_ROUNDS;
+    c->full_flush_rounds =
+        breaker__fleet_ttl_rounds(c->full_flush_rounds, c->flush_interval_ns, c->key_ttl_ns);
     if (c->probe_budget_max_ns == 0) {
         uint64_t cap = c->probe_budget_ns > UINT64_MAX / 4 ? UINT64_MAX : 4 * c->probe_budget_ns;
         if (cap > c->io_timeout_ns) cap = c->io_timeout_ns;

@@ -589,6 +589,13 @@ uint32_t breaker__fleet_full_every(uint32_t rounds, uint64_t interval_ns, uint64
     return every > 0 ? (uint32_t)every : 1u;
 }
 
+uint32_t breaker__fleet_ttl_rounds(uint32_t rounds, uint64_t interval_ns, uint64_t ttl_ns) {
+    uint64_t longest = interval_ns + interval_ns / 5; /* the flusher's jitter: +-20% */
+    uint64_t fit = longest > 0 ? ttl_ns / 2 / longest : rounds;
+    uint64_t every = rounds < fit ? rounds : fit;
+    return every > 0 ? (uint32_t)every : 1u;
+}
+
 bool breaker__fleet_full_due(const struct breaker__fleet_follow *f,
                              const struct breaker__fleet_pending *p) {
     return p->last_round || !f->synced || p->deltas->failures > 0 || p->deltas->slow > 0 ||

@@ -378,6 +378,13 @@ extern const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS];
  * stored limits'), and at least 1 (every round: today's protocol). Pure. */
 uint32_t breaker__fleet_full_every(uint32_t rounds, uint64_t interval_ns, uint64_t window_us);
 
+/* A handle's full_flush_rounds `rounds`, lowered so that that many of its
+ * longest rounds (the flush interval `interval_ns` jittered up by 20%) last
+ * at most half of the keys' TTL `ttl_ns`: a read refreshes no TTL, so a
+ * healthy name's keys live on its full flushes alone, and the other half is
+ * left for a late flusher. At least 1. Pure. */
+uint32_t breaker__fleet_ttl_rounds(uint32_t rounds, uint64_t interval_ns, uint64_t ttl_ns);
+
 /* What a round knows about a name before it chooses its call. */
 struct breaker__fleet_pending {
     const struct breaker__fleet_deltas *deltas; /* since the last full flush */
