@@ -153,6 +153,13 @@ int breaker_registry_create(const breaker_registry_config *cfg, breaker_registry
         free(reg);
         return BREAKER_ENOMEM;
     }
+    if (pthread_mutex_init(&reg->set_lock, NULL) != 0) {
+        pthread_mutex_destroy(&reg->lock);
+        breaker__index_fini(&reg->names);
+        free(reg->slots);
+        free(reg);
+        return BREAKER_ENOMEM;
+    }
     for (size_t i = 0; i < reg->cfg.max_breakers; i++)
         atomic_init(&reg->slots[i], NULL);
     if (cfg->backend != NULL)
@@ -194,6 +201,7 @@ void breaker_registry_destroy(breaker_registry *reg) {
         free(o);
     }
     if (reg->backend.ops->fini != NULL) reg->backend.ops->fini(reg->backend.ctx);
+    pthread_mutex_destroy(&reg->set_lock);
     pthread_mutex_destroy(&reg->lock);
     breaker__index_fini(&reg->names);
     free(reg->slots);
@@ -238,6 +246,62 @@ static int apply_live(breaker_registry *reg, const struct breaker__override *o, 
     return rc;
 }
 
+/* The registry whose set_config this thread is in (a listener that calls it
+ * again from inside, on the same thread, holds its set_lock already). */
+static _Thread_local breaker_registry *setting;
+
+/* An override no longer listed, freed when the outermost set_config ends.
+ * Under set_lock. */
+static void retire(breaker_registry *reg, struct breaker__override *o) {
+    o->next = reg->retired;
+    reg->retired = o;
+}
+
+/* Under set_lock: list `o` in place of the pattern's override, check, then
+ * apply to the live breakers, or undo. */
+static int set_config_locked(breaker_registry *reg, struct breaker__override *o, char *msg,
+                             size_t msg_len) {
+    /* The live breakers it will govern must all be able to take it: checked
+     * first (nothing registered otherwise), applied after. A breaker made
+     * meanwhile is made with it. */
+    pthread_mutex_lock(&reg->lock);
+    struct breaker__override **pp = &reg->overrides, *replaced = NULL;
+    for (; *pp != NULL; pp = &(*pp)->next) {
+        struct breaker__override *cur = *pp;
+        if (cur->prefix == o->prefix && cur->len == o->len &&
+            memcmp(cur->pattern, o->pattern, o->len) == 0) {
+            o->next = cur->next;
+            *pp = o;
+            replaced = cur;
+            break;
+        }
+    }
+    if (replaced == NULL) *pp = o;
+    pthread_mutex_unlock(&reg->lock);
+    /* The check emits nothing: no listener runs, so `o` is still listed
+     * for the undo. */
+    int rc = apply_live(reg, o, true, msg, msg_len);
+    if (rc != BREAKER_OK) { /* undo: as it was */
+        pthread_mutex_lock(&reg->lock);
+        for (pp = &reg->overrides; *pp != o; pp = &(*pp)->next) {
+        }
+        if (replaced != NULL) {
+            replaced->next = o->next;
+            *pp = replaced;
+        } else {
+            *pp = o->next;
+        }
+        pthread_mutex_unlock(&reg->lock);
+        retire(reg, o);
+        return rc;
+    }
+    if (replaced != NULL) retire(reg, replaced);
+    /* A listener that sets the pattern again from inside replaces `o`:
+     * retired, not freed, so this loop reads it safely and stops applying
+     * it (no breaker is governed by it any more). */
+    return apply_live(reg, o, false, msg, msg_len);
+}
+
 int breaker_registry_set_config(breaker_registry *reg, const char *pattern,
                                 const breaker_config *cfg, char *msg, size_t msg_len) {
     size_t len = strnlen(pattern, BREAKER_NAME_MAX + 2);
@@ -256,40 +320,24 @@ int breaker_registry_set_config(breaker_registry *reg, const char *pattern,
     o->len = len;
     o->prefix = prefix;
     o->cfg = *cfg;
-
-    /* The live breakers it will govern must all be able to take it: checked
-     * first (nothing registered otherwise), applied after. A breaker made
-     * meanwhile is made with it. */
-    pthread_mutex_lock(&reg->lock);
-    struct breaker__override **pp = &reg->overrides, *replaced = NULL;
-    for (; *pp != NULL; pp = &(*pp)->next) {
-        struct breaker__override *cur = *pp;
-        if (cur->prefix == prefix && cur->len == len && memcmp(cur->pattern, pattern, len) == 0) {
-            o->next = cur->next;
-            *pp = o;
-            replaced = cur;
-            break;
-        }
+    /* One at a time: two calls racing on one pattern would each free the
+     * override the other is applying (or undo one no longer listed). */
+    bool outer = setting != reg;
+    if (outer) {
+        pthread_mutex_lock(&reg->set_lock);
+        setting = reg;
     }
-    if (replaced == NULL) *pp = o;
-    pthread_mutex_unlock(&reg->lock);
-    int rc = apply_live(reg, o, true, msg, msg_len);
-    if (rc != BREAKER_OK) { /* undo: as it was */
-        pthread_mutex_lock(&reg->lock);
-        for (pp = &reg->overrides; *pp != o; pp = &(*pp)->next) {
+    int rc = set_config_locked(reg, o, msg, msg_len);
+    if (outer) {
+        while (reg->retired != NULL) {
+            struct breaker__override *r = reg->retired;
+            reg->retired = r->next;
+            free(r);
         }
-        if (replaced != NULL) {
-            replaced->next = o->next;
-            *pp = replaced;
-        } else {
-            *pp = o->next;
-        }
-        pthread_mutex_unlock(&reg->lock);
-        free(o);
-        return rc;
+        setting = NULL;
+        pthread_mutex_unlock(&reg->set_lock);
     }
-    free(replaced);
-    return apply_live(reg, o, false, msg, msg_len);
+    return rc;
 }
 
 /* The configuration for a new breaker `name`. Under lock. */

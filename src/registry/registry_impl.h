@@ -146,7 +146,13 @@ struct breaker_registry {
     _Atomic(struct breaker__entry *) *slots;
     size_t listed;                       /* under lock */
     struct breaker__override *overrides; /* under lock */
-    struct breaker__reclaim reclaim;     /* read sections for lock-free lookups */
+    /* breaker_registry_set_config() one at a time (registry.c): each frees
+     * the override it replaces, which another may still be applying. The
+     * overrides replaced meanwhile, freed when the outermost call ends (a
+     * listener may call set_config from inside one). Under set_lock. */
+    pthread_mutex_t set_lock;
+    struct breaker__override *retired;
+    struct breaker__reclaim reclaim; /* read sections for lock-free lookups */
     struct breaker__listener listeners[BREAKER_REGISTRY_MAX_LISTENERS];
     _Atomic unsigned n_listeners;
     _Atomic uint64_t n_listed, created, evicted, rejected_full, invalid_names;

@@ -526,6 +526,57 @@ static void registry_set_config_applies_to_live_breakers(void **state) {
     breaker_registry_destroy(reg);
 }
 
+/* A listener that, hearing the first live change, sets the pattern again
+ * (threshold 7) from inside the set_config that told it. */
+struct nested_set {
+    breaker_registry *reg;
+    int calls;
+    int rc;
+};
+
+static void set_again(void *ctx, const breaker_registry_event *ev) {
+    struct nested_set *n = ctx;
+    if (ev->kind != BREAKER_REGISTRY_RECONFIGURED || n->calls++ != 0) return;
+    breaker_config c;
+    breaker_get_config(ev->b, &c);
+    c.failure_threshold = 7;
+    n->rc = breaker_registry_set_config(n->reg, "a.*", &c, NULL, 0);
+}
+
+/* set_config is applied one call at a time, and a listener may still call
+ * it from inside one (registry.h: a listener may call any registry
+ * function): no deadlock, and the inner, later call wins. */
+static void a_listener_may_set_the_config_from_inside_set_config(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    test_config(&rc.defaults, &clock, NULL);
+    rc.defaults.trip = BREAKER_TRIP_CONSECUTIVE;
+    rc.defaults.failure_threshold = 5;
+    breaker_registry *reg = NULL;
+    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
+    struct nested_set n = {.reg = reg, .rc = -1};
+    assert_int_equal(breaker_registry_add_listener(reg, set_again, &n), BREAKER_OK);
+    breaker *ax = reg_get(reg, "a.x"), *ay = reg_get(reg, "a.y");
+    breaker_config c = rc.defaults;
+    c.failure_threshold = 2;
+    assert_int_equal(breaker_registry_set_config(reg, "a.*", &c, NULL, 0), BREAKER_OK);
+    assert_int_equal(n.rc, BREAKER_OK);
+    breaker_config now;
+    breaker_get_config(ax, &now);
+    assert_int_equal(now.failure_threshold, 7);
+    breaker_get_config(ay, &now);
+    assert_int_equal(now.failure_threshold, 7);
+    breaker *az = reg_get(reg, "a.z");
+    breaker_get_config(az, &now);
+    assert_int_equal(now.failure_threshold, 7);
+    assert_int_equal(breaker_registry_release(reg, ax), BREAKER_OK);
+    assert_int_equal(breaker_registry_release(reg, ay), BREAKER_OK);
+    assert_int_equal(breaker_registry_release(reg, az), BREAKER_OK);
+    breaker_registry_destroy(reg);
+}
+
 /* A forced close given a time: admits and never trips for that long, then
  * is back to normal, as after a reset. */
 static void a_forced_close_for_a_time_expires(void **state) {
@@ -688,6 +739,7 @@ int main(void) {
         cmocka_unit_test(reconfigure_refuses_what_shapes_the_block),
         cmocka_unit_test(a_new_wait_applies_from_the_next_open),
         cmocka_unit_test(registry_set_config_applies_to_live_breakers),
+        cmocka_unit_test(a_listener_may_set_the_config_from_inside_set_config),
         cmocka_unit_test(a_forced_close_for_a_time_expires),
         cmocka_unit_test(a_plain_forced_close_never_expires_after_a_lost_race),
         cmocka_unit_test(a_plain_forced_close_cancels_an_expiry),

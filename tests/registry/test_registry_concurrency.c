@@ -425,6 +425,74 @@ static void every_transition_reaches_a_listener_exactly_once_under_contention(vo
     breaker_registry_destroy(f.reg);
 }
 
+/* ---- set_config on one pattern from several threads ---------------------------*/
+
+#define SET_ROUNDS 400
+#define SET_NAMES  8
+
+struct setter {
+    breaker_registry *reg;
+    int id;
+    int errors;
+};
+
+/* Threads 0 and 1 set configurations every live breaker can take (their
+ * thresholds 3 and 4); thread 2 one none can (another trip: refused and
+ * undone). Each set_config replaces the others' override of the pattern,
+ * so each frees one another thread may still be applying or undoing. */
+static void *setter(void *arg) {
+    struct setter *c = arg;
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    cfg.trip = c->id == 2 ? BREAKER_TRIP_COUNT_WINDOW : BREAKER_TRIP_CONSECUTIVE;
+    cfg.failure_threshold = 3 + (uint32_t)c->id;
+    char msg[512];
+    for (int r = 0; r < SET_ROUNDS; r++) {
+        int rc = breaker_registry_set_config(c->reg, "api.*", &cfg, msg, sizeof(msg));
+        if (rc != (c->id == 2 ? BREAKER_EINVAL : BREAKER_OK)) c->errors++;
+    }
+    return NULL;
+}
+
+static void racing_set_configs_of_one_pattern_are_safe_and_leave_one_of_them(void **state) {
+    (void)state;
+    breaker_registry_config rc;
+    breaker_registry_config_init(&rc);
+    rc.defaults.trip = BREAKER_TRIP_CONSECUTIVE;
+    rc.defaults.failure_threshold = 2;
+    breaker_registry *reg = make_registry(&rc);
+    breaker *b[SET_NAMES];
+    for (int i = 0; i < SET_NAMES; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "api.%d", i);
+        assert_int_equal(breaker_registry_get(reg, name, &b[i]), BREAKER_OK);
+    }
+    static struct setter c[3];
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) {
+        c[i] = (struct setter){.reg = reg, .id = i};
+        pthread_create(&t[i], NULL, setter, &c[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(c[i].errors, 0);
+    /* Settled: a new name gets what the live ones were last given. */
+    breaker_config last;
+    breaker_get_config(b[0], &last);
+    assert_true(last.failure_threshold == 3 || last.failure_threshold == 4);
+    breaker *fresh = NULL;
+    assert_int_equal(breaker_registry_get(reg, "api.new", &fresh), BREAKER_OK);
+    breaker_config got;
+    breaker_get_config(fresh, &got);
+    assert_int_equal(got.trip, BREAKER_TRIP_CONSECUTIVE);
+    assert_true(got.failure_threshold == 3 || got.failure_threshold == 4);
+    breaker_registry_release(reg, fresh);
+    for (int i = 0; i < SET_NAMES; i++)
+        breaker_registry_release(reg, b[i]);
+    breaker_registry_destroy(reg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(racing_gets_of_one_new_name_all_return_the_same_breaker),
@@ -432,6 +500,7 @@ int main(void) {
         cmocka_unit_test(iteration_and_handles_stay_safe_while_breakers_are_created_and_evicted),
         cmocka_unit_test(lookups_racing_the_eviction_of_their_own_names_get_live_breakers),
         cmocka_unit_test(every_transition_reaches_a_listener_exactly_once_under_contention),
+        cmocka_unit_test(racing_set_configs_of_one_pattern_are_safe_and_leave_one_of_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
