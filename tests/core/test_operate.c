@@ -483,18 +483,26 @@ static breaker *reg_get(breaker_registry *reg, const char *name) {
     return b;
 }
 
+/* A registry of consecutive breakers (threshold 5) on `clock`, its
+ * template in `rc`. */
+static breaker_registry *consecutive_registry(struct fake_clock *clock,
+                                              breaker_registry_config *rc) {
+    breaker_registry_config_init(rc);
+    test_config(&rc->defaults, clock, NULL);
+    rc->defaults.trip = BREAKER_TRIP_CONSECUTIVE;
+    rc->defaults.failure_threshold = 5;
+    breaker_registry *reg = NULL;
+    assert_int_equal(breaker_registry_create(rc, &reg), BREAKER_OK);
+    return reg;
+}
+
 /* set_config reaches the live breakers it governs (a documented change),
  * all or none. */
 static void registry_set_config_applies_to_live_breakers(void **state) {
     (void)state;
     struct fake_clock clock = {0};
     breaker_registry_config rc;
-    breaker_registry_config_init(&rc);
-    test_config(&rc.defaults, &clock, NULL);
-    rc.defaults.trip = BREAKER_TRIP_CONSECUTIVE;
-    rc.defaults.failure_threshold = 5;
-    breaker_registry *reg = NULL;
-    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
+    breaker_registry *reg = consecutive_registry(&clock, &rc);
     int heard = 0;
     assert_int_equal(breaker_registry_add_listener(reg, count_reconfigured, &heard), BREAKER_OK);
     breaker *ax = reg_get(reg, "a.x"), *by = reg_get(reg, "b.y");
@@ -550,12 +558,7 @@ static void a_listener_may_set_the_config_from_inside_set_config(void **state) {
     (void)state;
     struct fake_clock clock = {0};
     breaker_registry_config rc;
-    breaker_registry_config_init(&rc);
-    test_config(&rc.defaults, &clock, NULL);
-    rc.defaults.trip = BREAKER_TRIP_CONSECUTIVE;
-    rc.defaults.failure_threshold = 5;
-    breaker_registry *reg = NULL;
-    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
+    breaker_registry *reg = consecutive_registry(&clock, &rc);
     struct nested_set n = {.reg = reg, .rc = -1};
     assert_int_equal(breaker_registry_add_listener(reg, set_again, &n), BREAKER_OK);
     breaker *ax = reg_get(reg, "a.x"), *ay = reg_get(reg, "a.y");
