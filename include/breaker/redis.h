@@ -143,7 +143,7 @@ struct breaker_redis_config {
      * interval) and sends its successes with the flush script every this
      * many rounds, fewer where that would hold back more than 1/20 of the
      * name's window. Failures go at the next round, with every success
-     * pending. 0 = 16 (12 for the default 60 s window at 250 ms); 1 = the
+     * pending. 0 = 16 (10 for the default 60 s window at 250 ms); 1 = the
      * script every round; at most 1000. Lowered so that this many rounds
      * (the interval + its 20% jitter) last at most half of key_ttl_ns: a
      * read refreshes no TTL, the full flushes keep the keys. */

@@ -582,7 +582,8 @@ const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS] = {
     "st", "gen", "until", "k", "succ", "ec", "ef", "es", "born", "run"};
 
 uint32_t breaker__fleet_full_every(uint32_t rounds, uint64_t interval_ns, uint64_t window_us) {
-    uint64_t interval_us = interval_ns / NS_PER_US;
+    /* The longest round: the flusher jitters its interval by +-20%. */
+    uint64_t interval_us = (interval_ns + interval_ns / 5) / NS_PER_US;
     if (interval_us == 0) interval_us = 1;
     uint64_t fit = window_us / BREAKER__FLEET_LAG_SHARE / interval_us;
     uint64_t every = rounds < fit ? rounds : fit;

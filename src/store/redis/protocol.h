@@ -373,9 +373,10 @@ extern const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS];
 #define BREAKER__FLEET_LAG_SHARE 20u
 
 /* The cadence of a name's full flush: `rounds` (the handle's
- * full_flush_rounds), lowered so that `rounds` intervals of `interval_ns`
- * are at most 1/BREAKER__FLEET_LAG_SHARE of the window `window_us` (the
- * stored limits'), and at least 1 (every round: today's protocol). Pure. */
+ * full_flush_rounds), lowered so that `rounds` of the flusher's longest
+ * intervals (`interval_ns` + its 20% jitter) are at most
+ * 1/BREAKER__FLEET_LAG_SHARE of the window `window_us` (the stored
+ * limits'), and at least 1 (every round: today's protocol). Pure. */
 uint32_t breaker__fleet_full_every(uint32_t rounds, uint64_t interval_ns, uint64_t window_us);
 
 /* A handle's full_flush_rounds `rounds`, lowered so that that many of its
