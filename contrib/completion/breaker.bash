@@ -117,7 +117,7 @@ _breaker() {
         local store_opts="--store -h --help"
         case $cmd in
         exec) store_opts="$store_opts -c --config -b --breaker --timeout --fail-on --refused-exit --source
-            --redis --redis-db --redis-password-file --redis-user --redis-timeout" ;;
+            --redis --redis-cluster --redis-db --redis-password-file --redis-user --redis-timeout" ;;
         status) store_opts="$store_opts --json --prometheus --watch --interval --count" ;;
         open | close) store_opts="$store_opts --for" ;;
         esac

@@ -97,6 +97,12 @@ expect 64 "$bk" exec pass --redis-db 1 -- true
 grep -q -- "--redis-db needs --redis" "$tmp/err" || fail "--redis-db: $(cat "$tmp/err")"
 expect 64 "$bk" exec pass --redis-password-file /dev/null -- true
 expect 64 "$bk" exec pass --redis h --redis-timeout 0 -- true
+expect 64 "$bk" exec pass --redis-cluster 'h:0' -- true
+expect 64 "$bk" exec pass --redis-cluster 'unix:/x.sock' -- true
+expect 64 "$bk" exec pass --redis-cluster 'a:1,,b:2' -- true
+expect 64 "$bk" exec pass --redis h --redis-cluster h:7000 -- true
+expect 64 "$bk" exec pass --redis-cluster h:7000 --redis h -- true
+expect 64 "$bk" exec pass --redis-cluster h:7000 --redis-db 1 -- true
 expect 64 "$bk" exec pass --redis h --store "$tmp/b.store" -- true
 grep -q -- "--store and --redis: choose one" "$tmp/err" || fail "--store --redis: $(cat "$tmp/err")"
 # COMMAND is told how it was admitted

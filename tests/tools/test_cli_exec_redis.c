@@ -613,6 +613,44 @@ static void ten_processes_share_the_fleet_probe_limit_and_all_recover(void **sta
     assert_int_equal(fleet_field(r, "st"), 0);
 }
 
+/* --redis-cluster SEEDS: breaker exec routes NAME to the master of its
+ * slot in a real 3-master Redis Cluster (one seed, not that master, is
+ * enough), the fleet's consecutive run trips it there, and the next run is
+ * refused without running. */
+static void a_cluster_fleet_trips_through_breaker_exec(void **state) {
+    (void)state;
+    struct test_cluster c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(test_cluster_start(&c, 3, 0, 2000), 0);
+    char err[128], marker[128], touch[160];
+    snprintf(err, sizeof err, "%s/err", dir);
+    snprintf(marker, sizeof marker, "%s/ran", dir);
+    snprintf(touch, sizeof touch, "touch '%s'", marker);
+    redisReply *slot = test_cluster_command(&c, 0, "CLUSTER KEYSLOT {cl.exec}");
+    assert_non_null(slot);
+    assert_int_equal(slot->type, REDIS_REPLY_INTEGER);
+    int master = test_cluster_master_of(&c, (unsigned)slot->integer);
+    freeReplyObject(slot);
+    assert_true(master >= 0);
+    /* The seed: another node than the name's master. */
+    char seed[64];
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", c.node[(master + 1) % 3].port);
+    const char *cfg = "trip=consecutive,failure_threshold=3,open=1h,open_max=1h";
+    for (int i = 0; i < 3; i++) {
+        const char *args[] = {"--redis-cluster", seed, "-b", cfg, "cl.exec", "--", "false", NULL};
+        assert_int_equal(run_breaker(err, args), 1);
+    }
+    redisReply *st = test_cluster_command(&c, master, "HGET breaker:v1:{cl.exec}:s st");
+    assert_non_null(st);
+    assert_int_equal(st->type, REDIS_REPLY_STRING);
+    assert_string_equal(st->str, "1"); /* OPEN, on the name's master */
+    freeReplyObject(st);
+    const char *args[] = {"--redis-cluster", seed, "cl.exec", "--", "sh", "-c", touch, NULL};
+    assert_int_equal(run_breaker(err, args), 75);
+    assert_int_not_equal(access(marker, F_OK), 0); /* refused: never ran */
+    test_cluster_stop(&c);
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--command") == 0) return command_main();
     if (argc != 2) {
@@ -633,6 +671,8 @@ int main(int argc, char **argv) {
                                         setup_password, teardown),
         cmocka_unit_test_setup_teardown(ten_processes_share_the_fleet_probe_limit_and_all_recover,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(a_cluster_fleet_trips_through_breaker_exec, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,7 @@ enum {
     OPT_REDIS_PASSWORD_FILE,
     OPT_REDIS_USER,
     OPT_REDIS_TIMEOUT,
+    OPT_REDIS_CLUSTER,
     OPT_SOURCE
 };
 
@@ -77,6 +78,10 @@ const char tool_exec_help[] =
     "      --store PATH      the store file (see above; not with --redis)\n"
     "      --redis ADDR      NAME is the fleet's, on the Redis at ADDR: HOST[:PORT],\n"
     "                        [IPV6][:PORT] or unix:PATH\n"
+    "      --redis-cluster SEEDS\n"
+    "                        NAME is the fleet's, on the Redis Cluster that has\n"
+    "                        these nodes among its own: HOST[:PORT] or\n"
+    "                        [IPV6][:PORT], comma-separated (database 0 only)\n"
     "      --redis-db N      with --redis: SELECT database N (default 0)\n"
     "      --redis-password-file FILE\n"
     "                        with --redis: AUTH with the first line of FILE\n"
@@ -184,7 +189,23 @@ static int exec_option(struct exec_args *a, int c, char **argv, const struct opt
                                     "--redis: bad value '%s': expected " EXEC_FLEET_ADDR_FORMS
                                     ", with a PORT from 1 to 65535",
                                     optarg);
+        if (a->fleet.cluster)
+            return tool_usage_error("exec", "--redis and --redis-cluster: choose one");
         a->fleet.addr = optarg;
+        return 0;
+    }
+    case OPT_REDIS_CLUSTER: {
+        char bad[256];
+        if (!exec_fleet_check_seeds(optarg, bad, sizeof bad))
+            return tool_usage_error("exec",
+                                    "--redis-cluster: bad seed '%s' in '%s': expected "
+                                    "HOST[:PORT] or [IPV6][:PORT], comma-separated, with a PORT "
+                                    "from 1 to 65535",
+                                    bad, optarg);
+        if (a->fleet.addr != NULL)
+            return tool_usage_error("exec", "--redis and --redis-cluster: choose one");
+        a->fleet.addr = optarg;
+        a->fleet.cluster = true;
         return 0;
     }
     case OPT_REDIS_DB:
@@ -281,6 +302,7 @@ static int exec_options(int argc, char **argv, struct exec_args *a) {
         {"redis-password-file", required_argument, NULL, OPT_REDIS_PASSWORD_FILE},
         {"redis-user", required_argument, NULL, OPT_REDIS_USER},
         {"redis-timeout", required_argument, NULL, OPT_REDIS_TIMEOUT},
+        {"redis-cluster", required_argument, NULL, OPT_REDIS_CLUSTER},
         {"source", required_argument, NULL, OPT_SOURCE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -313,6 +335,9 @@ static int exec_options(int argc, char **argv, struct exec_args *a) {
     if (a->fleet.addr != NULL && a->store != NULL)
         return tool_usage_error("exec", "--store and --redis: choose one (a breaker of the fleet "
                                         "store lives in this process, not in a store file)");
+    if (a->fleet.cluster && a->fleet.db_given)
+        return tool_usage_error("exec", "--redis-db and --redis-cluster: a Redis Cluster has "
+                                        "database 0 only");
     if (a->fleet.addr == NULL && (a->fleet.db_given || a->fleet.password_file != NULL ||
                                   a->fleet.user != NULL || a->fleet.timeout_ns != 0))
         return tool_usage_error("exec", "--%s needs --redis",

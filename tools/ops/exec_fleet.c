@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 bool exec_fleet_parse_addr(const char *text, struct exec_fleet_addr *out) {
@@ -113,17 +114,41 @@ static void free_password(char *password) {
     free(password);
 }
 
+bool exec_fleet_check_seeds(const char *text, char *bad, size_t bad_len) {
+    const char *p = text;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        char seed[300];
+        struct exec_fleet_addr addr;
+        bool ok = len < sizeof(seed);
+        if (ok) {
+            memcpy(seed, p, len);
+            seed[len] = '\0';
+            ok = exec_fleet_parse_addr(seed, &addr) && addr.unix_path == NULL;
+        }
+        if (!ok) {
+            snprintf(bad, bad_len, "%.*s", (int)(len < 200 ? len : 200), p);
+            return false;
+        }
+        if (comma == NULL) return true;
+        p = comma + 1;
+    }
+}
+
 /* The handle, on o->addr. @return 0, or an exit status after saying why. */
 static int open_fleet(const struct exec_fleet_opts *o, struct exec_fleet *fl) {
     struct exec_fleet_addr addr;
-    if (!exec_fleet_parse_addr(o->addr, &addr)) /* exec_options() checked it */
+    if (!o->cluster && !exec_fleet_parse_addr(o->addr, &addr)) /* exec_options() checked it */
         return tool_usage_error("exec", "--redis: bad value '%s'", o->addr);
     char *password;
     int bad = read_password(o->password_file, &password);
     if (bad != 0) return bad;
     breaker_redis_config rc;
     breaker_redis_config_init(&rc);
-    if (addr.unix_path != NULL) {
+    if (o->cluster) {
+        rc.cluster_nodes = o->addr; /* the library routes by slot from here */
+    } else if (addr.unix_path != NULL) {
         rc.unix_path = addr.unix_path;
     } else {
         rc.host = addr.host;
@@ -145,7 +170,8 @@ static int open_fleet(const struct exec_fleet_opts *o, struct exec_fleet *fl) {
     int st = breaker_redis_open(&rc, &fl->fleet, msg, sizeof(msg));
     free_password(password); /* the handle keeps its own copy */
     if (st == BREAKER_OK) return 0;
-    tool_error(stderr, "breaker exec: --redis %s: %s", o->addr, msg);
+    tool_error(stderr, "breaker exec: --redis%s %s: %s", o->cluster ? "-cluster" : "", o->addr,
+               msg);
     /* A configuration the library refuses (a user without a password) is
      * the caller's to fix, not an unreachable fleet. */
     return st == BREAKER_EINVAL ? TOOL_EXIT_CONFIG : TOOL_EXIT_UNAVAILABLE;

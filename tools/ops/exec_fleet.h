@@ -19,7 +19,9 @@
 
 /* --redis, --redis-db and --redis-password-file as given. */
 struct exec_fleet_opts {
-    const char *addr;          /* --redis: NULL = not given (the store file) */
+    const char *addr;          /* --redis ADDR or --redis-cluster SEEDS: NULL = not
+                                  given (the store file) */
+    bool cluster;              /* addr is --redis-cluster's seed list */
     const char *password_file; /* NULL: $BREAKER_REDIS_PASSWORD, if set */
     const char *user;          /* --redis-user: NULL = $BREAKER_REDIS_USER, if set */
     int db;                    /* --redis-db */
@@ -42,6 +44,11 @@ struct exec_fleet_addr {
 /* Parse a --redis value. @return true with `out`, false if it is none of
  * EXEC_FLEET_ADDR_FORMS (a port must be 1..65535). */
 bool exec_fleet_parse_addr(const char *text, struct exec_fleet_addr *out);
+
+/* Check a --redis-cluster value: comma-separated HOST[:PORT] or
+ * [IPV6][:PORT] seeds (no unix:PATH: a Cluster's nodes name each other by
+ * address). @return true, or false with the first bad seed in `bad`. */
+bool exec_fleet_check_seeds(const char *text, char *bad, size_t bad_len);
 
 struct exec_fleet; /* a fleet handle with one name attached */
 
