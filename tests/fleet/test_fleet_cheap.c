@@ -34,22 +34,27 @@
 
 static struct test_redis server;
 
-/* A handle whose rounds run only when asked, full flushes every `rounds`. */
-static breaker_redis *open_fleet(uint32_t rounds) {
+/* A handle flushing every `interval_ns` (an hour: its rounds run only when
+ * asked), full flushes every `rounds`, keys kept `ttl_ns`. */
+static breaker_redis *open_fleet_ttl(uint32_t rounds, uint64_t interval_ns, uint64_t ttl_ns) {
     breaker_redis_config rc;
     breaker_redis_config_init(&rc);
     rc.port = server.port;
-    rc.flush_interval_ns = 3600 * SEC;
+    rc.flush_interval_ns = interval_ns;
     rc.io_timeout_ns = 2000 * MS; /* patient: a loaded machine must not degrade it */
     rc.probe_budget_ns = 1000 * MS;
     rc.full_flush_rounds = rounds;
-    /* Keys that outlive the rounds' cadence (K rounds of an hour each):
-     * the cadence is then the handle's (key_ttl_ns caps it). */
-    rc.key_ttl_ns = 30ull * 24 * 3600 * SEC;
+    rc.key_ttl_ns = ttl_ns;
     breaker_redis *f = NULL;
     char msg[256] = "";
     if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
     return f;
+}
+
+/* Keys that outlive the rounds' cadence (K rounds of an hour each): the
+ * cadence is then the handle's (key_ttl_ns caps it). */
+static breaker_redis *open_fleet(uint32_t rounds) {
+    return open_fleet_ttl(rounds, 3600 * SEC, 30ull * 24 * 3600 * SEC);
 }
 
 /* A window long enough for the cadence to be the handle's (held back: at
@@ -264,24 +269,17 @@ static void a_bad_full_flush_rounds_is_refused_by_name(void **state) {
 /* A healthy name's keys expire after key_ttl_ns without a script call (a
  * read refreshes no TTL): the cadence of its full flushes is lowered so
  * that the script runs well within the TTL. Before, key_ttl_ns 2 s with
- * 200 ms rounds kept the default cadence (15 rounds, 2.4-3.6 s): the state
+ * 200 ms rounds kept the default cadence (15 rounds then, 2.4-3.6 s): the state
  * expired between full flushes, was rebuilt at a new generation (the held-
  * back successes fenced out with it) and the fleet window started again.
  * The flusher runs at its interval here; the cadence leaves the TTL's half
  * (1 s) for the flusher's lateness. */
 static void a_healthy_name_keeps_its_keys_within_their_ttl(void **state) {
     (void)state;
-    breaker_redis_config rc;
-    breaker_redis_config_init(&rc);
-    rc.port = server.port;
-    rc.flush_interval_ns = 200 * MS;
-    rc.io_timeout_ns = 2000 * MS;
-    rc.key_ttl_ns = 2 * SEC;
-    breaker_redis *f = NULL;
+    breaker_redis *f = open_fleet_ttl(0, 200 * MS, 2 * SEC);
     char msg[256] = "";
-    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
     breaker_config c;
-    breaker_config_init(&c); /* a 60 s window: a cadence of 15 rounds by the window alone */
+    breaker_config_init(&c); /* a 60 s window: 12 rounds by the window alone (1.9-2.9 s) */
     c.min_calls = 1000000;
     breaker *b = NULL;
     assert_int_equal(breaker_redis_attach(f, "cheap.ttl", &c, &b, msg, sizeof msg), BREAKER_OK);
@@ -297,6 +295,44 @@ static void a_healthy_name_keeps_its_keys_within_their_ttl(void **state) {
                      now);
     }
     breaker_redis_close(f);
+}
+
+/* The fields of `name`'s sequences hash (one per host that flushed). */
+static long long sequences(const char *name) {
+    return test_redis_int(&server, "HLEN breaker:v1:{%s}:q", name);
+}
+
+/* A host that left is pruned from the sequences hash though no host
+ * arrives after it: every host scans a few fields once per quarter of the
+ * TTL. Before, only a host new to the name scanned, so in a fleet that
+ * shrank and stayed the departed hosts' fields were kept for as long as any
+ * host flushed. Rounds 400 ms apart, TTL 2 s: the keys stay (every round is
+ * the script, key_ttl_ns caps the cadence) and the host that left is 2 s
+ * silent after 5 rounds. */
+static void a_host_that_left_is_pruned_without_arrivals(void **state) {
+    (void)state;
+    breaker_redis *a = open_fleet_ttl(0, 3600 * SEC, 2 * SEC);
+    breaker_redis *b = open_fleet_ttl(0, 3600 * SEC, 2 * SEC);
+    breaker *ba = attach(a, "cheap.left", 1000000), *bb = attach(b, "cheap.left", 1000000);
+    calls(ba, 1, BREAKER_SUCCESS);
+    calls(bb, 1, BREAKER_SUCCESS);
+    assert_int_equal(breaker_redis_flush(a), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(b), BREAKER_OK);
+    assert_int_equal(sequences("cheap.left"), 2);
+    breaker_redis_close(b); /* the host leaves */
+    uint64_t left = test_redis_now_ns();
+    int rounds = 0;
+    while (sequences("cheap.left") == 2) {
+        if (test_redis_now_ns() - left > 6 * SEC)
+            fail_msg("the host that left is still in the sequences after %d rounds", rounds);
+        test_redis_nap_ms(400);
+        calls(ba, 1, BREAKER_SUCCESS);
+        assert_int_equal(breaker_redis_flush(a), BREAKER_OK);
+        rounds++;
+    }
+    assert_int_equal(sequences("cheap.left"), 1);
+    assert_true(test_redis_now_ns() - left >= 2 * SEC); /* never before its TTL */
+    breaker_redis_close(a);
 }
 
 /* One redis-server for every case (each uses names of its own). */
@@ -321,6 +357,7 @@ int main(void) {
         cmocka_unit_test(close_sends_the_successes_held_back),
         cmocka_unit_test(a_bad_full_flush_rounds_is_refused_by_name),
         cmocka_unit_test(a_healthy_name_keeps_its_keys_within_their_ttl),
+        cmocka_unit_test(a_host_that_left_is_pruned_without_arrivals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -391,8 +391,9 @@ static int valid_sequence(const char *host, const char *seq, uint64_t *out) {
 }
 
 /* The sequences hash, as the script reads it: `host`'s entry (*last; NULL:
- * none), deleted when it is older than the TTL; and when it has none, the
- * others pruned (hosts silent longer than the TTL deleted) and checked.
+ * none), deleted when it is older than the TTL; and when it has none or
+ * wrote it in an earlier quarter of the TTL, the others pruned (hosts
+ * silent longer than the TTL deleted) and checked.
  * The script prunes the next 16 fields of an HSCAN then (a hash of up to
  * 128 fields, listpack-encoded, is one scan): this prunes them all, which
  * is the script's behaviour for the fleets the differential test runs (3
@@ -403,11 +404,17 @@ static int scan_sequences(struct fleet_server *s, struct run *r, const char *hos
                           const struct host_seq **last) {
     struct name *n = r->n;
     *last = NULL;
+    bool own = false;
+    uint64_t quarter = s->ttl_us / 4;
     for (size_t i = 0; i < n->q_count; i++) {
         if (strcmp(n->q[i].host, host) != 0) continue;
         if (n->q[i].time + s->ttl_us > r->now) {
-            *last = &n->q[i];
-            return 0;
+            if (n->q[i].time / quarter == r->now / quarter) {
+                *last = &n->q[i];
+                return 0;
+            }
+            own = true; /* kept by the pruning below, found again after it */
+            break;
         }
         n->q[i] = n->q[--n->q_count]; /* its own, too old: HDEL */
         break;
@@ -422,6 +429,8 @@ static int scan_sequences(struct fleet_server *s, struct run *r, const char *hos
         n->q[keep++] = n->q[i];
     }
     n->q_count = keep;
+    for (size_t i = 0; own && i < n->q_count; i++)
+        if (strcmp(n->q[i].host, host) == 0) *last = &n->q[i];
     return 0;
 }
 
