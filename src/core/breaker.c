@@ -123,12 +123,21 @@ static void permit_refuse(const breaker *b, breaker_permit *permit) {
 /* ---- Refusals and shadow mode -------------------------------------------------
  * Every refusal of the general paths comes through refuse(), with the state
  * word it was decided on. In shadow mode (ctl's SHADOW bit) the call is
- * admitted instead with a shadow permit: generation 0, which no generation
- * is, so its completion leaves the short path on the generation test and
- * reaches complete_closed()'s stale branch, where it is counted as a shadow
- * outcome and changes nothing else. The machine thus runs as if the call had
- * been refused. The open short path (acquire_open) never sees a shadowed
- * breaker: breaker_acquire() compares the raw state bits, SHADOW included. */
+ * admitted instead with a shadow permit, whose completion is counted as a
+ * shadow outcome and changes nothing else (no window, count, state or call
+ * duration). The machine thus runs as if the call had been refused. The
+ * open short path (acquire_open) never sees a shadowed breaker:
+ * breaker_acquire() compares the raw state bits, SHADOW included. A shadow
+ * permit's breaker_id is the handle's marked (SHADOW_ID), so every
+ * completion's first test (whose permit this is) sends it out of line to
+ * complete_foreign_from(), which settles it (shadow_complete()) before
+ * anything is recorded, at no cost to the completions' code; its
+ * generation 0, which no generation is, keeps it off every generation's
+ * evidence too (complete_closed()'s stale branch, as a second guard). */
+#define SHADOW_ID UINT64_C(0x5ad0c0de5ad0c0de)
+
+static int shadow_complete(breaker *b, struct permit_view *pv, enum breaker_outcome outcome);
+
 __attribute__((noinline, cold)) static int shadow_admit(breaker *b, breaker_permit *permit,
                                                         unsigned why) {
     struct breaker__shared *s = b->shared;
@@ -137,7 +146,7 @@ __attribute__((noinline, cold)) static int shadow_admit(breaker *b, breaker_perm
     pv->admitted_at = timed(b) ? b->now_precise(b) : 0;
     pv->slot_value = 0;
     pv->slot_index = 0; /* never a checked permit's record */
-    pv->breaker_id = b->breaker_id;
+    pv->breaker_id = b->breaker_id ^ SHADOW_ID;
     pv->gate_token = 0;
     permit_set_head(permit, permit_head(b, 0, PERMIT_ADMITTED | PERMIT_SHADOW));
     return BREAKER_OK;
@@ -167,6 +176,21 @@ static int shadow_settle(breaker *b, enum breaker_outcome outcome) {
     if (outcome == BREAKER_SUCCESS || outcome == BREAKER_FAILURE)
         breaker__count(&b->shared->shadow_outcomes[outcome == BREAKER_FAILURE]);
     return BREAKER_OK;
+}
+
+/* A shadow permit of `b` completed: settled once (a copy completed again
+ * is a duplicate), a cancellation counted as cancelled_as says, and no
+ * duration (the call would have been refused). */
+static int shadow_complete(breaker *b, struct permit_view *pv, enum breaker_outcome outcome) {
+    if ((unsigned)outcome > (unsigned)BREAKER_CANCELLED) return BREAKER_EINVAL;
+    if (atomic_fetch_or_explicit(&pv->head, PERMIT_SETTLED, memory_order_relaxed) &
+        PERMIT_SETTLED) {
+        breaker__count(&b->shared->duplicates);
+        return BREAKER_ALREADY_SETTLED;
+    }
+    if (outcome == BREAKER_CANCELLED)
+        outcome = (enum breaker_outcome)BREAKER__LIM(&b->shared->lim, cancelled_as);
+    return shadow_settle(b, outcome);
 }
 
 /* ---- Checked permits -------------------------------------------------------
@@ -1521,13 +1545,20 @@ __attribute__((noinline, cold)) static int complete_foreign_from(breaker *b, bre
     /* The newest handle first (the permits a forwarded handle gives out
      * now), then the older links of the chain, for a permit given before a
      * later move. A match completes there and never comes back here. */
-    const struct permit_view *pv = permit_view_of(permit);
+    struct permit_view *pv = permit_view_of(permit);
     uint64_t head = atomic_load_explicit(&pv->head, memory_order_relaxed);
+    uint64_t tag = head & (PERMIT_TAG_MASK | PERMIT_ADMITTED);
+    /* A shadow permit: `b`'s own (given before any move), or a forward's. */
+    bool shadow = (head & PERMIT_SHADOW) != 0;
+    if (shadow && tag == b->admit_tag && pv->breaker_id == (b->breaker_id ^ SHADOW_ID))
+        return shadow_complete(b, pv, outcome);
     breaker *live = breaker__live(b);
     for (breaker *l = live; l != NULL;) {
-        if (l != b && (head & (PERMIT_TAG_MASK | PERMIT_ADMITTED)) == l->admit_tag &&
-            pv->breaker_id == l->breaker_id)
+        if (l != b && tag == l->admit_tag && pv->breaker_id == l->breaker_id)
             return breaker_complete_from(l, permit, outcome, source);
+        if (l != b && shadow && tag == l->admit_tag &&
+            pv->breaker_id == (l->breaker_id ^ SHADOW_ID))
+            return shadow_complete(l, pv, outcome);
         l = l == live ? atomic_load_explicit(&b->forward, memory_order_acquire)
                       : atomic_load_explicit(&l->forward, memory_order_acquire);
         if (l == live) l = NULL; /* the chain's end, tried first */

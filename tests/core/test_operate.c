@@ -223,6 +223,32 @@ static void shadow_mode_runs_the_machine_and_refuses_nothing(void **state) {
     test_breaker_destroy(b);
 }
 
+/* A timed breaker's shadow permit: its completion leaves the call-duration
+ * histogram alone too (the call would have been refused: no duration). */
+static void a_shadow_permits_duration_is_not_recorded(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_config cfg = operate_config(&clock, NULL);
+    cfg.slow_call_ns = SEC;
+    breaker *b = make_breaker(&cfg);
+    assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
+    assert_int_equal(breaker_force_open(b), BREAKER_OK);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* would be refused */
+    fake_clock_advance(&clock, 3 * SEC);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
+    breaker_stats st = stats_of(b);
+    assert_int_equal(st.shadow_failures, 1);
+    breaker_latency lat;
+    assert_int_equal(breaker_latency_get(b, &lat), BREAKER_OK);
+    uint64_t counted = 0;
+    for (int i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
+        counted += lat.success[i] + lat.failure[i];
+    assert_int_equal(counted, 0);
+    assert_int_equal(lat.failure_sum_ns, 0);
+    test_breaker_destroy(b);
+}
+
 static void shadow_mode_covers_forced_open_and_ramps(void **state) {
     (void)state;
     struct fake_clock clock = {0};
@@ -735,6 +761,7 @@ int main(void) {
         cmocka_unit_test(timed_open_keeps_the_backoff_level),
         cmocka_unit_test(shadow_mode_runs_the_machine_and_refuses_nothing),
         cmocka_unit_test(shadow_mode_covers_forced_open_and_ramps),
+        cmocka_unit_test(a_shadow_permits_duration_is_not_recorded),
         cmocka_unit_test(shadow_off_enforces_from_the_current_state),
         cmocka_unit_test(reconfigure_applies_at_once_and_reports_old_and_new),
         cmocka_unit_test(reconfigure_event_carries_both_configurations),
