@@ -362,6 +362,7 @@ operator_opens_for_a_time_and_shadow_mode)
   # What is refused, and how.
   expect 64 "$bk" shadow api maybe
   expect 64 "$bk" shadow api
+  grep -q "expected on or off after NAME" "$tmp/err" || fail "shadow NAME: $(cat "$tmp/err")"
   expect 64 "$bk" open api --for 0
   expect 64 "$bk" reset api --for 1h
   expect 0 "$bk" close api --for 30ms

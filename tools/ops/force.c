@@ -84,8 +84,10 @@ static int shadow(breaker *b, const struct tool_store_args *a, const char *cmd) 
 int tool_cmd_shadow(int argc, char **argv) {
     const char *cmd = argv[0];
     struct tool_store_args a;
-    int rc = tool_store_options(cmd, tool_shadow_help, false, 2, 2, argc, argv, &a);
+    int rc = tool_store_options(cmd, tool_shadow_help, false, 1, 2, argc, argv, &a);
     if (rc != 0 || a.done) return rc;
+    /* NAME given (else "expected a breaker NAME"), and nothing after it. */
+    if (argc - optind < 2) return tool_usage_error(cmd, "expected on or off after NAME");
     const char *word = argv[optind + 1];
     a.on = strcmp(word, "on") == 0;
     if (!a.on && strcmp(word, "off") != 0)
