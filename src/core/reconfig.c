@@ -113,6 +113,14 @@ static void finish_copy(struct breaker__shared *s, uint64_t v) {
     /* Release: a snapshot that sees COPYING sees lim_next whole. */
     atomic_store_explicit(&s->lim_ver, (v & ~(uint64_t)VER_FLAGS) | BREAKER__LIM_COPYING,
                           memory_order_release);
+    /* And the copy's stores after COPYING: a release store orders what
+     * came before it, not what follows (a later relaxed store may be seen
+     * first, as on ARM). With this fence, a snapshot that read a copied
+     * field (then its acquire fence) reads COPYING or later at its second
+     * look, never the version it started on (the seqlock writer's fence,
+     * Boehm, "Can seqlocks get along with programming language memory
+     * models?", 2012). */
+    atomic_thread_fence(memory_order_release);
     copy_live(&s->lim, &s->lim_next);
     /* Release: a snapshot that sees the new version sees `lim` whole. */
     atomic_store_explicit(&s->lim_ver, (v & ~(uint64_t)VER_FLAGS) + VER_STEP, memory_order_release);
@@ -220,6 +228,10 @@ static int write_change(struct breaker__shared *s, const breaker_config *cfg, ui
         if (!atomic_compare_exchange_weak_explicit(&s->lim_ver, &v, v | BREAKER__LIM_STAGING,
                                                    memory_order_acquire, memory_order_relaxed))
             continue;
+        /* lim_next's stores after STAGING, as finish_copy's after COPYING:
+         * a snapshot still reading lim_next for the last COPYING that reads
+         * one of them then sees this version's flag at its second look. */
+        atomic_thread_fence(memory_order_release);
         copy_live(&s->lim_next, after);
         finish_copy(s, v);
         *changed = true;
