@@ -388,6 +388,10 @@ config_changes_the_limits_live)
   expect 78 "$bk" config api trip=count_window
   grep -q 'trip: consecutive -> count_window: cannot change on a running breaker' "$tmp/err" ||
     fail "trip refusal: $(cat "$tmp/err")"
+  # In the command's keys and durations, not the library's fields in ns.
+  expect 78 "$bk" config api slow_call=5ms
+  grep -q 'api: slow_call: 0 -> 5ms: cannot change on a running breaker' "$tmp/err" ||
+    fail "slow_call refusal: $(cat "$tmp/err")"
   expect 78 "$bk" config api bogus=1
   expect 64 "$bk" config api nokey
   expect 66 "$bk" config nosuch failure_threshold=2

@@ -59,6 +59,51 @@ static void print_config(const char *name, uint64_t generation, const breaker_co
     printf("cancelled_as=%s\n", breaker_outcome_name(c->cancelled_as));
 }
 
+/* What shapes the breaker's block and cannot change live, said with the
+ * keys and durations the command takes (the library's message names the C
+ * fields, in ns): `*why` set, or NULL. A key left at 0 ("the default") is
+ * left to the library's check, which knows the defaults. */
+static const char *shape_change(const breaker_config *was, const breaker_config *now, char *what,
+                                size_t len) {
+    char d1[32], d2[32];
+    if (now->trip != was->trip)
+        return snprintf(what, len, "trip: %s -> %s", breaker_trip_name(was->trip),
+                        breaker_trip_name(now->trip)),
+               "it chooses the window the breaker keeps";
+    if (was->trip == BREAKER_TRIP_COUNT_WINDOW && now->window_size != 0 &&
+        now->window_size != was->window_size)
+        return snprintf(what, len, "window_size: %u -> %u", was->window_size, now->window_size),
+               "it sizes the count window";
+    if (was->trip == BREAKER_TRIP_TIME_WINDOW && now->window_ns != 0 &&
+        now->window_ns != was->window_ns)
+        return snprintf(what, len, "window: %s -> %s",
+                        tool_format_duration(was->window_ns, d1, sizeof(d1)),
+                        tool_format_duration(now->window_ns, d2, sizeof(d2))),
+               "it lays out the time window's buckets";
+    if (was->trip == BREAKER_TRIP_TIME_WINDOW && now->window_buckets != 0 &&
+        now->window_buckets != was->window_buckets)
+        return snprintf(what, len, "window_buckets: %u -> %u", was->window_buckets,
+                        now->window_buckets),
+               "it lays out the time window's buckets";
+    if (now->half_open_max_probes != 0 && now->half_open_max_probes != was->half_open_max_probes)
+        return snprintf(what, len, "half_open_max_probes: %u -> %u", was->half_open_max_probes,
+                        now->half_open_max_probes),
+               "it sizes the probe slots";
+    if ((now->slow_call_ns == 0) != (was->slow_call_ns == 0))
+        return snprintf(what, len, "slow_call: %s -> %s",
+                        was->slow_call_ns ? tool_format_duration(was->slow_call_ns, d1, sizeof(d1))
+                                          : "0",
+                        now->slow_call_ns ? tool_format_duration(now->slow_call_ns, d2, sizeof(d2))
+                                          : "0"),
+               "timing calls is on or off for the breaker's life; a timed breaker's slow_call "
+               "may change";
+    if (was->ramp_ns != 0 && now->ramp_ns == 0)
+        return snprintf(what, len, "ramp: %s -> 0",
+                        tool_format_duration(was->ramp_ns, d1, sizeof(d1))),
+               "a ramp cannot be turned off; set a short one (ramp=1ms) instead";
+    return NULL;
+}
+
 static int configure(breaker *b, const struct tool_store_args *a, const char *cmd) {
     uint64_t generation = breaker_config_generation(b);
     struct tool_breaker t;
@@ -92,6 +137,17 @@ static int configure(breaker *b, const struct tool_store_args *a, const char *cm
             tool_error(stderr, "breaker %s: %s: %s", cmd, a->name, msg);
             return TOOL_EXIT_CONFIG;
         }
+    }
+    breaker_config was;
+    breaker_get_config(b, &was);
+    char what[128];
+    const char *because = shape_change(&was, &t.cfg, what, sizeof(what));
+    if (because != NULL) {
+        tool_error(stderr,
+                   "breaker %s: %s: %s: cannot change on a running breaker (%s); use a new "
+                   "name for that",
+                   cmd, a->name, what, because);
+        return TOOL_EXIT_CONFIG;
     }
     int rc = breaker_reconfigure(b, &t.cfg, generation, msg, sizeof(msg));
     if (rc == BREAKER_STALE) {
