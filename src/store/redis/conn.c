@@ -88,6 +88,11 @@ redisContext *breaker__redis_connect(breaker_redis *f, const struct node *n, uin
                              ? redisCommand(c, "AUTH %s %s", f->username, f->password)
                              : redisCommand(c, "AUTH %s", f->password),
                          "AUTH", timeout_ns, why, why_len);
+    /* Without AUTH, a server that wants it answers NOAUTH to a small
+     * command; to SCRIPT LOAD of the flush script (over 16 KB, Redis's
+     * limit for an unauthenticated bulk) it only resets the connection. */
+    if (ok && f->password == NULL)
+        ok = setup_reply(c, redisCommand(c, "PING"), "PING", timeout_ns, why, why_len);
     if (ok && f->cfg.db != 0)
         ok = setup_reply(c, redisCommand(c, "SELECT %d", f->cfg.db), "SELECT", timeout_ns, why,
                          why_len);
