@@ -335,6 +335,31 @@ static void a_host_that_left_is_pruned_without_arrivals(void **state) {
     breaker_redis_close(a);
 }
 
+/* A state deleted (docs/fleet.md, "Limits": delete the :s key to make the
+ * fleet start over) starts over with an empty window: the next state is
+ * made from scratch, and the failures counted under the deleted one are
+ * not its evidence. Before, the window hash outlived the state: 8 failures
+ * of the deleted state and 2 of the new one tripped the new state on 10
+ * (min_calls 10). Found by test_fleet_differential at 4,000 steps (the
+ * run's map, also in the window hash, outlived it too). */
+static void a_deleted_state_starts_over_with_an_empty_window(void **state) {
+    (void)state;
+    breaker_redis *f = open_fleet(16);
+    breaker *b = attach(f, "cheap.del", 10);
+    assert_int_equal(round_scripts(f), 1);
+    calls(b, 8, BREAKER_FAILURE); /* 8 of min_calls 10: no trip */
+    assert_int_equal(round_scripts(f), 1);
+    assert_int_equal(window("cheap.del", 'f'), 8);
+    assert_int_equal(test_redis_int(&server, "DEL breaker:v1:{cheap.del}:s"), 1);
+    assert_int_equal(round_scripts(f), 0); /* a read: no state, no answer */
+    assert_int_equal(round_scripts(f), 1); /* the script makes it again */
+    calls(b, 2, BREAKER_FAILURE);
+    assert_int_equal(round_scripts(f), 1);
+    assert_int_equal(test_redis_int(&server, "HGET breaker:v1:{cheap.del}:s st"), 0);
+    assert_int_equal(window("cheap.del", 'f'), 2); /* (the local breaker saw 10: its own) */
+    breaker_redis_close(f);
+}
+
 /* One redis-server for every case (each uses names of its own). */
 static int setup(void **state) {
     *state = &server;
@@ -358,6 +383,7 @@ int main(void) {
         cmocka_unit_test(a_bad_full_flush_rounds_is_refused_by_name),
         cmocka_unit_test(a_healthy_name_keeps_its_keys_within_their_ttl),
         cmocka_unit_test(a_host_that_left_is_pruned_without_arrivals),
+        cmocka_unit_test(a_deleted_state_starts_over_with_an_empty_window),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -307,6 +307,8 @@ static int prelude(struct fleet_server *s, struct run *r, const char *name, cons
         check_state(r);
         if (r->bad) return 0;
     } else {
+        n->w_count = 0; /* DEL W: the fleet starts over */
+        n->run_map = 0;
         fresh_state(n, limits, r->now);
         r->c = mine;
     }

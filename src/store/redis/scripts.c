@@ -219,7 +219,10 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "end\n"                                                                      \
     "if not raw and not bad then\n"                                              \
     "  -- The first generation is Redis's clock: a Redis restarted empty\n"      \
-    "  -- never reuses a generation a host may still remember.\n"                \
+    "  -- never reuses a generation a host may still remember. The fleet\n"  \
+    "  -- starts over: a window (and a run's map) left by a deleted state\n"   \
+    "  -- is no evidence of this one.\n"                                        \
+    "  redis.call('DEL', W)\n"                                                  \
     "  raw = ARGV[2]\n"                                                          \
     "  redis.call('HSET', S, 'cfg', raw, 'st', 0, 'gen', now, 'k', 0,\n"         \
     "             'succ', 0, 'until', 0, 'trips', 0, 'transitions', 0,\n"        \
