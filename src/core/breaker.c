@@ -309,13 +309,57 @@ static bool still_in(const struct breaker__shared *s, unsigned state, uint64_t g
  * the same generation, the later time): a thread that computed the value long
  * ago and was preempted cannot overwrite a newer generation's. Relaxed: the
  * ctl CAS that follows is the release that publishes it. */
-static void publish_phase_time(struct breaker__shared *s, uint64_t gen, uint64_t us) {
+/* What a transition published (transition()): the word, and the one it
+ * replaced, if it wrote. */
+struct phase_publish {
+    uint64_t word;
+    uint64_t replaced;
+    bool meant; /* published (or found a later time there) */
+    bool wrote;
+};
+
+static void publish_phase_time(struct breaker__shared *s, uint64_t gen, uint64_t us,
+                               struct phase_publish *pub) {
     uint64_t want = tagged(gen, us);
     uint64_t cur = breaker__read(&s->phase_time);
+    pub->word = want;
+    pub->meant = true;
+    pub->wrote = false;
     for (;;) {
         int16_t ahead = (int16_t)(uint16_t)(breaker__tag_of_gen(gen) - breaker__tw_tag(cur));
         if (ahead < 0 || (ahead == 0 && breaker__tw_us(cur) >= us)) return;
-        if (breaker__cas_relaxed(&s->phase_time, &cur, want)) return;
+        pub->replaced = cur;
+        if (breaker__cas_relaxed(&s->phase_time, &cur, want)) {
+            pub->wrote = true;
+            return;
+        }
+    }
+}
+
+/* After transition()'s CAS. Every thread that saw the old generation
+ * publishes for the new one before its CAS, and only one CAS wins: a loser's
+ * time for the same generation (a probe's deadline, the policy's wait) may
+ * be the later one and stay, so that an operator's exact wait, or a plain
+ * forced close's absence of one, would become the loser's. So the winner
+ * sets its own time, unless a newer generation's is there; and a loser that
+ * replaced a time of that generation puts it back (it may be the winner's,
+ * published before it). Relaxed, like the publication: a reader that sees
+ * the loser's word meanwhile sees a time of the right generation, about to
+ * be corrected. Two losers that both replace the winner's time and put
+ * theirs back in the wrong order could still leave one of theirs: that
+ * needs two threads preempted within one transition. */
+static void settle_phase_time(struct breaker__shared *s, uint64_t gen,
+                              const struct phase_publish *pub, bool won) {
+    if (!pub->meant) return;
+    if (won) {
+        uint64_t cur = breaker__read(&s->phase_time);
+        while (cur != pub->word &&
+               (int16_t)(uint16_t)(breaker__tag_of_gen(gen) - breaker__tw_tag(cur)) >= 0 &&
+               !breaker__cas_relaxed(&s->phase_time, &cur, pub->word)) {
+        }
+    } else if (pub->wrote && breaker__tw_tag(pub->replaced) == breaker__tag_of_gen(gen)) {
+        uint64_t cur = pub->word;
+        (void)breaker__cas_relaxed(&s->phase_time, &cur, pub->replaced);
     }
 }
 
@@ -429,6 +473,7 @@ static bool transition(breaker *b, struct transition *t) {
     uint64_t new_gen = breaker__next_gen(old_gen);
     enum breaker_state from = (enum breaker_state)breaker__ctl_state(t->expected);
     uint64_t wait = 0;
+    struct phase_publish pub = {0};
 
     if (t->to == BREAKER_OPEN) {
         /* getpid(): a system call, but transitions are off the call path. */
@@ -439,9 +484,9 @@ static bool transition(breaker *b, struct transition *t) {
         wait = t->wait_ns != 0
                    ? t->wait_ns
                    : open_wait_ns(&lim, t->k, new_gen, b->seed_drawn ? (uint64_t)getpid() : 0);
-        publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, wait));
+        publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, wait), &pub);
     } else if (t->to == BREAKER_HALF_OPEN) {
-        publish_phase_time(s, new_gen, probe_deadline_us(s, t->now));
+        publish_phase_time(s, new_gen, probe_deadline_us(s, t->now), &pub);
         probe_sources_start(s, new_gen);
     } else if (t->to == BREAKER_CLOSED || t->to == BREAKER_FORCED_CLOSED) {
         /* Empty the window before the state that records into it is
@@ -452,10 +497,10 @@ static bool transition(breaker *b, struct transition *t) {
         /* A ramp: its end in phase_time (unused in CLOSED otherwise); a
          * forced close's expiry likewise. */
         if (t->ramp)
-            publish_phase_time(s, new_gen,
-                               breaker__deadline_us(s, t->now, BREAKER__LIM(&s->lim, ramp_ns)));
+            publish_phase_time(
+                s, new_gen, breaker__deadline_us(s, t->now, BREAKER__LIM(&s->lim, ramp_ns)), &pub);
         if (t->to == BREAKER_FORCED_CLOSED && t->wait_ns != 0)
-            publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, t->wait_ns));
+            publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, t->wait_ns), &pub);
     }
     /* In CLOSED the low field flags a ramp (it counts probe successes only
      * in HALF_OPEN), and k stays as it was until the ramp completes: a trip
@@ -465,7 +510,9 @@ static bool transition(breaker *b, struct transition *t) {
                                                                        : 0;
     uint64_t desired =
         breaker__ctl_pack(new_gen, t->to, t->k, low) | (t->expected & BREAKER__CTL_SHADOW);
-    if (!breaker__cas_acq_rel(&s->ctl, &t->expected, desired)) return false;
+    bool won = breaker__cas_acq_rel(&s->ctl, &t->expected, desired);
+    settle_phase_time(s, new_gen, &pub, won);
+    if (!won) return false;
 
     breaker__atomic64 *slots = breaker__slots(s);
     if (t->to == BREAKER_OPEN) {

@@ -660,13 +660,14 @@ struct racing_clock {
     breaker *b;
     int fire_at; /* 0: disarmed */
     int reads;
+    int (*order)(breaker *b); /* NULL: breaker_force_closed() */
 };
 
 static uint64_t racing_clock_read(void *ctx) {
     struct racing_clock *rc = ctx;
     if (rc->fire_at != 0 && ++rc->reads == rc->fire_at) {
         rc->fire_at = 0;
-        assert_int_equal(breaker_force_closed(rc->b), BREAKER_OK);
+        assert_int_equal((rc->order != NULL ? rc->order : breaker_force_closed)(rc->b), BREAKER_OK);
     }
     return fake_clock_read(&rc->clock);
 }
@@ -705,6 +706,43 @@ static void a_plain_forced_close_never_expires_after_a_lost_race(void **state) {
         test_breaker_destroy(b);
     }
     assert_true(fire_at > 2); /* the order came between the look and the transition */
+}
+
+static int operator_open_1s(breaker *b) {
+    return breaker_open_for(b, SEC, BREAKER_REASON_OPERATOR);
+}
+
+/* An operator's timed open is exact, also when it wins the race against an
+ * OPEN breaker's first probe, which had already written its deadline (30 s
+ * away) for the generation the open took. */
+static void an_operators_wait_is_exact_after_a_lost_race(void **state) {
+    (void)state;
+    int fire_at;
+    for (fire_at = 1;; fire_at++) {
+        struct racing_clock rc = {.order = operator_open_1s};
+        breaker_config cfg = operate_config(&rc.clock, NULL);
+        cfg.probe_timeout_ns = 30 * SEC;
+        cfg.clock = racing_clock_read;
+        cfg.clock_ctx = &rc;
+        breaker *b = make_breaker(&cfg);
+        rc.b = b;
+        assert_int_equal(breaker_open_for(b, SEC, BREAKER_REASON_OPERATOR), BREAKER_OK);
+        fake_clock_advance(&rc.clock, SEC); /* the wait is over: the next call probes */
+        rc.fire_at = fire_at;
+        breaker_permit p;
+        int got = breaker_acquire(b, &p);
+        if (got == BREAKER_OK) (void)breaker_complete(b, &p, BREAKER_IGNORED);
+        if (rc.fire_at != 0) { /* past the acquire's last read: every read tried */
+            test_breaker_destroy(b);
+            break;
+        }
+        assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+        if (breaker_retry_after_ns(b) != SEC)
+            fail_msg("order at clock read %d: an open for 1 s waits %.3f s", fire_at,
+                     (double)breaker_retry_after_ns(b) / 1e9);
+        test_breaker_destroy(b);
+    }
+    assert_true(fire_at > 2);
 }
 
 /* breaker_force_closed() after breaker_force_closed_for(): the new order
@@ -773,6 +811,7 @@ int main(void) {
         cmocka_unit_test(a_forced_close_for_a_time_expires),
         cmocka_unit_test(a_plain_forced_close_never_expires_after_a_lost_race),
         cmocka_unit_test(a_plain_forced_close_cancels_an_expiry),
+        cmocka_unit_test(an_operators_wait_is_exact_after_a_lost_race),
         cmocka_unit_test(the_json_report_shows_shadow_mode_and_timed_opens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
