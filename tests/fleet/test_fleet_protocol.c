@@ -1055,6 +1055,29 @@ static void a_read_is_the_answer_a_script_would_give(void **state) {
     assert_true(breaker__fleet_full_due(&f, &p));
 }
 
+/* The round's TIME runs before some of its reads: another host's trip in
+ * between (open_jitter 0, the wait at its longest) wrote an until a little
+ * past now + the longest wait. It is followed, not taken for a corrupt
+ * state (before: no answer, the trip followed a round late); an until past
+ * that by more than the skew is no answer. */
+static void a_trip_written_after_the_rounds_time_is_followed(void **state) {
+    (void)state;
+    uint64_t now = UINT64_C(1700000000000000), longest = 60000000;
+    char until[24];
+    snprintf(until, sizeof until, "%" PRIu64, now + longest + 300);
+    const char *v[BREAKER__FLEET_READ_FIELDS] = {"1",  "9",  until, "0", "0",
+                                                 "20", "12", "0",   "3", "0"};
+    struct breaker__fleet_answer a;
+    uint64_t run;
+    char why[160] = "";
+    assert_int_equal(breaker__fleet_read_answer(v, now, longest, &a, &run, why, sizeof why), 1);
+    assert_int_equal(a.state, FLEET_OPEN);
+    assert_int_equal(a.wait_us, longest + 300);
+    snprintf(until, sizeof until, "%" PRIu64, now + longest + 2000000);
+    assert_int_equal(breaker__fleet_read_answer(v, now, longest, &a, &run, why, sizeof why), 0);
+    assert_non_null(strstr(why, "field until"));
+}
+
 static void a_read_of_a_state_it_cannot_trust_is_no_answer(void **state) {
     (void)state;
     struct breaker__fleet_answer a;
@@ -1096,6 +1119,7 @@ int main(void) {
         cmocka_unit_test(the_cadence_keeps_the_keys_within_their_ttl),
         cmocka_unit_test(a_read_is_the_answer_a_script_would_give),
         cmocka_unit_test(a_read_of_a_state_it_cannot_trust_is_no_answer),
+        cmocka_unit_test(a_trip_written_after_the_rounds_time_is_followed),
         cmocka_unit_test(limits_text_is_the_scripts_fourteen_numbers),
         cmocka_unit_test(limits_text_round_trips_exactly),
         cmocka_unit_test(a_twelve_field_text_is_a_window_policy),

@@ -677,11 +677,14 @@ int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], 
     a[ANS_FAILURES] = (int64_t)n[R_EF];
     a[ANS_SLOW] = (int64_t)n[R_ES];
     a[ANS_BORN] = (int64_t)n[R_BORN];
-    if (a[ANS_STATE] == FLEET_OPEN && (uint64_t)a[ANS_WAIT_US] > max_wait_us)
+    /* The round's TIME may run before the read: a trip by another host in
+     * between wrote an until up to the longest wait after a later clock. */
+    if (a[ANS_STATE] == FLEET_OPEN &&
+        (uint64_t)a[ANS_WAIT_US] > max_wait_us + BREAKER__FLEET_READ_SKEW_US)
         return parse_fail(why, why_len,
                           "read: field until = %" PRIu64 ", expected at most %" PRIu64
-                          " (now + the longest wait)",
-                          n[R_UNTIL], now_us + max_wait_us);
+                          " (now + the longest wait + 1 s)",
+                          n[R_UNTIL], now_us + max_wait_us + BREAKER__FLEET_READ_SKEW_US);
     char what[160];
     if (!breaker__fleet_answer_check(a, what, sizeof what) || a[ANS_GEN] < 1)
         return parse_fail(why, why_len, "read: %s",

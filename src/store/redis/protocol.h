@@ -362,6 +362,10 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
  * the name's state hash (HMGET of these fields, with one TIME per round for
  * Redis's clock) and decides on it as on a script's answer. */
 #define BREAKER__FLEET_READ_FIELDS 10
+/* How much later than the round's TIME a state read may have been written
+ * (other clients' scripts run between the commands of a long pipeline):
+ * an OPEN state's until may be this much past now + the longest wait. */
+#define BREAKER__FLEET_READ_SKEW_US UINT64_C(1000000)
 extern const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS];
 
 /* The default cadence of a healthy name's full flush, in rounds
@@ -432,12 +436,14 @@ void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f, const char *lim
  * the fleet's run of failures (CONSECUTIVE; 0: none). @return 1 with
  * `out`; 0 when the state is absent, a field is not a plain number in its
  * range (breaker__fleet_answer_check()), or an OPEN state's wait is longer
- * than `max_wait_us` (the limits' longest, as the scripts check `until`),
+ * than `max_wait_us` (the limits' longest, as the scripts check `until`)
+ * plus BREAKER__FLEET_READ_SKEW_US,
  * with `why` naming it: the
  * read is no answer, and the name's next call is the flush script, which
  * rebuilds a state it cannot trust. A read applies no due lease deadline
- * (the script's prelude does): a name whose fleet is not CLOSED gets the
- * flush script every round. */
+ * (the script's prelude does): a name whose fleet was HALF_OPEN at its
+ * last answer gets the flush script every round (an OPEN fleet has no
+ * lease to reap). */
 int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], uint64_t now_us,
                                uint64_t max_wait_us, struct breaker__fleet_answer *out,
                                uint64_t *run, char *why, size_t why_len);
