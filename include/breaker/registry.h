@@ -140,9 +140,9 @@ BREAKER_API void breaker_registry_destroy(breaker_registry *reg);
  *  breaker_config_validate() refuses, or a live breaker it governs cannot
  *  take: `msg` says which and why); BREAKER_ENOMEM. Calls are made one at a
  *  time (one racing another waits for it, so the later one wins on every
- *  breaker). A listener of the registry or an event callback of its
- *  breakers may call it, also from inside the call that told it (then it is
- *  made at once, and wins). */
+ *  breaker). Must not be called from a listener of the registry or an event
+ *  callback of its breakers (a backend may report a transition holding a
+ *  lock that the change takes). */
 BREAKER_API BREAKER_NODISCARD int
 breaker_registry_set_config(breaker_registry *reg, const char *pattern, const breaker_config *cfg,
                             char *msg, size_t msg_len) BREAKER_NONNULL(1, 2, 3);

@@ -577,9 +577,11 @@ static void set_again(void *ctx, const breaker_registry_event *ev) {
     n->rc = breaker_registry_set_config(n->reg, "a.*", &c, NULL, 0);
 }
 
-/* set_config is applied one call at a time, and a listener may still call
- * it from inside one (registry.h: a listener may call any registry
- * function): no deadlock, and the inner, later call wins. */
+/* set_config is applied one call at a time. registry.h forbids calling it
+ * from a listener (a backend may hold a lock while it reports); on the heap
+ * a listener that does, from inside the call that told it, neither
+ * deadlocks on that serialization nor frees the override the outer call is
+ * applying (it did: ASan), and the inner, later call wins. */
 static void a_listener_may_set_the_config_from_inside_set_config(void **state) {
     (void)state;
     struct fake_clock clock = {0};
