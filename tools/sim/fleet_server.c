@@ -407,7 +407,7 @@ static int scan_sequences(struct fleet_server *s, struct run *r, const char *hos
     struct name *n = r->n;
     *last = NULL;
     bool own = false;
-    uint64_t quarter = s->ttl_us / 4;
+    uint64_t quarter = s->ttl_us / 4 ? s->ttl_us / 4 : 1; /* a TTL under 4 us: every call */
     for (size_t i = 0; i < n->q_count; i++) {
         if (strcmp(n->q[i].host, host) != 0) continue;
         if (n->q[i].time + s->ttl_us > r->now) {
