@@ -592,7 +592,14 @@ static void fleet_caps_probes_in_flight_across_processes(void **state) {
     assert_int_equal(fmax, 1);
     assert_true(fprobes >= 2); /* it did recover-and-fail several rounds */
     assert_true(lmax > 1);
-    assert_true(fprobes < lprobes);
+    /* One probe per fleet recovery round: the trip, then an open->half-open
+     * and a half-open->open transition per round, so at most transitions/2
+     * half-open rounds. (Not "fewer than the local breakers sent": under a
+     * CPU hog the ten local processes managed only one probe each in the
+     * two seconds, 10 against the fleet's 10 in 21 transitions.) */
+    if (fprobes > rounds / 2)
+        fail_msg("%d fleet probes in %lld fleet transitions: more than one per recovery round",
+                 fprobes, rounds);
 }
 
 /* ---- Abandoned leases -------------------------------------------------------------*/
