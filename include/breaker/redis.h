@@ -220,6 +220,83 @@ BREAKER_API BREAKER_NODISCARD int breaker_redis_attach(breaker_redis *fleet, con
  *  @return BREAKER_OK; BREAKER_EINVAL (`b` is not attached through `fleet`). */
 BREAKER_API int breaker_redis_detach(breaker_redis *fleet, breaker *b) BREAKER_NONNULL(1, 2);
 
+/* ---- Fleet-wide operator orders ------------------------------------------------
+ * breaker_force_open(), breaker_reset() and the other controls of breaker.h
+ * act on one host's local breaker: the next flush follows the fleet again
+ * (a reset host is re-tripped by a fleet that is open). These act on the
+ * whole fleet: one order, written by one script into the name's state in
+ * Redis with who gave it and why, becomes a new fleet generation, and every
+ * host applies it to its local breaker (with the breaker.h control of the
+ * same name, so its event and stats are the usual ones) within one flush
+ * interval of the round that sees it, once per order; hosts that attach the
+ * name later apply a forced state still in force. While the fleet is forced
+ * open no probe lease is granted; while it is forced closed, the hosts'
+ * deltas are neither counted nor trip it. docs/fleet.md, "Fleet-wide
+ * orders".
+ *
+ * All take a name attached through this handle (breaker_redis_attach(), or
+ * a registry's on breaker_redis_backend()), `who` and `why` (NULL: empty;
+ * at most BREAKER_REDIS_WHO_MAX and BREAKER_REDIS_WHY_MAX bytes of
+ * printable text, no control characters), and run one round trip to Redis
+ * on the calling thread (at most io_timeout_ns per attempt; not under any
+ * lock of a breaker: never call them from an event listener of the
+ * flusher's thread). Thread-safe. @return BREAKER_OK once Redis stored the
+ * order (the hosts apply it from their next round; this handle's flusher is
+ * woken for its own); BREAKER_EINVAL with `msg` naming the argument (not
+ * attached, a time out of range, who or why too long or not printable);
+ * BREAKER_EIO with `msg` when Redis could not be reached or refused it. */
+#define BREAKER_REDIS_WHO_MAX 64
+#define BREAKER_REDIS_WHY_MAX 200
+
+/*! breaker_redis_force() :
+ *  `state` BREAKER_FORCED_OPEN: every host refuses every call (its local
+ *  breaker forced open), until breaker_redis_reset() or another order; with
+ *  `for_ns` (1 ms .. 365 days; 0: no end), a timed open instead, as
+ *  breaker_redis_open_for(). BREAKER_FORCED_CLOSED: every host admits every
+ *  call and never trips (breaker_force_closed(), or with `for_ns`
+ *  breaker_force_closed_for(): then back to CLOSED with an empty window). */
+BREAKER_API int breaker_redis_force(breaker_redis *fleet, const char *name,
+                                    enum breaker_state state, uint64_t for_ns, const char *who,
+                                    const char *why, char *msg, size_t msg_len)
+    BREAKER_NONNULL(1, 2);
+
+/*! breaker_redis_open_for() :
+ *  The fleet OPEN for `wait_ns` (1 ms .. 365 days): every host's local
+ *  breaker opens for what is left of it (breaker_open_for(), reason
+ *  BREAKER_REASON_OPERATOR), no lease is granted before its end, and then
+ *  the fleet probes as after any wait (bounded leases, then CLOSED). */
+BREAKER_API int breaker_redis_open_for(breaker_redis *fleet, const char *name, uint64_t wait_ns,
+                                       const char *who, const char *why, char *msg, size_t msg_len)
+    BREAKER_NONNULL(1, 2);
+
+/*! breaker_redis_reset() :
+ *  The fleet CLOSED with an empty window and no failed recoveries (a new
+ *  generation, so that deltas from before it never count), and every host
+ *  resets its local breaker (breaker_reset()), forced states included. */
+BREAKER_API int breaker_redis_reset(breaker_redis *fleet, const char *name, const char *who,
+                                    const char *why, char *msg, size_t msg_len)
+    BREAKER_NONNULL(1, 2);
+
+/* The last fleet order a host heard for a name. */
+typedef struct breaker_redis_order {
+    uint64_t seq;             /* the order's sequence (1, 2, ...); 0: none heard */
+    enum breaker_state state; /* what it asked: FORCED_OPEN, OPEN (timed),
+                                 FORCED_CLOSED, CLOSED (a reset) */
+    uint64_t left_ns;         /* its time left when heard (0: no end) */
+    char who[BREAKER_REDIS_WHO_MAX + 1];
+    char why[BREAKER_REDIS_WHY_MAX + 1];
+} breaker_redis_order;
+
+/*! breaker_redis_order_get() :
+ *  The last order the flusher heard for `b` (attached through `fleet`),
+ *  set before the transition it applies is made: an event listener
+ *  (breaker_config.on_event, run on the flusher's thread for these) may call
+ *  it to report who and why. @return BREAKER_OK, or BREAKER_EINVAL for a
+ *  breaker not attached here. Thread-safe (takes the round's lock: not
+ *  from the fleet's own callbacks other than on_event). */
+BREAKER_API int breaker_redis_order_get(breaker_redis *fleet, breaker *b, breaker_redis_order *out)
+    BREAKER_NONNULL(1, 2, 3);
+
 /* How a fleet-backed breaker's calls go (breaker_acquire() and
  * breaker_complete() on it). In CLOSED and OPEN it is the local call: no
  * I/O, no lock. When the local breaker admits a probe and the fleet is not

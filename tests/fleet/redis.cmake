@@ -63,6 +63,10 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # executor and through a registry on the fleet backend.
     breaker_add_redis_test(test_fleet_scope SOURCES fleet/test_fleet_scope.c TIMEOUT 180
                            LABELS external)
+    # Fleet-wide operator orders (forced open, forced closed, reset, timed
+    # open, with who and why): four host processes and an operator's handle.
+    breaker_add_redis_test(test_fleet_orders SOURCES fleet/test_fleet_orders.c TIMEOUT 120
+                           LABELS redis external)
     # One flusher per host: processes sharing a store file flush as one
     # host (the lease in the file; SIGKILL and SIGSTOP of its holder; two
     # hosts of four processes and the fleet's probe cap).

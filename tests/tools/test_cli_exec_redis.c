@@ -107,16 +107,20 @@ static long long fleet_field(const struct test_redis *r, const char *field) {
     return test_redis_int(r, "HGET breaker:v1:{" NAME "}:s %s", field);
 }
 
+static long long fleet_field_of(const struct test_redis *r, const char *name, const char *field) {
+    return test_redis_int(r, "HGET breaker:v1:{%s}:s %s", name, field);
+}
+
 /* ---- Running breaker exec --------------------------------------------------------*/
 
 /* Run `breaker exec ARGS...` (NULL-terminated), standard output to
  * /dev/null, standard error to `err_path`. @return its exit status, or
  * 128+N when killed by signal N, or -1. */
-static int run_breaker(const char *err_path, const char *const *args) {
+static int run_tool(const char *err_path, const char *sub, const char *const *args) {
     const char *argv[32];
     int n = 0;
     argv[n++] = bk;
-    argv[n++] = "exec";
+    argv[n++] = sub;
     for (int i = 0; args[i] != NULL && n < 31; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
@@ -137,6 +141,10 @@ static int run_breaker(const char *err_path, const char *const *args) {
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int run_breaker(const char *err_path, const char *const *args) {
+    return run_tool(err_path, "exec", args);
 }
 
 /* Whether the file holds `text`. */
@@ -651,6 +659,60 @@ static void a_cluster_fleet_trips_through_breaker_exec(void **state) {
     test_cluster_stop(&c);
 }
 
+/* `breaker open|close|reset NAME --redis ADDR`: the whole fleet's order,
+ * with who (user@host) and --why stored in Redis; a `breaker exec` (another
+ * host) is refused while the fleet is forced open, runs after the reset;
+ * bad arguments are usage errors naming the option. */
+static void operator_orders_reach_the_whole_fleet(void **state) {
+    struct test_redis *r = *state;
+    char err[128];
+    snprintf(err, sizeof err, "%s/err", dir);
+    const char *open_args[] = {"ord", "--redis", addr, "--why", "INC-7 drain", NULL};
+    assert_int_equal(run_tool(err, "open", open_args), 0);
+    long long ord = fleet_field_of(r, "ord", "ok"), st = fleet_field_of(r, "ord", "st");
+    redisContext *c = rconnect(r, 0);
+    redisReply *who = redisCommand(c, "HGET breaker:v1:{ord}:s ow");
+    redisReply *why = redisCommand(c, "HGET breaker:v1:{ord}:s oy");
+    int who_ok = who != NULL && who->type == REDIS_REPLY_STRING && strchr(who->str, '@') != NULL;
+    int why_ok =
+        why != NULL && why->type == REDIS_REPLY_STRING && strcmp(why->str, "INC-7 drain") == 0;
+    printf("breaker open --redis: ok %lld, st %lld, who %s, why %s\n", ord, st,
+           who != NULL && who->str != NULL ? who->str : "(none)",
+           why != NULL && why->str != NULL ? why->str : "(none)");
+    if (who != NULL) freeReplyObject(who);
+    if (why != NULL) freeReplyObject(why);
+    redisFree(c);
+    assert_int_equal(ord, 1);
+    assert_int_equal(st, 1);
+    assert_true(who_ok && why_ok);
+    const char *exec_args[] = {"--redis", addr, "ord", "--", "true", NULL};
+    assert_int_equal(run_breaker(err, exec_args), 75); /* refused: forced open */
+    const char *reset_args[] = {"ord", "--redis", addr, NULL};
+    assert_int_equal(run_tool(err, "reset", reset_args), 0);
+    assert_int_equal(fleet_field_of(r, "ord", "st"), 0);
+    assert_int_equal(run_breaker(err, exec_args), 0); /* runs again */
+    const char *closed_args[] = {"ord", "--redis", addr, "--for", "1m", NULL};
+    assert_int_equal(run_tool(err, "close", closed_args), 0);
+    assert_int_equal(fleet_field_of(r, "ord", "ok"), 2);
+    char long_why[260];
+    memset(long_why, 'w', 201);
+    long_why[201] = '\0';
+    const char *bad_why[] = {"ord", "--redis", addr, "--why", long_why, NULL};
+    assert_int_equal(run_tool(err, "open", bad_why), 64);
+    assert_true(file_has(err, "--why: 201 bytes, at most 200"));
+    const char *bad_for[] = {"ord", "--redis", addr, "--for", "0", NULL};
+    assert_int_equal(run_tool(err, "open", bad_for), 64);
+    assert_true(file_has(err, "--for: bad value '0'"));
+    const char *why_alone[] = {"ord", "--why", "x", NULL};
+    assert_int_equal(run_tool(err, "reset", why_alone), 64);
+    assert_true(file_has(err, "--why: only with --redis"));
+    char none[160];
+    snprintf(none, sizeof none, "unix:%s/no-such.sock", dir);
+    const char *down[] = {"ord", "--redis", none, NULL};
+    assert_int_equal(run_tool(err, "reset", down), 69);
+    assert_true(file_has(err, "the order did not reach Redis"));
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--command") == 0) return command_main();
     if (argc != 2) {
@@ -673,6 +735,7 @@ int main(int argc, char **argv) {
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(a_cluster_fleet_trips_through_breaker_exec, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(operator_orders_reach_the_whole_fleet, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

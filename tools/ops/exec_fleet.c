@@ -4,6 +4,8 @@
  * store (exec_fleet.h). exec.c runs the command; this file makes the
  * breaker it runs through, and says why the fleet refused.
  */
+#define _POSIX_C_SOURCE 200809L /* gethostname */
+
 #include "ops/exec_fleet.h"
 
 #include "cli/cli.h"
@@ -60,6 +62,7 @@ bool exec_fleet_parse_addr(const char *text, struct exec_fleet_addr *out) {
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 struct exec_fleet {
     breaker_redis *fleet;
@@ -257,7 +260,66 @@ void exec_fleet_close(struct exec_fleet *fl) {
     free(fl);
 }
 
+/* Who gives an order: user@host, cut to what the fleet keeps. */
+static void order_who(char *out, size_t len) {
+    const char *user = getenv("USER");
+    if (user == NULL || user[0] == '\0') user = getenv("LOGNAME");
+    char hostname[256] = "";
+    if (gethostname(hostname, sizeof hostname - 1) != 0) hostname[0] = '\0';
+    snprintf(out, len, "%s@%s", user != NULL && user[0] != '\0' ? user : "unknown",
+             hostname[0] != '\0' ? hostname : "unknown");
+    for (char *c = out; *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+}
+
+int exec_fleet_order(const struct exec_fleet_opts *o, const char *cmd, const char *name,
+                     uint64_t for_ns, const char *why) {
+    struct exec_fleet *fl = NULL;
+    breaker *b = NULL;
+    int rc = exec_fleet_attach(o, name, NULL, false, &fl, &b);
+    if (rc != 0) return rc;
+    char who[BREAKER_REDIS_WHO_MAX + 1];
+    order_who(who, sizeof who);
+    char msg[TOOL_MSG_MAX];
+    bool open = strcmp(cmd, "open") == 0, close = strcmp(cmd, "close") == 0;
+    int st = open ? breaker_redis_force(fl->fleet, name, BREAKER_FORCED_OPEN, for_ns, who, why, msg,
+                                        sizeof msg)
+             : close ? breaker_redis_force(fl->fleet, name, BREAKER_FORCED_CLOSED, for_ns, who, why,
+                                           msg, sizeof msg)
+                     : breaker_redis_reset(fl->fleet, name, who, why, msg, sizeof msg);
+    if (st == BREAKER_OK) {
+        char d[32] = "";
+        if (for_ns != 0) tool_format_duration(for_ns, d, sizeof d);
+        printf("%s: %s for the whole fleet (%s)%s%s, by %s%s%s\n", name,
+               open && for_ns ? "open"
+               : open         ? "forced_open"
+               : close        ? "forced_closed"
+                              : "reset",
+               o->addr, for_ns ? " for " : "", d, who, why != NULL && why[0] ? ": " : "",
+               why != NULL ? why : "");
+        rc = 0;
+    } else {
+        tool_error(stderr, "breaker %s: %s", cmd, msg);
+        rc = st == BREAKER_EINVAL ? TOOL_EXIT_USAGE : TOOL_EXIT_UNAVAILABLE;
+    }
+    exec_fleet_close(fl); /* its last round applies the order here too */
+    return rc;
+}
+
 #else /* !BREAKER_TOOL_HAVE_REDIS */
+
+int exec_fleet_order(const struct exec_fleet_opts *o, const char *cmd, const char *name,
+                     uint64_t for_ns, const char *why) {
+    (void)o;
+    (void)name;
+    (void)for_ns;
+    (void)why;
+    tool_error(stderr,
+               "breaker %s: --redis: this breaker was built without the fleet store "
+               "(hiredis was not found at build time)",
+               cmd);
+    return TOOL_EXIT_UNAVAILABLE;
+}
 
 int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const breaker_config *cfg,
                       bool configured, struct exec_fleet **out, breaker **b) {

@@ -79,4 +79,12 @@ void exec_fleet_say_refused(const struct exec_fleet *fl, const char *name, int s
  * NULL is a no-op. */
 void exec_fleet_close(struct exec_fleet *fl);
 
+/* `breaker open|close|reset NAME --redis ADDR`: `cmd`'s order for the
+ * whole fleet (breaker_redis_force(), _open_for(), _reset()), with `for_ns`
+ * (0: no end), who (user@host) and `why` (NULL: none); prints what it did.
+ * @return 0, or an exit status after saying why (64 a bad argument, 69 the
+ * fleet unreachable or refusing). */
+int exec_fleet_order(const struct exec_fleet_opts *o, const char *cmd, const char *name,
+                     uint64_t for_ns, const char *why);
+
 #endif /* BREAKER_TOOL_EXEC_FLEET_H */

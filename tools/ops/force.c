@@ -4,6 +4,7 @@
  * breaker, seen at once by every process that shares it.
  */
 #include "ops/commands.h"
+#include "ops/exec_fleet.h"
 #include "ops/ops.h"
 
 #include <inttypes.h>
@@ -22,9 +23,19 @@ const char tool_force_help[] =
     "         --for D, for D, then back to normal operation (closed)\n"
     "  reset  back to normal operation: closed, with an empty window\n"
     "Prints the new state. The breaker must exist (see breaker ls).\n" TOOL_STORE_PATH_HELP "\n"
+    "With --redis ADDR or --redis-cluster SEEDS, the order is the whole fleet's:\n"
+    "stored in Redis with who gave it (user@host) and --why, and applied by every\n"
+    "host at its next flush (a reset is not undone by the next flush).\n"
+    "\n"
     "options:\n"
     "      --store PATH  the store file\n"
     "      --for D       open, close: for D only (1ms to 365d, such as 90s, 5m)\n"
+    "      --redis ADDR  the fleet's order, on the Redis at ADDR: HOST[:PORT],\n"
+    "                    [IPV6][:PORT] or unix:PATH\n"
+    "      --redis-cluster SEEDS\n"
+    "                    the fleet's order, on a Redis Cluster (HOST[:PORT],...)\n"
+    "      --why TEXT    with --redis: why (at most 200 bytes), in every host's\n"
+    "                    record of the order\n"
     "  -h, --help        show this text\n";
 
 const char tool_shadow_help[] =
@@ -67,6 +78,14 @@ int tool_cmd_force(int argc, char **argv) {
     struct tool_store_args a;
     int rc = tool_store_options(cmd, tool_force_help, false, 1, 1, argc, argv, &a);
     if (rc != 0 || a.done) return rc;
+    if (a.redis != NULL) {
+        if (a.store != NULL)
+            return tool_usage_error(cmd, "--store and --redis%s: choose one",
+                                    a.redis_cluster ? "-cluster" : "");
+        struct exec_fleet_opts o = {.addr = a.redis, .cluster = a.redis_cluster};
+        return exec_fleet_order(&o, cmd, a.name, a.for_ns, a.why);
+    }
+    if (a.why != NULL) return tool_usage_error(cmd, "--why: only with --redis or --redis-cluster");
     return tool_with_breaker(cmd, &a, force);
 }
 

@@ -69,6 +69,11 @@ struct tool_store_args {
     uint64_t count;       /* --watch: stop after this many lines, 0 = never */
     /* open and close only */
     uint64_t for_ns; /* --for D: open for D, or forced closed for D; 0 = until reset */
+    /* open, close and reset: --redis ADDR or --redis-cluster SEEDS (the
+     * fleet's order, not the store's), --why TEXT */
+    const char *redis;
+    bool redis_cluster;
+    const char *why;
     /* shadow only: on (true) or off */
     bool on;
     /* config only: the key=value arguments after NAME */

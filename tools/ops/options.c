@@ -5,6 +5,10 @@
  */
 #include "ops/ops.h"
 
+#include "ops/exec_fleet.h"
+
+#include <breaker/redis.h>
+
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +21,9 @@ enum {
     OPT_INTERVAL,
     OPT_COUNT,
     OPT_FOR,
+    OPT_REDIS,
+    OPT_REDIS_CLUSTER,
+    OPT_WHY,
 };
 
 /* The NAME arguments after the options. @return 0 or an exit status. */
@@ -66,6 +73,38 @@ static int status_option(const char *cmd, struct tool_store_args *a, int c, char
                                     "365d such as " TOOL_DURATION_FORMATS,
                                     optarg);
         return 0;
+    case OPT_REDIS:
+    case OPT_REDIS_CLUSTER: {
+        char bad[256];
+        struct exec_fleet_addr addr;
+        if (c == OPT_REDIS && !exec_fleet_parse_addr(optarg, &addr))
+            return tool_usage_error(cmd,
+                                    "--redis: bad value '%s': expected " EXEC_FLEET_ADDR_FORMS
+                                    ", with a PORT from 1 to 65535",
+                                    optarg);
+        if (c == OPT_REDIS_CLUSTER && !exec_fleet_check_seeds(optarg, bad, sizeof bad))
+            return tool_usage_error(cmd,
+                                    "--redis-cluster: bad seed '%s' in '%s': expected "
+                                    "HOST[:PORT] or [IPV6][:PORT], comma-separated",
+                                    bad, optarg);
+        if (a->redis != NULL)
+            return tool_usage_error(cmd, "--redis and --redis-cluster: give one, once");
+        a->redis = optarg;
+        a->redis_cluster = c == OPT_REDIS_CLUSTER;
+        return 0;
+    }
+    case OPT_WHY:
+        if (strlen(optarg) > BREAKER_REDIS_WHY_MAX)
+            return tool_usage_error(cmd, "--why: %zu bytes, at most %d", strlen(optarg),
+                                    BREAKER_REDIS_WHY_MAX);
+        for (const char *p = optarg; *p != '\0'; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                return tool_usage_error(cmd,
+                                        "--why: a control character at byte %zu (printable "
+                                        "text only)",
+                                        (size_t)(p - optarg) + 1);
+        a->why = optarg;
+        return 0;
     case OPT_COUNT:
         if (!tool_parse_uint(optarg, 1, UINT32_MAX, &a->count))
             return tool_usage_error("status",
@@ -91,14 +130,26 @@ int tool_store_options(const char *cmd, const char *help, bool status, int min_n
                                                 {"count", required_argument, NULL, OPT_COUNT},
                                                 {"help", no_argument, NULL, 'h'},
                                                 {NULL, 0, NULL, 0}};
-    static const struct option open_opts[] = {{"store", required_argument, NULL, OPT_STORE},
-                                              {"for", required_argument, NULL, OPT_FOR},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
+    static const struct option open_opts[] = {
+        {"store", required_argument, NULL, OPT_STORE},
+        {"for", required_argument, NULL, OPT_FOR},
+        {"redis", required_argument, NULL, OPT_REDIS},
+        {"redis-cluster", required_argument, NULL, OPT_REDIS_CLUSTER},
+        {"why", required_argument, NULL, OPT_WHY},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    static const struct option reset_opts[] = {
+        {"store", required_argument, NULL, OPT_STORE},
+        {"redis", required_argument, NULL, OPT_REDIS},
+        {"redis-cluster", required_argument, NULL, OPT_REDIS_CLUSTER},
+        {"why", required_argument, NULL, OPT_WHY},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     const struct option *longopts = status ? status_opts
                                     : strcmp(cmd, "open") == 0 || strcmp(cmd, "close") == 0
                                         ? open_opts
-                                        : plain;
+                                    : strcmp(cmd, "reset") == 0 ? reset_opts
+                                                                : plain;
     memset(a, 0, sizeof(*a));
     optind = 1;
     opterr = 0;

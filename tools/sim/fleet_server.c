@@ -172,7 +172,9 @@ void fleet_server_read(struct fleet_server *s, const char *name,
         memcpy(v, f, sizeof v);
     }
     for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++) {
-        present[i] = has;
+        /* The order's fields (ok fu oseq ow oy): the model gives no orders,
+         * and Redis has none of them until one is given. */
+        present[i] = has && i < 10;
         snprintf(out[i], 24, "%" PRId64, v[i]);
     }
 }

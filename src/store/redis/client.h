@@ -412,6 +412,11 @@ int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redi
 
 void *breaker__redis_flusher_main(void *arg);
 void breaker__redis_wake_flusher(breaker_redis *f);
+/* The order script on `e`'s keys (scripts.c, breaker__redis_lua_order):
+ * kind FLEET_ORDER_*, its time in µs, who and why (checked by the caller).
+ * Takes round_mu. @return BREAKER_OK, or BREAKER_EIO with `msg`. */
+int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind, uint64_t dur_us,
+                              const char *who, const char *why, char *msg, size_t msg_len);
 
 /* ---- host.c ------------------------------------------------------------------- */
 

@@ -13,6 +13,8 @@
 #include "store/redis/client.h"
 #include "store/redis/scripts.h"
 
+#include "common/message.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -198,13 +200,23 @@ int breaker__redis_is_noscript(const redisReply *r) {
 }
 
 int breaker__redis_read_answer(const redisReply *r, struct breaker__fleet_answer *out) {
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != ANS_COUNT) return 0;
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY ||
+        (r->elements != ANS_COUNT && r->elements != ANS_WITH_ORDER))
+        return 0;
     int64_t v[ANS_COUNT];
     for (size_t i = 0; i < ANS_COUNT; i++) {
         if (r->element[i]->type != REDIS_REPLY_INTEGER) return 0;
         v[i] = r->element[i]->integer;
     }
-    return breaker__fleet_answer_read(v, out);
+    if (!breaker__fleet_answer_read(v, out)) return 0;
+    if (r->elements == ANS_COUNT) return 1; /* no order was ever given */
+    /* The order: three numbers, then who and why. */
+    redisReply *const *o = r->element + ANS_ORDER;
+    for (int i = 0; i < 3; i++)
+        if (o[i]->type != REDIS_REPLY_INTEGER) return 0;
+    if (o[3]->type != REDIS_REPLY_STRING || o[4]->type != REDIS_REPLY_STRING) return 0;
+    return breaker__fleet_answer_order(out, o[0]->integer, o[1]->integer, o[2]->integer, o[3]->str,
+                                       o[3]->len, o[4]->str, o[4]->len);
 }
 
 void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt) {
@@ -267,6 +279,69 @@ int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *st
     for (int i = 0; i < 2; i++)
         if (r[i] != NULL) freeReplyObject(r[i]);
     return ok;
+}
+
+int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind, uint64_t dur_us,
+                              const char *who, const char *why_text, char *msg, size_t msg_len) {
+    char kind_text[4], dur_text[24], why[256] = "no connection";
+    snprintf(kind_text, sizeof kind_text, "%d", kind);
+    snprintf(dur_text, sizeof dur_text, "%llu", (unsigned long long)dur_us);
+    const char *argv[] = {"EVAL",
+                          breaker__redis_lua_order,
+                          BREAKER__FLEET_KEY_COUNT_TEXT,
+                          e->key[0],
+                          e->key[1],
+                          e->key[2],
+                          e->key[3],
+                          f->ttl,
+                          e->limits,
+                          kind_text,
+                          dur_text,
+                          who,
+                          why_text};
+    enum { ARGC = sizeof argv / sizeof argv[0] };
+    size_t len[ARGC];
+    for (int i = 0; i < ARGC; i++)
+        len[i] = strlen(argv[i]);
+    redisReply *r = NULL;
+    pthread_mutex_lock(&f->round_mu);
+    int ok = breaker__redis_ensure_connected(f, why, sizeof why);
+    struct node *n = ok ? breaker__route_node_of(f, e->key[FLEET_KEY_STATE]) : NULL;
+    /* A Cluster's slot may have moved: one MOVED or ASK is followed. */
+    for (int hop = 0, ask = 0; ok && hop < 2; hop++) {
+        ok = n != NULL && breaker__route_node_ready(f, n, why, sizeof why);
+        if (!ok) break;
+        if (ask) redisAppendCommand(n->ctx, "ASKING");
+        redisAppendCommandArgv(n->ctx, ARGC, argv, len);
+        redisReply *asking = NULL;
+        if (ask) ok = redisGetReply(n->ctx, (void **)&asking) == REDIS_OK;
+        if (asking != NULL) freeReplyObject(asking);
+        ok = ok && redisGetReply(n->ctx, (void **)&r) == REDIS_OK;
+        if (!ok) {
+            breaker__redis_io_reason(n->ctx, "order", f->cfg.io_timeout_ns, why, sizeof why);
+            breaker__route_drop(n);
+            break;
+        }
+        uint16_t to = breaker__route_redirect(f, r, n, &ask);
+        if (to == ROUTE_NO_NODE) break;
+        freeReplyObject(r);
+        r = NULL;
+        n = f->route.node[to];
+    }
+    pthread_mutex_unlock(&f->round_mu);
+    struct breaker__fleet_answer a;
+    int rc = BREAKER_OK;
+    if (!ok || r == NULL)
+        rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: the order did not reach Redis: %s",
+                           e->name, why);
+    else if (r->type == REDIS_REPLY_ERROR)
+        rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: Redis refused the order: %s", e->name,
+                           r->str);
+    else if (!breaker__redis_read_answer(r, &a) || a.verdict != VERDICT_APPLIED)
+        rc =
+            breaker__fail(BREAKER_EIO, msg, msg_len, "%s: unexpected answer to the order", e->name);
+    if (r != NULL) freeReplyObject(r);
+    return rc;
 }
 
 /* ---- The probe path's call --------------------------------------------------------- */

@@ -494,6 +494,91 @@ int breaker_redis_detach(breaker_redis *f, breaker *b) {
     return BREAKER_OK;
 }
 
+/* ---- Fleet-wide orders ---------------------------------------------------------*/
+
+_Static_assert(BREAKER_REDIS_WHO_MAX == BREAKER__FLEET_WHO_MAX, "the scripts' bound");
+_Static_assert(BREAKER_REDIS_WHY_MAX == BREAKER__FLEET_WHY_MAX, "the scripts' bound");
+
+/* `text` (NULL: empty) as `field`: at most `max` bytes, none a control
+ * character. */
+static int check_text(const char *field, const char *text, size_t max, char *msg, size_t msg_len) {
+    size_t n = text != NULL ? strlen(text) : 0;
+    if (n > max)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: %zu bytes, at most %zu", field, n,
+                             max);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+            return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                                 "%s: a control character at byte %zu (printable text only)", field,
+                                 i + 1);
+    return BREAKER_OK;
+}
+
+static int order(breaker_redis *f, const char *name, int kind, uint64_t for_ns, const char *who,
+                 const char *why, char *msg, size_t msg_len) {
+    int rc = check_text("who", who, BREAKER_REDIS_WHO_MAX, msg, msg_len);
+    if (rc == BREAKER_OK) rc = check_text("why", why, BREAKER_REDIS_WHY_MAX, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    if (for_ns != 0 && (for_ns < MS || for_ns / 1000 > BREAKER__FLEET_MAX_DURATION_US))
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "for: must be 0 (no end) or 1 ms .. 365 days (got %llu ns)",
+                             (unsigned long long)for_ns);
+    struct entry *e = NULL;
+    uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
+    for (uint32_t i = 0; i < n && e == NULL; i++)
+        if (strcmp(f->entries[i]->name, name) == 0 && breaker__redis_entry_b(f->entries[i]))
+            e = f->entries[i];
+    if (e == NULL)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "%s: not attached to this fleet handle (breaker_redis_attach() it)",
+                             name);
+    rc = breaker__redis_order_call(f, e, kind, for_ns / 1000, who ? who : "", why ? why : "", msg,
+                                   msg_len);
+    if (rc == BREAKER_OK) breaker__redis_wake_flusher(f); /* this host's own, at once */
+    return rc;
+}
+
+int breaker_redis_force(breaker_redis *f, const char *name, enum breaker_state state,
+                        uint64_t for_ns, const char *who, const char *why, char *msg,
+                        size_t msg_len) {
+    if (state != BREAKER_FORCED_OPEN && state != BREAKER_FORCED_CLOSED)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                             "state: BREAKER_FORCED_OPEN or BREAKER_FORCED_CLOSED (got %d)",
+                             (int)state);
+    return order(f, name, state == BREAKER_FORCED_OPEN ? FLEET_ORDER_OPEN : FLEET_ORDER_CLOSED,
+                 for_ns, who, why, msg, msg_len);
+}
+
+int breaker_redis_open_for(breaker_redis *f, const char *name, uint64_t wait_ns, const char *who,
+                           const char *why, char *msg, size_t msg_len) {
+    if (wait_ns == 0)
+        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "for: must be 1 ms .. 365 days (got 0)");
+    return order(f, name, FLEET_ORDER_OPEN, wait_ns, who, why, msg, msg_len);
+}
+
+int breaker_redis_reset(breaker_redis *f, const char *name, const char *who, const char *why,
+                        char *msg, size_t msg_len) {
+    return order(f, name, FLEET_ORDER_RESET, 0, who, why, msg, msg_len);
+}
+
+int breaker_redis_order_get(breaker_redis *f, breaker *b, breaker_redis_order *out) {
+    memset(out, 0, sizeof *out);
+    struct entry *e = breaker__redis_find_entry(f, b);
+    if (e == NULL) return BREAKER_EINVAL;
+    pthread_mutex_lock(&f->round_mu); /* the flusher writes follow under it */
+    const struct breaker__fleet_follow *fo = &e->follow;
+    out->seq = fo->order_seq;
+    out->left_ns = fo->order_left_us * 1000;
+    out->state = fo->order == FLEET_ORDER_OPEN
+                     ? (fo->order_left_us ? BREAKER_OPEN : BREAKER_FORCED_OPEN)
+                 : fo->order == FLEET_ORDER_CLOSED ? BREAKER_FORCED_CLOSED
+                                                   : BREAKER_CLOSED;
+    memcpy(out->who, fo->order_who, sizeof out->who);
+    memcpy(out->why, fo->order_why, sizeof out->why);
+    pthread_mutex_unlock(&f->round_mu);
+    return BREAKER_OK;
+}
+
 static const breaker_backend_ops backend_ops = {
     .name = "redis",
     .open = registry_open,

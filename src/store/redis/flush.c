@@ -512,6 +512,15 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         } else if (todo.kind == FLEET_ACT_CLOSE) {
             if (breaker_close_outside(act->b, todo.gen, NULL) == BREAKER_OK)
                 breaker__redis_count(&f->n.fleet_closes);
+        } else if (todo.kind == FLEET_ACT_FORCE_OPEN) {
+            (void)breaker_force_open(act->b); /* a fleet order: unfenced */
+        } else if (todo.kind == FLEET_ACT_OPEN_FOR) {
+            (void)breaker_open_for(act->b, todo.wait_ns, BREAKER_REASON_OPERATOR);
+        } else if (todo.kind == FLEET_ACT_FORCE_CLOSED) {
+            (void)(todo.wait_ns > 0 ? breaker_force_closed_for(act->b, todo.wait_ns)
+                                    : breaker_force_closed(act->b));
+        } else if (todo.kind == FLEET_ACT_RESET) {
+            (void)breaker_reset(act->b);
         } else {
             (void)breaker_get_state(act->b); /* the check: a due probe timeout */
         }

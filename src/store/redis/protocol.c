@@ -436,6 +436,27 @@ int breaker__fleet_answer_read(const int64_t v[ANS_COUNT], struct breaker__fleet
     out->failures = (uint64_t)v[ANS_FAILURES];
     out->slow = (uint64_t)v[ANS_SLOW];
     out->born = (uint64_t)v[ANS_BORN];
+    out->order = FLEET_ORDER_NONE;
+    out->order_left_us = 0;
+    out->order_seq = 0;
+    out->order_who[0] = out->order_why[0] = '\0';
+    return 1;
+}
+
+int breaker__fleet_answer_order(struct breaker__fleet_answer *out, int64_t kind, int64_t left_us,
+                                int64_t seq, const char *who, size_t who_len, const char *why,
+                                size_t why_len) {
+    if (kind < FLEET_ORDER_NONE || kind > FLEET_ORDER_RESET || left_us < 0 ||
+        (uint64_t)left_us > BREAKER__FLEET_MAX_DURATION_US || seq < 0 || seq > BREAKER__FLEET_BIG ||
+        who_len > BREAKER__FLEET_WHO_MAX || why_len > BREAKER__FLEET_WHY_MAX)
+        return 0;
+    out->order = (int)kind;
+    out->order_left_us = (uint64_t)left_us;
+    out->order_seq = (uint64_t)seq;
+    memcpy(out->order_who, who, who_len);
+    out->order_who[who_len] = '\0';
+    memcpy(out->order_why, why, why_len);
+    out->order_why[why_len] = '\0';
     return 1;
 }
 
@@ -523,13 +544,56 @@ static void decide_closed(struct breaker__fleet_follow *f, const struct breaker_
     f->follows = false;
 }
 
+/* A new operator order (its sequence newer than the last this host
+ * applied): the local transition it asks for. A reset heard in a host's
+ * first answer is history (the host's breaker is new); a forced state
+ * whose time ran out is reported as none. @return true when it decided
+ * the round's action (the order replaces what the answer would do). */
+static bool decide_order(struct breaker__fleet_follow *f, const struct breaker__fleet_answer *a,
+                         const struct breaker__fleet_local *local, uint64_t now_ns, bool first,
+                         struct breaker__fleet_action *act, struct breaker__fleet_gate *gate) {
+    f->order_seq = a->order_seq;
+    f->order = a->order;
+    f->order_left_us = a->order_left_us;
+    memcpy(f->order_who, a->order_who, sizeof f->order_who);
+    memcpy(f->order_why, a->order_why, sizeof f->order_why);
+    uint64_t left_ns = a->order_left_us * NS_PER_US;
+    int kind = FLEET_ACT_NONE;
+    if (a->order == FLEET_ORDER_OPEN)
+        kind = left_ns > 0 ? FLEET_ACT_OPEN_FOR : FLEET_ACT_FORCE_OPEN;
+    else if (a->order == FLEET_ORDER_CLOSED)
+        kind = FLEET_ACT_FORCE_CLOSED;
+    else if (a->order == FLEET_ORDER_RESET && !first)
+        kind = FLEET_ACT_RESET;
+    if (kind == FLEET_ACT_NONE) return false;
+    memset(act, 0, sizeof *act);
+    act->kind = kind;
+    act->gen = local->gen;
+    act->wait_ns = left_ns;
+    f->stale_tripped = false;
+    if (kind == FLEET_ACT_OPEN_FOR || kind == FLEET_ACT_FORCE_OPEN) {
+        /* The fleet is OPEN under the order: followed as any fleet open, so
+         * that its close (after the probes that follow a timed open) closes
+         * this host too; no lease request before the order's end. */
+        f->follows = true;
+        f->followed_gen = a->gen;
+        if (left_ns > 0) set_gate(gate, now_ns + left_ns);
+    } else {
+        f->follows = false;
+        set_gate(gate, 0);
+    }
+    return true;
+}
+
 void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker__fleet_answer *a,
                            const struct breaker__fleet_local *local, uint64_t now_ns,
                            struct breaker__fleet_action *act, struct breaker__fleet_gate *gate) {
     gate->change = false;
+    bool first = f->known_gen == 0;
     f->known_gen = a->gen;
     f->known_state = a->state;
     if (local == NULL) return; /* retired: only its lease results went */
+    if (a->order_seq > f->order_seq && decide_order(f, a, local, now_ns, first, act, gate)) return;
     bool local_open = local->state == BREAKER_OPEN || local->state == BREAKER_HALF_OPEN;
     if (f->stale_tripped) {
         /* The first good answer since a FAIL_CLOSED trip: the trip was
@@ -579,7 +643,8 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
 /* ---- Cheap rounds --------------------------------------------------------------- */
 
 const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS] = {
-    "st", "gen", "until", "k", "succ", "ec", "ef", "es", "born", "run"};
+    "st",   "gen", "until", "k",  "succ", "ec", "ef", "es",
+    "born", "run", "ok",    "fu", "oseq", "ow", "oy"};
 
 uint32_t breaker__fleet_full_every(uint32_t rounds, uint64_t interval_ns, uint64_t window_us) {
     /* The longest round: the flusher jitters its interval by +-20%. */
@@ -652,13 +717,14 @@ int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], 
                                uint64_t max_wait_us, struct breaker__fleet_answer *out,
                                uint64_t *run, char *why, size_t why_len) {
     /* The fields, in breaker__fleet_read_fields' order. */
-    enum { R_ST, R_GEN, R_UNTIL, R_K, R_SUCC, R_EC, R_EF, R_ES, R_BORN, R_RUN };
+    enum { R_ST, R_GEN, R_UNTIL, R_K, R_SUCC, R_EC, R_EF, R_ES, R_BORN, R_RUN, R_OK, R_FU, R_OSEQ };
     uint64_t n[BREAKER__FLEET_READ_FIELDS] = {0};
     if (v[R_ST] == NULL) return parse_fail(why, why_len, "read: no state");
     for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++) {
         /* born: a state from before the field; run: written by the first
          * transition or CONSECUTIVE flush, absent before */
-        if (v[i] == NULL && (i == R_BORN || i == R_RUN)) continue;
+        if (v[i] == NULL && (i == R_BORN || i == R_RUN || i >= R_OK)) continue;
+        if (i > R_OSEQ) continue; /* who and why: texts */
         if (!plain_u64(v[i], &n[i]))
             return parse_fail(why, why_len, "read: field %s = %.40s, expected 0..%" PRId64,
                               breaker__fleet_read_fields[i], v[i] ? v[i] : "(missing)",
@@ -690,7 +756,22 @@ int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], 
         return parse_fail(why, why_len, "read: %s",
                           a[ANS_GEN] < 1 ? "answer field gen = 0, expected 1.." : what);
     *run = n[R_RUN];
-    return breaker__fleet_answer_read(a, out);
+    if (!breaker__fleet_answer_read(a, out)) return 0;
+    /* The order, as the scripts' answer() reports it: a forced state whose
+     * time ran out is none. */
+    const char *ow = v[R_OSEQ + 1] ? v[R_OSEQ + 1] : "", *oy = v[R_OSEQ + 2] ? v[R_OSEQ + 2] : "";
+    uint64_t kind = n[R_OK], left = n[R_FU] > now_us ? n[R_FU] - now_us : 0;
+    if ((kind == FLEET_ORDER_OPEN || kind == FLEET_ORDER_CLOSED) && n[R_FU] != 0 && left == 0)
+        kind = FLEET_ORDER_NONE;
+    if (kind > FLEET_ORDER_RESET || left > BREAKER__FLEET_MAX_DURATION_US ||
+        !breaker__fleet_answer_order(out, (int64_t)kind, (int64_t)left, (int64_t)n[R_OSEQ], ow,
+                                     strlen(ow), oy, strlen(oy)))
+        return parse_fail(why, why_len,
+                          "read: the order (fields ok %" PRIu64 ", fu %" PRIu64
+                          ", ow, oy) out of range (kind 0..3, at most 365 days, who %d and why "
+                          "%d bytes)",
+                          n[R_OK], n[R_FU], BREAKER__FLEET_WHO_MAX, BREAKER__FLEET_WHY_MAX);
+    return 1;
 }
 
 /* ---- Leases ------------------------------------------------------------------- */

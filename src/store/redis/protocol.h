@@ -209,7 +209,22 @@ struct breaker__fleet_answer {
     uint64_t calls, failures, slow; /* the last trip's evidence */
     uint64_t born;                  /* the generation the state was created with; 0: a state
                                        from before the field */
+    /* The fleet's last operator order (ANS_ORDER..: 0 when none was given,
+     * or a forced state whose time ran out): FLEET_ORDER_*, its time left
+     * (0: until another order), its sequence (0: none), who and why. */
+    int order;
+    uint64_t order_left_us;
+    uint64_t order_seq;
+    char order_who[BREAKER__FLEET_WHO_MAX + 1];
+    char order_why[BREAKER__FLEET_WHY_MAX + 1];
 };
+/* Read an answer's order part (ANS_ORDER ..) into `out`: kind 0..3, time
+ * left at most 365 days, sequence 0..2^52, who and why texts of at most
+ * BREAKER__FLEET_WHO_MAX and _WHY_MAX bytes (`who_len`, `why_len`).
+ * @return 1, or 0 (the answer is no answer). */
+int breaker__fleet_answer_order(struct breaker__fleet_answer *out, int64_t kind, int64_t left_us,
+                                int64_t seq, const char *who, size_t who_len, const char *why,
+                                size_t why_len);
 
 /* Read the integers of an answer. @return 1 with `out` when every field is
  * in its range (breaker__fleet_answer_check()), else 0: the round takes it
@@ -257,6 +272,13 @@ struct breaker__fleet_follow {
     /* The longest open wait the name's limits allow (open_max_us plus its
      * jitter), which bounds a read's `until` as the scripts bound it. */
     uint64_t max_wait_us;
+    /* The last operator order this host applied (its sequence; 0: none
+     * seen), and the order as the last answer told it. */
+    uint64_t order_seq;
+    int order;
+    uint64_t order_left_us;
+    char order_who[BREAKER__FLEET_WHO_MAX + 1];
+    char order_why[BREAKER__FLEET_WHY_MAX + 1];
 };
 
 /* The local breaker as the caller read it: its generation first, then its
@@ -270,7 +292,20 @@ struct breaker__fleet_local {
  * after the round (breaker_trip_outside_for(b, gen, wait_ns, &evidence) or
  * breaker_close_outside(b, gen, NULL)), it does nothing (STALE) to a breaker
  * that moved on since it was read. */
-enum { FLEET_ACT_NONE, FLEET_ACT_TRIP, FLEET_ACT_CLOSE };
+enum {
+    FLEET_ACT_NONE,
+    FLEET_ACT_TRIP,
+    FLEET_ACT_CLOSE,
+    /* An operator's fleet order, applied once per order (its sequence) and
+     * unfenced (the operator's intent wins, as breaker_force_open()'s):
+     * breaker_force_open(); breaker_open_for(wait_ns, OPERATOR);
+     * breaker_force_closed() or, with wait_ns, breaker_force_closed_for();
+     * breaker_reset(). */
+    FLEET_ACT_FORCE_OPEN,
+    FLEET_ACT_OPEN_FOR,
+    FLEET_ACT_FORCE_CLOSED,
+    FLEET_ACT_RESET
+};
 struct breaker__fleet_action {
     int kind;
     uint64_t gen;
@@ -361,7 +396,7 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
  * has trouble or its batched successes are due; otherwise the round reads
  * the name's state hash (HMGET of these fields, with one TIME per round for
  * Redis's clock) and decides on it as on a script's answer. */
-#define BREAKER__FLEET_READ_FIELDS 10
+#define BREAKER__FLEET_READ_FIELDS 15 /* the state's 10, then the order's 5 */
 /* How much later than the round's TIME a state read may have been written
  * (other clients' scripts run between the commands of a long pipeline):
  * an OPEN state's until may be this much past now + the longest wait. */

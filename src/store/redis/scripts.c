@@ -40,6 +40,8 @@
 #define MAX_BACKOFF   BREAKER__STR(BREAKER__MAX_OPEN_BACKOFF)
 #define MAX_PROBES    "4095"
 #define MAX_THRESHOLD BREAKER__STR(BREAKER__MAX_FAILURE_THRESHOLD)
+#define WHO_MAX       BREAKER__STR(BREAKER__FLEET_WHO_MAX)
+#define WHY_MAX       BREAKER__STR(BREAKER__FLEET_WHY_MAX)
 _Static_assert(BREAKER__MAX_DURATION_DAYS == 365, "DUR_TEXT is 365 days");
 _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
 
@@ -159,13 +161,18 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "local E = {0, 0, 0, 0}\n"                                                   \
     "if not bad and has_s then\n"                                                \
     "  h = redis.call('HMGET', S, 'cfg', 'st', 'gen', 'k', 'succ', 'until',\n"   \
-    "                 'born', 'trips', 'transitions', 'ec', 'ef', 'es', 'run', 'qc')\n" \
+    "                 'born', 'trips', 'transitions', 'ec', 'ef', 'es', 'run', 'qc',\n"  \
+    "                 'ok', 'fu', 'oseq', 'ow', 'oy')\n"                         \
     "  raw = h[1] or '(missing)'\n"                                              \
     "  -- The same text as the caller's (the usual case): checked once.\n"      \
     "  if raw == ARGV[2] then c = mine else c = limits(S, raw) end\n"            \
     "  E = {h[10], h[11], h[12], h[7]}\n"                                        \
     "end\n"                                                                      \
     "local st, gen, k, succ, untl = 0, 0, 0, 0, 0\n"                             \
+    "-- The fleet's operator order (docs/fleet.md, \"Fleet-wide orders\"): ord\n" \
+    "-- 0 none, 1 open, 2 closed, 3 reset; fu its expiry (0: none), oseq its\n" \
+    "-- sequence, ow and oy who gave it and why.\n"                           \
+    "local ord, fu, oseq = 0, 0, 0\n"                                           \
     "local gen_seen = 0\n"                                                       \
     "if raw and not bad then\n"                                                  \
     "  st = int(S, 'st', h[2], 0, 2)\n"                                          \
@@ -187,6 +194,11 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "  int(S, 'es', h[12], 0, ec)\n"                                             \
     "  int(S, 'run', h[13], 0, BIG, true)\n"                                     \
     "  int(S, 'qc', h[14], 0, BIG, true)\n"                                      \
+    "  ord = int(S, 'ok', h[15], 0, 3, true)\n"                                 \
+    "  fu = int(S, 'fu', h[16], 0, BIG, true)\n"                                \
+    "  oseq = int(S, 'oseq', h[17], 0, BIG, true)\n"                            \
+    "  if not bad and h[18] and #h[18] > " WHO_MAX " then flag(S, 'ow', h[18], 'at most " WHO_MAX " bytes') end\n" \
+    "  if not bad and h[19] and #h[19] > " WHY_MAX " then flag(S, 'oy', h[19], 'at most " WHY_MAX " bytes') end\n" \
     "  if not bad and st == 2 then\n"                                            \
     "    -- A lease's deadline is at most one probe timeout away.\n"             \
     "    local n = redis.call('ZCARD', L)\n"                                     \
@@ -267,10 +279,24 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "    wait = 0\n"                                                             \
     "    if st == 1 and untl > now then wait = untl - now end\n"                 \
     "  end\n"                                                                    \
-    "  return {st, gen, wait, k, succ, verdict,\n"                               \
+    "  local a = {st, gen, wait, k, succ, verdict,\n"                            \
     "          tonumber(E[1]), tonumber(E[2]), tonumber(E[3]),\n"                \
     "          tonumber(E[4]) or 0}\n"                                           \
-    "end\n"
+    "  -- An order given: its kind, time left (0: none or over), sequence,\n"  \
+    "  -- who and why, after the ten numbers.\n"                               \
+    "  if oseq > 0 then\n"                                                       \
+    "    local left = 0\n"                                                       \
+    "    if fu > now then left = fu - now end\n"                                 \
+    "    local t = redis.call('HMGET', S, 'ow', 'oy')\n"                         \
+    "    local o = ord\n"                                                        \
+    "    if (ord == 1 or ord == 2) and fu > 0 and left == 0 then o = 0 end\n"    \
+    "    a[11], a[12], a[13], a[14], a[15] = o, left, oseq, t[1] or '', t[2] or ''\n" \
+    "  end\n"                                                                    \
+    "  return a\n"                                                               \
+    "end\n"                                                                      \
+    "-- A forced state in force: open or closed, not expired.\n"               \
+    "local oactive = (ord == 1 or ord == 2) and (fu == 0 or now < fu)\n"      \
+    "local ofo = oactive and ord == 1\n"
 
 /* flush: ARGV 3 the host's last known generation (0: none), 4 calls,
  * 5 failures, 6 slow (deltas since its last flush), 7 the host's current
@@ -302,7 +328,8 @@ const char breaker__redis_lua_flush[] = PRELUDE
     "  if #host == 16 and string.match(host, '^%x+$') and string.match(sq, '^%d+$') and #sq <= 16 then seq = tonumber(sq) end\n"
     "  if seq == nil or seq > BIG then return redis.error_reply('ERR breaker: a host id of 16 hex digits and a sequence 0..' .. BIG_TEXT .. ' expected') end\n"
     "end\n"
-    "if st ~= 0 or (hg ~= 0 and hg ~= gen) or dc <= 0 then return answer(0) end\n"
+    "-- A forced state (an operator's order in force) counts nothing, trips nothing.\n"
+    "if oactive or st ~= 0 or (hg ~= 0 and hg ~= gen) or dc <= 0 then return answer(0) end\n"
     "-- The hosts' sequences, checked: a field is a host id, a value 'seq time'.\n"
     "-- A host silent longer than the TTL is forgotten; a call whose sequence\n"
     "-- is not newer than its host's last was applied already (a retry).\n"
@@ -442,6 +469,7 @@ const char breaker__redis_lua_flush[] = PRELUDE
  * fleet HALF_OPEN. */
 const char breaker__redis_lua_acquire[] =
     PRELUDE "if bad then return corrupt(false) end\n"
+            "if ofo then return answer(0) end\n"
             "if st == 0 then return answer(1) end\n"
             "if st == 1 then\n"
             "  if now < untl then return answer(0) end\n"
@@ -474,5 +502,32 @@ const char breaker__redis_lua_release[] = PRELUDE
     "  if res == 0 then succ = succ + 1; redis.call('HSET', S, 'succ', succ) end\n"
     "  if succ >= c[11] and redis.call('ZCARD', L) == 0 then go(0, 'probes_succeeded', 0) end\n"
     "end\n"
+    "return answer(4)\n";
+/* order: an operator's order for the whole fleet (docs/fleet.md,
+ * "Fleet-wide orders"). ARGV 3 the kind (1 open, 2 closed, 3 reset), 4 its
+ * time in µs (0: until another order; open: a timed open, reason
+ * operator), 5 who, 6 why (at most BREAKER__FLEET_WHO_MAX and _WHY_MAX
+ * bytes). Open: the fleet OPEN (a new generation; its wait at most the
+ * limits' longest, the lease refused until the order's end); closed: the
+ * fleet CLOSED with an empty window, nothing counted until its end; reset:
+ * CLOSED with an empty window, k 0. Each is one transition and a new
+ * order sequence (oseq), which every host applies once. verdict 4. */
+const char breaker__redis_lua_order[] = PRELUDE
+    "if bad then return corrupt(true) end\n"
+    "local kind, dur = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    "local who, why = ARGV[5] or '', ARGV[6] or ''\n"
+    "if not (kind == 1 or kind == 2 or kind == 3) then return redis.error_reply('ERR breaker: order kind 1..3 expected') end\n"
+    "if not dur or dur < 0 or dur > DUR or dur ~= math.floor(dur) then return redis.error_reply('ERR breaker: order time 0..' .. DUR .. ' us expected') end\n"
+    "if #who > " WHO_MAX " or #why > " WHY_MAX " then return redis.error_reply('ERR breaker: who at most " WHO_MAX " bytes, why at most " WHY_MAX "') end\n"
+    "ord, fu, oseq = kind, 0, oseq + 1\n"
+    "if dur > 0 and kind ~= 3 then fu = now + dur end\n"
+    "if kind == 1 then\n"
+    "  go(1, 'operator', k)\n"
+    "  -- Never longer than the limits' longest wait (the prelude's bound):\n"
+    "  -- the order's end (fu) holds the leases back beyond it.\n"
+    "  if fu > 0 and fu < untl then untl = fu; redis.call('HSET', S, 'until', untl) end\n"
+    "elseif kind == 2 then go(0, 'forced_closed', 0)\n"
+    "else go(0, 'reset', 0) end\n"
+    "redis.call('HSET', S, 'ok', ord, 'fu', fu, 'oseq', oseq, 'ow', who, 'oy', why)\n"
     "return answer(4)\n";
 /* clang-format on */

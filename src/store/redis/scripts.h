@@ -9,6 +9,14 @@
 extern const char breaker__redis_lua_flush[];
 extern const char breaker__redis_lua_acquire[];
 extern const char breaker__redis_lua_release[];
+extern const char breaker__redis_lua_order[];
+
+/* An operator's order (docs/fleet.md, "Fleet-wide orders"): who gave it
+ * and why, at most this many bytes each. */
+#define BREAKER__FLEET_WHO_MAX 64
+#define BREAKER__FLEET_WHY_MAX 200
+/* Its kinds, as the scripts store them (field ok of the state hash). */
+enum { FLEET_ORDER_NONE = 0, FLEET_ORDER_OPEN = 1, FLEET_ORDER_CLOSED = 2, FLEET_ORDER_RESET = 3 };
 
 /* Shared by the scripts (scripts.c) and the client's decisions
  * (protocol.c), which reads the answers and makes the calls. */
@@ -42,6 +50,16 @@ enum {
     ANS_SLOW,
     ANS_BORN, /* the generation the state was created with (0: unknown) */
     ANS_COUNT
+};
+/* After them, when an order was ever given (oseq > 0): its kind, its time
+ * left in µs (0: none, or over), its sequence, who and why (strings). */
+enum {
+    ANS_ORDER = ANS_COUNT,
+    ANS_ORDER_LEFT_US,
+    ANS_ORDER_SEQ,
+    ANS_ORDER_WHO,
+    ANS_ORDER_WHY,
+    ANS_WITH_ORDER
 };
 
 #endif /* BREAKER_REDIS_SCRIPTS_H */

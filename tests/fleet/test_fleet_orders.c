@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_fleet_orders.c - fleet-wide operator orders (include/breaker/redis.h,
+ * breaker_redis_force(), _open_for(), _reset(); docs/fleet.md, "Fleet-wide
+ * orders") against a real redis-server, with four host processes (fork),
+ * each with its own fleet handle, calling one dependency, and the test's
+ * own handle giving the orders as an operator's host would:
+ *  - forced open from one host: every host refuses every call, and stays
+ *    so across many flushes; who and why reach every host's event;
+ *  - forced closed: every host admits its calls while the dependency
+ *    fails, and the fleet never trips;
+ *  - reset on one host: a tripped fleet closes on every host, and the next
+ *    flushes do not trip it again (breaker_reset() alone is re-tripped);
+ *  - a timed open (and a forced close with an end) ends by itself: the
+ *    hosts probe and close again;
+ *  - bad arguments are refused, naming the field.
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#define _POSIX_C_SOURCE 200809L
+
+#include <breaker.h>
+#include <breaker/redis.h>
+
+#include "redis_server.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define MS    ((uint64_t)1000000)
+#define NHOST 4
+#define NAME  "ops.svc"
+
+/* One host's view, written by that host only. */
+struct host_view {
+    _Atomic int state;        /* breaker_get_state() after its last call */
+    _Atomic long admitted;    /* calls admitted */
+    _Atomic long refused;     /* calls refused */
+    _Atomic int order_events; /* events of an order's transition */
+    _Atomic int last_reason;
+    char who[BREAKER_REDIS_WHO_MAX + 1]; /* what breaker_redis_order_get() said */
+    char why[BREAKER_REDIS_WHY_MAX + 1];
+};
+
+struct shared {
+    _Atomic int ready, stop, failing;
+    struct host_view host[NHOST];
+};
+
+static struct shared *sh;
+static breaker_redis *child_fleet;
+static int child_index;
+
+static void nap_ms(long ms) {
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void on_event(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)ctx;
+    struct host_view *v = &sh->host[child_index];
+    atomic_store(&v->last_reason, (int)ev->reason);
+    if (ev->reason == BREAKER_REASON_FORCED_OPEN || ev->reason == BREAKER_REASON_FORCED_CLOSED ||
+        ev->reason == BREAKER_REASON_RESET || ev->reason == BREAKER_REASON_OPERATOR) {
+        breaker_redis_order o;
+        if (breaker_redis_order_get(child_fleet, b, &o) == BREAKER_OK && o.seq > 0) {
+            memcpy(v->who, o.who, sizeof v->who);
+            memcpy(v->why, o.why, sizeof v->why);
+        }
+        atomic_fetch_add(&v->order_events, 1);
+    }
+}
+
+static void config(breaker_config *cfg) {
+    breaker_config_init(cfg);
+    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
+    cfg->window_ns = 2000 * MS;
+    cfg->window_buckets = 10;
+    cfg->min_calls = 10;
+    cfg->failure_rate = 0.5;
+    cfg->open_ns = 200 * MS;
+    cfg->open_max_ns = 400 * MS;
+    cfg->half_open_max_probes = 1;
+    cfg->half_open_successes = 1;
+    cfg->probe_timeout_ns = 1000 * MS;
+}
+
+static breaker_redis *open_fleet(const struct test_redis *r) {
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = r->port;
+    rc.flush_interval_ns = 50 * MS;
+    rc.io_timeout_ns = 2000 * MS; /* a loaded machine does not degrade a host */
+    rc.probe_budget_ns = 500 * MS;
+    breaker_redis *f = NULL;
+    return breaker_redis_open(&rc, &f, NULL, 0) == BREAKER_OK ? f : NULL;
+}
+
+static int host(const struct test_redis *r, int i) {
+    child_index = i;
+    child_fleet = open_fleet(r);
+    if (child_fleet == NULL || breaker_redis_flush(child_fleet) != BREAKER_OK) return 2;
+    breaker_config cfg;
+    config(&cfg);
+    cfg.on_event = on_event;
+    breaker *b = NULL;
+    int rc = breaker_redis_attach(child_fleet, NAME, &cfg, &b, NULL, 0);
+    if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) return 3;
+    struct host_view *v = &sh->host[i];
+    atomic_fetch_add(&sh->ready, 1);
+    pid_t parent = getppid();
+    while (!atomic_load(&sh->stop) && getppid() == parent) { /* not past a failed test */
+        breaker_permit p;
+        if (breaker_acquire(b, &p) == BREAKER_OK) {
+            atomic_fetch_add(&v->admitted, 1);
+            (void)breaker_complete(b, &p,
+                                   atomic_load(&sh->failing) ? BREAKER_FAILURE : BREAKER_SUCCESS);
+        } else {
+            atomic_fetch_add(&v->refused, 1);
+        }
+        atomic_store(&v->state, (int)breaker_get_state(b));
+        nap_ms(2);
+    }
+    breaker_redis_close(child_fleet);
+    return 0;
+}
+
+/* The test's world: a redis-server, NHOST host processes, and the
+ * operator's handle with the name attached. */
+struct world {
+    struct test_redis r;
+    pid_t pid[NHOST];
+    breaker_redis *op;
+    breaker *b;
+};
+
+static void start(struct world *w, int failing) {
+    memset(w, 0, sizeof *w);
+    assert_int_equal(test_redis_start(&w->r), 0);
+    sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(sh != MAP_FAILED);
+    memset(sh, 0, sizeof *sh);
+    atomic_store(&sh->failing, failing);
+    for (int i = 0; i < NHOST; i++) {
+        w->pid[i] = fork();
+        assert_true(w->pid[i] >= 0);
+        if (w->pid[i] == 0) {
+            int rc = host(&w->r, i);
+            if (rc != 0) fprintf(stderr, "host %d: failed at step %d\n", i, rc);
+            _exit(rc);
+        }
+    }
+    for (int t = 0; t < 20000 && atomic_load(&sh->ready) < NHOST; t++)
+        nap_ms(1);
+    assert_int_equal(atomic_load(&sh->ready), NHOST);
+    w->op = open_fleet(&w->r);
+    assert_non_null(w->op);
+    breaker_config cfg;
+    config(&cfg);
+    int rc = breaker_redis_attach(w->op, NAME, &cfg, &w->b, NULL, 0);
+    assert_true(rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS);
+}
+
+static void finish(struct world *w) {
+    breaker_redis_close(w->op);
+    atomic_store(&sh->stop, 1);
+    int failed = 0;
+    for (int i = 0; i < NHOST; i++) {
+        int st = 0;
+        while (waitpid(w->pid[i], &st, 0) < 0) {
+        }
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) failed = i + 1;
+    }
+    test_redis_stop(&w->r);
+    munmap(sh, sizeof *sh);
+    assert_int_equal(failed, 0);
+}
+
+/* How many hosts are in `state` now. */
+static int hosts_in(int state) {
+    int n = 0;
+    for (int i = 0; i < NHOST; i++)
+        n += atomic_load(&sh->host[i].state) == state;
+    return n;
+}
+
+/* Wait (at most `ms`) until every host is in `state`. @return the time it
+ * took in ms, or -1. */
+static long wait_all(int state, long ms) {
+    uint64_t t0 = test_redis_now_ns();
+    for (long t = 0; t < ms; t++) {
+        if (hosts_in(state) == NHOST) return (long)((test_redis_now_ns() - t0) / MS);
+        nap_ms(1);
+    }
+    return -1;
+}
+
+static long total(_Atomic long *(*field)(struct host_view *)) {
+    long n = 0;
+    for (int i = 0; i < NHOST; i++)
+        n += atomic_load(field(&sh->host[i]));
+    return n;
+}
+static _Atomic long *admitted_of(struct host_view *v) { return &v->admitted; }
+static _Atomic long *refused_of(struct host_view *v) { return &v->refused; }
+
+static void fleet_forced_open_refuses_on_every_host_and_survives_their_flushes(void **state) {
+    (void)state;
+    struct world w;
+    start(&w, 0);
+    assert_int_equal(wait_all(BREAKER_CLOSED, 5000) >= 0, 1);
+    char msg[256] = "";
+    int rc = breaker_redis_force(w.op, NAME, BREAKER_FORCED_OPEN, 0, "alice@ops-1",
+                                 "INC-42: the payments API is being migrated", msg, sizeof msg);
+    if (rc != BREAKER_OK) fprintf(stderr, "force: %s\n", msg);
+    assert_int_equal(rc, BREAKER_OK);
+    long took = wait_all(BREAKER_FORCED_OPEN, 5000);
+    /* Twenty flush intervals later, every host still refuses everything. */
+    nap_ms(200);
+    long admitted = total(admitted_of);
+    nap_ms(1000);
+    long admitted_after = total(admitted_of), refused = total(refused_of);
+    long long fleet_state = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s st");
+    long long order = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s ok");
+    int who_ok = 0;
+    for (int i = 0; i < NHOST; i++)
+        who_ok += strcmp(sh->host[i].who, "alice@ops-1") == 0 &&
+                  strcmp(sh->host[i].why, "INC-42: the payments API is being migrated") == 0 &&
+                  atomic_load(&sh->host[i].last_reason) == BREAKER_REASON_FORCED_OPEN;
+    int still = hosts_in(BREAKER_FORCED_OPEN);
+    printf("forced open: every host forced open %ld ms after the order (flush interval 50 ms); "
+           "admitted in the next second %ld, refused %ld; who/why on %d of %d hosts\n",
+           took, admitted_after - admitted, refused, who_ok, NHOST);
+    finish(&w);
+    assert_true(took >= 0);
+    assert_int_equal(still, NHOST);
+    assert_int_equal(admitted_after - admitted, 0);
+    assert_int_equal(fleet_state, 1); /* OPEN */
+    assert_int_equal(order, 1);
+    assert_int_equal(who_ok, NHOST);
+}
+
+static void fleet_forced_closed_admits_despite_failures(void **state) {
+    (void)state;
+    struct world w;
+    start(&w, 0);
+    assert_true(wait_all(BREAKER_CLOSED, 5000) >= 0);
+    char msg[256] = "";
+    assert_int_equal(breaker_redis_force(w.op, NAME, BREAKER_FORCED_CLOSED, 0, "bob", "false alarm",
+                                         msg, sizeof msg),
+                     BREAKER_OK);
+    long took = wait_all(BREAKER_FORCED_CLOSED, 5000);
+    atomic_store(&sh->failing, 1);
+    long refused = total(refused_of), admitted = total(admitted_of);
+    nap_ms(1500); /* 30 flushes of failures, far over min_calls at a rate of 1 */
+    long refused_after = total(refused_of), admitted_after = total(admitted_of);
+    long long trips = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s trips");
+    long long fleet_state = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s st");
+    int still = hosts_in(BREAKER_FORCED_CLOSED);
+    printf("forced closed: every host forced closed %ld ms after the order; with the dependency "
+           "failing, %ld calls admitted and %ld refused in 1.5 s; fleet trips %lld\n",
+           took, admitted_after - admitted, refused_after - refused, trips);
+    finish(&w);
+    assert_true(took >= 0);
+    assert_int_equal(still, NHOST);
+    assert_int_equal(refused_after - refused, 0);
+    assert_true(admitted_after - admitted > 100);
+    assert_int_equal(trips, 0);
+    assert_int_equal(fleet_state, 0);
+}
+
+static void fleet_reset_closes_every_host_and_is_not_tripped_again(void **state) {
+    (void)state;
+    struct world w;
+    start(&w, 1);
+    /* The dependency fails: the fleet trips, every host follows. */
+    long long trips = 0;
+    for (int t = 0; t < 10000 && trips < 1; t++) {
+        trips = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s trips");
+        nap_ms(1);
+    }
+    assert_true(trips >= 1);
+    /* A reset of this host's breaker alone is undone by its next flush:
+     * the fleet is still open. */
+    assert_int_equal(breaker_reset(w.b), BREAKER_OK);
+    for (int t = 0; t < 3000 && breaker_get_state(w.b) == BREAKER_CLOSED; t++)
+        nap_ms(1);
+    int local_reset_undone = breaker_get_state(w.b) != BREAKER_CLOSED;
+    /* The fleet's reset, with the dependency back. */
+    atomic_store(&sh->failing, 0);
+    char msg[256] = "";
+    assert_int_equal(breaker_redis_reset(w.op, NAME, "carol", "fixed upstream", msg, sizeof msg),
+                     BREAKER_OK);
+    long took = wait_all(BREAKER_CLOSED, 5000);
+    long refused = total(refused_of);
+    nap_ms(1000); /* twenty flushes */
+    long refused_after = total(refused_of);
+    int closed = hosts_in(BREAKER_CLOSED);
+    int resets = 0;
+    for (int i = 0; i < NHOST; i++)
+        resets +=
+            strcmp(sh->host[i].who, "carol") == 0 && strcmp(sh->host[i].why, "fixed upstream") == 0;
+    long long fleet_state = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s st");
+    long long trips_after = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s trips");
+    int op_closed = breaker_get_state(w.b) == BREAKER_CLOSED;
+    printf("reset: a local reset undone by the next flush: %s; after the fleet reset every host "
+           "closed in %ld ms, refused in the next second %ld, hosts with who/why %d of %d\n",
+           local_reset_undone ? "yes" : "no", took, refused_after - refused, resets, NHOST);
+    finish(&w);
+    assert_true(local_reset_undone);
+    assert_true(took >= 0);
+    assert_int_equal(closed, NHOST);
+    assert_true(op_closed);
+    assert_int_equal(refused_after - refused, 0);
+    assert_int_equal(fleet_state, 0);
+    assert_int_equal(trips_after, trips);
+    assert_int_equal(resets, NHOST);
+}
+
+static void timed_orders_end_by_themselves(void **state) {
+    (void)state;
+    struct world w;
+    start(&w, 0);
+    assert_true(wait_all(BREAKER_CLOSED, 5000) >= 0);
+    char msg[256] = "";
+    /* Longer than the limits' open_max_ns (400 ms): an operator's wait. */
+    uint64_t t0 = test_redis_now_ns();
+    assert_int_equal(
+        breaker_redis_open_for(w.op, NAME, 1500 * MS, "dave", "deploy", msg, sizeof msg),
+        BREAKER_OK);
+    long took = wait_all(BREAKER_OPEN, 1400);
+    int reasons = 0;
+    for (int i = 0; i < NHOST; i++)
+        reasons += atomic_load(&sh->host[i].last_reason) == BREAKER_REASON_OPERATOR;
+    /* Still open well past open_max_ns: the order's time, not the limits'. */
+    while (test_redis_now_ns() - t0 < 1000 * MS)
+        nap_ms(5);
+    int open_at_1s = hosts_in(BREAKER_OPEN);
+    /* Then the hosts probe (one lease) and close. */
+    long closed_in = wait_all(BREAKER_CLOSED, 5000);
+    uint64_t ended_ms = (test_redis_now_ns() - t0) / MS;
+    /* A forced close with an end: back to normal operation. */
+    assert_int_equal(breaker_redis_force(w.op, NAME, BREAKER_FORCED_CLOSED, 500 * MS, "erin",
+                                         "load test", msg, sizeof msg),
+                     BREAKER_OK);
+    long forced_in = wait_all(BREAKER_FORCED_CLOSED, 5000);
+    long back_in = wait_all(BREAKER_CLOSED, 5000);
+    printf("timed open of 1.5 s: every host open in %ld ms (reason operator on %d), %d open at "
+           "1 s, every host closed again %llu ms after the order; a forced close of 500 ms: in "
+           "%ld ms, back to closed %ld ms later\n",
+           took, reasons, open_at_1s, (unsigned long long)ended_ms, forced_in, back_in);
+    finish(&w);
+    assert_true(took >= 0);
+    assert_int_equal(reasons, NHOST);
+    assert_int_equal(open_at_1s, NHOST);
+    assert_true(closed_in >= 0);
+    assert_true(ended_ms >= 1500);
+    assert_true(forced_in >= 0);
+    assert_true(back_in >= 0);
+}
+
+static void bad_orders_are_refused_naming_the_field(void **state) {
+    (void)state;
+    struct test_redis r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(test_redis_start(&r), 0);
+    breaker_redis *f = open_fleet(&r);
+    assert_non_null(f);
+    breaker *b = NULL;
+    assert_int_equal(breaker_redis_attach(f, NAME, NULL, &b, NULL, 0), BREAKER_OK);
+    char msg[256] = "", why[BREAKER_REDIS_WHY_MAX + 2];
+    memset(why, 'x', sizeof why - 1);
+    why[sizeof why - 1] = '\0';
+    assert_int_equal(
+        breaker_redis_force(f, NAME, BREAKER_FORCED_OPEN, 0, "a", why, msg, sizeof msg),
+        BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "why: 201 bytes, at most 200"));
+    assert_int_equal(breaker_redis_reset(f, NAME, "a\nb", NULL, msg, sizeof msg), BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "who: a control character at byte 2"));
+    assert_int_equal(breaker_redis_open_for(f, NAME, 10, NULL, NULL, msg, sizeof msg),
+                     BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "for: must be"));
+    assert_int_equal(breaker_redis_open_for(f, NAME, 0, NULL, NULL, msg, sizeof msg),
+                     BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "for: must be"));
+    assert_int_equal(breaker_redis_force(f, NAME, BREAKER_FORCED_CLOSED, 366ull * 86400 * 1000 * MS,
+                                         NULL, NULL, msg, sizeof msg),
+                     BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "365 days"));
+    assert_int_equal(breaker_redis_force(f, NAME, BREAKER_OPEN, 0, NULL, NULL, msg, sizeof msg),
+                     BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "state:"));
+    assert_int_equal(breaker_redis_reset(f, "other.svc", NULL, NULL, msg, sizeof msg),
+                     BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "other.svc: not attached"));
+    /* Nothing reached Redis. */
+    long long oseq = test_redis_int(&r, "HEXISTS breaker:v1:{" NAME "}:s oseq");
+    /* A corrupt order in Redis is named, and the state rebuilt. */
+    assert_int_equal(
+        breaker_redis_force(f, NAME, BREAKER_FORCED_OPEN, 0, "a", "b", msg, sizeof msg),
+        BREAKER_OK);
+    (void)test_redis_int(&r, "HSET breaker:v1:{" NAME "}:s ok 9");
+    int frc = breaker_redis_force(f, NAME, BREAKER_FORCED_OPEN, 0, "a", "b", msg, sizeof msg);
+    breaker_redis_close(f);
+    test_redis_stop(&r);
+    assert_int_equal(oseq, 0);
+    assert_int_equal(frc, BREAKER_EIO);
+    assert_non_null(strstr(msg, "field ok = 9, expected 0..3"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fleet_forced_open_refuses_on_every_host_and_survives_their_flushes),
+        cmocka_unit_test(fleet_forced_closed_admits_despite_failures),
+        cmocka_unit_test(fleet_reset_closes_every_host_and_is_not_tripped_again),
+        cmocka_unit_test(timed_orders_end_by_themselves),
+        cmocka_unit_test(bad_orders_are_refused_naming_the_field),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
