@@ -119,7 +119,8 @@ _breaker() {
         exec) store_opts="$store_opts -c --config -b --breaker --timeout --fail-on --refused-exit --source
             --redis --redis-cluster --redis-db --redis-password-file --redis-user --redis-timeout" ;;
         status) store_opts="$store_opts --json --prometheus --watch --interval --count" ;;
-        open | close) store_opts="$store_opts --for" ;;
+        open | close) store_opts="$store_opts --for --redis --redis-cluster --why" ;;
+        reset) store_opts="$store_opts --redis --redis-cluster --why" ;;
         esac
         [[ $cur == -* ]] && COMPREPLY=($(compgen -W "$store_opts" -- "$cur"))
         return 0
