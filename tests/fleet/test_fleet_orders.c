@@ -298,6 +298,7 @@ static void fleet_reset_closes_every_host_and_is_not_tripped_again(void **state)
         nap_ms(1);
     int local_reset_undone = breaker_get_state(w.b) != BREAKER_CLOSED;
     /* The fleet's reset, with the dependency back. */
+    trips = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s trips");
     atomic_store(&sh->failing, 0);
     char msg[256] = "";
     assert_int_equal(breaker_redis_reset(w.op, NAME, "carol", "fixed upstream", msg, sizeof msg),
@@ -314,9 +315,15 @@ static void fleet_reset_closes_every_host_and_is_not_tripped_again(void **state)
     long long fleet_state = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s st");
     long long trips_after = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s trips");
     int op_closed = breaker_get_state(w.b) == BREAKER_CLOSED;
-    printf("reset: a local reset undone by the next flush: %s; after the fleet reset every host "
+    for (int i = 0; i < NHOST; i++)
+        printf("host %d: state %d, last reason %s, who '%s'\n", i, atomic_load(&sh->host[i].state),
+               breaker_reason_name((enum breaker_reason)atomic_load(&sh->host[i].last_reason)),
+               sh->host[i].who);
+    printf("reset: trips %lld before the reset, %lld after; a local reset undone by the next "
+           "flush: %s; after the fleet reset every host "
            "closed in %ld ms, refused in the next second %ld, hosts with who/why %d of %d\n",
-           local_reset_undone ? "yes" : "no", took, refused_after - refused, resets, NHOST);
+           trips, trips_after, local_reset_undone ? "yes" : "no", took, refused_after - refused,
+           resets, NHOST);
     finish(&w);
     assert_true(local_reset_undone);
     assert_true(took >= 0);
@@ -407,9 +414,9 @@ static void bad_orders_are_refused_naming_the_field(void **state) {
     /* Nothing reached Redis. */
     long long oseq = test_redis_int(&r, "HEXISTS breaker:v1:{" NAME "}:s oseq");
     /* A corrupt order in Redis is named, and the state rebuilt. */
-    assert_int_equal(
-        breaker_redis_force(f, NAME, BREAKER_FORCED_OPEN, 0, "a", "b", msg, sizeof msg),
-        BREAKER_OK);
+    int orc = breaker_redis_force(f, NAME, BREAKER_FORCED_OPEN, 0, "a", "b", msg, sizeof msg);
+    if (orc != BREAKER_OK) fprintf(stderr, "force: %s\n", msg);
+    assert_int_equal(orc, BREAKER_OK);
     (void)test_redis_int(&r, "HSET breaker:v1:{" NAME "}:s ok 9");
     int frc = breaker_redis_force(f, NAME, BREAKER_FORCED_OPEN, 0, "a", "b", msg, sizeof msg);
     breaker_redis_close(f);

@@ -594,6 +594,10 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
     f->known_state = a->state;
     if (local == NULL) return; /* retired: only its lease results went */
     if (a->order_seq > f->order_seq && decide_order(f, a, local, now_ns, first, act, gate)) return;
+    /* An order decided by an earlier answer of this round stands: the
+     * answers after it are of the state the order made (the next round
+     * follows the fleet from the state the order left). */
+    if (act->kind >= FLEET_ACT_FORCE_OPEN) return;
     bool local_open = local->state == BREAKER_OPEN || local->state == BREAKER_HALF_OPEN;
     if (f->stale_tripped) {
         /* The first good answer since a FAIL_CLOSED trip: the trip was
