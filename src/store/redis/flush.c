@@ -207,7 +207,17 @@ static void decide_one(breaker_redis *f, const struct pending *p,
     struct breaker__fleet_local local;
     if (b != NULL) local = breaker__redis_local(b);
     struct breaker__fleet_gate gate;
+    uint64_t order_before = e->follow.order_seq;
     breaker__fleet_decide(&e->follow, a, b != NULL ? &local : NULL, now, &act->act, &gate);
+    if (b != NULL && e->follow.order_seq != order_before && e->follow.order == FLEET_ORDER_RESET) {
+        /* A fleet reset: the calls this host made before it belong to the
+         * period it ended (its next flush names the new generation, which
+         * would count them): the baseline moves to now. */
+        breaker_stats s;
+        breaker_stats_peek(b, &s);
+        struct breaker__fleet_deltas dropped;
+        breaker__fleet_take_deltas(&e->seen, &s, &dropped);
+    }
     if (act->act.kind != FLEET_ACT_NONE) act->b = b;
     if (gate.change) atomic_store_explicit(&e->gate_until_ns, gate.until_ns, memory_order_relaxed);
     /* For the probe gate: a follower that hears "closed" on its lease
