@@ -245,6 +245,12 @@ BREAKER_API int breaker_redis_detach(breaker_redis *fleet, breaker *b) BREAKER_N
  * woken for its own); BREAKER_EINVAL with `msg` naming the argument (not
  * attached, a time out of range, who or why too long or not printable);
  * BREAKER_EIO with `msg` when Redis could not be reached or refused it. */
+/* A server-directed open (breaker_open_for(b, wait, BREAKER_REASON_SERVER_DIRECTED)
+ * on a breaker attached here: a 429 or 503 with Retry-After) is the fleet's
+ * too: the next flush sends what is left of the wait, and Redis opens the
+ * fleet until then (capped at the stored open_max_ns; never a shorter wait
+ * than one under way; not while an order forces the fleet), so every host
+ * refuses for what is left of it from its next round, then probes. */
 #define BREAKER_REDIS_WHO_MAX 64
 #define BREAKER_REDIS_WHY_MAX 200
 

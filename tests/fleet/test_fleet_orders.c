@@ -57,6 +57,9 @@ struct host_view {
 
 struct shared {
     _Atomic int ready, stop, failing;
+    _Atomic int directed_by;   /* 1 + the host to get a server-directed open (0: none) */
+    _Atomic long directed_ms;  /* for how long */
+    _Atomic int opened[NHOST]; /* the host was seen OPEN after it */
     struct host_view host[NHOST];
 };
 
@@ -131,7 +134,15 @@ static int host(const struct test_redis *r, int i) {
         } else {
             atomic_fetch_add(&v->refused, 1);
         }
+        if (atomic_load(&sh->directed_by) == i + 1) {
+            /* The dependency answered 429 with Retry-After (as breaker_curl's
+             * retry_after_opens does it). */
+            atomic_store(&sh->directed_by, 0);
+            (void)breaker_open_for(b, (uint64_t)atomic_load(&sh->directed_ms) * MS,
+                                   BREAKER_REASON_SERVER_DIRECTED);
+        }
         atomic_store(&v->state, (int)breaker_get_state(b));
+        if (atomic_load(&v->state) == BREAKER_OPEN) atomic_store(&sh->opened[i], 1);
         breaker_redis_stats st;
         breaker_redis_stats_get(child_fleet, &st);
         atomic_store(&v->rounds, (long)st.flushes);
@@ -393,6 +404,46 @@ static void timed_orders_end_by_themselves(void **state) {
     assert_true(back_in >= 0);
 }
 
+/* A 429 with Retry-After on one of the hosts quiets them all: its next
+ * flush opens the fleet for what is left of the wait (capped at
+ * open_max_ns, 400 ms here), the others follow within one interval, and
+ * after it every host probes and closes again. */
+static void a_server_directed_open_on_one_host_quiets_the_whole_fleet(void **state) {
+    (void)state;
+    struct world w;
+    start(&w, 0);
+    assert_true(wait_all(BREAKER_CLOSED, 5000) >= 0);
+    for (int i = 0; i < NHOST; i++)
+        atomic_store(&sh->opened[i], 0);
+    atomic_store(&sh->directed_ms, 350);
+    uint64_t t0 = test_redis_now_ns();
+    atomic_store(&sh->directed_by, 1); /* host 0 */
+    int opened = 0;
+    while (opened < NHOST && test_redis_now_ns() - t0 < 5000 * MS) {
+        opened = 0;
+        for (int i = 0; i < NHOST; i++)
+            opened += atomic_load(&sh->opened[i]);
+        nap_ms(1);
+    }
+    uint64_t all_open_ms = (test_redis_now_ns() - t0) / MS;
+    char why[64] = "";
+    redisContext *c = redisConnect("127.0.0.1", w.r.port);
+    redisReply *rw = c != NULL ? redisCommand(c, "HGET breaker:v1:{" NAME "}:s why") : NULL;
+    if (rw != NULL && rw->type == REDIS_REPLY_STRING) snprintf(why, sizeof why, "%s", rw->str);
+    if (rw != NULL) freeReplyObject(rw);
+    if (c != NULL) redisFree(c);
+    long closed_in = wait_all(BREAKER_CLOSED, 5000);
+    uint64_t back_ms = (test_redis_now_ns() - t0) / MS;
+    printf("server-directed open of 350 ms on host 0: %d of %d hosts open %llu ms after it, fleet "
+           "why %s; every host closed again %llu ms after it\n",
+           opened, NHOST, (unsigned long long)all_open_ms, why, (unsigned long long)back_ms);
+    finish(&w);
+    assert_int_equal(opened, NHOST);
+    assert_string_equal(why, "server_directed");
+    assert_true(closed_in >= 0);
+    assert_true(back_ms >= 300); /* the whole wait, not the local breakers' own */
+}
+
 static void bad_orders_are_refused_naming_the_field(void **state) {
     (void)state;
     struct test_redis r;
@@ -459,6 +510,7 @@ int main(void) {
         cmocka_unit_test(fleet_forced_closed_admits_despite_failures),
         cmocka_unit_test(fleet_reset_closes_every_host_and_is_not_tripped_again),
         cmocka_unit_test(timed_orders_end_by_themselves),
+        cmocka_unit_test(a_server_directed_open_on_one_host_quiets_the_whole_fleet),
         cmocka_unit_test(bad_orders_are_refused_naming_the_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -106,6 +106,9 @@ struct entry {
     struct breaker__fleet_seen seen;
     struct breaker__fleet_follow follow;
     uint64_t flush_seq; /* the sequence of this name's last flush call */
+    /* stats.server_directed_opens as the last flush call sent them: a
+     * later one is a dependency's timed open to send the fleet */
+    uint64_t directed_seen;
     /* host.c, flusher-only (under round_mu): this round, the entry is not
      * flushed (another process holds the name's lease, or another live
      * entry of the name here flushes it); the lease's term and expiry it

@@ -21,8 +21,8 @@
 #include <string.h>
 
 /* EVALSHA, the SHA, numkeys, the keys, the TTL, the limits and a call's
- * own arguments (the flush's nine). */
-#define MAX_ARGS 18
+ * own arguments (the flush's ten). */
+#define MAX_ARGS 19
 _Static_assert(MAX_ARGS == 3 + FLEET_KEY_COUNT + 2 + BREAKER__FLEET_CALL_ARGS,
                "MAX_ARGS fits the longest call");
 

@@ -115,7 +115,14 @@ static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
          * flusher and running the last round on its own thread. */
         .last_round = atomic_load_explicit(&f->stop, memory_order_relaxed) != 0,
     };
-    if (!breaker__fleet_full_due(&e->follow, &pend)) {
+    /* A server-directed open since the last flush (a 429 with Retry-After):
+     * the fleet's too, for what is left of it. */
+    uint64_t directed_us = 0;
+    if (s.server_directed_opens != e->directed_seen && pend.local == BREAKER_OPEN) {
+        uint64_t now = breaker_now_ns(b);
+        if (s.open_until_ns > now) directed_us = (s.open_until_ns - now) / 1000;
+    }
+    if (directed_us == 0 && !breaker__fleet_full_due(&e->follow, &pend)) {
         p->kind = PENDING_READ; /* its TIME: collect_calls() */
         p->seen_after = next;
         return;
@@ -129,6 +136,8 @@ static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
     e->flush_seq = breaker__fleet_next_seq(e->flush_seq, breaker__redis_mono_ns() / 1000);
     breaker__fleet_call_sequence(&p->call, f->host_id, e->flush_seq);
     breaker__fleet_call_sources(&p->call, p->deltas.sources);
+    breaker__fleet_call_directed(&p->call, directed_us);
+    e->directed_seen = s.server_directed_opens;
 }
 
 /* The node the exchange sends `e`'s calls to (the slot map; ROUTE_NO_NODE:

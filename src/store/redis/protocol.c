@@ -377,6 +377,10 @@ void breaker__fleet_call_sources(struct breaker__fleet_call *c, uint64_t map) {
     call_arg(c, map >> 32);
 }
 
+void breaker__fleet_call_directed(struct breaker__fleet_call *c, uint64_t wait_us) {
+    call_arg(c, wait_us);
+}
+
 void breaker__fleet_call_acquire(struct breaker__fleet_call *c, uint64_t token) {
     c->script = FLEET_SCRIPT_ACQUIRE;
     c->argc = 1;

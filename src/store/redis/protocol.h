@@ -127,7 +127,8 @@ enum { FLEET_SCRIPT_FLUSH, FLEET_SCRIPT_ACQUIRE, FLEET_SCRIPT_RELEASE, FLEET_SCR
 
 /* One script call: which script, and its ARGV after the two every script
  * takes (the key TTL and the limits text). */
-#define BREAKER__FLEET_CALL_ARGS 9 /* the flush's: known_gen .. run, host, seq, sources */
+#define BREAKER__FLEET_CALL_ARGS \
+    10 /* the flush's: known_gen .. run, host, seq, sources, directed */
 struct breaker__fleet_call {
     int script;
     int argc;
@@ -190,6 +191,12 @@ void breaker__fleet_call_sequence(struct breaker__fleet_call *c, const char host
 /* A flush call's failing-source map (ARGV 10 and 11: its low and high 32
  * bits), after the sequence: OR-ed into the fleet window's bucket. */
 void breaker__fleet_call_sources(struct breaker__fleet_call *c, uint64_t map);
+/* A flush call's server-directed wait (ARGV 12, after the sources): the
+ * host's local breaker was opened for that long by a dependency's answer
+ * (breaker_open_for(), reason SERVER_DIRECTED) since its last flush; the
+ * script opens the fleet until then (capped at open_max), unless it is
+ * open that long already or an operator's order forces it. */
+void breaker__fleet_call_directed(struct breaker__fleet_call *c, uint64_t wait_us);
 void breaker__fleet_call_acquire(struct breaker__fleet_call *c, uint64_t token);
 void breaker__fleet_call_release(struct breaker__fleet_call *c, uint64_t gen, uint64_t token,
                                  int result);
