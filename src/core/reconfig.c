@@ -53,17 +53,27 @@
 #define LIVE_F64(X) X(failure_rate) X(slow_call_rate) X(open_backoff) X(open_jitter) X(ramp_start)
 
 static void store_u32(uint32_t *p, uint32_t v) {
-    atomic_store_explicit((_Atomic uint32_t *)(void *)p, v, memory_order_relaxed);
+    atomic_store_explicit((_Atomic uint32_t *)(void *)p, v, memory_order_release);
 }
 static void store_u64(uint64_t *p, uint64_t v) {
-    atomic_store_explicit((_Atomic uint64_t *)(void *)p, v, memory_order_relaxed);
+    atomic_store_explicit((_Atomic uint64_t *)(void *)p, v, memory_order_release);
 }
 static void store_f64(double *p, double v) {
-    atomic_store_explicit((_Atomic double *)(void *)p, v, memory_order_relaxed);
+    atomic_store_explicit((_Atomic double *)(void *)p, v, memory_order_release);
 }
 
 /* Copy the live fields of `from` (read with relaxed loads: another writer's
- * block, or a snapshot) into `to` (written with relaxed stores). */
+ * block, or a snapshot) into `to`, written with release stores: each field's
+ * store comes after the version word's COPYING (or STAGING) that preceded
+ * the copy, so a snapshot that reads a copied field (then its acquire fence)
+ * reads that flag or later at its second look, never the version it started
+ * on (the seqlock writer's ordering, Boehm, "Can seqlocks get along with
+ * programming language memory models?", 2012). A release store orders what
+ * came before it, which a relaxed store after a release store does not (a
+ * later relaxed store may be seen first, as on ARM); release stores rather
+ * than a release fence, because ThreadSanitizer does not model fences (GCC
+ * refuses atomic_thread_fence under -fsanitize=thread). Writers only: a
+ * change of the limits is rare, and on x86-64 the stores are plain moves. */
 static void copy_live(struct breaker__limits *to, const struct breaker__limits *from) {
 #define COPY_U32(f) store_u32(&to->f, BREAKER__LIM(from, f));
 #define COPY_U64(f) store_u64(&to->f, BREAKER__LIM(from, f));
@@ -113,14 +123,8 @@ static void finish_copy(struct breaker__shared *s, uint64_t v) {
     /* Release: a snapshot that sees COPYING sees lim_next whole. */
     atomic_store_explicit(&s->lim_ver, (v & ~(uint64_t)VER_FLAGS) | BREAKER__LIM_COPYING,
                           memory_order_release);
-    /* And the copy's stores after COPYING: a release store orders what
-     * came before it, not what follows (a later relaxed store may be seen
-     * first, as on ARM). With this fence, a snapshot that read a copied
-     * field (then its acquire fence) reads COPYING or later at its second
-     * look, never the version it started on (the seqlock writer's fence,
-     * Boehm, "Can seqlocks get along with programming language memory
-     * models?", 2012). */
-    atomic_thread_fence(memory_order_release);
+    /* The copy's stores come after COPYING: copy_live() writes each with
+     * release. */
     copy_live(&s->lim, &s->lim_next);
     /* Release: a snapshot that sees the new version sees `lim` whole. */
     atomic_store_explicit(&s->lim_ver, (v & ~(uint64_t)VER_FLAGS) + VER_STEP, memory_order_release);
@@ -228,10 +232,10 @@ static int write_change(struct breaker__shared *s, const breaker_config *cfg, ui
         if (!atomic_compare_exchange_weak_explicit(&s->lim_ver, &v, v | BREAKER__LIM_STAGING,
                                                    memory_order_acquire, memory_order_relaxed))
             continue;
-        /* lim_next's stores after STAGING, as finish_copy's after COPYING:
-         * a snapshot still reading lim_next for the last COPYING that reads
-         * one of them then sees this version's flag at its second look. */
-        atomic_thread_fence(memory_order_release);
+        /* lim_next's stores after STAGING, as finish_copy's after COPYING
+         * (copy_live() writes each with release): a snapshot still reading
+         * lim_next for the last COPYING that reads one of them then sees
+         * this version's flag at its second look. */
         copy_live(&s->lim_next, after);
         finish_copy(s, v);
         *changed = true;
