@@ -8,9 +8,9 @@ breaker_add_test(test_differential
 breaker_add_test(test_stress
   SOURCES core/test_stress.c support/reference_model.c
   LABELS concurrency
-  TIMEOUT 120)
+  TIMEOUT 300)
 if(TARGET test_stress)
   add_test(NAME test_stress_thread_owned COMMAND test_stress)
-  set_tests_properties(test_stress_thread_owned PROPERTIES TIMEOUT 120 LABELS concurrency
+  set_tests_properties(test_stress_thread_owned PROPERTIES TIMEOUT 300 LABELS concurrency
                        ENVIRONMENT BREAKER_CPU_STRIPES=0)
 endif()
