@@ -303,6 +303,91 @@ typedef struct breaker_redis_order {
 BREAKER_API int breaker_redis_order_get(breaker_redis *fleet, breaker *b, breaker_redis_order *out)
     BREAKER_NONNULL(1, 2, 3);
 
+/* ---- Fleet-wide shadow mode and limits -----------------------------------------
+ * breaker_set_shadow() and breaker_reconfigure() on a fleet-backed breaker
+ * are one host's. These are the whole fleet's: one script writes the change
+ * into the name's state in Redis (no transition: the fleet's generation and
+ * state stay), with who made it and why, and every host applies it to its
+ * local breaker within one flush interval of the round that sees it, once
+ * per change (breaker_set_shadow(), breaker_reconfigure(): their events and
+ * stats are the usual ones); a host attaching the name later gets what is in
+ * force. With a store file (breaker_redis_config.store) the flusher's change
+ * is every process's of the host. docs/fleet.md, "Fleet-wide shadow mode and
+ * limits". Like the orders: a name attached through this handle, `who` and
+ * `why` (NULL: empty; at most BREAKER_REDIS_WHO_MAX and _WHY_MAX bytes of
+ * printable text), one round trip on the calling thread (at most
+ * io_timeout_ns; not from an event listener of the flusher's thread),
+ * thread-safe; this handle's flusher is woken for its own breaker. */
+
+/*! breaker_redis_set_shadow() :
+ *  Shadow mode on (`on` nonzero) or off for every host. In shadow mode the
+ *  fleet's state machine runs as before (it trips on the hosts' evidence,
+ *  leases probes, closes), and every host's local breaker follows it, but no
+ *  host refuses a call: what it would have refused is counted by reason
+ *  (would_reject_*, shadow_successes/_failures), including a probe the
+ *  fleet's lease refused; transitions are events with shadow = 1. Off: every
+ *  host enforces again from the state it is in.
+ *  @return BREAKER_OK once Redis stored it; BREAKER_EINVAL (not attached,
+ *  who or why bad); BREAKER_EIO with `msg`. */
+BREAKER_API int breaker_redis_set_shadow(breaker_redis *fleet, const char *name, int on,
+                                         const char *who, const char *why, char *msg,
+                                         size_t msg_len) BREAKER_NONNULL(1, 2);
+
+/* The fleet's stored limits of a name and its shadow mode, as
+ * breaker_redis_limits_get() read them. */
+typedef struct breaker_redis_limits {
+    /* The generation of the stored limits: 0 as the first attacher stored
+     * them, +1 per breaker_redis_reconfigure(). */
+    uint64_t generation;
+    /* The caller's local breaker's configuration with the stored fields
+     * replaced (min_calls, failure_rate, slow_call_rate, window_ns,
+     * window_buckets, open_ns, open_backoff, open_max_ns, open_jitter,
+     * half_open_max_probes, half_open_successes, probe_timeout_ns,
+     * failure_threshold, min_failing_sources): change what you need and pass
+     * it to breaker_redis_reconfigure(). Its other fields (ramp, slow_call_ns,
+     * cancelled_as, callbacks, ...) are each host's own. */
+    breaker_config config;
+    char who[BREAKER_REDIS_WHO_MAX + 1]; /* the last change's (empty: none) */
+    char why[BREAKER_REDIS_WHY_MAX + 1];
+    int shadow;          /* 1: the fleet is in shadow mode */
+    uint64_t shadow_seq; /* changes of the mode so far (0: never set) */
+    char shadow_who[BREAKER_REDIS_WHO_MAX + 1];
+    char shadow_why[BREAKER_REDIS_WHY_MAX + 1];
+} breaker_redis_limits;
+
+/*! breaker_redis_limits_get() :
+ *  Read the stored limits of `name` (attached through `fleet`), their
+ *  generation and the fleet's shadow mode: one round trip (HMGET).
+ *  @return BREAKER_OK; BREAKER_EINVAL (not attached); BREAKER_EIO with `msg`
+ *  (Redis unreachable; no state yet; a stored field out of range, named). */
+BREAKER_API BREAKER_NODISCARD int breaker_redis_limits_get(breaker_redis *fleet, const char *name,
+                                                           breaker_redis_limits *out, char *msg,
+                                                           size_t msg_len) BREAKER_NONNULL(1, 2, 3);
+
+/*! breaker_redis_reconfigure() :
+ *  Replace the fleet's stored limits of `name` with those of `cfg` (a full
+ *  configuration: start from breaker_redis_limits_get()'s), at once and whole
+ *  (one write of the limits text and its generation + 1), if the stored
+ *  generation is still `expected_generation` (the one read). Every host
+ *  then reconfigures its local breaker (breaker_reconfigure() with its own
+ *  configuration whose stored fields are replaced: a RECONFIGURED event with
+ *  the old and new limits; its flusher's cadence and the fleet's open waits
+ *  follow the new limits); a host whose local breaker refuses them counts
+ *  it (breaker_redis_stats.reconfigs_refused) and keeps its own. Fields the
+ *  fleet does not store are ignored (each host's). What cannot change live
+ *  is refused, named: the window (window_ns) and window_buckets, the trip
+ *  policy (a window, or CONSECUTIVE's run), half_open_max_probes. A running
+ *  open wait, a half-open's successes and its leases' deadlines are brought
+ *  within the new limits.
+ *  @return BREAKER_OK once Redis stored them; BREAKER_STALE (the generation
+ *  moved since it was read: read again); BREAKER_EINVAL with `msg` (not
+ *  attached, an invalid configuration or one that cannot change live,
+ *  naming the field; who or why bad); BREAKER_EIO with `msg`. */
+BREAKER_API BREAKER_NODISCARD int
+breaker_redis_reconfigure(breaker_redis *fleet, const char *name, const breaker_config *cfg,
+                          uint64_t expected_generation, const char *who, const char *why, char *msg,
+                          size_t msg_len) BREAKER_NONNULL(1, 2, 3);
+
 /* How a fleet-backed breaker's calls go (breaker_acquire() and
  * breaker_complete() on it). In CLOSED and OPEN it is the local call: no
  * I/O, no lock. When the local breaker admits a probe and the fleet is not
@@ -402,6 +487,13 @@ struct breaker_redis_stats {
     uint64_t host_rebaselines; /* names whose baseline in the store file could not be
                                   trusted (a holder killed writing it, a value out of
                                   range): restarted from the counters now */
+    /* The fleet's controls applied to this process's local breakers: shadow
+     * mode turned on or off (breaker_redis_set_shadow()); stored limits
+     * taken (breaker_redis_reconfigure()); and refused by the local breaker
+     * (breaker_reconfigure()'s rules: it keeps its own limits). */
+    uint64_t shadow_applied;
+    uint64_t reconfigs_applied;
+    uint64_t reconfigs_refused;
 };
 
 /*! breaker_redis_stats_get() : fill `out`. Lock-free. */

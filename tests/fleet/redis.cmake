@@ -67,6 +67,10 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # open, with who and why): four host processes and an operator's handle.
     breaker_add_redis_test(test_fleet_orders SOURCES fleet/test_fleet_orders.c TIMEOUT 120
                            LABELS redis external)
+    # The fleet's shadow mode and live limits: four host processes and an
+    # operator's handle; refusals, conflicts and corrupt control fields.
+    breaker_add_redis_test(test_fleet_controls SOURCES fleet/test_fleet_controls.c TIMEOUT 120
+                           LABELS redis external)
     # One flusher per host: processes sharing a store file flush as one
     # host (the lease in the file; SIGKILL and SIGSTOP of its holder; two
     # hosts of four processes and the fleet's probe cap).

@@ -1110,6 +1110,73 @@ static void a_read_of_a_state_it_cannot_trust_is_no_answer(void **state) {
     }
 }
 
+/* The controls of a read (sh sseq cg cfg) and what they ask of the host:
+ * a new sequence or generation, once; 0 (never set, or a state rebuilt
+ * from scratch) asks nothing, and the change after it is heard. */
+static void the_fleets_controls_are_read_and_applied_once_per_change(void **state) {
+    (void)state;
+    uint64_t now = UINT64_C(1700000000000000), run;
+    struct breaker__fleet_answer a;
+    char why[200] = "";
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    cfg.min_calls = 33;
+    char text[BREAKER__FLEET_LIMITS_LEN];
+    breaker__fleet_limits_text(&cfg, text, sizeof text);
+    const char *v[BREAKER__FLEET_READ_FIELDS] = {"0",  "5", "0", "0",  "0",  "0",  "0",
+                                                 "0",  "5", "0", NULL, NULL, NULL, NULL,
+                                                 NULL, "1", "3", "2",  text};
+    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 1);
+    assert_int_equal(a.shadow, 1);
+    assert_int_equal(a.shadow_seq, 3);
+    assert_int_equal(a.cfg_gen, 2);
+    assert_string_equal(a.cfg, text);
+    struct breaker__fleet_follow f = healthy_follow();
+    struct breaker__fleet_controls c;
+    breaker__fleet_controls_none(&c);
+    assert_true(breaker__fleet_decide_controls(&f, &a, &c)); /* a host's first answer */
+    assert_int_equal(c.shadow, 1);
+    assert_true(c.reconfigure);
+    assert_string_equal(c.limits, text);
+    breaker__fleet_controls_none(&c);
+    assert_false(breaker__fleet_decide_controls(&f, &a, &c)); /* heard already */
+    assert_int_equal(c.shadow, -1);
+    assert_false(c.reconfigure);
+    /* A rebuilt state: nothing asked, and its first change (1) is heard. */
+    v[15] = v[16] = v[17] = NULL;
+    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 1);
+    assert_false(breaker__fleet_decide_controls(&f, &a, &c));
+    v[15] = "0";
+    v[16] = "1";
+    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 1);
+    assert_true(breaker__fleet_decide_controls(&f, &a, &c));
+    assert_int_equal(c.shadow, 0);
+    /* Out of range: no answer, named. */
+    v[15] = "2";
+    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 0);
+    assert_non_null(strstr(why, "sh 2"));
+    v[15] = "1";
+    v[17] = "4";
+    v[18] = "1 2 3";
+    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 0);
+    assert_non_null(strstr(why, "cg 4, cfg"));
+    /* The live fields only: the window, its buckets, the policy and the
+     * probe slots stay the host's. */
+    struct breaker__fleet_limits l;
+    assert_true(breaker__fleet_limits_parse(text, &l, NULL, 0));
+    l.window_us = 1000000;
+    l.max_probes = 7;
+    breaker_config local;
+    breaker_config_init(&local);
+    local.trip = BREAKER_TRIP_TIME_WINDOW;
+    breaker_config untouched = local;
+    breaker__fleet_limits_apply_live(&l, &local);
+    assert_int_equal(local.min_calls, 33);
+    assert_int_equal(local.window_ns, untouched.window_ns);
+    assert_int_equal(local.half_open_max_probes, untouched.half_open_max_probes);
+    assert_int_equal(local.trip, BREAKER_TRIP_TIME_WINDOW);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_healthy_name_reads_and_sends_its_successes_every_k_rounds),
@@ -1120,6 +1187,7 @@ int main(void) {
         cmocka_unit_test(a_read_is_the_answer_a_script_would_give),
         cmocka_unit_test(a_read_of_a_state_it_cannot_trust_is_no_answer),
         cmocka_unit_test(a_trip_written_after_the_rounds_time_is_followed),
+        cmocka_unit_test(the_fleets_controls_are_read_and_applied_once_per_change),
         cmocka_unit_test(limits_text_is_the_scripts_fourteen_numbers),
         cmocka_unit_test(limits_text_round_trips_exactly),
         cmocka_unit_test(a_twelve_field_text_is_a_window_policy),

@@ -140,6 +140,8 @@ struct action {
     breaker *b; /* the breaker it was decided for: skipped if detached since */
     struct breaker__fleet_action act;
     bool check_timeout;
+    /* The fleet's shadow mode and limits, for b (breaker__fleet_decide_controls()). */
+    struct breaker__fleet_controls controls;
 };
 
 /* What a call of a round is: a script (flush, acquire or release), a read
@@ -254,7 +256,8 @@ struct breaker_redis {
     struct {
         _Atomic uint64_t flushes, flush_errors, degraded_entered, leases_granted, leases_refused,
             lease_errors, lease_gated, outside_trips, fleet_closes, lease_local, state_rebuilds,
-            redirects_moved, redirects_ask, host_takeovers, host_rebaselines;
+            redirects_moved, redirects_ask, host_takeovers, host_rebaselines, shadow_applied,
+            reconfigs_applied, reconfigs_refused;
     } n;
 };
 
@@ -415,6 +418,19 @@ int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redi
 
 void *breaker__redis_flusher_main(void *arg);
 void breaker__redis_wake_flusher(breaker_redis *f);
+/* One command outside the rounds (an operator's call) on the node of
+ * `e`'s name, under round_mu, one MOVED or ASK followed; `what` names it in
+ * an I/O error's reason. @return the reply (the caller frees it), or NULL
+ * with `why`. */
+redisReply *breaker__redis_command_once(breaker_redis *f, const struct entry *e, int argc,
+                                        const char **argv, const char *what, char *why,
+                                        size_t why_len);
+/* EVAL of `script` on `e`'s keys with the TTL, `e`'s limits and `args`
+ * (at most 7), by breaker__redis_command_once(). @return the reply, or
+ * NULL with `msg` saying the call did not reach Redis (BREAKER_EIO). */
+redisReply *breaker__redis_control_call(breaker_redis *f, const struct entry *e, const char *script,
+                                        int argc, const char *const *args, const char *what,
+                                        char *msg, size_t msg_len);
 /* The order script on `e`'s keys (scripts.c, breaker__redis_lua_order):
  * kind FLEET_ORDER_*, its time in µs, who and why (checked by the caller).
  * Takes round_mu. @return BREAKER_OK, or BREAKER_EIO with `msg`. */

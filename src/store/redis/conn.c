@@ -201,7 +201,8 @@ int breaker__redis_is_noscript(const redisReply *r) {
 
 int breaker__redis_read_answer(const redisReply *r, struct breaker__fleet_answer *out) {
     if (r == NULL || r->type != REDIS_REPLY_ARRAY ||
-        (r->elements != ANS_COUNT && r->elements != ANS_WITH_ORDER))
+        (r->elements != ANS_COUNT && r->elements != ANS_WITH_ORDER &&
+         r->elements != ANS_WITH_CONTROLS))
         return 0;
     int64_t v[ANS_COUNT];
     for (size_t i = 0; i < ANS_COUNT; i++) {
@@ -215,8 +216,17 @@ int breaker__redis_read_answer(const redisReply *r, struct breaker__fleet_answer
     for (int i = 0; i < 3; i++)
         if (o[i]->type != REDIS_REPLY_INTEGER) return 0;
     if (o[3]->type != REDIS_REPLY_STRING || o[4]->type != REDIS_REPLY_STRING) return 0;
-    return breaker__fleet_answer_order(out, o[0]->integer, o[1]->integer, o[2]->integer, o[3]->str,
-                                       o[3]->len, o[4]->str, o[4]->len);
+    if (!breaker__fleet_answer_order(out, o[0]->integer, o[1]->integer, o[2]->integer, o[3]->str,
+                                     o[3]->len, o[4]->str, o[4]->len))
+        return 0;
+    if (r->elements == ANS_WITH_ORDER) return 1; /* no shadow or limits change was made */
+    /* The controls: three numbers, then the limits text. */
+    redisReply *const *c = r->element + ANS_SHADOW;
+    for (int i = 0; i < 3; i++)
+        if (c[i]->type != REDIS_REPLY_INTEGER) return 0;
+    if (c[3]->type != REDIS_REPLY_STRING) return 0;
+    return breaker__fleet_answer_controls(out, c[0]->integer, c[1]->integer, c[2]->integer,
+                                          c[3]->str, c[3]->len);
 }
 
 void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt) {
@@ -281,44 +291,30 @@ int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *st
     return ok;
 }
 
-int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind, uint64_t dur_us,
-                              const char *who, const char *why_text, char *msg, size_t msg_len) {
-    char kind_text[4], dur_text[24], why[256] = "no connection";
-    snprintf(kind_text, sizeof kind_text, "%d", kind);
-    snprintf(dur_text, sizeof dur_text, "%llu", (unsigned long long)dur_us);
-    const char *argv[] = {"EVAL",
-                          breaker__redis_lua_order,
-                          BREAKER__FLEET_KEY_COUNT_TEXT,
-                          e->key[0],
-                          e->key[1],
-                          e->key[2],
-                          e->key[3],
-                          f->ttl,
-                          e->limits,
-                          kind_text,
-                          dur_text,
-                          who,
-                          why_text};
-    enum { ARGC = sizeof argv / sizeof argv[0] };
-    size_t len[ARGC];
-    for (int i = 0; i < ARGC; i++)
+redisReply *breaker__redis_command_once(breaker_redis *f, const struct entry *e, int argc,
+                                        const char **argv, const char *what, char *why,
+                                        size_t why_len) {
+    size_t len[16];
+    if (argc > 16) return NULL;
+    for (int i = 0; i < argc; i++)
         len[i] = strlen(argv[i]);
+    snprintf(why, why_len, "no connection");
     redisReply *r = NULL;
     pthread_mutex_lock(&f->round_mu);
-    int ok = breaker__redis_ensure_connected(f, why, sizeof why);
+    int ok = breaker__redis_ensure_connected(f, why, why_len);
     struct node *n = ok ? breaker__route_node_of(f, e->key[FLEET_KEY_STATE]) : NULL;
     /* A Cluster's slot may have moved: one MOVED or ASK is followed. */
     for (int hop = 0, ask = 0; ok && hop < 2; hop++) {
-        ok = n != NULL && breaker__route_node_ready(f, n, why, sizeof why);
+        ok = n != NULL && breaker__route_node_ready(f, n, why, why_len);
         if (!ok) break;
         if (ask) redisAppendCommand(n->ctx, "ASKING");
-        redisAppendCommandArgv(n->ctx, ARGC, argv, len);
+        redisAppendCommandArgv(n->ctx, argc, argv, len);
         redisReply *asking = NULL;
         if (ask) ok = redisGetReply(n->ctx, (void **)&asking) == REDIS_OK;
         if (asking != NULL) freeReplyObject(asking);
         ok = ok && redisGetReply(n->ctx, (void **)&r) == REDIS_OK;
         if (!ok) {
-            breaker__redis_io_reason(n->ctx, "order", f->cfg.io_timeout_ns, why, sizeof why);
+            breaker__redis_io_reason(n->ctx, what, f->cfg.io_timeout_ns, why, why_len);
             breaker__route_drop(n);
             break;
         }
@@ -329,11 +325,42 @@ int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind,
         n = f->route.node[to];
     }
     pthread_mutex_unlock(&f->round_mu);
+    if (!ok && r != NULL) {
+        freeReplyObject(r);
+        r = NULL;
+    }
+    return r;
+}
+
+redisReply *breaker__redis_control_call(breaker_redis *f, const struct entry *e, const char *script,
+                                        int argc, const char *const *args, const char *what,
+                                        char *msg, size_t msg_len) {
+    const char *argv[16] = {"EVAL",    script,    BREAKER__FLEET_KEY_COUNT_TEXT,
+                            e->key[0], e->key[1], e->key[2],
+                            e->key[3], f->ttl,    e->limits};
+    int n = 9;
+    for (int i = 0; i < argc && n < 16; i++)
+        argv[n++] = args[i];
+    char why[256];
+    redisReply *r = breaker__redis_command_once(f, e, n, argv, what, why, sizeof why);
+    if (r == NULL)
+        (void)breaker__fail(BREAKER_EIO, msg, msg_len, "%s: the %s did not reach Redis: %s",
+                            e->name, what, why);
+    return r;
+}
+
+int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind, uint64_t dur_us,
+                              const char *who, const char *why_text, char *msg, size_t msg_len) {
+    char kind_text[4], dur_text[24];
+    snprintf(kind_text, sizeof kind_text, "%d", kind);
+    snprintf(dur_text, sizeof dur_text, "%llu", (unsigned long long)dur_us);
+    const char *args[] = {kind_text, dur_text, who, why_text};
+    redisReply *r =
+        breaker__redis_control_call(f, e, breaker__redis_lua_order, 4, args, "order", msg, msg_len);
     struct breaker__fleet_answer a;
     int rc = BREAKER_OK;
-    if (!ok || r == NULL)
-        rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: the order did not reach Redis: %s",
-                           e->name, why);
+    if (r == NULL)
+        rc = BREAKER_EIO; /* msg says why */
     else if (r->type == REDIS_REPLY_ERROR)
         rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: Redis refused the order: %s", e->name,
                            r->str);

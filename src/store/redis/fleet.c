@@ -133,6 +133,8 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
         breaker_redis_close(f);
         return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
     }
+    for (uint32_t i = 0; i < f->max_names; i++)
+        breaker__fleet_controls_none(&f->actions[i].controls);
     f->cfg.host = f->host;
     f->cfg.unix_path = f->unix_path;
     f->cfg.password = f->password;
@@ -514,24 +516,33 @@ static int check_text(const char *field, const char *text, size_t max, char *msg
     return BREAKER_OK;
 }
 
+/* The live entry of `name`, or NULL with `msg` (BREAKER_EINVAL). */
+static struct entry *attached(breaker_redis *f, const char *name, char *msg, size_t msg_len) {
+    uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(f->entries[i]->name, name) == 0 && breaker__redis_entry_b(f->entries[i]))
+            return f->entries[i];
+    (void)breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                        "%s: not attached to this fleet handle (breaker_redis_attach() it)", name);
+    return NULL;
+}
+
+/* who and why, checked. */
+static int check_who_why(const char *who, const char *why, char *msg, size_t msg_len) {
+    int rc = check_text("who", who, BREAKER_REDIS_WHO_MAX, msg, msg_len);
+    return rc == BREAKER_OK ? check_text("why", why, BREAKER_REDIS_WHY_MAX, msg, msg_len) : rc;
+}
+
 static int order(breaker_redis *f, const char *name, int kind, uint64_t for_ns, const char *who,
                  const char *why, char *msg, size_t msg_len) {
-    int rc = check_text("who", who, BREAKER_REDIS_WHO_MAX, msg, msg_len);
-    if (rc == BREAKER_OK) rc = check_text("why", why, BREAKER_REDIS_WHY_MAX, msg, msg_len);
+    int rc = check_who_why(who, why, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     if (for_ns != 0 && (for_ns < MS || for_ns / 1000 > BREAKER__FLEET_MAX_DURATION_US))
         return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                              "for: must be 0 (no end) or 1 ms .. 365 days (got %llu ns)",
                              (unsigned long long)for_ns);
-    struct entry *e = NULL;
-    uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
-    for (uint32_t i = 0; i < n && e == NULL; i++)
-        if (strcmp(f->entries[i]->name, name) == 0 && breaker__redis_entry_b(f->entries[i]))
-            e = f->entries[i];
-    if (e == NULL)
-        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                             "%s: not attached to this fleet handle (breaker_redis_attach() it)",
-                             name);
+    struct entry *e = attached(f, name, msg, msg_len);
+    if (e == NULL) return BREAKER_EINVAL;
     rc = breaker__redis_order_call(f, e, kind, for_ns / 1000, who ? who : "", why ? why : "", msg,
                                    msg_len);
     if (rc == BREAKER_OK) breaker__redis_wake_flusher(f); /* this host's own, at once */
@@ -579,6 +590,155 @@ int breaker_redis_order_get(breaker_redis *f, breaker *b, breaker_redis_order *o
     return BREAKER_OK;
 }
 
+/* ---- Fleet-wide shadow mode and limits -------------------------------------------*/
+
+/* A control script's answer (`what`: "shadow mode", "limits change"):
+ * @return BREAKER_OK; BREAKER_STALE (CONFLICT: the limits moved since they
+ * were read); BREAKER_EINVAL (the script refused the arguments: ERR
+ * breaker, REFUSED); BREAKER_EIO; each with `msg`. Frees `r`. */
+static int control_answer(const struct entry *e, redisReply *r, const char *what, char *msg,
+                          size_t msg_len) {
+    struct breaker__fleet_answer a;
+    int rc = BREAKER_OK;
+    if (r == NULL) return BREAKER_EIO; /* msg says why */
+    if (r->type == REDIS_REPLY_ERROR) {
+        const char *t = r->str;
+        bool conflict = strncmp(t, "CONFLICT ", 9) == 0, refused = strncmp(t, "REFUSED ", 8) == 0;
+        bool args = strncmp(t, "ERR breaker: ", 13) == 0;
+        rc = conflict ? BREAKER_STALE : refused || args ? BREAKER_EINVAL : BREAKER_EIO;
+        (void)breaker__fail(rc, msg, msg_len, "%s: %s%s", e->name,
+                            rc == BREAKER_EIO ? "Redis refused the change: " : "",
+                            conflict  ? t + 9
+                            : refused ? t + 8
+                            : args    ? t + 13
+                                      : t);
+    } else if (!breaker__redis_read_answer(r, &a) || a.verdict != VERDICT_APPLIED) {
+        rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: unexpected answer to the %s", e->name,
+                           what);
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+int breaker_redis_set_shadow(breaker_redis *f, const char *name, int on, const char *who,
+                             const char *why, char *msg, size_t msg_len) {
+    int rc = check_who_why(who, why, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    struct entry *e = attached(f, name, msg, msg_len);
+    if (e == NULL) return BREAKER_EINVAL;
+    const char *args[] = {on ? "1" : "0", who ? who : "", why ? why : ""};
+    redisReply *r = breaker__redis_control_call(f, e, breaker__redis_lua_shadow, 3, args,
+                                                "shadow mode", msg, msg_len);
+    rc = control_answer(e, r, "shadow mode", msg, msg_len);
+    if (rc == BREAKER_OK) breaker__redis_wake_flusher(f); /* this host's own, at once */
+    return rc;
+}
+
+int breaker_redis_reconfigure(breaker_redis *f, const char *name, const breaker_config *cfg,
+                              uint64_t expected_generation, const char *who, const char *why,
+                              char *msg, size_t msg_len) {
+    int rc = check_who_why(who, why, msg, msg_len);
+    if (rc == BREAKER_OK) rc = breaker_config_validate(cfg, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    if (expected_generation > (uint64_t)BREAKER__FLEET_BIG)
+        return breaker__fail(
+            BREAKER_EINVAL, msg, msg_len, "expected_generation: %llu, at most %lld",
+            (unsigned long long)expected_generation, (long long)BREAKER__FLEET_BIG);
+    struct entry *e = attached(f, name, msg, msg_len);
+    if (e == NULL) return BREAKER_EINVAL;
+    /* The defaults applied, as an attach sends them. */
+    breaker *tmp = NULL;
+    if (breaker_create(cfg, &tmp) != BREAKER_OK)
+        return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
+    breaker_config eff;
+    breaker_get_config(tmp, &eff);
+    breaker_destroy(tmp);
+    char text[BREAKER__FLEET_LIMITS_LEN], gen[24];
+    breaker__fleet_limits_text(&eff, text, sizeof text);
+    snprintf(gen, sizeof gen, "%llu", (unsigned long long)expected_generation);
+    const char *args[] = {text, gen, who ? who : "", why ? why : ""};
+    redisReply *r = breaker__redis_control_call(f, e, breaker__redis_lua_reconfig, 4, args,
+                                                "limits change", msg, msg_len);
+    rc = control_answer(e, r, "limits change", msg, msg_len);
+    if (rc == BREAKER_OK) breaker__redis_wake_flusher(f); /* this host's own, at once */
+    return rc;
+}
+
+/* A field of an HMGET reply: its text, or "" (absent). */
+static const char *field_text(const redisReply *r, size_t i) {
+    const redisReply *x = r->element[i];
+    return x->type == REDIS_REPLY_STRING ? x->str : "";
+}
+
+/* A stored number of `field` (`text`: "" is 0) at most 2^52. @return 1, or 0 with msg. */
+static int stored_number(const struct entry *e, const char *field, const char *text, uint64_t max,
+                         uint64_t *out, char *msg, size_t msg_len) {
+    char *end = NULL;
+    *out = 0;
+    if (text[0] == '\0') return 1;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (text[0] >= '0' && text[0] <= '9' && *end == '\0' && strlen(text) <= 16 && v <= max) {
+        *out = v;
+        return 1;
+    }
+    (void)breaker__fail(BREAKER_EIO, msg, msg_len,
+                        "%s: field %s = %.40s, expected 0..%llu (a corrupt state: the next "
+                        "flush rebuilds it)",
+                        e->key[FLEET_KEY_STATE], field, text, (unsigned long long)max);
+    return 0;
+}
+
+int breaker_redis_limits_get(breaker_redis *f, const char *name, breaker_redis_limits *out,
+                             char *msg, size_t msg_len) {
+    memset(out, 0, sizeof *out);
+    struct entry *e = attached(f, name, msg, msg_len);
+    if (e == NULL) return BREAKER_EINVAL;
+    breaker *b = breaker__redis_entry_b(e);
+    if (b == NULL) return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: detached", name);
+    const char *argv[] = {
+        "HMGET", e->key[FLEET_KEY_STATE], "cfg", "cg", "cw", "cy", "sh", "sseq", "sw", "sy"};
+    enum { ARGC = sizeof argv / sizeof argv[0], FIELDS = ARGC - 2 };
+    char why[256];
+    redisReply *r = breaker__redis_command_once(f, e, ARGC, argv, "read", why, sizeof why);
+    if (r == NULL)
+        return breaker__fail(BREAKER_EIO, msg, msg_len, "%s: the read did not reach Redis: %s",
+                             name, why);
+    int rc = BREAKER_OK;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != FIELDS) {
+        rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: unexpected answer to HMGET: %s", name,
+                           r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
+    } else if (r->element[0]->type != REDIS_REPLY_STRING) {
+        rc = breaker__fail(BREAKER_EIO, msg, msg_len,
+                           "%s: no state in Redis yet (the next flush stores the limits)", name);
+    } else {
+        struct breaker__fleet_limits l;
+        char bad[160];
+        uint64_t shadow = 0;
+        breaker_get_config(b, &out->config);
+        if (!breaker__fleet_limits_parse(field_text(r, 0), &l, bad, sizeof bad) ||
+            !breaker__fleet_limits_check(&l, bad, sizeof bad))
+            rc = breaker__fail(BREAKER_EIO, msg, msg_len,
+                               "%s: field cfg: %s (a corrupt state: the next flush rebuilds it)",
+                               e->key[FLEET_KEY_STATE], bad);
+        else if (!stored_number(e, "cg", field_text(r, 1), (uint64_t)BREAKER__FLEET_BIG,
+                                &out->generation, msg, msg_len) ||
+                 !stored_number(e, "sh", field_text(r, 4), 1, &shadow, msg, msg_len) ||
+                 !stored_number(e, "sseq", field_text(r, 5), (uint64_t)BREAKER__FLEET_BIG,
+                                &out->shadow_seq, msg, msg_len))
+            rc = BREAKER_EIO;
+        if (rc == BREAKER_OK) {
+            breaker__fleet_limits_apply(&l, &out->config);
+            out->shadow = (int)shadow;
+            snprintf(out->who, sizeof out->who, "%s", field_text(r, 2));
+            snprintf(out->why, sizeof out->why, "%s", field_text(r, 3));
+            snprintf(out->shadow_who, sizeof out->shadow_who, "%s", field_text(r, 6));
+            snprintf(out->shadow_why, sizeof out->shadow_why, "%s", field_text(r, 7));
+        }
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
 static const breaker_backend_ops backend_ops = {
     .name = "redis",
     .open = registry_open,
@@ -617,6 +777,9 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     GET(redirects_ask);
     GET(host_takeovers);
     GET(host_rebaselines);
+    GET(shadow_applied);
+    GET(reconfigs_applied);
+    GET(reconfigs_refused);
 #undef GET
     out->host_flusher = atomic_load_explicit(&f->host_flusher, memory_order_relaxed);
     out->probe_budget_ns = atomic_load_explicit(&f->lease_budget_ns, memory_order_relaxed);
@@ -677,7 +840,16 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     "followed in the same round (MOVED: the slot map updated; ASK: a slot being migrated).\n"     \
     "# TYPE breaker_fleet_redirects_total counter\n"                                              \
     "breaker_fleet_redirects_total{kind=\"moved\"} %llu\n"                                        \
-    "breaker_fleet_redirects_total{kind=\"ask\"} %llu\n"
+    "breaker_fleet_redirects_total{kind=\"ask\"} %llu\n"                                          \
+    "# HELP breaker_fleet_shadow_applied_total Local breakers whose shadow mode the fleet's "     \
+    "breaker_redis_set_shadow() turned on or off.\n"                                              \
+    "# TYPE breaker_fleet_shadow_applied_total counter\n"                                         \
+    "breaker_fleet_shadow_applied_total %llu\n"                                                   \
+    "# HELP breaker_fleet_reconfigs_total The fleet's new stored limits, by what the local "      \
+    "breaker did with them (refused: it keeps its own).\n"                                        \
+    "# TYPE breaker_fleet_reconfigs_total counter\n"                                              \
+    "breaker_fleet_reconfigs_total{result=\"applied\"} %llu\n"                                    \
+    "breaker_fleet_reconfigs_total{result=\"refused\"} %llu\n"
 
 int breaker_redis_export_prometheus(breaker_redis *f, char *buf, size_t cap, size_t *len) {
     breaker_redis_stats st;
@@ -701,7 +873,9 @@ int breaker_redis_export_prometheus(breaker_redis *f, char *buf, size_t cap, siz
                      (unsigned long long)st.lease_gated, (unsigned long long)st.lease_local, budget,
                      (unsigned long long)st.outside_trips, (unsigned long long)st.fleet_closes,
                      (unsigned long long)st.state_rebuilds, (unsigned long long)st.redirects_moved,
-                     (unsigned long long)st.redirects_ask);
+                     (unsigned long long)st.redirects_ask, (unsigned long long)st.shadow_applied,
+                     (unsigned long long)st.reconfigs_applied,
+                     (unsigned long long)st.reconfigs_refused);
     if (n < 0) return BREAKER_EINVAL;
     if ((size_t)n >= cap) {
         if (cap > 0) buf[0] = '\0';

@@ -228,6 +228,15 @@ static void decide_one(breaker_redis *f, const struct pending *p,
         breaker__fleet_take_deltas(&e->seen, &s, &dropped);
     }
     if (act->act.kind != FLEET_ACT_NONE) act->b = b;
+    if (b != NULL && breaker__fleet_decide_controls(&e->follow, a, &act->controls)) {
+        act->b = b;
+        /* New limits: the cadence and the longest open wait follow them. */
+        if (act->controls.reconfigure) {
+            e->follow.every = 0;
+            breaker__fleet_cheap_setup(&e->follow, act->controls.limits, f->cfg.full_flush_rounds,
+                                       f->cfg.flush_interval_ns);
+        }
+    }
     if (gate.change) atomic_store_explicit(&e->gate_until_ns, gate.until_ns, memory_order_relaxed);
     /* For the probe gate: a follower that hears "closed" on its lease
      * request closes rather than probing (breaker__fleet_lease_settle()). */
@@ -505,6 +514,39 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
 
 /* ---- Applying -------------------------------------------------------------------- */
 
+/* The fleet's new limits on the local breaker `b`: its configuration with
+ * the stored fields replaced (breaker__fleet_limits_apply_live()), so that
+ * it reports its usual RECONFIGURED event with the old and new limits.
+ * Limits it already runs change nothing (a host that attached to them). A
+ * refusal (the local breaker cannot take them: breaker_reconfigure()'s
+ * rules) is counted, and the host goes on with its own. */
+static void reconfigure_local(breaker_redis *f, breaker *b, const char *text) {
+    struct breaker__fleet_limits l;
+    breaker_config cfg;
+    breaker_get_config(b, &cfg);
+    char before[BREAKER__FLEET_LIMITS_LEN], after[BREAKER__FLEET_LIMITS_LEN];
+    breaker__fleet_limits_text(&cfg, before, sizeof before);
+    if (!breaker__fleet_limits_parse(text, &l, NULL, 0)) { /* checked with the answer */
+        breaker__redis_count(&f->n.reconfigs_refused);
+        return;
+    }
+    breaker__fleet_limits_apply_live(&l, &cfg);
+    breaker__fleet_limits_text(&cfg, after, sizeof after);
+    if (strcmp(before, after) == 0) return;
+    char msg[256];
+    int rc = breaker_reconfigure(b, &cfg, 0, msg, sizeof msg);
+    breaker__redis_count(rc == BREAKER_OK ? &f->n.reconfigs_applied : &f->n.reconfigs_refused);
+}
+
+/* The fleet's controls the round decided for `b`. */
+static void apply_controls(breaker_redis *f, breaker *b, const struct breaker__fleet_controls *c) {
+    if (c->shadow >= 0 && breaker_shadow(b) != c->shadow) {
+        (void)breaker_set_shadow(b, c->shadow);
+        breaker__redis_count(&f->n.shadow_applied);
+    }
+    if (c->reconfigure) reconfigure_local(f, b, c->limits);
+}
+
 /* Under apply_mu, without round_mu: apply the round's transitions. Each is
  * delivered with `applying` set, so that a detach of its breaker waits for
  * it (another thread) or leaves the destruction to us (a listener of it). */
@@ -512,10 +554,13 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
     pthread_t self = pthread_self();
     for (uint32_t i = 0; i < n; i++) {
         struct action *act = &f->actions[i];
-        if (act->act.kind == FLEET_ACT_NONE && !act->check_timeout) continue;
+        bool controls = act->controls.shadow >= 0 || act->controls.reconfigure;
+        if (act->act.kind == FLEET_ACT_NONE && !act->check_timeout && !controls) continue;
         struct breaker__fleet_action todo = act->act;
+        struct breaker__fleet_controls ctl = act->controls;
         act->act.kind = FLEET_ACT_NONE;
         act->check_timeout = false;
+        breaker__fleet_controls_none(&act->controls);
         pthread_mutex_lock(&f->round_mu);
         int live = breaker__redis_entry_b(f->entries[i]) == act->b; /* not detached since */
         if (live) {
@@ -543,6 +588,9 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         } else {
             (void)breaker_get_state(act->b); /* the check: a due probe timeout */
         }
+        /* After the transition: a shadow mode set with it is the mode its
+         * next calls meet. */
+        if (controls) apply_controls(f, act->b, &ctl);
         pthread_mutex_lock(&f->round_mu);
         f->applying = NULL;
         breaker *doomed = f->doomed;

@@ -254,20 +254,26 @@ int breaker__fleet_limits_check(const struct breaker__fleet_limits *l, char *why
            limit_in("min_failing_sources", l->min_failing_sources, 0, 64, false, why, why_len);
 }
 
-void breaker__fleet_limits_apply(const struct breaker__fleet_limits *l, breaker_config *cfg) {
+void breaker__fleet_limits_apply_live(const struct breaker__fleet_limits *l, breaker_config *cfg) {
     cfg->min_calls = l->min_calls;
     cfg->failure_rate = l->failure_rate;
     cfg->slow_call_rate = l->slow_call_rate;
-    cfg->window_ns = l->window_us * NS_PER_US;
-    cfg->window_buckets = l->buckets;
     cfg->open_ns = l->open_us * NS_PER_US;
     cfg->open_backoff = l->open_backoff;
     cfg->open_max_ns = l->open_max_us * NS_PER_US;
     cfg->open_jitter = l->open_jitter;
-    cfg->half_open_max_probes = l->max_probes;
     cfg->half_open_successes = l->successes;
     cfg->probe_timeout_ns = l->probe_timeout_us * NS_PER_US;
     cfg->min_failing_sources = l->min_failing_sources;
+    if (cfg->trip == BREAKER_TRIP_CONSECUTIVE && l->failure_threshold > 0)
+        cfg->failure_threshold = l->failure_threshold;
+}
+
+void breaker__fleet_limits_apply(const struct breaker__fleet_limits *l, breaker_config *cfg) {
+    breaker__fleet_limits_apply_live(l, cfg);
+    cfg->window_ns = l->window_us * NS_PER_US;
+    cfg->window_buckets = l->buckets;
+    cfg->half_open_max_probes = l->max_probes;
     if (l->failure_threshold > 0) {
         cfg->trip = BREAKER_TRIP_CONSECUTIVE;
         cfg->failure_threshold = l->failure_threshold;
@@ -444,6 +450,30 @@ int breaker__fleet_answer_read(const int64_t v[ANS_COUNT], struct breaker__fleet
     out->order_left_us = 0;
     out->order_seq = 0;
     out->order_who[0] = out->order_why[0] = '\0';
+    out->shadow = 0;
+    out->shadow_seq = 0;
+    out->cfg_gen = 0;
+    out->cfg[0] = '\0';
+    return 1;
+}
+
+int breaker__fleet_answer_controls(struct breaker__fleet_answer *out, int64_t shadow, int64_t seq,
+                                   int64_t cfg_gen, const char *cfg, size_t cfg_len) {
+    if (shadow < 0 || shadow > 1 || seq < 0 || seq > BREAKER__FLEET_BIG || cfg_gen < 0 ||
+        cfg_gen > BREAKER__FLEET_BIG || cfg_len >= sizeof out->cfg)
+        return 0;
+    char text[BREAKER__FLEET_LIMITS_LEN];
+    memcpy(text, cfg, cfg_len);
+    text[cfg_len] = '\0';
+    struct breaker__fleet_limits l;
+    if (cfg_gen > 0 &&
+        (strlen(text) != cfg_len || !breaker__fleet_limits_parse(text, &l, NULL, 0) ||
+         !breaker__fleet_limits_check(&l, NULL, 0)))
+        return 0;
+    out->shadow = (int)shadow;
+    out->shadow_seq = (uint64_t)seq;
+    out->cfg_gen = (uint64_t)cfg_gen;
+    memcpy(out->cfg, text, cfg_len + 1);
     return 1;
 }
 
@@ -589,6 +619,33 @@ static bool decide_order(struct breaker__fleet_follow *f, const struct breaker__
     return true;
 }
 
+void breaker__fleet_controls_none(struct breaker__fleet_controls *c) {
+    c->shadow = -1;
+    c->reconfigure = false;
+    c->limits[0] = '\0';
+}
+
+bool breaker__fleet_decide_controls(struct breaker__fleet_follow *f,
+                                    const struct breaker__fleet_answer *a,
+                                    struct breaker__fleet_controls *out) {
+    bool changed = false;
+    /* Any other sequence, not only a greater one: a state rebuilt from
+     * scratch starts its sequences again at 0 (nothing asked: the host
+     * keeps its mode), and its next change, 1, must still be heard. */
+    if (a->shadow_seq != 0 && a->shadow_seq != f->shadow_seq) {
+        out->shadow = a->shadow;
+        changed = true;
+    }
+    f->shadow_seq = a->shadow_seq;
+    if (a->cfg_gen != 0 && a->cfg_gen != f->cfg_gen) {
+        out->reconfigure = true;
+        memcpy(out->limits, a->cfg, sizeof out->limits);
+        changed = true;
+    }
+    f->cfg_gen = a->cfg_gen;
+    return changed;
+}
+
 void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker__fleet_answer *a,
                            const struct breaker__fleet_local *local, uint64_t now_ns,
                            struct breaker__fleet_action *act, struct breaker__fleet_gate *gate) {
@@ -651,8 +708,8 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
 /* ---- Cheap rounds --------------------------------------------------------------- */
 
 const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS] = {
-    "st",   "gen", "until", "k",  "succ", "ec", "ef", "es",
-    "born", "run", "ok",    "fu", "oseq", "ow", "oy"};
+    "st", "gen", "until", "k",  "succ", "ec", "ef",   "es", "born", "run",
+    "ok", "fu",  "oseq",  "ow", "oy",   "sh", "sseq", "cg", "cfg"};
 
 uint32_t breaker__fleet_full_every(uint32_t rounds, uint64_t interval_ns, uint64_t window_us) {
     /* The longest round: the flusher jitters its interval by +-20%. */
@@ -725,14 +782,35 @@ int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], 
                                uint64_t max_wait_us, struct breaker__fleet_answer *out,
                                uint64_t *run, char *why, size_t why_len) {
     /* The fields, in breaker__fleet_read_fields' order. */
-    enum { R_ST, R_GEN, R_UNTIL, R_K, R_SUCC, R_EC, R_EF, R_ES, R_BORN, R_RUN, R_OK, R_FU, R_OSEQ };
+    enum {
+        R_ST,
+        R_GEN,
+        R_UNTIL,
+        R_K,
+        R_SUCC,
+        R_EC,
+        R_EF,
+        R_ES,
+        R_BORN,
+        R_RUN,
+        R_OK,
+        R_FU,
+        R_OSEQ,
+        R_OW,
+        R_OY,
+        R_SH,
+        R_SSEQ,
+        R_CG,
+        R_CFG
+    };
+    _Static_assert(R_CFG + 1 == BREAKER__FLEET_READ_FIELDS, "breaker__fleet_read_fields");
     uint64_t n[BREAKER__FLEET_READ_FIELDS] = {0};
     if (v[R_ST] == NULL) return parse_fail(why, why_len, "read: no state");
     for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++) {
         /* born: a state from before the field; run: written by the first
          * transition or CONSECUTIVE flush, absent before */
         if (v[i] == NULL && (i == R_BORN || i == R_RUN || i >= R_OK)) continue;
-        if (i > R_OSEQ) continue; /* who and why: texts */
+        if (i == R_OW || i == R_OY || i == R_CFG) continue; /* texts */
         if (!plain_u64(v[i], &n[i]))
             return parse_fail(why, why_len, "read: field %s = %.40s, expected 0..%" PRId64,
                               breaker__fleet_read_fields[i], v[i] ? v[i] : "(missing)",
@@ -751,6 +829,17 @@ int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], 
     a[ANS_FAILURES] = (int64_t)n[R_EF];
     a[ANS_SLOW] = (int64_t)n[R_ES];
     a[ANS_BORN] = (int64_t)n[R_BORN];
+    /* The limits changed live: an OPEN state's wait is bounded by the new
+     * ones (the reconfig script brought it within them), which this host
+     * may not have heard before this read. */
+    if (n[R_CG] > 0 && v[R_CFG] != NULL) {
+        struct breaker__fleet_limits l;
+        if (breaker__fleet_limits_parse(v[R_CFG], &l, NULL, 0)) {
+            double m = (double)l.open_max_us;
+            uint64_t most = (uint64_t)floor(m + m * l.open_jitter);
+            if (most > max_wait_us) max_wait_us = most;
+        }
+    }
     /* The round's TIME may run before the read: a trip by another host in
      * between wrote an until up to the longest wait after a later clock. */
     if (a[ANS_STATE] == FLEET_OPEN &&
@@ -767,7 +856,7 @@ int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], 
     if (!breaker__fleet_answer_read(a, out)) return 0;
     /* The order, as the scripts' answer() reports it: a forced state whose
      * time ran out is none. */
-    const char *ow = v[R_OSEQ + 1] ? v[R_OSEQ + 1] : "", *oy = v[R_OSEQ + 2] ? v[R_OSEQ + 2] : "";
+    const char *ow = v[R_OW] ? v[R_OW] : "", *oy = v[R_OY] ? v[R_OY] : "";
     uint64_t kind = n[R_OK], left = n[R_FU] > now_us ? n[R_FU] - now_us : 0;
     if ((kind == FLEET_ORDER_OPEN || kind == FLEET_ORDER_CLOSED) && n[R_FU] != 0 && left == 0)
         kind = FLEET_ORDER_NONE;
@@ -779,6 +868,16 @@ int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], 
                           ", ow, oy) out of range (kind 0..3, at most 365 days, who %d and why "
                           "%d bytes)",
                           n[R_OK], n[R_FU], BREAKER__FLEET_WHO_MAX, BREAKER__FLEET_WHY_MAX);
+    /* The controls, as the scripts' answer() sends them: the limits only
+     * with a generation above 0. */
+    const char *cfg = n[R_CG] > 0 && v[R_CFG] != NULL ? v[R_CFG] : "";
+    if (n[R_SH] > 1 || (n[R_CG] > 0 && v[R_CFG] == NULL) ||
+        !breaker__fleet_answer_controls(out, (int64_t)n[R_SH], (int64_t)n[R_SSEQ], (int64_t)n[R_CG],
+                                        cfg, strlen(cfg)))
+        return parse_fail(why, why_len,
+                          "read: the controls (fields sh %" PRIu64 ", sseq %" PRIu64 ", cg %" PRIu64
+                          ", cfg) out of range (sh 0..1; with cg above 0, valid limits)",
+                          n[R_SH], n[R_SSEQ], n[R_CG]);
     return 1;
 }
 

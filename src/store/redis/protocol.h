@@ -224,7 +224,21 @@ struct breaker__fleet_answer {
     uint64_t order_seq;
     char order_who[BREAKER__FLEET_WHO_MAX + 1];
     char order_why[BREAKER__FLEET_WHY_MAX + 1];
+    /* The fleet's controls (ANS_SHADOW..: all 0 until a shadow or limits
+     * change was made): shadow mode (0, 1) and its sequence (0: never
+     * set), the stored limits' generation (0: the first attacher's, never
+     * changed) and, when it is not 0, the stored limits text. */
+    int shadow;
+    uint64_t shadow_seq;
+    uint64_t cfg_gen;
+    char cfg[BREAKER__FLEET_LIMITS_LEN];
 };
+/* Read an answer's controls part (ANS_SHADOW ..) into `out`: shadow 0..1,
+ * sequence and generation 0..2^52, and with a generation above 0 a limits
+ * text that breaker__fleet_limits_parse() and _check() accept (`cfg_len`
+ * bytes, NUL not included). @return 1, or 0 (the answer is no answer). */
+int breaker__fleet_answer_controls(struct breaker__fleet_answer *out, int64_t shadow, int64_t seq,
+                                   int64_t cfg_gen, const char *cfg, size_t cfg_len);
 /* Read an answer's order part (ANS_ORDER ..) into `out`: kind 0..3, time
  * left at most 365 days, sequence 0..2^52, who and why texts of at most
  * BREAKER__FLEET_WHO_MAX and _WHY_MAX bytes (`who_len`, `why_len`).
@@ -286,6 +300,10 @@ struct breaker__fleet_follow {
     uint64_t order_left_us;
     char order_who[BREAKER__FLEET_WHO_MAX + 1];
     char order_why[BREAKER__FLEET_WHY_MAX + 1];
+    /* The fleet's controls as the last answer told them: the shadow
+     * sequence and the limits' generation (breaker__fleet_decide_controls()). */
+    uint64_t shadow_seq;
+    uint64_t cfg_gen;
 };
 
 /* The local breaker as the caller read it: its generation first, then its
@@ -396,6 +414,38 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
                            const struct breaker__fleet_local *local, uint64_t now_ns,
                            struct breaker__fleet_action *act, struct breaker__fleet_gate *gate);
 
+/* What the fleet's controls ask of the local breaker this round, applied
+ * after it (as the actions are): breaker_set_shadow(b, shadow) unless
+ * shadow is -1; with `reconfigure`, breaker_reconfigure() with the local
+ * configuration whose stored fields are those of `limits`
+ * (breaker__fleet_limits_apply_live()). Start a round with
+ * breaker__fleet_controls_none(). */
+struct breaker__fleet_controls {
+    int shadow;
+    bool reconfigure;
+    char limits[BREAKER__FLEET_LIMITS_LEN];
+};
+void breaker__fleet_controls_none(struct breaker__fleet_controls *c);
+
+/* The fleet's controls in answer `a`: a shadow sequence or a limits
+ * generation other than the last one this host heard (`f`), and not 0
+ * (never set, or a state rebuilt from scratch: each host keeps its mode
+ * and limits), asks for the mode and the limits of the answer, once. A
+ * host's first answer applies what is in force (a host attaching late);
+ * limits it already runs change nothing when applied. Later answers of a
+ * round override earlier ones. @return true when `out` changed. */
+bool breaker__fleet_decide_controls(struct breaker__fleet_follow *f,
+                                    const struct breaker__fleet_answer *a,
+                                    struct breaker__fleet_controls *out);
+
+/* Overlay what may change live of `l` on `cfg` (breaker_reconfigure()'s
+ * set, where the fleet stores it): min_calls, the rates, the open wait, its
+ * backoff, maximum and jitter, half_open_successes, probe_timeout,
+ * min_failing_sources, and failure_threshold on a CONSECUTIVE breaker. The
+ * window, its buckets, the policy and half_open_max_probes stay `cfg`'s
+ * (the reconfig script refuses to change them). */
+void breaker__fleet_limits_apply_live(const struct breaker__fleet_limits *l, breaker_config *cfg);
+
 /* ---- Cheap rounds: a full flush only with trouble ----------------------------- */
 
 /* A healthy name costs the fleet a state read per round, not a script call
@@ -403,7 +453,7 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
  * has trouble or its batched successes are due; otherwise the round reads
  * the name's state hash (HMGET of these fields, with one TIME per round for
  * Redis's clock) and decides on it as on a script's answer. */
-#define BREAKER__FLEET_READ_FIELDS 15 /* the state's 10, then the order's 5 */
+#define BREAKER__FLEET_READ_FIELDS 19 /* the state's 10, the order's 5, then sh sseq cg cfg */
 /* How much later than the round's TIME a state read may have been written
  * (other clients' scripts run between the commands of a long pipeline):
  * an OPEN state's until may be this much past now + the longest wait. */

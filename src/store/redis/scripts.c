@@ -162,7 +162,8 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "if not bad and has_s then\n"                                                \
     "  h = redis.call('HMGET', S, 'cfg', 'st', 'gen', 'k', 'succ', 'until',\n"   \
     "                 'born', 'trips', 'transitions', 'ec', 'ef', 'es', 'run', 'qc',\n"  \
-    "                 'ok', 'fu', 'oseq', 'ow', 'oy')\n"                         \
+    "                 'ok', 'fu', 'oseq', 'ow', 'oy', 'sh', 'sseq', 'cg', 'sw', 'sy',\n" \
+    "                 'cw', 'cy')\n"                                              \
     "  raw = h[1] or '(missing)'\n"                                              \
     "  -- The same text as the caller's (the usual case): checked once.\n"      \
     "  if raw == ARGV[2] then c = mine else c = limits(S, raw) end\n"            \
@@ -173,6 +174,10 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "-- 0 none, 1 open, 2 closed, 3 reset; fu its expiry (0: none), oseq its\n" \
     "-- sequence, ow and oy who gave it and why.\n"                           \
     "local ord, fu, oseq = 0, 0, 0\n"                                           \
+    "-- The fleet's controls (\"Fleet-wide shadow mode and limits\"): sh 1 while\n" \
+    "-- shadowed, sseq its sequence; cg the stored limits' generation (0: the\n" \
+    "-- first attacher's, never changed); sw, sy, cw, cy who and why.\n"          \
+    "local shadow, sseq, cgen = 0, 0, 0\n"                                       \
     "local gen_seen = 0\n"                                                       \
     "if raw and not bad then\n"                                                  \
     "  st = int(S, 'st', h[2], 0, 2)\n"                                          \
@@ -199,6 +204,14 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "  oseq = int(S, 'oseq', h[17], 0, BIG, true)\n"                            \
     "  if not bad and h[18] and #h[18] > " WHO_MAX " then flag(S, 'ow', h[18], 'at most " WHO_MAX " bytes') end\n" \
     "  if not bad and h[19] and #h[19] > " WHY_MAX " then flag(S, 'oy', h[19], 'at most " WHY_MAX " bytes') end\n" \
+    "  shadow = int(S, 'sh', h[20], 0, 1, true)\n"                               \
+    "  sseq = int(S, 'sseq', h[21], 0, BIG, true)\n"                             \
+    "  cgen = int(S, 'cg', h[22], 0, BIG, true)\n"                               \
+    "  for i, f in ipairs({'sw', 'sy', 'cw', 'cy'}) do\n"                        \
+    "    local most = " WHY_MAX "\n"                                              \
+    "    if i % 2 == 1 then most = " WHO_MAX " end\n"                             \
+    "    if not bad and h[22 + i] and #h[22 + i] > most then flag(S, f, h[22 + i], 'at most ' .. most .. ' bytes') end\n" \
+    "  end\n"                                                                    \
     "  if not bad and st == 2 then\n"                                            \
     "    -- A lease's deadline is at most one probe timeout away.\n"             \
     "    local n = redis.call('ZCARD', L)\n"                                     \
@@ -284,13 +297,20 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "          tonumber(E[4]) or 0}\n"                                           \
     "  -- An order given: its kind, time left (0: none or over), sequence,\n"  \
     "  -- who and why, after the ten numbers.\n"                               \
-    "  if oseq > 0 then\n"                                                       \
+    "  if oseq > 0 or sseq > 0 or cgen > 0 then\n"                             \
     "    local left = 0\n"                                                       \
     "    if fu > now then left = fu - now end\n"                                 \
     "    local t = redis.call('HMGET', S, 'ow', 'oy')\n"                         \
     "    local o = ord\n"                                                        \
     "    if (ord == 1 or ord == 2) and fu > 0 and left == 0 then o = 0 end\n"    \
     "    a[11], a[12], a[13], a[14], a[15] = o, left, oseq, t[1] or '', t[2] or ''\n" \
+    "  end\n"                                                                    \
+    "  -- A shadow or limits change ever made: the shadow mode, its sequence,\n" \
+    "  -- the limits' generation and (when it is not 0) the limits.\n"          \
+    "  if sseq > 0 or cgen > 0 then\n"                                          \
+    "    local text = ''\n"                                                     \
+    "    if cgen > 0 then text = redis.call('HGET', S, 'cfg') or '' end\n"      \
+    "    a[16], a[17], a[18], a[19] = shadow, sseq, cgen, text\n"               \
     "  end\n"                                                                    \
     "  return a\n"                                                               \
     "end\n"                                                                      \
@@ -540,5 +560,58 @@ const char breaker__redis_lua_order[] = PRELUDE
     "elseif kind == 2 then go(0, 'forced_closed', 0)\n"
     "else go(0, 'reset', 0) end\n"
     "redis.call('HSET', S, 'ok', ord, 'fu', fu, 'oseq', oseq, 'ow', who, 'oy', why)\n"
+    "return answer(4)\n";
+/* shadow: shadow mode for the whole fleet (docs/fleet.md, "Fleet-wide
+ * shadow mode and limits"). ARGV 3 on (1) or off (0), 4 who, 5 why. One
+ * write, no transition: sh, sseq (+1), sw, sy; every host applies it to its
+ * local breaker once per sequence. The fleet's own state machine runs on
+ * as before (trips, leases, closes). verdict 4. */
+const char breaker__redis_lua_shadow[] = PRELUDE
+    "if bad then return corrupt(true) end\n"
+    "local on, who, why = tonumber(ARGV[3]), ARGV[4] or '', ARGV[5] or ''\n"
+    "if not (on == 0 or on == 1) then return redis.error_reply('ERR breaker: shadow 0 or 1 expected') end\n"
+    "if #who > " WHO_MAX " or #why > " WHY_MAX " then return redis.error_reply('ERR breaker: who at most " WHO_MAX " bytes, why at most " WHY_MAX "') end\n"
+    "shadow, sseq = on, sseq + 1\n"
+    "redis.call('HSET', S, 'sh', shadow, 'sseq', sseq, 'sw', who, 'sy', why)\n"
+    "return answer(4)\n";
+
+/* reconfig: new stored limits for the whole fleet (docs/fleet.md,
+ * "Fleet-wide shadow mode and limits"). ARGV 3 the new limits text, 4 the
+ * limits' generation (cg) the caller read, 5 who, 6 why. Refused: a moved
+ * generation (CONFLICT, nothing written); limits out of the configuration's
+ * ranges (ERR, naming the field); what cannot change live (REFUSED, naming
+ * it: the window, its buckets, the trip policy, half_open_max_probes). Else
+ * one write, no transition: cfg, cg (+1), cw, cy; a running open wait, a
+ * half-open's successes and its leases' deadlines are brought within the
+ * new limits (the prelude checks them against the stored limits). Every
+ * host reconfigures its local breaker once per generation. verdict 4. */
+const char breaker__redis_lua_reconfig[] = PRELUDE
+    "if bad then return corrupt(true) end\n"
+    "local want, who, why = ARGV[4] or '', ARGV[5] or '', ARGV[6] or ''\n"
+    "if not (string.match(want, '^%d+$') and #want <= 16) then return redis.error_reply('ERR breaker: a configuration generation 0..' .. BIG_TEXT .. ' expected') end\n"
+    "want = tonumber(want)\n"
+    "if #who > " WHO_MAX " or #why > " WHY_MAX " then return redis.error_reply('ERR breaker: who at most " WHO_MAX " bytes, why at most " WHY_MAX "') end\n"
+    "local nw = limits('the new limits', ARGV[3] or '')\n"
+    "if bad then return redis.error_reply('ERR breaker: ' .. bad) end\n"
+    "if want ~= cgen then\n"
+    "  return redis.error_reply(string.format('CONFLICT the limits are at generation %.0f, not %.0f: changed since they were read', cgen, want))\n"
+    "end\n"
+    "local function fixed(what, was, now, because)\n"
+    "  return redis.error_reply('REFUSED ' .. what .. ': ' .. was .. ' -> ' .. now .. ' cannot change live (' .. because .. '); delete the name\\'s state to start the fleet over')\n"
+    "end\n"
+    "local function us(v) return string.format('%.0fus', v) end\n"
+    "local function policy(x) if (x or 0) > 0 then return 'consecutive' end return 'a window' end\n"
+    "if policy(nw[13]) ~= policy(c[13]) then return fixed('trip', policy(c[13]), policy(nw[13]), 'it chooses what the fleet keeps, a window or a run') end\n"
+    "if nw[4] ~= c[4] then return fixed('window', us(c[4]), us(nw[4]), 'it lays out the fleet window\\'s buckets') end\n"
+    "if nw[5] ~= c[5] then return fixed('window_buckets', c[5], nw[5], 'it lays out the fleet window\\'s buckets') end\n"
+    "if nw[10] ~= c[10] then return fixed('half_open_max_probes', c[10], nw[10], 'it sizes every host\\'s probe slots') end\n"
+    "-- What the prelude checks against the limits, brought within the new ones.\n"
+    "local most = math.floor(nw[8] + nw[8] * nw[9])\n"
+    "if st == 1 and untl > now + most then untl = now + most; redis.call('HSET', S, 'until', untl) end\n"
+    "if succ > nw[10] + nw[11] then succ = nw[10] + nw[11]; redis.call('HSET', S, 'succ', succ) end\n"
+    "local late = redis.call('ZRANGEBYSCORE', L, '(' .. string.format('%.0f', now + nw[12]), '+inf')\n"
+    "for _, tok in ipairs(late) do redis.call('ZADD', L, 'XX', now + nw[12], tok) end\n"
+    "cgen = cgen + 1\n"
+    "redis.call('HSET', S, 'cfg', ARGV[3], 'cg', cgen, 'cw', who, 'cy', why)\n"
     "return answer(4)\n";
 /* clang-format on */

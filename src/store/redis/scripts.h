@@ -10,6 +10,8 @@ extern const char breaker__redis_lua_flush[];
 extern const char breaker__redis_lua_acquire[];
 extern const char breaker__redis_lua_release[];
 extern const char breaker__redis_lua_order[];
+extern const char breaker__redis_lua_shadow[];
+extern const char breaker__redis_lua_reconfig[];
 
 /* An operator's order (docs/fleet.md, "Fleet-wide orders"): who gave it
  * and why, at most this many bytes each. */
@@ -61,5 +63,10 @@ enum {
     ANS_ORDER_WHY,
     ANS_WITH_ORDER
 };
+/* After those, when a shadow or limits change was ever made (sseq or cg >
+ * 0; the order part is then sent too, zeros and empty texts when no order
+ * was given): the shadow mode (0, 1), its sequence, the stored limits'
+ * generation (cg) and, when cg > 0, the stored limits text ('' else). */
+enum { ANS_SHADOW = ANS_WITH_ORDER, ANS_SHADOW_SEQ, ANS_CFG_GEN, ANS_CFG, ANS_WITH_CONTROLS };
 
 #endif /* BREAKER_REDIS_SCRIPTS_H */

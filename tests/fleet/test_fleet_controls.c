@@ -1,0 +1,615 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_fleet_controls.c - the fleet's shadow mode and live limits
+ * (include/breaker/redis.h: breaker_redis_set_shadow(), _limits_get(),
+ * _reconfigure(); docs/fleet.md, "Fleet-wide shadow mode and limits")
+ * against a real redis-server, with four host processes (fork), each with
+ * its own fleet handle calling one dependency, and the test's own handle
+ * making the changes as an operator's host would:
+ *  - shadow on reaches every host; none refuses a call while the
+ *    dependency fails and the fleet trips, probes and reopens (events with
+ *    shadow = 1); off: every host enforces again;
+ *  - a shadowed breaker whose probe the fleet's lease refuses admits it
+ *    and counts a would-reject;
+ *  - new limits reach every host (breaker_config_get(), a RECONFIGURED
+ *    event), the fleet's wait follows them, a host attaching later adopts
+ *    them; what cannot change live is refused naming it; a moved
+ *    generation is a conflict;
+ *  - a corrupt sh, cg or cfg field is named and the state rebuilt.
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#define _POSIX_C_SOURCE 200809L
+
+#include <breaker.h>
+#include <breaker/redis.h>
+
+#include "redis_server.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <hiredis/hiredis.h>
+
+#define MS    ((uint64_t)1000000)
+#define NHOST 4
+#define NAME  "ctl.svc"
+#define SKEY  "breaker:v1:{" NAME "}:s"
+
+/* One host's view, written by that host only. */
+struct host_view {
+    _Atomic int state;  /* breaker_get_state() after its last call */
+    _Atomic int shadow; /* breaker_shadow() */
+    _Atomic long admitted, refused;
+    _Atomic long would_reject; /* the four would_reject_* counters */
+    _Atomic int shadow_events; /* transitions reported with shadow = 1 */
+    _Atomic int reconfigured;  /* RECONFIGURED events */
+    _Atomic long min_calls;    /* breaker_get_config() */
+    _Atomic long open_ms;
+    _Atomic long cfg_gen; /* breaker_config_generation() */
+    _Atomic long rounds;  /* its flush rounds Redis answered */
+    _Atomic long reconfigs_applied;
+};
+
+struct shared {
+    _Atomic int ready, stop, failing;
+    struct host_view host[NHOST];
+};
+
+static struct shared *sh;
+static int child_index;
+
+static void nap_ms(long ms) {
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void on_event(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)ctx;
+    (void)b;
+    struct host_view *v = &sh->host[child_index];
+    if (ev->reason == BREAKER_REASON_RECONFIGURED)
+        atomic_fetch_add(&v->reconfigured, 1);
+    else if (ev->shadow)
+        atomic_fetch_add(&v->shadow_events, 1);
+}
+
+static void config(breaker_config *cfg) {
+    breaker_config_init(cfg);
+    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
+    cfg->window_ns = 2000 * MS;
+    cfg->window_buckets = 10;
+    cfg->min_calls = 10;
+    cfg->failure_rate = 0.5;
+    cfg->open_ns = 200 * MS;
+    cfg->open_max_ns = 400 * MS;
+    cfg->open_jitter = 0;
+    cfg->half_open_max_probes = 1;
+    cfg->half_open_successes = 1;
+    cfg->probe_timeout_ns = 1000 * MS;
+}
+
+static breaker_redis *open_fleet(const struct test_redis *r, uint64_t interval_ns) {
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = r->port;
+    rc.flush_interval_ns = interval_ns;
+    rc.io_timeout_ns = 2000 * MS; /* a loaded machine does not degrade a host */
+    rc.probe_budget_ns = 500 * MS;
+    breaker_redis *f = NULL;
+    return breaker_redis_open(&rc, &f, NULL, 0) == BREAKER_OK ? f : NULL;
+}
+
+static int host(const struct test_redis *r, int i) {
+    child_index = i;
+    breaker_redis *fleet = open_fleet(r, 50 * MS);
+    if (fleet == NULL || breaker_redis_flush(fleet) != BREAKER_OK) return 2;
+    breaker_config cfg;
+    config(&cfg);
+    cfg.on_event = on_event;
+    breaker *b = NULL;
+    int rc = breaker_redis_attach(fleet, NAME, &cfg, &b, NULL, 0);
+    if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) return 3;
+    struct host_view *v = &sh->host[i];
+    atomic_fetch_add(&sh->ready, 1);
+    pid_t parent = getppid();
+    while (!atomic_load(&sh->stop) && getppid() == parent) { /* not past a failed test */
+        breaker_permit p;
+        if (breaker_acquire(b, &p) == BREAKER_OK) {
+            atomic_fetch_add(&v->admitted, 1);
+            (void)breaker_complete(b, &p,
+                                   atomic_load(&sh->failing) ? BREAKER_FAILURE : BREAKER_SUCCESS);
+        } else {
+            atomic_fetch_add(&v->refused, 1);
+        }
+        atomic_store(&v->state, (int)breaker_get_state(b));
+        atomic_store(&v->shadow, breaker_shadow(b));
+        breaker_stats s;
+        breaker_stats_get(b, &s);
+        atomic_store(&v->would_reject, (long)(s.would_reject_open + s.would_reject_half_open +
+                                              s.would_reject_forced + s.would_reject_ramp));
+        breaker_config now;
+        breaker_get_config(b, &now);
+        atomic_store(&v->min_calls, (long)now.min_calls);
+        atomic_store(&v->open_ms, (long)(now.open_ns / MS));
+        atomic_store(&v->cfg_gen, (long)breaker_config_generation(b));
+        breaker_redis_stats st;
+        breaker_redis_stats_get(fleet, &st);
+        atomic_store(&v->rounds, (long)st.flushes);
+        atomic_store(&v->reconfigs_applied, (long)st.reconfigs_applied);
+        nap_ms(2);
+    }
+    breaker_redis_close(fleet);
+    return 0;
+}
+
+/* The test's world: a redis-server, NHOST host processes, and the
+ * operator's handle with the name attached. */
+struct world {
+    struct test_redis r;
+    pid_t pid[NHOST];
+    breaker_redis *op;
+    breaker *b;
+};
+
+static void start(struct world *w, int failing) {
+    memset(w, 0, sizeof *w);
+    assert_int_equal(test_redis_start(&w->r), 0);
+    sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(sh != MAP_FAILED);
+    memset(sh, 0, sizeof *sh);
+    atomic_store(&sh->failing, failing);
+    for (int i = 0; i < NHOST; i++) {
+        w->pid[i] = fork();
+        assert_true(w->pid[i] >= 0);
+        if (w->pid[i] == 0) {
+            int rc = host(&w->r, i);
+            if (rc != 0) fprintf(stderr, "host %d: failed at step %d\n", i, rc);
+            _exit(rc);
+        }
+    }
+    for (int t = 0; t < 20000 && atomic_load(&sh->ready) < NHOST; t++)
+        nap_ms(1);
+    assert_int_equal(atomic_load(&sh->ready), NHOST);
+    int going = 0;
+    for (int t = 0; t < 20000 && going < NHOST; t++) {
+        going = 0;
+        for (int i = 0; i < NHOST; i++)
+            going += atomic_load(&sh->host[i].rounds) >= 3;
+        nap_ms(1);
+    }
+    assert_int_equal(going, NHOST);
+    /* The operator's handle flushes rarely: the hosts' rounds carry the change. */
+    w->op = open_fleet(&w->r, 5000 * MS);
+    assert_non_null(w->op);
+    breaker_config cfg;
+    config(&cfg);
+    int rc = breaker_redis_attach(w->op, NAME, &cfg, &w->b, NULL, 0);
+    assert_true(rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS);
+}
+
+static void finish(struct world *w) {
+    breaker_redis_close(w->op);
+    atomic_store(&sh->stop, 1);
+    int failed = 0;
+    for (int i = 0; i < NHOST; i++) {
+        int st = 0;
+        while (waitpid(w->pid[i], &st, 0) < 0) {
+        }
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) failed = i + 1;
+    }
+    test_redis_stop(&w->r);
+    munmap(sh, sizeof *sh);
+    assert_int_equal(failed, 0);
+}
+
+static long total(_Atomic long *(*field)(struct host_view *)) {
+    long n = 0;
+    for (int i = 0; i < NHOST; i++)
+        n += atomic_load(field(&sh->host[i]));
+    return n;
+}
+static _Atomic long *admitted_of(struct host_view *v) { return &v->admitted; }
+static _Atomic long *refused_of(struct host_view *v) { return &v->refused; }
+static _Atomic long *would_of(struct host_view *v) { return &v->would_reject; }
+
+/* Wait (at most `ms`) until every host's shadow mode is `want`. @return the
+ * time it took in ms, or -1. */
+static long wait_shadow(int want, long ms) {
+    uint64_t t0 = test_redis_now_ns();
+    while ((test_redis_now_ns() - t0) / MS < (uint64_t)ms) {
+        int n = 0;
+        for (int i = 0; i < NHOST; i++)
+            n += atomic_load(&sh->host[i].shadow) == want;
+        if (n == NHOST) return (long)((test_redis_now_ns() - t0) / MS);
+        nap_ms(1);
+    }
+    return -1;
+}
+
+static void
+fleet_shadow_mode_reaches_every_host_and_none_refuses_while_the_fleet_trips(void **state) {
+    (void)state;
+    struct world w;
+    start(&w, 0);
+    char msg[256] = "";
+    int rc = breaker_redis_set_shadow(w.op, NAME, 1, "alice@ops-1", "trying the new limits", msg,
+                                      sizeof msg);
+    if (rc != BREAKER_OK) fprintf(stderr, "set_shadow: %s\n", msg);
+    assert_int_equal(rc, BREAKER_OK);
+    long took = wait_shadow(1, 5000);
+    /* The dependency fails: the fleet trips, waits, leases one probe,
+     * reopens, again and again; no host refuses a call. */
+    long refused = total(refused_of), admitted = total(admitted_of);
+    atomic_store(&sh->failing, 1);
+    nap_ms(1500);
+    long refused_after = total(refused_of), admitted_after = total(admitted_of);
+    long would = total(would_of);
+    long long trips = test_redis_int(&w.r, "HGET " SKEY " trips");
+    long long transitions = test_redis_int(&w.r, "HGET " SKEY " transitions");
+    int events = 0;
+    for (int i = 0; i < NHOST; i++)
+        events += atomic_load(&sh->host[i].shadow_events) > 0;
+    breaker_redis_limits lim;
+    assert_int_equal(breaker_redis_limits_get(w.op, NAME, &lim, msg, sizeof msg), BREAKER_OK);
+    /* Off: every host enforces again, from the state it is in. */
+    assert_int_equal(
+        breaker_redis_set_shadow(w.op, NAME, 0, "alice@ops-1", "done", msg, sizeof msg),
+        BREAKER_OK);
+    long off_took = wait_shadow(0, 5000);
+    long refused_off = total(refused_of);
+    nap_ms(1000);
+    long refused_off_after = total(refused_of);
+    printf("shadow on: every host in shadow mode %ld ms after the change (flush interval 50 ms); "
+           "with the dependency failing for 1.5 s: %ld calls admitted, %ld refused, %ld "
+           "would-rejects; fleet trips %lld, transitions %lld; hosts with shadow events %d of "
+           "%d; stored: shadow %d seq %llu by %s (%s); off: %ld ms, then %ld refused in 1 s\n",
+           took, admitted_after - admitted, refused_after - refused, would, trips, transitions,
+           events, NHOST, lim.shadow, (unsigned long long)lim.shadow_seq, lim.shadow_who,
+           lim.shadow_why, off_took, refused_off_after - refused_off);
+    finish(&w);
+    assert_true(took >= 0);
+    assert_int_equal(refused_after - refused, 0);
+    assert_true(admitted_after - admitted > 100);
+    assert_true(would > 0);
+    assert_true(trips >= 1);
+    assert_int_equal(events, NHOST);
+    assert_int_equal(lim.shadow, 1);
+    assert_int_equal(lim.shadow_seq, 1);
+    assert_string_equal(lim.shadow_who, "alice@ops-1");
+    assert_string_equal(lim.shadow_why, "trying the new limits");
+    assert_true(off_took >= 0);
+    assert_true(refused_off_after - refused_off > 100);
+}
+
+/* The fleet open, its wait over, and its one lease taken by another host:
+ * a shadowed host's probe is refused by the fleet's lease gate, and shadow
+ * mode admits it (a would-reject), where an enforcing host refuses. */
+static void a_shadowed_probe_the_fleet_refuses_is_admitted_and_counted(void **state) {
+    (void)state;
+    struct test_redis r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(test_redis_start(&r), 0);
+    breaker_redis *a = open_fleet(&r, 5000 * MS), *c = open_fleet(&r, 5000 * MS);
+    assert_non_null(a);
+    assert_non_null(c);
+    breaker_config cfg;
+    config(&cfg);
+    cfg.open_ns = 100 * MS;
+    cfg.open_max_ns = 100 * MS;
+    cfg.open_jitter = 0;
+    breaker *ba = NULL, *bc = NULL;
+    assert_int_equal(breaker_redis_attach(a, NAME, &cfg, &ba, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_attach(c, NAME, &cfg, &bc, NULL, 0), BREAKER_OK);
+    char msg[256] = "";
+    /* Trip the fleet with host a's failures. */
+    for (int i = 0; i < 20; i++) {
+        breaker_permit p;
+        if (breaker_acquire(ba, &p) == BREAKER_OK) (void)breaker_complete(ba, &p, BREAKER_FAILURE);
+    }
+    assert_int_equal(breaker_redis_flush(a), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(c), BREAKER_OK);
+    assert_int_equal(breaker_get_state(bc), BREAKER_OPEN);
+    nap_ms(150); /* the fleet's wait and the local ones are over */
+    /* Host a probes first and holds the fleet's one lease. */
+    breaker_permit held;
+    assert_int_equal(breaker_acquire(ba, &held), BREAKER_OK);
+    /* Enforcing, host c's probe is refused by the fleet's lease. */
+    breaker_permit p;
+    int enforcing = breaker_acquire(bc, &p);
+    breaker_stats before;
+    breaker_stats_get(bc, &before);
+    /* Shadowed (the fleet's shadow mode, applied by c's round): admitted. */
+    assert_int_equal(breaker_redis_set_shadow(a, NAME, 1, "t", "probe", msg, sizeof msg),
+                     BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(c), BREAKER_OK);
+    int shadowed = breaker_shadow(bc);
+    nap_ms(120); /* past the lease gate's retry time of the first refusal */
+    breaker_redis_stats fs0, fs1;
+    breaker_redis_stats_get(c, &fs0);
+    int in_shadow = breaker_acquire(bc, &p);
+    breaker_redis_stats_get(c, &fs1);
+    breaker_stats after;
+    breaker_stats_get(bc, &after);
+    if (in_shadow == BREAKER_OK) (void)breaker_complete(bc, &p, BREAKER_SUCCESS);
+    printf("a probe refused by the fleet's lease: enforcing %s; shadowed (%d) %s, would-rejects "
+           "%llu -> %llu, lease requests refused %llu -> %llu (gated %llu -> %llu)\n",
+           breaker_strerror(enforcing), shadowed, breaker_strerror(in_shadow),
+           (unsigned long long)(before.would_reject_open + before.would_reject_half_open),
+           (unsigned long long)(after.would_reject_open + after.would_reject_half_open),
+           (unsigned long long)fs0.leases_refused, (unsigned long long)fs1.leases_refused,
+           (unsigned long long)fs0.lease_gated, (unsigned long long)fs1.lease_gated);
+    (void)breaker_complete(ba, &held, BREAKER_SUCCESS);
+    breaker_redis_close(a);
+    breaker_redis_close(c);
+    test_redis_stop(&r);
+    assert_true(enforcing == BREAKER_REJECTED_HALF_OPEN || enforcing == BREAKER_REJECTED_OPEN);
+    assert_int_equal(shadowed, 1);
+    assert_int_equal(in_shadow, BREAKER_OK);
+    assert_true(after.would_reject_open + after.would_reject_half_open >
+                before.would_reject_open + before.would_reject_half_open);
+    /* The fleet's gate was asked (or its refusal remembered): it refused. */
+    assert_true(fs1.leases_refused + fs1.lease_gated > fs0.leases_refused + fs0.lease_gated);
+}
+
+static void new_fleet_limits_reach_every_host_and_a_later_attacher(void **state) {
+    (void)state;
+    struct world w;
+    start(&w, 0);
+    char msg[256] = "";
+    breaker_redis_limits lim;
+    assert_int_equal(breaker_redis_limits_get(w.op, NAME, &lim, msg, sizeof msg), BREAKER_OK);
+    assert_int_equal(lim.generation, 0);
+    assert_int_equal(lim.config.min_calls, 10);
+    breaker_config next = lim.config;
+    next.min_calls = 20;
+    next.open_ns = 3000 * MS; /* far above the old longest wait, 400 ms */
+    next.open_max_ns = 6000 * MS;
+    int rc = breaker_redis_reconfigure(w.op, NAME, &next, 0, "bob@ops-2", "fewer false trips", msg,
+                                       sizeof msg);
+    if (rc != BREAKER_OK) fprintf(stderr, "reconfigure: %s\n", msg);
+    assert_int_equal(rc, BREAKER_OK);
+    uint64_t t0 = test_redis_now_ns();
+    int seen = 0;
+    while (seen < NHOST && test_redis_now_ns() - t0 < 5000 * MS) {
+        seen = 0;
+        for (int i = 0; i < NHOST; i++)
+            seen += atomic_load(&sh->host[i].min_calls) == 20 &&
+                    atomic_load(&sh->host[i].open_ms) == 3000 &&
+                    atomic_load(&sh->host[i].cfg_gen) == 2;
+        nap_ms(1);
+    }
+    long took = (long)((test_redis_now_ns() - t0) / MS);
+    int events = 0;
+    for (int i = 0; i < NHOST; i++)
+        events += atomic_load(&sh->host[i].reconfigured) == 1;
+    breaker_redis_limits after;
+    assert_int_equal(breaker_redis_limits_get(w.op, NAME, &after, msg, sizeof msg), BREAKER_OK);
+    /* A conflict: the generation read (0) has moved. */
+    next.min_calls = 30;
+    int conflict = breaker_redis_reconfigure(w.op, NAME, &next, 0, "carol", "", msg, sizeof msg);
+    char conflict_msg[256];
+    snprintf(conflict_msg, sizeof conflict_msg, "%s", msg);
+    /* The fleet's open wait follows the new limits: a trip waits 300 ms. */
+    atomic_store(&sh->failing, 1);
+    long long until = 0, gen = 0;
+    for (int t = 0; t < 5000 && test_redis_int(&w.r, "HGET " SKEY " st") != 1; t++)
+        nap_ms(1);
+    redisContext *c = redisConnect("127.0.0.1", w.r.port);
+    redisReply *rt = redisCommand(c, "TIME");
+    redisReply *ru = redisCommand(c, "HMGET " SKEY " until gen k");
+    long long now_us = atoll(rt->element[0]->str) * 1000000 + atoll(rt->element[1]->str);
+    until = atoll(ru->element[0]->str);
+    gen = atoll(ru->element[1]->str);
+    long long k = atoll(ru->element[2]->str);
+    freeReplyObject(rt);
+    freeReplyObject(ru);
+    redisFree(c);
+    atomic_store(&sh->failing, 0);
+    /* A host attaching now, with the old limits, gets the new ones. */
+    breaker_redis *late = open_fleet(&w.r, 50 * MS);
+    assert_non_null(late);
+    breaker_config old;
+    config(&old);
+    breaker *lb = NULL;
+    int lrc = breaker_redis_attach(late, NAME, &old, &lb, NULL, 0);
+    breaker_config lc;
+    breaker_get_config(lb, &lc);
+    breaker_redis_close(late);
+    printf("new limits (min_calls 10 -> 20, open 200 ms -> 3 s): on every host %ld ms after the "
+           "change (%d of %d seen, RECONFIGURED events on %d); stored generation %llu by %s (%s); "
+           "a stale generation: %s (%s); the fleet's next open wait %lld ms left (k %lld, gen "
+           "%lld); a later attacher: %s, min_calls %u, open %llu ms\n",
+           took, seen, NHOST, events, (unsigned long long)after.generation, after.who, after.why,
+           breaker_strerror(conflict), conflict_msg, (until - now_us) / 1000, k, gen,
+           breaker_strerror(lrc), lc.min_calls, (unsigned long long)(lc.open_ns / MS));
+    finish(&w);
+    assert_int_equal(seen, NHOST);
+    assert_int_equal(events, NHOST);
+    assert_int_equal(after.generation, 1);
+    assert_int_equal(after.config.min_calls, 20);
+    assert_string_equal(after.who, "bob@ops-2");
+    assert_string_equal(after.why, "fewer false trips");
+    assert_int_equal(conflict, BREAKER_STALE);
+    assert_non_null(strstr(conflict_msg, "generation 1, not 0"));
+    /* The wait is the new open (3 s, k 0, no jitter) less what passed
+     * since the trip: far above the old limits' longest (400 ms). */
+    assert_int_equal(k, 0);
+    assert_true(until - now_us <= 3000 * 1000);
+    assert_true(until - now_us > 2000 * 1000);
+    assert_int_equal(lrc, BREAKER_CONFIG_DIFFERS);
+    assert_int_equal(lc.min_calls, 20);
+    assert_int_equal(lc.open_ns, 3000 * MS);
+}
+
+/* One redis-server and one handle (flushing only when asked) with the name
+ * attached. */
+static breaker_redis *solo(struct test_redis *r, breaker **b) {
+    memset(r, 0, sizeof *r);
+    assert_int_equal(test_redis_start(r), 0);
+    breaker_redis *f = open_fleet(r, 5000 * MS);
+    assert_non_null(f);
+    breaker_config cfg;
+    config(&cfg);
+    assert_int_equal(breaker_redis_attach(f, NAME, &cfg, b, NULL, 0), BREAKER_OK);
+    return f;
+}
+
+static void what_cannot_change_live_is_refused_naming_it(void **state) {
+    (void)state;
+    struct test_redis r;
+    breaker *b = NULL;
+    breaker_redis *f = solo(&r, &b);
+    char msg[256] = "";
+    breaker_redis_limits lim;
+    assert_int_equal(breaker_redis_limits_get(f, NAME, &lim, msg, sizeof msg), BREAKER_OK);
+    breaker_config c;
+    int rc[4];
+    char why[4][256];
+    c = lim.config;
+    c.window_ns = 4000 * MS;
+    rc[0] = breaker_redis_reconfigure(f, NAME, &c, 0, NULL, NULL, why[0], sizeof why[0]);
+    c = lim.config;
+    c.window_buckets = 20;
+    rc[1] = breaker_redis_reconfigure(f, NAME, &c, 0, NULL, NULL, why[1], sizeof why[1]);
+    c = lim.config;
+    c.half_open_max_probes = 2;
+    rc[2] = breaker_redis_reconfigure(f, NAME, &c, 0, NULL, NULL, why[2], sizeof why[2]);
+    c = lim.config;
+    c.trip = BREAKER_TRIP_CONSECUTIVE;
+    c.failure_threshold = 5;
+    rc[3] = breaker_redis_reconfigure(f, NAME, &c, 0, NULL, NULL, why[3], sizeof why[3]);
+    c = lim.config;
+    c.min_calls = 0; /* the default: valid */
+    c.failure_rate = 2;
+    int invalid = breaker_redis_reconfigure(f, NAME, &c, 0, NULL, NULL, msg, sizeof msg);
+    char invalid_msg[256];
+    snprintf(invalid_msg, sizeof invalid_msg, "%s", msg);
+    long long cg = test_redis_int(&r, "HEXISTS " SKEY " cg");
+    for (int i = 0; i < 4; i++)
+        printf("refused: %s (%s)\n", why[i], breaker_strerror(rc[i]));
+    printf("invalid: %s (%s); cg stored: %lld\n", invalid_msg, breaker_strerror(invalid), cg);
+    breaker_redis_close(f);
+    test_redis_stop(&r);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(rc[i], BREAKER_EINVAL);
+    assert_non_null(strstr(why[0], "window: 2000000us -> 4000000us cannot change live"));
+    assert_non_null(strstr(why[1], "window_buckets: 10 -> 20 cannot change live"));
+    assert_non_null(strstr(why[2], "half_open_max_probes: 1 -> 2 cannot change live"));
+    assert_non_null(strstr(why[3], "trip: a window -> consecutive cannot change live"));
+    assert_int_equal(invalid, BREAKER_EINVAL);
+    assert_non_null(strstr(invalid_msg, "failure_rate"));
+    assert_int_equal(cg, 0); /* nothing written */
+}
+
+/* A stored control field out of range: the next script call names it and
+ * rebuilds the state (as for every stored field). */
+static void corrupt_control_fields_are_named_and_rebuilt(void **state) {
+    (void)state;
+    static const struct {
+        const char *set, *named;
+    } cases[] = {
+        {"HSET " SKEY " sh 2", "field sh = 2, expected 0..1"},
+        {"HSET " SKEY " sseq -1", "field sseq = -1, expected 0.."},
+        {"HSET " SKEY " cg x", "field cg = x, expected 0.."},
+        {"HSET " SKEY " cfg 0", "field cfg = 0, expected 12 or 13 limits"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct test_redis r;
+        breaker *b = NULL;
+        breaker_redis *f = solo(&r, &b);
+        char msg[256] = "";
+        assert_int_equal(breaker_redis_set_shadow(f, NAME, 1, "t", "", msg, sizeof msg),
+                         BREAKER_OK);
+        breaker_redis_limits lim;
+        assert_int_equal(breaker_redis_limits_get(f, NAME, &lim, msg, sizeof msg), BREAKER_OK);
+        lim.config.min_calls = 30;
+        assert_int_equal(
+            breaker_redis_reconfigure(f, NAME, &lim.config, 0, "t", "", msg, sizeof msg),
+            BREAKER_OK);
+        assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+        int applied = breaker_shadow(b) == 1;
+        breaker_config now;
+        breaker_get_config(b, &now);
+        (void)test_redis_int(&r, cases[i].set);
+        int frc = breaker_redis_flush(f);
+        redisContext *c = redisConnect("127.0.0.1", r.port);
+        redisReply *rb = redisCommand(c, "HMGET " SKEY " why rebuilt sh cg");
+        int rebuilt = rb->element[0]->type == REDIS_REPLY_STRING &&
+                      strcmp(rb->element[0]->str, "rebuilt") == 0;
+        int named = rb->element[1]->type == REDIS_REPLY_STRING &&
+                    strstr(rb->element[1]->str, cases[i].named) != NULL;
+        printf("%s: flush %s, rebuilt %d, reason %s\n", cases[i].set, breaker_strerror(frc),
+               rebuilt, rb->element[1]->type == REDIS_REPLY_STRING ? rb->element[1]->str : "-");
+        int cleared = rb->element[2]->type == REDIS_REPLY_NIL;
+        freeReplyObject(rb);
+        redisFree(c);
+        /* The host keeps its mode and limits (a rebuilt state asks nothing). */
+        assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+        int kept = breaker_shadow(b) == 1;
+        breaker_config kept_cfg;
+        breaker_get_config(b, &kept_cfg);
+        breaker_redis_close(f);
+        test_redis_stop(&r);
+        assert_true(applied);
+        assert_int_equal(now.min_calls, 30);
+        /* Our round names it, or the flusher's (woken by the changes) ran
+         * first and rebuilt the state, naming it there. */
+        assert_true(frc == BREAKER_EIO || frc == BREAKER_OK);
+        assert_true(rebuilt);
+        assert_true(named);
+        assert_true(cleared);
+        assert_true(kept);
+        assert_int_equal(kept_cfg.min_calls, 30);
+    }
+}
+
+static void bad_control_arguments_are_refused_naming_them(void **state) {
+    (void)state;
+    struct test_redis r;
+    breaker *b = NULL;
+    breaker_redis *f = solo(&r, &b);
+    char msg[256] = "";
+    assert_int_equal(breaker_redis_set_shadow(f, NAME, 1, "a\tb", NULL, msg, sizeof msg),
+                     BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "who: a control character at byte 2"));
+    assert_int_equal(breaker_redis_set_shadow(f, "other.svc", 1, NULL, NULL, msg, sizeof msg),
+                     BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "other.svc: not attached"));
+    breaker_config c;
+    breaker_config_init(&c);
+    c.failure_rate = -1;
+    assert_int_equal(breaker_redis_reconfigure(f, NAME, &c, 0, NULL, NULL, msg, sizeof msg),
+                     BREAKER_EINVAL);
+    assert_non_null(strstr(msg, "failure_rate"));
+    breaker_redis_limits lim;
+    assert_int_equal(breaker_redis_limits_get(f, "other.svc", &lim, msg, sizeof msg),
+                     BREAKER_EINVAL);
+    long long sseq = test_redis_int(&r, "HEXISTS breaker:v1:{" NAME "}:s sseq");
+    breaker_redis_close(f);
+    test_redis_stop(&r);
+    assert_int_equal(sseq, 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(
+            fleet_shadow_mode_reaches_every_host_and_none_refuses_while_the_fleet_trips),
+        cmocka_unit_test(a_shadowed_probe_the_fleet_refuses_is_admitted_and_counted),
+        cmocka_unit_test(new_fleet_limits_reach_every_host_and_a_later_attacher),
+        cmocka_unit_test(what_cannot_change_live_is_refused_naming_it),
+        cmocka_unit_test(corrupt_control_fields_are_named_and_rebuilt),
+        cmocka_unit_test(bad_control_arguments_are_refused_naming_them),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
