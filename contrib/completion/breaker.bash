@@ -119,8 +119,10 @@ _breaker() {
         exec) store_opts="$store_opts -c --config -b --breaker --timeout --fail-on --refused-exit --source
             --redis --redis-cluster --redis-db --redis-password-file --redis-user --redis-timeout" ;;
         status) store_opts="$store_opts --json --prometheus --watch --interval --count" ;;
-        open | close) store_opts="$store_opts --for --redis --redis-cluster --why" ;;
-        reset) store_opts="$store_opts --redis --redis-cluster --why" ;;
+        open | close) store_opts="$store_opts --for --redis --redis-cluster --redis-db
+            --redis-password-file --redis-user --redis-timeout --why" ;;
+        reset | shadow | config) store_opts="$store_opts --redis --redis-cluster --redis-db
+            --redis-password-file --redis-user --redis-timeout --why" ;;
         esac
         [[ $cur == -* ]] && COMPREPLY=($(compgen -W "$store_opts" -- "$cur"))
         return 0

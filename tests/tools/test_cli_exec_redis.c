@@ -113,8 +113,11 @@ static long long fleet_field_of(const struct test_redis *r, const char *name, co
 
 /* ---- Running breaker exec --------------------------------------------------------*/
 
+/* Where run_tool() sends standard output (NULL: /dev/null). */
+static const char *stdout_path;
+
 /* Run `breaker exec ARGS...` (NULL-terminated), standard output to
- * /dev/null, standard error to `err_path`. @return its exit status, or
+ * /dev/null (or stdout_path), standard error to `err_path`. @return its exit status, or
  * 128+N when killed by signal N, or -1. */
 static int run_tool(const char *err_path, const char *sub, const char *const *args) {
     const char *argv[32];
@@ -127,7 +130,8 @@ static int run_tool(const char *err_path, const char *sub, const char *const *ar
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
-        int out = open("/dev/null", O_WRONLY);
+        int out = open(stdout_path != NULL ? stdout_path : "/dev/null",
+                       O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
         union {
@@ -713,6 +717,117 @@ static void operator_orders_reach_the_whole_fleet(void **state) {
     assert_true(file_has(err, "the order did not reach Redis"));
 }
 
+/* A field of `name`'s state hash in database `db`, as text ("" when absent). */
+static void state_text(const struct test_redis *r, int db, const char *name, const char *field,
+                       char *out, size_t len) {
+    out[0] = '\0';
+    redisContext *c = rconnect(r, db);
+    if (c == NULL) return;
+    redisReply *rep = redisCommand(c, "HGET breaker:v1:{%s}:s %s", name, field);
+    if (rep != NULL && rep->type == REDIS_REPLY_STRING) snprintf(out, len, "%s", rep->str);
+    if (rep != NULL) freeReplyObject(rep);
+    redisFree(c);
+}
+
+/* `breaker shadow NAME on|off --redis` and `breaker config NAME k=v...
+ * --redis`: the fleet's shadow mode and stored limits, with who and why;
+ * the keys the fleet does not store and what cannot change live refused
+ * (64, 78); and the order commands take exec's connection options
+ * (database, password file), on a server that needs a password. */
+static void fleet_shadow_and_limits_from_the_command_line(void **state) {
+    struct test_redis *r = *state;
+    char err[128], out[128], pw[128];
+    snprintf(err, sizeof err, "%s/err", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(pw, sizeof pw, "%s/password", dir);
+    FILE *f = fopen(pw, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", r->password);
+    fclose(f);
+    unsetenv("BREAKER_REDIS_PASSWORD");
+    /* Without the password: the fleet is unreachable. */
+    const char *nopw[] = {"ctl", "on", "--redis", addr, NULL};
+    assert_int_equal(run_tool(err, "shadow", nopw), 69);
+    const char *on[] = {"ctl", "on",         "--redis", addr,    "--redis-password-file",
+                        pw,    "--redis-db", "3",       "--why", "trial of the new limits",
+                        NULL};
+    assert_int_equal(run_tool(err, "shadow", on), 0);
+    char shadow[8], sseq[8], sy[64];
+    state_text(r, 3, "ctl", "sh", shadow, sizeof shadow);
+    state_text(r, 3, "ctl", "sseq", sseq, sizeof sseq);
+    state_text(r, 3, "ctl", "sy", sy, sizeof sy);
+    char in_db0[8];
+    state_text(r, 0, "ctl", "sh", in_db0, sizeof in_db0);
+    setenv("BREAKER_REDIS_PASSWORD", r->password, 1);
+    const char *off[] = {"ctl", "off", "--redis", addr, "--redis-db", "3", NULL};
+    assert_int_equal(run_tool(err, "shadow", off), 0);
+    char sh_off[8];
+    state_text(r, 3, "ctl", "sh", sh_off, sizeof sh_off);
+    /* The fleet's limits: shown, then changed, printed old -> new. */
+    stdout_path = out;
+    const char *show[] = {"ctl", "--redis", addr, "--redis-db", "3", NULL};
+    assert_int_equal(run_tool(err, "config", show), 0);
+    int shown = file_has(out, "ctl: the fleet's limits, configuration generation 0") &&
+                file_has(out, "min_calls=20") && !file_has(out, "ramp=");
+    const char *change[] = {"ctl",        "min_calls=7", "open=2s", "--redis", addr,
+                            "--redis-db", "3",           "--why",   "INC-9",   NULL};
+    assert_int_equal(run_tool(err, "config", change), 0);
+    int printed = file_has(out, "generation 0 -> 1") && file_has(out, "min_calls: 20 -> 7") &&
+                  file_has(out, "open: 30s -> 2s");
+    stdout_path = NULL;
+    char cfg[400], cg[8], cy[64];
+    state_text(r, 3, "ctl", "cfg", cfg, sizeof cfg);
+    state_text(r, 3, "ctl", "cg", cg, sizeof cg);
+    state_text(r, 3, "ctl", "cy", cy, sizeof cy);
+    const char *ramp[] = {"ctl", "ramp=1s", "--redis", addr, "--redis-db", "3", NULL};
+    int ramp_rc = run_tool(err, "config", ramp);
+    int ramp_named = file_has(err, "ramp: not one of the fleet's stored limits but each host's");
+    const char *window_arg[] = {"ctl", "window=5m", "--redis", addr, "--redis-db", "3", NULL};
+    int window_rc = run_tool(err, "config", window_arg);
+    int window_named = file_has(err, "window: 1m -> 5m: cannot change on a running fleet");
+    const char *probes[] = {"ctl", "half_open_max_probes=4", "--redis", addr, "--redis-db", "3",
+                            NULL};
+    int probes_rc = run_tool(err, "config", probes);
+    int probes_named = file_has(err, "half_open_max_probes: 1 -> 4");
+    const char *store_and_redis[] = {"ctl", "--store", pw, "--redis", addr, NULL};
+    int both_rc = run_tool(err, "shadow", store_and_redis);
+    const char *db_alone[] = {"ctl", "on", "--redis-db", "3", NULL};
+    int db_alone_rc = run_tool(err, "shadow", db_alone);
+    int db_alone_named = file_has(err, "--redis-db needs --redis");
+    unsetenv("BREAKER_REDIS_PASSWORD");
+    /* An order with the same options. */
+    const char *reset[] = {"ctl", "--redis",    addr, "--redis-password-file",
+                           pw,    "--redis-db", "3",  NULL};
+    assert_int_equal(run_tool(err, "reset", reset), 0);
+    char ok[8];
+    state_text(r, 3, "ctl", "ok", ok, sizeof ok);
+    printf("breaker shadow/config --redis: sh %s (seq %s, why '%s', db 0 '%s'), off %s; %s, cg %s "
+           "(why '%s'); ramp %d, window %d, probes %d, --store with --redis %d, --redis-db "
+           "alone %d; reset ok %s\n",
+           shadow, sseq, sy, in_db0, sh_off, cfg, cg, cy, ramp_rc, window_rc, probes_rc, both_rc,
+           db_alone_rc, ok);
+    assert_string_equal(shadow, "1");
+    assert_string_equal(sseq, "1");
+    assert_string_equal(sy, "trial of the new limits");
+    assert_string_equal(in_db0, "");
+    assert_string_equal(sh_off, "0");
+    assert_true(shown);
+    assert_true(printed);
+    assert_int_equal(strncmp(cfg, "7 ", 2), 0);
+    assert_string_equal(cg, "1");
+    assert_string_equal(cy, "INC-9");
+    assert_int_equal(ramp_rc, 64);
+    assert_true(ramp_named);
+    assert_int_equal(window_rc, 78);
+    assert_true(window_named);
+    assert_int_equal(probes_rc, 78);
+    assert_true(probes_named);
+    assert_int_equal(both_rc, 64);
+    assert_int_equal(db_alone_rc, 64);
+    assert_true(db_alone_named);
+    assert_string_equal(ok, "3");
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--command") == 0) return command_main();
     if (argc != 2) {
@@ -736,6 +851,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(a_cluster_fleet_trips_through_breaker_exec, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(operator_orders_reach_the_whole_fleet, setup, teardown),
+        cmocka_unit_test_setup_teardown(fleet_shadow_and_limits_from_the_command_line,
+                                        setup_password, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,19 +28,7 @@
 
 #define KILL_GRACE_NS TOOL_SEC
 
-enum {
-    OPT_STORE = 256,
-    OPT_TIMEOUT,
-    OPT_FAIL_ON,
-    OPT_REFUSED_EXIT,
-    OPT_REDIS,
-    OPT_REDIS_DB,
-    OPT_REDIS_PASSWORD_FILE,
-    OPT_REDIS_USER,
-    OPT_REDIS_TIMEOUT,
-    OPT_REDIS_CLUSTER,
-    OPT_SOURCE
-};
+enum { OPT_STORE = 256, OPT_TIMEOUT, OPT_FAIL_ON, OPT_REFUSED_EXIT, OPT_SOURCE };
 
 const char tool_exec_help[] =
     "usage: breaker exec NAME [options] -- COMMAND [ARGS...]\n"
@@ -81,16 +69,8 @@ const char tool_exec_help[] =
     "      --redis-cluster SEEDS\n"
     "                        NAME is the fleet's, on the Redis Cluster that has\n"
     "                        these nodes among its own: HOST[:PORT] or\n"
-    "                        [IPV6][:PORT], comma-separated (database 0 only)\n"
-    "      --redis-db N      with --redis: SELECT database N (default 0)\n"
-    "      --redis-password-file FILE\n"
-    "                        with --redis: AUTH with the first line of FILE\n"
-    "      --redis-user USER with --redis: AUTH as the ACL user USER (with the\n"
-    "                        password; default $BREAKER_REDIS_USER, else the\n"
-    "                        default user)\n"
-    "      --redis-timeout D\n"
-    "                        with --redis: wait at most D (default 250ms) for\n"
-    "                        Redis to connect, to answer and to lease a probe\n"
+    "                        [IPV6][:PORT], comma-separated (database 0 "
+    "only)\n" EXEC_FLEET_OPTIONS_HELP
     "  -c, --config FILE     configure NAME from the [breaker NAME] section of FILE\n"
     "  -b, --breaker SPEC    configure NAME: 'key=value,key=value' (see breaker keys)\n"
     "      --timeout D       kill COMMAND's process group after D (SIGTERM, then\n"
@@ -175,64 +155,13 @@ static int exec_config_option(struct exec_args *a, int c, const char *name_hint)
 static int exec_option(struct exec_args *a, int c, char **argv, const struct option *longopts,
                        const char *name_hint) {
     uint64_t n;
+    if (exec_fleet_is_option(c)) return exec_fleet_option("exec", c, optarg, &a->fleet);
     switch (c) {
     case 'c':
     case 'b':
         return exec_config_option(a, c, name_hint);
     case OPT_STORE:
         a->store = optarg;
-        return 0;
-    case OPT_REDIS: {
-        struct exec_fleet_addr addr;
-        if (!exec_fleet_parse_addr(optarg, &addr))
-            return tool_usage_error("exec",
-                                    "--redis: bad value '%s': expected " EXEC_FLEET_ADDR_FORMS
-                                    ", with a PORT from 1 to 65535",
-                                    optarg);
-        if (a->fleet.cluster)
-            return tool_usage_error("exec", "--redis and --redis-cluster: choose one");
-        a->fleet.addr = optarg;
-        return 0;
-    }
-    case OPT_REDIS_CLUSTER: {
-        char bad[256];
-        if (!exec_fleet_check_seeds(optarg, bad, sizeof bad))
-            return tool_usage_error("exec",
-                                    "--redis-cluster: bad seed '%s' in '%s': expected "
-                                    "HOST[:PORT] or [IPV6][:PORT], comma-separated, with a PORT "
-                                    "from 1 to 65535",
-                                    bad, optarg);
-        if (a->fleet.addr != NULL)
-            return tool_usage_error("exec", "--redis and --redis-cluster: choose one");
-        a->fleet.addr = optarg;
-        a->fleet.cluster = true;
-        return 0;
-    }
-    case OPT_REDIS_DB:
-        if (!tool_parse_uint(optarg, 0, INT32_MAX, &n))
-            return tool_usage_error("exec",
-                                    "--redis-db: bad value '%s': expected a whole number from 0 "
-                                    "to 2147483647",
-                                    optarg);
-        a->fleet.db = (int)n;
-        a->fleet.db_given = true;
-        return 0;
-    case OPT_REDIS_PASSWORD_FILE:
-        a->fleet.password_file = optarg;
-        return 0;
-    case OPT_REDIS_USER:
-        if (optarg[0] == '\0')
-            return tool_usage_error("exec", "--redis-user: empty (leave it out for the default "
-                                            "user)");
-        a->fleet.user = optarg;
-        return 0;
-    case OPT_REDIS_TIMEOUT:
-        if (!tool_parse_duration(optarg, TOOL_SEC, &a->fleet.timeout_ns) ||
-            a->fleet.timeout_ns < TOOL_MS || a->fleet.timeout_ns > 60 * TOOL_SEC)
-            return tool_usage_error("exec",
-                                    "--redis-timeout: bad value '%s': expected a duration from "
-                                    "1ms to 1m such as " TOOL_DURATION_FORMATS,
-                                    optarg);
         return 0;
     case OPT_TIMEOUT:
         if (!tool_parse_duration(optarg, TOOL_SEC, &a->timeout_ns) || a->timeout_ns == 0)
@@ -297,12 +226,7 @@ static int exec_options(int argc, char **argv, struct exec_args *a) {
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"fail-on", required_argument, NULL, OPT_FAIL_ON},
         {"refused-exit", required_argument, NULL, OPT_REFUSED_EXIT},
-        {"redis", required_argument, NULL, OPT_REDIS},
-        {"redis-db", required_argument, NULL, OPT_REDIS_DB},
-        {"redis-password-file", required_argument, NULL, OPT_REDIS_PASSWORD_FILE},
-        {"redis-user", required_argument, NULL, OPT_REDIS_USER},
-        {"redis-timeout", required_argument, NULL, OPT_REDIS_TIMEOUT},
-        {"redis-cluster", required_argument, NULL, OPT_REDIS_CLUSTER},
+        EXEC_FLEET_LONGOPTS,
         {"source", required_argument, NULL, OPT_SOURCE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -335,16 +259,8 @@ static int exec_options(int argc, char **argv, struct exec_args *a) {
     if (a->fleet.addr != NULL && a->store != NULL)
         return tool_usage_error("exec", "--store and --redis: choose one (a breaker of the fleet "
                                         "store lives in this process, not in a store file)");
-    if (a->fleet.cluster && a->fleet.db_given)
-        return tool_usage_error("exec", "--redis-db and --redis-cluster: a Redis Cluster has "
-                                        "database 0 only");
-    if (a->fleet.addr == NULL && (a->fleet.db_given || a->fleet.password_file != NULL ||
-                                  a->fleet.user != NULL || a->fleet.timeout_ns != 0))
-        return tool_usage_error("exec", "--%s needs --redis",
-                                a->fleet.db_given                ? "redis-db"
-                                : a->fleet.password_file != NULL ? "redis-password-file"
-                                : a->fleet.user != NULL          ? "redis-user"
-                                                                 : "redis-timeout");
+    int bad = exec_fleet_options_check("exec", &a->fleet);
+    if (bad != 0) return bad;
     return tool_check_name("exec", a->name);
 }
 

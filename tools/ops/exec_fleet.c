@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,6 +50,77 @@ bool exec_fleet_parse_addr(const char *text, struct exec_fleet_addr *out) {
         out->port = (int)p;
     }
     return true;
+}
+
+int exec_fleet_option(const char *cmd, int opt, const char *arg, struct exec_fleet_opts *o) {
+    uint64_t n;
+    char bad[256];
+    struct exec_fleet_addr addr;
+    switch (opt) {
+    case EXEC_FLEET_OPT_REDIS:
+        if (!exec_fleet_parse_addr(arg, &addr))
+            return tool_usage_error(cmd,
+                                    "--redis: bad value '%s': expected " EXEC_FLEET_ADDR_FORMS
+                                    ", with a PORT from 1 to 65535",
+                                    arg);
+        if (o->addr != NULL)
+            return tool_usage_error(cmd, "--redis and --redis-cluster: choose one");
+        o->addr = arg;
+        return 0;
+    case EXEC_FLEET_OPT_CLUSTER:
+        if (!exec_fleet_check_seeds(arg, bad, sizeof bad))
+            return tool_usage_error(cmd,
+                                    "--redis-cluster: bad seed '%s' in '%s': expected "
+                                    "HOST[:PORT] or [IPV6][:PORT], comma-separated, with a PORT "
+                                    "from 1 to 65535",
+                                    bad, arg);
+        if (o->addr != NULL)
+            return tool_usage_error(cmd, "--redis and --redis-cluster: choose one");
+        o->addr = arg;
+        o->cluster = true;
+        return 0;
+    case EXEC_FLEET_OPT_DB:
+        if (!tool_parse_uint(arg, 0, INT32_MAX, &n))
+            return tool_usage_error(cmd,
+                                    "--redis-db: bad value '%s': expected a whole number from 0 "
+                                    "to 2147483647",
+                                    arg);
+        o->db = (int)n;
+        o->db_given = true;
+        return 0;
+    case EXEC_FLEET_OPT_PASSWORD_FILE:
+        o->password_file = arg;
+        return 0;
+    case EXEC_FLEET_OPT_USER:
+        if (arg[0] == '\0')
+            return tool_usage_error(cmd, "--redis-user: empty (leave it out for the default user)");
+        o->user = arg;
+        return 0;
+    case EXEC_FLEET_OPT_TIMEOUT:
+        if (!tool_parse_duration(arg, TOOL_SEC, &o->timeout_ns) || o->timeout_ns < TOOL_MS ||
+            o->timeout_ns > 60 * TOOL_SEC)
+            return tool_usage_error(cmd,
+                                    "--redis-timeout: bad value '%s': expected a duration from "
+                                    "1ms to 1m such as " TOOL_DURATION_FORMATS,
+                                    arg);
+        return 0;
+    default:
+        return tool_usage_error(cmd, "unknown fleet option");
+    }
+}
+
+int exec_fleet_options_check(const char *cmd, const struct exec_fleet_opts *o) {
+    if (o->cluster && o->db_given)
+        return tool_usage_error(cmd, "--redis-db and --redis-cluster: a Redis Cluster has "
+                                     "database 0 only");
+    if (o->addr == NULL &&
+        (o->db_given || o->password_file != NULL || o->user != NULL || o->timeout_ns != 0))
+        return tool_usage_error(cmd, "--%s needs --redis",
+                                o->db_given                ? "redis-db"
+                                : o->password_file != NULL ? "redis-password-file"
+                                : o->user != NULL          ? "redis-user"
+                                                           : "redis-timeout");
+    return 0;
 }
 
 #ifdef BREAKER_TOOL_HAVE_REDIS
@@ -272,14 +344,23 @@ static void order_who(char *out, size_t len) {
         if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
 }
 
+/* An operator's control of `name` on the fleet of `o`: the handle with the
+ * name attached (its state read by one round), and who gives it. @return 0
+ * with `*fl`, or an exit status after saying why. */
+static int control_begin(const struct exec_fleet_opts *o, const char *name, struct exec_fleet **fl,
+                         char who[BREAKER_REDIS_WHO_MAX + 1]) {
+    breaker *b = NULL;
+    int rc = exec_fleet_attach(o, name, NULL, false, fl, &b);
+    if (rc == 0) order_who(who, BREAKER_REDIS_WHO_MAX + 1);
+    return rc;
+}
+
 int exec_fleet_order(const struct exec_fleet_opts *o, const char *cmd, const char *name,
                      uint64_t for_ns, const char *why) {
     struct exec_fleet *fl = NULL;
-    breaker *b = NULL;
-    int rc = exec_fleet_attach(o, name, NULL, false, &fl, &b);
-    if (rc != 0) return rc;
     char who[BREAKER_REDIS_WHO_MAX + 1];
-    order_who(who, sizeof who);
+    int rc = control_begin(o, name, &fl, who);
+    if (rc != 0) return rc;
     char msg[TOOL_MSG_MAX];
     bool open = strcmp(cmd, "open") == 0, close = strcmp(cmd, "close") == 0;
     int st = open ? breaker_redis_force(fl->fleet, name, BREAKER_FORCED_OPEN, for_ns, who, why, msg,
@@ -306,7 +387,95 @@ int exec_fleet_order(const struct exec_fleet_opts *o, const char *cmd, const cha
     return rc;
 }
 
+/* The exit status of a fleet control's library status `st` (its message
+ * said already). */
+static int control_exit(int st) {
+    return st == BREAKER_OK       ? 0
+           : st == BREAKER_STALE  ? TOOL_EXIT_REFUSED
+           : st == BREAKER_EINVAL ? TOOL_EXIT_CONFIG
+                                  : TOOL_EXIT_UNAVAILABLE;
+}
+
+int exec_fleet_shadow(const struct exec_fleet_opts *o, const char *name, bool on, const char *why) {
+    struct exec_fleet *fl = NULL;
+    char who[BREAKER_REDIS_WHO_MAX + 1];
+    int rc = control_begin(o, name, &fl, who);
+    if (rc != 0) return rc;
+    char msg[TOOL_MSG_MAX];
+    int st = breaker_redis_set_shadow(fl->fleet, name, on, who, why, msg, sizeof msg);
+    if (st == BREAKER_OK) {
+        printf("%s: shadow %s for the whole fleet (%s), by %s%s%s\n", name, on ? "on" : "off",
+               o->addr, who, why != NULL && why[0] ? ": " : "", why != NULL ? why : "");
+        rc = 0;
+    } else {
+        tool_error(stderr, "breaker shadow: %s", msg);
+        rc = st == BREAKER_EINVAL ? TOOL_EXIT_USAGE : TOOL_EXIT_UNAVAILABLE;
+    }
+    exec_fleet_close(fl); /* its last round applies it here too */
+    return rc;
+}
+
+int exec_fleet_limits_read(const struct exec_fleet_opts *o, const char *name,
+                           struct exec_fleet **out, breaker_config *cfg, uint64_t *generation) {
+    breaker *b = NULL;
+    int rc = exec_fleet_attach(o, name, NULL, false, out, &b);
+    if (rc != 0) return rc;
+    breaker_redis_limits lim;
+    char msg[TOOL_MSG_MAX];
+    int st = breaker_redis_limits_get((*out)->fleet, name, &lim, msg, sizeof msg);
+    if (st != BREAKER_OK) {
+        tool_humanize_ns(msg, sizeof msg);
+        tool_error(stderr, "breaker config: %s", msg);
+        exec_fleet_close(*out);
+        *out = NULL;
+        return TOOL_EXIT_UNAVAILABLE;
+    }
+    *cfg = lim.config;
+    *generation = lim.generation;
+    return 0;
+}
+
+int exec_fleet_limits_write(struct exec_fleet *fl, const char *name, const breaker_config *cfg,
+                            uint64_t generation, const char *why) {
+    char who[BREAKER_REDIS_WHO_MAX + 1];
+    order_who(who, sizeof who);
+    char msg[TOOL_MSG_MAX];
+    int st = breaker_redis_reconfigure(fl->fleet, name, cfg, generation, who, why, msg, sizeof msg);
+    if (st != BREAKER_OK) {
+        tool_humanize_ns(msg, sizeof msg);
+        tool_error(stderr, "breaker config: %s%s", msg,
+                   st == BREAKER_STALE ? " (run breaker config again)" : "");
+        return control_exit(st);
+    }
+    printf("%s: the fleet's limits (%s), generation %" PRIu64 " -> %" PRIu64 ", by %s%s%s\n", name,
+           fl->addr, generation, generation + 1, who, why != NULL && why[0] ? ": " : "",
+           why != NULL ? why : "");
+    return 0;
+}
+
 #else /* !BREAKER_TOOL_HAVE_REDIS */
+
+int exec_fleet_shadow(const struct exec_fleet_opts *o, const char *name, bool on, const char *why) {
+    return exec_fleet_order(o, "shadow", name, on, why);
+}
+
+int exec_fleet_limits_read(const struct exec_fleet_opts *o, const char *name,
+                           struct exec_fleet **out, breaker_config *cfg, uint64_t *generation) {
+    (void)cfg;
+    (void)generation;
+    *out = NULL;
+    return exec_fleet_order(o, "config", name, 0, NULL);
+}
+
+int exec_fleet_limits_write(struct exec_fleet *fl, const char *name, const breaker_config *cfg,
+                            uint64_t generation, const char *why) {
+    (void)fl;
+    (void)name;
+    (void)cfg;
+    (void)generation;
+    (void)why;
+    return TOOL_EXIT_UNAVAILABLE;
+}
 
 int exec_fleet_order(const struct exec_fleet_opts *o, const char *cmd, const char *name,
                      uint64_t for_ns, const char *why) {

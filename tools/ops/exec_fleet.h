@@ -11,6 +11,7 @@
 
 #include <breaker.h>
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,6 +29,54 @@ struct exec_fleet_opts {
     bool db_given;
     uint64_t timeout_ns; /* --redis-timeout: 0 = EXEC_FLEET_TIMEOUT_NS */
 };
+
+/* The connection options every fleet command takes (breaker exec, open,
+ * close, reset, shadow, config): --redis ADDR, --redis-cluster SEEDS,
+ * --redis-db N, --redis-password-file FILE, --redis-user USER and
+ * --redis-timeout D, as getopt_long entries whose codes never meet a
+ * command's own (EXEC_FLEET_OPT_*). */
+enum {
+    EXEC_FLEET_OPT_REDIS = 0x1000,
+    EXEC_FLEET_OPT_CLUSTER,
+    EXEC_FLEET_OPT_DB,
+    EXEC_FLEET_OPT_PASSWORD_FILE,
+    EXEC_FLEET_OPT_USER,
+    EXEC_FLEET_OPT_TIMEOUT
+};
+/* clang-format off */
+#define EXEC_FLEET_LONGOPTS                                                             \
+    {"redis", required_argument, NULL, EXEC_FLEET_OPT_REDIS},                           \
+    {"redis-cluster", required_argument, NULL, EXEC_FLEET_OPT_CLUSTER},                 \
+    {"redis-db", required_argument, NULL, EXEC_FLEET_OPT_DB},                           \
+    {"redis-password-file", required_argument, NULL, EXEC_FLEET_OPT_PASSWORD_FILE},     \
+    {"redis-user", required_argument, NULL, EXEC_FLEET_OPT_USER},                       \
+    {"redis-timeout", required_argument, NULL, EXEC_FLEET_OPT_TIMEOUT}
+/* clang-format on */
+/* Their help lines (after "options:"), for every command's --help. */
+#define EXEC_FLEET_OPTIONS_HELP                                                   \
+    "      --redis-db N      with --redis: SELECT database N (default 0)\n"       \
+    "      --redis-password-file FILE\n"                                          \
+    "                        with --redis: AUTH with the first line of FILE\n"    \
+    "      --redis-user USER with --redis: AUTH as the ACL user USER (with the\n" \
+    "                        password; default $BREAKER_REDIS_USER, else the\n"   \
+    "                        default user)\n"                                     \
+    "      --redis-timeout D\n"                                                   \
+    "                        with --redis: wait at most D (default 250ms) for\n"  \
+    "                        Redis to connect, to answer and to lease a probe\n"
+
+/* Whether getopt_long's `opt` is one of EXEC_FLEET_LONGOPTS. */
+static inline bool exec_fleet_is_option(int opt) {
+    return opt >= EXEC_FLEET_OPT_REDIS && opt <= EXEC_FLEET_OPT_TIMEOUT;
+}
+
+/* Option `opt` (an EXEC_FLEET_OPT_*) of `cmd` with value `arg`, into `o`.
+ * @return 0, or an exit status after saying why (64: a bad value). */
+int exec_fleet_option(const char *cmd, int opt, const char *arg, struct exec_fleet_opts *o);
+
+/* After every option of `cmd`: the connection options that need --redis
+ * (or --redis-cluster) and what a Cluster cannot take (--redis-db).
+ * @return 0, or 64 after saying why. */
+int exec_fleet_options_check(const char *cmd, const struct exec_fleet_opts *o);
 
 /* How long breaker exec waits for Redis by default: to connect, for each
  * answer, and for a probe's lease. A one-shot process has no use for the
@@ -86,5 +135,27 @@ void exec_fleet_close(struct exec_fleet *fl);
  * fleet unreachable or refusing). */
 int exec_fleet_order(const struct exec_fleet_opts *o, const char *cmd, const char *name,
                      uint64_t for_ns, const char *why);
+
+/* `breaker shadow NAME on|off --redis ADDR`: shadow mode for the whole
+ * fleet (breaker_redis_set_shadow()), with who (user@host) and `why`
+ * (NULL: none); prints what it did. @return 0, or an exit status after
+ * saying why (64 a bad argument, 69 the fleet unreachable or refusing). */
+int exec_fleet_shadow(const struct exec_fleet_opts *o, const char *name, bool on, const char *why);
+
+/* `breaker config NAME [key=value...] --redis ADDR`, its first half: open
+ * the fleet on `o`, attach `name` and read its stored limits
+ * (breaker_redis_limits_get()) into `cfg` (this tool's defaults for what
+ * the fleet does not store) and their generation. @return 0 with `*out`
+ * (exec_fleet_close() it), or an exit status after saying why. */
+int exec_fleet_limits_read(const struct exec_fleet_opts *o, const char *name,
+                           struct exec_fleet **out, breaker_config *cfg, uint64_t *generation);
+
+/* Its second half: store `cfg` as the fleet's limits of `name` if their
+ * generation is still `generation` (breaker_redis_reconfigure()), with
+ * who and `why`; prints the generation before and after. @return 0, or an
+ * exit status after saying why: 75 (another change came first: read
+ * again), 78 (invalid, or not changeable live), 69 (unreachable). */
+int exec_fleet_limits_write(struct exec_fleet *fl, const char *name, const breaker_config *cfg,
+                            uint64_t generation, const char *why);
 
 #endif /* BREAKER_TOOL_EXEC_FLEET_H */

@@ -25,18 +25,13 @@ const char tool_force_help[] =
     "Prints the new state. The breaker must exist (see breaker ls).\n" TOOL_STORE_PATH_HELP "\n"
     "With --redis ADDR or --redis-cluster SEEDS, the order is the whole fleet's:\n"
     "stored in Redis with who gave it (user@host) and --why, and applied by every\n"
-    "host at its next flush (a reset is not undone by the next flush).\n"
+    "host at its next flush (a reset is not undone by the next flush). AUTH uses\n"
+    "the password of --redis-password-file, else $BREAKER_REDIS_PASSWORD.\n"
     "\n"
     "options:\n"
-    "      --store PATH  the store file\n"
-    "      --for D       open, close: for D only (1ms to 365d, such as 90s, 5m)\n"
-    "      --redis ADDR  the fleet's order, on the Redis at ADDR: HOST[:PORT],\n"
-    "                    [IPV6][:PORT] or unix:PATH\n"
-    "      --redis-cluster SEEDS\n"
-    "                    the fleet's order, on a Redis Cluster (HOST[:PORT],...)\n"
-    "      --why TEXT    with --redis: why (at most 200 bytes), in every host's\n"
-    "                    record of the order\n"
-    "  -h, --help        show this text\n";
+    "      --store PATH      the store file\n"
+    "      --for D           open, close: for D only (1ms to 365d, such as 90s, "
+    "5m)\n" TOOL_FLEET_OPTIONS_HELP("order") "  -h, --help            show this text\n";
 
 const char tool_shadow_help[] =
     "usage: breaker shadow NAME on|off [options]\n"
@@ -47,9 +42,14 @@ const char tool_shadow_help[] =
     "counted by reason (breaker status --json: would_reject_*; the Prometheus\n"
     "family breaker_would_reject_calls_total). off: it enforces again, from the\n"
     "state it is in. Prints the state and the mode.\n" TOOL_STORE_PATH_HELP "\n"
+    "With --redis ADDR or --redis-cluster SEEDS, shadow mode is the whole fleet's:\n"
+    "stored in Redis with who (user@host) and --why, and applied by every host at\n"
+    "its next flush; the fleet still trips, waits and probes on the hosts'\n"
+    "evidence, and no host refuses a call.\n"
+    "\n"
     "options:\n"
-    "      --store PATH  the store file\n"
-    "  -h, --help        show this text\n";
+    "      --store PATH      the store file\n" TOOL_FLEET_OPTIONS_HELP(
+        "change") "  -h, --help            show this text\n";
 
 /* What open, close and reset do to `b`, and what they print. */
 static int force(breaker *b, const struct tool_store_args *a, const char *cmd) {
@@ -78,14 +78,7 @@ int tool_cmd_force(int argc, char **argv) {
     struct tool_store_args a;
     int rc = tool_store_options(cmd, tool_force_help, false, 1, 1, argc, argv, &a);
     if (rc != 0 || a.done) return rc;
-    if (a.redis != NULL) {
-        if (a.store != NULL)
-            return tool_usage_error(cmd, "--store and --redis%s: choose one",
-                                    a.redis_cluster ? "-cluster" : "");
-        struct exec_fleet_opts o = {.addr = a.redis, .cluster = a.redis_cluster};
-        return exec_fleet_order(&o, cmd, a.name, a.for_ns, a.why);
-    }
-    if (a.why != NULL) return tool_usage_error(cmd, "--why: only with --redis or --redis-cluster");
+    if (a.fleet.addr != NULL) return exec_fleet_order(&a.fleet, cmd, a.name, a.for_ns, a.why);
     return tool_with_breaker(cmd, &a, force);
 }
 
@@ -111,5 +104,6 @@ int tool_cmd_shadow(int argc, char **argv) {
     a.on = strcmp(word, "on") == 0;
     if (!a.on && strcmp(word, "off") != 0)
         return tool_usage_error(cmd, "expected on or off after NAME, not '%s'", word);
+    if (a.fleet.addr != NULL) return exec_fleet_shadow(&a.fleet, a.name, a.on, a.why);
     return tool_with_breaker(cmd, &a, shadow);
 }

@@ -9,6 +9,7 @@
 #define BREAKER_TOOL_OPS_H
 
 #include "cli/cli.h"
+#include "ops/exec_fleet.h"
 
 #include <breaker.h>
 #include <breaker/store.h>
@@ -55,6 +56,18 @@ int tool_check_name(const char *cmd, const char *name);
  * exit status after saying why. */
 int tool_attach_existing(const char *cmd, breaker_store *st, const char *name, breaker **out);
 
+/* The help lines of --redis, --redis-cluster, their connection options and
+ * --why, for the commands whose `what` (an order, a change) can be the
+ * whole fleet's. */
+#define TOOL_FLEET_OPTIONS_HELP(what)                                                    \
+    "      --redis ADDR      the fleet's " what ", on the Redis at ADDR: HOST[:PORT],\n" \
+    "                        [IPV6][:PORT] or unix:PATH\n"                               \
+    "      --redis-cluster SEEDS\n"                                                      \
+    "                        the same, on a Redis Cluster "                              \
+    "(HOST[:PORT],...)\n" EXEC_FLEET_OPTIONS_HELP                                        \
+    "      --why TEXT        with --redis: why (at most 200 bytes), stored with the\n"   \
+    "                        " what "\n"
+
 /* ---- options.c: status, ls, open, close, reset ------------------------------*/
 
 /* Their command line: --store, -h, and for status its output forms; then
@@ -69,10 +82,10 @@ struct tool_store_args {
     uint64_t count;       /* --watch: stop after this many lines, 0 = never */
     /* open and close only */
     uint64_t for_ns; /* --for D: open for D, or forced closed for D; 0 = until reset */
-    /* open, close and reset: --redis ADDR or --redis-cluster SEEDS (the
-     * fleet's order, not the store's), --why TEXT */
-    const char *redis;
-    bool redis_cluster;
+    /* open, close, reset, shadow and config: --redis ADDR or
+     * --redis-cluster SEEDS and their connection options (the fleet's
+     * control, not the store's: fleet.addr set), --why TEXT */
+    struct exec_fleet_opts fleet;
     const char *why;
     /* shadow only: on (true) or off */
     bool on;

@@ -21,8 +21,6 @@ enum {
     OPT_INTERVAL,
     OPT_COUNT,
     OPT_FOR,
-    OPT_REDIS,
-    OPT_REDIS_CLUSTER,
     OPT_WHY,
 };
 
@@ -44,6 +42,7 @@ static int take_name(const char *cmd, int min_args, int max_args, int argc, char
  * or an exit status. */
 static int status_option(const char *cmd, struct tool_store_args *a, int c, char **argv,
                          const struct option *longopts) {
+    if (exec_fleet_is_option(c)) return exec_fleet_option(cmd, c, optarg, &a->fleet);
     switch (c) {
     case OPT_STORE:
         a->store = optarg;
@@ -73,26 +72,6 @@ static int status_option(const char *cmd, struct tool_store_args *a, int c, char
                                     "365d such as " TOOL_DURATION_FORMATS,
                                     optarg);
         return 0;
-    case OPT_REDIS:
-    case OPT_REDIS_CLUSTER: {
-        char bad[256];
-        struct exec_fleet_addr addr;
-        if (c == OPT_REDIS && !exec_fleet_parse_addr(optarg, &addr))
-            return tool_usage_error(cmd,
-                                    "--redis: bad value '%s': expected " EXEC_FLEET_ADDR_FORMS
-                                    ", with a PORT from 1 to 65535",
-                                    optarg);
-        if (c == OPT_REDIS_CLUSTER && !exec_fleet_check_seeds(optarg, bad, sizeof bad))
-            return tool_usage_error(cmd,
-                                    "--redis-cluster: bad seed '%s' in '%s': expected "
-                                    "HOST[:PORT] or [IPV6][:PORT], comma-separated",
-                                    bad, optarg);
-        if (a->redis != NULL)
-            return tool_usage_error(cmd, "--redis and --redis-cluster: give one, once");
-        a->redis = optarg;
-        a->redis_cluster = c == OPT_REDIS_CLUSTER;
-        return 0;
-    }
     case OPT_WHY:
         if (strlen(optarg) > BREAKER_REDIS_WHY_MAX)
             return tool_usage_error(cmd, "--why: %zu bytes, at most %d", strlen(optarg),
@@ -130,26 +109,25 @@ int tool_store_options(const char *cmd, const char *help, bool status, int min_n
                                                 {"count", required_argument, NULL, OPT_COUNT},
                                                 {"help", no_argument, NULL, 'h'},
                                                 {NULL, 0, NULL, 0}};
-    static const struct option open_opts[] = {
-        {"store", required_argument, NULL, OPT_STORE},
-        {"for", required_argument, NULL, OPT_FOR},
-        {"redis", required_argument, NULL, OPT_REDIS},
-        {"redis-cluster", required_argument, NULL, OPT_REDIS_CLUSTER},
-        {"why", required_argument, NULL, OPT_WHY},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    static const struct option reset_opts[] = {
-        {"store", required_argument, NULL, OPT_STORE},
-        {"redis", required_argument, NULL, OPT_REDIS},
-        {"redis-cluster", required_argument, NULL, OPT_REDIS_CLUSTER},
-        {"why", required_argument, NULL, OPT_WHY},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option open_opts[] = {{"store", required_argument, NULL, OPT_STORE},
+                                              {"for", required_argument, NULL, OPT_FOR},
+                                              EXEC_FLEET_LONGOPTS,
+                                              {"why", required_argument, NULL, OPT_WHY},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    /* reset, shadow and config: the fleet's too, without --for. */
+    static const struct option fleet_opts[] = {{"store", required_argument, NULL, OPT_STORE},
+                                               EXEC_FLEET_LONGOPTS,
+                                               {"why", required_argument, NULL, OPT_WHY},
+                                               {"help", no_argument, NULL, 'h'},
+                                               {NULL, 0, NULL, 0}};
+    bool fleet =
+        strcmp(cmd, "reset") == 0 || strcmp(cmd, "shadow") == 0 || strcmp(cmd, "config") == 0;
     const struct option *longopts = status ? status_opts
                                     : strcmp(cmd, "open") == 0 || strcmp(cmd, "close") == 0
                                         ? open_opts
-                                    : strcmp(cmd, "reset") == 0 ? reset_opts
-                                                                : plain;
+                                    : fleet ? fleet_opts
+                                            : plain;
     memset(a, 0, sizeof(*a));
     optind = 1;
     opterr = 0;
@@ -163,5 +141,12 @@ int tool_store_options(const char *cmd, const char *help, bool status, int min_n
         int rc = status_option(cmd, a, c, argv, longopts);
         if (rc != 0) return rc;
     }
+    int bad = exec_fleet_options_check(cmd, &a->fleet);
+    if (bad != 0) return bad;
+    if (a->fleet.addr != NULL && a->store != NULL)
+        return tool_usage_error(cmd, "--store and --redis%s: choose one",
+                                a->fleet.cluster ? "-cluster" : "");
+    if (a->why != NULL && a->fleet.addr == NULL)
+        return tool_usage_error(cmd, "--why: only with --redis or --redis-cluster");
     return take_name(cmd, min_names, max_names, argc, argv, a);
 }
