@@ -17,11 +17,12 @@
  *    generation is a conflict;
  *  - a corrupt sh, cg or cfg field is named and the state rebuilt.
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, mkdtemp */
 #define _POSIX_C_SOURCE 200809L
 
 #include <breaker.h>
 #include <breaker/redis.h>
+#include <breaker/store.h>
 
 #include "redis_server.h"
 
@@ -59,10 +60,12 @@ struct host_view {
     _Atomic long cfg_gen; /* breaker_config_generation() */
     _Atomic long rounds;  /* its flush rounds Redis answered */
     _Atomic long reconfigs_applied;
+    _Atomic long shadow_applied;
 };
 
 struct shared {
     _Atomic int ready, stop, failing;
+    char store_path[256]; /* "": each process its own host; else the host's store file */
     struct host_view host[NHOST];
 };
 
@@ -99,9 +102,11 @@ static void config(breaker_config *cfg) {
     cfg->probe_timeout_ns = 1000 * MS;
 }
 
-static breaker_redis *open_fleet(const struct test_redis *r, uint64_t interval_ns) {
+static breaker_redis *open_fleet_on(const struct test_redis *r, uint64_t interval_ns,
+                                    breaker_store *st) {
     breaker_redis_config rc;
     breaker_redis_config_init(&rc);
+    rc.store = st;
     rc.port = r->port;
     rc.flush_interval_ns = interval_ns;
     rc.io_timeout_ns = 2000 * MS; /* a loaded machine does not degrade a host */
@@ -110,10 +115,20 @@ static breaker_redis *open_fleet(const struct test_redis *r, uint64_t interval_n
     return breaker_redis_open(&rc, &f, NULL, 0) == BREAKER_OK ? f : NULL;
 }
 
+static breaker_redis *open_fleet(const struct test_redis *r, uint64_t interval_ns) {
+    return open_fleet_on(r, interval_ns, NULL);
+}
+
 static int host(const struct test_redis *r, int i) {
     child_index = i;
-    breaker_redis *fleet = open_fleet(r, 50 * MS);
-    if (fleet == NULL || breaker_redis_flush(fleet) != BREAKER_OK) return 2;
+    breaker_store *store = NULL;
+    if (sh->store_path[0] != '\0' &&
+        breaker_store_open(sh->store_path, NULL, &store, NULL, 0) != BREAKER_OK)
+        return 1;
+    breaker_redis *fleet = open_fleet_on(r, 50 * MS, store);
+    /* With a store file, a process that flushes no name has no round of
+     * its own to make. */
+    if (fleet == NULL || (breaker_redis_flush(fleet) != BREAKER_OK && store == NULL)) return 2;
     breaker_config cfg;
     config(&cfg);
     cfg.on_event = on_event;
@@ -147,9 +162,11 @@ static int host(const struct test_redis *r, int i) {
         breaker_redis_stats_get(fleet, &st);
         atomic_store(&v->rounds, (long)st.flushes);
         atomic_store(&v->reconfigs_applied, (long)st.reconfigs_applied);
+        atomic_store(&v->shadow_applied, (long)st.shadow_applied);
         nap_ms(2);
     }
     breaker_redis_close(fleet);
+    if (store != NULL) breaker_store_close(store);
     return 0;
 }
 
@@ -162,12 +179,14 @@ struct world {
     breaker *b;
 };
 
-static void start(struct world *w, int failing) {
+/* `store`: the NHOST processes are one host sharing a store file there. */
+static void start_on(struct world *w, int failing, const char *store) {
     memset(w, 0, sizeof *w);
     assert_int_equal(test_redis_start(&w->r), 0);
     sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(sh != MAP_FAILED);
     memset(sh, 0, sizeof *sh);
+    snprintf(sh->store_path, sizeof sh->store_path, "%s", store != NULL ? store : "");
     atomic_store(&sh->failing, failing);
     for (int i = 0; i < NHOST; i++) {
         w->pid[i] = fork();
@@ -186,6 +205,8 @@ static void start(struct world *w, int failing) {
         going = 0;
         for (int i = 0; i < NHOST; i++)
             going += atomic_load(&sh->host[i].rounds) >= 3;
+        /* With a store file one process of the host flushes the name. */
+        if (store != NULL && going > 0) going = NHOST;
         nap_ms(1);
     }
     assert_int_equal(going, NHOST);
@@ -197,6 +218,8 @@ static void start(struct world *w, int failing) {
     int rc = breaker_redis_attach(w->op, NAME, &cfg, &w->b, NULL, 0);
     assert_true(rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS);
 }
+
+static void start(struct world *w, int failing) { start_on(w, failing, NULL); }
 
 static void finish(struct world *w) {
     breaker_redis_close(w->op);
@@ -601,6 +624,59 @@ static void bad_control_arguments_are_refused_naming_them(void **state) {
     assert_int_equal(sseq, 0);
 }
 
+/* One host of NHOST processes sharing a store file: the process that holds
+ * the name's lease in the file applies the fleet's shadow mode and limits
+ * to the host's breaker, and every process of the host has them (one
+ * RECONFIGURED event, in the holder). */
+static void with_a_store_file_the_flushers_change_is_every_process(void **state) {
+    (void)state;
+    char dir[] = "/tmp/breaker-controls-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/host.store", dir);
+    struct world w;
+    start_on(&w, 0, path);
+    char msg[256] = "";
+    assert_int_equal(breaker_redis_set_shadow(w.op, NAME, 1, "t", "host", msg, sizeof msg),
+                     BREAKER_OK);
+    long took = wait_shadow(1, 5000);
+    breaker_redis_limits lim;
+    assert_int_equal(breaker_redis_limits_get(w.op, NAME, &lim, msg, sizeof msg), BREAKER_OK);
+    lim.config.min_calls = 40;
+    assert_int_equal(breaker_redis_reconfigure(w.op, NAME, &lim.config, lim.generation, "t", "",
+                                               msg, sizeof msg),
+                     BREAKER_OK);
+    uint64_t t0 = test_redis_now_ns();
+    int seen = 0;
+    while (seen < NHOST && test_redis_now_ns() - t0 < 5000 * MS) {
+        seen = 0;
+        for (int i = 0; i < NHOST; i++)
+            seen += atomic_load(&sh->host[i].min_calls) == 40;
+        nap_ms(1);
+    }
+    long reconfig_took = (long)((test_redis_now_ns() - t0) / MS);
+    nap_ms(200); /* four more rounds: nobody applies them again */
+    int events = 0;
+    long applied = 0, shadowed = 0;
+    for (int i = 0; i < NHOST; i++) {
+        events += atomic_load(&sh->host[i].reconfigured);
+        applied += atomic_load(&sh->host[i].reconfigs_applied);
+        shadowed += atomic_load(&sh->host[i].shadow_applied);
+    }
+    printf("one host of %d processes on a store file: shadow on in every process %ld ms after "
+           "the change, min_calls 40 in %d of them %ld ms after it; RECONFIGURED events %d, "
+           "reconfigurations applied %ld, shadow changes applied %ld (all processes)\n",
+           NHOST, took, seen, reconfig_took, events, applied, shadowed);
+    finish(&w);
+    unlink(path);
+    rmdir(dir);
+    assert_true(took >= 0);
+    assert_int_equal(seen, NHOST);
+    assert_int_equal(events, 1);
+    assert_int_equal(applied, 1);
+    assert_int_equal(shadowed, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(
@@ -610,6 +686,7 @@ int main(void) {
         cmocka_unit_test(what_cannot_change_live_is_refused_naming_it),
         cmocka_unit_test(corrupt_control_fields_are_named_and_rebuilt),
         cmocka_unit_test(bad_control_arguments_are_refused_naming_them),
+        cmocka_unit_test(with_a_store_file_the_flushers_change_is_every_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
