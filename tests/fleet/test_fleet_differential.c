@@ -13,9 +13,18 @@
  * lease holders killed (never released: their deadline passes), releases of leases nobody holds,
  * Redis emptied (FLUSHALL, or a real restart), a name's state deleted, and the clock moved (a
  * little, a lot, or onto the edges the scripts compare against: the end of an open wait, a lease
- * deadline, a window bucket's start). Every call goes to both; every answer (state, generation,
- * wait, k, successes, verdict, the trip's evidence, born) must be equal, and after every step so
- * must every name's stored state, limits and hosts' flush sequences.
+ * deadline, a window bucket's start, an order's end). Operators' orders (open, closed, reset;
+ * with a time or without, some expiring, some refused: a time or a text out of range) and flushes
+ * that carry a host's server-directed wait (ARGV 12: within open_max, beyond it, refused) go to
+ * both too. Every call goes to both; every answer (state, generation, wait, k, successes,
+ * verdict, the trip's evidence, born, and the order part: kind, time left, sequence, who, why)
+ * must be equal, and after every step so must every name's stored state, order, limits and
+ * hosts' flush sequences.
+ *
+ * Where the model differs on purpose (tools/sim/fleet_server.h): it has no shadow or reconfig
+ * script (nothing here calls them, so Redis's answers carry no controls part either), it keeps
+ * no reason (`why`) field, and it cannot hold order fields out of range (no corruption of them
+ * is compared).
  *
  * Time. The scripts read Redis's clock (TIME), which a test cannot set, and
  * a comparison that depended on how long a call took would flake on a
@@ -60,6 +69,7 @@ static const char *const answer_field[ANS_COUNT] = {
 #define TEST_CLOCK_CALL "redis.call('HMGET', 'breaker:test:clock', 's', 'u')"
 
 static char *scripts[FLEET_SCRIPT_COUNT];
+static char *order_script;
 
 /* `script` with its one TIME call replaced by the test's clock, or NULL
  * when it does not read TIME exactly once (then this test must change). */
@@ -168,10 +178,12 @@ static redisReply *command(struct run *r, const char *fmt, ...) {
     return rep;
 }
 
-/* The call on Redis, at the test's clock. @return 0 with the answer, or -1
+/* `script` on Redis for `n`, at the test's clock, with `args` after the
+ * TTL and the limits. @return 0 with the answer and its order part, or -1
  * for a script error. */
-static int redis_call(struct run *r, const struct name *n, const char *limits,
-                      const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT]) {
+static int redis_eval(struct run *r, const struct name *n, const char *limits, const char *script,
+                      const char *const *args, int nargs, int64_t ans[ANS_COUNT],
+                      struct fleet_answer_order *order) {
     freeReplyObject(command(r, "HSET breaker:test:clock s %" PRIu64 " u %" PRIu64,
                             clock_us / 1000000, clock_us % 1000000));
     char ttl[24];
@@ -179,30 +191,84 @@ static int redis_call(struct run *r, const struct name *n, const char *limits,
     const char *argv[5 + FLEET_KEY_COUNT + BREAKER__FLEET_CALL_ARGS];
     int argc = 0;
     argv[argc++] = "EVAL";
-    argv[argc++] = scripts[call->script];
+    argv[argc++] = script;
     argv[argc++] = BREAKER__FLEET_KEY_COUNT_TEXT;
     for (int i = 0; i < FLEET_KEY_COUNT; i++)
         argv[argc++] = n->key[i];
     argv[argc++] = ttl;
     argv[argc++] = limits;
-    for (int i = 0; i < call->argc; i++)
-        argv[argc++] = call->argv[i];
+    for (int i = 0; i < nargs; i++)
+        argv[argc++] = args[i];
     redisReply *rep = redisCommandArgv(ctx, argc, argv, NULL);
     if (rep == NULL) diverged(r, "redis: %s", ctx->errstr);
     int rc = 0;
+    memset(order, 0, sizeof *order);
     if (rep->type == REDIS_REPLY_ERROR) {
         rc = -1;
-    } else if (rep->type != REDIS_REPLY_ARRAY || rep->elements != ANS_COUNT) {
-        diverged(r, "redis answered something else than an answer (type %d)", rep->type);
+    } else if (rep->type != REDIS_REPLY_ARRAY ||
+               (rep->elements != ANS_COUNT && rep->elements != ANS_WITH_ORDER)) {
+        diverged(r, "redis answered something else than an answer (type %d, %zu elements)",
+                 rep->type, rep->type == REDIS_REPLY_ARRAY ? rep->elements : 0);
     } else {
         for (size_t i = 0; i < ANS_COUNT; i++) {
             if (rep->element[i]->type != REDIS_REPLY_INTEGER)
                 diverged(r, "answer field %s is not an integer", answer_field[i]);
             ans[i] = rep->element[i]->integer;
         }
+        if (rep->elements == ANS_WITH_ORDER) {
+            redisReply *const *o = rep->element + ANS_ORDER;
+            for (int i = 0; i < 3; i++)
+                if (o[i]->type != REDIS_REPLY_INTEGER)
+                    diverged(r, "answer's order field %d is not an integer", i);
+            if (o[3]->type != REDIS_REPLY_STRING || o[4]->type != REDIS_REPLY_STRING ||
+                o[3]->len > BREAKER__FLEET_WHO_MAX || o[4]->len > BREAKER__FLEET_WHY_MAX)
+                diverged(r, "answer's who or why is not a string of its size");
+            order->present = true;
+            order->kind = (int)o[0]->integer;
+            order->left_us = (uint64_t)o[1]->integer;
+            order->seq = (uint64_t)o[2]->integer;
+            memcpy(order->who, o[3]->str, o[3]->len);
+            memcpy(order->why, o[4]->str, o[4]->len);
+        }
     }
     freeReplyObject(rep);
     return rc;
+}
+
+static int redis_call(struct run *r, const struct name *n, const char *limits,
+                      const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT],
+                      struct fleet_answer_order *order) {
+    const char *args[BREAKER__FLEET_CALL_ARGS];
+    for (int i = 0; i < call->argc; i++)
+        args[i] = call->argv[i];
+    return redis_eval(r, n, limits, scripts[call->script], args, call->argc, ans, order);
+}
+
+static uint64_t orders_answered; /* answers that carried an order, in all sequences */
+
+/* The model's answer and Redis's, and their order parts, must be equal;
+ * the answer read into `out` as the client reads it. */
+static void same_answers(struct run *r, const int64_t m[ANS_COUNT], const int64_t x[ANS_COUNT],
+                         const struct fleet_answer_order *mo, const struct fleet_answer_order *xo,
+                         struct breaker__fleet_answer *out) {
+    for (int i = 0; i < ANS_COUNT; i++)
+        if (m[i] != x[i])
+            diverged(r, "%s: model %" PRId64 ", redis %" PRId64, answer_field[i], m[i], x[i]);
+    if (mo->present != xo->present || mo->kind != xo->kind || mo->left_us != xo->left_us ||
+        mo->seq != xo->seq || strcmp(mo->who, xo->who) != 0 || strcmp(mo->why, xo->why) != 0)
+        diverged(r,
+                 "the order part: model %d kind %d left %" PRIu64 " seq %" PRIu64
+                 " who '%s' why '%s', redis %d kind %d left %" PRIu64 " seq %" PRIu64
+                 " who '%s' why '%s'",
+                 mo->present, mo->kind, mo->left_us, mo->seq, mo->who, mo->why, xo->present,
+                 xo->kind, xo->left_us, xo->seq, xo->who, xo->why);
+    if (!breaker__fleet_answer_read(m, out)) diverged(r, "an answer the client refuses");
+    if (mo->present) {
+        orders_answered++;
+        if (!breaker__fleet_answer_order(out, mo->kind, (int64_t)mo->left_us, (int64_t)mo->seq,
+                                         mo->who, strlen(mo->who), mo->why, strlen(mo->why)))
+            diverged(r, "an order part the client refuses");
+    }
 }
 
 /* The call on both; the answers must be the same. @return 1 with the
@@ -213,14 +279,13 @@ static int both(struct run *r, int host, int ni, const struct breaker__fleet_cal
     int64_t m[ANS_COUNT], x[ANS_COUNT];
     memset(m, 0, sizeof m);
     memset(x, 0, sizeof x);
-    int mrc = fleet_server_call(r->model, n->name, n->limits[host], call, m);
-    int xrc = redis_call(r, n, n->limits[host], call, x);
+    struct fleet_answer_order mo, xo;
+    memset(&mo, 0, sizeof mo);
+    int mrc = fleet_server_call_order(r->model, n->name, n->limits[host], call, m, &mo);
+    int xrc = redis_call(r, n, n->limits[host], call, x, &xo);
     if (mrc != xrc) diverged(r, "script error: model %d, redis %d", mrc, xrc);
     if (mrc != 0) return 0;
-    for (int i = 0; i < ANS_COUNT; i++)
-        if (m[i] != x[i])
-            diverged(r, "%s: model %" PRId64 ", redis %" PRId64, answer_field[i], m[i], x[i]);
-    if (!breaker__fleet_answer_read(m, out)) diverged(r, "an answer the client refuses");
+    same_answers(r, m, x, &mo, &xo, out);
     return 1;
 }
 
@@ -239,10 +304,18 @@ static void host_decides(struct run *r, int host, int ni, const struct breaker__
     } else if (act.kind == FLEET_ACT_CLOSE && l->gen == act.gen && l->state != BREAKER_CLOSED) {
         l->state = BREAKER_CLOSED;
         l->gen++;
+    } else if (act.kind == FLEET_ACT_FORCE_OPEN || act.kind == FLEET_ACT_OPEN_FOR) {
+        l->state = BREAKER_OPEN; /* unfenced: the operator's intent wins */
+        l->gen++;
+    } else if (act.kind == FLEET_ACT_FORCE_CLOSED || act.kind == FLEET_ACT_RESET) {
+        l->state = BREAKER_CLOSED;
+        l->gen++;
     }
 }
 
 /* ---- Operations ------------------------------------------------------------------ */
+
+static uint64_t directed_opens; /* flushes whose directed wait opened the fleet */
 
 static void op_flush(struct run *r, int host, int ni) {
     struct view *v = &r->views[host][ni];
@@ -280,13 +353,30 @@ static void op_flush(struct run *r, int host, int ni) {
             map |= UINT64_C(1) << bit[rnd(r, 6)];
     }
     breaker__fleet_call_sources(&call, map);
-    note(r, "host %d flush %s gen %s calls %s fail %s slow %s run %s seq %s map %s:%s", host,
-         r->names[ni].name, call.argv[0], call.argv[1], call.argv[2], call.argv[3], call.argv[4],
-         call.argv[6], call.argv[7], call.argv[8]);
+    /* Now and then a host's server-directed wait (a 429's Retry-After):
+     * short, about the limits' open_max, beyond it, or beyond what the
+     * script takes (refused on both). */
+    uint64_t directed = 0;
+    uint64_t dpick = rnd(r, 12);
+    uint64_t omax = r->names[ni].lim.open_max_us;
+    if (dpick == 0) directed = 1 + rnd(r, 3000000);
+    if (dpick == 1) directed = omax + (uint64_t)((int64_t)rnd(r, 3) - 1);
+    if (dpick == 2) directed = omax + 1 + rnd(r, 100000000);
+    if (dpick == 3 && rnd(r, 8) == 0) directed = BREAKER__FLEET_MAX_DURATION_US + 1;
+    breaker__fleet_call_directed(&call, directed);
+    note(r, "host %d flush %s gen %s calls %s fail %s slow %s run %s seq %s map %s:%s directed %s",
+         host, r->names[ni].name, call.argv[0], call.argv[1], call.argv[2], call.argv[3],
+         call.argv[4], call.argv[6], call.argv[7], call.argv[8], call.argv[9]);
     v->last = call;
     v->has_last = true;
+    struct fleet_name_stats before;
+    uint64_t gen_before =
+        fleet_server_name_stats(r->model, r->names[ni].name, &before) == 0 ? before.gen : 0;
     struct breaker__fleet_answer a;
-    if (both(r, host, ni, &call, &a)) host_decides(r, host, ni, &a);
+    if (!both(r, host, ni, &call, &a)) return;
+    if (directed > 0 && a.state == FLEET_OPEN && a.gen != gen_before && a.verdict == VERDICT_NONE)
+        directed_opens++;
+    host_decides(r, host, ni, &a);
 }
 
 static uint64_t reads, read_answers; /* in all sequences, for the summary */
@@ -317,7 +407,8 @@ static void read_is_the_script(struct run *r, int host, int ni,
     read_checks++;
     if (a.state != read->state || a.wait_us != read->wait_us || a.k != read->k ||
         a.successes != read->successes || a.calls != read->calls || a.failures != read->failures ||
-        a.slow != read->slow || a.born != read->born)
+        a.slow != read->slow || a.born != read->born || a.order != read->order ||
+        a.order_left_us != read->order_left_us || a.order_seq != read->order_seq)
         diverged(r,
                  "read and script differ: state %d/%d wait %" PRIu64 "/%" PRIu64
                  " k %u/%u succ %" PRIu64 "/%" PRIu64 " evidence %" PRIu64 "/%" PRIu64
@@ -331,7 +422,7 @@ static void read_is_the_script(struct run *r, int host, int ni,
  * same answer (or refused on both), then decided as a script's answer. */
 static void op_read(struct run *r, int host, int ni) {
     struct name *n = &r->names[ni];
-    char model[BREAKER__FLEET_READ_FIELDS][24];
+    char model[BREAKER__FLEET_READ_FIELDS][FLEET_SERVER_READ_LEN];
     bool present[BREAKER__FLEET_READ_FIELDS];
     fleet_server_read(r->model, n->name, model, present);
     const char *mv[BREAKER__FLEET_READ_FIELDS];
@@ -360,10 +451,12 @@ static void op_read(struct run *r, int host, int ni) {
         breaker__fleet_read_answer(xv, clock_us, cheap.max_wait_us, &xa, &xrun, xwhy, sizeof xwhy);
     note(r, "host %d read %s: %s", host, n->name, xrc ? "an answer" : xwhy);
     if (mrc != xrc) diverged(r, "read: model %d (%s), redis %d (%s)", mrc, mwhy, xrc, xwhy);
-    if (mrc &&
-        (ma.state != xa.state || ma.gen != xa.gen || ma.wait_us != xa.wait_us || ma.k != xa.k ||
-         ma.successes != xa.successes || ma.verdict != xa.verdict || ma.calls != xa.calls ||
-         ma.failures != xa.failures || ma.slow != xa.slow || ma.born != xa.born || mrun != xrun))
+    if (mrc && (ma.state != xa.state || ma.gen != xa.gen || ma.wait_us != xa.wait_us ||
+                ma.k != xa.k || ma.successes != xa.successes || ma.verdict != xa.verdict ||
+                ma.calls != xa.calls || ma.failures != xa.failures || ma.slow != xa.slow ||
+                ma.born != xa.born || mrun != xrun || ma.order != xa.order ||
+                ma.order_left_us != xa.order_left_us || ma.order_seq != xa.order_seq ||
+                strcmp(ma.order_who, xa.order_who) != 0 || strcmp(ma.order_why, xa.order_why) != 0))
         diverged(r,
                  "read: the answers differ (state %d/%d, gen %" PRIu64 "/%" PRIu64 ", wait %" PRIu64
                  "/%" PRIu64 ")",
@@ -468,6 +561,10 @@ static void op_advance(struct run *r) {
         by = st.until_us + (uint64_t)nudge - clock_us;
         why = "to the end of an open wait";
         edge = 1;
+    } else if (kind == 9 && has && st.order_until_us > clock_us + 1 && rnd(r, 2) == 0) {
+        by = st.order_until_us + (uint64_t)nudge - clock_us;
+        why = "to an order's end";
+        edge = rnd(r, 2) ? 1 : 2;
     } else if (kind == 8 && st.first_deadline_us > clock_us + 1) {
         by = st.first_deadline_us + (uint64_t)nudge - clock_us;
         why = "to a lease deadline";
@@ -489,6 +586,52 @@ static void op_advance(struct run *r) {
         r->step++;
         op_flush(r, host, ni);
     }
+}
+
+static uint64_t orders_given, orders_refused; /* in all sequences */
+
+/* An operator's order (the order script): open, closed or reset, with no
+ * time, a short one, one longer than open_max, or one out of range
+ * (refused on both, as is a who or why too long); who and why of random
+ * lengths. Then the host that gave it decides its answer. */
+static void op_order(struct run *r, int host, int ni) {
+    struct name *n = &r->names[ni];
+    int kind = 1 + (int)rnd(r, 3);
+    uint64_t dur = 0;
+    uint64_t pick = rnd(r, 10);
+    if (pick >= 3 && pick < 6) dur = 1 + rnd(r, 2000000);
+    if (pick == 6 || pick == 7) dur = n->lim.open_max_us + rnd(r, 30000000);
+    if (pick == 8 && rnd(r, 4) == 0) dur = BREAKER__FLEET_MAX_DURATION_US + 1;
+    char who[BREAKER__FLEET_WHO_MAX + 2], why[BREAKER__FLEET_WHY_MAX + 2];
+    size_t wl = rnd(r, 20) == 0 ? BREAKER__FLEET_WHO_MAX + 1 : rnd(r, BREAKER__FLEET_WHO_MAX + 1);
+    size_t yl = rnd(r, 20) == 0 ? BREAKER__FLEET_WHY_MAX + 1 : rnd(r, BREAKER__FLEET_WHY_MAX + 1);
+    for (size_t i = 0; i < wl; i++)
+        who[i] = (char)('a' + rnd(r, 26));
+    for (size_t i = 0; i < yl; i++)
+        why[i] = (char)(' ' + rnd(r, 95));
+    who[wl] = why[yl] = '\0';
+    char kind_text[12], dur_text[24];
+    snprintf(kind_text, sizeof kind_text, "%d", kind);
+    snprintf(dur_text, sizeof dur_text, "%" PRIu64, dur);
+    note(r, "host %d order %s kind %d for %" PRIu64 " us (who %zu, why %zu bytes)", host, n->name,
+         kind, dur, wl, yl);
+    int64_t m[ANS_COUNT], x[ANS_COUNT];
+    memset(m, 0, sizeof m);
+    memset(x, 0, sizeof x);
+    struct fleet_answer_order mo, xo;
+    int mrc = fleet_server_order(r->model, n->name, n->limits[host], kind, dur, who, why, m, &mo);
+    const char *args[] = {kind_text, dur_text, who, why};
+    int xrc = redis_eval(r, n, n->limits[host], order_script, args, 4, x, &xo);
+    if (mrc != xrc) diverged(r, "order: model %d, redis %d", mrc, xrc);
+    if (mrc != 0) {
+        orders_refused++;
+        return;
+    }
+    orders_given++;
+    struct breaker__fleet_answer a;
+    same_answers(r, m, x, &mo, &xo, &a);
+    if (a.verdict != VERDICT_APPLIED) diverged(r, "order: verdict %d", a.verdict);
+    host_decides(r, host, ni, &a);
 }
 
 static void op_flushall(struct run *r) {
@@ -557,19 +700,33 @@ static void compare_state(struct run *r) {
         struct name *n = &r->names[ni];
         struct fleet_name_stats st;
         int has = fleet_server_name_stats(r->model, n->name, &st) == 0;
-        redisReply *h = command(r, "HMGET %s st gen k succ until trips transitions born run cfg",
-                                n->key[FLEET_KEY_STATE]);
-        if (h->type != REDIS_REPLY_ARRAY || h->elements != 10) diverged(r, "HMGET: no array");
+        redisReply *h = command(
+            r, "HMGET %s st gen k succ until trips transitions born run cfg ok fu oseq ow oy",
+            n->key[FLEET_KEY_STATE]);
+        if (h->type != REDIS_REPLY_ARRAY || h->elements != 15) diverged(r, "HMGET: no array");
         int redis_has = h->element[0]->type != REDIS_REPLY_NIL;
         if (has != redis_has)
             diverged(r, "%s: a state in the model %d, in redis %d", n->name, has, redis_has);
         if (has) {
             const int states[] = {BREAKER_CLOSED, BREAKER_OPEN, BREAKER_HALF_OPEN};
-            uint64_t model[9] = {0,        st.gen,         st.k,    st.successes, st.until_us,
-                                 st.trips, st.transitions, st.born, st.run};
-            static const char *const field[9] = {"st",    "gen",         "k",    "succ", "until",
-                                                 "trips", "transitions", "born", "run"};
-            for (int i = 0; i < 9; i++) {
+            uint64_t model[14] = {0,
+                                  st.gen,
+                                  st.k,
+                                  st.successes,
+                                  st.until_us,
+                                  st.trips,
+                                  st.transitions,
+                                  st.born,
+                                  st.run,
+                                  0,
+                                  (uint64_t)st.order,
+                                  st.order_until_us,
+                                  st.order_seq};
+            static const char *const field[14] = {"st",    "gen",         "k",    "succ", "until",
+                                                  "trips", "transitions", "born", "run",  "cfg",
+                                                  "ok",    "fu",          "oseq"};
+            for (int i = 0; i < 13; i++) {
+                if (i == 9) continue; /* cfg: below */
                 const redisReply *e = h->element[i];
                 uint64_t v = e->type == REDIS_REPLY_STRING ? strtoull(e->str, NULL, 10) : 0;
                 if (i == 0) {
@@ -580,6 +737,15 @@ static void compare_state(struct run *r) {
                     diverged(r, "%s: stored %s %" PRIu64 ", model %" PRIu64, n->name, field[i], v,
                              model[i]);
                 }
+            }
+            /* who and why: absent until an order is given. */
+            for (int i = 13; i < 15; i++) {
+                const redisReply *e = h->element[i];
+                const char *want = st.order_seq == 0 ? NULL : i == 13 ? st.order_who : st.order_why;
+                const char *got = e->type == REDIS_REPLY_STRING ? e->str : NULL;
+                if ((want == NULL) != (got == NULL) || (want != NULL && strcmp(want, got) != 0))
+                    diverged(r, "%s: stored %s '%s', model '%s'", n->name, i == 13 ? "ow" : "oy",
+                             got ? got : "(none)", want ? want : "(none)");
             }
             const char *cfg = fleet_server_stored_limits(r->model, n->name);
             if (h->element[9]->type != REDIS_REPLY_STRING || cfg == NULL ||
@@ -625,6 +791,8 @@ static void step(struct run *r) {
         op_kill(r);
     } else if (w < 152) {
         op_orphan_release(r, host, ni);
+    } else if (w < 160) {
+        op_order(r, host, ni);
     } else if (w < 192) {
         op_advance(r);
     } else if (w < 195) {
@@ -779,9 +947,15 @@ static void the_model_decides_every_call_as_the_scripts_on_redis_do(void **state
     double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     printf("fleet differential: %" PRIu64 " sequences of %" PRIu64
            " steps (%d restarts of redis-server) in %.2f s; %" PRIu64 " state reads, %" PRIu64
-           " read as answers (%" PRIu64 " checked against the script's)\n",
-           seeds, steps, restarts, took, reads, read_answers, read_checks);
+           " read as answers (%" PRIu64 " checked against the script's); %" PRIu64
+           " orders (%" PRIu64 " refused), %" PRIu64 " answers with an order, %" PRIu64
+           " server-directed opens\n",
+           seeds, steps, restarts, took, reads, read_answers, read_checks, orders_given,
+           orders_refused, orders_answered, directed_opens);
     assert_true(read_answers > 0 && read_answers < reads); /* both kinds were compared */
+    /* Orders and directed waits were compared too. */
+    assert_true(orders_given > 0 && orders_refused > 0 && orders_answered > orders_given);
+    assert_true(directed_opens > 0);
 }
 
 /* A flush call sent twice (the round retried after a cut connection: the
@@ -841,6 +1015,8 @@ static int setup(void **state) {
         scripts[i] = with_test_clock(text);
         if (scripts[i] == NULL) return -1;
     }
+    order_script = with_test_clock(breaker__redis_lua_order);
+    if (order_script == NULL) return -1;
     connect_ctx();
     return 0;
 }
@@ -854,6 +1030,8 @@ static int teardown(void **state) {
         free(scripts[i]);
         scripts[i] = NULL;
     }
+    free(order_script);
+    order_script = NULL;
     test_redis_stop(&server);
     return 0;
 }

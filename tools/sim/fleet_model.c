@@ -49,7 +49,7 @@ struct entry {
      * to (dropped when the read shows another generation). */
     bool read;
     struct breaker__fleet_seen seen_after;
-    char read_fields[BREAKER__FLEET_READ_FIELDS][24];
+    char read_fields[BREAKER__FLEET_READ_FIELDS][FLEET_SERVER_READ_LEN];
     bool read_present[BREAKER__FLEET_READ_FIELDS];
     uint32_t index; /* the entry's index at attach: its full flushes' stagger */
     struct breaker__fleet_action act;

@@ -50,6 +50,11 @@ struct name {
     uint64_t run_map; /* CONSECUTIVE: the run's failing-source map (ra, rb in W) */
     uint64_t trips, transitions;
     uint64_t ec, ef, es;
+    /* The last operator order (ok, fu, oseq, ow, oy): written together by
+     * the order script, so all present once oseq > 0. */
+    int ord;
+    uint64_t fu, oseq;
+    char ow[BREAKER__FLEET_WHO_MAX + 1], oy[BREAKER__FLEET_WHY_MAX + 1];
     /* The window hash and the leases set. */
     struct bucket *w;
     size_t w_count, w_cap;
@@ -82,6 +87,10 @@ struct run {
     uint64_t now;
     bool bad;
     uint64_t gen_seen;
+    /* An order forced state in force (the scripts' oactive), and whether it
+     * forces the fleet open (ofo): set after the prelude. */
+    bool oactive, ofo;
+    struct fleet_answer_order *order_out; /* NULL: the caller wants none */
 };
 
 int fleet_server_create(breaker_clock_fn *clock, void *clock_ctx, struct fleet_server **out) {
@@ -157,7 +166,7 @@ void fleet_server_delete_state(struct fleet_server *s, const char *name) {
 }
 
 void fleet_server_read(struct fleet_server *s, const char *name,
-                       char out[BREAKER__FLEET_READ_FIELDS][24],
+                       char out[BREAKER__FLEET_READ_FIELDS][FLEET_SERVER_READ_LEN],
                        bool present[BREAKER__FLEET_READ_FIELDS]) {
     const struct name *n = find(s, name);
     bool has = n != NULL && n->has_state;
@@ -171,11 +180,31 @@ void fleet_server_read(struct fleet_server *s, const char *name,
             (int64_t)n->ec, (int64_t)n->ef,  (int64_t)n->es,    (int64_t)n->born, (int64_t)n->run};
         memcpy(v, f, sizeof v);
     }
-    for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++) {
-        /* The order's fields (ok fu oseq ow oy): the model gives no orders,
-         * and Redis has none of them until one is given. */
-        present[i] = has && i < 10;
-        snprintf(out[i], 24, "%" PRId64, v[i]);
+    for (int i = 0; i < 10; i++) {
+        present[i] = has;
+        snprintf(out[i], FLEET_SERVER_READ_LEN, "%" PRId64, v[i]);
+    }
+    /* The order's fields (ok fu oseq ow oy): Redis has none of them until
+     * an order is given, then all five. The controls' (sh sseq cg): the
+     * model makes no shadow or limits change (fleet_server.h); cfg is
+     * always stored. */
+    for (int i = 10; i < BREAKER__FLEET_READ_FIELDS; i++) {
+        present[i] = false;
+        out[i][0] = '\0';
+    }
+    if (has && n->oseq > 0) {
+        const uint64_t o[3] = {(uint64_t)n->ord, n->fu, n->oseq};
+        for (int i = 0; i < 3; i++) {
+            present[10 + i] = true;
+            snprintf(out[10 + i], FLEET_SERVER_READ_LEN, "%" PRIu64, o[i]);
+        }
+        present[13] = present[14] = true;
+        snprintf(out[13], FLEET_SERVER_READ_LEN, "%s", n->ow);
+        snprintf(out[14], FLEET_SERVER_READ_LEN, "%s", n->oy);
+    }
+    if (has) {
+        present[18] = true;
+        snprintf(out[18], FLEET_SERVER_READ_LEN, "%s", n->cfg);
     }
 }
 
@@ -268,6 +297,10 @@ static void fresh_state(struct name *n, const char *limits, uint64_t g) {
     n->trips = 0;
     n->transitions = 0;
     n->ec = n->ef = n->es = 0;
+    /* No order field: a state made from scratch (or rebuilt) has none. */
+    n->ord = 0;
+    n->fu = n->oseq = 0;
+    n->ow[0] = n->oy[0] = '\0';
 }
 
 static int rebuild(struct run *r, const char *limits) {
@@ -293,6 +326,7 @@ static int prelude(struct fleet_server *s, struct run *r, const char *name, cons
     r->now = s->clock(s->clock_ctx) / 1000;
     r->bad = false;
     r->gen_seen = 0;
+    r->oactive = r->ofo = false;
     struct breaker__fleet_limits mine;
     if (!breaker__fleet_limits_parse(limits, &mine, NULL, 0) ||
         !breaker__fleet_limits_check(&mine, NULL, 0))
@@ -322,6 +356,10 @@ static int prelude(struct fleet_server *s, struct run *r, const char *name, cons
             }
         }
     }
+    /* A forced state in force: open or closed, not expired. */
+    r->oactive = (n->ord == FLEET_ORDER_OPEN || n->ord == FLEET_ORDER_CLOSED) &&
+                 (n->fu == 0 || r->now < n->fu);
+    r->ofo = r->oactive && n->ord == FLEET_ORDER_OPEN;
     return 0;
 }
 
@@ -343,6 +381,21 @@ static void answer(const struct run *r, int verdict, const uint64_t *wait, int64
     a[ANS_FAILURES] = (int64_t)n->ef;
     a[ANS_SLOW] = (int64_t)n->es;
     a[ANS_BORN] = (int64_t)n->born;
+    /* An order given: its kind (a forced state whose time ran out is
+     * none), time left, sequence, who and why. */
+    struct fleet_answer_order *o = r->order_out;
+    if (o == NULL) return;
+    memset(o, 0, sizeof *o);
+    if (n->oseq == 0) return;
+    o->present = true;
+    o->left_us = n->fu > r->now ? n->fu - r->now : 0;
+    o->kind = n->ord;
+    if ((n->ord == FLEET_ORDER_OPEN || n->ord == FLEET_ORDER_CLOSED) && n->fu > 0 &&
+        o->left_us == 0)
+        o->kind = FLEET_ORDER_NONE;
+    o->seq = n->oseq;
+    memcpy(o->who, n->ow, sizeof o->who);
+    memcpy(o->why, n->oy, sizeof o->why);
 }
 
 /* ---- The scripts ------------------------------------------------------------- */
@@ -483,7 +536,21 @@ static int script_flush(struct fleet_server *s, struct run *r,
     uint64_t seq = 0;
     if (host != NULL && !valid_sequence(host, call->argc > 6 ? call->argv[6] : "", &seq))
         return -1; /* a client's error too */
-    if (n->st != FLEET_CLOSED || (hg != 0 && hg != n->gen) || dc == 0) {
+    /* ARGV 12: a server-directed wait (a host's 429): the fleet opens until
+     * then, at most open_max, once (not shortening a longer wait), unless
+     * an order forces it. */
+    uint64_t dir = arg(call, 9);
+    if (dir > BREAKER__FLEET_MAX_DURATION_US) return -1; /* a client's error */
+    if (dir > 0 && !r->oactive) {
+        if (dir > r->c.open_max_us) dir = r->c.open_max_us;
+        if (n->st != FLEET_OPEN || n->until < r->now + dir) {
+            go(r, FLEET_OPEN, (uint32_t)n->k);
+            n->until = r->now + dir;
+        }
+    }
+    /* A forced state (an operator's order in force) counts nothing, trips
+     * nothing. */
+    if (r->oactive || n->st != FLEET_CLOSED || (hg != 0 && hg != n->gen) || dc == 0) {
         answer(r, VERDICT_NONE, NULL, a);
         return 0;
     }
@@ -575,6 +642,10 @@ static struct lease *find_lease(struct name *n, const char *token) {
 /* acquire_probe(token). */
 static int script_acquire(struct run *r, const char *token, int64_t a[ANS_COUNT]) {
     struct name *n = r->n;
+    if (r->ofo) { /* forced open: no lease while the order stands */
+        answer(r, VERDICT_NONE, NULL, a);
+        return 0;
+    }
     if (n->st == FLEET_CLOSED) {
         answer(r, VERDICT_CLOSED, NULL, a);
         return 0;
@@ -639,11 +710,54 @@ static int script_release(struct run *r, uint64_t lg, const char *token, uint64_
 
 uint64_t fleet_server_script_calls(const struct fleet_server *s) { return s->script_calls; }
 
-int fleet_server_call(struct fleet_server *s, const char *name, const char *limits,
-                      const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT]) {
+/* order(kind, time, who, why). */
+static int script_order(struct run *r, int kind, uint64_t dur_us, const char *who, const char *why,
+                        int64_t a[ANS_COUNT]) {
+    struct name *n = r->n;
+    if (kind != FLEET_ORDER_OPEN && kind != FLEET_ORDER_CLOSED && kind != FLEET_ORDER_RESET)
+        return -1;
+    if (dur_us > BREAKER__FLEET_MAX_DURATION_US) return -1;
+    if (strlen(who) > BREAKER__FLEET_WHO_MAX || strlen(why) > BREAKER__FLEET_WHY_MAX) return -1;
+    n->ord = kind;
+    n->fu = dur_us > 0 && kind != FLEET_ORDER_RESET ? r->now + dur_us : 0;
+    n->oseq++;
+    snprintf(n->ow, sizeof n->ow, "%s", who);
+    snprintf(n->oy, sizeof n->oy, "%s", why);
+    if (kind == FLEET_ORDER_OPEN) {
+        go(r, FLEET_OPEN, (uint32_t)n->k); /* reason operator */
+        /* Never longer than the limits' longest wait: the order's end holds
+         * the leases back beyond it. */
+        if (n->fu > 0 && n->fu < n->until) n->until = n->fu;
+    } else {
+        go(r, FLEET_CLOSED, 0); /* forced_closed, or reset */
+    }
+    answer(r, VERDICT_APPLIED, NULL, a);
+    return 0;
+}
+
+int fleet_server_order(struct fleet_server *s, const char *name, const char *limits, int kind,
+                       uint64_t dur_us, const char *who, const char *why, int64_t ans[ANS_COUNT],
+                       struct fleet_answer_order *order) {
     s->script_calls++;
     struct run r;
     if (prelude(s, &r, name, limits) != 0) return -1;
+    r.order_out = order;
+    if (r.bad) return rebuild(&r, limits);
+    return script_order(&r, kind, dur_us, who, why, ans);
+}
+
+int fleet_server_call(struct fleet_server *s, const char *name, const char *limits,
+                      const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT]) {
+    return fleet_server_call_order(s, name, limits, call, ans, NULL);
+}
+
+int fleet_server_call_order(struct fleet_server *s, const char *name, const char *limits,
+                            const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT],
+                            struct fleet_answer_order *order) {
+    s->script_calls++;
+    struct run r;
+    if (prelude(s, &r, name, limits) != 0) return -1;
+    r.order_out = order;
     if (r.bad) /* the scripts' CORRUPT error: acquire_probe writes nothing */
         return call->script == FLEET_SCRIPT_ACQUIRE ? -1 : rebuild(&r, limits);
     int rc;
@@ -718,6 +832,11 @@ int fleet_server_name_stats(struct fleet_server *s, const char *name,
     out->until_us = n->until;
     out->born = n->born;
     out->run = n->run;
+    out->order = n->ord;
+    out->order_until_us = n->fu;
+    out->order_seq = n->oseq;
+    out->order_who = n->ow;
+    out->order_why = n->oy;
     return 0;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fleet_server.h - the server half of the fleet store, in process: what the
- * three Lua scripts of src/store/redis/scripts.c decide (flush, acquire_probe,
- * release_probe), on an injected clock instead of Redis's TIME.
+ * Lua scripts of src/store/redis/scripts.c decide (flush with its
+ * server-directed wait, acquire_probe, release_probe, and the operator's
+ * order), on an injected clock instead of Redis's TIME.
  *
  * A call is the client's own (struct breaker__fleet_call, made by
  * src/store/redis/protocol.c as the Redis client makes it) and the answer is the
@@ -15,7 +16,12 @@
  * name no host flushes disappears after an hour; nothing here runs that
  * long without a call), and the scripts' reason field ("why") is not kept.
  * What this keeps and Redis does not: counts of half-opens and of leases
- * granted, for reports.
+ * granted, for reports. What is not modelled: the shadow and reconfig
+ * scripts (the fleet's shadow mode and live limits: their fields sh, sseq,
+ * cg, sw, sy, cw, cy are never set here, so the answers carry no controls
+ * part, as Redis's do not until such a change is made), and the checks of
+ * the stored order fields (fleet_server_corrupt() cannot put them out of
+ * range).
  *
  * Not thread-safe: one thread drives a server.
  */
@@ -47,6 +53,10 @@ struct fleet_name_stats {
     uint64_t successes, until_us, born, run;
     uint64_t first_deadline_us; /* the earliest lease's deadline (µs), 0: no lease */
     uint32_t hosts;             /* fields of the sequences hash (HLEN breaker:v1:{name}:q) */
+    /* The last operator order as stored (ok, fu, oseq; 0: none given). */
+    int order;
+    uint64_t order_until_us, order_seq;
+    const char *order_who, *order_why; /* live until the next call on the server */
 };
 
 /* `clock` (required) is Redis's clock, in nanoseconds; the scripts count
@@ -65,13 +75,51 @@ void fleet_server_set_key_ttl(struct fleet_server *s, uint64_t ttl_ns);
 int fleet_server_call(struct fleet_server *s, const char *name, const char *limits,
                       const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT]);
 
+/* An answer's order part (scripts.h, ANS_ORDER ..), which the scripts send
+ * once an order was ever given (`present`): the kind (FLEET_ORDER_*; a
+ * forced state whose time ran out is NONE), its time left in µs (0: none
+ * or over), its sequence, who and why. */
+struct fleet_answer_order {
+    bool present;
+    int kind;
+    uint64_t left_us, seq;
+    char who[BREAKER__FLEET_WHO_MAX + 1];
+    char why[BREAKER__FLEET_WHY_MAX + 1];
+};
+
+/* fleet_server_call(), and the answer's order part in `order` (NULL: not
+ * wanted). A flush's server-directed wait (ARGV 12,
+ * breaker__fleet_call_directed()) opens the fleet until now + that wait,
+ * capped at the stored open_max (a new generation, k unchanged, no trip
+ * counted), unless the fleet is OPEN that long already or an order forces
+ * a state; a forced state in force counts no deltas, and a forced open
+ * refuses every lease. */
+int fleet_server_call_order(struct fleet_server *s, const char *name, const char *limits,
+                            const struct breaker__fleet_call *call, int64_t ans[ANS_COUNT],
+                            struct fleet_answer_order *order);
+
+/* The order script (breaker_redis_force(), _open_for(), _reset()): `kind`
+ * FLEET_ORDER_OPEN, _CLOSED or _RESET, `dur_us` its time (0: until another
+ * order; ignored for a reset), `who` and `why` at most
+ * BREAKER__FLEET_WHO_MAX and _WHY_MAX bytes. Open: a new generation OPEN
+ * (its wait the limits', cut to the order's end when that is sooner);
+ * closed and reset: a new generation CLOSED with an empty window, k 0.
+ * @return 0 with the answer (verdict VERDICT_APPLIED) and its order part,
+ * or -1 for what Redis answers with an error (a kind, time or text out of
+ * range: the prelude's writes stay, as Redis's do; a corrupt state:
+ * rebuilt). */
+int fleet_server_order(struct fleet_server *s, const char *name, const char *limits, int kind,
+                       uint64_t dur_us, const char *who, const char *why, int64_t ans[ANS_COUNT],
+                       struct fleet_answer_order *order);
+
 /* HMGET breaker:v1:{name}:s with the fields of breaker__fleet_read_fields
  * (protocol.h): a healthy name's read of the fleet state, which changes
  * nothing (no due lease deadline is applied: the scripts do that). Each
  * field's text in `out`, `present[i]` false for an absent field (the name
  * has no state). */
+#define FLEET_SERVER_READ_LEN BREAKER__FLEET_LIMITS_LEN /* the longest field: cfg */
 void fleet_server_read(struct fleet_server *s, const char *name,
-                       char out[BREAKER__FLEET_READ_FIELDS][24],
+                       char out[BREAKER__FLEET_READ_FIELDS][FLEET_SERVER_READ_LEN],
                        bool present[BREAKER__FLEET_READ_FIELDS]);
 
 /* The script calls run so far (every fleet_server_call()), as INFO
