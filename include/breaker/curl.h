@@ -40,8 +40,21 @@
  * probe at most the breaker's probe_timeout_ns, so a probe's transfer ends
  * by its deadline whatever the caller asked.
  *
+ * The caller (options.source): every admitted transfer is completed with
+ * breaker_complete_from() and options.source, on both interfaces, so a
+ * breaker with failing-source diversity (min_failing_sources, see
+ * breaker_complete_from) trips only when enough distinct callers fail, and
+ * one tenant whose own requests fail cannot open it for everyone. Set it to
+ * a non-zero 64-bit key for whoever the transfer is for (a tenant, an API
+ * key, a calling service), the same key on every call and in every process:
+ * a hash of its name; the 64-bit FNV-1a of the name (0 taken as 1) gives
+ * the keys `breaker exec --source` and `breaker replay` use (docs/curl.md
+ * has the function). 0 (the default) names nobody, as breaker_complete()
+ * does.
+ *
  * Thread-safety: the breaker may be shared by any number of threads; an
- * easy handle is used by one thread at a time, as libcurl requires.
+ * easy handle is used by one thread at a time, as libcurl requires. The
+ * source changes neither.
  */
 #ifndef BREAKER_CURL_H
 #define BREAKER_CURL_H
@@ -67,6 +80,10 @@ struct breaker_curl_options {
      * (through a store file, every process of the host waits it out).
      * 0 (default): Retry-After changes only how a 503 counts. */
     int retry_after_opens;
+    /* The caller the transfer is for, given with its outcome to
+     * breaker_complete_from() (see the top of this header): a non-zero key,
+     * or 0 (default) for none. */
+    uint64_t source;
 };
 
 /* What one call came to. */
@@ -74,7 +91,7 @@ typedef struct breaker_curl_result breaker_curl_result;
 struct breaker_curl_result {
     int admitted;                 /* 1: the transfer ran; 0: refused */
     int status;                   /* refused: the BREAKER_REJECTED_* status;
-                                     admitted: breaker_complete()'s (OK, STALE ...) */
+                                     admitted: breaker_complete_from()'s (OK, STALE ...) */
     enum breaker_outcome outcome; /* what the call counted as (IGNORED when refused) */
     int curl_code;                /* the CURLcode; -1 when refused */
     long http_status;             /* the answer's status; 0 = none */
@@ -118,7 +135,8 @@ BREAKER_API int breaker_curl_parse_retry_after(const char *value, int64_t now_un
                                                uint64_t *delay_ns) BREAKER_NONNULL(1, 3);
 
 /*! breaker_curl_perform() :
- *  curl_easy_perform(easy) behind `b` with `options` (NULL = defaults).
+ *  curl_easy_perform(easy) behind `b` with `options` (NULL = defaults),
+ *  completed with breaker_complete_from() and options->source.
  *  Always fills `r`.
  *  @return BREAKER_OK when the transfer ran (r->outcome says how it counted),
  *  or a BREAKER_REJECTED_* status when the breaker refused it (libcurl was
@@ -134,8 +152,8 @@ BREAKER_API BREAKER_NODISCARD int breaker_curl_perform(breaker *b, void *easy,
  *  until breaker_curl_done().
  *  @return BREAKER_OK: added, `t` active; a BREAKER_REJECTED_* status:
  *  refused, the handle is not added and `t` is idle; BREAKER_EINVAL:
- *  curl_multi_add_handle() failed (the permit is completed IGNORED, `t`
- *  idle). */
+ *  curl_multi_add_handle() failed (the permit is completed IGNORED, from
+ *  options->source, `t` idle). */
 BREAKER_API BREAKER_NODISCARD int breaker_curl_multi_add(breaker *b, void *multi, void *easy,
                                                          const breaker_curl_options *options,
                                                          breaker_curl_transfer *t)
@@ -147,8 +165,10 @@ BREAKER_API BREAKER_NODISCARD int breaker_curl_multi_add(breaker *b, void *multi
  *  the permit. Call once the transfer is done and while no other thread
  *  uses the handle (it need not be the multi's thread); removing the handle
  *  from the multi handle stays the caller's. Fills `r` when not NULL.
- *  @return breaker_complete()'s status (BREAKER_OK, BREAKER_STALE ...), or
- *  BREAKER_ALREADY_SETTLED when `t` is idle (nothing done). */
+ *  The permit is completed with breaker_complete_from() and the source of
+ *  the options given to breaker_curl_multi_add().
+ *  @return breaker_complete_from()'s status (BREAKER_OK, BREAKER_STALE ...),
+ *  or BREAKER_ALREADY_SETTLED when `t` is idle (nothing done). */
 BREAKER_API int breaker_curl_done(breaker_curl_transfer *t, int curl_code, breaker_curl_result *r)
     BREAKER_NONNULL(1);
 

@@ -34,6 +34,12 @@
  *   any other value          -> FAILURE  (a broken answer)
  * Only OK is ever a SUCCESS, whatever the policy.
  *
+ * Naming the caller: a client that completes its own permits (C, or
+ * asynchronous C++ calls) passes the caller's source with the outcome,
+ * breaker_complete_from(b, &permit, breaker_classify_grpc(code), source), so
+ * that min_failing_sources applies; breaker/grpc.hpp's call_from() does it
+ * for a synchronous C++ call. 0 names nobody.
+ *
  * Thread-safety: every function here is pure and reads only its arguments.
  */
 #ifndef BREAKER_GRPC_H

@@ -21,8 +21,22 @@
  * Refused calls never reach libpq: nothing is sent and no connection is
  * made. Every admitted call is completed exactly once by these functions.
  *
+ * The caller (the _from variants): breaker_pq_connect_from(),
+ * breaker_pq_exec_from() and breaker_pq_send_from() take the source of the
+ * call and complete it with breaker_complete_from(), on every path (the
+ * query's results, a failed send, breaker_pq_abandon()), so a breaker with
+ * failing-source diversity (min_failing_sources, see breaker_complete_from)
+ * trips only when enough distinct callers fail, and one tenant whose own
+ * statements fail cannot open it for everyone. A source is a non-zero 64-bit
+ * key for whoever the call is for (a tenant, a user, a job), the same key on
+ * every call and in every process: a hash of its name; the 64-bit FNV-1a of
+ * the name (0 taken as 1) gives the keys `breaker exec --source` and
+ * `breaker replay` use. 0 names nobody, as breaker_complete() does; the
+ * functions without _from are their _from variant with source 0.
+ *
  * Thread-safety: as libpq's: a PGconn is used by one thread at a time. The
- * breaker may be shared by any number of threads and connections.
+ * breaker may be shared by any number of threads and connections. The
+ * source changes neither.
  */
 #ifndef BREAKER_PQ_H
 #define BREAKER_PQ_H
@@ -57,6 +71,13 @@ BREAKER_API BREAKER_NODISCARD int breaker_pq_connect(breaker *b, const char *con
                                                      struct pg_conn **conn)
     BREAKER_NONNULL(1, 2, 3);
 
+/*! breaker_pq_connect_from() :
+ *  breaker_pq_connect() for the caller `source` (0 = none), completed with
+ *  breaker_complete_from(). Same returns. */
+BREAKER_API BREAKER_NODISCARD int breaker_pq_connect_from(breaker *b, const char *conninfo,
+                                                          struct pg_conn **conn, uint64_t source)
+    BREAKER_NONNULL(1, 2, 3);
+
 /*! breaker_pq_exec() :
  *  PQexec(conn, sql) behind `b`, classified by breaker_pq_classify() and
  *  completed. Always writes `*res` (NULL when refused, or when PQexec gave
@@ -68,6 +89,14 @@ BREAKER_API BREAKER_NODISCARD int breaker_pq_exec(breaker *b, struct pg_conn *co
                                                   enum breaker_outcome *outcome)
     BREAKER_NONNULL(1, 3, 4);
 
+/*! breaker_pq_exec_from() :
+ *  breaker_pq_exec() for the caller `source` (0 = none), completed with
+ *  breaker_complete_from(). Same returns. */
+BREAKER_API BREAKER_NODISCARD int breaker_pq_exec_from(breaker *b, struct pg_conn *conn,
+                                                       const char *sql, struct pg_result **res,
+                                                       enum breaker_outcome *outcome,
+                                                       uint64_t source) BREAKER_NONNULL(1, 3, 4);
+
 /* One asynchronous query in flight: caller-owned, plain memory, kept from
  * breaker_pq_send() to the breaker_pq_get_result() that returns NULL. Its
  * fields are private. */
@@ -77,6 +106,7 @@ struct breaker_pq_query {
     breaker_permit permit;
     enum breaker_outcome outcome; /* the worst outcome of its results so far */
     int active;                   /* 1 from the send to the last result */
+    uint64_t source;              /* the caller given to breaker_pq_send_from() */
 };
 
 /*! breaker_pq_send() :
@@ -90,6 +120,15 @@ struct breaker_pq_query {
  *  connection is broken, else IGNORED) and `q` idle. */
 BREAKER_API BREAKER_NODISCARD int breaker_pq_send(breaker *b, struct pg_conn *conn, const char *sql,
                                                   breaker_pq_query *q) BREAKER_NONNULL(1, 2, 3, 4);
+
+/*! breaker_pq_send_from() :
+ *  breaker_pq_send() for the caller `source` (0 = none): `q` keeps it, and
+ *  the query is completed with breaker_complete_from() and `source`,
+ *  whether by a failed send, by breaker_pq_get_result() or by
+ *  breaker_pq_abandon(). Same returns. */
+BREAKER_API BREAKER_NODISCARD int breaker_pq_send_from(breaker *b, struct pg_conn *conn,
+                                                       const char *sql, breaker_pq_query *q,
+                                                       uint64_t source) BREAKER_NONNULL(1, 2, 3, 4);
 
 /*! breaker_pq_get_result() :
  *  PQgetResult(conn) for the query `q`: each result is folded into the
@@ -108,7 +147,8 @@ BREAKER_API struct pg_result *breaker_pq_get_result(struct pg_conn *conn, breake
  *  its results (after PQcancel(), before PQfinish()), with `outcome`:
  *  BREAKER_CANCELLED when the caller's own deadline or shutdown ended it,
  *  BREAKER_FAILURE when the server took too long. Does nothing for an idle
- *  `q`. @return breaker_complete()'s status, or BREAKER_OK when idle. */
+ *  `q`. The source is the one `q` was sent with (0 for breaker_pq_send()).
+ *  @return breaker_complete_from()'s status, or BREAKER_OK when idle. */
 BREAKER_API int breaker_pq_abandon(breaker_pq_query *q, enum breaker_outcome outcome)
     BREAKER_NONNULL(1);
 

@@ -6,7 +6,8 @@
  * own requests fail cannot open the breaker for everyone, while an outage
  * that fails every caller still trips it.
  */
-#include "common/splitmix.h" /* the map's bit for a key, to pick keys on distinct bits */
+#include "common/splitmix.h" /* the half-open map's bit for a key */
+#include "source_keys.h"     /* keys on distinct bits of the window's map */
 #include "test_util.h"
 
 #include <stdbool.h>
@@ -106,18 +107,6 @@ static void failures_without_a_source_name_no_caller(void **state) {
     assert_int_equal(breaker_config_validate(&cfg, msg, sizeof(msg)), BREAKER_EINVAL);
     assert_non_null(strstr(msg, "min_failing_sources"));
     test_breaker_destroy(b);
-}
-
-/* `n` keys whose bits in the 64-bit source map are all different. */
-static void keys_on_distinct_bits(uint64_t *keys, uint32_t n) {
-    uint64_t used = 0;
-    uint32_t got = 0;
-    for (uint64_t k = 1; got < n; k++) {
-        uint64_t bit = UINT64_C(1) << (breaker__splitmix64(k) & 63u);
-        if (used & bit) continue;
-        used |= bit;
-        keys[got++] = k;
-    }
 }
 
 /* The bound is exact for every N the API accepts: failures from N - 1

@@ -7,7 +7,10 @@
  * breaker/curl.h says, with the breaker's counts exact; a refused call
  * opens no connection (the server counts what it accepts); a probe's
  * transfer ends by the probe's deadline; the multi interface completes each
- * transfer's permit once, on another thread than the transfers ran on.
+ * transfer's permit once, on another thread than the transfers ran on;
+ * options.source reaches the breaker on both interfaces (with
+ * min_failing_sources = 3, one caller's failures do not open it, three
+ * callers' do).
  *
  * The breakers run on a fake clock; libcurl and the servers in real time.
  * The only durations are timeouts far apart from what they cut (a 300 ms
@@ -66,10 +69,11 @@ static breaker *curl_breaker(struct fake_clock *clock) {
     return integration_breaker(clock, 3, 300 * MS);
 }
 
-/* One admitted transfer on a fresh handle; @return its result. */
-static breaker_curl_result perform(breaker *b, int port, long timeout_ms) {
+/* One admitted transfer on a fresh handle for the caller `source` (0 =
+ * none); @return its result. */
+static breaker_curl_result perform_from(breaker *b, int port, long timeout_ms, uint64_t source) {
     CURL *h = easy_for(port);
-    breaker_curl_options o = {.timeout_ms = timeout_ms};
+    breaker_curl_options o = {.timeout_ms = timeout_ms, .source = source};
     breaker_curl_result r;
     assert_int_equal(breaker_curl_perform(b, h, &o, &r), BREAKER_OK);
     print_message("curl %d http %ld -> %s\n", r.curl_code, r.http_status,
@@ -77,6 +81,10 @@ static breaker_curl_result perform(breaker *b, int port, long timeout_ms) {
     assert_int_equal(r.admitted, 1);
     curl_easy_cleanup(h);
     return r;
+}
+
+static breaker_curl_result perform(breaker *b, int port, long timeout_ms) {
+    return perform_from(b, port, timeout_ms, 0);
 }
 
 static void curl_retry_after_values_parse_as_seconds_and_http_dates(void **state) {
@@ -331,13 +339,13 @@ static void *run_multi(void *arg) {
 
 /* Adds `n` transfers (those the breaker admits), runs them on another
  * thread, completes them here. @return the number admitted. */
-static unsigned multi_round(breaker *b, unsigned n, breaker_curl_transfer *t,
-                            breaker_curl_result *r) {
+static unsigned multi_round_from(breaker *b, unsigned n, breaker_curl_transfer *t,
+                                 breaker_curl_result *r, uint64_t source) {
     struct multi_run m = {.multi = curl_multi_init()};
     unsigned admitted = 0;
     for (unsigned i = 0; i < n; i++) {
         CURL *h = easy_for(0);
-        breaker_curl_options o = {.timeout_ms = 5000};
+        breaker_curl_options o = {.timeout_ms = 5000, .source = source};
         int rc = breaker_curl_multi_add(b, m.multi, h, &o, &t[admitted]);
         if (rc == BREAKER_OK) {
             curl_easy_setopt(h, CURLOPT_PRIVATE, &t[admitted]);
@@ -362,6 +370,11 @@ static unsigned multi_round(breaker *b, unsigned n, breaker_curl_transfer *t,
     }
     curl_multi_cleanup(m.multi);
     return admitted;
+}
+
+static unsigned multi_round(breaker *b, unsigned n, breaker_curl_transfer *t,
+                            breaker_curl_result *r) {
+    return multi_round_from(b, n, t, r, 0);
 }
 
 static void curl_multi_transfers_carry_their_permits_to_another_thread(void **state) {
@@ -395,6 +408,53 @@ static void curl_multi_transfers_carry_their_permits_to_another_thread(void **st
     assert_int_equal(test_http_accepted(server), before);
     expect_counts(
         b, (struct counts){.admitted = 10, .successes = 4, .failures = 3, .rejected_open = 5});
+    test_breaker_destroy(b);
+}
+
+/* options.source reaches the breaker on the easy interface: with
+ * min_failing_sources = 3, ten 503s for one caller leave the breaker closed
+ * (a breaker without the rule opens on three); one more caller's still
+ * do; a third caller's first 503 opens it. Without the source the failures
+ * name nobody and, under an explicit min_failing_sources, never trip. */
+static void curl_failures_of_one_source_do_not_open_and_three_sources_do(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker *b = integration_breaker_sources(&clock, 3, 300 * MS, 3);
+    uint64_t callers[3];
+    keys_on_distinct_bits(callers, 3);
+    test_http_set(server, HTTP_FAULT_503_SECONDS);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(perform_from(b, 0, 5000, callers[0]).outcome, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(perform_from(b, 0, 5000, callers[1]).outcome, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_int_equal(perform_from(b, 0, 5000, callers[2]).outcome, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    expect_counts(b, (struct counts){.admitted = 16, .failures = 16});
+    test_breaker_destroy(b);
+}
+
+/* The same through the multi interface: breaker_curl_done() completes each
+ * transfer with the source it was added with. */
+static void curl_multi_transfers_complete_with_their_source(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker *b = integration_breaker_sources(&clock, 3, 300 * MS, 3);
+    uint64_t callers[3];
+    keys_on_distinct_bits(callers, 3);
+    breaker_curl_transfer t[MULTI_MAX];
+    breaker_curl_result r[MULTI_MAX];
+    test_http_set(server, HTTP_FAULT_503_SECONDS);
+    assert_int_equal(multi_round_from(b, 6, t, r, callers[0]), 6);
+    assert_int_equal(multi_round_from(b, 6, t, r, callers[1]), 6);
+    for (unsigned i = 0; i < 6; i++)
+        assert_int_equal(r[i].status, BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_int_equal(multi_round_from(b, 1, t, r, callers[2]), 1);
+    assert_int_equal(r[0].outcome, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    expect_counts(b, (struct counts){.admitted = 13, .failures = 13});
     test_breaker_destroy(b);
 }
 
@@ -432,6 +492,8 @@ int main(void) {
         cmocka_unit_test(curl_silent_server_times_out_and_a_probe_ends_by_its_deadline),
         cmocka_unit_test(curl_reset_mid_body_and_a_slow_body_are_failures),
         cmocka_unit_test(curl_multi_transfers_carry_their_permits_to_another_thread),
+        cmocka_unit_test(curl_failures_of_one_source_do_not_open_and_three_sources_do),
+        cmocka_unit_test(curl_multi_transfers_complete_with_their_source),
 #ifdef EXAMPLE_CURL_GET
         cmocka_unit_test(curl_example_succeeds_then_opens_on_refusals),
 #endif

@@ -6,7 +6,9 @@
 // code a real server sends is counted as breaker/grpc.h says; UNAVAILABLE
 // opens the breaker and the calls it refuses never reach the server (the
 // server counts the calls it gets); a probe made with no deadline ends at
-// the probe's deadline; a refused connection is a failure. The breaker runs
+// the probe's deadline; a refused connection is a failure; call_from()
+// completes with the caller's source, so that with min_failing_sources = 3
+// one caller's failures do not open the breaker and three callers' do. The breaker runs
 // on a fake clock; the only durations are deadlines (200 and 300 ms) against
 // a server that never answers. A plain C++ program: exit 0 when every check
 // passed.
@@ -30,6 +32,7 @@
 #include <memory>
 #include <string>
 
+#include "../support/source_keys.h"
 #include "../cpp/check.hpp"
 
 static std::atomic<unsigned> calls_received{0};
@@ -74,7 +77,7 @@ static std::uint64_t fake_now;
 static std::uint64_t fake_clock(void *) { return fake_now; }
 static const std::uint64_t SEC = 1000000000;
 
-static breaker *make_breaker(std::uint32_t threshold) {
+static breaker *make_breaker(std::uint32_t threshold, std::uint32_t min_failing_sources = 0) {
     breaker_config cfg;
     breaker_config_init(&cfg);
     cfg.trip = BREAKER_TRIP_CONSECUTIVE;
@@ -84,14 +87,16 @@ static breaker *make_breaker(std::uint32_t threshold) {
     cfg.half_open_successes = 1;
     cfg.probe_timeout_ns = 300 * 1000000;
     cfg.clock = fake_clock;
+    cfg.min_failing_sources = min_failing_sources;
     breaker *b = nullptr;
     if (breaker_create(&cfg, &b) != BREAKER_OK) std::abort();
     return b;
 }
 
-// One unary call to `method` on `target` behind `b`; `deadline_ms` 0 = none.
+// One unary call to `method` on `target` behind `b` for the caller `source`
+// (0 = none, through call(); else call_from()); `deadline_ms` 0 = none.
 static int rpc(breaker *b, const std::string &target, const std::string &method, int deadline_ms,
-               grpc::Status *status) {
+               grpc::Status *status, std::uint64_t source = 0) {
     auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
     grpc::GenericStub stub(channel);
     grpc::ClientContext context;
@@ -100,15 +105,37 @@ static int rpc(breaker *b, const std::string &target, const std::string &method,
                              std::chrono::milliseconds(deadline_ms));
     grpc::Slice s(std::string("request"));
     grpc::ByteBuffer request(&s, 1), response;
-    return breaker_grpc::call(
-        b, context,
-        [&] {
-            std::promise<grpc::Status> done;
-            stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
-                           [&](grpc::Status st) { done.set_value(st); });
-            return done.get_future().get();
-        },
-        status);
+    auto unary = [&] {
+        std::promise<grpc::Status> done;
+        stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                       [&](grpc::Status st) { done.set_value(st); });
+        return done.get_future().get();
+    };
+    if (source == 0) return breaker_grpc::call(b, context, unary, status);
+    return breaker_grpc::call_from(b, context, unary, status, source);
+}
+
+// call_from() names the caller: with min_failing_sources = 3, ten
+// UNAVAILABLEs for one caller and five for a second leave the breaker closed
+// (it opens on three in a row otherwise); a third caller's opens it. Without
+// the source the failures name nobody and never trip.
+static void failures_of_one_source_do_not_open_and_three_sources_do(const std::string &target) {
+    breaker *b = make_breaker(3, 3);
+    std::uint64_t callers[3];
+    keys_on_distinct_bits(callers, 3);
+    grpc::Status status;
+    for (int i = 0; i < 15; i++) {
+        CHECK_EQ(rpc(b, target, "/breaker.Test/14", 5000, &status, callers[i / 10]), BREAKER_OK);
+        CHECK_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    }
+    CHECK_EQ(breaker_get_state(b), BREAKER_CLOSED);
+    CHECK_EQ(rpc(b, target, "/breaker.Test/14", 5000, &status, callers[2]), BREAKER_OK);
+    CHECK_EQ(breaker_get_state(b), BREAKER_OPEN);
+    breaker_stats st;
+    (void)breaker_stats_get(b, &st);
+    CHECK_EQ(st.admitted, 16);
+    CHECK_EQ(st.failures, 16);
+    breaker_destroy(b);
 }
 
 static void every_code_from_a_real_server_follows_the_table(const std::string &target) {
@@ -217,6 +244,7 @@ int main() {
     unavailable_opens_and_refused_calls_never_reach_the_server(target);
     a_probe_without_a_deadline_ends_at_the_probes(target);
     a_refused_connection_is_a_failure();
+    failures_of_one_source_do_not_open_and_three_sources_do(target);
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
     server->Wait();
     if (failures != 0) {

@@ -3,7 +3,10 @@
  * test_pq.c - breaker_pq against a real PostgreSQL server (tests/support/pg_server.c:
  * initdb in a temporary directory, run as an unprivileged user, a unix
  * socket only): what the server answers counts as breaker/sqlstate.h says,
- * the breaker's counts are exact, and a refused call sends nothing.
+ * the breaker's counts are exact, and a refused call sends nothing; the
+ * _from variants complete every path with the caller's source (with
+ * min_failing_sources = 3, one caller's failures do not open the breaker,
+ * three callers' do).
  *
  * The breakers run on a fake clock (the test decides when an open wait has
  * passed); the server and libpq run in real time, and no assertion depends
@@ -214,15 +217,115 @@ static void pq_async_queries_complete_their_permit_once_with_the_worst_result(vo
     test_breaker_destroy(b);
 }
 
+/* A statement the server fails with a code that counts as a FAILURE
+ * (57P01 admin_shutdown, raised: the connection stays up). */
+#define FAILING_SQL "DO $$BEGIN RAISE EXCEPTION 'down' USING ERRCODE = '57P01'; END$$"
+
+/* A conninfo for a port on 127.0.0.1 that refuses connections. */
+static void refusing_conninfo(char *conninfo, size_t len, int *fd) {
+    snprintf(conninfo, len,
+             "host=127.0.0.1 port=%d dbname=postgres user=postgres connect_timeout=10",
+             refusing_port(fd));
+}
+
+/* The _from variants name the caller: with min_failing_sources = 3, ten
+ * failed statements and five failed connections of one caller, and more
+ * of a second, leave the breaker closed (a breaker without the rule opens
+ * on three in a row); a third caller's failure opens it. Without the
+ * source the failures name nobody and, under an explicit
+ * min_failing_sources, never trip. */
+static void pq_failures_of_one_source_do_not_open_and_three_sources_do(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    uint64_t callers[3];
+    keys_on_distinct_bits(callers, 3);
+    /* Statements (breaker_pq_exec_from). */
+    breaker *b = integration_breaker_sources(&clock, 3, 30 * SEC, 3);
+    PGconn *c = raw_connect();
+    for (int i = 0; i < 13; i++) {
+        PGresult *res;
+        enum breaker_outcome out;
+        assert_int_equal(breaker_pq_exec_from(b, c, FAILING_SQL, &res, &out, callers[i / 10]),
+                         BREAKER_OK);
+        assert_int_equal(out, BREAKER_FAILURE);
+        PQclear(res);
+    }
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    PGresult *res;
+    assert_int_equal(breaker_pq_exec_from(b, c, FAILING_SQL, &res, NULL, callers[2]), BREAKER_OK);
+    PQclear(res);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    expect_counts(b, (struct counts){.admitted = 14, .failures = 14});
+    PQfinish(c);
+    test_breaker_destroy(b);
+    /* Connections (breaker_pq_connect_from). */
+    b = integration_breaker_sources(&clock, 3, 30 * SEC, 3);
+    int fd;
+    char conninfo[128];
+    refusing_conninfo(conninfo, sizeof(conninfo), &fd);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(breaker_pq_connect_from(b, conninfo, &c, callers[i / 5]), BREAKER_OK);
+        assert_int_equal(PQstatus(c), CONNECTION_BAD);
+        PQfinish(c);
+    }
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_int_equal(breaker_pq_connect_from(b, conninfo, &c, callers[2]), BREAKER_OK);
+    PQfinish(c);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    expect_counts(b, (struct counts){.admitted = 9, .failures = 9});
+    close(fd);
+    test_breaker_destroy(b);
+}
+
+/* The asynchronous paths keep the source of breaker_pq_send_from(): the
+ * last result (breaker_pq_get_result), breaker_pq_abandon() and a send
+ * that fails all complete with it. */
+static void pq_async_queries_complete_with_their_source(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    uint64_t callers[3];
+    keys_on_distinct_bits(callers, 3);
+    breaker *b = integration_breaker_sources(&clock, 3, 30 * SEC, 3);
+    PGconn *c = raw_connect();
+    breaker_pq_query q;
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(breaker_pq_send_from(b, c, FAILING_SQL, &q, callers[0]), BREAKER_OK);
+        PGresult *res;
+        while ((res = breaker_pq_get_result(c, &q)) != NULL)
+            PQclear(res);
+        assert_int_equal(q.outcome, BREAKER_FAILURE);
+    }
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    /* The second caller's query is given up on: cancelled, abandoned. */
+    assert_int_equal(breaker_pq_send_from(b, c, "SELECT pg_sleep(60)", &q, callers[1]), BREAKER_OK);
+    PGcancel *cancel = PQgetCancel(c);
+    char err[256];
+    assert_int_equal(PQcancel(cancel, err, sizeof(err)), 1);
+    PQfreeCancel(cancel);
+    assert_int_equal(breaker_pq_abandon(&q, BREAKER_FAILURE), BREAKER_OK);
+    PQfinish(c);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    /* The third caller's send fails on a connection that never came up. */
+    int fd;
+    char conninfo[128];
+    refusing_conninfo(conninfo, sizeof(conninfo), &fd);
+    c = PQconnectdb(conninfo);
+    assert_int_equal(PQstatus(c), CONNECTION_BAD);
+    assert_int_equal(breaker_pq_send_from(b, c, "SELECT 1", &q, callers[2]), BREAKER_EIO);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    expect_counts(b, (struct counts){.admitted = 7, .failures = 7});
+    PQfinish(c);
+    close(fd);
+    test_breaker_destroy(b);
+}
+
 static void pq_connection_refused_is_a_failure_and_open_refuses_before_connecting(void **state) {
     (void)state;
     struct fake_clock clock = {0};
     breaker *b = pq_breaker(&clock, 3);
     int fd;
     char conninfo[128];
-    snprintf(conninfo, sizeof(conninfo),
-             "host=127.0.0.1 port=%d dbname=postgres user=postgres connect_timeout=10",
-             refusing_port(&fd));
+    refusing_conninfo(conninfo, sizeof(conninfo), &fd);
     for (int i = 0; i < 3; i++) {
         PGconn *c;
         assert_int_equal(breaker_pq_connect(b, conninfo, &c), BREAKER_OK);
@@ -337,6 +440,8 @@ int main(void) {
             pq_statement_timeout_opens_the_breaker_and_refused_statements_send_nothing),
         cmocka_unit_test(pq_async_queries_complete_their_permit_once_with_the_worst_result),
         cmocka_unit_test(pq_connection_refused_is_a_failure_and_open_refuses_before_connecting),
+        cmocka_unit_test(pq_failures_of_one_source_do_not_open_and_three_sources_do),
+        cmocka_unit_test(pq_async_queries_complete_with_their_source),
         cmocka_unit_test(pq_server_stopped_mid_run_opens_the_breaker_and_recovery_closes_it),
 #ifdef EXAMPLE_PQ_QUERY
         cmocka_unit_test(pq_example_counts_a_syntax_error_as_ignored),

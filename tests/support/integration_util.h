@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * integration_util.h - what the integration tests (test_pq, test_curl)
- * share: a breaker's counts checked all at once, their breaker,
+ * share: a breaker's counts checked all at once, their breaker (and source
+ * keys on distinct bits, source_keys.h),
  * a refusing port, and an example program's output.
  */
 #ifndef BREAKER_TEST_INTEGRATION_UTIL_H
 #define BREAKER_TEST_INTEGRATION_UTIL_H
 
+#include "source_keys.h"
 #include "test_util.h"
 
 #include <arpa/inet.h>
@@ -36,9 +38,11 @@ static inline void expect_counts(breaker *b, struct counts want) {
 
 /* The integration tests' breaker, on the fake clock: it opens on
  * `threshold` failures in a row, waits 10 s, closes on one successful probe
- * and fails a probe after `probe_timeout_ns`. */
-static inline breaker *integration_breaker(struct fake_clock *clock, uint32_t threshold,
-                                           uint64_t probe_timeout_ns) {
+ * and fails a probe after `probe_timeout_ns`; with `min_failing_sources`
+ * (breaker_config's) as given. */
+static inline breaker *integration_breaker_sources(struct fake_clock *clock, uint32_t threshold,
+                                                   uint64_t probe_timeout_ns,
+                                                   uint32_t min_failing_sources) {
     breaker_config cfg;
     test_config(&cfg, clock, NULL);
     cfg.trip = BREAKER_TRIP_CONSECUTIVE;
@@ -46,7 +50,14 @@ static inline breaker *integration_breaker(struct fake_clock *clock, uint32_t th
     cfg.open_ns = 10 * SEC;
     cfg.half_open_successes = 1;
     cfg.probe_timeout_ns = probe_timeout_ns;
+    cfg.min_failing_sources = min_failing_sources;
     return make_breaker(&cfg);
+}
+
+/* integration_breaker_sources() with the default min_failing_sources. */
+static inline breaker *integration_breaker(struct fake_clock *clock, uint32_t threshold,
+                                           uint64_t probe_timeout_ns) {
+    return integration_breaker_sources(clock, threshold, probe_timeout_ns, 0);
 }
 
 /* A port on 127.0.0.1 that refuses connections: bound, never listening, so

@@ -155,7 +155,7 @@ int breaker_curl_done(breaker_curl_transfer *t, int curl_code, breaker_curl_resu
     if (r->http_status != 0) r->has_retry_after = retry_after_of(t->easy, &r->retry_after_ns);
     r->outcome = breaker_curl_classify(curl_code, r->http_status, r->has_retry_after,
                                        t->options.http_policy);
-    r->status = breaker_complete(t->b, &t->permit, r->outcome);
+    r->status = breaker_complete_from(t->b, &t->permit, r->outcome, t->options.source);
     /* After the completion, so that a probe's own outcome is applied first
      * and the directed wait then replaces whatever it decided. */
     if (t->options.retry_after_opens && r->has_retry_after && r->retry_after_ns > 0 &&
@@ -183,7 +183,7 @@ int breaker_curl_multi_add(breaker *b, void *multi, void *easy, const breaker_cu
     if (rc != BREAKER_OK) return rc;
     if (curl_multi_add_handle(multi, easy) != CURLM_OK) {
         t->active = 0;
-        (void)breaker_complete(b, &t->permit, BREAKER_IGNORED);
+        (void)breaker_complete_from(b, &t->permit, BREAKER_IGNORED, t->options.source);
         return BREAKER_EINVAL;
     }
     return BREAKER_OK;

@@ -33,7 +33,7 @@ enum breaker_outcome breaker_pq_classify(const PGconn *conn, const PGresult *res
     return BREAKER_SUCCESS;
 }
 
-int breaker_pq_connect(breaker *b, const char *conninfo, PGconn **conn) {
+int breaker_pq_connect_from(breaker *b, const char *conninfo, PGconn **conn, uint64_t source) {
     *conn = NULL;
     breaker_permit permit;
     int rc = breaker_acquire(b, &permit);
@@ -41,12 +41,16 @@ int breaker_pq_connect(breaker *b, const char *conninfo, PGconn **conn) {
     *conn = PQconnectdb(conninfo);
     enum breaker_outcome out =
         *conn != NULL && PQstatus(*conn) == CONNECTION_OK ? BREAKER_SUCCESS : BREAKER_FAILURE;
-    (void)breaker_complete(b, &permit, out);
+    (void)breaker_complete_from(b, &permit, out, source);
     return BREAKER_OK;
 }
 
-int breaker_pq_exec(breaker *b, PGconn *conn, const char *sql, PGresult **res,
-                    enum breaker_outcome *outcome) {
+int breaker_pq_connect(breaker *b, const char *conninfo, PGconn **conn) {
+    return breaker_pq_connect_from(b, conninfo, conn, 0);
+}
+
+int breaker_pq_exec_from(breaker *b, PGconn *conn, const char *sql, PGresult **res,
+                         enum breaker_outcome *outcome, uint64_t source) {
     *res = NULL;
     if (outcome != NULL) *outcome = BREAKER_IGNORED;
     breaker_permit permit;
@@ -54,23 +58,34 @@ int breaker_pq_exec(breaker *b, PGconn *conn, const char *sql, PGresult **res,
     if (rc != BREAKER_OK) return rc;
     *res = PQexec(conn, sql);
     enum breaker_outcome out = breaker_pq_classify(conn, *res);
-    (void)breaker_complete(b, &permit, out);
+    (void)breaker_complete_from(b, &permit, out, source);
     if (outcome != NULL) *outcome = out;
     return BREAKER_OK;
 }
 
-int breaker_pq_send(breaker *b, PGconn *conn, const char *sql, breaker_pq_query *q) {
+int breaker_pq_exec(breaker *b, PGconn *conn, const char *sql, PGresult **res,
+                    enum breaker_outcome *outcome) {
+    return breaker_pq_exec_from(b, conn, sql, res, outcome, 0);
+}
+
+int breaker_pq_send_from(breaker *b, PGconn *conn, const char *sql, breaker_pq_query *q,
+                         uint64_t source) {
     q->b = b;
     q->active = 0;
     q->outcome = BREAKER_SUCCESS;
+    q->source = source;
     int rc = breaker_acquire(b, &q->permit);
     if (rc != BREAKER_OK) return rc;
     if (PQsendQuery(conn, sql) != 1) {
-        (void)breaker_complete(b, &q->permit, without_sqlstate(conn));
+        (void)breaker_complete_from(b, &q->permit, without_sqlstate(conn), source);
         return BREAKER_EIO;
     }
     q->active = 1;
     return BREAKER_OK;
+}
+
+int breaker_pq_send(breaker *b, PGconn *conn, const char *sql, breaker_pq_query *q) {
+    return breaker_pq_send_from(b, conn, sql, q, 0);
 }
 
 /* The worse of two outcomes, for a query's several results. */
@@ -91,12 +106,12 @@ PGresult *breaker_pq_get_result(PGconn *conn, breaker_pq_query *q) {
      * result came shows only here. */
     if (PQstatus(conn) == CONNECTION_BAD) q->outcome = BREAKER_FAILURE;
     q->active = 0;
-    (void)breaker_complete(q->b, &q->permit, q->outcome);
+    (void)breaker_complete_from(q->b, &q->permit, q->outcome, q->source);
     return NULL;
 }
 
 int breaker_pq_abandon(breaker_pq_query *q, enum breaker_outcome outcome) {
     if (!q->active) return BREAKER_OK;
     q->active = 0;
-    return breaker_complete(q->b, &q->permit, outcome);
+    return breaker_complete_from(q->b, &q->permit, outcome, q->source);
 }
