@@ -1,12 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* curl_get.c - HTTP GETs behind a breaker: curl_get URL COUNT makes COUNT
- * requests, each with a 1 s timeout; three failures in a row open the
- * breaker, and the requests it refuses never open a connection. */
+/* curl_get.c - HTTP GETs behind a breaker: curl_get URL COUNT [CALLER] makes
+ * COUNT requests, each with a 1 s timeout; three failures in a row open the
+ * breaker, and the requests it refuses never open a connection. With CALLER
+ * (a tenant's name, say) every request is that caller's: the failures then
+ * name one source, and by default (min_failing_sources 0) one caller's
+ * failures never open the breaker shared with others. */
 #include <breaker/curl.h>
 #include <curl/curl.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/* The caller's key: the 64-bit FNV-1a of its name, as breaker exec --source
+ * makes it (0 is nobody, so a hash of 0 becomes 1). */
+static uint64_t caller_key(const char *name) {
+    if (*name == '\0') return 0;
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (const unsigned char *s = (const unsigned char *)name; *s != '\0'; s++)
+        h = (h ^ *s) * UINT64_C(0x100000001b3);
+    return h != 0 ? h : 1;
+}
 
 int main(int argc, char **argv) {
     breaker *b;
@@ -20,6 +34,7 @@ int main(int argc, char **argv) {
     curl_easy_setopt(h, CURLOPT_URL, argv[1]);
     curl_easy_setopt(h, CURLOPT_NOBODY, 1L); /* the status is enough here */
     breaker_curl_options opt = {.timeout_ms = 1000};
+    if (argc > 3) opt.source = caller_key(argv[3]);
     for (int i = 0, n = atoi(argv[2]); i < n; i++) {
         breaker_curl_result r;
         int rc = breaker_curl_perform(b, h, &opt, &r);

@@ -458,8 +458,9 @@ static void curl_multi_transfers_complete_with_their_source(void **state) {
     test_breaker_destroy(b);
 }
 
-/* examples/curl_get.c, run against the server and a refusing port. */
-static void curl_example_succeeds_then_opens_on_refusals(void **state) {
+/* examples/curl_get.c, run against the server and a refusing port, without
+ * and with a caller. */
+static void curl_example_succeeds_opens_on_refusals_but_not_for_one_caller(void **state) {
     (void)state;
     char cmd[512], out[4096];
     test_http_set(server, HTTP_FAULT_OK);
@@ -479,6 +480,18 @@ static void curl_example_succeeds_then_opens_on_refusals(void **state) {
                                       "REJECTED_OPEN curl=-1 http=0 outcome=ignored");
     assert_non_null(refused);
     assert_non_null(strstr(out, "state=open\n"));
+    /* All five failures one caller's: the breaker stays closed. */
+    snprintf(cmd, sizeof(cmd), "%s http://127.0.0.1:%d/ 5 tenant-a", EXAMPLE_CURL_GET,
+             refusing_port(&fd));
+    run_example(cmd, out, sizeof(out));
+    close(fd);
+    const char *fail = "OK curl=7 http=0 outcome=failure retry_after_ms=0\n";
+    const char *at = out;
+    for (int i = 0; i < 5; i++, at += strlen(fail)) {
+        at = strstr(at, fail);
+        assert_non_null(at);
+    }
+    assert_string_equal(at, "state=closed\n");
 }
 
 int main(void) {
@@ -495,7 +508,7 @@ int main(void) {
         cmocka_unit_test(curl_failures_of_one_source_do_not_open_and_three_sources_do),
         cmocka_unit_test(curl_multi_transfers_complete_with_their_source),
 #ifdef EXAMPLE_CURL_GET
-        cmocka_unit_test(curl_example_succeeds_then_opens_on_refusals),
+        cmocka_unit_test(curl_example_succeeds_opens_on_refusals_but_not_for_one_caller),
 #endif
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
