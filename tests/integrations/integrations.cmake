@@ -55,7 +55,29 @@ if(PKG_CONFIG_FOUND)
 endif()
 if(BREAKER_GRPCXX_FOUND)
   enable_language(CXX)
-  add_executable(test_grpc_live integrations/test_grpc_live.cpp)
+  # docs/grpc.md's example (its C++ block, the #include lines moved above) as
+  # the body of a function that test_grpc_live runs against its server; the
+  # names the block leaves to the reader are tests/integrations/doc_grpc_example.hpp's.
+  set(_grpc_page ${PROJECT_SOURCE_DIR}/docs/grpc.md)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_grpc_page})
+  file(READ ${_grpc_page} _text)
+  string(REGEX MATCH "```cpp\n([^`]*)```" _block "${_text}")
+  if(NOT CMAKE_MATCH_1)
+    message(FATAL_ERROR "${_grpc_page}: no C++ block (the example)")
+  endif()
+  string(REGEX REPLACE "#include[^\n]*\n" "" _body "${CMAKE_MATCH_1}")
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/doc_grpc_example.cpp
+    "/* Generated from docs/grpc.md's example (tests/integrations/integrations.cmake). */\n"
+    "#include <breaker/grpc.hpp>\n"
+    "#include \"doc_grpc_example.hpp\"\n"
+    "grpc::Status doc_grpc_example(breaker *b, doc_stub *stub, const doc_message &request,\n"
+    "                              doc_message &reply, std::uint64_t tenant_key) {\n"
+    "${_body}"
+    "    return status;\n"
+    "}\n")
+  add_executable(test_grpc_live integrations/test_grpc_live.cpp
+                                ${CMAKE_CURRENT_BINARY_DIR}/doc_grpc_example.cpp)
+  target_include_directories(test_grpc_live PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/integrations)
   target_compile_features(test_grpc_live PRIVATE cxx_std_17)
   target_link_libraries(test_grpc_live PRIVATE breaker::breaker PkgConfig::BREAKER_GRPCXX
                                                Threads::Threads)

@@ -10,7 +10,8 @@
 // completes with the caller's source, so that with min_failing_sources = 3
 // one caller's failures do not open the breaker and three callers' do. The breaker runs
 // on a fake clock; the only durations are deadlines (200 and 300 ms) against
-// a server that never answers. A plain C++ program: exit 0 when every check
+// a server that never answers. docs/grpc.md's example runs as the page
+// shows it (doc_grpc_example.hpp). A plain C++ program: exit 0 when every check
 // passed.
 #include <breaker.h>
 #include <breaker/grpc.h>
@@ -33,6 +34,7 @@
 #include <string>
 
 #include "../support/source_keys.h"
+#include "doc_grpc_example.hpp"
 #include "../cpp/check.hpp"
 
 static std::atomic<unsigned> calls_received{0};
@@ -93,26 +95,64 @@ static breaker *make_breaker(std::uint32_t threshold, std::uint32_t min_failing_
     return b;
 }
 
+// One unary call to `method` on `target` with `context`, without a breaker.
+static grpc::Status unary_call(const std::string &target, const std::string &method,
+                               grpc::ClientContext *context, const grpc::ByteBuffer &request,
+                               grpc::ByteBuffer *response) {
+    auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+    grpc::GenericStub stub(channel);
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(context, method, grpc::StubOptions(), &request, response,
+                   [&](grpc::Status st) { done.set_value(st); });
+    return done.get_future().get();
+}
+
+static grpc::ByteBuffer a_request() {
+    grpc::Slice s(std::string("request"));
+    return grpc::ByteBuffer(&s, 1);
+}
+
 // One unary call to `method` on `target` behind `b` for the caller `source`
 // (0 = none, through call(); else call_from()); `deadline_ms` 0 = none.
 static int rpc(breaker *b, const std::string &target, const std::string &method, int deadline_ms,
                grpc::Status *status, std::uint64_t source = 0) {
-    auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
-    grpc::GenericStub stub(channel);
     grpc::ClientContext context;
     if (deadline_ms > 0)
         context.set_deadline(std::chrono::system_clock::now() +
                              std::chrono::milliseconds(deadline_ms));
-    grpc::Slice s(std::string("request"));
-    grpc::ByteBuffer request(&s, 1), response;
-    auto unary = [&] {
-        std::promise<grpc::Status> done;
-        stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
-                       [&](grpc::Status st) { done.set_value(st); });
-        return done.get_future().get();
-    };
+    grpc::ByteBuffer request = a_request(), response;
+    auto unary = [&] { return unary_call(target, method, &context, request, &response); };
     if (source == 0) return breaker_grpc::call(b, context, unary, status);
     return breaker_grpc::call_from(b, context, unary, status, source);
+}
+
+// docs/grpc.md's example, the page's own text (doc_grpc_example.hpp): one
+// caller's UNAVAILABLEs do not open a breaker with min_failing_sources = 3,
+// three callers' do, and then the example returns its fallback.
+grpc::Status doc_stub::Get(grpc::ClientContext *context, const doc_message &request,
+                           doc_message *reply) {
+    return unary_call(target, method, context, request, reply);
+}
+
+grpc::Status fallback() { return grpc::Status(grpc::StatusCode::ABORTED, "fallback"); }
+
+static void the_docs_example_names_its_caller(const std::string &target) {
+    breaker *b = make_breaker(3, 3);
+    std::uint64_t callers[3];
+    keys_on_distinct_bits(callers, 3);
+    doc_stub stub{target, "/breaker.Test/14"};
+    doc_message request = a_request(), reply;
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ(doc_grpc_example(b, &stub, request, reply, callers[0]).error_code(),
+                 grpc::StatusCode::UNAVAILABLE);
+    CHECK_EQ(breaker_get_state(b), BREAKER_CLOSED);
+    for (int i = 1; i < 3; i++)
+        CHECK_EQ(doc_grpc_example(b, &stub, request, reply, callers[i]).error_code(),
+                 grpc::StatusCode::UNAVAILABLE);
+    CHECK_EQ(breaker_get_state(b), BREAKER_OPEN);
+    CHECK_EQ(doc_grpc_example(b, &stub, request, reply, callers[0]).error_message() == "fallback",
+             true);
+    breaker_destroy(b);
 }
 
 // call_from() names the caller: with min_failing_sources = 3, ten
@@ -245,6 +285,7 @@ int main() {
     a_probe_without_a_deadline_ends_at_the_probes(target);
     a_refused_connection_is_a_failure();
     failures_of_one_source_do_not_open_and_three_sources_do(target);
+    the_docs_example_names_its_caller(target);
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
     server->Wait();
     if (failures != 0) {
