@@ -307,7 +307,8 @@ BREAKER_API int breaker_redis_order_get(breaker_redis *fleet, breaker *b, breake
  * breaker_set_shadow() and breaker_reconfigure() on a fleet-backed breaker
  * are one host's. These are the whole fleet's: one script writes the change
  * into the name's state in Redis (no transition: the fleet's generation and
- * state stay), with who made it and why, and every host applies it to its
+ * state stay, but for the close under breaker_redis_reconfigure()), with
+ * who made it and why, and every host applies it to its
  * local breaker within one flush interval of the round that sees it, once
  * per change (breaker_set_shadow(), breaker_reconfigure(): their events and
  * stats are the usual ones); a host attaching the name later gets what is in
@@ -378,7 +379,8 @@ BREAKER_API BREAKER_NODISCARD int breaker_redis_limits_get(breaker_redis *fleet,
  *  is refused, named: the window (window_ns) and window_buckets, the trip
  *  policy (a window, or CONSECUTIVE's run), half_open_max_probes. A running
  *  open wait, a half-open's successes and its leases' deadlines are brought
- *  within the new limits.
+ *  within the new limits, and a half-open fleet whose successes already meet
+ *  the new half_open_successes with no lease out closes (nothing else would).
  *  @return BREAKER_OK once Redis stored them; BREAKER_STALE (the generation
  *  moved since it was read: read again); BREAKER_EINVAL with `msg` (not
  *  attached, an invalid configuration or one that cannot change live,

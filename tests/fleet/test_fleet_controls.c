@@ -535,6 +535,65 @@ static void what_cannot_change_live_is_refused_naming_it(void **state) {
     assert_int_equal(cg, 0); /* nothing written */
 }
 
+/* A half-open fleet whose counted successes already meet the new, lower
+ * half_open_successes, with no lease out: no release is left to close it
+ * (the release closes), and every lease request is refused (the successes
+ * are in), so the reconfig closes it, as the last release would have. With
+ * a lease out, the state stays for that lease's release to decide. */
+static void fewer_successes_close_a_half_open_fleet_with_none_out(void **state) {
+    (void)state;
+    for (int with_lease = 0; with_lease < 2; with_lease++) {
+        struct test_redis r;
+        memset(&r, 0, sizeof r);
+        assert_int_equal(test_redis_start(&r), 0);
+        breaker_redis *f = open_fleet(&r, 5000 * MS);
+        assert_non_null(f);
+        breaker_config cfg;
+        config(&cfg);
+        cfg.half_open_max_probes = 2;
+        cfg.half_open_successes = 3;
+        cfg.probe_timeout_ns = 10000 * MS;
+        breaker *b = NULL;
+        assert_int_equal(breaker_redis_attach(f, NAME, &cfg, &b, NULL, 0), BREAKER_OK);
+        long long gen = test_redis_int(&r, "HGET " SKEY " gen");
+        /* HALF_OPEN with 2 of 3 successes in (a valid state: at most
+         * probes + successes), a lease out or none. */
+        (void)test_redis_int(&r, "HSET " SKEY " st 2 succ 2");
+        if (with_lease) {
+            /* Due 5 s from now (Redis's clock): within the probe timeout. */
+            redisContext *c = redisConnect("127.0.0.1", r.port);
+            redisReply *t = redisCommand(c, "TIME");
+            long long now_us = atoll(t->element[0]->str) * 1000000 + atoll(t->element[1]->str);
+            freeReplyObject(t);
+            freeReplyObject(redisCommand(c, "ZADD breaker:v1:{" NAME "}:l %lld feed",
+                                         now_us + 5000000LL));
+            redisFree(c);
+        }
+        char msg[256] = "";
+        breaker_redis_limits lim;
+        assert_int_equal(breaker_redis_limits_get(f, NAME, &lim, msg, sizeof msg), BREAKER_OK);
+        lim.config.half_open_successes = 2;
+        int rc = breaker_redis_reconfigure(f, NAME, &lim.config, lim.generation, "t", "", msg,
+                                           sizeof msg);
+        long long st = test_redis_int(&r, "HGET " SKEY " st");
+        long long gen_after = test_redis_int(&r, "HGET " SKEY " gen");
+        long long succ = test_redis_int(&r, "HGET " SKEY " succ");
+        printf("half-open, 2 successes in, %s lease out; successes 3 -> 2: %s (%s), state %lld, "
+               "generation +%lld, succ %lld\n",
+               with_lease ? "a" : "no", breaker_strerror(rc), msg, st, gen_after - gen, succ);
+        breaker_redis_close(f);
+        test_redis_stop(&r);
+        assert_int_equal(rc, BREAKER_OK);
+        if (with_lease) {
+            assert_int_equal(st, 2); /* the lease's release decides */
+            assert_int_equal(gen_after, gen);
+        } else {
+            assert_int_equal(st, 0); /* closed, a new generation */
+            assert_int_equal(gen_after, gen + 1);
+        }
+    }
+}
+
 /* A stored control field out of range: the next script call names it and
  * rebuilds the state (as for every stored field). */
 static void corrupt_control_fields_are_named_and_rebuilt(void **state) {
@@ -684,6 +743,7 @@ int main(void) {
         cmocka_unit_test(a_shadowed_probe_the_fleet_refuses_is_admitted_and_counted),
         cmocka_unit_test(new_fleet_limits_reach_every_host_and_a_later_attacher),
         cmocka_unit_test(what_cannot_change_live_is_refused_naming_it),
+        cmocka_unit_test(fewer_successes_close_a_half_open_fleet_with_none_out),
         cmocka_unit_test(corrupt_control_fields_are_named_and_rebuilt),
         cmocka_unit_test(bad_control_arguments_are_refused_naming_them),
         cmocka_unit_test(with_a_store_file_the_flushers_change_is_every_process),

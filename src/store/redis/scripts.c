@@ -581,10 +581,12 @@ const char breaker__redis_lua_shadow[] = PRELUDE
  * generation (CONFLICT, nothing written); limits out of the configuration's
  * ranges (ERR, naming the field); what cannot change live (REFUSED, naming
  * it: the window, its buckets, the trip policy, half_open_max_probes). Else
- * one write, no transition: cfg, cg (+1), cw, cy; a running open wait, a
- * half-open's successes and its leases' deadlines are brought within the
- * new limits (the prelude checks them against the stored limits). Every
- * host reconfigures its local breaker once per generation. verdict 4. */
+ * one write: cfg, cg (+1), cw, cy; a running open wait, a half-open's
+ * successes and its leases' deadlines are brought within the new limits
+ * (the prelude checks them against the stored limits); a half-open whose
+ * successes meet the new half_open_successes with no lease out closes (its
+ * one transition: nothing else would close it). Every host reconfigures its
+ * local breaker once per generation. verdict 4. */
 const char breaker__redis_lua_reconfig[] = PRELUDE
     "if bad then return corrupt(true) end\n"
     "local want, who, why = ARGV[4] or '', ARGV[5] or '', ARGV[6] or ''\n"
@@ -611,6 +613,10 @@ const char breaker__redis_lua_reconfig[] = PRELUDE
     "if succ > nw[10] + nw[11] then succ = nw[10] + nw[11]; redis.call('HSET', S, 'succ', succ) end\n"
     "local late = redis.call('ZRANGEBYSCORE', L, '(' .. string.format('%.0f', now + nw[12]), '+inf')\n"
     "for _, tok in ipairs(late) do redis.call('ZADD', L, 'XX', now + nw[12], tok) end\n"
+    "-- Successes in that meet the new count with no lease out: no release is\n"
+    "-- left to close the fleet, and acquire refuses every lease (the successes\n"
+    "-- are in), so it closes here, as that release would have.\n"
+    "if st == 2 and succ >= nw[11] and redis.call('ZCARD', L) == 0 then go(0, 'probes_succeeded', 0) end\n"
     "cgen = cgen + 1\n"
     "redis.call('HSET', S, 'cfg', ARGV[3], 'cg', cgen, 'cw', who, 'cy', why)\n"
     "return answer(4)\n";
