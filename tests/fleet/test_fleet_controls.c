@@ -594,6 +594,66 @@ static void fewer_successes_close_a_half_open_fleet_with_none_out(void **state) 
     }
 }
 
+/* A host whose local breaker cannot take the fleet's new limits (a
+ * COUNT_WINDOW breaker of 20 calls, min_calls 30: breaker_config_validate()
+ * refuses) keeps its own, counts the refusal once, and the fleet's limits
+ * are changed all the same (redis.h, breaker_redis_reconfigure()). */
+static void a_host_that_refuses_the_limits_keeps_its_own_and_counts_it(void **state) {
+    (void)state;
+    struct test_redis r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(test_redis_start(&r), 0);
+    breaker_redis *hf = open_fleet(&r, 5000 * MS), *op = open_fleet(&r, 5000 * MS);
+    assert_non_null(hf);
+    assert_non_null(op);
+    breaker_config cw;
+    config(&cw);
+    cw.trip = BREAKER_TRIP_COUNT_WINDOW;
+    cw.window_size = 20;
+    breaker *hb = NULL, *ob = NULL;
+    assert_int_equal(breaker_redis_attach(hf, NAME, &cw, &hb, NULL, 0), BREAKER_OK);
+    breaker_config tw;
+    config(&tw);
+    int arc = breaker_redis_attach(op, NAME, &tw, &ob, NULL, 0);
+    assert_true(arc == BREAKER_OK || arc == BREAKER_CONFIG_DIFFERS);
+    char msg[256] = "";
+    breaker_redis_limits lim;
+    assert_int_equal(breaker_redis_limits_get(op, NAME, &lim, msg, sizeof msg), BREAKER_OK);
+    lim.config.min_calls = 30;
+    lim.config.open_ns = 300 * MS;
+    int rc = breaker_redis_reconfigure(op, NAME, &lim.config, lim.generation, "t", "", msg,
+                                       sizeof msg);
+    assert_int_equal(breaker_redis_flush(hf), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(hf), BREAKER_OK); /* heard once */
+    breaker_redis_stats st;
+    breaker_redis_stats_get(hf, &st);
+    breaker_config now;
+    breaker_get_config(hb, &now);
+    breaker_redis_limits after;
+    assert_int_equal(breaker_redis_limits_get(op, NAME, &after, msg, sizeof msg), BREAKER_OK);
+    char prom[8192];
+    size_t len = 0;
+    assert_int_equal(breaker_redis_export_prometheus(hf, prom, sizeof prom, &len), BREAKER_OK);
+    printf("a count window of 20 told min_calls 30: reconfigure %s; the host: refused %llu, "
+           "applied %llu, min_calls %u, open %llu ms; the fleet's: generation %llu, min_calls "
+           "%u\n",
+           breaker_strerror(rc), (unsigned long long)st.reconfigs_refused,
+           (unsigned long long)st.reconfigs_applied, now.min_calls,
+           (unsigned long long)(now.open_ns / MS), (unsigned long long)after.generation,
+           after.config.min_calls);
+    breaker_redis_close(op);
+    breaker_redis_close(hf);
+    test_redis_stop(&r);
+    assert_int_equal(rc, BREAKER_OK);
+    assert_int_equal(st.reconfigs_refused, 1);
+    assert_int_equal(st.reconfigs_applied, 0);
+    assert_int_equal(now.min_calls, 10); /* its own, whole: */
+    assert_int_equal(now.open_ns, 200 * MS);
+    assert_int_equal(after.generation, 1);
+    assert_int_equal(after.config.min_calls, 30);
+    assert_non_null(strstr(prom, "breaker_fleet_reconfigs_total{result=\"refused\"} 1\n"));
+}
+
 /* A stored control field out of range: the next script call names it and
  * rebuilds the state (as for every stored field). */
 static void corrupt_control_fields_are_named_and_rebuilt(void **state) {
@@ -744,6 +804,7 @@ int main(void) {
         cmocka_unit_test(new_fleet_limits_reach_every_host_and_a_later_attacher),
         cmocka_unit_test(what_cannot_change_live_is_refused_naming_it),
         cmocka_unit_test(fewer_successes_close_a_half_open_fleet_with_none_out),
+        cmocka_unit_test(a_host_that_refuses_the_limits_keeps_its_own_and_counts_it),
         cmocka_unit_test(corrupt_control_fields_are_named_and_rebuilt),
         cmocka_unit_test(bad_control_arguments_are_refused_naming_them),
         cmocka_unit_test(with_a_store_file_the_flushers_change_is_every_process),
