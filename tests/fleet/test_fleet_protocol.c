@@ -1177,6 +1177,49 @@ static void the_fleets_controls_are_read_and_applied_once_per_change(void **stat
     assert_int_equal(local.trip, BREAKER_TRIP_TIME_WINDOW);
 }
 
+/* A state made anew (rebuilt after a corruption, or re-created after Redis
+ * lost it: a later born) starts its sequences again: a change made to it
+ * before this host heard it at 0 carries a sequence this host may have
+ * heard of the old state (1 again), and is a change all the same. */
+static void a_change_to_a_state_made_anew_is_heard_with_an_old_sequence(void **state) {
+    (void)state;
+    uint64_t now = UINT64_C(1700000000000000), run;
+    struct breaker__fleet_answer a;
+    char why[200] = "";
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    cfg.min_calls = 33;
+    char text[BREAKER__FLEET_LIMITS_LEN], other[BREAKER__FLEET_LIMITS_LEN];
+    breaker__fleet_limits_text(&cfg, text, sizeof text);
+    cfg.min_calls = 44;
+    breaker__fleet_limits_text(&cfg, other, sizeof other);
+    const char *v[BREAKER__FLEET_READ_FIELDS] = {"0",  "5", "0", "0",  "0",  "0",  "0",
+                                                 "0",  "5", "0", NULL, NULL, NULL, NULL,
+                                                 NULL, "1", "1", "1",  text};
+    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 1);
+    struct breaker__fleet_follow f = healthy_follow();
+    struct breaker__fleet_controls c;
+    breaker__fleet_controls_none(&c);
+    assert_true(breaker__fleet_decide_controls(&f, &a, &c));
+    assert_int_equal(c.shadow, 1);
+    /* The same state again: heard already. */
+    breaker__fleet_controls_none(&c);
+    assert_false(breaker__fleet_decide_controls(&f, &a, &c));
+    /* Made anew at generation 9 and changed once before this host's next
+     * round: shadow off (sequence 1), other limits (generation 1). */
+    v[1] = v[8] = "9";
+    v[15] = "0";
+    v[18] = other;
+    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 1);
+    breaker__fleet_controls_none(&c);
+    assert_true(breaker__fleet_decide_controls(&f, &a, &c));
+    assert_int_equal(c.shadow, 0);
+    assert_true(c.reconfigure);
+    assert_string_equal(c.limits, other);
+    breaker__fleet_controls_none(&c);
+    assert_false(breaker__fleet_decide_controls(&f, &a, &c)); /* once */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_healthy_name_reads_and_sends_its_successes_every_k_rounds),
@@ -1188,6 +1231,7 @@ int main(void) {
         cmocka_unit_test(a_read_of_a_state_it_cannot_trust_is_no_answer),
         cmocka_unit_test(a_trip_written_after_the_rounds_time_is_followed),
         cmocka_unit_test(the_fleets_controls_are_read_and_applied_once_per_change),
+        cmocka_unit_test(a_change_to_a_state_made_anew_is_heard_with_an_old_sequence),
         cmocka_unit_test(limits_text_is_the_scripts_fourteen_numbers),
         cmocka_unit_test(limits_text_round_trips_exactly),
         cmocka_unit_test(a_twelve_field_text_is_a_window_policy),

@@ -631,7 +631,16 @@ bool breaker__fleet_decide_controls(struct breaker__fleet_follow *f,
     bool changed = false;
     /* Any other sequence, not only a greater one: a state rebuilt from
      * scratch starts its sequences again at 0 (nothing asked: the host
-     * keeps its mode), and its next change, 1, must still be heard. */
+     * keeps its mode), and its next change, 1, must still be heard. A
+     * state made anew is told by its born: its change may come before this
+     * host's next round (a Redis restarted empty while the host could not
+     * reach it, and the operator's change at once), with a sequence this
+     * host heard of the old state. */
+    if (a->born != f->controls_born) {
+        f->shadow_seq = 0;
+        f->cfg_gen = 0;
+        f->controls_born = a->born;
+    }
     if (a->shadow_seq != 0 && a->shadow_seq != f->shadow_seq) {
         out->shadow = a->shadow;
         changed = true;

@@ -301,9 +301,12 @@ struct breaker__fleet_follow {
     char order_who[BREAKER__FLEET_WHO_MAX + 1];
     char order_why[BREAKER__FLEET_WHY_MAX + 1];
     /* The fleet's controls as the last answer told them: the shadow
-     * sequence and the limits' generation (breaker__fleet_decide_controls()). */
+     * sequence and the limits' generation (breaker__fleet_decide_controls()),
+     * and the born of the state they are of (a state made anew starts them
+     * again). */
     uint64_t shadow_seq;
     uint64_t cfg_gen;
+    uint64_t controls_born;
 };
 
 /* The local breaker as the caller read it: its generation first, then its
@@ -430,7 +433,10 @@ void breaker__fleet_controls_none(struct breaker__fleet_controls *c);
 /* The fleet's controls in answer `a`: a shadow sequence or a limits
  * generation other than the last one this host heard (`f`), and not 0
  * (never set, or a state rebuilt from scratch: each host keeps its mode
- * and limits), asks for the mode and the limits of the answer, once. A
+ * and limits), asks for the mode and the limits of the answer, once; the
+ * sequences heard are those of the answer's state (its born): a state made
+ * anew restarts them, so its change is heard even with a sequence heard
+ * of the old state, when this host heard no answer of 0 in between. A
  * host's first answer applies what is in force (a host attaching late);
  * limits it already runs change nothing when applied. Later answers of a
  * round override earlier ones. @return true when `out` changed. */
