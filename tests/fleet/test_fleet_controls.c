@@ -716,6 +716,50 @@ static void corrupt_control_fields_are_named_and_rebuilt(void **state) {
     }
 }
 
+/* breaker_redis_limits_get() reads the state with no script: a stored
+ * field out of range is named (redis.h), the who and why texts too (at
+ * most BREAKER_REDIS_WHO_MAX and _WHY_MAX bytes, as the scripts check
+ * them), never cut short and given as the last change's. */
+static void the_limits_read_names_a_stored_field_out_of_range(void **state) {
+    (void)state;
+    static const struct {
+        const char *field, *named;
+    } cases[] = {
+        {"cw", "field cw: 65 bytes, expected at most 64"},
+        {"cy", "field cy: 201 bytes, expected at most 200"},
+        {"sw", "field sw: 65 bytes, expected at most 64"},
+        {"sy", "field sy: 201 bytes, expected at most 200"},
+    };
+    struct test_redis r;
+    breaker *b = NULL;
+    breaker_redis *f = solo(&r, &b);
+    char msg[256] = "", big[202];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    int rc[4];
+    char why[4][256];
+    for (int i = 0; i < 4; i++) {
+        size_t len = cases[i].field[1] == 'w' ? 65 : 201;
+        (void)test_redis_int(&r, "HSET " SKEY " %s %b", cases[i].field, big, len);
+        rc[i] = breaker_redis_limits_get(f, NAME, &(breaker_redis_limits){0}, why[i],
+                                         sizeof why[i]);
+        printf("%s of %zu bytes: %s (%s)\n", cases[i].field, len, breaker_strerror(rc[i]),
+               why[i]);
+        (void)test_redis_int(&r, "HSET " SKEY " %s ok", cases[i].field);
+    }
+    breaker_redis_limits lim;
+    int ok = breaker_redis_limits_get(f, NAME, &lim, msg, sizeof msg);
+    breaker_redis_close(f);
+    test_redis_stop(&r);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(rc[i], BREAKER_EIO);
+        assert_non_null(strstr(why[i], cases[i].named));
+    }
+    assert_int_equal(ok, BREAKER_OK);
+    assert_string_equal(lim.who, "ok");
+    assert_string_equal(lim.shadow_why, "ok");
+}
+
 static void bad_control_arguments_are_refused_naming_them(void **state) {
     (void)state;
     struct test_redis r;
@@ -806,6 +850,7 @@ int main(void) {
         cmocka_unit_test(fewer_successes_close_a_half_open_fleet_with_none_out),
         cmocka_unit_test(a_host_that_refuses_the_limits_keeps_its_own_and_counts_it),
         cmocka_unit_test(corrupt_control_fields_are_named_and_rebuilt),
+        cmocka_unit_test(the_limits_read_names_a_stored_field_out_of_range),
         cmocka_unit_test(bad_control_arguments_are_refused_naming_them),
         cmocka_unit_test(with_a_store_file_the_flushers_change_is_every_process),
     };

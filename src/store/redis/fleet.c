@@ -688,6 +688,19 @@ static int stored_number(const struct entry *e, const char *field, const char *t
     return 0;
 }
 
+/* A stored who or why text (element `i` of `r`, field `field`) of at most
+ * `max` bytes, as the scripts check it. @return 1, or 0 with msg. */
+static int stored_text(const struct entry *e, const redisReply *r, size_t i, const char *field,
+                       size_t max, char *msg, size_t msg_len) {
+    const redisReply *x = r->element[i];
+    if (x->type != REDIS_REPLY_STRING || x->len <= max) return 1;
+    (void)breaker__fail(BREAKER_EIO, msg, msg_len,
+                        "%s: field %s: %zu bytes, expected at most %zu (a corrupt state: the next "
+                        "flush rebuilds it)",
+                        e->key[FLEET_KEY_STATE], field, x->len, max);
+    return 0;
+}
+
 int breaker_redis_limits_get(breaker_redis *f, const char *name, breaker_redis_limits *out,
                              char *msg, size_t msg_len) {
     memset(out, 0, sizeof *out);
@@ -724,7 +737,11 @@ int breaker_redis_limits_get(breaker_redis *f, const char *name, breaker_redis_l
                                 &out->generation, msg, msg_len) ||
                  !stored_number(e, "sh", field_text(r, 4), 1, &shadow, msg, msg_len) ||
                  !stored_number(e, "sseq", field_text(r, 5), (uint64_t)BREAKER__FLEET_BIG,
-                                &out->shadow_seq, msg, msg_len))
+                                &out->shadow_seq, msg, msg_len) ||
+                 !stored_text(e, r, 2, "cw", BREAKER_REDIS_WHO_MAX, msg, msg_len) ||
+                 !stored_text(e, r, 3, "cy", BREAKER_REDIS_WHY_MAX, msg, msg_len) ||
+                 !stored_text(e, r, 6, "sw", BREAKER_REDIS_WHO_MAX, msg, msg_len) ||
+                 !stored_text(e, r, 7, "sy", BREAKER_REDIS_WHY_MAX, msg, msg_len))
             rc = BREAKER_EIO;
         if (rc == BREAKER_OK) {
             breaker__fleet_limits_apply(&l, &out->config);
