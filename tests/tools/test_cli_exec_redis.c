@@ -374,6 +374,42 @@ static void with_redis_unreachable_the_call_runs_with_a_note(void **state) {
     assert_true(file_has(err, "Connection refused"));
 }
 
+/* Redis unreachable for an operator's control (open, close, reset, shadow,
+ * config --redis): exit 69, the error names the command and what did not
+ * reach Redis; no note of exec's about a local breaker admitting a call
+ * (there is no call), and nothing names exec. */
+static void with_redis_unreachable_a_control_says_so_in_its_own_name(void **state) {
+    (void)state;
+    char err[128];
+    snprintf(err, sizeof err, "%s/err", dir);
+    static const struct {
+        const char *cmd, *args[6], *says;
+    } cases[] = {
+        {"shadow", {"down", "on", "--redis", "127.0.0.1:1", NULL}, "breaker shadow: down: the "
+                                                                   "shadow mode did not reach "
+                                                                   "Redis"},
+        {"config", {"down", "--redis", "127.0.0.1:1", NULL}, "breaker config: down: the read "
+                                                             "did not reach Redis"},
+        {"config", {"down", "min_calls=5", "--redis", "127.0.0.1:1", NULL}, "breaker config: "
+                                                                            "down: the read did "
+                                                                            "not reach Redis"},
+        {"open", {"down", "--redis", "127.0.0.1:1", NULL}, "breaker open: down: the order did "
+                                                           "not reach Redis"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = run_tool(err, cases[i].cmd, cases[i].args);
+        int says = file_has(err, cases[i].says), exec = file_has(err, "breaker exec");
+        int note = file_has(err, "admits it");
+        printf("breaker %s ... --redis 127.0.0.1:1: exit %d, says it %d, names exec %d, exec's "
+               "note %d\n",
+               cases[i].cmd, rc, says, exec, note);
+        assert_int_equal(rc, 69);
+        assert_true(says);
+        assert_false(exec);
+        assert_false(note);
+    }
+}
+
 /* AUTH from --redis-password-file or $BREAKER_REDIS_PASSWORD, and
  * --redis-db: the evidence lands in that database; without the password the
  * fleet is unreachable (the note gives Redis's reason). */
@@ -844,6 +880,8 @@ int main(int argc, char **argv) {
                                         teardown),
         cmocka_unit_test_setup_teardown(with_redis_unreachable_the_call_runs_with_a_note, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(with_redis_unreachable_a_control_says_so_in_its_own_name,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(password_and_database_options_reach_the_server,
                                         setup_password, teardown),
         cmocka_unit_test_setup_teardown(ten_processes_share_the_fleet_probe_limit_and_all_recover,

@@ -211,11 +211,12 @@ bool exec_fleet_check_seeds(const char *text, char *bad, size_t bad_len) {
     }
 }
 
-/* The handle, on o->addr. @return 0, or an exit status after saying why. */
-static int open_fleet(const struct exec_fleet_opts *o, struct exec_fleet *fl) {
+/* The handle, on o->addr, for command `cmd` (its messages name it).
+ * @return 0, or an exit status after saying why. */
+static int open_fleet(const struct exec_fleet_opts *o, const char *cmd, struct exec_fleet *fl) {
     struct exec_fleet_addr addr;
     if (!o->cluster && !exec_fleet_parse_addr(o->addr, &addr)) /* exec_options() checked it */
-        return tool_usage_error("exec", "--redis: bad value '%s'", o->addr);
+        return tool_usage_error(cmd, "--redis: bad value '%s'", o->addr);
     char *password;
     int bad = read_password(o->password_file, &password);
     if (bad != 0) return bad;
@@ -245,7 +246,7 @@ static int open_fleet(const struct exec_fleet_opts *o, struct exec_fleet *fl) {
     int st = breaker_redis_open(&rc, &fl->fleet, msg, sizeof(msg));
     free_password(password); /* the handle keeps its own copy */
     if (st == BREAKER_OK) return 0;
-    tool_error(stderr, "breaker exec: --redis%s %s: %s", o->cluster ? "-cluster" : "", o->addr,
+    tool_error(stderr, "breaker %s: --redis%s %s: %s", cmd, o->cluster ? "-cluster" : "", o->addr,
                msg);
     /* A configuration the library refuses (a user without a password) is
      * the caller's to fix, not an unreachable fleet. */
@@ -254,8 +255,8 @@ static int open_fleet(const struct exec_fleet_opts *o, struct exec_fleet *fl) {
 
 /* Attach `name`, to the stored limits if the fleet has some. @return 0 or an
  * exit status. */
-static int attach(struct exec_fleet *fl, const char *name, const breaker_config *cfg,
-                  bool configured, breaker **b) {
+static int attach(struct exec_fleet *fl, const char *cmd, const char *name,
+                  const breaker_config *cfg, bool configured, breaker **b) {
     breaker_config c;
     if (cfg != NULL) {
         c = *cfg;
@@ -266,26 +267,39 @@ static int attach(struct exec_fleet *fl, const char *name, const breaker_config 
     int st = breaker_redis_attach(fl->fleet, name, &c, b, msg, sizeof(msg));
     /* Without -c or -b any stored limits are expected: no note. */
     if (st == BREAKER_CONFIG_DIFFERS && configured)
-        tool_error(stderr, "breaker exec: note: %s: %s", name, breaker_strerror(st));
+        tool_error(stderr, "breaker %s: note: %s: %s", cmd, name, breaker_strerror(st));
     if (st == BREAKER_OK || st == BREAKER_CONFIG_DIFFERS) return 0;
     tool_humanize_ns(msg, sizeof(msg));
-    tool_error(stderr, "breaker exec: %s: %s", name, msg);
+    tool_error(stderr, "breaker %s: %s: %s", cmd, name, msg);
     return TOOL_EXIT_UNAVAILABLE;
 }
 
-int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const breaker_config *cfg,
-                      bool configured, struct exec_fleet **out, breaker **b) {
+/* The handle on o->addr with `name` attached, for command `cmd`.
+ * @return 0 with `*out` and `*b`, or an exit status after saying why. */
+static int open_attached(const struct exec_fleet_opts *o, const char *cmd, const char *name,
+                         const breaker_config *cfg, bool configured, struct exec_fleet **out,
+                         breaker **b) {
     *out = NULL;
     struct exec_fleet *fl = calloc(1, sizeof(*fl));
-    if (fl == NULL) return tool_out_of_memory("exec");
+    if (fl == NULL) return tool_out_of_memory(cmd);
     fl->addr = o->addr;
     pthread_mutex_init(&fl->mu, NULL);
-    int rc = open_fleet(o, fl);
-    if (rc == 0) rc = attach(fl, name, cfg, configured, b);
+    int rc = open_fleet(o, cmd, fl);
+    if (rc == 0) rc = attach(fl, cmd, name, cfg, configured, b);
     if (rc != 0) {
         exec_fleet_close(fl);
         return rc;
     }
+    *out = fl;
+    return 0;
+}
+
+int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const breaker_config *cfg,
+                      bool configured, struct exec_fleet **out, breaker **b) {
+    struct exec_fleet *fl = NULL;
+    *out = NULL;
+    int rc = open_attached(o, "exec", name, cfg, configured, &fl, b);
+    if (rc != 0) return rc;
     /* The fleet's state now, not a fresh CLOSED breaker's. */
     if (breaker_redis_flush(fl->fleet) != BREAKER_OK) {
         pthread_mutex_lock(&fl->mu);
@@ -347,10 +361,12 @@ static void order_who(char *out, size_t len) {
 /* An operator's control of `name` on the fleet of `o`: the handle with the
  * name attached (its state read by one round), and who gives it. @return 0
  * with `*fl`, or an exit status after saying why. */
-static int control_begin(const struct exec_fleet_opts *o, const char *name, struct exec_fleet **fl,
-                         char who[BREAKER_REDIS_WHO_MAX + 1]) {
+static int control_begin(const struct exec_fleet_opts *o, const char *cmd, const char *name,
+                         struct exec_fleet **fl, char who[BREAKER_REDIS_WHO_MAX + 1]) {
     breaker *b = NULL;
-    int rc = exec_fleet_attach(o, name, NULL, false, fl, &b);
+    /* Not exec's attach: an unreachable Redis is the control's own error,
+     * which names it, not a note about a local breaker admitting a call. */
+    int rc = open_attached(o, cmd, name, NULL, false, fl, &b);
     if (rc == 0) order_who(who, BREAKER_REDIS_WHO_MAX + 1);
     return rc;
 }
@@ -359,7 +375,7 @@ int exec_fleet_order(const struct exec_fleet_opts *o, const char *cmd, const cha
                      uint64_t for_ns, const char *why) {
     struct exec_fleet *fl = NULL;
     char who[BREAKER_REDIS_WHO_MAX + 1];
-    int rc = control_begin(o, name, &fl, who);
+    int rc = control_begin(o, cmd, name, &fl, who);
     if (rc != 0) return rc;
     char msg[TOOL_MSG_MAX];
     bool open = strcmp(cmd, "open") == 0, close = strcmp(cmd, "close") == 0;
@@ -399,7 +415,7 @@ static int control_exit(int st) {
 int exec_fleet_shadow(const struct exec_fleet_opts *o, const char *name, bool on, const char *why) {
     struct exec_fleet *fl = NULL;
     char who[BREAKER_REDIS_WHO_MAX + 1];
-    int rc = control_begin(o, name, &fl, who);
+    int rc = control_begin(o, "shadow", name, &fl, who);
     if (rc != 0) return rc;
     char msg[TOOL_MSG_MAX];
     int st = breaker_redis_set_shadow(fl->fleet, name, on, who, why, msg, sizeof msg);
@@ -418,7 +434,7 @@ int exec_fleet_shadow(const struct exec_fleet_opts *o, const char *name, bool on
 int exec_fleet_limits_read(const struct exec_fleet_opts *o, const char *name,
                            struct exec_fleet **out, breaker_config *cfg, uint64_t *generation) {
     breaker *b = NULL;
-    int rc = exec_fleet_attach(o, name, NULL, false, out, &b);
+    int rc = open_attached(o, "config", name, NULL, false, out, &b);
     if (rc != 0) return rc;
     breaker_redis_limits lim;
     char msg[TOOL_MSG_MAX];
