@@ -654,6 +654,48 @@ static void a_host_that_refuses_the_limits_keeps_its_own_and_counts_it(void **st
     assert_non_null(strstr(prom, "breaker_fleet_reconfigs_total{result=\"refused\"} 1\n"));
 }
 
+/* A host attaching after the fleet was shadowed gets what is in force
+ * (redis.h): its first round sets its new breaker's shadow mode, once;
+ * and after the fleet's off, a host attaching then enforces. */
+static void a_host_attaching_later_gets_the_fleets_shadow_mode(void **state) {
+    (void)state;
+    struct test_redis r;
+    breaker *b = NULL;
+    breaker_redis *op = solo(&r, &b);
+    char msg[256] = "";
+    assert_int_equal(breaker_redis_set_shadow(op, NAME, 1, "t", "", msg, sizeof msg), BREAKER_OK);
+    breaker_redis *late = open_fleet(&r, 5000 * MS);
+    assert_non_null(late);
+    breaker_config cfg;
+    config(&cfg);
+    breaker *lb = NULL;
+    assert_int_equal(breaker_redis_attach(late, NAME, &cfg, &lb, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(late), BREAKER_OK);
+    int first = breaker_shadow(lb);
+    assert_int_equal(breaker_redis_flush(late), BREAKER_OK);
+    breaker_redis_stats st;
+    breaker_redis_stats_get(late, &st);
+    assert_int_equal(breaker_redis_set_shadow(op, NAME, 0, "t", "", msg, sizeof msg), BREAKER_OK);
+    breaker_redis *later = open_fleet(&r, 5000 * MS);
+    assert_non_null(later);
+    breaker *lb2 = NULL;
+    cfg.on_event = NULL;
+    assert_int_equal(breaker_redis_attach(later, NAME, &cfg, &lb2, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_set_shadow(lb2, 1), BREAKER_OK); /* its own, before its round */
+    assert_int_equal(breaker_redis_flush(later), BREAKER_OK);
+    int then = breaker_shadow(lb2);
+    printf("attached after shadow on: shadow %d after its first round (applied %llu over two); "
+           "attached after off, shadowed on its own: %d after its first round\n",
+           first, (unsigned long long)st.shadow_applied, then);
+    breaker_redis_close(later);
+    breaker_redis_close(late);
+    breaker_redis_close(op);
+    test_redis_stop(&r);
+    assert_int_equal(first, 1);
+    assert_int_equal(st.shadow_applied, 1);
+    assert_int_equal(then, 0); /* the fleet's mode in force: off */
+}
+
 /* A stored control field out of range: the next script call names it and
  * rebuilds the state (as for every stored field). */
 static void corrupt_control_fields_are_named_and_rebuilt(void **state) {
@@ -849,6 +891,7 @@ int main(void) {
         cmocka_unit_test(what_cannot_change_live_is_refused_naming_it),
         cmocka_unit_test(fewer_successes_close_a_half_open_fleet_with_none_out),
         cmocka_unit_test(a_host_that_refuses_the_limits_keeps_its_own_and_counts_it),
+        cmocka_unit_test(a_host_attaching_later_gets_the_fleets_shadow_mode),
         cmocka_unit_test(corrupt_control_fields_are_named_and_rebuilt),
         cmocka_unit_test(the_limits_read_names_a_stored_field_out_of_range),
         cmocka_unit_test(bad_control_arguments_are_refused_naming_them),
