@@ -219,6 +219,13 @@ struct breaker_evidence {
                                       came from (see breaker_complete_from) */
 };
 
+/* Longest who and why text of an operator's control, in bytes (not counting
+ * the NUL): breaker_event.who and .why, breaker_control_apply(), and the
+ * fleet's orders (breaker/redis.h: BREAKER_REDIS_WHO_MAX and _WHY_MAX are
+ * these). */
+#define BREAKER_WHO_MAX 64
+#define BREAKER_WHY_MAX 200
+
 /* One transition, as given to breaker_config.on_event. */
 struct breaker_event {
     enum breaker_state from;
@@ -239,6 +246,18 @@ struct breaker_event {
     const breaker_config *old_config;
     const breaker_config *new_config;
     uint64_t config_generation;
+    /* Who gave the operator's control that made this transition, and why
+     * (breaker_control_apply(); a fleet order applied by the flusher of
+     * breaker/redis.h carries the order's): NUL-terminated printable text
+     * (no byte below 0x20 nor 0x7f; other bytes as given, UTF-8 by
+     * convention), at most BREAKER_WHO_MAX and BREAKER_WHY_MAX bytes, the
+     * bytes after the NUL zero. Values, not pointers: valid as long as the
+     * event (a registry's history and snapshots copy them). Empty ("") for
+     * every other transition: a trip, a recovery, an expiry (FORCE_EXPIRED),
+     * a control called without text or through the plain functions, and a
+     * transition another thread made meanwhile. */
+    char who[BREAKER_WHO_MAX + 1];
+    char why[BREAKER_WHY_MAX + 1];
 };
 
 /* Transition callback. Runs on the thread whose call caused the transition,
@@ -718,6 +737,58 @@ BREAKER_API int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reas
  *  @return as breaker_open_for(). */
 BREAKER_API int breaker_open_until(breaker *b, uint64_t until_ns, enum breaker_reason reason)
     BREAKER_NONNULL(1);
+
+/* ---- Controls with who and why -----------------------------------------------
+ * The controls above, with the text that says who gave the control and why
+ * recorded with the transition it makes (breaker_event.who and .why, a
+ * registry's history, its JSON report). */
+
+/* Which control (the function of the same name above). */
+enum breaker_control_action {
+    BREAKER_CONTROL_FORCE_OPEN,   /* breaker_force_open() */
+    BREAKER_CONTROL_FORCE_CLOSED, /* breaker_force_closed(); with for_ns,
+                                     breaker_force_closed_for() */
+    BREAKER_CONTROL_RESET,        /* breaker_reset() */
+    BREAKER_CONTROL_OPEN_FOR      /* breaker_open_for(for_ns, reason) */
+};
+
+/* One control and its text. Fill with breaker_control_init(). */
+typedef struct breaker_control breaker_control;
+struct breaker_control {
+    enum breaker_control_action action;
+    uint64_t for_ns;            /* OPEN_FOR: the wait; FORCE_CLOSED: 0 (until
+                                   reset) or its expiry (1 ns .. 365 days);
+                                   FORCE_OPEN, RESET: 0 */
+    enum breaker_reason reason; /* OPEN_FOR: BREAKER_REASON_OPERATOR (the
+                                   init's) or _SERVER_DIRECTED; else unread */
+    const char *who;            /* NULL or "": none; at most BREAKER_WHO_MAX
+                                   bytes of printable text (see breaker_event) */
+    const char *why;            /* the same, at most BREAKER_WHY_MAX bytes */
+};
+
+/*! breaker_control_init() : clear `c` (every byte) and set action
+ *  FORCE_OPEN, reason BREAKER_REASON_OPERATOR, no time and no text. */
+BREAKER_API void breaker_control_init(breaker_control *c) BREAKER_NONNULL(1);
+
+/*! breaker_control_apply() :
+ *  Do `c->action` to `b` exactly as its function above does (same
+ *  transition, event, stats, same "already so: nothing done"), with `who`
+ *  and `why` copied into the event of the transition this call makes, and
+ *  so into the registry's history of it. The text goes with this call's
+ *  own transition only: a transition another thread makes meanwhile (a
+ *  trip, a recovery, another control) carries its own text or none, and a
+ *  control that makes no transition (already in that forced state; a
+ *  server-directed wait shorter than one under way) records nothing. A
+ *  store file's breaker changes for every process of the host, but its
+ *  event, text included, is reported in the process that made it only (the
+ *  text is not stored in the file).
+ *  @return BREAKER_OK; BREAKER_EINVAL with `msg` naming the field (an
+ *  unknown action or reason, for_ns out of its range or given to a control
+ *  that takes none, who or why too long or with a control character), and
+ *  nothing done. `msg` may be NULL when msg_len is 0. Lock-free;
+ *  thread-safe; the text is read during the call only. */
+BREAKER_API int breaker_control_apply(breaker *b, const breaker_control *c, char *msg,
+                                     size_t msg_len) BREAKER_NONNULL(1, 2);
 
 /* ---- Live reconfiguration ----------------------------------------------------
  * A running breaker's limits can change without a restart and without

@@ -227,7 +227,9 @@ BREAKER_API int breaker_redis_detach(breaker_redis *fleet, breaker *b) BREAKER_N
  * whole fleet: one order, written by one script into the name's state in
  * Redis with who gave it and why, becomes a new fleet generation, and every
  * host applies it to its local breaker (with the breaker.h control of the
- * same name, so its event and stats are the usual ones) within one flush
+ * same name, through breaker_control_apply(), so its event and stats are
+ * the usual ones and the event, and a registry's history, carry the
+ * order's who and why: breaker_event.who, .why) within one flush
  * interval of the round that sees it, once per order; hosts that attach the
  * name later apply a forced state still in force. While the fleet is forced
  * open no probe lease is granted; while it is forced closed, the hosts'
@@ -251,8 +253,8 @@ BREAKER_API int breaker_redis_detach(breaker_redis *fleet, breaker *b) BREAKER_N
  * fleet until then (capped at the stored open_max_ns; never a shorter wait
  * than one under way; not while an order forces the fleet), so every host
  * refuses for what is left of it from its next round, then probes. */
-#define BREAKER_REDIS_WHO_MAX 64
-#define BREAKER_REDIS_WHY_MAX 200
+#define BREAKER_REDIS_WHO_MAX BREAKER_WHO_MAX /* 64, the core's (breaker.h) */
+#define BREAKER_REDIS_WHY_MAX BREAKER_WHY_MAX /* 200 */
 
 /*! breaker_redis_force() :
  *  `state` BREAKER_FORCED_OPEN: every host refuses every call (its local

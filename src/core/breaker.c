@@ -31,6 +31,7 @@
 #define _GNU_SOURCE
 #include "core/block.h"
 #include "core/internal.h"
+#include "common/text.h"
 #include "common/time_ns.h"
 
 #include <math.h>
@@ -438,6 +439,12 @@ static bool probe_sources_note(struct breaker__shared *s, uint64_t gen, uint64_t
 
 /* ---- Transitions -----------------------------------------------------------*/
 
+/* Who and why of an operator's control (checked: breaker__text_check()). */
+struct control_text {
+    const char *who;
+    const char *why;
+};
+
 struct transition {
     uint64_t expected; /* the ctl value to replace */
     enum breaker_state to;
@@ -449,6 +456,10 @@ struct transition {
     bool ramp;            /* entering CLOSED from recovery with ramp_ns set */
     uint64_t wait_ns;     /* entering OPEN: this wait instead of the policy's; 0 = the policy's.
                              Entering FORCED_CLOSED: its expiry (0 = none) */
+    /* An operator's control (breaker_control_apply()): who and why, checked,
+     * for this transition's event only; NULL for every other. On the
+     * caller's stack, read by the thread whose CAS wins: nothing shared. */
+    const struct control_text *text;
 };
 
 /* Account the time spent in the state that just ended. Exact when
@@ -465,6 +476,14 @@ static void account_state_time(struct breaker__shared *s, uint64_t old_gen, uint
         if (now > since) breaker__count_n(&s->time_in_state[from], now - since);
     }
     if (breaker__cas_relaxed(&s->since_gen, &g, new_gen)) breaker__write(&s->since_ns, now);
+}
+
+/* The text of a control into its event (zeroed: the bytes after each NUL
+ * stay 0). Bounded again, though checked, so no caller's string can overrun
+ * the arrays. */
+static void control_text_copy(const struct control_text *text, breaker_event *ev) {
+    if (text->who != NULL) memcpy(ev->who, text->who, strnlen(text->who, BREAKER_WHO_MAX));
+    if (text->why != NULL) memcpy(ev->why, text->why, strnlen(text->why, BREAKER_WHY_MAX));
 }
 
 static bool transition(breaker *b, struct transition *t) {
@@ -555,6 +574,7 @@ static bool transition(breaker *b, struct transition *t) {
     ev.evidence = t->evidence;
     ev.evidence.failed_recoveries = t->k;
     ev.shadow = breaker__ctl_shadow(desired);
+    if (t->text != NULL) control_text_copy(t->text, &ev);
     emit(b, &ev);
     return true;
 }
@@ -1796,7 +1816,8 @@ void breaker__emit_reconfigured(breaker *b, const struct breaker__limits *before
 
 /* ---- Manual control ----------------------------------------------------------*/
 
-static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason) {
+static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason,
+                  const struct control_text *text) {
     b = breaker__live(b);
     struct breaker__shared *s = b->shared;
     for (;;) {
@@ -1806,8 +1827,12 @@ static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason)
         if (to != BREAKER_CLOSED && breaker__ctl_state(ctl) == (unsigned)to &&
             !breaker__ctl_forced_timed(ctl))
             return BREAKER_OK;
-        struct transition t = {
-            .expected = ctl, .to = to, .reason = reason, .k = 0, .now = b->now_precise(b)};
+        struct transition t = {.expected = ctl,
+                               .to = to,
+                               .reason = reason,
+                               .k = 0,
+                               .now = b->now_precise(b),
+                               .text = text};
         struct breaker__window_view view;
         breaker__window_read(s, breaker__ctl_gen(ctl), t.now, &view);
         breaker__evidence_from_view(&view, &t.evidence);
@@ -1875,14 +1900,14 @@ int breaker_close_outside(breaker *b, uint64_t gen, const breaker_evidence *evid
 }
 
 int breaker_force_open(breaker *b) {
-    return manual(b, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN);
+    return manual(b, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN, NULL);
 }
 
 int breaker_force_closed(breaker *b) {
-    return manual(b, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED);
+    return manual(b, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED, NULL);
 }
 
-int breaker_force_closed_for(breaker *b, uint64_t wait_ns) {
+static int force_closed_for(breaker *b, uint64_t wait_ns, const struct control_text *text) {
     if (wait_ns == 0 || wait_ns > TIMED_OPEN_MAX_NS) return BREAKER_EINVAL;
     b = breaker__live(b);
     struct breaker__shared *s = b->shared;
@@ -1894,7 +1919,8 @@ int breaker_force_closed_for(breaker *b, uint64_t wait_ns) {
                                .to = BREAKER_FORCED_CLOSED,
                                .reason = BREAKER_REASON_FORCED_CLOSED,
                                .now = b->now_precise(b),
-                               .wait_ns = wait_ns};
+                               .wait_ns = wait_ns,
+                               .text = text};
         struct breaker__window_view view;
         breaker__window_read(s, breaker__ctl_gen(ctl), t.now, &view);
         breaker__evidence_from_view(&view, &t.evidence);
@@ -1902,7 +1928,11 @@ int breaker_force_closed_for(breaker *b, uint64_t wait_ns) {
     }
 }
 
-int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET); }
+int breaker_force_closed_for(breaker *b, uint64_t wait_ns) {
+    return force_closed_for(b, wait_ns, NULL);
+}
+
+int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET, NULL); }
 
 /* ---- Timed opens ------------------------------------------------------------------
  * breaker_open_for(): one transition to OPEN with the wait given rather than
@@ -1910,7 +1940,8 @@ int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_
  * answer is capped at open_max_ns and yields to a longer wait under way and
  * to an operator's forced state; an operator's wait is exact. */
 
-int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason) {
+static int open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason,
+                    const struct control_text *text) {
     bool server = reason == BREAKER_REASON_SERVER_DIRECTED;
     if (!server && reason != BREAKER_REASON_OPERATOR) return BREAKER_EINVAL;
     if (!server && wait_ns > TIMED_OPEN_MAX_NS) return BREAKER_EINVAL;
@@ -1935,7 +1966,8 @@ int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason) {
                                .reason = reason,
                                .k = breaker__ctl_k(ctl),
                                .now = now,
-                               .wait_ns = wait_ns};
+                               .wait_ns = wait_ns,
+                               .text = text};
         struct breaker__window_view view;
         breaker__window_read(s, breaker__ctl_gen(ctl), now, &view);
         breaker__evidence_from_view(&view, &t.evidence);
@@ -1947,9 +1979,63 @@ int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason) {
     }
 }
 
+int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason) {
+    return open_for(b, wait_ns, reason, NULL);
+}
+
 int breaker_open_until(breaker *b, uint64_t until_ns, enum breaker_reason reason) {
     uint64_t now = breaker_now_ns(b);
     return breaker_open_for(b, until_ns > now ? until_ns - now : 0, reason);
+}
+
+/* ---- Controls with who and why ----------------------------------------------------
+ * breaker_control_apply(): the controls above, their text checked first and
+ * then handed down to the transition they make (struct transition's text). */
+
+void breaker_control_init(breaker_control *c) {
+    memset(c, 0, sizeof(*c));
+    c->action = BREAKER_CONTROL_FORCE_OPEN;
+    c->reason = BREAKER_REASON_OPERATOR;
+}
+
+int breaker_control_apply(breaker *b, const breaker_control *c, char *msg, size_t msg_len) {
+    int rc = breaker__text_check("who", c->who, BREAKER_WHO_MAX, msg, msg_len);
+    if (rc == BREAKER_OK) rc = breaker__text_check("why", c->why, BREAKER_WHY_MAX, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    const struct control_text text = {.who = c->who, .why = c->why};
+    switch (c->action) {
+    case BREAKER_CONTROL_FORCE_OPEN:
+    case BREAKER_CONTROL_RESET:
+        if (c->for_ns != 0)
+            return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                                 "for_ns: must be 0 for %s (got %llu ns; a timed open is "
+                                 "BREAKER_CONTROL_OPEN_FOR)",
+                                 c->action == BREAKER_CONTROL_RESET ? "RESET" : "FORCE_OPEN",
+                                 (unsigned long long)c->for_ns);
+        return c->action == BREAKER_CONTROL_RESET
+                   ? manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET, &text)
+                   : manual(b, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN, &text);
+    case BREAKER_CONTROL_FORCE_CLOSED:
+        if (c->for_ns == 0)
+            return manual(b, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED, &text);
+        if (c->for_ns > TIMED_OPEN_MAX_NS)
+            return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                                 "for_ns: 0 (until reset) or 1 ns .. 365 days (got %llu ns)",
+                                 (unsigned long long)c->for_ns);
+        return force_closed_for(b, c->for_ns, &text);
+    case BREAKER_CONTROL_OPEN_FOR:
+        if (c->reason != BREAKER_REASON_OPERATOR && c->reason != BREAKER_REASON_SERVER_DIRECTED)
+            return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                                 "reason: BREAKER_REASON_OPERATOR or _SERVER_DIRECTED (got %d)",
+                                 (int)c->reason);
+        if (c->reason == BREAKER_REASON_OPERATOR && c->for_ns > TIMED_OPEN_MAX_NS)
+            return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                                 "for_ns: at most 365 days for an operator's open (got %llu ns)",
+                                 (unsigned long long)c->for_ns);
+        return open_for(b, c->for_ns, c->reason, &text);
+    }
+    return breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                         "action: a BREAKER_CONTROL_* value, 0..3 (got %d)", (int)c->action);
 }
 
 /* ---- Shadow mode -------------------------------------------------------------------

@@ -87,6 +87,9 @@ static void write_transition(struct breaker__out *o, const breaker_event *ev, ui
     kv_str(o, "to", breaker_state_name(ev->to), 1);
     kv_str(o, "reason", breaker_reason_name(ev->reason), 1);
     kv_seconds(o, "open_seconds", ev->open_ns, 1);
+    /* An operator's control: who and why (empty for every other). */
+    kv_str(o, "who", ev->who, 1);
+    kv_str(o, "why", ev->why, 1);
     key(o, "evidence");
     write_evidence(o, &ev->evidence);
     breaker__out_mem(o, "}", 1);

@@ -108,8 +108,8 @@ enum breaker__flap_change breaker__history_read(struct breaker__history *h, uint
     pthread_mutex_lock(&h->lock);
     uint32_t have = h->next < h->cap ? h->next : h->cap;
     /* The newest `keep` records: copy all that are held, sort, keep the tail. */
-    breaker_event tmp[64];
-    breaker_event *all = have <= 64 ? tmp : malloc(have * sizeof(*all));
+    breaker_event tmp[16]; /* each carries its who and why text: some 400 bytes */
+    breaker_event *all = have <= 16 ? tmp : malloc(have * sizeof(*all));
     size_t got = 0;
     if (all != NULL) {
         memcpy(all, h->ring, have * sizeof(*all));

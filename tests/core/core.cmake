@@ -12,6 +12,9 @@ breaker_add_test(test_recovery SOURCES core/test_recovery.c)
 breaker_add_test(test_permits SOURCES core/test_permits.c)
 breaker_add_test(test_manual SOURCES core/test_manual.c)
 breaker_add_test(test_operate SOURCES core/test_operate.c)
+breaker_add_test(test_control_text SOURCES core/test_control_text.c)
+breaker_add_test(test_control_text_concurrency SOURCES core/test_control_text_concurrency.c
+                 LABELS concurrency TIMEOUT 120)
 breaker_add_test(test_operate_concurrency SOURCES core/test_operate_concurrency.c LABELS concurrency
                  TIMEOUT 120)
 breaker_add_test(test_events_stats SOURCES core/test_events_stats.c)

@@ -6,9 +6,12 @@
  * each with its own fleet handle, calling one dependency, and the test's
  * own handle giving the orders as an operator's host would:
  *  - forced open from one host: every host refuses every call, and stays
- *    so across many flushes; who and why reach every host's event;
+ *    so across many flushes; who and why reach every host's event
+ *    (breaker_event.who, .why, and breaker_redis_order_get()) and, on the
+ *    hosts with a registry (the even ones), its history;
  *  - forced closed: every host admits its calls while the dependency
- *    fails, and the fleet never trips;
+ *    fails, and the fleet never trips; who and why as above (and for the
+ *    reset);
  *  - reset on one host: a tripped fleet closes on every host, and the next
  *    flushes do not trip it again (breaker_reset() alone is re-tripped);
  *  - a timed open (and a forced close with an end) ends by itself: the
@@ -20,6 +23,7 @@
 
 #include <breaker.h>
 #include <breaker/redis.h>
+#include <breaker/registry.h>
 
 #include "redis_server.h"
 
@@ -53,6 +57,12 @@ struct host_view {
     _Atomic long rounds; /* its flush rounds Redis answered (breaker_redis_stats.flushes) */
     char who[BREAKER_REDIS_WHO_MAX + 1]; /* what breaker_redis_order_get() said */
     char why[BREAKER_REDIS_WHY_MAX + 1];
+    char ev_who[BREAKER_WHO_MAX + 1]; /* what the order's event itself said */
+    char ev_why[BREAKER_WHY_MAX + 1];
+    /* Hosts with a registry (even ones): the newest record of its history
+     * after the order's transition. */
+    char hist_who[BREAKER_WHO_MAX + 1];
+    char hist_why[BREAKER_WHY_MAX + 1];
 };
 
 struct shared {
@@ -83,8 +93,39 @@ static void on_event(void *ctx, breaker *b, const breaker_event *ev) {
             memcpy(v->who, o.who, sizeof v->who);
             memcpy(v->why, o.why, sizeof v->why);
         }
+        memcpy(v->ev_who, ev->who, sizeof v->ev_who);
+        memcpy(v->ev_why, ev->why, sizeof v->ev_why);
         atomic_fetch_add(&v->order_events, 1);
     }
+}
+
+/* A registry host's listener: after each transition, its history's newest
+ * record (the registry recorded it before telling listeners). */
+static void on_registry_event(void *ctx, const breaker_registry_event *ev) {
+    breaker_registry *reg = ctx;
+    if (ev->kind != BREAKER_REGISTRY_TRANSITION) return;
+    breaker_event hist[4];
+    breaker_registry_info info;
+    if (breaker_registry_info_get(reg, ev->b, &info, hist, 4) != BREAKER_OK ||
+        info.history_len == 0)
+        return;
+    const breaker_event *last = &hist[info.history_len - 1];
+    struct host_view *v = &sh->host[child_index];
+    memcpy(v->hist_who, last->who, sizeof v->hist_who);
+    memcpy(v->hist_why, last->why, sizeof v->hist_why);
+}
+
+/* Hosts whose order_get, event and (registry hosts) history all say `who`
+ * and `why`. */
+static int hosts_with_text(const char *who, const char *why) {
+    int n = 0;
+    for (int i = 0; i < NHOST; i++) {
+        const struct host_view *v = &sh->host[i];
+        n += strcmp(v->who, who) == 0 && strcmp(v->why, why) == 0 &&
+             strcmp(v->ev_who, who) == 0 && strcmp(v->ev_why, why) == 0 &&
+             (i % 2 != 0 || (strcmp(v->hist_who, who) == 0 && strcmp(v->hist_why, why) == 0));
+    }
+    return n;
 }
 
 static void config(breaker_config *cfg) {
@@ -120,8 +161,20 @@ static int host(const struct test_redis *r, int i) {
     config(&cfg);
     cfg.on_event = on_event;
     breaker *b = NULL;
-    int rc = breaker_redis_attach(child_fleet, NAME, &cfg, &b, NULL, 0);
-    if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) return 3;
+    if (i % 2 == 0) { /* a registry on the fleet's backend: its history */
+        breaker_registry_config regc;
+        breaker_registry_config_init(&regc);
+        regc.defaults = cfg;
+        regc.backend = breaker_redis_backend(child_fleet);
+        breaker_registry *reg = NULL;
+        if (breaker_registry_create(&regc, &reg) != BREAKER_OK ||
+            breaker_registry_add_listener(reg, on_registry_event, reg) != BREAKER_OK ||
+            breaker_registry_get(reg, NAME, &b) != BREAKER_OK)
+            return 3;
+    } else {
+        int rc = breaker_redis_attach(child_fleet, NAME, &cfg, &b, NULL, 0);
+        if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) return 3;
+    }
     struct host_view *v = &sh->host[i];
     atomic_fetch_add(&sh->ready, 1);
     pid_t parent = getppid();
@@ -262,9 +315,9 @@ static void fleet_forced_open_refuses_on_every_host_and_survives_their_flushes(v
     long long order = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s ok");
     int who_ok = 0;
     for (int i = 0; i < NHOST; i++)
-        who_ok += strcmp(sh->host[i].who, "alice@ops-1") == 0 &&
-                  strcmp(sh->host[i].why, "INC-42: the payments API is being migrated") == 0 &&
-                  atomic_load(&sh->host[i].last_reason) == BREAKER_REASON_FORCED_OPEN;
+        who_ok += atomic_load(&sh->host[i].last_reason) == BREAKER_REASON_FORCED_OPEN;
+    if (hosts_with_text("alice@ops-1", "INC-42: the payments API is being migrated") != NHOST)
+        who_ok = 0;
     int still = hosts_in(BREAKER_FORCED_OPEN);
     printf("forced open: every host forced open %ld ms after the order (flush interval 50 ms); "
            "admitted in the next second %ld, refused %ld; who/why on %d of %d hosts\n",
@@ -288,6 +341,7 @@ static void fleet_forced_closed_admits_despite_failures(void **state) {
                                          msg, sizeof msg),
                      BREAKER_OK);
     long took = wait_all(BREAKER_FORCED_CLOSED, 5000);
+    int texts = hosts_with_text("bob", "false alarm");
     atomic_store(&sh->failing, 1);
     long refused = total(refused_of), admitted = total(admitted_of);
     nap_ms(1500); /* 30 flushes of failures, far over min_calls at a rate of 1 */
@@ -298,8 +352,11 @@ static void fleet_forced_closed_admits_despite_failures(void **state) {
     printf("forced closed: every host forced closed %ld ms after the order; with the dependency "
            "failing, %ld calls admitted and %ld refused in 1.5 s; fleet trips %lld\n",
            took, admitted_after - admitted, refused_after - refused, trips);
+    printf("forced closed: who/why in order_get, the event and the history on %d of %d hosts\n",
+           texts, NHOST);
     finish(&w);
     assert_true(took >= 0);
+    assert_int_equal(texts, NHOST);
     assert_int_equal(still, NHOST);
     assert_int_equal(refused_after - refused, 0);
     assert_true(admitted_after - admitted > 100);
@@ -335,10 +392,7 @@ static void fleet_reset_closes_every_host_and_is_not_tripped_again(void **state)
     nap_ms(1000); /* twenty flushes */
     long refused_after = total(refused_of);
     int closed = hosts_in(BREAKER_CLOSED);
-    int resets = 0;
-    for (int i = 0; i < NHOST; i++)
-        resets +=
-            strcmp(sh->host[i].who, "carol") == 0 && strcmp(sh->host[i].why, "fixed upstream") == 0;
+    int resets = hosts_with_text("carol", "fixed upstream");
     long long fleet_state = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s st");
     long long trips_after = test_redis_int(&w.r, "HGET breaker:v1:{" NAME "}:s trips");
     int op_closed = breaker_get_state(w.b) == BREAKER_CLOSED;

@@ -371,6 +371,13 @@ operator_opens_for_a_time_and_shadow_mode)
   closed_again() { "$bk" status api >"$tmp/st" 2>&1 && grep -q '^api  *closed ' "$tmp/st"; }
   eventually closed_again || fail "close --for did not end: $(cat "$tmp/st")"
   expect 66 "$bk" shadow nosuch on
+  # --why over a store: the control's text, for this process's transition.
+  expect 0 env USER=ops "$bk" open api --why 'drill: failover test'
+  grep -q '^api: forced_open (generation [0-9]*), by ops@.*: drill: failover test$' "$tmp/out" ||
+    fail "open --why: $(cat "$tmp/out")"
+  expect 64 "$bk" reset api --why "$(printf 'two\nlines')"
+  grep -q -- "--why: a control character at byte 4" "$tmp/err" || fail "--why: $(cat "$tmp/err")"
+  expect 0 "$bk" reset api
   ;;
 config_changes_the_limits_live)
   # issue 25: `breaker config NAME [key=value...]`, shown and changed live

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L /* gethostname */
 
 #include "ops/exec_fleet.h"
+#include "ops/ops.h"
 
 #include "cli/cli.h"
 
@@ -346,18 +347,6 @@ void exec_fleet_close(struct exec_fleet *fl) {
     free(fl);
 }
 
-/* Who gives an order: user@host, cut to what the fleet keeps. */
-static void order_who(char *out, size_t len) {
-    const char *user = getenv("USER");
-    if (user == NULL || user[0] == '\0') user = getenv("LOGNAME");
-    char hostname[256] = "";
-    if (gethostname(hostname, sizeof hostname - 1) != 0) hostname[0] = '\0';
-    snprintf(out, len, "%s@%s", user != NULL && user[0] != '\0' ? user : "unknown",
-             hostname[0] != '\0' ? hostname : "unknown");
-    for (char *c = out; *c != '\0'; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
-}
-
 /* An operator's control of `name` on the fleet of `o`: the handle with the
  * name attached (its state read by one round), and who gives it. @return 0
  * with `*fl`, or an exit status after saying why. */
@@ -367,7 +356,7 @@ static int control_begin(const struct exec_fleet_opts *o, const char *cmd, const
     /* Not exec's attach: an unreachable Redis is the control's own error,
      * which names it, not a note about a local breaker admitting a call. */
     int rc = open_attached(o, cmd, name, NULL, false, fl, &b);
-    if (rc == 0) order_who(who, BREAKER_REDIS_WHO_MAX + 1);
+    if (rc == 0) tool_operator_who(who, BREAKER_REDIS_WHO_MAX + 1);
     return rc;
 }
 
@@ -454,7 +443,7 @@ int exec_fleet_limits_read(const struct exec_fleet_opts *o, const char *name,
 int exec_fleet_limits_write(struct exec_fleet *fl, const char *name, const breaker_config *cfg,
                             uint64_t generation, const char *why) {
     char who[BREAKER_REDIS_WHO_MAX + 1];
-    order_who(who, sizeof who);
+    tool_operator_who(who, sizeof who);
     char msg[TOOL_MSG_MAX];
     int st = breaker_redis_reconfigure(fl->fleet, name, cfg, generation, who, why, msg, sizeof msg);
     if (st != BREAKER_OK) {

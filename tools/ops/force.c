@@ -55,12 +55,25 @@ const char tool_shadow_help[] =
 static int force(breaker *b, const struct tool_store_args *a, const char *cmd) {
     bool open = strcmp(cmd, "open") == 0, close = strcmp(cmd, "close") == 0;
     bool timed = (open || close) && a->for_ns != 0;
-    int r = timed && open    ? breaker_open_for(b, a->for_ns, BREAKER_REASON_OPERATOR)
-            : timed && close ? breaker_force_closed_for(b, a->for_ns)
-            : open           ? breaker_force_open(b)
-            : close          ? breaker_force_closed(b)
-                             : breaker_reset(b);
-    if (r != BREAKER_OK) return r;
+    /* With who (user@host) and --why for the transition's event: this
+     * process's own (the store file keeps no text). */
+    char who[BREAKER_WHO_MAX + 1];
+    tool_operator_who(who, sizeof who);
+    breaker_control c;
+    breaker_control_init(&c);
+    c.action = timed && open ? BREAKER_CONTROL_OPEN_FOR
+               : open        ? BREAKER_CONTROL_FORCE_OPEN
+               : close       ? BREAKER_CONTROL_FORCE_CLOSED
+                             : BREAKER_CONTROL_RESET;
+    c.for_ns = timed ? a->for_ns : 0;
+    c.who = who;
+    c.why = a->why;
+    char msg[160] = "";
+    int r = breaker_control_apply(b, &c, msg, sizeof msg);
+    if (r != BREAKER_OK) {
+        fprintf(stderr, "breaker %s: %s\n", cmd, msg);
+        return r;
+    }
     printf("%s: %s (generation %" PRIu64 ")", a->name, breaker_state_name(breaker_get_state(b)),
            breaker_generation(b));
     if (timed) {
@@ -68,6 +81,7 @@ static int force(breaker *b, const struct tool_store_args *a, const char *cmd) {
         tool_format_duration(a->for_ns, d, sizeof(d));
         printf(open ? " for %s, then a probe" : " for %s, then normal operation", d);
     }
+    if (a->why != NULL) printf(", by %s: %s", who, a->why);
     printf("\n");
     return BREAKER_OK;
 }

@@ -3,6 +3,7 @@
  * options.c - the one command line of status, ls, open, close and reset:
  * --store and -h for all, status's output forms, then NAMEs.
  */
+#define _POSIX_C_SOURCE 200809L /* gethostname */
 #include "ops/ops.h"
 
 #include "ops/exec_fleet.h"
@@ -11,7 +12,9 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum {
     OPT_STORE = 256,
@@ -73,9 +76,9 @@ static int status_option(const char *cmd, struct tool_store_args *a, int c, char
                                     optarg);
         return 0;
     case OPT_WHY:
-        if (strlen(optarg) > BREAKER_REDIS_WHY_MAX)
+        if (strlen(optarg) > BREAKER_WHY_MAX)
             return tool_usage_error(cmd, "--why: %zu bytes, at most %d", strlen(optarg),
-                                    BREAKER_REDIS_WHY_MAX);
+                                    BREAKER_WHY_MAX);
         for (const char *p = optarg; *p != '\0'; p++)
             if ((unsigned char)*p < 0x20 || *p == 0x7f)
                 return tool_usage_error(cmd,
@@ -146,7 +149,22 @@ int tool_store_options(const char *cmd, const char *help, bool status, int min_n
     if (a->fleet.addr != NULL && a->store != NULL)
         return tool_usage_error(cmd, "--store and --redis%s: choose one",
                                 a->fleet.cluster ? "-cluster" : "");
-    if (a->why != NULL && a->fleet.addr == NULL)
+    /* open, close and reset take --why over a store too: for the event of
+     * the transition they make (force.c). */
+    bool control = strcmp(cmd, "open") == 0 || strcmp(cmd, "close") == 0 ||
+                   strcmp(cmd, "reset") == 0;
+    if (a->why != NULL && a->fleet.addr == NULL && !control)
         return tool_usage_error(cmd, "--why: only with --redis or --redis-cluster");
     return take_name(cmd, min_names, max_names, argc, argv, a);
+}
+
+void tool_operator_who(char *out, size_t len) {
+    const char *user = getenv("USER");
+    if (user == NULL || user[0] == '\0') user = getenv("LOGNAME");
+    char hostname[256] = "";
+    if (gethostname(hostname, sizeof hostname - 1) != 0) hostname[0] = '\0';
+    snprintf(out, len, "%s@%s", user != NULL && user[0] != '\0' ? user : "unknown",
+             hostname[0] != '\0' ? hostname : "unknown");
+    for (char *c = out; *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
 }

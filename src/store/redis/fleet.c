@@ -15,6 +15,7 @@
 
 #include "common/message.h"
 #include "common/splitmix.h"
+#include "common/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -501,21 +502,6 @@ int breaker_redis_detach(breaker_redis *f, breaker *b) {
 _Static_assert(BREAKER_REDIS_WHO_MAX == BREAKER__FLEET_WHO_MAX, "the scripts' bound");
 _Static_assert(BREAKER_REDIS_WHY_MAX == BREAKER__FLEET_WHY_MAX, "the scripts' bound");
 
-/* `text` (NULL: empty) as `field`: at most `max` bytes, none a control
- * character. */
-static int check_text(const char *field, const char *text, size_t max, char *msg, size_t msg_len) {
-    size_t n = text != NULL ? strlen(text) : 0;
-    if (n > max)
-        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: %zu bytes, at most %zu", field, n,
-                             max);
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
-            return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                                 "%s: a control character at byte %zu (printable text only)", field,
-                                 i + 1);
-    return BREAKER_OK;
-}
-
 /* The live entry of `name`, or NULL with `msg` (BREAKER_EINVAL). */
 static struct entry *attached(breaker_redis *f, const char *name, char *msg, size_t msg_len) {
     uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
@@ -529,8 +515,8 @@ static struct entry *attached(breaker_redis *f, const char *name, char *msg, siz
 
 /* who and why, checked. */
 static int check_who_why(const char *who, const char *why, char *msg, size_t msg_len) {
-    int rc = check_text("who", who, BREAKER_REDIS_WHO_MAX, msg, msg_len);
-    return rc == BREAKER_OK ? check_text("why", why, BREAKER_REDIS_WHY_MAX, msg, msg_len) : rc;
+    int rc = breaker__text_check("who", who, BREAKER_REDIS_WHO_MAX, msg, msg_len);
+    return rc == BREAKER_OK ? breaker__text_check("why", why, BREAKER_REDIS_WHY_MAX, msg, msg_len) : rc;
 }
 
 static int order(breaker_redis *f, const char *name, int kind, uint64_t for_ns, const char *who,

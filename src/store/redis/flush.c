@@ -547,6 +547,28 @@ static void apply_controls(breaker_redis *f, breaker *b, const struct breaker__f
     if (c->reconfigure) reconfigure_local(f, b, c->limits);
 }
 
+/* An operator's order to the local breaker, with the order's who and why
+ * in its event (breaker_control_apply()). Checked as text when read from
+ * Redis (breaker__fleet_answer_order()); should the core still refuse it,
+ * the order is applied without it, never dropped. */
+static void apply_order(breaker *b, const struct breaker__fleet_action *todo, const char *who,
+                        const char *why) {
+    breaker_control c;
+    breaker_control_init(&c);
+    c.action = todo->kind == FLEET_ACT_FORCE_OPEN     ? BREAKER_CONTROL_FORCE_OPEN
+               : todo->kind == FLEET_ACT_OPEN_FOR     ? BREAKER_CONTROL_OPEN_FOR
+               : todo->kind == FLEET_ACT_FORCE_CLOSED ? BREAKER_CONTROL_FORCE_CLOSED
+                                                      : BREAKER_CONTROL_RESET;
+    if (c.action == BREAKER_CONTROL_OPEN_FOR || c.action == BREAKER_CONTROL_FORCE_CLOSED)
+        c.for_ns = todo->wait_ns;
+    c.who = who;
+    c.why = why;
+    if (breaker_control_apply(b, &c, NULL, 0) == BREAKER_EINVAL) {
+        c.who = c.why = NULL;
+        (void)breaker_control_apply(b, &c, NULL, 0);
+    }
+}
+
 /* Under apply_mu, without round_mu: apply the round's transitions. Each is
  * delivered with `applying` set, so that a detach of its breaker waits for
  * it (another thread) or leaves the destruction to us (a listener of it). */
@@ -561,11 +583,18 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         act->act.kind = FLEET_ACT_NONE;
         act->check_timeout = false;
         breaker__fleet_controls_none(&act->controls);
+        /* An order's who and why, as this round decided it (no round runs
+         * before we are done: apply_mu), for its transition's event. */
+        char who[BREAKER_WHO_MAX + 1] = "", why[BREAKER_WHY_MAX + 1] = "";
         pthread_mutex_lock(&f->round_mu);
         int live = breaker__redis_entry_b(f->entries[i]) == act->b; /* not detached since */
         if (live) {
             f->applying = act->b;
             f->applier = self;
+            if (todo.kind >= FLEET_ACT_FORCE_OPEN) {
+                memcpy(who, f->entries[i]->follow.order_who, sizeof who);
+                memcpy(why, f->entries[i]->follow.order_why, sizeof why);
+            }
         }
         pthread_mutex_unlock(&f->round_mu);
         if (!live) continue;
@@ -576,15 +605,8 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         } else if (todo.kind == FLEET_ACT_CLOSE) {
             if (breaker_close_outside(act->b, todo.gen, NULL) == BREAKER_OK)
                 breaker__redis_count(&f->n.fleet_closes);
-        } else if (todo.kind == FLEET_ACT_FORCE_OPEN) {
-            (void)breaker_force_open(act->b); /* a fleet order: unfenced */
-        } else if (todo.kind == FLEET_ACT_OPEN_FOR) {
-            (void)breaker_open_for(act->b, todo.wait_ns, BREAKER_REASON_OPERATOR);
-        } else if (todo.kind == FLEET_ACT_FORCE_CLOSED) {
-            (void)(todo.wait_ns > 0 ? breaker_force_closed_for(act->b, todo.wait_ns)
-                                    : breaker_force_closed(act->b));
-        } else if (todo.kind == FLEET_ACT_RESET) {
-            (void)breaker_reset(act->b);
+        } else if (todo.kind >= FLEET_ACT_FORCE_OPEN) {
+            apply_order(act->b, &todo, who, why); /* a fleet order: unfenced */
         } else {
             (void)breaker_get_state(act->b); /* the check: a due probe timeout */
         }

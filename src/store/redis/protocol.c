@@ -10,6 +10,7 @@
 #include "store/redis/protocol.h"
 
 #include "common/splitmix.h"
+#include "common/text.h"
 #include "core/config_fields.h"
 
 #include <inttypes.h>
@@ -484,6 +485,12 @@ int breaker__fleet_answer_order(struct breaker__fleet_answer *out, int64_t kind,
         (uint64_t)left_us > BREAKER__FLEET_MAX_DURATION_US || seq < 0 || seq > BREAKER__FLEET_BIG ||
         who_len > BREAKER__FLEET_WHO_MAX || why_len > BREAKER__FLEET_WHY_MAX)
         return 0;
+    /* Printable text only, as an order is given (breaker__text_check()): a
+     * control byte written into Redis by hand never reaches an event. */
+    for (size_t i = 0; i < who_len; i++)
+        if (!breaker__text_byte_ok((unsigned char)who[i])) return 0;
+    for (size_t i = 0; i < why_len; i++)
+        if (!breaker__text_byte_ok((unsigned char)why[i])) return 0;
     out->order = (int)kind;
     out->order_left_us = (uint64_t)left_us;
     out->order_seq = (uint64_t)seq;

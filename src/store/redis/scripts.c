@@ -212,6 +212,8 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
     "    if i % 2 == 1 then most = " WHO_MAX " end\n"                             \
     "    if not bad and h[22 + i] and #h[22 + i] > most then flag(S, f, h[22 + i], 'at most ' .. most .. ' bytes') end\n" \
     "  end\n"                                                                    \
+    "  if not bad and h[18] and h[18]:find('%c') then flag(S, 'ow', h[18], 'printable text') end\n" \
+    "  if not bad and h[19] and h[19]:find('%c') then flag(S, 'oy', h[19], 'printable text') end\n" \
     "  if not bad and st == 2 then\n"                                            \
     "    -- A lease's deadline is at most one probe timeout away.\n"             \
     "    local n = redis.call('ZCARD', L)\n"                                     \
