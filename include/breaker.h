@@ -788,7 +788,7 @@ BREAKER_API void breaker_control_init(breaker_control *c) BREAKER_NONNULL(1);
  *  nothing done. `msg` may be NULL when msg_len is 0. Lock-free;
  *  thread-safe; the text is read during the call only. */
 BREAKER_API int breaker_control_apply(breaker *b, const breaker_control *c, char *msg,
-                                     size_t msg_len) BREAKER_NONNULL(1, 2);
+                                      size_t msg_len) BREAKER_NONNULL(1, 2);
 
 /* ---- Live reconfiguration ----------------------------------------------------
  * A running breaker's limits can change without a restart and without

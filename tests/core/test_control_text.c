@@ -44,7 +44,8 @@ static void apply_ok(breaker *b, enum breaker_control_action action, uint64_t fo
  * stale bytes (of an earlier, longer text) a copy would carry along. */
 static void assert_text(const char *field, size_t size, const char *want) {
     assert_string_equal(field, want);
-    for (size_t i = strlen(want); i < size; i++) assert_int_equal(field[i], 0);
+    for (size_t i = strlen(want); i < size; i++)
+        assert_int_equal(field[i], 0);
 }
 
 static void each_control_records_its_text_in_its_event(void **state) {
@@ -271,7 +272,8 @@ static void the_history_and_snapshots_keep_the_text(void **state) {
     assert_string_equal(heard.who[1], "bob");
     assert_string_equal(heard.who[2], "");
     /* The JSON report prints it, escaped. */
-    apply_ok(b, BREAKER_CONTROL_FORCE_CLOSED, 0, "carol \"c\" \\ ops", "hold: r\xc3\xa9sum\xc3\xa9");
+    apply_ok(b, BREAKER_CONTROL_FORCE_CLOSED, 0, "carol \"c\" \\ ops",
+             "hold: r\xc3\xa9sum\xc3\xa9");
     static char text[1 << 16];
     assert_int_equal(breaker_registry_export_json(reg, text, sizeof(text), NULL), BREAKER_OK);
     assert_non_null(strstr(text, "\"reason\":\"forced_open\",\"open_seconds\":0.000000000,"

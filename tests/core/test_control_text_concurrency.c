@@ -33,8 +33,7 @@ static void on_event(void *ctx, breaker *b, const breaker_event *ev) {
     struct run *r = ctx;
     if (control_seq < 0) {
         atomic_fetch_add(&r->caller_events, 1);
-        if (ev->who[0] != '\0' || ev->why[0] != '\0')
-            atomic_fetch_add(&r->texted_caller_events, 1);
+        if (ev->who[0] != '\0' || ev->why[0] != '\0') atomic_fetch_add(&r->texted_caller_events, 1);
         return;
     }
     char who[32], why[48];
@@ -46,8 +45,7 @@ static void on_event(void *ctx, breaker *b, const breaker_event *ev) {
         if (ev->who[0] != '\0' || ev->why[0] != '\0') atomic_fetch_add(&r->wrong_text, 1);
         return;
     }
-    if (strcmp(ev->who, who) != 0 || strcmp(ev->why, why) != 0)
-        atomic_fetch_add(&r->wrong_text, 1);
+    if (strcmp(ev->who, who) != 0 || strcmp(ev->why, why) != 0) atomic_fetch_add(&r->wrong_text, 1);
 }
 
 static void *caller(void *arg) {
@@ -75,7 +73,8 @@ static void texts_never_reach_another_threads_transition(void **state) {
     cfg.event_ctx = &r;
     assert_int_equal(test_breaker_create(&cfg, &r.b), BREAKER_OK);
     pthread_t t[CALLERS];
-    for (int i = 0; i < CALLERS; i++) assert_int_equal(pthread_create(&t[i], NULL, caller, &r), 0);
+    for (int i = 0; i < CALLERS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, caller, &r), 0);
     static const enum breaker_control_action actions[] = {
         BREAKER_CONTROL_RESET, BREAKER_CONTROL_OPEN_FOR, BREAKER_CONTROL_RESET,
         BREAKER_CONTROL_FORCE_CLOSED, BREAKER_CONTROL_FORCE_OPEN};
@@ -96,7 +95,8 @@ static void texts_never_reach_another_threads_transition(void **state) {
         control_seq = -1;
     }
     atomic_store(&r.stop, 1);
-    for (int i = 0; i < CALLERS; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < CALLERS; i++)
+        pthread_join(t[i], NULL);
     breaker_destroy(r.b);
     /* Each control made a transition (none repeats the state before it). */
     assert_true(atomic_load(&r.control_events) >= CONTROLS);

@@ -565,8 +565,8 @@ static void fewer_successes_close_a_half_open_fleet_with_none_out(void **state) 
             redisReply *t = redisCommand(c, "TIME");
             long long now_us = atoll(t->element[0]->str) * 1000000 + atoll(t->element[1]->str);
             freeReplyObject(t);
-            freeReplyObject(redisCommand(c, "ZADD breaker:v1:{" NAME "}:l %lld feed",
-                                         now_us + 5000000LL));
+            freeReplyObject(
+                redisCommand(c, "ZADD breaker:v1:{" NAME "}:l %lld feed", now_us + 5000000LL));
             redisFree(c);
         }
         char msg[256] = "";
@@ -621,8 +621,8 @@ static void a_host_that_refuses_the_limits_keeps_its_own_and_counts_it(void **st
     assert_int_equal(breaker_redis_limits_get(op, NAME, &lim, msg, sizeof msg), BREAKER_OK);
     lim.config.min_calls = 30;
     lim.config.open_ns = 300 * MS;
-    int rc = breaker_redis_reconfigure(op, NAME, &lim.config, lim.generation, "t", "", msg,
-                                       sizeof msg);
+    int rc =
+        breaker_redis_reconfigure(op, NAME, &lim.config, lim.generation, "t", "", msg, sizeof msg);
     assert_int_equal(breaker_redis_flush(hf), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(hf), BREAKER_OK); /* heard once */
     breaker_redis_stats st;
@@ -783,10 +783,9 @@ static void the_limits_read_names_a_stored_field_out_of_range(void **state) {
     for (int i = 0; i < 4; i++) {
         size_t len = cases[i].field[1] == 'w' ? 65 : 201;
         (void)test_redis_int(&r, "HSET " SKEY " %s %b", cases[i].field, big, len);
-        rc[i] = breaker_redis_limits_get(f, NAME, &(breaker_redis_limits){0}, why[i],
-                                         sizeof why[i]);
-        printf("%s of %zu bytes: %s (%s)\n", cases[i].field, len, breaker_strerror(rc[i]),
-               why[i]);
+        rc[i] =
+            breaker_redis_limits_get(f, NAME, &(breaker_redis_limits){0}, why[i], sizeof why[i]);
+        printf("%s of %zu bytes: %s (%s)\n", cases[i].field, len, breaker_strerror(rc[i]), why[i]);
         (void)test_redis_int(&r, "HSET " SKEY " %s ok", cases[i].field);
     }
     breaker_redis_limits lim;

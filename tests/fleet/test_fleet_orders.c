@@ -121,8 +121,8 @@ static int hosts_with_text(const char *who, const char *why) {
     int n = 0;
     for (int i = 0; i < NHOST; i++) {
         const struct host_view *v = &sh->host[i];
-        n += strcmp(v->who, who) == 0 && strcmp(v->why, why) == 0 &&
-             strcmp(v->ev_who, who) == 0 && strcmp(v->ev_why, why) == 0 &&
+        n += strcmp(v->who, who) == 0 && strcmp(v->why, why) == 0 && strcmp(v->ev_who, who) == 0 &&
+             strcmp(v->ev_why, why) == 0 &&
              (i % 2 != 0 || (strcmp(v->hist_who, who) == 0 && strcmp(v->hist_why, why) == 0));
     }
     return n;

@@ -385,16 +385,24 @@ static void with_redis_unreachable_a_control_says_so_in_its_own_name(void **stat
     static const struct {
         const char *cmd, *args[6], *says;
     } cases[] = {
-        {"shadow", {"down", "on", "--redis", "127.0.0.1:1", NULL}, "breaker shadow: down: the "
-                                                                   "shadow mode did not reach "
-                                                                   "Redis"},
-        {"config", {"down", "--redis", "127.0.0.1:1", NULL}, "breaker config: down: the read "
-                                                             "did not reach Redis"},
-        {"config", {"down", "min_calls=5", "--redis", "127.0.0.1:1", NULL}, "breaker config: "
-                                                                            "down: the read did "
-                                                                            "not reach Redis"},
-        {"open", {"down", "--redis", "127.0.0.1:1", NULL}, "breaker open: down: the order did "
-                                                           "not reach Redis"},
+        {"shadow",
+         {"down", "on", "--redis", "127.0.0.1:1", NULL},
+         "breaker shadow: down: the "
+         "shadow mode did not reach "
+         "Redis"},
+        {"config",
+         {"down", "--redis", "127.0.0.1:1", NULL},
+         "breaker config: down: the read "
+         "did not reach Redis"},
+        {"config",
+         {"down", "min_calls=5", "--redis", "127.0.0.1:1", NULL},
+         "breaker config: "
+         "down: the read did "
+         "not reach Redis"},
+        {"open",
+         {"down", "--redis", "127.0.0.1:1", NULL},
+         "breaker open: down: the order did "
+         "not reach Redis"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc = run_tool(err, cases[i].cmd, cases[i].args);

@@ -151,8 +151,8 @@ int tool_store_options(const char *cmd, const char *help, bool status, int min_n
                                 a->fleet.cluster ? "-cluster" : "");
     /* open, close and reset take --why over a store too: for the event of
      * the transition they make (force.c). */
-    bool control = strcmp(cmd, "open") == 0 || strcmp(cmd, "close") == 0 ||
-                   strcmp(cmd, "reset") == 0;
+    bool control =
+        strcmp(cmd, "open") == 0 || strcmp(cmd, "close") == 0 || strcmp(cmd, "reset") == 0;
     if (a->why != NULL && a->fleet.addr == NULL && !control)
         return tool_usage_error(cmd, "--why: only with --redis or --redis-cluster");
     return take_name(cmd, min_names, max_names, argc, argv, a);

@@ -516,7 +516,8 @@ static struct entry *attached(breaker_redis *f, const char *name, char *msg, siz
 /* who and why, checked. */
 static int check_who_why(const char *who, const char *why, char *msg, size_t msg_len) {
     int rc = breaker__text_check("who", who, BREAKER_REDIS_WHO_MAX, msg, msg_len);
-    return rc == BREAKER_OK ? breaker__text_check("why", why, BREAKER_REDIS_WHY_MAX, msg, msg_len) : rc;
+    return rc == BREAKER_OK ? breaker__text_check("why", why, BREAKER_REDIS_WHY_MAX, msg, msg_len)
+                            : rc;
 }
 
 static int order(breaker_redis *f, const char *name, int kind, uint64_t for_ns, const char *who,
