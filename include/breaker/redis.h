@@ -377,7 +377,9 @@ BREAKER_API BREAKER_NODISCARD int breaker_redis_limits_get(breaker_redis *fleet,
  *  the old and new limits; its flusher's cadence and the fleet's open waits
  *  follow the new limits); a host whose local breaker refuses them counts
  *  it (breaker_redis_stats.reconfigs_refused) and keeps its own. Fields the
- *  fleet does not store are ignored (each host's). What cannot change live
+ *  fleet does not store are ignored (each host's); limits equal to the stored
+ *  ones are no change: nothing is written (the generation, who and why
+ *  stay) and BREAKER_OK is returned. What cannot change live
  *  is refused, named: the window (window_ns) and window_buckets, the trip
  *  policy (a window, or CONSECUTIVE's run), half_open_max_probes. A running
  *  open wait, a half-open's successes and its leases' deadlines are brought

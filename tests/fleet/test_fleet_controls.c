@@ -488,14 +488,23 @@ static breaker_redis *solo(struct test_redis *r, breaker **b) {
     return f;
 }
 
+/* solo(), and the fleet's stored limits as the first attacher stored them. */
+static breaker_redis *solo_limits(struct test_redis *r, breaker **b, breaker_redis_limits *lim) {
+    breaker_redis *f = solo(r, b);
+    char msg[256] = "";
+    int rc = breaker_redis_limits_get(f, NAME, lim, msg, sizeof msg);
+    if (rc != BREAKER_OK) fprintf(stderr, "limits_get: %s\n", msg);
+    assert_int_equal(rc, BREAKER_OK);
+    return f;
+}
+
 static void what_cannot_change_live_is_refused_naming_it(void **state) {
     (void)state;
     struct test_redis r;
     breaker *b = NULL;
-    breaker_redis *f = solo(&r, &b);
     char msg[256] = "";
     breaker_redis_limits lim;
-    assert_int_equal(breaker_redis_limits_get(f, NAME, &lim, msg, sizeof msg), BREAKER_OK);
+    breaker_redis *f = solo_limits(&r, &b, &lim);
     breaker_config c;
     int rc[4];
     char why[4][256];
@@ -533,6 +542,41 @@ static void what_cannot_change_live_is_refused_naming_it(void **state) {
     assert_int_equal(invalid, BREAKER_EINVAL);
     assert_non_null(strstr(invalid_msg, "failure_rate"));
     assert_int_equal(cg, 0); /* nothing written */
+}
+
+/* Limits equal to the stored ones change nothing (redis.h,
+ * breaker_redis_reconfigure()): no write, the generation, who and why stay,
+ * so no host reconfigures; a field the fleet does not store (each host's
+ * own, such as slow_call_ns) is no change of the fleet's either. */
+static void the_same_limits_again_change_nothing(void **state) {
+    (void)state;
+    struct test_redis r;
+    breaker *b = NULL;
+    char msg[256] = "";
+    breaker_redis_limits lim;
+    breaker_redis *f = solo_limits(&r, &b, &lim);
+    breaker_config c = lim.config;
+    c.min_calls = lim.config.min_calls + 5;
+    assert_int_equal(
+        breaker_redis_reconfigure(f, NAME, &c, 0, "alice", "a real change", msg, sizeof msg),
+        BREAKER_OK);
+    int same = breaker_redis_reconfigure(f, NAME, &c, 1, "bob", "the same again", msg, sizeof msg);
+    c.slow_call_ns = lim.config.slow_call_ns + 7 * MS; /* a host's own field */
+    int own =
+        breaker_redis_reconfigure(f, NAME, &c, 1, "carol", "not the fleet's", msg, sizeof msg);
+    breaker_redis_limits after;
+    int got = breaker_redis_limits_get(f, NAME, &after, msg, sizeof msg);
+    long long cg = test_redis_int(&r, "HGET " SKEY " cg");
+    breaker_redis_close(f);
+    test_redis_stop(&r);
+    assert_int_equal(same, BREAKER_OK);
+    assert_int_equal(own, BREAKER_OK);
+    assert_int_equal(got, BREAKER_OK);
+    assert_int_equal(cg, 1);
+    assert_int_equal(after.generation, 1);
+    assert_int_equal(after.config.min_calls, lim.config.min_calls + 5);
+    assert_string_equal(after.who, "alice");
+    assert_string_equal(after.why, "a real change");
 }
 
 /* A half-open fleet whose counted successes already meet the new, lower
@@ -888,6 +932,7 @@ int main(void) {
         cmocka_unit_test(a_shadowed_probe_the_fleet_refuses_is_admitted_and_counted),
         cmocka_unit_test(new_fleet_limits_reach_every_host_and_a_later_attacher),
         cmocka_unit_test(what_cannot_change_live_is_refused_naming_it),
+        cmocka_unit_test(the_same_limits_again_change_nothing),
         cmocka_unit_test(fewer_successes_close_a_half_open_fleet_with_none_out),
         cmocka_unit_test(a_host_that_refuses_the_limits_keeps_its_own_and_counts_it),
         cmocka_unit_test(a_host_attaching_later_gets_the_fleets_shadow_mode),

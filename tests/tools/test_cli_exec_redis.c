@@ -816,11 +816,19 @@ static void fleet_shadow_and_limits_from_the_command_line(void **state) {
     assert_int_equal(run_tool(err, "config", change), 0);
     int printed = file_has(out, "generation 0 -> 1") && file_has(out, "min_calls: 20 -> 7") &&
                   file_has(out, "open: 30s -> 2s");
-    stdout_path = NULL;
     char cfg[400], cg[8], cy[64];
     state_text(r, 3, "ctl", "cfg", cfg, sizeof cfg);
     state_text(r, 3, "ctl", "cg", cg, sizeof cg);
     state_text(r, 3, "ctl", "cy", cy, sizeof cy);
+    /* The same again: no change, nothing written (cg and cy stay). */
+    const char *again[] = {"ctl", "min_calls=7", "--redis", addr, "--redis-db",
+                           "3",   "--why",       "INC-10",  NULL};
+    int again_rc = run_tool(err, "config", again);
+    int again_said = file_has(out, "ctl: the fleet's limits, generation 1: no change");
+    stdout_path = NULL;
+    char cg_again[8], cy_again[64];
+    state_text(r, 3, "ctl", "cg", cg_again, sizeof cg_again);
+    state_text(r, 3, "ctl", "cy", cy_again, sizeof cy_again);
     const char *ramp[] = {"ctl", "ramp=1s", "--redis", addr, "--redis-db", "3", NULL};
     int ramp_rc = run_tool(err, "config", ramp);
     int ramp_named = file_has(err, "ramp: not one of the fleet's stored limits but each host's");
@@ -858,6 +866,10 @@ static void fleet_shadow_and_limits_from_the_command_line(void **state) {
     assert_int_equal(strncmp(cfg, "7 ", 2), 0);
     assert_string_equal(cg, "1");
     assert_string_equal(cy, "INC-9");
+    assert_int_equal(again_rc, 0);
+    assert_true(again_said);
+    assert_string_equal(cg_again, "1");
+    assert_string_equal(cy_again, "INC-9");
     assert_int_equal(ramp_rc, 64);
     assert_true(ramp_named);
     assert_int_equal(window_rc, 78);

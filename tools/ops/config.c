@@ -231,16 +231,23 @@ static int configure(breaker *b, const struct tool_store_args *a, const char *cm
     return BREAKER_OK;
 }
 
-/* The lines of print_limits() that differ between `was` and `now`, as
- * "key: old -> new". */
-static void print_changes(const breaker_config *was, const breaker_config *now) {
-    char *a = NULL, *b = NULL;
+/* print_limits() of `was` and of `now`, as two strings to free (NULL: no
+ * memory). */
+static void limits_texts(const breaker_config *was, const breaker_config *now, char **a, char **b) {
     size_t alen = 0, blen = 0;
-    FILE *fa = open_memstream(&a, &alen), *fb = open_memstream(&b, &blen);
+    *a = *b = NULL;
+    FILE *fa = open_memstream(a, &alen), *fb = open_memstream(b, &blen);
     if (fa != NULL) print_limits(fa, was);
     if (fb != NULL) print_limits(fb, now);
     if (fa != NULL) fclose(fa);
     if (fb != NULL) fclose(fb);
+}
+
+/* The lines of print_limits() that differ between `was` and `now`, as
+ * "key: old -> new". */
+static void print_changes(const breaker_config *was, const breaker_config *now) {
+    char *a, *b;
+    limits_texts(was, now, &a, &b);
     char *sa = NULL, *sb = NULL;
     for (char *la = a ? strtok_r(a, "\n", &sa) : NULL, *lb = b ? strtok_r(b, "\n", &sb) : NULL;
          la != NULL && lb != NULL; la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb)) {
@@ -251,6 +258,17 @@ static void print_changes(const breaker_config *was, const breaker_config *now) 
     }
     free(a);
     free(b);
+}
+
+/* Whether `now` asks for other limits than `was`. */
+static bool limits_differ(const breaker_config *was, const breaker_config *now) {
+    char *a, *b;
+    limits_texts(was, now, &a, &b);
+    /* Unable to tell (no memory): ask the fleet, which knows. */
+    bool differ = a == NULL || b == NULL || strcmp(a, b) != 0;
+    free(a);
+    free(b);
+    return differ;
 }
 
 /* The fleet's stored limits: the lines of print_limits() of the keys the
@@ -298,6 +316,13 @@ static int fleet_configure(struct tool_store_args *a, const char *cmd) {
                    "state in Redis to start the fleet over",
                    cmd, a->name, what, because);
         rc = TOOL_EXIT_CONFIG;
+    }
+    if (rc == 0 && !limits_differ(&was, &t.cfg)) {
+        /* The limits in force: the fleet would write nothing (its script
+         * changes no generation for them), so neither is a write asked. */
+        printf("%s: the fleet's limits, generation %" PRIu64 ": no change\n", a->name, generation);
+        exec_fleet_close(fl);
+        return 0;
     }
     if (rc == 0) rc = exec_fleet_limits_write(fl, a->name, &t.cfg, generation, a->why);
     if (rc == 0) print_changes(&was, &t.cfg);

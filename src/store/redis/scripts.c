@@ -582,8 +582,9 @@ const char breaker__redis_lua_shadow[] = PRELUDE
  * limits' generation (cg) the caller read, 5 who, 6 why. Refused: a moved
  * generation (CONFLICT, nothing written); limits out of the configuration's
  * ranges (ERR, naming the field); what cannot change live (REFUSED, naming
- * it: the window, its buckets, the trip policy, half_open_max_probes). Else
- * one write: cfg, cg (+1), cw, cy; a running open wait, a half-open's
+ * it: the window, its buckets, the trip policy, half_open_max_probes); the
+ * limits in force already: nothing written. Else one write: cfg, cg (+1),
+ * cw, cy; a running open wait, a half-open's
  * successes and its leases' deadlines are brought within the new limits
  * (the prelude checks them against the stored limits); a half-open whose
  * successes meet the new half_open_successes with no lease out closes (its
@@ -600,6 +601,11 @@ const char breaker__redis_lua_reconfig[] = PRELUDE
     "if want ~= cgen then\n"
     "  return redis.error_reply(string.format('CONFLICT the limits are at generation %.0f, not %.0f: changed since they were read', cgen, want))\n"
     "end\n"
+    "-- The limits in force again: no change (no write; generation, who and why\n"
+    "-- stay), so no host reconfigures for nothing.\n"
+    "local same = true\n"
+    "for i = 1, 14 do if nw[i] ~= c[i] then same = false end end\n"
+    "if same then return answer(4) end\n"
     "local function fixed(what, was, now, because)\n"
     "  return redis.error_reply('REFUSED ' .. what .. ': ' .. was .. ' -> ' .. now .. ' cannot change live (' .. because .. '); delete the name\\'s state to start the fleet over')\n"
     "end\n"
