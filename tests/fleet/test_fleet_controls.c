@@ -740,6 +740,68 @@ static void a_host_attaching_later_gets_the_fleets_shadow_mode(void **state) {
     assert_int_equal(then, 0); /* the fleet's mode in force: off */
 }
 
+/* What one in-process host heard: its trip's event (outside trip) and its
+ * shadow bit. */
+static struct { int trips, shadowed_trips; } heard;
+
+static void on_heard(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)ctx;
+    (void)b;
+    if (ev->reason == BREAKER_REASON_OUTSIDE_TRIP) {
+        heard.trips++;
+        heard.shadowed_trips += ev->shadow != 0;
+    }
+}
+
+/* A round that hears both the fleet's trip and shadow mode turned on (the
+ * mode set, then another host's deltas tripped the fleet, between two of
+ * this host's rounds): the mode comes first, so the trip is a would-open
+ * (event.shadow = 1) and the host refuses nothing, not even between the
+ * two. */
+static void a_trip_heard_with_shadow_on_is_a_would_open(void **state) {
+    (void)state;
+    struct test_redis r;
+    breaker *a = NULL;
+    breaker_redis *fa = solo(&r, &a);
+    breaker_redis *fb = open_fleet(&r, 60000 * MS); /* rounds only when asked */
+    assert_non_null(fb);
+    breaker_config cfg;
+    config(&cfg);
+    cfg.on_event = on_heard;
+    breaker *b = NULL;
+    assert_int_equal(breaker_redis_attach(fb, NAME, &cfg, &b, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
+    memset(&heard, 0, sizeof heard);
+    char msg[256] = "";
+    assert_int_equal(breaker_redis_set_shadow(fa, NAME, 1, "t", "trial", msg, sizeof msg),
+                     BREAKER_OK);
+    /* Host a's failures trip the fleet (its window: 10 calls at least). */
+    for (int i = 0; i < 20; i++) {
+        breaker_permit p;
+        if (breaker_acquire(a, &p) == BREAKER_OK) (void)breaker_complete(a, &p, BREAKER_FAILURE);
+    }
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    long long fleet_state = test_redis_int(&r, "HGET " SKEY " st");
+    assert_int_equal(breaker_redis_flush(fb), BREAKER_OK); /* hears both */
+    breaker_stats st;
+    breaker_stats_get(b, &st);
+    breaker_permit p;
+    int after = breaker_acquire(b, &p);
+    if (after == BREAKER_OK) (void)breaker_complete(b, &p, BREAKER_SUCCESS);
+    printf("fleet state %lld; host b: %d outside trip(s), %d shadowed; state %s, shadow %d, "
+           "acquire after: %s\n",
+           fleet_state, heard.trips, heard.shadowed_trips, breaker_state_name(st.state), st.shadow,
+           breaker_strerror(after));
+    breaker_redis_close(fb);
+    breaker_redis_close(fa);
+    test_redis_stop(&r);
+    assert_int_equal(fleet_state, 1);
+    assert_int_equal(heard.trips, 1);
+    assert_int_equal(heard.shadowed_trips, 1);
+    assert_int_equal(st.shadow, 1);
+    assert_int_equal(after, BREAKER_OK);
+}
+
 /* A stored control field out of range: the next script call names it and
  * rebuilds the state (as for every stored field). */
 static void corrupt_control_fields_are_named_and_rebuilt(void **state) {
@@ -936,6 +998,7 @@ int main(void) {
         cmocka_unit_test(fewer_successes_close_a_half_open_fleet_with_none_out),
         cmocka_unit_test(a_host_that_refuses_the_limits_keeps_its_own_and_counts_it),
         cmocka_unit_test(a_host_attaching_later_gets_the_fleets_shadow_mode),
+        cmocka_unit_test(a_trip_heard_with_shadow_on_is_a_would_open),
         cmocka_unit_test(corrupt_control_fields_are_named_and_rebuilt),
         cmocka_unit_test(the_limits_read_names_a_stored_field_out_of_range),
         cmocka_unit_test(bad_control_arguments_are_refused_naming_them),

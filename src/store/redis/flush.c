@@ -538,13 +538,12 @@ static void reconfigure_local(breaker_redis *f, breaker *b, const char *text) {
     breaker__redis_count(rc == BREAKER_OK ? &f->n.reconfigs_applied : &f->n.reconfigs_refused);
 }
 
-/* The fleet's controls the round decided for `b`. */
-static void apply_controls(breaker_redis *f, breaker *b, const struct breaker__fleet_controls *c) {
+/* The fleet's shadow mode the round decided for `b`. */
+static void apply_shadow(breaker_redis *f, breaker *b, const struct breaker__fleet_controls *c) {
     if (c->shadow >= 0 && breaker_shadow(b) != c->shadow) {
         (void)breaker_set_shadow(b, c->shadow);
         breaker__redis_count(&f->n.shadow_applied);
     }
-    if (c->reconfigure) reconfigure_local(f, b, c->limits);
 }
 
 /* An operator's order to the local breaker, with the order's who and why
@@ -598,6 +597,11 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         }
         pthread_mutex_unlock(&f->round_mu);
         if (!live) continue;
+        /* The mode first: a transition heard with it (a trip, a close, an
+         * order) is in the mode the fleet is now in, and so is its event
+         * (event.shadow: a would-open while shadowed) and every call after
+         * it; never an enforcing trip that refuses until the mode follows. */
+        if (controls) apply_shadow(f, act->b, &ctl);
         if (todo.kind == FLEET_ACT_TRIP) {
             if (breaker_trip_outside_for(act->b, todo.gen, todo.wait_ns, &todo.evidence) ==
                 BREAKER_OK)
@@ -610,9 +614,9 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         } else {
             (void)breaker_get_state(act->b); /* the check: a due probe timeout */
         }
-        /* After the transition: a shadow mode set with it is the mode its
-         * next calls meet. */
-        if (controls) apply_controls(f, act->b, &ctl);
+        /* The limits after the transition: the fleet decided it (and its
+         * wait) on the new ones already. */
+        if (ctl.reconfigure) reconfigure_local(f, act->b, ctl.limits);
         pthread_mutex_lock(&f->round_mu);
         f->applying = NULL;
         breaker *doomed = f->doomed;
