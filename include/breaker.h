@@ -857,6 +857,47 @@ BREAKER_API int breaker_set_shadow(breaker *b, int on) BREAKER_NONNULL(1);
 /*! breaker_shadow() : @return 1 when `b` is in shadow mode, else 0. */
 BREAKER_API int breaker_shadow(breaker *b) BREAKER_NONNULL(1);
 
+/* What would have refused a call that shadow mode admitted: the four
+ * refusals of stats.would_reject_* (and of stats.rejected_* when enforcing),
+ * plus NONE. Not a status: breaker_acquire() answers BREAKER_REJECTED_OPEN
+ * for both OPEN and FORCED_OPEN, and a shadow log should say which.
+ * Append-only. */
+enum breaker_refusal {
+    BREAKER_REFUSAL_NONE,      /* admitted for real (or not a shadow permit) */
+    BREAKER_REFUSAL_OPEN,      /* OPEN, waiting: would_reject_open */
+    BREAKER_REFUSAL_HALF_OPEN, /* HALF_OPEN, every probe slot taken (or enough
+                                  successes in): would_reject_half_open */
+    BREAKER_REFUSAL_FORCED,    /* FORCED_OPEN: would_reject_forced */
+    BREAKER_REFUSAL_RAMP       /* CLOSED, ramping, outside the admitted share:
+                                  would_reject_ramp */
+};
+/* The number of refusal values, NONE included. */
+#define BREAKER_REFUSAL_COUNT (BREAKER_REFUSAL_RAMP + 1)
+
+/*! breaker_permit_would_reject() :
+ *  For a permit breaker_acquire() granted only because the breaker is in
+ *  shadow mode, the refusal it was spared; a service that logs each call
+ *  with this value writes the shadow log `breaker replay` compares an
+ *  enforcing configuration with (docs/cli.md, "Comparing with a shadow
+ *  log"). Reads only the permit (one relaxed load: no lock, no clock, no
+ *  system call), so it may be called from any thread the permit reached,
+ *  before or after its completion, and a forwarded breaker's permits (a
+ *  registry's or a composition's handle) answer as the breaker that gave
+ *  them. @return BREAKER_REFUSAL_OPEN, _HALF_OPEN, _FORCED or _RAMP for a
+ *  shadow permit (counted in the matching stats.would_reject_*);
+ *  BREAKER_REFUSAL_NONE (0) for every other permit: admitted for real (a
+ *  closed call, a probe, also while in shadow mode), refused, or given with
+ *  shadow mode off. Thread-safe. */
+BREAKER_API enum breaker_refusal breaker_permit_would_reject(const breaker_permit *permit)
+    BREAKER_NONNULL(1);
+
+/*! breaker_refusal_name() :
+ *  @return a static lower-case name: "none", "open", "half_open",
+ *  "forced_open", "ramp" (the reason label of
+ *  breaker_would_reject_calls_total), or "unknown" for a value outside the
+ *  enumeration. */
+BREAKER_API const char *breaker_refusal_name(enum breaker_refusal refusal);
+
 /* ---- Introspection ---------------------------------------------------------*/
 
 /* Call durations of a timed breaker (slow_call_ns > 0: the only breakers that

@@ -149,7 +149,9 @@ __attribute__((noinline, cold)) static int shadow_admit(breaker *b, breaker_perm
     pv->slot_index = 0; /* never a checked permit's record */
     pv->breaker_id = b->breaker_id ^ SHADOW_ID;
     pv->gate_token = 0;
-    permit_set_head(permit, permit_head(b, 0, PERMIT_ADMITTED | PERMIT_SHADOW));
+    permit_set_head(permit, permit_head(b, 0,
+                                        PERMIT_ADMITTED | PERMIT_SHADOW |
+                                            (why << BREAKER__PERMIT_REFUSAL_SHIFT)));
     return BREAKER_OK;
 }
 
@@ -1682,6 +1684,24 @@ int breaker_permit_is_probe(const breaker_permit *permit) {
     uint64_t head = atomic_load_explicit(&((const struct permit_view *)(const void *)permit)->head,
                                          memory_order_relaxed);
     return (head & (PERMIT_ADMITTED | PERMIT_PROBE)) == (PERMIT_ADMITTED | PERMIT_PROBE);
+}
+
+/* Relaxed: the permit reached this thread through the caller's own
+ * synchronisation, as for a completion; the head is written whole by every
+ * acquire (admitted, refused or shadow), so an old shadow permit's bits do
+ * not survive its reuse. */
+enum breaker_refusal breaker_permit_would_reject(const breaker_permit *permit) {
+    uint64_t head = atomic_load_explicit(&((const struct permit_view *)(const void *)permit)->head,
+                                         memory_order_relaxed);
+    if ((head & (PERMIT_ADMITTED | PERMIT_SHADOW)) != (PERMIT_ADMITTED | PERMIT_SHADOW))
+        return BREAKER_REFUSAL_NONE;
+    _Static_assert(BREAKER__REFUSE_OPEN + 1 == BREAKER_REFUSAL_OPEN &&
+                       BREAKER__REFUSE_HALF_OPEN + 1 == BREAKER_REFUSAL_HALF_OPEN &&
+                       BREAKER__REFUSE_FORCED + 1 == BREAKER_REFUSAL_FORCED &&
+                       BREAKER__REFUSE_RAMP + 1 == BREAKER_REFUSAL_RAMP,
+                   "the public refusals are the internal ones, plus NONE");
+    return (enum breaker_refusal)(
+        ((head & BREAKER__PERMIT_REFUSAL_MASK) >> BREAKER__PERMIT_REFUSAL_SHIFT) + 1);
 }
 
 /* ---- State queries -----------------------------------------------------------*/

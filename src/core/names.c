@@ -77,6 +77,13 @@ const char *breaker_reason_name(enum breaker_reason reason) {
     return name_in(names, COUNT(names), (unsigned)reason);
 }
 
+const char *breaker_refusal_name(enum breaker_refusal refusal) {
+    /* "forced_open" as the reason label of the refusal counters. */
+    static const char *const names[] = {"none", "open", "half_open", "forced_open", "ramp"};
+    _Static_assert(COUNT(names) == BREAKER_REFUSAL_COUNT, "a name per refusal");
+    return name_in(names, COUNT(names), (unsigned)refusal);
+}
+
 const char *breaker_probe_result_name(enum breaker_probe_result result) {
     static const char *const names[] = {"success", "failure", "ignored", "stale"};
     return name_in(names, COUNT(names), (unsigned)result);

@@ -103,6 +103,14 @@ enum {
 #define BREAKER__PERMIT_GEN_MASK (~((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1))
 #define BREAKER__PERMIT_TAG_MASK (((UINT64_C(1) << BREAKER__GEN_SHIFT) - 1) & ~UINT64_C(0xff))
 
+/* A shadow permit's bits 4..5: the refusal it was spared (BREAKER__REFUSE_*,
+ * layout.h), for breaker_permit_would_reject(). 0 in every other permit.
+ * Only that function reads them (every completion masks the flags it
+ * tests), so a build that does not know them completes such a permit as
+ * before: no layout change. */
+#define BREAKER__PERMIT_REFUSAL_SHIFT 4
+#define BREAKER__PERMIT_REFUSAL_MASK  (UINT64_C(3) << BREAKER__PERMIT_REFUSAL_SHIFT)
+
 /* ---- Tagged time words ----------------------------------------------------
  * The open deadline and each probe slot are single words:
  *   bits 48..63  the low 16 bits of the generation they belong to

@@ -249,13 +249,19 @@ static void a_shadow_permits_duration_is_not_recorded(void **state) {
     test_breaker_destroy(b);
 }
 
+/* operate_config's breaker, ramping back up over 10 s from 10% after a
+ * recovery. */
+static breaker *ramping_breaker(struct fake_clock *clock) {
+    breaker_config cfg = operate_config(clock, NULL);
+    cfg.ramp_ns = 10 * SEC;
+    cfg.ramp_start = 0.1;
+    return make_breaker(&cfg);
+}
+
 static void shadow_mode_covers_forced_open_and_ramps(void **state) {
     (void)state;
     struct fake_clock clock = {0};
-    breaker_config cfg = operate_config(&clock, NULL);
-    cfg.ramp_ns = 10 * SEC;
-    cfg.ramp_start = 0.1;
-    breaker *b = make_breaker(&cfg);
+    breaker *b = ramping_breaker(&clock);
     assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
     assert_int_equal(breaker_force_open(b), BREAKER_OK);
     call_ok(b, BREAKER_SUCCESS);
@@ -302,6 +308,84 @@ static void shadow_off_enforces_from_the_current_state(void **state) {
     assert_int_equal(st.shadow, 0);
     assert_int_equal(st.rejected_open, 1);
     assert_int_equal(st.shadow_successes, 1);
+    test_breaker_destroy(b);
+}
+
+/* breaker_permit_would_reject(): a permit says which refusal shadow mode
+ * spared it, exactly as the would_reject_* counter it went to; every other
+ * permit (a real admission, a probe, a refusal, anything with shadow mode
+ * off, a permit object reused after a shadow one) says NONE. */
+static void a_shadow_permit_says_which_refusal_it_was_spared(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker *b = ramping_breaker(&clock);
+    breaker_permit p, q;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_permit_would_reject(&p), BREAKER_REFUSAL_NONE);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+
+    assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* closed: a real admission */
+    assert_int_equal(breaker_permit_would_reject(&p), BREAKER_REFUSAL_NONE);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
+    call_ok(b, BREAKER_FAILURE); /* would open */
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_permit_would_reject(&p), BREAKER_REFUSAL_OPEN);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    /* Settled, it still says what it was; a copy says the same. */
+    breaker_permit copy = p;
+    assert_int_equal(breaker_permit_would_reject(&p), BREAKER_REFUSAL_OPEN);
+    assert_int_equal(breaker_permit_would_reject(&copy), BREAKER_REFUSAL_OPEN);
+
+    fake_clock_advance(&clock, 10 * SEC);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* the probe: real */
+    assert_true(breaker_permit_is_probe(&p));
+    assert_int_equal(breaker_permit_would_reject(&p), BREAKER_REFUSAL_NONE);
+    assert_int_equal(breaker_acquire(b, &q), BREAKER_OK); /* every slot taken */
+    assert_int_equal(breaker_permit_would_reject(&q), BREAKER_REFUSAL_HALF_OPEN);
+    assert_int_equal(breaker_complete(b, &q, BREAKER_FAILURE), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED); /* and ramping at 10% */
+
+    /* The ramp: each call is admitted for real (NONE) or spared a ramp
+     * refusal (RAMP), and the permits agree with the counter. */
+    uint64_t ramp_permits = 0, real = 0;
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+        enum breaker_refusal r = breaker_permit_would_reject(&p);
+        assert_true(r == BREAKER_REFUSAL_NONE || r == BREAKER_REFUSAL_RAMP);
+        ramp_permits += r == BREAKER_REFUSAL_RAMP;
+        real += r == BREAKER_REFUSAL_NONE;
+        assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    }
+    breaker_stats st = stats_of(b);
+    assert_true(ramp_permits >= 17);
+    assert_int_equal(st.would_reject_ramp, ramp_permits);
+    assert_int_equal(real + ramp_permits, 20);
+
+    assert_int_equal(breaker_force_open(b), BREAKER_OK);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_permit_would_reject(&p), BREAKER_REFUSAL_FORCED);
+    assert_int_equal(stats_of(b).would_reject_forced, 1);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
+
+    /* Off: the same permit object, refused now, and then admitted. */
+    assert_int_equal(breaker_set_shadow(b, 0), BREAKER_OK);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
+    assert_int_equal(breaker_permit_would_reject(&p), BREAKER_REFUSAL_NONE);
+    assert_int_equal(breaker_reset(b), BREAKER_OK);
+    assert_int_equal(breaker_acquire(b, &copy), BREAKER_OK);
+    assert_int_equal(breaker_permit_would_reject(&copy), BREAKER_REFUSAL_NONE);
+    assert_int_equal(breaker_complete(b, &copy, BREAKER_SUCCESS), BREAKER_OK);
+
+    assert_string_equal(breaker_refusal_name(BREAKER_REFUSAL_NONE), "none");
+    assert_string_equal(breaker_refusal_name(BREAKER_REFUSAL_OPEN), "open");
+    assert_string_equal(breaker_refusal_name(BREAKER_REFUSAL_HALF_OPEN), "half_open");
+    assert_string_equal(breaker_refusal_name(BREAKER_REFUSAL_FORCED), "forced_open");
+    assert_string_equal(breaker_refusal_name(BREAKER_REFUSAL_RAMP), "ramp");
+    assert_string_equal(breaker_refusal_name((enum breaker_refusal)BREAKER_REFUSAL_COUNT),
+                        "unknown");
     test_breaker_destroy(b);
 }
 
@@ -803,6 +887,7 @@ int main(void) {
         cmocka_unit_test(shadow_mode_covers_forced_open_and_ramps),
         cmocka_unit_test(a_shadow_permits_duration_is_not_recorded),
         cmocka_unit_test(shadow_off_enforces_from_the_current_state),
+        cmocka_unit_test(a_shadow_permit_says_which_refusal_it_was_spared),
         cmocka_unit_test(reconfigure_applies_at_once_and_reports_old_and_new),
         cmocka_unit_test(reconfigure_event_carries_both_configurations),
         cmocka_unit_test(reconfigure_is_fenced_by_the_configuration_generation),
