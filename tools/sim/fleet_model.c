@@ -53,10 +53,13 @@ struct entry {
     bool read_present[BREAKER__FLEET_READ_FIELDS];
     uint32_t index; /* the entry's index at attach: its full flushes' stagger */
     struct breaker__fleet_action act;
+    uint64_t flush_seq;     /* the last flush's sequence (ARGV 9) */
+    uint64_t directed_seen; /* stats.server_directed_opens as the last flush sent them */
 };
 
 struct fleet_client {
     struct fleet_model *m;
+    char host_id[17]; /* ARGV 8 of its flushes, as the Redis client's */
     struct entry **entries;
     size_t count, cap;
     struct fleet_client *next;
@@ -67,6 +70,7 @@ struct fleet_model {
     struct fleet_server *server;
     struct fleet_client *clients;
     uint64_t token_seq;
+    uint64_t clients_made; /* each client's host id is drawn from it */
 };
 
 static uint64_t now_of(const struct fleet_model *m) { return m->cfg.clock(m->cfg.clock_ctx); }
@@ -110,6 +114,9 @@ int fleet_client_create(struct fleet_model *m, struct fleet_client **out) {
     *out = c;
     if (c == NULL) return -1;
     c->m = m;
+    /* The Redis client's id is drawn from its random token key; here from
+     * a count, so that a run is the same every time. */
+    breaker__fleet_host_id(++m->clients_made, c->host_id);
     c->next = m->clients;
     m->clients = c;
     return 0;
@@ -226,8 +233,13 @@ void fleet_client_detach(struct fleet_client *c, breaker *b) {
 /* ---- One round ------------------------------------------------------------------*/
 
 /* The round's calls of `e`: its leased results, then its flush, or a read
- * of its state (breaker__fleet_full_due(), as the Redis client chooses). */
-static void build_calls(const struct fleet_model *m, struct entry *e) {
+ * of its state (breaker__fleet_full_due(), as the Redis client chooses).
+ * The flush is flush.c's collect_flush(): the deltas, the host id and
+ * sequence, the failing-source map and the server-directed wait (ARGV 12:
+ * what is left of a breaker_open_for(..., SERVER_DIRECTED) since the last
+ * flush, which makes the round's call the script). */
+static void build_calls(const struct fleet_model *m, const struct fleet_client *c,
+                        struct entry *e) {
     e->call_count = 0;
     for (size_t i = 0; i < e->result_count; i++) {
         const struct result *r = &e->results[i];
@@ -247,13 +259,27 @@ static void build_calls(const struct fleet_model *m, struct entry *e) {
         .releases = e->result_count > 0,
         .local = breaker_state_peek(e->b),
     };
-    e->read = !breaker__fleet_full_due(&e->follow, &pend);
+    uint64_t directed_us = 0;
+    if (s.server_directed_opens != e->directed_seen && pend.local == BREAKER_OPEN) {
+        uint64_t now = breaker_now_ns(e->b);
+        if (s.open_until_ns > now) directed_us = (s.open_until_ns - now) / 1000;
+    }
+    e->read = directed_us == 0 && !breaker__fleet_full_due(&e->follow, &pend);
     if (e->read) {
         e->seen_after = next;
         return;
     }
     e->seen = next;
-    breaker__fleet_call_flush(&e->calls[e->call_count++], e->follow.known_gen, &d);
+    d.sources = breaker_failing_sources_peek(e->b);
+    struct breaker__fleet_call *call = &e->calls[e->call_count++];
+    breaker__fleet_call_flush(call, e->follow.known_gen, &d);
+    /* The Redis client's sequence runs on its monotonic clock; the model's
+     * clock is the one it has. */
+    e->flush_seq = breaker__fleet_next_seq(e->flush_seq, now_of(m) / 1000);
+    breaker__fleet_call_sequence(call, c->host_id, e->flush_seq);
+    breaker__fleet_call_sources(call, d.sources);
+    breaker__fleet_call_directed(call, directed_us);
+    e->directed_seen = s.server_directed_opens;
 }
 
 /* The read of `e`'s state (the model's Redis has one clock: its TIME is
@@ -327,7 +353,7 @@ static void apply(struct entry *e) {
 
 void fleet_client_flush(struct fleet_client *c) {
     for (size_t i = 0; i < c->count; i++)
-        build_calls(c->m, c->entries[i]);
+        build_calls(c->m, c, c->entries[i]);
     for (size_t i = 0; i < c->count; i++) {
         struct entry *e = c->entries[i];
         for (size_t j = 0; j < e->call_count; j++)

@@ -66,7 +66,7 @@ struct name {
     size_t q_count, q_cap;
     bool q_junk;
     /* Not in Redis: for reports. */
-    uint64_t half_opens, leases_granted;
+    uint64_t half_opens, leases_granted, directed_opens;
 };
 
 struct fleet_server {
@@ -546,6 +546,7 @@ static int script_flush(struct fleet_server *s, struct run *r,
         if (n->st != FLEET_OPEN || n->until < r->now + dir) {
             go(r, FLEET_OPEN, (uint32_t)n->k);
             n->until = r->now + dir;
+            n->directed_opens++;
         }
     }
     /* A forced state (an operator's order in force) counts nothing, trips
@@ -828,6 +829,7 @@ int fleet_server_name_stats(struct fleet_server *s, const char *name,
     out->transitions = n->transitions;
     out->half_opens = n->half_opens;
     out->leases_granted = n->leases_granted;
+    out->directed_opens = n->directed_opens;
     out->successes = n->succ;
     out->until_us = n->until;
     out->born = n->born;

@@ -15,8 +15,8 @@
  * What Redis does and this does not: keys do not expire (key_ttl_ns: a
  * name no host flushes disappears after an hour; nothing here runs that
  * long without a call), and the scripts' reason field ("why") is not kept.
- * What this keeps and Redis does not: counts of half-opens and of leases
- * granted, for reports. What is not modelled: the shadow and reconfig
+ * What this keeps and Redis does not: counts of half-opens, of leases
+ * granted and of opens for a server-directed wait, for reports. What is not modelled: the shadow and reconfig
  * scripts (the fleet's shadow mode and live limits: their fields sh, sseq,
  * cg, sw, sy, cw, cy are never set here, so the answers carry no controls
  * part, as Redis's do not until such a change is made), and the checks of
@@ -47,6 +47,7 @@ struct fleet_name_stats {
     uint64_t half_opens;  /* OPEN -> HALF_OPEN: recovery rounds */
     uint32_t leases_out;
     uint64_t leases_granted;
+    uint64_t directed_opens; /* opens for a host's server-directed wait (ARGV 12) */
     /* The rest of the state hash, as stored: successes in this half-open,
      * the open wait's end (µs), the generation the state was created with,
      * the CONSECUTIVE run. */
