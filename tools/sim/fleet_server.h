@@ -16,12 +16,11 @@
  * name no host flushes disappears after an hour; nothing here runs that
  * long without a call), and the scripts' reason field ("why") is not kept.
  * What this keeps and Redis does not: counts of half-opens, of leases
- * granted and of opens for a server-directed wait, for reports. What is not modelled: the shadow and reconfig
- * scripts (the fleet's shadow mode and live limits: their fields sh, sseq,
- * cg, sw, sy, cw, cy are never set here, so the answers carry no controls
- * part, as Redis's do not until such a change is made), and the checks of
- * the stored order fields (fleet_server_corrupt() cannot put them out of
- * range).
+ * granted and of opens for a server-directed wait, for reports. What is not modelled: the shadow
+ * and reconfig scripts (the fleet's shadow mode and live limits: their fields sh, sseq, cg, sw, sy,
+ * cw, cy are never set here, so the answers carry no controls part, as Redis's do not until such a
+ * change is made), and the checks of the stored order fields (fleet_server_corrupt() cannot put
+ * them out of range).
  *
  * Not thread-safe: one thread drives a server.
  */
