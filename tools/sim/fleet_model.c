@@ -259,11 +259,8 @@ static void build_calls(const struct fleet_model *m, const struct fleet_client *
         .releases = e->result_count > 0,
         .local = breaker_state_peek(e->b),
     };
-    uint64_t directed_us = 0;
-    if (s.server_directed_opens != e->directed_seen && pend.local == BREAKER_OPEN) {
-        uint64_t now = breaker_now_ns(e->b);
-        if (s.open_until_ns > now) directed_us = (s.open_until_ns - now) / 1000;
-    }
+    uint64_t directed_us =
+        breaker__fleet_directed_left_us(&s, pend.local, e->directed_seen, breaker_now_ns(e->b));
     e->read = directed_us == 0 && !breaker__fleet_full_due(&e->follow, &pend);
     if (e->read) {
         e->seen_after = next;
@@ -271,14 +268,11 @@ static void build_calls(const struct fleet_model *m, const struct fleet_client *
     }
     e->seen = next;
     d.sources = breaker_failing_sources_peek(e->b);
-    struct breaker__fleet_call *call = &e->calls[e->call_count++];
-    breaker__fleet_call_flush(call, e->follow.known_gen, &d);
     /* The Redis client's sequence runs on its monotonic clock; the model's
      * clock is the one it has. */
     e->flush_seq = breaker__fleet_next_seq(e->flush_seq, now_of(m) / 1000);
-    breaker__fleet_call_sequence(call, c->host_id, e->flush_seq);
-    breaker__fleet_call_sources(call, d.sources);
-    breaker__fleet_call_directed(call, directed_us);
+    breaker__fleet_call_host_flush(&e->calls[e->call_count++], e->follow.known_gen, &d, c->host_id,
+                                   e->flush_seq, directed_us);
     e->directed_seen = s.server_directed_opens;
 }
 

@@ -117,11 +117,8 @@ static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
     };
     /* A server-directed open since the last flush (a 429 with Retry-After):
      * the fleet's too, for what is left of it. */
-    uint64_t directed_us = 0;
-    if (s.server_directed_opens != e->directed_seen && pend.local == BREAKER_OPEN) {
-        uint64_t now = breaker_now_ns(b);
-        if (s.open_until_ns > now) directed_us = (s.open_until_ns - now) / 1000;
-    }
+    uint64_t directed_us =
+        breaker__fleet_directed_left_us(&s, pend.local, e->directed_seen, breaker_now_ns(b));
     if (directed_us == 0 && !breaker__fleet_full_due(&e->follow, &pend)) {
         p->kind = PENDING_READ; /* its TIME: collect_calls() */
         p->seen_after = next;
@@ -132,11 +129,9 @@ static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
     /* The host's failing-source map: a snapshot, not a delta (OR-ed in
      * Redis, so a retried round sends it again harmlessly). */
     p->deltas.sources = breaker_failing_sources_peek(b);
-    breaker__fleet_call_flush(&p->call, p->known_gen, &p->deltas);
     e->flush_seq = breaker__fleet_next_seq(e->flush_seq, breaker__redis_mono_ns() / 1000);
-    breaker__fleet_call_sequence(&p->call, f->host_id, e->flush_seq);
-    breaker__fleet_call_sources(&p->call, p->deltas.sources);
-    breaker__fleet_call_directed(&p->call, directed_us);
+    breaker__fleet_call_host_flush(&p->call, p->known_gen, &p->deltas, f->host_id, e->flush_seq,
+                                   directed_us);
     e->directed_seen = s.server_directed_opens;
 }
 

@@ -388,6 +388,21 @@ void breaker__fleet_call_directed(struct breaker__fleet_call *c, uint64_t wait_u
     call_arg(c, wait_us);
 }
 
+void breaker__fleet_call_host_flush(struct breaker__fleet_call *c, uint64_t known_gen,
+                                    const struct breaker__fleet_deltas *d, const char host[17],
+                                    uint64_t seq, uint64_t directed_us) {
+    breaker__fleet_call_flush(c, known_gen, d);
+    breaker__fleet_call_sequence(c, host, seq);
+    breaker__fleet_call_sources(c, d->sources);
+    breaker__fleet_call_directed(c, directed_us);
+}
+
+uint64_t breaker__fleet_directed_left_us(const breaker_stats *s, enum breaker_state local,
+                                         uint64_t seen, uint64_t now_ns) {
+    if (s->server_directed_opens == seen || local != BREAKER_OPEN) return 0;
+    return s->open_until_ns > now_ns ? (s->open_until_ns - now_ns) / 1000 : 0;
+}
+
 void breaker__fleet_call_acquire(struct breaker__fleet_call *c, uint64_t token) {
     c->script = FLEET_SCRIPT_ACQUIRE;
     c->argc = 1;

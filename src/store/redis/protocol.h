@@ -197,6 +197,18 @@ void breaker__fleet_call_sources(struct breaker__fleet_call *c, uint64_t map);
  * script opens the fleet until then (capped at open_max), unless it is
  * open that long already or an operator's order forces it. */
 void breaker__fleet_call_directed(struct breaker__fleet_call *c, uint64_t wait_us);
+/* A host's whole flush call, as the Redis client sends it (and the
+ * simulator's model): the deltas `d` for `known_gen`, the host id and
+ * sequence, d->sources and the server-directed wait. */
+void breaker__fleet_call_host_flush(struct breaker__fleet_call *c, uint64_t known_gen,
+                                    const struct breaker__fleet_deltas *d, const char host[17],
+                                    uint64_t seq, uint64_t directed_us);
+/* What is left at `now_ns` (the local breaker's clock) of a server-directed
+ * open of the local breaker since the last flush: its stats `s` count more
+ * such opens than `seen` (the count the last flush sent) and it is still
+ * OPEN (`local`), until s->open_until_ns. In microseconds; 0: none to send. */
+uint64_t breaker__fleet_directed_left_us(const breaker_stats *s, enum breaker_state local,
+                                         uint64_t seen, uint64_t now_ns);
 void breaker__fleet_call_acquire(struct breaker__fleet_call *c, uint64_t token);
 void breaker__fleet_call_release(struct breaker__fleet_call *c, uint64_t gen, uint64_t token,
                                  int result);
