@@ -876,14 +876,11 @@ enum breaker_refusal {
 
 /*! breaker_permit_would_reject() :
  *  For a permit breaker_acquire() granted only because the breaker is in
- *  shadow mode, the refusal it was spared; a service that logs each call
- *  with this value writes the shadow log `breaker replay` compares an
- *  enforcing configuration with (docs/cli.md, "Comparing with a shadow
- *  log"). Reads only the permit (one relaxed load: no lock, no clock, no
- *  system call), so it may be called from any thread the permit reached,
- *  before or after its completion, and a forwarded breaker's permits (a
- *  registry's or a composition's handle) answer as the breaker that gave
- *  them. @return BREAKER_REFUSAL_OPEN, _HALF_OPEN, _FORCED or _RAMP for a
+ *  shadow mode, the refusal it was spared: what a service logs beside
+ *  each call's outcome to see, call by call, what an enforcing breaker
+ *  would have refused. Reads only the permit (one relaxed load: no lock, no
+ *  clock, no system call), so it may be called from any thread the permit
+ *  reached, before or after its completion. @return BREAKER_REFUSAL_OPEN, _HALF_OPEN, _FORCED or _RAMP for a
  *  shadow permit (counted in the matching stats.would_reject_*);
  *  BREAKER_REFUSAL_NONE (0) for every other permit: admitted for real (a
  *  closed call, a probe, also while in shadow mode), refused, or given with
