@@ -101,6 +101,29 @@ static void check_replay(const struct tool_trace *tr, const struct tool_breaker 
     FUZZ_CHECK(s->generation == 1 + s->transitions && s->transitions == r.timeline.event_count,
                "generation %llu, transitions %llu, events %zu", (unsigned long long)s->generation,
                (unsigned long long)s->transitions, r.timeline.event_count);
+    /* Beside a shadow log, every call falls in exactly one of the four
+     * cells, and the two sides' refusals add up. */
+    const struct tool_shadow_compare *sc = &r.shadow;
+    if (tr->has_shadow) {
+        uint64_t shadow_refused = tr->count - tr->shadow_calls[BREAKER_REFUSAL_NONE];
+        FUZZ_CHECK(sc->both_refused + sc->neither_refused + sc->shadow_only + sc->replay_only ==
+                           r.calls &&
+                       sc->both_refused + sc->replay_only == r.refused &&
+                       sc->both_refused + sc->shadow_only == shadow_refused,
+                   "shadow cells %llu %llu %llu %llu for %llu calls, %llu refused, %llu by the log",
+                   (unsigned long long)sc->both_refused, (unsigned long long)sc->neither_refused,
+                   (unsigned long long)sc->shadow_only, (unsigned long long)sc->replay_only,
+                   (unsigned long long)r.calls, (unsigned long long)r.refused,
+                   (unsigned long long)shadow_refused);
+        FUZZ_CHECK((sc->first_line == 0) == (sc->shadow_only + sc->replay_only == 0),
+                   "first disagreement at line %u with %llu disagreements", sc->first_line,
+                   (unsigned long long)(sc->shadow_only + sc->replay_only));
+        FUZZ_CHECK(tr->shadow_served <= shadow_refused, "served %llu of %llu refused",
+                   (unsigned long long)tr->shadow_served, (unsigned long long)shadow_refused);
+    } else {
+        FUZZ_CHECK(sc->both_refused + sc->neither_refused + sc->shadow_only + sc->replay_only == 0,
+                   "a trace without a would_reject column was compared with a shadow log");
+    }
     for (size_t i = 1; i < r.timeline.event_count; i++)
         FUZZ_CHECK(r.timeline.events[i].time_ns >= r.timeline.events[i - 1].time_ns,
                    "event %zu at %llu before event %zu at %llu", i,

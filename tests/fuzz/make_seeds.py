@@ -155,6 +155,10 @@ TRACE_SEEDS = {
                   "0,0.001,failure\n18446744073.709551614,0.000000001,ok\n"
                   "5,18446744068.709551615,failure\n",
     "bad_spec": "#!trip=sometimes,open=1s\n1,1,ok\n2,1,failure\n",
+    "shadow_log": "#!trip=consecutive,failure_threshold=2,open=1s,half_open_max_probes=1\n"
+                  "ts,duration,outcome,would_reject\n0.0,0.01,503,none\n0.1,0.01,503,\n"
+                  "0.2,0.01,ok,open\n0.3,0.01,ok,no\n1.2,0.5,ok,-\n1.3,0.01,ok,half_open\n"
+                  "1.4,0.01,ok,FORCED_OPEN\n1.9,0.01,ok,ramp\n2.0,0.01,ok,yes\n2.1,0.01,ok,maybe\n",
 }
 
 

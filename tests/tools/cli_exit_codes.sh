@@ -52,6 +52,11 @@ configuration_errors_are_78_in_every_command)
   expect 78 "$bk" simulate -s 'open=soon'
   expect 78 "$bk" replay -b 'x:open=10s,open_max=5s' "$tmp/t.csv"
   expect 78 "$bk" replay -c "$tmp/bad.ini" "$tmp/t.csv"
+  # A replay enforces: shadow mode would hide what it is asked (also by -s).
+  expect 78 "$bk" replay -b 'x:shadow=yes' "$tmp/t.csv"
+  grep -q "breaker 'x': shadow = yes: a replay already refuses nothing" "$tmp/err" ||
+    fail "no reason given for refusing shadow = yes: $(cat "$tmp/err")"
+  expect 78 "$bk" replay -s 'shadow=yes' "$tmp/t.csv"
   printf '[scenario]\nworkers = 0\n' >"$tmp/s.ini"
   expect 78 "$bk" simulate "$tmp/s.ini"
   # None of them ran the command or made the breaker.

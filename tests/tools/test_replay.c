@@ -13,6 +13,7 @@
 #include "sim/report.h"
 #include "sim/simulate.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -616,6 +617,257 @@ static void a_caller_column_lets_min_failing_sources_tell_one_caller_from_an_out
     release(&tr, &r);
 }
 
+/* ---- Shadow logs ---------------------------------------------------------------*/
+
+#define SHADOW_SPEC                                                                        \
+    "probe:trip=consecutive,failure_threshold=3,open=1s,half_open_max_probes=1,half_open_" \
+    "successes=1"
+
+/* A hand-made shadow log whose every line's fate under SHADOW_SPEC is
+ * known: three failures trip it at 0.210s (open until 1.210s); the call
+ * at 1.300s is its probe (until 1.800s, a success that closes it). */
+static const char shadow_log[] = "ts,duration,outcome,would_reject\n"
+                                 "0.000,0.010,503,none\n"     /* line 2: neither */
+                                 "0.100,0.010,503,\n"         /* 3: neither */
+                                 "0.200,0.010,503,-\n"        /* 4: neither; trips */
+                                 "0.300,0.010,503,open\n"     /* 5: both */
+                                 "0.400,0.010,ok,no\n"        /* 6: only the replay */
+                                 "1.300,0.500,ok,none\n"      /* 7: neither (the probe) */
+                                 "1.400,0.010,ok,half_open\n" /* 8: both */
+                                 "1.500,0.010,ok,OPEN\n"      /* 9: both, another reason */
+                                 "1.900,0.010,ok,open\n"      /* 10: only the shadow */
+                                 "2.000,0.010,ok,yes\n";      /* 11: only the shadow */
+
+static char *json_of(const struct tool_trace *tr, struct tool_breaker *b,
+                     const struct tool_replay_result *r) {
+    struct tool_breakers list = {.items = b, .count = 1, .cap = 1};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    tool_print_replay_json(out, "log.csv", tr, &list, r, 1);
+    fclose(out);
+    return text;
+}
+
+static void a_shadow_log_is_compared_call_by_call(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    read_trace_text(shadow_log, &tr);
+    assert_true(tr.has_shadow);
+    assert_int_equal(tr.count, 10);
+    assert_int_equal(tr.shadow_calls[BREAKER_REFUSAL_NONE], 5);
+    assert_int_equal(tr.shadow_calls[BREAKER_REFUSAL_OPEN], 3);
+    assert_int_equal(tr.shadow_calls[BREAKER_REFUSAL_HALF_OPEN], 1);
+    assert_int_equal(tr.shadow_calls[TOOL_SHADOW_REFUSED], 1);
+    struct tool_breaker b = make_breaker_spec(SHADOW_SPEC);
+    struct tool_replay_result r;
+    replay(&tr, &b, &r);
+    assert_int_equal(r.refused, 4);
+    assert_int_equal(r.shadow.both_refused, 3);
+    assert_int_equal(r.shadow.neither_refused, 4);
+    assert_int_equal(r.shadow.replay_only, 1);
+    assert_int_equal(r.shadow.shadow_only, 2);
+    assert_int_equal(r.shadow.first_line, 6);
+    assert_int_equal(r.shadow.first_ns - tr.origin_ns, 400 * TOOL_MS);
+    assert_true(r.shadow.first_replay_refused);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    tool_print_shadow_trace(out, &tr);
+    tool_print_replay(out, &tr, &b, &r);
+    fclose(out);
+    static const char *const lines[] = {
+        "Shadow log: the shadow breaker would have refused 5 of 10 calls (3 open, 1 half_open, "
+        "1 unspecified); the dependency served 4 of them\n",
+        "   shadow log: 7 of 10 calls agree (70.0%): 3 refused by both, 4 by neither\n",
+        "   disagree: 1 refused only by this configuration, 2 only by the shadow breaker\n",
+        "   first disagreement: line 6 at 0.400s, refused by this configuration\n",
+    };
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+        if (strstr(text, lines[i]) == NULL) fail_msg("report lacks '%s':\n%s", lines[i], text);
+    free(text);
+
+    text = json_of(&tr, &b, &r);
+    static const char *const keys[] = {
+        "\"sources\": false, \"shadow\": true, \"would_reject\": {\"none\": 5, \"open\": 3, "
+        "\"half_open\": 1, \"forced_open\": 0, \"ramp\": 0, \"unspecified\": 1}, "
+        "\"would_reject_served\": 4}",
+        "\"shadow\": {\"agree\": 7, \"both_refused\": 3, \"neither_refused\": 4, "
+        "\"only_replay_refused\": 1, \"only_shadow_refused\": 2, \"first_disagreement\": "
+        "{\"line\": 6, \"time_ns\": 400000000, \"refused_by\": \"replay\"}}",
+    };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (strstr(text, keys[i]) == NULL) fail_msg("JSON lacks '%s':\n%s", keys[i], text);
+    free(text);
+    release(&tr, &r);
+
+    /* A trace that is no shadow log says nothing of one. */
+    replay_file("outage.csv", STRICT, &tr, &b, &r);
+    assert_false(tr.has_shadow);
+    text = report(&tr, &b, &r);
+    if (strstr(text, "shadow") != NULL)
+        fail_msg("a plain trace's report speaks of a shadow:\n%s", text);
+    free(text);
+    text = json_of(&tr, &b, &r);
+    if (strstr(text, "\"shadow\": false, \"would_reject\": null, \"would_reject_served\": null}") ==
+            NULL ||
+        strstr(text, "\"shadow\": null,") == NULL)
+        fail_msg("a plain trace's JSON should say shadow false and null:\n%s", text);
+    free(text);
+    release(&tr, &r);
+}
+
+static void a_bad_would_reject_value_is_reported_with_its_line(void **state) {
+    (void)state;
+    struct tool_trace tr;
+    char *errors = read_trace_errors("ts,duration,outcome,shadow\n"
+                                     "0.000,0.010,ok,maybe\n"
+                                     "0.100,0.010,ok,forced_open\n"
+                                     "0.200,0.010,ok,RAMP\n"
+                                     "0.300,0.010,ok,Forced\n",
+                                     "log.csv", &tr);
+    if (strstr(errors, "breaker replay: log.csv:2: bad would_reject 'maybe': expected none") ==
+        NULL)
+        fail_msg("errors: %s", errors);
+    free(errors);
+    assert_int_equal(tr.bad_lines, 1);
+    assert_int_equal(tr.count, 3);
+    assert_int_equal(tr.shadow_calls[BREAKER_REFUSAL_FORCED], 2);
+    assert_int_equal(tr.shadow_calls[BREAKER_REFUSAL_RAMP], 1);
+    tool_trace_free(&tr);
+    read_trace_refused("ts,duration,outcome,would_reject,shadow\n0,0,ok,,\n",
+                       "column 5 'shadow': a second would_reject column (column 4 is "
+                       "'would_reject')");
+    read_trace_refused("ts,duration,outcome,would_reject_ms\n0,0,ok,\n",
+                       "the would_reject column takes no suffix");
+}
+
+/* What the live library in shadow mode logs (breaker_permit_would_reject()
+ * beside each call), replayed through the configuration that wrote it,
+ * agrees on every call: the replay is the enforcing twin of a shadow
+ * breaker. Calls overlap (up to 15 in flight), the dependency has two
+ * outages, and the configurations trip on a run, a count window and a
+ * time window with a ramp, so every kind of refusal is written. */
+struct shadow_live {
+    uint64_t now;
+};
+
+static uint64_t shadow_live_clock(void *ctx) { return ((struct shadow_live *)ctx)->now; }
+
+struct live_call {
+    uint64_t start, end;
+    enum breaker_outcome outcome;
+    breaker_permit permit;
+};
+
+static void write_live_shadow_log(const char *spec, uint64_t seed, char **log) {
+    struct tool_breaker tb = make_breaker_spec(spec);
+    struct shadow_live clk = {.now = 1000 * TOOL_SEC};
+    breaker_config c = tb.cfg;
+    c.clock = shadow_live_clock;
+    c.clock_ctx = &clk;
+    if (c.seed == 0) c.seed = 1; /* as the replay seeds it */
+    breaker *b = NULL;
+    assert_int_equal(breaker_create(&c, &b), BREAKER_OK);
+    assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
+    size_t len = 0;
+    FILE *out = open_memstream(log, &len);
+    fputs("ts_ns,duration_ns,outcome,would_reject\n", out);
+    enum { CALLS = 3000, MAX_FLIGHT = 64 };
+    struct live_call flight[MAX_FLIGHT];
+    size_t n = 0;
+    uint64_t x = seed;
+    for (int i = 0; i < CALLS; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint64_t start = 1000 * TOOL_SEC + (uint64_t)i * 20 * TOOL_MS;
+        /* Completions due by this start come first, in end order (then
+         * start order), as the replay completes them. */
+        for (;;) {
+            size_t best = n;
+            for (size_t k = 0; k < n; k++)
+                if (flight[k].end <= start &&
+                    (best == n || flight[k].end < flight[best].end ||
+                     (flight[k].end == flight[best].end && flight[k].start < flight[best].start)))
+                    best = k;
+            if (best == n) break;
+            clk.now = flight[best].end;
+            (void)breaker_complete(b, &flight[best].permit, flight[best].outcome);
+            flight[best] = flight[--n];
+        }
+        clk.now = start;
+        bool outage = (i >= 600 && i < 1400) || (i >= 2000 && i < 2300);
+        unsigned roll = (unsigned)(x >> 33) % 100;
+        enum breaker_outcome o = outage ? (roll < 90 ? BREAKER_FAILURE : BREAKER_SUCCESS)
+                                        : (roll < 3 ? BREAKER_FAILURE : BREAKER_SUCCESS);
+        uint64_t dur = (1 + (x >> 20) % 300) * TOOL_MS;
+        assert_true(n < MAX_FLIGHT);
+        struct live_call *lc = &flight[n++];
+        lc->start = start;
+        lc->end = start + dur;
+        lc->outcome = o;
+        assert_int_equal(breaker_acquire(b, &lc->permit), BREAKER_OK); /* shadow: never refuses */
+        fprintf(out, "%" PRIu64 ",%" PRIu64 ",%s,%s\n", start, dur,
+                o == BREAKER_FAILURE ? "failure" : "ok",
+                breaker_refusal_name(breaker_permit_would_reject(&lc->permit)));
+    }
+    while (n > 0) {
+        size_t best = 0;
+        for (size_t k = 1; k < n; k++)
+            if (flight[k].end < flight[best].end ||
+                (flight[k].end == flight[best].end && flight[k].start < flight[best].start))
+                best = k;
+        clk.now = flight[best].end;
+        (void)breaker_complete(b, &flight[best].permit, flight[best].outcome);
+        flight[best] = flight[--n];
+    }
+    fclose(out);
+    breaker_destroy(b);
+}
+
+static void the_configuration_that_wrote_a_shadow_log_agrees_with_it_on_every_call(void **state) {
+    (void)state;
+    static const char *const specs[] = {
+        "run:trip=consecutive,failure_threshold=5,open=2s,half_open_max_probes=2,"
+        "half_open_successes=3",
+        "count:trip=count_window,window_size=50,min_calls=20,failure_rate=50%,open=3s,"
+        "half_open_max_probes=1,half_open_successes=2,probe_timeout=100ms",
+        "ramped:window=10s,min_calls=30,failure_rate=40%,open=5s,open_backoff=2,"
+        "half_open_max_probes=3,ramp=20s",
+    };
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        char *log = NULL;
+        write_live_shadow_log(specs[i], 42 + i, &log);
+        struct tool_trace tr;
+        read_trace_text(log, &tr);
+        free(log);
+        assert_int_equal(tr.count, 3000);
+        assert_int_equal(tr.bad_lines, 0);
+        uint64_t refused = tr.count - tr.shadow_calls[BREAKER_REFUSAL_NONE];
+        if (refused < 300)
+            fail_msg("%s: the shadow would have refused only %" PRIu64, specs[i], refused);
+        struct tool_breaker b = make_breaker_spec(specs[i]);
+        struct tool_replay_result r;
+        replay(&tr, &b, &r);
+        if (r.shadow.shadow_only != 0 || r.shadow.replay_only != 0)
+            fail_msg("%s: %" PRIu64 " refused only by the shadow, %" PRIu64
+                     " only by the replay; the first at line %" PRIu32,
+                     specs[i], r.shadow.shadow_only, r.shadow.replay_only, r.shadow.first_line);
+        assert_int_equal(r.shadow.both_refused, refused);
+        assert_int_equal(r.refused, refused);
+        if (i == 2) assert_true(tr.shadow_calls[BREAKER_REFUSAL_RAMP] > 0);
+        if (i == 1) assert_true(tr.shadow_calls[BREAKER_REFUSAL_HALF_OPEN] > 0);
+        /* A stricter wait disagrees, and says where first. */
+        struct tool_breaker longer = make_breaker_spec(specs[i]);
+        longer.cfg.open_ns *= 4;
+        tool_replay_result_free(&r);
+        replay(&tr, &longer, &r);
+        assert_true(r.shadow.replay_only > 0);
+        assert_true(r.shadow.first_line > 0);
+        release(&tr, &r);
+    }
+}
+
 static void the_json_summary_has_its_documented_keys(void **state) {
     (void)state;
     struct tool_trace tr;
@@ -631,7 +883,8 @@ static void the_json_summary_has_its_documented_keys(void **state) {
     static const char *const want[] = {
         "\"format\": \"breaker-replay/1\"",
         "\"trace\": {\"name\": \"outage \\\"quoted\\\".csv\", \"calls\": 41, \"malformed_lines\": "
-        "0, \"span_ns\": 4000000000, \"sources\": false}",
+        "0, \"span_ns\": 4000000000, \"sources\": false, \"shadow\": false, \"would_reject\": "
+        "null, \"would_reject_served\": null}",
         "\"name\": \"strict\"",
         "\"keys\": \"trip=consecutive failure_threshold=5 open=1s open_backoff=1 "
         "half_open_successes=2\"",
@@ -640,6 +893,7 @@ static void the_json_summary_has_its_documented_keys(void **state) {
         "\"probes\": 3, \"probes_succeeded\": 2, \"probes_failed\": 1, \"probes_timed_out\": 0",
         "\"transitions\": 5, \"trips\": 1, \"flaps\": 0, \"flapping\": false",
         "\"time_open_ns\": 2180000000, \"time_half_open_ns\": 120000000",
+        "\"shadow\": null,",
         "{\"time_ns\": 1410000000, \"from\": \"closed\", \"to\": \"open\", \"reason\": "
         "\"consecutive_failures\", \"evidence\": \"5 failures in a row; open for 1s\"}",
     };
@@ -724,6 +978,9 @@ int main(void) {
         cmocka_unit_test(epoch_milliseconds_in_a_column_of_seconds_are_refused_with_a_hint),
         cmocka_unit_test(a_bom_crlf_and_rfc4180_quotes_are_read),
         cmocka_unit_test(a_caller_column_lets_min_failing_sources_tell_one_caller_from_an_outage),
+        cmocka_unit_test(a_shadow_log_is_compared_call_by_call),
+        cmocka_unit_test(a_bad_would_reject_value_is_reported_with_its_line),
+        cmocka_unit_test(the_configuration_that_wrote_a_shadow_log_agrees_with_it_on_every_call),
         cmocka_unit_test(the_json_summary_has_its_documented_keys),
         cmocka_unit_test(json_strings_are_escaped_and_valid_utf8),
         cmocka_unit_test(trips_count_closed_to_open_only),

@@ -89,6 +89,24 @@ if(BREAKER_BUILD_TOOLS)
        [ \"$3\" -ge 60 ] && [ \"$4\" -gt 0 ] && [ $(($4 * 2)) -le 60 ] ||
        { echo \"$out\"; exit 1; }"
     ${_bk} ${PROJECT_SOURCE_DIR}/examples/scenarios)
+  # examples/shadow_log writes a shadow log, shipped as
+  # examples/shadow_log.csv (docs/cli.md replays it). The configuration that
+  # wrote it (its second line) agrees with it on every call; with a longer
+  # wait it does not, and says where first.
+  if(BREAKER_BUILD_EXAMPLES)
+    add_test(NAME tools_cli_shadow_log_replays_in_agreement COMMAND sh -c
+      "d=$(mktemp -d) && \"$1\" >$d/log.csv 2>/dev/null || { rm -rf $d; exit 1; }
+       cmp $d/log.csv \"$2/shadow_log.csv\" ||
+         { echo 'examples/shadow_log.csv differs from what examples/shadow_log writes'; rm -rf $d; exit 1; }
+       spec=$(sed -n '2s/^# //p' $d/log.csv)
+       out=$(\"$0\" replay -b \"same:$spec\" -b \"longer:$spec,open=15s\" $d/log.csv); rc=$?; rm -rf $d
+       [ $rc -eq 0 ] &&
+       echo \"$out\" | grep -q '^Shadow log: the shadow breaker would have refused [1-9][0-9]* of 2400 calls' &&
+       echo \"$out\" | grep -q '^   shadow log: 2400 of 2400 calls agree (100.0%)' &&
+       echo \"$out\" | grep -q '^   first disagreement: line [0-9]* at ' || { echo \"$out\"; exit 1; }"
+      ${_bk} $<TARGET_FILE:shadow_log> ${PROJECT_SOURCE_DIR}/examples)
+    set_tests_properties(tools_cli_shadow_log_replays_in_agreement PROPERTIES LABELS cli)
+  endif()
   add_test(NAME tools_cli_replay_malformed_exits_65 COMMAND sh -c
     "out=$(\"$0\" replay \"$1/malformed.csv\" 2>&1); [ $? -eq 65 ] &&
      echo \"$out\" | grep -q 'malformed.csv:10: bad outcome' &&

@@ -50,12 +50,15 @@ const char tool_replay_help[] =
     "says, in any order: ts | time | timestamp | start, duration | latency |\n"
     "elapsed (each with an optional unit _s, _ms, _us or _ns for bare numbers;\n"
     "none means seconds), outcome | status | result | code, and optionally\n"
-    "client | caller | source | tenant (the caller, for min_failing_sources).\n"
+    "client | caller | source | tenant (the caller, for min_failing_sources), and\n"
+    "would_reject | shadow (a shadow log: what the shadow breaker would have\n"
+    "refused, none | open | half_open | forced_open | ramp | yes; each\n"
+    "configuration is then compared with it call by call).\n"
     "Any other name or unit is refused. CSV as RFC 4180 (quotes, commas in\n"
     "quotes, \"\" for a quote), CRLF and a UTF-8 BOM are fine. Blank lines and\n"
     "lines starting with # are skipped. A malformed line is reported as\n"
     "FILE:LINE: on standard error and skipped; the rest is replayed, and the exit\n"
-    "status is 1.\n"
+    "status is 65.\n"
     "\n"
     "options:\n"
     "  -c, --config FILE     use the [breaker NAME] sections of FILE (repeatable)\n"
@@ -65,7 +68,7 @@ const char tool_replay_help[] =
     "      --svg FILE        also write the timelines as an SVG picture (- writes\n"
     "                        it to standard output, the reports to standard error)\n"
     "      --json            print the summary as JSON (docs/cli.md lists the keys)\n"
-    "      --fail-empty      exit 1 if the trace has no calls (else a warning)\n"
+    "      --fail-empty      exit 65 if the trace has no calls (else a warning)\n"
     "      --fail-on-flapping  exit 3 if a configuration flaps\n"
     "      --max-trips N     exit 3 if a configuration trips more than N times\n"
     "  -h, --help            show this text\n"
@@ -161,7 +164,21 @@ static int replay_breakers(struct tool_options *o) {
         tool_error(stderr, "breaker replay: no [breaker NAME] section in the -c files");
         return TOOL_EXIT_CONFIG;
     }
-    return tool_finish_breakers("replay", o, &o->breakers);
+    int rc = tool_finish_breakers("replay", o, &o->breakers);
+    for (size_t i = 0; rc == 0 && i < o->breakers.count; i++) {
+        /* A replay refuses nothing for real already: it says what each
+         * configuration would refuse, which shadow mode would hide. */
+        if (o->breakers.items[i].shadow) {
+            tool_error(stderr,
+                       "breaker replay: breaker '%s': shadow = yes: a replay already refuses "
+                       "nothing for real and reports what the configuration would refuse; "
+                       "remove the key (to compare with a shadow log, give the trace a "
+                       "would_reject column)",
+                       o->breakers.items[i].name);
+            rc = TOOL_EXIT_CONFIG;
+        }
+    }
+    return rc;
 }
 
 /* The whole trace, read before any replay because calls are replayed in
@@ -196,7 +213,9 @@ static void print_trace_summary(FILE *out, const char *name, const struct tool_t
     }
     if (trace->bad_lines > 0)
         fprintf(out, ", %zu malformed lines skipped (listed on standard error)", trace->bad_lines);
-    fprintf(out, "; times are from the first call\n\n");
+    fprintf(out, "; times are from the first call\n");
+    tool_print_shadow_trace(out, trace);
+    fputc('\n', out);
 }
 
 /* The replays' results; the first `done` are filled and must be freed. */

@@ -98,6 +98,42 @@ bool tool_parse_outcome(const char *text, enum breaker_outcome *out) {
     return false;
 }
 
+/* ---- Shadow logs ----------------------------------------------------------------*/
+
+bool tool_parse_shadow(const char *text, enum tool_shadow *out) {
+    static const struct {
+        const char *word;
+        unsigned shadow;
+    } words[] = {{"", BREAKER_REFUSAL_NONE},
+                 {"-", BREAKER_REFUSAL_NONE},
+                 {"none", BREAKER_REFUSAL_NONE},
+                 {"no", BREAKER_REFUSAL_NONE},
+                 {"false", BREAKER_REFUSAL_NONE},
+                 {"0", BREAKER_REFUSAL_NONE},
+                 {"open", BREAKER_REFUSAL_OPEN},
+                 {"half_open", BREAKER_REFUSAL_HALF_OPEN},
+                 {"forced_open", BREAKER_REFUSAL_FORCED},
+                 {"forced", BREAKER_REFUSAL_FORCED},
+                 {"ramp", BREAKER_REFUSAL_RAMP},
+                 {"yes", TOOL_SHADOW_REFUSED},
+                 {"true", TOOL_SHADOW_REFUSED},
+                 {"1", TOOL_SHADOW_REFUSED}};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        if (word_is(text, words[i].word)) {
+            *out = (enum tool_shadow)words[i].shadow;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *tool_shadow_name(unsigned shadow) {
+    /* The library's names, so that a log written with
+     * breaker_refusal_name() reads back as it was written. */
+    return shadow == TOOL_SHADOW_REFUSED ? "unspecified"
+                                         : breaker_refusal_name((enum breaker_refusal)shadow);
+}
+
 /* ---- Reading a trace ------------------------------------------------------------*/
 
 static int add_call(struct tool_trace *tr, const struct tool_call *c) {
@@ -114,7 +150,7 @@ static int add_call(struct tool_trace *tr, const struct tool_call *c) {
 
 /* What a column holds. A header names the columns; without one a trace is
  * "timestamp,duration,outcome", numbers in seconds. */
-enum column_role { COL_TIME, COL_DURATION, COL_OUTCOME, COL_SOURCE, COL_ROLES };
+enum column_role { COL_TIME, COL_DURATION, COL_OUTCOME, COL_SOURCE, COL_SHADOW, COL_ROLES };
 
 #define MAX_COLUMNS 8 /* every role once, with room to name the one too many */
 
@@ -141,11 +177,13 @@ static const struct {
     {COL_DURATION, {"duration", "latency", "elapsed", NULL}, true, "duration"},
     {COL_OUTCOME, {"outcome", "status", "result", "code", NULL}, false, "outcome"},
     {COL_SOURCE, {"client", "caller", "source", "tenant", NULL}, false, "source"},
+    {COL_SHADOW, {"would_reject", "shadow", NULL}, false, "would_reject"},
 };
 
-#define KNOWN_COLUMNS                                                               \
-    "timestamp: ts, time, timestamp, start; duration: duration, latency, elapsed; " \
-    "outcome: outcome, status, result, code; source: client, caller, source, tenant"
+#define KNOWN_COLUMNS                                                                  \
+    "timestamp: ts, time, timestamp, start; duration: duration, latency, elapsed; "    \
+    "outcome: outcome, status, result, code; source: client, caller, source, tenant; " \
+    "would_reject: would_reject, shadow"
 
 static const struct {
     const char *suffix;
@@ -166,6 +204,7 @@ static void default_columns(struct columns *cols) {
     cols->at[COL_DURATION] = 1;
     cols->at[COL_OUTCOME] = 2;
     cols->at[COL_SOURCE] = -1;
+    cols->at[COL_SHADOW] = -1;
 }
 
 /* The role a header name is built on ("latency" in "latency_ms"), and
@@ -220,7 +259,7 @@ static const char *header_column(const char *name, size_t i, struct column *c, c
         return why;
     }
     if (c->role == COL_SOURCE && strcasecmp(suffix, "_id") == 0) return NULL;
-    snprintf(why, len, "column %zu '%.40s': an %s column takes no suffix such as '%.20s'", i + 1,
+    snprintf(why, len, "column %zu '%.40s': the %s column takes no suffix such as '%.20s'", i + 1,
              name, roles[r].what, suffix);
     return why;
 }
@@ -233,7 +272,8 @@ static const char *read_header(char *const *fields, size_t n, struct columns *co
         cols->at[r] = -1;
     cols->header = true;
     if (n > MAX_COLUMNS) {
-        snprintf(why, len, "%zu columns; at most %d (timestamp, duration, outcome, source)", n,
+        snprintf(why, len,
+                 "%zu columns; at most %d (timestamp, duration, outcome, source, would_reject)", n,
                  MAX_COLUMNS);
         return why;
     }
@@ -482,6 +522,15 @@ static const char *parse_line(char *line, const struct columns *cols, struct too
         return why;
     }
     c->source = cols->at[COL_SOURCE] >= 0 ? tool_source_key(fields[cols->at[COL_SOURCE]]) : 0;
+    enum tool_shadow shadow = (enum tool_shadow)BREAKER_REFUSAL_NONE;
+    if (cols->at[COL_SHADOW] >= 0 && !tool_parse_shadow(fields[cols->at[COL_SHADOW]], &shadow)) {
+        snprintf(why, len,
+                 "bad would_reject '%.40s': expected none (or empty, no, -), open, half_open, "
+                 "forced_open, ramp, or yes (refused, reason not given)",
+                 fields[cols->at[COL_SHADOW]]);
+        return why;
+    }
+    c->shadow = (uint8_t)shadow;
     return NULL;
 }
 
@@ -536,6 +585,7 @@ static int read_line(struct reader *rd, char *line, uint32_t lineno, char *msg, 
         if (bad != NULL) return -1;
         if (header) {
             rd->tr->has_source = rd->cols.at[COL_SOURCE] >= 0;
+            rd->tr->has_shadow = rd->cols.at[COL_SHADOW] >= 0;
             return 0;
         }
     }
@@ -549,6 +599,8 @@ static int read_line(struct reader *rd, char *line, uint32_t lineno, char *msg, 
         snprintf(msg, msg_len, "%s: out of memory", rd->name);
         return -1;
     }
+    rd->tr->shadow_calls[c.shadow]++;
+    if (c.shadow != BREAKER_REFUSAL_NONE && c.outcome == BREAKER_SUCCESS) rd->tr->shadow_served++;
     return 0;
 }
 
@@ -707,6 +759,27 @@ static breaker *create_breaker(struct replay *rp, const struct tool_breaker *cfg
     return b;
 }
 
+/* Set a call's fate in this replay beside the shadow log's. */
+static void compare_shadow(struct tool_shadow_compare *cmp, const struct tool_call *call,
+                           bool refused) {
+    bool shadow_refused = call->shadow != BREAKER_REFUSAL_NONE;
+    if (refused && shadow_refused) {
+        cmp->both_refused++;
+    } else if (!refused && !shadow_refused) {
+        cmp->neither_refused++;
+    } else {
+        if (refused)
+            cmp->replay_only++;
+        else
+            cmp->shadow_only++;
+        if (cmp->first_line == 0) {
+            cmp->first_line = call->line;
+            cmp->first_ns = call->start_ns;
+            cmp->first_replay_refused = refused;
+        }
+    }
+}
+
 /* Each call in start order asks for a permit, after the admitted calls that
  * ended by its start have completed, so the breaker learns outcomes when
  * they happened. A refused call is counted and never made. Stops early when
@@ -726,7 +799,9 @@ static void feed_calls(struct replay *rp, breaker *b, const struct tool_trace *t
         struct tool_bin *bin = tool_timeline_bin(&out->timeline, rp->now);
         struct pending p = {
             .key = {.at = tool_add_ns(call->start_ns, call->duration_ns), .tie = i}};
-        if (breaker_acquire(b, &p.permit) != BREAKER_OK) {
+        bool refused = breaker_acquire(b, &p.permit) != BREAKER_OK;
+        if (trace->has_shadow) compare_shadow(&out->shadow, call, refused);
+        if (refused) {
             out->refused++;
             bin->refused++;
             continue;

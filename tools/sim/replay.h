@@ -22,7 +22,17 @@ struct tool_call {
     uint64_t duration_ns;
     enum breaker_outcome outcome;
     uint32_t line;
+    uint8_t shadow;  /* enum tool_shadow: what a shadow log says of the call */
     uint64_t source; /* a hash of the caller column's value; 0 = none */
+};
+
+/* A shadow log's would_reject column, per call: BREAKER_REFUSAL_NONE (the
+ * shadow breaker admitted it for real, or the trace has no such column),
+ * the refusal breaker_permit_would_reject() named, or TOOL_SHADOW_REFUSED
+ * when the log says only that it would have been refused ("yes"). */
+enum tool_shadow {
+    TOOL_SHADOW_REFUSED = BREAKER_REFUSAL_COUNT,
+    TOOL_SHADOW_KINDS /* the number of values, NONE included */
 };
 
 struct tool_trace {
@@ -31,6 +41,9 @@ struct tool_trace {
     size_t bad_lines;   /* malformed lines (reported to the error stream) */
     uint64_t origin_ns; /* the first timestamp: reports count from it */
     bool has_source;    /* the header names a caller column */
+    bool has_shadow;    /* the header names a would_reject column: a shadow log */
+    uint64_t shadow_calls[TOOL_SHADOW_KINDS]; /* calls by enum tool_shadow value */
+    uint64_t shadow_served; /* calls the shadow would have refused that succeeded */
 };
 
 /* Read a CSV trace: "timestamp,duration,outcome" in seconds, or the
@@ -44,6 +57,23 @@ int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace 
 void tool_trace_free(struct tool_trace *trace);
 /* Parse one outcome field: ok, failure, 503, ECONNREFUSED, ... */
 bool tool_parse_outcome(const char *text, enum breaker_outcome *out);
+/* Parse one would_reject field: empty, none, no, -, 0 or false (admitted);
+ * open, half_open, forced_open (or forced), ramp; or yes, 1 or true (would
+ * have been refused, for a reason the log does not give). Any case. */
+bool tool_parse_shadow(const char *text, enum tool_shadow *out);
+/* The name of a would_reject value as reports print it: "open", ...,
+ * "unspecified" for TOOL_SHADOW_REFUSED. */
+const char *tool_shadow_name(unsigned shadow);
+
+/* A replay set call by call beside the shadow log it replayed: which calls
+ * both refused, neither, only the shadow breaker (it would have refused,
+ * this configuration admits), only this configuration. */
+struct tool_shadow_compare {
+    uint64_t both_refused, neither_refused, shadow_only, replay_only;
+    uint32_t first_line;       /* the first call they disagree on; 0: none */
+    uint64_t first_ns;         /* its start, on the trace's clock */
+    bool first_replay_refused; /* at it, this configuration refused */
+};
 
 struct tool_replay_result {
     char name[TOOL_NAME_MAX];
@@ -51,8 +81,9 @@ struct tool_replay_result {
     uint64_t calls;
     uint64_t refused;
     uint64_t time_open_ns, time_half_open_ns;
-    uint64_t flaps;                /* closes followed by a re-trip within the flap window */
-    struct tool_timeline timeline; /* with every transition */
+    uint64_t flaps;                    /* closes followed by a re-trip within the flap window */
+    struct tool_shadow_compare shadow; /* against the trace's shadow log, if it is one */
+    struct tool_timeline timeline;     /* with every transition */
 };
 
 #define TOOL_FLAP_WINDOW_NS (60 * TOOL_SEC)

@@ -442,8 +442,7 @@ void tool_format_evidence(const breaker_event *ev, char *buf, size_t len) {
     }
 }
 
-/* Seconds since the trace's first call, with millisecond precision. */
-static void offset(uint64_t t, uint64_t origin, char *buf, size_t len) {
+void tool_format_offset(uint64_t t, uint64_t origin, char *buf, size_t len) {
     uint64_t d = t > origin ? t - origin : 0;
     snprintf(buf, len, "%" PRIu64 ".%03" PRIu64 "s", d / TOOL_SEC, (d % TOOL_SEC) / TOOL_MS);
 }
@@ -460,7 +459,7 @@ void tool_print_transitions(FILE *out, const breaker_event *events, size_t count
         const breaker_event *ev = &events[i];
         snprintf(tr, sizeof(tr), "%s -> %s", breaker_state_name(ev->from),
                  breaker_state_name(ev->to));
-        offset(ev->time_ns, origin_ns, t, sizeof(t));
+        tool_format_offset(ev->time_ns, origin_ns, t, sizeof(t));
         tool_format_evidence(ev, ev_text, sizeof(ev_text));
         fprintf(out, "   %-12s %-22s %-20s %s\n", t, tr, breaker_reason_name(ev->reason), ev_text);
     }
@@ -495,6 +494,7 @@ void tool_print_replay(FILE *out, const struct tool_trace *trace, const struct t
                 "too sensitive (raise min_calls or failure_rate)\n",
                 r->flaps, seconds(TOOL_FLAP_WINDOW_NS, a, sizeof(a)));
     }
+    if (trace->has_shadow) tool_print_shadow_compare(out, trace, r);
     fputc('\n', out);
 }
 
@@ -545,6 +545,8 @@ static void json_breaker(FILE *out, const struct tool_trace *trace, const struct
             "      \"time_open_ns\": %" PRIu64 ", \"time_half_open_ns\": %" PRIu64
             ", \"replayed_ns\": %" PRIu64 ",\n      ",
             r->time_open_ns, r->time_half_open_ns, span);
+    tool_json_shadow_compare(out, trace, r);
+    fputs(",\n      ", out);
     json_events(out, r, trace->origin_ns);
     fputc('}', out);
 }
@@ -559,9 +561,11 @@ void tool_print_replay_json(FILE *out, const char *name, const struct tool_trace
     tool_json_string(out, name);
     fprintf(out,
             ", \"calls\": %zu, \"malformed_lines\": %zu, \"span_ns\": %" PRIu64
-            ", \"sources\": %s},\n  \"breakers\": [",
+            ", \"sources\": %s, ",
             trace->count, trace->bad_lines, last - trace->origin_ns,
             trace->has_source ? "true" : "false");
+    tool_json_shadow_trace(out, trace);
+    fputs("},\n  \"breakers\": [", out);
     for (size_t i = 0; i < count && i < cfgs->count; i++) {
         fputs(i ? ",\n" : "\n", out);
         json_breaker(out, trace, &cfgs->items[i], &runs[i]);

@@ -32,6 +32,24 @@ void tool_print_replay_json(FILE *out, const char *name, const struct tool_trace
  * evidence. */
 void tool_print_transitions(FILE *out, const breaker_event *events, size_t count,
                             uint64_t origin_ns);
+/* A time on the trace's clock as seconds since `origin` (its first call),
+ * with millisecond precision: "12.345s". */
+void tool_format_offset(uint64_t t, uint64_t origin, char *buf, size_t len);
+
+/* A shadow log (a trace with a would_reject column, report_shadow.c): what
+ * the shadow breaker would have refused, as the line under the trace's
+ * summary, and as the JSON members "shadow" and "would_reject" of
+ * "trace". */
+void tool_print_shadow_trace(FILE *out, const struct tool_trace *trace);
+void tool_json_shadow_trace(FILE *out, const struct tool_trace *trace);
+/* A replay beside the shadow log, call by call: the report's lines, and the
+ * JSON member "shadow" of its configuration (null when the trace is no
+ * shadow log). */
+void tool_print_shadow_compare(FILE *out, const struct tool_trace *trace,
+                               const struct tool_replay_result *r);
+void tool_json_shadow_compare(FILE *out, const struct tool_trace *trace,
+                              const struct tool_replay_result *r);
+
 /* One line of evidence for a transition, as "25 of 40 calls failed (62.5%)". */
 void tool_format_evidence(const breaker_event *ev, char *buf, size_t len);
 
