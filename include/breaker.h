@@ -878,7 +878,10 @@ enum breaker_refusal {
  *  For a permit breaker_acquire() granted only because the breaker is in
  *  shadow mode, the refusal it was spared: what a service logs beside
  *  each call's outcome to see, call by call, what an enforcing breaker
- *  would have refused. Reads only the permit (one relaxed load: no lock, no
+ *  would have refused (`breaker replay` compares such a log, with
+ *  breaker_refusal_name() in a would_reject column, with any enforcing
+ *  configuration: docs/cli.md, "Comparing with a shadow log";
+ *  examples/shadow_log.c writes one). Reads only the permit (one relaxed load: no lock, no
  *  clock, no system call), so it may be called from any thread the permit
  *  reached, before or after its completion. @return BREAKER_REFUSAL_OPEN, _HALF_OPEN, _FORCED or _RAMP for a
  *  shadow permit (counted in the matching stats.would_reject_*);

@@ -81,6 +81,14 @@ class permit_guard {
     /* breaker_permit_is_probe(): 1 if admitted as a half-open probe. */
     bool is_probe() const noexcept { return admitted() && breaker_permit_is_probe(&permit_) != 0; }
 
+    /* breaker_permit_would_reject(): the refusal shadow mode spared this
+     * permit (what a shadow log writes beside the call), or
+     * BREAKER_REFUSAL_NONE for a real admission, a refused or an empty
+     * guard. */
+    enum breaker_refusal would_reject() const noexcept {
+        return admitted() ? breaker_permit_would_reject(&permit_) : BREAKER_REFUSAL_NONE;
+    }
+
     /* The breaker, or nullptr for an empty guard. */
     breaker *get() const noexcept { return b_; }
 

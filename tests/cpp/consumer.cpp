@@ -110,6 +110,33 @@ static void forgotten_probe_frees_its_slot() {
     breaker_destroy(b);
 }
 
+static void shadow_guard_says_what_it_was_spared() {
+    breaker *b = make_breaker();
+    CHECK_EQ(breaker_set_shadow(b, 1), BREAKER_OK);
+    {
+        breaker_cxx::permit_guard g(b);
+        CHECK_EQ(g.would_reject(), BREAKER_REFUSAL_NONE); // closed: a real admission
+        CHECK_EQ(g.complete(BREAKER_FAILURE), BREAKER_OK);
+    }
+    CHECK_EQ(breaker_get_state(b), BREAKER_OPEN);
+    {
+        breaker_cxx::permit_guard g(b); // open, but shadow mode admits it
+        CHECK_EQ(g.admitted(), true);
+        CHECK_EQ(g.would_reject(), BREAKER_REFUSAL_OPEN);
+        CHECK_EQ(g.complete(BREAKER_SUCCESS), BREAKER_OK);
+        CHECK_EQ(g.would_reject(), BREAKER_REFUSAL_OPEN); // the permit still says it
+    }
+    CHECK_EQ(breaker_set_shadow(b, 0), BREAKER_OK);
+    {
+        breaker_cxx::permit_guard refused(b);
+        CHECK_EQ(refused.admitted(), false);
+        CHECK_EQ(refused.would_reject(), BREAKER_REFUSAL_NONE);
+    }
+    breaker_cxx::permit_guard empty;
+    CHECK_EQ(empty.would_reject(), BREAKER_REFUSAL_NONE);
+    breaker_destroy(b);
+}
+
 static int transitions_seen;
 static breaker *listened;
 static void listener(void *, const breaker_registry_event *ev) {
@@ -187,6 +214,7 @@ static void classifiers_from_cpp() {
 int main() {
     guard_settles_only_what_was_forgotten();
     forgotten_probe_frees_its_slot();
+    shadow_guard_says_what_it_was_spared();
     registry_from_cpp();
     executor_from_cpp();
     classifiers_from_cpp();
