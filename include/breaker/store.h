@@ -17,7 +17,9 @@
  * The callbacks, contexts and clock are each process's own.
  *
  * Thread-safety: a store may be used from any thread; attach and open take a
- * file lock (flock) for their short bookkeeping, never the call path. A
+ * file lock (flock) for their short bookkeeping, never the call path (a
+ * signal that interrupts the wait for it, a handler without SA_RESTART, is
+ * not an error: the wait goes on). A
  * process may die at any instruction: a probe it held is reclaimed at its
  * deadline, a transition is one CAS, the counter stripe a thread of it
  * claimed is taken over by a later process (however many come and go), and

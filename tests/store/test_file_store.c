@@ -21,7 +21,9 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -885,6 +887,85 @@ static void a_killed_probe_is_reclaimed_at_its_deadline(void **state) {
     munmap(clock, sizeof(*clock));
 }
 
+/* ---- A signal while waiting for the file lock -------------------------------- */
+
+static volatile sig_atomic_t alarms;
+static void count_alarm(int sig) {
+    (void)sig;
+    alarms++;
+}
+
+/* A child takes the file's lock and holds it for 300 ms; then `op` runs
+ * while a timer without SA_RESTART interrupts it every 5 ms. */
+enum lock_op { OP_OPEN, OP_ATTACH, OP_RECONFIGURE };
+
+static void under_signals_while_locked(enum lock_op op, breaker_store *st, breaker *b) {
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(2);
+        if (write(ready[1], "l", 1) != 1) _exit(3);
+        struct timespec hold = {.tv_sec = 0, .tv_nsec = 300 * 1000000L};
+        nanosleep(&hold, NULL);
+        _exit(0);
+    }
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = count_alarm; /* no SA_RESTART: a blocked call sees EINTR */
+    assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+    alarms = 0;
+    struct itimerval every = {.it_interval = {0, 5000}, .it_value = {0, 5000}}, off = {0};
+    assert_int_equal(setitimer(ITIMER_REAL, &every, NULL), 0);
+    char msg[256] = "";
+    int rc;
+    breaker *other = NULL;
+    breaker_store *st2 = NULL;
+    breaker_store_config sc = quiet_store_config();
+    breaker_config cfg = consecutive_config(3);
+    switch (op) {
+    case OP_OPEN:
+        rc = breaker_store_open(path, &sc, &st2, msg, sizeof(msg));
+        break;
+    case OP_ATTACH:
+        rc = breaker_store_attach(st, "late", &cfg, &other, msg, sizeof(msg));
+        break;
+    case OP_RECONFIGURE:
+    default:
+        cfg.failure_threshold = 7;
+        rc = breaker_reconfigure(b, &cfg, 0, msg, sizeof(msg));
+        break;
+    }
+    assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
+    assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
+    assert_int_equal(reap(pid), 0);
+    close(ready[0]);
+    close(ready[1]);
+    if (rc != BREAKER_OK) fail_msg("op %d under signals: %s (%s)", op, breaker_strerror(rc), msg);
+    assert_true(alarms > 0);
+    breaker_destroy(other);
+    if (st2 != NULL) breaker_store_close(st2);
+}
+
+static void a_signal_while_waiting_for_the_file_lock_is_no_error(void **state) {
+    (void)state;
+    breaker_store *st = open_store();
+    breaker_config cfg = consecutive_config(3);
+    breaker *b = attach(st, "api", &cfg);
+    under_signals_while_locked(OP_OPEN, st, b);
+    under_signals_while_locked(OP_ATTACH, st, b);
+    under_signals_while_locked(OP_RECONFIGURE, st, b);
+    breaker_config now;
+    breaker_get_config(b, &now);
+    assert_int_equal(now.failure_threshold, 7);
+    breaker_destroy(b);
+    breaker_store_close(st);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(one_breaker_per_name_across_handles_and_processes, setup,
@@ -912,6 +993,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(eight_processes_share_one_probe_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(eight_processes_admit_exactly_the_probe_budget, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_signal_while_waiting_for_the_file_lock_is_no_error, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_killed_probe_is_reclaimed_at_its_deadline, setup,
                                         teardown),

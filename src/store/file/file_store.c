@@ -345,6 +345,17 @@ static int fail_errno(int status, char *msg, size_t len, const char *what, const
     return breaker__fail(status, msg, len, "%s: %s: %s", path, what, strerror(errno));
 }
 
+/* The file's exclusive lock, waited for. A signal that interrupts the wait
+ * (a handler installed without SA_RESTART: the application's choice, not
+ * ours) is no reason to fail an attach, an open or a change of limits: wait
+ * again. @return 0, or -1 with errno (EBADF, ENOLCK). */
+static int lock_file(int fd) {
+    int rc;
+    while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    return rc;
+}
+
 /* The file's owner and permissions, unless the caller accepts shared files. */
 static int check_permissions(const struct stat *sb, unsigned flags, const char *path, char *msg,
                              size_t len) {
@@ -416,7 +427,7 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
             return breaker__fail(BREAKER_EIO, msg, len, "%s: a symbolic link (refused)", st->path);
         return fail_errno(BREAKER_EIO, msg, len, "open", st->path);
     }
-    if (flock(st->fd, LOCK_EX) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
+    if (lock_file(st->fd) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
     struct stat sb;
     if (fstat(st->fd, &sb) != 0) return fail_errno(BREAKER_EIO, msg, len, "fstat", st->path);
     st->dev = sb.st_dev;
@@ -826,7 +837,7 @@ static int store_attach(breaker_store *st, const char *name, const breaker_confi
 static int attach_locked(breaker_store *st, const char *name, const breaker_config *cfg,
                          const breaker_owner *owner, const breaker_probe_gate *gate,
                          breaker *carry_from, breaker **out, bool *created, char *msg, size_t len) {
-    if (flock(st->fd, LOCK_EX) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
+    if (lock_file(st->fd) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
     uint64_t block_off = 0, block_size = 0;
     int rc = find_or_create(st, name, cfg, &block_off, &block_size, created, msg, len);
     if (rc == BREAKER_OK)
@@ -863,7 +874,7 @@ static int store_lock_limits(void *ctx, bool lock) {
         return BREAKER_OK;
     }
     pthread_mutex_lock(&st->lock);
-    if (flock(st->fd, LOCK_EX) == 0) return BREAKER_OK;
+    if (lock_file(st->fd) == 0) return BREAKER_OK;
     pthread_mutex_unlock(&st->lock);
     return BREAKER_EIO;
 }
@@ -1150,7 +1161,7 @@ int breaker_store_host_lock(breaker_store *st) {
      * too. Busy for 10 ms: not now. */
     int locked = -1;
     for (int i = 0; i < 100 && (locked = flock(st->fd, LOCK_EX | LOCK_NB)) != 0; i++) {
-        if (errno != EWOULDBLOCK) break;
+        if (errno != EWOULDBLOCK && errno != EINTR) break;
         struct timespec pause = {.tv_sec = 0, .tv_nsec = 100000};
         nanosleep(&pause, NULL);
     }
