@@ -375,8 +375,11 @@ BREAKER_API BREAKER_NODISCARD int breaker_redis_limits_get(breaker_redis *fleet,
  *  then reconfigures its local breaker (breaker_reconfigure() with its own
  *  configuration whose stored fields are replaced: a RECONFIGURED event with
  *  the old and new limits; its flusher's cadence and the fleet's open waits
- *  follow the new limits); a host whose local breaker refuses them counts
- *  it (breaker_redis_stats.reconfigs_refused) and keeps its own. Fields the
+ *  follow the new limits; fenced by the local configuration generation, so
+ *  a local change made meanwhile is never written over, and one that
+ *  cannot be made now is made at a later round); a host whose local
+ *  breaker refuses them counts it (breaker_redis_stats.reconfigs_refused)
+ *  and keeps its own. Fields the
  *  fleet does not store are ignored (each host's); limits equal to the stored
  *  ones are no change: nothing is written (the generation, who and why
  *  stay) and BREAKER_OK is returned. What cannot change live

@@ -71,6 +71,10 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # operator's handle; refusals, conflicts and corrupt control fields.
     breaker_add_redis_test(test_fleet_controls SOURCES fleet/test_fleet_controls.c TIMEOUT 120
                            LABELS redis external)
+    # The fleet's new limits and a local change of the same breaker at once
+    # (with and without a store file): neither writes over the other.
+    breaker_add_redis_test(test_fleet_reconfig_race SOURCES fleet/test_fleet_reconfig_race.c
+                           TIMEOUT 180 LABELS redis external concurrency)
     # One flusher per host: processes sharing a store file flush as one
     # host (the lease in the file; SIGKILL and SIGSTOP of its holder; two
     # hosts of four processes and the fleet's probe cap).

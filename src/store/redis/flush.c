@@ -512,25 +512,46 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
 /* The fleet's new limits on the local breaker `b`: its configuration with
  * the stored fields replaced (breaker__fleet_limits_apply_live()), so that
  * it reports its usual RECONFIGURED event with the old and new limits.
- * Limits it already runs change nothing (a host that attached to them). A
- * refusal (the local breaker cannot take them: breaker_reconfigure()'s
- * rules) is counted, and the host goes on with its own. */
-static void reconfigure_local(breaker_redis *f, breaker *b, const char *text) {
+ * Limits it already runs change nothing (a host that attached to them).
+ *
+ * A read, a change and a write: fenced by the configuration generation read
+ * before the configuration, so that a change someone else makes meanwhile
+ * (an operator's `breaker config` over the host's store file, another
+ * thread's breaker_reconfigure() of a field the fleet does not store) is
+ * never written over with the limits read before it: STALE, read again.
+ * @return true when done (applied, nothing to do, or refused by the local
+ * breaker: breaker_reconfigure()'s rules, counted, and the host goes on
+ * with its own); false when it could not be done now (the store file's
+ * lock, or changes racing it every time): the caller hears the fleet's
+ * limits again next round. */
+static bool reconfigure_local(breaker_redis *f, breaker *b, const char *text) {
     struct breaker__fleet_limits l;
-    breaker_config cfg;
-    breaker_get_config(b, &cfg);
-    char before[BREAKER__FLEET_LIMITS_LEN], after[BREAKER__FLEET_LIMITS_LEN];
-    breaker__fleet_limits_text(&cfg, before, sizeof before);
     if (!breaker__fleet_limits_parse(text, &l, NULL, 0)) { /* checked with the answer */
         breaker__redis_count(&f->n.reconfigs_refused);
-        return;
+        return true;
     }
-    breaker__fleet_limits_apply_live(&l, &cfg);
-    breaker__fleet_limits_text(&cfg, after, sizeof after);
-    if (strcmp(before, after) == 0) return;
-    char msg[256];
-    int rc = breaker_reconfigure(b, &cfg, 0, msg, sizeof msg);
-    breaker__redis_count(rc == BREAKER_OK ? &f->n.reconfigs_applied : &f->n.reconfigs_refused);
+    for (int attempt = 0; attempt < 4; attempt++) {
+        uint64_t generation = breaker_config_generation(b); /* first: see above */
+        breaker_config cfg;
+        breaker_get_config(b, &cfg);
+        char before[BREAKER__FLEET_LIMITS_LEN], after[BREAKER__FLEET_LIMITS_LEN];
+        breaker__fleet_limits_text(&cfg, before, sizeof before);
+        breaker__fleet_limits_apply_live(&l, &cfg);
+        breaker__fleet_limits_text(&cfg, after, sizeof after);
+        if (strcmp(before, after) == 0) return true;
+        char msg[256];
+        int rc = breaker_reconfigure(b, &cfg, generation, msg, sizeof msg);
+        if (rc == BREAKER_OK) {
+            breaker__redis_count(&f->n.reconfigs_applied);
+            return true;
+        }
+        if (rc == BREAKER_EIO) return false;
+        if (rc != BREAKER_STALE) {
+            breaker__redis_count(&f->n.reconfigs_refused);
+            return true;
+        }
+    }
+    return false;
 }
 
 /* The fleet's shadow mode the round decided for `b`. */
@@ -611,8 +632,12 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         }
         /* The limits after the transition: the fleet decided it (and its
          * wait) on the new ones already. */
-        if (ctl.reconfigure) reconfigure_local(f, act->b, ctl.limits);
+        bool retry = ctl.reconfigure && !reconfigure_local(f, act->b, ctl.limits);
         pthread_mutex_lock(&f->round_mu);
+        /* Not taken now: forget the generation heard, so that the next
+         * answer with the fleet's limits reconfigures again. */
+        if (retry && breaker__redis_entry_b(f->entries[i]) == act->b)
+            f->entries[i]->follow.cfg_gen = 0;
         f->applying = NULL;
         breaker *doomed = f->doomed;
         f->doomed = NULL;
