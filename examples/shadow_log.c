@@ -9,7 +9,12 @@
  * nothing: every call is made, and breaker_permit_would_reject() says, per
  * call, what the breaker would have refused. Logging that beside each
  * call's start, duration and outcome is all a service needs to do; copy the
- * shape of `call_and_log()`.
+ * shape of `call_and_log()`. Log times as finely as the breaker sees them
+ * (microseconds here: a slow-call limit of 100 ms cannot be judged from a
+ * duration cut to whole milliseconds), from the clock the breaker reads.
+ * Calls here are made one after another; a service whose calls overlap
+ * writes each line when the call ends, and a replay puts the lines back in
+ * start order (docs/cli.md, "What a replay can agree on").
  *
  * The dependency answers 20 calls a second for 2 minutes: healthy but for
  * 2% of errors, down (503) from 30 s to 75 s, and failing a third of its
@@ -78,8 +83,8 @@ static void call_and_log(breaker *b, struct world *w, uint64_t refused[BREAKER_R
     w->now += took;
     (void)breaker_complete(b, &permit, breaker_classify_http(status));
     refused[would]++;
-    printf("%" PRIu64 ".%03" PRIu64 ",%" PRIu64 ",%d,%s\n", EPOCH_S + start / SEC,
-           (start % SEC) / MS, took / MS, status, breaker_refusal_name(would));
+    printf("%" PRIu64 ".%06" PRIu64 ",%" PRIu64 ",%d,%s\n", EPOCH_S + start / SEC,
+           (start % SEC) / 1000, took / 1000, status, breaker_refusal_name(would));
 }
 
 int main(void) {
@@ -96,7 +101,7 @@ int main(void) {
         }
         printf("%s%s=%s", i ? "," : "", candidate[i][0], candidate[i][1]);
     }
-    printf("\nts,duration_ms,status,would_reject\n");
+    printf("\nts,duration_us,status,would_reject\n");
     cfg.clock = virtual_clock;
     cfg.clock_ctx = &w;
     breaker *b = NULL;

@@ -881,9 +881,10 @@ enum breaker_refusal {
  *  would have refused (`breaker replay` compares such a log, with
  *  breaker_refusal_name() in a would_reject column, with any enforcing
  *  configuration: docs/cli.md, "Comparing with a shadow log";
- *  examples/shadow_log.c writes one). Reads only the permit (one relaxed load: no lock, no
- *  clock, no system call), so it may be called from any thread the permit
- *  reached, before or after its completion. @return BREAKER_REFUSAL_OPEN, _HALF_OPEN, _FORCED or _RAMP for a
+ *  examples/shadow_log.c writes one). Reads only the permit (one relaxed
+ *  load: no lock, no clock, no system call), so it may be called from any
+ *  thread the permit reached, before or after its completion.
+ *  @return BREAKER_REFUSAL_OPEN, _HALF_OPEN, _FORCED or _RAMP for a
  *  shadow permit (counted in the matching stats.would_reject_*);
  *  BREAKER_REFUSAL_NONE (0) for every other permit: admitted for real (a
  *  closed call, a probe, also while in shadow mode), refused, or given with

@@ -690,7 +690,7 @@ static void a_shadow_log_is_compared_call_by_call(void **state) {
 
     text = json_of(&tr, &b, &r);
     static const char *const keys[] = {
-        "\"sources\": false, \"shadow\": true, \"would_reject\": {\"none\": 5, \"open\": 3, "
+        "\"sources\": false, \"shadow_log\": true, \"would_reject\": {\"none\": 5, \"open\": 3, "
         "\"half_open\": 1, \"forced_open\": 0, \"ramp\": 0, \"unspecified\": 1}, "
         "\"would_reject_served\": 4}",
         "\"shadow\": {\"agree\": 7, \"both_refused\": 3, \"neither_refused\": 4, "
@@ -710,7 +710,8 @@ static void a_shadow_log_is_compared_call_by_call(void **state) {
         fail_msg("a plain trace's report speaks of a shadow:\n%s", text);
     free(text);
     text = json_of(&tr, &b, &r);
-    if (strstr(text, "\"shadow\": false, \"would_reject\": null, \"would_reject_served\": null}") ==
+    if (strstr(text,
+               "\"shadow_log\": false, \"would_reject\": null, \"would_reject_served\": null}") ==
             NULL ||
         strstr(text, "\"shadow\": null,") == NULL)
         fail_msg("a plain trace's JSON should say shadow false and null:\n%s", text);
@@ -721,7 +722,7 @@ static void a_shadow_log_is_compared_call_by_call(void **state) {
 static void a_bad_would_reject_value_is_reported_with_its_line(void **state) {
     (void)state;
     struct tool_trace tr;
-    char *errors = read_trace_errors("ts,duration,outcome,shadow\n"
+    char *errors = read_trace_errors("ts,duration,outcome,would_reject\n"
                                      "0.000,0.010,ok,maybe\n"
                                      "0.100,0.010,ok,forced_open\n"
                                      "0.200,0.010,ok,RAMP\n"
@@ -736,9 +737,28 @@ static void a_bad_would_reject_value_is_reported_with_its_line(void **state) {
     assert_int_equal(tr.shadow_calls[BREAKER_REFUSAL_FORCED], 2);
     assert_int_equal(tr.shadow_calls[BREAKER_REFUSAL_RAMP], 1);
     tool_trace_free(&tr);
-    read_trace_refused("ts,duration,outcome,would_reject,shadow\n0,0,ok,,\n",
-                       "column 5 'shadow': a second would_reject column (column 4 is "
+    read_trace_refused("ts,duration,outcome,would_reject,Would_Reject\n0,0,ok,,\n",
+                       "column 5 'Would_Reject': a second would_reject column (column 4 is "
                        "'would_reject')");
+    /* Not an alias: a column of breaker_shadow() (1 while shadow mode is on)
+     * would read as every call refused. */
+    read_trace_refused("ts,duration,outcome,shadow\n0,0,ok,1\n",
+                       "column 4 'shadow': unknown column name");
+    /* A caller column of the service's own keys (numbers), not names. */
+    errors = read_trace_errors("ts,duration,outcome,client_key\n0,0,ok,abc\n0.1,0,ok,\n"
+                               "0.2,0,ok,18446744073709551615\n",
+                               "keys.csv", &tr);
+    if (strstr(errors, "keys.csv:2: bad client_key 'abc': expected the source key given to "
+                       "breaker_complete_from()") == NULL)
+        fail_msg("errors: %s", errors);
+    free(errors);
+    assert_int_equal(tr.count, 2);
+    assert_true(tr.has_source);
+    assert_int_equal(tr.calls[0].source, 0);
+    assert_true(tr.calls[1].source == UINT64_MAX);
+    tool_trace_free(&tr);
+    read_trace_refused("ts,duration,outcome,client_name\n0,0,ok,a\n",
+                       "a source column takes the suffix _id, or _key");
     read_trace_refused("ts,duration,outcome,would_reject_ms\n0,0,ok,\n",
                        "the would_reject column takes no suffix");
 }
@@ -748,7 +768,14 @@ static void a_bad_would_reject_value_is_reported_with_its_line(void **state) {
  * agrees on every call: the replay is the enforcing twin of a shadow
  * breaker. Calls overlap (up to 15 in flight), the dependency has two
  * outages, and the configurations trip on a run, a count window and a
- * time window with a ramp, so every kind of refusal is written. */
+ * time window with a ramp (so open, half_open and ramp refusals are
+ * written; forced_open needs an operator, whom a log does not replay), one
+ * with jittered waits from a fixed seed, and two that trip only on
+ * failures from 3 callers, named (a client column, hashed as the replay
+ * hashes it) or by the keys the service gave breaker_complete_from() (a
+ * client_key column). The log is written as docs/cli.md asks: times in
+ * nanoseconds, lines in acquire order. */
+enum live_sources { LIVE_NO_SOURCE, LIVE_NAMED, LIVE_KEYED };
 struct shadow_live {
     uint64_t now;
 };
@@ -758,10 +785,12 @@ static uint64_t shadow_live_clock(void *ctx) { return ((struct shadow_live *)ctx
 struct live_call {
     uint64_t start, end;
     enum breaker_outcome outcome;
+    uint64_t source; /* 0: none */
     breaker_permit permit;
 };
 
-static void write_live_shadow_log(const char *spec, uint64_t seed, char **log) {
+static void write_live_shadow_log(const char *spec, enum live_sources sources, uint64_t seed,
+                                  char **log) {
     struct tool_breaker tb = make_breaker_spec(spec);
     struct shadow_live clk = {.now = 1000 * TOOL_SEC};
     breaker_config c = tb.cfg;
@@ -773,7 +802,11 @@ static void write_live_shadow_log(const char *spec, uint64_t seed, char **log) {
     assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
     size_t len = 0;
     FILE *out = open_memstream(log, &len);
-    fputs("ts_ns,duration_ns,outcome,would_reject\n", out);
+    fputs(sources == LIVE_NAMED   ? "ts_ns,duration_ns,outcome,would_reject,client\n"
+          : sources == LIVE_KEYED ? "ts_ns,duration_ns,outcome,would_reject,client_key\n"
+                                  : "ts_ns,duration_ns,outcome,would_reject\n",
+          out);
+    static const uint64_t keys[] = {1, 2, 8}; /* a service's own keys: few bits apart */
     enum { CALLS = 3000, MAX_FLIGHT = 64 };
     struct live_call flight[MAX_FLIGHT];
     size_t n = 0;
@@ -792,7 +825,8 @@ static void write_live_shadow_log(const char *spec, uint64_t seed, char **log) {
                     best = k;
             if (best == n) break;
             clk.now = flight[best].end;
-            (void)breaker_complete(b, &flight[best].permit, flight[best].outcome);
+            (void)breaker_complete_from(b, &flight[best].permit, flight[best].outcome,
+                                        flight[best].source);
             flight[best] = flight[--n];
         }
         clk.now = start;
@@ -806,10 +840,19 @@ static void write_live_shadow_log(const char *spec, uint64_t seed, char **log) {
         lc->start = start;
         lc->end = start + dur;
         lc->outcome = o;
+        char caller[32] = "";
+        lc->source = 0;
+        if (sources == LIVE_NAMED) {
+            snprintf(caller, sizeof caller, ",tenant-%d", i % 5);
+            lc->source = tool_source_key(caller + 1);
+        } else if (sources == LIVE_KEYED) {
+            lc->source = keys[i % 3];
+            snprintf(caller, sizeof caller, ",%" PRIu64, lc->source);
+        }
         assert_int_equal(breaker_acquire(b, &lc->permit), BREAKER_OK); /* shadow: never refuses */
-        fprintf(out, "%" PRIu64 ",%" PRIu64 ",%s,%s\n", start, dur,
+        fprintf(out, "%" PRIu64 ",%" PRIu64 ",%s,%s%s\n", start, dur,
                 o == BREAKER_FAILURE ? "failure" : "ok",
-                breaker_refusal_name(breaker_permit_would_reject(&lc->permit)));
+                breaker_refusal_name(breaker_permit_would_reject(&lc->permit)), caller);
     }
     while (n > 0) {
         size_t best = 0;
@@ -818,7 +861,8 @@ static void write_live_shadow_log(const char *spec, uint64_t seed, char **log) {
                 (flight[k].end == flight[best].end && flight[k].start < flight[best].start))
                 best = k;
         clk.now = flight[best].end;
-        (void)breaker_complete(b, &flight[best].permit, flight[best].outcome);
+        (void)breaker_complete_from(b, &flight[best].permit, flight[best].outcome,
+                                    flight[best].source);
         flight[best] = flight[--n];
     }
     fclose(out);
@@ -834,10 +878,16 @@ static void the_configuration_that_wrote_a_shadow_log_agrees_with_it_on_every_ca
         "half_open_max_probes=1,half_open_successes=2,probe_timeout=100ms",
         "ramped:window=10s,min_calls=30,failure_rate=40%,open=5s,open_backoff=2,"
         "half_open_max_probes=3,ramp=20s",
+        "jittered:window=5s,min_calls=20,failure_rate=50%,open=2s,open_backoff=2,"
+        "open_jitter=0.5,seed=99,half_open_max_probes=2",
+        "named:window=5s,min_calls=20,failure_rate=50%,open=2s,min_failing_sources=3",
+        "keyed:window=5s,min_calls=20,failure_rate=50%,open=2s,min_failing_sources=3",
     };
+    static const enum live_sources sources[] = {LIVE_NO_SOURCE, LIVE_NO_SOURCE, LIVE_NO_SOURCE,
+                                                LIVE_NO_SOURCE, LIVE_NAMED,     LIVE_KEYED};
     for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
         char *log = NULL;
-        write_live_shadow_log(specs[i], 42 + i, &log);
+        write_live_shadow_log(specs[i], sources[i], 42 + i, &log);
         struct tool_trace tr;
         read_trace_text(log, &tr);
         free(log);
@@ -883,7 +933,7 @@ static void the_json_summary_has_its_documented_keys(void **state) {
     static const char *const want[] = {
         "\"format\": \"breaker-replay/1\"",
         "\"trace\": {\"name\": \"outage \\\"quoted\\\".csv\", \"calls\": 41, \"malformed_lines\": "
-        "0, \"span_ns\": 4000000000, \"sources\": false, \"shadow\": false, \"would_reject\": "
+        "0, \"span_ns\": 4000000000, \"sources\": false, \"shadow_log\": false, \"would_reject\": "
         "null, \"would_reject_served\": null}",
         "\"name\": \"strict\"",
         "\"keys\": \"trip=consecutive failure_threshold=5 open=1s open_backoff=1 "

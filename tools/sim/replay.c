@@ -103,31 +103,31 @@ bool tool_parse_outcome(const char *text, enum breaker_outcome *out) {
 bool tool_parse_shadow(const char *text, enum tool_shadow *out) {
     static const struct {
         const char *word;
-        unsigned shadow;
-    } words[] = {{"", BREAKER_REFUSAL_NONE},
-                 {"-", BREAKER_REFUSAL_NONE},
-                 {"none", BREAKER_REFUSAL_NONE},
-                 {"no", BREAKER_REFUSAL_NONE},
-                 {"false", BREAKER_REFUSAL_NONE},
-                 {"0", BREAKER_REFUSAL_NONE},
-                 {"open", BREAKER_REFUSAL_OPEN},
-                 {"half_open", BREAKER_REFUSAL_HALF_OPEN},
-                 {"forced_open", BREAKER_REFUSAL_FORCED},
-                 {"forced", BREAKER_REFUSAL_FORCED},
-                 {"ramp", BREAKER_REFUSAL_RAMP},
+        enum tool_shadow shadow;
+    } words[] = {{"", TOOL_SHADOW_NONE},
+                 {"-", TOOL_SHADOW_NONE},
+                 {"none", TOOL_SHADOW_NONE},
+                 {"no", TOOL_SHADOW_NONE},
+                 {"false", TOOL_SHADOW_NONE},
+                 {"0", TOOL_SHADOW_NONE},
+                 {"open", TOOL_SHADOW_OPEN},
+                 {"half_open", TOOL_SHADOW_HALF_OPEN},
+                 {"forced_open", TOOL_SHADOW_FORCED},
+                 {"forced", TOOL_SHADOW_FORCED},
+                 {"ramp", TOOL_SHADOW_RAMP},
                  {"yes", TOOL_SHADOW_REFUSED},
                  {"true", TOOL_SHADOW_REFUSED},
                  {"1", TOOL_SHADOW_REFUSED}};
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
         if (word_is(text, words[i].word)) {
-            *out = (enum tool_shadow)words[i].shadow;
+            *out = words[i].shadow;
             return true;
         }
     }
     return false;
 }
 
-const char *tool_shadow_name(unsigned shadow) {
+const char *tool_shadow_name(enum tool_shadow shadow) {
     /* The library's names, so that a log written with
      * breaker_refusal_name() reads back as it was written. */
     return shadow == TOOL_SHADOW_REFUSED ? "unspecified"
@@ -157,6 +157,7 @@ enum column_role { COL_TIME, COL_DURATION, COL_OUTCOME, COL_SOURCE, COL_SHADOW, 
 struct column {
     enum column_role role;
     uint64_t unit_ns; /* the unit of a bare number: seconds unless the name says */
+    bool raw_key;     /* a caller column named *_key: the source key itself, a number */
     char name[32];    /* as the header wrote it (cut to fit), for messages */
 };
 
@@ -177,13 +178,13 @@ static const struct {
     {COL_DURATION, {"duration", "latency", "elapsed", NULL}, true, "duration"},
     {COL_OUTCOME, {"outcome", "status", "result", "code", NULL}, false, "outcome"},
     {COL_SOURCE, {"client", "caller", "source", "tenant", NULL}, false, "source"},
-    {COL_SHADOW, {"would_reject", "shadow", NULL}, false, "would_reject"},
+    {COL_SHADOW, {"would_reject", NULL}, false, "would_reject"},
 };
 
 #define KNOWN_COLUMNS                                                                  \
     "timestamp: ts, time, timestamp, start; duration: duration, latency, elapsed; "    \
     "outcome: outcome, status, result, code; source: client, caller, source, tenant; " \
-    "would_reject: would_reject, shadow"
+    "would_reject: would_reject"
 
 static const struct {
     const char *suffix;
@@ -259,6 +260,17 @@ static const char *header_column(const char *name, size_t i, struct column *c, c
         return why;
     }
     if (c->role == COL_SOURCE && strcasecmp(suffix, "_id") == 0) return NULL;
+    if (c->role == COL_SOURCE && strcasecmp(suffix, "_key") == 0) {
+        c->raw_key = true; /* the keys a service passed to breaker_complete_from() */
+        return NULL;
+    }
+    if (c->role == COL_SOURCE) {
+        snprintf(why, len,
+                 "column %zu '%.40s': a source column takes the suffix _id, or _key for the "
+                 "source keys themselves (numbers), not '%.20s'",
+                 i + 1, name, suffix);
+        return why;
+    }
     snprintf(why, len, "column %zu '%.40s': the %s column takes no suffix such as '%.20s'", i + 1,
              name, roles[r].what, suffix);
     return why;
@@ -521,12 +533,27 @@ static const char *parse_line(char *line, const struct columns *cols, struct too
                  oc);
         return why;
     }
-    c->source = cols->at[COL_SOURCE] >= 0 ? tool_source_key(fields[cols->at[COL_SOURCE]]) : 0;
-    enum tool_shadow shadow = (enum tool_shadow)BREAKER_REFUSAL_NONE;
+    c->source = 0;
+    if (cols->at[COL_SOURCE] >= 0) {
+        const struct column *sc = &cols->col[cols->at[COL_SOURCE]];
+        const char *who = fields[cols->at[COL_SOURCE]];
+        if (!sc->raw_key) {
+            c->source = tool_source_key(who);
+        } else if (*who != '\0' && !tool_parse_uint(who, 0, UINT64_MAX, &c->source)) {
+            snprintf(why, len,
+                     "bad %s '%.40s': expected the source key given to "
+                     "breaker_complete_from(), a whole number 0 to 18446744073709551615 (0 or "
+                     "empty: no source)",
+                     sc->name, who);
+            return why;
+        }
+    }
+    enum tool_shadow shadow = TOOL_SHADOW_NONE;
     if (cols->at[COL_SHADOW] >= 0 && !tool_parse_shadow(fields[cols->at[COL_SHADOW]], &shadow)) {
         snprintf(why, len,
-                 "bad would_reject '%.40s': expected none (or empty, no, -), open, half_open, "
-                 "forced_open, ramp, or yes (refused, reason not given)",
+                 "bad would_reject '%.40s': expected none, empty, no, -, 0 or false (admitted); "
+                 "open, half_open, forced_open (or forced) or ramp (the refusal it was spared); "
+                 "or yes, 1 or true (refused, reason not logged); in any case",
                  fields[cols->at[COL_SHADOW]]);
         return why;
     }
@@ -600,7 +627,7 @@ static int read_line(struct reader *rd, char *line, uint32_t lineno, char *msg, 
         return -1;
     }
     rd->tr->shadow_calls[c.shadow]++;
-    if (c.shadow != BREAKER_REFUSAL_NONE && c.outcome == BREAKER_SUCCESS) rd->tr->shadow_served++;
+    if (c.shadow != TOOL_SHADOW_NONE && c.outcome == BREAKER_SUCCESS) rd->tr->shadow_served++;
     return 0;
 }
 
@@ -762,7 +789,7 @@ static breaker *create_breaker(struct replay *rp, const struct tool_breaker *cfg
 /* Set a call's fate in this replay beside the shadow log's. */
 static void compare_shadow(struct tool_shadow_compare *cmp, const struct tool_call *call,
                            bool refused) {
-    bool shadow_refused = call->shadow != BREAKER_REFUSAL_NONE;
+    bool shadow_refused = call->shadow != TOOL_SHADOW_NONE;
     if (refused && shadow_refused) {
         cmp->both_refused++;
     } else if (!refused && !shadow_refused) {

@@ -26,13 +26,18 @@ struct tool_call {
     uint64_t source; /* a hash of the caller column's value; 0 = none */
 };
 
-/* A shadow log's would_reject column, per call: BREAKER_REFUSAL_NONE (the
- * shadow breaker admitted it for real, or the trace has no such column),
- * the refusal breaker_permit_would_reject() named, or TOOL_SHADOW_REFUSED
- * when the log says only that it would have been refused ("yes"). */
+/* A shadow log's would_reject column, per call: what
+ * breaker_permit_would_reject() said (the values of enum breaker_refusal,
+ * NONE also for a trace without the column), or that it would have been
+ * refused for a reason the log does not give ("yes"). */
 enum tool_shadow {
-    TOOL_SHADOW_REFUSED = BREAKER_REFUSAL_COUNT,
-    TOOL_SHADOW_KINDS /* the number of values, NONE included */
+    TOOL_SHADOW_NONE = BREAKER_REFUSAL_NONE, /* admitted for real */
+    TOOL_SHADOW_OPEN = BREAKER_REFUSAL_OPEN,
+    TOOL_SHADOW_HALF_OPEN = BREAKER_REFUSAL_HALF_OPEN,
+    TOOL_SHADOW_FORCED = BREAKER_REFUSAL_FORCED,
+    TOOL_SHADOW_RAMP = BREAKER_REFUSAL_RAMP,
+    TOOL_SHADOW_REFUSED = BREAKER_REFUSAL_COUNT, /* "yes": refused, reason not logged */
+    TOOL_SHADOW_KINDS                            /* the number of values */
 };
 
 struct tool_trace {
@@ -61,9 +66,10 @@ bool tool_parse_outcome(const char *text, enum breaker_outcome *out);
  * open, half_open, forced_open (or forced), ramp; or yes, 1 or true (would
  * have been refused, for a reason the log does not give). Any case. */
 bool tool_parse_shadow(const char *text, enum tool_shadow *out);
-/* The name of a would_reject value as reports print it: "open", ...,
- * "unspecified" for TOOL_SHADOW_REFUSED. */
-const char *tool_shadow_name(unsigned shadow);
+/* The name of a would_reject value as reports print it:
+ * breaker_refusal_name()'s ("none", "open", ...), "unspecified" for
+ * TOOL_SHADOW_REFUSED. */
+const char *tool_shadow_name(enum tool_shadow shadow);
 
 /* A replay set call by call beside the shadow log it replayed: which calls
  * both refused, neither, only the shadow breaker (it would have refused,

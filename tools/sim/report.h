@@ -38,8 +38,8 @@ void tool_format_offset(uint64_t t, uint64_t origin, char *buf, size_t len);
 
 /* A shadow log (a trace with a would_reject column, report_shadow.c): what
  * the shadow breaker would have refused, as the line under the trace's
- * summary, and as the JSON members "shadow" and "would_reject" of
- * "trace". */
+ * summary, and as the JSON members "shadow_log", "would_reject" and
+ * "would_reject_served" of "trace". */
 void tool_print_shadow_trace(FILE *out, const struct tool_trace *trace);
 void tool_json_shadow_trace(FILE *out, const struct tool_trace *trace);
 /* A replay beside the shadow log, call by call: the report's lines, and the

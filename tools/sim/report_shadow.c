@@ -11,10 +11,11 @@
 
 #include <inttypes.h>
 
-/* Calls agreeing of `calls`, as a percentage with one decimal, rounded
- * down: 2399 of 2400 is 99.9%, never 100.0%, and only full agreement is. */
+/* Calls agreeing of `calls` (> 0), as a percentage with one decimal,
+ * rounded down: 2399 of 2400 is 99.9%, never 100.0%, and only full
+ * agreement is. */
 static void agreement(uint64_t agree, uint64_t calls, char *buf, size_t len) {
-    uint64_t permille = calls ? agree * 1000 / calls : 1000;
+    uint64_t permille = agree * 1000 / calls;
     snprintf(buf, len, "%" PRIu64 ".%" PRIu64 "%%", permille / 10, permille % 10);
 }
 
@@ -22,7 +23,7 @@ static void agreement(uint64_t agree, uint64_t calls, char *buf, size_t len) {
 static void refusal_kinds(const struct tool_trace *trace, char *buf, size_t len) {
     size_t used = 0;
     buf[0] = '\0';
-    for (unsigned k = BREAKER_REFUSAL_NONE + 1; k < TOOL_SHADOW_KINDS && used < len; k++) {
+    for (enum tool_shadow k = TOOL_SHADOW_OPEN; k < TOOL_SHADOW_KINDS && used < len; k++) {
         if (trace->shadow_calls[k] == 0) continue;
         int w = snprintf(buf + used, len - used, "%s%" PRIu64 " %s", used ? ", " : "",
                          trace->shadow_calls[k], tool_shadow_name(k));
@@ -33,7 +34,7 @@ static void refusal_kinds(const struct tool_trace *trace, char *buf, size_t len)
 
 static uint64_t shadow_refused(const struct tool_trace *trace) {
     uint64_t n = 0;
-    for (unsigned k = BREAKER_REFUSAL_NONE + 1; k < TOOL_SHADOW_KINDS; k++)
+    for (enum tool_shadow k = TOOL_SHADOW_OPEN; k < TOOL_SHADOW_KINDS; k++)
         n += trace->shadow_calls[k];
     return n;
 }
@@ -54,6 +55,10 @@ void tool_print_shadow_trace(FILE *out, const struct tool_trace *trace) {
 void tool_print_shadow_compare(FILE *out, const struct tool_trace *trace,
                                const struct tool_replay_result *r) {
     const struct tool_shadow_compare *c = &r->shadow;
+    if (r->calls == 0) {
+        fputs("   shadow log: no calls to compare\n", out); /* not "0 of 0 agree (100%)" */
+        return;
+    }
     uint64_t agree = c->both_refused + c->neither_refused;
     char pct[16], at[32];
     agreement(agree, r->calls, pct, sizeof(pct));
@@ -72,13 +77,13 @@ void tool_print_shadow_compare(FILE *out, const struct tool_trace *trace,
 }
 
 void tool_json_shadow_trace(FILE *out, const struct tool_trace *trace) {
-    fprintf(out, "\"shadow\": %s, \"would_reject\": ", trace->has_shadow ? "true" : "false");
+    fprintf(out, "\"shadow_log\": %s, \"would_reject\": ", trace->has_shadow ? "true" : "false");
     if (!trace->has_shadow) {
         fputs("null, \"would_reject_served\": null", out);
         return;
     }
     fputc('{', out);
-    for (unsigned k = 0; k < TOOL_SHADOW_KINDS; k++)
+    for (enum tool_shadow k = TOOL_SHADOW_NONE; k < TOOL_SHADOW_KINDS; k++)
         fprintf(out, "%s\"%s\": %" PRIu64, k ? ", " : "", tool_shadow_name(k),
                 trace->shadow_calls[k]);
     fprintf(out, "}, \"would_reject_served\": %" PRIu64, trace->shadow_served);
