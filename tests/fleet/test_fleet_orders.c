@@ -16,14 +16,20 @@
  *    flushes do not trip it again (breaker_reset() alone is re-tripped);
  *  - a timed open (and a forced close with an end) ends by itself: the
  *    hosts probe and close again;
- *  - bad arguments are refused, naming the field.
+ *  - bad arguments are refused, naming the field;
+ *  - a reset is a new period for every host, also one whose first round
+ *    comes after it: a host attached before the reset, and a process that
+ *    attaches through a store file whose host breaker counted calls
+ *    before it, do not trip the fleet again with those calls (rounds by
+ *    breaker_redis_flush(), in the test's own process).
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, mkdtemp */
 #define _POSIX_C_SOURCE 200809L
 
 #include <breaker.h>
 #include <breaker/redis.h>
 #include <breaker/registry.h>
+#include <breaker/store.h>
 
 #include "redis_server.h"
 
@@ -558,6 +564,150 @@ static void bad_orders_are_refused_naming_the_field(void **state) {
     assert_true(named);
 }
 
+/* ---- A reset is a new period, whenever a host's first round comes ---------- */
+
+/* A handle in the test's own process whose rounds run only when asked
+ * (breaker_redis_flush(); an order wakes its own flusher once), through
+ * store file `st` (NULL: none). */
+static breaker_redis *quiet_fleet(const struct test_redis *r, breaker_store *st) {
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.port = r->port;
+    rc.flush_interval_ns = 3600ull * 1000 * MS;
+    rc.io_timeout_ns = 2000 * MS;
+    rc.probe_budget_ns = 500 * MS;
+    rc.store = st;
+    breaker_redis *f = NULL;
+    char msg[256] = "";
+    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
+    return f;
+}
+
+static breaker *quiet_attach(breaker_redis *f) {
+    breaker_config cfg;
+    config(&cfg);
+    breaker *b = NULL;
+    char msg[256] = "";
+    int rc = breaker_redis_attach(f, NAME, &cfg, &b, msg, sizeof msg);
+    if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) fail_msg("attach: %s", msg);
+    return b;
+}
+
+static void failures(breaker *b, int n) {
+    for (int i = 0; i < n; i++) {
+        breaker_permit p;
+        if (breaker_acquire(b, &p) == BREAKER_OK) (void)breaker_complete(b, &p, BREAKER_FAILURE);
+    }
+}
+
+static long long fleet_field(const struct test_redis *r, const char *field) {
+    return test_redis_int(r, "HGET breaker:v1:{" NAME "}:s %s", field);
+}
+
+/* Host A trips the fleet; host B attached before the operator's reset and
+ * made its calls then, but its first round comes after the reset: those
+ * calls belong to the period the reset ended. Before: B's first round named
+ * no generation (its attach's answer was not kept), the script counted its
+ * 10 failures in the reset's generation, and the fleet tripped again. */
+static void a_host_attached_before_a_reset_does_not_trip_the_fleet_again(void **state) {
+    (void)state;
+    struct test_redis r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(test_redis_start(&r), 0);
+    breaker_redis *fa = quiet_fleet(&r, NULL), *fb = quiet_fleet(&r, NULL);
+    breaker_redis *op = quiet_fleet(&r, NULL);
+    breaker *a = quiet_attach(fa), *b = quiet_attach(fb);
+    (void)quiet_attach(op);
+    long long gen_attached = fleet_field(&r, "gen");
+    failures(a, 10);
+    failures(b, 10);
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    long long trips = fleet_field(&r, "trips");
+    char msg[256] = "";
+    assert_int_equal(breaker_redis_reset(op, NAME, "dave", "fixed", msg, sizeof msg), BREAKER_OK);
+    long long gen_reset = fleet_field(&r, "gen");
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    int a_state = (int)breaker_get_state(a);
+    assert_int_equal(breaker_redis_flush(fb), BREAKER_OK); /* B's first round */
+    int b_state = (int)breaker_get_state(b);
+    assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
+    long long trips_after = fleet_field(&r, "trips");
+    long long st_after = fleet_field(&r, "st");
+    long long gen_after = fleet_field(&r, "gen");
+    printf("a host attached before the reset: gen %lld at attach, %lld after the reset, %lld "
+           "after its first round; trips %lld before the reset, %lld after; fleet state %lld; "
+           "host A %s, host B %s\n",
+           gen_attached, gen_reset, gen_after, trips, trips_after, st_after,
+           breaker_state_name((enum breaker_state)a_state),
+           breaker_state_name((enum breaker_state)b_state));
+    breaker_redis_close(fa);
+    breaker_redis_close(fb);
+    breaker_redis_close(op);
+    test_redis_stop(&r);
+    assert_int_equal(trips, 1);
+    assert_int_equal(trips_after, 1);
+    assert_int_equal(st_after, 0);
+    assert_int_equal(gen_after, gen_reset);
+    assert_int_equal(a_state, BREAKER_CLOSED);
+    /* The reset came after B's breaker was made: it is B's too. */
+    assert_int_equal(b_state, BREAKER_CLOSED);
+}
+
+/* One host through a store file: its first process attached and counted
+ * 10 failures before the fleet's reset, then detached before any round
+ * (the host breaker keeps them, for the name's next holder); a second
+ * process attaches after the reset. Before: the words of a name no round
+ * had written were a baseline of 0 and no generation, so the new holder's
+ * first round sent every call the host breaker had counted, in the reset's
+ * generation, and the fleet tripped again. */
+static void a_process_attaching_after_a_reset_does_not_send_its_hosts_older_calls(void **state) {
+    (void)state;
+    struct test_redis r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(test_redis_start(&r), 0);
+    char dir[] = "/tmp/breaker-orders-XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/host.store", dir);
+    breaker_store *st = NULL;
+    assert_int_equal(breaker_store_open(path, NULL, &st, NULL, 0), BREAKER_OK);
+    breaker_redis *fa = quiet_fleet(&r, NULL), *op = quiet_fleet(&r, NULL);
+    breaker *a = quiet_attach(fa);
+    (void)quiet_attach(op);
+    breaker_redis *p1 = quiet_fleet(&r, st);
+    breaker *h1 = quiet_attach(p1);
+    failures(a, 10);
+    failures(h1, 10);
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    long long trips = fleet_field(&r, "trips");
+    assert_int_equal(breaker_redis_detach(p1, h1), BREAKER_OK);
+    breaker_redis_close(p1);
+    char msg[256] = "";
+    assert_int_equal(breaker_redis_reset(op, NAME, "dave", "fixed", msg, sizeof msg), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    breaker_redis *p2 = quiet_fleet(&r, st);
+    breaker *h2 = quiet_attach(p2);
+    breaker_stats hs;
+    breaker_stats_get(h2, &hs);
+    assert_int_equal(breaker_redis_flush(p2), BREAKER_OK); /* the host's first round */
+    assert_int_equal(breaker_redis_flush(p2), BREAKER_OK);
+    long long trips_after = fleet_field(&r, "trips");
+    long long st_after = fleet_field(&r, "st");
+    printf("a process attaching after the reset: the host breaker had %llu failures; trips %lld "
+           "before the reset, %lld after; fleet state %lld\n",
+           (unsigned long long)hs.failures, trips, trips_after, st_after);
+    breaker_redis_close(p2);
+    breaker_redis_close(fa);
+    breaker_redis_close(op);
+    breaker_store_close(st);
+    unlink(path);
+    rmdir(dir);
+    test_redis_stop(&r);
+    assert_int_equal(hs.failures, 10);
+    assert_int_equal(trips, 1);
+    assert_int_equal(trips_after, 1);
+    assert_int_equal(st_after, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fleet_forced_open_refuses_on_every_host_and_survives_their_flushes),
@@ -566,6 +716,8 @@ int main(void) {
         cmocka_unit_test(timed_orders_end_by_themselves),
         cmocka_unit_test(a_server_directed_open_on_one_host_quiets_the_whole_fleet),
         cmocka_unit_test(bad_orders_are_refused_naming_the_field),
+        cmocka_unit_test(a_host_attached_before_a_reset_does_not_trip_the_fleet_again),
+        cmocka_unit_test(a_process_attaching_after_a_reset_does_not_send_its_hosts_older_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
