@@ -240,8 +240,9 @@ static void start(struct world *w, int failing) {
         nap_ms(1);
     assert_int_equal(atomic_load(&sh->ready), NHOST);
     /* Every host's flusher has had answered rounds with the name attached:
-     * an order finds each one following the fleet (a host whose first round
-     * comes later sends the evidence of its whole life, as any new host). */
+     * an order finds each one following the fleet. (A host whose first
+     * round comes after a reset no longer sends the calls it made before
+     * it: a_host_attached_before_a_reset_does_not_trip_the_fleet_again.) */
     int going = 0;
     for (int t = 0; t < 20000 && going < NHOST; t++) {
         going = 0;

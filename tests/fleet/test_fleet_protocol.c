@@ -694,6 +694,48 @@ static void rearming_forgets_the_breaker_but_keeps_the_generation(void **state) 
     assert_int_equal(f.spared_gen, 0);
 }
 
+/* A breaker armed by its attach's answer: its first flush names that
+ * generation (the script drops its deltas once the fleet moved on), and a
+ * reset that answer carried already is history, while one given later
+ * (a greater sequence, or any of a state made anew since) is applied. */
+static void an_armed_breaker_knows_its_generation_and_which_resets_are_older(void **state) {
+    (void)state;
+    struct breaker__fleet_answer at_attach = answer(FLEET_CLOSED, 700, 0, 100);
+    at_attach.order = FLEET_ORDER_RESET;
+    at_attach.order_seq = 3;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    breaker__fleet_follow_armed(&f, &at_attach);
+    assert_int_equal(f.known_gen, 700);
+    /* The same reset in the first round's answer: history. */
+    struct breaker__fleet_action act = decide1(&f, &at_attach, local(1, BREAKER_CLOSED), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    assert_int_equal(f.order_seq, 3);
+    /* A reset after the attach, before the first round: this breaker's. */
+    memset(&f, 0, sizeof f);
+    breaker__fleet_follow_armed(&f, &at_attach);
+    struct breaker__fleet_answer later = answer(FLEET_CLOSED, 705, 0, 100);
+    later.order = FLEET_ORDER_RESET;
+    later.order_seq = 4;
+    act = decide1(&f, &later, local(1, BREAKER_OPEN), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_RESET);
+    /* A state made anew since the attach: its reset is later, whatever its
+     * sequence. */
+    memset(&f, 0, sizeof f);
+    breaker__fleet_follow_armed(&f, &at_attach);
+    struct breaker__fleet_answer anew = answer(FLEET_CLOSED, 900, 0, 890);
+    anew.order = FLEET_ORDER_RESET;
+    anew.order_seq = 1;
+    act = decide1(&f, &anew, local(1, BREAKER_CLOSED), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_RESET);
+    /* No attach answer: the first answer's reset is history, as before. */
+    memset(&f, 0, sizeof f);
+    breaker__fleet_follow_armed(&f, NULL);
+    assert_int_equal(f.known_gen, 0);
+    act = decide1(&f, &later, local(1, BREAKER_CLOSED), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+}
+
 /* FAIL_CLOSED: the flusher trips a CLOSED local breaker while the view is
  * too old; the first good answer undoes that if the fleet is CLOSED (even a
  * state born later: the trip was no fleet's), else the host follows. */
@@ -1250,6 +1292,7 @@ int main(void) {
         cmocka_unit_test(a_host_that_recovered_while_degraded_is_spared_for_that_generation),
         cmocka_unit_test(recovery_while_degraded_needs_a_move_to_closed),
         cmocka_unit_test(a_retired_entry_only_moves_its_known_generation),
+        cmocka_unit_test(an_armed_breaker_knows_its_generation_and_which_resets_are_older),
         cmocka_unit_test(rearming_forgets_the_breaker_but_keeps_the_generation),
         cmocka_unit_test(a_stale_view_trips_closed_breakers_only),
         cmocka_unit_test(a_stale_view_trip_is_undone_by_a_closed_fleet_and_kept_by_an_open_one),

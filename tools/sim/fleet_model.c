@@ -153,14 +153,19 @@ struct fleet_client *fleet_model_client_of(struct fleet_model *m, const breaker 
 /* As the Redis client's attach reads the stored limits: a flush with no
  * deltas stores this host's limits when the name is new (so the first to
  * attach wins, not the first to flush), then the stored text is read and
- * adopted over `cfg`. @return 1 when `cfg` now holds other limits. */
+ * adopted over `cfg`. That flush's answer in `*armed` when `*answered`
+ * (the state the breaker is made in: breaker__fleet_follow_armed()).
+ * @return 1 when `cfg` now holds other limits. */
 static bool adopt_stored_limits(struct fleet_client *c, const char *name, const char *limits,
-                                breaker_config *cfg) {
+                                breaker_config *cfg, struct breaker__fleet_answer *armed,
+                                bool *answered) {
     struct breaker__fleet_call call;
     struct breaker__fleet_deltas none = {0};
     breaker__fleet_call_flush(&call, 0, &none);
     int64_t ans[ANS_COUNT];
+    *answered = false;
     if (fleet_server_call(c->m->server, name, limits, &call, ans) != 0) return false;
+    *answered = breaker__fleet_answer_read(ans, armed) != 0;
     const char *stored = fleet_server_stored_limits(c->m->server, name);
     bool differs = false;
     if (stored == NULL) return false;
@@ -190,7 +195,12 @@ int fleet_client_attach(struct fleet_client *c, const char *name, const breaker_
     snprintf(e->name, sizeof(e->name), "%s", name);
     breaker__fleet_limits_text(&eff, e->limits, sizeof(e->limits));
     int status = BREAKER_OK;
-    if (adopt_stored_limits(c, name, e->limits, &eff)) {
+    struct breaker__fleet_answer armed;
+    bool answered = false;
+    bool other = adopt_stored_limits(c, name, e->limits, &eff, &armed, &answered);
+    /* The breaker's evidence is of the generation it is made in. */
+    breaker__fleet_follow_armed(&e->follow, answered ? &armed : NULL);
+    if (other) {
         /* The stored limits win, as in a store file: the local breaker is
          * made with them over this host's own configuration. */
         breaker *again = NULL;

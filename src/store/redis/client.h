@@ -356,10 +356,13 @@ void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt);
 /* @return 1 with `out` when `r` is a script's answer the protocol reads. */
 int breaker__redis_read_answer(const redisReply *r, struct breaker__fleet_answer *out);
 /* Attach: the stored limits of `e`'s name (keys and limits set), one round
- * trip to its node under round_mu. @return 1 with the text in `stored`, or
- * 0. */
+ * trip to its node under round_mu; the answer of its flush without deltas
+ * in `*armed` (the generation the new breaker's evidence starts in: the
+ * protocol's breaker__fleet_follow_armed()), `*answered` saying whether
+ * there was one. @return 1 with the text in `stored`, or 0. */
 int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *stored,
-                               size_t stored_len);
+                               size_t stored_len, struct breaker__fleet_answer *armed,
+                               bool *answered);
 /* The probe path (probe_mu held): whether `e`'s node has a probe connection
  * (the call path never connects one). */
 int breaker__redis_probe_ready(breaker_redis *f, const struct entry *e);
@@ -451,6 +454,16 @@ uint32_t breaker__redis_host_begin(breaker_redis *f, uint32_t n);
  * sequences of the names this round flushes written back to the file, the
  * host lock released. */
 void breaker__redis_host_collected(breaker_redis *f, uint32_t n);
+/* An attach through the store file: `name`'s host breaker `b` was made in
+ * the fleet's state `armed` (NULL: not known). When no round ever wrote the
+ * name's words, its baseline is taken now (the counters so far, calls the
+ * host breaker counted before any process attached it to the fleet, are
+ * not sent) with that generation as the one it knows (so the first round
+ * names it and the script drops what was counted in it once the fleet
+ * moved on: a reset). Under the host lock, tried for up to io_timeout_ns;
+ * not under round_mu. */
+void breaker__redis_host_armed(breaker_redis *f, const char *name, breaker *b,
+                               const struct breaker__fleet_answer *armed);
 /* Give up the lease of `e`'s name if this handle holds it (a detach, a
  * close), so that another process takes it at its next round. Not under
  * round_mu. */

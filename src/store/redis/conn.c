@@ -244,8 +244,10 @@ void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt) {
  * what is stored. Skipped when Redis is known to be down (the last round
  * failed); bounded by io_timeout_ns (the flush connection's timeout). */
 int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *stored,
-                               size_t stored_len) {
+                               size_t stored_len, struct breaker__fleet_answer *armed,
+                               bool *answered) {
     char why[256];
+    *answered = false;
     struct breaker__fleet_call call;
     struct breaker__fleet_deltas none = {0};
     breaker__fleet_call_flush(&call, 0, &none);
@@ -283,6 +285,9 @@ int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *st
         n = f->route.node[to];
     }
     pthread_mutex_unlock(&f->round_mu);
+    /* The state the new breaker is made in (a redirection not followed to
+     * its end, or an error reply, is none). */
+    *answered = ok && breaker__redis_read_answer(r[0], armed);
     /* A text too long for the limits is not ours: no stored limits. */
     ok = ok && r[1] != NULL && r[1]->type == REDIS_REPLY_STRING && r[1]->len < stored_len;
     if (ok) memcpy(stored, r[1]->str, r[1]->len + 1);

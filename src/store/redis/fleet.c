@@ -255,12 +255,15 @@ static int grow_round(breaker_redis *f, uint32_t names) {
 /* The local breaker for `name`, made from `cfg` (NULL: the defaults) with
  * `owner` and the fleet's probe gate; or, when Redis holds other limits
  * for the name (the first attacher's: they win, as in a store file), made
- * again with those over `cfg` (`*differs`). Its limits text in `limits`.
+ * again with those over `cfg` (`*differs`). Its limits text in `limits`;
+ * the fleet's state it is made in in `*armed` when `*answered`.
  * @return BREAKER_OK, or an error with `msg`. */
 static int make_local(breaker_redis *f, const char *name, const breaker_config *cfg,
                       const breaker_owner *owner, breaker **out, char *limits, bool *differs,
-                      char *msg, size_t msg_len) {
+                      struct breaker__fleet_answer *armed, bool *answered, char *msg,
+                      size_t msg_len) {
     *differs = false;
+    *answered = false;
     /* The fleet's scope rides on the handle: its probes ask for leases. */
     const breaker_probe_gate gate = {.admit = breaker__redis_gate_admit,
                                      .settle = breaker__redis_gate_settle,
@@ -287,7 +290,7 @@ static int make_local(breaker_redis *f, const char *name, const breaker_config *
     bool other = false;
     /* Stored limits that are not limits (protocol.c says which field) are
      * ignored, as none: this host's own decide locally. */
-    if (breaker__redis_read_limits(f, probe, stored, sizeof stored) &&
+    if (breaker__redis_read_limits(f, probe, stored, sizeof stored, armed, answered) &&
         breaker__fleet_limits_adopt(stored, &theirs, &other, NULL, 0) && other) {
         breaker *again = NULL;
         if (breaker_create_bound(&theirs, owner, &gate, &again) == BREAKER_OK) {
@@ -328,14 +331,18 @@ static void join_degraded(breaker_redis *f, struct entry *e) {
     e->failed_last = false;
 }
 
-/* A retired entry of the name, given the new local breaker `b`: its keys
- * are right and its lease slots may still hold results to send. Re-armed
- * under round_mu, as the flusher reads these fields. */
-static void rearm(breaker_redis *f, struct entry *e, breaker *b, const char *limits) {
+/* A retired entry of the name, given the new local breaker `b` made in
+ * the fleet's state `armed` (NULL: not known): its keys are right and its
+ * lease slots may still hold results to send. Re-armed under round_mu, as
+ * the flusher reads these fields. */
+static void rearm(breaker_redis *f, struct entry *e, breaker *b, const char *limits,
+                  const struct breaker__fleet_answer *armed) {
     pthread_mutex_lock(&f->round_mu);
     memcpy(e->limits, limits, BREAKER__FLEET_LIMITS_LEN);
+    /* The new breaker's counters start at 0: so does the baseline. */
     memset(&e->seen, 0, sizeof e->seen);
     breaker__fleet_follow_rearm(&e->follow);
+    breaker__fleet_follow_armed(&e->follow, armed);
     atomic_store_explicit(&e->gate_until_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&e->followed_gen, 0, memory_order_relaxed);
     join_degraded(f, e);
@@ -343,11 +350,11 @@ static void rearm(breaker_redis *f, struct entry *e, breaker *b, const char *lim
     pthread_mutex_unlock(&f->round_mu);
 }
 
-/* Under attach_mu: a new entry for `name` and `b`, published to the flusher
- * and to lookups. @return BREAKER_OK, BREAKER_REGISTRY_FULL or
- * BREAKER_ENOMEM. */
+/* Under attach_mu: a new entry for `name` and `b` (made in the fleet's
+ * state `armed`, NULL: not known), published to the flusher and to
+ * lookups. @return BREAKER_OK, BREAKER_REGISTRY_FULL or BREAKER_ENOMEM. */
 static int add_entry(breaker_redis *f, const char *name, breaker *b, const char *limits,
-                     struct entry **out) {
+                     const struct breaker__fleet_answer *armed, struct entry **out) {
     uint32_t n = atomic_load_explicit(&f->count, memory_order_relaxed); /* under attach_mu */
     if (n >= f->max_names) return BREAKER_REGISTRY_FULL;
     if (!grow_round(f, n + 1)) return BREAKER_ENOMEM;
@@ -355,6 +362,9 @@ static int add_entry(breaker_redis *f, const char *name, breaker *b, const char 
     if (e == NULL) return BREAKER_ENOMEM;
     atomic_init(&e->b, b);
     join_degraded(f, e);
+    /* The baseline is 0, the new breaker's counters (calloc); its evidence
+     * is of the generation it was made in. */
+    breaker__fleet_follow_armed(&e->follow, armed);
     memcpy(e->limits, limits, BREAKER__FLEET_LIMITS_LEN);
     snprintf(e->name, sizeof e->name, "%s", name);
     for (int i = 0; i < FLEET_KEY_COUNT; i++)
@@ -423,15 +433,21 @@ static int attach_entry(breaker_redis *f, const char *name, const breaker_config
     if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
     breaker *b = NULL;
     char limits[BREAKER__FLEET_LIMITS_LEN];
-    bool differs = false;
-    rc = make_local(f, name, cfg, owner, &b, limits, &differs, msg, msg_len);
+    bool differs = false, answered = false;
+    struct breaker__fleet_answer armed;
+    rc = make_local(f, name, cfg, owner, &b, limits, &differs, &armed, &answered, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
+    const struct breaker__fleet_answer *made_in = answered ? &armed : NULL;
+    /* With a store file, the host breaker's counters so far are no
+     * evidence of this generation (its baseline, when no round ever sent
+     * them: host.c). */
+    if (f->store != NULL) breaker__redis_host_armed(f, name, b, made_in);
     pthread_mutex_lock(&f->attach_mu);
     struct entry *e = find_name(f, name, shared, &rc);
     if (e != NULL)
-        rearm(f, e, b, limits);
+        rearm(f, e, b, limits, made_in);
     else if (rc == BREAKER_OK)
-        rc = add_entry(f, name, b, limits, &e);
+        rc = add_entry(f, name, b, limits, made_in, &e);
     pthread_mutex_unlock(&f->attach_mu);
     if (rc != BREAKER_OK) {
         breaker_destroy(b);

@@ -213,10 +213,12 @@ static void decide_one(breaker_redis *f, const struct pending *p,
     struct breaker__fleet_gate gate;
     uint64_t order_before = e->follow.order_seq;
     breaker__fleet_decide(&e->follow, a, b != NULL ? &local : NULL, now, &act->act, &gate);
-    if (b != NULL && e->follow.order_seq != order_before && e->follow.order == FLEET_ORDER_RESET) {
-        /* A fleet reset: the calls this host made before it belong to the
-         * period it ended (its next flush names the new generation, which
-         * would count them): the baseline moves to now. */
+    if (b != NULL && e->follow.order_seq != order_before && act->act.kind == FLEET_ACT_RESET) {
+        /* A fleet reset given since the breaker was made: the calls this
+         * host made before it belong to the period it ended (its next flush
+         * names the new generation, which would count them): the baseline
+         * moves to now. (A reset older than the breaker is history: the
+         * breaker's calls are all of a later period.) */
         breaker_stats s;
         breaker_stats_peek(b, &s);
         struct breaker__fleet_deltas dropped;

@@ -27,10 +27,15 @@
  * holder writes (a value out of range, a baseline above the counters, a
  * control word that is not the holder's mark) are not trusted: the name's
  * baseline restarts from its counters now (host_rebaselines), losing what
- * was counted since the last flush. Words never written (a name no holder
- * has flushed yet) are a baseline of 0: every count since the name was
- * created in the file is sent (a name used through the file before any
- * process flushed it to the fleet sends its past counts as one delta).
+ * was counted since the last flush. Words never written are written by
+ * the first attach of the name through the fleet: the baseline then is
+ * the host breaker's counters at that attach, with the generation the
+ * attach's answer carried as the one known (breaker__redis_host_armed()):
+ * calls the host breaker counted before are not sent, and those counted
+ * after it, before the first round, count only if the fleet is still in
+ * that generation (a reset in between ends their period). Words still
+ * never written at a round (that attach could not take the host lock)
+ * start from the counters then.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -92,11 +97,12 @@ static bool words_trusted(const uint64_t *w, const breaker_stats *s) {
 }
 
 /* `e`'s state loaded from its words `w`, or restarted from its counters
- * now when they cannot be trusted. */
+ * now when they cannot be trusted (or were never written). */
 static void load_entry(breaker_redis *f, struct entry *e, breaker *b, const uint64_t *w) {
     breaker_stats s;
     breaker_stats_peek(b, &s);
-    if (words_trusted(w, &s)) {
+    bool trusted = words_trusted(w, &s);
+    if (trusted && w[W_CTRL] == WORDS_CLEAN) {
         e->seen.successes = w[W_SUCC];
         e->seen.failures = w[W_FAIL];
         e->seen.slow = w[W_SLOW];
@@ -109,7 +115,7 @@ static void load_entry(breaker_redis *f, struct entry *e, breaker *b, const uint
         e->follow.followed_gen = w[W_FOLLOWED];
         return;
     }
-    count_rebaseline(f);
+    if (!trusted) count_rebaseline(f);
     /* From now: take_deltas() of the counters gives nothing this round. */
     struct breaker__fleet_deltas none;
     memset(&e->seen, 0, sizeof e->seen);
@@ -119,6 +125,16 @@ static void load_entry(breaker_redis *f, struct entry *e, breaker *b, const uint
     e->follow.known_gen = 0;
     e->follow.follows = false;
     e->follow.followed_gen = 0;
+}
+
+/* The baseline `seen` as words. */
+static void seen_words(const struct breaker__fleet_seen *seen, uint64_t *w) {
+    w[W_SUCC] = seen->successes;
+    w[W_FAIL] = seen->failures;
+    w[W_SLOW] = seen->slow;
+    w[W_PSUCC] = seen->probes_succeeded;
+    w[W_PFAIL] = seen->probes_failed;
+    w[W_CARRY] = (uint64_t)seen->success_carry;
 }
 
 /* `e`'s state, and the lease it holds, as words. A holder killed while it
@@ -132,12 +148,7 @@ static void entry_words(const breaker_redis *f, const struct entry *e, uint64_t 
     memset(w, 0, BREAKER_STORE_HOST_WORDS * sizeof *w);
     w[W_CTRL] = WORDS_CLEAN;
     w[W_SEQ] = e->flush_seq;
-    w[W_SUCC] = e->seen.successes;
-    w[W_FAIL] = e->seen.failures;
-    w[W_SLOW] = e->seen.slow;
-    w[W_PSUCC] = e->seen.probes_succeeded;
-    w[W_PFAIL] = e->seen.probes_failed;
-    w[W_CARRY] = (uint64_t)e->seen.success_carry;
+    seen_words(&e->seen, w);
     w[W_KNOWN] = e->follow.known_gen;
     w[W_FOLLOWED] = e->follow.follows ? e->follow.followed_gen : 0;
     /* relaxed: a hint read alone (as the probe gate reads it). */
@@ -322,6 +333,34 @@ int breaker__redis_host_after(breaker_redis *f, uint32_t n, int ok, int sent) {
     if (last_ok != 0) atomic_store_explicit(&f->last_ok_ns, last_ok, memory_order_release);
     if (last_ok == 0 && view[V_DEGRADED] == 0) return -1; /* no flushing round yet */
     return last_ok == 0 || view[V_DEGRADED] != 0;
+}
+
+void breaker__redis_host_armed(breaker_redis *f, const char *name, breaker *b,
+                               const struct breaker__fleet_answer *armed) {
+    /* The host lock gives up after 10 ms (a stopped process under it): an
+     * attach, which makes a round trip already, tries a few times. */
+    int locked = BREAKER_EIO;
+    for (int i = 0; i < 10 && locked != BREAKER_OK; i++)
+        locked = breaker_store_host_lock(f->store);
+    if (locked != BREAKER_OK) return; /* the first round starts from its counters */
+    uint64_t w[BREAKER_STORE_HOST_WORDS];
+    breaker_stats s;
+    breaker_stats_peek(b, &s);
+    if (breaker_store_host_words(f->store, name, w, 0) == BREAKER_OK && w[W_CTRL] == 0 &&
+        words_trusted(w, &s)) {
+        struct breaker__fleet_seen seen;
+        struct breaker__fleet_deltas none;
+        memset(&seen, 0, sizeof seen);
+        breaker__fleet_take_deltas(&seen, &s, &none);
+        /* No holder, no sequence, nothing followed yet: the first round of
+         * any process takes the lease and goes on from here. */
+        memset(w, 0, BREAKER_STORE_HOST_WORDS * sizeof *w);
+        w[W_CTRL] = WORDS_CLEAN;
+        seen_words(&seen, w);
+        w[W_KNOWN] = armed != NULL ? armed->gen : 0;
+        (void)breaker_store_host_words(f->store, name, w, 1);
+    }
+    breaker_store_host_unlock(f->store);
 }
 
 void breaker__redis_host_release(breaker_redis *f, struct entry *e) {

@@ -524,6 +524,15 @@ void breaker__fleet_follow_rearm(struct breaker__fleet_follow *f) {
     f->known_gen = known;
 }
 
+void breaker__fleet_follow_armed(struct breaker__fleet_follow *f,
+                                 const struct breaker__fleet_answer *a) {
+    f->armed = a != NULL;
+    if (a == NULL) return;
+    f->known_gen = a->gen;
+    f->armed_order_seq = a->order_seq;
+    f->armed_born = a->born;
+}
+
 void breaker__fleet_note_degraded(struct breaker__fleet_follow *f,
                                   const struct breaker__fleet_local *local, bool answers_decided) {
     f->degraded_gen_set = !answers_decided && local != NULL;
@@ -601,12 +610,14 @@ static void decide_closed(struct breaker__fleet_follow *f, const struct breaker_
 }
 
 /* A new operator order (its sequence newer than the last this host
- * applied): the local transition it asks for. A reset heard in a host's
- * first answer is history (the host's breaker is new); a forced state
- * whose time ran out is reported as none. @return true when it decided
- * the round's action (the order replaces what the answer would do). */
+ * applied): the local transition it asks for. A reset given before the
+ * host's breaker was made (`history`: one its attach's answer carried
+ * already, or, with no such answer, one heard in the host's first answer)
+ * is not applied to it; a forced state whose time ran out is reported as
+ * none. @return true when it decided the round's action (the order
+ * replaces what the answer would do). */
 static bool decide_order(struct breaker__fleet_follow *f, const struct breaker__fleet_answer *a,
-                         const struct breaker__fleet_local *local, uint64_t now_ns, bool first,
+                         const struct breaker__fleet_local *local, uint64_t now_ns, bool history,
                          struct breaker__fleet_action *act, struct breaker__fleet_gate *gate) {
     f->order_seq = a->order_seq;
     f->order = a->order;
@@ -619,7 +630,7 @@ static bool decide_order(struct breaker__fleet_follow *f, const struct breaker__
         kind = left_ns > 0 ? FLEET_ACT_OPEN_FOR : FLEET_ACT_FORCE_OPEN;
     else if (a->order == FLEET_ORDER_CLOSED)
         kind = FLEET_ACT_FORCE_CLOSED;
-    else if (a->order == FLEET_ORDER_RESET && !first)
+    else if (a->order == FLEET_ORDER_RESET && !history)
         kind = FLEET_ACT_RESET;
     if (kind == FLEET_ACT_NONE) return false;
     memset(act, 0, sizeof *act);
@@ -681,11 +692,15 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
                            const struct breaker__fleet_local *local, uint64_t now_ns,
                            struct breaker__fleet_action *act, struct breaker__fleet_gate *gate) {
     gate->change = false;
-    bool first = f->known_gen == 0;
+    /* A reset the breaker is newer than: told by the attach's answer, or,
+     * without one, by this being the first answer. */
+    bool history = f->armed ? a->born == f->armed_born && a->order_seq <= f->armed_order_seq
+                            : f->known_gen == 0;
     f->known_gen = a->gen;
     f->known_state = a->state;
     if (local == NULL) return; /* retired: only its lease results went */
-    if (a->order_seq > f->order_seq && decide_order(f, a, local, now_ns, first, act, gate)) return;
+    if (a->order_seq > f->order_seq && decide_order(f, a, local, now_ns, history, act, gate))
+        return;
     /* An order decided by an earlier answer of this round stands: the
      * answers after it are of the state the order made (the next round
      * follows the fleet from the state the order left). */

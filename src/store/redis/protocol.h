@@ -319,6 +319,13 @@ struct breaker__fleet_follow {
     uint64_t shadow_seq;
     uint64_t cfg_gen;
     uint64_t controls_born;
+    /* What the attach's answer said when the local breaker was made
+     * (breaker__fleet_follow_armed()): the order sequence and the born of
+     * that state. Orders up to that sequence of that state were given
+     * before the breaker existed: a reset among them is history. */
+    bool armed;
+    uint64_t armed_order_seq;
+    uint64_t armed_born;
 };
 
 /* The local breaker as the caller read it: its generation first, then its
@@ -371,6 +378,18 @@ struct breaker__fleet_gate {
  * re-armed): what it followed, its rejoin and FAIL_CLOSED records. The
  * known generation stays: it is the name's, not the breaker's. */
 void breaker__fleet_follow_rearm(struct breaker__fleet_follow *f);
+
+/* A name armed with a new local breaker (an attach, or a retired entry
+ * re-armed), whose attach's call (a flush without deltas) got the answer
+ * `a` (NULL: none, the call was skipped or failed): the breaker's evidence
+ * starts in a's generation. The next flush names it, so the script counts
+ * its deltas only while the fleet is still in that generation: a reset
+ * (or a trip, a close) between the attach and the name's first round ends
+ * the period those calls belong to. Orders a's state had already been
+ * given are history for this breaker: a reset among them is not applied
+ * to it (one given later is). Pure. */
+void breaker__fleet_follow_armed(struct breaker__fleet_follow *f,
+                                 const struct breaker__fleet_answer *a);
 
 /* The round that found Redis unreachable, when the host was not degraded
  * yet: remember where the local breaker stands (`local` NULL: retired), to
