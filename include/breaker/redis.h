@@ -280,7 +280,11 @@ BREAKER_API int breaker_redis_open_for(breaker_redis *fleet, const char *name, u
 /*! breaker_redis_reset() :
  *  The fleet CLOSED with an empty window and no failed recoveries (a new
  *  generation, so that deltas from before it never count), and every host
- *  resets its local breaker (breaker_reset()), forced states included. */
+ *  resets its local breaker (breaker_reset()), forced states included. So
+ *  does a host attached before the reset whose first round comes after it
+ *  (its first flush names the generation its attach was answered in: its
+ *  calls from before the reset are not counted); a host attaching later has
+ *  a new breaker, whose calls all count. */
 BREAKER_API int breaker_redis_reset(breaker_redis *fleet, const char *name, const char *who,
                                     const char *why, char *msg, size_t msg_len)
     BREAKER_NONNULL(1, 2);
