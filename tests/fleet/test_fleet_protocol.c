@@ -694,46 +694,44 @@ static void rearming_forgets_the_breaker_but_keeps_the_generation(void **state) 
     assert_int_equal(f.spared_gen, 0);
 }
 
+/* A reset answer: the state in generation `gen` (born `born`), its
+ * order a reset of sequence `seq`. */
+static struct breaker__fleet_answer reset_answer(uint64_t gen, uint64_t born, uint64_t seq) {
+    struct breaker__fleet_answer a = answer(FLEET_CLOSED, gen, 0, born);
+    a.order = FLEET_ORDER_RESET;
+    a.order_seq = seq;
+    return a;
+}
+
+/* What a host armed by `at_attach` (NULL: no answer) does with `a` as its
+ * first answer, its local breaker in `st`. */
+static int first_answer_after(const struct breaker__fleet_answer *at_attach,
+                              const struct breaker__fleet_answer *a, enum breaker_state st) {
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    breaker__fleet_follow_armed(&f, at_attach);
+    assert_int_equal(f.known_gen, at_attach != NULL ? at_attach->gen : 0);
+    return decide1(&f, a, local(1, st), NULL).kind;
+}
+
 /* A breaker armed by its attach's answer: its first flush names that
  * generation (the script drops its deltas once the fleet moved on), and a
  * reset that answer carried already is history, while one given later
  * (a greater sequence, or any of a state made anew since) is applied. */
 static void an_armed_breaker_knows_its_generation_and_which_resets_are_older(void **state) {
     (void)state;
-    struct breaker__fleet_answer at_attach = answer(FLEET_CLOSED, 700, 0, 100);
-    at_attach.order = FLEET_ORDER_RESET;
-    at_attach.order_seq = 3;
-    struct breaker__fleet_follow f;
-    memset(&f, 0, sizeof f);
-    breaker__fleet_follow_armed(&f, &at_attach);
-    assert_int_equal(f.known_gen, 700);
+    struct breaker__fleet_answer at_attach = reset_answer(700, 100, 3);
     /* The same reset in the first round's answer: history. */
-    struct breaker__fleet_action act = decide1(&f, &at_attach, local(1, BREAKER_CLOSED), NULL);
-    assert_int_equal(act.kind, FLEET_ACT_NONE);
-    assert_int_equal(f.order_seq, 3);
+    assert_int_equal(first_answer_after(&at_attach, &at_attach, BREAKER_CLOSED), FLEET_ACT_NONE);
     /* A reset after the attach, before the first round: this breaker's. */
-    memset(&f, 0, sizeof f);
-    breaker__fleet_follow_armed(&f, &at_attach);
-    struct breaker__fleet_answer later = answer(FLEET_CLOSED, 705, 0, 100);
-    later.order = FLEET_ORDER_RESET;
-    later.order_seq = 4;
-    act = decide1(&f, &later, local(1, BREAKER_OPEN), NULL);
-    assert_int_equal(act.kind, FLEET_ACT_RESET);
+    struct breaker__fleet_answer later = reset_answer(705, 100, 4);
+    assert_int_equal(first_answer_after(&at_attach, &later, BREAKER_OPEN), FLEET_ACT_RESET);
     /* A state made anew since the attach: its reset is later, whatever its
      * sequence. */
-    memset(&f, 0, sizeof f);
-    breaker__fleet_follow_armed(&f, &at_attach);
-    struct breaker__fleet_answer anew = answer(FLEET_CLOSED, 900, 0, 890);
-    anew.order = FLEET_ORDER_RESET;
-    anew.order_seq = 1;
-    act = decide1(&f, &anew, local(1, BREAKER_CLOSED), NULL);
-    assert_int_equal(act.kind, FLEET_ACT_RESET);
+    struct breaker__fleet_answer anew = reset_answer(900, 890, 1);
+    assert_int_equal(first_answer_after(&at_attach, &anew, BREAKER_CLOSED), FLEET_ACT_RESET);
     /* No attach answer: the first answer's reset is history, as before. */
-    memset(&f, 0, sizeof f);
-    breaker__fleet_follow_armed(&f, NULL);
-    assert_int_equal(f.known_gen, 0);
-    act = decide1(&f, &later, local(1, BREAKER_CLOSED), NULL);
-    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    assert_int_equal(first_answer_after(NULL, &later, BREAKER_CLOSED), FLEET_ACT_NONE);
 }
 
 /* FAIL_CLOSED: the flusher trips a CLOSED local breaker while the view is
