@@ -60,7 +60,7 @@ void tool_print_shadow_compare(FILE *out, const struct tool_trace *trace,
         return;
     }
     uint64_t agree = c->both_refused + c->neither_refused;
-    char pct[16], at[32];
+    char pct[32], at[32];
     agreement(agree, r->calls, pct, sizeof(pct));
     fprintf(out,
             "   shadow log: %" PRIu64 " of %" PRIu64 " calls agree (%s): %" PRIu64
