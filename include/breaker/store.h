@@ -194,6 +194,64 @@ struct breaker_store_stats {
 BREAKER_API void breaker_store_stats_get(breaker_store *st, breaker_store_stats *out)
     BREAKER_NONNULL(1, 2);
 
+/* What breaker_store_last_control() reports: which operator's control it
+ * was (the fleet's orders, breaker/redis.h, number them alike: 1 open, 2
+ * closed, 3 reset). Append-only. */
+enum breaker_store_control_action {
+    BREAKER_STORE_CONTROL_NONE = 0,          /* none recorded (or none readable) */
+    BREAKER_STORE_CONTROL_FORCED_OPEN = 1,   /* BREAKER_CONTROL_FORCE_OPEN */
+    BREAKER_STORE_CONTROL_FORCED_CLOSED = 2, /* BREAKER_CONTROL_FORCE_CLOSED, until_ns
+                                                its expiry if it had one */
+    BREAKER_STORE_CONTROL_RESET = 3,         /* BREAKER_CONTROL_RESET */
+    BREAKER_STORE_CONTROL_OPEN_FOR = 4       /* BREAKER_CONTROL_OPEN_FOR, reason
+                                                BREAKER_REASON_OPERATOR */
+};
+
+/* The last operator's control of a store breaker, by value. */
+typedef struct breaker_store_control breaker_store_control;
+struct breaker_store_control {
+    enum breaker_store_control_action action;
+    char action_name[16];          /* "none", "forced_open", "forced_closed", "reset",
+                                      "open_for" */
+    char who[BREAKER_WHO_MAX + 1]; /* breaker_control.who: printable text, "" if none
+                                      was given; the bytes after the NUL zero */
+    char why[BREAKER_WHY_MAX + 1]; /* breaker_control.why, the same */
+    uint64_t at_ns;                /* when it was made: CLOCK_REALTIME (wall-clock) ns, for people
+                                      (the controlling host's clock; no breaker time) */
+    uint64_t until_ns;             /* when it ends (OPEN_FOR, a timed FORCED_CLOSED): at_ns + its
+                                      duration, CLOCK_REALTIME ns; 0 for the others */
+    uint64_t generation;           /* the breaker generation its transition started */
+};
+
+/*! breaker_store_last_control() :
+ *  The last operator's control of the breaker `name` in the store (the file
+ *  at the path, as at attach), as the process that gave it recorded it, in
+ *  any process of the host. Recorded: each breaker_control_apply() on a
+ *  handle attached through a store (`breaker open|close|reset`, a fleet
+ *  order applied by the flusher of breaker/redis.h) that made a
+ *  transition, with its who and why; that call then takes the store's lock
+ *  and the file's for the record (the call path never does). Not recorded:
+ *  a control that made no transition (already in that state), a
+ *  server-directed open, the plain functions (breaker_force_open(), ...;
+ *  they stay lock-free), a control older than the record (two processes
+ *  racing: the later generation stands), and a control on a handle still
+ *  on an older file (see "The file at the path wins"). A move to a new
+ *  file, and a file laid out again at a new boot, start with none.
+ *  Everything read from the file is checked (a known action, its text
+ *  NUL-terminated, printable and within bounds, its times and generation
+ *  coherent): a damaged record, or one whose writer died in the middle of
+ *  it, reads as none, and the next control writes a whole one.
+ *  @return BREAKER_OK with `*out` (action BREAKER_STORE_CONTROL_NONE and
+ *  the rest zero when none is recorded); BREAKER_NOT_FOUND: no breaker of
+ *  that name in the file; BREAKER_EINVAL: not a valid name. `*out` is
+ *  written in every case, `msg` (may be NULL when msg_len is 0) says why.
+ *  Takes no file lock (a record being written is read again, a bounded
+ *  number of times, never torn); thread-safe; `*out` is the caller's. */
+BREAKER_API BREAKER_NODISCARD int breaker_store_last_control(breaker_store *st, const char *name,
+                                                             breaker_store_control *out, char *msg,
+                                                             size_t msg_len)
+    BREAKER_NONNULL(1, 2, 3);
+
 /*! breaker_store_backend() :
  *  The store file as a backend, for breaker_registry_config.backend: a
  *  registry made with it attaches each name to this file's breaker (as

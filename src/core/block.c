@@ -262,6 +262,12 @@ void breaker__set_home(breaker *b, void (*detach)(void *ctx, breaker *b), void *
 
 void breaker__set_home_lock(breaker *b, int (*lock)(void *ctx, bool lock)) { b->home_lock = lock; }
 
+void breaker__set_home_control(breaker *b,
+                               void (*record)(void *ctx, breaker *b,
+                                              const struct breaker__control_made *made)) {
+    b->home_control = record;
+}
+
 /* ---- On the process heap: breaker_create / breaker_destroy ----------------------*/
 
 static uint64_t random_seed(const void *salt) {

@@ -441,10 +441,12 @@ static bool probe_sources_note(struct breaker__shared *s, uint64_t gen, uint64_t
 
 /* ---- Transitions -----------------------------------------------------------*/
 
-/* Who and why of an operator's control (checked: breaker__text_check()). */
+/* Who and why of an operator's control (checked: breaker__text_check()),
+ * and, out, the generation its transition started (0: it made none). */
 struct control_text {
     const char *who;
     const char *why;
+    uint64_t made_gen;
 };
 
 struct transition {
@@ -460,8 +462,9 @@ struct transition {
                              Entering FORCED_CLOSED: its expiry (0 = none) */
     /* An operator's control (breaker_control_apply()): who and why, checked,
      * for this transition's event only; NULL for every other. On the
-     * caller's stack, read by the thread whose CAS wins: nothing shared. */
-    const struct control_text *text;
+     * caller's stack, read (and made_gen written) by the thread whose CAS
+     * wins: nothing shared. */
+    struct control_text *text;
 };
 
 /* Account the time spent in the state that just ended. Exact when
@@ -576,7 +579,10 @@ static bool transition(breaker *b, struct transition *t) {
     ev.evidence = t->evidence;
     ev.evidence.failed_recoveries = t->k;
     ev.shadow = breaker__ctl_shadow(desired);
-    if (t->text != NULL) control_text_copy(t->text, &ev);
+    if (t->text != NULL) {
+        control_text_copy(t->text, &ev);
+        t->text->made_gen = new_gen;
+    }
     emit(b, &ev);
     return true;
 }
@@ -1837,7 +1843,7 @@ void breaker__emit_reconfigured(breaker *b, const struct breaker__limits *before
 /* ---- Manual control ----------------------------------------------------------*/
 
 static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason,
-                  const struct control_text *text) {
+                  struct control_text *text) {
     b = breaker__live(b);
     struct breaker__shared *s = b->shared;
     for (;;) {
@@ -1927,7 +1933,7 @@ int breaker_force_closed(breaker *b) {
     return manual(b, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED, NULL);
 }
 
-static int force_closed_for(breaker *b, uint64_t wait_ns, const struct control_text *text) {
+static int force_closed_for(breaker *b, uint64_t wait_ns, struct control_text *text) {
     if (wait_ns == 0 || wait_ns > TIMED_OPEN_MAX_NS) return BREAKER_EINVAL;
     b = breaker__live(b);
     struct breaker__shared *s = b->shared;
@@ -1961,7 +1967,7 @@ int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_
  * to an operator's forced state; an operator's wait is exact. */
 
 static int open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason,
-                    const struct control_text *text) {
+                    struct control_text *text) {
     bool server = reason == BREAKER_REASON_SERVER_DIRECTED;
     if (!server && reason != BREAKER_REASON_OPERATOR) return BREAKER_EINVAL;
     if (!server && wait_ns > TIMED_OPEN_MAX_NS) return BREAKER_EINVAL;
@@ -2018,11 +2024,8 @@ void breaker_control_init(breaker_control *c) {
     c->reason = BREAKER_REASON_OPERATOR;
 }
 
-int breaker_control_apply(breaker *b, const breaker_control *c, char *msg, size_t msg_len) {
-    int rc = breaker__text_check("who", c->who, BREAKER_WHO_MAX, msg, msg_len);
-    if (rc == BREAKER_OK) rc = breaker__text_check("why", c->why, BREAKER_WHY_MAX, msg, msg_len);
-    if (rc != BREAKER_OK) return rc;
-    const struct control_text text = {.who = c->who, .why = c->why};
+static int control_apply(breaker *b, const breaker_control *c, struct control_text *text, char *msg,
+                         size_t msg_len) {
     switch (c->action) {
     case BREAKER_CONTROL_FORCE_OPEN:
     case BREAKER_CONTROL_RESET:
@@ -2033,16 +2036,16 @@ int breaker_control_apply(breaker *b, const breaker_control *c, char *msg, size_
                                  c->action == BREAKER_CONTROL_RESET ? "RESET" : "FORCE_OPEN",
                                  (unsigned long long)c->for_ns);
         return c->action == BREAKER_CONTROL_RESET
-                   ? manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET, &text)
-                   : manual(b, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN, &text);
+                   ? manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET, text)
+                   : manual(b, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN, text);
     case BREAKER_CONTROL_FORCE_CLOSED:
         if (c->for_ns == 0)
-            return manual(b, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED, &text);
+            return manual(b, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED, text);
         if (c->for_ns > TIMED_OPEN_MAX_NS)
             return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                                  "for_ns: 0 (until reset) or 1 ns .. 365 days (got %llu ns)",
                                  (unsigned long long)c->for_ns);
-        return force_closed_for(b, c->for_ns, &text);
+        return force_closed_for(b, c->for_ns, text);
     case BREAKER_CONTROL_OPEN_FOR:
         if (c->reason != BREAKER_REASON_OPERATOR && c->reason != BREAKER_REASON_SERVER_DIRECTED)
             return breaker__fail(BREAKER_EINVAL, msg, msg_len,
@@ -2052,10 +2055,36 @@ int breaker_control_apply(breaker *b, const breaker_control *c, char *msg, size_
             return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                                  "for_ns: at most 365 days for an operator's open (got %llu ns)",
                                  (unsigned long long)c->for_ns);
-        return open_for(b, c->for_ns, c->reason, &text);
+        return open_for(b, c->for_ns, c->reason, text);
     }
     return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                          "action: a BREAKER_CONTROL_* value, 0..3 (got %d)", (int)c->action);
+}
+
+/* A control that made its transition is told to the breaker's home (a store
+ * file records it: handle.h, home_control), outside the transition, after
+ * its event: an operator's path, never the call path. A server-directed
+ * wait is no operator's control: not recorded. */
+int breaker_control_apply(breaker *b, const breaker_control *c, char *msg, size_t msg_len) {
+    int rc = breaker__text_check("who", c->who, BREAKER_WHO_MAX, msg, msg_len);
+    if (rc == BREAKER_OK) rc = breaker__text_check("why", c->why, BREAKER_WHY_MAX, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    struct control_text text = {.who = c->who, .why = c->why, .made_gen = 0};
+    breaker *live = breaker__live(b);
+    rc = control_apply(b, c, &text, msg, msg_len);
+    /* A move of the store file meanwhile (the live handle changed): the
+     * generation is the old file's, which nobody reads; not recorded. */
+    if (rc != BREAKER_OK || text.made_gen == 0 || breaker__live(b) != live ||
+        live->home_control == NULL ||
+        (c->action == BREAKER_CONTROL_OPEN_FOR && c->reason != BREAKER_REASON_OPERATOR))
+        return rc;
+    const struct breaker__control_made made = {.action = c->action,
+                                               .for_ns = c->for_ns,
+                                               .who = c->who,
+                                               .why = c->why,
+                                               .generation = text.made_gen};
+    live->home_control(live->home_ctx, live, &made);
+    return rc;
 }
 
 /* ---- Shadow mode -------------------------------------------------------------------

@@ -32,6 +32,17 @@ struct breaker__check_run;
  *   shared stripes with atomic read-modify-writes. */
 enum breaker__stripe_mode { BREAKER__STRIPES_THREAD_OWNED, BREAKER__STRIPES_ATOMIC };
 
+/* An operator's control that made a transition (breaker_control_apply()),
+ * as a home records it (home_control below): the text checked, valid during
+ * the call only. */
+struct breaker__control_made {
+    enum breaker_control_action action;
+    uint64_t for_ns;     /* as given: OPEN_FOR's wait, FORCE_CLOSED's expiry or 0 */
+    const char *who;     /* NULL or "": none */
+    const char *why;     /* NULL or "": none */
+    uint64_t generation; /* the generation its transition started */
+};
+
 /* The per-process handle. */
 struct breaker {
     struct breaker__shared *shared;
@@ -128,6 +139,11 @@ struct breaker {
      * processes (a store file's lock: reconfig.c), taken (`lock` true) and
      * released with home_ctx; NULL: the block is this process's alone. */
     int (*home_lock)(void *ctx, bool lock);
+    /* The home's record of an operator's control that made a transition
+     * (breaker_control_apply(): a store file keeps the last one, under its
+     * lock), called with home_ctx on the controlling thread, no lock held;
+     * NULL: nothing kept. */
+    void (*home_control)(void *ctx, struct breaker *b, const struct breaker__control_made *made);
 };
 
 /* The handle that does the work for `b`: b itself, or the newest handle of

@@ -59,6 +59,11 @@ void breaker__set_home(struct breaker *b, void (*detach)(void *ctx, struct break
 /* The home's lock for writers of the block's limits (handle.h, home_lock),
  * with the ctx of breaker__set_home(). */
 void breaker__set_home_lock(struct breaker *b, int (*lock)(void *ctx, bool lock));
+/* The home's record of an operator's control (handle.h, home_control), with
+ * the ctx of breaker__set_home(). */
+void breaker__set_home_control(struct breaker *b,
+                               void (*record)(void *ctx, struct breaker *b,
+                                              const struct breaker__control_made *made));
 
 /* ---- Live reconfiguration (reconfig.c) ------------------------------------- */
 /* Complete or drop a change a writer left half made (it died holding the

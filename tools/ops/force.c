@@ -55,8 +55,9 @@ const char tool_shadow_help[] =
 static int force(breaker *b, const struct tool_store_args *a, const char *cmd) {
     bool open = strcmp(cmd, "open") == 0, close = strcmp(cmd, "close") == 0;
     bool timed = (open || close) && a->for_ns != 0;
-    /* With who (user@host) and --why for the transition's event: this
-     * process's own (the store file keeps no text). */
+    /* With who (user@host) and --why for the transition's event, and for
+     * the store file's record of the last control (breaker status shows
+     * it, in any process). */
     char who[BREAKER_WHO_MAX + 1];
     tool_operator_who(who, sizeof who);
     breaker_control c;

@@ -8,6 +8,7 @@
 #include "ops/ops.h"
 
 #include <breaker/registry.h> /* breaker_store_export_prometheus() */
+#include <breaker/store.h>    /* breaker_store_last_control() */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -46,8 +47,9 @@ const char tool_status_help[] =
 /* One breaker as the table and JSON show it, read at one moment. */
 typedef struct {
     const char *name;
-    breaker_stats s;   /* breaker_stats_get() */
-    uint64_t retry_ns; /* breaker_retry_after_ns() */
+    breaker_stats s;           /* breaker_stats_get() */
+    uint64_t retry_ns;         /* breaker_retry_after_ns() */
+    breaker_store_control ctl; /* breaker_store_last_control(): action NONE if none */
 } status_row;
 
 static uint64_t rejected(const breaker_stats *s) {
@@ -58,6 +60,56 @@ static uint64_t rejected(const breaker_stats *s) {
 static uint64_t would_reject(const breaker_stats *s) {
     return s->would_reject_open + s->would_reject_half_open + s->would_reject_forced +
            s->would_reject_ramp;
+}
+
+/* "2026-12-01T03:10:00Z": CLOCK_REALTIME ns `ns` in UTC, to the second. */
+static void utc_time(uint64_t ns, char *buf, size_t len) {
+    time_t sec = (time_t)(ns / TOOL_SEC);
+    struct tm tm;
+    if (gmtime_r(&sec, &tm) == NULL || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(buf, len, "?");
+}
+
+/* The last operator control (breaker_store_last_control()) as JSON: an
+ * object with `at` and `until` in UTC (until null when it has no end), or
+ * null when none is recorded. */
+static void print_json_control(const breaker_store_control *c) {
+    if (c->action == BREAKER_STORE_CONTROL_NONE) {
+        printf("null");
+        return;
+    }
+    char at[40], until[40];
+    utc_time(c->at_ns, at, sizeof(at));
+    printf("{\"action\": \"%s\", \"who\": ", c->action_name);
+    tool_json_string(stdout, c->who);
+    printf(", \"why\": ");
+    tool_json_string(stdout, c->why);
+    printf(", \"at\": \"%s\", \"until\": ", at);
+    if (c->until_ns != 0) {
+        utc_time(c->until_ns, until, sizeof(until));
+        printf("\"%s\"", until);
+    } else {
+        printf("null");
+    }
+    printf(", \"generation\": %" PRIu64 "}", c->generation);
+}
+
+/* The last operator control as a line below the table:
+ * "api: forced_open since 2026-12-03T07:01:02Z by alice@web1: maintenance
+ * (generation 3)"; a timed one says "until", a reset "at". */
+static void print_text_control(const char *name, const breaker_store_control *c) {
+    if (c->action == BREAKER_STORE_CONTROL_NONE) return;
+    char at[40], until[40];
+    utc_time(c->at_ns, at, sizeof(at));
+    printf("%s: %s %s %s", name, c->action_name,
+           c->action == BREAKER_STORE_CONTROL_RESET ? "at" : "since", at);
+    if (c->until_ns != 0) {
+        utc_time(c->until_ns, until, sizeof(until));
+        printf(" until %s", until);
+    }
+    if (c->who[0] != '\0') printf(" by %s", c->who);
+    if (c->why[0] != '\0') printf(": %s", c->why);
+    printf(" (generation %" PRIu64 ")\n", c->generation);
 }
 
 static void print_json_row(const status_row *r, bool last) {
@@ -72,9 +124,11 @@ static void print_json_row(const status_row *r, bool last) {
     }
     printf(", \"admitted\": %" PRIu64 ", \"successes\": %" PRIu64 ", \"failures\": %" PRIu64
            ", \"ignored\": %" PRIu64 ", \"rejected\": %" PRIu64 ", \"transitions\": %" PRIu64
-           ", \"shadow\": %s, \"would_reject\": %" PRIu64 "}%s\n",
+           ", \"shadow\": %s, \"would_reject\": %" PRIu64 ", \"last_control\": ",
            r->s.admitted, r->s.successes, r->s.failures, r->s.ignored, rejected(&r->s),
-           r->s.transitions, r->s.shadow ? "true" : "false", would_reject(&r->s), last ? "" : ",");
+           r->s.transitions, r->s.shadow ? "true" : "false", would_reject(&r->s));
+    print_json_control(&r->ctl);
+    printf("}%s\n", last ? "" : ",");
 }
 
 static void print_text_row(const status_row *r, int width) {
@@ -106,6 +160,9 @@ static int read_row(breaker_store *st, const char *name, status_row *r) {
     if (rc != 0) return rc;
     row_read(b, name, r);
     breaker_destroy(b);
+    /* No record, or a name gone meanwhile: action NONE (nothing shown). */
+    if (breaker_store_last_control(st, name, &r->ctl, NULL, 0) != BREAKER_OK)
+        r->ctl.action = BREAKER_STORE_CONTROL_NONE;
     return 0;
 }
 
@@ -140,6 +197,9 @@ static void print_rows(const status_row *rows, size_t count, bool json, const ch
                    rows[i].s.would_reject_half_open, rows[i].s.would_reject_forced,
                    rows[i].s.would_reject_ramp, rows[i].s.shadow_successes,
                    rows[i].s.shadow_failures);
+    /* Who gave the last operator's control and why, below the table too. */
+    for (size_t i = 0; i < count; i++)
+        print_text_control(rows[i].name, &rows[i].ctl);
 }
 
 /* Standard output must have taken it all (a metrics file on a full disk
@@ -230,6 +290,8 @@ static int watch_add(struct watch *w, const char *name, status_row *row) {
         return rc;
     }
     row_read(it->b, it->name, row);
+    if (breaker_store_last_control(w->st, it->name, &row->ctl, NULL, 0) != BREAKER_OK)
+        row->ctl.action = BREAKER_STORE_CONTROL_NONE;
     it->state = row->s.state;
     it->generation = row->s.generation;
     w->count++;

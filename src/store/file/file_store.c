@@ -23,6 +23,7 @@
 
 #include "common/message.h"
 #include "common/splitmix.h"
+#include "common/text.h"
 #include "common/time_ns.h"
 #include "core/block.h"
 #include "core/internal.h"
@@ -32,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,8 +53,9 @@
 #define STORE_LAYING_OUT      UINT64_C(0x494b524200000000) /* "BRKI" */
 #define STORE_LAYING_OUT_MASK UINT64_C(0xffffffff00000000)
 /* 3: the host lease in the header and BREAKER_STORE_HOST_WORDS words per
- * entry (one flusher per host, breaker/backend.h). */
-#define STORE_VERSION 3u
+ * entry (one flusher per host, breaker/backend.h). 4: the last operator
+ * control per entry (struct store_control). */
+#define STORE_VERSION 4u
 #define BOOT_ID_LEN   36
 
 #define DEFAULT_CAPACITY 256u
@@ -64,6 +67,23 @@
 #define MAX_CHECK_NS     (UINT64_C(3600) * UINT64_C(1000000000))
 
 enum entry_state { ENTRY_FREE = 0, ENTRY_INITIALISING = 1, ENTRY_READY = 2 };
+
+/* The last operator control of a name (breaker_store_last_control()), as
+ * the words of its entry hold it: written whole by one process under the
+ * file lock, read by any without it (control_write(), control_read()). */
+struct store_control {
+    uint32_t action; /* enum breaker_store_control_action; 0: none */
+    uint32_t pad_;
+    uint64_t at_ns;      /* CLOCK_REALTIME when it was made */
+    uint64_t until_ns;   /* CLOCK_REALTIME when a timed one ends; else 0 */
+    uint64_t generation; /* the generation its transition started */
+    char who[72];        /* NUL-terminated printable text, at most BREAKER_WHO_MAX */
+    char why[208];       /* the same, at most BREAKER_WHY_MAX */
+};
+_Static_assert(sizeof(((struct store_control *)0)->who) > BREAKER_WHO_MAX, "who's room");
+_Static_assert(sizeof(((struct store_control *)0)->why) > BREAKER_WHY_MAX, "why's room");
+_Static_assert(sizeof(struct store_control) % 8 == 0, "a record is whole words");
+#define STORE_CONTROL_WORDS (sizeof(struct store_control) / 8)
 
 struct store_header {
     _Atomic uint64_t magic; /* stored last, with release */
@@ -104,6 +124,12 @@ struct store_entry {
     /* A host-wide backend's words for the name (breaker_store_host_words()):
      * written by the host lease's holder; 0 when the entry is created. */
     breaker__atomic64 host[BREAKER_STORE_HOST_WORDS];
+    /* The last operator control (struct store_control) under a seqlock:
+     * control_seq is 0 while none was ever written, odd while one is being
+     * written (and after its writer died in the middle), even when the
+     * words hold a whole record. */
+    breaker__atomic64 control_seq;
+    breaker__atomic64 control[STORE_CONTROL_WORDS];
 };
 
 /* The sizes this build lays the file out with, and its byte order (bit 8). */
@@ -642,6 +668,7 @@ void breaker_store_close(breaker_store *st) {
              l = atomic_load_explicit(&l->forward, memory_order_acquire)) {
             breaker__set_home(l, NULL, NULL);
             breaker__set_home_lock(l, NULL);
+            breaker__set_home_control(l, NULL);
         }
     }
     free(st->handles);
@@ -826,6 +853,7 @@ static int find_or_create(breaker_store *st, const char *name, const breaker_con
 }
 
 static void carry_state(breaker *from, breaker *to);
+static void store_record_control(void *ctx, breaker *b, const struct breaker__control_made *made);
 static int store_attach(breaker_store *st, const char *name, const breaker_config *cfg,
                         const breaker_owner *owner, const breaker_probe_gate *gate, breaker **out,
                         char *msg, size_t msg_len);
@@ -951,6 +979,7 @@ static int forward_locked(breaker_store *st, struct store_handle *h, char *msg, 
     if (rc != BREAKER_OK) return rc;
     breaker__set_home(to, store_detach, st);
     breaker__set_home_lock(to, store_lock_limits);
+    breaker__set_home_control(to, store_record_control);
     breaker__forward(from, to);
     h->b = to;
     h->map = st->map;
@@ -1063,6 +1092,7 @@ static int store_attach(breaker_store *st, const char *name, const breaker_confi
     if (rc == BREAKER_OK) {
         breaker__set_home(*out, store_detach, st);
         breaker__set_home_lock(*out, store_lock_limits);
+        breaker__set_home_control(*out, store_record_control);
     }
     pthread_mutex_unlock(&st->lock);
     if (rc != BREAKER_OK) return rc;
@@ -1225,4 +1255,171 @@ void breaker_store_host_view(breaker_store *st, uint64_t view[4], int write) {
             view[i] = atomic_load_explicit(&h->host_view[i], memory_order_relaxed);
     }
     pthread_mutex_unlock(&st->lock);
+}
+
+/* ---- The last operator control (breaker_store_last_control()) ---------------------
+ * One record per entry under a seqlock (struct store_entry, control_seq):
+ * its writer holds the file lock, so there is one at a time, in any
+ * process; its readers take no lock and retry a torn copy. Every word is
+ * an atomic, read and written relaxed, so a copy that races a writer is a
+ * stale or mixed value, never undefined behaviour; the seq around it says
+ * whether it was whole. A writer killed between its two stores leaves the
+ * seq odd: readers give up on it (no record) and the next writer, under
+ * the lock, writes a whole record and makes it even. */
+
+/* How many times a reader copies a record that a writer is changing before
+ * it says "none": a writer holds the seq odd for some 40 plain stores, so
+ * a reader that cannot get a whole copy in this many tries (yielding
+ * between them) is looking at a dead writer's record. */
+#define CONTROL_READ_TRIES 256
+
+static const char *const control_names[] = {
+    [BREAKER_STORE_CONTROL_NONE] = "none",
+    [BREAKER_STORE_CONTROL_FORCED_OPEN] = "forced_open",
+    [BREAKER_STORE_CONTROL_FORCED_CLOSED] = "forced_closed",
+    [BREAKER_STORE_CONTROL_RESET] = "reset",
+    [BREAKER_STORE_CONTROL_OPEN_FOR] = "open_for",
+};
+
+/* Write `rec` into `e`'s record. Under the file lock (the only writer). */
+static void control_write(struct store_entry *e, const struct store_control *rec) {
+    uint64_t words[STORE_CONTROL_WORDS];
+    memcpy(words, rec, sizeof(words));
+    /* relaxed: the file lock orders writers, and its holder alone stores
+     * the seq. Odd from here: an even seq made odd, or a dead writer's odd
+     * kept (this write replaces its half-written words). */
+    uint64_t odd = breaker__read(&e->control_seq) | 1;
+    atomic_store_explicit(&e->control_seq, odd, memory_order_relaxed);
+    /* Release fence: the odd seq is ordered before every word stored
+     * below, so a reader whose copy saw one of them sees, after its
+     * acquire fence, a seq other than the one it started from. */
+    atomic_thread_fence(memory_order_release);
+    for (size_t i = 0; i < STORE_CONTROL_WORDS; i++)
+        atomic_store_explicit(&e->control[i], words[i], memory_order_relaxed);
+    /* Release: pairs with the reader's acquire load of the seq; a reader
+     * that sees this even value sees every word above. (2^63 controls
+     * would wrap it to 0, "none": never reached.) */
+    atomic_store_explicit(&e->control_seq, odd + 1, memory_order_release);
+}
+
+/* A whole copy of `e`'s record into `out`. @return false: none written,
+ * or no whole copy in CONTROL_READ_TRIES (a writer died mid-write). */
+static bool control_read(const struct store_entry *e, struct store_control *out) {
+    uint64_t words[STORE_CONTROL_WORDS];
+    for (int tries = 0; tries < CONTROL_READ_TRIES; tries++) {
+        if (tries > 0) sched_yield();
+        /* Acquire: pairs with the writer's release store of the even seq,
+         * so the words below are at least that record's. */
+        uint64_t seq = atomic_load_explicit(&e->control_seq, memory_order_acquire);
+        if (seq == 0) return false;
+        if (seq & 1) continue;
+        for (size_t i = 0; i < STORE_CONTROL_WORDS; i++)
+            words[i] = atomic_load_explicit(&e->control[i], memory_order_relaxed);
+        /* Acquire fence: the copy above is ordered before the seq read
+         * again below; pairs with the writer's release fence (a word of a
+         * newer write seen means its odd seq, or later, is seen here). */
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&e->control_seq, memory_order_relaxed) != seq) continue;
+        memcpy(out, words, sizeof(words));
+        return true;
+    }
+    return false;
+}
+
+/* Whether `text` (a field of `size` bytes read from the file) is a NUL
+ * within `max` bytes, printable before it. */
+static bool control_text_ok(const char *text, size_t size, size_t max) {
+    const char *nul = memchr(text, '\0', size);
+    if (nul == NULL || (size_t)(nul - text) > max) return false;
+    for (const char *p = text; p < nul; p++)
+        if (!breaker__text_byte_ok((unsigned char)*p)) return false;
+    return true;
+}
+
+/* Whether a record read from the file is one a writer could have made: the
+ * file is input (another build, a bit flip, a hand edit). */
+static bool control_valid(const struct store_control *rec) {
+    if (rec->action < BREAKER_STORE_CONTROL_FORCED_OPEN ||
+        rec->action > BREAKER_STORE_CONTROL_OPEN_FOR)
+        return false;
+    if (rec->at_ns == 0 || rec->generation == 0) return false;
+    bool timed = rec->action == BREAKER_STORE_CONTROL_OPEN_FOR ||
+                 rec->action == BREAKER_STORE_CONTROL_FORCED_CLOSED;
+    if (rec->until_ns != 0 && (!timed || rec->until_ns <= rec->at_ns)) return false;
+    if (rec->action == BREAKER_STORE_CONTROL_OPEN_FOR && rec->until_ns == 0) return false;
+    return control_text_ok(rec->who, sizeof(rec->who), BREAKER_WHO_MAX) &&
+           control_text_ok(rec->why, sizeof(rec->why), BREAKER_WHY_MAX);
+}
+
+static uint64_t realtime_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* breaker_control_apply()'s word to the store (breaker__set_home_control):
+ * `b`'s control made a transition; record it in its entry, under the store's
+ * lock and the file's. Not recorded: a handle still on an older file (the
+ * file at the path is the one people read), and a control older than the
+ * record (another process's, for a later generation, got the lock first). */
+static void store_record_control(void *ctx, breaker *b, const struct breaker__control_made *made) {
+    breaker_store *st = ctx;
+    struct store_control rec;
+    memset(&rec, 0, sizeof(rec));
+    rec.action = made->action == BREAKER_CONTROL_FORCE_OPEN ? BREAKER_STORE_CONTROL_FORCED_OPEN
+                 : made->action == BREAKER_CONTROL_FORCE_CLOSED
+                     ? BREAKER_STORE_CONTROL_FORCED_CLOSED
+                 : made->action == BREAKER_CONTROL_RESET ? BREAKER_STORE_CONTROL_RESET
+                                                         : BREAKER_STORE_CONTROL_OPEN_FOR;
+    rec.at_ns = realtime_ns();
+    if (made->action == BREAKER_CONTROL_OPEN_FOR || made->action == BREAKER_CONTROL_FORCE_CLOSED)
+        rec.until_ns = made->for_ns != 0 ? rec.at_ns + made->for_ns : 0;
+    rec.generation = made->generation;
+    /* Checked by the core already; bounded again all the same. */
+    if (made->who != NULL) memcpy(rec.who, made->who, strnlen(made->who, BREAKER_WHO_MAX));
+    if (made->why != NULL) memcpy(rec.why, made->why, strnlen(made->why, BREAKER_WHY_MAX));
+    pthread_mutex_lock(&st->lock);
+    const char *name = NULL;
+    for (size_t i = 0; i < st->n_handles && name == NULL; i++)
+        if (st->handles[i].b == b && st->handles[i].map == st->map) name = st->handles[i].name;
+    if (name != NULL && lock_file(st->fd) == 0) {
+        struct store_entry *e = entry_named(st, name);
+        struct store_control old;
+        /* A valid record of a later generation, not past the breaker's own,
+         * stands; one that is damaged, or claims a generation the breaker
+         * never reached, is replaced. */
+        bool stands = e != NULL && control_read(e, &old) && control_valid(&old) &&
+                      old.generation > rec.generation && old.generation <= breaker_generation(b);
+        if (e != NULL && !stands) control_write(e, &rec);
+        flock(st->fd, LOCK_UN);
+    }
+    pthread_mutex_unlock(&st->lock);
+}
+
+int breaker_store_last_control(breaker_store *st, const char *name, breaker_store_control *out,
+                               char *msg, size_t msg_len) {
+    memset(out, 0, sizeof(*out));
+    memcpy(out->action_name, "none", sizeof("none"));
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    int rc = breaker_name_validate(name, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    /* The file at the path, as at attach; its mapping stays while the store
+     * is open, so the read needs no lock. */
+    pthread_mutex_lock(&st->lock);
+    (void)follow_locked(st, NULL, 0);
+    const struct store_entry *e = entry_named(st, name);
+    pthread_mutex_unlock(&st->lock);
+    if (e == NULL)
+        return breaker__fail(BREAKER_NOT_FOUND, msg, msg_len, "%s: no breaker named %s", st->path,
+                             name);
+    struct store_control rec;
+    if (!control_read(e, &rec) || !control_valid(&rec)) return BREAKER_OK; /* none */
+    out->action = (enum breaker_store_control_action)rec.action;
+    snprintf(out->action_name, sizeof(out->action_name), "%s", control_names[rec.action]);
+    memcpy(out->who, rec.who, strlen(rec.who)); /* valid: a NUL within the maximum */
+    memcpy(out->why, rec.why, strlen(rec.why));
+    out->at_ns = rec.at_ns;
+    out->until_ns = rec.until_ns;
+    out->generation = rec.generation;
+    return BREAKER_OK;
 }
