@@ -10,6 +10,10 @@ breaker_add_test(test_store_registry SOURCES store/test_store_registry.c TIMEOUT
 # 8-77 s under CPU hogs on both cores, past 120 s on one core (taskset -c 0):
 # the work of 400 killed openers, not a wait.
 breaker_add_test(test_store_crash SOURCES store/test_store_crash.c LABELS concurrency TIMEOUT 300)
+# The last operator control's record: across processes, damaged by hand, and
+# two writers racing a reader (a few seconds under ASan).
+breaker_add_test(test_store_control SOURCES store/test_store_control.c LABELS store concurrency
+                 TIMEOUT 120)
 breaker_add_test(test_window_recycle INTERNAL SOURCES store/test_window_recycle.c)
 breaker_add_test(test_crash_points INTERNAL SOURCES store/test_crash_points.c)
 breaker_add_test(test_store_stripes INTERNAL SOURCES store/test_store_stripes.c LABELS concurrency

@@ -122,13 +122,16 @@ static void print_json_row(const status_row *r, bool last) {
     } else {
         printf("%" PRIu64, r->retry_ns);
     }
+    /* The last control before shadow and would_reject, which stay last:
+     * scripts match '"would_reject": N}'. */
     printf(", \"admitted\": %" PRIu64 ", \"successes\": %" PRIu64 ", \"failures\": %" PRIu64
            ", \"ignored\": %" PRIu64 ", \"rejected\": %" PRIu64 ", \"transitions\": %" PRIu64
-           ", \"shadow\": %s, \"would_reject\": %" PRIu64 ", \"last_control\": ",
+           ", \"last_control\": ",
            r->s.admitted, r->s.successes, r->s.failures, r->s.ignored, rejected(&r->s),
-           r->s.transitions, r->s.shadow ? "true" : "false", would_reject(&r->s));
+           r->s.transitions);
     print_json_control(&r->ctl);
-    printf("}%s\n", last ? "" : ",");
+    printf(", \"shadow\": %s, \"would_reject\": %" PRIu64 "}%s\n", r->s.shadow ? "true" : "false",
+           would_reject(&r->s), last ? "" : ",");
 }
 
 static void print_text_row(const status_row *r, int width) {
