@@ -16,7 +16,9 @@
  * at 0, the directory at 4096, the blocks from 8192), a length byte and that
  * many bytes, written there (clipped at the end). Flags 2 and 4 choose the
  * configuration of the new name attached last; flag 8 has every handle also
- * forced open, forced closed, reset and used again.
+ * forced open, forced closed, reset (plainly, then with who and why, which
+ * the file records) and used again. The template's beta-count holds such a
+ * record (a reset, with who and why), in the last words of its entry.
  *
  * Per input: the patched bytes are written to a new file (mode 0600), which
  * is opened without BREAKER_STORE_CREATE; its names are listed; each listed
@@ -34,6 +36,9 @@
  *   OK, CONFIG_DIFFERS (with a handle), EINCOMPATIBLE or ENOSPC; every error
  *   comes with a message, NUL-terminated in its buffer;
  * - every name listed is a valid name (damaged entries are skipped);
+ * - breaker_store_last_control() answers OK or NOT_FOUND, with a known
+ *   action and NUL-terminated printable who and why (a damaged record
+ *   reads as none);
  * - an attached handle answers every call with a status of the manual.
  */
 #define _GNU_SOURCE
@@ -153,7 +158,43 @@ static void use(breaker *b, unsigned outcomes, bool manual) {
     FUZZ_CHECK(rc == BREAKER_REJECTED_OPEN, "forced open: %s", breaker_status_name(rc));
     FUZZ_CHECK(breaker_force_closed(b) == BREAKER_OK, "force_closed");
     FUZZ_CHECK(breaker_reset(b) == BREAKER_OK, "reset");
+    static const enum breaker_control_action actions[] = {
+        BREAKER_CONTROL_FORCE_OPEN, BREAKER_CONTROL_FORCE_CLOSED, BREAKER_CONTROL_RESET};
+    for (unsigned i = 0; i < 3; i++) {
+        breaker_control c;
+        breaker_control_init(&c);
+        c.action = actions[i];
+        c.who = "fuzz@host";
+        c.why = "a damaged file";
+        FUZZ_CHECK(breaker_control_apply(b, &c, NULL, 0) == BREAKER_OK, "control_apply");
+    }
     use(b, outcomes >> 1, false);
+}
+
+static bool printable_within(const char *text, size_t size) {
+    const char *nul = memchr(text, '\0', size);
+    if (nul == NULL) return false;
+    for (const char *p = text; p < nul; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) return false;
+    return true;
+}
+
+/* The last control of `name`: whatever the file holds, a sane answer. */
+static void check_last_control(breaker_store *st, const char *name) {
+    breaker_store_control c;
+    char msg[MSG_LEN];
+    memset(msg, 'x', sizeof(msg));
+    int rc = breaker_store_last_control(st, name, &c, msg, sizeof(msg));
+    check_msg(rc, msg, name);
+    FUZZ_CHECK(rc == BREAKER_OK || rc == BREAKER_NOT_FOUND, "last_control %s: %s", name,
+               breaker_status_name(rc));
+    FUZZ_CHECK((unsigned)c.action <= BREAKER_STORE_CONTROL_OPEN_FOR, "last_control action %u",
+               (unsigned)c.action);
+    FUZZ_CHECK(printable_within(c.who, sizeof(c.who)) && printable_within(c.why, sizeof(c.why)) &&
+                   printable_within(c.action_name, sizeof(c.action_name)),
+               "last_control text");
+    FUZZ_CHECK(c.action != BREAKER_STORE_CONTROL_NONE || (c.who[0] == '\0' && c.generation == 0),
+               "no record, with fields");
 }
 
 static bool manual_ops; /* the input's flag 8 */
@@ -171,6 +212,7 @@ static void attach_and_use(breaker_store *st, const char *name, const breaker_co
     if (rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS) {
         FUZZ_CHECK(b != NULL, "attach %s: %s without a handle", name, breaker_status_name(rc));
         use(b, outcomes, manual_ops);
+        check_last_control(st, name);
         breaker_destroy(b);
     } else {
         FUZZ_CHECK(b == NULL, "attach %s: %s with a handle", name, breaker_status_name(rc));
@@ -239,6 +281,15 @@ static void make_template(void) {
             int probe = breaker_acquire(b, &p); /* a probe, left in flight */
             FUZZ_CHECK(probe == BREAKER_OK, "template probe: %s", breaker_status_name(probe));
         }
+        if (i == 1) {
+            /* A last control recorded in beta-count's entry. */
+            breaker_control c;
+            breaker_control_init(&c);
+            c.action = BREAKER_CONTROL_RESET;
+            c.who = "ops@template";
+            c.why = "a record to damage";
+            FUZZ_CHECK(breaker_control_apply(b, &c, NULL, 0) == BREAKER_OK, "template control");
+        }
         breaker_destroy(b);
     }
     breaker_store_close(st);
@@ -306,6 +357,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     struct listed l = {.n = 0};
     FUZZ_CHECK(breaker_store_foreach(st, collect, &l) == 0, "foreach");
+    for (unsigned i = 0; i < l.n; i++)
+        check_last_control(st, l.names[i]); /* before any handle writes one */
     for (unsigned i = 0; i < l.n; i++) {
         breaker_config cfg = config_of(i);
         attach_and_use(st, l.names[i], NULL, i * 7u);

@@ -167,10 +167,12 @@ TRACE_SEEDS = {
 # configuration; 8: force open, force closed and reset every handle), a
 # 16-bit length when cut, then records of a 16-bit offset,
 # a length byte and the bytes. The template: header at 0, directory of 4
-# entries of 160 bytes at 4096, data from 8192 holding the blocks of alpha
+# entries of 608 bytes at 4096 (each ending with the last control's seq and
+# record: beta-count's holds a reset with who and why), data from 8192
+# holding the blocks of alpha
 # (consecutive, 8192), beta-count (count window and slow calls, 10880) and
 # gamma_time (time window, half-open, 18176); 32768 bytes in all.
-ENTRIES, DATA, FILE_SIZE, ENTRY = 4096, 8192, 32768, 160
+ENTRIES, DATA, FILE_SIZE, ENTRY = 4096, 8192, 32768, 608
 BLOCK_ALPHA, BLOCK_BETA, BLOCK_GAMMA = 8192, 10880, 18176
 U64_MAX = 2**64 - 1
 
@@ -188,7 +190,11 @@ def patch(off, data):
 
 
 def entry(i, field):
-    return ENTRIES + i * ENTRY + {"state": 0, "block_off": 8, "block_size": 16, "name": 24}[field]
+    return ENTRIES + i * ENTRY + {"state": 0, "block_off": 8, "block_size": 16, "name": 24,
+                                  # The last control (file_store.c, struct store_control).
+                                  "ctl_seq": 288, "ctl_action": 296, "ctl_at": 304,
+                                  "ctl_until": 312, "ctl_generation": 320, "ctl_who": 328,
+                                  "ctl_why": 400}[field]
 
 
 def store(*patches, cut=None, new_cfg=0, manual=False):
@@ -246,6 +252,20 @@ def store_seeds():
         "ramp_flag_without_ramp": store(patch(BLOCK_GAMMA + 256,
                                               u64(0x2200000000000001) + u64(0x4000050109))),
         "state_garbage": store(patch(entry(0, "state"), u32(7))),
+        # beta-count's last control, damaged: each reads as none, and flag 8
+        # writes a whole record over it.
+        "control_action_garbage": store(patch(entry(1, "ctl_action"), u32(77)), manual=True),
+        "control_who_unterminated": store(patch(entry(1, "ctl_who"), b"w" * 72)),
+        "control_why_unterminated": store(patch(entry(1, "ctl_why"), b"y" * 208), manual=True),
+        "control_why_newline": store(patch(entry(1, "ctl_why"), b"two\nlines\0")),
+        "control_seq_odd": store(patch(entry(1, "ctl_seq"), u64(3)), manual=True),
+        "control_reset_with_an_end": store(patch(entry(1, "ctl_until"), u64(U64_MAX))),
+        "control_generation_huge": store(patch(entry(1, "ctl_generation"), u64(U64_MAX)),
+                                         manual=True),
+        "control_on_a_fresh_entry": store(patch(entry(0, "ctl_seq"), u64(2)),
+                                          patch(entry(0, "ctl_action"), u32(4)),
+                                          patch(entry(0, "ctl_at"), u64(5)),
+                                          patch(entry(0, "ctl_until"), u64(4))),
         "name_unterminated": store(patch(entry(0, "name"), b"a" * 129)),
         "name_invalid": store(patch(entry(1, "name"), b"bad name!\0")),
         "two_names_one_block": store(patch(entry(1, "block_off"), u64(BLOCK_ALPHA)),

@@ -379,6 +379,48 @@ operator_opens_for_a_time_and_shadow_mode)
   grep -q -- "--why: a control character at byte 4" "$tmp/err" || fail "--why: $(cat "$tmp/err")"
   expect 0 "$bk" reset api
   ;;
+status_shows_who_forced_and_why)
+  # The store file keeps the last operator control: `breaker status`, in
+  # another process than the one that gave it, says who, why and since when.
+  expect 0 "$bk" exec api -- true
+  expect 0 "$bk" exec other -- true
+  expect 0 "$bk" status
+  grep -q '^api: ' "$tmp/out" && fail "a line before any control: $(cat "$tmp/out")"
+  expect 0 "$bk" status api --json
+  grep -q '"transitions": 0, "last_control": null, "shadow": false' "$tmp/out" ||
+    fail "status --json before a control: $(cat "$tmp/out")"
+  expect 0 env USER=alice "$bk" open api --why 'payment provider maintenance'
+  t='20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]Z'
+  expect 0 "$bk" status
+  grep -q "^api: forced_open since $t by alice@[^ ]*: payment provider maintenance (generation 2)\$" "$tmp/out" ||
+    fail "status: $(cat "$tmp/out")"
+  grep -q '^other: ' "$tmp/out" && fail "a line for a breaker never controlled: $(cat "$tmp/out")"
+  # The table's lines stay as they were.
+  grep -q '^api  *forced_open  *2  until reset ' "$tmp/out" || fail "status table: $(cat "$tmp/out")"
+  expect 0 "$bk" status api --json
+  grep -q "\"last_control\": {\"action\": \"forced_open\", \"who\": \"alice@[^\"]*\", \"why\": \"payment provider maintenance\", \"at\": \"$t\", \"until\": null, \"generation\": 2}, \"shadow\": false" "$tmp/out" ||
+    fail "status --json: $(cat "$tmp/out")"
+  # A timed one has an end; a JSON consumer parses it.
+  expect 0 env USER=bob "$bk" close api --for 1h --why 'drill "quoted"'
+  expect 0 "$bk" status api
+  grep -q "^api: forced_closed since $t until $t by bob@[^ ]*: drill \"quoted\" (generation 3)\$" "$tmp/out" ||
+    fail "status after close --for: $(cat "$tmp/out")"
+  expect 0 "$bk" status --json
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c '
+import json, sys
+rows = {r["name"]: r for r in json.load(open(sys.argv[1]))}
+c = rows["api"]["last_control"]
+assert c["action"] == "forced_closed" and c["why"] == "drill \"quoted\"", c
+assert c["generation"] == 3 and c["until"] > c["at"], c
+assert rows["other"]["last_control"] is None, rows["other"]
+' "$tmp/out" || fail "status --json does not parse: $(cat "$tmp/out")"
+  fi
+  # A reset without --why: who only, "at" rather than "since".
+  expect 0 env USER=carol "$bk" reset api
+  expect 0 "$bk" status api
+  grep -q "^api: reset at $t by carol@[^ ]* (generation 4)\$" "$tmp/out" || fail "status after reset: $(cat "$tmp/out")"
+  ;;
 config_changes_the_limits_live)
   # issue 25: `breaker config NAME [key=value...]`, shown and changed live
   # for every process (each command is one), refusals named.

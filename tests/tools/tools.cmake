@@ -166,7 +166,8 @@ if(BREAKER_BUILD_TOOLS)
           watch_sees_transitions_of_other_processes watch_stops_cleanly_on_signals
           watch_usage_errors exec_forwards_stop_signals_to_the_group
           exec_child_killed_by_signal_is_a_failure default_dir_must_be_private
-          operator_opens_for_a_time_and_shadow_mode config_changes_the_limits_live)
+          operator_opens_for_a_time_and_shadow_mode config_changes_the_limits_live
+          status_shows_who_forced_and_why)
     if(_case STREQUAL "prometheus_passes_promtool" AND NOT BREAKER_PROMTOOL)
       breaker_missing_dependency_test(tools_cli_store_${_case}
         "promtool (Debian package prometheus)")
