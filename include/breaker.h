@@ -780,13 +780,18 @@ BREAKER_API void breaker_control_init(breaker_control *c) BREAKER_NONNULL(1);
  *  control that makes no transition (already in that forced state; a
  *  server-directed wait shorter than one under way) records nothing. A
  *  store file's breaker changes for every process of the host, but its
- *  event, text included, is reported in the process that made it only (the
- *  text is not stored in the file).
+ *  event, text included, is reported in the process that made it only; the
+ *  file keeps the last such control of each breaker (action, who, why,
+ *  when, its end, the generation it started), for any process to read
+ *  with breaker_store_last_control() (breaker/store.h).
  *  @return BREAKER_OK; BREAKER_EINVAL with `msg` naming the field (an
  *  unknown action or reason, for_ns out of its range or given to a control
  *  that takes none, who or why too long or with a control character), and
- *  nothing done. `msg` may be NULL when msg_len is 0. Lock-free;
- *  thread-safe; the text is read during the call only. */
+ *  nothing done. `msg` may be NULL when msg_len is 0. Lock-free, but on a
+ *  store file's handle, whose control that made a transition then takes
+ *  the store's lock and the file's for the record (an operator's path,
+ *  never the call path's); thread-safe; the text is read during the call
+ *  only. */
 BREAKER_API int breaker_control_apply(breaker *b, const breaker_control *c, char *msg,
                                       size_t msg_len) BREAKER_NONNULL(1, 2);
 

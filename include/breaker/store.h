@@ -67,6 +67,15 @@
  * handles and tries again at the next check; breaker_store_stats_get() counts
  * moves, forwarded and stranded handles (docs/operating.md).
  *
+ * Operators' controls: the file keeps, per breaker, the last control given
+ * with breaker_control_apply() through any process (`breaker open|close|
+ * reset`): its action, who, why, wall-clock time, end and generation,
+ * readable by every process with breaker_store_last_control() (`breaker
+ * status` shows it). The controlling process writes it under the file lock
+ * after its transition; readers take no lock (a seqlock: a record being
+ * written is read again, never torn; one its writer died in the middle of
+ * reads as none until the next control).
+ *
  * fork(): a fork takes every open store's lock for its duration, so the
  * child's stores are usable whatever another thread was doing. The watcher
  * thread does not survive it: a child that keeps a store opened before the
