@@ -25,6 +25,18 @@ static uint64_t realtime_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* `action` on `b` with `who` and `why`. @return breaker_control_apply()'s. */
+static int apply(breaker *b, enum breaker_control_action action, uint64_t for_ns, const char *who,
+                 const char *why) {
+    breaker_control ctl;
+    breaker_control_init(&ctl);
+    ctl.action = action;
+    ctl.for_ns = for_ns;
+    ctl.who = who;
+    ctl.why = why;
+    return breaker_control_apply(b, &ctl, NULL, 0);
+}
+
 /* In a forked child: `action` on `name` with `who` and `why`, through this
  * process's own store; _exit(0), or 4 if the control was refused. */
 static void child_control(const char *name, enum breaker_control_action action, uint64_t for_ns,
@@ -32,13 +44,7 @@ static void child_control(const char *name, enum breaker_control_action action, 
     breaker_store *cs = NULL;
     breaker_config cfg = consecutive_config(2);
     breaker *c = child_attach(name, &cfg, &cs);
-    breaker_control ctl;
-    breaker_control_init(&ctl);
-    ctl.action = action;
-    ctl.for_ns = for_ns;
-    ctl.who = who;
-    ctl.why = why;
-    int rc = breaker_control_apply(c, &ctl, NULL, 0);
+    int rc = apply(c, action, for_ns, who, why);
     breaker_destroy(c);
     breaker_store_close(cs);
     _exit(rc == BREAKER_OK ? 0 : 4);
@@ -272,12 +278,9 @@ static void writer(int w) {
         snprintf(who, sizeof(who), "w%d-%d", w, i);
         /* Long, so that a copy spans many words. */
         snprintf(why, sizeof(why), "%.20s %s %0150d", who, open ? "forced_open" : "reset", i);
-        breaker_control ctl;
-        breaker_control_init(&ctl);
-        ctl.action = open ? BREAKER_CONTROL_FORCE_OPEN : BREAKER_CONTROL_RESET;
-        ctl.who = who;
-        ctl.why = why;
-        if (breaker_control_apply(c, &ctl, NULL, 0) != BREAKER_OK) _exit(4);
+        if (apply(c, open ? BREAKER_CONTROL_FORCE_OPEN : BREAKER_CONTROL_RESET, 0, who, why) !=
+            BREAKER_OK)
+            _exit(4);
     }
     breaker_destroy(c);
     breaker_store_close(cs);
