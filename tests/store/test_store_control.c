@@ -346,6 +346,30 @@ static void a_reader_never_sees_a_torn_record_while_two_processes_write(void **s
     breaker_store_close(st);
 }
 
+/* A file of the layout before the record (version 3, entries of 288
+ * bytes) is refused, naming both versions, never read with this layout. */
+static void a_file_of_the_layout_before_the_record_is_refused(void **state) {
+    (void)state;
+    breaker_store *st = open_store();
+    breaker_config cfg = consecutive_config(2);
+    breaker_destroy(attach(st, "old", &cfg));
+    breaker_store_close(st);
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    uint32_t version = 3, entry_size = 288;
+    assert_int_equal(pwrite(fd, &version, 4, 8), 4);
+    assert_int_equal(pwrite(fd, &entry_size, 4, H_ENTRY_SIZE), 4);
+    close(fd);
+    breaker_store_config c = quiet_store_config();
+    c.flags &= ~(unsigned)BREAKER_STORE_CREATE;
+    char msg[256] = "";
+    st = NULL;
+    assert_int_equal(breaker_store_open(path, &c, &st, msg, sizeof(msg)), BREAKER_EINCOMPATIBLE);
+    assert_null(st);
+    if (strstr(msg, "store version 3") == NULL || strstr(msg, "reads version 4") == NULL)
+        fail_msg("message: %s", msg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_childs_control_is_read_exactly_by_the_parent, setup,
@@ -354,6 +378,8 @@ int main(void) {
             a_damaged_record_reads_as_none_and_the_next_control_mends_it, setup, teardown),
         cmocka_unit_test_setup_teardown(a_reader_never_sees_a_torn_record_while_two_processes_write,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(a_file_of_the_layout_before_the_record_is_refused, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
