@@ -4,14 +4,16 @@
  * operator control (breaker_store_last_control()), across real processes
  * (fork): a child's control read exactly by its parent, what is and is not
  * recorded, a record damaged by hand read as none (and mended by the next
- * control), and two writers racing a reader that must never see the who of
- * one control with the why of another.
+ * control), two writers racing a reader that must never see the who of one
+ * control with the why of another (processes, then threads, for
+ * ThreadSanitizer), and a file of the layout before the record refused.
  */
 #define _GNU_SOURCE
 #include "store_fixture.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -268,10 +270,9 @@ static void a_damaged_record_reads_as_none_and_the_next_control_mends_it(void **
  * torn record. */
 enum { WRITERS = 2, CONTROLS = 4000 };
 
-static void writer(int w) {
-    breaker_store *cs = NULL;
-    breaker_config cfg = consecutive_config(2);
-    breaker *c = child_attach("race", &cfg, &cs);
+/* CONTROLS alternating controls on `c` as writer `w`. @return 0, or 4 if
+ * one was refused. */
+static int write_controls(breaker *c, int w) {
     for (int i = 0; i < CONTROLS; i++) {
         char who[BREAKER_WHO_MAX + 1], why[BREAKER_WHY_MAX + 1];
         bool open = i % 2 == 0;
@@ -280,11 +281,39 @@ static void writer(int w) {
         snprintf(why, sizeof(why), "%.20s %s %0150d", who, open ? "forced_open" : "reset", i);
         if (apply(c, open ? BREAKER_CONTROL_FORCE_OPEN : BREAKER_CONTROL_RESET, 0, who, why) !=
             BREAKER_OK)
-            _exit(4);
+            return 4;
     }
+    return 0;
+}
+
+static void writer(int w) {
+    breaker_store *cs = NULL;
+    breaker_config cfg = consecutive_config(2);
+    breaker *c = child_attach("race", &cfg, &cs);
+    int rc = write_controls(c, w);
     breaker_destroy(c);
     breaker_store_close(cs);
-    _exit(0);
+    _exit(rc);
+}
+
+/* One read, checked: who, why and action of one control. @return whether
+ * it found a record. */
+static bool read_whole(breaker_store *st, uint64_t *last_gen) {
+    breaker_store_control c = last(st, "race");
+    if (c.action == BREAKER_STORE_CONTROL_NONE) return false;
+    char want[BREAKER_WHY_MAX + 1];
+    int i = -1;
+    assert_int_equal(sscanf(c.who, "w%*d-%d", &i), 1);
+    snprintf(want, sizeof(want), "%.20s %s %0150d", c.who, c.action_name, i);
+    if (strcmp(c.why, want) != 0)
+        fail_msg("torn: who '%s', action %s, why '%s'", c.who, c.action_name, c.why);
+    assert_int_equal(c.action,
+                     i % 2 == 0 ? BREAKER_STORE_CONTROL_FORCED_OPEN : BREAKER_STORE_CONTROL_RESET);
+    /* The later generation stands: the record never goes back. */
+    if (c.generation < *last_gen)
+        fail_msg("generation %" PRIu64 " after %" PRIu64, c.generation, *last_gen);
+    *last_gen = c.generation;
+    return true;
 }
 
 static void a_reader_never_sees_a_torn_record_while_two_processes_write(void **state) {
@@ -301,30 +330,13 @@ static void a_reader_never_sees_a_torn_record_while_two_processes_write(void **s
     uint64_t reads = 0, whole = 0, none = 0, gave_up = 0, last_gen = 0;
     int done = 0;
     while (done < WRITERS) {
-        breaker_store_control c = last(st, "race");
         reads++;
-        if (c.action == BREAKER_STORE_CONTROL_NONE) {
-            /* Before the first record; after it, a reader that gave up on
-             * a writer holding the seq odd past its retries (preempted). */
-            if (whole == 0) {
-                none++;
-            } else {
-                gave_up++;
-            }
-        } else {
+        if (read_whole(st, &last_gen)) {
             whole++;
-            char want[BREAKER_WHY_MAX + 1];
-            int i = -1;
-            assert_int_equal(sscanf(c.who, "w%*d-%d", &i), 1);
-            snprintf(want, sizeof(want), "%.20s %s %0150d", c.who, c.action_name, i);
-            if (strcmp(c.why, want) != 0)
-                fail_msg("torn: who '%s', action %s, why '%s'", c.who, c.action_name, c.why);
-            assert_int_equal(c.action, i % 2 == 0 ? BREAKER_STORE_CONTROL_FORCED_OPEN
-                                                  : BREAKER_STORE_CONTROL_RESET);
-            /* The later generation stands: the record never goes back. */
-            if (c.generation < last_gen)
-                fail_msg("generation %" PRIu64 " after %" PRIu64, c.generation, last_gen);
-            last_gen = c.generation;
+        } else if (whole == 0) {
+            none++; /* before the first record */
+        } else {
+            gave_up++; /* a writer held the seq odd past the retries (preempted) */
         }
         for (int w = 0; w < WRITERS; w++) {
             int status;
@@ -343,6 +355,43 @@ static void a_reader_never_sees_a_torn_record_while_two_processes_write(void **s
                   reads, whole, none, gave_up);
     assert_true(whole > 0);
     breaker_destroy(b);
+    breaker_store_close(st);
+}
+
+/* The same with threads of one process, each with its own handle (for
+ * ThreadSanitizer: every word of the record is an atomic). */
+struct thread_writer {
+    breaker *b;
+    int w, rc;
+};
+
+static void *thread_write(void *arg) {
+    struct thread_writer *t = arg;
+    t->rc = write_controls(t->b, t->w);
+    return NULL;
+}
+
+static void threads_never_see_a_torn_record_either(void **state) {
+    (void)state;
+    breaker_store *st = open_store();
+    breaker_config cfg = consecutive_config(2);
+    struct thread_writer tw[WRITERS];
+    pthread_t th[WRITERS];
+    for (int w = 0; w < WRITERS; w++) {
+        tw[w] = (struct thread_writer){.b = attach(st, "race", &cfg), .w = w, .rc = -1};
+        assert_int_equal(pthread_create(&th[w], NULL, thread_write, &tw[w]), 0);
+    }
+    uint64_t last_gen = 0, whole = 0;
+    for (int i = 0; i < 2000; i++)
+        whole += read_whole(st, &last_gen);
+    for (int w = 0; w < WRITERS; w++) {
+        assert_int_equal(pthread_join(th[w], NULL), 0);
+        assert_int_equal(tw[w].rc, 0);
+    }
+    assert_true(read_whole(st, &last_gen));
+    assert_int_equal(last_gen, breaker_generation(tw[0].b));
+    for (int w = 0; w < WRITERS; w++)
+        breaker_destroy(tw[w].b);
     breaker_store_close(st);
 }
 
@@ -378,6 +427,7 @@ int main(void) {
             a_damaged_record_reads_as_none_and_the_next_control_mends_it, setup, teardown),
         cmocka_unit_test_setup_teardown(a_reader_never_sees_a_torn_record_while_two_processes_write,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(threads_never_see_a_torn_record_either, setup, teardown),
         cmocka_unit_test_setup_teardown(a_file_of_the_layout_before_the_record_is_refused, setup,
                                         teardown),
     };
