@@ -204,7 +204,7 @@ breaker_store_attach_bound(breaker_store *st, const char *name, const breaker_co
                            const breaker_owner *owner, const breaker_probe_gate *gate,
                            breaker **out, char *msg, size_t msg_len);
 
-#define BREAKER_STORE_HOST_WORDS 16
+#define BREAKER_STORE_HOST_WORDS 20
 
 /*! breaker_store_host_id() : a random identifier of the store file `st`
  *  opened (the host's: every process of the host that opens the file gets

@@ -247,9 +247,12 @@ struct breaker_store_control {
  *  on an older file (see "The file at the path wins"). A move to a new
  *  file, and a file laid out again at a new boot, start with none.
  *  Everything read from the file is checked (a known action, its text
- *  NUL-terminated, printable and within bounds, its times and generation
- *  coherent): a damaged record, or one whose writer died in the middle of
- *  it, reads as none, and the next control writes a whole one.
+ *  NUL-terminated, printable and within bounds, its times coherent, its
+ *  generation not 0): a damaged record, or one whose writer died in the
+ *  middle of it (a reader waits up to about 10 ms for one under way),
+ *  reads as none, and the next control writes a whole one. The record is
+ *  not written when another process holds the file's lock for more than
+ *  about 10 ms (one stopped under it): the control itself stands.
  *  @return BREAKER_OK with `*out` (action BREAKER_STORE_CONTROL_NONE and
  *  the rest zero when none is recorded); BREAKER_NOT_FOUND: no breaker of
  *  that name in the file; BREAKER_EINVAL: not a valid name. `*out` is

@@ -709,6 +709,114 @@ static void a_process_attaching_after_a_reset_does_not_send_its_hosts_older_call
     assert_int_equal(st_after, 0);
 }
 
+/* ---- An order is applied once per state -------------------------------------- */
+
+/* One host through a store file, two processes (two handles here): the
+ * first holds the name and applies the operator's reset to the host
+ * breaker, whose calls after it then count; the second takes the name
+ * over. Before: the words kept no order sequence, so the new holder took
+ * the reset for a new one, applied it again (a new generation, the window
+ * emptied of the calls made since) and recorded it twice. */
+static void a_new_holder_of_the_host_does_not_apply_an_order_again(void **state) {
+    (void)state;
+    struct test_redis r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(test_redis_start(&r), 0);
+    char dir[] = "/tmp/breaker-orders-XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/host.store", dir);
+    breaker_store *st = NULL;
+    assert_int_equal(breaker_store_open(path, NULL, &st, NULL, 0), BREAKER_OK);
+    breaker_redis *op = quiet_fleet(&r, NULL);
+    (void)quiet_attach(op);
+    breaker_redis *p1 = quiet_fleet(&r, st), *p2 = quiet_fleet(&r, st);
+    breaker *h1 = quiet_attach(p1), *h2 = quiet_attach(p2);
+    assert_int_equal(breaker_redis_flush(p1), BREAKER_OK); /* p1 holds the name */
+    char msg[256] = "";
+    assert_int_equal(breaker_redis_reset(op, NAME, "dave", "fixed", msg, sizeof msg), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(p1), BREAKER_OK); /* applies it */
+    breaker_stats s0;
+    breaker_stats_get(h2, &s0);
+    failures(h2, 4);
+    assert_int_equal(breaker_redis_flush(p1), BREAKER_OK);
+    assert_int_equal(breaker_redis_detach(p1, h1), BREAKER_OK);
+    breaker_redis_close(p1);
+    failures(h2, 2);
+    assert_int_equal(breaker_redis_flush(p2), BREAKER_OK); /* the new holder's first round */
+    assert_int_equal(breaker_redis_flush(p2), BREAKER_OK);
+    breaker_stats s1;
+    breaker_stats_get(h2, &s1);
+    breaker_store_control rec;
+    int rrc = breaker_store_last_control(st, NAME, &rec, msg, sizeof msg);
+    printf("a new holder after a reset: host generation %llu after the reset, %llu after the "
+           "takeover; window failures %llu; record %s at generation %llu\n",
+           (unsigned long long)s0.generation, (unsigned long long)s1.generation,
+           (unsigned long long)s1.window_failures, rrc == BREAKER_OK ? rec.who : "-",
+           (unsigned long long)rec.generation);
+    breaker_redis_close(p2);
+    breaker_redis_close(op);
+    breaker_store_close(st);
+    unlink(path);
+    rmdir(dir);
+    test_redis_stop(&r);
+    assert_int_equal(s1.generation, s0.generation);
+    assert_int_equal(s1.window_failures, 6);
+    assert_int_equal(rrc, BREAKER_OK);
+    assert_int_equal(rec.generation, s0.generation);
+}
+
+/* A state made anew (Redis restarted empty) numbers its orders from 1
+ * again. Before: a host that had applied orders 1 and 2 of the old state
+ * took the new state's first order for one it had applied, and ignored
+ * it: the fleet forced open, the host not. */
+static void an_order_of_a_state_made_anew_is_applied(void **state) {
+    (void)state;
+    struct test_redis r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(test_redis_start(&r), 0);
+    breaker_redis *fa = quiet_fleet(&r, NULL), *op = quiet_fleet(&r, NULL);
+    breaker *a = quiet_attach(fa);
+    (void)quiet_attach(op);
+    char msg[256] = "";
+    assert_int_equal(
+        breaker_redis_force(op, NAME, BREAKER_FORCED_OPEN, 0, "dave", "one", msg, sizeof msg),
+        BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    assert_int_equal(breaker_get_state(a), BREAKER_FORCED_OPEN);
+    assert_int_equal(breaker_redis_reset(op, NAME, "dave", "two", msg, sizeof msg), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    assert_int_equal(breaker_get_state(a), BREAKER_CLOSED);
+    long long seq_before = fleet_field(&r, "oseq");
+    test_redis_kill(&r);
+    assert_int_equal(test_redis_restart(&r), 0); /* empty: nothing persists */
+    int rc = BREAKER_EIO;
+    for (int i = 0; i < 50 && rc != BREAKER_OK; i++) {
+        rc = breaker_redis_flush(fa); /* the state made anew */
+        if (rc != BREAKER_OK) nap_ms(20);
+    }
+    assert_int_equal(rc, BREAKER_OK);
+    rc = BREAKER_EIO;
+    for (int i = 0; i < 50 && rc != BREAKER_OK; i++) {
+        rc =
+            breaker_redis_force(op, NAME, BREAKER_FORCED_OPEN, 0, "erin", "three", msg, sizeof msg);
+        if (rc != BREAKER_OK) nap_ms(20);
+    }
+    assert_int_equal(rc, BREAKER_OK);
+    long long seq_after = fleet_field(&r, "oseq");
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    int a_state = (int)breaker_get_state(a);
+    printf("an order of a state made anew: order sequence %lld before the restart, %lld after; "
+           "host %s\n",
+           seq_before, seq_after, breaker_state_name((enum breaker_state)a_state));
+    breaker_redis_close(fa);
+    breaker_redis_close(op);
+    test_redis_stop(&r);
+    assert_int_equal(seq_before, 2);
+    assert_int_equal(seq_after, 1);
+    assert_int_equal(a_state, BREAKER_FORCED_OPEN);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fleet_forced_open_refuses_on_every_host_and_survives_their_flushes),
@@ -719,6 +827,8 @@ int main(void) {
         cmocka_unit_test(bad_orders_are_refused_naming_the_field),
         cmocka_unit_test(a_host_attached_before_a_reset_does_not_trip_the_fleet_again),
         cmocka_unit_test(a_process_attaching_after_a_reset_does_not_send_its_hosts_older_calls),
+        cmocka_unit_test(a_new_holder_of_the_host_does_not_apply_an_order_again),
+        cmocka_unit_test(an_order_of_a_state_made_anew_is_applied),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -167,12 +167,12 @@ TRACE_SEEDS = {
 # configuration; 8: force open, force closed and reset every handle), a
 # 16-bit length when cut, then records of a 16-bit offset,
 # a length byte and the bytes. The template: header at 0, directory of 4
-# entries of 608 bytes at 4096 (each ending with the last control's seq and
+# entries of 640 bytes at 4096 (each ending with the last control's seq and
 # record: beta-count's holds a reset with who and why), data from 8192
 # holding the blocks of alpha
 # (consecutive, 8192), beta-count (count window and slow calls, 10880) and
 # gamma_time (time window, half-open, 18176); 32768 bytes in all.
-ENTRIES, DATA, FILE_SIZE, ENTRY = 4096, 8192, 32768, 608
+ENTRIES, DATA, FILE_SIZE, ENTRY = 4096, 8192, 32768, 640
 BLOCK_ALPHA, BLOCK_BETA, BLOCK_GAMMA = 8192, 10880, 18176
 U64_MAX = 2**64 - 1
 
@@ -192,9 +192,9 @@ def patch(off, data):
 def entry(i, field):
     return ENTRIES + i * ENTRY + {"state": 0, "block_off": 8, "block_size": 16, "name": 24,
                                   # The last control (file_store.c, struct store_control).
-                                  "ctl_seq": 288, "ctl_action": 296, "ctl_at": 304,
-                                  "ctl_until": 312, "ctl_generation": 320, "ctl_who": 328,
-                                  "ctl_why": 400}[field]
+                                  "ctl_seq": 320, "ctl_action": 328, "ctl_at": 336,
+                                  "ctl_until": 344, "ctl_generation": 352, "ctl_who": 360,
+                                  "ctl_why": 432}[field]
 
 
 def store(*patches, cut=None, new_cfg=0, manual=False):

@@ -420,6 +420,12 @@ assert rows["other"]["last_control"] is None, rows["other"]
   expect 0 env USER=carol "$bk" reset api
   expect 0 "$bk" status api
   grep -q "^api: reset at $t by carol@[^ ]* (generation 4)\$" "$tmp/out" || fail "status after reset: $(cat "$tmp/out")"
+  # Text from the file reaches the terminal escaped: a C1 control (U+009B,
+  # a terminal's CSI) the library's printable check lets through.
+  expect 0 env USER=dave "$bk" open api --why "$(printf 'x\302\233[31my')"
+  expect 0 "$bk" status api
+  grep -q 'by dave@[^ ]*: x\\xc2\\x9b\[31my (generation 5)$' "$tmp/out" ||
+    fail "status does not escape the text: $(od -c "$tmp/out" | tail -5)"
   ;;
 config_changes_the_limits_live)
   # issue 25: `breaker config NAME [key=value...]`, shown and changed live

@@ -107,8 +107,18 @@ static void print_text_control(const char *name, const breaker_store_control *c)
         utc_time(c->until_ns, until, sizeof(until));
         printf(" until %s", until);
     }
-    if (c->who[0] != '\0') printf(" by %s", c->who);
-    if (c->why[0] != '\0') printf(": %s", c->why);
+    /* Text from the file, which any process of the host (or a damaged
+     * file) may have written: escaped, never a raw control byte on the
+     * terminal (the library admits bytes a terminal may still act on). */
+    char text[4 * BREAKER_WHY_MAX + 1];
+    if (c->who[0] != '\0') {
+        tool_escape(text, sizeof(text), c->who);
+        printf(" by %s", text);
+    }
+    if (c->why[0] != '\0') {
+        tool_escape(text, sizeof(text), c->why);
+        printf(": %s", text);
+    }
     printf(" (generation %" PRIu64 ")\n", c->generation);
 }
 

@@ -382,6 +382,19 @@ static int lock_file(int fd) {
     return rc;
 }
 
+/* The file's exclusive lock, for a short wait only: a process of the host
+ * stopped (SIGSTOP) in its few microseconds under it would stop the caller
+ * too. Busy for about 10 ms: not now. @return 0, or -1. */
+static int lock_file_briefly(int fd) {
+    for (int i = 0; i < 100; i++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) return 0;
+        if (errno != EWOULDBLOCK && errno != EINTR) return -1;
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = 100000};
+        nanosleep(&pause, NULL);
+    }
+    return -1;
+}
+
 /* The file's owner and permissions, unless the caller accepts shared files. */
 static int check_permissions(const struct stat *sb, unsigned flags, const char *path, char *msg,
                              size_t len) {
@@ -1186,16 +1199,8 @@ int breaker_store_host_alive(breaker_store *st, uint64_t proc) {
 
 int breaker_store_host_lock(breaker_store *st) {
     pthread_mutex_lock(&st->lock);
-    /* Never a long wait on the file lock: a process of the host stopped
-     * (SIGSTOP) in its few microseconds under it would stop the caller
-     * too. Busy for 10 ms: not now. */
-    int locked = -1;
-    for (int i = 0; i < 100 && (locked = flock(st->fd, LOCK_EX | LOCK_NB)) != 0; i++) {
-        if (errno != EWOULDBLOCK && errno != EINTR) break;
-        struct timespec pause = {.tv_sec = 0, .tv_nsec = 100000};
-        nanosleep(&pause, NULL);
-    }
-    if (locked != 0) {
+    /* Never a long wait on the file lock (lock_file_briefly()). */
+    if (lock_file_briefly(st->fd) != 0) {
         pthread_mutex_unlock(&st->lock);
         return BREAKER_EIO;
     }
@@ -1267,11 +1272,13 @@ void breaker_store_host_view(breaker_store *st, uint64_t view[4], int write) {
  * seq odd: readers give up on it (no record) and the next writer, under
  * the lock, writes a whole record and makes it even. */
 
-/* How many times a reader copies a record that a writer is changing before
- * it says "none": a writer holds the seq odd for some 40 plain stores, so
- * a reader that cannot get a whole copy in this many tries (yielding
- * between them) is looking at a dead writer's record. */
-#define CONTROL_READ_TRIES 256
+/* How long a reader waits for a whole copy of a record a writer is
+ * changing before it says "none": a writer holds the seq odd for some 40
+ * stores, so CONTROL_READ_YIELDS tries yielding between them are enough
+ * unless it was descheduled in the middle; then CONTROL_READ_NAPS of 100
+ * us (10 ms in all), after which it is taken for a dead writer's. */
+#define CONTROL_READ_YIELDS 256
+#define CONTROL_READ_NAPS   100
 
 static const char *const control_names[] = {
     [BREAKER_STORE_CONTROL_NONE] = "none",
@@ -1304,12 +1311,20 @@ static void control_write(struct store_entry *e, const struct store_control *rec
     atomic_store_explicit(&e->control_seq, odd + 1, memory_order_release);
 }
 
-/* A whole copy of `e`'s record into `out`. @return false: none written,
- * or no whole copy in CONTROL_READ_TRIES (a writer died mid-write). */
-static bool control_read(const struct store_entry *e, struct store_control *out) {
+/* A whole copy of `e`'s record into `out`. `locked`: the caller holds the
+ * file lock, so no writer is under way and an odd seq is a dead writer's:
+ * one look. @return false: none written, or no whole copy in the time
+ * above (a writer died mid-write). */
+static bool control_read(const struct store_entry *e, struct store_control *out, bool locked) {
     uint64_t words[STORE_CONTROL_WORDS];
-    for (int tries = 0; tries < CONTROL_READ_TRIES; tries++) {
-        if (tries > 0) sched_yield();
+    int tries = locked ? 1 : CONTROL_READ_YIELDS + CONTROL_READ_NAPS;
+    for (int t = 0; t < tries; t++) {
+        if (t > 0 && t < CONTROL_READ_YIELDS) {
+            sched_yield();
+        } else if (t > 0) {
+            struct timespec nap = {.tv_sec = 0, .tv_nsec = 100000};
+            nanosleep(&nap, NULL);
+        }
         /* Acquire: pairs with the writer's release store of the even seq,
          * so the words below are at least that record's. */
         uint64_t seq = atomic_load_explicit(&e->control_seq, memory_order_acquire);
@@ -1385,13 +1400,16 @@ static void store_record_control(void *ctx, breaker *b, const struct breaker__co
     const char *name = NULL;
     for (size_t i = 0; i < st->n_handles && name == NULL; i++)
         if (st->handles[i].b == b && st->handles[i].map == st->map) name = st->handles[i].name;
-    if (name != NULL && lock_file(st->fd) == 0) {
+    /* Briefly: a flusher applying a fleet order comes here with its
+     * rounds waiting (a record not made then is the only loss; the
+     * control stands). */
+    if (name != NULL && lock_file_briefly(st->fd) == 0) {
         struct store_entry *e = entry_named(st, name);
         struct store_control old;
         /* A valid record of a later generation, not past the breaker's own,
          * stands; one that is damaged, or claims a generation the breaker
          * never reached, is replaced. */
-        bool stands = e != NULL && control_read(e, &old) && control_valid(&old) &&
+        bool stands = e != NULL && control_read(e, &old, true) && control_valid(&old) &&
                       old.generation > rec.generation && old.generation <= breaker_generation(b);
         if (e != NULL && !stands) control_write(e, &rec);
         flock(st->fd, LOCK_UN);
@@ -1416,7 +1434,7 @@ int breaker_store_last_control(breaker_store *st, const char *name, breaker_stor
         return breaker__fail(BREAKER_NOT_FOUND, msg, msg_len, "%s: no breaker named %s", st->path,
                              name);
     struct store_control rec;
-    if (!control_read(e, &rec) || !control_valid(&rec)) return BREAKER_OK; /* none */
+    if (!control_read(e, &rec, false) || !control_valid(&rec)) return BREAKER_OK; /* none */
     out->action = (enum breaker_store_control_action)rec.action;
     snprintf(out->action_name, sizeof(out->action_name), "%s", control_names[rec.action]);
     memcpy(out->who, rec.who, strlen(rec.who)); /* valid: a NUL within the maximum */

@@ -460,8 +460,9 @@ void breaker__redis_host_collected(breaker_redis *f, uint32_t n);
  * host breaker counted before any process attached it to the fleet, are
  * not sent) with that generation as the one it knows (so the first round
  * names it and the script drops what was counted in it once the fleet
- * moved on: a reset). Under the host lock, tried for up to io_timeout_ns;
- * not under round_mu. */
+ * moved on: a reset). Under the host lock, tried 10 times (about 100 ms:
+ * breaker_store_host_lock() gives up after 10 ms each); not under
+ * round_mu. */
 void breaker__redis_host_armed(breaker_redis *f, const char *name, breaker *b,
                                const struct breaker__fleet_answer *armed);
 /* Give up the lease of `e`'s name if this handle holds it (a detach, a

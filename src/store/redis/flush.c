@@ -524,15 +524,20 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
  * @return true when done (applied, nothing to do, or refused by the local
  * breaker: breaker_reconfigure()'s rules, counted, and the host goes on
  * with its own); false when it could not be done now (the store file's
- * lock, or changes racing it every time): the caller hears the fleet's
- * limits again next round. */
+ * lock, or changes racing it RECONFIGURE_ATTEMPTS times): the caller hears
+ * the fleet's limits again next round. */
+/* Reads again after a STALE before leaving it to the next round: each is a
+ * few microseconds, and only a local writer changing the breaker without
+ * pause (no operator does) could win them all. */
+#define RECONFIGURE_ATTEMPTS 64
+
 static bool reconfigure_local(breaker_redis *f, breaker *b, const char *text) {
     struct breaker__fleet_limits l;
     if (!breaker__fleet_limits_parse(text, &l, NULL, 0)) { /* checked with the answer */
         breaker__redis_count(&f->n.reconfigs_refused);
         return true;
     }
-    for (int attempt = 0; attempt < 4; attempt++) {
+    for (int attempt = 0; attempt < RECONFIGURE_ATTEMPTS; attempt++) {
         uint64_t generation = breaker_config_generation(b); /* first: see above */
         breaker_config cfg;
         breaker_get_config(b, &cfg);

@@ -52,16 +52,18 @@ enum {
     W_SLOW,
     W_PSUCC,
     W_PFAIL,
-    W_CARRY,    /* success_carry, two's complement, -2^32..0 */
-    W_KNOWN,    /* follow.known_gen */
-    W_FOLLOWED, /* follow.followed_gen while it follows, else 0 */
-    W_GATE,     /* the lease gate (monotonic ns: the host's processes share the clock) */
-    W_HOLDER,   /* the name's lease: the holder's id (0: none) */
-    W_PROC,     /* its process (breaker_store_host_proc()) */
-    W_EXPIRES,  /* CLOCK_MONOTONIC */
-    W_TERM,     /* + 1 at every change of holder */
-    W_VIEW,     /* the holder's view of the name: its last good round (monotonic ns)
-                   | degraded << 63, for the probe gates of the other processes */
+    W_CARRY,      /* success_carry, two's complement, -2^32..0 */
+    W_KNOWN,      /* follow.known_gen */
+    W_FOLLOWED,   /* follow.followed_gen while it follows, else 0 */
+    W_GATE,       /* the lease gate (monotonic ns: the host's processes share the clock) */
+    W_HOLDER,     /* the name's lease: the holder's id (0: none) */
+    W_PROC,       /* its process (breaker_store_host_proc()) */
+    W_EXPIRES,    /* CLOCK_MONOTONIC */
+    W_TERM,       /* + 1 at every change of holder */
+    W_VIEW,       /* the holder's view of the name: its last good round (monotonic ns)
+                     | degraded << 63, for the probe gates of the other processes */
+    W_ORDER,      /* follow.order_seq: the last fleet order applied to the host breaker */
+    W_ORDER_BORN, /* follow.order_born: the state that numbered it */
     W_USED
 };
 _Static_assert(W_USED <= BREAKER_STORE_HOST_WORDS, "the words fit the file's");
@@ -90,7 +92,7 @@ static bool words_trusted(const uint64_t *w, const breaker_stats *s) {
     uint64_t pfail = s->probes_failed - s->probes_timed_out;
     int64_t carry = (int64_t)w[W_CARRY];
     uint64_t big = (uint64_t)BREAKER__FLEET_BIG;
-    return w[W_SEQ] <= big && w[W_KNOWN] <= big && w[W_FOLLOWED] <= big &&
+    return w[W_SEQ] <= big && w[W_KNOWN] <= big && w[W_FOLLOWED] <= big && w[W_ORDER] <= big &&
            w[W_SUCC] <= s->successes && w[W_FAIL] <= s->failures && w[W_SLOW] <= s->slow &&
            w[W_PSUCC] <= s->probes_succeeded && w[W_PFAIL] <= pfail && carry <= 0 &&
            carry >= CARRY_MIN;
@@ -113,6 +115,10 @@ static void load_entry(breaker_redis *f, struct entry *e, breaker *b, const uint
         e->follow.known_gen = w[W_KNOWN];
         e->follow.follows = w[W_FOLLOWED] != 0;
         e->follow.followed_gen = w[W_FOLLOWED];
+        /* The orders the host breaker has had, whichever process applied
+         * them: a new holder applies none of them again. */
+        e->follow.order_seq = w[W_ORDER];
+        e->follow.order_born = w[W_ORDER_BORN];
         return;
     }
     if (!trusted) count_rebaseline(f);
@@ -151,6 +157,8 @@ static void entry_words(const breaker_redis *f, const struct entry *e, uint64_t 
     seen_words(&e->seen, w);
     w[W_KNOWN] = e->follow.known_gen;
     w[W_FOLLOWED] = e->follow.follows ? e->follow.followed_gen : 0;
+    w[W_ORDER] = e->follow.order_seq;
+    w[W_ORDER_BORN] = e->follow.order_born;
     /* relaxed: a hint read alone (as the probe gate reads it). */
     w[W_GATE] = atomic_load_explicit(&e->gate_until_ns, memory_order_relaxed);
     w[W_HOLDER] = f->holder_id;
@@ -358,6 +366,10 @@ void breaker__redis_host_armed(breaker_redis *f, const char *name, breaker *b,
         w[W_CTRL] = WORDS_CLEAN;
         seen_words(&seen, w);
         w[W_KNOWN] = armed != NULL ? armed->gen : 0;
+        /* The orders given before the host breaker was made are history
+         * for every process that holds the name later. */
+        w[W_ORDER] = armed != NULL ? armed->order_seq : 0;
+        w[W_ORDER_BORN] = armed != NULL ? armed->born : 0;
         (void)breaker_store_host_words(f->store, name, w, 1);
     }
     breaker_store_host_unlock(f->store);

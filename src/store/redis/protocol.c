@@ -696,6 +696,13 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
      * without one, by this being the first answer. */
     bool history = f->armed ? a->born == f->armed_born && a->order_seq <= f->armed_order_seq
                             : f->known_gen == 0;
+    /* A state made anew (Redis restarted empty, a corrupt state rebuilt)
+     * numbers its orders from 1 again: none of them is one this host
+     * applied of the old state. */
+    if (a->born != f->order_born) {
+        f->order_seq = 0;
+        f->order_born = a->born;
+    }
     f->known_gen = a->gen;
     f->known_state = a->state;
     if (local == NULL) return; /* retired: only its lease results went */

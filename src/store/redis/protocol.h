@@ -306,8 +306,11 @@ struct breaker__fleet_follow {
      * jitter), which bounds a read's `until` as the scripts bound it. */
     uint64_t max_wait_us;
     /* The last operator order this host applied (its sequence; 0: none
-     * seen), and the order as the last answer told it. */
+     * seen) and the born of the state that numbered it (orders are
+     * numbered per state: a state made anew starts again at 1), and the
+     * order as the last answer told it. */
     uint64_t order_seq;
+    uint64_t order_born;
     int order;
     uint64_t order_left_us;
     char order_who[BREAKER__FLEET_WHO_MAX + 1];
