@@ -605,6 +605,16 @@ static long long fleet_field(const struct test_redis *r, const char *field) {
     return test_redis_int(r, "HGET breaker:v1:{" NAME "}:s %s", field);
 }
 
+/* A store file for one host in a new directory `dir` (a mkdtemp()
+ * template), its path in `path`. */
+static breaker_store *open_host_store(char *dir, char *path, size_t path_len) {
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, path_len, "%s/host.store", dir);
+    breaker_store *st = NULL;
+    assert_int_equal(breaker_store_open(path, NULL, &st, NULL, 0), BREAKER_OK);
+    return st;
+}
+
 /* Host A trips the fleet; host B attached before the operator's reset and
  * made its calls then, but its first round comes after the reset: those
  * calls belong to the period the reset ended. Before: B's first round named
@@ -667,10 +677,7 @@ static void a_process_attaching_after_a_reset_does_not_send_its_hosts_older_call
     memset(&r, 0, sizeof r);
     assert_int_equal(test_redis_start(&r), 0);
     char dir[] = "/tmp/breaker-orders-XXXXXX", path[64];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/host.store", dir);
-    breaker_store *st = NULL;
-    assert_int_equal(breaker_store_open(path, NULL, &st, NULL, 0), BREAKER_OK);
+    breaker_store *st = open_host_store(dir, path, sizeof path);
     breaker_redis *fa = quiet_fleet(&r, NULL), *op = quiet_fleet(&r, NULL);
     breaker *a = quiet_attach(fa);
     (void)quiet_attach(op);
@@ -723,10 +730,7 @@ static void a_new_holder_of_the_host_does_not_apply_an_order_again(void **state)
     memset(&r, 0, sizeof r);
     assert_int_equal(test_redis_start(&r), 0);
     char dir[] = "/tmp/breaker-orders-XXXXXX", path[64];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/host.store", dir);
-    breaker_store *st = NULL;
-    assert_int_equal(breaker_store_open(path, NULL, &st, NULL, 0), BREAKER_OK);
+    breaker_store *st = open_host_store(dir, path, sizeof path);
     breaker_redis *op = quiet_fleet(&r, NULL);
     (void)quiet_attach(op);
     breaker_redis *p1 = quiet_fleet(&r, st), *p2 = quiet_fleet(&r, st);
