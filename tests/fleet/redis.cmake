@@ -34,10 +34,10 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
                            TIMEOUT 120 LABELS external)
     # The simulator's server half (tools/sim/fleet_server.c) against the real
     # scripts on a real redis-server, call for call: it needs the scripts'
-    # text (scripts.c, compiled in), the protocol module and hiredis, not
+    # text (lua/, embedded), the protocol module and hiredis, not
     # breaker_redis (so it links libbreaker, as the model does).
     add_executable(test_fleet_differential fleet/test_fleet_differential.c support/redis_server.c
-                   ${PROJECT_SOURCE_DIR}/src/store/redis/scripts.c
+                   $<TARGET_OBJECTS:breaker_fleet_scripts>
                    ${PROJECT_SOURCE_DIR}/tools/sim/fleet_server.c)
     target_link_libraries(test_fleet_differential PRIVATE breaker::breaker breaker_fleet_protocol
                                                           PkgConfig::CMOCKA PkgConfig::HIREDIS)
@@ -54,9 +54,9 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     breaker_add_redis_test(test_fleet_cheap SOURCES fleet/test_fleet_cheap.c TIMEOUT 60
                            LABELS redis external)
     # A corrupt fleet state is reported and rebuilt, never followed (issue
-    # 21): it runs the acquire script's text itself (scripts.c).
+    # 21): it runs the acquire script's text itself (lua/, embedded).
     breaker_add_redis_test(test_fleet_corrupt SOURCES fleet/test_fleet_corrupt.c
-                           ${PROJECT_SOURCE_DIR}/src/store/redis/scripts.c TIMEOUT 120
+                           $<TARGET_OBJECTS:breaker_fleet_scripts> TIMEOUT 120
                            LABELS redis external)
     target_include_directories(test_fleet_corrupt PRIVATE ${PROJECT_SOURCE_DIR}/src)
     # The fleet's scope on every path: ten host processes through the

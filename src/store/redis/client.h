@@ -434,7 +434,7 @@ redisReply *breaker__redis_command_once(breaker_redis *f, const struct entry *e,
 redisReply *breaker__redis_control_call(breaker_redis *f, const struct entry *e, const char *script,
                                         int argc, const char *const *args, const char *what,
                                         char *msg, size_t msg_len);
-/* The order script on `e`'s keys (scripts.c, breaker__redis_lua_order):
+/* The order script on `e`'s keys (lua/order.lua):
  * kind FLEET_ORDER_*, its time in µs, who and why (checked by the caller).
  * Takes round_mu. @return BREAKER_OK, or BREAKER_EIO with `msg`. */
 int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind, uint64_t dur_us,

@@ -383,7 +383,7 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
             ok = 0;
             if (r != NULL && why[0] == '\0') why_not_an_answer(p->e, r, why, why_len);
             /* The script refused a state it could not trust and rebuilt it
-             * (scripts.c's prelude): counted apart from other errors. */
+             * (lua/prelude.lua): counted apart from other errors. */
             if (r != NULL && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "CORRUPT ", 8) == 0)
                 breaker__redis_count(&f->n.state_rebuilds);
         }

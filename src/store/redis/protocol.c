@@ -3,7 +3,7 @@
  * protocol.c - the fleet client's decisions (protocol.h): plain data in,
  * plain data out; no socket, no lock, no clock, no breaker call. The I/O
  * around them is conn.c's, flush.c's and lease.c's (client.h); the
- * server's half is the scripts (scripts.c), which the simulator models on
+ * server's half is the scripts (lua/), which the simulator models on
  * its own clock (tools/sim/fleet_server.c) while calling these for the
  * client's half.
  */
@@ -70,7 +70,7 @@ struct field {
 };
 #define FIELD(member, kind, zero) \
     { #member, kind, zero, offsetof(struct breaker__fleet_limits, member) }
-/* In the order of the text (scripts.c: c[1] .. c[14]). */
+/* In the order of the text (lua/prelude.lua: c[1] .. c[14]). */
 static const struct field fields[] = {
     FIELD(min_calls, FIELD_U32, true),
     FIELD(failure_rate, FIELD_RATE, true),

@@ -16,7 +16,7 @@
  * half, tools/sim/fleet_server.c) run the same decisions, and
  * tests/fleet/test_fleet_protocol.c checks every rule without Redis.
  *
- * The server's half is the Lua scripts (scripts.c); the layout of their
+ * The server's half is the Lua scripts (lua/, scripts.h); the layout of their
  * answers and the constants both sides use (FLEET_* states and results,
  * VERDICT_*, ANS_*) are in scripts.h.
  * Private: nothing here is API.
@@ -33,7 +33,7 @@
 
 /* ---- The limits as text ------------------------------------------------------- */
 
-/* The limits the fleet decides on, as the scripts read them (scripts.c: c[1]
+/* The limits the fleet decides on, as the scripts read them (lua/prelude.lua: c[1]
  * to c[14]; times in microseconds, Redis's unit). */
 struct breaker__fleet_limits {
     uint32_t min_calls;
@@ -83,7 +83,7 @@ int breaker__fleet_limits_parse(const char *text, struct breaker__fleet_limits *
                                 size_t why_len);
 
 /* `l` against the configuration's ranges, as the scripts check stored
- * limits (scripts.c, limits()): min_calls 1..10^6, failure_rate (0, 1],
+ * limits (lua/prelude.lua, limits()): min_calls 1..10^6, failure_rate (0, 1],
  * slow_call_rate [0, 1], window_us 1..365 days with at least 1 ms per
  * bucket, window_buckets 1..600, open_us 1..365 days, open_backoff
  * 1..100, open_max_us open_us..365 days, open_jitter [0, 1], probes and
@@ -92,7 +92,7 @@ int breaker__fleet_limits_parse(const char *text, struct breaker__fleet_limits *
 int breaker__fleet_limits_check(const struct breaker__fleet_limits *l, char *why, size_t why_len);
 
 /* Stored integers (generations, times in µs, counters) are at most this:
- * 2^52, exact in Lua's doubles with room to count (scripts.c, BIG). */
+ * 2^52, exact in Lua's doubles with room to count (scripts.h, BIG). */
 #define BREAKER__FLEET_BIG             INT64_C(4503599627370496)
 #define BREAKER__FLEET_MAX_DURATION_US UINT64_C(31536000000000) /* 365 days */
 
@@ -122,7 +122,7 @@ enum { FLEET_KEY_STATE, FLEET_KEY_WINDOW, FLEET_KEY_LEASES, FLEET_KEY_SEQ, FLEET
 #define BREAKER__FLEET_KEY_LEN        (BREAKER_NAME_MAX + 32)
 void breaker__fleet_key(const char *name, int which, char *out, size_t len);
 
-/* The scripts (scripts.c). */
+/* The scripts (lua/). */
 enum { FLEET_SCRIPT_FLUSH, FLEET_SCRIPT_ACQUIRE, FLEET_SCRIPT_RELEASE, FLEET_SCRIPT_COUNT };
 
 /* One script call: which script, and its ARGV after the two every script

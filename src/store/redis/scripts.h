@@ -1,10 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * scripts.h - the fleet protocol's Lua scripts (scripts.c, docs/fleet.md)
+ * scripts.h - the fleet protocol's Lua scripts (the files of lua/, docs/fleet.md)
  * and the layout of their answers.
+ *
+ * Each script is one text, embedded at build time (cmake/embed_lua.cmake):
+ * the constants below, lua/prelude.lua, then the script's own file. The
+ * .lua files are the server half's only copy: Redis runs them, and so does
+ * the in-process transport's embedded Lua.
  */
 #ifndef BREAKER_REDIS_SCRIPTS_H
 #define BREAKER_REDIS_SCRIPTS_H
+
+#include "core/config_fields.h"
+
+/* The scripts' constants, from the configuration's ranges
+ * (core/config_fields.h): BIG bounds stored integers (generations, times in
+ * µs, counters: 2^52, exact in Lua's doubles with room to count), DUR the
+ * longest duration (365 days in µs). */
+/* clang-format off */
+#define BREAKER__LUA_CONSTANTS                                                  \
+    "local BIG = 4503599627370496\n"                                            \
+    "local BIG_TEXT = '4503599627370496'\n"                                     \
+    "local DUR = 31536000000000\n"                                              \
+    "local MAX_MIN_CALLS = " BREAKER__STR(BREAKER__MAX_MIN_CALLS) "\n"          \
+    "local MAX_BUCKETS = " BREAKER__STR(BREAKER__MAX_BUCKETS) "\n"              \
+    "local MAX_BACKOFF = " BREAKER__STR(BREAKER__MAX_OPEN_BACKOFF) "\n"         \
+    "local MAX_PROBES = 4095\n"                                                 \
+    "local MAX_THRESHOLD = " BREAKER__STR(BREAKER__MAX_FAILURE_THRESHOLD) "\n"  \
+    "local MAX_SOURCES = " BREAKER__STR(BREAKER__MAX_FAILING_SOURCES) "\n"      \
+    "local WHO_MAX = " BREAKER__STR(BREAKER__FLEET_WHO_MAX) "\n"                \
+    "local WHY_MAX = " BREAKER__STR(BREAKER__FLEET_WHY_MAX) "\n"
+/* clang-format on */
+_Static_assert(BREAKER__MAX_DURATION_DAYS == 365, "DUR is 365 days");
+_Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
 
 extern const char breaker__redis_lua_flush[];
 extern const char breaker__redis_lua_acquire[];
@@ -20,7 +48,7 @@ extern const char breaker__redis_lua_reconfig[];
 /* Its kinds, as the scripts store them (field ok of the state hash). */
 enum { FLEET_ORDER_NONE = 0, FLEET_ORDER_OPEN = 1, FLEET_ORDER_CLOSED = 2, FLEET_ORDER_RESET = 3 };
 
-/* Shared by the scripts (scripts.c) and the client's decisions
+/* Shared by the scripts (lua/) and the client's decisions
  * (protocol.c), which reads the answers and makes the calls. */
 
 /* Fleet states as the scripts write them. */
