@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* reply.c - the fleet client's reply type (reply.h). */
+/* reply.c - the fleet client's reply type (breaker/redis_transport.h, reply.h). */
 #include "store/redis/reply.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-struct breaker__reply *breaker__reply_string(int type, const char *str, size_t len) {
-    struct breaker__reply *r = calloc(1, sizeof *r);
+breaker_redis_reply *breaker_redis_reply_string(int type, const char *str, size_t len) {
+    breaker_redis_reply *r = calloc(1, sizeof *r);
     if (r == NULL) return NULL;
     r->str = malloc(len + 1);
     if (r->str == NULL) {
@@ -20,25 +20,25 @@ struct breaker__reply *breaker__reply_string(int type, const char *str, size_t l
     return r;
 }
 
-struct breaker__reply *breaker__reply_integer(long long v) {
-    struct breaker__reply *r = calloc(1, sizeof *r);
+breaker_redis_reply *breaker_redis_reply_integer(long long v) {
+    breaker_redis_reply *r = calloc(1, sizeof *r);
     if (r == NULL) return NULL;
-    r->type = BREAKER__REPLY_INTEGER;
+    r->type = BREAKER_REDIS_REPLY_INTEGER;
     r->integer = v;
     return r;
 }
 
-struct breaker__reply *breaker__reply_nil(void) {
-    struct breaker__reply *r = calloc(1, sizeof *r);
+breaker_redis_reply *breaker_redis_reply_nil(void) {
+    breaker_redis_reply *r = calloc(1, sizeof *r);
     if (r == NULL) return NULL;
-    r->type = BREAKER__REPLY_NIL;
+    r->type = BREAKER_REDIS_REPLY_NIL;
     return r;
 }
 
-struct breaker__reply *breaker__reply_array(size_t n) {
-    struct breaker__reply *r = calloc(1, sizeof *r);
+breaker_redis_reply *breaker_redis_reply_array(size_t n) {
+    breaker_redis_reply *r = calloc(1, sizeof *r);
     if (r == NULL) return NULL;
-    r->type = BREAKER__REPLY_ARRAY;
+    r->type = BREAKER_REDIS_REPLY_ARRAY;
     if (n > 0) {
         r->element = calloc(n, sizeof *r->element);
         if (r->element == NULL) {
@@ -50,17 +50,17 @@ struct breaker__reply *breaker__reply_array(size_t n) {
     return r;
 }
 
-void breaker__reply_free(struct breaker__reply *r) {
+void breaker_redis_reply_free(breaker_redis_reply *r) {
     if (r == NULL) return;
     for (size_t i = 0; i < r->elements; i++)
-        breaker__reply_free(r->element[i]);
+        breaker_redis_reply_free(r->element[i]);
     free(r->element);
     free(r->str);
     free(r);
 }
 
-int breaker__reply_is_error(const struct breaker__reply *r, const char *prefix) {
+int breaker__reply_is_error(const breaker_redis_reply *r, const char *prefix) {
     size_t n = strlen(prefix);
-    return r != NULL && r->type == BREAKER__REPLY_ERROR && r->len >= n &&
+    return r != NULL && r->type == BREAKER_REDIS_REPLY_ERROR && r->len >= n &&
            memcmp(r->str, prefix, n) == 0;
 }
