@@ -66,6 +66,99 @@ BREAKER_API breaker_redis_reply *breaker_redis_reply_nil(void);
 BREAKER_API breaker_redis_reply *breaker_redis_reply_array(size_t n);
 BREAKER_API void breaker_redis_reply_free(breaker_redis_reply *r);
 
+/* One command, as the client hands it to a transport. */
+typedef struct breaker_redis_command breaker_redis_command;
+struct breaker_redis_command {
+    /* The key whose hash slot routes the command: every key of one name
+     * shares the hash tag {name}, so a name's commands go to one server. */
+    const char *key;
+    /* Non-NULL: run this Lua script (its text; the transport may send
+     * EVALSHA of its SHA-1 and answer a NOSCRIPT by loading it), with
+     * argv[0 .. argc) as EVAL's arguments after the script: numkeys, the
+     * keys, the arguments. NULL: argv is the whole command. */
+    const char *script;
+    int argc;
+    const char *const *argv;
+    const size_t *argvlen; /* NULL: every argument is a C string */
+    /* Nonzero: the command may be sent twice (a retry on a new connection
+     * after the server cut the old one may run it again, harmlessly: a
+     * read, or a flush whose sequence counts its deltas once). Zero: never
+     * sent again within one exchange. */
+    int idempotent;
+    /* Set by the transport: which server answered (equal ids: the same
+     * server), so that a read can be paired with that server's TIME. */
+    uint32_t server;
+};
+
+/* What a probe call came to (breaker_redis_transport_ops.probe). */
+enum breaker_redis_probe_result {
+    BREAKER_REDIS_PROBE_ANSWERED = 0, /* *reply set */
+    BREAKER_REDIS_PROBE_BUSY = 1,     /* another caller is using the probe connection: not sent */
+    BREAKER_REDIS_PROBE_UNREADY = 2,  /* no probe connection: not sent */
+    BREAKER_REDIS_PROBE_LOST = 3      /* sent, not answered in time: the server may still run it */
+};
+
+/* A transport: the client's I/O. `t` is the transport's own context. The
+ * client calls exchange, reachable and round_done from one thread at a time
+ * (its round lock held), probe from any caller's thread (concurrently with
+ * the others), now_ns from any thread. */
+typedef struct breaker_redis_transport_ops breaker_redis_transport_ops;
+struct breaker_redis_transport_ops {
+    const char *name; /* "hiredis", "inproc", ... */
+    /* Send `cmds` (each to the server of its key's slot, pipelined per
+     * server, every server written to before any is read), within the
+     * transport's reply timeout, and put the reply to cmds[i] in
+     * replies[i] (NULL: none came), each cmds[i].server set. The client
+     * frees the replies (breaker_redis_reply_free()). @return 1 when every
+     * command was answered, 0 when some were, -1 when none was; with `why`
+     * saying the first failure (a server's address, a timeout, a refused
+     * connection) when not all were. */
+    int (*exchange)(void *t, breaker_redis_command *cmds, size_t n, breaker_redis_reply **replies,
+                    char *why, size_t why_len);
+    /* The probe path: `cmd` sent on a connection kept for probes to its
+     * key's server, its reply awaited until `deadline_ns` (now_ns()'s
+     * clock). Never connects, never waits for another caller. */
+    int (*probe)(void *t, breaker_redis_command *cmd, uint64_t deadline_ns,
+                 breaker_redis_reply **reply);
+    /* @return the id of the server `key` is routed to now (as
+     * breaker_redis_command.server names it), so that the client can send
+     * one TIME per server whose names it reads. */
+    uint32_t (*server_of)(void *t, const char *key);
+    /* @return nonzero when `key`'s server answered the last exchange that
+     * went to it, or has not been tried yet (an attach's read is skipped
+     * for a server known to be down). */
+    int (*reachable)(void *t, const char *key);
+    /* After an exchange in which some server answered: keep (or make) the
+     * probe connections of the servers that did. */
+    void (*round_done)(void *t);
+    /* The monotonic clock, in ns: the client's every time (view ages, lease
+     * budgets, gates) is this clock's. */
+    uint64_t (*now_ns)(void *t);
+    /* Add the transport's counters to `out` (redirections followed). May be
+     * NULL. */
+    void (*stats)(void *t, breaker_redis_stats *out);
+    /* Free the transport (breaker_redis_close() calls it last). May be NULL. */
+    void (*destroy)(void *t);
+};
+
+/* Flags of breaker_redis_open_transport(). */
+#define BREAKER_REDIS_NO_FLUSHER                          \
+    1u /* no flusher thread: the caller runs every round, \
+          with breaker_redis_flush() */
+
+/*! breaker_redis_open_transport() :
+ *  breaker_redis_open() over the transport `ops` with context `t` instead of
+ *  hiredis: `cfg`'s connection fields (host, port, unix_path, password,
+ *  username, db, cluster_nodes) are the transport's business and ignored
+ *  here; io_timeout_ns is the transport's reply timeout (the client's own
+ *  bounds follow it). With BREAKER_REDIS_NO_FLUSHER no thread is started:
+ *  rounds run only in breaker_redis_flush() (a simulator on a virtual
+ *  clock). The handle owns `t` from here on, also on failure (ops->destroy).
+ *  @return as breaker_redis_open(). */
+BREAKER_API BREAKER_NODISCARD int breaker_redis_open_transport(
+    const breaker_redis_config *cfg, const breaker_redis_transport_ops *ops, void *t,
+    unsigned flags, breaker_redis **out, char *msg, size_t msg_len) BREAKER_NONNULL(1, 2, 5);
+
 #ifdef __cplusplus
 }
 #endif

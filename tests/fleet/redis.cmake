@@ -92,7 +92,7 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # "concurrency": make check also runs it under TSan (the probe path reads
     # the slot map and node list lock-free while the flusher writes them).
     breaker_add_redis_test(test_fleet_cluster SOURCES fleet/test_fleet_cluster.c
-                           ${PROJECT_SOURCE_DIR}/src/store/redis/slots.c TIMEOUT 300
+                           ${PROJECT_SOURCE_DIR}/src/store/redis/hiredis/slots.c TIMEOUT 300
                            LABELS redis external concurrency)
     target_include_directories(test_fleet_cluster PRIVATE ${PROJECT_SOURCE_DIR}/src)
   endif()

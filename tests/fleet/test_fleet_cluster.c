@@ -19,7 +19,7 @@
 
 #include "fleet_util.h"
 #include "redis_server.h"
-#include "store/redis/route.h" /* breaker__redis_key_slot(): slots.c is compiled in */
+#include "store/redis/hiredis/net.h" /* breaker__redis_key_slot(): slots.c is compiled in */
 
 #include <hiredis/hiredis.h>
 

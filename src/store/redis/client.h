@@ -3,39 +3,43 @@
  * client.h - what the files of the fleet store's client share (private;
  * include/breaker/redis.h is the API, docs/fleet.md the protocol).
  *
- * The client is split along hiredis's line between what is decided and
- * what is moved:
+ * The client decides; a transport moves (breaker/redis_transport.h, as
+ * hiredis puts its I/O behind redisContextFuncs). No file here includes
+ * hiredis or touches a socket:
  *  - protocol.c: every decision, as plain data (protocol.h);
- *  - conn.c: connections and calls on one node: connect, AUTH and SELECT,
- *    loading the scripts, a call's command, the attach's round trip and
- *    the probe path's one bounded call;
- *  - cluster.c (route.h, slots.c): where each call goes (one Redis, or the
- *    master of the name's slot in a Redis Cluster), the slot map, and the
- *    exchange of a round over the nodes (MOVED, ASK, NOSCRIPT, retries);
+ *  - calls.c: the commands the client sends (a script on a name's keys, a
+ *    read of its state, TIME) and how their replies are read; one command
+ *    outside the rounds (an attach's read, an operator's control);
  *  - flush.c: the flusher and its rounds (counters out, answers decided,
  *    transitions applied after the round lock is released);
  *  - lease.c: the probe gate: a probe's lease request and its settling;
+ *  - host.c: one flusher per host through a store file;
  *  - fleet.c: the handle's lifecycle, attach and detach, the backend a
  *    registry uses, statistics and their export.
+ * The hiredis transport (hiredis/: connections, AUTH and SELECT, script
+ * loading, pipelines, a Cluster's slot map, MOVED and ASK) is the default;
+ * breaker_redis_open_transport() takes another.
  *
  * Threads and what they touch:
  *  - callers: breaker_acquire()/breaker_complete() on an attached breaker.
  *    In CLOSED and OPEN only the local breaker: the probe gate is asked
  *    only when the local breaker admits a probe. The gate reads the
  *    entry's gate time and published generation and the degraded flag,
- *    and asks Redis for a lease on the probe connection, which it only
- *    ever try-locks: a caller never waits for another. A leased probe's
- *    settling marks its lease slot and wakes the flusher through a pipe.
+ *    and asks the transport's probe call for a lease (which never waits
+ *    for another caller). A leased probe's settling marks its lease slot
+ *    and wakes the flusher through a pipe.
  *  - the flusher (or breaker_redis_flush(), serialised with it by
  *    apply_mu): under round_mu, reads each name's counters with the peeks
  *    (no transition, so no event, under the lock), sends deltas and lease
- *    results in one pipelined round trip and decides what the answers mean
- *    for each local breaker; then, with round_mu released, applies those
+ *    results in one exchange and decides what the answers mean for each
+ *    local breaker; then, with round_mu released, applies those
  *    transitions (breaker_trip_outside(), breaker_close_outside(), a due
  *    probe timeout). Their events (on_event, registry listeners) thus run
  *    without round_mu, so a listener may call the registry, which may
  *    attach or detach names here (both take round_mu).
- * Lock order: apply_mu, then round_mu; attach_mu, then round_mu.
+ * Lock order: apply_mu, then round_mu; attach_mu, then round_mu. The
+ * transport's exchange, server_of, reachable and round_done run under
+ * round_mu.
  */
 #ifndef BREAKER_REDIS_CLIENT_H
 #define BREAKER_REDIS_CLIENT_H
@@ -47,18 +51,14 @@
 #endif
 #include "breaker/backend.h"
 #include "breaker/redis.h"
-#include "common/time_ns.h"
+#include "store/redis/config.h"
 #include "store/redis/protocol.h"
-#include "store/redis/route.h"
-
-#include <hiredis/hiredis.h>
+#include "store/redis/reply.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/time.h>
-#include <time.h>
 
 #define MS ((uint64_t)1000000)
 /* No name's host lease lasts longer (host.c): a longer expiry read from the
@@ -150,6 +150,16 @@ struct action {
  * such name, which routes it there), Redis's clock for their open waits. */
 enum { PENDING_SCRIPT, PENDING_READ, PENDING_TIME };
 
+/* A command's arguments, kept with it for the exchange: a script's numkeys,
+ * keys, TTL, limits and call arguments, or HMGET's key and fields. */
+#define BREAKER__REDIS_CMD_ARGS (2 + FLEET_KEY_COUNT + 2 + BREAKER__FLEET_CALL_ARGS + 8)
+struct cmd_args {
+    int argc;
+    const char *argv[BREAKER__REDIS_CMD_ARGS > 2 + BREAKER__FLEET_READ_FIELDS
+                         ? BREAKER__REDIS_CMD_ARGS
+                         : 2 + BREAKER__FLEET_READ_FIELDS];
+};
+
 /* One call of a round. */
 struct pending {
     struct entry *e;
@@ -169,8 +179,8 @@ struct pending {
     /* A release: the slot to free after, and whether it is an orphan's. */
     struct lease *lease;
     bool orphan;
-    /* Where it goes (cluster.c): set by breaker__redis_exchange(). */
-    struct route_hop hop;
+    /* Its command's arguments (the round's command i points into them). */
+    struct cmd_args args;
 };
 
 struct breaker_redis {
@@ -178,7 +188,10 @@ struct breaker_redis {
      * backend.ops with backend.ctx (this handle). */
     struct breaker_backend backend;
     breaker_redis_config cfg;
-    char *host, *unix_path, *password, *username, *cluster_nodes;
+    /* The transport (breaker/redis_transport.h): hiredis's, or the one
+     * breaker_redis_open_transport() was given. */
+    const breaker_redis_transport_ops *io;
+    void *io_ctx;
     char ttl[24]; /* the key TTL argument of every script call */
     uint32_t max_names;
     /* Attached entries: slots written once under attach_mu, published by
@@ -199,21 +212,15 @@ struct breaker_redis {
     pthread_t applier;
     breaker *doomed;
     pthread_cond_t applied_cv;
-    /* A round's calls and replies, under round_mu: grown by attach, so that
-     * a round allocates nothing of its own (hiredis allocates its replies). */
+    /* A round's calls, commands and replies, under round_mu: grown by
+     * attach, so that a round allocates nothing of its own (the transport
+     * allocates its replies). */
     struct pending *round_calls;
-    redisReply **round_replies;
+    breaker_redis_command *round_cmds;
+    breaker_redis_reply **round_replies;
     size_t round_cap;
-    /* The nodes, their connections and the slot map (route.h, cluster.c). */
-    struct route route;
-    /* The acquire script's SHA for the probe path: a SHA is a function of
-     * the script's text, so it is written once and never changes. */
-    char acquire_sha[41];
-    _Atomic int acquire_sha_ready;
-
-    pthread_mutex_t probe_mu; /* try-locked only; guards every node's probe_ctx */
     /* The inline budget follows the round trip (docs/fleet.md, "Probes"):
-     * conn.c measures every answered flush exchange into srtt_ns and sets
+     * flush.c measures every answered exchange into srtt_ns and sets
      * lease_budget_ns (breaker__redis_budget()); the gate reads it. relaxed:
      * each is a value read alone. */
     _Atomic uint64_t srtt_ns;         /* smoothed flush round trip, 0 = none yet */
@@ -239,6 +246,7 @@ struct breaker_redis {
 
     int wake[2]; /* pipe: [0] polled by the flusher, [1] written to wake it */
     _Atomic int stop;
+    bool threaded; /* a flusher thread runs (not BREAKER_REDIS_NO_FLUSHER) */
     pthread_t thread;
 
     /* One flusher per host (host.c): the store file the names are attached
@@ -256,8 +264,7 @@ struct breaker_redis {
     struct {
         _Atomic uint64_t flushes, flush_errors, degraded_entered, leases_granted, leases_refused,
             lease_errors, lease_gated, outside_trips, fleet_closes, lease_local, state_rebuilds,
-            redirects_moved, redirects_ask, host_takeovers, host_rebaselines, shadow_applied,
-            reconfigs_applied, reconfigs_refused;
+            host_takeovers, host_rebaselines, shadow_applied, reconfigs_applied, reconfigs_refused;
     } n;
 };
 
@@ -266,7 +273,10 @@ static inline void breaker__redis_count(_Atomic uint64_t *c) {
     atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
-static inline uint64_t breaker__redis_mono_ns(void) { return breaker__clock_ns(CLOCK_MONOTONIC); }
+/* The transport's monotonic clock: every time of the client. */
+static inline uint64_t breaker__redis_now(const breaker_redis *f) {
+    return f->io->now_ns(f->io_ctx);
+}
 
 /* relaxed: every writer of e->b holds round_mu, and so does the flusher;
  * a caller only compares it with its own breaker (find_entry()). */
@@ -287,16 +297,16 @@ static inline struct breaker__fleet_local breaker__redis_local(breaker *b) {
 static inline int breaker__redis_view_too_old(breaker_redis *f) {
     /* acquire: pairs with the flusher's release store after a good round. */
     uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
-    return breaker__fleet_view_stale(ok, breaker__redis_mono_ns(), f->cfg.stale_after_ns);
+    return breaker__fleet_view_stale(ok, breaker__redis_now(f), f->cfg.stale_after_ns);
 }
 
 /* FAIL_CLOSED: @return 1 when `e`'s own view (its last answered round) is
  * too old to admit calls: in a Cluster, a name on a healthy master keeps a
  * fresh view while another master is down. */
-static inline int breaker__redis_entry_view_too_old(const struct entry *e, uint64_t stale_after) {
+static inline int breaker__redis_entry_view_too_old(const breaker_redis *f, const struct entry *e) {
     /* acquire: pairs with the flusher's release store after the name's round. */
     uint64_t ok = atomic_load_explicit(&e->last_ok_ns, memory_order_acquire);
-    return breaker__fleet_view_stale(ok, breaker__redis_mono_ns(), stale_after);
+    return breaker__fleet_view_stale(ok, breaker__redis_now(f), f->cfg.stale_after_ns);
 }
 
 /* Lease requests in a row without an answer in time after which a host
@@ -327,118 +337,56 @@ static inline uint64_t breaker__redis_budget(uint64_t srtt, uint64_t budget, uin
 /* fleet.c: the entry of `b`, or NULL. Lock-free. */
 struct entry *breaker__redis_find_entry(breaker_redis *f, const breaker *b);
 
-/* ---- conn.c ------------------------------------------------------------------- */
+/* ---- calls.c ------------------------------------------------------------------ */
 
-/* A timeout of `ns` (at least 1 µs) as hiredis takes it. */
-struct timeval breaker__redis_tv(uint64_t ns);
-/* What failed on `c` during `what`, in words (a timeout names it). */
-void breaker__redis_io_reason(const redisContext *c, const char *what, uint64_t timeout_ns,
-                              char *why, size_t why_len);
-/* Connect to `n`, AUTH and SELECT, `timeout_ns` for each step. @return the
- * context, or NULL with `why`. */
-redisContext *breaker__redis_connect(breaker_redis *f, const struct node *n, uint64_t timeout_ns,
-                                     char *why, size_t why_len);
-/* SCRIPT LOAD the scripts on `n`'s flush connection. @return 1, or 0. */
-int breaker__redis_load_scripts(breaker_redis *f, struct node *n, char *why, size_t why_len);
-/* Append `call` on `e`'s keys to `c`: EVALSHA with `n`'s SHA once loaded,
- * EVAL before that or when `eval`. */
-void breaker__redis_append_call(breaker_redis *f, redisContext *c, const struct node *n,
-                                const struct entry *e, const struct breaker__fleet_call *call,
-                                int eval);
-/* The round's call `p` on `n`: a script (as breaker__redis_append_call()),
- * a state read (HMGET) or TIME (struct pending's kinds). */
-void breaker__redis_append_pending(breaker_redis *f, redisContext *c, const struct node *n,
-                                   const struct pending *p, int eval);
-int breaker__redis_is_noscript(const redisReply *r);
+/* `call` on `e`'s keys as a command: the script with the TTL, `e`'s limits
+ * and the call's arguments (kept in `args`). */
+void breaker__redis_script_cmd(const breaker_redis *f, const struct entry *e,
+                               const struct breaker__fleet_call *call, struct cmd_args *args,
+                               breaker_redis_command *cmd);
+/* The round's call `p` as its command: a script, a read of its state
+ * (HMGET of breaker__fleet_read_fields) or TIME. */
+void breaker__redis_pending_cmd(const breaker_redis *f, struct pending *p,
+                                breaker_redis_command *cmd);
+/* @return 1 with `out` when `r` is a script's answer the protocol reads. */
+int breaker__redis_read_answer(const breaker_redis_reply *r, struct breaker__fleet_answer *out);
 /* An answered exchange took `rtt` ns: the smoothed round trip and the probe
  * budget that follows it. */
 void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt);
-/* @return 1 with `out` when `r` is a script's answer the protocol reads. */
-int breaker__redis_read_answer(const redisReply *r, struct breaker__fleet_answer *out);
 /* Attach: the stored limits of `e`'s name (keys and limits set), one round
- * trip to its node under round_mu; the answer of its flush without deltas
+ * trip to its server under round_mu; the answer of its flush without deltas
  * in `*armed` (the generation the new breaker's evidence starts in: the
  * protocol's breaker__fleet_follow_armed()), `*answered` saying whether
- * there was one. @return 1 with the text in `stored`, or 0. */
+ * there was one. Skipped while the name's server is known to be down.
+ * @return 1 with the text in `stored`, or 0. */
 int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *stored,
                                size_t stored_len, struct breaker__fleet_answer *armed,
                                bool *answered);
-/* The probe path (probe_mu held): whether `e`'s node has a probe connection
- * (the call path never connects one). */
-int breaker__redis_probe_ready(breaker_redis *f, const struct entry *e);
-/* The probe path (probe_mu held): the acquire script's call for `e` on its
- * node, answered before `deadline` (monotonic ns). @return the reply, or
- * NULL when none came in time: that connection is then dropped (a late
- * answer may still arrive on it) and Redis may still run the request. */
-redisReply *breaker__redis_acquire_call(breaker_redis *f, const struct entry *e,
-                                        const struct breaker__fleet_call *call, uint64_t deadline);
-
-/* ---- cluster.c ---------------------------------------------------------------- */
-
-/* Open: check `cfg`'s target (one Redis, or cluster_nodes). @return
- * BREAKER_OK or BREAKER_EINVAL naming the field. */
-int breaker__route_check(const breaker_redis_config *cfg, char *msg, size_t msg_len);
-/* Open: the nodes the configuration names (f->cfg set, strings copied).
- * @return BREAKER_OK or BREAKER_ENOMEM. */
-int breaker__route_open(breaker_redis *f);
-/* Close: every connection and node freed. */
-void breaker__route_close(breaker_redis *f);
-/* The node that serves `key`'s slot now, or NULL (not known yet). */
-struct node *breaker__route_node_of(breaker_redis *f, const char *key);
-/* Under round_mu: `n` connected with the scripts loaded. @return 1, or 0
- * with `why` (the connection is then dropped). */
-int breaker__route_node_ready(breaker_redis *f, struct node *n, char *why, size_t why_len);
-void breaker__route_drop(struct node *n);
-/* A MOVED or ASK error `r` from `from`: the node it names (learned when
- * new), a MOVED written into the slot map and a refresh asked for.
- * @return the node's index with `*ask`, or ROUTE_NO_NODE when `r` is no
- * redirection (or names no node we can hold). */
-uint16_t breaker__route_redirect(breaker_redis *f, const redisReply *r, const struct node *from,
-                                 int *ask);
-/* The probe path (lock-free): the node a MOVED or ASK error `r` from `from`
- * names, when the handle knows it already (NULL: not a redirection, or a
- * node only the flusher may learn); nothing is written. */
-struct node *breaker__route_redirect_known(breaker_redis *f, const redisReply *r,
-                                           const struct node *from, int *ask);
-/* Under round_mu: ready for a round: one Redis connected with its scripts;
- * a Cluster's slot map read (CLUSTER SLOTS) when it is due. @return 1, or
- * 0 with `why`. */
-int breaker__redis_ensure_connected(breaker_redis *f, char *why, size_t why_len);
-/* The flusher, after a good round: (re)connect the probe connections of the
- * nodes it flushed to, which the call path never connects itself. */
-void breaker__redis_ensure_probe_ctx(breaker_redis *f);
-/* Under round_mu: send the calls of `p`, each to the node of its name's
- * slot, pipelined per node, every node written before any is read; MOVED
- * and ASK followed (and NOSCRIPT answered by EVAL) within the round while
- * io_timeout_ns allows; a node whose connection the server cut gets one new
- * connection. Replies into `r` (NULL: none came). @return 1 when every call
- * was answered; 0 when some were not (`why` says the first failure); -1
- * when none was. */
-int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redisReply **r,
-                            char *why, size_t why_len);
+/* One command outside the rounds (an operator's call) on the server of
+ * `e`'s name, under round_mu; `idempotent` as breaker_redis_command's;
+ * `what` names it in an I/O error's reason. @return the reply (the caller
+ * frees it), or NULL with `why`. */
+breaker_redis_reply *breaker__redis_command_once(breaker_redis *f, const struct entry *e, int argc,
+                                                 const char **argv, int idempotent,
+                                                 const char *what, char *why, size_t why_len);
+/* EVAL of `script` on `e`'s keys with the TTL, `e`'s limits and `args`
+ * (at most 7), by breaker__redis_command_once() (sent once). @return the
+ * reply, or NULL with `msg` saying the call did not reach Redis
+ * (BREAKER_EIO). */
+breaker_redis_reply *breaker__redis_control_call(breaker_redis *f, const struct entry *e,
+                                                 const char *script, int argc,
+                                                 const char *const *args, const char *what,
+                                                 char *msg, size_t msg_len);
+/* The order script on `e`'s keys (lua/order.lua): kind FLEET_ORDER_*, its
+ * time in µs, who and why (checked by the caller). Takes round_mu.
+ * @return BREAKER_OK, or BREAKER_EIO with `msg`. */
+int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind, uint64_t dur_us,
+                              const char *who, const char *why, char *msg, size_t msg_len);
 
 /* ---- flush.c ------------------------------------------------------------------ */
 
 void *breaker__redis_flusher_main(void *arg);
 void breaker__redis_wake_flusher(breaker_redis *f);
-/* One command outside the rounds (an operator's call) on the node of
- * `e`'s name, under round_mu, one MOVED or ASK followed; `what` names it in
- * an I/O error's reason. @return the reply (the caller frees it), or NULL
- * with `why`. */
-redisReply *breaker__redis_command_once(breaker_redis *f, const struct entry *e, int argc,
-                                        const char **argv, const char *what, char *why,
-                                        size_t why_len);
-/* EVAL of `script` on `e`'s keys with the TTL, `e`'s limits and `args`
- * (at most 7), by breaker__redis_command_once(). @return the reply, or
- * NULL with `msg` saying the call did not reach Redis (BREAKER_EIO). */
-redisReply *breaker__redis_control_call(breaker_redis *f, const struct entry *e, const char *script,
-                                        int argc, const char *const *args, const char *what,
-                                        char *msg, size_t msg_len);
-/* The order script on `e`'s keys (lua/order.lua):
- * kind FLEET_ORDER_*, its time in µs, who and why (checked by the caller).
- * Takes round_mu. @return BREAKER_OK, or BREAKER_EIO with `msg`. */
-int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind, uint64_t dur_us,
-                              const char *who, const char *why, char *msg, size_t msg_len);
 
 /* ---- host.c ------------------------------------------------------------------- */
 

@@ -6,8 +6,10 @@
  * attach), the backend a registry makes its breakers through, and the
  * handle's statistics and their Prometheus export. client.h says how the
  * client's other files divide the rest: the decisions (protocol.c), the
- * I/O (conn.c), the flush rounds (flush.c) and the probe gate's leases
- * (lease.c), and which thread touches what.
+ * commands (calls.c), the flush rounds (flush.c), the probe gate's leases
+ * (lease.c) and one flusher per host (host.c), and which thread touches
+ * what; the I/O is the transport's (hiredis/, or the one given to
+ * breaker_redis_open_transport()).
  */
 #define _POSIX_C_SOURCE 200809L /* pipe */
 
@@ -31,14 +33,6 @@
 
 static const breaker_backend_ops backend_ops;
 
-static char *dup_or_null(const char *s) {
-    if (s == NULL) return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d != NULL) memcpy(d, s, n);
-    return d;
-}
-
 void breaker_redis_config_init(breaker_redis_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->port = 6379;
@@ -50,14 +44,10 @@ void breaker_redis_config_init(breaker_redis_config *cfg) {
 
 /* ---- Open and close -------------------------------------------------------------*/
 
-/* @return BREAKER_OK, or BREAKER_EINVAL naming the field of `cfg` that is
- * out of range. */
-static int check_config(const breaker_redis_config *cfg, char *msg, size_t msg_len) {
+int breaker__redis_check_config(const breaker_redis_config *cfg, char *msg, size_t msg_len) {
     if (cfg->unix_path == NULL && (cfg->port < 0 || cfg->port > 65535))
         return breaker__fail(BREAKER_EINVAL, msg, msg_len, "port: must be 0..65535 (got %d)",
                              cfg->port);
-    int rc = breaker__route_check(cfg, msg, msg_len);
-    if (rc != BREAKER_OK) return rc;
     if (cfg->db < 0)
         return breaker__fail(BREAKER_EINVAL, msg, msg_len, "db: must be >= 0 (got %d)", cfg->db);
     if (cfg->username != NULL && cfg->password == NULL)
@@ -89,8 +79,7 @@ static int check_config(const breaker_redis_config *cfg, char *msg, size_t msg_l
     return BREAKER_OK;
 }
 
-/* What 0 means in the fields of `c` (breaker_redis_config's comments). */
-static void apply_defaults(breaker_redis_config *c) {
+void breaker__redis_apply_defaults(breaker_redis_config *c) {
     if (c->port == 0) c->port = 6379;
     if (c->flush_interval_ns == 0) c->flush_interval_ns = DEFAULT_FLUSH_NS;
     if (c->probe_budget_ns == 0) c->probe_budget_ns = DEFAULT_PROBE_BUDGET_NS;
@@ -107,45 +96,45 @@ static void apply_defaults(breaker_redis_config *c) {
     }
 }
 
-int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, char *msg,
-                       size_t msg_len) {
+int breaker_redis_open_transport(const breaker_redis_config *cfg,
+                                 const breaker_redis_transport_ops *ops, void *t, unsigned flags,
+                                 breaker_redis **out, char *msg, size_t msg_len) {
     *out = NULL;
-    int rc = check_config(cfg, msg, msg_len);
-    if (rc != BREAKER_OK) return rc;
+    int rc = breaker__redis_check_config(cfg, msg, msg_len);
+    if (rc != BREAKER_OK || flags > BREAKER_REDIS_NO_FLUSHER) {
+        if (ops->destroy != NULL) ops->destroy(t);
+        return rc != BREAKER_OK
+                   ? rc
+                   : breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                                   "flags: BREAKER_REDIS_NO_FLUSHER or 0 (got %u)", flags);
+    }
     breaker_redis *f = calloc(1, sizeof *f);
-    if (f == NULL) return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
+    if (f == NULL) {
+        if (ops->destroy != NULL) ops->destroy(t);
+        return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
+    }
+    f->io = ops;
+    f->io_ctx = t;
     f->cfg = *cfg;
-    apply_defaults(&f->cfg);
+    /* The transport keeps what it needs of the connection fields; none
+     * outlives this call here. */
+    f->cfg.host = f->cfg.unix_path = f->cfg.password = f->cfg.username = NULL;
+    f->cfg.cluster_nodes = NULL;
+    breaker__redis_apply_defaults(&f->cfg);
     f->backend.ops = &backend_ops;
     f->backend.ctx = f;
     f->max_names = f->cfg.max_names ? f->cfg.max_names : DEFAULT_MAX_NAMES;
     breaker__fleet_ttl_text(f->cfg.key_ttl_ns, f->ttl);
-    f->host = dup_or_null(cfg->host != NULL ? cfg->host : "127.0.0.1");
-    f->unix_path = dup_or_null(cfg->unix_path);
-    f->password = dup_or_null(cfg->password);
-    f->username = dup_or_null(cfg->username);
-    f->cluster_nodes = dup_or_null(cfg->cluster_nodes);
     f->entries = calloc(f->max_names, sizeof *f->entries);
     f->actions = calloc(f->max_names, sizeof *f->actions);
     f->wake[0] = f->wake[1] = -1;
-    if (f->host == NULL || (cfg->unix_path && !f->unix_path) || (cfg->password && !f->password) ||
-        (cfg->username && !f->username) || (cfg->cluster_nodes && !f->cluster_nodes) ||
-        f->entries == NULL || f->actions == NULL) {
+    if (f->entries == NULL || f->actions == NULL) {
         breaker_redis_close(f);
         return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
     }
     for (uint32_t i = 0; i < f->max_names; i++)
         breaker__fleet_controls_none(&f->actions[i].controls);
-    f->cfg.host = f->host;
-    f->cfg.unix_path = f->unix_path;
-    f->cfg.password = f->password;
-    f->cfg.username = f->username;
-    f->cfg.cluster_nodes = f->cluster_nodes;
-    if (breaker__route_open(f) != BREAKER_OK) {
-        breaker_redis_close(f);
-        return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
-    }
-    uint64_t seed = breaker__redis_mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)f;
+    uint64_t seed = breaker__redis_now(f) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)f;
     f->token_key = breaker__splitmix64_next(&seed);
     breaker__fleet_host_id(f->token_key, f->host_id);
     if (cfg->store != NULL) {
@@ -170,14 +159,12 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     pthread_mutex_init(&f->apply_mu, NULL);
     pthread_mutex_init(&f->round_mu, NULL);
     pthread_cond_init(&f->applied_cv, NULL);
-    pthread_mutex_init(&f->probe_mu, NULL);
+    f->threaded = (flags & BREAKER_REDIS_NO_FLUSHER) == 0;
     if (pipe(f->wake) != 0 || fcntl(f->wake[0], F_SETFL, O_NONBLOCK) != 0 ||
         fcntl(f->wake[1], F_SETFL, O_NONBLOCK) != 0 ||
-        pthread_create(&f->thread, NULL, breaker__redis_flusher_main, f) != 0) {
+        (f->threaded && pthread_create(&f->thread, NULL, breaker__redis_flusher_main, f) != 0)) {
         int err = errno;
-        if (f->wake[0] >= 0) close(f->wake[0]);
-        if (f->wake[1] >= 0) close(f->wake[1]);
-        f->wake[0] = f->wake[1] = -1;
+        f->threaded = false;
         breaker_redis_close(f);
         return breaker__fail(BREAKER_EIO, msg, msg_len, "starting the flusher: %s", strerror(err));
     }
@@ -190,7 +177,7 @@ void breaker_redis_close(breaker_redis *f) {
     if (f->wake[1] >= 0) {
         atomic_store_explicit(&f->stop, 1, memory_order_relaxed);
         breaker__redis_wake_flusher(f);
-        pthread_join(f->thread, NULL);
+        if (f->threaded) pthread_join(f->thread, NULL);
         /* A last round, so a short-lived process's evidence and probe
          * results reach the fleet (not while degraded: Redis did not answer
          * the last round, and exiting should not wait for it again). */
@@ -205,23 +192,20 @@ void breaker_redis_close(breaker_redis *f) {
         pthread_mutex_destroy(&f->apply_mu);
         pthread_mutex_destroy(&f->round_mu);
         pthread_cond_destroy(&f->applied_cv);
-        pthread_mutex_destroy(&f->probe_mu);
+    } else {
+        if (f->wake[0] >= 0) close(f->wake[0]);
     }
     uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
         breaker_destroy(breaker__redis_entry_b(f->entries[i])); /* NULL when retired */
         free(f->entries[i]);
     }
-    breaker__route_close(f);
+    if (f->io->destroy != NULL) f->io->destroy(f->io_ctx);
     free(f->entries);
     free(f->actions);
     free(f->round_calls);
+    free(f->round_cmds);
     free(f->round_replies);
-    free(f->host);
-    free(f->unix_path);
-    free(f->password);
-    free(f->username);
-    free(f->cluster_nodes);
     free(f);
 }
 
@@ -236,10 +220,13 @@ static int grow_round(breaker_redis *f, uint32_t names) {
     if (need > f->round_cap) {
         struct pending *p = realloc(f->round_calls, need * sizeof *p);
         if (p != NULL) f->round_calls = p;
-        redisReply **r = realloc(f->round_replies, need * sizeof *r);
+        breaker_redis_command *c = realloc(f->round_cmds, need * sizeof *c);
+        if (c != NULL) f->round_cmds = c;
+        breaker_redis_reply **r = realloc(f->round_replies, need * sizeof *r);
         if (r != NULL) f->round_replies = r;
-        if (p != NULL && r != NULL) {
+        if (p != NULL && c != NULL && r != NULL) {
             memset(p + f->round_cap, 0, (need - f->round_cap) * sizeof *p);
+            memset(c + f->round_cap, 0, (need - f->round_cap) * sizeof *c);
             memset(r + f->round_cap, 0, (need - f->round_cap) * sizeof *r);
             f->round_cap = need;
         } else {
@@ -599,12 +586,12 @@ int breaker_redis_order_get(breaker_redis *f, breaker *b, breaker_redis_order *o
  * @return BREAKER_OK; BREAKER_STALE (CONFLICT: the limits moved since they
  * were read); BREAKER_EINVAL (the script refused the arguments: ERR
  * breaker, REFUSED); BREAKER_EIO; each with `msg`. Frees `r`. */
-static int control_answer(const struct entry *e, redisReply *r, const char *what, char *msg,
-                          size_t msg_len) {
+static int control_answer(const struct entry *e, breaker_redis_reply *r, const char *what,
+                          char *msg, size_t msg_len) {
     struct breaker__fleet_answer a;
     int rc = BREAKER_OK;
     if (r == NULL) return BREAKER_EIO; /* msg says why */
-    if (r->type == REDIS_REPLY_ERROR) {
+    if (r->type == BREAKER_REDIS_REPLY_ERROR) {
         const char *t = r->str;
         bool conflict = strncmp(t, "CONFLICT ", 9) == 0, refused = strncmp(t, "REFUSED ", 8) == 0;
         bool args = strncmp(t, "ERR breaker: ", 13) == 0;
@@ -619,7 +606,7 @@ static int control_answer(const struct entry *e, redisReply *r, const char *what
         rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: unexpected answer to the %s", e->name,
                            what);
     }
-    freeReplyObject(r);
+    breaker_redis_reply_free(r);
     return rc;
 }
 
@@ -630,8 +617,8 @@ int breaker_redis_set_shadow(breaker_redis *f, const char *name, int on, const c
     struct entry *e = attached(f, name, msg, msg_len);
     if (e == NULL) return BREAKER_EINVAL;
     const char *args[] = {on ? "1" : "0", who ? who : "", why ? why : ""};
-    redisReply *r = breaker__redis_control_call(f, e, breaker__redis_lua_shadow, 3, args,
-                                                "shadow mode", msg, msg_len);
+    breaker_redis_reply *r = breaker__redis_control_call(f, e, breaker__redis_lua_shadow, 3, args,
+                                                         "shadow mode", msg, msg_len);
     rc = control_answer(e, r, "shadow mode", msg, msg_len);
     if (rc == BREAKER_OK) breaker__redis_wake_flusher(f); /* this host's own, at once */
     return rc;
@@ -660,17 +647,17 @@ int breaker_redis_reconfigure(breaker_redis *f, const char *name, const breaker_
     breaker__fleet_limits_text(&eff, text, sizeof text);
     snprintf(gen, sizeof gen, "%llu", (unsigned long long)expected_generation);
     const char *args[] = {text, gen, who ? who : "", why ? why : ""};
-    redisReply *r = breaker__redis_control_call(f, e, breaker__redis_lua_reconfig, 4, args,
-                                                "limits change", msg, msg_len);
+    breaker_redis_reply *r = breaker__redis_control_call(f, e, breaker__redis_lua_reconfig, 4, args,
+                                                         "limits change", msg, msg_len);
     rc = control_answer(e, r, "limits change", msg, msg_len);
     if (rc == BREAKER_OK) breaker__redis_wake_flusher(f); /* this host's own, at once */
     return rc;
 }
 
 /* A field of an HMGET reply: its text, or "" (absent). */
-static const char *field_text(const redisReply *r, size_t i) {
-    const redisReply *x = r->element[i];
-    return x->type == REDIS_REPLY_STRING ? x->str : "";
+static const char *field_text(const breaker_redis_reply *r, size_t i) {
+    const breaker_redis_reply *x = r->element[i];
+    return x->type == BREAKER_REDIS_REPLY_STRING ? x->str : "";
 }
 
 /* A stored number of `field` (`text`: "" is 0) at most 2^52. @return 1, or 0 with msg. */
@@ -693,10 +680,10 @@ static int stored_number(const struct entry *e, const char *field, const char *t
 
 /* A stored who or why text (element `i` of `r`, field `field`) of at most
  * `max` bytes, as the scripts check it. @return 1, or 0 with msg. */
-static int stored_text(const struct entry *e, const redisReply *r, size_t i, const char *field,
-                       size_t max, char *msg, size_t msg_len) {
-    const redisReply *x = r->element[i];
-    if (x->type != REDIS_REPLY_STRING || x->len <= max) return 1;
+static int stored_text(const struct entry *e, const breaker_redis_reply *r, size_t i,
+                       const char *field, size_t max, char *msg, size_t msg_len) {
+    const breaker_redis_reply *x = r->element[i];
+    if (x->type != BREAKER_REDIS_REPLY_STRING || x->len <= max) return 1;
     (void)breaker__fail(BREAKER_EIO, msg, msg_len,
                         "%s: field %s: %zu bytes, expected at most %zu (a corrupt state: the next "
                         "flush rebuilds it)",
@@ -715,15 +702,16 @@ int breaker_redis_limits_get(breaker_redis *f, const char *name, breaker_redis_l
         "HMGET", e->key[FLEET_KEY_STATE], "cfg", "cg", "cw", "cy", "sh", "sseq", "sw", "sy"};
     enum { ARGC = sizeof argv / sizeof argv[0], FIELDS = ARGC - 2 };
     char why[256];
-    redisReply *r = breaker__redis_command_once(f, e, ARGC, argv, "read", why, sizeof why);
+    breaker_redis_reply *r =
+        breaker__redis_command_once(f, e, ARGC, argv, 1, "read", why, sizeof why);
     if (r == NULL)
         return breaker__fail(BREAKER_EIO, msg, msg_len, "%s: the read did not reach Redis: %s",
                              name, why);
     int rc = BREAKER_OK;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != FIELDS) {
+    if (r->type != BREAKER_REDIS_REPLY_ARRAY || r->elements != FIELDS) {
         rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: unexpected answer to HMGET: %s", name,
-                           r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
-    } else if (r->element[0]->type != REDIS_REPLY_STRING) {
+                           r->type == BREAKER_REDIS_REPLY_ERROR ? r->str : "not an array");
+    } else if (r->element[0]->type != BREAKER_REDIS_REPLY_STRING) {
         rc = breaker__fail(BREAKER_EIO, msg, msg_len,
                            "%s: no state in Redis yet (the next flush stores the limits)", name);
     } else {
@@ -755,7 +743,7 @@ int breaker_redis_limits_get(breaker_redis *f, const char *name, breaker_redis_l
             snprintf(out->shadow_why, sizeof out->shadow_why, "%s", field_text(r, 7));
         }
     }
-    freeReplyObject(r);
+    breaker_redis_reply_free(r);
     return rc;
 }
 
@@ -793,8 +781,6 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     GET(fleet_closes);
     GET(lease_local);
     GET(state_rebuilds);
-    GET(redirects_moved);
-    GET(redirects_ask);
     GET(host_takeovers);
     GET(host_rebaselines);
     GET(shadow_applied);
@@ -805,8 +791,9 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     out->probe_budget_ns = atomic_load_explicit(&f->lease_budget_ns, memory_order_relaxed);
     out->round_trip_ns = atomic_load_explicit(&f->srtt_ns, memory_order_relaxed);
     uint64_t ok = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
-    out->staleness_ns = ok == 0 ? UINT64_MAX : breaker__redis_mono_ns() - ok;
+    out->staleness_ns = ok == 0 ? UINT64_MAX : breaker__redis_now(f) - ok;
     out->degraded = breaker_redis_degraded(f);
+    if (f->io->stats != NULL) f->io->stats(f->io_ctx, out);
 }
 
 /* ---- Prometheus -------------------------------------------------------------*/

@@ -3,7 +3,7 @@
  * flush.c - the flusher and its rounds (client.h, docs/fleet.md "The
  * client"). A round, under round_mu: every name's lease results and flush
  * (its deltas since the last round, the generation it knew) go out in one
- * pipelined round trip (conn.c); each answer is decided in order by the
+ * exchange of the transport; each answer is decided in order by the
  * protocol (protocol.c), which leaves one transition per name; lease slots
  * whose release Redis answered are freed. Then, with round_mu released,
  * breaker_redis_flush() tells on_degraded and applies the transitions, so
@@ -129,19 +129,16 @@ static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
     /* The host's failing-source map: a snapshot, not a delta (OR-ed in
      * Redis, so a retried round sends it again harmlessly). */
     p->deltas.sources = breaker_failing_sources_peek(b);
-    e->flush_seq = breaker__fleet_next_seq(e->flush_seq, breaker__redis_mono_ns() / 1000);
+    e->flush_seq = breaker__fleet_next_seq(e->flush_seq, breaker__redis_now(f) / 1000);
     breaker__fleet_call_host_flush(&p->call, p->known_gen, &p->deltas, f->host_id, e->flush_seq,
                                    directed_us);
     e->directed_seen = s.server_directed_opens;
 }
 
-/* The node the exchange sends `e`'s calls to (the slot map; ROUTE_NO_NODE:
- * none known). */
-static uint16_t node_of(breaker_redis *f, const struct entry *e) {
-    const char *key = e->key[FLEET_KEY_STATE];
-    return atomic_load_explicit(&f->route.slot[breaker__redis_key_slot(key, strlen(key))],
-                                memory_order_relaxed);
-}
+/* A round reads Redis's clock once per server whose names it reads: at
+ * most this many servers' TIMEs (a larger round's other reads are no
+ * answers, and those names' next round is the script). */
+#define ROUND_TIMES 256u
 
 /* Every name's calls, in the round's arrays (attach made room), and a TIME
  * for each node whose names are read: their lease results, and their
@@ -150,10 +147,10 @@ static uint16_t node_of(breaker_redis *f, const struct entry *e) {
 static size_t collect_calls(breaker_redis *f, uint32_t n, uint32_t flushes) {
     struct pending *p = f->round_calls;
     size_t np = 0;
-    uint64_t now = breaker__redis_mono_ns();
-    /* The TIME of each node read this round: (node, index) pairs. */
-    uint16_t time_node[ROUTE_MAX_NODES];
-    size_t time_at[ROUTE_MAX_NODES], times = 0;
+    uint64_t now = breaker__redis_now(f);
+    /* The TIME of each server read this round: (server, index) pairs. */
+    uint32_t time_server[ROUND_TIMES];
+    size_t time_at[ROUND_TIMES], times = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
         size_t releases = collect_releases(f, e, i, p + np, now);
@@ -163,17 +160,17 @@ static size_t collect_calls(breaker_redis *f, uint32_t n, uint32_t flushes) {
         struct pending *call = &p[np++];
         collect_flush(f, e, i, releases > 0, call);
         if (call->kind != PENDING_READ) continue;
-        uint16_t node = node_of(f, e);
+        uint32_t server = f->io->server_of(f->io_ctx, e->key[FLEET_KEY_STATE]);
         size_t t = 0;
-        while (t < times && time_node[t] != node)
+        while (t < times && time_server[t] != server)
             t++;
-        if (t == times && times < ROUTE_MAX_NODES) {
-            time_node[times] = node;
+        if (t == times && times < ROUND_TIMES) {
+            time_server[times] = server;
             time_at[times++] = np;
             p[np] = (struct pending){.e = e, .idx = i, .kind = PENDING_TIME};
             np++;
         }
-        /* No room for another node's TIME (256 nodes read in one round):
+        /* No room for another server's TIME (256 read in one round):
          * the read points at none, reads as no answer, and the name's next
          * round is the script. */
         call->time_idx = t < times ? time_at[t] : SIZE_MAX;
@@ -181,18 +178,23 @@ static size_t collect_calls(breaker_redis *f, uint32_t n, uint32_t flushes) {
     return np;
 }
 
-/* One round trip for every name's node (cluster.c: one Redis, or each
- * master of a Cluster, written to before any is read). A connection that
- * worked before may have been cut meanwhile (a Redis restart): the
- * exchange tries one new connection within the round before the fleet is
- * called degraded. The server may have run the first pipeline before the
- * connection went: the retry sends the same calls, and they count once (a
- * flush's deltas carry the host's sequence, which the script applies once;
- * a release checks its token and generation). @return as
- * breaker__redis_exchange(), or -1 when no connection could be made. */
+/* One exchange for every name's server (the transport's: with hiredis, one
+ * Redis, or each master of a Cluster, written to before any is read). A
+ * connection that worked before may have been cut meanwhile (a Redis
+ * restart): the transport tries one new connection within the exchange
+ * before the fleet is called degraded. The server may have run the first
+ * pipeline before the connection went: the retry sends the same calls, and
+ * they count once (a flush's deltas carry the host's sequence, which the
+ * script applies once; a release checks its token and generation). An
+ * exchange answered whole is a round-trip sample for the probe budget.
+ * @return as the transport's exchange. */
 static int send_calls(breaker_redis *f, size_t np, char *why, size_t why_len) {
-    if (!breaker__redis_ensure_connected(f, why, why_len)) return -1;
-    return breaker__redis_exchange(f, f->round_calls, np, f->round_replies, why, why_len);
+    for (size_t i = 0; i < np; i++)
+        breaker__redis_pending_cmd(f, &f->round_calls[i], &f->round_cmds[i]);
+    uint64_t start = breaker__redis_now(f);
+    int got = f->io->exchange(f->io_ctx, f->round_cmds, np, f->round_replies, why, why_len);
+    if (got == 1) breaker__redis_note_round_trip(f, breaker__redis_now(f) - start);
+    return got;
 }
 
 /* ---- Deciding ----------------------------------------------------------------------- */
@@ -257,17 +259,17 @@ static bool release_settled(const struct pending *p, const struct breaker__fleet
 /* Why reply `r` to a call on `e` is no answer the protocol reads: Redis's
  * error (a CORRUPT state names its key and field: the script rebuilt it),
  * or the field of the answer out of its range, with the key. */
-static void why_not_an_answer(const struct entry *e, const redisReply *r, char *why,
+static void why_not_an_answer(const struct entry *e, const breaker_redis_reply *r, char *why,
                               size_t why_len) {
-    if (r != NULL && r->type == REDIS_REPLY_ERROR) {
+    if (r != NULL && r->type == BREAKER_REDIS_REPLY_ERROR) {
         snprintf(why, why_len, "flush: %s", r->str);
         return;
     }
     char what[160] = "unexpected reply";
-    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == ANS_COUNT) {
+    if (r != NULL && r->type == BREAKER_REDIS_REPLY_ARRAY && r->elements == ANS_COUNT) {
         int64_t v[ANS_COUNT];
         size_t i = 0;
-        for (; i < ANS_COUNT && r->element[i]->type == REDIS_REPLY_INTEGER; i++)
+        for (; i < ANS_COUNT && r->element[i]->type == BREAKER_REDIS_REPLY_INTEGER; i++)
             v[i] = r->element[i]->integer;
         if (i == ANS_COUNT) (void)breaker__fleet_answer_check(v, what, sizeof what);
     }
@@ -276,26 +278,27 @@ static void why_not_an_answer(const struct entry *e, const redisReply *r, char *
 
 /* Reply `r` to the read `p` as an answer, with Redis's clock from the
  * round's TIME. @return 1 with `a`, or 0. */
-static int read_answer(const breaker_redis *f, const struct pending *p, const redisReply *r,
-                       struct breaker__fleet_answer *a) {
+static int read_answer(const breaker_redis *f, const struct pending *p,
+                       const breaker_redis_reply *r, struct breaker__fleet_answer *a) {
     if (p->time_idx == SIZE_MAX) return 0;
     /* Redis's clock from the node that answered the read (a read
      * redirected elsewhere since is no answer: the next round's script). */
-    const struct pending *tp = &f->round_calls[p->time_idx];
-    if (tp->hop.node != p->hop.node) return 0;
-    const redisReply *t = f->round_replies[p->time_idx];
+    if (f->round_cmds[p->time_idx].server != f->round_cmds[p - f->round_calls].server) return 0;
+    const breaker_redis_reply *t = f->round_replies[p->time_idx];
     uint64_t now_us = 0;
-    if (t == NULL || t->type != REDIS_REPLY_ARRAY || t->elements != 2 ||
-        t->element[0]->type != REDIS_REPLY_STRING || t->element[1]->type != REDIS_REPLY_STRING ||
+    if (t == NULL || t->type != BREAKER_REDIS_REPLY_ARRAY || t->elements != 2 ||
+        t->element[0]->type != BREAKER_REDIS_REPLY_STRING ||
+        t->element[1]->type != BREAKER_REDIS_REPLY_STRING ||
         !breaker__fleet_time_read(t->element[0]->str, t->element[1]->str, &now_us))
         return 0;
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != BREAKER__FLEET_READ_FIELDS)
+    if (r == NULL || r->type != BREAKER_REDIS_REPLY_ARRAY ||
+        r->elements != BREAKER__FLEET_READ_FIELDS)
         return 0;
     const char *v[BREAKER__FLEET_READ_FIELDS];
     for (size_t i = 0; i < BREAKER__FLEET_READ_FIELDS; i++) {
-        const redisReply *x = r->element[i];
-        if (x->type != REDIS_REPLY_STRING && x->type != REDIS_REPLY_NIL) return 0;
-        v[i] = x->type == REDIS_REPLY_STRING ? x->str : NULL;
+        const breaker_redis_reply *x = r->element[i];
+        if (x->type != BREAKER_REDIS_REPLY_STRING && x->type != BREAKER_REDIS_REPLY_NIL) return 0;
+        v[i] = x->type == BREAKER_REDIS_REPLY_STRING ? x->str : NULL;
     }
     uint64_t run = 0;
     if (!breaker__fleet_read_answer(v, now_us, p->e->follow.max_wait_us, a, &run, NULL, 0))
@@ -311,13 +314,14 @@ static void mark_entries(breaker_redis *f, uint32_t n, size_t np) {
         f->entries[i]->round_failed = f->entries[i]->round_answered = false;
     for (size_t i = 0; i < np; i++) {
         const struct pending *p = &f->round_calls[i];
-        const redisReply *r = f->round_replies[i];
+        const breaker_redis_reply *r = f->round_replies[i];
         struct breaker__fleet_answer a;
         bool answered;
         if (p->kind == PENDING_TIME)
             continue; /* no TIME: its reads are no answers (the next round's script) */
         else if (p->kind == PENDING_READ)
-            answered = r != NULL && r->type != REDIS_REPLY_ERROR; /* a state, valid or not */
+            answered =
+                r != NULL && r->type != BREAKER_REDIS_REPLY_ERROR; /* a state, valid or not */
         else
             answered = breaker__redis_read_answer(r, &a);
         if (answered)
@@ -347,15 +351,15 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
         if (b != NULL) local = breaker__redis_local(b);
         breaker__fleet_check_recovered(&e->follow, e->failed_last, b != NULL ? &local : NULL);
     }
-    uint64_t now = breaker__redis_mono_ns();
+    uint64_t now = breaker__redis_now(f);
     int ok = 1;
     for (size_t i = 0; i < np; i++) {
         const struct pending *p = &f->round_calls[i];
-        const redisReply *r = f->round_replies[i];
+        const breaker_redis_reply *r = f->round_replies[i];
         if (p->kind == PENDING_TIME) continue; /* read with the reads */
         struct breaker__fleet_answer a;
         int good;
-        if (p->kind == PENDING_READ && (r == NULL || r->type == REDIS_REPLY_ERROR)) {
+        if (p->kind == PENDING_READ && (r == NULL || r->type == BREAKER_REDIS_REPLY_ERROR)) {
             /* No reply (its node failed: the exchange says why), or an
              * error (NOPERM, LOADING...): as for a script's call. */
             ok = 0;
@@ -384,7 +388,8 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
             if (r != NULL && why[0] == '\0') why_not_an_answer(p->e, r, why, why_len);
             /* The script refused a state it could not trust and rebuilt it
              * (lua/prelude.lua): counted apart from other errors. */
-            if (r != NULL && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "CORRUPT ", 8) == 0)
+            if (r != NULL && r->type == BREAKER_REDIS_REPLY_ERROR &&
+                strncmp(r->str, "CORRUPT ", 8) == 0)
                 breaker__redis_count(&f->n.state_rebuilds);
         }
         /* release: pairs with the acquire CAS of a caller claiming a FREE
@@ -414,7 +419,7 @@ static void trip_stale(breaker_redis *f, uint32_t i) {
  * trips it once its own view is too old. @return whether some name's
  * calls were all answered. */
 static bool settle_entries(breaker_redis *f, uint32_t n) {
-    uint64_t now = breaker__redis_mono_ns();
+    uint64_t now = breaker__redis_now(f);
     bool some = false;
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
@@ -438,7 +443,7 @@ static bool settle_entries(breaker_redis *f, uint32_t n) {
         e->failed_last = true;
         atomic_store_explicit(&e->degraded, 1, memory_order_relaxed);
         if (f->cfg.fail_mode == BREAKER_REDIS_FAIL_CLOSED &&
-            breaker__redis_entry_view_too_old(e, f->cfg.stale_after_ns))
+            breaker__redis_entry_view_too_old(f, e))
             trip_stale(f, i);
     }
     return some;
@@ -465,7 +470,7 @@ static void check_half_open(breaker_redis *f, uint32_t n) {
 static void round_failed(breaker_redis *f, uint32_t n, bool some_answered, const char *why) {
     check_half_open(f, n);
     breaker__redis_count(&f->n.flush_errors);
-    if (some_answered) breaker__redis_ensure_probe_ctx(f);
+    if (some_answered) f->io->round_done(f->io_ctx);
     set_degraded(f, 1, why);
 }
 
@@ -481,7 +486,7 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     if (np == 0 && !flushes) { /* the host's flusher is another process: its view */
         check_half_open(f, n);
         int degraded = breaker__redis_host_after(f, n, 1, 0);
-        if (degraded == 0) breaker__redis_ensure_probe_ctx(f);
+        if (degraded == 0) f->io->round_done(f->io_ctx);
         if (degraded >= 0) set_degraded(f, degraded, "the host's flusher is degraded");
         return degraded == 0 ? BREAKER_OK : BREAKER_EIO;
     }
@@ -489,7 +494,7 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     int ok = decide_answers(f, n, np, why, sizeof why) && got == 1;
     bool some_answered = settle_entries(f, n);
     for (size_t i = 0; i < np; i++) {
-        if (f->round_replies[i] != NULL) freeReplyObject(f->round_replies[i]);
+        breaker_redis_reply_free(f->round_replies[i]);
         f->round_replies[i] = NULL;
         memset(&f->round_calls[i], 0, sizeof f->round_calls[i]);
     }
@@ -500,9 +505,9 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     }
     check_half_open(f, n);
     /* Before the host leaves degraded mode: its first probes find it. */
-    breaker__redis_ensure_probe_ctx(f);
+    f->io->round_done(f->io_ctx);
     /* release: pairs with the acquire load in the FAIL_CLOSED check. */
-    atomic_store_explicit(&f->last_ok_ns, breaker__redis_mono_ns(), memory_order_release);
+    atomic_store_explicit(&f->last_ok_ns, breaker__redis_now(f), memory_order_release);
     breaker__redis_count(&f->n.flushes);
     set_degraded(f, 0, "");
     (void)breaker__redis_host_after(f, n, 1, 1);

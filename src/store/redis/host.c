@@ -221,13 +221,13 @@ uint32_t breaker__redis_host_begin(breaker_redis *f, uint32_t n) {
     if (f->store == NULL) return 1;
     for (uint32_t i = 0; i < n; i++)
         f->entries[i]->host_skip = true;
-    uint64_t now = breaker__redis_mono_ns();
+    uint64_t now = breaker__redis_now(f);
     struct alive_cache c = {.proc = 0, .alive = -1};
     if (!may_hold(f, n, now, &c) || breaker_store_host_lock(f->store) != BREAKER_OK) {
         atomic_store_explicit(&f->host_flusher, 0, memory_order_relaxed);
         return 0; /* a lock busy for long: not this round (the leases stand) */
     }
-    now = breaker__redis_mono_ns();
+    now = breaker__redis_now(f);
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
         breaker *b = breaker__redis_entry_b(e);
@@ -282,7 +282,7 @@ static void mirror_entries(breaker_redis *f, uint32_t n) {
          * own (a refusal it got) is kept when it is later. */
         atomic_store_explicit(&e->followed_gen, w[W_FOLLOWED], memory_order_relaxed);
         uint64_t gate = atomic_load_explicit(&e->gate_until_ns, memory_order_relaxed);
-        uint64_t now = breaker__redis_mono_ns();
+        uint64_t now = breaker__redis_now(f);
         /* A gate further than the longest open wait from now is no
          * holder's: ignored. */
         if (w[W_GATE] > gate && w[W_GATE] - now <= BREAKER__FLEET_MAX_DURATION_US * 1000)
@@ -335,7 +335,7 @@ int breaker__redis_host_after(breaker_redis *f, uint32_t n, int ok, int sent) {
     mirror_entries(f, n);
     if (sent || f->host_held > 0) return !ok;
     breaker_store_host_view(f->store, view, 0);
-    uint64_t now = breaker__redis_mono_ns();
+    uint64_t now = breaker__redis_now(f);
     uint64_t last_ok = view[V_LAST_OK] <= now ? view[V_LAST_OK] : 0; /* input */
     /* release: pairs with the acquire load in the FAIL_CLOSED check. */
     if (last_ok != 0) atomic_store_explicit(&f->last_ok_ns, last_ok, memory_order_release);

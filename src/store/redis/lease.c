@@ -46,23 +46,30 @@ static struct lease *claim_slot(struct entry *e) {
     return NULL;
 }
 
-/* Ask Redis for a lease for `e` with `token`, answered before `deadline`.
- * Called with probe_mu held. @return FLEET_LEASE_*, with `a` when Redis
- * answered. */
+/* Ask Redis for a lease for `e` with `token`, answered before `deadline`,
+ * on the transport's probe connection (never connected inline: a connect
+ * resolves the host name without a timeout, and AUTH and SELECT each wait
+ * for Redis; the flusher keeps it after a good round, and until then the
+ * lease is refused at once). @return FLEET_LEASE_*, with `a` when Redis
+ * answered; *busy when another caller held the probe connection. */
 static int ask_lease(breaker_redis *f, struct entry *e, uint64_t token, uint64_t deadline,
-                     struct breaker__fleet_answer *a) {
-    if (breaker__redis_mono_ns() >= deadline) return FLEET_LEASE_ERROR;
-    /* Never connected inline: a connect resolves the host name without a
-     * timeout, and AUTH and SELECT each wait for Redis. The flusher
-     * (re)connects the probe connection after a good round; until then
-     * the lease is refused at once. */
-    if (!breaker__redis_probe_ready(f, e)) return FLEET_LEASE_ERROR;
+                     struct breaker__fleet_answer *a, bool *busy) {
+    *busy = false;
+    if (breaker__redis_now(f) >= deadline) return FLEET_LEASE_ERROR;
     struct breaker__fleet_call call;
     breaker__fleet_call_acquire(&call, token);
-    redisReply *r = breaker__redis_acquire_call(f, e, &call, deadline);
-    if (r == NULL) return FLEET_LEASE_LOST;
+    struct cmd_args args;
+    breaker_redis_command cmd;
+    breaker__redis_script_cmd(f, e, &call, &args, &cmd);
+    cmd.idempotent = 0;
+    breaker_redis_reply *r = NULL;
+    int sent = f->io->probe(f->io_ctx, &cmd, deadline, &r);
+    if (sent == BREAKER_REDIS_PROBE_BUSY) *busy = true;
+    if (sent == BREAKER_REDIS_PROBE_BUSY || sent == BREAKER_REDIS_PROBE_UNREADY)
+        return FLEET_LEASE_ERROR;
+    if (sent == BREAKER_REDIS_PROBE_LOST) return FLEET_LEASE_LOST;
     int ok = breaker__redis_read_answer(r, a);
-    freeReplyObject(r);
+    breaker_redis_reply_free(r);
     return breaker__fleet_lease_verdict(ok ? a : NULL);
 }
 
@@ -172,21 +179,18 @@ int breaker__redis_gate_admit(void *ctx, breaker *b, uint64_t *token_out) {
         return fail_closed && breaker__redis_view_too_old(f) ? BREAKER_REJECTED_OPEN : BREAKER_OK;
     /* FAIL_CLOSED: no probe while the name's fleet view is too old (the
      * flusher has tripped its closed breaker meanwhile). */
-    if (fail_closed && breaker__redis_entry_view_too_old(e, f->cfg.stale_after_ns))
-        return BREAKER_REJECTED_OPEN;
+    if (fail_closed && breaker__redis_entry_view_too_old(f, e)) return BREAKER_REJECTED_OPEN;
     /* Degraded (the name's node failed the last round): the local breaker
      * alone decides. relaxed: a flag read alone (a stale answer costs one
      * lease request, or one local probe). */
     if (atomic_load_explicit(&e->degraded, memory_order_relaxed)) return BREAKER_OK;
-    uint64_t start = breaker__redis_mono_ns();
+    uint64_t start = breaker__redis_now(f);
     if (start < atomic_load_explicit(&e->gate_until_ns, memory_order_relaxed)) {
         breaker__redis_count(&f->n.lease_gated);
         return BREAKER_REJECTED_HALF_OPEN;
     }
     struct lease *l = claim_slot(e);
-    if (l == NULL || pthread_mutex_trylock(&f->probe_mu) != 0) {
-        /* relaxed: nothing was written under the claim. */
-        if (l != NULL) atomic_store_explicit(&l->state, LEASE_FREE, memory_order_relaxed);
+    if (l == NULL) {
         breaker__redis_count(&f->n.lease_gated);
         return BREAKER_REJECTED_HALF_OPEN;
     }
@@ -197,10 +201,18 @@ int breaker__redis_gate_admit(void *ctx, breaker *b, uint64_t *token_out) {
      * at 80% of it, leaving the rest for a late wake-up of this thread and
      * for the local release of a refused probe. */
     uint64_t budget = atomic_load_explicit(&f->lease_budget_ns, memory_order_relaxed);
-    int verdict = ask_lease(f, e, token, start + budget - budget / 5, &a);
-    pthread_mutex_unlock(&f->probe_mu);
+    bool busy;
+    int verdict = ask_lease(f, e, token, start + budget - budget / 5, &a, &busy);
+    if (busy) {
+        /* Another caller's request is on the probe connection: refused
+         * without waiting for it. relaxed: nothing was written under the
+         * claim. */
+        atomic_store_explicit(&l->state, LEASE_FREE, memory_order_relaxed);
+        breaker__redis_count(&f->n.lease_gated);
+        return BREAKER_REJECTED_HALF_OPEN;
+    }
     struct breaker__fleet_lease_times t = {.start_ns = start,
-                                           .now_ns = breaker__redis_mono_ns(),
+                                           .now_ns = breaker__redis_now(f),
                                            .budget_ns = budget,
                                            .interval_ns = f->cfg.flush_interval_ns};
     breaker_config c; /* the probe timeout: a lease's deadline, locally */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * slots.c - the Redis Cluster slot of a key (route.h), as the Cluster
+ * slots.c - the Redis Cluster slot of a key (net.h), as the Cluster
  * specification defines it: CRC16 of the key's hash tag (the text between
  * the first '{' and the first '}' after it, when that is not empty; else
  * the whole key), modulo 16384. The CRC is CRC-16/XMODEM: polynomial
@@ -8,7 +8,7 @@
  * 0x31C3), computed a bit at a time: the flusher routes a few hundred keys
  * per round, so a table would buy nothing measurable.
  */
-#include "store/redis/route.h"
+#include "store/redis/hiredis/net.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cluster.c - where the fleet client's calls go (route.h): one Redis, or the
+ * cluster.c - where the fleet client's commands go (net.h): one Redis, or the
  * masters of a Redis Cluster. With one Redis (host/port or unix_path) there
  * is one node and it serves every slot. With breaker_redis_config
  * .cluster_nodes, the slot map comes from CLUSTER SLOTS (at the first round,
@@ -8,12 +8,12 @@
  * name's slot (the hash tag {name}), a round pipelines its calls per node
  * and writes to every node before it reads any, a MOVED updates the map and
  * an ASK is followed once with ASKING (the map unchanged), within the same
- * round while io_timeout_ns allows. The connections and the calls on one
- * node are conn.c's.
+ * round while io_timeout_ns allows. The connections and the commands on
+ * one node are net.c's.
  */
 #define _POSIX_C_SOURCE 200809L /* poll */
 
-#include "store/redis/client.h"
+#include "store/redis/hiredis/net.h"
 
 #include "common/message.h"
 
@@ -91,7 +91,7 @@ static int each_seed(const char *list, char *msg, size_t msg_len,
     }
 }
 
-int breaker__route_check(const breaker_redis_config *cfg, char *msg, size_t msg_len) {
+int breaker__redis_net_check(const breaker_redis_config *cfg, char *msg, size_t msg_len) {
     if (cfg->cluster_nodes == NULL) return BREAKER_OK;
     if (cfg->unix_path != NULL)
         return breaker__fail(BREAKER_EINVAL, msg, msg_len,
@@ -108,28 +108,28 @@ int breaker__route_check(const breaker_redis_config *cfg, char *msg, size_t msg_
 
 /* ---- Nodes ------------------------------------------------------------------------ */
 
-static uint32_t node_count(const breaker_redis *f) {
+static uint32_t node_count(const struct net *t) {
     /* acquire: pairs with add_node()'s release store; the nodes below the
      * count are fully written. */
-    return atomic_load_explicit(&f->route.nodes, memory_order_acquire);
+    return atomic_load_explicit(&t->route.nodes, memory_order_acquire);
 }
 
 /* The node at `host`:`port`, added when new (under round_mu, or at open).
  * @return its index, or ROUTE_NO_NODE (no room, or out of memory). */
-static uint16_t add_node(breaker_redis *f, const char *host, int port) {
-    uint32_t n = node_count(f);
+static uint16_t add_node(struct net *t, const char *host, int port) {
+    uint32_t n = node_count(t);
     for (uint32_t i = 0; i < n; i++)
-        if (f->route.node[i]->port == port && strcmp(f->route.node[i]->host, host) == 0)
+        if (t->route.node[i]->port == port && strcmp(t->route.node[i]->host, host) == 0)
             return (uint16_t)i;
-    if (n >= ROUTE_MAX_NODES || strlen(host) >= sizeof f->route.node[0]->host) return ROUTE_NO_NODE;
+    if (n >= ROUTE_MAX_NODES || strlen(host) >= sizeof t->route.node[0]->host) return ROUTE_NO_NODE;
     struct node *nd = calloc(1, sizeof *nd);
     if (nd == NULL) return ROUTE_NO_NODE;
     snprintf(nd->host, sizeof nd->host, "%s", host);
     nd->port = port;
-    if (f->route.cluster) snprintf(nd->addr, sizeof nd->addr, "%s:%d", host, port);
-    f->route.node[n] = nd;
+    if (t->route.cluster) snprintf(nd->addr, sizeof nd->addr, "%s:%d", host, port);
+    t->route.node[n] = nd;
     /* release: publishes the node to the probe path (node_count()). */
-    atomic_store_explicit(&f->route.nodes, n + 1, memory_order_release);
+    atomic_store_explicit(&t->route.nodes, n + 1, memory_order_release);
     return (uint16_t)n;
 }
 
@@ -137,68 +137,70 @@ static int add_seed(void *ctx, const char *host, int port) {
     return add_node(ctx, host, port) != ROUTE_NO_NODE;
 }
 
-int breaker__route_open(breaker_redis *f) {
-    struct route *rt = &f->route;
-    rt->cluster = f->cfg.cluster_nodes != NULL;
+int breaker__route_open(struct net *t) {
+    struct route *rt = &t->route;
+    rt->cluster = t->cluster_nodes != NULL;
     for (unsigned s = 0; s < ROUTE_SLOTS; s++)
         atomic_init(&rt->slot[s], rt->cluster ? ROUTE_NO_NODE : 0);
     atomic_init(&rt->refresh, rt->cluster);
     if (!rt->cluster) {
         /* One Redis: node 0 serves every slot. */
-        if (add_node(f, f->cfg.unix_path != NULL ? "" : f->cfg.host, f->cfg.port) != 0)
-            return BREAKER_ENOMEM;
-        rt->node[0]->unix_path = f->cfg.unix_path;
+        if (add_node(t, t->unix_path != NULL ? "" : t->host, t->port) != 0) return BREAKER_ENOMEM;
+        rt->node[0]->unix_path = t->unix_path;
         rt->seeds = 1;
         return BREAKER_OK;
     }
-    int rc = each_seed(f->cfg.cluster_nodes, NULL, 0, add_seed, f);
-    rt->seeds = node_count(f);
+    int rc = each_seed(t->cluster_nodes, NULL, 0, add_seed, t);
+    rt->seeds = node_count(t);
     return rc;
 }
 
 void breaker__route_drop(struct node *n) {
     if (n->ctx != NULL) redisFree(n->ctx);
     n->ctx = NULL;
-    for (int i = 0; i < FLEET_SCRIPT_COUNT; i++)
+    for (unsigned i = 0; i < NET_SCRIPTS; i++)
         n->sha[i][0] = '\0';
 }
 
-void breaker__route_close(breaker_redis *f) {
-    uint32_t n = node_count(f);
+void breaker__route_close(struct net *t) {
+    uint32_t n = node_count(t);
     for (uint32_t i = 0; i < n; i++) {
-        struct node *nd = f->route.node[i];
+        struct node *nd = t->route.node[i];
         breaker__route_drop(nd);
         if (nd->probe_ctx != NULL) redisFree(nd->probe_ctx);
         free(nd);
-        f->route.node[i] = NULL;
+        t->route.node[i] = NULL;
     }
 }
 
-struct node *breaker__route_node_of(breaker_redis *f, const char *key) {
+struct node *breaker__route_node_of(struct net *t, const char *key) {
     unsigned slot = breaker__redis_key_slot(key, strlen(key));
-    uint16_t i = atomic_load_explicit(&f->route.slot[slot], memory_order_relaxed);
-    return i < node_count(f) ? f->route.node[i] : NULL;
+    uint16_t i = atomic_load_explicit(&t->route.slot[slot], memory_order_relaxed);
+    return i < node_count(t) ? t->route.node[i] : NULL;
 }
 
-int breaker__route_node_ready(breaker_redis *f, struct node *n, char *why, size_t why_len) {
+static int node_ready(struct net *t, struct node *n, char *why, size_t why_len) {
     if (n->ctx != NULL) return 1;
-    n->ctx = breaker__redis_connect(f, n, f->cfg.io_timeout_ns, why, why_len);
+    n->ctx = breaker__redis_connect(t, n, t->io_timeout_ns, why, why_len);
     if (n->ctx == NULL) return 0;
-    if (!breaker__redis_load_scripts(f, n, why, why_len)) {
+    if (!breaker__redis_load_scripts(t, n, why, why_len)) {
         breaker__route_drop(n);
         return 0;
     }
     return 1;
 }
 
+uint32_t breaker__route_nodes(const struct net *t) { return node_count(t); }
+
 /* ---- The slot map ------------------------------------------------------------------ */
 
 /* A MOVED or ASK error `r` from `from`, read: the slot, the node's
  * address (an empty host: the node that answered, whose own address is
  * unknown to it) and which. @return 1, or 0 when `r` is no redirection. */
-static int parse_redirect(const breaker_redis *f, const redisReply *r, const struct node *from,
-                          unsigned long *slot, char *host, size_t host_len, int *port, int *ask) {
-    if (!f->route.cluster || r == NULL || r->type != REDIS_REPLY_ERROR) return 0;
+static int parse_redirect(const struct net *t, const breaker_redis_reply *r,
+                          const struct node *from, unsigned long *slot, char *host, size_t host_len,
+                          int *port, int *ask) {
+    if (!t->route.cluster || r == NULL || r->type != BREAKER_REDIS_REPLY_ERROR) return 0;
     char addr[300];
     *ask = strncmp(r->str, "ASK ", 4) == 0;
     if (!*ask && strncmp(r->str, "MOVED ", 6) != 0) return 0;
@@ -213,68 +215,69 @@ static int parse_redirect(const breaker_redis *f, const redisReply *r, const str
     return 1;
 }
 
-uint16_t breaker__route_redirect(breaker_redis *f, const redisReply *r, const struct node *from,
-                                 int *ask) {
+static uint16_t route_redirect(struct net *t, const breaker_redis_reply *r, const struct node *from,
+                               int *ask) {
     unsigned long slot;
     char host[300];
     int port, is_ask;
-    if (!parse_redirect(f, r, from, &slot, host, sizeof host, &port, &is_ask)) return ROUTE_NO_NODE;
-    uint16_t to = add_node(f, host, port);
+    if (!parse_redirect(t, r, from, &slot, host, sizeof host, &port, &is_ask)) return ROUTE_NO_NODE;
+    uint16_t to = add_node(t, host, port);
     if (to == ROUTE_NO_NODE) return to;
     *ask = is_ask;
     if (!is_ask) {
-        atomic_store_explicit(&f->route.slot[slot], to, memory_order_relaxed);
-        atomic_store_explicit(&f->route.refresh, 1, memory_order_relaxed);
+        atomic_store_explicit(&t->route.slot[slot], to, memory_order_relaxed);
+        atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
     }
     return to;
 }
 
-struct node *breaker__route_redirect_known(breaker_redis *f, const redisReply *r,
+struct node *breaker__route_redirect_known(struct net *t, const breaker_redis_reply *r,
                                            const struct node *from, int *ask) {
     unsigned long slot;
     char host[300];
     int port;
-    if (!parse_redirect(f, r, from, &slot, host, sizeof host, &port, ask)) return NULL;
-    uint32_t n = node_count(f);
+    if (!parse_redirect(t, r, from, &slot, host, sizeof host, &port, ask)) return NULL;
+    uint32_t n = node_count(t);
     for (uint32_t i = 0; i < n; i++)
-        if (f->route.node[i]->port == port && strcmp(f->route.node[i]->host, host) == 0)
-            return f->route.node[i];
+        if (t->route.node[i]->port == port && strcmp(t->route.node[i]->host, host) == 0)
+            return t->route.node[i];
     return NULL;
 }
 
 /* One node entry of CLUSTER SLOTS ([ip, port, id, ...]) as a node index;
  * an empty or unknown ip is the address we asked. */
-static uint16_t slots_node(breaker_redis *f, const redisReply *e, const struct node *asked) {
-    if (e->type != REDIS_REPLY_ARRAY || e->elements < 2 ||
-        e->element[1]->type != REDIS_REPLY_INTEGER)
+static uint16_t slots_node(struct net *t, const breaker_redis_reply *e, const struct node *asked) {
+    if (e->type != BREAKER_REDIS_REPLY_ARRAY || e->elements < 2 ||
+        e->element[1]->type != BREAKER_REDIS_REPLY_INTEGER)
         return ROUTE_NO_NODE;
-    const redisReply *ip = e->element[0];
+    const breaker_redis_reply *ip = e->element[0];
     const char *host = asked->host;
-    if (ip->type == REDIS_REPLY_STRING && ip->len > 0 && strcmp(ip->str, "?") != 0) host = ip->str;
+    if (ip->type == BREAKER_REDIS_REPLY_STRING && ip->len > 0 && strcmp(ip->str, "?") != 0)
+        host = ip->str;
     long long port = e->element[1]->integer;
     if (port < 1 || port > 65535) return ROUTE_NO_NODE;
-    return add_node(f, host, (int)port);
+    return add_node(t, host, (int)port);
 }
 
 /* Apply a CLUSTER SLOTS answer `r` from `asked`. @return 1 if it was one. */
-static int apply_slots(breaker_redis *f, const redisReply *r, const struct node *asked) {
-    struct route *rt = &f->route;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements == 0) return 0;
+static int apply_slots(struct net *t, const breaker_redis_reply *r, const struct node *asked) {
+    struct route *rt = &t->route;
+    if (r->type != BREAKER_REDIS_REPLY_ARRAY || r->elements == 0) return 0;
     for (unsigned s = 0; s < ROUTE_SLOTS; s++)
         rt->next[s] = ROUTE_NO_NODE;
     for (size_t i = 0; i < r->elements; i++) {
-        const redisReply *range = r->element[i];
-        if (range->type != REDIS_REPLY_ARRAY || range->elements < 3 ||
-            range->element[0]->type != REDIS_REPLY_INTEGER ||
-            range->element[1]->type != REDIS_REPLY_INTEGER)
+        const breaker_redis_reply *range = r->element[i];
+        if (range->type != BREAKER_REDIS_REPLY_ARRAY || range->elements < 3 ||
+            range->element[0]->type != BREAKER_REDIS_REPLY_INTEGER ||
+            range->element[1]->type != BREAKER_REDIS_REPLY_INTEGER)
             return 0;
         long long from = range->element[0]->integer, to = range->element[1]->integer;
         if (from < 0 || to >= ROUTE_SLOTS || from > to) return 0;
-        uint16_t master = slots_node(f, range->element[2], asked);
+        uint16_t master = slots_node(t, range->element[2], asked);
         /* Replicas are learned too: they answer CLUSTER SLOTS when the
          * seeds are gone. */
         for (size_t j = 3; j < range->elements; j++)
-            (void)slots_node(f, range->element[j], asked);
+            (void)slots_node(t, range->element[j], asked);
         for (long long s = from; s <= to; s++)
             rt->next[s] = master;
     }
@@ -288,27 +291,26 @@ static int apply_slots(breaker_redis *f, const redisReply *r, const struct node 
  * (on their flush connection), then every node known (on a connection of
  * its own), until one answers or io_timeout_ns has passed. @return 1, or 0
  * with `why`. */
-static int refresh_slots(breaker_redis *f, char *why, size_t why_len) {
-    uint64_t end = breaker__redis_mono_ns() + f->cfg.io_timeout_ns;
+static int refresh_slots(struct net *t, char *why, size_t why_len) {
+    uint64_t end = breaker__redis_net_now() + t->io_timeout_ns;
     snprintf(why, why_len, "CLUSTER SLOTS: no node answered");
     for (int connected = 1; connected >= 0; connected--) {
-        uint32_t n = node_count(f);
+        uint32_t n = node_count(t);
         for (uint32_t i = 0; i < n; i++) {
-            struct node *nd = f->route.node[i];
+            struct node *nd = t->route.node[i];
             if ((nd->ctx != NULL) != connected) continue;
-            if (!connected && i > 0 && breaker__redis_mono_ns() >= end) return 0;
+            if (!connected && i > 0 && breaker__redis_net_now() >= end) return 0;
             redisContext *c =
-                connected ? nd->ctx
-                          : breaker__redis_connect(f, nd, f->cfg.io_timeout_ns, why, why_len);
+                connected ? nd->ctx : breaker__redis_connect(t, nd, t->io_timeout_ns, why, why_len);
             if (c == NULL) continue;
-            redisReply *r = redisCommand(c, "CLUSTER SLOTS");
-            int ok = r != NULL && apply_slots(f, r, nd);
+            breaker_redis_reply *r = redisCommand(c, "CLUSTER SLOTS");
+            int ok = r != NULL && apply_slots(t, r, nd);
             if (r == NULL)
-                breaker__redis_io_reason(c, "CLUSTER SLOTS", f->cfg.io_timeout_ns, why, why_len);
+                breaker__redis_io_reason(c, "CLUSTER SLOTS", t->io_timeout_ns, why, why_len);
             else if (!ok)
                 snprintf(why, why_len, "CLUSTER SLOTS from %s: %s", nd->addr,
-                         r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-            if (r != NULL) freeReplyObject(r);
+                         r->type == BREAKER_REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+            if (r != NULL) breaker_redis_reply_free(r);
             if (connected && r == NULL) breaker__route_drop(nd);
             if (!connected) redisFree(c);
             if (ok) return 1;
@@ -317,13 +319,13 @@ static int refresh_slots(breaker_redis *f, char *why, size_t why_len) {
     return 0;
 }
 
-int breaker__redis_ensure_connected(breaker_redis *f, char *why, size_t why_len) {
-    if (!f->route.cluster) return breaker__route_node_ready(f, f->route.node[0], why, why_len);
-    if (atomic_exchange_explicit(&f->route.refresh, 0, memory_order_relaxed) || !f->route.mapped) {
-        if (!refresh_slots(f, why, why_len)) {
-            atomic_store_explicit(&f->route.refresh, 1, memory_order_relaxed);
+static int ensure_connected(struct net *t, char *why, size_t why_len) {
+    if (!t->route.cluster) return node_ready(t, t->route.node[0], why, why_len);
+    if (atomic_exchange_explicit(&t->route.refresh, 0, memory_order_relaxed) || !t->route.mapped) {
+        if (!refresh_slots(t, why, why_len)) {
+            atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
             /* The last map still routes: the nodes may answer. */
-            return f->route.mapped;
+            return t->route.mapped;
         }
     }
     return 1;
@@ -332,35 +334,35 @@ int breaker__redis_ensure_connected(breaker_redis *f, char *why, size_t why_len)
 /* The connect runs without probe_mu, so that probes meanwhile are refused at
  * once rather than waiting; the flusher only ever installs a context,
  * callers only drop one. */
-static void ensure_probe_ctx(breaker_redis *f, struct node *n) {
-    pthread_mutex_lock(&f->probe_mu);
+static void ensure_probe_ctx(struct net *t, struct node *n) {
+    pthread_mutex_lock(&t->probe_mu);
     int need = n->probe_ctx == NULL;
-    pthread_mutex_unlock(&f->probe_mu);
+    pthread_mutex_unlock(&t->probe_mu);
     if (!need) return;
     char why[256];
-    redisContext *c = breaker__redis_connect(f, n, f->cfg.io_timeout_ns, why, sizeof why);
+    redisContext *c = breaker__redis_connect(t, n, t->io_timeout_ns, why, sizeof why);
     if (c == NULL) return; /* the next good round tries again */
     /* A write on the call path blocks no longer than a probe's longest
      * wait (the budget follows the round trip up to its cap). */
-    uint64_t budget = f->cfg.probe_budget_max_ns;
-    if (redisSetTimeout(c, breaker__redis_tv(budget - budget / 5)) != REDIS_OK) {
+    if (redisSetTimeout(c, breaker__redis_tv(t->probe_wait_ns)) != REDIS_OK) {
         redisFree(c);
         return;
     }
-    pthread_mutex_lock(&f->probe_mu);
+    pthread_mutex_lock(&t->probe_mu);
     if (n->probe_ctx == NULL) {
         n->probe_ctx = c;
         c = NULL;
     }
-    pthread_mutex_unlock(&f->probe_mu);
+    pthread_mutex_unlock(&t->probe_mu);
     if (c != NULL) redisFree(c);
 }
 
-void breaker__redis_ensure_probe_ctx(breaker_redis *f) {
-    uint32_t n = node_count(f);
+void breaker__redis_net_round_done(void *ctx) {
+    struct net *t = ctx;
+    uint32_t n = node_count(t);
     for (uint32_t i = 0; i < n; i++)
-        if (f->route.node[i]->ctx != NULL && !f->route.node[i]->broken)
-            ensure_probe_ctx(f, f->route.node[i]);
+        if (t->route.node[i]->ctx != NULL && !t->route.node[i]->broken)
+            ensure_probe_ctx(t, t->route.node[i]);
 }
 
 /* ---- A round's exchange --------------------------------------------------------------- */
@@ -371,43 +373,43 @@ static void node_what(const struct node *n, char *what, size_t len) {
 }
 
 /* `n`'s connection failed (its errno and context say how), or its replies
- * did not come before the round's deadline (`timed_out`): the reason kept,
- * the connection dropped; one cut by the server is worth one new try. */
-static void node_broken(breaker_redis *f, struct node *n, int timed_out) {
+ * did not come before the exchange's deadline (`timed_out`): the reason
+ * kept, the connection dropped; one cut by the server is worth one new try. */
+static void node_broken(struct net *t, struct node *n, int timed_out) {
     int err = errno; /* first: the reason's own calls may change it */
     char what[300];
     node_what(n, what, sizeof what);
     if (timed_out) {
         n->retryable = 0;
         snprintf(n->why, sizeof n->why, "%.200s: reply timeout after %llu ms", what,
-                 (unsigned long long)((f->cfg.io_timeout_ns + MS / 2) / MS));
+                 (unsigned long long)((t->io_timeout_ns + NET_MS / 2) / NET_MS));
     } else {
         n->retryable = n->ctx->err == REDIS_ERR_EOF ||
                        (n->ctx->err == REDIS_ERR_IO && (err == ECONNRESET || err == EPIPE));
-        breaker__redis_io_reason(n->ctx, what, f->cfg.io_timeout_ns, n->why, sizeof n->why);
+        breaker__redis_io_reason(n->ctx, what, t->io_timeout_ns, n->why, sizeof n->why);
     }
     n->broken = 1;
     breaker__route_drop(n);
-    if (f->route.cluster) atomic_store_explicit(&f->route.refresh, 1, memory_order_relaxed);
+    if (t->route.cluster) atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
 }
 
-/* The next call at or after `from` sent to node `k` this pass, or np. */
-static size_t next_sent(const struct pending *p, size_t np, size_t from, uint16_t k) {
-    while (from < np && !(p[from].hop.state == HOP_SENT && p[from].hop.node == k))
+/* The next command at or after `from` sent to node `k` this pass, or np. */
+static size_t next_sent(const struct route_hop *hop, size_t np, size_t from, uint16_t k) {
+    while (from < np && !(hop[from].state == HOP_SENT && hop[from].node == k))
         from++;
     return from;
 }
 
 /* Write every used node's pipeline. */
-static void write_nodes(breaker_redis *f) {
-    uint32_t nn = node_count(f);
+static void write_nodes(struct net *t) {
+    uint32_t nn = node_count(t);
     for (uint32_t k = 0; k < nn; k++) {
-        struct node *n = f->route.node[k];
+        struct node *n = t->route.node[k];
         if (!n->used || n->broken) continue;
         int done = 0;
         while (!done)
             if (redisBufferWrite(n->ctx, &done) != REDIS_OK) {
-                node_broken(f, n, 0);
+                node_broken(t, n, 0);
                 break;
             }
     }
@@ -415,12 +417,12 @@ static void write_nodes(breaker_redis *f) {
 
 /* Read every used node's replies as they come (poll() over all of them)
  * until each has answered or `deadline`. */
-static void read_replies(breaker_redis *f, struct pending *p, size_t np, redisReply **r,
-                         uint64_t deadline) {
-    uint32_t nn = node_count(f);
+static void read_replies(struct net *t, size_t np, breaker_redis_reply **r, uint64_t deadline) {
+    const struct route_hop *hop = t->hop;
+    uint32_t nn = node_count(t);
     for (uint32_t k = 0; k < nn; k++) {
-        struct node *n = f->route.node[k];
-        n->cursor = next_sent(p, np, 0, (uint16_t)k);
+        struct node *n = t->route.node[k];
+        n->cursor = next_sent(hop, np, 0, (uint16_t)k);
         n->ask_read = 0;
     }
     struct pollfd pfd[ROUTE_MAX_NODES];
@@ -428,12 +430,12 @@ static void read_replies(breaker_redis *f, struct pending *p, size_t np, redisRe
     for (;;) {
         nfds_t waiting = 0;
         for (uint32_t k = 0; k < nn; k++) {
-            struct node *n = f->route.node[k];
+            struct node *n = t->route.node[k];
             if (!n->used || n->broken) continue;
             while (n->cursor < np) {
                 void *reply = NULL;
                 if (redisGetReplyFromReader(n->ctx, &reply) != REDIS_OK) {
-                    node_broken(f, n, 0);
+                    node_broken(t, n, 0);
                     break;
                 }
                 if (reply == NULL) {
@@ -443,66 +445,65 @@ static void read_replies(breaker_redis *f, struct pending *p, size_t np, redisRe
                     who[waiting++] = n;
                     break;
                 }
-                if (p[n->cursor].hop.ask && !n->ask_read) { /* ASKING's +OK */
-                    freeReplyObject(reply);
+                if (hop[n->cursor].ask && !n->ask_read) { /* ASKING's +OK */
+                    breaker_redis_reply_free(reply);
                     n->ask_read = 1;
                     continue;
                 }
                 r[n->cursor] = reply;
                 n->ask_read = 0;
-                n->cursor = next_sent(p, np, n->cursor + 1, (uint16_t)k);
+                n->cursor = next_sent(hop, np, n->cursor + 1, (uint16_t)k);
             }
         }
         if (waiting == 0) return;
-        uint64_t now = breaker__redis_mono_ns();
+        uint64_t now = breaker__redis_net_now();
         if (now >= deadline) {
             for (nfds_t w = 0; w < waiting; w++)
-                node_broken(f, who[w], 1);
+                node_broken(t, who[w], 1);
             return;
         }
-        int ms = (int)((deadline - now + MS - 1) / MS);
+        int ms = (int)((deadline - now + NET_MS - 1) / NET_MS);
         int ready = poll(pfd, waiting, ms);
         if (ready < 0 && errno != EINTR) {
             for (nfds_t w = 0; w < waiting; w++)
-                node_broken(f, who[w], 0);
+                node_broken(t, who[w], 0);
             return;
         }
         for (nfds_t w = 0; ready > 0 && w < waiting; w++)
             if (pfd[w].revents != 0 && redisBufferRead(who[w]->ctx) != REDIS_OK)
-                node_broken(f, who[w], 0);
+                node_broken(t, who[w], 0);
     }
 }
 
-/* Append every call still to send to its node: with `connected`, those
+/* Append every command still to send to its node: with `connected`, those
  * whose node has a connection; then the others, connecting their nodes on
  * the way (a node that accepts and never answers costs its connect's
- * timeout, after the connected nodes' pipelines went out). A call whose
+ * timeout, after the connected nodes' pipelines went out). A command whose
  * node is unknown or cannot be reached fails. @return how many were
  * appended. */
-static size_t append_pass(breaker_redis *f, struct pending *p, size_t np, int connected, char *why,
-                          size_t why_len) {
-    uint32_t nn = node_count(f);
+static size_t append_pass(struct net *t, const breaker_redis_command *cmds, size_t np,
+                          int connected, char *why, size_t why_len) {
+    uint32_t nn = node_count(t);
     size_t sent = 0;
     for (size_t i = 0; i < np; i++) {
-        struct route_hop *h = &p[i].hop;
+        struct route_hop *h = &t->hop[i];
         if (h->state != HOP_TODO) continue;
-        struct node *n = h->node < nn ? f->route.node[h->node] : NULL;
+        struct node *n = h->node < nn ? t->route.node[h->node] : NULL;
         if (connected && n != NULL && !n->broken && n->ctx == NULL) continue;
         if (n == NULL) {
             h->state = HOP_FAILED;
             if (why[0] == '\0')
                 snprintf(why, why_len, "flush: slot %u: no node serves it (CLUSTER SLOTS)",
-                         breaker__redis_key_slot(p[i].e->key[FLEET_KEY_STATE],
-                                                 strlen(p[i].e->key[FLEET_KEY_STATE])));
+                         breaker__redis_key_slot(cmds[i].key, strlen(cmds[i].key)));
             continue;
         }
-        if (n->broken || !breaker__route_node_ready(f, n, n->why, sizeof n->why)) {
-            if (!n->broken && f->route.cluster) {
+        if (n->broken || !node_ready(t, n, n->why, sizeof n->why)) {
+            if (!n->broken && t->route.cluster) {
                 /* The reason names the node, as a broken one's does. */
                 char inner[sizeof n->why];
                 memcpy(inner, n->why, sizeof inner);
                 snprintf(n->why, sizeof n->why, "%.60s: %.180s", n->addr, inner);
-                atomic_store_explicit(&f->route.refresh, 1, memory_order_relaxed);
+                atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
             }
             n->broken = 1;
             n->retryable = 0;
@@ -510,7 +511,7 @@ static size_t append_pass(breaker_redis *f, struct pending *p, size_t np, int co
             continue;
         }
         if (h->ask) redisAppendCommand(n->ctx, "ASKING");
-        breaker__redis_append_pending(f, n->ctx, n, &p[i], h->eval);
+        breaker__redis_append(t, n->ctx, n, &cmds[i], h->eval);
         h->state = HOP_SENT;
         n->used = 1;
         sent++;
@@ -518,27 +519,31 @@ static size_t append_pass(breaker_redis *f, struct pending *p, size_t np, int co
     return sent;
 }
 
-/* After a pass: a redirection or NOSCRIPT is sent again, a call whose node
- * the server cut goes again on a new connection (once per round; the same
- * call: its sequence makes the deltas count once), the rest is done. */
-static void classify_pass(breaker_redis *f, struct pending *p, size_t np, redisReply **r) {
+/* After a pass: a redirection or NOSCRIPT is sent again, a command whose
+ * node the server cut goes again on a new connection when it may be sent
+ * twice (once per exchange; the same command: a flush's sequence makes its
+ * deltas count once), the rest is done. */
+static void classify_pass(struct net *t, const breaker_redis_command *cmds, size_t np,
+                          breaker_redis_reply **r) {
     for (size_t i = 0; i < np; i++) {
-        struct route_hop *h = &p[i].hop;
+        struct route_hop *h = &t->hop[i];
         if (h->state != HOP_SENT) continue;
-        struct node *n = f->route.node[h->node];
+        struct node *n = t->route.node[h->node];
         if (r[i] == NULL) {
-            h->state =
-                n->broken && n->retryable && n->had_ctx && !n->retried ? HOP_TODO : HOP_FAILED;
+            h->state = cmds[i].idempotent && n->broken && n->retryable && n->had_ctx && !n->retried
+                           ? HOP_TODO
+                           : HOP_FAILED;
             continue;
         }
         int ask = 0;
-        uint16_t to = breaker__route_redirect(f, r[i], n, &ask);
-        int noscript = to == ROUTE_NO_NODE && !h->eval && breaker__redis_is_noscript(r[i]);
+        uint16_t to = route_redirect(t, r[i], n, &ask);
+        int noscript = to == ROUTE_NO_NODE && !h->eval && cmds[i].script != NULL &&
+                       breaker__reply_is_error(r[i], "NOSCRIPT");
         if (to == ROUTE_NO_NODE && !noscript) {
             h->state = HOP_DONE;
             continue;
         }
-        freeReplyObject(r[i]);
+        breaker_redis_reply_free(r[i]);
         r[i] = NULL;
         h->state = HOP_TODO;
         if (noscript) {
@@ -547,12 +552,13 @@ static void classify_pass(breaker_redis *f, struct pending *p, size_t np, redisR
         } else {
             h->node = to;
             h->ask = (uint8_t)ask;
-            breaker__redis_count(ask ? &f->n.redirects_ask : &f->n.redirects_moved);
+            atomic_fetch_add_explicit(ask ? &t->redirects_ask : &t->redirects_moved, 1,
+                                      memory_order_relaxed);
         }
     }
-    uint32_t nn = node_count(f);
+    uint32_t nn = node_count(t);
     for (uint32_t k = 0; k < nn; k++) {
-        struct node *n = f->route.node[k];
+        struct node *n = t->route.node[k];
         if (n->broken && n->retryable && n->had_ctx && !n->retried) {
             n->retried = 1; /* one new connection, in the next pass */
             n->broken = 0;
@@ -560,61 +566,105 @@ static void classify_pass(breaker_redis *f, struct pending *p, size_t np, redisR
     }
 }
 
-int breaker__redis_exchange(breaker_redis *f, struct pending *p, size_t np, redisReply **r,
-                            char *why, size_t why_len) {
-    uint64_t start = breaker__redis_mono_ns();
-    uint32_t nn = node_count(f);
+/* Room for `np` hops. @return 1, or 0 (out of memory). */
+static int grow_hops(struct net *t, size_t np) {
+    if (np <= t->hop_cap) return 1;
+    struct route_hop *h = realloc(t->hop, np * sizeof *h);
+    if (h == NULL) return 0;
+    t->hop = h;
+    t->hop_cap = np;
+    return 1;
+}
+
+/* Every node's state after an exchange: which failed (reachable()). */
+static void note_failures(struct net *t, size_t np) {
+    uint32_t nn = node_count(t);
+    for (uint32_t k = 0; k < nn; k++)
+        if (t->route.node[k]->used || t->route.node[k]->broken)
+            t->route.node[k]->failed_last = t->route.node[k]->broken;
+    for (size_t i = 0; i < np; i++)
+        if (t->hop[i].state == HOP_FAILED && t->hop[i].node < nn)
+            t->route.node[t->hop[i].node]->failed_last = 1;
+}
+
+int breaker__redis_net_exchange(void *ctx, breaker_redis_command *cmds, size_t np,
+                                breaker_redis_reply **r, char *why, size_t why_len) {
+    struct net *t = ctx;
+    for (size_t i = 0; i < np; i++)
+        r[i] = NULL;
+    why[0] = '\0';
+    if (!ensure_connected(t, why, why_len)) {
+        if (!t->route.cluster) t->route.node[0]->failed_last = 1;
+        return -1;
+    }
+    if (!grow_hops(t, np)) {
+        snprintf(why, why_len, "flush: out of memory");
+        return -1;
+    }
+    uint64_t start = breaker__redis_net_now();
+    uint32_t nn = node_count(t);
     for (uint32_t k = 0; k < nn; k++) {
-        struct node *n = f->route.node[k];
+        struct node *n = t->route.node[k];
         n->had_ctx = n->ctx != NULL;
-        n->broken = n->retryable = n->retried = n->noscript = 0;
+        n->broken = n->retryable = n->retried = n->noscript = n->used = 0;
         n->why[0] = '\0';
     }
-    /* The node index of each call, from the slot map. */
+    /* The node index of each command, from the slot map. */
     for (size_t i = 0; i < np; i++) {
-        r[i] = NULL;
-        const char *key = p[i].e->key[FLEET_KEY_STATE];
-        p[i].hop.node = atomic_load_explicit(
-            &f->route.slot[breaker__redis_key_slot(key, strlen(key))], memory_order_relaxed);
-        p[i].hop.ask = p[i].hop.eval = 0;
-        p[i].hop.state = HOP_TODO;
+        t->hop[i].node = atomic_load_explicit(
+            &t->route.slot[breaker__redis_key_slot(cmds[i].key, strlen(cmds[i].key))],
+            memory_order_relaxed);
+        t->hop[i].ask = t->hop[i].eval = 0;
+        t->hop[i].state = HOP_TODO;
     }
-    why[0] = '\0';
     for (int pass = 0; pass < MAX_PASSES; pass++) {
-        uint64_t now = breaker__redis_mono_ns();
-        if (pass > 0 && now >= start + f->cfg.io_timeout_ns) break; /* no time to follow */
-        for (uint32_t k = 0; k < node_count(f); k++) /* a redirection may add nodes */
-            f->route.node[k]->used = 0;
-        size_t sent = append_pass(f, p, np, 1, why, why_len);
-        write_nodes(f);
-        sent += append_pass(f, p, np, 0, why, why_len);
-        write_nodes(f);
+        uint64_t now = breaker__redis_net_now();
+        if (pass > 0 && now >= start + t->io_timeout_ns) break; /* no time to follow */
+        for (uint32_t k = 0; k < node_count(t); k++)            /* a redirection may add nodes */
+            t->route.node[k]->used = 0;
+        size_t sent = append_pass(t, cmds, np, 1, why, why_len);
+        write_nodes(t);
+        sent += append_pass(t, cmds, np, 0, why, why_len);
+        write_nodes(t);
         if (sent == 0) break;
-        read_replies(f, p, np, r, breaker__redis_mono_ns() + f->cfg.io_timeout_ns);
-        classify_pass(f, p, np, r);
+        read_replies(t, np, r, breaker__redis_net_now() + t->io_timeout_ns);
+        classify_pass(t, cmds, np, r);
     }
-    nn = node_count(f);
+    note_failures(t, np);
+    nn = node_count(t);
     size_t answered = 0;
     const struct node *failed = NULL;
     for (size_t i = 0; i < np; i++) {
-        if (p[i].hop.state == HOP_DONE) {
+        cmds[i].server = t->hop[i].node;
+        if (t->hop[i].state == HOP_DONE) {
             answered++;
             continue;
         }
-        if (r[i] != NULL) freeReplyObject(r[i]);
+        breaker_redis_reply_free(r[i]);
         r[i] = NULL;
-        if (failed == NULL && p[i].hop.node < nn) failed = f->route.node[p[i].hop.node];
-        p[i].hop.state = HOP_FAILED;
+        if (failed == NULL && t->hop[i].node < nn) failed = t->route.node[t->hop[i].node];
+        t->hop[i].state = HOP_FAILED;
     }
     if (why[0] == '\0' && failed != NULL)
         snprintf(why, why_len, "%s",
                  failed->why[0] != '\0' ? failed->why : "flush: redirected too often");
     for (uint32_t k = 0; k < nn; k++) {
-        struct node *n = f->route.node[k];
+        struct node *n = t->route.node[k];
         char ignored[256];
-        /* EVALSHA again from the next round. */
-        if (n->noscript && n->ctx != NULL) (void)breaker__redis_load_scripts(f, n, ignored, 256);
+        /* EVALSHA again from the next exchange. */
+        if (n->noscript && n->ctx != NULL) (void)breaker__redis_load_scripts(t, n, ignored, 256);
     }
-    if (answered == np) breaker__redis_note_round_trip(f, breaker__redis_mono_ns() - start);
     return answered == np ? 1 : answered == 0 ? -1 : 0;
+}
+
+uint32_t breaker__redis_net_server_of(void *ctx, const char *key) {
+    struct net *t = ctx;
+    return atomic_load_explicit(&t->route.slot[breaker__redis_key_slot(key, strlen(key))],
+                                memory_order_relaxed);
+}
+
+int breaker__redis_net_reachable(void *ctx, const char *key) {
+    struct net *t = ctx;
+    struct node *n = breaker__route_node_of(t, key);
+    return n == NULL || n->ctx != NULL || !n->failed_last;
 }

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * calls.c - the commands the fleet client sends (client.h) and how their
+ * replies are read: a script of the protocol on a name's keys, the read of
+ * a healthy name's state, TIME; the attach's read of the stored limits; one
+ * command outside the rounds (an operator's control). They go out through
+ * the transport (breaker/redis_transport.h); what the answers mean is
+ * protocol.c's.
+ */
+#include "store/redis/client.h"
+#include "store/redis/scripts.h"
+
+#include "common/message.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *script_text(int script) {
+    return script == FLEET_SCRIPT_FLUSH     ? breaker__redis_lua_flush
+           : script == FLEET_SCRIPT_ACQUIRE ? breaker__redis_lua_acquire
+                                            : breaker__redis_lua_release;
+}
+
+/* ---- Commands --------------------------------------------------------------------- */
+
+/* `script` on `e`'s keys: numkeys, the keys, the TTL, `e`'s limits, then
+ * `argc` arguments. */
+static void script_on(const breaker_redis *f, const struct entry *e, const char *script, int argc,
+                      const char *const *args, struct cmd_args *a, breaker_redis_command *cmd) {
+    int n = 0;
+    a->argv[n++] = BREAKER__FLEET_KEY_COUNT_TEXT;
+    for (int i = 0; i < FLEET_KEY_COUNT; i++)
+        a->argv[n++] = e->key[i];
+    a->argv[n++] = f->ttl;
+    a->argv[n++] = e->limits;
+    for (int i = 0; i < argc && n < BREAKER__REDIS_CMD_ARGS; i++)
+        a->argv[n++] = args[i];
+    a->argc = n;
+    *cmd = (breaker_redis_command){.key = e->key[FLEET_KEY_STATE],
+                                   .script = script,
+                                   .argc = n,
+                                   .argv = a->argv,
+                                   .idempotent = 1};
+}
+
+void breaker__redis_script_cmd(const breaker_redis *f, const struct entry *e,
+                               const struct breaker__fleet_call *call, struct cmd_args *a,
+                               breaker_redis_command *cmd) {
+    const char *args[BREAKER__FLEET_CALL_ARGS];
+    for (int i = 0; i < call->argc; i++)
+        args[i] = call->argv[i];
+    script_on(f, e, script_text(call->script), call->argc, args, a, cmd);
+}
+
+void breaker__redis_pending_cmd(const breaker_redis *f, struct pending *p,
+                                breaker_redis_command *cmd) {
+    struct cmd_args *a = &p->args;
+    if (p->kind == PENDING_SCRIPT) {
+        breaker__redis_script_cmd(f, p->e, &p->call, a, cmd);
+        return;
+    }
+    if (p->kind == PENDING_TIME) {
+        a->argv[0] = "TIME";
+        a->argc = 1;
+    } else {
+        a->argv[0] = "HMGET";
+        a->argv[1] = p->e->key[FLEET_KEY_STATE];
+        for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++)
+            a->argv[2 + i] = breaker__fleet_read_fields[i];
+        a->argc = 2 + BREAKER__FLEET_READ_FIELDS;
+    }
+    *cmd = (breaker_redis_command){
+        .key = p->e->key[FLEET_KEY_STATE], .argc = a->argc, .argv = a->argv, .idempotent = 1};
+}
+
+/* ---- Answers ---------------------------------------------------------------------- */
+
+int breaker__redis_read_answer(const breaker_redis_reply *r, struct breaker__fleet_answer *out) {
+    if (r == NULL || r->type != BREAKER_REDIS_REPLY_ARRAY ||
+        (r->elements != ANS_COUNT && r->elements != ANS_WITH_ORDER &&
+         r->elements != ANS_WITH_CONTROLS))
+        return 0;
+    int64_t v[ANS_COUNT];
+    for (size_t i = 0; i < ANS_COUNT; i++) {
+        if (r->element[i]->type != BREAKER_REDIS_REPLY_INTEGER) return 0;
+        v[i] = r->element[i]->integer;
+    }
+    if (!breaker__fleet_answer_read(v, out)) return 0;
+    if (r->elements == ANS_COUNT) return 1; /* no order was ever given */
+    /* The order: three numbers, then who and why. */
+    breaker_redis_reply *const *o = r->element + ANS_ORDER;
+    for (int i = 0; i < 3; i++)
+        if (o[i]->type != BREAKER_REDIS_REPLY_INTEGER) return 0;
+    if (o[3]->type != BREAKER_REDIS_REPLY_STRING || o[4]->type != BREAKER_REDIS_REPLY_STRING)
+        return 0;
+    if (!breaker__fleet_answer_order(out, o[0]->integer, o[1]->integer, o[2]->integer, o[3]->str,
+                                     o[3]->len, o[4]->str, o[4]->len))
+        return 0;
+    if (r->elements == ANS_WITH_ORDER) return 1; /* no shadow or limits change was made */
+    /* The controls: three numbers, then the limits text. */
+    breaker_redis_reply *const *c = r->element + ANS_SHADOW;
+    for (int i = 0; i < 3; i++)
+        if (c[i]->type != BREAKER_REDIS_REPLY_INTEGER) return 0;
+    if (c[3]->type != BREAKER_REDIS_REPLY_STRING) return 0;
+    return breaker__fleet_answer_controls(out, c[0]->integer, c[1]->integer, c[2]->integer,
+                                          c[3]->str, c[3]->len);
+}
+
+void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt) {
+    uint64_t srtt = atomic_load_explicit(&f->srtt_ns, memory_order_relaxed);
+    srtt = breaker__redis_srtt_next(srtt, rtt);
+    atomic_store_explicit(&f->srtt_ns, srtt, memory_order_relaxed);
+    atomic_store_explicit(
+        &f->lease_budget_ns,
+        breaker__redis_budget(srtt, f->cfg.probe_budget_ns, f->cfg.probe_budget_max_ns),
+        memory_order_relaxed);
+}
+
+/* ---- Outside the rounds ----------------------------------------------------------- */
+
+/* The flush script with no deltas stores `e->limits` when the name has none
+ * yet (so the first to attach wins, not the first to flush), then HGET reads
+ * what is stored. Skipped when the name's server is known to be down (the
+ * last round failed to reach it); bounded by the transport's timeout. */
+int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *stored,
+                               size_t stored_len, struct breaker__fleet_answer *armed,
+                               bool *answered) {
+    char why[256];
+    *answered = false;
+    struct breaker__fleet_call call;
+    struct breaker__fleet_deltas none = {0};
+    breaker__fleet_call_flush(&call, 0, &none);
+    struct cmd_args a[2];
+    breaker_redis_command cmd[2];
+    breaker__redis_script_cmd(f, e, &call, &a[0], &cmd[0]);
+    a[1].argv[0] = "HGET";
+    a[1].argv[1] = e->key[FLEET_KEY_STATE];
+    a[1].argv[2] = "cfg";
+    cmd[1] = (breaker_redis_command){
+        .key = e->key[FLEET_KEY_STATE], .argc = 3, .argv = a[1].argv, .idempotent = 1};
+    breaker_redis_reply *r[2] = {NULL, NULL};
+    pthread_mutex_lock(&f->round_mu);
+    int ok = f->io->reachable(f->io_ctx, e->key[FLEET_KEY_STATE]) &&
+             f->io->exchange(f->io_ctx, cmd, 2, r, why, sizeof why) == 1;
+    pthread_mutex_unlock(&f->round_mu);
+    /* The state the new breaker is made in (an error reply is none). */
+    *answered = ok && breaker__redis_read_answer(r[0], armed);
+    /* A text too long for the limits is not ours: no stored limits. */
+    ok = ok && r[1]->type == BREAKER_REDIS_REPLY_STRING && r[1]->len < stored_len;
+    if (ok) memcpy(stored, r[1]->str, r[1]->len + 1);
+    for (int i = 0; i < 2; i++)
+        breaker_redis_reply_free(r[i]);
+    return ok;
+}
+
+breaker_redis_reply *breaker__redis_command_once(breaker_redis *f, const struct entry *e, int argc,
+                                                 const char **argv, int idempotent,
+                                                 const char *what, char *why, size_t why_len) {
+    breaker_redis_command cmd = {
+        .key = e->key[FLEET_KEY_STATE], .argc = argc, .argv = argv, .idempotent = idempotent};
+    breaker_redis_reply *r = NULL;
+    char inner[256];
+    pthread_mutex_lock(&f->round_mu);
+    int got = f->io->exchange(f->io_ctx, &cmd, 1, &r, inner, sizeof inner);
+    pthread_mutex_unlock(&f->round_mu);
+    if (got != 1) snprintf(why, why_len, "%s: %s", what, inner[0] ? inner : "no connection");
+    return r;
+}
+
+breaker_redis_reply *breaker__redis_control_call(breaker_redis *f, const struct entry *e,
+                                                 const char *script, int argc,
+                                                 const char *const *args, const char *what,
+                                                 char *msg, size_t msg_len) {
+    struct cmd_args a;
+    breaker_redis_command cmd;
+    script_on(f, e, script, argc, args, &a, &cmd);
+    cmd.idempotent = 0; /* a control applied twice would be two changes */
+    char why[256] = "";
+    breaker_redis_reply *r = NULL;
+    pthread_mutex_lock(&f->round_mu);
+    int got = f->io->exchange(f->io_ctx, &cmd, 1, &r, why, sizeof why);
+    pthread_mutex_unlock(&f->round_mu);
+    if (got != 1)
+        (void)breaker__fail(BREAKER_EIO, msg, msg_len, "%s: the %s did not reach Redis: %s",
+                            e->name, what, why[0] ? why : "no connection");
+    return r;
+}
+
+int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind, uint64_t dur_us,
+                              const char *who, const char *why_text, char *msg, size_t msg_len) {
+    char kind_text[4], dur_text[24];
+    snprintf(kind_text, sizeof kind_text, "%d", kind);
+    snprintf(dur_text, sizeof dur_text, "%llu", (unsigned long long)dur_us);
+    const char *args[] = {kind_text, dur_text, who, why_text};
+    breaker_redis_reply *r =
+        breaker__redis_control_call(f, e, breaker__redis_lua_order, 4, args, "order", msg, msg_len);
+    struct breaker__fleet_answer a;
+    int rc = BREAKER_OK;
+    if (r == NULL)
+        rc = BREAKER_EIO; /* msg says why */
+    else if (r->type == BREAKER_REDIS_REPLY_ERROR)
+        rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: Redis refused the order: %s", e->name,
+                           r->str);
+    else if (!breaker__redis_read_answer(r, &a) || a.verdict != VERDICT_APPLIED)
+        rc =
+            breaker__fail(BREAKER_EIO, msg, msg_len, "%s: unexpected answer to the order", e->name);
+    breaker_redis_reply_free(r);
+    return rc;
+}

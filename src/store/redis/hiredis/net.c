@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net.c - the hiredis transport (net.h): its table, connections and calls on
+ * one node (connect, AUTH and SELECT, SCRIPT LOAD, a command's arguments),
+ * and the probe path's one call, bounded by poll(). Which node a command
+ * goes to, and a round's exchange over the nodes, are cluster.c's. What is
+ * sent and what the replies mean are the client's: this file only moves
+ * them, as hiredis's net.c moves what its read.c parses.
+ */
+#define _POSIX_C_SOURCE 200809L /* poll, clock_gettime */
+
+#include "store/redis/hiredis/net.h"
+#include "store/redis/config.h"
+#include "store/redis/scripts.h"
+
+#include "common/message.h"
+#include "common/time_ns.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* EVALSHA, the SHA, then the command's own arguments (a script's numkeys,
+ * keys and ARGV). */
+#define MAX_ARGS 32
+
+uint64_t breaker__redis_net_now(void) { return breaker__clock_ns(CLOCK_MONOTONIC); }
+
+struct timeval breaker__redis_tv(uint64_t ns) {
+    if (ns < 1000) ns = 1000;
+    struct timeval tv = {.tv_sec = (time_t)(ns / 1000000000ull),
+                         .tv_usec = (suseconds_t)((ns % 1000000000ull) / 1000)};
+    return tv;
+}
+
+/* ---- Replies ---------------------------------------------------------------------- */
+
+/* hiredis's reader builds breaker_redis_reply trees directly (its
+ * redisReplyObjectFunctions): each object is put in its parent array, as
+ * hiredis's own constructors do. */
+static void *in_parent(const redisReadTask *task, breaker_redis_reply *r) {
+    if (r != NULL && task->parent != NULL) {
+        breaker_redis_reply *parent = task->parent->obj;
+        parent->element[task->idx] = r;
+    }
+    return r;
+}
+
+static void *make_string(const redisReadTask *task, char *str, size_t len) {
+    return in_parent(task, breaker_redis_reply_string(task->type, str, len));
+}
+
+static void *make_array(const redisReadTask *task, int elements) {
+    return in_parent(task, breaker_redis_reply_array(elements > 0 ? (size_t)elements : 0));
+}
+
+static void *make_integer(const redisReadTask *task, long long value) {
+    return in_parent(task, breaker_redis_reply_integer(value));
+}
+
+static void *make_nil(const redisReadTask *task) {
+    return in_parent(task, breaker_redis_reply_nil());
+}
+
+static void free_object(void *r) { breaker_redis_reply_free(r); }
+
+static redisReplyObjectFunctions reply_functions = {
+    .createString = make_string,
+    .createArray = make_array,
+    .createInteger = make_integer,
+    .createNil = make_nil,
+    .freeObject = free_object,
+};
+
+/* ---- Reasons ---------------------------------------------------------------------- */
+
+/* What failed on `c` during `what`, said exactly: a reply that did not come
+ * within the socket's timeout is "reply timeout after N ms" (hiredis says
+ * "Resource temporarily unavailable", the EAGAIN of a timed-out read), a
+ * server that closed the connection "connection closed by the server". */
+void breaker__redis_io_reason(const redisContext *c, const char *what, uint64_t timeout_ns,
+                              char *why, size_t why_len) {
+    int timed_out = c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK ||
+                                               strcmp(c->errstr, strerror(EAGAIN)) == 0);
+    if (timed_out)
+        snprintf(why, why_len, "%s: reply timeout after %llu ms", what,
+                 (unsigned long long)((timeout_ns + NET_MS / 2) / NET_MS));
+    else if (c->err == REDIS_ERR_EOF)
+        snprintf(why, why_len, "%s: connection closed by the server", what);
+    else
+        snprintf(why, why_len, "%s: %s", what, c->errstr);
+}
+
+/* ---- Connecting ------------------------------------------------------------------ */
+
+/* The reply `r` to a setup command (AUTH, SELECT) on the new connection
+ * `c`, freed. @return 1 for a status reply, or 0 with `why`. */
+static int setup_reply(redisContext *c, breaker_redis_reply *r, const char *what,
+                       uint64_t timeout_ns, char *why, size_t why_len) {
+    int ok = r != NULL && r->type == BREAKER_REDIS_REPLY_STATUS;
+    if (r == NULL)
+        breaker__redis_io_reason(c, what, timeout_ns, why, why_len);
+    else
+        snprintf(why, why_len, "%s: %s", what, r->str ? r->str : "unexpected reply");
+    breaker_redis_reply_free(r);
+    return ok;
+}
+
+redisContext *breaker__redis_connect(struct net *t, const struct node *n, uint64_t timeout_ns,
+                                     char *why, size_t why_len) {
+    struct timeval tv = breaker__redis_tv(timeout_ns);
+    redisContext *c = n->unix_path != NULL ? redisConnectUnixWithTimeout(n->unix_path, tv)
+                                           : redisConnectWithTimeout(n->host, n->port, tv);
+    if (c == NULL) {
+        snprintf(why, why_len, "connect: out of memory");
+        return NULL;
+    }
+    int ok = 1;
+    if (c->err) {
+        snprintf(why, why_len, "connect: %s", c->errstr);
+        ok = 0;
+    } else if (redisSetTimeout(c, tv) != REDIS_OK) {
+        snprintf(why, why_len, "setting the socket timeout: %s", c->errstr);
+        ok = 0;
+    }
+    if (ok) c->reader->fn = &reply_functions;
+    if (ok && t->password != NULL)
+        ok = setup_reply(c,
+                         t->username != NULL
+                             ? redisCommand(c, "AUTH %s %s", t->username, t->password)
+                             : redisCommand(c, "AUTH %s", t->password),
+                         "AUTH", timeout_ns, why, why_len);
+    /* Without AUTH, a server that wants it answers NOAUTH to a small
+     * command; to SCRIPT LOAD of the flush script (over 16 KB, Redis's
+     * limit for an unauthenticated bulk) it only resets the connection. */
+    if (ok && t->password == NULL)
+        ok = setup_reply(c, redisCommand(c, "PING"), "PING", timeout_ns, why, why_len);
+    if (ok && t->db != 0)
+        ok =
+            setup_reply(c, redisCommand(c, "SELECT %d", t->db), "SELECT", timeout_ns, why, why_len);
+    if (!ok) {
+        redisFree(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The index of `script` in the transport's table, or -1 (sent by EVAL). */
+static int script_index(const struct net *t, const char *script) {
+    for (unsigned i = 0; i < t->nscripts; i++)
+        if (t->scripts[i] == script) return (int)i;
+    return -1;
+}
+
+int breaker__redis_load_scripts(struct net *t, struct node *n, char *why, size_t why_len) {
+    for (unsigned i = 0; i < t->nscripts; i++)
+        redisAppendCommand(n->ctx, "SCRIPT LOAD %s", t->scripts[i]);
+    int ok = 1;
+    for (unsigned i = 0; i < t->nscripts; i++) {
+        breaker_redis_reply *r = NULL;
+        if (redisGetReply(n->ctx, (void **)&r) != REDIS_OK) {
+            breaker__redis_io_reason(n->ctx, "SCRIPT LOAD", t->io_timeout_ns, why, why_len);
+            return 0;
+        }
+        if (r->type == BREAKER_REDIS_REPLY_STRING && r->len == 40) {
+            memcpy(n->sha[i], r->str, 40);
+            n->sha[i][40] = '\0';
+            if (!atomic_load_explicit(&t->probe_sha_ready[i], memory_order_relaxed)) {
+                memcpy(t->probe_sha[i], n->sha[i], sizeof t->probe_sha[i]);
+                /* release: pairs with the probe path's acquire load. */
+                atomic_store_explicit(&t->probe_sha_ready[i], 1, memory_order_release);
+            }
+        } else {
+            snprintf(why, why_len, "SCRIPT LOAD: %s", r->str != NULL ? r->str : "unexpected reply");
+            ok = 0;
+        }
+        breaker_redis_reply_free(r);
+    }
+    return ok;
+}
+
+/* ---- Commands ---------------------------------------------------------------------- */
+
+/* `cmd` as a command's arguments: a script as EVALSHA `sha`, or EVAL of
+ * its text when `sha` is NULL; else as it is. @return argc, or 0 when it
+ * does not fit. */
+static int command_argv(const breaker_redis_command *cmd, const char *sha,
+                        const char *argv[MAX_ARGS], size_t len[MAX_ARGS]) {
+    int n = 0;
+    if (cmd->argc < 0 || cmd->argc > MAX_ARGS - 2) return 0;
+    if (cmd->script != NULL) {
+        argv[n] = sha != NULL ? "EVALSHA" : "EVAL";
+        len[n] = strlen(argv[n]);
+        n++;
+        argv[n] = sha != NULL ? sha : cmd->script;
+        len[n] = strlen(argv[n]);
+        n++;
+    }
+    for (int i = 0; i < cmd->argc; i++, n++) {
+        argv[n] = cmd->argv[i];
+        len[n] = cmd->argvlen != NULL ? cmd->argvlen[i] : strlen(cmd->argv[i]);
+    }
+    return n;
+}
+
+void breaker__redis_append(struct net *t, redisContext *c, const struct node *n,
+                           const breaker_redis_command *cmd, int eval) {
+    const char *argv[MAX_ARGS];
+    size_t len[MAX_ARGS];
+    int i = cmd->script != NULL ? script_index(t, cmd->script) : -1;
+    const char *sha = i >= 0 && !eval && n->sha[i][0] != '\0' ? n->sha[i] : NULL;
+    int argc = command_argv(cmd, sha, argv, len);
+    if (argc == 0) { /* cannot happen for the client's commands: answered as an error */
+        redisAppendCommand(c, "ERR-breaker-command-too-long");
+        return;
+    }
+    redisAppendCommandArgv(c, argc, argv, len);
+}
+
+/* ---- The probe path's call --------------------------------------------------------- */
+
+/* One command on `c`, waiting for its answer no later than `deadline`
+ * (monotonic ns) by poll(), which is precise where a socket timeout is
+ * rounded up to the kernel's tick. @return the reply, or NULL (error or
+ * deadline). */
+static breaker_redis_reply *command_by(redisContext *c, int argc, const char **argv,
+                                       const size_t *len, uint64_t deadline) {
+    if (redisAppendCommandArgv(c, argc, argv, len) != REDIS_OK) return NULL;
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(c, &done) != REDIS_OK) return NULL;
+    for (;;) {
+        void *reply = NULL;
+        if (redisGetReplyFromReader(c, &reply) != REDIS_OK) return NULL;
+        if (reply != NULL) return reply;
+        uint64_t now = breaker__redis_net_now();
+        if (now >= deadline) return NULL;
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+        int ms = (int)((deadline - now) / NET_MS); /* rounded down; 0 polls once */
+        int ready = poll(&pfd, 1, ms);
+        if (ready < 0 && errno != EINTR) return NULL;
+        if (ready > 0 && redisBufferRead(c) != REDIS_OK) return NULL;
+    }
+}
+
+/* `cmd` on `n`'s probe connection, ASKING first when `ask`, answered before
+ * `deadline`; NOSCRIPT answered by EVAL. @return the reply, or NULL (the
+ * connection is then dropped). */
+static breaker_redis_reply *probe_on(struct net *t, struct node *n,
+                                     const breaker_redis_command *cmd, int ask, uint64_t deadline) {
+    int i = cmd->script != NULL ? script_index(t, cmd->script) : -1;
+    /* EVALSHA once a round has loaded the script (acquire: pairs with its
+     * release store), EVAL before that or after a NOSCRIPT. */
+    int eval = i < 0 || !atomic_load_explicit(&t->probe_sha_ready[i], memory_order_acquire);
+    breaker_redis_reply *r = NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        const char *argv[MAX_ARGS];
+        size_t len[MAX_ARGS];
+        if (ask) {
+            const char *asking = "ASKING";
+            size_t asking_len = 6;
+            r = command_by(n->probe_ctx, 1, &asking, &asking_len, deadline);
+            if (r == NULL) break;
+            breaker_redis_reply_free(r);
+            r = NULL;
+        }
+        int argc = command_argv(cmd, eval ? NULL : t->probe_sha[i], argv, len);
+        if (argc == 0) break;
+        r = command_by(n->probe_ctx, argc, argv, len, deadline);
+        if (r == NULL || !breaker__reply_is_error(r, "NOSCRIPT") || cmd->script == NULL) break;
+        breaker_redis_reply_free(r);
+        r = NULL;
+        eval = 1;
+    }
+    if (r == NULL) {
+        redisFree(n->probe_ctx);
+        n->probe_ctx = NULL;
+    }
+    return r;
+}
+
+/* The probe path: the key's node's probe connection, under probe_mu
+ * (try-locked: a caller never waits for another). A MOVED or ASK is
+ * followed once, within the deadline, to a node the transport knows and
+ * has a probe connection to; the map is a round's to update (a refresh is
+ * asked for). Else the redirection is the reply. */
+static int net_probe(void *ctx, breaker_redis_command *cmd, uint64_t deadline,
+                     breaker_redis_reply **out) {
+    struct net *t = ctx;
+    *out = NULL;
+    if (pthread_mutex_trylock(&t->probe_mu) != 0) return BREAKER_REDIS_PROBE_BUSY;
+    struct node *n = breaker__route_node_of(t, cmd->key);
+    if (n == NULL || n->probe_ctx == NULL) {
+        pthread_mutex_unlock(&t->probe_mu);
+        return BREAKER_REDIS_PROBE_UNREADY;
+    }
+    breaker_redis_reply *r = probe_on(t, n, cmd, 0, deadline);
+    int ask = 0;
+    struct node *to = breaker__route_redirect_known(t, r, n, &ask);
+    if (to == NULL && (breaker__reply_is_error(r, "MOVED ") || breaker__reply_is_error(r, "ASK ")))
+        atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
+    if (to != NULL) {
+        if (!ask) atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
+        if (to->probe_ctx != NULL && to != n) {
+            atomic_fetch_add_explicit(ask ? &t->redirects_ask : &t->redirects_moved, 1,
+                                      memory_order_relaxed);
+            breaker_redis_reply_free(r);
+            r = probe_on(t, to, cmd, ask, deadline);
+        }
+    }
+    pthread_mutex_unlock(&t->probe_mu);
+    *out = r;
+    return r != NULL ? BREAKER_REDIS_PROBE_ANSWERED : BREAKER_REDIS_PROBE_LOST;
+}
+
+/* ---- The table ---------------------------------------------------------------------- */
+
+static uint64_t net_now(void *ctx) {
+    (void)ctx;
+    return breaker__redis_net_now();
+}
+
+static void net_stats(void *ctx, breaker_redis_stats *out) {
+    struct net *t = ctx;
+    out->redirects_moved += atomic_load_explicit(&t->redirects_moved, memory_order_relaxed);
+    out->redirects_ask += atomic_load_explicit(&t->redirects_ask, memory_order_relaxed);
+}
+
+static void net_destroy(void *ctx) {
+    struct net *t = ctx;
+    if (t == NULL) return;
+    breaker__route_close(t);
+    pthread_mutex_destroy(&t->probe_mu);
+    free(t->hop);
+    free(t->host);
+    free(t->unix_path);
+    free(t->password);
+    free(t->username);
+    free(t->cluster_nodes);
+    free(t);
+}
+
+const breaker_redis_transport_ops breaker__redis_net_ops = {
+    .name = "hiredis",
+    .exchange = breaker__redis_net_exchange,
+    .probe = net_probe,
+    .server_of = breaker__redis_net_server_of,
+    .reachable = breaker__redis_net_reachable,
+    .round_done = breaker__redis_net_round_done,
+    .now_ns = net_now,
+    .stats = net_stats,
+    .destroy = net_destroy,
+};
+
+static char *dup_or_null(const char *s, int *ok) {
+    if (s == NULL) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d == NULL)
+        *ok = 0;
+    else
+        memcpy(d, s, n);
+    return d;
+}
+
+struct net *breaker__redis_net_create(const struct net_config *cfg, int *rc, char *msg,
+                                      size_t msg_len) {
+    struct net *t = calloc(1, sizeof *t);
+    int ok = t != NULL;
+    if (ok) {
+        t->host = dup_or_null(cfg->host != NULL ? cfg->host : "127.0.0.1", &ok);
+        t->unix_path = dup_or_null(cfg->unix_path, &ok);
+        t->password = dup_or_null(cfg->password, &ok);
+        t->username = dup_or_null(cfg->username, &ok);
+        t->cluster_nodes = dup_or_null(cfg->cluster_nodes, &ok);
+        t->port = cfg->port;
+        t->db = cfg->db;
+        t->io_timeout_ns = cfg->io_timeout_ns;
+        t->probe_wait_ns = cfg->probe_wait_ns;
+        for (t->nscripts = 0; t->nscripts < NET_SCRIPTS && cfg->scripts[t->nscripts] != NULL;
+             t->nscripts++)
+            t->scripts[t->nscripts] = cfg->scripts[t->nscripts];
+        pthread_mutex_init(&t->probe_mu, NULL);
+    }
+    if (!ok || breaker__route_open(t) != BREAKER_OK) {
+        net_destroy(t);
+        *rc = breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
+        return NULL;
+    }
+    *rc = BREAKER_OK;
+    return t;
+}
+
+/* ---- The default transport: breaker_redis_open() --------------------------------- */
+
+/* The hiredis transport for `f`'s configuration (its defaults applied):
+ * the scripts every round and probe run, loaded on each node. */
+static struct net *hiredis_transport(const breaker_redis_config *c, int *rc, char *msg,
+                                     size_t msg_len) {
+    struct net_config nc = {
+        .host = c->host,
+        .unix_path = c->unix_path,
+        .password = c->password,
+        .username = c->username,
+        .cluster_nodes = c->cluster_nodes,
+        .port = c->port,
+        .db = c->db,
+        .io_timeout_ns = c->io_timeout_ns,
+        /* A write on the call path blocks no longer than a probe's longest
+         * wait (the budget follows the round trip up to its cap; the wait
+         * for Redis ends at 80% of it). */
+        .probe_wait_ns = c->probe_budget_max_ns - c->probe_budget_max_ns / 5,
+        .scripts = {breaker__redis_lua_flush, breaker__redis_lua_acquire,
+                    breaker__redis_lua_release, NULL},
+    };
+    return breaker__redis_net_create(&nc, rc, msg, msg_len);
+}
+
+int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, char *msg,
+                       size_t msg_len) {
+    *out = NULL;
+    int rc = breaker__redis_check_config(cfg, msg, msg_len);
+    if (rc == BREAKER_OK) rc = breaker__redis_net_check(cfg, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    breaker_redis_config c = *cfg;
+    breaker__redis_apply_defaults(&c);
+    struct net *t = hiredis_transport(&c, &rc, msg, msg_len);
+    if (t == NULL) return rc;
+    return breaker_redis_open_transport(cfg, &breaker__redis_net_ops, t, 0, out, msg, msg_len);
+}
