@@ -83,7 +83,8 @@ extern "C" {
     X(EFORMAT, 15, "malformed input")                                                        \
     X(EINCOMPATIBLE, 16, "shared state written by an incompatible layout, version or build") \
     X(REJECTED_RAMP, 17, "call refused: traffic is ramping back up after a recovery")        \
-    X(CONFIG_DIFFERS, 18, "attached, but the stored breaker has other limits: they win")
+    X(CONFIG_DIFFERS, 18, "attached, but the stored breaker has other limits: they win")     \
+    X(EBUSY, 19, "busy: another process held a shared store's lock past the wait's bound")
 
 enum breaker_status {
 #define BREAKER__STATUS_ENUM(name, value, text) BREAKER_##name = value,

@@ -19,8 +19,26 @@
  * Thread-safety: a store may be used from any thread; attach and open take a
  * file lock (flock) for their short bookkeeping, never the call path (a
  * signal that interrupts the wait for it, a handler without SA_RESTART, is
- * not an error: the wait goes on). A
- * process may die at any instruction: a probe it held is reclaimed at its
+ * not an error: the wait goes on).
+ *
+ * No wait without a bound: a process stopped while it holds the file's lock
+ * (SIGSTOP, a debugger, a frozen cgroup), or one holding it on purpose
+ * (`flock -x FILE ...`), makes no other process wait past the bound. Each
+ * call waits for the file's lock, and for the store's own lock that
+ * another thread of the process holds while it waits, at most
+ * `lock_wait_ns` (default 1 s) in all: breaker_store_open(),
+ * breaker_store_attach() (so a registry's get of a new name through the
+ * store, breaker/registry.h), breaker_store_check() and
+ * breaker_store_last_control() then fail with BREAKER_EBUSY, `msg` naming
+ * the holder when /proc/locks says ("process 1234 (stopped)"), and
+ * breaker_reconfigure() on a store breaker with BREAKER_EIO; nothing is
+ * changed, try again. An operator's control (breaker_control_apply()) stands whatever
+ * the lock: only its record waits, about 10 ms at most, and is skipped past
+ * that. The watcher and breaker_store_foreach() skip a move they cannot
+ * lock in time (the next look tries again). `breaker exec` and the other
+ * commands then exit 74 (docs/cli.md). The call path never takes the lock.
+ *
+ * A process may die at any instruction: a probe it held is reclaimed at its
  * deadline, a transition is one CAS, the counter stripe a thread of it
  * claimed is taken over by a later process (however many come and go), and
  * its unsettled calls (admitted, never completed) are all that is lost. A
@@ -111,13 +129,16 @@ enum breaker_store_flags {
 
 typedef struct breaker_store_config breaker_store_config;
 struct breaker_store_config {
-    unsigned flags;    /* enum breaker_store_flags */
-    unsigned mode;     /* permissions of a created file: 0 = default 0600 */
-    uint32_t capacity; /* names a created file holds: 1..65536, 0 = default 256 */
-    uint64_t size;     /* bytes of a created file (sparse): 0 = default 16 MiB;
-                          at least what `capacity` breakers of default size need */
-    uint64_t check_ns; /* how often the watcher looks at the path: 1 ms .. 1 h,
-                          0 = default 1 s */
+    unsigned flags;        /* enum breaker_store_flags */
+    unsigned mode;         /* permissions of a created file: 0 = default 0600 */
+    uint32_t capacity;     /* names a created file holds: 1..65536, 0 = default 256 */
+    uint64_t size;         /* bytes of a created file (sparse): 0 = default 16 MiB;
+                              at least what `capacity` breakers of default size need */
+    uint64_t check_ns;     /* how often the watcher looks at the path: 1 ms .. 1 h,
+                              0 = default 1 s */
+    uint64_t lock_wait_ns; /* longest wait of one call for the file's lock
+                              (see "No wait without a bound"): 1 ms .. 1 min,
+                              0 = default 1 s */
 };
 
 /*! breaker_store_config_init() : clear `cfg`, then the defaults above with
@@ -135,7 +156,8 @@ BREAKER_API void breaker_store_config_init(breaker_store_config *cfg) BREAKER_NO
  *  BREAKER_NOT_FOUND (no file and no BREAKER_STORE_CREATE), BREAKER_EIO (a
  *  system call failed, or the file is refused for its type or permissions),
  *  BREAKER_EINCOMPATIBLE (another format, version or build, or a damaged
- *  file: truncated, or a header field that does not fit, named in `msg`).
+ *  file: truncated, or a header field that does not fit, named in `msg`),
+ *  BREAKER_EBUSY (another process held the file's lock for lock_wait_ns).
  *  `msg` (may be NULL when msg_len is 0) says what and why. */
 BREAKER_API BREAKER_NODISCARD int breaker_store_open(const char *path,
                                                      const breaker_store_config *cfg,
@@ -158,7 +180,8 @@ BREAKER_API void breaker_store_close(breaker_store *st);
  *  that differ from `cfg`'s; BREAKER_EINVAL (bad name or configuration);
  *  BREAKER_ENOSPC (the store is full: names or bytes); BREAKER_EINCOMPATIBLE
  *  (a corrupt stored breaker, or its entry's block outside the data);
- *  BREAKER_EIO; BREAKER_ENOMEM. */
+ *  BREAKER_EBUSY (the file's lock stayed held for lock_wait_ns: nothing
+ *  attached); BREAKER_EIO; BREAKER_ENOMEM. */
 BREAKER_API BREAKER_NODISCARD int breaker_store_attach(breaker_store *st, const char *name,
                                                        const breaker_config *cfg, breaker **out,
                                                        char *msg, size_t msg_len)
@@ -183,8 +206,9 @@ BREAKER_API int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, co
  *  the file at the path. BREAKER_NOT_FOUND (no file at the path and no
  *  BREAKER_STORE_CREATE), BREAKER_EIO, BREAKER_EINCOMPATIBLE (the file at
  *  the path cannot be used), BREAKER_ENOSPC (it cannot hold a handle's
- *  name), BREAKER_ENOMEM: the store, or some handles, stay where they are
- *  and the next check tries again; `msg` says which path or name and why. */
+ *  name), BREAKER_EBUSY (a lock stayed held for lock_wait_ns),
+ *  BREAKER_ENOMEM: the store, or some handles, stay where they are and the
+ *  next check tries again; `msg` says which path or name and why. */
 BREAKER_API int breaker_store_check(breaker_store *st, char *msg, size_t msg_len)
     BREAKER_NONNULL(1);
 
@@ -255,7 +279,8 @@ struct breaker_store_control {
  *  about 10 ms (one stopped under it): the control itself stands.
  *  @return BREAKER_OK with `*out` (action BREAKER_STORE_CONTROL_NONE and
  *  the rest zero when none is recorded); BREAKER_NOT_FOUND: no breaker of
- *  that name in the file; BREAKER_EINVAL: not a valid name. `*out` is
+ *  that name in the file; BREAKER_EINVAL: not a valid name; BREAKER_EBUSY:
+ *  another thread of this process held the store's lock for lock_wait_ns. `*out` is
  *  written in every case, `msg` (may be NULL when msg_len is 0) says why.
  *  Takes no file lock (a record being written is read again, a bounded
  *  number of times, never torn); thread-safe; `*out` is the caller's. */

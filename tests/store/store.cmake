@@ -21,3 +21,7 @@ breaker_add_test(test_store_stripes INTERNAL SOURCES store/test_store_stripes.c 
 # The store contract (support/store_contract.h), once per store.
 breaker_add_test(test_contract_heap SOURCES store/test_contract_heap.c support/store_contract.c)
 breaker_add_test(test_contract_file SOURCES store/test_contract_file.c support/store_contract.c)
+# No store call waits for the file's lock past lock_wait_ns: a stopped holder,
+# flock(1) (util-linux), two threads; real time, about 2 s.
+breaker_add_test(test_store_bounded_waits SOURCES store/test_store_bounded_waits.c LABELS store concurrency
+                 TIMEOUT 120)

@@ -453,6 +453,41 @@ config_changes_the_limits_live)
   expect 0 "$bk" config api
   grep -q '^api: configuration generation 2$' "$tmp/out" || fail "generation: $(cat "$tmp/out")"
   ;;
+exec_gives_up_on_a_held_store_lock)
+  # Another process holds the store file's lock (flock(1), whose sleep
+  # inherits it), then is stopped under it: every command gives up after
+  # the library's bound (1 s) with exit 74 naming the holder, runs nothing,
+  # and works again once the holder is gone.
+  expect 0 "$bk" exec api -- true
+  held() { ! flock -n -x "$BREAKER_STORE" true; }
+  flock -x "$BREAKER_STORE" sleep 60 &
+  holder=$!
+  pids="$pids $holder"
+  eventually held || fail "flock(1) did not take the lock"
+  children() { sleeper=$(cat "/proc/$holder/task/$holder/children" 2>/dev/null) && [ -n "$sleeper" ]; }
+  eventually children || fail "flock(1) started no sleep"
+  pids="$pids $sleeper"
+  for how in running stopped; do
+    [ "$how" = stopped ] && kill -STOP "$holder"
+    start=$(date +%s%N)
+    expect 74 timeout 30 "$bk" exec api -- touch "$tmp/ran"
+    took=$((($(date +%s%N) - start) / 1000000))
+    echo "holder $how: breaker exec exited 74 after $took ms: $(cat "$tmp/err")"
+    [ ! -e "$tmp/ran" ] || fail "the command ran without the breaker"
+    grep -q "its lock is held by process $holder" "$tmp/err" || fail "holder not named: $(cat "$tmp/err")"
+    if [ "$how" = stopped ]; then
+      grep -q "process $holder (stopped)" "$tmp/err" || fail "not said stopped: $(cat "$tmp/err")"
+    fi
+    grep -q "waited 1000 ms" "$tmp/err" || fail "bound not said: $(cat "$tmp/err")"
+    expect 74 timeout 30 "$bk" status api
+    expect 74 timeout 30 "$bk" open api
+  done
+  kill -KILL "$holder" "$sleeper"
+  free() { flock -n -x "$BREAKER_STORE" true; }
+  eventually free || fail "the lock stayed held after its holders were killed"
+  expect 0 "$bk" exec api -- touch "$tmp/ran"
+  [ -e "$tmp/ran" ] || fail "the command did not run once the lock was free"
+  ;;
 *)
   echo "unknown case $case_name"
   exit 2

@@ -167,7 +167,7 @@ if(BREAKER_BUILD_TOOLS)
           watch_usage_errors exec_forwards_stop_signals_to_the_group
           exec_child_killed_by_signal_is_a_failure default_dir_must_be_private
           operator_opens_for_a_time_and_shadow_mode config_changes_the_limits_live
-          status_shows_who_forced_and_why)
+          status_shows_who_forced_and_why exec_gives_up_on_a_held_store_lock)
     if(_case STREQUAL "prometheus_passes_promtool" AND NOT BREAKER_PROMTOOL)
       breaker_missing_dependency_test(tools_cli_store_${_case}
         "promtool (Debian package prometheus)")

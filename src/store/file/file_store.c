@@ -27,6 +27,7 @@
 #include "common/time_ns.h"
 #include "core/block.h"
 #include "core/internal.h"
+#include "store/file/file_lock.h"
 #include "store/file/file_store.h"
 #include "store/file/watcher.h"
 
@@ -58,13 +59,19 @@
 #define STORE_VERSION 4u
 #define BOOT_ID_LEN   36
 
-#define DEFAULT_CAPACITY 256u
-#define MAX_CAPACITY     65536u
-#define DEFAULT_SIZE     (UINT64_C(16) << 20)
-#define MAX_SIZE         (UINT64_C(1) << 40)
-#define DEFAULT_CHECK_NS UINT64_C(1000000000)
-#define MIN_CHECK_NS     UINT64_C(1000000)
-#define MAX_CHECK_NS     (UINT64_C(3600) * UINT64_C(1000000000))
+#define DEFAULT_CAPACITY     256u
+#define MAX_CAPACITY         65536u
+#define DEFAULT_SIZE         (UINT64_C(16) << 20)
+#define MAX_SIZE             (UINT64_C(1) << 40)
+#define DEFAULT_CHECK_NS     UINT64_C(1000000000)
+#define MIN_CHECK_NS         UINT64_C(1000000)
+#define MAX_CHECK_NS         (UINT64_C(3600) * UINT64_C(1000000000))
+#define DEFAULT_LOCK_WAIT_NS UINT64_C(1000000000)
+#define MIN_LOCK_WAIT_NS     UINT64_C(1000000)
+#define MAX_LOCK_WAIT_NS     (UINT64_C(60) * UINT64_C(1000000000))
+/* A control's record and the host lock wait briefly: a flusher applying a
+ * fleet order comes with its rounds waiting. */
+#define BRIEF_LOCK_WAIT_NS UINT64_C(10000000)
 
 enum entry_state { ENTRY_FREE = 0, ENTRY_INITIALISING = 1, ENTRY_READY = 2 };
 
@@ -202,6 +209,7 @@ void breaker_store_config_init(breaker_store_config *cfg) {
     cfg->capacity = DEFAULT_CAPACITY;
     cfg->size = DEFAULT_SIZE;
     cfg->check_ns = DEFAULT_CHECK_NS;
+    cfg->lock_wait_ns = DEFAULT_LOCK_WAIT_NS;
 }
 
 static size_t page_up(size_t n) {
@@ -371,28 +379,42 @@ static int fail_errno(int status, char *msg, size_t len, const char *what, const
     return breaker__fail(status, msg, len, "%s: %s: %s", path, what, strerror(errno));
 }
 
-/* The file's exclusive lock, waited for. A signal that interrupts the wait
- * (a handler installed without SA_RESTART: the application's choice, not
- * ours) is no reason to fail an attach, an open or a change of limits: wait
- * again. @return 0, or -1 with errno (EBADF, ENOLCK). */
-static int lock_file(int fd) {
-    int rc;
-    while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+/* The file's exclusive lock on `fd`, by `deadline`: BREAKER_OK; past it,
+ * BREAKER_EBUSY naming the holder and how long this call waited (`wait_ns`,
+ * the store's lock_wait_ns); BREAKER_EIO when flock() fails otherwise. */
+static int lock_file(int fd, uint64_t deadline, uint64_t wait_ns, const char *path, char *msg,
+                     size_t len) {
+    int err = breaker__file_lock_until(fd, deadline);
+    if (err == 0) return BREAKER_OK;
+    if (err != ETIMEDOUT) {
+        errno = err;
+        return fail_errno(BREAKER_EIO, msg, len, "flock", path);
     }
-    return rc;
+    char holder[64] = "another process";
+    struct stat sb;
+    if (fstat(fd, &sb) == 0)
+        breaker__file_lock_holder((uint64_t)sb.st_dev, (uint64_t)sb.st_ino, holder, sizeof(holder));
+    return breaker__fail(BREAKER_EBUSY, msg, len,
+                         "%s: its lock is held by %s: waited %llu ms (lock_wait_ns); try again",
+                         path, holder, (unsigned long long)(wait_ns / 1000000));
 }
 
-/* The file's exclusive lock, for a short wait only: a process of the host
- * stopped (SIGSTOP) in its few microseconds under it would stop the caller
- * too. Busy for about 10 ms: not now. @return 0, or -1. */
-static int lock_file_briefly(int fd) {
-    for (int i = 0; i < 100; i++) {
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0) return 0;
-        if (errno != EWOULDBLOCK && errno != EINTR) return -1;
-        struct timespec pause = {.tv_sec = 0, .tv_nsec = 100000};
-        nanosleep(&pause, NULL);
-    }
-    return -1;
+/* The store's mutex by `deadline`, as lock_file() says. A thread of this
+ * process holds it while it waits for the file's lock. */
+static int lock_store(breaker_store *st, uint64_t deadline, char *msg, size_t len) {
+    if (breaker__mutex_lock_until(&st->lock, deadline) == 0) return BREAKER_OK;
+    char holder[64];
+    breaker__file_lock_holder(breaker__read(&st->mapped_dev), breaker__read(&st->mapped_ino),
+                              holder, sizeof(holder));
+    return breaker__fail(BREAKER_EBUSY, msg, len,
+                         "%s: another thread of this process waits for its lock (held by %s): "
+                         "waited %llu ms (lock_wait_ns); try again",
+                         st->path, holder, (unsigned long long)(st->cfg.lock_wait_ns / 1000000));
+}
+
+/* The deadline of one call's lock waits: lock_wait_ns from now. */
+static uint64_t call_deadline(const breaker_store *st) {
+    return breaker__lock_deadline(st->cfg.lock_wait_ns);
 }
 
 /* The file's owner and permissions, unless the caller accepts shared files. */
@@ -430,6 +452,11 @@ static int validate_config(const breaker_store_config *c, char *msg, size_t len)
         return breaker__fail(BREAKER_EINVAL, msg, len,
                              "check_ns: must be between 1 ms and 1 h (got %llu ns)",
                              (unsigned long long)c->check_ns);
+    if (c->lock_wait_ns != 0 &&
+        (c->lock_wait_ns < MIN_LOCK_WAIT_NS || c->lock_wait_ns > MAX_LOCK_WAIT_NS))
+        return breaker__fail(BREAKER_EINVAL, msg, len,
+                             "lock_wait_ns: must be between 1 ms and 1 min (got %llu ns)",
+                             (unsigned long long)c->lock_wait_ns);
     return BREAKER_OK;
 }
 
@@ -453,9 +480,11 @@ static void join_host_domain(breaker_store *st) {
         munmap(keep, len);
 }
 
-/* Open (or create), lock, size, map and check: the whole of open under the
- * exclusive lock, so two processes creating the file at once agree. */
-static int open_locked(breaker_store *st, const breaker_store_config *c, char *msg, size_t len) {
+/* Open (or create), lock (by `deadline`), size, map and check: the whole of
+ * open under the exclusive lock, so two processes creating the file at once
+ * agree. */
+static int open_locked(breaker_store *st, const breaker_store_config *c, uint64_t deadline,
+                       char *msg, size_t len) {
     int oflags =
         O_RDWR | O_CLOEXEC | O_NOFOLLOW | ((c->flags & BREAKER_STORE_CREATE) ? O_CREAT : 0);
     st->fd = open(st->path, oflags, (mode_t)c->mode);
@@ -466,14 +495,15 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, char *m
             return breaker__fail(BREAKER_EIO, msg, len, "%s: a symbolic link (refused)", st->path);
         return fail_errno(BREAKER_EIO, msg, len, "open", st->path);
     }
-    if (lock_file(st->fd) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
+    int rc = lock_file(st->fd, deadline, c->lock_wait_ns, st->path, msg, len);
+    if (rc != BREAKER_OK) return rc;
     struct stat sb;
     if (fstat(st->fd, &sb) != 0) return fail_errno(BREAKER_EIO, msg, len, "fstat", st->path);
     st->dev = sb.st_dev;
     st->ino = sb.st_ino;
     breaker__write(&st->mapped_dev, (uint64_t)st->dev);
     breaker__write(&st->mapped_ino, (uint64_t)st->ino);
-    int rc = check_permissions(&sb, c->flags, st->path, msg, len);
+    rc = check_permissions(&sb, c->flags, st->path, msg, len);
     if (rc != BREAKER_OK) return rc;
     /* Fresh: empty, or sized by a creator that died before it wrote the
      * header (under this lock no one else is writing it). */
@@ -603,9 +633,9 @@ static void unlist_open(breaker_store *st) {
 }
 
 /* A store on the file at `path` (checked: 1..4095 bytes) with the complete
- * configuration `c`. */
-static int store_new(const char *path, const breaker_store_config *c, breaker_store **out,
-                     char *msg, size_t msg_len) {
+ * configuration `c`, its file's lock taken by `deadline`. */
+static int store_new(const char *path, const breaker_store_config *c, uint64_t deadline,
+                     breaker_store **out, char *msg, size_t msg_len) {
     *out = NULL;
     breaker_store *st = calloc(1, sizeof(*st));
     if (st == NULL) return BREAKER_ENOMEM;
@@ -618,7 +648,7 @@ static int store_new(const char *path, const breaker_store_config *c, breaker_st
         free(st);
         return BREAKER_ENOMEM;
     }
-    int rc = open_locked(st, c, msg, msg_len);
+    int rc = open_locked(st, c, deadline, msg, msg_len);
     if (st->fd >= 0) flock(st->fd, LOCK_UN);
     if (rc != BREAKER_OK) {
         breaker_store_close(st);
@@ -642,6 +672,7 @@ int breaker_store_open(const char *path, const breaker_store_config *cfg, breake
         if (cfg->capacity != 0) c.capacity = cfg->capacity;
         if (cfg->size != 0) c.size = cfg->size;
         if (cfg->check_ns != 0) c.check_ns = cfg->check_ns;
+        if (cfg->lock_wait_ns != 0) c.lock_wait_ns = cfg->lock_wait_ns;
     }
     size_t n = strlen(path);
     if (n == 0 || n >= sizeof(((breaker_store *)0)->path))
@@ -653,7 +684,7 @@ int breaker_store_open(const char *path, const breaker_store_config *cfg, breake
         return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                              "size: %llu bytes cannot hold %u names (at least %llu)",
                              (unsigned long long)c.size, c.capacity, (unsigned long long)need);
-    int rc = store_new(path, &c, out, msg, msg_len);
+    int rc = store_new(path, &c, breaker__lock_deadline(c.lock_wait_ns), out, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     list_open(*out);
     if (c.flags & BREAKER_STORE_NO_WATCHER) return BREAKER_OK;
@@ -712,13 +743,13 @@ static bool still_at_path(const breaker_store *st) {
  * When the path cannot be opened (gone without CREATE, a foreign file, an
  * error), the store stays on its file, says why, and tries again at the
  * next check. */
-static int move_locked(breaker_store *st, char *msg, size_t len) {
+static int move_locked(breaker_store *st, uint64_t deadline, char *msg, size_t len) {
     if (still_at_path(st)) return BREAKER_OK;
     struct retired_map *more = realloc(st->retired, (st->n_retired + 1) * sizeof(*more));
     if (more == NULL) return BREAKER_ENOMEM;
     st->retired = more;
     breaker_store *next = NULL;
-    int rc = store_new(st->path, &st->cfg, &next, msg, len);
+    int rc = store_new(st->path, &st->cfg, deadline, &next, msg, len);
     if (rc != BREAKER_OK) return rc;
     st->stats.moves++;
     st->retired[st->n_retired++] = (struct retired_map){st->map, st->size};
@@ -871,16 +902,19 @@ static int store_attach(breaker_store *st, const char *name, const breaker_confi
                         const breaker_owner *owner, const breaker_probe_gate *gate, breaker **out,
                         char *msg, size_t msg_len);
 
-/* Attach `name` in the file mapped now: under st->lock. `carry_from`
- * (non-NULL for a move): the handle whose state a block this call creates
- * starts with, given while the file lock is still held, so no other
- * process attaches the new block in between and sees it CLOSED. */
+/* Attach `name` in the file mapped now: under st->lock, the file's lock
+ * taken by `deadline`. `carry_from` (non-NULL for a move): the handle whose
+ * state a block this call creates starts with, given while the file lock is
+ * still held, so no other process attaches the new block in between and
+ * sees it CLOSED. */
 static int attach_locked(breaker_store *st, const char *name, const breaker_config *cfg,
                          const breaker_owner *owner, const breaker_probe_gate *gate,
-                         breaker *carry_from, breaker **out, bool *created, char *msg, size_t len) {
-    if (lock_file(st->fd) != 0) return fail_errno(BREAKER_EIO, msg, len, "flock", st->path);
+                         breaker *carry_from, uint64_t deadline, breaker **out, bool *created,
+                         char *msg, size_t len) {
+    int rc = lock_file(st->fd, deadline, st->cfg.lock_wait_ns, st->path, msg, len);
+    if (rc != BREAKER_OK) return rc;
     uint64_t block_off = 0, block_size = 0;
-    int rc = find_or_create(st, name, cfg, &block_off, &block_size, created, msg, len);
+    rc = find_or_create(st, name, cfg, &block_off, &block_size, created, msg, len);
     if (rc == BREAKER_OK)
         rc = breaker__attach_block(st->map + block_off, (size_t)block_size, st->store_id, cfg,
                                    owner, gate, out, msg, len);
@@ -904,9 +938,10 @@ static void store_detach(void *ctx, breaker *b) {
 }
 
 /* A live change of a handle's limits (core/reconfig.c): the store's lock,
- * then the file's, as attach takes them, so that writers of the limits in
- * every process of the host exclude each other, and one that dies leaves
- * its half-made change to the next holder (breaker__limits_repair()). */
+ * then the file's, as attach takes them (each by lock_wait_ns from now:
+ * BREAKER_EBUSY past it), so that writers of the limits in every process of
+ * the host exclude each other, and one that dies leaves its half-made
+ * change to the next holder (breaker__limits_repair()). */
 static int store_lock_limits(void *ctx, bool lock) {
     breaker_store *st = ctx;
     if (!lock) {
@@ -914,10 +949,12 @@ static int store_lock_limits(void *ctx, bool lock) {
         pthread_mutex_unlock(&st->lock);
         return BREAKER_OK;
     }
-    pthread_mutex_lock(&st->lock);
-    if (lock_file(st->fd) == 0) return BREAKER_OK;
-    pthread_mutex_unlock(&st->lock);
-    return BREAKER_EIO;
+    uint64_t deadline = call_deadline(st);
+    int rc = lock_store(st, deadline, NULL, 0);
+    if (rc != BREAKER_OK) return rc;
+    rc = lock_file(st->fd, deadline, st->cfg.lock_wait_ns, st->path, NULL, 0);
+    if (rc != BREAKER_OK) pthread_mutex_unlock(&st->lock);
+    return rc;
 }
 
 /* Under st->lock: list `b`, attached to `name` in the file mapped now. */
@@ -976,8 +1013,9 @@ static void carry_state(breaker *from, breaker *to) {
 }
 
 /* Under st->lock: attach the handle `h` lists to its name in the file
- * mapped now, and forward it there. */
-static int forward_locked(breaker_store *st, struct store_handle *h, char *msg, size_t len) {
+ * mapped now, and forward it there; the file's lock by `deadline`. */
+static int forward_locked(breaker_store *st, struct store_handle *h, uint64_t deadline, char *msg,
+                          size_t len) {
     breaker *from = h->b;
     breaker *to = NULL;
     bool created = false;
@@ -987,8 +1025,8 @@ static int forward_locked(breaker_store *st, struct store_handle *h, char *msg, 
     breaker_config cfg;
     breaker_get_config(from, &cfg);
     cfg.seed = from->cfg.seed;
-    int rc =
-        attach_locked(st, h->name, &cfg, &from->owner, &from->gate, from, &to, &created, msg, len);
+    int rc = attach_locked(st, h->name, &cfg, &from->owner, &from->gate, from, deadline, &to,
+                           &created, msg, len);
     if (rc != BREAKER_OK) return rc;
     breaker__set_home(to, store_detach, st);
     breaker__set_home_lock(to, store_lock_limits);
@@ -1001,11 +1039,13 @@ static int forward_locked(breaker_store *st, struct store_handle *h, char *msg, 
 }
 
 /* Under st->lock: move to the file at the path if it is another, then
- * forward every handle still on an older file. The first failure is the
- * return (and `msg`); the others are tried all the same. */
-static int follow_locked(breaker_store *st, char *msg, size_t len) {
+ * forward every handle still on an older file, each file lock taken by
+ * `deadline` (once it has passed, tried once: a handle not forwarded then
+ * is the next check's). The first failure is the return (and `msg`); the
+ * others are tried all the same. */
+static int follow_locked(breaker_store *st, uint64_t deadline, char *msg, size_t len) {
     breaker__count(&st->checks);
-    int moved = move_locked(st, msg, len);
+    int moved = move_locked(st, deadline, msg, len);
     int rc = moved;
     uint64_t stranded = 0;
     for (size_t i = 0; i < st->n_handles; i++) {
@@ -1013,7 +1053,7 @@ static int follow_locked(breaker_store *st, char *msg, size_t len) {
         /* Each handle is tried, whatever the ones before it did; the
          * message keeps the first failure. */
         int frc = moved == BREAKER_OK
-                      ? forward_locked(st, &st->handles[i], rc == BREAKER_OK ? msg : NULL,
+                      ? forward_locked(st, &st->handles[i], deadline, rc == BREAKER_OK ? msg : NULL,
                                        rc == BREAKER_OK ? len : 0)
                       : moved;
         if (frc != BREAKER_OK) {
@@ -1029,8 +1069,10 @@ static int follow_locked(breaker_store *st, char *msg, size_t len) {
 
 int breaker_store_check(breaker_store *st, char *msg, size_t msg_len) {
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
-    pthread_mutex_lock(&st->lock);
-    int rc = follow_locked(st, msg, msg_len);
+    uint64_t deadline = call_deadline(st);
+    int rc = lock_store(st, deadline, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    rc = follow_locked(st, deadline, msg, msg_len);
     pthread_mutex_unlock(&st->lock);
     return rc;
 }
@@ -1092,12 +1134,15 @@ static int store_attach(breaker_store *st, const char *name, const breaker_confi
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
     int rc;
     if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
-    pthread_mutex_lock(&st->lock);
+    /* Every lock of this call by one deadline: a registry's get of a new
+     * name waits no longer than lock_wait_ns, whoever holds what. */
+    uint64_t deadline = call_deadline(st);
+    if ((rc = lock_store(st, deadline, msg, msg_len)) != BREAKER_OK) return rc;
     /* The file at the path first; a failure to get there is the next
      * check's business (this attach goes to the file mapped now). */
-    (void)follow_locked(st, NULL, 0);
+    (void)follow_locked(st, deadline, NULL, 0);
     bool created = false;
-    rc = attach_locked(st, name, cfg, owner, gate, NULL, out, &created, msg, msg_len);
+    rc = attach_locked(st, name, cfg, owner, gate, NULL, deadline, out, &created, msg, msg_len);
     if (rc == BREAKER_OK && (rc = track_locked(st, *out, name)) != BREAKER_OK) {
         breaker_destroy(*out); /* no home yet: does not take the lock */
         *out = NULL;
@@ -1126,9 +1171,12 @@ breaker_backend *breaker_store_backend(breaker_store *st) { return &st->backend;
 
 int breaker_store_foreach(breaker_store *st, int (*fn)(void *ctx, const char *name), void *ctx) {
     /* The file at the path, as at attach; its mapping stays while the store
-     * is open, so the walk needs no lock (fn may attach). */
+     * is open, so the walk needs no lock (fn may attach). The store's mutex
+     * is held by another thread for its own bounded wait at most; a move
+     * that cannot take the new file's lock in time waits for the next
+     * look, and the walk is of the file mapped now. */
     pthread_mutex_lock(&st->lock);
-    (void)follow_locked(st, NULL, 0);
+    (void)follow_locked(st, call_deadline(st), NULL, 0);
     const struct store_header *h = header_of(st);
     const struct store_entry *e = entries_of(st);
     uint32_t capacity = st->capacity;
@@ -1198,9 +1246,11 @@ int breaker_store_host_alive(breaker_store *st, uint64_t proc) {
 }
 
 int breaker_store_host_lock(breaker_store *st) {
-    pthread_mutex_lock(&st->lock);
-    /* Never a long wait on the file lock (lock_file_briefly()). */
-    if (lock_file_briefly(st->fd) != 0) {
+    /* Never a long wait on either lock: a stopped process of the host would
+     * stop the flusher's rounds too. */
+    uint64_t deadline = breaker__lock_deadline(BRIEF_LOCK_WAIT_NS);
+    if (lock_store(st, deadline, NULL, 0) != BREAKER_OK) return BREAKER_EIO;
+    if (breaker__file_lock_until(st->fd, deadline) != 0) {
         pthread_mutex_unlock(&st->lock);
         return BREAKER_EIO;
     }
@@ -1396,14 +1446,15 @@ static void store_record_control(void *ctx, breaker *b, const struct breaker__co
     /* Checked by the core already; bounded again all the same. */
     if (made->who != NULL) memcpy(rec.who, made->who, strnlen(made->who, BREAKER_WHO_MAX));
     if (made->why != NULL) memcpy(rec.why, made->why, strnlen(made->why, BREAKER_WHY_MAX));
-    pthread_mutex_lock(&st->lock);
+    /* Briefly, for both locks: a flusher applying a fleet order comes here
+     * with its rounds waiting (a record not made then is the only loss;
+     * the control stands). */
+    uint64_t deadline = breaker__lock_deadline(BRIEF_LOCK_WAIT_NS);
+    if (lock_store(st, deadline, NULL, 0) != BREAKER_OK) return;
     const char *name = NULL;
     for (size_t i = 0; i < st->n_handles && name == NULL; i++)
         if (st->handles[i].b == b && st->handles[i].map == st->map) name = st->handles[i].name;
-    /* Briefly: a flusher applying a fleet order comes here with its
-     * rounds waiting (a record not made then is the only loss; the
-     * control stands). */
-    if (name != NULL && lock_file_briefly(st->fd) == 0) {
+    if (name != NULL && breaker__file_lock_until(st->fd, deadline) == 0) {
         struct store_entry *e = entry_named(st, name);
         struct store_control old;
         /* A valid record of a later generation, not past the breaker's own,
@@ -1426,8 +1477,9 @@ int breaker_store_last_control(breaker_store *st, const char *name, breaker_stor
     if (rc != BREAKER_OK) return rc;
     /* The file at the path, as at attach; its mapping stays while the store
      * is open, so the read needs no lock. */
-    pthread_mutex_lock(&st->lock);
-    (void)follow_locked(st, NULL, 0);
+    uint64_t deadline = call_deadline(st);
+    if ((rc = lock_store(st, deadline, msg, msg_len)) != BREAKER_OK) return rc;
+    (void)follow_locked(st, deadline, NULL, 0);
     const struct store_entry *e = entry_named(st, name);
     pthread_mutex_unlock(&st->lock);
     if (e == NULL)
