@@ -8,6 +8,10 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 CTEST ?= ctest
+# The optimised build that demo, bench and valgrind use, and extra CMake
+# options for it (scripts/optional-deps.sh builds elsewhere, with -Werror).
+BUILD ?= build/release
+CMAKE_FLAGS ?=
 
 .PHONY: all deps deps-build deps-check deps-valgrind deps-bench build demo check check-asan check-tsan \
   check-shared bench valgrind deb format clean
@@ -32,11 +36,11 @@ deps-bench:
 	./scripts/install-deps.sh valgrind
 
 build:
-	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release
-	$(CMAKE) --build build/release -j $(JOBS)
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
 demo: deps-build build
-	./scripts/demo.sh build/release
+	./scripts/demo.sh $(BUILD)
 
 check: deps-check check-asan check-tsan check-shared
 
@@ -62,13 +66,13 @@ check-shared:
 	cd build/shared && $(CTEST) --output-on-failure -j $(JOBS)
 
 bench: deps-bench build
-	./scripts/bench.sh build/release
+	./scripts/bench.sh $(BUILD)
 
 # The unit tests under valgrind memcheck (slow; not part of check). Not the
 # "cli" and "packaging" cases: they run a shell script, and memcheck would
 # check the shell (it does not follow the programs the script starts).
 valgrind: deps-valgrind build
-	cd build/release && $(CTEST) --output-on-failure -LE "concurrency|cli|packaging|external" \
+	cd $(BUILD) && $(CTEST) --output-on-failure -LE "concurrency|cli|packaging|external" \
 	  -T memcheck --overwrite MemoryCheckCommand=/usr/bin/valgrind \
 	  --overwrite MemoryCheckCommandOptions="--error-exitcode=1 --leak-check=full"
 

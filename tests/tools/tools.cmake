@@ -153,6 +153,22 @@ if(BREAKER_BUILD_TOOLS)
       COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_doc_examples.sh ${_case} ${_bk} ${PROJECT_SOURCE_DIR})
     set_tests_properties(tools_doc_${_case} PROPERTIES TIMEOUT 120 LABELS "cli;docs")
   endforeach()
+  # A build without the fleet store (hiredis not found): every command that
+  # takes --redis says so and exits 69 (label "without": the tests that only a
+  # build without an optional dependency has, which scripts/optional-deps.sh
+  # runs on each of its builds).
+  if(NOT TARGET breaker_redis)
+    add_test(NAME tools_cli_redis_options_say_the_build_has_no_fleet_store COMMAND sh -c
+      "d=$(mktemp -d) && cd $d || exit 1
+       for c in 'exec x --redis 127.0.0.1 -- true' 'open x --redis 127.0.0.1' 'config x --redis 127.0.0.1'; do
+         out=$(\"$0\" $c 2>&1); rc=$?
+         [ $rc -eq 69 ] && echo \"$out\" | grep -q 'built without the fleet store (hiredis' ||
+           { echo \"breaker $c: exit $rc: $out\"; rm -rf $d; exit 1; }
+       done; rm -rf $d"
+      ${_bk})
+    set_tests_properties(tools_cli_redis_options_say_the_build_has_no_fleet_store PROPERTIES
+      TIMEOUT 60 LABELS "cli;without")
+  endif()
   # exec, status, ls, open, close, reset with real processes on a store file.
   add_test(NAME tools_cli_store COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_store.sh ${_bk})
   set_tests_properties(tools_cli_store PROPERTIES TIMEOUT 60 LABELS cli)

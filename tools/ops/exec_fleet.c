@@ -53,6 +53,28 @@ bool exec_fleet_parse_addr(const char *text, struct exec_fleet_addr *out) {
     return true;
 }
 
+bool exec_fleet_check_seeds(const char *text, char *bad, size_t bad_len) {
+    const char *p = text;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        char seed[300];
+        struct exec_fleet_addr addr;
+        bool ok = len < sizeof(seed);
+        if (ok) {
+            memcpy(seed, p, len);
+            seed[len] = '\0';
+            ok = exec_fleet_parse_addr(seed, &addr) && addr.unix_path == NULL;
+        }
+        if (!ok) {
+            snprintf(bad, bad_len, "%.*s", (int)(len < 200 ? len : 200), p);
+            return false;
+        }
+        if (comma == NULL) return true;
+        p = comma + 1;
+    }
+}
+
 int exec_fleet_option(const char *cmd, int opt, const char *arg, struct exec_fleet_opts *o) {
     uint64_t n;
     char bad[256];
@@ -188,28 +210,6 @@ static void free_password(char *password) {
     if (password == NULL) return;
     explicit_bzero(password, strlen(password));
     free(password);
-}
-
-bool exec_fleet_check_seeds(const char *text, char *bad, size_t bad_len) {
-    const char *p = text;
-    for (;;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
-        char seed[300];
-        struct exec_fleet_addr addr;
-        bool ok = len < sizeof(seed);
-        if (ok) {
-            memcpy(seed, p, len);
-            seed[len] = '\0';
-            ok = exec_fleet_parse_addr(seed, &addr) && addr.unix_path == NULL;
-        }
-        if (!ok) {
-            snprintf(bad, bad_len, "%.*s", (int)(len < 200 ? len : 200), p);
-            return false;
-        }
-        if (comma == NULL) return true;
-        p = comma + 1;
-    }
 }
 
 /* The handle, on o->addr, for command `cmd` (its messages name it).
