@@ -7,8 +7,9 @@
  * one flaky, one down) through named breakers, so there is something to see:
  *
  *   GET /metrics         Prometheus text exposition (scrape this)
- *   GET /health          public: {"status":"ok"} or {"status":"degraded"},
- *                        no dependency names, no counts
+ *   GET /health          {"status":"ok"} or {"status":"degraded"}: no
+ *                        dependency names, no counts, but "degraded" says a
+ *                        dependency is failing (for a load balancer's check)
  *   GET /health/details  the operators' JSON report (names every dependency:
  *                        keep it off public interfaces)
  *

@@ -27,6 +27,23 @@
  * `breaker exec --source` and `breaker replay` use. 0 names nobody, as
  * breaker_complete() does: call() is call_from() with source 0.
  *
+ * Whose deadline counts (docs/grpc.md): breaker_grpc::call_with(b, context,
+ * fn, &status, options) tells the caller's own deadline from the
+ * dependency's, as breaker_executor_run() does. The context's deadline, as
+ * set before the call, is the dependency's: the time this call gives it to
+ * answer. options.caller_deadline is the caller's: when the request this
+ * call serves must be answered (a deadline propagated from upstream, as
+ * grpc::ServerContext::deadline() gives it). The call runs to the earliest
+ * of the two (and of a probe's deadline). A DEADLINE_EXCEEDED that ends it at
+ * the caller's deadline, before the dependency's (and the probe's) came, is
+ * the caller giving up: completed CANCELLED, never a failure, since a short
+ * deadline is the caller's property, not evidence against the dependency.
+ * One at the dependency's deadline or the probe's is a FAILURE, as is every
+ * DEADLINE_EXCEEDED through call() and call_from(), which know of no
+ * caller's deadline. A context deadline not earlier than the caller's is
+ * taken for the caller's (grpc::ClientContext::FromServerContext() copies
+ * it): then only a probe's deadline is the dependency's.
+ *
  * Thread-safety: as the breaker's (any thread); `context` is the call's, used
  * by this thread only, as gRPC requires. The source changes neither.
  */
@@ -43,36 +60,80 @@
 
 namespace breaker_grpc {
 
-/*! call_from() :
+/* What call_with() is told beyond the call itself. */
+struct options {
+    std::uint64_t source = 0; // the caller (see above); 0 = none
+    // The caller's own deadline (see "Whose deadline counts"); max() = none.
+    std::chrono::system_clock::time_point caller_deadline =
+        std::chrono::system_clock::time_point::max();
+    const breaker_grpc_policy *policy = nullptr; // nullptr: breaker_grpc_policy_init()'s
+};
+
+/*! call_with() :
  *  Runs `fn` (a callable with no arguments returning grpc::Status, which
- *  makes one synchronous call with `context`) behind `b` for the caller
- *  `source` (0 = none); `*status` gets its status, and the permit is
- *  completed with breaker_complete_from(b, &permit,
- *  breaker_classify_grpc_with(policy, code), source). `policy` NULL means
- *  breaker_grpc_policy_init()'s.
+ *  makes one synchronous call with `context`) behind `b`; `*status` gets its
+ *  status. `context`'s deadline becomes the earliest of its own (the
+ *  dependency's), opts.caller_deadline and, for a probe, probe_timeout_ns
+ *  from now. The permit is completed with breaker_complete_from(b, &permit,
+ *  outcome, opts.source): CANCELLED for a DEADLINE_EXCEEDED that ended the
+ *  call at the caller's deadline (to gRPC's millisecond) before the
+ *  dependency's or the probe's (see "Whose deadline counts"), else breaker_classify_grpc_with(
+ *  opts.policy, code).
  *  @return BREAKER_OK when the call was made, or the BREAKER_REJECTED_*
- *  status of a refusal (fn not called). */
+ *  status of a refusal (fn not called; `*status` UNAVAILABLE with the
+ *  refusal's text). */
 template <class Fn>
-int call_from(breaker *b, grpc::ClientContext &context, Fn &&fn, grpc::Status *status,
-              std::uint64_t source, const breaker_grpc_policy *policy = nullptr) {
+int call_with(breaker *b, grpc::ClientContext &context, Fn &&fn, grpc::Status *status,
+              const options &opts) {
     breaker_permit permit;
     int rc = breaker_acquire(b, &permit);
     if (rc != BREAKER_OK) {
         *status = grpc::Status(grpc::StatusCode::UNAVAILABLE, breaker_strerror(rc));
         return rc;
     }
+    using deadline_clock = std::chrono::system_clock; // gRPC's deadlines' clock
+    // The dependency's deadline: the context's, unless it is the caller's
+    // (not earlier than it: propagated); a probe's, if sooner.
+    deadline_clock::time_point dependency = context.deadline() < opts.caller_deadline
+                                                ? context.deadline()
+                                                : deadline_clock::time_point::max();
     if (breaker_permit_is_probe(&permit)) {
         breaker_config cfg;
         breaker_get_config(b, &cfg);
-        auto probe_deadline = std::chrono::system_clock::now() +
-                              std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                  std::chrono::nanoseconds(cfg.probe_timeout_ns));
-        if (probe_deadline < context.deadline()) context.set_deadline(probe_deadline);
+        deadline_clock::time_point probe =
+            deadline_clock::now() + std::chrono::duration_cast<deadline_clock::duration>(
+                                        std::chrono::nanoseconds(cfg.probe_timeout_ns));
+        if (probe < dependency) dependency = probe;
     }
+    deadline_clock::time_point earliest =
+        dependency < opts.caller_deadline ? dependency : opts.caller_deadline;
+    if (earliest < context.deadline()) context.set_deadline(earliest);
     *status = std::forward<Fn>(fn)();
-    (void)breaker_complete_from(
-        b, &permit, breaker_classify_grpc_with(policy, (int)status->error_code()), source);
+    enum breaker_outcome outcome =
+        breaker_classify_grpc_with(opts.policy, (int)status->error_code());
+    // Cut short by the caller's deadline alone: the caller gave up. gRPC
+    // keeps deadlines to the millisecond, and ends a call up to a
+    // millisecond before the instant set (seen: 2 to 267 us early).
+    if (status->error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+        opts.caller_deadline < dependency &&
+        deadline_clock::now() + std::chrono::milliseconds(1) >= opts.caller_deadline)
+        outcome = BREAKER_CANCELLED;
+    (void)breaker_complete_from(b, &permit, outcome, opts.source);
     return BREAKER_OK;
+}
+
+/*! call_from() :
+ *  call_with() for the caller `source` (0 = none), with no caller's
+ *  deadline: the context's is the dependency's, and a DEADLINE_EXCEEDED is
+ *  a failure. `policy` nullptr means breaker_grpc_policy_init()'s. Same
+ *  returns. */
+template <class Fn>
+int call_from(breaker *b, grpc::ClientContext &context, Fn &&fn, grpc::Status *status,
+              std::uint64_t source, const breaker_grpc_policy *policy = nullptr) {
+    options opts;
+    opts.source = source;
+    opts.policy = policy;
+    return call_with(b, context, std::forward<Fn>(fn), status, opts);
 }
 
 /*! call() :

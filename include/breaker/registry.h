@@ -410,8 +410,14 @@ BREAKER_API BREAKER_NODISCARD int breaker_registry_export_json_alloc(breaker_reg
 
 /*! breaker_registry_export_health_json() :
  *  The public variant: exactly {"status":"ok"} or {"status":"degraded"}
- *  (see breaker_registry_degraded()) and a newline, revealing no breaker or
- *  dependency name and no count. Safe for an unauthenticated health endpoint. */
+ *  (see breaker_registry_degraded()) and a newline, naming no breaker or
+ *  dependency and counting nothing. What it still tells anyone who can read
+ *  it: that some dependency of this service is failing, and, read often,
+ *  when (a breaker opening, the time its recovery takes), which is the
+ *  moment a request can best be made to be the probe (breaker_complete_from
+ *  says what a failing probe can and cannot do). Serve it where that is
+ *  acceptable (a load balancer's check), or serve a liveness answer that
+ *  does not depend on the breakers to the public. */
 BREAKER_API int breaker_registry_export_health_json(breaker_registry *reg, char *buf, size_t cap,
                                                     size_t *len) BREAKER_NONNULL(1);
 BREAKER_API BREAKER_NODISCARD int breaker_registry_export_health_json_alloc(breaker_registry *reg,

@@ -339,6 +339,58 @@ static int series_of(breaker_registry *reg, const char *label, int *registry_wid
     return per_breaker;
 }
 
+/* A registry on `clock` whose breakers open on 3 failures in a row and
+ * close on one successful probe; `rc` its configuration. */
+static breaker_registry *probing_registry(struct fake_clock *clock, breaker_registry_config *rc) {
+    breaker_registry_config_init(rc);
+    test_config(&rc->defaults, clock, NULL);
+    rc->defaults.trip = BREAKER_TRIP_CONSECUTIVE;
+    rc->defaults.failure_threshold = 3;
+    rc->defaults.half_open_successes = 1;
+    rc->clock = fake_clock_read;
+    rc->clock_ctx = clock;
+    breaker_registry *reg = NULL;
+    assert_int_equal(breaker_registry_create(rc, &reg), BREAKER_OK);
+    return reg;
+}
+
+/* The histograms on top of the 39 (docs/operating.md, section 6): a
+ * breaker that has probed exports the probe durations' 64 more, and one
+ * that times its calls (slow_call_ns set) the call durations' 32 more:
+ * 103 for every breaker that ever recovered, 135 with both. */
+static void a_breaker_that_probed_exports_103_series(void **state) {
+    (void)state;
+    struct fake_clock clock = {0};
+    breaker_registry_config rc;
+    breaker_registry *reg = probing_registry(&clock, &rc);
+    breaker *b = get(reg, "payments.charge");
+    const char *label = "breaker=\"payments.charge\"";
+    int wide = 0;
+    trip(b);
+    assert_int_equal(series_of(reg, label, &wide), 39);
+    fake_clock_advance(&clock, rc.defaults.open_ns);
+    call_ok(b, BREAKER_SUCCESS); /* the probe closes it */
+    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_int_equal(series_of(reg, label, &wide), 39 + 64);
+    assert_int_equal(breaker_registry_release(reg, b), BREAKER_OK);
+
+    breaker_config timed = rc.defaults;
+    timed.slow_call_ns = SEC;
+    char msg[200] = "";
+    if (breaker_registry_set_config(reg, "timed", &timed, msg, sizeof(msg)) != BREAKER_OK)
+        fail_msg("override: %s", msg);
+    b = get(reg, "timed");
+    label = "breaker=\"timed\"";
+    call_ok(b, BREAKER_SUCCESS);
+    assert_int_equal(series_of(reg, label, &wide), 39 + 32);
+    trip(b);
+    fake_clock_advance(&clock, rc.defaults.open_ns);
+    call_ok(b, BREAKER_SUCCESS);
+    assert_int_equal(series_of(reg, label, &wide), 39 + 32 + 64);
+    assert_int_equal(breaker_registry_release(reg, b), BREAKER_OK);
+    breaker_registry_destroy(reg);
+}
+
 /* The series budget docs/observability.md states: 39 per breaker and 6 for
  * the registry, whatever the breaker's state; an operator's force and reset
  * add their transition pairs and the forced state's seconds, a timed open
@@ -388,15 +440,7 @@ static void probe_durations_are_exported_by_result_without_slow_call_timing(void
     (void)state;
     struct fake_clock clock = {0};
     breaker_registry_config rc;
-    breaker_registry_config_init(&rc);
-    test_config(&rc.defaults, &clock, NULL);
-    rc.defaults.trip = BREAKER_TRIP_CONSECUTIVE;
-    rc.defaults.failure_threshold = 3;
-    rc.defaults.half_open_successes = 1;
-    rc.clock = fake_clock_read;
-    rc.clock_ctx = &clock;
-    breaker_registry *reg = NULL;
-    assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
+    breaker_registry *reg = probing_registry(&clock, &rc);
     breaker *b = get(reg, "search.query");
     breaker *quiet = get(reg, "audit.log");
     trip(b);
@@ -656,6 +700,7 @@ int main(void) {
         cmocka_unit_test(a_small_buffer_gets_enospc_and_the_size_it_needs),
         cmocka_unit_test(an_empty_registry_exports_only_its_own_valid_metrics),
         cmocka_unit_test(one_breaker_exports_39_series_and_the_registry_6),
+        cmocka_unit_test(a_breaker_that_probed_exports_103_series),
         cmocka_unit_test(probe_durations_are_exported_by_result_without_slow_call_timing),
         cmocka_unit_test(the_alloc_variant_writes_the_same_text_in_one_call),
         cmocka_unit_test(

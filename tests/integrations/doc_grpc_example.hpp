@@ -9,6 +9,7 @@
 #include <breaker.h>
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -23,9 +24,11 @@ struct doc_stub {
 // What the example returns for a refused call.
 grpc::Status fallback();
 
-// The example's block: one call behind `b` for the caller `tenant_key`.
+// The example's block: one call behind `b` for the caller `tenant_key`,
+// whose own deadline is `caller_deadline`.
 // @return the call's status, or fallback()'s when the breaker refused it.
 grpc::Status doc_grpc_example(breaker *b, doc_stub *stub, const doc_message &request,
-                              doc_message &reply, std::uint64_t tenant_key);
+                              doc_message &reply, std::uint64_t tenant_key,
+                              std::chrono::system_clock::time_point caller_deadline);
 
 #endif

@@ -71,7 +71,8 @@ if(BREAKER_GRPCXX_FOUND)
     "#include <breaker/grpc.hpp>\n"
     "#include \"doc_grpc_example.hpp\"\n"
     "grpc::Status doc_grpc_example(breaker *b, doc_stub *stub, const doc_message &request,\n"
-    "                              doc_message &reply, std::uint64_t tenant_key) {\n"
+    "                              doc_message &reply, std::uint64_t tenant_key,\n"
+    "                              std::chrono::system_clock::time_point caller_deadline) {\n"
     "${_body}"
     "    return status;\n"
     "}\n")

@@ -8,7 +8,10 @@
 // server counts the calls it gets); a probe made with no deadline ends at
 // the probe's deadline; a refused connection is a failure; call_from()
 // completes with the caller's source, so that with min_failing_sources = 3
-// one caller's failures do not open the breaker and three callers' do. The breaker runs
+// one caller's failures do not open the breaker and three callers' do;
+// call_with() tells the caller's own deadline from the dependency's (a
+// caller with 1 ms left, a dependency that answers in 5 ms: CANCELLED, never
+// a failure). The breaker runs
 // on a fake clock; the only durations are deadlines (200 and 300 ms) against
 // a server that never answers. docs/grpc.md's example runs as the page
 // shows it (doc_grpc_example.hpp). A plain C++ program: exit 0 when every check
@@ -17,6 +20,7 @@
 #include <breaker/grpc.h>
 #include <breaker/grpc.hpp>
 
+#include <grpcpp/alarm.h>
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -52,10 +56,23 @@ class Service final : public grpc::CallbackGenericService {
         explicit Reactor(const std::string &method) {
             std::string last = method.substr(method.rfind('/') + 1);
             if (last == "silent") return; // until OnCancel
-            code_ = std::stoi(last);
+            if (last.rfind("delay", 0) == 0) {
+                delay_ms_ = std::stoi(last.substr(5));
+                code_ = 0;
+            } else {
+                code_ = std::stoi(last);
+            }
             StartRead(&request_);
         }
         void OnReadDone(bool ok) override {
+            if (delay_ms_ > 0) { // OK after the delay, whether or not the client waits
+                alarm_.Set(std::chrono::system_clock::now() + std::chrono::milliseconds(delay_ms_),
+                           [this](bool) { Answer(true); });
+                return;
+            }
+            Answer(ok);
+        }
+        void Answer(bool ok) {
             if (code_ == 0 && ok) {
                 grpc::Slice s(std::string("ok"));
                 response_ = grpc::ByteBuffer(&s, 1);
@@ -71,6 +88,8 @@ class Service final : public grpc::CallbackGenericService {
 
       private:
         int code_ = -1;
+        int delay_ms_ = 0;
+        grpc::Alarm alarm_;
         grpc::ByteBuffer request_, response_;
     };
 };
@@ -142,15 +161,17 @@ static void the_docs_example_names_its_caller(const std::string &target) {
     keys_on_distinct_bits(callers, 3);
     doc_stub stub{target, "/breaker.Test/14"};
     doc_message request = a_request(), reply;
+    auto later = std::chrono::system_clock::now() + std::chrono::seconds(30);
     for (int i = 0; i < 5; i++)
-        CHECK_EQ(doc_grpc_example(b, &stub, request, reply, callers[0]).error_code(),
+        CHECK_EQ(doc_grpc_example(b, &stub, request, reply, callers[0], later).error_code(),
                  grpc::StatusCode::UNAVAILABLE);
     CHECK_EQ(breaker_get_state(b), BREAKER_CLOSED);
     for (int i = 1; i < 3; i++)
-        CHECK_EQ(doc_grpc_example(b, &stub, request, reply, callers[i]).error_code(),
+        CHECK_EQ(doc_grpc_example(b, &stub, request, reply, callers[i], later).error_code(),
                  grpc::StatusCode::UNAVAILABLE);
     CHECK_EQ(breaker_get_state(b), BREAKER_OPEN);
-    CHECK_EQ(doc_grpc_example(b, &stub, request, reply, callers[0]).error_message() == "fallback",
+    CHECK_EQ(doc_grpc_example(b, &stub, request, reply, callers[0], later).error_message() ==
+                 "fallback",
              true);
     breaker_destroy(b);
 }
@@ -175,6 +196,91 @@ static void failures_of_one_source_do_not_open_and_three_sources_do(const std::s
     (void)breaker_stats_get(b, &st);
     CHECK_EQ(st.admitted, 16);
     CHECK_EQ(st.failures, 16);
+    breaker_destroy(b);
+}
+
+// Whose deadline counts: a healthy dependency that answers in 5 ms, called
+// for a caller whose own deadline is 1 ms away (a propagated deadline), with
+// the dependency given 1 s. Through call_with(), naming the caller's
+// deadline, each call ends DEADLINE_EXCEEDED at the caller's deadline and is
+// CANCELLED: 100 calls, nothing refused, nothing counted against the
+// dependency (consecutive, 3 failures open it). The same calls through
+// call_from() (the context's 1 ms is then the dependency's own): failures,
+// open after 3, the rest refused. And a dependency slower than its own
+// deadline (2 ms) for a caller with time to spare (1 s) fails: call_with()
+// does not excuse it.
+// One call to the 5 ms method through `stub`: through call_with(), the
+// dependency given `dependency` and the caller's deadline `caller` from now;
+// through call_from() (`named` false), the context's deadline `caller`, as
+// a caller without call_with() passes its own deadline on.
+static int one_delayed_call(breaker *b, grpc::GenericStub &stub,
+                            std::chrono::milliseconds dependency, std::chrono::milliseconds caller,
+                            bool named, grpc::Status *status) {
+    grpc::ClientContext context;
+    auto now = std::chrono::system_clock::now();
+    context.set_deadline(now + (named ? dependency : caller));
+    breaker_grpc::options opts;
+    opts.caller_deadline = now + caller;
+    grpc::ByteBuffer request = a_request(), response;
+    auto call = [&] {
+        std::promise<grpc::Status> done;
+        stub.UnaryCall(&context, "/breaker.Test/delay5", grpc::StubOptions(), &request, &response,
+                       [&](grpc::Status st) { done.set_value(st); });
+        return done.get_future().get();
+    };
+    if (named) return breaker_grpc::call_with(b, context, call, status, opts);
+    return breaker_grpc::call_from(b, context, call, status, 0);
+}
+
+static void the_callers_own_deadline_is_no_failure(const std::string &target) {
+    auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+    grpc::GenericStub stub(channel);
+    using ms = std::chrono::milliseconds;
+    breaker *b = make_breaker(3);
+    grpc::Status status;
+    CHECK_EQ(one_delayed_call(b, stub, ms(1000), ms(1000), true, &status), BREAKER_OK); // connected
+    CHECK_EQ(status.error_code(), grpc::StatusCode::OK);
+    unsigned refused = 0, exceeded = 0;
+    for (int i = 0; i < 100; i++) {
+        refused += one_delayed_call(b, stub, ms(1000), ms(1), true, &status) != BREAKER_OK;
+        exceeded += status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+    }
+    breaker_stats st;
+    (void)breaker_stats_get(b, &st);
+    std::printf("caller's 1 ms deadline, dependency 5 ms (given 1 s), call_with(): %u of 100 "
+                "refused, %u DEADLINE_EXCEEDED, %llu cancelled, %llu failures, state %s\n",
+                refused, exceeded, (unsigned long long)st.cancelled,
+                (unsigned long long)st.failures, breaker_state_name(st.state));
+    CHECK_EQ(refused, 0);
+    // Each ends at the caller's deadline (a loaded machine may see the 5 ms
+    // answer first: a success, never a failure).
+    CHECK_EQ(st.cancelled, exceeded);
+    CHECK_EQ(st.cancelled + st.successes, 101);
+    CHECK_EQ(st.failures, 0);
+    CHECK_EQ(st.state, BREAKER_CLOSED);
+    breaker_destroy(b);
+
+    // The same deadline as the dependency's own (call_from()): failures.
+    b = make_breaker(3);
+    refused = 0;
+    for (int i = 0; i < 100; i++)
+        refused += one_delayed_call(b, stub, ms(1000), ms(1), false, &status) != BREAKER_OK;
+    (void)breaker_stats_get(b, &st);
+    std::printf("the dependency's own 1 ms deadline, call_from(): %u of 100 refused, %llu "
+                "failures, state %s\n",
+                refused, (unsigned long long)st.failures, breaker_state_name(st.state));
+    CHECK_EQ(st.state, BREAKER_OPEN); // 97 refused, 3 failures, unless a 5 ms answer beat 1 ms
+    CHECK_EQ(refused + st.admitted, 100);
+    CHECK_EQ(st.failures >= 3, true);
+    breaker_destroy(b);
+
+    // Too slow for its own deadline, whatever the caller's: failures.
+    b = make_breaker(3);
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ(one_delayed_call(b, stub, ms(2), ms(1000), true, &status), BREAKER_OK);
+        CHECK_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    }
+    CHECK_EQ(breaker_get_state(b), BREAKER_OPEN);
     breaker_destroy(b);
 }
 
@@ -286,6 +392,7 @@ int main() {
     a_refused_connection_is_a_failure();
     failures_of_one_source_do_not_open_and_three_sources_do(target);
     the_docs_example_names_its_caller(target);
+    the_callers_own_deadline_is_no_failure(target);
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
     server->Wait();
     if (failures != 0) {

@@ -4,7 +4,7 @@
 # written (every example a document shows is run by a test). Each case reads the
 # lines from the document at test time, so an example that stops working, or
 # whose shown output no longer matches, fails here. Only what cannot run in a
-# test is replaced: a cron schedule, the job a crontab line runs, curl,
+# test is replaced: a cron schedule, the job a crontab line runs, a URL,
 # node_exporter's directory.
 # Usage: cli_doc_examples.sh CASE BREAKER_BINARY SOURCE_DIR
 set -u
@@ -101,17 +101,47 @@ cli_quick_start_runs)
   done <"$tmp/cmds"
   ;;
 cli_script_example_says_what_happened)
-  # The script of "Shared breakers for commands", with curl replaced: it
-  # prints "done", then, with the breaker forced open, the refusal's line.
+  # The script of "Shared breakers for commands", run as written against a
+  # real HTTP server on 127.0.0.1 (tests/support/http_test_server.py), its
+  # URL the only change. 25 answers 404 (the request's fault): "failed", yet
+  # never counted, so the breaker stays closed and a healthy URL still goes
+  # through ("done"; curl -f's 22 counted them: 25 404s opened it). Then 503s
+  # (the server's fault) open it, and the script prints the refusal's line.
   code_lines "$src/docs/cli.md" | sed -n '/^if breaker exec api /,/^fi$/p' >"$tmp/script.sh"
   [ -s "$tmp/script.sh" ] || fail "the script example is gone"
-  curl() { :; }
-  sed 's/-- curl -fsS [^;]*;/-- true;/' "$tmp/script.sh" >"$tmp/run.sh"
+  mkfifo "$tmp/srv.in"
+  python3 "$src/tests/support/http_test_server.py" <"$tmp/srv.in" >"$tmp/srv.out" &
+  srv=$!
+  exec 3>"$tmp/srv.in"
+  trap 'exec 3>&-; wait "$srv"; rm -rf "$tmp"' EXIT
+  i=0
+  until grep -q '^port ' "$tmp/srv.out"; do
+    i=$((i + 1)); [ "$i" -lt 500 ] || fail "the HTTP server did not start"; sleep 0.02
+  done
+  port=$(sed -n 's/^port //p' "$tmp/srv.out")
+  sed "s|https://api.example/x|http://127.0.0.1:$port/x|" "$tmp/script.sh" >"$tmp/run.sh"
+  # mode M: the server answers M from now on (its reply line says so).
+  mode() {
+    n=$(wc -l <"$tmp/srv.out")
+    echo "mode $1" >&3
+    i=0
+    until [ "$(wc -l <"$tmp/srv.out")" -gt "$n" ]; do
+      i=$((i + 1)); [ "$i" -lt 500 ] || fail "the HTTP server did not answer"; sleep 0.02
+    done
+  }
+  mode 404
+  for r in $(seq 25); do
+    out=$(sh "$tmp/run.sh" 2>/dev/null)
+    [ "$out" = "failed" ] || fail "404, run $r: '$out'"
+  done
+  breaker status api --json | grep -q '"state": "closed"' || fail "404s opened the breaker"
+  mode ok
   out=$(sh "$tmp/run.sh" 2>/dev/null)
-  [ "$out" = "done" ] || fail "first run: '$out'"
-  breaker open api >/dev/null || fail "breaker open api"
+  [ "$out" = "done" ] || fail "healthy after the 404s: '$out'"
+  mode 503
+  for r in $(seq 20); do sh "$tmp/run.sh" >/dev/null 2>&1; done
   out=$(sh "$tmp/run.sh" 2>/dev/null)
-  [ "$out" = "api breaker open: skipped" ] || fail "while open: '$out'"
+  [ "$out" = "api breaker open: skipped" ] || fail "after the 503s: '$out'"
   ;;
 cli_prometheus_crontab_writes_the_file)
   line=$(code_lines "$src/docs/cli.md" | grep 'breaker status --prometheus >' | head -n 1)
