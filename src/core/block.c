@@ -270,6 +270,26 @@ void breaker__set_home_control(breaker *b,
 
 /* ---- On the process heap: breaker_create / breaker_destroy ----------------------*/
 
+/* ---- Checked permits (breaker.c, "Checked permits") ------------------------
+ * Allocate the record of a handle whose cfg.checked_permits is set, and send
+ * its closed-state calls to the general paths; nothing otherwise. Call after
+ * breaker__block_bind. @return BREAKER_OK or BREAKER_ENOMEM. */
+static int check_setup(breaker *b) {
+    if (b->cfg.checked_permits == 0) return BREAKER_OK;
+    b->check = aligned_alloc(BREAKER__CACHELINE, sizeof(*b->check) * BREAKER__STRIPES);
+    if (b->check == NULL) return BREAKER_ENOMEM;
+    memset(b->check, 0, sizeof(*b->check) * BREAKER__STRIPES);
+    /* Unique among this block's handles in practice (a stale permit of
+     * another handle must not look like one of ours); never 0. */
+    b->check_tag = (breaker__splitmix64(b->breaker_id ^ (uint64_t)(uintptr_t)b) | 1u) << 8;
+    /* Closed calls take the general paths, which keep the record. */
+    b->fast_success = 0;
+    b->admit_mask = ~UINT64_C(0);
+    return BREAKER_OK;
+}
+
+static void check_free(breaker *b) { free(b->check); }
+
 static uint64_t random_seed(const void *salt) {
     uint64_t x = (uint64_t)(uintptr_t)salt ^ ((uint64_t)getpid() << 32);
     x ^= breaker__clock_ns(CLOCK_MONOTONIC);
@@ -332,7 +352,7 @@ int breaker_create_bound(const breaker_config *user, const breaker_owner *owner,
         return BREAKER_EINCOMPATIBLE;
     }
     breaker__block_bind(b, s, lay.total, BREAKER__STRIPES_THREAD_OWNED, 0);
-    if (breaker__check_setup(b) != BREAKER_OK) {
+    if (check_setup(b) != BREAKER_OK) {
         free(s);
         free(b);
         return BREAKER_ENOMEM;
@@ -348,7 +368,7 @@ void breaker_destroy(breaker *b) {
     if (b->home_detach != NULL) b->home_detach(b->home_ctx, b);
     breaker_destroy(atomic_load_explicit(&b->forward, memory_order_acquire));
     if (!b->block_borrowed) free(b->shared);
-    breaker__check_free(b);
+    check_free(b);
     free(b);
 }
 
@@ -420,7 +440,7 @@ int breaker__attach_block(void *mem, size_t size, uint64_t store_id, const break
     b->seed_drawn = false; /* the block's seed: every process computes the same waits */
     breaker__clock_setup(b, &s->lim);
     breaker__block_bind(b, s, size, BREAKER__STRIPES_ATOMIC, store_id);
-    if (breaker__check_setup(b) != BREAKER_OK) {
+    if (check_setup(b) != BREAKER_OK) {
         free(b);
         return BREAKER_ENOMEM;
     }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * breaker.c - the state machine: acquire, complete, transitions and manual
- * control (create and destroy are block.c's). One file on purpose (the call
- * path's wall, docs/design.md "Layout of src/"): the short paths of acquire
- * and complete must stay together and frameless, and a split would add
- * calls. What the block and its words hold is in layout.h and words.h, how a
- * thread picks and writes its stripe in stripes.h.
+ * breaker.c - the call path: acquire, complete, the probe slots and the
+ * transitions they make. Create and destroy are block.c's; the queries and
+ * the controls that steer a breaker from outside its calls (forced states,
+ * timed opens, outside evidence, shadow mode, live reconfiguration, retry
+ * hints) are control.c's, which make their transitions through
+ * breaker__transition() (machine.h). The short paths of acquire and complete
+ * stay together in this one file, frameless (docs/design.md "Layout of
+ * src/"). What the block and its words hold is in layout.h and words.h, how
+ * a thread picks and writes its stripe in stripes.h.
  *
  * Concurrency design (docs/design.md has the long form):
  *
@@ -31,6 +34,7 @@
 #define _GNU_SOURCE
 #include "core/block.h"
 #include "core/internal.h"
+#include "core/machine.h"
 #include "common/text.h"
 #include "common/time_ns.h"
 
@@ -39,10 +43,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#define NS_PER_SEC_HINT UINT64_C(1000000000)
-/* The longest timed open or forced close an operator may ask: 365 days. */
-#define TIMED_OPEN_MAX_NS (UINT64_C(365) * 24 * 3600 * UINT64_C(1000000000))
 
 /* ---- Permits ---------------------------------------------------------------
  * The head word's encoding is in words.h (block.c binds the handle's tag). */
@@ -206,23 +206,8 @@ static int shadow_complete(breaker *b, struct permit_view *pv, enum breaker_outc
  * lost). Relaxed throughout: the permit reaches its completers through the
  * caller's own synchronisation, which orders the admission's mark before
  * any completion's CAS; the CAS decides between racing copies by itself and
- * orders nothing else (the outcome is recorded with its own orders). */
-int breaker__check_setup(breaker *b) {
-    if (b->cfg.checked_permits == 0) return BREAKER_OK;
-    b->check = aligned_alloc(BREAKER__CACHELINE, sizeof(*b->check) * BREAKER__STRIPES);
-    if (b->check == NULL) return BREAKER_ENOMEM;
-    memset(b->check, 0, sizeof(*b->check) * BREAKER__STRIPES);
-    /* Unique among this block's handles in practice (a stale permit of
-     * another handle must not look like one of ours); never 0. */
-    b->check_tag = (breaker__splitmix64(b->breaker_id ^ (uint64_t)(uintptr_t)b) | 1u) << 8;
-    /* Closed calls take the general paths, which keep the record. */
-    b->fast_success = 0;
-    b->admit_mask = ~UINT64_C(0);
-    return BREAKER_OK;
-}
-
-void breaker__check_free(breaker *b) { free(b->check); }
-
+ * orders nothing else (the outcome is recorded with its own orders). The
+ * record is allocated with the handle (block.c). */
 static void permit_check_take(breaker *b, breaker_permit *permit) {
     struct breaker__stripe_ref r = breaker__thread_stripe(b);
     struct breaker__check_run *run = &b->check[r.index];
@@ -259,29 +244,6 @@ static bool permit_check_settle(breaker *b, const struct permit_view *pv) {
 
 static bool ramping(uint64_t ctl) { return breaker__ctl_ramping(ctl); }
 
-/* The wait before a probe after k failed recoveries, entering generation
- * `gen`. Jitter is a pure function of (seed, gen, salt): threads racing to
- * make the same transition compute the same wait, and a fixed seed
- * reproduces every wait. `salt` is the process id when the seed was drawn
- * (not fixed by the user), so that processes forked after the breaker was
- * created, each holding the same drawn seed, still wait differently: a fleet
- * must not probe in lockstep. */
-static uint64_t open_wait_ns(const struct breaker__limits *lim, unsigned k, uint64_t gen,
-                             uint64_t salt) {
-    double w = (double)lim->open_ns;
-    double cap = (double)lim->open_max_ns;
-    for (unsigned i = 0; i < k && w < cap; i++)
-        w *= lim->open_backoff;
-    if (w > cap) w = cap;
-    if (lim->open_jitter > 0.0) {
-        uint64_t mix = lim->seed ^ (gen * BREAKER__GOLDEN_GAMMA);
-        if (salt != 0) mix ^= breaker__splitmix64(salt);
-        double u = (double)(breaker__splitmix64(mix) >> 11) * (1.0 / 9007199254740992.0);
-        w += w * lim->open_jitter * u;
-    }
-    return (uint64_t)w;
-}
-
 static uint64_t tagged(uint64_t gen, uint64_t us) {
     return (breaker__tag_of_gen(gen) << BREAKER__TAG_SHIFT) | us;
 }
@@ -312,7 +274,7 @@ static bool still_in(const struct breaker__shared *s, unsigned state, uint64_t g
  * the same generation, the later time): a thread that computed the value long
  * ago and was preempted cannot overwrite a newer generation's. Relaxed: the
  * ctl CAS that follows is the release that publishes it. */
-/* What a transition published (transition()): the word, and the one it
+/* What a transition published (breaker__transition()): the word, and the one it
  * replaced, if it wrote. */
 struct phase_publish {
     uint64_t word;
@@ -339,7 +301,7 @@ static void publish_phase_time(struct breaker__shared *s, uint64_t gen, uint64_t
     }
 }
 
-/* After transition()'s CAS. Every thread that saw the old generation
+/* After breaker__transition()'s CAS. Every thread that saw the old generation
  * publishes for the new one before its CAS, and only one CAS wins: a loser's
  * time for the same generation (a probe's deadline, the policy's wait) may
  * be the later one and stay, so that an operator's exact wait, or a plain
@@ -364,32 +326,6 @@ static void settle_phase_time(struct breaker__shared *s, uint64_t gen,
         uint64_t cur = pub->word;
         (void)breaker__cas_relaxed(&s->phase_time, &cur, pub->replaced);
     }
-}
-
-/* phase_time for generation `gen` in ns, or 0 if absent (only after 65536
- * generations of tag wrap-around; 0 makes the phase end now, never wedge). */
-static uint64_t phase_time_ns(const struct breaker__shared *s, uint64_t gen) {
-    uint64_t w = breaker__read(&s->phase_time);
-    if (breaker__tw_tag(w) != breaker__tag_of_gen(gen)) return 0;
-    return breaker__ns_of_us(s, breaker__tw_us(w));
-}
-
-static uint64_t probe_deadline_us(const struct breaker__shared *s, uint64_t now) {
-    return breaker__deadline_us(s, now, BREAKER__LIM(&s->lim, probe_timeout_ns));
-}
-
-/* The breaker's own callback first, then its owner's (a registry records
- * history and tells its listeners), as registry.h promises: a listener
- * hears a transition after the breaker's on_event did. */
-static void emit(breaker *b, const breaker_event *ev) {
-    /* An abandoned block's transitions (a permit given before its store
-     * file moved, completing there) are no transition of the breaker the
-     * user sees: not reported. Relaxed: it only decides whether to tell. */
-    if (atomic_load_explicit(&b->forward, memory_order_relaxed) != NULL) return;
-    /* A forward's events name the handle the user holds (its face). */
-    breaker *face = b->face != NULL ? b->face : b;
-    if (b->cfg.on_event != NULL) b->cfg.on_event(b->cfg.event_ctx, face, ev);
-    if (b->owner.on_event != NULL) b->owner.on_event(b->owner.ctx, face, ev);
 }
 
 /* ---- Recovery no one source can hold back -------------------------------------
@@ -441,32 +377,6 @@ static bool probe_sources_note(struct breaker__shared *s, uint64_t gen, uint64_t
 
 /* ---- Transitions -----------------------------------------------------------*/
 
-/* Who and why of an operator's control (checked: breaker__text_check()),
- * and, out, the generation its transition started (0: it made none). */
-struct control_text {
-    const char *who;
-    const char *why;
-    uint64_t made_gen;
-};
-
-struct transition {
-    uint64_t expected; /* the ctl value to replace */
-    enum breaker_state to;
-    enum breaker_reason reason;
-    unsigned k;
-    uint64_t now;
-    breaker_evidence evidence;
-    uint64_t slot0_claim; /* out, entering HALF_OPEN: the first probe's slot word */
-    bool ramp;            /* entering CLOSED from recovery with ramp_ns set */
-    uint64_t wait_ns;     /* entering OPEN: this wait instead of the policy's; 0 = the policy's.
-                             Entering FORCED_CLOSED: its expiry (0 = none) */
-    /* An operator's control (breaker_control_apply()): who and why, checked,
-     * for this transition's event only; NULL for every other. On the
-     * caller's stack, read (and made_gen written) by the thread whose CAS
-     * wins: nothing shared. */
-    struct control_text *text;
-};
-
 /* Account the time spent in the state that just ended. Exact when
  * transitions do not race (one thread, or transitions apart in time); when
  * two follow each other within a few nanoseconds on different threads, an
@@ -486,12 +396,12 @@ static void account_state_time(struct breaker__shared *s, uint64_t old_gen, uint
 /* The text of a control into its event (zeroed: the bytes after each NUL
  * stay 0). Bounded again, though checked, so no caller's string can overrun
  * the arrays. */
-static void control_text_copy(const struct control_text *text, breaker_event *ev) {
+static void control_text_copy(const struct breaker__control_text *text, breaker_event *ev) {
     if (text->who != NULL) memcpy(ev->who, text->who, strnlen(text->who, BREAKER_WHO_MAX));
     if (text->why != NULL) memcpy(ev->why, text->why, strnlen(text->why, BREAKER_WHY_MAX));
 }
 
-static bool transition(breaker *b, struct transition *t) {
+bool breaker__transition(breaker *b, struct breaker__transition *t) {
     struct breaker__shared *s = b->shared;
     uint64_t old_gen = breaker__ctl_gen(t->expected);
     uint64_t new_gen = breaker__next_gen(old_gen);
@@ -505,12 +415,12 @@ static bool transition(breaker *b, struct transition *t) {
          * may be rewriting them: reconfig.c). */
         struct breaker__limits lim;
         if (t->wait_ns == 0) breaker__limits_snapshot(s, &lim);
-        wait = t->wait_ns != 0
-                   ? t->wait_ns
-                   : open_wait_ns(&lim, t->k, new_gen, b->seed_drawn ? (uint64_t)getpid() : 0);
+        wait = t->wait_ns != 0 ? t->wait_ns
+                               : breaker__open_wait_ns(&lim, t->k, new_gen,
+                                                       b->seed_drawn ? (uint64_t)getpid() : 0);
         publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, wait), &pub);
     } else if (t->to == BREAKER_HALF_OPEN) {
-        publish_phase_time(s, new_gen, probe_deadline_us(s, t->now), &pub);
+        publish_phase_time(s, new_gen, breaker__probe_deadline_us(s, t->now), &pub);
         probe_sources_start(s, new_gen);
     } else if (t->to == BREAKER_CLOSED || t->to == BREAKER_FORCED_CLOSED) {
         /* Empty the window before the state that records into it is
@@ -558,7 +468,8 @@ static bool transition(breaker *b, struct transition *t) {
          * included, make the claim explicit so it is released like any other;
          * unless this half-open is already over, and the probe with it. */
         uint64_t v = slot_load(&slots[0]);
-        t->slot0_claim = breaker__slot_claim_word(new_gen, probe_deadline_us(s, t->now), v);
+        t->slot0_claim =
+            breaker__slot_claim_word(new_gen, breaker__probe_deadline_us(s, t->now), v);
         while (!breaker__slot_is_for(v, new_gen) && still_in(s, BREAKER_HALF_OPEN, new_gen) &&
                !slot_cas(&slots[0], &v, t->slot0_claim)) {
         }
@@ -583,7 +494,7 @@ static bool transition(breaker *b, struct transition *t) {
         control_text_copy(t->text, &ev);
         t->text->made_gen = new_gen;
     }
-    emit(b, &ev);
+    breaker__emit(b, &ev);
     return true;
 }
 
@@ -603,17 +514,8 @@ static unsigned next_k(uint64_t ctl) {
  * tag(G) | FREE | last deadline free; another tag: unused this generation (free,
  * except slot 0, which then belongs to the transition's probe with its
  * deadline in phase_time). */
-struct slot_scan {
-    int free_slot;       /* a claimable slot, or -1 */
-    uint64_t free_value; /* its current word */
-    int expired_slot;    /* a probe past its deadline, or -1 */
-    uint64_t expired_value;
-    uint64_t expired_at;    /* the earliest deadline among expired probes */
-    uint64_t next_deadline; /* earliest deadline of a busy slot, UINT64_MAX if none */
-};
-
 static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t now,
-                       struct slot_scan *r) {
+                       struct breaker__slot_scan *r) {
     uint64_t gen = breaker__ctl_gen(ctl);
     const breaker__atomic64 *slots = breaker__slots(s);
     r->free_slot = r->expired_slot = -1;
@@ -633,7 +535,7 @@ static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t n
              * explicit claim. (If ctl has moved on, this whole view is stale:
              * callers re-check before acting on it.) */
             free_now = i != 0;
-            deadline = phase_time_ns(s, gen);
+            deadline = breaker__phase_time_ns(s, gen);
         }
         if (free_now) {
             if (r->free_slot < 0) {
@@ -663,8 +565,8 @@ static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t n
  * generation lasts. The hung probe's slot keeps its word; the next OPEN
  * re-stamps it. @return true if the state moved on (by this call or another);
  * false with `*scan` describing the slots of `*ctl` (possibly reloaded). */
-static bool half_open_check_timeouts(breaker *b, uint64_t *ctl, uint64_t now,
-                                     struct slot_scan *scan) {
+bool breaker__half_open_check_timeouts(breaker *b, uint64_t *ctl, uint64_t now,
+                                       struct breaker__slot_scan *scan) {
     struct breaker__shared *s = b->shared;
     uint64_t gen = breaker__ctl_gen(*ctl);
     for (;;) {
@@ -678,13 +580,13 @@ static bool half_open_check_timeouts(breaker *b, uint64_t *ctl, uint64_t now,
         uint64_t began = breaker__read(&s->since_ns);
         if (at < began) at = began;
         if (at > now) at = now;
-        struct transition t = {.expected = *ctl,
-                               .to = BREAKER_OPEN,
-                               .reason = BREAKER_REASON_PROBE_TIMEOUT,
-                               .k = next_k(*ctl),
-                               .now = at};
+        struct breaker__transition t = {.expected = *ctl,
+                                        .to = BREAKER_OPEN,
+                                        .reason = BREAKER_REASON_PROBE_TIMEOUT,
+                                        .k = next_k(*ctl),
+                                        .now = at};
         half_open_evidence(*ctl, breaker__ctl_succ(*ctl), &t.evidence);
-        if (transition(b, &t)) {
+        if (breaker__transition(b, &t)) {
             breaker__count(&s->probes_timed_out);
             breaker__count(&s->probes_failed);
             return true;
@@ -735,8 +637,8 @@ static unsigned gate_refusal(int gated) {
 static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     struct breaker__shared *s = b->shared;
     uint64_t now = b->now_precise(b);
-    struct slot_scan scan;
-    if (half_open_check_timeouts(b, &ctl, now, &scan)) return ACQUIRE_RETRY;
+    struct breaker__slot_scan scan;
+    if (breaker__half_open_check_timeouts(b, &ctl, now, &scan)) return ACQUIRE_RETRY;
     /* Enough successes and nothing in flight, yet still HALF_OPEN: the probe
      * that freed the last slot never made its close check (its process was
      * killed in between; a store file outlives it). Make the check for it,
@@ -752,7 +654,7 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
         return refuse(b, permit, ctl, BREAKER__REFUSE_HALF_OPEN);
     uint64_t gen = breaker__ctl_gen(ctl);
     uint64_t expect = scan.free_value;
-    uint64_t due = probe_deadline_us(s, now);
+    uint64_t due = breaker__probe_deadline_us(s, now);
     uint64_t claim = breaker__slot_claim_word(gen, due, expect);
     if (breaker__slot_us(claim) >
         due + BREAKER__SLOT_STEP_MAX_US) /* outran the clock: refuse, do not drift */
@@ -784,13 +686,13 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
 static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
     struct breaker__shared *s = b->shared;
     uint64_t now = b->now_precise(b);
-    struct transition t = {.expected = ctl,
-                           .to = BREAKER_HALF_OPEN,
-                           .reason = BREAKER_REASON_WAIT_ELAPSED,
-                           .k = breaker__ctl_k(ctl),
-                           .now = now};
+    struct breaker__transition t = {.expected = ctl,
+                                    .to = BREAKER_HALF_OPEN,
+                                    .reason = BREAKER_REASON_WAIT_ELAPSED,
+                                    .k = breaker__ctl_k(ctl),
+                                    .now = now};
     half_open_evidence(ctl, 0, &t.evidence);
-    if (!transition(b, &t)) return ACQUIRE_RETRY;
+    if (!breaker__transition(b, &t)) return ACQUIRE_RETRY;
     uint64_t gen = breaker__next_gen(breaker__ctl_gen(ctl));
     uint64_t token;
     int gated = gate_probe(b, gen, 0, t.slot0_claim, now, &token);
@@ -805,26 +707,6 @@ static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
 
 /* ---- The call path -----------------------------------------------------------*/
 
-/* The coarse clock read directly rather than through now_coarse: the short
- * paths then call clock_gettime itself, not a wrapper around it. Used only
- * when breaker__clock_setup chose the coarse clock (no injected clock). */
-static inline uint64_t coarse_now(void) { return breaker__clock_ns(CLOCK_MONOTONIC_COARSE); }
-
-/* How long before breaker_acquire() admits a probe to an OPEN breaker whose
- * wait ends at `until`, `precise_now` being the precise clock: 0 once the
- * wait has elapsed by the precise clock and, where the short refusal path
- * reads the coarse clock, by the coarse clock plus its lag bound too (the
- * short path refuses on that alone). acquire and retry_after_ns() both decide
- * with this, so retry_after_ns() answers 0 exactly when acquire admits. */
-static uint64_t open_wait_left(const breaker *b, uint64_t until, uint64_t precise_now) {
-    uint64_t left = until > precise_now ? until - precise_now : 0;
-    if (b->coarse_for_open) {
-        uint64_t seen = coarse_now() + b->coarse_lag_ns;
-        if (seen < until && until - seen > left) left = until - seen;
-    }
-    return left;
-}
-
 /* ---- Ramp after recovery ------------------------------------------------------
  * When probes close a breaker with ramp_ns set, CLOSED starts with a ramp:
  * ctl's low field says so, phase_time holds its end, and k keeps the failed
@@ -835,16 +717,13 @@ static uint64_t open_wait_left(const breaker *b, uint64_t until, uint64_t precis
  * clears the flag and k in place: the same generation, so permits admitted
  * during the ramp stay current. */
 
-/* The share as the credit increment: 32.32 fixed point, at most 1.0. */
-static uint64_t ramp_increment(double share) { return (uint64_t)(share * 4294967296.0); }
-
 /* Whether the calling thread's next call is admitted at `share`: add the
  * share to the stripe's credit; admitted when the credit crosses an integer.
  * Exactly that share of the calls through a stripe gets in, without a shared
  * counter; a shared stripe adds with fetch_add, which keeps the count exact
  * under concurrency. Relaxed: the credit orders nothing. */
 static bool ramp_admits(struct breaker__stripe_ref stripe, double share) {
-    uint64_t inc = ramp_increment(share);
+    uint64_t inc = breaker__ramp_increment(share);
     breaker__atomic64 *credit = &stripe.stripe->ramp_credit;
     uint64_t old;
     if (stripe.owned) {
@@ -864,7 +743,7 @@ static int ramp_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     struct breaker__shared *s = b->shared;
     uint64_t gen = breaker__ctl_gen(ctl);
     uint64_t now = b->now_precise(b);
-    uint64_t until = phase_time_ns(s, gen);
+    uint64_t until = breaker__phase_time_ns(s, gen);
     if (now >= until) {
         /* Over: the recovery is complete. A lost CAS means another caller
          * did it, or a trip: either way, look again. */
@@ -886,20 +765,20 @@ static int ramp_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
  * phase_time holds for its generation (a transition that lost the race to
  * it may have written there). @return true when it had run out (this
  * call's transition or another's): look at ctl again. */
-static bool forced_expired(breaker *b, uint64_t ctl) {
+bool breaker__forced_expired(breaker *b, uint64_t ctl) {
     struct breaker__shared *s = b->shared;
     if (!breaker__ctl_forced_timed(ctl)) return false;
-    uint64_t until = phase_time_ns(s, breaker__ctl_gen(ctl));
+    uint64_t until = breaker__phase_time_ns(s, breaker__ctl_gen(ctl));
     uint64_t now = b->now_precise(b);
     if (now < until) return false;
-    struct transition t = {.expected = ctl,
-                           .to = BREAKER_CLOSED,
-                           .reason = BREAKER_REASON_FORCE_EXPIRED,
-                           .now = until < now ? until : now};
+    struct breaker__transition t = {.expected = ctl,
+                                    .to = BREAKER_CLOSED,
+                                    .reason = BREAKER_REASON_FORCE_EXPIRED,
+                                    .now = until < now ? until : now};
     struct breaker__window_view view;
     breaker__window_read(s, breaker__ctl_gen(ctl), now, &view);
     breaker__evidence_from_view(&view, &t.evidence);
-    (void)transition(b, &t); /* lost: another caller made it, or a newer order */
+    (void)breaker__transition(b, &t); /* lost: another caller made it, or a newer order */
     return true;
 }
 
@@ -909,11 +788,11 @@ static bool forced_expired(breaker *b, uint64_t ctl) {
 __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *permit) {
     struct breaker__shared *s = b->shared;
     for (;;) {
-        uint64_t ctl = breaker__load_acquire(&s->ctl); /* pairs with transition()'s CAS */
+        uint64_t ctl = breaker__load_acquire(&s->ctl); /* pairs with breaker__transition()'s CAS */
         switch ((enum breaker_state)breaker__ctl_state(ctl)) {
         case BREAKER_FORCED_CLOSED:
             /* Its own label, so that CLOSED's admission runs no test more. */
-            if (forced_expired(b, ctl)) break;
+            if (breaker__forced_expired(b, ctl)) break;
             __attribute__((fallthrough));
         case BREAKER_CLOSED: {
             if (ramping(ctl)) {
@@ -937,7 +816,8 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
             return BREAKER_OK;
         }
         case BREAKER_OPEN: {
-            if (open_wait_left(b, phase_time_ns(s, breaker__ctl_gen(ctl)), b->now_precise(b)) > 0)
+            if (breaker__open_wait_left(b, breaker__phase_time_ns(s, breaker__ctl_gen(ctl)),
+                                        b->now_precise(b)) > 0)
                 return refuse(b, permit, ctl, BREAKER__REFUSE_OPEN);
             int rc = open_try_probe(b, ctl, permit);
             if (rc != ACQUIRE_RETRY) return rc;
@@ -960,9 +840,10 @@ __attribute__((noinline)) static int acquire_open(breaker *b, breaker_permit *pe
     /* The deadline before the clock call, so little lives across it. On the
      * coarse clock, refuse here only while the wait is more than the clock's
      * lag bound from its end; acquire_slow decides the last stretch on the
-     * precise clock (see open_wait_left). */
-    uint64_t deadline = phase_time_ns(b->shared, breaker__ctl_gen(ctl));
-    uint64_t now = b->coarse_for_open ? coarse_now() + b->coarse_lag_ns : b->now_precise(b);
+     * precise clock (see breaker__open_wait_left). */
+    uint64_t deadline = breaker__phase_time_ns(b->shared, breaker__ctl_gen(ctl));
+    uint64_t now =
+        b->coarse_for_open ? breaker__coarse_now() + b->coarse_lag_ns : b->now_precise(b);
     if (__builtin_expect(now < deadline, 1)) {
         struct breaker__stripe *own;
         if (__builtin_expect(breaker__owned_stripe(b, &own), 1)) {
@@ -1001,7 +882,7 @@ __attribute__((noinline, cold)) static int acquire_forwarded(breaker *b, breaker
 }
 
 int breaker_acquire(breaker *b, breaker_permit *permit) {
-    /* Acquire: pairs with transition()'s release CAS, so a new OPEN comes with
+    /* Acquire: pairs with breaker__transition()'s release CAS, so a new OPEN comes with
      * its deadline and a new CLOSED with its emptied window. */
     uint64_t ctl = breaker__load_acquire(b->ctl);
     struct breaker__stripe *own;
@@ -1050,20 +931,20 @@ static void close_if_settled(breaker *b, uint64_t gen, uint64_t now) {
         if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_HALF_OPEN) return;
         unsigned succ = breaker__ctl_succ(ctl);
         if (succ < BREAKER__LIM(&s->lim, half_open_successes)) return;
-        struct slot_scan scan;
+        struct breaker__slot_scan scan;
         scan_slots(s, ctl, now, &scan);
         /* A probe still out (claimed or settling) decides: its failure or
          * timeout reopens, and its own completion closes after it. */
         if (scan.next_deadline != UINT64_MAX) return;
         bool ramp = BREAKER__LIM(&s->lim, ramp_ns) != 0;
-        struct transition t = {.expected = ctl,
-                               .to = BREAKER_CLOSED,
-                               .reason = BREAKER_REASON_PROBES_SUCCEEDED,
-                               .k = ramp ? breaker__ctl_k(ctl) : 0,
-                               .now = now,
-                               .ramp = ramp};
+        struct breaker__transition t = {.expected = ctl,
+                                        .to = BREAKER_CLOSED,
+                                        .reason = BREAKER_REASON_PROBES_SUCCEEDED,
+                                        .k = ramp ? breaker__ctl_k(ctl) : 0,
+                                        .now = now,
+                                        .ramp = ramp};
         half_open_evidence(ctl, succ, &t.evidence);
-        if (transition(b, &t)) return;
+        if (breaker__transition(b, &t)) return;
     }
 }
 
@@ -1114,9 +995,9 @@ static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
     /* A probe completing after its deadline has already failed: apply the
      * timeout first, which makes this completion stale. */
     uint64_t ctl = breaker__load_acquire(&s->ctl);
-    struct slot_scan scan;
+    struct breaker__slot_scan scan;
     if (breaker__ctl_gen(ctl) == gen && breaker__ctl_state(ctl) == BREAKER_HALF_OPEN)
-        half_open_check_timeouts(b, &ctl, now, &scan);
+        breaker__half_open_check_timeouts(b, &ctl, now, &scan);
 
     /* Claim -> SETTLING: the claim word is unique per admission, so exactly
      * one completion of this admission gets past this CAS. The slot stays in
@@ -1187,13 +1068,13 @@ static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
         if (fails) {
             /* The slot stays SETTLING: the reopening moves the generation,
              * and a closer that looked meanwhile saw this probe in flight. */
-            struct transition t = {.expected = ctl, .now = now};
+            struct breaker__transition t = {.expected = ctl, .now = now};
             t.to = BREAKER_OPEN;
             t.reason = outcome == BREAKER_FAILURE ? BREAKER_REASON_PROBE_FAILED
                                                   : BREAKER_REASON_PROBE_SLOW;
             t.k = next_k(ctl);
             half_open_evidence(ctl, succ, &t.evidence);
-            if (!transition(b, &t)) continue;
+            if (!breaker__transition(b, &t)) continue;
             breaker__count(&s->probes_failed);
         } else {
             /* Count the success in ctl first, then free the slot: a closer
@@ -1231,7 +1112,7 @@ __attribute__((noinline)) static bool trip_on_one_version(const struct breaker__
     breaker__limits_snapshot(s, &lim);
     uint32_t min_calls = lim.min_calls;
     if (ramping(ctl) && precise_now != 0) {
-        uint64_t until = phase_time_ns(s, gen);
+        uint64_t until = breaker__phase_time_ns(s, gen);
         double share = precise_now < until ? breaker__ramp_share(&lim, until - precise_now) : 1.0;
         double scaled = ceil((double)min_calls * share);
         min_calls = scaled < 1.0 ? 1u : (uint32_t)scaled;
@@ -1288,13 +1169,13 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
         return BREAKER_OK;
     for (;;) {
         if (breaker__ctl_state(ctl) != BREAKER_CLOSED) return BREAKER_OK; /* forced closed */
-        struct transition t = {.expected = ctl, .to = BREAKER_OPEN, .k = 0};
+        struct breaker__transition t = {.expected = ctl, .to = BREAKER_OPEN, .k = 0};
         uint32_t min_calls = BREAKER__LIM(&s->lim, min_calls);
         if (ramping(ctl)) {
             /* The ramp's share of the volume is evidence enough, and a trip
              * now is one more failed recovery (see "Ramp after recovery"). */
             if (precise_now == 0) precise_now = b->now_precise(b);
-            uint64_t until = phase_time_ns(s, gen);
+            uint64_t until = breaker__phase_time_ns(s, gen);
             double share =
                 precise_now < until ? breaker__ramp_share(&s->lim, until - precise_now) : 1.0;
             double scaled = ceil((double)min_calls * share);
@@ -1313,9 +1194,9 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
         t.now = precise_now != 0 ? precise_now : b->now_precise(b);
         breaker__evidence_from_view(&view, &t.evidence);
         /* Many threads may cross the threshold at once: the CAS in
-         * transition() lets exactly one of them open the breaker; the
+         * breaker__transition() lets exactly one of them open the breaker; the
          * others' CAS fails and their outcome simply stays recorded. */
-        if (transition(b, &t)) return BREAKER_OK;
+        if (breaker__transition(b, &t)) return BREAKER_OK;
         /* Lost: to a transition (done), or to the end of a ramp, which
          * changes ctl within the generation: then decide again. */
         ctl = breaker__load_acquire(&s->ctl);
@@ -1325,12 +1206,6 @@ static int complete_closed(breaker *b, uint64_t head, enum breaker_outcome outco
 
 /* ---- Call durations (timed breakers) ------------------------------------------*/
 
-/* Bucket upper bounds in ns: 1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1, 2.5,
- * 5, 10 s, +Inf. */
-static const uint64_t latency_upper_ns[BREAKER_LATENCY_BUCKETS] = {
-    1000000,   2500000,   5000000,    10000000,   25000000,   50000000,    100000000,
-    250000000, 500000000, 1000000000, 2500000000, 5000000000, 10000000000, UINT64_MAX};
-
 /* Count one duration on the calling thread's stripe (its histogram run has
  * the same owner as the stripe: plain stores when owned). */
 static void record_latency(breaker *b, enum breaker_outcome outcome, uint64_t took) {
@@ -1338,7 +1213,7 @@ static void record_latency(breaker *b, enum breaker_outcome outcome, uint64_t to
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     struct breaker__latency_run *run = &breaker__latency_runs(b->shared)[stripe.index];
     unsigned i = 0;
-    while (took > latency_upper_ns[i])
+    while (took > breaker__latency_upper_ns[i])
         i++; /* the last bound is UINT64_MAX */
     bool ok = outcome == BREAKER_SUCCESS;
     breaker__stripe_count(stripe, ok ? &run->success[i] : &run->failure[i]);
@@ -1354,43 +1229,10 @@ static void record_latency(breaker *b, enum breaker_outcome outcome, uint64_t to
 static void record_probe_duration(struct breaker__shared *s, enum breaker_probe_result result,
                                   uint64_t took) {
     unsigned i = 0;
-    while (took > latency_upper_ns[i])
+    while (took > breaker__latency_upper_ns[i])
         i++;
     atomic_fetch_add_explicit(&s->probe_hist[result][i], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->probe_sum_ns[result], took, memory_order_relaxed);
-}
-
-int breaker_probe_latency_get(breaker *b, breaker_probe_latency *out) {
-    b = breaker__live(b);
-    memset(out, 0, sizeof(*out));
-    const struct breaker__shared *s = b->shared;
-    for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
-        out->upper_ns[i] = latency_upper_ns[i];
-    for (unsigned r = 0; r < BREAKER_PROBE_RESULT_COUNT; r++) {
-        for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
-            out->count[r][i] = breaker__read(&s->probe_hist[r][i]);
-        out->sum_ns[r] = breaker__read(&s->probe_sum_ns[r]);
-    }
-    return BREAKER_OK;
-}
-
-int breaker_latency_get(breaker *b, breaker_latency *out) {
-    b = breaker__live(b);
-    memset(out, 0, sizeof(*out));
-    for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
-        out->upper_ns[i] = latency_upper_ns[i];
-    const struct breaker__shared *s = b->shared;
-    if (s->latency_off == 0) return BREAKER_NOT_FOUND;
-    const struct breaker__latency_run *runs = breaker__latency_runs(s);
-    for (unsigned st = 0; st < BREAKER__STRIPES; st++) {
-        for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++) {
-            out->success[i] += breaker__read(&runs[st].success[i]);
-            out->failure[i] += breaker__read(&runs[st].failure[i]);
-        }
-        out->success_sum_ns += breaker__read(&runs[st].success_sum_ns);
-        out->failure_sum_ns += breaker__read(&runs[st].failure_sum_ns);
-    }
-    return BREAKER_OK;
 }
 
 /* Everything but the common case (see breaker_complete), after settling. */
@@ -1488,7 +1330,7 @@ __attribute__((noinline)) static int time_window_success_cpu(breaker *b, uint64_
  * stripe. It calls nothing but the clock, and hands anything else to the
  * other variants, so it needs almost no stack frame. */
 __attribute__((noinline)) static int time_window_success(breaker *b, uint64_t head) {
-    uint64_t now = b->coarse_for_window ? coarse_now() : b->now_precise(b);
+    uint64_t now = b->coarse_for_window ? breaker__coarse_now() : b->now_precise(b);
     struct breaker__stripe *own;
     if (__builtin_expect(!breaker__owned_stripe(b, &own), 0))
         return b->cpu_rseq != 0 ? time_window_success_cpu(b, head, now)
@@ -1708,444 +1550,4 @@ enum breaker_refusal breaker_permit_would_reject(const breaker_permit *permit) {
                    "the public refusals are the internal ones, plus NONE");
     return (enum breaker_refusal)(
         ((head & BREAKER__PERMIT_REFUSAL_MASK) >> BREAKER__PERMIT_REFUSAL_SHIFT) + 1);
-}
-
-/* ---- State queries -----------------------------------------------------------*/
-
-enum breaker_state breaker_state_peek(breaker *b) {
-    b = breaker__live(b);
-    return (enum breaker_state)breaker__ctl_state(breaker__load_acquire(b->ctl));
-}
-
-enum breaker_state breaker_get_state(breaker *b) {
-    b = breaker__live(b);
-    struct breaker__shared *s = b->shared;
-    uint64_t ctl = breaker__load_acquire(&s->ctl);
-    struct slot_scan scan;
-    if (breaker__ctl_state(ctl) == BREAKER_HALF_OPEN &&
-        half_open_check_timeouts(b, &ctl, b->now_precise(b), &scan))
-        ctl = breaker__load_acquire(&s->ctl);
-    if (breaker__ctl_state(ctl) == BREAKER_FORCED_CLOSED && forced_expired(b, ctl))
-        ctl = breaker__load_acquire(&s->ctl);
-    return (enum breaker_state)breaker__ctl_state(ctl);
-}
-
-uint64_t breaker_retry_after_ns(breaker *b) {
-    b = breaker__live(b);
-    struct breaker__shared *s = b->shared;
-    for (;;) {
-        uint64_t ctl = breaker__load_acquire(&s->ctl);
-        uint64_t now = b->now_precise(b);
-        switch ((enum breaker_state)breaker__ctl_state(ctl)) {
-        case BREAKER_CLOSED:
-            if (ramping(ctl)) {
-                /* Whether this thread's next call gets in: the same credit
-                 * test as ramp_admits, without adding (the share only grows
-                 * with time, so "in now" stays true). If not, a hint: the
-                 * ramp's end, by which every call gets in. */
-                uint64_t until = phase_time_ns(s, breaker__ctl_gen(ctl));
-                if (now >= until) return 0;
-                struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
-                uint64_t inc = ramp_increment(breaker__ramp_share(&s->lim, until - now));
-                uint64_t credit = breaker__read(&stripe.stripe->ramp_credit);
-                return ((credit + inc) >> 32) != (credit >> 32) ? 0 : until - now;
-            }
-            return 0;
-        case BREAKER_FORCED_CLOSED:
-            return 0;
-        case BREAKER_FORCED_OPEN:
-            return UINT64_MAX;
-        case BREAKER_OPEN:
-            return open_wait_left(b, phase_time_ns(s, breaker__ctl_gen(ctl)), now);
-        case BREAKER_HALF_OPEN: {
-            struct slot_scan scan;
-            if (half_open_check_timeouts(b, &ctl, now, &scan)) continue;
-            if (scan.free_slot >= 0 &&
-                breaker__ctl_succ(ctl) < BREAKER__LIM(&s->lim, half_open_successes)) {
-                /* As half_open_acquire decides: a claim stepped too far past
-                 * its deadline waits until the clock has caught up. */
-                uint64_t due = probe_deadline_us(s, now);
-                uint64_t step = breaker__slot_us(breaker__slot_claim_word(ctl >> BREAKER__GEN_SHIFT,
-                                                                          due, scan.free_value)) -
-                                due;
-                return step <= BREAKER__SLOT_STEP_MAX_US
-                           ? 0
-                           : (step - BREAKER__SLOT_STEP_MAX_US) * UINT64_C(1000);
-            }
-            return scan.next_deadline > now ? scan.next_deadline - now : 0;
-        }
-        }
-        return 0;
-    }
-}
-
-uint64_t breaker__open_left_ns(breaker *b) {
-    uint64_t ctl = breaker__load_acquire(b->ctl);
-    if (breaker__ctl_state(ctl) != BREAKER_OPEN) return 0;
-    uint64_t left =
-        open_wait_left(b, phase_time_ns(b->shared, breaker__ctl_gen(ctl)), b->now_precise(b));
-    return left != 0 ? left : 1;
-}
-
-uint64_t breaker__forced_left_ns(breaker *b) {
-    uint64_t ctl = breaker__load_acquire(b->ctl);
-    if (!breaker__ctl_forced_timed(ctl)) return 0;
-    uint64_t until = phase_time_ns(b->shared, breaker__ctl_gen(ctl)), now = b->now_precise(b);
-    return until > now ? until - now : 1;
-}
-
-uint64_t breaker_generation(breaker *b) {
-    b = breaker__live(b);
-    return breaker__ctl_gen(breaker__load_acquire(&b->shared->ctl));
-}
-
-uint64_t breaker_now_ns(breaker *b) { return b->now_precise(b); }
-
-void *breaker_owner_ctx(const breaker *b, const void *kind) {
-    return kind != NULL && b->owner.kind == kind ? b->owner.ctx : NULL;
-}
-
-size_t breaker_shared_size(breaker *b) { return breaker__live(b)->shared_size; }
-
-void breaker_get_config(breaker *b, breaker_config *out) {
-    b = breaker__live(b);
-    /* The limits as they are now (a live change may have moved them since
-     * the handle was made: reconfig.c), with the handle's own callbacks,
-     * clock and checked_permits. */
-    breaker__block_config(b->shared, out);
-    out->clock = b->cfg.clock;
-    out->clock_ctx = b->cfg.clock_ctx;
-    out->on_event = b->cfg.on_event;
-    out->event_ctx = b->cfg.event_ctx;
-    out->checked_permits = b->cfg.checked_permits;
-}
-
-void breaker__emit_reconfigured(breaker *b, const struct breaker__limits *before,
-                                const struct breaker__limits *after, uint64_t generation) {
-    breaker_config old_cfg, new_cfg;
-    breaker__config_of_limits(before, &old_cfg);
-    breaker__config_of_limits(after, &new_cfg);
-    uint64_t ctl = breaker__load_acquire(b->ctl);
-    breaker_event ev;
-    memset(&ev, 0, sizeof(ev));
-    ev.from = ev.to = (enum breaker_state)breaker__ctl_state(ctl);
-    ev.reason = BREAKER_REASON_RECONFIGURED;
-    ev.generation = breaker__ctl_gen(ctl);
-    ev.time_ns = b->now_precise(b);
-    ev.evidence.failed_recoveries = breaker__ctl_k(ctl);
-    ev.shadow = breaker__ctl_shadow(ctl);
-    ev.old_config = &old_cfg;
-    ev.new_config = &new_cfg;
-    ev.config_generation = generation;
-    emit(b, &ev);
-}
-
-/* ---- Manual control ----------------------------------------------------------*/
-
-static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason,
-                  struct control_text *text) {
-    b = breaker__live(b);
-    struct breaker__shared *s = b->shared;
-    for (;;) {
-        uint64_t ctl = breaker__load_acquire(&s->ctl);
-        /* Already so: nothing to do, but for a forced close with an
-         * expiry, which this order without one replaces. */
-        if (to != BREAKER_CLOSED && breaker__ctl_state(ctl) == (unsigned)to &&
-            !breaker__ctl_forced_timed(ctl))
-            return BREAKER_OK;
-        struct transition t = {.expected = ctl,
-                               .to = to,
-                               .reason = reason,
-                               .k = 0,
-                               .now = b->now_precise(b),
-                               .text = text};
-        struct breaker__window_view view;
-        breaker__window_read(s, breaker__ctl_gen(ctl), t.now, &view);
-        breaker__evidence_from_view(&view, &t.evidence);
-        if (transition(b, &t)) return BREAKER_OK;
-    }
-}
-
-/* ---- Evidence from outside the call path (breaker/backend.h) -------------------*/
-
-int breaker_trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
-    return breaker_trip_outside_for(b, gen, 0, evidence);
-}
-
-int breaker_trip_outside_for(breaker *b, uint64_t gen, uint64_t wait_ns,
-                             const breaker_evidence *evidence) {
-    return breaker__trip_outside_k(b, gen, wait_ns, 0, evidence);
-}
-
-unsigned breaker__backoff_level(breaker *b) {
-    return breaker__ctl_k(breaker__load_acquire(breaker__live(b)->ctl));
-}
-
-int breaker__trip_outside_k(breaker *b, uint64_t gen, uint64_t wait_ns, unsigned k,
-                            const breaker_evidence *evidence) {
-    b = breaker__live(b);
-    struct breaker__shared *s = b->shared;
-    uint64_t ctl = breaker__load_acquire(&s->ctl);
-    if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_CLOSED)
-        return BREAKER_STALE;
-    struct transition t = {.expected = ctl,
-                           .to = BREAKER_OPEN,
-                           .reason = BREAKER_REASON_OUTSIDE_TRIP,
-                           .k = k,
-                           .now = b->now_precise(b),
-                           .wait_ns = wait_ns};
-    if (evidence != NULL) t.evidence = *evidence;
-    /* CLOSED keeps k and the probe count at 0, so in CLOSED only a new
-     * generation changes ctl: a lost CAS means the fence failed. */
-    return transition(b, &t) ? BREAKER_OK : BREAKER_STALE;
-}
-
-int breaker_close_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
-    b = breaker__live(b);
-    struct breaker__shared *s = b->shared;
-    for (;;) {
-        uint64_t ctl = breaker__load_acquire(&s->ctl);
-        unsigned st = breaker__ctl_state(ctl);
-        if (breaker__ctl_gen(ctl) != gen || (st != BREAKER_OPEN && st != BREAKER_HALF_OPEN))
-            return BREAKER_STALE;
-        /* As a recovery by probes: with ramp_ns set, CLOSED starts with a
-         * ramp and keeps k until it completes. */
-        bool ramp = BREAKER__LIM(&s->lim, ramp_ns) != 0;
-        struct transition t = {.expected = ctl,
-                               .to = BREAKER_CLOSED,
-                               .reason = BREAKER_REASON_OUTSIDE_CLOSE,
-                               .k = ramp ? breaker__ctl_k(ctl) : 0,
-                               .now = b->now_precise(b),
-                               .ramp = ramp};
-        if (evidence != NULL) t.evidence = *evidence;
-        if (transition(b, &t)) return BREAKER_OK;
-        /* Lost the CAS. In HALF_OPEN the probe count changes ctl within a
-         * generation: look again; the fence above ends the loop once the
-         * generation or the state has moved on. */
-    }
-}
-
-int breaker_force_open(breaker *b) {
-    return manual(b, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN, NULL);
-}
-
-int breaker_force_closed(breaker *b) {
-    return manual(b, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED, NULL);
-}
-
-static int force_closed_for(breaker *b, uint64_t wait_ns, struct control_text *text) {
-    if (wait_ns == 0 || wait_ns > TIMED_OPEN_MAX_NS) return BREAKER_EINVAL;
-    b = breaker__live(b);
-    struct breaker__shared *s = b->shared;
-    for (;;) {
-        /* Always a transition, forced closed already or not: the new
-         * expiry is the new generation's. */
-        uint64_t ctl = breaker__load_acquire(&s->ctl);
-        struct transition t = {.expected = ctl,
-                               .to = BREAKER_FORCED_CLOSED,
-                               .reason = BREAKER_REASON_FORCED_CLOSED,
-                               .now = b->now_precise(b),
-                               .wait_ns = wait_ns,
-                               .text = text};
-        struct breaker__window_view view;
-        breaker__window_read(s, breaker__ctl_gen(ctl), t.now, &view);
-        breaker__evidence_from_view(&view, &t.evidence);
-        if (transition(b, &t)) return BREAKER_OK;
-    }
-}
-
-int breaker_force_closed_for(breaker *b, uint64_t wait_ns) {
-    return force_closed_for(b, wait_ns, NULL);
-}
-
-int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET, NULL); }
-
-/* ---- Timed opens ------------------------------------------------------------------
- * breaker_open_for(): one transition to OPEN with the wait given rather than
- * the policy's (transition()'s wait_ns), keeping k. A dependency's own
- * answer is capped at open_max_ns and yields to a longer wait under way and
- * to an operator's forced state; an operator's wait is exact. */
-
-static int open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason,
-                    struct control_text *text) {
-    bool server = reason == BREAKER_REASON_SERVER_DIRECTED;
-    if (!server && reason != BREAKER_REASON_OPERATOR) return BREAKER_EINVAL;
-    if (!server && wait_ns > TIMED_OPEN_MAX_NS) return BREAKER_EINVAL;
-    if (wait_ns == 0) return BREAKER_OK;
-    b = breaker__live(b);
-    struct breaker__shared *s = b->shared;
-    uint64_t cap = BREAKER__LIM(&s->lim, open_max_ns);
-    if (server && wait_ns > cap) wait_ns = cap;
-    for (;;) {
-        uint64_t ctl = breaker__load_acquire(&s->ctl);
-        unsigned state = breaker__ctl_state(ctl);
-        uint64_t now = b->now_precise(b);
-        if (server && (state == BREAKER_FORCED_OPEN || state == BREAKER_FORCED_CLOSED))
-            return BREAKER_OK;
-        if (server && state == BREAKER_OPEN &&
-            phase_time_ns(s, breaker__ctl_gen(ctl)) >=
-                (now > UINT64_MAX - wait_ns ? UINT64_MAX : now + wait_ns))
-            return BREAKER_OK;
-        /* Forced states keep no backoff level (k is 0 there). */
-        struct transition t = {.expected = ctl,
-                               .to = BREAKER_OPEN,
-                               .reason = reason,
-                               .k = breaker__ctl_k(ctl),
-                               .now = now,
-                               .wait_ns = wait_ns,
-                               .text = text};
-        struct breaker__window_view view;
-        breaker__window_read(s, breaker__ctl_gen(ctl), now, &view);
-        breaker__evidence_from_view(&view, &t.evidence);
-        if (transition(b, &t)) {
-            breaker__count(
-                &s->timed_opens[server ? BREAKER__TIMED_SERVER : BREAKER__TIMED_OPERATOR]);
-            return BREAKER_OK;
-        }
-    }
-}
-
-int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason) {
-    return open_for(b, wait_ns, reason, NULL);
-}
-
-int breaker_open_until(breaker *b, uint64_t until_ns, enum breaker_reason reason) {
-    uint64_t now = breaker_now_ns(b);
-    return breaker_open_for(b, until_ns > now ? until_ns - now : 0, reason);
-}
-
-/* ---- Controls with who and why ----------------------------------------------------
- * breaker_control_apply(): the controls above, their text checked first and
- * then handed down to the transition they make (struct transition's text). */
-
-void breaker_control_init(breaker_control *c) {
-    memset(c, 0, sizeof(*c));
-    c->action = BREAKER_CONTROL_FORCE_OPEN;
-    c->reason = BREAKER_REASON_OPERATOR;
-}
-
-static int control_apply(breaker *b, const breaker_control *c, struct control_text *text, char *msg,
-                         size_t msg_len) {
-    switch (c->action) {
-    case BREAKER_CONTROL_FORCE_OPEN:
-    case BREAKER_CONTROL_RESET:
-        if (c->for_ns != 0)
-            return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                                 "for_ns: must be 0 for %s (got %llu ns; a timed open is "
-                                 "BREAKER_CONTROL_OPEN_FOR)",
-                                 c->action == BREAKER_CONTROL_RESET ? "RESET" : "FORCE_OPEN",
-                                 (unsigned long long)c->for_ns);
-        return c->action == BREAKER_CONTROL_RESET
-                   ? manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET, text)
-                   : manual(b, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN, text);
-    case BREAKER_CONTROL_FORCE_CLOSED:
-        if (c->for_ns == 0)
-            return manual(b, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED, text);
-        if (c->for_ns > TIMED_OPEN_MAX_NS)
-            return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                                 "for_ns: 0 (until reset) or 1 ns .. 365 days (got %llu ns)",
-                                 (unsigned long long)c->for_ns);
-        return force_closed_for(b, c->for_ns, text);
-    case BREAKER_CONTROL_OPEN_FOR:
-        if (c->reason != BREAKER_REASON_OPERATOR && c->reason != BREAKER_REASON_SERVER_DIRECTED)
-            return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                                 "reason: BREAKER_REASON_OPERATOR or _SERVER_DIRECTED (got %d)",
-                                 (int)c->reason);
-        if (c->reason == BREAKER_REASON_OPERATOR && c->for_ns > TIMED_OPEN_MAX_NS)
-            return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                                 "for_ns: at most 365 days for an operator's open (got %llu ns)",
-                                 (unsigned long long)c->for_ns);
-        return open_for(b, c->for_ns, c->reason, text);
-    }
-    return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                         "action: a BREAKER_CONTROL_* value, 0..3 (got %d)", (int)c->action);
-}
-
-/* A control that made its transition is told to the breaker's home (a store
- * file records it: handle.h, home_control), outside the transition, after
- * its event: an operator's path, never the call path. A server-directed
- * wait is no operator's control: not recorded. */
-int breaker_control_apply(breaker *b, const breaker_control *c, char *msg, size_t msg_len) {
-    int rc = breaker__text_check("who", c->who, BREAKER_WHO_MAX, msg, msg_len);
-    if (rc == BREAKER_OK) rc = breaker__text_check("why", c->why, BREAKER_WHY_MAX, msg, msg_len);
-    if (rc != BREAKER_OK) return rc;
-    struct control_text text = {.who = c->who, .why = c->why, .made_gen = 0};
-    breaker *live = breaker__live(b);
-    rc = control_apply(b, c, &text, msg, msg_len);
-    /* A move of the store file meanwhile (the live handle changed): the
-     * generation is the old file's, which nobody reads; not recorded. */
-    if (rc != BREAKER_OK || text.made_gen == 0 || breaker__live(b) != live ||
-        live->home_control == NULL ||
-        (c->action == BREAKER_CONTROL_OPEN_FOR && c->reason != BREAKER_REASON_OPERATOR))
-        return rc;
-    const struct breaker__control_made made = {.action = c->action,
-                                               .for_ns = c->for_ns,
-                                               .who = c->who,
-                                               .why = c->why,
-                                               .generation = text.made_gen};
-    live->home_control(live->home_ctx, live, &made);
-    return rc;
-}
-
-/* ---- Shadow mode -------------------------------------------------------------------
- * The SHADOW bit of ctl, set or cleared within the generation (no
- * transition). acq_rel like every change of ctl; a transition racing it
- * fails its CAS and decides again on the new word, keeping the bit. */
-int breaker_set_shadow(breaker *b, int on) {
-    b = breaker__live(b);
-    breaker__atomic64 *ctl = &b->shared->ctl;
-    uint64_t cur = breaker__load_acquire(ctl);
-    for (;;) {
-        uint64_t want = on ? cur | BREAKER__CTL_SHADOW : cur & ~BREAKER__CTL_SHADOW;
-        if (want == cur || breaker__cas_acq_rel(ctl, &cur, want)) return BREAKER_OK;
-    }
-}
-
-int breaker_shadow(breaker *b) {
-    return breaker__ctl_shadow(breaker__load_acquire(breaker__live(b)->ctl));
-}
-
-/* ---- A retry hint for clients --------------------------------------------------
- * breaker_retry_after_hint_s(): the exact answer moved to a point drawn once
- * per generation up to a quarter of the phase later (breaker.h). Only the
- * phase's length and a keyed draw decide the point, both fixed for the
- * generation, so asking at any instant gives the same point, counted down. */
-
-/* The length of the phase `ctl` is in, that the spread is a quarter of. */
-static uint64_t hint_phase_ns(const breaker *b, uint64_t ctl) {
-    struct breaker__limits lim;
-    breaker__limits_snapshot(b->shared, &lim);
-    switch ((enum breaker_state)breaker__ctl_state(ctl)) {
-    case BREAKER_OPEN:
-        /* The policy's wait for this k before jitter, which every process
-         * computes alike (jitter mixes in the process id of whoever made
-         * the transition). */
-        lim.open_jitter = 0.0;
-        return open_wait_ns(&lim, breaker__ctl_k(ctl), breaker__ctl_gen(ctl), 0);
-    case BREAKER_HALF_OPEN:
-        return lim.probe_timeout_ns;
-    case BREAKER_CLOSED:
-    case BREAKER_FORCED_CLOSED:
-    case BREAKER_FORCED_OPEN:
-        break;
-    }
-    return lim.ramp_ns;
-}
-
-uint64_t breaker_retry_after_hint_s(breaker *b) {
-    b = breaker__live(b); /* a moved store file's handle answers for its forward */
-    uint64_t exact = breaker_retry_after_ns(b);
-    if (exact == 0 || exact == UINT64_MAX) return exact;
-    uint64_t ctl = breaker__load_acquire(b->ctl);
-    uint64_t spread = hint_phase_ns(b, ctl) / 4;
-    if (spread < NS_PER_SEC_HINT) spread = NS_PER_SEC_HINT;
-    /* Keyed by the block's random instance id and the seed: the same
-     * draw in every process of a store, unguessable outside them. */
-    uint64_t key =
-        b->breaker_id ^ breaker__splitmix64(BREAKER__LIM(&b->shared->lim, seed) ^
-                                            breaker__ctl_gen(ctl) * BREAKER__GOLDEN_GAMMA);
-    double u = (double)(breaker__splitmix64(key) >> 11) * (1.0 / 9007199254740992.0);
-    uint64_t later = (uint64_t)((double)spread * u);
-    uint64_t total = exact > UINT64_MAX - later ? UINT64_MAX - NS_PER_SEC_HINT : exact + later;
-    return total / NS_PER_SEC_HINT + (total % NS_PER_SEC_HINT != 0);
 }

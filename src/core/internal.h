@@ -37,6 +37,7 @@
  * path (block.c). */
 void breaker__forward(struct breaker *from, struct breaker *to);
 
+/* ---- A breaker's state carried to a new block (control.c) ----------------- */
 /* breaker_trip_outside_for() that enters OPEN at backoff level `k` (the
  * open wait's exponent; the next failed probe waits open_ns * backoff^(k+1)),
  * for a store that carries a breaker's state to a new block. */
@@ -54,6 +55,7 @@ uint64_t breaker__open_left_ns(struct breaker *b);
  * nothing and emits nothing. */
 uint64_t breaker__forced_left_ns(struct breaker *b);
 
+/* ---- The handle's home (block.c) ----------------------------------------- */
 /* Tell `detach(ctx, b)` when `b` is destroyed, before it is freed. */
 void breaker__set_home(struct breaker *b, void (*detach)(void *ctx, struct breaker *b), void *ctx);
 /* The home's lock for writers of the block's limits (handle.h, home_lock),
@@ -76,14 +78,19 @@ bool breaker__limits_repair(struct breaker__shared *s);
 int breaker__reconfigure_check(struct breaker *b, const breaker_config *cfg, char *msg, size_t len);
 /* The configuration generation of `s` (1 at creation, +1 per change). */
 uint64_t breaker__limits_version(const struct breaker__shared *s);
-/* The configuration the limits `lim` are (callbacks, clock NULL). */
-void breaker__config_of_limits(const struct breaker__limits *lim, breaker_config *cfg);
-/* Report a change from `before` to `after` (configuration generation
- * `generation`) as an event (reason RECONFIGURED) to `b`'s callbacks. */
-void breaker__emit_reconfigured(struct breaker *b, const struct breaker__limits *before,
-                                const struct breaker__limits *after, uint64_t generation);
+/* Write `cfg` into `s`'s limits as the next version (the exclusion taken
+ * there; `repair`: the caller holds the store file's lock, so a change a
+ * dead writer left is completed first). `expect` non-zero: refused with
+ * BREAKER_STALE unless the configuration generation is that. @return
+ * BREAKER_OK with `*changed` (false: `cfg` asks for the limits there are),
+ * the limits before and after and the generation now; else the refusal
+ * with `msg`. */
+int breaker__limits_change(struct breaker__shared *s, const breaker_config *cfg, uint64_t expect,
+                           bool repair, bool *changed, struct breaker__limits *before,
+                           struct breaker__limits *after, uint64_t *generation, char *msg,
+                           size_t len);
 
-/* ---- Checked permits (breaker.c) ------------------------------------------ */
+/* ---- Checked permits (kept by breaker.c, allocated by block.c) ------------ */
 /* Admissions a stripe's run remembers: a copy completed within this many
  * later admissions on the same stripe is told apart from its original. */
 #define BREAKER__CHECK_RING 1024u
@@ -92,11 +99,9 @@ struct breaker__check_run {
     /* Admission n (from 1) at [(n - 1) % RING]: n << 1 | settled. */
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 ring[BREAKER__CHECK_RING];
 };
-/* Allocate the record of a handle whose cfg.checked_permits is set, and send
- * its closed-state calls to the general paths; nothing otherwise. Call after
- * breaker__block_bind. @return BREAKER_OK or BREAKER_ENOMEM. */
-int breaker__check_setup(struct breaker *b);
-void breaker__check_free(struct breaker *b);
+
+/* The configuration the limits `lim` are (callbacks, clock NULL; block.c). */
+void breaker__config_of_limits(const struct breaker__limits *lim, breaker_config *cfg);
 
 /* ---- Time ---------------------------------------------------------------- */
 void breaker__clock_setup(struct breaker *b, const struct breaker__limits *lim);

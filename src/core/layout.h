@@ -276,6 +276,13 @@ struct breaker__latency_run {
     breaker__atomic64 failure_sum_ns;
 };
 
+/* The histograms' bucket upper bounds in ns, for call durations and probe
+ * durations alike: 1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5,
+ * 10 s, +Inf (breaker_latency.upper_ns). */
+static const uint64_t breaker__latency_upper_ns[BREAKER_LATENCY_BUCKETS] = {
+    1000000,   2500000,   5000000,    10000000,   25000000,   50000000,    100000000,
+    250000000, 500000000, 1000000000, 2500000000, 5000000000, 10000000000, UINT64_MAX};
+
 /* ---- Accessors for the arrays ------------------------------------------- */
 static inline struct breaker__stripe *breaker__stripes(const struct breaker__shared *s) {
     return (struct breaker__stripe *)(void *)((char *)(uintptr_t)s + s->stripes_off);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reconfig.c - live reconfiguration: a running breaker's limits changed in
- * place (breaker_reconfigure()), seen by every thread at once and, for a
- * store file's block, by every process of the host.
+ * reconfig.c - the mechanics of live reconfiguration: a running breaker's
+ * limits changed in place, seen by every thread at once and, for a store
+ * file's block, by every process of the host. breaker_reconfigure() (in
+ * control.c, with its event) calls breaker__limits_change().
  *
  * The limits live in the block (struct breaker__limits, `lim`), where calls
  * read them while a change is written. How a change stays whole:
@@ -201,16 +202,14 @@ static int next_limits(const breaker_config *cfg, const struct breaker__limits *
 
 /* ---- The change -------------------------------------------------------------- */
 
-/* Write `cfg` into the block as the next version, with the block's
- * exclusion taken by the STAGING flag (a CAS from a version word without
- * flags). `repair`: the caller holds the store file's lock, so a flag found
- * set is a dead writer's, completed first; else it is another thread's
- * change under way, a few stores long, waited out. @return BREAKER_OK with
- * `*changed` (and the limits before and after) or the refusal. */
-static int write_change(struct breaker__shared *s, const breaker_config *cfg, uint64_t expect,
-                        bool repair, bool *changed, struct breaker__limits *before,
-                        struct breaker__limits *after, uint64_t *generation, char *msg,
-                        size_t len) {
+/* Take the exclusion with the STAGING flag (a CAS from a version word
+ * without flags); a flag found set is a dead writer's when `repair` (the
+ * caller holds the store file's lock), completed first, else another
+ * thread's change under way, a few stores long, waited out. */
+int breaker__limits_change(struct breaker__shared *s, const breaker_config *cfg, uint64_t expect,
+                           bool repair, bool *changed, struct breaker__limits *before,
+                           struct breaker__limits *after, uint64_t *generation, char *msg,
+                           size_t len) {
     *changed = false;
     for (;;) {
         uint64_t v = breaker__load_acquire(&s->lim_ver);
@@ -244,33 +243,9 @@ static int write_change(struct breaker__shared *s, const breaker_config *cfg, ui
     }
 }
 
-int breaker_reconfigure(breaker *b, const breaker_config *cfg, uint64_t expect_generation,
-                        char *msg, size_t msg_len) {
-    if (msg != NULL && msg_len > 0) msg[0] = '\0';
-    b = breaker__live(b);
-    struct breaker__limits before, after;
-    bool changed = false;
-    uint64_t generation = 0;
-    /* A store file's block: under the file lock, which a writer in another
-     * process holds too, and dies with (home_lock). */
-    bool locked = b->home_lock != NULL && b->home_lock(b->home_ctx, true) == BREAKER_OK;
-    if (b->home_lock != NULL && !locked)
-        return breaker__fail(BREAKER_EIO, msg, msg_len, "the store file's lock: not taken");
-    int rc = write_change(b->shared, cfg, expect_generation, locked, &changed, &before, &after,
-                          &generation, msg, msg_len);
-    if (locked) (void)b->home_lock(b->home_ctx, false);
-    /* The event after the lock: a listener may attach a name. */
-    if (rc == BREAKER_OK && changed) breaker__emit_reconfigured(b, &before, &after, generation);
-    return rc;
-}
-
 int breaker__reconfigure_check(breaker *b, const breaker_config *cfg, char *msg, size_t len) {
     b = breaker__live(b);
     struct breaker__limits cur, next;
     breaker__limits_snapshot(b->shared, &cur);
     return next_limits(cfg, &cur, &next, msg, len);
-}
-
-uint64_t breaker_config_generation(breaker *b) {
-    return breaker__limits_version(breaker__live(b)->shared);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats.c - the statistics snapshot: sums the counter stripes and reads the
- * window. Not on the call path.
+ * stats.c - the statistics snapshot (sums the counter stripes and reads the
+ * window) and the duration histograms (sums the stripes' runs). Not on the
+ * call path.
  */
 #include "core/internal.h"
 
@@ -109,4 +110,37 @@ void breaker_stats_peek(breaker *b, breaker_stats *out) {
     out->window_slow = view.slow;
     out->window_failure_rate = view.calls ? (double)view.failures / (double)view.calls : 0.0;
     out->window_slow_rate = view.calls ? (double)view.slow / (double)view.calls : 0.0;
+}
+
+int breaker_probe_latency_get(breaker *b, breaker_probe_latency *out) {
+    b = breaker__live(b);
+    memset(out, 0, sizeof(*out));
+    const struct breaker__shared *s = b->shared;
+    for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
+        out->upper_ns[i] = breaker__latency_upper_ns[i];
+    for (unsigned r = 0; r < BREAKER_PROBE_RESULT_COUNT; r++) {
+        for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
+            out->count[r][i] = breaker__read(&s->probe_hist[r][i]);
+        out->sum_ns[r] = breaker__read(&s->probe_sum_ns[r]);
+    }
+    return BREAKER_OK;
+}
+
+int breaker_latency_get(breaker *b, breaker_latency *out) {
+    b = breaker__live(b);
+    memset(out, 0, sizeof(*out));
+    for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++)
+        out->upper_ns[i] = breaker__latency_upper_ns[i];
+    const struct breaker__shared *s = b->shared;
+    if (s->latency_off == 0) return BREAKER_NOT_FOUND;
+    const struct breaker__latency_run *runs = breaker__latency_runs(s);
+    for (unsigned st = 0; st < BREAKER__STRIPES; st++) {
+        for (unsigned i = 0; i < BREAKER_LATENCY_BUCKETS; i++) {
+            out->success[i] += breaker__read(&runs[st].success[i]);
+            out->failure[i] += breaker__read(&runs[st].failure[i]);
+        }
+        out->success_sum_ns += breaker__read(&runs[st].success_sum_ns);
+        out->failure_sum_ns += breaker__read(&runs[st].failure_sum_ns);
+    }
+    return BREAKER_OK;
 }

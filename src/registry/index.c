@@ -3,7 +3,7 @@
  * index.c - the registry's name index: an open-addressing hash table (linear
  * probing) of atomic entry pointers, at least twice max_breakers cells, that
  * lookups probe without a lock (the probe itself is inline, in
- * registry_impl.h).
+ * registry_internal.h).
  *
  * Removal leaves a tombstone. When tombstones pile up, or no never-used cell
  * is left, the index is rebuilt into the spare array, published with one
@@ -16,7 +16,7 @@
  *
  * Everything here but init and fini runs under the registry lock.
  */
-#include "registry/registry_impl.h"
+#include "registry/registry_internal.h"
 
 #include <stdlib.h>
 

@@ -5,7 +5,7 @@
  * and listeners, and idle eviction.
  *
  * The layout (entries, the dense slot array, the registry struct) is in
- * registry_impl.h, the name index in index.c, the reclamation that makes
+ * registry_internal.h, the name index in index.c, the reclamation that makes
  * lock-free lookups safe against frees in reclaim.h, and what the registry
  * shows of its breakers (info, walks, exporters' snapshots) in snapshot.c.
  * Breakers are made and freed only through the registry's backend, a table
@@ -25,7 +25,7 @@
  * closes the breaker through the backend (detaching it) and frees its entry.
  */
 #define _GNU_SOURCE
-#include "registry/registry_impl.h"
+#include "registry/registry_internal.h"
 #include "common/message.h"
 #include "breaker/store.h"
 #include "common/time_ns.h"
@@ -188,6 +188,16 @@ static void entry_unref(struct breaker__entry *e) {
 }
 
 void breaker__entry_unref(struct breaker__entry *e) { entry_unref(e); }
+
+/* A read section keeps the entry from being freed until the reference is
+ * taken (reclaim.h). */
+struct breaker__entry *breaker__registry_hold_slot(breaker_registry *reg, size_t s) {
+    _Atomic uint64_t *rs = breaker__reclaim_enter(&reg->reclaim);
+    struct breaker__entry *e = atomic_load_explicit(&reg->slots[s], memory_order_acquire);
+    if (e != NULL) atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+    breaker__reclaim_leave(rs);
+    return e;
+}
 
 void breaker_registry_destroy(breaker_registry *reg) {
     if (reg == NULL) return;

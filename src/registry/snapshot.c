@@ -5,14 +5,14 @@
  * breaker, the degraded verdict, and the self-contained, sorted snapshots
  * the exporters write from, also of a store's breakers.
  *
- * The walk visits the dense slot array (registry_impl.h), where an entry
+ * The walk visits the dense slot array (registry_internal.h), where an entry
  * keeps its slot for as long as it is listed: each visit takes a reference
  * inside a read section, so a visited breaker cannot be freed during its
  * callback, and no breaker is visited twice. Reading a breaker's history
  * re-evaluates its flapping flag, so a snapshot may be what tells the
  * listeners that flapping stopped.
  */
-#include "registry/registry_impl.h"
+#include "registry/registry_internal.h"
 
 #include "breaker/store.h"
 
@@ -58,14 +58,6 @@ int breaker_registry_info_get(breaker_registry *reg, breaker *b, breaker_registr
     if (e == NULL) return BREAKER_EINVAL;
     snapshot(e, out, history, history == NULL ? 0 : history_cap);
     return BREAKER_OK;
-}
-
-struct breaker__entry *breaker__registry_hold_slot(breaker_registry *reg, size_t s) {
-    _Atomic uint64_t *rs = breaker__reclaim_enter(&reg->reclaim);
-    struct breaker__entry *e = atomic_load_explicit(&reg->slots[s], memory_order_acquire);
-    if (e != NULL) atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
-    breaker__reclaim_leave(rs);
-    return e;
 }
 
 int breaker_registry_foreach(breaker_registry *reg,
