@@ -81,12 +81,38 @@ enum breaker_redis_fail_mode {
                                      good flush is older than stale_after_ns */
 };
 
+/* Whether a fleet handle is degraded, and why (breaker_redis_degraded(),
+ * on_degraded's `degraded`, breaker_redis_stats.degraded). */
+enum breaker_redis_degraded_cause {
+    BREAKER_REDIS_JOINED = 0, /* not degraded: the fleet answers */
+    /* Redis is down, slow, unreachable, or answered an error that a
+     * later round may not see (READONLY during a failover, OOM, BUSY, a
+     * corrupt state rebuilt): the handle rejoins by itself. */
+    BREAKER_REDIS_DEGRADED = 1,
+    /* A configuration error, which no wait heals: the server refused the
+     * credentials (WRONGPASS, NOAUTH, a password sent to a server without
+     * one), the ACL user lacks a command or key the fleet needs (NOPERM;
+     * a script's inner call refused), the server lacks a command (EVALSHA
+     * disabled or renamed, SELECT or CLUSTER in the wrong mode, a db out
+     * of range), the TLS handshake failed on a certificate (not trusted,
+     * expired, another name, one asked of the client) or on TLS itself
+     * (the server does not speak it), or the Sentinels know no master of
+     * that name. The handle goes on as for DEGRADED (each name its local
+     * breaker alone, or FAIL_CLOSED's refusals), and rejoins when a round
+     * succeeds after someone fixed it; but a one-shot caller should stop
+     * rather than run with no fleet (`breaker exec --redis` exits 78). */
+    BREAKER_REDIS_MISCONFIGURED = 2
+};
+
 /* Called on the flusher thread (or the thread in breaker_redis_flush(), or
  * in breaker_redis_close(), which makes a last round) after the first flush
- * round (degraded 1 with what failed, or 0), then
- * each time the fleet becomes degraded (1, `why` says what failed) and
- * rejoins (0, why ""). `why` lives for the call. It must not call
- * breaker_redis_close() or breaker_redis_flush(). */
+ * round (degraded: BREAKER_REDIS_DEGRADED or _MISCONFIGURED with what
+ * failed, or BREAKER_REDIS_JOINED), then each time the fleet becomes
+ * degraded (`why` says what failed), changes cause while degraded (an
+ * outage that turns out to be a refused password, or the reverse), and
+ * rejoins (BREAKER_REDIS_JOINED, why ""). `degraded` is an enum
+ * breaker_redis_degraded_cause: nonzero means degraded. `why` lives for
+ * the call. It must not call breaker_redis_close() or breaker_redis_flush(). */
 typedef void breaker_redis_degraded_fn(void *ctx, int degraded, const char *why);
 
 typedef struct breaker_redis_config breaker_redis_config;
@@ -444,9 +470,13 @@ BREAKER_API int breaker_redis_complete(breaker_redis *fleet, breaker *b, breaker
  *  then degraded). Not for the call path. */
 BREAKER_API int breaker_redis_flush(breaker_redis *fleet) BREAKER_NONNULL(1);
 
-/*! breaker_redis_degraded() : @return 1 while the fleet is degraded for
+/*! breaker_redis_degraded() : @return nonzero while the fleet is degraded for
  *  some name (a call of the last flush failed, or none succeeded yet; in a
- *  Cluster, the names of the masters that failed), else 0. Lock-free. */
+ *  Cluster, the names of the masters that failed), else 0
+ *  (BREAKER_REDIS_JOINED). Nonzero is the cause, an enum
+ *  breaker_redis_degraded_cause: BREAKER_REDIS_MISCONFIGURED when the last
+ *  round's failure was a configuration error, else BREAKER_REDIS_DEGRADED
+ *  (also before the first round). Lock-free. */
 BREAKER_API int breaker_redis_degraded(breaker_redis *fleet) BREAKER_NONNULL(1);
 
 /*! breaker_redis_backend() :
@@ -478,6 +508,7 @@ struct breaker_redis_stats {
     uint64_t outside_trips;    /* local breakers tripped by the fleet */
     uint64_t fleet_closes;     /* local breakers closed because the fleet closed */
     uint64_t staleness_ns;     /* age of the last good flush (UINT64_MAX: none) */
+    /* breaker_redis_degraded(): 0, or the cause (enum breaker_redis_degraded_cause) */
     int degraded;
     uint64_t lease_local;     /* probes admitted without a fleet lease answered in time
                                  because the store is too slow for the budget
@@ -517,7 +548,8 @@ BREAKER_API void breaker_redis_stats_get(breaker_redis *fleet, breaker_redis_sta
  *  The handle's counters in the Prometheus text format, for a scrape next to
  *  breaker_registry_export_prometheus(): breaker_fleet_view_age_seconds (the
  *  age of the host's fleet view: how stale its decisions may be; +Inf
- *  before the first good flush), breaker_fleet_degraded, and counters of
+ *  before the first good flush), breaker_fleet_degraded and its cause
+ *  (breaker_fleet_degraded_cause{cause="outage"|"configuration"}), and counters of
  *  flushes, flush errors, degraded entries, lease requests by result,
  *  fleet trips and closes applied locally, corrupt states rebuilt, and
  *  Cluster redirections followed (breaker_fleet_redirects_total{kind}). Writes a NUL-terminated

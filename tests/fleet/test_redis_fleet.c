@@ -418,7 +418,7 @@ static void password_is_sent_and_a_wrong_one_degrades_with_the_reason(void **sta
     assert_int_equal(breaker_redis_attach(f, "auth", NULL, &b, NULL, 0), BREAKER_OK);
     last_why[0] = '\0';
     assert_int_equal(breaker_redis_flush(f), BREAKER_EIO);
-    assert_int_equal(breaker_redis_degraded(f), 1);
+    assert_int_equal(breaker_redis_degraded(f), BREAKER_REDIS_MISCONFIGURED);
     printf("wrong password: degraded, why: %s\n", last_why);
     assert_non_null(strstr(last_why, "AUTH"));
     breaker_redis_close(f);
@@ -472,7 +472,7 @@ static void an_acl_user_authenticates_and_its_refusals_are_reported(void **state
     assert_int_equal(breaker_redis_attach(f, "acl", NULL, &b, NULL, 0), BREAKER_OK);
     last_why[0] = '\0';
     assert_int_not_equal(breaker_redis_flush(f), BREAKER_OK);
-    assert_int_equal(breaker_redis_degraded(f), 1);
+    assert_int_equal(breaker_redis_degraded(f), BREAKER_REDIS_MISCONFIGURED);
     printf("acl user without the keys: why: %s\n", last_why);
     assert_non_null(strstr(last_why, "NOPERM"));
     breaker_redis_close(f);

@@ -81,9 +81,21 @@ uint64_t test_redis_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+const char *test_redis_program(void) {
+    const char *p = getenv("BREAKER_TEST_REDIS_SERVER");
+    return p != NULL && p[0] != '\0' ? p : "redis-server";
+}
+
+/* The test's own connection to `r`: over TCP, or over the unix socket to a
+ * server whose TCP port speaks TLS only. */
+static redisContext *admin_connect(const struct test_redis *r, struct timeval tv) {
+    return r->tls_cert != NULL ? redisConnectUnixWithTimeout(r->sock, tv)
+                               : redisConnectWithTimeout("127.0.0.1", r->port, tv);
+}
+
 static int answers_ping(const struct test_redis *r) {
     struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", r->port, tv);
+    redisContext *c = admin_connect(r, tv);
     int ok = 0;
     if (c != NULL && !c->err) {
         redisReply *rep =
@@ -103,11 +115,26 @@ static int spawn(struct test_redis *r) {
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
-        const char *argv[32];
+        const char *argv[64];
         int n = 0;
-        argv[n++] = "redis-server";
-        argv[n++] = "--port";
-        argv[n++] = port;
+        argv[n++] = test_redis_program();
+        if (r->tls_cert != NULL) {
+            argv[n++] = "--port";
+            argv[n++] = "0";
+            argv[n++] = "--tls-port";
+            argv[n++] = port;
+            argv[n++] = "--tls-cert-file";
+            argv[n++] = r->tls_cert;
+            argv[n++] = "--tls-key-file";
+            argv[n++] = r->tls_key;
+            argv[n++] = "--tls-ca-cert-file";
+            argv[n++] = r->tls_ca;
+            argv[n++] = "--tls-auth-clients";
+            argv[n++] = r->tls_auth_clients != NULL ? r->tls_auth_clients : "no";
+        } else {
+            argv[n++] = "--port";
+            argv[n++] = port;
+        }
         argv[n++] = "--bind";
         argv[n++] = "127.0.0.1";
         argv[n++] = "--unixsocket";
@@ -140,6 +167,8 @@ static int spawn(struct test_redis *r) {
             argv[n++] = "--cluster-require-full-coverage";
             argv[n++] = "no";
         }
+        for (int i = 0; r->extra != NULL && r->extra[i] != NULL && i < 16; i++)
+            argv[n++] = r->extra[i];
         argv[n] = NULL;
         /* execvp takes char *const[] for historical reasons; it writes nothing. */
         union {
@@ -149,7 +178,7 @@ static int spawn(struct test_redis *r) {
         /* A test that crashes (a sanitizer's abort) must not leave its
          * server running, holding the test's output pipe open. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        execvp("redis-server", args.m);
+        execvp(argv[0], args.m);
         _exit(127);
     }
     remember(pid, r->pid);
@@ -241,7 +270,7 @@ void test_redis_stop(struct test_redis *r) {
 
 static redisContext *connect_to(const struct test_redis *r) {
     struct timeval tv = {.tv_sec = 2, .tv_usec = 0};
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", r->port, tv);
+    redisContext *c = admin_connect(r, tv);
     if (c == NULL || c->err) {
         if (c) redisFree(c);
         return NULL;
@@ -272,6 +301,27 @@ long long test_redis_int(const struct test_redis *r, const char *fmt, ...) {
     }
     redisFree(c);
     return v;
+}
+
+int test_redis_ok(const struct test_redis *r, const char *fmt, ...) {
+    redisContext *c = connect_to(r);
+    if (c == NULL) {
+        fprintf(stderr, "test_redis_ok: no connection to port %d\n", r->port);
+        return -1;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *rep = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    int ok = rep != NULL && rep->type == REDIS_REPLY_STATUS;
+    if (!ok)
+        fprintf(stderr, "test_redis_ok: %s: %s\n", fmt,
+                rep == NULL        ? c->errstr
+                : rep->str != NULL ? rep->str
+                                   : "not a status");
+    if (rep != NULL) freeReplyObject(rep);
+    redisFree(c);
+    return ok ? 0 : -1;
 }
 
 long long test_redis_cmdstat(const struct test_redis *r, const char *command) {

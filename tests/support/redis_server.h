@@ -18,7 +18,20 @@ struct test_redis {
     char sock[300];         /* unix socket path in `dir` */
     const char *password;   /* NULL, or --requirepass */
     int cluster_timeout_ms; /* > 0: --cluster-enabled yes with this node timeout */
+    /* NULL, or more arguments of redis-server (a NULL-terminated list, at
+     * most 16: "--rename-command", "EVALSHA", "", ...). */
+    const char *const *extra;
+    /* TLS only over TCP (--tls-port on the port, --port 0), with this
+     * server certificate, key and CA (PEM files; tls_ca also verifies the
+     * clients' certificates when tls_auth_clients is "yes" or "optional",
+     * NULL = "no"). The unix socket stays plain: the test's own commands
+     * (test_redis_int(), ...) go through it. NULL tls_cert: no TLS. */
+    const char *tls_cert, *tls_key, *tls_ca, *tls_auth_clients;
 };
+
+/* The server program: $BREAKER_TEST_REDIS_SERVER when set (a valkey-server,
+ * a redis-server of another version), else "redis-server" on the PATH. */
+const char *test_redis_program(void);
 
 /* Start a server on a free port (and the socket). Waits until it answers
  * PING, at most 5 s. @return 0, or -1 with a message on stderr. */
@@ -41,6 +54,10 @@ void test_redis_stop(struct test_redis *r);
 /* Run one command (printf-style, as redisCommand) on a fresh connection and
  * return its integer answer, or -1. For checks such as "HGET key field". */
 long long test_redis_int(const struct test_redis *r, const char *fmt, ...);
+
+/* Run one command (printf-style) on a fresh connection. @return 0 when it
+ * answered a status (+OK), else -1 with the reply or the error on stderr. */
+int test_redis_ok(const struct test_redis *r, const char *fmt, ...);
 
 /* The number of calls of `command` (lower case: "evalsha") in INFO
  * commandstats, or -1. */

@@ -420,7 +420,8 @@ static void with_redis_unreachable_a_control_says_so_in_its_own_name(void **stat
 
 /* AUTH from --redis-password-file or $BREAKER_REDIS_PASSWORD, and
  * --redis-db: the evidence lands in that database; without the password the
- * fleet is unreachable (the note gives Redis's reason). */
+ * fleet store refuses the configuration (Redis's reason; exit 78, the
+ * command not run). */
 static void password_and_database_options_reach_the_server(void **state) {
     struct test_redis *r = *state;
     char err[128], pw[128];
@@ -433,9 +434,9 @@ static void password_and_database_options_reach_the_server(void **state) {
     long long calls, failures;
     const char *none[] = {"--redis", addr, "pw", "--", "true", NULL};
     unsetenv("BREAKER_REDIS_PASSWORD");
-    assert_int_equal(run_breaker(err, none), 0);
-    assert_true(file_has(err, "is unreachable"));
-    assert_true(file_has(err, "AUTH"));
+    assert_int_equal(run_breaker(err, none), 78);
+    assert_true(file_has(err, "refuses this configuration"));
+    assert_true(file_has(err, "NOAUTH"));
     window(r, 0, "pw", &calls, &failures);
     assert_int_equal(calls, 0);
     const char *file[] = {"--redis", addr, "--redis-password-file", pw, "pw", "--", "true", NULL};
@@ -463,7 +464,7 @@ static void password_and_database_options_reach_the_server(void **state) {
     const char *wrong[] = {
         "--redis", addr, "--redis-password-file", pw, "--redis-user", "nobody", "pw", "--",
         "true",    NULL};
-    assert_int_equal(run_breaker(err, wrong), 0); /* admitted, with a note */
+    assert_int_equal(run_breaker(err, wrong), 78); /* refused: not run */
     assert_true(file_has(err, "WRONGPASS"));
     setenv("BREAKER_REDIS_USER", "execuser", 1);
     const char *nopass[] = {"--redis", addr, "pw", "--", "true", NULL};
@@ -787,9 +788,9 @@ static void fleet_shadow_and_limits_from_the_command_line(void **state) {
     fprintf(f, "%s\n", r->password);
     fclose(f);
     unsetenv("BREAKER_REDIS_PASSWORD");
-    /* Without the password: the fleet is unreachable. */
+    /* Without the password: the fleet store refuses the configuration. */
     const char *nopw[] = {"ctl", "on", "--redis", addr, NULL};
-    assert_int_equal(run_tool(err, "shadow", nopw), 69);
+    assert_int_equal(run_tool(err, "shadow", nopw), 78);
     const char *on[] = {"ctl", "on",         "--redis", addr,    "--redis-password-file",
                         pw,    "--redis-db", "3",       "--why", "trial of the new limits",
                         NULL};

@@ -127,6 +127,11 @@ int exec_fleet_option(const char *cmd, int opt, const char *arg, struct exec_fle
                                     "1ms to 1m such as " TOOL_DURATION_FORMATS,
                                     arg);
         return 0;
+    case EXEC_FLEET_OPT_RUN_ANYWAY:
+        if (strcmp(cmd, "exec") != 0)
+            return tool_usage_error(cmd, "--redis-run-anyway: only breaker exec runs a command");
+        o->run_anyway = true;
+        return 0;
     default:
         return tool_usage_error(cmd, "unknown fleet option");
     }
@@ -136,12 +141,13 @@ int exec_fleet_options_check(const char *cmd, const struct exec_fleet_opts *o) {
     if (o->cluster && o->db_given)
         return tool_usage_error(cmd, "--redis-db and --redis-cluster: a Redis Cluster has "
                                      "database 0 only");
-    if (o->addr == NULL &&
-        (o->db_given || o->password_file != NULL || o->user != NULL || o->timeout_ns != 0))
+    if (o->addr == NULL && (o->db_given || o->password_file != NULL || o->user != NULL ||
+                            o->timeout_ns != 0 || o->run_anyway))
         return tool_usage_error(cmd, "--%s needs --redis",
                                 o->db_given                ? "redis-db"
                                 : o->password_file != NULL ? "redis-password-file"
                                 : o->user != NULL          ? "redis-user"
+                                : o->run_anyway            ? "redis-run-anyway"
                                                            : "redis-timeout");
     return 0;
 }
@@ -303,12 +309,26 @@ int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const b
     if (rc != 0) return rc;
     /* The fleet's state now, not a fresh CLOSED breaker's. */
     if (breaker_redis_flush(fl->fleet) != BREAKER_OK) {
+        bool refused = breaker_redis_degraded(fl->fleet) == BREAKER_REDIS_MISCONFIGURED;
         pthread_mutex_lock(&fl->mu);
-        tool_error(stderr,
-                   "breaker exec: note: %s: the fleet store at %s is unreachable (%s): this run "
-                   "has only a local breaker, with no history, which admits it",
-                   name, o->addr, fl->why[0] != '\0' ? fl->why : "no answer");
+        const char *why = fl->why[0] != '\0' ? fl->why : "no answer";
+        if (refused && !o->run_anyway)
+            tool_error(stderr,
+                       "breaker exec: %s: the fleet store at %s refuses this configuration (%s): "
+                       "COMMAND not run (--redis-run-anyway runs it on a local breaker alone)",
+                       name, o->addr, why);
+        else
+            tool_error(stderr,
+                       "breaker exec: note: %s: the fleet store at %s %s (%s): this run has only "
+                       "a local breaker, with no history, which admits it",
+                       name, o->addr, refused ? "refuses this configuration" : "is unreachable",
+                       why);
         pthread_mutex_unlock(&fl->mu);
+        if (refused && !o->run_anyway) {
+            exec_fleet_close(fl);
+            *b = NULL;
+            return TOOL_EXIT_CONFIG;
+        }
     }
     /* OPEN here is the fleet's open, followed with what is left of the
      * fleet's wait (a fleet whose wait is over, or that is probing, leaves
@@ -347,6 +367,24 @@ void exec_fleet_close(struct exec_fleet *fl) {
     free(fl);
 }
 
+/* A control's handle `*fl`, after one round: a configuration the fleet
+ * store refuses is said as such (78, the handle closed), not as an
+ * unreachable fleet, which the control's own call reports. @return 0 or
+ * TOOL_EXIT_CONFIG. */
+static int refused_configuration(const struct exec_fleet_opts *o, const char *cmd, const char *name,
+                                 struct exec_fleet **fl) {
+    if (breaker_redis_flush((*fl)->fleet) == BREAKER_OK ||
+        breaker_redis_degraded((*fl)->fleet) != BREAKER_REDIS_MISCONFIGURED)
+        return 0;
+    pthread_mutex_lock(&(*fl)->mu);
+    tool_error(stderr, "breaker %s: %s: the fleet store at %s refuses this configuration: %s", cmd,
+               name, o->addr, (*fl)->why);
+    pthread_mutex_unlock(&(*fl)->mu);
+    exec_fleet_close(*fl);
+    *fl = NULL;
+    return TOOL_EXIT_CONFIG;
+}
+
 /* An operator's control of `name` on the fleet of `o`: the handle with the
  * name attached (its state read by one round), and who gives it. @return 0
  * with `*fl`, or an exit status after saying why. */
@@ -356,6 +394,7 @@ static int control_begin(const struct exec_fleet_opts *o, const char *cmd, const
     /* Not exec's attach: an unreachable Redis is the control's own error,
      * which names it, not a note about a local breaker admitting a call. */
     int rc = open_attached(o, cmd, name, NULL, false, fl, &b);
+    if (rc == 0) rc = refused_configuration(o, cmd, name, fl);
     if (rc == 0) tool_operator_who(who, BREAKER_REDIS_WHO_MAX + 1);
     return rc;
 }
@@ -424,6 +463,7 @@ int exec_fleet_limits_read(const struct exec_fleet_opts *o, const char *name,
                            struct exec_fleet **out, breaker_config *cfg, uint64_t *generation) {
     breaker *b = NULL;
     int rc = open_attached(o, "config", name, NULL, false, out, &b);
+    if (rc == 0) rc = refused_configuration(o, "config", name, out);
     if (rc != 0) return rc;
     breaker_redis_limits lim;
     char msg[TOOL_MSG_MAX];

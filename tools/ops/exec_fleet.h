@@ -28,6 +28,8 @@ struct exec_fleet_opts {
     int db;                    /* --redis-db */
     bool db_given;
     uint64_t timeout_ns; /* --redis-timeout: 0 = EXEC_FLEET_TIMEOUT_NS */
+    bool run_anyway;     /* --redis-run-anyway (exec): run on a local breaker when
+                            the fleet store refuses the configuration */
 };
 
 /* The connection options every fleet command takes (breaker exec, open,
@@ -41,7 +43,8 @@ enum {
     EXEC_FLEET_OPT_DB,
     EXEC_FLEET_OPT_PASSWORD_FILE,
     EXEC_FLEET_OPT_USER,
-    EXEC_FLEET_OPT_TIMEOUT
+    EXEC_FLEET_OPT_TIMEOUT,
+    EXEC_FLEET_OPT_RUN_ANYWAY
 };
 /* clang-format off */
 #define EXEC_FLEET_LONGOPTS                                                             \
@@ -50,23 +53,29 @@ enum {
     {"redis-db", required_argument, NULL, EXEC_FLEET_OPT_DB},                           \
     {"redis-password-file", required_argument, NULL, EXEC_FLEET_OPT_PASSWORD_FILE},     \
     {"redis-user", required_argument, NULL, EXEC_FLEET_OPT_USER},                       \
-    {"redis-timeout", required_argument, NULL, EXEC_FLEET_OPT_TIMEOUT}
+    {"redis-timeout", required_argument, NULL, EXEC_FLEET_OPT_TIMEOUT},                 \
+    {"redis-run-anyway", no_argument, NULL, EXEC_FLEET_OPT_RUN_ANYWAY}
 /* clang-format on */
 /* Their help lines (after "options:"), for every command's --help. */
-#define EXEC_FLEET_OPTIONS_HELP                                                   \
-    "      --redis-db N      with --redis: SELECT database N (default 0)\n"       \
-    "      --redis-password-file FILE\n"                                          \
-    "                        with --redis: AUTH with the first line of FILE\n"    \
-    "      --redis-user USER with --redis: AUTH as the ACL user USER (with the\n" \
-    "                        password; default $BREAKER_REDIS_USER, else the\n"   \
-    "                        default user)\n"                                     \
-    "      --redis-timeout D\n"                                                   \
-    "                        with --redis: wait at most D (default 250ms) for\n"  \
-    "                        Redis to connect, to answer and to lease a probe\n"
+#define EXEC_FLEET_OPTIONS_HELP                                                      \
+    "      --redis-db N      with --redis: SELECT database N (default 0)\n"          \
+    "      --redis-password-file FILE\n"                                             \
+    "                        with --redis: AUTH with the first line of FILE\n"       \
+    "      --redis-user USER with --redis: AUTH as the ACL user USER (with the\n"    \
+    "                        password; default $BREAKER_REDIS_USER, else the\n"      \
+    "                        default user)\n"                                        \
+    "      --redis-timeout D\n"                                                      \
+    "                        with --redis: wait at most D (default 250ms) for\n"     \
+    "                        Redis to connect, to answer and to lease a probe\n"     \
+    "      --redis-run-anyway\n"                                                     \
+    "                        exec: when the fleet store refuses the configuration\n" \
+    "                        (a wrong password, a missing permission or command,\n"  \
+    "                        TLS), run COMMAND on a local breaker alone instead\n"   \
+    "                        of exiting 78\n"
 
 /* Whether getopt_long's `opt` is one of EXEC_FLEET_LONGOPTS. */
 static inline bool exec_fleet_is_option(int opt) {
-    return opt >= EXEC_FLEET_OPT_REDIS && opt <= EXEC_FLEET_OPT_TIMEOUT;
+    return opt >= EXEC_FLEET_OPT_REDIS && opt <= EXEC_FLEET_OPT_RUN_ANYWAY;
 }
 
 /* Option `opt` (an EXEC_FLEET_OPT_*) of `cmd` with value `arg`, into `o`.
@@ -111,7 +120,11 @@ struct exec_fleet; /* a fleet handle with one name attached */
  * ever (nobody would probe); so that wait is skipped, and the first call is
  * a probe that asks the fleet for a lease: the fleet's own wait (on Redis's
  * clock) and its probe limit decide. Redis unreachable: a note on standard
- * error; the local breaker alone decides (it admits the call).
+ * error; the local breaker alone decides (it admits the call). Redis
+ * refusing the configuration (breaker_redis_degraded() is
+ * BREAKER_REDIS_MISCONFIGURED: a wrong password, a missing permission or
+ * command, TLS) is no outage: it says so and returns 78 (TOOL_EXIT_CONFIG),
+ * unless o->run_anyway (then a note, as for an unreachable Redis).
  * @return 0 with `*out` and `*b`, or an exit status after saying why. */
 int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const breaker_config *cfg,
                       bool configured, struct exec_fleet **out, breaker **b);

@@ -383,6 +383,12 @@ breaker_redis_reply *breaker__redis_control_call(breaker_redis *f, const struct 
 int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind, uint64_t dur_us,
                               const char *who, const char *why, char *msg, size_t msg_len);
 
+/* ---- cause.c ------------------------------------------------------------------ */
+
+/* The cause of a failed round whose reason is `why`: BREAKER_REDIS_MISCONFIGURED
+ * (a configuration error, which no wait heals) or BREAKER_REDIS_DEGRADED. */
+int breaker__redis_cause_of(const char *why);
+
 /* ---- flush.c ------------------------------------------------------------------ */
 
 void *breaker__redis_flusher_main(void *arg);

@@ -394,7 +394,7 @@ static struct entry *find_name(breaker_redis *f, const char *name, int shared, i
 static void fail_closed_at_attach(breaker_redis *f, struct entry *e, breaker *b, bool owned) {
     if (f->cfg.fail_mode != BREAKER_REDIS_FAIL_CLOSED || !breaker__redis_view_too_old(f)) return;
     pthread_mutex_lock(&f->round_mu);
-    bool failed_round = f->announced == 1;
+    bool failed_round = f->announced > 0; /* a cause: a round failed */
     pthread_mutex_unlock(&f->round_mu);
     if (owned || !failed_round) {
         breaker__redis_wake_flusher(f);
@@ -807,6 +807,13 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     "# HELP breaker_fleet_degraded 1 while the host has fallen back to its local breakers.\n"     \
     "# TYPE breaker_fleet_degraded gauge\n"                                                       \
     "breaker_fleet_degraded %d\n"                                                                 \
+    "# HELP breaker_fleet_degraded_cause Why the host is degraded: 1 on its cause "               \
+    "(configuration: "                                                                            \
+    "an error no wait heals, such as a refused password or permission, a missing command or a "   \
+    "TLS certificate; outage: the rest), 0 on the other; both 0 while it is joined.\n"            \
+    "# TYPE breaker_fleet_degraded_cause gauge\n"                                                 \
+    "breaker_fleet_degraded_cause{cause=\"outage\"} %d\n"                                         \
+    "breaker_fleet_degraded_cause{cause=\"configuration\"} %d\n"                                  \
     "# HELP breaker_fleet_degraded_entered_total Times the host became degraded.\n"               \
     "# TYPE breaker_fleet_degraded_entered_total counter\n"                                       \
     "breaker_fleet_degraded_entered_total %llu\n"                                                 \
@@ -873,16 +880,17 @@ int breaker_redis_export_prometheus(breaker_redis *f, char *buf, size_t cap, siz
              (unsigned long long)(st.probe_budget_ns / 1000000000u),
              (unsigned long long)(st.probe_budget_ns % 1000000000u));
     /* cap 0: buf may be NULL, which snprintf() allows with a size of 0. */
-    int n = snprintf(cap > 0 ? buf : NULL, cap, FLEET_PROMETHEUS_FORMAT, age, st.degraded,
-                     (unsigned long long)st.degraded_entered, (unsigned long long)st.flushes,
-                     (unsigned long long)st.flush_errors, (unsigned long long)st.leases_granted,
-                     (unsigned long long)st.leases_refused, (unsigned long long)st.lease_errors,
-                     (unsigned long long)st.lease_gated, (unsigned long long)st.lease_local, budget,
-                     (unsigned long long)st.outside_trips, (unsigned long long)st.fleet_closes,
-                     (unsigned long long)st.state_rebuilds, (unsigned long long)st.redirects_moved,
-                     (unsigned long long)st.redirects_ask, (unsigned long long)st.shadow_applied,
-                     (unsigned long long)st.reconfigs_applied,
-                     (unsigned long long)st.reconfigs_refused);
+    int n = snprintf(
+        cap > 0 ? buf : NULL, cap, FLEET_PROMETHEUS_FORMAT, age, st.degraded != 0,
+        st.degraded == BREAKER_REDIS_DEGRADED, st.degraded == BREAKER_REDIS_MISCONFIGURED,
+        (unsigned long long)st.degraded_entered, (unsigned long long)st.flushes,
+        (unsigned long long)st.flush_errors, (unsigned long long)st.leases_granted,
+        (unsigned long long)st.leases_refused, (unsigned long long)st.lease_errors,
+        (unsigned long long)st.lease_gated, (unsigned long long)st.lease_local, budget,
+        (unsigned long long)st.outside_trips, (unsigned long long)st.fleet_closes,
+        (unsigned long long)st.state_rebuilds, (unsigned long long)st.redirects_moved,
+        (unsigned long long)st.redirects_ask, (unsigned long long)st.shadow_applied,
+        (unsigned long long)st.reconfigs_applied, (unsigned long long)st.reconfigs_refused);
     if (n < 0) return BREAKER_EINVAL;
     if ((size_t)n >= cap) {
         if (cap > 0) buf[0] = '\0';

@@ -28,15 +28,17 @@ void breaker__redis_wake_flusher(breaker_redis *f) {
 }
 
 /* Called under round_mu. The first round's result is always announced:
- * the handle starts degraded, but nobody was told why. */
+ * the handle starts degraded, but nobody was told why. `degraded` is the
+ * cause's (breaker__redis_cause_of()): a change of cause is told too. */
 static void set_degraded(breaker_redis *f, int on, const char *why) {
-    atomic_store_explicit(&f->degraded, on, memory_order_relaxed);
-    if (f->announced == on) return;
-    f->announced = on;
-    if (on) breaker__redis_count(&f->n.degraded_entered);
+    int cause = on ? breaker__redis_cause_of(why) : BREAKER_REDIS_JOINED;
+    atomic_store_explicit(&f->degraded, cause, memory_order_relaxed);
+    if (f->announced == cause) return;
+    if (cause && f->announced <= 0) breaker__redis_count(&f->n.degraded_entered);
+    f->announced = cause;
     /* Told after round_mu is released (breaker_redis_flush()). */
     f->announce_pending = f->cfg.on_degraded != NULL;
-    f->announce_on = on;
+    f->announce_on = cause;
     snprintf(f->announce_why, sizeof f->announce_why, "%s", on ? why : "");
 }
 
