@@ -143,11 +143,9 @@ struct breaker_redis_config {
     uint64_t probe_budget_max_ns;
     /* An ACL user (Redis 6+): every connection sends AUTH username password
      * (`password` required). NULL = the default user: AUTH password alone,
-     * or no AUTH. The user needs EVALSHA, EVAL, SCRIPT, PING, TIME and HMGET
-     * on the keys breaker:v1:* (an ACL that refuses one reports NOPERM:
-     * degraded, the reason names it); with cluster_nodes also CLUSTER SLOTS
-     * and ASKING, and the user must exist on every node (a Cluster's ACLs
-     * are per node). */
+     * or no AUTH. The user needs the grant of BREAKER_REDIS_ACL_RULES
+     * (below); an ACL that refuses one of them reports a configuration
+     * error (BREAKER_REDIS_MISCONFIGURED, the reason names it). */
     const char *username;
     /* A Redis Cluster instead of one Redis: a comma-separated list of some
      * of its nodes, "host:port,host:port" ("[v6addr]:port" too), at most 64,
@@ -190,6 +188,25 @@ struct breaker_redis_config {
      * breakers (one flusher per process). */
     breaker_store *store;
 };
+
+/* The least an ACL user of the fleet needs (Redis 6.0+, Valkey): its keys
+ * and the commands the client and the scripts run (Redis checks a script's
+ * inner calls against the caller's ACL too). As one line to paste into
+ * redis-cli (docs/redis-production.md, "ACL"):
+ *
+ *   ACL SETUSER breaker reset on >PASSWORD ~breaker:v1:* +time +evalsha
+ *     +eval +script|load +hget +hmget +hset +hdel +hincrby +hgetall +hscan +del
+ *     +pexpire +type +zadd +zcard +zrange +zrangebyscore +zrem +zscore
+ *
+ * (BREAKER_REDIS_ACL_RULES after "on >PASSWORD"), plus, with db other
+ * than 0, +select; with cluster_nodes, BREAKER_REDIS_ACL_CLUSTER_RULES, on
+ * every node (a Cluster's ACLs are per node). A test creates exactly this
+ * user and runs trips, probes, orders, shadow mode and limits through it. */
+#define BREAKER_REDIS_ACL_RULES                                                         \
+    "~breaker:v1:* +time +evalsha +eval +script|load +hget +hmget +hset +hdel "         \
+    "+hincrby +hgetall +hscan +del +pexpire +type +zadd +zcard +zrange +zrangebyscore " \
+    "+zrem +zscore"
+#define BREAKER_REDIS_ACL_CLUSTER_RULES "+cluster|slots +asking"
 
 /*! breaker_redis_config_init() : clear `cfg`, then the defaults above. */
 BREAKER_API void breaker_redis_config_init(breaker_redis_config *cfg) BREAKER_NONNULL(1);

@@ -14,4 +14,10 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA AND BREAKER_REDIS_SERVER)
     set_tests_properties(test_fleet_misconfigured PROPERTIES LABELS "redis;external;cli"
                          ENVIRONMENT "BREAKER_TEST_TOOL=$<TARGET_FILE:breaker_cli>")
   endif()
+  # The documented ACL grant (docs/redis-production.md, the manual,
+  # BREAKER_REDIS_ACL_RULES) is the one the test runs, and the whole fleet
+  # works through it: one Redis, a database other than 0, a Cluster.
+  breaker_add_redis_test(test_fleet_acl SOURCES fleet/test_fleet_acl.c TIMEOUT 180
+                         LABELS redis external)
+  target_compile_definitions(test_fleet_acl PRIVATE BREAKER_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 endif()

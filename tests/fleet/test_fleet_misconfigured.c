@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE /* mkdtemp, posix_spawn file actions */
 
+#include "fleet_util.h"
 #include "redis_server.h"
 
 #include <breaker/redis.h>
@@ -65,14 +66,11 @@ static void hear(void *ctx, int degraded, const char *why) {
 static breaker_redis *open_on(const struct test_redis *r, const char *user, const char *password,
                               int db, struct heard *h) {
     breaker_redis_config rc;
-    breaker_redis_config_init(&rc);
+    fleet_patient_cfg(&rc);
     rc.port = r->port;
     rc.username = user;
     rc.password = password;
     rc.db = db;
-    rc.flush_interval_ns = 3600 * 1000 * MS;
-    rc.io_timeout_ns = 2000 * MS; /* a loaded machine must not time it out */
-    rc.probe_budget_ns = 1000 * MS;
     rc.on_degraded = hear;
     rc.degraded_ctx = h;
     breaker_redis *f = NULL;
