@@ -828,7 +828,9 @@ BREAKER_API int breaker_control_apply(breaker *b, const breaker_control *c, char
  *  done (an operator's change never silently overwrites another's).
  *  @return BREAKER_OK; BREAKER_EINVAL (invalid, or not changeable live: `msg`
  *  says which); BREAKER_STALE (expect_generation is not the current one);
- *  BREAKER_EIO (a store file's lock could not be taken). Thread-safe; takes
+ *  BREAKER_EBUSY (a store file's lock stayed held by another process for
+ *  the store's lock_wait_ns: breaker/store.h; `msg` names it), BREAKER_EIO
+ *  (that lock could not be taken otherwise). Thread-safe; takes
  *  no lock on a heap breaker (a store file's takes the file lock, never the
  *  call path's); must not be called from an event callback of `b`. */
 BREAKER_API BREAKER_NODISCARD int breaker_reconfigure(breaker *b, const breaker_config *cfg,

@@ -28,11 +28,11 @@
  * another thread of the process holds while it waits, at most
  * `lock_wait_ns` (default 1 s) in all: breaker_store_open(),
  * breaker_store_attach() (so a registry's get of a new name through the
- * store, breaker/registry.h), breaker_store_check() and
- * breaker_store_last_control() then fail with BREAKER_EBUSY, `msg` naming
- * the holder when /proc/locks says ("process 1234 (stopped)"), and
- * breaker_reconfigure() on a store breaker with BREAKER_EIO; nothing is
- * changed, try again. An operator's control (breaker_control_apply()) stands whatever
+ * store, breaker/registry.h), breaker_store_check(),
+ * breaker_store_last_control() and breaker_reconfigure() on a store
+ * breaker then fail with BREAKER_EBUSY, `msg` naming the holder when
+ * /proc/locks says ("process 1234 (stopped)"); nothing is changed, try
+ * again. An operator's control (breaker_control_apply()) stands whatever
  * the lock: only its record waits, about 10 ms at most, and is skipped past
  * that. The watcher and breaker_store_foreach() skip a move they cannot
  * lock in time (the next look tries again). `breaker exec` and the other

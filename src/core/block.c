@@ -260,7 +260,10 @@ void breaker__set_home(breaker *b, void (*detach)(void *ctx, breaker *b), void *
     b->home_ctx = ctx;
 }
 
-void breaker__set_home_lock(breaker *b, int (*lock)(void *ctx, bool lock)) { b->home_lock = lock; }
+void breaker__set_home_lock(breaker *b,
+                            int (*lock)(void *ctx, bool lock, char *msg, size_t msg_len)) {
+    b->home_lock = lock;
+}
 
 void breaker__set_home_control(breaker *b,
                                void (*record)(void *ctx, breaker *b,

@@ -165,13 +165,17 @@ int breaker_reconfigure(breaker *b, const breaker_config *cfg, uint64_t expect_g
     bool changed = false;
     uint64_t generation = 0;
     /* A store file's block: under the file lock, which a writer in another
-     * process holds too, and dies with (home_lock). */
-    bool locked = b->home_lock != NULL && b->home_lock(b->home_ctx, true) == BREAKER_OK;
-    if (b->home_lock != NULL && !locked)
-        return breaker__fail(BREAKER_EIO, msg, msg_len, "the store file's lock: not taken");
+     * process holds too, and dies with (home_lock); a lock not taken in its
+     * bound says why (BREAKER_EBUSY, the holder), and nothing changes. */
+    bool locked = false;
+    if (b->home_lock != NULL) {
+        int lrc = b->home_lock(b->home_ctx, true, msg, msg_len);
+        if (lrc != BREAKER_OK) return lrc;
+        locked = true;
+    }
     int rc = breaker__limits_change(b->shared, cfg, expect_generation, locked, &changed, &before,
                                     &after, &generation, msg, msg_len);
-    if (locked) (void)b->home_lock(b->home_ctx, false);
+    if (locked) (void)b->home_lock(b->home_ctx, false, NULL, 0);
     /* The event after the lock: a listener may attach a name. */
     if (rc == BREAKER_OK && changed) emit_reconfigured(b, &before, &after, generation);
     return rc;

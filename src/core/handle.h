@@ -136,9 +136,10 @@ struct breaker {
     void (*home_detach)(void *ctx, struct breaker *b);
     void *home_ctx;
     /* The home's exclusion of writers of the block's limits across its
-     * processes (a store file's lock: reconfig.c), taken (`lock` true) and
-     * released with home_ctx; NULL: the block is this process's alone. */
-    int (*home_lock)(void *ctx, bool lock);
+     * processes (a store file's lock: breaker_reconfigure()), taken (`lock`
+     * true: BREAKER_OK, or a status with `msg` saying why) and released
+     * with home_ctx; NULL: the block is this process's alone. */
+    int (*home_lock)(void *ctx, bool lock, char *msg, size_t msg_len);
     /* The home's record of an operator's control that made a transition
      * (breaker_control_apply(): a store file keeps the last one, under its
      * lock), called with home_ctx on the controlling thread, no lock held;

@@ -60,7 +60,8 @@ uint64_t breaker__forced_left_ns(struct breaker *b);
 void breaker__set_home(struct breaker *b, void (*detach)(void *ctx, struct breaker *b), void *ctx);
 /* The home's lock for writers of the block's limits (handle.h, home_lock),
  * with the ctx of breaker__set_home(). */
-void breaker__set_home_lock(struct breaker *b, int (*lock)(void *ctx, bool lock));
+void breaker__set_home_lock(struct breaker *b,
+                            int (*lock)(void *ctx, bool lock, char *msg, size_t msg_len));
 /* The home's record of an operator's control (handle.h, home_control), with
  * the ctx of breaker__set_home(). */
 void breaker__set_home_control(struct breaker *b,

@@ -942,7 +942,7 @@ static void store_detach(void *ctx, breaker *b) {
  * BREAKER_EBUSY past it), so that writers of the limits in every process of
  * the host exclude each other, and one that dies leaves its half-made
  * change to the next holder (breaker__limits_repair()). */
-static int store_lock_limits(void *ctx, bool lock) {
+static int store_lock_limits(void *ctx, bool lock, char *msg, size_t msg_len) {
     breaker_store *st = ctx;
     if (!lock) {
         flock(st->fd, LOCK_UN);
@@ -950,9 +950,9 @@ static int store_lock_limits(void *ctx, bool lock) {
         return BREAKER_OK;
     }
     uint64_t deadline = call_deadline(st);
-    int rc = lock_store(st, deadline, NULL, 0);
+    int rc = lock_store(st, deadline, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
-    rc = lock_file(st->fd, deadline, st->cfg.lock_wait_ns, st->path, NULL, 0);
+    rc = lock_file(st->fd, deadline, st->cfg.lock_wait_ns, st->path, msg, msg_len);
     if (rc != BREAKER_OK) pthread_mutex_unlock(&st->lock);
     return rc;
 }
