@@ -461,6 +461,18 @@ BREAKER_API void breaker_config_init(breaker_config *cfg) BREAKER_NONNULL(1);
 BREAKER_API int breaker_config_validate(const breaker_config *cfg, char *msg, size_t msg_len)
     BREAKER_NONNULL(1);
 
+/*! breaker_config_effective() :
+ *  The configuration breaker_create() would run `cfg` with: every field
+ *  that is 0 where 0 means "the default" (see struct breaker_config)
+ *  replaced by that default; open_max_ns 0 becomes the larger of open_ns
+ *  and 5 min; cancelled_as BREAKER_SUCCESS becomes BREAKER_IGNORED. seed 0
+ *  stays 0 (it is drawn at create); callbacks, clock and every other field
+ *  are copied. Validates nothing (breaker_config_validate() does). Two
+ *  configurations with the same effective values make the same breaker.
+ *  `out` may be `cfg`. Pure; thread-safe. */
+BREAKER_API void breaker_config_effective(const breaker_config *cfg, breaker_config *out)
+    BREAKER_NONNULL(1, 2);
+
 /*! breaker_config_set() :
  *  Set one field from text, the way command lines and configuration files do.
  *  Keys are the field names of struct breaker_config (trip, failure_threshold,

@@ -112,7 +112,7 @@ static bool limits_are_valid(const struct breaker__limits *lim, char *msg, size_
         return false;
     }
     breaker_config eff;
-    breaker__config_effective(&cfg, &eff);
+    breaker_config_effective(&cfg, &eff);
     struct breaker__limits again;
     breaker__limits_from_config(&eff, &again);
     if (memcmp(&again, lim, sizeof(again)) != 0) {
@@ -322,7 +322,7 @@ int breaker_create_bound(const breaker_config *user, const breaker_owner *owner,
         breaker_config_init(&cfg);
     } else {
         if (breaker_config_validate(user, NULL, 0) != BREAKER_OK) return BREAKER_EINVAL;
-        breaker__config_effective(user, &cfg);
+        breaker_config_effective(user, &cfg);
     }
 
     breaker *b = calloc(1, sizeof(*b));
@@ -384,7 +384,7 @@ int breaker__block_plan(const breaker_config *user, breaker_config *effective, s
     } else {
         int rc = breaker_config_validate(user, msg, len);
         if (rc != BREAKER_OK) return rc;
-        breaker__config_effective(user, effective);
+        breaker_config_effective(user, effective);
     }
     if (effective->seed == 0) effective->seed = random_seed(effective);
     struct breaker__limits lim;

@@ -48,7 +48,7 @@ void breaker_config_init(breaker_config *cfg) {
     cfg->cancelled_as = BREAKER_IGNORED;
 }
 
-void breaker__config_effective(const breaker_config *in, breaker_config *out) {
+void breaker_config_effective(const breaker_config *in, breaker_config *out) {
     *out = *in;
     if (out->failure_threshold == 0) out->failure_threshold = DEFAULT_FAILURE_THRESHOLD;
     if (out->window_size == 0) out->window_size = DEFAULT_WINDOW_SIZE;
@@ -229,7 +229,7 @@ static int validate_recovery(const breaker_config *c, char *msg, size_t len) {
 
 int breaker_config_validate(const breaker_config *user, char *msg, size_t len) {
     breaker_config c;
-    breaker__config_effective(user, &c);
+    breaker_config_effective(user, &c);
     if (msg != NULL && len > 0) msg[0] = '\0';
     int rc = validate_window(&c, msg, len);
     if (rc == BREAKER_OK) rc = validate_rates(&c, msg, len);

@@ -108,8 +108,6 @@ void breaker__config_of_limits(const struct breaker__limits *lim, breaker_config
 void breaker__clock_setup(struct breaker *b, const struct breaker__limits *lim);
 
 /* ---- Configuration (config.c) -------------------------------------------- */
-/* Apply defaults to a copy of the user's config. */
-void breaker__config_effective(const breaker_config *in, breaker_config *out);
 void breaker__limits_from_config(const breaker_config *cfg, struct breaker__limits *lim);
 
 #endif /* BREAKER_INTERNAL_H */

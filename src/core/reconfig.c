@@ -187,7 +187,7 @@ static int next_limits(const breaker_config *cfg, const struct breaker__limits *
     int rc = breaker_config_validate(cfg, msg, len);
     if (rc != BREAKER_OK) return rc;
     breaker_config eff;
-    breaker__config_effective(cfg, &eff);
+    breaker_config_effective(cfg, &eff);
     breaker__limits_from_config(&eff, next);
     if (next->seed == 0) next->seed = cur->seed;
     char what[160];

@@ -26,7 +26,7 @@ static struct breaker__limits limits_for(enum breaker_trip trip) {
     cfg.trip = trip;
     cfg.half_open_max_probes = 3;
     cfg.seed = 7;
-    breaker__config_effective(&cfg, &eff);
+    breaker_config_effective(&cfg, &eff);
     struct breaker__limits lim;
     breaker__limits_from_config(&eff, &lim);
     return lim;
@@ -178,7 +178,7 @@ static void handles_bound_to_one_block_share_it(void **state) {
     cfg.trip = BREAKER_TRIP_CONSECUTIVE;
     cfg.failure_threshold = 2;
     breaker_config eff;
-    breaker__config_effective(&cfg, &eff);
+    breaker_config_effective(&cfg, &eff);
     struct breaker__limits lim;
     breaker__limits_from_config(&eff, &lim);
     struct breaker__block_layout lay;

@@ -55,6 +55,51 @@ static void zero_fields_mean_the_defaults(void **state) {
     test_breaker_destroy(b);
 }
 
+/* breaker_config_effective() is what breaker_create() runs: a breaker
+ * made from an all-zero configuration reports (breaker_get_config) exactly
+ * the effective values, seed aside (drawn at create); a set field is kept,
+ * open_max_ns follows a longer open_ns, `out` may be `cfg`. */
+static void effective_config_is_what_create_runs(void **state) {
+    (void)state;
+    breaker_config zero, eff, got;
+    memset(&zero, 0, sizeof(zero));
+    zero.trip = BREAKER_TRIP_COUNT_WINDOW;
+    breaker_config_effective(&zero, &eff);
+    assert_int_equal(eff.seed, 0);
+    breaker *b = make_breaker(&zero);
+    breaker_get_config(b, &got);
+    test_breaker_destroy(b);
+    eff.seed = got.seed;
+    assert_int_equal(eff.trip, got.trip);
+    assert_int_equal(eff.failure_threshold, got.failure_threshold);
+    assert_int_equal(eff.window_size, got.window_size);
+    assert_int_equal(eff.window_ns, got.window_ns);
+    assert_int_equal(eff.window_buckets, got.window_buckets);
+    assert_int_equal(eff.min_calls, got.min_calls);
+    assert_true(eff.failure_rate == got.failure_rate);
+    assert_int_equal(eff.open_ns, got.open_ns);
+    assert_true(eff.open_backoff == got.open_backoff);
+    assert_int_equal(eff.open_max_ns, got.open_max_ns);
+    assert_true(eff.open_jitter == got.open_jitter); /* 0: meaningful, kept */
+    assert_int_equal(eff.half_open_max_probes, got.half_open_max_probes);
+    assert_int_equal(eff.half_open_successes, got.half_open_successes);
+    assert_int_equal(eff.probe_timeout_ns, got.probe_timeout_ns);
+    assert_true(eff.ramp_start == got.ramp_start);
+    assert_int_equal(eff.cancelled_as, BREAKER_IGNORED);
+    assert_int_equal(eff.cancelled_as, got.cancelled_as);
+
+    breaker_config cfg;
+    breaker_config_init(&cfg);
+    cfg.open_ns = 600 * SEC; /* longer than the default cap of 5 min */
+    cfg.open_max_ns = 0;
+    cfg.min_calls = 7;
+    cfg.seed = 42;
+    breaker_config_effective(&cfg, &cfg); /* in place */
+    assert_int_equal(cfg.open_max_ns, 600 * SEC);
+    assert_int_equal(cfg.min_calls, 7);
+    assert_int_equal(cfg.seed, 42);
+}
+
 struct bad_case {
     const char *field; /* the message must start with it */
     void (*apply)(breaker_config *cfg);
@@ -329,6 +374,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config_init_sets_the_documented_defaults),
         cmocka_unit_test(zero_fields_mean_the_defaults),
+        cmocka_unit_test(effective_config_is_what_create_runs),
         cmocka_unit_test(bad_configuration_is_refused_naming_the_field),
         cmocka_unit_test(validation_messages_state_the_range),
         cmocka_unit_test(documented_maxima_hold_everywhere),

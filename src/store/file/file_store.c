@@ -1156,7 +1156,7 @@ static int store_attach(breaker_store *st, const char *name, const breaker_confi
     if (rc != BREAKER_OK) return rc;
     if (!created && cfg != NULL) {
         breaker_config mine, stored;
-        breaker__config_effective(cfg, &mine);
+        breaker_config_effective(cfg, &mine);
         breaker__block_config((*out)->shared, &stored);
         if (!same_limits(&mine, &stored))
             return breaker__fail(BREAKER_CONFIG_DIFFERS, msg, msg_len,
