@@ -25,6 +25,7 @@ cd "$(dirname "$0")/.."
 # "Optional dependencies" table says the same, checked by tests/docs/).
 optional=(
   "hiredis   hiredis        libhiredis-dev        the fleet store (libbreaker_redis) and the command's --redis options"
+  "lua       lua5.1         liblua5.1-0-dev       the in-process Redis (src/store/redis/inproc/) and its tests"
   "libcurl   libcurl        libcurl4-openssl-dev  libbreaker_curl and the examples http_client and curl_get"
   "libpq     libpq          libpq-dev             libbreaker_pq and the example pq_query"
   "grpc      grpc++         libgrpc++-dev         the live test of include/breaker/grpc.hpp (the classifier needs none)"

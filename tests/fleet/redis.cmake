@@ -45,6 +45,22 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
                                                                ${PROJECT_SOURCE_DIR}/src)
     add_test(NAME test_fleet_differential COMMAND test_fleet_differential)
     set_tests_properties(test_fleet_differential PROPERTIES TIMEOUT 60 LABELS "redis;external")
+    # The in-process Redis (src/store/redis/inproc/) held to this one:
+    # command by command (test_inproc_redis), and on seeded runs of the
+    # fleet's real scripts with the keyspaces compared after every step
+    # (test_inproc_differential). Built when Lua 5.1 is.
+    if(TARGET breaker_redis_inproc)
+      foreach(t test_inproc_redis test_inproc_differential)
+        add_executable(${t} fleet/${t}.c support/redis_server.c support/fleet_workload.c)
+        target_link_libraries(${t} PRIVATE breaker::breaker breaker_redis_inproc
+                                           breaker_fleet_scripts breaker_fleet_protocol
+                                           PkgConfig::CMOCKA PkgConfig::HIREDIS)
+        target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support
+                                                ${PROJECT_SOURCE_DIR}/src)
+        add_test(NAME ${t} COMMAND ${t})
+        set_tests_properties(${t} PROPERTIES TIMEOUT 240 LABELS "redis;external")
+      endforeach()
+    endif()
     # A follower that hears "the fleet is closed" on its lease request
     # closes instead of probing alone (the protocol's rule, on real Redis).
     breaker_add_redis_test(test_fleet_follower SOURCES fleet/test_fleet_follower.c TIMEOUT 60
