@@ -25,6 +25,8 @@ cleanup() {
 }
 trap cleanup EXIT
 export BREAKER_STORE="$tmp/b.store"
+# Who an operator's control records: the real uid's name, whatever $USER says.
+me=$(id -un)
 fail() { echo "FAIL: $case_name: $*"; exit 1; }
 expect() { # expect STATUS COMMAND...: run, check the exit status
   want=$1; shift
@@ -372,8 +374,8 @@ operator_opens_for_a_time_and_shadow_mode)
   eventually closed_again || fail "close --for did not end: $(cat "$tmp/st")"
   expect 66 "$bk" shadow nosuch on
   # --why over a store: the control's text, for this process's transition.
-  expect 0 env USER=ops "$bk" open api --why 'drill: failover test'
-  grep -q '^api: forced_open (generation [0-9]*), by ops@.*: drill: failover test$' "$tmp/out" ||
+  expect 0 "$bk" open api --why 'drill: failover test'
+  grep -q "^api: forced_open (generation [0-9]*), by $me@.*: drill: failover test\$" "$tmp/out" ||
     fail "open --why: $(cat "$tmp/out")"
   expect 64 "$bk" reset api --why "$(printf 'two\nlines')"
   grep -q -- "--why: a control character at byte 4" "$tmp/err" || fail "--why: $(cat "$tmp/err")"
@@ -389,21 +391,21 @@ status_shows_who_forced_and_why)
   expect 0 "$bk" status api --json
   grep -q '"transitions": 0, "last_control": null, "shadow": false' "$tmp/out" ||
     fail "status --json before a control: $(cat "$tmp/out")"
-  expect 0 env USER=alice "$bk" open api --why 'payment provider maintenance'
+  expect 0 "$bk" open api --why 'payment provider maintenance'
   t='20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]Z'
   expect 0 "$bk" status
-  grep -q "^api: forced_open since $t by alice@[^ ]*: payment provider maintenance (generation 2)\$" "$tmp/out" ||
+  grep -q "^api: forced_open since $t by $me@[^ ]*: payment provider maintenance (generation 2)\$" "$tmp/out" ||
     fail "status: $(cat "$tmp/out")"
   grep -q '^other: ' "$tmp/out" && fail "a line for a breaker never controlled: $(cat "$tmp/out")"
   # The table's lines stay as they were.
   grep -q '^api  *forced_open  *2  until reset ' "$tmp/out" || fail "status table: $(cat "$tmp/out")"
   expect 0 "$bk" status api --json
-  grep -q "\"last_control\": {\"action\": \"forced_open\", \"who\": \"alice@[^\"]*\", \"why\": \"payment provider maintenance\", \"at\": \"$t\", \"until\": null, \"generation\": 2}, \"shadow\": false" "$tmp/out" ||
+  grep -q "\"last_control\": {\"action\": \"forced_open\", \"who\": \"$me@[^\"]*\", \"why\": \"payment provider maintenance\", \"at\": \"$t\", \"until\": null, \"generation\": 2}, \"shadow\": false" "$tmp/out" ||
     fail "status --json: $(cat "$tmp/out")"
   # A timed one has an end; a JSON consumer parses it.
-  expect 0 env USER=bob "$bk" close api --for 1h --why 'drill "quoted"'
+  expect 0 "$bk" close api --for 1h --why 'drill "quoted"'
   expect 0 "$bk" status api
-  grep -q "^api: forced_closed since $t until $t by bob@[^ ]*: drill \"quoted\" (generation 3)\$" "$tmp/out" ||
+  grep -q "^api: forced_closed since $t until $t by $me@[^ ]*: drill \"quoted\" (generation 3)\$" "$tmp/out" ||
     fail "status after close --for: $(cat "$tmp/out")"
   expect 0 "$bk" status --json
   if command -v python3 >/dev/null 2>&1; then
@@ -416,15 +418,26 @@ assert c["generation"] == 3 and c["until"] > c["at"], c
 assert rows["other"]["last_control"] is None, rows["other"]
 ' "$tmp/out" || fail "status --json does not parse: $(cat "$tmp/out")"
   fi
-  # A reset without --why: who only, "at" rather than "since".
-  expect 0 env USER=carol "$bk" reset api
+  # Who is the real uid's name and the host's, never $USER: not under
+  # env -i (cron's environment: no USER, no LOGNAME), not with USER set to
+  # someone else.
+  expect 0 env -i BREAKER_STORE="$BREAKER_STORE" "$bk" close api --why 'from cron'
   expect 0 "$bk" status api
-  grep -q "^api: reset at $t by carol@[^ ]* (generation 4)\$" "$tmp/out" || fail "status after reset: $(cat "$tmp/out")"
+  grep -q "^api: forced_closed since $t by $me@$(uname -n): from cron (generation 4)\$" "$tmp/out" ||
+    fail "status after env -i: $(cat "$tmp/out")"
+  expect 0 env USER=mallory LOGNAME=mallory "$bk" open api --why 'claimed'
+  expect 0 "$bk" status api
+  grep -q "^api: forced_open since $t by $me@$(uname -n): claimed (generation 5)\$" "$tmp/out" ||
+    fail "status after USER=mallory: $(cat "$tmp/out")"
+  # A reset without --why: who only, "at" rather than "since".
+  expect 0 "$bk" reset api
+  expect 0 "$bk" status api
+  grep -q "^api: reset at $t by $me@[^ ]* (generation 6)\$" "$tmp/out" || fail "status after reset: $(cat "$tmp/out")"
   # Text from the file reaches the terminal escaped: a C1 control (U+009B,
   # a terminal's CSI) the library's printable check lets through.
-  expect 0 env USER=dave "$bk" open api --why "$(printf 'x\302\233[31my')"
+  expect 0 "$bk" open api --why "$(printf 'x\302\233[31my')"
   expect 0 "$bk" status api
-  grep -q 'by dave@[^ ]*: x\\xc2\\x9b\[31my (generation 5)$' "$tmp/out" ||
+  grep -q "by $me@[^ ]*: x"'\\xc2\\x9b\[31my (generation 7)$' "$tmp/out" ||
     fail "status does not escape the text: $(od -c "$tmp/out" | tail -5)"
   ;;
 config_changes_the_limits_live)

@@ -88,4 +88,10 @@ int tool_load_exit(int rc);
  * "breaker CMD: breaker 'NAME': why". */
 int tool_validate_breaker(const char *cmd, const struct tool_breaker *b);
 
+/* Who gives an operator's control or order (operator.c): "user@host", the
+ * user the name of the process's real uid in the password database ("uid
+ * 1000" without an entry), never $USER; cut to `len` - 1 bytes, a control
+ * byte written '?'. */
+void tool_operator_who(char *out, size_t len);
+
 #endif /* BREAKER_TOOL_CLI_H */

@@ -4,10 +4,8 @@
  * store (exec_fleet.h). exec.c runs the command; this file makes the
  * breaker it runs through, and says why the fleet refused.
  */
-#define _POSIX_C_SOURCE 200809L /* gethostname */
 
 #include "ops/exec_fleet.h"
-#include "ops/ops.h"
 
 #include "cli/cli.h"
 

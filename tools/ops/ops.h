@@ -123,9 +123,6 @@ void tool_on_signal(int sig);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t tool_now_ns(void);
 
-/* Who gives an operator's control or order: user@host ($USER, else $LOGNAME,
- * else "unknown"), cut to `len` - 1 bytes, a control byte written '?'. */
-void tool_operator_who(char *out, size_t len);
 /* Wait for one of `set` (blocked) until `deadline` (tool_now_ns(); 0:
  * none). @return the signal, 0 at the deadline, -1 on error. */
 int tool_wait_signal(const sigset_t *set, uint64_t deadline);

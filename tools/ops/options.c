@@ -3,7 +3,6 @@
  * options.c - the one command line of status, ls, open, close and reset:
  * --store and -h for all, status's output forms, then NAMEs.
  */
-#define _POSIX_C_SOURCE 200809L /* gethostname */
 #include "ops/ops.h"
 
 #include "ops/exec_fleet.h"
@@ -156,15 +155,4 @@ int tool_store_options(const char *cmd, const char *help, bool status, int min_n
     if (a->why != NULL && a->fleet.addr == NULL && !control)
         return tool_usage_error(cmd, "--why: only with --redis or --redis-cluster");
     return take_name(cmd, min_names, max_names, argc, argv, a);
-}
-
-void tool_operator_who(char *out, size_t len) {
-    const char *user = getenv("USER");
-    if (user == NULL || user[0] == '\0') user = getenv("LOGNAME");
-    char hostname[256] = "";
-    if (gethostname(hostname, sizeof hostname - 1) != 0) hostname[0] = '\0';
-    snprintf(out, len, "%s@%s", user != NULL && user[0] != '\0' ? user : "unknown",
-             hostname[0] != '\0' ? hostname : "unknown");
-    for (char *c = out; *c != '\0'; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
 }
