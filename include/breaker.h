@@ -479,10 +479,11 @@ BREAKER_API void breaker_config_effective(const breaker_config *cfg, breaker_con
  *  window_size, window, window_buckets, min_calls, failure_rate, slow_call,
  *  slow_call_rate, open, open_backoff, open_max, open_jitter,
  *  half_open_max_probes, half_open_successes, probe_timeout,
- *  min_failing_sources, ramp, ramp_start, cancelled_as, seed); durations accept the field name with
- * or without "_ns" and values such as "250ms", "5s", "1m", "1500us", "20ns" (a bare number is
- *  nanoseconds); rates accept "0.5" or "50%"; trip accepts "consecutive",
- *  "count_window", "time_window"; cancelled_as "ignored" or "failure".
+ *  min_failing_sources, ramp, ramp_start, cancelled_as, seed); durations accept the field name
+ *  with or without "_ns" and values such as "250ms", "5s", "1m", "1500us", "20ns": under the
+ *  plain name a bare number other than 0 is refused (BREAKER_EINVAL, the message naming the
+ *  units), under the "_ns" name it is nanoseconds; rates accept "0.5" or "50%"; trip accepts
+ *  "consecutive", "count_window", "time_window"; cancelled_as "ignored" or "failure".
  *  Values of any length are accepted (surrounding blanks are ignored).
  *  @return BREAKER_OK; BREAKER_NOT_FOUND for an unknown key; BREAKER_EINVAL for
  *  a bad value; BREAKER_ENOMEM. On error `msg` (may be NULL if msg_len is 0)

@@ -243,10 +243,25 @@ int breaker_parse_duration(const char *text, uint64_t bare_unit_ns, uint64_t *ou
     return BREAKER_OK;
 }
 
-/* A configuration duration: a bare number is nanoseconds, at most MAX_NS. */
-static bool parse_duration(const char *s, uint64_t *out) {
+/* Whether `s` is a number without a unit ("5", "0.5", ".5", "000"). */
+static bool is_bare_number(const char *s) {
+    static const char digits[] = "0123456789";
+    size_t whole = strspn(s, digits), frac = 0;
+    if (s[whole] == '.') frac = strspn(s + whole + 1, digits) + 1;
+    return whole + frac > (frac > 0 ? 1u : 0u) && s[whole + frac] == '\0';
+}
+
+/* A configuration duration, at most MAX_NS. Its unit is in the value ("30s")
+ * or in the key's name (open_ns = 30000000000, `named_ns`): a bare number
+ * under the plain name is refused, since "open=5" reads as seconds to one
+ * person and as the nanoseconds of the field to another. Zero needs no
+ * unit. */
+static bool parse_duration(const char *s, bool named_ns, uint64_t *out) {
     uint64_t ns;
-    if (breaker_parse_duration(s, 1, &ns) != BREAKER_OK || ns > MAX_NS) return false;
+    if (breaker_parse_duration(s, named_ns ? 1 : 0, &ns) != BREAKER_OK) {
+        if (breaker_parse_duration(s, 1, &ns) != BREAKER_OK || ns != 0) return false;
+    }
+    if (ns > MAX_NS) return false;
     *out = ns;
     return true;
 }
@@ -299,8 +314,9 @@ static bool equals_nocase(const char *a, const char *b) {
     return *a == *b;
 }
 
-/* Parse `text` for key `k` into `cfg`. @return false if the value is bad. */
-static bool set_value(breaker_config *cfg, const struct key *k, const char *text) {
+/* Parse `text` for key `k` (given with "_ns" when `named_ns`) into `cfg`.
+ * @return false if the value is bad. */
+static bool set_value(breaker_config *cfg, const struct key *k, bool named_ns, const char *text) {
     char *field = (char *)cfg + k->offset;
     switch (k->kind) {
     case K_TRIP: {
@@ -338,7 +354,7 @@ static bool set_value(breaker_config *cfg, const struct key *k, const char *text
     }
     case K_DURATION: {
         uint64_t v;
-        if (!parse_duration(text, &v)) return false;
+        if (!parse_duration(text, named_ns, &v)) return false;
         if (k->offset == FIELD(window_ns) && v != 0 && v < NS_PER_MS) return false;
         memcpy(field, &v, sizeof(v));
         return true;
@@ -417,11 +433,20 @@ int breaker_config_set(breaker_config *cfg, const char *key, const char *value, 
     /* Parse into a copy so that `cfg` is unchanged on error. */
     breaker_config tmp = *cfg;
     int rc = BREAKER_OK;
-    if (!set_value(&tmp, k, text))
-        rc = breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%s'", k->name,
-                           k->range, echo(value, n, quoted));
-    else
+    bool named_ns = strcmp(key, k->name) != 0;
+    if (!set_value(&tmp, k, named_ns, text)) {
+        const char *q = echo(value, n, quoted);
+        if (k->kind == K_DURATION && !named_ns && is_bare_number(text))
+            rc = breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                               "%s: '%s' has no unit: write it with one of ns, us, ms, s, m, "
+                               "h, d, such as %ss (or give %s_ns in nanoseconds)",
+                               k->name, q, q, k->name);
+        else
+            rc = breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: expected %s, got '%s'", k->name,
+                               k->range, q);
+    } else {
         *cfg = tmp;
+    }
     free(text);
     return rc;
 }

@@ -68,7 +68,7 @@ static void counts_accept_whole_numbers_within_their_range(void **state) {
 static void durations_accept_every_unit(void **state) {
     (void)state;
     assert_int_equal(set_ok("open", "20ns").open_ns, 20);
-    assert_int_equal(set_ok("open", "20").open_ns, 20); /* bare = ns */
+    assert_int_equal(set_ok("open_ns", "20").open_ns, 20); /* the key names the unit */
     assert_int_equal(set_ok("open", "1500us").open_ns, 1500 * 1000);
     assert_int_equal(set_ok("open", "250ms").open_ns, 250 * MS);
     assert_int_equal(set_ok("open", "5s").open_ns, 5 * SEC);
@@ -112,6 +112,29 @@ static void bad_durations_are_refused_with_the_range(void **state) {
     set_bad("slow_call", "fast", BREAKER_EINVAL, "0 = off");
     set_bad("window", "500us", BREAKER_EINVAL, "from 1ms");
     assert_int_equal(set_ok("window", "1ms").window_ns, MS);
+}
+
+/* One rule for durations (docs/cli.md): the unit is in the value or in the
+ * key's name; a bare number under the plain name is refused, naming the
+ * units, since "open=5" would be 5 ns to the library and 5 s to a reader. */
+static void bare_numbers_need_a_unit_or_the_ns_key(void **state) {
+    (void)state;
+    static const char *const keys[] = {"window",   "slow_call",     "open",
+                                       "open_max", "probe_timeout", "ramp"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        set_bad(keys[i], "5", BREAKER_EINVAL, "'5' has no unit");
+        set_bad(keys[i], "2.5", BREAKER_EINVAL, "one of ns, us, ms, s, m, h, d, such as 2.5s");
+        set_bad(keys[i], "5000000", BREAKER_EINVAL, "_ns in nanoseconds");
+    }
+    /* Zero needs no unit, under either name. */
+    assert_int_equal(set_ok("slow_call", "0").slow_call_ns, 0);
+    assert_int_equal(set_ok("ramp", "0").ramp_ns, 0);
+    assert_int_equal(set_ok("open", "00").open_ns, 0);
+    assert_int_equal(set_ok("ramp_ns", "0").ramp_ns, 0);
+    /* The _ns key takes nanoseconds, or any unit. */
+    assert_int_equal(set_ok("open_ns", "5000000").open_ns, 5 * MS);
+    assert_int_equal(set_ok("open_ns", "5s").open_ns, 5 * SEC);
+    assert_int_equal(set_ok("window_ns", "1000000").window_ns, MS);
 }
 
 static void rates_accept_fractions_and_percentages(void **state) {
@@ -289,6 +312,7 @@ int main(void) {
         cmocka_unit_test(durations_accept_every_unit),
         cmocka_unit_test(every_duration_key_works_with_and_without_ns),
         cmocka_unit_test(bad_durations_are_refused_with_the_range),
+        cmocka_unit_test(bare_numbers_need_a_unit_or_the_ns_key),
         cmocka_unit_test(rates_accept_fractions_and_percentages),
         cmocka_unit_test(open_backoff_accepts_a_multiplier),
         cmocka_unit_test(cancelled_as_accepts_ignored_or_failure),

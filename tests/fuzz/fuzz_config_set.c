@@ -23,7 +23,7 @@
  * - every value, read by breaker_parse_duration(), gives what the manual
  *   defines (checked against an independent exact reference), and a
  *   duration key accepts exactly the durations up to 365 days, stored
- *   exactly.
+ *   exactly (a bare number only under the key's _ns name, or zero).
  */
 #include "fuzz_util.h"
 
@@ -80,7 +80,8 @@ static const struct {
 };
 
 /* A duration key's value is accepted exactly when the manual's duration
- * (bare numbers in nanoseconds) is at most 365 days (and, for the window, 0
+ * (a bare number only under the _ns name, in nanoseconds, or a bare zero)
+ * is at most 365 days (and, for the window, 0
  * or at least 1 ms), and then stored exactly. */
 static void check_duration_key(const breaker_config *cfg, const char *key, const char *value,
                                int rc) {
@@ -99,8 +100,12 @@ static void check_duration_key(const breaker_config *cfg, const char *key, const
         char text[65];
         memcpy(text, value + a, n - a);
         text[n - a] = '\0';
+        /* The unit is in the value, or in the key's name (_ns); a bare zero
+         * needs none. */
+        bool named_ns = stem != strlen(key);
         uint64_t want = 0;
-        int ref = reference_duration(text, 1, &want);
+        int ref = reference_duration(text, named_ns ? 1 : 0, &want);
+        if (ref == 0 && !named_ns && reference_duration(text, 1, &want) == 1 && want == 0) ref = 1;
         if (ref < 0) return;
         bool ok = ref == 1 && want <= UINT64_C(365) * 24 * 3600 * 1000000000 &&
                   !(duration_keys[i].offset == offsetof(breaker_config, window_ns) && want != 0 &&

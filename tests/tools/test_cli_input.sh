@@ -193,6 +193,51 @@ compound_durations_are_read_everywhere)
     run 0 replay "$tmp/c.csv"
     out_has "of 1m30s"
     ;;
+durations_need_a_unit_at_every_entry_point)
+    # One rule (docs/cli.md, "Durations"): a duration carries its unit; a
+    # bare number is refused, naming the units, wherever the command reads
+    # one. Zero needs none; a breaker key spelled _ns takes nanoseconds.
+    units='has no unit: write it with one of ns, us, ms, s, m, h, d, such as 5s'
+    export BREAKER_STORE="$tmp/b.store"
+    run 78 simulate -b 'x:open=5' "$tmp/s.ini"
+    err_has "open: '5' $units (or give open_ns in nanoseconds)"
+    run 78 replay -s 'probe_timeout=5' "$tmp/t.csv"
+    err_has "probe_timeout: '5' $units"
+    printf '[breaker x]\nslow_call = 5\n' >"$tmp/b.ini"
+    run 78 replay -c "$tmp/b.ini" "$tmp/t.csv"
+    err_has "b.ini:2: .*slow_call: '5' $units"
+    printf '[scenario]\nduration = 2s\nrate = 50\n[breaker x]\nwindow = 5\n' >"$tmp/w.ini"
+    run 78 simulate "$tmp/w.ini"
+    err_has "w.ini:5: .*window: '5' $units"
+    printf '[scenario]\nduration = 2s\nrate = 50\ntimeout = 5\n' >"$tmp/t5.ini"
+    run 78 simulate "$tmp/t5.ini"
+    err_has "t5.ini:4: scenario: timeout: expected a duration such as .*(units ns us ms s m h d), got '5'"
+    run 64 simulate --timeout 5 "$tmp/s.ini"
+    err_has "--timeout: bad value '5': expected a duration above 0 such as .*(units ns us ms s m h d)"
+    run 64 simulate --duration 5 "$tmp/s.ini"
+    err_has "--duration: bad value '5': expected .*(units ns us ms s m h d)"
+    run 78 exec api -b 'ramp=5' -- true
+    err_has "ramp: '5' $units"
+    run 64 exec api --timeout 5 -- true
+    err_has "^breaker exec: --timeout: '5' $units (a duration above 0)"
+    run 0 exec api -- true
+    run 78 config api open=5
+    err_has "open: '5' $units"
+    run 64 open api --for 5
+    err_has "^breaker open: --for: '5' $units (a duration from 1ms to 365d)"
+    run 64 close api --for 5
+    err_has "^breaker close: --for: '5' $units"
+    run 64 status --watch --interval 5
+    err_has "^breaker status: --interval: '5' $units (a duration from 1ms to 1d)"
+    run 64 exec api --redis 127.0.0.1 --redis-timeout 5 -- true
+    err_has "^breaker exec: --redis-timeout: '5' $units (a duration from 1ms to 1m)"
+    # With the unit, as _ns, or zero: taken.
+    run 0 replay -b 'x:trip=consecutive,failure_threshold=1,open_jitter=0,open_ns=5000000000' \
+        "$tmp/t.csv"
+    out_has "open for 5s"
+    run 0 replay -b 'x:slow_call=0,ramp=0' "$tmp/t.csv"
+    run 0 config api open=5s
+    ;;
 svg_dash_writes_the_picture_to_standard_output)
     cd "$tmp" || exit 1
     run 0 simulate --no-baseline -b x:open=1s --svg - "$tmp/s.ini"

@@ -126,7 +126,8 @@ if(BREAKER_BUILD_TOOLS)
           control_bytes_are_escaped empty_trace_is_said_and_can_fail
           mistyped_options_and_commands_suggest_the_closest every_message_has_the_command_prefix
           bad_values_say_the_accepted_formats messages_show_durations_for_people
-          compound_durations_are_read_everywhere svg_dash_writes_the_picture_to_standard_output
+          compound_durations_are_read_everywhere durations_need_a_unit_at_every_entry_point
+          svg_dash_writes_the_picture_to_standard_output
           help_ends_with_the_manual_line replay_header_units_are_honoured_or_refused
           replay_json_summary replay_gates_exit_3 replay_caller_column_feeds_min_failing_sources)
     add_test(NAME tools_cli_${_case}

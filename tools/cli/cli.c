@@ -102,6 +102,30 @@ int tool_common_option(const char *cmd, int c, struct tool_options *o) {
     }
 }
 
+int tool_duration_option(const char *cmd, const char *option, const char *text, uint64_t min,
+                         uint64_t max, const char *range, uint64_t *out) {
+    uint64_t ns;
+    double number;
+    bool bare = tool_parse_number(text, false, &number);
+    bool parsed = tool_parse_duration(text, 0, &ns);
+    if (!parsed && bare && number == 0.0) { /* zero needs no unit */
+        ns = 0;
+        parsed = true;
+    }
+    if (parsed && ns >= min && ns <= max) {
+        *out = ns;
+        return 0;
+    }
+    /* A number alone: which unit was meant is the question to answer. */
+    if (!parsed && bare)
+        return tool_usage_error(cmd,
+                                "%s: '%s' has no unit: write it with one of ns, us, ms, s, m, h, "
+                                "d, such as %ss (a duration %s)",
+                                option, text, text, range);
+    return tool_usage_error(cmd, "%s: bad value '%s': expected a duration %s such as %s", option,
+                            text, range, TOOL_DURATION_FORMATS);
+}
+
 int tool_load_exit(int rc) { return rc == -2 ? TOOL_EXIT_NOINPUT : TOOL_EXIT_CONFIG; }
 
 int tool_validate_breaker(const char *cmd, const struct tool_breaker *b) {

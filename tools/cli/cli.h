@@ -88,6 +88,15 @@ int tool_load_exit(int rc);
  * "breaker CMD: breaker 'NAME': why". */
 int tool_validate_breaker(const char *cmd, const struct tool_breaker *b);
 
+/* A duration option's value (--for, --timeout, ...): `text` with its unit
+ * (docs/cli.md, "Durations": a bare number is refused, naming the units,
+ * since --for 5 would be seconds to one reader and the library's
+ * nanoseconds to another), from `min` to `max` ns, which `range` says in
+ * words ("from 1ms to 365d"). @return 0 with `*out`, or TOOL_EXIT_USAGE
+ * after saying "breaker CMD: OPTION: ..." and why. */
+int tool_duration_option(const char *cmd, const char *option, const char *text, uint64_t min,
+                         uint64_t max, const char *range, uint64_t *out);
+
 /* Who gives an operator's control or order (operator.c): "user@host", the
  * user the name of the process's real uid in the password database ("uid
  * 1000" without an entry), never $USER; cut to `len` - 1 bytes, a control

@@ -53,8 +53,9 @@ const char tool_keys_help[] =
     "                        0..32 (0 = off)\n"
     "  cancelled_as          ignored (default) | failure\n"
     "  seed                  jitter seed (the tool fixes it so runs repeat)\n"
-    "Durations: 250ms, 5s, 1m, 1m30s, 1500us, 20ns, 1.5s (a bare number is ns);\n"
-    "duration keys also accept a _ns suffix. Rates: 0.5 or 50%.\n"
+    "Durations: 250ms, 5s, 1m, 1m30s, 1500us, 20ns, 1.5s: a unit always (0 needs\n"
+    "none); duration keys spelled with _ns (open_ns) take nanoseconds. Rates: 0.5\n"
+    "or 50%.\n"
     "Simulation only (breaker simulate, not a breaker limit):\n"
     "  shadow                yes: run in shadow mode, refusing nothing (no)\n"
     "  retry_after_opens     yes: a 429's Retry-After opens for that long (no)\n";

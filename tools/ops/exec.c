@@ -167,12 +167,8 @@ static int exec_option(struct exec_args *a, int c, char **argv, const struct opt
         a->store = optarg;
         return 0;
     case OPT_TIMEOUT:
-        if (!tool_parse_duration(optarg, TOOL_SEC, &a->timeout_ns) || a->timeout_ns == 0)
-            return tool_usage_error("exec",
-                                    "--timeout: bad value '%s': expected a duration above 0 "
-                                    "such as " TOOL_DURATION_FORMATS,
-                                    optarg);
-        return 0;
+        return tool_duration_option("exec", "--timeout", optarg, 1, UINT64_MAX, "above 0",
+                                    &a->timeout_ns);
     case OPT_FAIL_ON:
         memset(a->fail_on, 0, sizeof(a->fail_on));
         if (!parse_codes(optarg, a->fail_on))

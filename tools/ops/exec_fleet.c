@@ -118,13 +118,8 @@ int exec_fleet_option(const char *cmd, int opt, const char *arg, struct exec_fle
         o->user = arg;
         return 0;
     case EXEC_FLEET_OPT_TIMEOUT:
-        if (!tool_parse_duration(arg, TOOL_SEC, &o->timeout_ns) || o->timeout_ns < TOOL_MS ||
-            o->timeout_ns > 60 * TOOL_SEC)
-            return tool_usage_error(cmd,
-                                    "--redis-timeout: bad value '%s': expected a duration from "
-                                    "1ms to 1m such as " TOOL_DURATION_FORMATS,
-                                    arg);
-        return 0;
+        return tool_duration_option(cmd, "--redis-timeout", arg, TOOL_MS, 60 * TOOL_SEC,
+                                    "from 1ms to 1m", &o->timeout_ns);
     case EXEC_FLEET_OPT_RUN_ANYWAY:
         if (strcmp(cmd, "exec") != 0)
             return tool_usage_error(cmd, "--redis-run-anyway: only breaker exec runs a command");

@@ -59,21 +59,11 @@ static int status_option(const char *cmd, struct tool_store_args *a, int c, char
         a->watch = true;
         return 0;
     case OPT_INTERVAL:
-        if (!tool_parse_duration(optarg, TOOL_SEC, &a->interval_ns) || a->interval_ns < TOOL_MS ||
-            a->interval_ns > 24 * 3600 * TOOL_SEC)
-            return tool_usage_error("status",
-                                    "--interval: bad value '%s': expected a duration from 1ms "
-                                    "to 1d such as " TOOL_DURATION_FORMATS,
-                                    optarg);
-        return 0;
+        return tool_duration_option("status", "--interval", optarg, TOOL_MS, 24 * 3600 * TOOL_SEC,
+                                    "from 1ms to 1d", &a->interval_ns);
     case OPT_FOR:
-        if (!tool_parse_duration(optarg, TOOL_SEC, &a->for_ns) || a->for_ns < TOOL_MS ||
-            a->for_ns > 365 * 24 * 3600 * TOOL_SEC)
-            return tool_usage_error(cmd,
-                                    "--for: bad value '%s': expected a duration from 1ms to "
-                                    "365d such as " TOOL_DURATION_FORMATS,
-                                    optarg);
-        return 0;
+        return tool_duration_option(cmd, "--for", optarg, TOOL_MS, 365 * 24 * 3600 * TOOL_SEC,
+                                    "from 1ms to 365d", &a->for_ns);
     case OPT_WHY:
         if (strlen(optarg) > BREAKER_WHY_MAX)
             return tool_usage_error(cmd, "--why: %zu bytes, at most %d", strlen(optarg),
