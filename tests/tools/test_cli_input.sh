@@ -142,6 +142,26 @@ mistyped_options_and_commands_suggest_the_closest)
     # Nothing close: no guess.
     run 64 simulate --frobnicate
     err_has "^breaker simulate: unknown option '--frobnicate'$"
+    # Configuration keys, wherever they are read: -b, -s, a -c file,
+    # `breaker config NAME key=value`; the _ns spellings and simulate's keys
+    # are candidates too; nothing close keeps the list of every key.
+    run 78 simulate -b 'x:failure_treshold=3' "$tmp/s.ini"
+    err_has "unknown key 'failure_treshold'; did you mean 'failure_threshold'?$"
+    run 78 replay -s 'probe_timout=1s' "$tmp/t.csv"
+    err_has "unknown key 'probe_timout'; did you mean 'probe_timeout'?$"
+    run 78 replay -s 'opn_max_ns=1s' "$tmp/t.csv"
+    err_has "unknown key 'opn_max_ns'; did you mean 'open_max_ns'?$"
+    run 78 simulate -b 'x:shadw=yes' "$tmp/s.ini"
+    err_has "unknown key 'shadw'; did you mean 'shadow'?$"
+    printf '[breaker x]\nwindow_bucket = 5\n' >"$tmp/k.ini"
+    run 78 replay -c "$tmp/k.ini" "$tmp/t.csv"
+    err_has "k.ini:2: .*unknown key 'window_bucket'; did you mean 'window_buckets'?$"
+    export BREAKER_STORE="$tmp/b.store"
+    run 0 exec api -- true
+    run 78 config api min_cals=5
+    err_has "unknown key 'min_cals'; did you mean 'min_calls'?$"
+    run 78 simulate -b 'x:frobnicate=3' "$tmp/s.ini"
+    err_has "unknown key 'frobnicate' (keys: trip, failure_threshold, .*, seed)$"
     ;;
 every_message_has_the_command_prefix)
     # getopt's own messages ("simulate: unrecognized option") are replaced.

@@ -111,11 +111,49 @@ static int sim_key(struct tool_breaker *b, const char *key, const char *value, c
     return 1;
 }
 
+/* An unknown key (`msg` the library's "unknown key 'KEY' (keys: a, b,
+ * ...)"): the closest key instead of the list, as a mistyped option or
+ * command gets. The candidates are the library's own list, each duration
+ * key with its "_ns" spelling too (those breaker_config_set() knows), and
+ * simulate's keys; no close one leaves the message as it is. */
+static void suggest_key(const char *key, char *msg, size_t msg_len) {
+    const char *list = strstr(msg, " (keys: ");
+    if (list == NULL) return;
+    char names[TOOL_MSG_MAX];
+    snprintf(names, sizeof names, "%s", list + strlen(" (keys: "));
+    enum { MAX_KEYS = 64 };
+    char spelled[MAX_KEYS][48]; /* "open_ns", ... */
+    const char *cand[2 * MAX_KEYS + 2];
+    size_t n = 0, durations = 0;
+    breaker_config scratch;
+    breaker_config_init(&scratch);
+    char *save = NULL;
+    for (char *name = strtok_r(names, ", )", &save); name != NULL && durations < MAX_KEYS;
+         name = strtok_r(NULL, ", )", &save)) {
+        cand[n++] = name;
+        char *ns = spelled[durations];
+        snprintf(ns, sizeof spelled[0], "%s_ns", name);
+        if (breaker_config_set(&scratch, ns, "0", NULL, 0) != BREAKER_NOT_FOUND) {
+            cand[n++] = ns;
+            durations++;
+        }
+    }
+    cand[n++] = "shadow";
+    cand[n++] = "retry_after_opens";
+    const char *best = tool_suggest(key, cand, n);
+    if (best == NULL) return;
+    size_t quoted = (size_t)(list - msg); /* "unknown key 'KEY'", escaped by the library */
+    char head[TOOL_MSG_MAX];
+    snprintf(head, sizeof head, "%.*s", (int)quoted, msg);
+    snprintf(msg, msg_len, "%s; did you mean '%s'?", head, best);
+}
+
 int tool_breaker_set(struct tool_breaker *b, const char *key, const char *value, char *msg,
                      size_t msg_len) {
     int rc = BREAKER_OK;
     if (!sim_key(b, key, value, msg, msg_len, &rc))
         rc = breaker_config_set(&b->cfg, key, value, msg, msg_len);
+    if (rc == BREAKER_NOT_FOUND) suggest_key(key, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     /* Who sets open alone means it: an open_max left to its default follows
      * a longer open, rather than refuse it as shorter than open. */
