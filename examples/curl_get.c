@@ -28,14 +28,22 @@ int main(int argc, char **argv) {
     breaker_config_init(&cfg);
     cfg.trip = BREAKER_TRIP_CONSECUTIVE;
     cfg.failure_threshold = 3;
-    if (argc < 3 || breaker_create(&cfg, &b) != BREAKER_OK) return 2;
+    char *end = NULL;
+    long count = argc >= 3 ? strtol(argv[2], &end, 10) : -1;
+    if (argc < 3 || argc > 4 || *end != '\0' || count < 0) {
+        fprintf(stderr, "usage: curl_get URL COUNT [CALLER]\n"
+                        "  GET URL COUNT times behind a breaker that opens after three failures "
+                        "in a row\n");
+        return 2;
+    }
+    if (breaker_create(&cfg, &b) != BREAKER_OK) return 1;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     CURL *h = curl_easy_init();
     curl_easy_setopt(h, CURLOPT_URL, argv[1]);
     curl_easy_setopt(h, CURLOPT_NOBODY, 1L); /* the status is enough here */
     breaker_curl_options opt = {.timeout_ms = 1000};
     if (argc > 3) opt.source = caller_key(argv[3]);
-    for (int i = 0, n = atoi(argv[2]); i < n; i++) {
+    for (long i = 0; i < count; i++) {
         breaker_curl_result r;
         int rc = breaker_curl_perform(b, h, &opt, &r);
         printf("%s curl=%d http=%ld outcome=%s retry_after_ms=%llu\n", breaker_status_name(rc),

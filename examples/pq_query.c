@@ -14,9 +14,20 @@ int main(int argc, char **argv) {
     breaker_config_init(&cfg);
     cfg.trip = BREAKER_TRIP_CONSECUTIVE; /* three failures in a row open it */
     cfg.failure_threshold = 3;
-    if (argc < 3 || breaker_create(&cfg, &b) != BREAKER_OK) return 2;
+    if (argc < 3) {
+        fprintf(stderr, "usage: pq_query CONNINFO SQL...\n"
+                        "  run each SQL statement behind a breaker that opens after three "
+                        "failures in a row\n");
+        return 2;
+    }
+    if (breaker_create(&cfg, &b) != BREAKER_OK) return 1;
     PGconn *conn;
-    if (breaker_pq_connect(b, argv[1], &conn) != BREAKER_OK) return 1;
+    int connected = breaker_pq_connect(b, argv[1], &conn);
+    if (connected != BREAKER_OK) {
+        fprintf(stderr, "pq_query: connect: %s\n", breaker_status_name(connected));
+        breaker_destroy(b);
+        return 1;
+    }
     for (int i = 2; i < argc; i++) {
         PGresult *res;
         enum breaker_outcome out;

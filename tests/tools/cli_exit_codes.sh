@@ -72,6 +72,20 @@ missing_inputs_are_66)
   expect 66 "$bk" ls --store "$tmp/none.store"
   expect 66 "$bk" open nosuch
   expect 66 "$bk" status nosuch
+  # A directory where a file is read: it cannot be read, 66 too (replay said
+  # 65, "read error"), with the system's reason.
+  mkdir "$tmp/dir"
+  expect 66 "$bk" replay "$tmp/dir"
+  err_has "^breaker replay: $tmp/dir: Is a directory$"
+  expect 66 "$bk" simulate "$tmp/dir"
+  err_has "^breaker simulate: $tmp/dir: Is a directory$"
+  expect 66 "$bk" replay -c "$tmp/dir" "$tmp/t.csv"
+  # A store in a directory that does not exist: the directory is named
+  # (not "no breaker exec has used it yet"); exec cannot create it: 73.
+  expect 66 "$bk" status --store "$tmp/nodir/x.store"
+  err_has "^breaker status: no store at $tmp/nodir/x.store: no directory $tmp/nodir$"
+  expect 73 "$bk" exec x --store "$tmp/nodir/x.store" -- true
+  err_has "^breaker exec: cannot create the store $tmp/nodir/x.store: no directory $tmp/nodir$"
   ;;
 bad_data_output_and_store_errors_have_their_own_codes)
   expect 65 "$bk" replay "$data/malformed.csv"

@@ -466,7 +466,9 @@ int tool_load_ini_stream(FILE *in, const char *name, const struct tool_ini_scena
     char *section = NULL, *line = NULL;
     size_t cap = 0;
     ssize_t got;
+    errno = 0;
     while (ld.err[0] == '\0' && (got = getline(&line, &cap, in)) != -1) {
+        errno = 0;
         ld.line++;
         size_t len = (size_t)got;
         if (len > 0 && line[len - 1] == '\n') line[--len] = '\0';
@@ -477,6 +479,7 @@ int tool_load_ini_stream(FILE *in, const char *name, const struct tool_ini_scena
         parse_line(&ld, line, &section);
     }
     bool read_error = ld.err[0] == '\0' && ferror(in);
+    int read_errno = errno; /* getline's: EISDIR for a directory */
     free(line);
     free(section);
     free(ld.prev_name);
@@ -485,7 +488,8 @@ int tool_load_ini_stream(FILE *in, const char *name, const struct tool_ini_scena
         return -1;
     }
     if (read_error) {
-        snprintf(msg, msg_len, "%s: read error", name);
+        snprintf(msg, msg_len, "%s: %s", name,
+                 read_errno != 0 ? strerror(read_errno) : "read error");
         return -2;
     }
     return 0;

@@ -8,6 +8,7 @@
 #include <breaker/registry.h> /* breaker_name_validate() */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,16 @@ static void say_what_to_fix(char *msg, size_t len) {
     snprintf(at, len - (size_t)(at - msg), "%s%s", fix, tail);
 }
 
+/* Whether the directory of `path` is missing (or is no directory): its
+ * path into `dir`. */
+static bool missing_dir(const char *path, char *dir, size_t len) {
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) return false; /* the working directory */
+    snprintf(dir, len, "%.*s", (int)(slash == path ? 1 : slash - path), path);
+    struct stat st;
+    return stat(dir, &st) != 0 ? errno == ENOENT || errno == ENOTDIR : !S_ISDIR(st.st_mode);
+}
+
 /* Open the store at --store PATH (`given`) or the default path; with
  * `create`, create its default directory and the file. @return 0, or an exit
  * status after saying why. */
@@ -136,7 +147,16 @@ int tool_open_store(const char *cmd, const char *given, bool create, breaker_sto
     if (!create) cfg.flags &= ~(unsigned)BREAKER_STORE_CREATE;
     if (rc == 0) {
         int st = breaker_store_open(path, &cfg, out, msg, sizeof(msg));
-        if (st == BREAKER_NOT_FOUND) {
+        char dir[PATH_MAX];
+        if (st == BREAKER_NOT_FOUND && missing_dir(path, dir, sizeof dir)) {
+            /* The file cannot be there, nor be made: say which directory is
+             * missing, not that no `breaker exec` ran. */
+            tool_error(stderr,
+                       create ? "breaker %s: cannot create the store %s: no directory %s"
+                              : "breaker %s: no store at %s: no directory %s",
+                       cmd, path, dir);
+            rc = create ? TOOL_EXIT_CANTCREAT : TOOL_EXIT_NOINPUT;
+        } else if (st == BREAKER_NOT_FOUND) {
             tool_error(stderr, "breaker %s: no store at %s (no `breaker exec` has used it yet)",
                        cmd, path);
             rc = TOOL_EXIT_NOINPUT;

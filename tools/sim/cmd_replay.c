@@ -194,9 +194,9 @@ static int read_trace(const struct replay_args *a, struct tool_trace *trace) {
     char msg[TOOL_MSG_MAX];
     int rc = tool_trace_read(in, a->name, stderr, trace, msg, sizeof(msg));
     if (!a->from_stdin) fclose(in);
-    if (rc != 0) {
-        tool_error(stderr, "breaker replay: %s", msg); /* a header it cannot honour */
-        return TOOL_EXIT_DATA;
+    if (rc != 0) { /* a header it cannot honour, or an input it cannot read */
+        tool_error(stderr, "breaker replay: %s", msg);
+        return rc == -2 ? TOOL_EXIT_NOINPUT : TOOL_EXIT_DATA;
     }
     return 0;
 }

@@ -641,6 +641,7 @@ int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace 
     ssize_t got;
     uint32_t lineno = 0;
     int rc = 0;
+    errno = 0;
     while ((got = getline(&line, &cap, in)) != -1) {
         lineno++;
         char *s = line;
@@ -648,10 +649,11 @@ int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace 
          * ends go with the trailing blanks. */
         if (lineno == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3;
         if ((rc = read_line(&rd, s, lineno, msg, msg_len)) != 0) break;
+        errno = 0;
     }
-    if (rc == 0 && ferror(in)) {
-        snprintf(msg, msg_len, "%s: read error", name);
-        rc = -1;
+    if (rc == 0 && ferror(in)) { /* a directory, an I/O error: an input that cannot be read */
+        snprintf(msg, msg_len, "%s: %s", name, errno != 0 ? strerror(errno) : "read error");
+        rc = -2;
     }
     free(line);
     if (rc != 0) {

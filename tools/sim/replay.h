@@ -54,9 +54,9 @@ struct tool_trace {
 /* Read a CSV trace: "timestamp,duration,outcome" in seconds, or the
  * columns its header line names (docs/cli.md). Each malformed line is
  * reported on `errors` as "breaker replay: NAME:LINE: message" and counted;
- * the other lines are kept. @return 0, or -1 with `msg`: a header that
- * cannot be honoured ("NAME:LINE: header: ..."), an I/O error, or out of
- * memory. */
+ * the other lines are kept. @return 0; -1 with `msg`: a header that
+ * cannot be honoured ("NAME:LINE: header: ..."), or out of memory; -2 with
+ * "NAME: why" when `in` cannot be read (a directory, an I/O error). */
 int tool_trace_read(FILE *in, const char *name, FILE *errors, struct tool_trace *trace, char *msg,
                     size_t msg_len);
 void tool_trace_free(struct tool_trace *trace);
