@@ -7,6 +7,9 @@
 #   - every command of `breaker --help` is offered after `breaker `;
 #   - every key of `breaker keys` is offered after `-s `, both from the tool
 #     and from the completion's static list (used when the tool cannot run);
+#   - the store commands offer the store's breaker names, `on off` after
+#     `shadow NAME`, a breaker's keys after `config NAME`, and after
+#     `exec NAME --` a command, then file names;
 #   - the zsh file parses, when zsh is installed.
 # Usage: check_completion.sh BREAKER_BINARY COMPLETION_DIR
 set -u
@@ -75,6 +78,48 @@ for k in $keys; do
   grep -qw -e "$k" "$dir/_breaker" || fail "zsh: key '$k' missing from the static list in _breaker"
 done
 echo "keys checked: $(printf "%s\n" "$keys" | grep -c .)"
+
+# The store commands: NAME from the store (the one --store names, else
+# $BREAKER_STORE), on or off after `shadow NAME`, a breaker's limits after
+# `config NAME` and in `exec -b` (not simulate's own keys), and after
+# `exec NAME ... --` a command, then file names.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export BREAKER_STORE=$work/default.store
+"$tool" exec api -- true >/dev/null 2>&1 && "$tool" exec payments -- true >/dev/null 2>&1 &&
+  "$tool" exec --store "$work/other.store" inventory -- true >/dev/null 2>&1 ||
+  fail "cannot make the stores for the name tests"
+with_tool() { PATH="$(dirname "$tool"):$PATH" complete_line "$1" | grep -v '^$' | sort | tr '\n' ' '; }
+expect_offer() { # expect_offer LINE WANT: the candidates for LINE are exactly WANT
+  got=$(with_tool "$1")
+  [ "$got" = "$2" ] || fail "bash: '$1' offers '$got', expected '$2'"
+}
+for c in status open close reset shadow config exec; do
+  expect_offer "breaker $c " "api payments "
+done
+expect_offer "breaker open p" "payments "
+expect_offer "breaker status --store $work/other.store " "inventory "
+expect_offer "breaker reset --why drill " "api payments "
+expect_offer "breaker ls " ""
+expect_offer "breaker shadow api " "off on "
+expect_offer "breaker config api min_" "min_calls= min_failing_sources= "
+expect_offer "breaker config api open=5s fail" "failure_rate= failure_threshold= "
+expect_offer "breaker config api sha" ""
+expect_offer "breaker config api trip=co" "consecutive count_window "
+expect_offer "breaker exec api -b trip=consecutive,failure_t" "consecutive,failure_threshold= "
+expect_offer "breaker exec api --timeout " ""
+expect_offer "breaker exec api -- ech" "echo "
+mkdir "$work/dir" && : >"$work/dir/file.txt"
+expect_offer "breaker exec api --timeout 5s -- cat $work/dir/fi" "$work/dir/file.txt "
+case " $(with_tool "breaker exec api -b open=1s -- ") " in
+*" cat "*" echo "*) ;;
+*) fail "bash: 'breaker exec api -b open=1s -- ' does not offer the commands (cat, echo)" ;;
+esac
+grep -q "'1:breaker name:_breaker_names'" "$dir/_breaker" ||
+  fail "zsh: _breaker does not complete breaker names"
+grep -q "'\*:key=value:_breaker_limits'" "$dir/_breaker" ||
+  fail "zsh: _breaker does not complete config's keys"
+echo "store commands: names, shadow modes, config keys and the command after -- checked"
 
 if command -v zsh >/dev/null 2>&1; then
   zsh -n "$dir/_breaker" || fail "zsh -n _breaker: syntax error"
