@@ -691,79 +691,45 @@ BREAKER_API uint64_t breaker_retry_after_hint_s(breaker *b) BREAKER_NONNULL(1);
  *  +1 on every transition). */
 BREAKER_API uint64_t breaker_generation(breaker *b) BREAKER_NONNULL(1);
 
-/* ---- Manual control ----------------------------------------------------------
- * Each is a transition: new generation (outstanding permits become stale),
- * an event, counted in stats. Calling one on a breaker already in that
- * forced state does nothing and returns BREAKER_OK. */
+/* ---- Steering a breaker: breaker_control_apply() ------------------------------
+ * An operator (or a dependency that said how long to stay away) steers a
+ * breaker with one call, breaker_control_apply(), whatever the control.
+ * Every control that changes the state is one transition: a new generation
+ * (outstanding permits become stale), an event, counted in stats. A control
+ * that finds the breaker already as it asks (a forced state given again;
+ * a server-directed wait shorter than one under way) does nothing and
+ * returns BREAKER_OK. Controls do not first apply a due probe timeout: the
+ * operator's intent wins over the clock. A store file's breaker changes
+ * for every process of the host at once. */
 
-/* Manual transitions do not first apply a due probe timeout: the operator's
- * intent wins over the clock. */
-
-/*! breaker_force_open() : refuse every call until breaker_reset(), whatever
- *  the clock says. @return BREAKER_OK. */
-BREAKER_API int breaker_force_open(breaker *b) BREAKER_NONNULL(1);
-
-/*! breaker_force_closed() : admit every call and record outcomes, but never
- *  trip, until breaker_reset(). @return BREAKER_OK. */
-BREAKER_API int breaker_force_closed(breaker *b) BREAKER_NONNULL(1);
-
-/*! breaker_force_closed_for() : breaker_force_closed() for `wait_ns` only
- *  (1 ns .. 365 days): then back to CLOSED with an empty window, as a reset
- *  (reason BREAKER_REASON_FORCE_EXPIRED, dated at the expiry, applied by the
- *  first call, breaker_get_state() or breaker_stats_get() after it). Always a
- *  transition (a forced close already under way gets the new expiry); a
- *  breaker_reset() or another order before it ends it as usual. For a store
- *  file's breaker, every process's. @return BREAKER_OK; BREAKER_EINVAL for
- *  a wait of 0 or over 365 days. */
-BREAKER_API int breaker_force_closed_for(breaker *b, uint64_t wait_ns) BREAKER_NONNULL(1);
-
-/*! breaker_reset() : return to CLOSED with an empty window, failed
- *  recoveries back to 0, and a new generation. @return BREAKER_OK. */
-BREAKER_API int breaker_reset(breaker *b) BREAKER_NONNULL(1);
-
-/*! breaker_open_for() :
- *  Open for `wait_ns` from now, then probe as after any wait (the first
- *  call after it is a probe, bounded as always): a timed open, for a
- *  dependency that said how long to stay away (`reason`
- *  BREAKER_REASON_SERVER_DIRECTED: an HTTP 429 or 503 with Retry-After, a
- *  ban-until; breaker/curl.h does it for you with retry_after_opens) or for
- *  an operator (BREAKER_REASON_OPERATOR). One transition to OPEN (a new
- *  generation, an event with `reason` and open_ns the wait, counted in
- *  stats.server_directed_opens or operator_opens); the failed recoveries k
- *  are kept (a directed wait is no failed recovery: the next failed probe
- *  backs off from where the breaker was).
- *  SERVER_DIRECTED: the wait is capped at open_max_ns, the longest wait the
- *  configuration allows, so that a broken or hostile answer ("Retry-After:
- *  99999999") cannot park the breaker; an OPEN breaker whose wait already
- *  ends at or after now + wait is left as it is; FORCED_OPEN and
- *  FORCED_CLOSED are an operator's orders and are left as they are (nothing
- *  done, BREAKER_OK). OPERATOR: from any state, forced ones included, the
- *  wait exactly (at most 365 days), replacing any wait under way.
- *  A store file's breaker is every process's: one call quiets the whole
- *  host for that long. A wait of 0 does nothing.
- *  @return BREAKER_OK; BREAKER_EINVAL for another reason or an OPERATOR
- *  wait over 365 days. Lock-free; thread-safe. */
-BREAKER_API int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason)
-    BREAKER_NONNULL(1);
-
-/*! breaker_open_until() : breaker_open_for() until `until_ns` on the
- *  breaker's clock (breaker_now_ns()); a time not after now does nothing.
- *  @return as breaker_open_for(). */
-BREAKER_API int breaker_open_until(breaker *b, uint64_t until_ns, enum breaker_reason reason)
-    BREAKER_NONNULL(1);
-
-/* ---- Controls with who and why -----------------------------------------------
- * The controls above, with the text that says who gave the control and why
- * recorded with the transition it makes (breaker_event.who and .why, a
- * registry's history, its JSON report). */
-
-/* Which control (the function of the same name above). */
+/* What a control does. */
 enum breaker_control_action {
-    BREAKER_CONTROL_FORCE_OPEN,   /* breaker_force_open() */
-    BREAKER_CONTROL_FORCE_CLOSED, /* breaker_force_closed(); with for_ns,
-                                     breaker_force_closed_for() */
-    BREAKER_CONTROL_RESET,        /* breaker_reset() */
-    BREAKER_CONTROL_OPEN_FOR      /* breaker_open_for(for_ns, reason) */
+    /* Refuse every call until RESET, whatever the clock says. */
+    BREAKER_CONTROL_FORCE_OPEN,
+    /* Admit every call and record outcomes, but never trip, until RESET;
+     * with for_ns (1 ns .. 365 days) only that long: then back to CLOSED
+     * with an empty window, as a reset (reason BREAKER_REASON_FORCE_EXPIRED,
+     * dated at the expiry, applied by the first call, breaker_get_state()
+     * or breaker_stats_get() after it). A timed forced close is always a
+     * transition (one already under way gets the new expiry). */
+    BREAKER_CONTROL_FORCE_CLOSED,
+    /* Back to CLOSED with an empty window and failed recoveries 0. */
+    BREAKER_CONTROL_RESET,
+    /* Open for for_ns from now, then probe as after any wait (the first call
+     * after it is a probe, bounded as always), keeping the failed
+     * recoveries k (the next failed probe backs off from where the breaker
+     * was); event open_ns is the wait, counted in
+     * stats.server_directed_opens or operator_opens. `reason`:
+     * BREAKER_REASON_SERVER_DIRECTED, a dependency's own answer (an HTTP 429
+     * or 503 with Retry-After, a ban-until; breaker/curl.h does it with
+     * retry_after_opens): the wait is capped at open_max_ns, so that a
+     * broken or hostile answer cannot park the breaker; an OPEN breaker
+     * whose wait already ends at or after now + for_ns, and FORCED_OPEN and
+     * FORCED_CLOSED (an operator's orders), are left as they are.
+     * BREAKER_REASON_OPERATOR: from any state, forced ones included, the
+     * wait exactly (at most 365 days), replacing any wait under way. A wait
+     * of 0 does nothing. */
+    BREAKER_CONTROL_OPEN_FOR
 };
 
 /* One control and its text. Fill with breaker_control_init(). */
@@ -785,19 +751,17 @@ struct breaker_control {
 BREAKER_API void breaker_control_init(breaker_control *c) BREAKER_NONNULL(1);
 
 /*! breaker_control_apply() :
- *  Do `c->action` to `b` exactly as its function above does (same
- *  transition, event, stats, same "already so: nothing done"), with `who`
- *  and `why` copied into the event of the transition this call makes, and
- *  so into the registry's history of it. The text goes with this call's
- *  own transition only: a transition another thread makes meanwhile (a
- *  trip, a recovery, another control) carries its own text or none, and a
- *  control that makes no transition (already in that forced state; a
- *  server-directed wait shorter than one under way) records nothing. A
- *  store file's breaker changes for every process of the host, but its
- *  event, text included, is reported in the process that made it only; the
- *  file keeps the last such control of each breaker (action, who, why,
- *  when, its end, the generation it started), for any process to read
- *  with breaker_store_last_control() (breaker/store.h).
+ *  Do `c->action` to `b` (enum breaker_control_action), with `who` and
+ *  `why` copied into the event of the transition this call makes, and so
+ *  into the registry's history of it. The text goes with this call's own
+ *  transition only: a transition another thread makes meanwhile (a trip, a
+ *  recovery, another control) carries its own text or none, and a control
+ *  that makes no transition records nothing. A store file's breaker
+ *  reports the event, text included, in the process that made it only; the
+ *  file keeps the last control of each breaker given this way (action,
+ *  who, why, when, its end, the generation it started; not a
+ *  server-directed wait), for any process to read with
+ *  breaker_store_last_control() (breaker/store.h).
  *  @return BREAKER_OK; BREAKER_EINVAL with `msg` naming the field (an
  *  unknown action or reason, for_ns out of its range or given to a control
  *  that takes none, who or why too long or with a control character), and
@@ -808,6 +772,31 @@ BREAKER_API void breaker_control_init(breaker_control *c) BREAKER_NONNULL(1);
  *  only. */
 BREAKER_API int breaker_control_apply(breaker *b, const breaker_control *c, char *msg,
                                       size_t msg_len) BREAKER_NONNULL(1, 2);
+
+/* ---- Convenience forms of breaker_control_apply() ----------------------------
+ * Each is breaker_control_apply() with one action and no text, and returns
+ * what it returns; unlike it, they leave no record in a store file. */
+
+/*! breaker_force_open() : action FORCE_OPEN. @return BREAKER_OK. */
+BREAKER_API int breaker_force_open(breaker *b) BREAKER_NONNULL(1);
+
+/*! breaker_force_closed() : action FORCE_CLOSED, for_ns 0 (until reset).
+ *  @return BREAKER_OK. */
+BREAKER_API int breaker_force_closed(breaker *b) BREAKER_NONNULL(1);
+
+/*! breaker_force_closed_for() : action FORCE_CLOSED with for_ns `wait_ns`.
+ *  @return BREAKER_OK; BREAKER_EINVAL for a wait of 0 (that is
+ *  breaker_force_closed()) or over 365 days. */
+BREAKER_API int breaker_force_closed_for(breaker *b, uint64_t wait_ns) BREAKER_NONNULL(1);
+
+/*! breaker_reset() : action RESET. @return BREAKER_OK. */
+BREAKER_API int breaker_reset(breaker *b) BREAKER_NONNULL(1);
+
+/*! breaker_open_for() : action OPEN_FOR with for_ns `wait_ns` and `reason`
+ *  (BREAKER_REASON_SERVER_DIRECTED or _OPERATOR). @return BREAKER_OK;
+ *  BREAKER_EINVAL for another reason or an operator's wait over 365 days. */
+BREAKER_API int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason)
+    BREAKER_NONNULL(1);
 
 /* ---- Live reconfiguration ----------------------------------------------------
  * A running breaker's limits can change without a restart and without

@@ -34,7 +34,7 @@
 #ifndef BREAKER_BACKEND_H
 #define BREAKER_BACKEND_H
 
-#include "breaker.h"
+#include <breaker.h>
 
 #include <stdint.h>
 

@@ -62,7 +62,7 @@
 #ifndef BREAKER_REDIS_H
 #define BREAKER_REDIS_H
 
-#include "breaker.h"
+#include <breaker.h>
 
 #include <stddef.h>
 #include <stdint.h>

@@ -108,7 +108,7 @@
 #ifndef BREAKER_STORE_H
 #define BREAKER_STORE_H
 
-#include "breaker.h"
+#include <breaker.h>
 
 #include <stddef.h>
 #include <stdint.h>

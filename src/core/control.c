@@ -211,75 +211,8 @@ static int manual(breaker *b, enum breaker_state to, enum breaker_reason reason,
     }
 }
 
-/* ---- Evidence from outside the call path (breaker/backend.h) -------------------*/
-
-int breaker_trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
-    return breaker_trip_outside_for(b, gen, 0, evidence);
-}
-
-int breaker_trip_outside_for(breaker *b, uint64_t gen, uint64_t wait_ns,
-                             const breaker_evidence *evidence) {
-    return breaker__trip_outside_k(b, gen, wait_ns, 0, evidence);
-}
-
-unsigned breaker__backoff_level(breaker *b) {
-    return breaker__ctl_k(breaker__load_acquire(breaker__live(b)->ctl));
-}
-
-int breaker__trip_outside_k(breaker *b, uint64_t gen, uint64_t wait_ns, unsigned k,
-                            const breaker_evidence *evidence) {
-    b = breaker__live(b);
-    struct breaker__shared *s = b->shared;
-    uint64_t ctl = breaker__load_acquire(&s->ctl);
-    if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_CLOSED)
-        return BREAKER_STALE;
-    struct breaker__transition t = {.expected = ctl,
-                                    .to = BREAKER_OPEN,
-                                    .reason = BREAKER_REASON_OUTSIDE_TRIP,
-                                    .k = k,
-                                    .now = b->now_precise(b),
-                                    .wait_ns = wait_ns};
-    if (evidence != NULL) t.evidence = *evidence;
-    /* CLOSED keeps k and the probe count at 0, so in CLOSED only a new
-     * generation changes ctl: a lost CAS means the fence failed. */
-    return breaker__transition(b, &t) ? BREAKER_OK : BREAKER_STALE;
-}
-
-int breaker_close_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
-    b = breaker__live(b);
-    struct breaker__shared *s = b->shared;
-    for (;;) {
-        uint64_t ctl = breaker__load_acquire(&s->ctl);
-        unsigned st = breaker__ctl_state(ctl);
-        if (breaker__ctl_gen(ctl) != gen || (st != BREAKER_OPEN && st != BREAKER_HALF_OPEN))
-            return BREAKER_STALE;
-        /* As a recovery by probes: with ramp_ns set, CLOSED starts with a
-         * ramp and keeps k until it completes. */
-        bool ramp = BREAKER__LIM(&s->lim, ramp_ns) != 0;
-        struct breaker__transition t = {.expected = ctl,
-                                        .to = BREAKER_CLOSED,
-                                        .reason = BREAKER_REASON_OUTSIDE_CLOSE,
-                                        .k = ramp ? breaker__ctl_k(ctl) : 0,
-                                        .now = b->now_precise(b),
-                                        .ramp = ramp};
-        if (evidence != NULL) t.evidence = *evidence;
-        if (breaker__transition(b, &t)) return BREAKER_OK;
-        /* Lost the CAS. In HALF_OPEN the probe count changes ctl within a
-         * generation: look again; the fence above ends the loop once the
-         * generation or the state has moved on. */
-    }
-}
-
-int breaker_force_open(breaker *b) {
-    return manual(b, BREAKER_FORCED_OPEN, BREAKER_REASON_FORCED_OPEN, NULL);
-}
-
-int breaker_force_closed(breaker *b) {
-    return manual(b, BREAKER_FORCED_CLOSED, BREAKER_REASON_FORCED_CLOSED, NULL);
-}
-
+/* FORCE_CLOSED for `wait_ns` (1 ns .. 365 days: checked by control_apply()). */
 static int force_closed_for(breaker *b, uint64_t wait_ns, struct breaker__control_text *text) {
-    if (wait_ns == 0 || wait_ns > TIMED_OPEN_MAX_NS) return BREAKER_EINVAL;
     b = breaker__live(b);
     struct breaker__shared *s = b->shared;
     for (;;) {
@@ -299,23 +232,15 @@ static int force_closed_for(breaker *b, uint64_t wait_ns, struct breaker__contro
     }
 }
 
-int breaker_force_closed_for(breaker *b, uint64_t wait_ns) {
-    return force_closed_for(b, wait_ns, NULL);
-}
-
-int breaker_reset(breaker *b) { return manual(b, BREAKER_CLOSED, BREAKER_REASON_RESET, NULL); }
-
 /* ---- Timed opens ------------------------------------------------------------------
- * breaker_open_for(): one transition to OPEN with the wait given rather than
- * the policy's (transition()'s wait_ns), keeping k. A dependency's own
+ * OPEN_FOR: one transition to OPEN with the wait given rather than the
+ * policy's (breaker__transition()'s wait_ns), keeping k. A dependency's own
  * answer is capped at open_max_ns and yields to a longer wait under way and
  * to an operator's forced state; an operator's wait is exact. */
 
 static int open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason,
                     struct breaker__control_text *text) {
-    bool server = reason == BREAKER_REASON_SERVER_DIRECTED;
-    if (!server && reason != BREAKER_REASON_OPERATOR) return BREAKER_EINVAL;
-    if (!server && wait_ns > TIMED_OPEN_MAX_NS) return BREAKER_EINVAL;
+    bool server = reason == BREAKER_REASON_SERVER_DIRECTED; /* else OPERATOR (checked) */
     if (wait_ns == 0) return BREAKER_OK;
     b = breaker__live(b);
     struct breaker__shared *s = b->shared;
@@ -350,18 +275,12 @@ static int open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason,
     }
 }
 
-int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason) {
-    return open_for(b, wait_ns, reason, NULL);
-}
-
-int breaker_open_until(breaker *b, uint64_t until_ns, enum breaker_reason reason) {
-    uint64_t now = breaker_now_ns(b);
-    return breaker_open_for(b, until_ns > now ? until_ns - now : 0, reason);
-}
-
-/* ---- Controls with who and why ----------------------------------------------------
- * breaker_control_apply(): the controls above, their text checked first and
- * then handed down to the transition they make (struct breaker__transition's text). */
+/* ---- Steering: breaker_control_apply() --------------------------------------------
+ * Every control comes through control_apply(), which checks it and makes
+ * its transition with the text (struct breaker__transition's text);
+ * breaker_control_apply() checks the text first and records the control
+ * in the breaker's home, the convenience forms give none and record
+ * nothing. */
 
 void breaker_control_init(breaker_control *c) {
     memset(c, 0, sizeof(*c));
@@ -430,6 +349,100 @@ int breaker_control_apply(breaker *b, const breaker_control *c, char *msg, size_
                                                .generation = text.made_gen};
     live->home_control(live->home_ctx, live, &made);
     return rc;
+}
+
+/* ---- Convenience forms (breaker.h) ---------------------------------------------- */
+
+static int apply_plain(breaker *b, enum breaker_control_action action, uint64_t for_ns,
+                       enum breaker_reason reason) {
+    breaker_control c;
+    breaker_control_init(&c);
+    c.action = action;
+    c.for_ns = for_ns;
+    c.reason = reason;
+    struct breaker__control_text none = {.who = NULL, .why = NULL, .made_gen = 0};
+    return control_apply(b, &c, &none, NULL, 0);
+}
+
+int breaker_force_open(breaker *b) {
+    return apply_plain(b, BREAKER_CONTROL_FORCE_OPEN, 0, BREAKER_REASON_OPERATOR);
+}
+
+int breaker_force_closed(breaker *b) {
+    return apply_plain(b, BREAKER_CONTROL_FORCE_CLOSED, 0, BREAKER_REASON_OPERATOR);
+}
+
+/* A wait of 0 would be the untimed forced close: refused, as documented. */
+int breaker_force_closed_for(breaker *b, uint64_t wait_ns) {
+    if (wait_ns == 0) return BREAKER_EINVAL;
+    return apply_plain(b, BREAKER_CONTROL_FORCE_CLOSED, wait_ns, BREAKER_REASON_OPERATOR);
+}
+
+int breaker_reset(breaker *b) {
+    return apply_plain(b, BREAKER_CONTROL_RESET, 0, BREAKER_REASON_OPERATOR);
+}
+
+int breaker_open_for(breaker *b, uint64_t wait_ns, enum breaker_reason reason) {
+    return apply_plain(b, BREAKER_CONTROL_OPEN_FOR, wait_ns, reason);
+}
+
+/* ---- Evidence from outside the call path (breaker/backend.h) -------------------*/
+
+int breaker_trip_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
+    return breaker_trip_outside_for(b, gen, 0, evidence);
+}
+
+int breaker_trip_outside_for(breaker *b, uint64_t gen, uint64_t wait_ns,
+                             const breaker_evidence *evidence) {
+    return breaker__trip_outside_k(b, gen, wait_ns, 0, evidence);
+}
+
+unsigned breaker__backoff_level(breaker *b) {
+    return breaker__ctl_k(breaker__load_acquire(breaker__live(b)->ctl));
+}
+
+int breaker__trip_outside_k(breaker *b, uint64_t gen, uint64_t wait_ns, unsigned k,
+                            const breaker_evidence *evidence) {
+    b = breaker__live(b);
+    struct breaker__shared *s = b->shared;
+    uint64_t ctl = breaker__load_acquire(&s->ctl);
+    if (breaker__ctl_gen(ctl) != gen || breaker__ctl_state(ctl) != BREAKER_CLOSED)
+        return BREAKER_STALE;
+    struct breaker__transition t = {.expected = ctl,
+                                    .to = BREAKER_OPEN,
+                                    .reason = BREAKER_REASON_OUTSIDE_TRIP,
+                                    .k = k,
+                                    .now = b->now_precise(b),
+                                    .wait_ns = wait_ns};
+    if (evidence != NULL) t.evidence = *evidence;
+    /* CLOSED keeps k and the probe count at 0, so in CLOSED only a new
+     * generation changes ctl: a lost CAS means the fence failed. */
+    return breaker__transition(b, &t) ? BREAKER_OK : BREAKER_STALE;
+}
+
+int breaker_close_outside(breaker *b, uint64_t gen, const breaker_evidence *evidence) {
+    b = breaker__live(b);
+    struct breaker__shared *s = b->shared;
+    for (;;) {
+        uint64_t ctl = breaker__load_acquire(&s->ctl);
+        unsigned st = breaker__ctl_state(ctl);
+        if (breaker__ctl_gen(ctl) != gen || (st != BREAKER_OPEN && st != BREAKER_HALF_OPEN))
+            return BREAKER_STALE;
+        /* As a recovery by probes: with ramp_ns set, CLOSED starts with a
+         * ramp and keeps k until it completes. */
+        bool ramp = BREAKER__LIM(&s->lim, ramp_ns) != 0;
+        struct breaker__transition t = {.expected = ctl,
+                                        .to = BREAKER_CLOSED,
+                                        .reason = BREAKER_REASON_OUTSIDE_CLOSE,
+                                        .k = ramp ? breaker__ctl_k(ctl) : 0,
+                                        .now = b->now_precise(b),
+                                        .ramp = ramp};
+        if (evidence != NULL) t.evidence = *evidence;
+        if (breaker__transition(b, &t)) return BREAKER_OK;
+        /* Lost the CAS. In HALF_OPEN the probe count changes ctl within a
+         * generation: look again; the fence above ends the loop once the
+         * generation or the state has moved on. */
+    }
 }
 
 /* ---- Shadow mode -------------------------------------------------------------------

@@ -168,6 +168,28 @@ static void a_misaligned_block_is_refused_before_it_is_read(void **state) {
     fixture_free(f);
 }
 
+/* breaker_shared_size() is the whole block the breaker's shared state lives
+ * in: the planned size, which grows with the window and the probe slots. */
+static void shared_size_is_the_planned_block(void **state) {
+    (void)state;
+    size_t sizes[2];
+    for (unsigned i = 0; i < 2; i++) {
+        breaker_config cfg, eff;
+        breaker_config_init(&cfg);
+        cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
+        cfg.window_size = i == 0 ? 100 : 100000;
+        cfg.half_open_max_probes = i == 0 ? 1 : 64;
+        size_t planned = 0;
+        assert_int_equal(breaker__block_plan(&cfg, &eff, &planned, NULL, 0), BREAKER_OK);
+        breaker *b = NULL;
+        assert_int_equal(breaker_create(&cfg, &b), BREAKER_OK);
+        sizes[i] = breaker_shared_size(b);
+        assert_int_equal(sizes[i], planned);
+        breaker_destroy(b);
+    }
+    assert_true(sizes[1] > sizes[0] + 100000 - 100); /* one byte per slot of the ring, at least */
+}
+
 /* A handle bound to a block it did not allocate works on it, in either
  * stripe mode, and two handles on one block share one state. */
 static void handles_bound_to_one_block_share_it(void **state) {
@@ -336,6 +358,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(layout_is_pure_and_in_bounds),
         cmocka_unit_test(a_fresh_block_passes),
+        cmocka_unit_test(shared_size_is_the_planned_block),
         cmocka_unit_test(check_refuses_what_it_cannot_use),
         cmocka_unit_test(a_misaligned_block_is_refused_before_it_is_read),
         cmocka_unit_test(handles_bound_to_one_block_share_it),
