@@ -176,16 +176,17 @@ struct breaker_redis_config {
      * file (breaker/store.h, opened by the caller, not owned: close it after
      * breaker_redis_close()) through which every name is attached, so that
      * the processes of the host share one breaker per name; and for each
-     * name one process of the host that attached it, elected through a
-     * lease in the file (taken over within one flush interval when its
-     * holder dies or detaches the name, and within
-     * 2 x (flush_interval_ns + io_timeout_ns) plus an interval when it
-     * stops), flushes the host breaker's deltas and applies the fleet's
-     * answers to it for every process. The others send only their probes'
-     * lease requests and results. Redis then runs one flush per host and
-     * name, not per process. Every process of the host must use the same
-     * Redis and the same file. NULL = this process flushes its own
-     * breakers (one flusher per process). */
+     * name one process of the host that attached it, the holder of a kernel
+     * lock on the name's byte of the file (taken over at another process's
+     * next round when its holder dies, closes or detaches the name; kept
+     * while it is stopped, when the others go degraded for the name after
+     * 2 x (flush_interval_ns + io_timeout_ns) until it resumes), flushes
+     * the host breaker's deltas and applies the fleet's answers to it for
+     * every process. The others send only their probes' lease requests and
+     * results. Redis then runs one flush per host and name, not per
+     * process. Every process of the host must use the same Redis and the
+     * same file. NULL = this process flushes its own breakers (one flusher
+     * per process). */
     breaker_store *store;
 };
 
@@ -543,11 +544,11 @@ struct breaker_redis_stats {
     uint64_t redirects_ask;
     /* With a store (breaker_redis_config.store): */
     int host_flusher;          /* names this process flushes for its host now */
-    uint64_t host_takeovers;   /* names' leases this process took (from none, an
-                                  expired lease or a process gone) */
+    uint64_t host_takeovers;   /* names whose lock in the store file this process
+                                  took (free: no holder yet, or one gone) */
     uint64_t host_rebaselines; /* names whose baseline in the store file could not be
-                                  trusted (a holder killed writing it, a value out of
-                                  range): restarted from the counters now */
+                                  trusted (a value out of range, not a holder's):
+                                  restarted from the counters now */
     /* The fleet's controls applied to this process's local breakers: shadow
      * mode turned on or off (breaker_redis_set_shadow()); stored limits
      * taken (breaker_redis_reconfigure()); and refused by the local breaker

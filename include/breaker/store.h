@@ -101,6 +101,18 @@
  * exclude each other's bookkeeping): open the store in each process, after
  * the fork.
  *
+ * One flusher per host: a fleet handle opened with a store
+ * (breaker/redis.h, breaker_redis_config.store) elects, per name, the one
+ * process of the host that reports the name's breaker to Redis, by a
+ * kernel lock on the name's byte of the file (an OFD byte-range lock, on a
+ * file description of the handle's own: held while the handle holds the
+ * name, freed by the kernel when the process dies, kept while it is
+ * stopped; docs/fleet.md). It never conflicts with the store's own flock()
+ * on a local file system (on NFS, where flock() is emulated with
+ * byte-range locks, a store file has no place anyway). After a move the
+ * handle's next round leaves the old file's locks and takes the names in
+ * the new file. Close the fleet handle before the store.
+ *
  * A registry can keep its breakers in a store: breaker_registry_config.backend
  * = breaker_store_backend(st), or its short form .store = st
  * (breaker/registry.h).

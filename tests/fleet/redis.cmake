@@ -92,10 +92,12 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     breaker_add_redis_test(test_fleet_reconfig_race SOURCES fleet/test_fleet_reconfig_race.c
                            TIMEOUT 180 LABELS redis external concurrency)
     # One flusher per host: processes sharing a store file flush as one
-    # host (the lease in the file; SIGKILL and SIGSTOP of its holder; two
-    # hosts of four processes and the fleet's probe cap).
+    # host (a kernel lock per name in the file; SIGKILL and SIGSTOP of its
+    # holder, a closed handle, a moved file; two hosts of four processes and
+    # the fleet's probe cap). It reads who holds a name (store/file/host.h).
     breaker_add_redis_test(test_fleet_host SOURCES fleet/test_fleet_host.c TIMEOUT 180
                            LABELS external concurrency)
+    target_include_directories(test_fleet_host PRIVATE ${PROJECT_SOURCE_DIR}/src)
     # The fault matrix: each store fault (latency 0-200 ms and jitter through
     # tests/support/fault_proxy.c, resets, a silent peer, a READONLY replica, OOM,
     # killed, stopped, restarted empty) against its promised bound.

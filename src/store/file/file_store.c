@@ -29,6 +29,7 @@
 #include "core/internal.h"
 #include "store/file/file_lock.h"
 #include "store/file/file_store.h"
+#include "store/file/host.h"
 #include "store/file/watcher.h"
 
 #include <errno.h>
@@ -53,9 +54,9 @@
  * finds it (under the lock, so its writer is dead) lays the file out again. */
 #define STORE_LAYING_OUT      UINT64_C(0x494b524200000000) /* "BRKI" */
 #define STORE_LAYING_OUT_MASK UINT64_C(0xffffffff00000000)
-/* 3: the host lease in the header and BREAKER_STORE_HOST_WORDS words per
- * entry (one flusher per host, breaker/backend.h). 4: the last operator
- * control per entry (struct store_control). */
+/* 3: a host-wide backend's words per entry (store/file/host.h; four more
+ * in the header, unused since). 4: the last operator control per entry
+ * (struct store_control). */
 #define STORE_VERSION 4u
 #define BOOT_ID_LEN   36
 
@@ -117,8 +118,8 @@ struct store_header {
     /* The host domain's claims of the owned stripes of every block in the
      * file: a claimant's pid and start time, 0 when free (core/stripes.c). */
     breaker__atomic64 claims[BREAKER__OWNED_STRIPES];
-    /* The host's view (breaker_store_host_view()): a host-wide backend's
-     * words, 0 when laid out. */
+    /* Unused (a host-wide backend's view, before its words per name held
+     * it); kept so that the layout stays version 4. */
     breaker__atomic64 host_view[4];
 };
 
@@ -128,9 +129,9 @@ struct store_entry {
     uint64_t block_off;
     uint64_t block_size;
     char name[BREAKER_NAME_MAX + 1];
-    /* A host-wide backend's words for the name (breaker_store_host_words()):
-     * written by the host lease's holder; 0 when the entry is created. */
-    breaker__atomic64 host[BREAKER_STORE_HOST_WORDS];
+    /* A host-wide backend's words for the name (store/file/host.h): written
+     * by the holder of the name's host lock; 0 when the entry is created. */
+    breaker__atomic64 host[BREAKER__HOST_WORDS];
     /* The last operator control (struct store_control) under a seqlock:
      * control_seq is 0 while none was ever written, odd while one is being
      * written (and after its writer died in the middle), even when the
@@ -152,9 +153,6 @@ struct breaker_store {
     breaker_backend backend;
     uint64_t store_id; /* this file's host domain: the header's id, the inode */
     uint64_t pid_ns;   /* the header's */
-    /* pid_ns again, for breaker_store_host_alive(), which may be called
-     * with the store's lock held (the host lock) or without it. */
-    breaker__atomic64 pid_ns_now;
     /* The header's layout, checked once at open and never read again from
      * the file (which another writer could change meanwhile). */
     uint32_t capacity;
@@ -569,7 +567,6 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, uint64_
                             ((uint64_t)sb.st_ino * UINT64_C(0x9e3779b97f4a7c15)));
     if (st->store_id == 0) st->store_id = 1;
     st->pid_ns = header_of(st)->pid_ns;
-    breaker__write(&st->pid_ns_now, st->pid_ns);
     st->capacity = header_of(st)->capacity;
     st->entries_off = header_of(st)->entries_off;
     st->data_off = header_of(st)->data_off;
@@ -756,7 +753,6 @@ static int move_locked(breaker_store *st, uint64_t deadline, char *msg, size_t l
     close(st->fd);
     st->store_id = next->store_id;
     st->pid_ns = next->pid_ns;
-    breaker__write(&st->pid_ns_now, st->pid_ns);
     st->capacity = next->capacity;
     st->entries_off = next->entries_off;
     st->data_off = next->data_off;
@@ -883,7 +879,7 @@ static int find_or_create(breaker_store *st, const char *name, const breaker_con
         if (rc != BREAKER_OK) return rc;
     }
     atomic_store_explicit(&slot->state, ENTRY_INITIALISING, memory_order_relaxed);
-    for (unsigned i = 0; i < BREAKER_STORE_HOST_WORDS; i++) /* a dead creator's too */
+    for (unsigned i = 0; i < BREAKER__HOST_WORDS; i++) /* a dead creator's too */
         atomic_store_explicit(&slot->host[i], 0, memory_order_relaxed);
     if (slot == &e[used]) atomic_store_explicit(&h->names, used + 1, memory_order_release);
     void *mem = st->map + *block_off;
@@ -1110,9 +1106,9 @@ int breaker_store_attach(breaker_store *st, const char *name, const breaker_conf
     return breaker__store_attach_owned(st, name, cfg, NULL, out, msg, msg_len);
 }
 
-int breaker_store_attach_bound(breaker_store *st, const char *name, const breaker_config *cfg,
-                               const breaker_owner *owner, const breaker_probe_gate *gate,
-                               breaker **out, char *msg, size_t msg_len) {
+int breaker__store_attach_bound(breaker_store *st, const char *name, const breaker_config *cfg,
+                                const breaker_owner *owner, const breaker_probe_gate *gate,
+                                breaker **out, char *msg, size_t msg_len) {
     if (out == NULL) return BREAKER_EINVAL;
     *out = NULL;
     int rc = breaker_name_validate(name, msg, msg_len);
@@ -1207,109 +1203,87 @@ void breaker__store_claims(breaker_store *st, uint64_t out[8]) {
         out[i] = atomic_load_explicit(&h->claims[i], memory_order_relaxed);
 }
 
-/* ---- One reporter per host (breaker/backend.h) ------------------------------------ */
+/* ---- What a host-wide backend reads (store/file/host.h, host_lock.c) ---------------- */
 
-/* This process's word for a lease: its pid and the low half of its start
- * time (0: unknown, then only its expiry ends a lease). */
-static uint64_t my_proc_word(void) {
-    char state = 0;
-    uint64_t ticks = 0;
-    if (breaker__proc_stat(getpid(), &state, &ticks) != 0) return 0;
-    return ((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)ticks;
+const breaker *breaker__store_attached(const breaker *b) {
+    /* Written before the forward was published (breaker__forward()), which
+     * is how a caller got this handle: no order needed. */
+    return b->face != NULL ? b->face : b;
 }
 
-/* Whether the process that wrote `proc` may still run: gone (no such pid, a
- * zombie, or another process with its pid) is dead; in doubt, alive. Only
- * judged within the file's PID namespace `ns`. */
-static int holder_alive(uint64_t ns, uint64_t proc) {
-    if (proc == 0 || pid_namespace() != ns) return 1;
-    char state = 0;
-    uint64_t ticks = 0;
-    int err = breaker__proc_stat((pid_t)(proc >> 32), &state, &ticks);
-    if (err == ENOENT || err == ESRCH) return 0;
-    if (err != 0) return 1;
-    if (state == 'Z' || state == 'X') return 0; /* killed, not reaped yet */
-    return (uint32_t)ticks == (uint32_t)proc;
-}
-
-uint64_t breaker_store_host_id(breaker_store *st) {
-    pthread_mutex_lock(&st->lock);
-    uint64_t id = st->store_id;
-    pthread_mutex_unlock(&st->lock);
-    return id;
-}
-
-uint64_t breaker_store_host_proc(void) { return my_proc_word(); }
-
-int breaker_store_host_alive(breaker_store *st, uint64_t proc) {
-    return holder_alive(breaker__read(&st->pid_ns_now), proc); /* no lock: see pid_ns_now */
-}
-
-int breaker_store_host_lock(breaker_store *st) {
-    /* Never a long wait on either lock: a stopped process of the host would
-     * stop the flusher's rounds too. */
+int breaker__store_file_now(breaker_store *st, struct breaker__store_file *out, int *fd, char *msg,
+                            size_t len) {
+    *fd = -1;
     uint64_t deadline = breaker__lock_deadline(BRIEF_LOCK_WAIT_NS);
-    if (lock_store(st, deadline, NULL, 0) != BREAKER_OK) return BREAKER_EIO;
-    if (breaker__file_lock_until(st->fd, deadline) != 0) {
+    int rc = lock_store(st, deadline, msg, len);
+    if (rc != BREAKER_OK) return rc;
+    /* Opened again through this process's descriptor of it: the very file
+     * mapped (an unlinked one too), a file description of the caller's. */
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", st->fd);
+    int nfd = open(self, O_RDWR | O_CLOEXEC);
+    struct stat sb;
+    if (nfd < 0 || fstat(nfd, &sb) != 0 || sb.st_dev != st->dev || sb.st_ino != st->ino) {
+        rc = nfd < 0 ? fail_errno(BREAKER_EIO, msg, len, "open again for its host lock", st->path)
+                     : breaker__fail(BREAKER_EIO, msg, len,
+                                     "%s: opened again for its host lock, another file", st->path);
+        if (nfd >= 0) close(nfd);
         pthread_mutex_unlock(&st->lock);
-        return BREAKER_EIO;
+        return rc;
     }
-    return BREAKER_OK; /* both held until breaker_store_host_unlock() */
+    out->map = st->map;
+    out->entries_off = st->entries_off;
+    out->capacity = st->capacity;
+    out->id = st->store_id;
+    out->dev = (uint64_t)st->dev;
+    out->ino = (uint64_t)st->ino;
+    pthread_mutex_unlock(&st->lock);
+    *fd = nfd;
+    return BREAKER_OK;
 }
 
-void breaker_store_host_unlock(breaker_store *st) {
-    flock(st->fd, LOCK_UN);
-    pthread_mutex_unlock(&st->lock);
+int breaker__store_maps(const breaker_store *st, const struct breaker__store_file *file) {
+    /* The watcher's view: lock-free, a move written under the lock. */
+    return breaker__read(&st->mapped_dev) == file->dev &&
+           breaker__read(&st->mapped_ino) == file->ino;
+}
+
+static struct store_entry *file_entries(const struct breaker__store_file *file) {
+    return (struct store_entry *)(void *)(file->map + file->entries_off);
+}
+
+int breaker__store_file_slot(const struct breaker__store_file *file, const char *name,
+                             uint32_t *slot) {
+    const struct store_entry *e = file_entries(file);
+    const struct store_header *h = (const struct store_header *)(const void *)file->map;
+    /* Acquire: pairs with the release store of `names` (and of each state)
+     * under the file lock, so an entry counted is whole. */
+    uint32_t used = atomic_load_explicit(&h->names, memory_order_acquire);
+    if (used > file->capacity) used = file->capacity;
+    for (uint32_t i = 0; i < used; i++)
+        if (atomic_load_explicit(&e[i].state, memory_order_acquire) == ENTRY_READY &&
+            strncmp(e[i].name, name, sizeof(e[i].name)) == 0) {
+            *slot = i;
+            return BREAKER_OK;
+        }
+    return BREAKER_NOT_FOUND;
+}
+
+uint64_t breaker__store_file_slot_offset(const struct breaker__store_file *file, uint32_t slot) {
+    return file->entries_off + (uint64_t)slot * sizeof(struct store_entry);
+}
+
+breaker__atomic64 *breaker__store_file_words(const struct breaker__store_file *file,
+                                             uint32_t slot) {
+    return file_entries(file)[slot].host;
 }
 
 /* The entry of `name` in the file mapped now (st->lock held), or NULL. */
 static struct store_entry *entry_named(breaker_store *st, const char *name) {
-    struct store_entry *e = entries_of(st);
-    uint32_t used = atomic_load_explicit(&header_of(st)->names, memory_order_acquire);
-    if (used > st->capacity) used = st->capacity;
-    for (uint32_t i = 0; i < used; i++)
-        if (atomic_load_explicit(&e[i].state, memory_order_acquire) == ENTRY_READY &&
-            strncmp(e[i].name, name, sizeof(e[i].name)) == 0)
-            return &e[i];
-    return NULL;
-}
-
-/* With st->lock held: copy `name`'s words. relaxed: the host lock orders
- * the writers; a peek takes each word alone. */
-static int host_words_locked(breaker_store *st, const char *name, uint64_t *words, int write) {
-    struct store_entry *e = entry_named(st, name);
-    if (e == NULL) return BREAKER_NOT_FOUND;
-    for (unsigned i = 0; i < BREAKER_STORE_HOST_WORDS; i++) {
-        if (write)
-            atomic_store_explicit(&e->host[i], words[i], memory_order_relaxed);
-        else
-            words[i] = atomic_load_explicit(&e->host[i], memory_order_relaxed);
-    }
-    return BREAKER_OK;
-}
-
-int breaker_store_host_words(breaker_store *st, const char *name, uint64_t *words, int write) {
-    return host_words_locked(st, name, words, write); /* the host lock holds st->lock */
-}
-
-int breaker_store_host_words_peek(breaker_store *st, const char *name, uint64_t *words) {
-    pthread_mutex_lock(&st->lock);
-    int rc = host_words_locked(st, name, words, 0);
-    pthread_mutex_unlock(&st->lock);
-    return rc;
-}
-
-void breaker_store_host_view(breaker_store *st, uint64_t view[4], int write) {
-    pthread_mutex_lock(&st->lock);
-    struct store_header *h = header_of(st);
-    /* relaxed: each word read and written alone (breaker/backend.h). */
-    for (unsigned i = 0; i < 4; i++) {
-        if (write)
-            atomic_store_explicit(&h->host_view[i], view[i], memory_order_relaxed);
-        else
-            view[i] = atomic_load_explicit(&h->host_view[i], memory_order_relaxed);
-    }
-    pthread_mutex_unlock(&st->lock);
+    struct breaker__store_file now = {
+        .map = st->map, .entries_off = st->entries_off, .capacity = st->capacity};
+    uint32_t slot = 0;
+    return breaker__store_file_slot(&now, name, &slot) == BREAKER_OK ? &entries_of(st)[slot] : NULL;
 }
 
 /* ---- The last operator control (breaker_store_last_control()) ---------------------

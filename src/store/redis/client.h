@@ -51,6 +51,7 @@
 #endif
 #include "breaker/backend.h"
 #include "breaker/redis.h"
+#include "store/file/host.h"
 #include "store/redis/config.h"
 #include "store/redis/protocol.h"
 #include "store/redis/reply.h"
@@ -61,9 +62,9 @@
 #include <stdint.h>
 
 #define MS ((uint64_t)1000000)
-/* No name's host lease lasts longer (host.c): a longer expiry read from the
- * store file is damage, and frees the lease. */
-#define HOST_LEASE_MAX_NS (UINT64_C(4) * 3600 * 1000000000)
+/* A name's holder whose view is older than host_stale_ns is stopped, or
+ * gone (host.c): never more than this. */
+#define HOST_STALE_MAX_NS (UINT64_C(4) * 3600 * 1000000000)
 #define LEASE_SLOTS       16u /* leased probes one name may hold at once in a process */
 
 /* A lease slot's state word. */
@@ -109,12 +110,16 @@ struct entry {
     /* stats.server_directed_opens as the last flush call sent them: a
      * later one is a dependency's timed open to send the fleet */
     uint64_t directed_seen;
-    /* host.c, flusher-only (under round_mu): this round, the entry is not
-     * flushed (another process holds the name's lease, or another live
-     * entry of the name here flushes it); the lease's term and expiry it
-     * holds the name in. */
-    bool host_skip;
-    uint64_t host_term, host_expires_ns;
+    /* host.c, under round_mu: this round, the entry is not flushed
+     * (another process's host lock holds the name, or another live entry of
+     * the name here flushes it); this handle's host lock holds the name;
+     * `seen` and `follow` are still its attach's (the baseline of a name no
+     * process held in the file yet); its slot in the lock's file + 1 (0:
+     * not looked up); since when it is free (for a process that is not the
+     * file's primary; 0: not seen free). */
+    bool host_skip, host_held, host_fresh;
+    uint32_t host_slot1;
+    uint64_t host_free_since_ns;
     /* Read by callers: relaxed, each is a hint read alone. */
     _Atomic uint64_t gate_until_ns; /* no lease request before this (monotonic) */
     _Atomic uint64_t followed_gen;  /* follow.followed_gen while it follows, else 0 */
@@ -250,15 +255,13 @@ struct breaker_redis {
     pthread_t thread;
 
     /* One flusher per host (host.c): the store file the names are attached
-     * through (NULL: none), this handle's id in the names' leases and this
-     * process's word; flusher-only (under round_mu), the names this round
-     * flushes and whether the host lock is held (from
-     * breaker__redis_host_begin() to _collected()). */
+     * through (NULL: none), the age past which a holder's view is stale;
+     * under round_mu, this handle's host lock on the file (NULL: none yet)
+     * and the names this round flushes. */
     breaker_store *store;
-    uint64_t holder_id, host_proc;
-    uint64_t host_ttl_ns;
+    uint64_t host_stale_ns;
+    breaker__host_lock *host_lock;
     uint32_t host_held;
-    int host_locked;
     _Atomic uint32_t host_flusher; /* relaxed: a count read alone (statistics) */
 
     struct {
@@ -396,39 +399,37 @@ void breaker__redis_wake_flusher(breaker_redis *f);
 
 /* ---- host.c ------------------------------------------------------------------- */
 
+/* breaker_redis_open() with a store file `st`: this handle's host lock on
+ * it (store/file/host.h) and the host's id. @return BREAKER_OK (also when
+ * the store's lock was busy: the first round opens it), or an error with
+ * `msg`. */
+int breaker__redis_host_open(breaker_redis *f, breaker_store *st, char *msg, size_t msg_len);
+/* breaker_redis_close(), after the last round: every name is free. */
+void breaker__redis_host_close(breaker_redis *f);
+/* An entry attached now to `b`: its baseline is `b`'s counters (a store
+ * file's host breaker may have counted calls before any process attached
+ * it to the fleet: they are not sent), its generation the attach's
+ * (follow). Under round_mu, or before the entry is published. */
+void breaker__redis_host_attached(breaker_redis *f, struct entry *e, breaker *b);
 /* Under round_mu, before the round's calls are collected: @return non-zero
  * when this round flushes names (no store: all of them; with one: those
- * whose lease in the file this handle holds or takes now, their entries'
- * baselines, sequences and what they follow loaded from the file, the
- * others marked host_skip; the host lock is then held until
- * breaker__redis_host_collected()), 0 when it flushes none (the round
- * sends only lease results). */
+ * whose lock this handle holds or takes now, their state loaded from the
+ * file when taken; the others marked host_skip), 0 when it flushes none
+ * (the round sends only lease results). */
 uint32_t breaker__redis_host_begin(breaker_redis *f, uint32_t n);
-/* Under round_mu, after the calls are collected: the baselines and
- * sequences of the names this round flushes written back to the file, the
- * host lock released. */
+/* Under round_mu, after the calls are collected, before they are sent: the
+ * words of the names this round flushes written to the file (their
+ * baselines and sequences). */
 void breaker__redis_host_collected(breaker_redis *f, uint32_t n);
-/* An attach through the store file: `name`'s host breaker `b` was made in
- * the fleet's state `armed` (NULL: not known). When no round ever wrote the
- * name's words, its baseline is taken now (the counters so far, calls the
- * host breaker counted before any process attached it to the fleet, are
- * not sent) with that generation as the one it knows (so the first round
- * names it and the script drops what was counted in it once the fleet
- * moved on: a reset). Under the host lock, tried 10 times (about 100 ms:
- * breaker_store_host_lock() gives up after 10 ms each); not under
- * round_mu. */
-void breaker__redis_host_armed(breaker_redis *f, const char *name, breaker *b,
-                               const struct breaker__fleet_answer *armed);
-/* Give up the lease of `e`'s name if this handle holds it (a detach, a
- * close), so that another process takes it at its next round. Not under
- * round_mu. */
+/* Give up `e`'s name if this handle holds it (a detach), so that another
+ * process takes it at its next round. Takes round_mu. */
 void breaker__redis_host_release(breaker_redis *f, struct entry *e);
 /* Under round_mu, after the answers were decided (`ok`: a good round;
- * `sent`: the round exchanged calls): the holder publishes what each name
- * follows and its view (last good round, degraded) for the host's other
- * processes; they mirror it. For a round that sent nothing (a process that
- * is not the holder): @return 1 when the holder's view is degraded, 0 when
- * it is good, -1 when the holder has made no round yet. */
+ * `sent`: the round exchanged calls): the holder writes what each name
+ * follows and its view for the host's other processes; they mirror it. For
+ * a round that sent nothing (a process that holds no name): @return 1 when
+ * a holder's view is degraded or stale, 0 when they are good, -1 when no
+ * holder has made a round yet. */
 int breaker__redis_host_after(breaker_redis *f, uint32_t n, int ok, int sent);
 
 /* ---- lease.c ------------------------------------------------------------------ */

@@ -137,19 +137,10 @@ int breaker_redis_open_transport(const breaker_redis_config *cfg,
     uint64_t seed = breaker__redis_now(f) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)f;
     f->token_key = breaker__splitmix64_next(&seed);
     breaker__fleet_host_id(f->token_key, f->host_id);
-    if (cfg->store != NULL) {
-        /* One flusher per host (host.c): the host's id in the sequences key
-         * is the file's, so a new holder's flushes go on from the last
-         * one's sequence; the lease outlives the longest gap between two of
-         * the holder's rounds with room (a round longer than that only lets
-         * another process flush too: the file's baselines keep the counts). */
-        f->store = cfg->store;
-        breaker__fleet_host_id(breaker_store_host_id(cfg->store), f->host_id);
-        f->holder_id = f->token_key | 1;
-        f->host_proc = breaker_store_host_proc();
-        f->host_ttl_ns = f->cfg.flush_interval_ns + f->cfg.io_timeout_ns;
-        f->host_ttl_ns =
-            f->host_ttl_ns > HOST_LEASE_MAX_NS / 2 ? HOST_LEASE_MAX_NS : 2 * f->host_ttl_ns;
+    if (cfg->store != NULL &&
+        (rc = breaker__redis_host_open(f, cfg->store, msg, msg_len)) != BREAKER_OK) {
+        breaker_redis_close(f);
+        return rc;
     }
     f->jitter_state = breaker__splitmix64_next(&seed);
     atomic_init(&f->degraded, 1);                             /* until the first good flush */
@@ -182,10 +173,6 @@ void breaker_redis_close(breaker_redis *f) {
          * results reach the fleet (not while degraded: Redis did not answer
          * the last round, and exiting should not wait for it again). */
         if (!breaker_redis_degraded(f)) (void)breaker_redis_flush(f);
-        /* The host's other processes take over at their next round. */
-        uint32_t held = atomic_load_explicit(&f->count, memory_order_acquire);
-        for (uint32_t i = 0; i < held; i++)
-            breaker__redis_host_release(f, f->entries[i]);
         close(f->wake[0]);
         close(f->wake[1]);
         pthread_mutex_destroy(&f->attach_mu);
@@ -195,6 +182,7 @@ void breaker_redis_close(breaker_redis *f) {
     } else {
         if (f->wake[0] >= 0) close(f->wake[0]);
     }
+    breaker__redis_host_close(f); /* the host's other processes take over at their next round */
     uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
         breaker_destroy(breaker__redis_entry_b(f->entries[i])); /* NULL when retired */
@@ -296,7 +284,7 @@ static int make_local(breaker_redis *f, const char *name, const breaker_config *
         breaker_get_config(b, &use);
         breaker_destroy(b);
         b = NULL;
-        rc = breaker_store_attach_bound(f->store, name, &use, owner, &gate, &b, msg, msg_len);
+        rc = breaker__store_attach_bound(f->store, name, &use, owner, &gate, &b, msg, msg_len);
         if (rc == BREAKER_CONFIG_DIFFERS) *differs = true;
         if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) return rc;
         breaker_get_config(b, &use);
@@ -326,8 +314,7 @@ static void rearm(breaker_redis *f, struct entry *e, breaker *b, const char *lim
                   const struct breaker__fleet_answer *armed) {
     pthread_mutex_lock(&f->round_mu);
     memcpy(e->limits, limits, BREAKER__FLEET_LIMITS_LEN);
-    /* The new breaker's counters start at 0: so does the baseline. */
-    memset(&e->seen, 0, sizeof e->seen);
+    breaker__redis_host_attached(f, e, b); /* the baseline: b's counters */
     breaker__fleet_follow_rearm(&e->follow);
     breaker__fleet_follow_armed(&e->follow, armed);
     atomic_store_explicit(&e->gate_until_ns, 0, memory_order_relaxed);
@@ -349,8 +336,9 @@ static int add_entry(breaker_redis *f, const char *name, breaker *b, const char 
     if (e == NULL) return BREAKER_ENOMEM;
     atomic_init(&e->b, b);
     join_degraded(f, e);
-    /* The baseline is 0, the new breaker's counters (calloc); its evidence
-     * is of the generation it was made in. */
+    /* The baseline is b's counters; its evidence is of the generation it
+     * was made in. */
+    breaker__redis_host_attached(f, e, b);
     breaker__fleet_follow_armed(&e->follow, armed);
     memcpy(e->limits, limits, BREAKER__FLEET_LIMITS_LEN);
     snprintf(e->name, sizeof e->name, "%s", name);
@@ -425,10 +413,6 @@ static int attach_entry(breaker_redis *f, const char *name, const breaker_config
     rc = make_local(f, name, cfg, owner, &b, limits, &differs, &armed, &answered, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     const struct breaker__fleet_answer *made_in = answered ? &armed : NULL;
-    /* With a store file, the host breaker's counters so far are no
-     * evidence of this generation (its baseline, when no round ever sent
-     * them: host.c). */
-    if (f->store != NULL) breaker__redis_host_armed(f, name, b, made_in);
     pthread_mutex_lock(&f->attach_mu);
     struct entry *e = find_name(f, name, shared, &rc);
     if (e != NULL)
@@ -757,6 +741,9 @@ static const breaker_backend_ops backend_ops = {
 breaker_backend *breaker_redis_backend(breaker_redis *f) { return &f->backend; }
 
 struct entry *breaker__redis_find_entry(breaker_redis *f, const breaker *b) {
+    /* A store file that moved forwarded the handle: the gate is asked with
+     * the live one, the entry knows the one attached. */
+    if (f->store != NULL) b = breaker__store_attached(b);
     uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
     for (uint32_t i = 0; i < n; i++)
         if (breaker__redis_entry_b(f->entries[i]) == b) return f->entries[i];

@@ -489,7 +489,7 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
         check_half_open(f, n);
         int degraded = breaker__redis_host_after(f, n, 1, 0);
         if (degraded == 0) f->io->round_done(f->io_ctx);
-        if (degraded >= 0) set_degraded(f, degraded, "the host's flusher is degraded");
+        if (degraded >= 0) set_degraded(f, degraded, "the host's flusher is degraded, or stopped");
         return degraded == 0 ? BREAKER_OK : BREAKER_EIO;
     }
     int got = send_calls(f, np, why, sizeof why);

@@ -3,39 +3,47 @@
  * host.c - one flusher per host (docs/fleet.md, "One flusher per host"):
  * with a store file (breaker_redis_config.store), every name is attached
  * through it, so the processes of the host share one breaker per name, and
- * for each name one process that attached it, the holder of the name's
- * lease in the file, flushes that breaker's deltas and applies the fleet's
- * answers to it for all of them. A lease per name, not per host: processes
- * that attach different names (registries open names on demand) each
- * flush the names only they have, and no name is left unflushed.
+ * for each name one process that attached it flushes that breaker's deltas
+ * and applies the fleet's answers to it for all of them: the one whose host
+ * lock (store/file/host.h) holds the name, a kernel lock on the name's byte
+ * of the file, held for the flusher's life and freed by the kernel when it
+ * dies. A lock per name, not per file: processes that attach different
+ * names (registries open names on demand) each flush the names only they
+ * have, and no name is left unflushed. The file's own byte names its
+ * primary, the process a free name goes to first: the others take a free
+ * name only once it stayed free for an interval and a half (the primary
+ * takes every free name it has at each round), so the names of a host
+ * whose processes attach the same names are flushed by one process (one
+ * pipeline and one TIME per round, not one per process).
  *
- * What the file keeps per name (BREAKER_STORE_HOST_WORDS words, written
- * under the host lock, breaker_store_host_lock()): the lease (holder, its
- * process, expiry, term), the counters the holder last sent (the baseline
- * of the next deltas), the name's flush sequence, the fleet generation it
- * knew and the open it follows, and the lease gate of the fleet's open
- * wait. A new holder goes on from there: deltas neither counted twice nor
- * lost, but those of the round a holder was killed in (sent or not: at
- * most one interval's). A holder that stopped (SIGSTOP) and resumes finds
- * the lease taken at its next round and flushes the name no more; a round
- * it had collected before it stopped reaches Redis with an older sequence
- * than the new holder's, and its deltas are skipped if the new holder's
- * came first (lost, at most one interval's), counted once otherwise (the
- * baseline moved on under the lock, so no later round sends them again).
+ * What the file keeps per name (BREAKER__HOST_WORDS words, written by the
+ * name's holder alone, each word whole): the counters it last sent (the
+ * baseline of the next deltas), the name's flush sequence, the fleet
+ * generation it knew and the open it follows, the last fleet order it
+ * applied, its lease gate and its view (last good round, degraded). The
+ * holder keeps its state in memory and writes it after collecting a round
+ * (before sending: a holder killed then loses that round's deltas, never
+ * counts one twice) and after deciding it (for the other processes' probe
+ * gates); it reads the words once, when it takes the name, and goes on
+ * from there: deltas neither counted twice nor lost, but those of the
+ * round a holder was killed in (at most one interval's). A stopped holder
+ * (SIGSTOP) keeps its names: the host's other processes see its view age
+ * past host_stale_ns and go degraded for them (local probes, the local
+ * breaker's trips) until it resumes and flushes everything counted
+ * meanwhile.
  *
- * Everything read from the file is input: words that are not what a
- * holder writes (a value out of range, a baseline above the counters, a
- * control word that is not the holder's mark) are not trusted: the name's
- * baseline restarts from its counters now (host_rebaselines), losing what
- * was counted since the last flush. Words never written are written by
- * the first attach of the name through the fleet: the baseline then is
- * the host breaker's counters at that attach, with the generation the
- * attach's answer carried as the one known (breaker__redis_host_armed()):
- * calls the host breaker counted before are not sent, and those counted
+ * Everything read from the file is input: words that are not what a holder
+ * writes (a value out of range, a baseline above the counters, a control
+ * word that is not the holder's mark) are not trusted: the name's baseline
+ * restarts from its counters now (host_rebaselines), losing what was
+ * counted since the last flush. Words never written (no process held the
+ * name in this file yet) start from the taker's attach (the host breaker's
+ * counters then, with the generation the attach's answer carried:
+ * breaker__redis_host_attached()), so calls the host breaker counted before
+ * any process attached it to the fleet are not sent, and those counted
  * after it, before the first round, count only if the fleet is still in
- * that generation (a reset in between ends their period). Words still
- * never written at a round (that attach could not take the host lock)
- * start from the counters then.
+ * that generation (a reset in between ends their period); after a move, or
+ * for an entry that held the name before, from the counters then.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -43,7 +51,7 @@
 
 #include <string.h>
 
-/* The words of a name (breaker_store_host_words()). */
+/* The words of a name (breaker__host_lock_words()). */
 enum {
     W_CTRL, /* WORDS_CLEAN, or 0: never written */
     W_SEQ,  /* the name's last flush sequence */
@@ -56,26 +64,20 @@ enum {
     W_KNOWN,      /* follow.known_gen */
     W_FOLLOWED,   /* follow.followed_gen while it follows, else 0 */
     W_GATE,       /* the lease gate (monotonic ns: the host's processes share the clock) */
-    W_HOLDER,     /* the name's lease: the holder's id (0: none) */
-    W_PROC,       /* its process (breaker_store_host_proc()) */
-    W_EXPIRES,    /* CLOCK_MONOTONIC */
-    W_TERM,       /* + 1 at every change of holder */
     W_VIEW,       /* the holder's view of the name: its last good round (monotonic ns)
                      | degraded << 63, for the probe gates of the other processes */
     W_ORDER,      /* follow.order_seq: the last fleet order applied to the host breaker */
     W_ORDER_BORN, /* follow.order_born: the state that numbered it */
     W_USED
 };
-_Static_assert(W_USED <= BREAKER_STORE_HOST_WORDS, "the words fit the file's");
+_Static_assert(W_USED <= BREAKER__HOST_WORDS, "the words fit the file's");
 
-#define WORDS_TAG     UINT64_C(0x686f737400000000) /* "host" */
-#define WORDS_CLEAN   (WORDS_TAG | 1)
+#define WORDS_TAG UINT64_C(0x686f737400000000) /* "host" */
+/* A holder's mark: 2, the words of a name's lock holder (1 was a lease's,
+ * whose words meant other things: not trusted). */
+#define WORDS_CLEAN   (WORDS_TAG | 2)
 #define CARRY_MIN     (-(INT64_C(1) << 32))
 #define VIEW_DEGRADED (UINT64_C(1) << 63)
-
-/* The host's view (breaker_store_host_view()), published by the last
- * process that flushed names. */
-enum { V_LAST_OK, V_DEGRADED };
 
 static void count_rebaseline(breaker_redis *f) { breaker__redis_count(&f->n.host_rebaselines); }
 
@@ -84,7 +86,7 @@ static void count_rebaseline(breaker_redis *f) { breaker__redis_count(&f->n.host
  * counter above the breaker's. */
 static bool words_trusted(const uint64_t *w, const breaker_stats *s) {
     if (w[W_CTRL] == 0) { /* never written: all zero, a baseline of nothing sent */
-        for (unsigned i = W_SEQ; i <= W_GATE; i++)
+        for (unsigned i = W_SEQ; i < W_USED; i++)
             if (w[i] != 0) return false;
         return true;
     }
@@ -98,8 +100,17 @@ static bool words_trusted(const uint64_t *w, const breaker_stats *s) {
            carry >= CARRY_MIN;
 }
 
-/* `e`'s state loaded from its words `w`, or restarted from its counters
- * now when they cannot be trusted (or were never written). */
+/* The baseline of `b`'s counters now: take_deltas() of them gives nothing. */
+static void baseline_now(struct breaker__fleet_seen *seen, breaker *b) {
+    breaker_stats s;
+    breaker_stats_peek(b, &s);
+    struct breaker__fleet_deltas none;
+    memset(seen, 0, sizeof *seen);
+    breaker__fleet_take_deltas(seen, &s, &none);
+}
+
+/* `e`'s state, as its holder left it in the words `w`, when `e` takes the
+ * name: see the file's comment. */
 static void load_entry(breaker_redis *f, struct entry *e, breaker *b, const uint64_t *w) {
     breaker_stats s;
     breaker_stats_peek(b, &s);
@@ -121,163 +132,184 @@ static void load_entry(breaker_redis *f, struct entry *e, breaker *b, const uint
         e->follow.order_born = w[W_ORDER_BORN];
         return;
     }
+    if (trusted && e->host_fresh) return; /* never written: its attach's baseline */
     if (!trusted) count_rebaseline(f);
-    /* From now: take_deltas() of the counters gives nothing this round. */
-    struct breaker__fleet_deltas none;
-    memset(&e->seen, 0, sizeof e->seen);
-    breaker__fleet_take_deltas(&e->seen, &s, &none);
-    /* The sequence goes on from the clock (breaker__fleet_next_seq()); the
+    /* From now: take_deltas() of the counters gives nothing this round. The
+     * sequence goes on from the clock (breaker__fleet_next_seq()); the
      * follow state from the next answer. */
+    baseline_now(&e->seen, b);
     e->follow.known_gen = 0;
     e->follow.follows = false;
     e->follow.followed_gen = 0;
 }
 
-/* The baseline `seen` as words. */
-static void seen_words(const struct breaker__fleet_seen *seen, uint64_t *w) {
-    w[W_SUCC] = seen->successes;
-    w[W_FAIL] = seen->failures;
-    w[W_SLOW] = seen->slow;
-    w[W_PSUCC] = seen->probes_succeeded;
-    w[W_PFAIL] = seen->probes_failed;
-    w[W_CARRY] = (uint64_t)seen->success_carry;
-}
-
-/* `e`'s state, and the lease it holds, as words. A holder killed while it
- * writes them leaves each word old or new (each is written whole): an old
- * counter of the baseline resends deltas that round never sent (it died
- * before its exchange), a new one skips them; a success baseline and a
- * probe baseline of two rounds can only make the successes sent fewer. So
- * such words are trusted: they lose at most the round's deltas, and never
- * count one twice. */
-static void entry_words(const breaker_redis *f, const struct entry *e, uint64_t *w) {
-    memset(w, 0, BREAKER_STORE_HOST_WORDS * sizeof *w);
+/* `e`'s state as words, with its view as the last round left it. A holder
+ * killed while it writes them leaves each word old or new (each is written
+ * whole): an old counter of the baseline resends deltas that round never
+ * sent (it died before its exchange), a new one skips them; a success
+ * baseline and a probe baseline of two rounds can only make the successes
+ * sent fewer. So such words are trusted: they lose at most the round's
+ * deltas, and never count one twice. */
+static void entry_words(const struct entry *e, uint64_t *w) {
+    memset(w, 0, BREAKER__HOST_WORDS * sizeof *w);
     w[W_CTRL] = WORDS_CLEAN;
     w[W_SEQ] = e->flush_seq;
-    seen_words(&e->seen, w);
+    w[W_SUCC] = e->seen.successes;
+    w[W_FAIL] = e->seen.failures;
+    w[W_SLOW] = e->seen.slow;
+    w[W_PSUCC] = e->seen.probes_succeeded;
+    w[W_PFAIL] = e->seen.probes_failed;
+    w[W_CARRY] = (uint64_t)e->seen.success_carry;
     w[W_KNOWN] = e->follow.known_gen;
     w[W_FOLLOWED] = e->follow.follows ? e->follow.followed_gen : 0;
     w[W_ORDER] = e->follow.order_seq;
     w[W_ORDER_BORN] = e->follow.order_born;
     /* relaxed: a hint read alone (as the probe gate reads it). */
     w[W_GATE] = atomic_load_explicit(&e->gate_until_ns, memory_order_relaxed);
-    w[W_HOLDER] = f->holder_id;
-    w[W_PROC] = f->host_proc;
-    w[W_EXPIRES] = e->host_expires_ns;
-    w[W_TERM] = e->host_term;
+    /* acquire: pairs with the round's release store. relaxed: a flag.
+     * None before the name's first good round: a new name is degraded
+     * until then, which the others know without being told. */
+    uint64_t ok = atomic_load_explicit(&e->last_ok_ns, memory_order_acquire);
+    if (ok != 0)
+        w[W_VIEW] = (ok & ~VIEW_DEGRADED) |
+                    (atomic_load_explicit(&e->degraded, memory_order_relaxed) ? VIEW_DEGRADED : 0);
 }
 
-/* Whether the lease in `w` is this handle's, at `now`; or free to take (none,
- * expired, or its process gone: `alive` asks, with a one-entry cache). */
-static bool lease_mine(const breaker_redis *f, const uint64_t *w) {
-    return w[W_HOLDER] == f->holder_id && w[W_PROC] == f->host_proc;
-}
-
-struct alive_cache {
-    uint64_t proc;
-    int alive; /* -1: not asked */
-};
-
-static bool lease_free(breaker_redis *f, const uint64_t *w, uint64_t now, struct alive_cache *c) {
-    /* An expiry further than any holder's lease (input: a damaged file)
-     * would keep the name from every flusher: free. */
-    if (w[W_HOLDER] == 0 || now >= w[W_EXPIRES] || w[W_EXPIRES] - now > HOST_LEASE_MAX_NS)
-        return true;
-    if (c->alive < 0 || c->proc != w[W_PROC]) {
-        c->proc = w[W_PROC];
-        c->alive = breaker_store_host_alive(f->store, w[W_PROC]);
-    }
-    return !c->alive;
-}
-
-/* Whether `e` is another live entry's name (a registry's new handle while
- * the one it evicted is still in use: one host breaker, flushed by the
- * first). */
-static bool dup_entry(const breaker_redis *f, uint32_t i) {
-    for (uint32_t j = 0; j < i; j++)
-        if (breaker__redis_entry_b(f->entries[j]) != NULL &&
-            strcmp(f->entries[j]->name, f->entries[i]->name) == 0)
-            return true;
-    return false;
-}
-
-/* Without the host lock: whether this round may hold any name (one is this
- * handle's, or free). When none, the round takes no lock at all. */
-static bool may_hold(breaker_redis *f, uint32_t n, uint64_t now, struct alive_cache *c) {
-    for (uint32_t i = 0; i < n; i++) {
-        struct entry *e = f->entries[i];
-        uint64_t w[BREAKER_STORE_HOST_WORDS];
-        if (breaker__redis_entry_b(e) == NULL ||
-            breaker_store_host_words_peek(f->store, e->name, w) != BREAKER_OK)
-            continue;
-        if (lease_mine(f, w) || lease_free(f, w, now, c)) return true;
+/* Whether another live entry of `e`'s name here flushes it (a registry's
+ * new handle while the one it evicted is still in use: one host breaker,
+ * flushed by one entry): the one that holds the name, or, when none does,
+ * the first. */
+static bool other_entry_flushes(const breaker_redis *f, uint32_t n, uint32_t i) {
+    const struct entry *e = f->entries[i];
+    if (e->host_held) return false;
+    for (uint32_t j = 0; j < n; j++) {
+        const struct entry *o = f->entries[j];
+        if (j == i || breaker__redis_entry_b(o) == NULL || strcmp(o->name, e->name) != 0) continue;
+        if (o->host_held || j < i) return true;
     }
     return false;
+}
+
+/* This handle's host lock on the file the store maps now. After a move the
+ * old file's lock is closed (its names free for the processes still there)
+ * and one is opened on the new file, whose names are taken anew. The host
+ * id in the names' sequences keys is the file's: the flushes of every
+ * holder in one file go on from each other's sequences. @return false: no
+ * lock now (the store's lock busy, the file not opened again): the next
+ * round tries again. */
+static bool lock_current(breaker_redis *f, uint32_t n) {
+    if (f->host_lock != NULL && breaker__host_lock_current(f->host_lock)) return true;
+    if (f->host_lock != NULL) {
+        breaker__host_lock_close(f->host_lock);
+        f->host_lock = NULL;
+        for (uint32_t i = 0; i < n; i++) {
+            struct entry *e = f->entries[i];
+            e->host_held = e->host_fresh = false;
+            e->host_slot1 = 0;
+            e->host_free_since_ns = 0;
+        }
+    }
+    if (breaker__host_lock_open(f->store, &f->host_lock, NULL, 0) != BREAKER_OK) return false;
+    breaker__fleet_host_id(breaker__host_lock_file_id(f->host_lock), f->host_id);
+    return true;
+}
+
+/* `e`'s slot in the lock's file (false: its name is not there, as after a
+ * move that could not attach it there yet). */
+static bool slot_of(const breaker_redis *f, struct entry *e, uint32_t *slot) {
+    if (e->host_slot1 == 0) {
+        uint32_t s = 0;
+        if (breaker__host_lock_find(f->host_lock, e->name, &s) != BREAKER_OK) return false;
+        e->host_slot1 = s + 1;
+    }
+    *slot = e->host_slot1 - 1;
+    return true;
+}
+
+/* Whether this handle holds `e`'s name now: held already, or taken now.
+ * The primary takes a free name at once; another process only once the
+ * name stayed free for an interval and a half, in which the primary, if it
+ * has the name, had a round to take it. */
+static bool hold(breaker_redis *f, struct entry *e, bool primary, uint64_t now) {
+    uint32_t slot;
+    if (e->host_held) return true;
+    if (!slot_of(f, e, &slot)) return false;
+    if (!primary) {
+        if (!breaker__host_lock_free(f->host_lock, slot)) {
+            e->host_free_since_ns = 0;
+            return false;
+        }
+        if (e->host_free_since_ns == 0) e->host_free_since_ns = now;
+        uint64_t iv = f->cfg.flush_interval_ns;
+        if (now - e->host_free_since_ns < iv + iv / 2) return false;
+    }
+    if (!breaker__host_lock_take(f->host_lock, slot)) return false;
+    e->host_held = true;
+    e->host_free_since_ns = 0;
+    breaker__redis_count(&f->n.host_takeovers);
+    return true;
 }
 
 uint32_t breaker__redis_host_begin(breaker_redis *f, uint32_t n) {
     f->host_held = 0;
-    f->host_locked = 0;
     if (f->store == NULL) return 1;
-    for (uint32_t i = 0; i < n; i++)
-        f->entries[i]->host_skip = true;
+    bool locked = lock_current(f, n);
+    bool primary = locked && breaker__host_lock_primary(f->host_lock);
     uint64_t now = breaker__redis_now(f);
-    struct alive_cache c = {.proc = 0, .alive = -1};
-    if (!may_hold(f, n, now, &c) || breaker_store_host_lock(f->store) != BREAKER_OK) {
-        atomic_store_explicit(&f->host_flusher, 0, memory_order_relaxed);
-        return 0; /* a lock busy for long: not this round (the leases stand) */
-    }
-    now = breaker__redis_now(f);
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
         breaker *b = breaker__redis_entry_b(e);
-        uint64_t w[BREAKER_STORE_HOST_WORDS];
-        if (b == NULL || dup_entry(f, i) ||
-            breaker_store_host_words(f->store, e->name, w, 0) != BREAKER_OK)
-            continue;
-        bool mine = lease_mine(f, w);
-        if (!mine && !lease_free(f, w, now, &c)) continue;
-        if (!mine) breaker__redis_count(&f->n.host_takeovers);
-        /* The lease's term counts changes of holder (input: a term that
-         * cannot count on is restarted). */
-        e->host_term = mine ? w[W_TERM] : (w[W_TERM] < UINT64_MAX ? w[W_TERM] + 1 : 1);
-        e->host_expires_ns = now + f->host_ttl_ns;
-        load_entry(f, e, b, w);
+        e->host_skip = true;
+        if (b == NULL || !locked || other_entry_flushes(f, n, i)) continue;
+        bool held_before = e->host_held;
+        if (!hold(f, e, primary, now)) continue;
+        if (!held_before) {
+            uint64_t w[BREAKER__HOST_WORDS];
+            breaker__host_lock_words(f->host_lock, e->host_slot1 - 1, w, 0);
+            load_entry(f, e, b, w);
+        }
+        e->host_fresh = false;
         e->host_skip = false;
         f->host_held++;
     }
     atomic_store_explicit(&f->host_flusher, f->host_held, memory_order_relaxed);
-    if (f->host_held == 0) {
-        breaker_store_host_unlock(f->store);
-        return 0;
-    }
-    f->host_locked = 1;
     return f->host_held;
 }
 
-void breaker__redis_host_collected(breaker_redis *f, uint32_t n) {
-    if (!f->host_locked) return;
+/* The words of every name this round flushes, as `e`'s state stands now. */
+static void write_words(breaker_redis *f, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
         if (e->host_skip || breaker__redis_entry_b(e) == NULL) continue;
-        uint64_t w[BREAKER_STORE_HOST_WORDS];
-        entry_words(f, e, w);
-        (void)breaker_store_host_words(f->store, e->name, w, 1);
+        uint64_t w[BREAKER__HOST_WORDS];
+        entry_words(e, w);
+        breaker__host_lock_words(f->host_lock, e->host_slot1 - 1, w, 1);
     }
-    breaker_store_host_unlock(f->store);
-    f->host_locked = 0;
 }
 
-/* Names this process does not flush: what their holders follow, and their
- * gates, for this process's probe gate (lease.c reads them). */
-static void mirror_entries(breaker_redis *f, uint32_t n) {
+void breaker__redis_host_collected(breaker_redis *f, uint32_t n) {
+    if (f->host_held > 0) write_words(f, n);
+}
+
+/* Names this process does not flush: what their holders follow, their
+ * gates and their views, for this process's probe gate (lease.c reads
+ * them). A holder's view older than host_stale_ns (it is stopped, or no
+ * process holds the name) makes the name degraded here: its probes are
+ * the local breaker's. @return -1: no such name has a holder's view yet;
+ * 1: some holder is degraded, or stale; else 0; `*oldest`: the oldest
+ * last good round among them. */
+static int mirror_entries(breaker_redis *f, uint32_t n, uint64_t *oldest) {
+    int view = -1;
+    *oldest = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
-        uint64_t w[BREAKER_STORE_HOST_WORDS];
-        if (!e->host_skip || breaker__redis_entry_b(e) == NULL ||
-            breaker_store_host_words_peek(f->store, e->name, w) != BREAKER_OK ||
-            w[W_CTRL] != WORDS_CLEAN || w[W_FOLLOWED] > (uint64_t)BREAKER__FLEET_BIG)
+        uint64_t w[BREAKER__HOST_WORDS];
+        uint32_t slot;
+        if (!e->host_skip || breaker__redis_entry_b(e) == NULL || f->host_lock == NULL ||
+            !slot_of(f, e, &slot))
             continue;
+        breaker__host_lock_words(f->host_lock, slot, w, 0);
+        if (w[W_CTRL] != WORDS_CLEAN || w[W_FOLLOWED] > (uint64_t)BREAKER__FLEET_BIG) continue;
         /* relaxed: hints read alone by the gate. A gate of this process's
          * own (a refusal it got) is kept when it is later. */
         atomic_store_explicit(&e->followed_gen, w[W_FOLLOWED], memory_order_relaxed);
@@ -288,100 +320,68 @@ static void mirror_entries(breaker_redis *f, uint32_t n) {
         if (w[W_GATE] > gate && w[W_GATE] - now <= BREAKER__FLEET_MAX_DURATION_US * 1000)
             atomic_store_explicit(&e->gate_until_ns, w[W_GATE], memory_order_relaxed);
         /* The name's view is its holder's: degraded while the holder's last
-         * round failed for it, its age for FAIL_CLOSED (a time not reached
-         * yet is no holder's: ignored). */
+         * round failed for it or is too old, its age for FAIL_CLOSED (a
+         * time not reached yet is no holder's: ignored). */
         uint64_t ok = w[W_VIEW] & ~VIEW_DEGRADED;
         if (w[W_VIEW] == 0 || ok > now) continue;
+        bool degraded = (w[W_VIEW] & VIEW_DEGRADED) != 0 || now - ok > f->host_stale_ns;
         /* release: pairs with the gate's acquire load (FAIL_CLOSED). */
         atomic_store_explicit(&e->last_ok_ns, ok, memory_order_release);
-        atomic_store_explicit(&e->degraded, (w[W_VIEW] & VIEW_DEGRADED) != 0, memory_order_relaxed);
+        atomic_store_explicit(&e->degraded, degraded, memory_order_relaxed);
+        if (*oldest == 0 || ok < *oldest) *oldest = ok;
+        if (view < 1) view = degraded;
     }
-}
-
-/* After the round decided: each name it flushed as the round left it (what
- * it follows now, its gate, and its baseline, which a read that showed
- * another generation moves on: its held-back deltas dropped), for the
- * other processes' gates and the next holder; under the lock again, and
- * only for names whose lease is still this handle's in the same term. */
-static void store_follow(breaker_redis *f, uint32_t n) {
-    if (breaker_store_host_lock(f->store) != BREAKER_OK) return;
-    for (uint32_t i = 0; i < n; i++) {
-        struct entry *e = f->entries[i];
-        uint64_t w[BREAKER_STORE_HOST_WORDS];
-        if (e->host_skip || breaker__redis_entry_b(e) == NULL ||
-            breaker_store_host_words(f->store, e->name, w, 0) != BREAKER_OK || !lease_mine(f, w) ||
-            w[W_TERM] != e->host_term)
-            continue;
-        entry_words(f, e, w);
-        /* acquire: pairs with the round's release store. relaxed: a flag. */
-        uint64_t ok = atomic_load_explicit(&e->last_ok_ns, memory_order_acquire);
-        w[W_VIEW] = (ok & ~VIEW_DEGRADED) |
-                    (atomic_load_explicit(&e->degraded, memory_order_relaxed) ? VIEW_DEGRADED : 0);
-        (void)breaker_store_host_words(f->store, e->name, w, 1);
-    }
-    breaker_store_host_unlock(f->store);
+    return view;
 }
 
 int breaker__redis_host_after(breaker_redis *f, uint32_t n, int ok, int sent) {
     if (f->store == NULL) return 0;
-    uint64_t view[4] = {0};
-    if (f->host_held > 0) {
-        store_follow(f, n);
-        /* acquire: pairs with the round's release store. */
-        view[V_LAST_OK] = atomic_load_explicit(&f->last_ok_ns, memory_order_acquire);
-        view[V_DEGRADED] = !ok;
-        breaker_store_host_view(f->store, view, 1);
-    }
-    mirror_entries(f, n);
+    if (f->host_held > 0) write_words(f, n); /* what the round decided, and its view */
+    uint64_t oldest;
+    int view = mirror_entries(f, n, &oldest);
     if (sent || f->host_held > 0) return !ok;
-    breaker_store_host_view(f->store, view, 0);
-    uint64_t now = breaker__redis_now(f);
-    uint64_t last_ok = view[V_LAST_OK] <= now ? view[V_LAST_OK] : 0; /* input */
-    /* release: pairs with the acquire load in the FAIL_CLOSED check. */
-    if (last_ok != 0) atomic_store_explicit(&f->last_ok_ns, last_ok, memory_order_release);
-    if (last_ok == 0 && view[V_DEGRADED] == 0) return -1; /* no flushing round yet */
-    return last_ok == 0 || view[V_DEGRADED] != 0;
+    /* A process that neither flushes nor sends: its view is its holders'.
+     * release: pairs with the acquire load in the FAIL_CLOSED check. */
+    if (oldest != 0) atomic_store_explicit(&f->last_ok_ns, oldest, memory_order_release);
+    return view;
 }
 
-void breaker__redis_host_armed(breaker_redis *f, const char *name, breaker *b,
-                               const struct breaker__fleet_answer *armed) {
-    /* The host lock gives up after 10 ms (a stopped process under it): an
-     * attach, which makes a round trip already, tries a few times. */
-    int locked = BREAKER_EIO;
-    for (int i = 0; i < 10 && locked != BREAKER_OK; i++)
-        locked = breaker_store_host_lock(f->store);
-    if (locked != BREAKER_OK) return; /* the first round starts from its counters */
-    uint64_t w[BREAKER_STORE_HOST_WORDS];
-    breaker_stats s;
-    breaker_stats_peek(b, &s);
-    if (breaker_store_host_words(f->store, name, w, 0) == BREAKER_OK && w[W_CTRL] == 0 &&
-        words_trusted(w, &s)) {
-        struct breaker__fleet_seen seen;
-        struct breaker__fleet_deltas none;
-        memset(&seen, 0, sizeof seen);
-        breaker__fleet_take_deltas(&seen, &s, &none);
-        /* No holder, no sequence, nothing followed yet: the first round of
-         * any process takes the lease and goes on from here. */
-        memset(w, 0, BREAKER_STORE_HOST_WORDS * sizeof *w);
-        w[W_CTRL] = WORDS_CLEAN;
-        seen_words(&seen, w);
-        w[W_KNOWN] = armed != NULL ? armed->gen : 0;
-        /* The orders given before the host breaker was made are history
-         * for every process that holds the name later. */
-        w[W_ORDER] = armed != NULL ? armed->order_seq : 0;
-        w[W_ORDER_BORN] = armed != NULL ? armed->born : 0;
-        (void)breaker_store_host_words(f->store, name, w, 1);
-    }
-    breaker_store_host_unlock(f->store);
+void breaker__redis_host_attached(breaker_redis *f, struct entry *e, breaker *b) {
+    baseline_now(&e->seen, b);
+    /* A retired entry whose release has not run yet: its name goes back
+     * now, and the next round takes it as any free name. */
+    if (e->host_held && f->host_lock != NULL)
+        breaker__host_lock_give(f->host_lock, e->host_slot1 - 1);
+    e->host_fresh = true;
+    e->host_held = false;
+    e->host_slot1 = 0;
+    e->host_free_since_ns = 0;
 }
 
 void breaker__redis_host_release(breaker_redis *f, struct entry *e) {
-    if (f->store == NULL || breaker_store_host_lock(f->store) != BREAKER_OK) return;
-    uint64_t w[BREAKER_STORE_HOST_WORDS];
-    if (breaker_store_host_words(f->store, e->name, w, 0) == BREAKER_OK && lease_mine(f, w)) {
-        w[W_HOLDER] = 0;
-        w[W_EXPIRES] = 0;
-        (void)breaker_store_host_words(f->store, e->name, w, 1);
-    }
-    breaker_store_host_unlock(f->store);
+    if (f->store == NULL) return;
+    pthread_mutex_lock(&f->round_mu); /* the lock is the round's */
+    if (e->host_held && f->host_lock != NULL)
+        breaker__host_lock_give(f->host_lock, e->host_slot1 - 1);
+    e->host_held = false;
+    e->host_free_since_ns = 0;
+    pthread_mutex_unlock(&f->round_mu);
+}
+
+int breaker__redis_host_open(breaker_redis *f, breaker_store *st, char *msg, size_t msg_len) {
+    f->store = st;
+    /* A holder's view older than this is a holder that stopped (or no
+     * holder): twice the longest gap between two of its good rounds. */
+    uint64_t gap = f->cfg.flush_interval_ns + f->cfg.io_timeout_ns;
+    f->host_stale_ns = gap > HOST_STALE_MAX_NS / 2 ? HOST_STALE_MAX_NS : 2 * gap;
+    int rc = breaker__host_lock_open(st, &f->host_lock, msg, msg_len);
+    if (rc == BREAKER_EBUSY) return BREAKER_OK; /* the first round tries again */
+    if (rc != BREAKER_OK) return rc;
+    breaker__fleet_host_id(breaker__host_lock_file_id(f->host_lock), f->host_id);
+    return BREAKER_OK;
+}
+
+void breaker__redis_host_close(breaker_redis *f) {
+    breaker__host_lock_close(f->host_lock); /* every name it holds is free */
+    f->host_lock = NULL;
 }
