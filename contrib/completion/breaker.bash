@@ -117,8 +117,10 @@ _breaker_store_command() {
     shift 3
     local -a before=("$@")
     unset 'before[${#before[@]}-1]' # the last word is the one being completed
-    local fleet="--redis --redis-cluster --redis-db --redis-password-file --redis-user
-        --redis-timeout"
+    local fleet="--redis --redis-cluster --redis-sentinel --redis-master --redis-db
+        --redis-password-file --redis-user --redis-timeout --redis-tls --redis-tls-ca
+        --redis-tls-ca-dir --redis-tls-cert --redis-tls-key --redis-tls-server-name
+        --redis-tls-no-verify"
     local opts="--store -h --help"
     case $cmd in
     exec) opts="$opts -c --config -b --breaker --timeout --fail-on --refused-exit --source
@@ -130,6 +132,8 @@ _breaker_store_command() {
     # The options that take a value (the next word, unless written --opt=value).
     local valued=" --store -c --config -b --breaker --timeout --fail-on --refused-exit --source
         --redis --redis-cluster --redis-db --redis-password-file --redis-user --redis-timeout
+        --redis-sentinel --redis-master --redis-tls-ca --redis-tls-ca-dir --redis-tls-cert
+        --redis-tls-key --redis-tls-server-name
         --interval --count --for --why "
     valued=${valued//$'\n'/ }
     # Walk the words before: NAME and the other positional words, the
@@ -164,7 +168,8 @@ _breaker_store_command() {
     fi
     if [[ -n $pending ]]; then
         case $pending in
-        --store | --redis-password-file) _breaker_files "$cur" ;;
+        --store | --redis-password-file | --redis-tls-ca | --redis-tls-ca-dir | --redis-tls-cert | \
+            --redis-tls-key) _breaker_files "$cur" ;;
         -c | --config) _breaker_files "$cur" .ini ;;
         -b | --breaker) # key=value,... (NAME is the command's)
             if [[ $cur == *,* ]]; then

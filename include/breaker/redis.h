@@ -188,6 +188,60 @@ struct breaker_redis_config {
      * same file. NULL = this process flushes its own breakers (one flusher
      * per process). */
     breaker_store *store;
+    /* TLS (docs/redis-production.md, "TLS"): nonzero = every connection
+     * (to the Redis, a Cluster's nodes, the Sentinels) speaks TLS, through
+     * hiredis's hiredis_ssl over OpenSSL, TLS 1.2 or later; unix_path must
+     * then be NULL (Redis speaks TLS on TCP only). A build without TLS
+     * (hiredis older than 1.0, or its hiredis_ssl not found) refuses it:
+     * BREAKER_EINVAL, "this build has no TLS". The server's certificate is
+     * verified unless tls_no_verify: a failed verification (not signed by
+     * the CA, expired, for another name), a certificate the server asks of
+     * the client and does not get, or a server that does not speak TLS is
+     * a configuration error (BREAKER_REDIS_MISCONFIGURED, the reason names
+     * the cause). The files are read at open: one that cannot be read, or
+     * a key that is not the certificate's, is BREAKER_EINVAL naming the
+     * field. */
+    int tls;
+    /* The CAs that verify the server: a PEM file, a directory of hashed
+     * certificates (openssl rehash), or both. Both NULL: the system's
+     * (OpenSSL's default paths). */
+    const char *tls_ca_file;
+    const char *tls_ca_dir;
+    /* A client certificate (PEM, with its chain) and its private key, for
+     * a server that asks for one (tls-auth-clients): both or neither. */
+    const char *tls_cert_file;
+    const char *tls_key_file;
+    /* The name the server's certificate must carry (a DNS name in its
+     * subjectAltName, or an IP address), also sent as SNI. NULL: the
+     * address connected to, as configured or as a Cluster or the
+     * Sentinels named it (often an IP address: set this when the
+     * certificates carry a DNS name). */
+    const char *tls_server_name;
+    /* Nonzero: the server's certificate is not verified (encrypted, not
+     * authenticated: a test bench only). 0 (the default): verified. */
+    int tls_no_verify;
+    /* Redis Sentinel instead of one address (docs/redis-production.md,
+     * "Sentinel"): a comma-separated list of Sentinels, "host:port,..."
+     * ("[v6addr]:port" too), at most 64, and the name of the master they
+     * watch (`sentinel monitor NAME ...`). host, port and unix_path are then
+     * ignored (unix_path must be NULL), and cluster_nodes must be NULL. The
+     * flusher asks the Sentinels in turn for the master's address
+     * (SENTINEL get-master-addr-by-name, within io_timeout_ns), keeps a
+     * connection to the one that answered subscribed to +switch-master,
+     * and asks again when it announces a failover of this master (read at
+     * the next round), when the master fails (a connection lost or timed
+     * out, a refusal) or answers READONLY (a demoted master): a command
+     * that got READONLY is sent to the new master within the same round.
+     * The handle is degraded only while no master answers; a name no
+     * Sentinel knows is a configuration error. AUTH, TLS and the scripts
+     * go to each master as to one Redis. */
+    const char *sentinel_nodes;
+    const char *sentinel_master;
+    /* The Sentinels' own AUTH (their requirepass, or an ACL user of
+     * theirs, with sentinel_password): NULL = none. The master's are
+     * username and password. */
+    const char *sentinel_username;
+    const char *sentinel_password;
 };
 
 /* The least an ACL user of the fleet needs (Redis 6.0+, Valkey): its keys
@@ -542,6 +596,9 @@ struct breaker_redis_stats {
      * budget, to a node the handle has a probe connection to). */
     uint64_t redirects_moved;
     uint64_t redirects_ask;
+    /* Sentinel (sentinel_nodes): times the handle moved to another master
+     * (a failover announced, or found by asking the Sentinels again). */
+    uint64_t master_switches;
     /* With a store (breaker_redis_config.store): */
     int host_flusher;          /* names this process flushes for its host now */
     uint64_t host_takeovers;   /* names whose lock in the store file this process

@@ -112,7 +112,11 @@ struct breaker_redis_transport_ops {
      * frees the replies (breaker_redis_reply_free()). @return 1 when every
      * command was answered, 0 when some were, -1 when none was; with `why`
      * saying the first failure (a server's address, a timeout, a refused
-     * connection) when not all were. */
+     * connection) when not all were. A server's refusal is quoted as the
+     * server said it (WRONGPASS, NOPERM, ...), and a failure of the
+     * transport's own that no retry heals begins "TLS: " or "Sentinel: no
+     * master": the client tells configuration errors from outages by
+     * these words (BREAKER_REDIS_MISCONFIGURED). */
     int (*exchange)(void *t, breaker_redis_command *cmds, size_t n, breaker_redis_reply **replies,
                     char *why, size_t why_len);
     /* The probe path: `cmd` sent on a connection kept for probes to its
@@ -149,8 +153,8 @@ struct breaker_redis_transport_ops {
 /*! breaker_redis_open_transport() :
  *  breaker_redis_open() over the transport `ops` with context `t` instead of
  *  hiredis: `cfg`'s connection fields (host, port, unix_path, password,
- *  username, db, cluster_nodes) are the transport's business and ignored
- *  here; io_timeout_ns is the transport's reply timeout (the client's own
+ *  username, db, cluster_nodes, tls and tls_*, sentinel_*) are the
+ *  transport's business and ignored here; io_timeout_ns is the transport's reply timeout (the client's own
  *  bounds follow it). With BREAKER_REDIS_NO_FLUSHER no thread is started:
  *  rounds run only in breaker_redis_flush() (a simulator on a virtual
  *  clock). The handle owns `t` from here on, also on failure (ops->destroy).

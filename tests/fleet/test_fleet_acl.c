@@ -16,8 +16,6 @@
 #include "fleet_util.h"
 #include "redis_server.h"
 
-#define BREAKER_BACKEND_EXPERIMENTAL
-#include <breaker/backend.h> /* breaker_permit_gate_token() */
 #include <breaker/redis.h>
 
 #include <hiredis/hiredis.h>
@@ -177,22 +175,11 @@ static void exercise(const struct test_redis *r, const char *cluster_nodes, int 
     breaker *a = attach(fa, name), *b = attach(fb, name);
     flushed(fa);
     flushed(fb);
-    /* The trip: A's three failures; B follows. */
-    for (int i = 0; i < 3; i++)
-        call(a, BREAKER_FAILURE);
-    flushed(fa);
-    flushed(fb);
-    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    /* The probe: A's, leased, succeeds; the fleet closes, and B with it. */
+    /* The trip: A's three failures; B follows. The probe: A's, leased,
+     * succeeds; the fleet closes, and B with it. */
+    assert_true(fleet_trip_followed(fa, a, fb, b, 3));
     nap_ms(250); /* every open wait is over */
-    breaker_permit p;
-    assert_int_equal(breaker_acquire(a, &p), BREAKER_OK);
-    assert_true(breaker_permit_gate_token(&p) != 0);
-    (void)breaker_complete(a, &p, BREAKER_SUCCESS);
-    flushed(fa);
-    flushed(fb);
-    assert_int_equal(breaker_get_state(a), BREAKER_CLOSED);
-    assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    assert_true(fleet_probe_closes(fa, a, fb, b));
     /* Orders: a timed open, a reset, forced open, forced closed, a reset;
      * B applies each at its next round. */
     static const struct {

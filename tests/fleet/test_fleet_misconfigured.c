@@ -16,16 +16,15 @@
  * and runs it (with a note) when Redis is only down; `breaker open --redis`
  * and `breaker config --redis` exit 78 too.
  */
-#define _GNU_SOURCE /* mkdtemp, posix_spawn file actions */
+#define _GNU_SOURCE /* mkdtemp */
 
 #include "fleet_util.h"
 #include "redis_server.h"
+#include "run_tool.h"
 
 #include <breaker/redis.h>
 
-#include <fcntl.h>
 #include <setjmp.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,14 +32,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #define MS ((uint64_t)1000000)
-
-extern char **environ;
 
 static const char *tool; /* the breaker binary, or NULL */
 
@@ -196,47 +192,36 @@ static void an_outage_is_not_and_the_cause_follows_the_server(void **state) {
     test_redis_stop(&r);
 }
 
+/* A build without TLS refuses it at open, saying so (a build with it:
+ * test_fleet_tls). */
+static void a_build_without_tls_says_so(void **state) {
+    (void)state;
+    breaker_redis_config rc;
+    fleet_patient_cfg(&rc);
+    rc.tls = 1;
+    breaker_redis *f = NULL;
+    char msg[256] = "";
+    int st = breaker_redis_open(&rc, &f, msg, sizeof msg);
+    if (BREAKER_TEST_REDIS_TLS) {
+        assert_int_equal(st, BREAKER_OK);
+        breaker_redis_close(f);
+        skip();
+    }
+    assert_int_equal(st, BREAKER_EINVAL);
+    assert_string_equal(msg, "tls: this build has no TLS (hiredis < 1.0 or hiredis_ssl not found)");
+}
+
 /* ---- The command line ----------------------------------------------------------------- */
 
 static char workdir[64];
 
-/* Run the breaker binary with `args` (NULL-terminated, after "breaker"),
- * standard error to `err_path`.
- * @return its exit status, or -1. */
 static int run(const char *err_path, const char *const *args) {
-    const char *argv[32];
-    int n = 0;
-    argv[n++] = tool;
-    for (int i = 0; args[i] != NULL && n < 31; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    union {
-        const char **c;
-        char *const *m;
-    } a = {.c = argv};
-    pid_t pid;
-    int rc = posix_spawn(&pid, tool, &fa, NULL, a.m, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return -1;
-    int st;
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
-    return WEXITSTATUS(st);
+    return test_run_tool(tool, err_path, args);
 }
 
 /* The text of `path` has `words`. */
 static void says(const char *path, const char *words) {
-    char buf[4096] = "";
-    FILE *fp = fopen(path, "r");
-    assert_non_null(fp);
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = '\0';
-    fclose(fp);
-    printf("  %s", buf);
-    if (strstr(buf, words) == NULL) fail_msg("\"%s\" does not say \"%s\"", buf, words);
+    if (!test_file_says(path, words)) fail_msg("%s does not say \"%s\"", path, words);
 }
 
 static void breaker_exec_exits_78_on_a_configuration_error(void **state) {
@@ -277,9 +262,30 @@ static void breaker_exec_exits_78_on_a_configuration_error(void **state) {
     const char *config_args[] = {"config", "misconf", "--redis", addr, "--redis-password-file",
                                  pwfile,   NULL};
     assert_int_equal(run(err, config_args), 78);
-    /* --redis-run-anyway is exec's alone. */
+    /* --redis-run-anyway is exec's alone; the TLS and Sentinel options go
+     * together as documented. */
     const char *misplaced[] = {"open", "misconf", "--redis", addr, "--redis-run-anyway", NULL};
     assert_int_equal(run(err, misplaced), 64);
+    const char *ca_alone[] = {"exec", "misconf", "--redis", addr, "--redis-tls-ca",
+                              pwfile, "--",      "true",    NULL};
+    assert_int_equal(run(err, ca_alone), 64);
+    says(err, "only with --redis-tls");
+    const char *cert_alone[] = {
+        "exec", "misconf", "--redis", addr, "--redis-tls", "--redis-tls-cert",
+        pwfile, "--",      "true",    NULL};
+    assert_int_equal(run(err, cert_alone), 64);
+    const char *no_master[] = {"exec", "misconf", "--redis-sentinel", addr, "--", "true", NULL};
+    assert_int_equal(run(err, no_master), 64);
+    says(err, "--redis-master");
+    const char *two[] = {"exec", "misconf",        "--redis", addr, "--redis-sentinel",
+                         addr,   "--redis-master", "m",       "--", "true",
+                         NULL};
+    assert_int_equal(run(err, two), 64);
+    if (!BREAKER_TEST_REDIS_TLS) { /* this build's breaker has no TLS: said, 78 */
+        const char *tls[] = {"exec", "misconf", "--redis", addr, "--redis-tls", "--", "true", NULL};
+        assert_int_equal(run(err, tls), 78);
+        says(err, "this build has no TLS");
+    }
     /* Redis down is an outage: the call runs, with a note. */
     test_redis_kill(&r);
     assert_int_equal(run(err, exec_args), 0);
@@ -298,6 +304,7 @@ int main(void) {
         cmocka_unit_test(a_refused_password_is_a_configuration_error),
         cmocka_unit_test(a_missing_permission_or_command_is_a_configuration_error),
         cmocka_unit_test(an_outage_is_not_and_the_cause_follows_the_server),
+        cmocka_unit_test(a_build_without_tls_says_so),
         cmocka_unit_test(breaker_exec_exits_78_on_a_configuration_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

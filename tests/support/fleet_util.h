@@ -9,9 +9,15 @@
 #define BREAKER_TEST_FLEET_UTIL_H
 
 #include <breaker.h>
+#ifndef BREAKER_BACKEND_EXPERIMENTAL
+#define BREAKER_BACKEND_EXPERIMENTAL /* breaker_permit_gate_token() */
+#endif
+#include <breaker/backend.h>
 #include <breaker/redis.h>
 
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 /* A fleet handle's configuration for a test that runs its rounds itself
  * (breaker_redis_flush(): the flusher's interval is an hour), patient
@@ -35,6 +41,65 @@ static inline void fleet_dep_cfg(breaker_config *c, uint64_t open_ns, uint64_t p
     c->half_open_max_probes = 1;
     c->half_open_successes = 1;
     c->probe_timeout_ns = probe_timeout_ns;
+}
+
+/* Host A's `failures` failures (its breaker's threshold) trip the fleet at
+ * A's round; host B follows at its round. Rounds run here. @return 1 when
+ * both rounds were answered and B is then OPEN, else 0. */
+static inline int fleet_trip_followed(breaker_redis *fa, breaker *a, breaker_redis *fb, breaker *b,
+                                      int failures) {
+    for (int i = 0; i < failures; i++) {
+        breaker_permit p;
+        if (breaker_acquire(a, &p) != BREAKER_OK) return 0;
+        (void)breaker_complete(a, &p, BREAKER_FAILURE);
+    }
+    return breaker_redis_flush(fa) == BREAKER_OK && breaker_redis_flush(fb) == BREAKER_OK &&
+           breaker_get_state(b) == BREAKER_OPEN;
+}
+
+/* Once the fleet's wait is over: host A's probe holds a fleet lease and
+ * succeeds, which closes the fleet at A's round; host B follows at its
+ * round. @return 1 when it all went so and both are CLOSED, else 0. */
+static inline int fleet_probe_closes(breaker_redis *fa, breaker *a, breaker_redis *fb, breaker *b) {
+    breaker_permit p;
+    if (breaker_acquire(a, &p) != BREAKER_OK) return 0;
+    int leased = breaker_permit_gate_token(&p) != 0;
+    (void)breaker_complete(a, &p, BREAKER_SUCCESS);
+    return leased && breaker_redis_flush(fa) == BREAKER_OK &&
+           breaker_redis_flush(fb) == BREAKER_OK && breaker_get_state(a) == BREAKER_CLOSED &&
+           breaker_get_state(b) == BREAKER_CLOSED;
+}
+
+/* What on_degraded said last (fleet_round_fails()). */
+struct fleet_heard {
+    int cause;
+    char why[512];
+};
+
+static inline void fleet_hear(void *ctx, int degraded, const char *why) {
+    struct fleet_heard *h = (struct fleet_heard *)ctx;
+    h->cause = degraded;
+    snprintf(h->why, sizeof h->why, "%s", why);
+}
+
+/* One round of a fresh handle of `rc` (its on_degraded the test's), with a
+ * name attached. @return 1 when the round failed with `cause`
+ * (breaker_redis_degraded() and on_degraded agreeing) and a reason that has
+ * `words` (printed, for the log), else 0. */
+static inline int fleet_round_fails(const breaker_redis_config *rc, int cause, const char *words) {
+    breaker_redis_config c = *rc;
+    struct fleet_heard heard = {0, ""};
+    c.on_degraded = fleet_hear;
+    c.degraded_ctx = &heard;
+    breaker_redis *f = NULL;
+    if (breaker_redis_open(&c, &f, NULL, 0) != BREAKER_OK) return 0;
+    breaker *b = NULL;
+    int ok = breaker_redis_attach(f, "round.fails", NULL, &b, NULL, 0) == BREAKER_OK &&
+             breaker_redis_flush(f) == BREAKER_EIO && breaker_redis_degraded(f) == cause &&
+             heard.cause == cause && strstr(heard.why, words) != NULL;
+    printf("  %s\n", heard.why);
+    breaker_redis_close(f);
+    return ok;
 }
 
 #endif

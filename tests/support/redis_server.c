@@ -107,7 +107,26 @@ static int answers_ping(const struct test_redis *r) {
     return ok;
 }
 
+/* A Sentinel's configuration file, written once: a Sentinel rewrites it
+ * with what it learned, which a restart keeps. @return 0 or -1. */
+static int sentinel_conf(const struct test_redis *r) {
+    char path[320];
+    snprintf(path, sizeof path, "%s/sentinel.conf", r->dir);
+    if (access(path, F_OK) == 0) return 0;
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return -1;
+    fprintf(f,
+            "sentinel monitor %s 127.0.0.1 %d %d\n"
+            "sentinel down-after-milliseconds %s %d\n"
+            "sentinel failover-timeout %s 10000\n"
+            "sentinel parallel-syncs %s 1\n",
+            r->sentinel_of, r->sentinel_master_port, r->sentinel_quorum, r->sentinel_of,
+            r->sentinel_down_ms, r->sentinel_of, r->sentinel_of);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
 static int spawn(struct test_redis *r) {
+    if (r->sentinel_of != NULL && sentinel_conf(r) != 0) return -1;
     char port[16];
     snprintf(port, sizeof port, "%d", r->port);
     char log[320];
@@ -118,6 +137,12 @@ static int spawn(struct test_redis *r) {
         const char *argv[64];
         int n = 0;
         argv[n++] = test_redis_program();
+        char conf[320];
+        if (r->sentinel_of != NULL) {
+            snprintf(conf, sizeof conf, "%s/sentinel.conf", r->dir);
+            argv[n++] = conf;
+            argv[n++] = "--sentinel";
+        }
         if (r->tls_cert != NULL) {
             argv[n++] = "--port";
             argv[n++] = "0";
@@ -263,6 +288,8 @@ void test_redis_stop(struct test_redis *r) {
     snprintf(path, sizeof path, "%s/redis.log", r->dir);
     unlink(path);
     snprintf(path, sizeof path, "%s/nodes.conf", r->dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/sentinel.conf", r->dir);
     unlink(path);
     unlink(r->sock);
     rmdir(r->dir);
@@ -519,4 +546,126 @@ int test_cluster_start(struct test_cluster *c, int masters, int replicas, int no
         return -1;
     }
     return 0;
+}
+
+/* ---- Redis Sentinel ---------------------------------------------------------------- */
+
+/* The reply of node `r` to `cmd` (a string or status) has `what`. */
+static int says(const struct test_redis *r, const char *cmd, const char *what) {
+    redisContext *c = connect_to(r);
+    if (c == NULL) return 0;
+    redisReply *rep = redisCommand(c, cmd);
+    int yes = rep != NULL && (rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_STATUS) &&
+              strstr(rep->str, what) != NULL;
+    if (rep != NULL) freeReplyObject(rep);
+    redisFree(c);
+    return yes;
+}
+
+/* The port Sentinel `k` names master, or -1. */
+static int named_master(const struct test_sentinels *s, int k) {
+    redisContext *c = connect_to(&s->sentinel[k]);
+    if (c == NULL) return -1;
+    redisReply *rep = redisCommand(c, "SENTINEL get-master-addr-by-name %s", s->master_name);
+    int port = -1;
+    if (rep != NULL && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
+        port = atoi(rep->element[1]->str);
+    if (rep != NULL) freeReplyObject(rep);
+    redisFree(c);
+    return port;
+}
+
+static int node_of_port(const struct test_sentinels *s, int port) {
+    for (int k = 0; k < s->nodes; k++)
+        if (s->node[k].port == port) return k;
+    return -1;
+}
+
+/* Every replica's link is up, every Sentinel names node 0 and sees the
+ * others (num-other-sentinels) and the replicas (num-slaves). */
+static int sentinels_ready(const struct test_sentinels *s) {
+    for (int k = 1; k < s->nodes; k++)
+        if (!says(&s->node[k], "INFO replication", "master_link_status:up")) return 0;
+    char others[64], slaves[64];
+    snprintf(others, sizeof others, "sentinels=%d", s->sentinels);
+    snprintf(slaves, sizeof slaves, "slaves=%d", s->nodes - 1);
+    for (int k = 0; k < s->sentinels; k++) {
+        if (named_master(s, k) != s->node[0].port) return 0;
+        if (!says(&s->sentinel[k], "INFO sentinel", others)) return 0;
+        if (!says(&s->sentinel[k], "INFO sentinel", slaves)) return 0;
+    }
+    return 1;
+}
+
+int test_sentinels_start(struct test_sentinels *s, int replicas, int sentinels, int down_ms) {
+    memset(s, 0, sizeof *s);
+    if (replicas < 0 || replicas + 1 > TEST_SENTINEL_MAX || sentinels < 1 ||
+        sentinels > TEST_SENTINEL_MAX)
+        return -1;
+    s->master_name = "fleetmaster";
+    for (int k = 0; k <= replicas; k++) {
+        if (k > 0) {
+            snprintf(s->replicaof[k], sizeof s->replicaof[k], "%d", s->node[0].port);
+            s->extra[k][0] = "--replicaof";
+            s->extra[k][1] = "127.0.0.1";
+            s->extra[k][2] = s->replicaof[k];
+            s->node[k].extra = s->extra[k];
+        }
+        if (test_redis_start(&s->node[k]) != 0) {
+            test_sentinels_stop(s);
+            return -1;
+        }
+        s->nodes = k + 1;
+    }
+    size_t len = 0;
+    for (int k = 0; k < sentinels; k++) {
+        s->sentinel[k].sentinel_of = s->master_name;
+        s->sentinel[k].sentinel_master_port = s->node[0].port;
+        s->sentinel[k].sentinel_quorum = sentinels / 2 + 1;
+        s->sentinel[k].sentinel_down_ms = down_ms;
+        if (test_redis_start(&s->sentinel[k]) != 0) {
+            test_sentinels_stop(s);
+            return -1;
+        }
+        s->sentinels = k + 1;
+        len += (size_t)snprintf(s->addrs + len, sizeof s->addrs - len, "%s127.0.0.1:%d",
+                                k ? "," : "", s->sentinel[k].port);
+    }
+    for (int waited = 0; waited <= 30000; waited += 100) {
+        if (sentinels_ready(s)) return 0;
+        nap_ms(100);
+    }
+    fprintf(stderr, "the Sentinels did not settle in 30 s (logs in %s, ...)\n", s->sentinel[0].dir);
+    test_sentinels_stop(s);
+    return -1;
+}
+
+int test_sentinels_master(const struct test_sentinels *s) {
+    for (int k = 0; k < s->sentinels; k++)
+        if (s->sentinel[k].pid > 0) return node_of_port(s, named_master(s, k));
+    return -1;
+}
+
+int test_sentinels_wait_failover(const struct test_sentinels *s, int old, int timeout_ms) {
+    for (int waited = 0; waited <= timeout_ms; waited += 50) {
+        int agreed = -1, all = 1;
+        for (int k = 0; k < s->sentinels && all; k++) {
+            if (s->sentinel[k].pid <= 0) continue;
+            int m = node_of_port(s, named_master(s, k));
+            if (m < 0 || m == old || (agreed >= 0 && m != agreed)) all = 0;
+            agreed = m;
+        }
+        if (all && agreed >= 0 && says(&s->node[agreed], "INFO replication", "role:master"))
+            return agreed;
+        nap_ms(50);
+    }
+    return -1;
+}
+
+void test_sentinels_stop(struct test_sentinels *s) {
+    for (int k = 0; k < s->sentinels; k++)
+        test_redis_stop(&s->sentinel[k]);
+    for (int k = 0; k < s->nodes; k++)
+        test_redis_stop(&s->node[k]);
+    s->sentinels = s->nodes = 0;
 }

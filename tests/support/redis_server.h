@@ -27,6 +27,13 @@ struct test_redis {
      * NULL = "no"). The unix socket stays plain: the test's own commands
      * (test_redis_int(), ...) go through it. NULL tls_cert: no TLS. */
     const char *tls_cert, *tls_key, *tls_ca, *tls_auth_clients;
+    /* A Sentinel instead of a data node (--sentinel, its configuration file
+     * in `dir`): it watches the master named `sentinel_of` at
+     * 127.0.0.1:`sentinel_master_port`, with quorum `sentinel_quorum`, and
+     * calls it down after `sentinel_down_ms` without an answer. NULL: a
+     * data node. */
+    const char *sentinel_of;
+    int sentinel_master_port, sentinel_quorum, sentinel_down_ms;
 };
 
 /* The server program: $BREAKER_TEST_REDIS_SERVER when set (a valkey-server,
@@ -102,5 +109,38 @@ int test_cluster_wait_slot(const struct test_cluster *c, unsigned slot, int k, i
 /* Run one command on node `k` (printf-style) and return the reply (free
  * it with freeReplyObject), or NULL. */
 void *test_cluster_command(const struct test_cluster *c, int k, const char *fmt, ...);
+
+/* Redis Sentinel: a master with `replicas` replicas (node[0] first, then
+ * the replicas, each --replicaof the master) and `sentinels` Sentinels
+ * (quorum: a majority of them) watching it as "fleetmaster", which call a
+ * master down after `down_ms`. Stopped by test_sentinels_stop() (or the
+ * atexit handler). */
+#define TEST_SENTINEL_MAX 5
+struct test_sentinels {
+    struct test_redis node[TEST_SENTINEL_MAX];     /* data nodes */
+    struct test_redis sentinel[TEST_SENTINEL_MAX]; /* Sentinels */
+    int nodes, sentinels;
+    char addrs[256]; /* "127.0.0.1:p,..." of every Sentinel */
+    const char *master_name;
+    char replicaof[TEST_SENTINEL_MAX][16]; /* the master's port, as an argument */
+    const char *extra[TEST_SENTINEL_MAX][4];
+};
+
+/* Start them and wait (at most 30 s) until every replica's link to the
+ * master is up and every Sentinel names the master and knows the other
+ * Sentinels and the replicas. @return 0, or -1 with a message on stderr
+ * (what is started is stopped). */
+int test_sentinels_start(struct test_sentinels *s, int replicas, int sentinels, int down_ms);
+
+/* The data node (index into s->node) that the first live Sentinel names
+ * master now, or -1. */
+int test_sentinels_master(const struct test_sentinels *s);
+
+/* Wait (at most `timeout_ms`) until every live Sentinel names a master
+ * other than node `old` and that node says it is a master (ROLE).
+ * @return its index, or -1. */
+int test_sentinels_wait_failover(const struct test_sentinels *s, int old, int timeout_ms);
+
+void test_sentinels_stop(struct test_sentinels *s);
 
 #endif

@@ -73,7 +73,13 @@ const char tool_exec_help[] =
     "                        NAME is the fleet's, on the Redis Cluster that has\n"
     "                        these nodes among its own: HOST[:PORT] or\n"
     "                        [IPV6][:PORT], comma-separated (database 0 "
-    "only)\n" EXEC_FLEET_OPTIONS_HELP
+    "only)\n"
+    "      --redis-sentinel SENTINELS\n"
+    "                        NAME is the fleet's, on the master that the Redis\n"
+    "                        Sentinels at SENTINELS (HOST[:PORT],...) watch as\n"
+    "      --redis-master MASTER\n"
+    "                        (both or neither), followed across a "
+    "failover\n" EXEC_FLEET_OPTIONS_HELP
     "  -c, --config FILE     configure NAME from the [breaker NAME] section of FILE\n"
     "  -b, --breaker SPEC    configure NAME: 'key=value,key=value' (see breaker keys)\n"
     "      --timeout D       kill COMMAND's process group after D (SIGTERM, then\n"

@@ -85,20 +85,25 @@ int exec_fleet_option(const char *cmd, int opt, const char *arg, struct exec_fle
                                     ", with a PORT from 1 to 65535",
                                     arg);
         if (o->addr != NULL)
-            return tool_usage_error(cmd, "--redis and --redis-cluster: choose one");
+            return tool_usage_error(cmd, "--redis, --redis-cluster and --redis-sentinel: "
+                                         "choose one");
         o->addr = arg;
         return 0;
     case EXEC_FLEET_OPT_CLUSTER:
+    case EXEC_FLEET_OPT_SENTINEL:
         if (!exec_fleet_check_seeds(arg, bad, sizeof bad))
             return tool_usage_error(cmd,
-                                    "--redis-cluster: bad seed '%s' in '%s': expected "
+                                    "--redis-%s: bad address '%s' in '%s': expected "
                                     "HOST[:PORT] or [IPV6][:PORT], comma-separated, with a PORT "
                                     "from 1 to 65535",
-                                    bad, arg);
+                                    opt == EXEC_FLEET_OPT_CLUSTER ? "cluster" : "sentinel", bad,
+                                    arg);
         if (o->addr != NULL)
-            return tool_usage_error(cmd, "--redis and --redis-cluster: choose one");
+            return tool_usage_error(cmd, "--redis, --redis-cluster and --redis-sentinel: "
+                                         "choose one");
         o->addr = arg;
-        o->cluster = true;
+        o->cluster = opt == EXEC_FLEET_OPT_CLUSTER;
+        o->sentinel = opt == EXEC_FLEET_OPT_SENTINEL;
         return 0;
     case EXEC_FLEET_OPT_DB:
         if (!tool_parse_uint(arg, 0, INT32_MAX, &n))
@@ -120,6 +125,28 @@ int exec_fleet_option(const char *cmd, int opt, const char *arg, struct exec_fle
     case EXEC_FLEET_OPT_TIMEOUT:
         return tool_duration_option(cmd, "--redis-timeout", arg, TOOL_MS, 60 * TOOL_SEC,
                                     "from 1ms to 1m", &o->timeout_ns);
+    case EXEC_FLEET_OPT_TLS:
+        o->tls = true;
+        return 0;
+    case EXEC_FLEET_OPT_TLS_NO_VERIFY:
+        o->tls_no_verify = true;
+        return 0;
+    case EXEC_FLEET_OPT_TLS_CA:
+    case EXEC_FLEET_OPT_TLS_CA_DIR:
+    case EXEC_FLEET_OPT_TLS_CERT:
+    case EXEC_FLEET_OPT_TLS_KEY:
+    case EXEC_FLEET_OPT_TLS_SERVER_NAME:
+        if (arg[0] == '\0') return tool_usage_error(cmd, "--redis-tls-...: empty value");
+        *(opt == EXEC_FLEET_OPT_TLS_CA       ? &o->tls_ca
+          : opt == EXEC_FLEET_OPT_TLS_CA_DIR ? &o->tls_ca_dir
+          : opt == EXEC_FLEET_OPT_TLS_CERT   ? &o->tls_cert
+          : opt == EXEC_FLEET_OPT_TLS_KEY    ? &o->tls_key
+                                             : &o->tls_server_name) = arg;
+        return 0;
+    case EXEC_FLEET_OPT_MASTER:
+        if (arg[0] == '\0') return tool_usage_error(cmd, "--redis-master: empty");
+        o->master = arg;
+        return 0;
     case EXEC_FLEET_OPT_RUN_ANYWAY:
         if (strcmp(cmd, "exec") != 0)
             return tool_usage_error(cmd, "--redis-run-anyway: only breaker exec runs a command");
@@ -134,13 +161,22 @@ int exec_fleet_options_check(const char *cmd, const struct exec_fleet_opts *o) {
     if (o->cluster && o->db_given)
         return tool_usage_error(cmd, "--redis-db and --redis-cluster: a Redis Cluster has "
                                      "database 0 only");
+    if (o->sentinel != (o->master != NULL))
+        return tool_usage_error(cmd, o->sentinel ? "--redis-sentinel needs --redis-master MASTER"
+                                                 : "--redis-master needs --redis-sentinel");
+    bool tls_file = o->tls_ca != NULL || o->tls_ca_dir != NULL || o->tls_cert != NULL ||
+                    o->tls_key != NULL || o->tls_server_name != NULL || o->tls_no_verify;
+    if (tls_file && !o->tls) return tool_usage_error(cmd, "--redis-tls-*: only with --redis-tls");
+    if ((o->tls_cert != NULL) != (o->tls_key != NULL))
+        return tool_usage_error(cmd, "--redis-tls-cert and --redis-tls-key: give both");
     if (o->addr == NULL && (o->db_given || o->password_file != NULL || o->user != NULL ||
-                            o->timeout_ns != 0 || o->run_anyway))
+                            o->timeout_ns != 0 || o->run_anyway || o->tls))
         return tool_usage_error(cmd, "--%s needs --redis",
                                 o->db_given                ? "redis-db"
                                 : o->password_file != NULL ? "redis-password-file"
                                 : o->user != NULL          ? "redis-user"
                                 : o->run_anyway            ? "redis-run-anyway"
+                                : o->tls                   ? "redis-tls"
                                                            : "redis-timeout");
     return 0;
 }
@@ -215,7 +251,8 @@ static void free_password(char *password) {
  * @return 0, or an exit status after saying why. */
 static int open_fleet(const struct exec_fleet_opts *o, const char *cmd, struct exec_fleet *fl) {
     struct exec_fleet_addr addr;
-    if (!o->cluster && !exec_fleet_parse_addr(o->addr, &addr)) /* exec_options() checked it */
+    if (!o->cluster && !o->sentinel &&
+        !exec_fleet_parse_addr(o->addr, &addr)) /* exec_options() checked it */
         return tool_usage_error(cmd, "--redis: bad value '%s'", o->addr);
     char *password;
     int bad = read_password(o->password_file, &password);
@@ -224,6 +261,9 @@ static int open_fleet(const struct exec_fleet_opts *o, const char *cmd, struct e
     breaker_redis_config_init(&rc);
     if (o->cluster) {
         rc.cluster_nodes = o->addr; /* the library routes by slot from here */
+    } else if (o->sentinel) {
+        rc.sentinel_nodes = o->addr; /* the library asks them for the master */
+        rc.sentinel_master = o->master;
     } else if (addr.unix_path != NULL) {
         rc.unix_path = addr.unix_path;
     } else {
@@ -236,6 +276,13 @@ static int open_fleet(const struct exec_fleet_opts *o, const char *cmd, struct e
     const char *user = o->user != NULL ? o->user : getenv("BREAKER_REDIS_USER");
     rc.username = user != NULL && user[0] != '\0' ? user : NULL;
     rc.db = o->db;
+    rc.tls = o->tls;
+    rc.tls_ca_file = o->tls_ca;
+    rc.tls_ca_dir = o->tls_ca_dir;
+    rc.tls_cert_file = o->tls_cert;
+    rc.tls_key_file = o->tls_key;
+    rc.tls_server_name = o->tls_server_name;
+    rc.tls_no_verify = o->tls_no_verify;
     rc.max_names = 1;
     uint64_t timeout = o->timeout_ns != 0 ? o->timeout_ns : EXEC_FLEET_TIMEOUT_NS;
     rc.io_timeout_ns = timeout;
@@ -246,8 +293,11 @@ static int open_fleet(const struct exec_fleet_opts *o, const char *cmd, struct e
     int st = breaker_redis_open(&rc, &fl->fleet, msg, sizeof(msg));
     free_password(password); /* the handle keeps its own copy */
     if (st == BREAKER_OK) return 0;
-    tool_error(stderr, "breaker %s: --redis%s %s: %s", cmd, o->cluster ? "-cluster" : "", o->addr,
-               msg);
+    tool_error(stderr, "breaker %s: --redis%s %s: %s", cmd,
+               o->cluster    ? "-cluster"
+               : o->sentinel ? "-sentinel"
+                             : "",
+               o->addr, msg);
     /* A configuration the library refuses (a user without a password) is
      * the caller's to fix, not an unreachable fleet. */
     return st == BREAKER_EINVAL ? TOOL_EXIT_CONFIG : TOOL_EXIT_UNAVAILABLE;

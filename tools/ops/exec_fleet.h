@@ -30,6 +30,12 @@ struct exec_fleet_opts {
     uint64_t timeout_ns; /* --redis-timeout: 0 = EXEC_FLEET_TIMEOUT_NS */
     bool run_anyway;     /* --redis-run-anyway (exec): run on a local breaker when
                             the fleet store refuses the configuration */
+    /* --redis-tls and its files (breaker_redis_config.tls_*): NULL = not given */
+    bool tls, tls_no_verify;
+    const char *tls_ca, *tls_ca_dir, *tls_cert, *tls_key, *tls_server_name;
+    /* --redis-sentinel SENTINELS (addr, sentinel set) and --redis-master MASTER */
+    bool sentinel;
+    const char *master;
 };
 
 /* The connection options every fleet command takes (breaker exec, open,
@@ -44,7 +50,17 @@ enum {
     EXEC_FLEET_OPT_PASSWORD_FILE,
     EXEC_FLEET_OPT_USER,
     EXEC_FLEET_OPT_TIMEOUT,
-    EXEC_FLEET_OPT_RUN_ANYWAY
+    EXEC_FLEET_OPT_RUN_ANYWAY,
+    EXEC_FLEET_OPT_TLS,
+    EXEC_FLEET_OPT_TLS_CA,
+    EXEC_FLEET_OPT_TLS_CA_DIR,
+    EXEC_FLEET_OPT_TLS_CERT,
+    EXEC_FLEET_OPT_TLS_KEY,
+    EXEC_FLEET_OPT_TLS_SERVER_NAME,
+    EXEC_FLEET_OPT_TLS_NO_VERIFY,
+    EXEC_FLEET_OPT_SENTINEL,
+    EXEC_FLEET_OPT_MASTER,
+    EXEC_FLEET_OPT_END /* not an option: the end of the range */
 };
 /* clang-format off */
 #define EXEC_FLEET_LONGOPTS                                                             \
@@ -54,7 +70,16 @@ enum {
     {"redis-password-file", required_argument, NULL, EXEC_FLEET_OPT_PASSWORD_FILE},     \
     {"redis-user", required_argument, NULL, EXEC_FLEET_OPT_USER},                       \
     {"redis-timeout", required_argument, NULL, EXEC_FLEET_OPT_TIMEOUT},                 \
-    {"redis-run-anyway", no_argument, NULL, EXEC_FLEET_OPT_RUN_ANYWAY}
+    {"redis-run-anyway", no_argument, NULL, EXEC_FLEET_OPT_RUN_ANYWAY},                 \
+    {"redis-tls", no_argument, NULL, EXEC_FLEET_OPT_TLS},                               \
+    {"redis-tls-ca", required_argument, NULL, EXEC_FLEET_OPT_TLS_CA},                   \
+    {"redis-tls-ca-dir", required_argument, NULL, EXEC_FLEET_OPT_TLS_CA_DIR},           \
+    {"redis-tls-cert", required_argument, NULL, EXEC_FLEET_OPT_TLS_CERT},               \
+    {"redis-tls-key", required_argument, NULL, EXEC_FLEET_OPT_TLS_KEY},                 \
+    {"redis-tls-server-name", required_argument, NULL, EXEC_FLEET_OPT_TLS_SERVER_NAME}, \
+    {"redis-tls-no-verify", no_argument, NULL, EXEC_FLEET_OPT_TLS_NO_VERIFY},           \
+    {"redis-sentinel", required_argument, NULL, EXEC_FLEET_OPT_SENTINEL},               \
+    {"redis-master", required_argument, NULL, EXEC_FLEET_OPT_MASTER}
 /* clang-format on */
 /* Their help lines (after "options:"), for every command's --help. */
 #define EXEC_FLEET_OPTIONS_HELP                                                      \
@@ -71,11 +96,23 @@ enum {
     "                        exec: when the fleet store refuses the configuration\n" \
     "                        (a wrong password, a missing permission or command,\n"  \
     "                        TLS), run COMMAND on a local breaker alone instead\n"   \
-    "                        of exiting 78\n"
+    "                        of exiting 78\n"                                        \
+    "      --redis-tls       speak TLS to Redis (and to the Sentinels), verifying\n" \
+    "                        its certificate against the system's CAs, or:\n"        \
+    "      --redis-tls-ca FILE, --redis-tls-ca-dir DIR\n"                            \
+    "                        the CAs that verify the server's certificate\n"         \
+    "      --redis-tls-cert FILE, --redis-tls-key FILE\n"                            \
+    "                        a client certificate and its key, for a server\n"       \
+    "                        that asks for one\n"                                    \
+    "      --redis-tls-server-name NAME\n"                                           \
+    "                        the name the certificate must carry (default: the\n"    \
+    "                        address connected to)\n"                                \
+    "      --redis-tls-no-verify\n"                                                  \
+    "                        do not verify the certificate (a test bench only)\n"
 
 /* Whether getopt_long's `opt` is one of EXEC_FLEET_LONGOPTS. */
 static inline bool exec_fleet_is_option(int opt) {
-    return opt >= EXEC_FLEET_OPT_REDIS && opt <= EXEC_FLEET_OPT_RUN_ANYWAY;
+    return opt >= EXEC_FLEET_OPT_REDIS && opt < EXEC_FLEET_OPT_END;
 }
 
 /* Option `opt` (an EXEC_FLEET_OPT_*) of `cmd` with value `arg`, into `o`.

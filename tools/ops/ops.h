@@ -64,7 +64,11 @@ int tool_attach_existing(const char *cmd, breaker_store *st, const char *name, b
     "                        [IPV6][:PORT] or unix:PATH\n"                               \
     "      --redis-cluster SEEDS\n"                                                      \
     "                        the same, on a Redis Cluster "                              \
-    "(HOST[:PORT],...)\n" EXEC_FLEET_OPTIONS_HELP                                        \
+    "(HOST[:PORT],...)\n"                                                                \
+    "      --redis-sentinel SENTINELS\n"                                                 \
+    "                        the same, on the master the Sentinels watch as\n"           \
+    "      --redis-master MASTER\n"                                                      \
+    "                        (both or neither)\n" EXEC_FLEET_OPTIONS_HELP                \
     "      --why TEXT        with --redis: why (at most 200 bytes), stored with the\n"   \
     "                        " what "\n"
 

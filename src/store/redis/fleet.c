@@ -120,6 +120,10 @@ int breaker_redis_open_transport(const breaker_redis_config *cfg,
      * outlives this call here. */
     f->cfg.host = f->cfg.unix_path = f->cfg.password = f->cfg.username = NULL;
     f->cfg.cluster_nodes = NULL;
+    f->cfg.tls_ca_file = f->cfg.tls_ca_dir = f->cfg.tls_cert_file = f->cfg.tls_key_file = NULL;
+    f->cfg.tls_server_name = NULL;
+    f->cfg.sentinel_nodes = f->cfg.sentinel_master = NULL;
+    f->cfg.sentinel_username = f->cfg.sentinel_password = NULL;
     breaker__redis_apply_defaults(&f->cfg);
     f->backend.ops = &backend_ops;
     f->backend.ctx = f;

@@ -32,8 +32,8 @@ enum { HOP_TODO, HOP_SENT, HOP_DONE, HOP_FAILED };
 
 /* One "host:port" of cluster_nodes, `s` (`len` bytes; "[v6]:port" too).
  * @return 1 with `host` and `*port`, or 0 with `msg`. */
-static int parse_seed(const char *s, size_t len, char *host, size_t host_cap, int *port, char *msg,
-                      size_t msg_len) {
+static int parse_seed(const char *s, size_t len, const char *field, char *host, size_t host_cap,
+                      int *port, char *msg, size_t msg_len) {
     const char *colon = NULL;
     for (size_t i = 0; i < len; i++)
         if (s[i] == ':') colon = s + i;
@@ -53,8 +53,8 @@ static int parse_seed(const char *s, size_t len, char *host, size_t host_cap, in
         p = p * 10 + (*c - '0');
     }
     if (colon == NULL || hl == 0 || hl >= host_cap || digits == 0 || p < 1 || p > 65535) {
-        breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                      "cluster_nodes: \"%.*s\" is not host:port (port 1..65535)", (int)len, s);
+        breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: \"%.*s\" is not host:port (port 1..65535)",
+                      field, (int)len, s);
         return 0;
     }
     memcpy(host, h, hl);
@@ -63,9 +63,9 @@ static int parse_seed(const char *s, size_t len, char *host, size_t host_cap, in
     return 1;
 }
 
-/* Call `each` for every seed of `list`. @return BREAKER_OK or EINVAL. */
-static int each_seed(const char *list, char *msg, size_t msg_len,
-                     int (*each)(void *ctx, const char *host, int port), void *ctx) {
+int breaker__redis_each_addr(const char *list, const char *field, unsigned max, char *msg,
+                             size_t msg_len, int (*each)(void *ctx, const char *host, int port),
+                             void *ctx) {
     unsigned count = 0;
     for (const char *s = list;;) {
         const char *end = strchr(s, ',');
@@ -78,12 +78,11 @@ static int each_seed(const char *list, char *msg, size_t msg_len,
             len--;
         char host[256];
         int port = 0;
-        if (!parse_seed(s, len, host, sizeof host, &port, msg, msg_len)) return BREAKER_EINVAL;
-        if (++count > MAX_SEEDS)
-            return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                                 "cluster_nodes: at most %u nodes (a few seeds are enough: the "
-                                 "others are learned from CLUSTER SLOTS)",
-                                 MAX_SEEDS);
+        if (!parse_seed(s, len, field, host, sizeof host, &port, msg, msg_len))
+            return BREAKER_EINVAL;
+        if (++count > max)
+            return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: at most %u addresses", field,
+                                 max);
         if (each != NULL && !each(ctx, host, port))
             return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
         if (end == NULL) return BREAKER_OK;
@@ -103,7 +102,8 @@ int breaker__redis_net_check(const breaker_redis_config *cfg, char *msg, size_t 
     if (cfg->cluster_nodes[0] == '\0')
         return breaker__fail(BREAKER_EINVAL, msg, msg_len,
                              "cluster_nodes: empty (NULL for one Redis at host:port)");
-    return each_seed(cfg->cluster_nodes, msg, msg_len, NULL, NULL);
+    return breaker__redis_each_addr(cfg->cluster_nodes, "cluster_nodes", MAX_SEEDS, msg, msg_len,
+                                    NULL, NULL);
 }
 
 /* ---- Nodes ------------------------------------------------------------------------ */
@@ -114,9 +114,7 @@ static uint32_t node_count(const struct net *t) {
     return atomic_load_explicit(&t->route.nodes, memory_order_acquire);
 }
 
-/* The node at `host`:`port`, added when new (under round_mu, or at open).
- * @return its index, or ROUTE_NO_NODE (no room, or out of memory). */
-static uint16_t add_node(struct net *t, const char *host, int port) {
+uint16_t breaker__route_add_node(struct net *t, const char *host, int port) {
     uint32_t n = node_count(t);
     for (uint32_t i = 0; i < n; i++)
         if (t->route.node[i]->port == port && strcmp(t->route.node[i]->host, host) == 0)
@@ -126,7 +124,9 @@ static uint16_t add_node(struct net *t, const char *host, int port) {
     if (nd == NULL) return ROUTE_NO_NODE;
     snprintf(nd->host, sizeof nd->host, "%s", host);
     nd->port = port;
-    if (t->route.cluster) snprintf(nd->addr, sizeof nd->addr, "%s:%d", host, port);
+    /* Named in reasons where there may be more than one. */
+    if (t->route.cluster || t->sentinel != NULL)
+        snprintf(nd->addr, sizeof nd->addr, "%s:%d", host, port);
     t->route.node[n] = nd;
     /* release: publishes the node to the probe path (node_count()). */
     atomic_store_explicit(&t->route.nodes, n + 1, memory_order_release);
@@ -134,7 +134,7 @@ static uint16_t add_node(struct net *t, const char *host, int port) {
 }
 
 static int add_seed(void *ctx, const char *host, int port) {
-    return add_node(ctx, host, port) != ROUTE_NO_NODE;
+    return breaker__route_add_node(ctx, host, port) != ROUTE_NO_NODE;
 }
 
 int breaker__route_open(struct net *t) {
@@ -143,14 +143,23 @@ int breaker__route_open(struct net *t) {
     for (unsigned s = 0; s < ROUTE_SLOTS; s++)
         atomic_init(&rt->slot[s], rt->cluster ? ROUTE_NO_NODE : 0);
     atomic_init(&rt->refresh, rt->cluster);
+    if (t->sentinel != NULL) {
+        /* The master is the Sentinels' to name: none until they do. */
+        for (unsigned s = 0; s < ROUTE_SLOTS; s++)
+            atomic_init(&rt->slot[s], ROUTE_NO_NODE);
+        atomic_init(&rt->refresh, 1);
+        return BREAKER_OK;
+    }
     if (!rt->cluster) {
         /* One Redis: node 0 serves every slot. */
-        if (add_node(t, t->unix_path != NULL ? "" : t->host, t->port) != 0) return BREAKER_ENOMEM;
+        if (breaker__route_add_node(t, t->unix_path != NULL ? "" : t->host, t->port) != 0)
+            return BREAKER_ENOMEM;
         rt->node[0]->unix_path = t->unix_path;
         rt->seeds = 1;
         return BREAKER_OK;
     }
-    int rc = each_seed(t->cluster_nodes, NULL, 0, add_seed, t);
+    int rc = breaker__redis_each_addr(t->cluster_nodes, "cluster_nodes", MAX_SEEDS, NULL, 0,
+                                      add_seed, t);
     rt->seeds = node_count(t);
     return rc;
 }
@@ -221,7 +230,7 @@ static uint16_t route_redirect(struct net *t, const breaker_redis_reply *r, cons
     char host[300];
     int port, is_ask;
     if (!parse_redirect(t, r, from, &slot, host, sizeof host, &port, &is_ask)) return ROUTE_NO_NODE;
-    uint16_t to = add_node(t, host, port);
+    uint16_t to = breaker__route_add_node(t, host, port);
     if (to == ROUTE_NO_NODE) return to;
     *ask = is_ask;
     if (!is_ask) {
@@ -256,7 +265,7 @@ static uint16_t slots_node(struct net *t, const breaker_redis_reply *e, const st
         host = ip->str;
     long long port = e->element[1]->integer;
     if (port < 1 || port > 65535) return ROUTE_NO_NODE;
-    return add_node(t, host, (int)port);
+    return breaker__route_add_node(t, host, (int)port);
 }
 
 /* Apply a CLUSTER SLOTS answer `r` from `asked`. @return 1 if it was one. */
@@ -320,6 +329,11 @@ static int refresh_slots(struct net *t, char *why, size_t why_len) {
 }
 
 static int ensure_connected(struct net *t, char *why, size_t why_len) {
+    if (t->sentinel != NULL) {
+        if (!breaker__redis_sentinel_master(t, why, why_len)) return 0;
+        uint16_t k = atomic_load_explicit(&t->route.slot[0], memory_order_relaxed);
+        return node_ready(t, t->route.node[k], why, why_len);
+    }
     if (!t->route.cluster) return node_ready(t, t->route.node[0], why, why_len);
     if (atomic_exchange_explicit(&t->route.refresh, 0, memory_order_relaxed) || !t->route.mapped) {
         if (!refresh_slots(t, why, why_len)) {
@@ -390,7 +404,8 @@ static void node_broken(struct net *t, struct node *n, int timed_out) {
     }
     n->broken = 1;
     breaker__route_drop(n);
-    if (t->route.cluster) atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
+    if (t->route.cluster || t->sentinel != NULL)
+        atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
 }
 
 /* The next command at or after `from` sent to node `k` this pass, or np. */
@@ -498,7 +513,7 @@ static size_t append_pass(struct net *t, const breaker_redis_command *cmds, size
             continue;
         }
         if (n->broken || !node_ready(t, n, n->why, sizeof n->why)) {
-            if (!n->broken && t->route.cluster) {
+            if (!n->broken && (t->route.cluster || t->sentinel != NULL)) {
                 /* The reason names the node, as a broken one's does. */
                 char inner[sizeof n->why];
                 memcpy(inner, n->why, sizeof inner);
@@ -566,6 +581,34 @@ static void classify_pass(struct net *t, const breaker_redis_command *cmds, size
     }
 }
 
+/* Sentinel: a command that a demoted master refused with READONLY (so it
+ * wrote nothing) goes to the new master within the same exchange, once the
+ * Sentinels name another one; while they still name it, the refusal is
+ * the command's reply (and the next round asks them again). */
+static void follow_readonly(struct net *t, size_t np, breaker_redis_reply **r) {
+    if (t->sentinel == NULL) return;
+    int refused = 0;
+    for (size_t i = 0; i < np; i++)
+        refused |= t->hop[i].state == HOP_DONE && breaker__reply_is_error(r[i], "READONLY");
+    if (!refused) return;
+    atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
+    uint16_t was = atomic_load_explicit(&t->route.slot[0], memory_order_relaxed);
+    char why[256];
+    if (!breaker__redis_sentinel_master(t, why, sizeof why)) return;
+    uint16_t master = atomic_load_explicit(&t->route.slot[0], memory_order_relaxed);
+    if (master == was) return;
+    for (size_t i = 0; i < np; i++) {
+        struct route_hop *h = &t->hop[i];
+        if (h->state != HOP_DONE || h->node != was || !breaker__reply_is_error(r[i], "READONLY"))
+            continue;
+        breaker_redis_reply_free(r[i]);
+        r[i] = NULL;
+        h->state = HOP_TODO;
+        h->node = master;
+        h->ask = h->eval = 0;
+    }
+}
+
 /* Room for `np` hops. @return 1, or 0 (out of memory). */
 static int grow_hops(struct net *t, size_t np) {
     if (np <= t->hop_cap) return 1;
@@ -594,7 +637,8 @@ int breaker__redis_net_exchange(void *ctx, breaker_redis_command *cmds, size_t n
         r[i] = NULL;
     why[0] = '\0';
     if (!ensure_connected(t, why, why_len)) {
-        if (!t->route.cluster) t->route.node[0]->failed_last = 1;
+        struct node *one = breaker__route_node_of(t, ""); /* one Redis, or Sentinel's master */
+        if (!t->route.cluster && one != NULL) one->failed_last = 1;
         return -1;
     }
     if (!grow_hops(t, np)) {
@@ -629,6 +673,7 @@ int breaker__redis_net_exchange(void *ctx, breaker_redis_command *cmds, size_t n
         if (sent == 0) break;
         read_replies(t, np, r, breaker__redis_net_now() + t->io_timeout_ns);
         classify_pass(t, cmds, np, r);
+        follow_readonly(t, np, r);
     }
     note_failures(t, np);
     nn = node_count(t);

@@ -17,6 +17,7 @@
 #include "common/time_ns.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,14 @@ static void *make_string(const redisReadTask *task, char *str, size_t len) {
     return in_parent(task, breaker_redis_reply_string(task->type, str, len));
 }
 
-static void *make_array(const redisReadTask *task, int elements) {
+/* An array's length: an int before hiredis 1.0, a size_t since. */
+#if HIREDIS_MAJOR >= 1
+typedef size_t array_len;
+#else
+typedef int array_len;
+#endif
+
+static void *make_array(const redisReadTask *task, array_len elements) {
     return in_parent(task, breaker_redis_reply_array(elements > 0 ? (size_t)elements : 0));
 }
 
@@ -97,23 +105,37 @@ void breaker__redis_io_reason(const redisContext *c, const char *what, uint64_t 
 /* ---- Connecting ------------------------------------------------------------------ */
 
 /* The reply `r` to a setup command (AUTH, SELECT) on the new connection
- * `c`, freed. @return 1 for a status reply, or 0 with `why`. */
-static int setup_reply(redisContext *c, breaker_redis_reply *r, const char *what,
-                       uint64_t timeout_ns, char *why, size_t why_len) {
+ * `c`, freed. @return 1 for a status reply, or 0 with `why`. No reply at
+ * all on a TLS connection may be the server's TLS alert (a client
+ * certificate it wanted); on a plain one, a server that speaks only TLS
+ * closes it at once: said, since the error alone names neither. */
+static int setup_reply(const struct net *t, redisContext *c, breaker_redis_reply *r,
+                       const char *what, uint64_t timeout_ns, char *why, size_t why_len) {
     int ok = r != NULL && r->type == BREAKER_REDIS_REPLY_STATUS;
-    if (r == NULL)
-        breaker__redis_io_reason(c, what, timeout_ns, why, why_len);
-    else
+    if (r != NULL) {
         snprintf(why, why_len, "%s: %s", what, r->str ? r->str : "unexpected reply");
+    } else if (t->tls == NULL || !breaker__redis_tls_refused(what, why, why_len)) {
+        int cut = c->err == REDIS_ERR_EOF || (c->err == REDIS_ERR_IO && errno == ECONNRESET);
+        breaker__redis_io_reason(c, what, timeout_ns, why, why_len);
+        if (cut && t->tls == NULL) {
+            size_t len = strlen(why);
+            snprintf(why + len, why_len - len,
+                     " (a server that speaks only TLS closes a plain connection: is tls needed?)");
+        }
+    }
     breaker_redis_reply_free(r);
     return ok;
 }
 
-redisContext *breaker__redis_connect(struct net *t, const struct node *n, uint64_t timeout_ns,
-                                     char *why, size_t why_len) {
+/* A connection to the unix socket `unix_path`, else to `host`:`port`
+ * (TLS when the transport speaks it), authenticated as `username` with
+ * `password` (NULL: none), database `db` selected. */
+static redisContext *connect_as(struct net *t, const char *unix_path, const char *host, int port,
+                                const char *username, const char *password, int db,
+                                uint64_t timeout_ns, char *why, size_t why_len) {
     struct timeval tv = breaker__redis_tv(timeout_ns);
-    redisContext *c = n->unix_path != NULL ? redisConnectUnixWithTimeout(n->unix_path, tv)
-                                           : redisConnectWithTimeout(n->host, n->port, tv);
+    redisContext *c = unix_path != NULL ? redisConnectUnixWithTimeout(unix_path, tv)
+                                        : redisConnectWithTimeout(host, port, tv);
     if (c == NULL) {
         snprintf(why, why_len, "connect: out of memory");
         return NULL;
@@ -126,26 +148,42 @@ redisContext *breaker__redis_connect(struct net *t, const struct node *n, uint64
         snprintf(why, why_len, "setting the socket timeout: %s", c->errstr);
         ok = 0;
     }
+    /* Not inherited by a program the process runs (a fork that execs). */
+    if (ok) (void)fcntl(c->fd, F_SETFD, FD_CLOEXEC);
+    /* Within the socket timeout just set, as every later read. */
+    if (ok && t->tls != NULL && unix_path == NULL)
+        ok = breaker__redis_tls_start(t->tls, c, host, timeout_ns, why, why_len);
     if (ok) c->reader->fn = &reply_functions;
-    if (ok && t->password != NULL)
-        ok = setup_reply(c,
-                         t->username != NULL
-                             ? redisCommand(c, "AUTH %s %s", t->username, t->password)
-                             : redisCommand(c, "AUTH %s", t->password),
+    if (ok && password != NULL)
+        ok = setup_reply(t, c,
+                         username != NULL ? redisCommand(c, "AUTH %s %s", username, password)
+                                          : redisCommand(c, "AUTH %s", password),
                          "AUTH", timeout_ns, why, why_len);
     /* Without AUTH, a server that wants it answers NOAUTH to a small
      * command; to SCRIPT LOAD of the flush script (over 16 KB, Redis's
      * limit for an unauthenticated bulk) it only resets the connection. */
-    if (ok && t->password == NULL)
-        ok = setup_reply(c, redisCommand(c, "PING"), "PING", timeout_ns, why, why_len);
-    if (ok && t->db != 0)
+    if (ok && password == NULL)
+        ok = setup_reply(t, c, redisCommand(c, "PING"), "PING", timeout_ns, why, why_len);
+    if (ok && db != 0)
         ok =
-            setup_reply(c, redisCommand(c, "SELECT %d", t->db), "SELECT", timeout_ns, why, why_len);
+            setup_reply(t, c, redisCommand(c, "SELECT %d", db), "SELECT", timeout_ns, why, why_len);
     if (!ok) {
         redisFree(c);
         return NULL;
     }
     return c;
+}
+
+redisContext *breaker__redis_connect(struct net *t, const struct node *n, uint64_t timeout_ns,
+                                     char *why, size_t why_len) {
+    return connect_as(t, n->unix_path, n->host, n->port, t->username, t->password, t->db,
+                      timeout_ns, why, why_len);
+}
+
+redisContext *breaker__redis_connect_to(struct net *t, const char *host, int port,
+                                        const char *username, const char *password, int db,
+                                        uint64_t timeout_ns, char *why, size_t why_len) {
+    return connect_as(t, NULL, host, port, username, password, db, timeout_ns, why, why_len);
 }
 
 /* The index of `script` in the transport's table, or -1 (sent by EVAL). */
@@ -299,6 +337,9 @@ static int net_probe(void *ctx, breaker_redis_command *cmd, uint64_t deadline,
     }
     breaker_redis_reply *r = probe_on(t, n, cmd, 0, deadline);
     int ask = 0;
+    /* A demoted master (Sentinel): the next round asks where the new one is. */
+    if (t->sentinel != NULL && breaker__reply_is_error(r, "READONLY"))
+        atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
     struct node *to = breaker__route_redirect_known(t, r, n, &ask);
     if (to == NULL && (breaker__reply_is_error(r, "MOVED ") || breaker__reply_is_error(r, "ASK ")))
         atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
@@ -327,12 +368,15 @@ static void net_stats(void *ctx, breaker_redis_stats *out) {
     struct net *t = ctx;
     out->redirects_moved += atomic_load_explicit(&t->redirects_moved, memory_order_relaxed);
     out->redirects_ask += atomic_load_explicit(&t->redirects_ask, memory_order_relaxed);
+    out->master_switches += atomic_load_explicit(&t->master_switches, memory_order_relaxed);
 }
 
 static void net_destroy(void *ctx) {
     struct net *t = ctx;
     if (t == NULL) return;
     breaker__route_close(t);
+    breaker__redis_tls_free(t->tls);
+    breaker__redis_sentinel_free(t->sentinel);
     pthread_mutex_destroy(&t->probe_mu);
     free(t->hop);
     free(t->host);
@@ -370,6 +414,10 @@ struct net *breaker__redis_net_create(const struct net_config *cfg, int *rc, cha
                                       size_t msg_len) {
     struct net *t = calloc(1, sizeof *t);
     int ok = t != NULL;
+    if (!ok) { /* ours from here on */
+        breaker__redis_tls_free(cfg->tls);
+        breaker__redis_sentinel_free(cfg->sentinel);
+    }
     if (ok) {
         t->host = dup_or_null(cfg->host != NULL ? cfg->host : "127.0.0.1", &ok);
         t->unix_path = dup_or_null(cfg->unix_path, &ok);
@@ -378,6 +426,8 @@ struct net *breaker__redis_net_create(const struct net_config *cfg, int *rc, cha
         t->cluster_nodes = dup_or_null(cfg->cluster_nodes, &ok);
         t->port = cfg->port;
         t->db = cfg->db;
+        t->tls = cfg->tls;
+        t->sentinel = cfg->sentinel;
         t->io_timeout_ns = cfg->io_timeout_ns;
         t->probe_wait_ns = cfg->probe_wait_ns;
         for (t->nscripts = 0; t->nscripts < NET_SCRIPTS && cfg->scripts[t->nscripts] != NULL;
@@ -400,7 +450,17 @@ struct net *breaker__redis_net_create(const struct net_config *cfg, int *rc, cha
  * the scripts every round and probe run, loaded on each node. */
 static struct net *hiredis_transport(const breaker_redis_config *c, int *rc, char *msg,
                                      size_t msg_len) {
+    struct net_tls *tls = NULL;
+    struct net_sentinel *sentinel = NULL;
+    if (c->tls && (tls = breaker__redis_tls_create(c, rc, msg, msg_len)) == NULL) return NULL;
+    if (c->sentinel_nodes != NULL &&
+        (sentinel = breaker__redis_sentinel_create(c, rc, msg, msg_len)) == NULL) {
+        breaker__redis_tls_free(tls);
+        return NULL;
+    }
     struct net_config nc = {
+        .tls = tls,
+        .sentinel = sentinel,
         .host = c->host,
         .unix_path = c->unix_path,
         .password = c->password,
@@ -424,6 +484,8 @@ int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, cha
     *out = NULL;
     int rc = breaker__redis_check_config(cfg, msg, msg_len);
     if (rc == BREAKER_OK) rc = breaker__redis_net_check(cfg, msg, msg_len);
+    if (rc == BREAKER_OK) rc = breaker__redis_tls_check(cfg, msg, msg_len);
+    if (rc == BREAKER_OK) rc = breaker__redis_sentinel_check(cfg, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     breaker_redis_config c = *cfg;
     breaker__redis_apply_defaults(&c);

@@ -10,7 +10,9 @@
  *    key's slot in a Redis Cluster), the slot map (CLUSTER SLOTS, MOVED,
  *    ASK), and a round's exchange over the nodes (pipelines, NOSCRIPT,
  *    retries);
- *  - slots.c: a key's Cluster slot (CRC16 of its hash tag).
+ *  - slots.c: a key's Cluster slot (CRC16 of its hash tag);
+ *  - tls.c: TLS on a connection (hiredis_ssl), when the handle asks for it;
+ *  - sentinel.c: where the master is, when Redis Sentinel says it.
  * Every command carries a key of one name, and all of a name's keys share
  * its hash tag {name}: the command goes to the node that serves the tag's
  * slot. With one Redis, that node serves every slot.
@@ -89,11 +91,16 @@ struct route {
     int mapped; /* under the round lock: a slot map was read once */
 };
 
+struct net_tls;      /* tls.c: the TLS settings, their files read */
+struct net_sentinel; /* sentinel.c: the Sentinels and the master's name */
+
 /* What the transport is told at creation: the handle's connection fields
  * (copied) and the scripts it loads on every node. */
 struct net_config {
     const char *host, *unix_path, *password, *username, *cluster_nodes;
     int port, db;
+    struct net_tls *tls;              /* NULL: plain TCP; else the transport's from then on */
+    struct net_sentinel *sentinel;    /* NULL: no Sentinel; else the transport's */
     uint64_t io_timeout_ns;           /* connect and reply timeout of a round */
     uint64_t probe_wait_ns;           /* the probe connection's socket timeout */
     const char *scripts[NET_SCRIPTS]; /* loaded on connect; NULL-terminated */
@@ -103,6 +110,8 @@ struct net_config {
 struct net {
     char *host, *unix_path, *password, *username, *cluster_nodes;
     int port, db;
+    struct net_tls *tls;           /* NULL: plain TCP */
+    struct net_sentinel *sentinel; /* NULL: the master is host:port (or a Cluster) */
     uint64_t io_timeout_ns, probe_wait_ns;
     const char *scripts[NET_SCRIPTS];
     unsigned nscripts;
@@ -117,6 +126,7 @@ struct net {
     struct route_hop *hop;
     size_t hop_cap;
     _Atomic uint64_t redirects_moved, redirects_ask; /* relaxed: counters */
+    _Atomic uint64_t master_switches;                /* relaxed: Sentinel's, a counter */
 };
 
 /* The hiredis transport's table (net.c). */
@@ -142,6 +152,12 @@ void breaker__redis_io_reason(const redisContext *c, const char *what, uint64_t 
  * `why`. */
 redisContext *breaker__redis_connect(struct net *t, const struct node *n, uint64_t timeout_ns,
                                      char *why, size_t why_len);
+/* A connection to `host`:`port` (TLS when the transport speaks it),
+ * authenticated as `username` with `password` (NULL: none), `db` selected:
+ * a Sentinel's, with its own AUTH. @return it, or NULL with `why`. */
+redisContext *breaker__redis_connect_to(struct net *t, const char *host, int port,
+                                        const char *username, const char *password, int db,
+                                        uint64_t timeout_ns, char *why, size_t why_len);
 /* SCRIPT LOAD the scripts on `n`'s flush connection. @return 1, or 0. */
 int breaker__redis_load_scripts(struct net *t, struct node *n, char *why, size_t why_len);
 /* Append `cmd` to `c` (a script as EVALSHA with `n`'s SHA once loaded, EVAL
@@ -149,8 +165,61 @@ int breaker__redis_load_scripts(struct net *t, struct node *n, char *why, size_t
 void breaker__redis_append(struct net *t, redisContext *c, const struct node *n,
                            const breaker_redis_command *cmd, int eval);
 
+/* ---- tls.c -------------------------------------------------------------------- */
+
+/* Check the TLS fields of `cfg`: one set without tls, a certificate without
+ * its key, TLS on a unix socket, TLS in a build without it. @return
+ * BREAKER_OK or BREAKER_EINVAL naming the field. */
+int breaker__redis_tls_check(const breaker_redis_config *cfg, char *msg, size_t msg_len);
+/* The TLS settings of `cfg` (tls set), the CAs, certificate and key read.
+ * @return them, or NULL with `*rc` (BREAKER_EINVAL naming the field and
+ * why; BREAKER_ENOMEM) and `msg`. */
+struct net_tls *breaker__redis_tls_create(const breaker_redis_config *cfg, int *rc, char *msg,
+                                          size_t msg_len);
+void breaker__redis_tls_free(struct net_tls *tls);
+/* The TLS handshake on the connected `c` (its socket timeout set) with the
+ * server at `host`, whose certificate must carry tls_server_name or `host`.
+ * @return 1 (the connection speaks TLS from now on), or 0 with `why`:
+ * "TLS: ..." when the handshake was refused (a configuration error,
+ * cause.c), "TLS handshake: ..." when it timed out or was cut. */
+int breaker__redis_tls_start(const struct net_tls *tls, redisContext *c, const char *host,
+                             uint64_t timeout_ns, char *why, size_t why_len);
+/* After a TLS connection's first command (`what`) got no reply: when
+ * OpenSSL holds an error (the server's alert: a certificate it asked of the
+ * client and did not get, say), @return 1 with "TLS: ..." in `why`; else
+ * 0. */
+int breaker__redis_tls_refused(const char *what, char *why, size_t why_len);
+
+/* ---- sentinel.c ---------------------------------------------------------------- */
+
+/* Check the Sentinel fields of `cfg`. @return BREAKER_OK or BREAKER_EINVAL
+ * naming the field. */
+int breaker__redis_sentinel_check(const breaker_redis_config *cfg, char *msg, size_t msg_len);
+/* The Sentinels of `cfg` (sentinel_nodes set). @return them, or NULL with
+ * `*rc` and `msg`. */
+struct net_sentinel *breaker__redis_sentinel_create(const breaker_redis_config *cfg, int *rc,
+                                                    char *msg, size_t msg_len);
+void breaker__redis_sentinel_free(struct net_sentinel *s);
+/* Under the round lock, before an exchange (and after a READONLY within
+ * one): follow what the Sentinels announced, and ask them where the
+ * master is when route.refresh says so or none is known yet; every slot
+ * is routed to it. @return 1 when a master is known, or 0 with `why`
+ * ("Sentinel: no master named ...": a configuration error; "Sentinel: no
+ * Sentinel answered (...)": an outage). */
+int breaker__redis_sentinel_master(struct net *t, char *why, size_t why_len);
+
 /* ---- cluster.c ---------------------------------------------------------------- */
 
+/* Call `each` for every "host:port" (or "[v6]:port") of the comma-separated
+ * `list`, at most `max`; a bad one is BREAKER_EINVAL naming `field`.
+ * `each` NULL: only checked. @return BREAKER_OK, EINVAL or ENOMEM (`each`
+ * returned 0). */
+int breaker__redis_each_addr(const char *list, const char *field, unsigned max, char *msg,
+                             size_t msg_len, int (*each)(void *ctx, const char *host, int port),
+                             void *ctx);
+/* The node at `host`:`port`, added when new (under the round lock, or at
+ * open). @return its index, or ROUTE_NO_NODE (no room, or out of memory). */
+uint16_t breaker__route_add_node(struct net *t, const char *host, int port);
 int breaker__route_open(struct net *t);
 void breaker__route_close(struct net *t);
 uint32_t breaker__route_nodes(const struct net *t);
