@@ -4,16 +4,15 @@
  * records successes and failures, ignores IGNORED, and the consecutive
  * policy trips on a run of failures that a success resets.
  */
-#include "test_util.h"
+#include "breaker_fixture.h"
 
 static void closed_admits_every_call(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 1000;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 1000;
+    breaker *b = fixture_create(&f);
     for (int i = 0; i < 500; i++)
         call_ok(b, i % 2 ? BREAKER_SUCCESS : BREAKER_FAILURE);
     breaker_stats st = stats_of(b);
@@ -22,18 +21,16 @@ static void closed_admits_every_call(void **state) {
     assert_int_equal(st.successes, 250);
     assert_int_equal(st.failures, 250);
     assert_int_equal(breaker_retry_after_ns(b), 0);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void ignored_outcomes_change_nothing(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, &log);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 3;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 3;
+    breaker *b = fixture_create(&f);
     call_ok(b, BREAKER_FAILURE);
     call_ok(b, BREAKER_FAILURE);
     /* A 404 between failures neither resets the run nor extends it. */
@@ -45,19 +42,18 @@ static void ignored_outcomes_change_nothing(void **state) {
     assert_int_equal(st.state, BREAKER_CLOSED);
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    assert_int_equal(atomic_load(&log.count), 1);
-    test_breaker_destroy(b);
+    assert_int_equal(fixture_events(&f), 1);
+    fixture_destroy(&f);
 }
 
 static void ignored_outcomes_never_fill_a_window(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg.window_size = 10;
-    cfg.min_calls = 4;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg->window_size = 10;
+    cfg->min_calls = 4;
+    breaker *b = fixture_create(&f);
     for (int i = 0; i < 50; i++)
         call_ok(b, BREAKER_IGNORED);
     breaker_stats st = stats_of(b);
@@ -68,39 +64,36 @@ static void ignored_outcomes_never_fill_a_window(void **state) {
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED); /* 3 < min_calls */
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void consecutive_policy_trips_at_threshold(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, &log);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 5;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 5;
+    breaker *b = fixture_create(&f);
     for (int i = 0; i < 4; i++)
         call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    assert_int_equal(atomic_load(&log.count), 1);
-    assert_int_equal(log.events[0].reason, BREAKER_REASON_CONSECUTIVE_FAILURES);
-    assert_int_equal(log.events[0].evidence.consecutive_failures, 5);
+    assert_int_equal(fixture_events(&f), 1);
+    assert_int_equal(f.log.events[0].reason, BREAKER_REASON_CONSECUTIVE_FAILURES);
+    assert_int_equal(f.log.events[0].evidence.consecutive_failures, 5);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void consecutive_policy_success_resets_the_run(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 3;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 3;
+    breaker *b = fixture_create(&f);
     for (int round = 0; round < 100; round++) {
         call_ok(b, BREAKER_FAILURE);
         call_ok(b, BREAKER_FAILURE);
@@ -108,17 +101,16 @@ static void consecutive_policy_success_resets_the_run(void **state) {
     }
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     assert_int_equal(stats_of(b).consecutive_failures, 0);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void cancelled_counts_as_configured(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 2;
-    breaker *b = make_breaker(&cfg); /* default: cancellations are ignored */
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 2;
+    breaker *b = fixture_create(&f); /* default: cancellations are ignored */
     for (int i = 0; i < 10; i++)
         call_ok(b, BREAKER_CANCELLED);
     breaker_stats st = stats_of(b);
@@ -126,17 +118,17 @@ static void cancelled_counts_as_configured(void **state) {
     assert_int_equal(st.cancelled, 10);
     assert_int_equal(st.ignored, 10);
     assert_int_equal(st.failures, 0);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 
-    cfg.cancelled_as = BREAKER_FAILURE;
-    b = make_breaker(&cfg);
+    cfg->cancelled_as = BREAKER_FAILURE;
+    b = fixture_create(&f);
     call_ok(b, BREAKER_CANCELLED);
     call_ok(b, BREAKER_CANCELLED);
     st = stats_of(b);
     assert_int_equal(st.state, BREAKER_OPEN);
     assert_int_equal(st.cancelled, 2);
     assert_int_equal(st.failures, 2);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* The issue's case: one call recorded as two failures opened a threshold-2
@@ -180,11 +172,10 @@ static void checked_permits_tell_a_copy_of_a_closed_permit(void **state) {
         }
     }
     /* Past the record: the copy counts, and nothing is refused. */
-    struct fake_clock clock = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.checked_permits = 1;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->checked_permits = 1;
+    breaker *b = fixture_create(&f);
     breaker_permit p, copy;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     copy = p;
@@ -195,10 +186,10 @@ static void checked_permits_tell_a_copy_of_a_closed_permit(void **state) {
     assert_int_equal(stats_of(b).successes, 1026);
     /* The field is validated. */
     char msg[128];
-    cfg.checked_permits = 2;
-    assert_int_equal(breaker_config_validate(&cfg, msg, sizeof(msg)), BREAKER_EINVAL);
+    cfg->checked_permits = 2;
+    assert_int_equal(breaker_config_validate(cfg, msg, sizeof(msg)), BREAKER_EINVAL);
     assert_non_null(strstr(msg, "checked_permits"));
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 int main(void) {

@@ -6,26 +6,19 @@
  * JSON report prints it; bad text or arguments are refused with the field
  * named and nothing done.
  */
-#include "test_util.h"
+#include "breaker_fixture.h"
 
 #include <breaker/registry.h>
 
 #include <stdio.h>
 
-static breaker_config control_config(struct fake_clock *clock, struct event_log *log) {
-    breaker_config cfg;
-    test_config(&cfg, clock, log);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 1;
-    cfg.open_ns = 10 * SEC;
-    cfg.half_open_successes = 1;
+static breaker_config *control_config(struct breaker_fixture *f, uint64_t now_ns) {
+    breaker_config *cfg = fixture_init(f, now_ns);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 1;
+    cfg->open_ns = 10 * SEC;
+    cfg->half_open_successes = 1;
     return cfg;
-}
-
-static const breaker_event *last_event(struct event_log *log) {
-    unsigned n = atomic_load(&log->count);
-    assert_true(n > 0 && n <= MAX_RECORDED_EVENTS);
-    return &log->events[n - 1];
 }
 
 static void apply_ok(breaker *b, enum breaker_control_action action, uint64_t for_ns,
@@ -50,32 +43,31 @@ static void assert_text(const char *field, size_t size, const char *want) {
 
 static void each_control_records_its_text_in_its_event(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = control_config(&clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    control_config(&f, 0);
+    breaker *b = fixture_create(&f);
 
     apply_ok(b, BREAKER_CONTROL_FORCE_OPEN, 0, "alice@ops1", "db failover, ticket OPS-77");
-    const breaker_event *ev = last_event(&log);
+    const breaker_event *ev = fixture_last_event(&f);
     assert_int_equal(ev->to, BREAKER_FORCED_OPEN);
     assert_int_equal(ev->reason, BREAKER_REASON_FORCED_OPEN);
     assert_text(ev->who, sizeof ev->who, "alice@ops1");
     assert_text(ev->why, sizeof ev->why, "db failover, ticket OPS-77");
 
     apply_ok(b, BREAKER_CONTROL_FORCE_CLOSED, 0, "bob", "hold closed");
-    ev = last_event(&log);
+    ev = fixture_last_event(&f);
     assert_int_equal(ev->to, BREAKER_FORCED_CLOSED);
     assert_text(ev->who, sizeof ev->who, "bob");
     assert_text(ev->why, sizeof ev->why, "hold closed");
 
     apply_ok(b, BREAKER_CONTROL_RESET, 0, "carol", NULL);
-    ev = last_event(&log);
+    ev = fixture_last_event(&f);
     assert_int_equal(ev->reason, BREAKER_REASON_RESET);
     assert_text(ev->who, sizeof ev->who, "carol");
     assert_text(ev->why, sizeof ev->why, "");
 
     apply_ok(b, BREAKER_CONTROL_OPEN_FOR, 5 * SEC, NULL, "maintenance window");
-    ev = last_event(&log);
+    ev = fixture_last_event(&f);
     assert_int_equal(ev->to, BREAKER_OPEN);
     assert_int_equal(ev->reason, BREAKER_REASON_OPERATOR);
     assert_int_equal(ev->open_ns, 5 * SEC);
@@ -85,12 +77,12 @@ static void each_control_records_its_text_in_its_event(void **state) {
 
     /* A forced close with an end: its expiry is no control's (empty). */
     apply_ok(b, BREAKER_CONTROL_FORCE_CLOSED, 2 * SEC, "dave", "for two seconds");
-    ev = last_event(&log);
+    ev = fixture_last_event(&f);
     assert_int_equal(ev->to, BREAKER_FORCED_CLOSED);
     assert_text(ev->who, sizeof ev->who, "dave");
-    fake_clock_advance(&clock, 3 * SEC);
+    fake_clock_advance(&f.clock, 3 * SEC);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
-    ev = last_event(&log);
+    ev = fixture_last_event(&f);
     assert_int_equal(ev->reason, BREAKER_REASON_FORCE_EXPIRED);
     assert_text(ev->who, sizeof ev->who, "");
     assert_text(ev->why, sizeof ev->why, "");
@@ -99,47 +91,45 @@ static void each_control_records_its_text_in_its_event(void **state) {
 
 static void other_transitions_carry_no_text(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = control_config(&clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    control_config(&f, 0);
+    breaker *b = fixture_create(&f);
     apply_ok(b, BREAKER_CONTROL_RESET, 0, "erin", "start clean");
     /* A trip, a probe, a recovery: the machine's own, no text. */
     call_ok(b, BREAKER_FAILURE);
-    const breaker_event *ev = last_event(&log);
+    const breaker_event *ev = fixture_last_event(&f);
     assert_int_equal(ev->reason, BREAKER_REASON_CONSECUTIVE_FAILURES);
     assert_text(ev->who, sizeof ev->who, "");
     assert_text(ev->why, sizeof ev->why, "");
-    fake_clock_advance(&clock, 11 * SEC);
+    fake_clock_advance(&f.clock, 11 * SEC);
     call_ok(b, BREAKER_SUCCESS);
-    unsigned n = atomic_load(&log.count);
+    unsigned n = fixture_events(&f);
     assert_true(n >= 4);
     for (unsigned i = 1; i < n; i++) {
-        assert_text(log.events[i].who, sizeof log.events[i].who, "");
-        assert_text(log.events[i].why, sizeof log.events[i].why, "");
+        assert_text(f.log.events[i].who, sizeof f.log.events[i].who, "");
+        assert_text(f.log.events[i].why, sizeof f.log.events[i].why, "");
     }
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     /* The plain functions: no text either. */
     assert_int_equal(breaker_force_open(b), BREAKER_OK);
-    assert_text(last_event(&log)->who, BREAKER_WHO_MAX + 1, "");
+    assert_text(fixture_last_event(&f)->who, BREAKER_WHO_MAX + 1, "");
     assert_int_equal(breaker_reset(b), BREAKER_OK);
-    assert_text(last_event(&log)->why, BREAKER_WHY_MAX + 1, "");
+    assert_text(fixture_last_event(&f)->why, BREAKER_WHY_MAX + 1, "");
     breaker_destroy(b);
 }
 
 static void a_control_that_changes_nothing_records_nothing(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = control_config(&clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = control_config(&f, 0);
+    breaker *b = fixture_create(&f);
     apply_ok(b, BREAKER_CONTROL_FORCE_OPEN, 0, "frank", "first");
-    unsigned n = atomic_load(&log.count);
+    unsigned n = fixture_events(&f);
     uint64_t gen = breaker_generation(b);
     apply_ok(b, BREAKER_CONTROL_FORCE_OPEN, 0, "grace", "second: already so");
-    assert_int_equal(atomic_load(&log.count), n);
+    assert_int_equal(fixture_events(&f), n);
     assert_int_equal(breaker_generation(b), gen);
-    assert_string_equal(last_event(&log)->who, "frank");
+    assert_string_equal(fixture_last_event(&f)->who, "frank");
     /* A server-directed open leaves an operator's forced state alone. */
     breaker_control c;
     breaker_control_init(&c);
@@ -148,15 +138,15 @@ static void a_control_that_changes_nothing_records_nothing(void **state) {
     c.for_ns = SEC;
     c.who = "api.example";
     assert_int_equal(breaker_control_apply(b, &c, NULL, 0), BREAKER_OK);
-    assert_int_equal(atomic_load(&log.count), n);
+    assert_int_equal(fixture_events(&f), n);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_OPEN);
     /* From CLOSED it opens, capped as breaker_open_for() is, with the text. */
     assert_int_equal(breaker_reset(b), BREAKER_OK);
     c.for_ns = 3600 * SEC;
     assert_int_equal(breaker_control_apply(b, &c, NULL, 0), BREAKER_OK);
-    const breaker_event *ev = last_event(&log);
+    const breaker_event *ev = fixture_last_event(&f);
     assert_int_equal(ev->reason, BREAKER_REASON_SERVER_DIRECTED);
-    assert_int_equal(ev->open_ns, cfg.open_max_ns);
+    assert_int_equal(ev->open_ns, cfg->open_max_ns);
     assert_string_equal(ev->who, "api.example");
     breaker_destroy(b);
 }
@@ -171,10 +161,9 @@ static void refused(breaker *b, const breaker_control *c, const char *want) {
 
 static void bad_controls_are_refused_naming_the_field(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = control_config(&clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    control_config(&f, 0);
+    breaker *b = fixture_create(&f);
     char who[BREAKER_WHO_MAX + 2], why[BREAKER_WHY_MAX + 2];
     memset(who, 'w', sizeof who - 1);
     who[sizeof who - 1] = '\0'; /* 65 bytes */
@@ -210,22 +199,24 @@ static void bad_controls_are_refused_naming_the_field(void **state) {
     c.reason = BREAKER_REASON_OPERATOR;
     c.action = (enum breaker_control_action)7;
     refused(b, &c, "action: a BREAKER_CONTROL_* value");
-    assert_int_equal(atomic_load(&log.count), 0);
+    assert_int_equal(fixture_events(&f), 0);
     /* The longest texts are whole in the event; UTF-8 is kept as given. */
     who[BREAKER_WHO_MAX] = '\0';
     why[BREAKER_WHY_MAX] = '\0';
     apply_ok(b, BREAKER_CONTROL_FORCE_OPEN, 0, who, why);
-    assert_text(last_event(&log)->who, BREAKER_WHO_MAX + 1, who);
-    assert_text(last_event(&log)->why, BREAKER_WHY_MAX + 1, why);
+    assert_text(fixture_last_event(&f)->who, BREAKER_WHO_MAX + 1, who);
+    assert_text(fixture_last_event(&f)->why, BREAKER_WHY_MAX + 1, why);
     apply_ok(b, BREAKER_CONTROL_RESET, 0, "zo\xc3\xab", "caf\xc3\xa9");
-    assert_text(last_event(&log)->who, BREAKER_WHO_MAX + 1, "zo\xc3\xab");
-    breaker_destroy(b);
+    assert_text(fixture_last_event(&f)->who, BREAKER_WHO_MAX + 1, "zo\xc3\xab");
+    fixture_destroy(&f);
 }
 
-static breaker_registry *text_registry(struct fake_clock *clock, size_t history) {
+static breaker_registry *text_registry(struct breaker_fixture *f, size_t history) {
     breaker_registry_config rc;
     breaker_registry_config_init(&rc);
-    rc.defaults = control_config(clock, NULL);
+    rc.defaults = *control_config(f, 0);
+    rc.defaults.on_event = NULL; /* the registry listens */
+    rc.defaults.event_ctx = NULL;
     rc.history_size = (uint32_t)history;
     breaker_registry *reg = NULL;
     assert_int_equal(breaker_registry_create(&rc, &reg), BREAKER_OK);
@@ -245,8 +236,8 @@ static void hear(void *ctx, const breaker_registry_event *ev) {
 
 static void the_history_and_snapshots_keep_the_text(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry *reg = text_registry(&clock, 8);
+    struct breaker_fixture f;
+    breaker_registry *reg = text_registry(&f, 8);
     struct heard heard = {0};
     assert_int_equal(breaker_registry_add_listener(reg, hear, &heard), BREAKER_OK);
     breaker *b = NULL;
@@ -291,15 +282,15 @@ static void the_history_and_snapshots_keep_the_text(void **state) {
  * read's working copy beyond its stack buffer keep each record's own text. */
 static void a_long_history_keeps_each_records_text(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_registry *reg = text_registry(&clock, 40);
+    struct breaker_fixture f;
+    breaker_registry *reg = text_registry(&f, 40);
     breaker *b = NULL;
     assert_int_equal(breaker_registry_get(reg, "db", &b), BREAKER_OK);
     char who[16];
     for (int i = 0; i < 50; i++) {
         snprintf(who, sizeof who, "op%d", i);
         apply_ok(b, i % 2 ? BREAKER_CONTROL_RESET : BREAKER_CONTROL_FORCE_OPEN, 0, who, "drill");
-        fake_clock_advance(&clock, SEC);
+        fake_clock_advance(&f.clock, SEC);
     }
     breaker_event hist[40];
     breaker_registry_info info;

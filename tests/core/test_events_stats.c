@@ -4,27 +4,25 @@
  * after the state changed, with its reason and evidence; the statistics
  * snapshot counts everything and adds up.
  */
-#include "test_util.h"
+#include "breaker_fixture.h"
 
 static void events_report_each_transition_once_after_the_state_changed(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, &log);
-    cfg.trip = BREAKER_TRIP_TIME_WINDOW;
-    cfg.window_ns = 10 * SEC;
-    cfg.min_calls = 10;
-    cfg.failure_rate = 0.6;
-    cfg.open_ns = 5 * SEC;
-    cfg.half_open_successes = 1;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
+    cfg->window_ns = 10 * SEC;
+    cfg->min_calls = 10;
+    cfg->failure_rate = 0.6;
+    cfg->open_ns = 5 * SEC;
+    cfg->half_open_successes = 1;
+    breaker *b = fixture_create(&f);
     for (int i = 0; i < 4; i++)
         call_ok(b, BREAKER_SUCCESS);
     for (int i = 0; i < 6; i++)
         call_ok(b, BREAKER_FAILURE);
-    assert_int_equal(atomic_load(&log.count), 1);
-    const breaker_event *trip = &log.events[0];
+    assert_int_equal(fixture_events(&f), 1);
+    const breaker_event *trip = &f.log.events[0];
     assert_int_equal(trip->from, BREAKER_CLOSED);
     assert_int_equal(trip->to, BREAKER_OPEN);
     assert_int_equal(trip->reason, BREAKER_REASON_FAILURE_RATE);
@@ -32,41 +30,40 @@ static void events_report_each_transition_once_after_the_state_changed(void **st
     assert_int_equal(trip->evidence.calls, 10);
     assert_int_equal(trip->evidence.failures, 6);
     assert_int_equal(trip->open_ns, 5 * SEC);
-    assert_int_equal(log.state_seen[0], BREAKER_OPEN);
+    assert_int_equal(f.log.state_seen[0], BREAKER_OPEN);
 
-    fake_clock_advance(&clock, 5 * SEC);
+    fake_clock_advance(&f.clock, 5 * SEC);
     call_ok(b, BREAKER_SUCCESS);
-    assert_int_equal(atomic_load(&log.count), 3);
-    assert_int_equal(log.events[1].to, BREAKER_HALF_OPEN);
-    assert_int_equal(log.state_seen[1], BREAKER_HALF_OPEN);
-    assert_int_equal(log.events[1].time_ns, 5 * SEC);
-    assert_int_equal(log.events[2].to, BREAKER_CLOSED);
-    assert_int_equal(log.state_seen[2], BREAKER_CLOSED);
-    assert_int_equal(log.events[2].generation, 4);
+    assert_int_equal(fixture_events(&f), 3);
+    assert_int_equal(f.log.events[1].to, BREAKER_HALF_OPEN);
+    assert_int_equal(f.log.state_seen[1], BREAKER_HALF_OPEN);
+    assert_int_equal(f.log.events[1].time_ns, 5 * SEC);
+    assert_int_equal(f.log.events[2].to, BREAKER_CLOSED);
+    assert_int_equal(f.log.state_seen[2], BREAKER_CLOSED);
+    assert_int_equal(f.log.events[2].generation, 4);
     breaker_config got;
     breaker_get_config(b, &got);
     assert_ptr_equal(got.on_event, event_log_record);
-    assert_ptr_equal(got.event_ctx, &log);
-    test_breaker_destroy(b);
+    assert_ptr_equal(got.event_ctx, &f.log);
+    fixture_destroy(&f);
 }
 
 static void stats_count_every_kind_of_call(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 3;
-    cfg.slow_call_ns = 10 * MS;
-    cfg.open_ns = SEC;
-    cfg.half_open_successes = 2;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 3;
+    cfg->slow_call_ns = 10 * MS;
+    cfg->open_ns = SEC;
+    cfg->half_open_successes = 2;
+    breaker *b = fixture_create(&f);
     breaker_permit unsettled, stale, p;
     assert_int_equal(breaker_acquire(b, &unsettled), BREAKER_OK);
     assert_int_equal(breaker_acquire(b, &stale), BREAKER_OK);
     call_ok(b, BREAKER_SUCCESS);
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
-    fake_clock_advance(&clock, 20 * MS);
+    fake_clock_advance(&f.clock, 20 * MS);
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK); /* slow */
     call_ok(b, BREAKER_IGNORED);
     call_ok(b, BREAKER_CANCELLED);
@@ -75,7 +72,7 @@ static void stats_count_every_kind_of_call(void **state) {
     assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
     assert_int_equal(breaker_complete(b, &stale, BREAKER_SUCCESS), BREAKER_STALE);
     assert_int_equal(breaker_complete(b, &stale, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
-    fake_clock_advance(&clock, SEC);
+    fake_clock_advance(&f.clock, SEC);
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* probe */
     breaker_permit q;
     assert_int_equal(breaker_acquire(b, &q), BREAKER_REJECTED_HALF_OPEN);
@@ -99,46 +96,44 @@ static void stats_count_every_kind_of_call(void **state) {
     /* admitted == successes + failures + ignored + stale + unsettled (1) */
     assert_int_equal(st.admitted, st.successes + st.failures + st.ignored + st.stale + 1);
     (void)unsettled;
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void stats_account_time_in_each_state(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 1;
-    cfg.open_ns = 7 * SEC;
-    cfg.half_open_successes = 1;
-    breaker *b = make_breaker(&cfg);
-    fake_clock_advance(&clock, 3 * SEC);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 1;
+    cfg->open_ns = 7 * SEC;
+    cfg->half_open_successes = 1;
+    breaker *b = fixture_create(&f);
+    fake_clock_advance(&f.clock, 3 * SEC);
     call_ok(b, BREAKER_FAILURE); /* closed 3 s */
-    fake_clock_advance(&clock, 7 * SEC);
+    fake_clock_advance(&f.clock, 7 * SEC);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* open 7 s */
-    fake_clock_advance(&clock, 2 * SEC);
+    fake_clock_advance(&f.clock, 2 * SEC);
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK); /* half-open 2 s */
-    fake_clock_advance(&clock, 4 * SEC);
+    fake_clock_advance(&f.clock, 4 * SEC);
     breaker_stats st = stats_of(b);
     assert_int_equal(st.time_in_state_ns[BREAKER_CLOSED], 7 * SEC);
     assert_int_equal(st.time_in_state_ns[BREAKER_OPEN], 7 * SEC);
     assert_int_equal(st.time_in_state_ns[BREAKER_HALF_OPEN], 2 * SEC);
     assert_int_equal(st.state_since_ns, 12 * SEC);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void stats_show_the_open_deadline_and_the_window(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg.window_size = 8;
-    cfg.min_calls = 8;
-    cfg.failure_rate = 0.75;
-    cfg.open_ns = 9 * SEC;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg->window_size = 8;
+    cfg->min_calls = 8;
+    cfg->failure_rate = 0.75;
+    cfg->open_ns = 9 * SEC;
+    breaker *b = fixture_create(&f);
     for (int i = 0; i < 2; i++)
         call_ok(b, BREAKER_SUCCESS);
     for (int i = 0; i < 4; i++)
@@ -152,7 +147,7 @@ static void stats_show_the_open_deadline_and_the_window(void **state) {
     st = stats_of(b);
     assert_int_equal(st.state, BREAKER_OPEN);
     assert_int_equal(st.open_until_ns, 9 * SEC);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* The bucket of struct breaker_latency a duration falls in. */
@@ -169,17 +164,16 @@ static unsigned bucket_of(const breaker_probe_latency *h, uint64_t ns) {
  * durations at all, and those of IGNORED probes were dropped.) */
 static void probe_durations_by_result_without_slow_call_timing(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 1;
-    cfg.half_open_max_probes = 1;
-    cfg.half_open_successes = 2;
-    cfg.probe_timeout_ns = 1 * SEC;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 1;
+    cfg->half_open_max_probes = 1;
+    cfg->half_open_successes = 2;
+    cfg->probe_timeout_ns = 1 * SEC;
+    breaker *b = fixture_create(&f);
     call_ok(b, BREAKER_FAILURE); /* opens */
-    fake_clock_advance(&clock, breaker_retry_after_ns(b));
+    fake_clock_advance(&f.clock, breaker_retry_after_ns(b));
     breaker_permit p;
     /* ignored after 3 ms, succeeded after 40 ms, failed after 200 ms */
     const struct {
@@ -190,14 +184,14 @@ static void probe_durations_by_result_without_slow_call_timing(void **state) {
     for (size_t i = 0; i < 3; i++) {
         assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
         assert_true(breaker_permit_is_probe(&p));
-        fake_clock_advance(&clock, probes[i].took);
+        fake_clock_advance(&f.clock, probes[i].took);
         assert_int_equal(breaker_complete(b, &p, probes[i].outcome), BREAKER_OK);
     }
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     /* A probe past its timeout, completed 2 s after admission: stale. */
-    fake_clock_advance(&clock, breaker_retry_after_ns(b));
+    fake_clock_advance(&f.clock, breaker_retry_after_ns(b));
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
-    fake_clock_advance(&clock, 2 * SEC);
+    fake_clock_advance(&f.clock, 2 * SEC);
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_STALE);
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
 
@@ -214,7 +208,7 @@ static void probe_durations_by_result_without_slow_call_timing(void **state) {
     }
     assert_string_equal(breaker_probe_result_name(BREAKER_PROBE_IGNORED), "ignored");
     assert_string_equal(breaker_probe_result_name(BREAKER_PROBE_STALE), "stale");
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 int main(void) {

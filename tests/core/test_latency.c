@@ -5,7 +5,7 @@
  * Prometheus export writes them (cumulative, _sum in seconds, _count).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "test_util.h"
+#include "breaker_fixture.h"
 
 #include <breaker/registry.h>
 
@@ -24,20 +24,19 @@ static void timed_call(breaker *b, struct fake_clock *clock, uint64_t took,
 
 static void durations_land_in_their_buckets(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 1000 * SEC};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 100;
-    cfg.slow_call_ns = 30 * SEC; /* timed; nothing here is slow */
-    breaker *b = make_breaker(&cfg);
-    timed_call(b, &clock, 500 * 1000, BREAKER_SUCCESS); /* 0.5 ms: <= 1 ms */
-    timed_call(b, &clock, 1 * MS, BREAKER_SUCCESS);     /* exactly on a bound: <= 1 ms */
-    timed_call(b, &clock, 3 * MS, BREAKER_SUCCESS);     /* <= 5 ms */
-    timed_call(b, &clock, 20 * MS, BREAKER_FAILURE);    /* <= 25 ms */
-    timed_call(b, &clock, 2 * SEC, BREAKER_SUCCESS);    /* <= 2.5 s */
-    timed_call(b, &clock, 20 * SEC, BREAKER_FAILURE);   /* +Inf */
-    timed_call(b, &clock, 5 * MS, BREAKER_IGNORED);     /* not recorded */
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 1000 * SEC);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 100;
+    cfg->slow_call_ns = 30 * SEC; /* timed; nothing here is slow */
+    breaker *b = fixture_create(&f);
+    timed_call(b, &f.clock, 500 * 1000, BREAKER_SUCCESS); /* 0.5 ms: <= 1 ms */
+    timed_call(b, &f.clock, 1 * MS, BREAKER_SUCCESS);     /* exactly on a bound: <= 1 ms */
+    timed_call(b, &f.clock, 3 * MS, BREAKER_SUCCESS);     /* <= 5 ms */
+    timed_call(b, &f.clock, 20 * MS, BREAKER_FAILURE);    /* <= 25 ms */
+    timed_call(b, &f.clock, 2 * SEC, BREAKER_SUCCESS);    /* <= 2.5 s */
+    timed_call(b, &f.clock, 20 * SEC, BREAKER_FAILURE);   /* +Inf */
+    timed_call(b, &f.clock, 5 * MS, BREAKER_IGNORED);     /* not recorded */
     breaker_latency l;
     assert_int_equal(breaker_latency_get(b, &l), BREAKER_OK);
     assert_int_equal(l.upper_ns[0], 1 * MS);
@@ -53,15 +52,15 @@ static void durations_land_in_their_buckets(void **state) {
     assert_int_equal(total, 6);
     assert_int_equal(l.success_sum_ns, 500 * 1000 + 1 * MS + 3 * MS + 2 * SEC);
     assert_int_equal(l.failure_sum_ns, 20 * MS + 20 * SEC);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 
     /* A breaker that does not time its calls has no histogram. */
-    cfg.slow_call_ns = 0;
-    b = make_breaker(&cfg);
-    timed_call(b, &clock, 3 * MS, BREAKER_SUCCESS);
+    cfg->slow_call_ns = 0;
+    b = fixture_create(&f);
+    timed_call(b, &f.clock, 3 * MS, BREAKER_SUCCESS);
     assert_int_equal(breaker_latency_get(b, &l), BREAKER_NOT_FOUND);
     assert_int_equal(l.success[2], 0);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void the_export_writes_a_cumulative_histogram(void **state) {
@@ -129,44 +128,42 @@ static uint64_t durations_recorded(breaker *b) {
  * again, or a copy of a probe's permit (its claim is in the breaker). */
 static void duplicates_record_no_duration(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 1000 * SEC};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 2;
-    cfg.slow_call_ns = SEC;
-    cfg.open_ns = MS;
-    cfg.half_open_max_probes = 1;
-    cfg.half_open_successes = 2;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 1000 * SEC);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 2;
+    cfg->slow_call_ns = SEC;
+    cfg->open_ns = MS;
+    cfg->half_open_max_probes = 1;
+    cfg->half_open_successes = 2;
+    breaker *b = fixture_create(&f);
     breaker_permit p, copy;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
-    fake_clock_advance(&clock, 3 * MS);
+    fake_clock_advance(&f.clock, 3 * MS);
     assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
     /* A closed call's permit is settled in itself: completing it again. */
     assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_ALREADY_SETTLED);
     assert_int_equal(durations_recorded(b), 1);
-    timed_call(b, &clock, MS, BREAKER_FAILURE); /* opens */
+    timed_call(b, &f.clock, MS, BREAKER_FAILURE); /* opens */
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    fake_clock_advance(&clock, 2 * MS);
+    fake_clock_advance(&f.clock, 2 * MS);
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     assert_true(breaker_permit_is_probe(&p));
     copy = p;
-    fake_clock_advance(&clock, 7 * MS);
+    fake_clock_advance(&f.clock, 7 * MS);
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
     assert_int_equal(breaker_complete(b, &copy, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
     assert_int_equal(durations_recorded(b), 3);
     assert_int_equal(stats_of(b).duplicates, 2);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* An untimed breaker: NOT_FOUND, every count and sum zeroed, bounds given. */
 static void an_untimed_breaker_has_no_histogram(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 1000 * SEC};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    (void)fixture_init(&f, 1000 * SEC);
+    breaker *b = fixture_create(&f);
     breaker_latency l;
     memset(&l, 0xab, sizeof(l));
     assert_int_equal(breaker_latency_get(b, &l), BREAKER_NOT_FOUND);
@@ -177,7 +174,7 @@ static void an_untimed_breaker_has_no_histogram(void **state) {
     }
     assert_int_equal(l.success_sum_ns, 0);
     assert_int_equal(l.failure_sum_ns, 0);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 int main(void) {

@@ -7,36 +7,28 @@
  * reconfiguration (at once, whole, fenced, refused for what shapes the
  * block).
  */
-#include "test_util.h"
+#include "breaker_fixture.h"
 
 #include <breaker/registry.h>
 
-static breaker_config operate_config(struct fake_clock *clock, struct event_log *log) {
-    breaker_config cfg;
-    test_config(&cfg, clock, log);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 2;
-    cfg.open_ns = 10 * SEC;
-    cfg.open_max_ns = 60 * SEC;
-    cfg.half_open_successes = 1;
+static breaker_config *operate_config(struct breaker_fixture *f, uint64_t now_ns) {
+    breaker_config *cfg = fixture_init(f, now_ns);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 2;
+    cfg->open_ns = 10 * SEC;
+    cfg->open_max_ns = 60 * SEC;
+    cfg->half_open_successes = 1;
     return cfg;
-}
-
-static const breaker_event *last_event(struct event_log *log) {
-    unsigned n = atomic_load(&log->count);
-    assert_true(n > 0);
-    return &log->events[n - 1];
 }
 
 static void server_directed_open_refuses_for_the_wait_then_probes(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = operate_config(&clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    operate_config(&f, 0);
+    breaker *b = fixture_create(&f);
     call_ok(b, BREAKER_SUCCESS);
     assert_int_equal(breaker_open_for(b, 7 * SEC, BREAKER_REASON_SERVER_DIRECTED), BREAKER_OK);
-    const breaker_event *ev = last_event(&log);
+    const breaker_event *ev = fixture_last_event(&f);
     assert_int_equal(ev->from, BREAKER_CLOSED);
     assert_int_equal(ev->to, BREAKER_OPEN);
     assert_int_equal(ev->reason, BREAKER_REASON_SERVER_DIRECTED);
@@ -47,9 +39,9 @@ static void server_directed_open_refuses_for_the_wait_then_probes(void **state) 
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
     assert_int_equal(breaker_retry_after_ns(b), 7 * SEC);
-    fake_clock_advance(&clock, 7 * SEC - 1000);
+    fake_clock_advance(&f.clock, 7 * SEC - 1000);
     assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
-    fake_clock_advance(&clock, 1000);
+    fake_clock_advance(&f.clock, 1000);
     /* The wait over: the normal bounded probing. */
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     assert_true(breaker_permit_is_probe(&p));
@@ -61,48 +53,46 @@ static void server_directed_open_refuses_for_the_wait_then_probes(void **state) 
     assert_int_equal(st.server_directed_opens, 1);
     assert_int_equal(st.operator_opens, 0);
     assert_int_equal(st.rejected_open, 2);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* A hostile or broken answer ("Retry-After: 99999999") cannot park the
  * breaker for longer than the configuration's longest wait. */
 static void server_directed_wait_is_capped_at_open_max(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = operate_config(&clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    operate_config(&f, 0);
+    breaker *b = fixture_create(&f);
     assert_int_equal(breaker_open_for(b, 99999999 * SEC, BREAKER_REASON_SERVER_DIRECTED),
                      BREAKER_OK);
-    assert_int_equal(last_event(&log)->open_ns, 60 * SEC);
+    assert_int_equal(fixture_last_event(&f)->open_ns, 60 * SEC);
     assert_int_equal(breaker_retry_after_ns(b), 60 * SEC);
-    fake_clock_advance(&clock, 60 * SEC);
+    fake_clock_advance(&f.clock, 60 * SEC);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     assert_true(breaker_permit_is_probe(&p));
     assert_int_equal(breaker_complete(b, &p, BREAKER_IGNORED), BREAKER_OK);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* A longer wait under way stays; a longer directed wait replaces a shorter
  * one; an operator's forced state is an order the dependency cannot undo. */
 static void server_directed_keeps_a_longer_wait_and_yields_to_forced(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = operate_config(&clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    operate_config(&f, 0);
+    breaker *b = fixture_create(&f);
     call_ok(b, BREAKER_FAILURE);
     call_ok(b, BREAKER_FAILURE); /* OPEN for 10 s */
-    unsigned n = atomic_load(&log.count);
+    unsigned n = fixture_events(&f);
     uint64_t gen = breaker_generation(b);
     assert_int_equal(breaker_open_for(b, 5 * SEC, BREAKER_REASON_SERVER_DIRECTED), BREAKER_OK);
-    assert_int_equal(atomic_load(&log.count), n);
+    assert_int_equal(fixture_events(&f), n);
     assert_int_equal(breaker_generation(b), gen);
     assert_int_equal(breaker_retry_after_ns(b), 10 * SEC);
     assert_int_equal(breaker_open_for(b, 20 * SEC, BREAKER_REASON_SERVER_DIRECTED), BREAKER_OK);
-    assert_int_equal(atomic_load(&log.count), n + 1);
-    assert_int_equal(last_event(&log)->from, BREAKER_OPEN);
+    assert_int_equal(fixture_events(&f), n + 1);
+    assert_int_equal(fixture_last_event(&f)->from, BREAKER_OPEN);
     assert_int_equal(breaker_retry_after_ns(b), 20 * SEC);
     assert_int_equal(breaker_force_open(b), BREAKER_OK);
     assert_int_equal(breaker_open_for(b, 20 * SEC, BREAKER_REASON_SERVER_DIRECTED), BREAKER_OK);
@@ -111,24 +101,23 @@ static void server_directed_keeps_a_longer_wait_and_yields_to_forced(void **stat
     assert_int_equal(breaker_open_for(b, 20 * SEC, BREAKER_REASON_SERVER_DIRECTED), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
     assert_int_equal(stats_of(b).server_directed_opens, 1);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* An operator's wait is exact, from any state, forced ones included. */
 static void operator_open_is_exact_from_any_state(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = operate_config(&clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    operate_config(&f, 0);
+    breaker *b = fixture_create(&f);
     assert_int_equal(breaker_open_for(b, 3600 * SEC, BREAKER_REASON_OPERATOR), BREAKER_OK);
-    assert_int_equal(last_event(&log)->open_ns, 3600 * SEC); /* not capped at open_max */
+    assert_int_equal(fixture_last_event(&f)->open_ns, 3600 * SEC); /* not capped at open_max */
     assert_int_equal(breaker_open_for(b, 2 * SEC, BREAKER_REASON_OPERATOR), BREAKER_OK);
     assert_int_equal(breaker_retry_after_ns(b), 2 * SEC); /* replaced, shorter */
     assert_int_equal(breaker_force_open(b), BREAKER_OK);
     assert_int_equal(breaker_open_for(b, 5 * SEC, BREAKER_REASON_OPERATOR), BREAKER_OK);
-    assert_int_equal(last_event(&log)->from, BREAKER_FORCED_OPEN);
-    assert_int_equal(last_event(&log)->reason, BREAKER_REASON_OPERATOR);
+    assert_int_equal(fixture_last_event(&f)->from, BREAKER_FORCED_OPEN);
+    assert_int_equal(fixture_last_event(&f)->reason, BREAKER_REASON_OPERATOR);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
     assert_int_equal(stats_of(b).operator_opens, 3);
     uint64_t gen = breaker_generation(b);
@@ -139,49 +128,47 @@ static void operator_open_is_exact_from_any_state(void **state) {
     assert_int_equal(breaker_open_for(b, 0, BREAKER_REASON_OPERATOR), BREAKER_OK); /* nothing */
     assert_int_equal(breaker_generation(b), gen);
     assert_int_equal(breaker_retry_after_ns(b), 5 * SEC);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* A directed wait is no failed recovery: the next failed probe backs off
  * from where the breaker was. */
 static void timed_open_keeps_the_backoff_level(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = operate_config(&clock, &log);
-    cfg.open_backoff = 2;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = operate_config(&f, 0);
+    cfg->open_backoff = 2;
+    breaker *b = fixture_create(&f);
     call_ok(b, BREAKER_FAILURE);
     call_ok(b, BREAKER_FAILURE); /* OPEN 10 s, k 0 */
-    fake_clock_advance(&clock, 10 * SEC);
+    fake_clock_advance(&f.clock, 10 * SEC);
     call_ok(b, BREAKER_FAILURE); /* the probe fails: OPEN 20 s, k 1 */
-    assert_int_equal(last_event(&log)->open_ns, 20 * SEC);
+    assert_int_equal(fixture_last_event(&f)->open_ns, 20 * SEC);
     assert_int_equal(breaker_open_for(b, 30 * SEC, BREAKER_REASON_SERVER_DIRECTED), BREAKER_OK);
-    assert_int_equal(last_event(&log)->evidence.failed_recoveries, 1);
-    fake_clock_advance(&clock, 30 * SEC);
+    assert_int_equal(fixture_last_event(&f)->evidence.failed_recoveries, 1);
+    fake_clock_advance(&f.clock, 30 * SEC);
     call_ok(b, BREAKER_FAILURE); /* k 2: 40 s */
-    assert_int_equal(last_event(&log)->open_ns, 40 * SEC);
-    test_breaker_destroy(b);
+    assert_int_equal(fixture_last_event(&f)->open_ns, 40 * SEC);
+    fixture_destroy(&f);
 }
 
 /* ---- Shadow mode ------------------------------------------------------------ */
 
 static void shadow_mode_runs_the_machine_and_refuses_nothing(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = operate_config(&clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    operate_config(&f, 0);
+    breaker *b = fixture_create(&f);
     assert_int_equal(breaker_shadow(b), 0);
     assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
     assert_int_equal(breaker_shadow(b), 1);
-    assert_int_equal(atomic_load(&log.count), 0); /* not a transition */
+    assert_int_equal(fixture_events(&f), 0); /* not a transition */
     call_ok(b, BREAKER_FAILURE);
     call_ok(b, BREAKER_FAILURE);
     /* Would open: the state is OPEN, reported as shadow. */
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    assert_int_equal(last_event(&log)->to, BREAKER_OPEN);
-    assert_int_equal(last_event(&log)->shadow, 1);
+    assert_int_equal(fixture_last_event(&f)->to, BREAKER_OPEN);
+    assert_int_equal(fixture_last_event(&f)->shadow, 1);
     /* Every call admitted; the would-be refusals counted and their outcomes
      * kept apart. */
     for (int i = 0; i < 5; i++)
@@ -196,7 +183,7 @@ static void shadow_mode_runs_the_machine_and_refuses_nothing(void **state) {
     assert_int_equal(st.failures, 2);
     assert_int_equal(st.state, BREAKER_OPEN); /* their failures reopened nothing */
     /* The wait over: a real probe; a second call would be refused. */
-    fake_clock_advance(&clock, 10 * SEC);
+    fake_clock_advance(&f.clock, 10 * SEC);
     breaker_permit probe, extra;
     assert_int_equal(breaker_acquire(b, &probe), BREAKER_OK);
     assert_true(breaker_permit_is_probe(&probe));
@@ -208,29 +195,29 @@ static void shadow_mode_runs_the_machine_and_refuses_nothing(void **state) {
     assert_int_equal(breaker_complete(b, &probe, BREAKER_SUCCESS), BREAKER_OK);
     /* Would close. */
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
-    assert_int_equal(last_event(&log)->reason, BREAKER_REASON_PROBES_SUCCEEDED);
-    assert_int_equal(last_event(&log)->shadow, 1);
+    assert_int_equal(fixture_last_event(&f)->reason, BREAKER_REASON_PROBES_SUCCEEDED);
+    assert_int_equal(fixture_last_event(&f)->shadow, 1);
     st = stats_of(b);
     assert_int_equal(st.would_reject_half_open, 1);
     assert_int_equal(st.shadow_failures, 3);
     assert_int_equal(st.duplicates, 1);
     assert_int_equal(st.admitted, st.successes + st.failures + st.ignored + st.stale);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* A timed breaker's shadow permit: its completion leaves the call-duration
  * histogram alone too (the call would have been refused: no duration). */
 static void a_shadow_permits_duration_is_not_recorded(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg = operate_config(&clock, NULL);
-    cfg.slow_call_ns = SEC;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = operate_config(&f, 0);
+    cfg->slow_call_ns = SEC;
+    breaker *b = fixture_create(&f);
     assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
     assert_int_equal(breaker_force_open(b), BREAKER_OK);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* would be refused */
-    fake_clock_advance(&clock, 3 * SEC);
+    fake_clock_advance(&f.clock, 3 * SEC);
     assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
     breaker_stats st = stats_of(b);
     assert_int_equal(st.shadow_failures, 1);
@@ -241,22 +228,22 @@ static void a_shadow_permits_duration_is_not_recorded(void **state) {
         counted += lat.success[i] + lat.failure[i];
     assert_int_equal(counted, 0);
     assert_int_equal(lat.failure_sum_ns, 0);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* operate_config's breaker, ramping back up over 10 s from 10% after a
  * recovery. */
-static breaker *ramping_breaker(struct fake_clock *clock) {
-    breaker_config cfg = operate_config(clock, NULL);
-    cfg.ramp_ns = 10 * SEC;
-    cfg.ramp_start = 0.1;
-    return make_breaker(&cfg);
+static breaker *ramping_breaker(struct breaker_fixture *f) {
+    breaker_config *cfg = operate_config(f, 0);
+    cfg->ramp_ns = 10 * SEC;
+    cfg->ramp_start = 0.1;
+    return fixture_create(f);
 }
 
 static void shadow_mode_covers_forced_open_and_ramps(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = ramping_breaker(&clock);
+    struct breaker_fixture f;
+    breaker *b = ramping_breaker(&f);
     assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
     assert_int_equal(breaker_force_open(b), BREAKER_OK);
     call_ok(b, BREAKER_SUCCESS);
@@ -264,7 +251,7 @@ static void shadow_mode_covers_forced_open_and_ramps(void **state) {
     assert_int_equal(breaker_reset(b), BREAKER_OK);
     call_ok(b, BREAKER_FAILURE);
     call_ok(b, BREAKER_FAILURE);
-    fake_clock_advance(&clock, 10 * SEC);
+    fake_clock_advance(&f.clock, 10 * SEC);
     call_ok(b, BREAKER_SUCCESS); /* the probe closes: ramping at 10% */
     uint64_t admitted = stats_of(b).admitted;
     for (int i = 0; i < 10; i++)
@@ -276,15 +263,15 @@ static void shadow_mode_covers_forced_open_and_ramps(void **state) {
     assert_int_equal(st.would_reject_ramp + (st.admitted - admitted), 10);
     assert_int_equal(st.rejected_ramp, 0);
     assert_true(breaker_shadow(b)); /* kept through every transition */
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* Off again, the breaker enforces from the state it is in. */
 static void shadow_off_enforces_from_the_current_state(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg = operate_config(&clock, NULL);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    operate_config(&f, 0);
+    breaker *b = fixture_create(&f);
     assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
     assert_int_equal(breaker_set_shadow(b, 1), BREAKER_OK);
     call_ok(b, BREAKER_FAILURE);
@@ -303,7 +290,7 @@ static void shadow_off_enforces_from_the_current_state(void **state) {
     assert_int_equal(st.shadow, 0);
     assert_int_equal(st.rejected_open, 1);
     assert_int_equal(st.shadow_successes, 1);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* breaker_permit_would_reject(): a permit says which refusal shadow mode
@@ -312,8 +299,8 @@ static void shadow_off_enforces_from_the_current_state(void **state) {
  * off, a permit object reused after a shadow one) says NONE. */
 static void a_shadow_permit_says_which_refusal_it_was_spared(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = ramping_breaker(&clock);
+    struct breaker_fixture f;
+    breaker *b = ramping_breaker(&f);
     breaker_permit p, q;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     assert_int_equal(breaker_permit_would_reject(&p), BREAKER_REFUSAL_NONE);
@@ -333,7 +320,7 @@ static void a_shadow_permit_says_which_refusal_it_was_spared(void **state) {
     assert_int_equal(breaker_permit_would_reject(&p), BREAKER_REFUSAL_OPEN);
     assert_int_equal(breaker_permit_would_reject(&copy), BREAKER_REFUSAL_OPEN);
 
-    fake_clock_advance(&clock, 10 * SEC);
+    fake_clock_advance(&f.clock, 10 * SEC);
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* the probe: real */
     assert_true(breaker_permit_is_probe(&p));
     assert_int_equal(breaker_permit_would_reject(&p), BREAKER_REFUSAL_NONE);
@@ -381,18 +368,17 @@ static void a_shadow_permit_says_which_refusal_it_was_spared(void **state) {
     assert_string_equal(breaker_refusal_name(BREAKER_REFUSAL_RAMP), "ramp");
     assert_string_equal(breaker_refusal_name((enum breaker_refusal)BREAKER_REFUSAL_COUNT),
                         "unknown");
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* ---- Live reconfiguration --------------------------------------------------- */
 
 static void reconfigure_applies_at_once_and_reports_old_and_new(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = operate_config(&clock, &log);
-    cfg.failure_threshold = 5;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = operate_config(&f, 0);
+    cfg->failure_threshold = 5;
+    breaker *b = fixture_create(&f);
     assert_int_equal(breaker_config_generation(b), 1);
     for (int i = 0; i < 3; i++)
         call_ok(b, BREAKER_FAILURE);
@@ -404,7 +390,7 @@ static void reconfigure_applies_at_once_and_reports_old_and_new(void **state) {
     char msg[256];
     assert_int_equal(breaker_reconfigure(b, &now, 1, msg, sizeof(msg)), BREAKER_OK);
     assert_int_equal(breaker_config_generation(b), 2);
-    const breaker_event *ev = last_event(&log);
+    const breaker_event *ev = fixture_last_event(&f);
     assert_int_equal(ev->reason, BREAKER_REASON_RECONFIGURED);
     assert_int_equal(ev->from, BREAKER_CLOSED);
     assert_int_equal(ev->to, BREAKER_CLOSED);
@@ -417,16 +403,16 @@ static void reconfigure_applies_at_once_and_reports_old_and_new(void **state) {
     breaker_get_config(b, &after);
     assert_int_equal(after.failure_threshold, 2);
     assert_int_equal(after.open_ns, 4 * SEC);
-    assert_ptr_equal(after.on_event, cfg.on_event); /* the handle's own */
+    assert_ptr_equal(after.on_event, cfg->on_event); /* the handle's own */
     assert_int_equal(breaker_generation(b), 1);
     assert_int_equal(stats_of(b).failures, 3); /* counters and window kept */
     /* The run of 3 is already past the new threshold: the next failure trips,
      * and the wait is the new one. */
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    assert_int_equal(last_event(&log)->open_ns, 4 * SEC);
-    assert_int_equal(last_event(&log)->evidence.consecutive_failures, 4);
-    test_breaker_destroy(b);
+    assert_int_equal(fixture_last_event(&f)->open_ns, 4 * SEC);
+    assert_int_equal(fixture_last_event(&f)->evidence.consecutive_failures, 4);
+    fixture_destroy(&f);
 }
 
 struct config_seen {
@@ -449,12 +435,12 @@ static void on_reconfigured(void *ctx, breaker *b, const breaker_event *ev) {
 
 static void reconfigure_event_carries_both_configurations(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
+    struct breaker_fixture f;
     struct config_seen seen = {0};
-    breaker_config cfg = operate_config(&clock, NULL);
-    cfg.on_event = on_reconfigured;
-    cfg.event_ctx = &seen;
-    breaker *b = make_breaker(&cfg);
+    breaker_config *cfg = operate_config(&f, 0);
+    cfg->on_event = on_reconfigured;
+    cfg->event_ctx = &seen;
+    breaker *b = fixture_create(&f);
     breaker_config c;
     breaker_get_config(b, &c);
     c.failure_threshold = 9;
@@ -468,15 +454,15 @@ static void reconfigure_event_carries_both_configurations(void **state) {
     assert_int_equal(seen.seen, 1);
     assert_int_equal(breaker_config_generation(b), 2);
     call_ok(b, BREAKER_FAILURE); /* a transition's event has no configurations */
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* A change another made since the caller read is not overwritten. */
 static void reconfigure_is_fenced_by_the_configuration_generation(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg = operate_config(&clock, NULL);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    operate_config(&f, 0);
+    breaker *b = fixture_create(&f);
     breaker_config mine, theirs;
     breaker_get_config(b, &mine);
     theirs = mine;
@@ -491,7 +477,7 @@ static void reconfigure_is_fenced_by_the_configuration_generation(void **state) 
     breaker_get_config(b, &now);
     assert_int_equal(now.min_calls, 50);
     assert_int_equal(now.failure_threshold, 2);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void refused(breaker *b, const breaker_config *c, const char *field) {
@@ -506,13 +492,13 @@ static void refused(breaker *b, const breaker_config *c, const char *field) {
 /* What shapes the block is refused, naming the field, both values and why. */
 static void reconfigure_refuses_what_shapes_the_block(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg = operate_config(&clock, NULL);
-    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg.window_size = 50;
-    cfg.min_calls = 10;
-    cfg.ramp_ns = SEC;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = operate_config(&f, 0);
+    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg->window_size = 50;
+    cfg->min_calls = 10;
+    cfg->ramp_ns = SEC;
+    breaker *b = fixture_create(&f);
     breaker_config c;
     breaker_get_config(b, &c);
     c.trip = BREAKER_TRIP_CONSECUTIVE;
@@ -550,17 +536,16 @@ static void reconfigure_refuses_what_shapes_the_block(void **state) {
     assert_true(now.failure_rate == 0.25);
     assert_int_equal(now.half_open_successes, 4);
     assert_int_equal(now.min_failing_sources, 1);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* A wait under way keeps its end; the next open waits the new time. */
 static void a_new_wait_applies_from_the_next_open(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = operate_config(&clock, &log);
-    cfg.open_backoff = 1;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = operate_config(&f, 0);
+    cfg->open_backoff = 1;
+    breaker *b = fixture_create(&f);
     call_ok(b, BREAKER_FAILURE);
     call_ok(b, BREAKER_FAILURE); /* OPEN for 10 s */
     breaker_config c;
@@ -568,10 +553,10 @@ static void a_new_wait_applies_from_the_next_open(void **state) {
     c.open_ns = 3 * SEC;
     assert_int_equal(breaker_reconfigure(b, &c, 0, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_retry_after_ns(b), 10 * SEC);
-    fake_clock_advance(&clock, 10 * SEC);
+    fake_clock_advance(&f.clock, 10 * SEC);
     call_ok(b, BREAKER_FAILURE); /* the probe fails: the new wait */
-    assert_int_equal(last_event(&log)->open_ns, 3 * SEC);
-    test_breaker_destroy(b);
+    assert_int_equal(fixture_last_event(&f)->open_ns, 3 * SEC);
+    fixture_destroy(&f);
 }
 
 static void count_reconfigured(void *ctx, const breaker_registry_event *ev) {
@@ -691,21 +676,20 @@ static void a_listener_may_set_the_config_from_inside_set_config(void **state) {
  * is back to normal, as after a reset. */
 static void a_forced_close_for_a_time_expires(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = operate_config(&clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    operate_config(&f, 0);
+    breaker *b = fixture_create(&f);
     assert_int_equal(breaker_force_closed_for(b, 0), BREAKER_EINVAL);
     assert_int_equal(breaker_force_closed_for(b, 366 * 24 * 3600 * SEC), BREAKER_EINVAL);
     assert_int_equal(breaker_force_closed_for(b, 5 * SEC), BREAKER_OK);
-    assert_int_equal(last_event(&log)->to, BREAKER_FORCED_CLOSED);
+    assert_int_equal(fixture_last_event(&f)->to, BREAKER_FORCED_CLOSED);
     for (int i = 0; i < 10; i++)
         call_ok(b, BREAKER_FAILURE); /* never trips */
-    fake_clock_advance(&clock, 5 * SEC - 1);
+    fake_clock_advance(&f.clock, 5 * SEC - 1);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
-    fake_clock_advance(&clock, 1);
+    fake_clock_advance(&f.clock, 1);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED); /* applied by a query too */
-    const breaker_event *ev = last_event(&log);
+    const breaker_event *ev = fixture_last_event(&f);
     assert_int_equal(ev->from, BREAKER_FORCED_CLOSED);
     assert_int_equal(ev->reason, BREAKER_REASON_FORCE_EXPIRED);
     assert_int_equal(ev->time_ns, 5 * SEC);
@@ -717,19 +701,19 @@ static void a_forced_close_for_a_time_expires(void **state) {
     /* Renewed: the new expiry; a plain forced close has none. */
     assert_int_equal(breaker_force_closed_for(b, 2 * SEC), BREAKER_OK);
     assert_int_equal(breaker_force_closed_for(b, 8 * SEC), BREAKER_OK);
-    fake_clock_advance(&clock, 3 * SEC);
+    fake_clock_advance(&f.clock, 3 * SEC);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
-    fake_clock_advance(&clock, 5 * SEC);
+    fake_clock_advance(&f.clock, 5 * SEC);
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* the call applies it */
-    assert_int_equal(last_event(&log)->reason, BREAKER_REASON_FORCE_EXPIRED);
+    assert_int_equal(fixture_last_event(&f)->reason, BREAKER_REASON_FORCE_EXPIRED);
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
     assert_int_equal(breaker_force_closed(b), BREAKER_OK);
-    fake_clock_advance(&clock, 3600 * SEC);
+    fake_clock_advance(&f.clock, 3600 * SEC);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* A clock that, on its `fire_at`-th read after being armed, forces the
@@ -762,10 +746,11 @@ static void a_plain_forced_close_never_expires_after_a_lost_race(void **state) {
     int fire_at;
     for (fire_at = 1;; fire_at++) {
         struct racing_clock rc = {0};
-        breaker_config cfg = operate_config(&rc.clock, NULL);
-        cfg.clock = racing_clock_read;
-        cfg.clock_ctx = &rc;
-        breaker *b = make_breaker(&cfg);
+        struct breaker_fixture f;
+        breaker_config *cfg = operate_config(&f, 0);
+        cfg->clock = racing_clock_read;
+        cfg->clock_ctx = &rc;
+        breaker *b = fixture_create(&f);
         rc.b = b;
         assert_int_equal(breaker_force_open(b), BREAKER_OK);
         assert_int_equal(breaker_open_for(b, SEC, BREAKER_REASON_OPERATOR), BREAKER_OK);
@@ -775,7 +760,7 @@ static void a_plain_forced_close_never_expires_after_a_lost_race(void **state) {
         breaker_permit p;
         int got = breaker_acquire(b, &p);
         if (rc.fire_at != 0) { /* past the acquire's last read: every read tried */
-            test_breaker_destroy(b);
+            fixture_destroy(&f);
             break;
         }
         if (got == BREAKER_OK) (void)breaker_complete(b, &p, BREAKER_SUCCESS);
@@ -784,7 +769,7 @@ static void a_plain_forced_close_never_expires_after_a_lost_race(void **state) {
         if (breaker_get_state(b) != BREAKER_FORCED_CLOSED)
             fail_msg("order at clock read %d: the forced close expired by itself (state %s)",
                      fire_at, breaker_state_name(breaker_get_state(b)));
-        test_breaker_destroy(b);
+        fixture_destroy(&f);
     }
     assert_true(fire_at > 2); /* the order came between the look and the transition */
 }
@@ -801,11 +786,12 @@ static void an_operators_wait_is_exact_after_a_lost_race(void **state) {
     int fire_at;
     for (fire_at = 1;; fire_at++) {
         struct racing_clock rc = {.order = operator_open_1s};
-        breaker_config cfg = operate_config(&rc.clock, NULL);
-        cfg.probe_timeout_ns = 30 * SEC;
-        cfg.clock = racing_clock_read;
-        cfg.clock_ctx = &rc;
-        breaker *b = make_breaker(&cfg);
+        struct breaker_fixture f;
+        breaker_config *cfg = operate_config(&f, 0);
+        cfg->probe_timeout_ns = 30 * SEC;
+        cfg->clock = racing_clock_read;
+        cfg->clock_ctx = &rc;
+        breaker *b = fixture_create(&f);
         rc.b = b;
         assert_int_equal(breaker_open_for(b, SEC, BREAKER_REASON_OPERATOR), BREAKER_OK);
         fake_clock_advance(&rc.clock, SEC); /* the wait is over: the next call probes */
@@ -814,14 +800,14 @@ static void an_operators_wait_is_exact_after_a_lost_race(void **state) {
         int got = breaker_acquire(b, &p);
         if (got == BREAKER_OK) (void)breaker_complete(b, &p, BREAKER_IGNORED);
         if (rc.fire_at != 0) { /* past the acquire's last read: every read tried */
-            test_breaker_destroy(b);
+            fixture_destroy(&f);
             break;
         }
         assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
         if (breaker_retry_after_ns(b) != SEC)
             fail_msg("order at clock read %d: an open for 1 s waits %.3f s", fire_at,
                      (double)breaker_retry_after_ns(b) / 1e9);
-        test_breaker_destroy(b);
+        fixture_destroy(&f);
     }
     assert_true(fire_at > 2);
 }
@@ -830,19 +816,18 @@ static void an_operators_wait_is_exact_after_a_lost_race(void **state) {
  * has no end, so the old expiry is gone ("another order ... ends it"). */
 static void a_plain_forced_close_cancels_an_expiry(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg = operate_config(&clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    operate_config(&f, 0);
+    breaker *b = fixture_create(&f);
     assert_int_equal(breaker_force_closed_for(b, 5 * SEC), BREAKER_OK);
     assert_int_equal(breaker_force_closed(b), BREAKER_OK);
-    fake_clock_advance(&clock, 3600 * SEC);
+    fake_clock_advance(&f.clock, 3600 * SEC);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
     /* Already forced closed without an expiry: no transition. */
-    unsigned n = atomic_load(&log.count);
+    unsigned n = fixture_events(&f);
     assert_int_equal(breaker_force_closed(b), BREAKER_OK);
-    assert_int_equal(atomic_load(&log.count), n);
-    test_breaker_destroy(b);
+    assert_int_equal(fixture_events(&f), n);
+    fixture_destroy(&f);
 }
 
 /* The JSON report says shadow mode, what it would have refused and the

@@ -8,7 +8,7 @@
 #define BREAKER_BACKEND_EXPERIMENTAL
 #include <breaker/backend.h>
 
-#include "test_util.h"
+#include "breaker_fixture.h"
 
 #include <breaker/registry.h>
 
@@ -78,25 +78,17 @@ static void copy_of_registry_config_is_not_the_registrys(void **state) {
 /* Open a breaker (one failure trips it) whose half-open admits one probe at a
  * time and needs `successes` of them, and move to the end of the wait. The
  * clock then stands still: every admission below falls in one microsecond. */
-static breaker *half_open_breaker(struct fake_clock *clock, uint32_t successes) {
-    breaker_config cfg;
-    test_config(&cfg, clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 1;
-    cfg.open_ns = 1 * SEC;
-    cfg.half_open_max_probes = 1;
-    cfg.half_open_successes = successes;
-    cfg.probe_timeout_ns = 10 * SEC;
-    breaker *b = make_breaker(&cfg);
-    call_ok(b, BREAKER_FAILURE);
-    fake_clock_advance(clock, 1 * SEC);
+static breaker *half_open_breaker(struct breaker_fixture *f, uint32_t successes) {
+    (void)fixture_init_one_failure_opens(f, 1000 * SEC, 1 * SEC, successes);
+    breaker *b = fixture_create(f);
+    fixture_trip_to_half_open(f);
     return b;
 }
 
 static void completed_copy_cannot_free_a_newer_probes_slot(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 1000 * SEC};
-    breaker *b = half_open_breaker(&clock, 3);
+    struct breaker_fixture f;
+    breaker *b = half_open_breaker(&f, 3);
     breaker_permit first, copy, second, third;
     assert_int_equal(breaker_acquire(b, &first), BREAKER_OK);
     copy = first;
@@ -114,13 +106,13 @@ static void completed_copy_cannot_free_a_newer_probes_slot(void **state) {
     assert_int_equal(st.probes_admitted, 2);
     assert_int_equal(st.probes_succeeded, 1);
     assert_int_equal(breaker_complete(b, &second, BREAKER_SUCCESS), BREAKER_OK);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void completed_copy_cannot_close_the_breaker(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 1000 * SEC};
-    breaker *b = half_open_breaker(&clock, 2);
+    struct breaker_fixture f;
+    breaker *b = half_open_breaker(&f, 2);
     breaker_permit first, copy, second;
     assert_int_equal(breaker_acquire(b, &first), BREAKER_OK);
     copy = first;
@@ -132,7 +124,7 @@ static void completed_copy_cannot_close_the_breaker(void **state) {
     /* The live probe's failure is what decides, and it reopens. */
     assert_int_equal(breaker_complete(b, &second, BREAKER_FAILURE), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* Many probes through one slot in one microsecond: each claim is distinct,
@@ -140,8 +132,8 @@ static void completed_copy_cannot_close_the_breaker(void **state) {
  * admission (the 1 us steps only ever move it later). */
 static void same_microsecond_probes_each_get_their_own_claim(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 1000 * SEC};
-    breaker *b = half_open_breaker(&clock, 1000);
+    struct breaker_fixture f;
+    breaker *b = half_open_breaker(&f, 1000);
     breaker_permit copies[50];
     for (int i = 0; i < 50; i++) {
         breaker_permit p;
@@ -156,71 +148,67 @@ static void same_microsecond_probes_each_get_their_own_claim(void **state) {
     assert_int_equal(stats_of(b).probes_in_flight, 1);
     /* The live probe, 51st in its slot this microsecond, times out no earlier
      * than 10 s after admission and no later than 51 us after that. */
-    fake_clock_advance(&clock, 10 * SEC - 1);
+    fake_clock_advance(&f.clock, 10 * SEC - 1);
     assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
-    fake_clock_advance(&clock, 1 + 51 * 1000);
+    fake_clock_advance(&f.clock, 1 + 51 * 1000);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* ---- Evidence from outside the call path --------------------------------- */
 
 static void outside_trip_opens_through_the_normal_transition(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 5 * SEC};
-    struct event_log log = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, &log);
-    cfg.open_ns = 2 * SEC;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 5 * SEC);
+    cfg->open_ns = 2 * SEC;
+    breaker *b = fixture_create(&f);
     uint64_t gen = breaker_generation(b);
     breaker_evidence ev = {.calls = 400, .failures = 300, .failure_rate = 0.75};
     assert_int_equal(breaker_trip_outside(b, gen, &ev), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    assert_int_equal(atomic_load(&log.count), 1);
-    assert_int_equal(log.events[0].from, BREAKER_CLOSED);
-    assert_int_equal(log.events[0].to, BREAKER_OPEN);
-    assert_int_equal(log.events[0].reason, BREAKER_REASON_OUTSIDE_TRIP);
-    assert_int_equal(log.events[0].evidence.calls, 400);
-    assert_int_equal(log.events[0].evidence.failures, 300);
-    assert_int_equal(log.events[0].open_ns, 2 * SEC); /* the first trip's wait */
-    assert_int_equal(log.events[0].time_ns, 5 * SEC);
+    assert_int_equal(fixture_events(&f), 1);
+    assert_int_equal(f.log.events[0].from, BREAKER_CLOSED);
+    assert_int_equal(f.log.events[0].to, BREAKER_OPEN);
+    assert_int_equal(f.log.events[0].reason, BREAKER_REASON_OUTSIDE_TRIP);
+    assert_int_equal(f.log.events[0].evidence.calls, 400);
+    assert_int_equal(f.log.events[0].evidence.failures, 300);
+    assert_int_equal(f.log.events[0].open_ns, 2 * SEC); /* the first trip's wait */
+    assert_int_equal(f.log.events[0].time_ns, 5 * SEC);
     assert_string_equal(breaker_reason_name(BREAKER_REASON_OUTSIDE_TRIP), "outside_trip");
     /* From here on it recovers like any breaker. */
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
-    fake_clock_advance(&clock, 2 * SEC);
+    fake_clock_advance(&f.clock, 2 * SEC);
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     assert_true(breaker_permit_is_probe(&p));
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* A follower of an outside open whose wait is already running waits what is
  * left of it, not its own first wait. */
 static void outside_trip_for_a_given_wait_probes_when_it_ends(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 5 * SEC};
-    struct event_log log = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, &log);
-    cfg.open_ns = 60 * SEC;
-    cfg.open_backoff = 1;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 5 * SEC);
+    cfg->open_ns = 60 * SEC;
+    cfg->open_backoff = 1;
+    breaker *b = fixture_create(&f);
     assert_int_equal(breaker_trip_outside_for(b, breaker_generation(b), 300 * MS, NULL),
                      BREAKER_OK);
-    assert_int_equal(log.events[0].open_ns, 300 * MS);
-    assert_int_equal(log.events[0].reason, BREAKER_REASON_OUTSIDE_TRIP);
+    assert_int_equal(f.log.events[0].open_ns, 300 * MS);
+    assert_int_equal(f.log.events[0].reason, BREAKER_REASON_OUTSIDE_TRIP);
     breaker_permit p;
-    fake_clock_advance(&clock, 300 * MS - 1);
+    fake_clock_advance(&f.clock, 300 * MS - 1);
     assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
-    fake_clock_advance(&clock, 1);
+    fake_clock_advance(&f.clock, 1);
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     assert_true(breaker_permit_is_probe(&p));
     /* A failed probe reopens with the breaker's own backoff, not the given wait. */
     assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
-    assert_int_equal(log.events[2].open_ns, 60 * SEC);
-    test_breaker_destroy(b);
+    assert_int_equal(f.log.events[2].open_ns, 60 * SEC);
+    fixture_destroy(&f);
 }
 
 /* ---- The probe gate (breaker/backend.h) ------------------------------------ */
@@ -252,20 +240,12 @@ static void gate_settle(void *ctx, breaker *b, uint64_t token, enum breaker_outc
     g->state_at_settle = breaker_state_peek(b);
 }
 
-static breaker *gated_breaker(struct fake_clock *clock, struct event_log *log, struct gate_log *g,
-                              unsigned flags) {
-    breaker_config cfg;
-    test_config(&cfg, clock, log);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 1;
-    cfg.open_ns = SEC;
-    cfg.half_open_max_probes = 1;
-    cfg.half_open_successes = 1;
+static breaker *gated_breaker(struct breaker_fixture *f, struct gate_log *g, unsigned flags) {
+    breaker_config *cfg = fixture_init_one_failure_opens(f, SEC, SEC, 1);
     breaker_probe_gate gate = {
         .admit = gate_admit, .settle = gate_settle, .ctx = g, .flags = flags};
-    breaker *b = NULL;
-    assert_int_equal(breaker_create_bound(&cfg, NULL, &gate, &b), BREAKER_OK);
-    return b;
+    assert_int_equal(breaker_create_bound(cfg, NULL, &gate, &f->b), BREAKER_OK);
+    return f->b;
 }
 
 /* Closed calls and open refusals never ask the gate; the probe does, in
@@ -275,16 +255,15 @@ static breaker *gated_breaker(struct fake_clock *clock, struct event_log *log, s
  * this way on every call). */
 static void the_gate_is_asked_for_probes_only_and_a_refusal_frees_the_slot(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = SEC};
-    struct event_log log = {0};
+    struct breaker_fixture f;
     struct gate_log g = {.refuse = BREAKER_REJECTED_HALF_OPEN};
-    breaker *b = gated_breaker(&clock, &log, &g, 0);
+    breaker *b = gated_breaker(&f, &g, 0);
     call_ok(b, BREAKER_SUCCESS);
     call_ok(b, BREAKER_FAILURE); /* trips */
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
     assert_int_equal(g.admits, 0);
-    fake_clock_advance(&clock, SEC);
+    fake_clock_advance(&f.clock, SEC);
     /* The winner of OPEN -> HALF_OPEN: refused by the gate. */
     assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_HALF_OPEN);
     assert_int_equal(g.admits, 1);
@@ -333,19 +312,17 @@ static void the_gate_is_asked_for_probes_only_and_a_refusal_frees_the_slot(void 
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
     assert_int_equal(g.admits, 4);
     assert_int_equal(g.settles, 2);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* Within the probe's generation a copy of its permit is a duplicate
  * (ALREADY_SETTLED) and never reaches settle. */
 static void a_duplicate_within_the_generation_never_reaches_settle(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = SEC};
-    struct event_log log = {0};
+    struct breaker_fixture f;
     struct gate_log g = {.next_token = 9};
-    breaker *b = gated_breaker(&clock, &log, &g, BREAKER_GATE_DECIDES_RECOVERY);
-    call_ok(b, BREAKER_FAILURE);
-    fake_clock_advance(&clock, SEC);
+    breaker *b = gated_breaker(&f, &g, BREAKER_GATE_DECIDES_RECOVERY);
+    fixture_trip_to_half_open(&f);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     breaker_permit copy = p;
@@ -353,7 +330,7 @@ static void a_duplicate_within_the_generation_never_reaches_settle(void **state)
     assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN); /* recorded as IGNORED */
     assert_int_equal(breaker_complete(b, &copy, BREAKER_SUCCESS), BREAKER_ALREADY_SETTLED);
     assert_int_equal(g.settles, 1);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* BREAKER_GATE_DECIDES_RECOVERY: a tokened success is recorded as IGNORED
@@ -362,12 +339,10 @@ static void a_duplicate_within_the_generation_never_reaches_settle(void **state)
  * tells the gate. */
 static void the_gate_decides_what_a_settled_probe_records(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = SEC};
-    struct event_log log = {0};
+    struct breaker_fixture f;
     struct gate_log g = {.next_token = 7};
-    breaker *b = gated_breaker(&clock, &log, &g, BREAKER_GATE_DECIDES_RECOVERY);
-    call_ok(b, BREAKER_FAILURE);
-    fake_clock_advance(&clock, SEC);
+    breaker *b = gated_breaker(&f, &g, BREAKER_GATE_DECIDES_RECOVERY);
+    fixture_trip_to_half_open(&f);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
@@ -388,7 +363,7 @@ static void the_gate_decides_what_a_settled_probe_records(void **state) {
     assert_int_equal(g.settles, before + 1);
     assert_int_equal(g.settled, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* A failed probe the failing-source rule holds back (too few callers behind
@@ -435,11 +410,9 @@ static void a_held_back_failed_probe_settles_as_ignored(void **state) {
 
 static void outside_trip_is_fenced_by_generation(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 5 * SEC};
-    struct event_log log = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    (void)fixture_init(&f, 5 * SEC);
+    breaker *b = fixture_create(&f);
     uint64_t gen = breaker_generation(b);
     /* A decision about an earlier closed period: the breaker was reset. */
     assert_int_equal(breaker_reset(b), BREAKER_OK);
@@ -456,18 +429,16 @@ static void outside_trip_is_fenced_by_generation(void **state) {
     assert_int_equal(breaker_force_closed(b), BREAKER_OK);
     assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
-    assert_int_equal(atomic_load(&log.count), 3); /* reset, outside trip, forced closed */
-    test_breaker_destroy(b);
+    assert_int_equal(fixture_events(&f), 3); /* reset, outside trip, forced closed */
+    fixture_destroy(&f);
 }
 
 static void outside_close_closes_through_the_normal_transition(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 5 * SEC};
-    struct event_log log = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, &log);
-    cfg.open_ns = 2 * SEC;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 5 * SEC);
+    cfg->open_ns = 2 * SEC;
+    breaker *b = fixture_create(&f);
     assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
     /* From OPEN: closed at once, the wait not over. */
     uint64_t gen = breaker_generation(b);
@@ -475,12 +446,12 @@ static void outside_close_closes_through_the_normal_transition(void **state) {
     assert_int_equal(breaker_close_outside(b, gen, &ev), BREAKER_OK);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     assert_true(breaker_generation(b) > gen);
-    assert_int_equal(atomic_load(&log.count), 2);
-    assert_int_equal(log.events[1].from, BREAKER_OPEN);
-    assert_int_equal(log.events[1].to, BREAKER_CLOSED);
-    assert_int_equal(log.events[1].reason, BREAKER_REASON_OUTSIDE_CLOSE);
-    assert_int_equal(log.events[1].evidence.probe_successes, 3);
-    assert_int_equal(log.events[1].evidence.failed_recoveries, 0);
+    assert_int_equal(fixture_events(&f), 2);
+    assert_int_equal(f.log.events[1].from, BREAKER_OPEN);
+    assert_int_equal(f.log.events[1].to, BREAKER_CLOSED);
+    assert_int_equal(f.log.events[1].reason, BREAKER_REASON_OUTSIDE_CLOSE);
+    assert_int_equal(f.log.events[1].evidence.probe_successes, 3);
+    assert_int_equal(f.log.events[1].evidence.failed_recoveries, 0);
     assert_string_equal(breaker_reason_name(BREAKER_REASON_OUTSIDE_CLOSE), "outside_close");
     /* The window starts empty: the calls of the open period are not in it. */
     breaker_permit p;
@@ -489,7 +460,7 @@ static void outside_close_closes_through_the_normal_transition(void **state) {
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
     /* From HALF_OPEN with a local probe out: closed; the probe is stale. */
     assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
-    fake_clock_advance(&clock, 2 * SEC);
+    fake_clock_advance(&f.clock, 2 * SEC);
     breaker_permit probe;
     assert_int_equal(breaker_acquire(b, &probe), BREAKER_OK);
     assert_true(breaker_permit_is_probe(&probe));
@@ -498,18 +469,16 @@ static void outside_close_closes_through_the_normal_transition(void **state) {
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     assert_int_equal(breaker_complete(b, &probe, BREAKER_FAILURE), BREAKER_STALE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
-    assert_int_equal(log.events[4].from, BREAKER_HALF_OPEN);
-    assert_int_equal(log.events[4].reason, BREAKER_REASON_OUTSIDE_CLOSE);
-    test_breaker_destroy(b);
+    assert_int_equal(f.log.events[4].from, BREAKER_HALF_OPEN);
+    assert_int_equal(f.log.events[4].reason, BREAKER_REASON_OUTSIDE_CLOSE);
+    fixture_destroy(&f);
 }
 
 static void outside_close_is_fenced_by_generation(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 5 * SEC};
-    struct event_log log = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, &log);
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    (void)fixture_init(&f, 5 * SEC);
+    breaker *b = fixture_create(&f);
     /* CLOSED: nothing to close. */
     assert_int_equal(breaker_close_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
     /* The store saw it open in `gen`; meanwhile it was reset and tripped
@@ -530,19 +499,17 @@ static void outside_close_is_fenced_by_generation(void **state) {
     assert_int_equal(breaker_close_outside(b, breaker_generation(b), NULL), BREAKER_STALE);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_OPEN);
     /* trip, reset, trip, close, forced open */
-    assert_int_equal(atomic_load(&log.count), 5);
-    test_breaker_destroy(b);
+    assert_int_equal(fixture_events(&f), 5);
+    fixture_destroy(&f);
 }
 
 static void outside_close_starts_a_ramp_like_a_recovery(void **state) {
     (void)state;
-    struct fake_clock clock = {.now = 5 * SEC};
-    struct event_log log = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, &log);
-    cfg.ramp_ns = 10 * SEC;
-    cfg.ramp_start = 0.05;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 5 * SEC);
+    cfg->ramp_ns = 10 * SEC;
+    cfg->ramp_start = 0.05;
+    breaker *b = fixture_create(&f);
     assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
     assert_int_equal(breaker_close_outside(b, breaker_generation(b), NULL), BREAKER_OK);
     /* At the ramp's start it admits about its 5% share: the rest is refused. */
@@ -556,7 +523,7 @@ static void outside_close_starts_a_ramp_like_a_recovery(void **state) {
             assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), 0);
     }
     assert_in_range(refused, 80, 99);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 int main(void) {

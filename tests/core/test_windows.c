@@ -5,7 +5,7 @@
  * window forgets old buckets however long the breaker idles; every window
  * starts empty when the breaker closes.
  */
-#include "test_util.h"
+#include "breaker_fixture.h"
 
 static breaker *count_window(struct fake_clock *clock, struct event_log *log, uint32_t size,
                              uint32_t min_calls, double rate) {
@@ -150,71 +150,67 @@ static void time_window_slides_bucket_by_bucket(void **state) {
 
 static void slow_call_rate_trips_a_window(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, &log);
-    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg.window_size = 10;
-    cfg.min_calls = 10;
-    cfg.slow_call_ns = 100 * MS;
-    cfg.slow_call_rate = 0.3;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg->window_size = 10;
+    cfg->min_calls = 10;
+    cfg->slow_call_ns = 100 * MS;
+    cfg->slow_call_rate = 0.3;
+    breaker *b = fixture_create(&f);
     for (int i = 0; i < 10; i++) {
         breaker_permit p;
         assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
         /* Exactly slow_call_ns is not slow; one ns more is. */
-        fake_clock_advance(&clock, i < 7 ? 100 * MS : 100 * MS + 1);
+        fake_clock_advance(&f.clock, i < 7 ? 100 * MS : 100 * MS + 1);
         assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
     }
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    assert_int_equal(log.events[0].reason, BREAKER_REASON_SLOW_CALL_RATE);
-    assert_int_equal(log.events[0].evidence.slow_calls, 3);
-    assert_int_equal(log.events[0].evidence.failures, 0);
+    assert_int_equal(f.log.events[0].reason, BREAKER_REASON_SLOW_CALL_RATE);
+    assert_int_equal(f.log.events[0].evidence.slow_calls, 3);
+    assert_int_equal(f.log.events[0].evidence.failures, 0);
     assert_int_equal(stats_of(b).slow, 3);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void slow_calls_below_rate_do_not_trip(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_TIME_WINDOW;
-    cfg.window_ns = 10 * SEC;
-    cfg.min_calls = 10;
-    cfg.slow_call_ns = 50 * MS;
-    cfg.slow_call_rate = 0.5;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
+    cfg->window_ns = 10 * SEC;
+    cfg->min_calls = 10;
+    cfg->slow_call_ns = 50 * MS;
+    cfg->slow_call_rate = 0.5;
+    breaker *b = fixture_create(&f);
     for (int i = 0; i < 100; i++) {
         breaker_permit p;
         assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
-        fake_clock_advance(&clock, i % 3 == 0 ? 60 * MS : 10 * MS);
+        fake_clock_advance(&f.clock, i % 3 == 0 ? 60 * MS : 10 * MS);
         assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
     }
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     assert_int_equal(stats_of(b).slow, 34);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* Trip, recover, and check the window starts empty. */
 static void window_starts_empty_after_close(enum breaker_trip trip) {
-    struct fake_clock clock = {0};
-    breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = trip;
-    cfg.failure_threshold = 3;
-    cfg.window_size = 10;
-    cfg.window_ns = 60 * SEC;
-    cfg.min_calls = 3;
-    cfg.failure_rate = 0.5;
-    cfg.open_ns = SEC;
-    cfg.half_open_successes = 1;
-    breaker *b = make_breaker(&cfg);
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init(&f, 0);
+    cfg->trip = trip;
+    cfg->failure_threshold = 3;
+    cfg->window_size = 10;
+    cfg->window_ns = 60 * SEC;
+    cfg->min_calls = 3;
+    cfg->failure_rate = 0.5;
+    cfg->open_ns = SEC;
+    cfg->half_open_successes = 1;
+    breaker *b = fixture_create(&f);
     for (int i = 0; i < 3; i++)
         call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    fake_clock_advance(&clock, SEC);
+    fake_clock_advance(&f.clock, SEC);
     call_ok(b, BREAKER_SUCCESS); /* the probe closes it */
     breaker_stats st = stats_of(b);
     assert_int_equal(st.state, BREAKER_CLOSED);
@@ -225,7 +221,7 @@ static void window_starts_empty_after_close(enum breaker_trip trip) {
     call_ok(b, BREAKER_FAILURE);
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void every_window_starts_empty_when_the_breaker_closes(void **state) {
