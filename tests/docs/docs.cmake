@@ -48,3 +48,9 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/doc_readme_example.c
   "}\n")
 breaker_add_test(test_doc_readme_example
   SOURCES docs/test_doc_readme_example.c ${CMAKE_CURRENT_BINARY_DIR}/doc_readme_example.c)
+
+# docs/design.md's layout is the tree: every file it names exists, and every
+# file under include/ and src/ is named there.
+add_test(NAME docs_design_layout_is_the_tree
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/docs/design_layout.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs_design_layout_is_the_tree PROPERTIES LABELS docs TIMEOUT 30)
