@@ -151,7 +151,7 @@ static redisContext *sentinel_connect(struct net *t, uint32_t i, uint64_t timeou
     redisContext *c = breaker__redis_connect_to(t, s->at[i].host, s->at[i].port, s->username,
                                                 s->password, 0, timeout_ns, inner, sizeof inner);
     if (c == NULL)
-        snprintf(why, why_len, "Sentinel %.200s:%d: %s", s->at[i].host, s->at[i].port, inner);
+        snprintf(why, why_len, "Sentinel %.100s:%d: %.120s", s->at[i].host, s->at[i].port, inner);
     return c;
 }
 
