@@ -281,8 +281,8 @@ def store_seeds():
     }
 
 
-# Inputs that once found bugs outside the harness (docs/fuzzing.md, "Bugs
-# found"); fixed, and kept in the corpus so they stay fixed.
+# Inputs that once found bugs outside the harness; fixed, and kept in the
+# corpus so they stay fixed.
 def reproducers():
     # A CANCELLED completion of a probe's copy, after the probe itself was
     # completed: ALREADY_SETTLED, yet counted in stats.cancelled.
