@@ -3,46 +3,45 @@
  * test_permits.c - generations make late completions stale, a
  * permit settles once, and a permit is a plain value the caller may move.
  */
-#include "test_util.h"
+#include "breaker_fixture.h"
 
 #include <stdlib.h>
 
-static breaker *consecutive(struct fake_clock *clock, uint32_t threshold) {
-    breaker_config cfg;
-    test_config(&cfg, clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = threshold;
-    cfg.open_ns = SEC;
-    cfg.half_open_successes = 1;
-    return make_breaker(&cfg);
+static breaker *consecutive(struct breaker_fixture *f, uint32_t threshold) {
+    breaker_config *cfg = fixture_init(f, 0);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = threshold;
+    cfg->open_ns = SEC;
+    cfg->half_open_successes = 1;
+    return fixture_create(f);
 }
 
 static void every_transition_increments_the_generation(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = consecutive(&clock, 1);
+    struct breaker_fixture f;
+    breaker *b = consecutive(&f, 1);
     assert_int_equal(breaker_generation(b), 1);
     call_ok(b, BREAKER_FAILURE); /* -> open */
     assert_int_equal(breaker_generation(b), 2);
-    fake_clock_advance(&clock, SEC);
+    fake_clock_advance(&f.clock, SEC);
     call_ok(b, BREAKER_SUCCESS); /* -> half-open -> closed */
     assert_int_equal(breaker_generation(b), 4);
     assert_int_equal(breaker_reset(b), BREAKER_OK);
     assert_int_equal(breaker_generation(b), 5);
     assert_int_equal(stats_of(b).transitions, 4);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void completion_from_an_earlier_generation_is_stale(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = consecutive(&clock, 2);
+    struct breaker_fixture f;
+    breaker *b = consecutive(&f, 2);
     breaker_permit late[10];
     for (int i = 0; i < 10; i++)
         assert_int_equal(breaker_acquire(b, &late[i]), BREAKER_OK);
     call_ok(b, BREAKER_FAILURE);
     call_ok(b, BREAKER_FAILURE); /* trips */
-    fake_clock_advance(&clock, SEC);
+    fake_clock_advance(&f.clock, SEC);
     call_ok(b, BREAKER_SUCCESS); /* recovers */
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     /* Failures admitted before the trip arrive now: they must not decide
@@ -54,13 +53,13 @@ static void completion_from_an_earlier_generation_is_stale(void **state) {
     assert_int_equal(st.stale, 10);
     assert_int_equal(st.consecutive_failures, 0);
     assert_int_equal(st.failures, 2);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void completing_twice_is_already_settled_and_counts_once(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = consecutive(&clock, 5);
+    struct breaker_fixture f;
+    breaker *b = consecutive(&f, 5);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
@@ -70,13 +69,13 @@ static void completing_twice_is_already_settled_and_counts_once(void **state) {
     assert_int_equal(st.failures, 1);
     assert_int_equal(st.consecutive_failures, 1);
     assert_int_equal(st.duplicates, 10);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void already_settled_wins_over_stale(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = consecutive(&clock, 1);
+    struct breaker_fixture f;
+    breaker *b = consecutive(&f, 1);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
@@ -90,7 +89,7 @@ static void already_settled_wins_over_stale(void **state) {
     breaker_stats st = stats_of(b);
     assert_int_equal(st.stale, 1);
     assert_int_equal(st.duplicates, 2);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 struct request {
@@ -100,8 +99,8 @@ struct request {
 
 static void permit_is_a_plain_value_the_caller_may_move(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = consecutive(&clock, 3);
+    struct breaker_fixture f;
+    breaker *b = consecutive(&f, 3);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     struct request *req = malloc(sizeof(*req));
@@ -114,14 +113,14 @@ static void permit_is_a_plain_value_the_caller_may_move(void **state) {
     assert_int_equal(breaker_complete(b, &moved->permit, BREAKER_FAILURE), BREAKER_OK);
     assert_int_equal(stats_of(b).failures, 1);
     free(moved);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void rejected_or_foreign_permits_are_invalid(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = consecutive(&clock, 1);
-    breaker *other = consecutive(&clock, 1);
+    struct breaker_fixture f, g;
+    breaker *b = consecutive(&f, 1);
+    breaker *other = consecutive(&g, 1);
     breaker_permit p, mine;
     assert_int_equal(breaker_acquire(b, &mine), BREAKER_OK);
     assert_int_equal(breaker_complete(other, &mine, BREAKER_SUCCESS), BREAKER_EINVAL);
@@ -133,8 +132,8 @@ static void rejected_or_foreign_permits_are_invalid(void **state) {
     breaker_permit garbage;
     memset(&garbage, 0, sizeof(garbage));
     assert_int_equal(breaker_complete(b, &garbage, BREAKER_SUCCESS), BREAKER_EINVAL);
-    test_breaker_destroy(b);
-    test_breaker_destroy(other);
+    fixture_destroy(&f);
+    fixture_destroy(&g);
 }
 
 /* A permit of one breaker completed on another is refused (EINVAL) and counts

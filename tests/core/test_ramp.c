@@ -6,28 +6,27 @@
  * ramp needs only the ramp's share of min_calls and is one more failed
  * recovery; the ramp's end completes the recovery.
  */
-#include "test_util.h"
+#include "breaker_fixture.h"
 
 /* A count-window breaker that trips on one failure in a row of five calls,
  * waits 10 s, closes on one successful probe, and ramps over 10 s from 10%. */
-static breaker *ramping_breaker(struct fake_clock *clock, struct event_log *log) {
-    breaker_config cfg;
-    test_config(&cfg, clock, log);
-    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg.window_size = 100;
-    cfg.min_calls = 20;
-    cfg.failure_rate = 0.5;
-    cfg.open_ns = 10 * SEC;
-    cfg.open_backoff = 2.0;
-    cfg.open_max_ns = 600 * SEC;
-    cfg.half_open_successes = 1;
-    cfg.ramp_ns = 10 * SEC;
-    cfg.ramp_start = 0.1;
-    breaker *b = make_breaker(&cfg);
+static breaker *ramping_breaker(struct breaker_fixture *f) {
+    breaker_config *cfg = fixture_init(f, 0);
+    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg->window_size = 100;
+    cfg->min_calls = 20;
+    cfg->failure_rate = 0.5;
+    cfg->open_ns = 10 * SEC;
+    cfg->open_backoff = 2.0;
+    cfg->open_max_ns = 600 * SEC;
+    cfg->half_open_successes = 1;
+    cfg->ramp_ns = 10 * SEC;
+    cfg->ramp_start = 0.1;
+    breaker *b = fixture_create(f);
     for (int i = 0; i < 20; i++)
         call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    fake_clock_advance(clock, 10 * SEC);
+    fake_clock_advance(&f->clock, 10 * SEC);
     call_ok(b, BREAKER_SUCCESS); /* the probe: closes, and the ramp begins */
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     return b;
@@ -52,34 +51,34 @@ static unsigned admitted_of(breaker *b, unsigned n, enum breaker_outcome outcome
 
 static void the_admitted_share_grows_from_ramp_start_to_all(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = ramping_breaker(&clock, NULL);
+    struct breaker_fixture f;
+    breaker *b = ramping_breaker(&f);
     breaker_stats st = stats_of(b);
     assert_true(st.ramp_share > 0.099 && st.ramp_share < 0.101);
     assert_int_equal(st.ramp_until_ns, 20 * SEC);
     assert_int_equal(st.failed_recoveries, 0);
     unsigned first = admitted_of(b, 1000, BREAKER_SUCCESS);
     assert_true(first >= 99 && first <= 100); /* 10% of calls, up to the credit's rounding */
-    fake_clock_advance(&clock, 5 * SEC);
+    fake_clock_advance(&f.clock, 5 * SEC);
     unsigned halfway = admitted_of(b, 1000, BREAKER_SUCCESS);
     assert_true(halfway >= 549 && halfway <= 551); /* 10% + 90% / 2 */
     st = stats_of(b);
     assert_int_equal(st.rejected_ramp, (1000 - first) + (1000 - halfway));
     assert_int_equal(st.rejected_open, 0); /* ramp refusals are their own */
-    fake_clock_advance(&clock, 5 * SEC);   /* the ramp is over */
+    fake_clock_advance(&f.clock, 5 * SEC); /* the ramp is over */
     assert_int_equal(admitted_of(b, 1000, BREAKER_SUCCESS), 1000);
     st = stats_of(b);
     assert_int_equal(st.ramp_until_ns, 0);
     assert_true(st.ramp_share == 1.0);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* retry_after_ns() during a ramp: 0 exactly when this thread's next call
  * is in the admitted share. */
 static void retry_after_says_which_call_gets_in(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = ramping_breaker(&clock, NULL);
+    struct breaker_fixture f;
+    breaker *b = ramping_breaker(&f);
     for (int i = 0; i < 500; i++) {
         uint64_t left = breaker_retry_after_ns(b);
         breaker_permit p;
@@ -88,19 +87,18 @@ static void retry_after_says_which_call_gets_in(void **state) {
         if (left != 0) assert_int_equal(left, 10 * SEC - (uint64_t)i * MS);
         if (rc == BREAKER_OK)
             assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
-        fake_clock_advance(&clock, 1 * MS);
+        fake_clock_advance(&f.clock, 1 * MS);
     }
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* During the ramp a tenth of min_calls (2 calls, both failed) is evidence
  * enough, and the trip is a failed recovery: the next wait doubles. */
 static void a_failure_rate_during_the_ramp_reopens_quickly(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker *b = ramping_breaker(&clock, &log);
-    unsigned before = atomic_load(&log.count);
+    struct breaker_fixture f;
+    breaker *b = ramping_breaker(&f);
+    unsigned before = fixture_events(&f);
     unsigned failed = 0;
     while (breaker_get_state(b) == BREAKER_CLOSED && failed < 100) {
         breaker_permit p;
@@ -109,37 +107,37 @@ static void a_failure_rate_during_the_ramp_reopens_quickly(void **state) {
         failed++;
     }
     assert_int_equal(failed, 2);
-    assert_int_equal(atomic_load(&log.count), before + 1);
-    const breaker_event *trip = &log.events[before];
+    assert_int_equal(fixture_events(&f), before + 1);
+    const breaker_event *trip = &f.log.events[before];
     assert_int_equal(trip->reason, BREAKER_REASON_FAILURE_RATE);
     assert_int_equal(trip->evidence.failed_recoveries, 1);
     assert_int_equal(trip->open_ns, 20 * SEC);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* The same volume after the ramp is not enough: min_calls is back. */
 static void after_the_ramp_min_calls_is_whole_again(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = ramping_breaker(&clock, NULL);
-    fake_clock_advance(&clock, 10 * SEC);
+    struct breaker_fixture f;
+    breaker *b = ramping_breaker(&f);
+    fake_clock_advance(&f.clock, 10 * SEC);
     call_ok(b, BREAKER_SUCCESS); /* the first call after the end completes the recovery */
     assert_int_equal(stats_of(b).failed_recoveries, 0);
     for (int i = 0; i < 2; i++)
         call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* reset and force_closed end a ramp; force_open refuses as it always does. */
 static void manual_control_ends_a_ramp(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = ramping_breaker(&clock, NULL);
+    struct breaker_fixture f;
+    breaker *b = ramping_breaker(&f);
     assert_int_equal(breaker_reset(b), BREAKER_OK);
     assert_int_equal(admitted_of(b, 100, BREAKER_SUCCESS), 100);
     assert_int_equal(stats_of(b).ramp_until_ns, 0);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 /* Without ramp_ns nothing changes: probes close straight into full traffic. */

@@ -7,34 +7,31 @@
  */
 #include "breaker_fixture.h"
 
-static breaker *count_window(struct fake_clock *clock, struct event_log *log, uint32_t size,
-                             uint32_t min_calls, double rate) {
-    breaker_config cfg;
-    test_config(&cfg, clock, log);
-    cfg.trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg.window_size = size;
-    cfg.min_calls = min_calls;
-    cfg.failure_rate = rate;
-    return make_breaker(&cfg);
+static breaker *count_window(struct breaker_fixture *f, uint32_t size, uint32_t min_calls,
+                             double rate) {
+    breaker_config *cfg = fixture_init(f, 0);
+    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg->window_size = size;
+    cfg->min_calls = min_calls;
+    cfg->failure_rate = rate;
+    return fixture_create(f);
 }
 
-static breaker *time_window(struct fake_clock *clock, struct event_log *log, uint64_t span,
-                            uint32_t buckets, uint32_t min_calls, double rate) {
-    breaker_config cfg;
-    test_config(&cfg, clock, log);
-    cfg.trip = BREAKER_TRIP_TIME_WINDOW;
-    cfg.window_ns = span;
-    cfg.window_buckets = buckets;
-    cfg.min_calls = min_calls;
-    cfg.failure_rate = rate;
-    return make_breaker(&cfg);
+static breaker *time_window(struct breaker_fixture *f, uint64_t span, uint32_t buckets,
+                            uint32_t min_calls, double rate) {
+    breaker_config *cfg = fixture_init(f, 0);
+    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
+    cfg->window_ns = span;
+    cfg->window_buckets = buckets;
+    cfg->min_calls = min_calls;
+    cfg->failure_rate = rate;
+    return fixture_create(f);
 }
 
 static void count_window_trips_when_rate_reached_with_min_calls(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    struct event_log log = {0};
-    breaker *b = count_window(&clock, &log, 10, 10, 0.5);
+    struct breaker_fixture f;
+    breaker *b = count_window(&f, 10, 10, 0.5);
     for (int i = 0; i < 5; i++)
         call_ok(b, BREAKER_SUCCESS);
     for (int i = 0; i < 4; i++)
@@ -42,19 +39,19 @@ static void count_window_trips_when_rate_reached_with_min_calls(void **state) {
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED); /* 9 calls < min_calls */
     call_ok(b, BREAKER_FAILURE);                            /* 10 calls, 5 failed: 50% */
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    assert_int_equal(atomic_load(&log.count), 1);
-    assert_int_equal(log.events[0].reason, BREAKER_REASON_FAILURE_RATE);
-    assert_int_equal(log.events[0].evidence.calls, 10);
-    assert_int_equal(log.events[0].evidence.failures, 5);
-    assert_true(log.events[0].evidence.failure_rate > 0.499 &&
-                log.events[0].evidence.failure_rate < 0.501);
-    test_breaker_destroy(b);
+    assert_int_equal(fixture_events(&f), 1);
+    assert_int_equal(f.log.events[0].reason, BREAKER_REASON_FAILURE_RATE);
+    assert_int_equal(f.log.events[0].evidence.calls, 10);
+    assert_int_equal(f.log.events[0].evidence.failures, 5);
+    assert_true(f.log.events[0].evidence.failure_rate > 0.499 &&
+                f.log.events[0].evidence.failure_rate < 0.501);
+    fixture_destroy(&f);
 }
 
 static void count_window_below_rate_never_trips(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = count_window(&clock, NULL, 20, 10, 0.5);
+    struct breaker_fixture f;
+    breaker *b = count_window(&f, 20, 10, 0.5);
     /* 40% failures forever (S S S F F: no prefix exceeds 40% either). */
     for (int i = 0; i < 1000; i++)
         call_ok(b, i % 5 >= 3 ? BREAKER_FAILURE : BREAKER_SUCCESS);
@@ -62,13 +59,13 @@ static void count_window_below_rate_never_trips(void **state) {
     assert_int_equal(st.state, BREAKER_CLOSED);
     assert_int_equal(st.window_calls, 20);
     assert_int_equal(st.window_failures, 8);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void count_window_forgets_calls_older_than_its_size(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = count_window(&clock, NULL, 10, 5, 0.5);
+    struct breaker_fixture f;
+    breaker *b = count_window(&f, 10, 5, 0.5);
     for (int i = 0; i < 4; i++)
         call_ok(b, BREAKER_FAILURE);
     for (int i = 0; i < 10; i++)
@@ -81,32 +78,32 @@ static void count_window_forgets_calls_older_than_its_size(void **state) {
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED); /* 4 of 10 */
     call_ok(b, BREAKER_FAILURE);                            /* 5 of 10 */
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void low_traffic_never_reaching_min_calls_never_trips(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = time_window(&clock, NULL, 10 * SEC, 10, 5, 0.5);
+    struct breaker_fixture f;
+    breaker *b = time_window(&f, 10 * SEC, 10, 5, 0.5);
     /* Every call fails, but only 4 arrive per 10 s window. */
     for (int i = 0; i < 400; i++) {
         call_ok(b, BREAKER_FAILURE);
-        fake_clock_advance(&clock, 2600 * MS);
+        fake_clock_advance(&f.clock, 2600 * MS);
     }
     breaker_stats st = stats_of(b);
     assert_int_equal(st.state, BREAKER_CLOSED);
     assert_int_equal(st.failures, 400);
     assert_true(st.window_calls <= 4);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void time_window_forgets_failures_after_an_idle_gap(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = time_window(&clock, NULL, 10 * SEC, 10, 5, 0.5);
+    struct breaker_fixture f;
+    breaker *b = time_window(&f, 10 * SEC, 10, 5, 0.5);
     for (int i = 0; i < 4; i++)
         call_ok(b, BREAKER_FAILURE);
-    fake_clock_advance(&clock, 11 * SEC); /* longer than the window */
+    fake_clock_advance(&f.clock, 11 * SEC); /* longer than the window */
     call_ok(b, BREAKER_FAILURE);
     breaker_stats st = stats_of(b);
     assert_int_equal(st.state, BREAKER_CLOSED);
@@ -115,37 +112,37 @@ static void time_window_forgets_failures_after_an_idle_gap(void **state) {
     for (int i = 0; i < 4; i++)
         call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void time_window_forgets_after_idle_of_many_windows(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = time_window(&clock, NULL, 10 * SEC, 10, 5, 0.5);
+    struct breaker_fixture f;
+    breaker *b = time_window(&f, 10 * SEC, 10, 5, 0.5);
     for (int i = 0; i < 4; i++)
         call_ok(b, BREAKER_FAILURE);
     /* An idle gap that is an exact multiple of the window lands every bucket
      * index on the same slot again: the stamps must still tell them apart. */
-    fake_clock_advance(&clock, 100 * SEC);
+    fake_clock_advance(&f.clock, 100 * SEC);
     call_ok(b, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     assert_int_equal(stats_of(b).window_calls, 1);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void time_window_slides_bucket_by_bucket(void **state) {
     (void)state;
-    struct fake_clock clock = {0};
-    breaker *b = time_window(&clock, NULL, 10 * SEC, 10, 1, 1.0);
+    struct breaker_fixture f;
+    breaker *b = time_window(&f, 10 * SEC, 10, 1, 1.0);
     for (int s = 0; s < 10; s++) {
         call_ok(b, BREAKER_SUCCESS);
-        fake_clock_advance(&clock, SEC);
+        fake_clock_advance(&f.clock, SEC);
     }
     /* Now at t=10s: the bucket of t=0 has just left the window. */
     assert_int_equal(stats_of(b).window_calls, 9);
-    fake_clock_advance(&clock, 5 * SEC);
+    fake_clock_advance(&f.clock, 5 * SEC);
     assert_int_equal(stats_of(b).window_calls, 4);
-    test_breaker_destroy(b);
+    fixture_destroy(&f);
 }
 
 static void slow_call_rate_trips_a_window(void **state) {
