@@ -125,7 +125,7 @@ _breaker_store_command() {
     case $cmd in
     exec) opts="$opts -c --config -b --breaker --timeout --fail-on --refused-exit --source
         $fleet --redis-run-anyway" ;;
-    status) opts="$opts --json --prometheus --watch --interval --count" ;;
+    status) opts="$opts --json --prometheus --watch --interval --count $fleet" ;;
     open | close) opts="$opts --for $fleet --why" ;;
     reset | shadow | config) opts="$opts $fleet --why" ;;
     esac

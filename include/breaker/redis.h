@@ -635,6 +635,59 @@ BREAKER_API void breaker_redis_stats_get(breaker_redis *fleet, breaker_redis_sta
 BREAKER_API int breaker_redis_export_prometheus(breaker_redis *fleet, char *buf, size_t cap,
                                                 size_t *len) BREAKER_NONNULL(1);
 
+/* ---- The fleet as Redis holds it -------------------------------------------------
+ * What every host shares, read from Redis without writing anything: for an
+ * operator's view (`breaker status --redis`) or a monitor. */
+
+/* One name's fleet state (breaker_redis_status()). */
+typedef struct breaker_redis_name_status breaker_redis_name_status;
+struct breaker_redis_name_status {
+    char name[BREAKER_NAME_MAX + 1];
+    /* "" when the state was read; else why it could not be (a field out of
+     * its range: the next flush rebuilds it), and only `name` is set. */
+    char problem[200];
+    /* The fleet's state: CLOSED, OPEN or HALF_OPEN, or FORCED_OPEN /
+     * FORCED_CLOSED while an operator's order forces it. */
+    enum breaker_state state;
+    uint64_t generation;
+    uint64_t wait_left_ns;      /* OPEN: the fleet's open wait left (Redis's clock); else 0 */
+    uint32_t failed_recoveries; /* in a row, as the open wait's backoff counts them */
+    uint32_t leases_out;        /* probe leases whose deadline is still ahead */
+    /* Hosts that flushed the name within the reading handle's key_ttl_ns,
+     * and the age of the latest flush (UINT64_MAX: none). */
+    uint32_t hosts;
+    uint64_t last_flush_age_ns;
+    /* The control record: the last operator's order (seq 0: none; a timed
+     * one's time left now), shadow mode, and the stored limits (on the
+     * defaults of breaker_config_init(): the fields the fleet does not
+     * store are those) with their generation. */
+    breaker_redis_order order;
+    int shadow;
+    uint64_t limits_generation;
+    breaker_config limits;
+};
+
+/* Called once per name by breaker_redis_status(), on its caller's thread,
+ * with no lock held; `st` lives for the call. Nonzero stops the walk. */
+typedef int breaker_redis_status_fn(void *ctx, const breaker_redis_name_status *st);
+
+/*! breaker_redis_status() :
+ *  Read `name`'s fleet state from Redis (NULL: every name the fleet holds
+ *  there, found by SCAN on each server, a Cluster's every master; each
+ *  once, by name) and call `each` for it. Nothing is written: no name is
+ *  attached, no host is recorded. Each round trip is bounded by
+ *  io_timeout_ns; names found but gone before they are read are left out.
+ *  An ACL user needs +scan beside the grant of BREAKER_REDIS_ACL_RULES
+ *  (docs/redis-production.md). Not from the fleet's own callbacks.
+ *  Thread-safe.
+ *  @return BREAKER_OK (also when `each` stopped it); BREAKER_EINVAL (a bad
+ *  `name`); BREAKER_ENOMEM; BREAKER_EIO with `msg` (Redis did not answer,
+ *  or refused: `name` not in Redis is BREAKER_EIO, "no fleet state"). */
+BREAKER_API BREAKER_NODISCARD int breaker_redis_status(breaker_redis *fleet, const char *name,
+                                                       breaker_redis_status_fn *each, void *ctx,
+                                                       char *msg, size_t msg_len)
+    BREAKER_NONNULL(1, 3);
+
 #ifdef __cplusplus
 }
 #endif

@@ -143,6 +143,13 @@ struct breaker_redis_transport_ops {
     void (*stats)(void *t, breaker_redis_stats *out);
     /* Free the transport (breaker_redis_close() calls it last). May be NULL. */
     void (*destroy)(void *t);
+    /* A key routed to each server the transport sends names to (each
+     * master of a Cluster), for a command about a server rather than a
+     * name (SCAN, for breaker_redis_status()): up to `max` keys, each a
+     * NUL-terminated text of at most 31 bytes, into keys[i]. Called like
+     * exchange (the round lock held), after an exchange (the servers are
+     * known then). @return how many. May be NULL: one server, any key. */
+    size_t (*server_keys)(void *t, char (*keys)[32], size_t max);
 };
 
 /* Flags of breaker_redis_open_transport(). */

@@ -73,4 +73,18 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA AND BREAKER_REDIS_SERVER)
     set_tests_properties(test_fleet_sentinel PROPERTIES LABELS "redis;external;cli"
                          ENVIRONMENT "BREAKER_TEST_TOOL=$<TARGET_FILE:breaker_cli>")
   endif()
+  # The fleet as Redis holds it: breaker_redis_status() and breaker status
+  # --redis over names in every state, a read-only ACL user, a Cluster.
+  breaker_add_redis_test(test_fleet_status SOURCES fleet/test_fleet_status.c support/run_tool.c
+                         ${PROJECT_SOURCE_DIR}/src/store/redis/hiredis/slots.c TIMEOUT 120
+                         LABELS redis external)
+  target_include_directories(test_fleet_status PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(test_fleet_status PRIVATE BREAKER_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  if(BREAKER_PROMTOOL)
+    target_compile_definitions(test_fleet_status PRIVATE BREAKER_PROMTOOL="${BREAKER_PROMTOOL}")
+  endif()
+  if(BREAKER_BUILD_TOOLS)
+    set_tests_properties(test_fleet_status PROPERTIES LABELS "redis;external;cli"
+                         ENVIRONMENT "BREAKER_TEST_TOOL=$<TARGET_FILE:breaker_cli>")
+  endif()
 endif()

@@ -15,6 +15,11 @@
 extern char **environ;
 
 int test_run_tool(const char *tool, const char *err_path, const char *const *args) {
+    return test_run_tool_out(tool, "/dev/null", err_path, args);
+}
+
+int test_run_tool_out(const char *tool, const char *out_path, const char *err_path,
+                      const char *const *args) {
     const char *argv[32];
     int n = 0;
     argv[n++] = tool;
@@ -23,7 +28,7 @@ int test_run_tool(const char *tool, const char *err_path, const char *const *arg
     argv[n] = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     /* posix_spawn takes char *const[] for historical reasons; it writes nothing. */
     union {
@@ -40,7 +45,7 @@ int test_run_tool(const char *tool, const char *err_path, const char *const *arg
 }
 
 int test_file_says(const char *path, const char *words) {
-    char buf[4096] = "";
+    char buf[16384] = "";
     FILE *fp = fopen(path, "r");
     if (fp == NULL) return 0;
     size_t n = fread(buf, 1, sizeof buf - 1, fp);

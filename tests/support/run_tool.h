@@ -12,6 +12,10 @@
  * @return its exit status, or -1 (not started, or killed). */
 int test_run_tool(const char *tool, const char *err_path, const char *const *args);
 
+/* test_run_tool() with standard output to `out_path`. */
+int test_run_tool_out(const char *tool, const char *out_path, const char *err_path,
+                      const char *const *args);
+
 /* @return 1 when the text of `path` has `words` (it is printed, for the
  * log), else 0. */
 int test_file_says(const char *path, const char *words);

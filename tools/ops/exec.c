@@ -79,7 +79,11 @@ const char tool_exec_help[] =
     "                        Sentinels at SENTINELS (HOST[:PORT],...) watch as\n"
     "      --redis-master MASTER\n"
     "                        (both or neither), followed across a "
-    "failover\n" EXEC_FLEET_OPTIONS_HELP
+    "failover\n" EXEC_FLEET_OPTIONS_HELP "      --redis-run-anyway\n"
+    "                        when the fleet store refuses the configuration (a\n"
+    "                        wrong password, a missing permission or command,\n"
+    "                        TLS), run COMMAND on a local breaker alone instead\n"
+    "                        of exiting 78\n"
     "  -c, --config FILE     configure NAME from the [breaker NAME] section of FILE\n"
     "  -b, --breaker SPEC    configure NAME: 'key=value,key=value' (see breaker keys)\n"
     "      --timeout D       kill COMMAND's process group after D (SIGTERM, then\n"

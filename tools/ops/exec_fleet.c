@@ -344,6 +344,34 @@ static int open_attached(const struct exec_fleet_opts *o, const char *cmd, const
     return 0;
 }
 
+int exec_fleet_open(const struct exec_fleet_opts *o, const char *cmd, struct exec_fleet **out) {
+    *out = NULL;
+    struct exec_fleet *fl = calloc(1, sizeof(*fl));
+    if (fl == NULL) return tool_out_of_memory(cmd);
+    fl->addr = o->addr;
+    pthread_mutex_init(&fl->mu, NULL);
+    int rc = open_fleet(o, cmd, fl);
+    /* One round with no name: the connection, AUTH and TLS, said as a
+     * configuration error (78) or an unreachable fleet (69). */
+    if (rc == 0 && breaker_redis_flush(fl->fleet) != BREAKER_OK) {
+        bool refused = breaker_redis_degraded(fl->fleet) == BREAKER_REDIS_MISCONFIGURED;
+        pthread_mutex_lock(&fl->mu);
+        tool_error(stderr, "breaker %s: the fleet store at %s %s: %s", cmd, o->addr,
+                   refused ? "refuses this configuration" : "is unreachable",
+                   fl->why[0] != '\0' ? fl->why : "no answer");
+        pthread_mutex_unlock(&fl->mu);
+        rc = refused ? TOOL_EXIT_CONFIG : TOOL_EXIT_UNAVAILABLE;
+    }
+    if (rc != 0) {
+        exec_fleet_close(fl);
+        return rc;
+    }
+    *out = fl;
+    return 0;
+}
+
+breaker_redis *exec_fleet_handle(const struct exec_fleet *fl) { return fl->fleet; }
+
 int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const breaker_config *cfg,
                       bool configured, struct exec_fleet **out, breaker **b) {
     struct exec_fleet *fl = NULL;
@@ -603,5 +631,13 @@ void exec_fleet_say_refused(const struct exec_fleet *fl, const char *name, int s
 }
 
 void exec_fleet_close(struct exec_fleet *fl) { (void)fl; }
+
+int exec_fleet_status(const struct exec_fleet_opts *o, const char *name, bool json,
+                      bool prometheus) {
+    (void)name;
+    (void)json;
+    (void)prometheus;
+    return exec_fleet_order(o, "status", NULL, 0, NULL);
+}
 
 #endif /* BREAKER_TOOL_HAVE_REDIS */

@@ -92,11 +92,6 @@ enum {
     "      --redis-timeout D\n"                                                      \
     "                        with --redis: wait at most D (default 250ms) for\n"     \
     "                        Redis to connect, to answer and to lease a probe\n"     \
-    "      --redis-run-anyway\n"                                                     \
-    "                        exec: when the fleet store refuses the configuration\n" \
-    "                        (a wrong password, a missing permission or command,\n"  \
-    "                        TLS), run COMMAND on a local breaker alone instead\n"   \
-    "                        of exiting 78\n"                                        \
     "      --redis-tls       speak TLS to Redis (and to the Sentinels), verifying\n" \
     "                        its certificate against the system's CAs, or:\n"        \
     "      --redis-tls-ca FILE, --redis-tls-ca-dir DIR\n"                            \
@@ -165,6 +160,25 @@ struct exec_fleet; /* a fleet handle with one name attached */
  * @return 0 with `*out` and `*b`, or an exit status after saying why. */
 int exec_fleet_attach(const struct exec_fleet_opts *o, const char *name, const breaker_config *cfg,
                       bool configured, struct exec_fleet **out, breaker **b);
+
+/* A fleet handle on o->addr with no name attached, after one round (the
+ * connection, AUTH, TLS: a refused configuration is 78, an unreachable
+ * fleet 69, said for `cmd`). @return 0 with `*out` (exec_fleet_close()
+ * it), or an exit status after saying why. */
+int exec_fleet_open(const struct exec_fleet_opts *o, const char *cmd, struct exec_fleet **out);
+
+#ifdef BREAKER_TOOL_HAVE_REDIS
+#include <breaker/redis.h>
+/* The library's handle of `fl`. */
+breaker_redis *exec_fleet_handle(const struct exec_fleet *fl);
+#endif
+
+/* `breaker status [NAME] --redis ADDR [--json|--prometheus]`: every fleet
+ * name's state as Redis holds it (breaker_redis_status(); status_fleet.c),
+ * as a table, JSON or the Prometheus text format. @return 0, or an exit
+ * status after saying why (69 unreachable, 78 refused, 66 no such NAME). */
+int exec_fleet_status(const struct exec_fleet_opts *o, const char *name, bool json,
+                      bool prometheus);
 
 /* True when the admitted `permit` holds a fleet lease (a probe). */
 bool exec_fleet_leased(const breaker_permit *permit);

@@ -99,6 +99,7 @@ int tool_store_options(const char *cmd, const char *help, bool status, int min_n
                                                 {"watch", no_argument, NULL, OPT_WATCH},
                                                 {"interval", required_argument, NULL, OPT_INTERVAL},
                                                 {"count", required_argument, NULL, OPT_COUNT},
+                                                EXEC_FLEET_LONGOPTS,
                                                 {"help", no_argument, NULL, 'h'},
                                                 {NULL, 0, NULL, 0}};
     static const struct option open_opts[] = {{"store", required_argument, NULL, OPT_STORE},

@@ -42,7 +42,24 @@ const char tool_status_help[] =
     "      --watch         keep printing changes (see above)\n"
     "      --interval D    --watch: poll every D (default 1s)\n"
     "      --count N       --watch: stop after N change lines\n"
-    "  -h, --help          show this text\n";
+    "      --redis ADDR      the fleet store's names instead (see below), on the\n"
+    "                        Redis at ADDR: HOST[:PORT], [IPV6][:PORT] or unix:PATH\n"
+    "      --redis-cluster SEEDS\n"
+    "                        the same, on a Redis Cluster (HOST[:PORT],...)\n"
+    "      --redis-sentinel SENTINELS\n"
+    "                        the same, on the master the Sentinels watch as\n"
+    "      --redis-master MASTER\n"
+    "                        (both or neither)\n" EXEC_FLEET_OPTIONS_HELP
+    "  -h, --help          show this text\n"
+    "\n"
+    "With --redis it shows the fleet store's names as Redis holds them, and\n"
+    "writes nothing there: each name's fleet state, generation, open wait left,\n"
+    "probe leases out, hosts whose flush reached Redis within the keys' TTL and\n"
+    "the age of the latest flush, then below the table the last operator order,\n"
+    "shadow mode and a live change of the limits; --json and --prometheus as\n"
+    "above (docs/redis-production.md lists the keys and families), not --watch.\n"
+    "Exit 69 when Redis cannot be reached, 78 when it refuses the configuration,\n"
+    "66 for a NAME it holds no state of.\n";
 
 /* One breaker as the table and JSON show it, read at one moment. */
 typedef struct {
@@ -450,6 +467,10 @@ int tool_cmd_status(int argc, char **argv) {
     if (rc != 0 || a.done) return rc;
     breaker_store *st;
     struct tool_names n;
+    if (a.fleet.addr != NULL) {
+        if (a.watch) return tool_usage_error("status", "--watch: a store file's only, not --redis");
+        return exec_fleet_status(&a.fleet, a.name, a.json, a.prometheus);
+    }
     if ((rc = tool_open_existing("status", &a, &st, &n)) != 0) return rc;
     rc = a.watch ? watch_run(&a, st, &n) : print_status(&a, st, &n);
     tool_names_free(&n);

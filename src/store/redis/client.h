@@ -15,7 +15,9 @@
  *  - lease.c: the probe gate: a probe's lease request and its settling;
  *  - host.c: one flusher per host through a store file;
  *  - fleet.c: the handle's lifecycle, attach and detach, the backend a
- *    registry uses, statistics and their export.
+ *    registry uses, statistics and their export;
+ *  - status.c: the fleet as Redis holds it, read for an operator;
+ *  - cause.c: whether a failed round is a configuration error.
  * The hiredis transport (hiredis/: connections, AUTH and SELECT, script
  * loading, pipelines, a Cluster's slot map, MOVED and ASK) is the default;
  * breaker_redis_open_transport() takes another.
@@ -336,6 +338,11 @@ static inline uint64_t breaker__redis_budget(uint64_t srtt, uint64_t budget, uin
     if (b > cap) b = cap;
     return b;
 }
+
+/* fleet.c: an order (FLEET_ORDER_*, its time left, sequence, who and why)
+ * as breaker_redis_order_get() and breaker_redis_status() report it. */
+void breaker__redis_order_out(int order, uint64_t left_us, uint64_t seq, const char *who,
+                              const char *why, breaker_redis_order *out);
 
 /* fleet.c: the entry of `b`, or NULL. Lock-free. */
 struct entry *breaker__redis_find_entry(breaker_redis *f, const breaker *b);

@@ -556,16 +556,21 @@ int breaker_redis_order_get(breaker_redis *f, breaker *b, breaker_redis_order *o
     if (e == NULL) return BREAKER_EINVAL;
     pthread_mutex_lock(&f->round_mu); /* the flusher writes follow under it */
     const struct breaker__fleet_follow *fo = &e->follow;
-    out->seq = fo->order_seq;
-    out->left_ns = fo->order_left_us * 1000;
-    out->state = fo->order == FLEET_ORDER_OPEN
-                     ? (fo->order_left_us ? BREAKER_OPEN : BREAKER_FORCED_OPEN)
-                 : fo->order == FLEET_ORDER_CLOSED ? BREAKER_FORCED_CLOSED
-                                                   : BREAKER_CLOSED;
-    memcpy(out->who, fo->order_who, sizeof out->who);
-    memcpy(out->why, fo->order_why, sizeof out->why);
+    breaker__redis_order_out(fo->order, fo->order_left_us, fo->order_seq, fo->order_who,
+                             fo->order_why, out);
     pthread_mutex_unlock(&f->round_mu);
     return BREAKER_OK;
+}
+
+void breaker__redis_order_out(int order, uint64_t left_us, uint64_t seq, const char *who,
+                              const char *why, breaker_redis_order *out) {
+    out->seq = seq;
+    out->left_ns = left_us * 1000;
+    out->state = order == FLEET_ORDER_OPEN     ? (left_us ? BREAKER_OPEN : BREAKER_FORCED_OPEN)
+                 : order == FLEET_ORDER_CLOSED ? BREAKER_FORCED_CLOSED
+                                               : BREAKER_CLOSED;
+    snprintf(out->who, sizeof out->who, "%s", who);
+    snprintf(out->why, sizeof out->why, "%s", why);
 }
 
 /* ---- Fleet-wide shadow mode and limits -------------------------------------------*/

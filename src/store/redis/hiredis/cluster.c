@@ -713,3 +713,36 @@ int breaker__redis_net_reachable(void *ctx, const char *key) {
     struct node *n = breaker__route_node_of(t, key);
     return n == NULL || n->ctx != NULL || !n->failed_last;
 }
+
+size_t breaker__redis_net_server_keys(void *ctx, char (*keys)[32], size_t max) {
+    struct net *t = ctx;
+    if (max == 0) return 0;
+    if (!t->route.cluster) { /* one Redis, or Sentinel's master: every slot */
+        snprintf(keys[0], sizeof keys[0], "{0}");
+        return 1;
+    }
+    /* A Cluster: the masters are the nodes the slot map names; for each, the
+     * first tag {n} whose slot it serves. A few tries each, since every
+     * master serves a share of the 16384 slots; bounded for a map with a
+     * master of only a few slots. */
+    uint32_t nn = node_count(t);
+    uint8_t master[ROUTE_MAX_NODES] = {0}, found[ROUTE_MAX_NODES] = {0};
+    size_t masters = 0, count = 0;
+    for (unsigned s = 0; s < ROUTE_SLOTS; s++) {
+        uint16_t k = atomic_load_explicit(&t->route.slot[s], memory_order_relaxed);
+        if (k < nn && !master[k]) {
+            master[k] = 1;
+            masters++;
+        }
+    }
+    for (unsigned n = 0; n < 16u * ROUTE_SLOTS && count < masters && count < max; n++) {
+        char key[32];
+        int len = snprintf(key, sizeof key, "{%u}", n);
+        uint16_t k = atomic_load_explicit(&t->route.slot[breaker__redis_key_slot(key, (size_t)len)],
+                                          memory_order_relaxed);
+        if (k >= nn || found[k]) continue;
+        found[k] = 1;
+        memcpy(keys[count++], key, (size_t)len + 1);
+    }
+    return count;
+}

@@ -397,6 +397,7 @@ const breaker_redis_transport_ops breaker__redis_net_ops = {
     .now_ns = net_now,
     .stats = net_stats,
     .destroy = net_destroy,
+    .server_keys = breaker__redis_net_server_keys,
 };
 
 static char *dup_or_null(const char *s, int *ok) {

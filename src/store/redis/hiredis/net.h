@@ -236,5 +236,6 @@ int breaker__redis_net_exchange(void *t, breaker_redis_command *cmds, size_t n,
 uint32_t breaker__redis_net_server_of(void *t, const char *key);
 int breaker__redis_net_reachable(void *t, const char *key);
 void breaker__redis_net_round_done(void *t);
+size_t breaker__redis_net_server_keys(void *t, char (*keys)[32], size_t max);
 
 #endif /* BREAKER_REDIS_NET_H */
