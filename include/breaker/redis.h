@@ -55,6 +55,17 @@
  * the round it wakes (its calls admitted until then, io_timeout_ns at most),
  * since no event may run under the registry's lock.
  *
+ * Fork. A handle belongs to the process that opened it. A child of fork()
+ * has a copy of it without its flusher thread, with its locks as they
+ * were at the fork (one may be held for good) and with the parent's
+ * connections: it must not call anything on the handle, nor on a breaker
+ * attached through it, not even breaker_redis_close() (whose join and last
+ * round would hang or write into the parent's connections). It may exec
+ * or exit (no handler of the library runs then), and open a handle of its
+ * own, which works as any. The parent's handle is unaffected by the child;
+ * its connections and wake pipe are close-on-exec, so a program the child
+ * runs gets none of them.
+ *
  * Linking. libbreaker_redis links libbreaker (static or shared alike) and
  * drives its breakers through the experimental seam of breaker/backend.h:
  * a program links both, and there is one copy of the core.

@@ -87,4 +87,8 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA AND BREAKER_REDIS_SERVER)
     set_tests_properties(test_fleet_status PROPERTIES LABELS "redis;external;cli"
                          ENVIRONMENT "BREAKER_TEST_TOOL=$<TARGET_FILE:breaker_cli>")
   endif()
+  # A fleet handle across fork(): children with handles of their own, the
+  # parent's untouched; an exec'd program given none of its descriptors.
+  breaker_add_redis_test(test_fleet_fork SOURCES fleet/test_fleet_fork.c TIMEOUT 120
+                         LABELS redis external)
 endif()

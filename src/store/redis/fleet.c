@@ -155,8 +155,12 @@ int breaker_redis_open_transport(const breaker_redis_config *cfg,
     pthread_mutex_init(&f->round_mu, NULL);
     pthread_cond_init(&f->applied_cv, NULL);
     f->threaded = (flags & BREAKER_REDIS_NO_FLUSHER) == 0;
+    /* Non-blocking (a full pipe holds a wake-up already), and not left to
+     * a program a fork of the process runs. */
     if (pipe(f->wake) != 0 || fcntl(f->wake[0], F_SETFL, O_NONBLOCK) != 0 ||
         fcntl(f->wake[1], F_SETFL, O_NONBLOCK) != 0 ||
+        fcntl(f->wake[0], F_SETFD, FD_CLOEXEC) != 0 ||
+        fcntl(f->wake[1], F_SETFD, FD_CLOEXEC) != 0 ||
         (f->threaded && pthread_create(&f->thread, NULL, breaker__redis_flusher_main, f) != 0)) {
         int err = errno;
         f->threaded = false;
