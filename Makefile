@@ -87,8 +87,9 @@ valgrind: deps-valgrind build
 	  --overwrite MemoryCheckCommandOptions="--error-exitcode=1 --leak-check=full"
 
 # The Debian packages (debian/): built with dpkg-buildpackage, checked by
-# lintian, installed into a temporary root and consumed from it; the .deb
-# files stay in build/deb.
+# lintian, unpacked into a temporary root and consumed from it, shared and
+# static (tests/packaging/deb.sh); the .deb files stay in build/deb. Not part
+# of check (minutes: two builds); its symbols test is (packaging_symbols).
 deb: deps-check
 	bash tests/packaging/deb.sh . build/deb
 

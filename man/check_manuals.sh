@@ -13,6 +13,11 @@
 #       The headers after --optional (a library's that is not built, such as
 #       redis.h without hiredis) need not be covered, but a page may name
 #       their functions.
+#   check_manuals.sh links SCDOC MAN_TREE HEADER...
+#       Every function the headers declare with BREAKER_API resolves with
+#       `man -w -M MAN_TREE 3 NAME` (the build's manual tree, man3/ in it)
+#       to a page, not to a dangling link, and that page's SYNOPSIS
+#       declares it.
 #   check_manuals.sh options SCDOC MAN_DIR BREAKER_BINARY
 #       Every command of `breaker --help` and every option of it and of
 #       `breaker simulate|replay|exec|status --help` is in breaker(1).
@@ -61,6 +66,27 @@ render() {
   fi
 }
 
+# The functions declared with BREAKER_API: comments and preprocessor lines
+# removed, declarations joined, then the name before the first '('.
+api_functions() {
+  awk '
+  {
+    line = $0; out = ""
+    while (length(line) > 0) {
+      if (in_comment) {
+        i = index(line, "*/")
+        if (i == 0) { line = "" } else { line = substr(line, i + 2); in_comment = 0 }
+      } else {
+        i = index(line, "/*")
+        if (i == 0) { out = out line; line = "" }
+        else { out = out substr(line, 1, i - 1) " "; line = substr(line, i + 2); in_comment = 1 }
+      }
+    }
+    if (out !~ /^[ \t]*#/) printf "%s ", out
+  }' "$@" | grep -o 'BREAKER_API[^(;]*(' |
+  sed -E 's/[[:space:]]*\($//; s/.*[^A-Za-z0-9_]//' | sort -u
+}
+
 case $mode in
 build)
   pages=$(build_pages)
@@ -95,26 +121,6 @@ coverage)
     else required+=("$arg"); fi
   done
   [ "${#required[@]}" -gt 0 ] || { echo "usage: $0 coverage SCDOC MAN_DIR HEADER... [--optional HEADER...]"; exit 2; }
-  # The functions declared with BREAKER_API: comments and preprocessor lines
-  # removed, declarations joined, then the name before the first '('.
-  api_functions() {
-    awk '
-    {
-      line = $0; out = ""
-      while (length(line) > 0) {
-        if (in_comment) {
-          i = index(line, "*/")
-          if (i == 0) { line = "" } else { line = substr(line, i + 2); in_comment = 0 }
-        } else {
-          i = index(line, "/*")
-          if (i == 0) { out = out line; line = "" }
-          else { out = out substr(line, 1, i - 1) " "; line = substr(line, i + 2); in_comment = 1 }
-        }
-      }
-      if (out !~ /^[ \t]*#/) printf "%s ", out
-    }' "$@" | grep -o 'BREAKER_API[^(;]*(' |
-    sed -E 's/[[:space:]]*\($//; s/.*[^A-Za-z0-9_]//' | sort -u
-  }
   funcs=$(api_functions "${required[@]}")
   known=$funcs
   if [ "${#optional[@]}" -gt 0 ]; then
@@ -139,6 +145,31 @@ coverage)
   for f in $(sed 's/([0-9])//g' "$work/all" | grep -o 'breaker_[a-z0-9_]*(' | tr -d '(' | sort -u); do
     printf '%s\n' "$known" | grep -qx -e "$f" || fail "a page names $f(), which no header declares"
   done
+  ;;
+links)
+  [ $# -gt 0 ] || { echo "usage: $0 links SCDOC MAN_TREE HEADER..."; exit 2; }
+  command -v man >/dev/null 2>&1 || { echo "FAIL: man (man-db) is not installed"; exit 1; }
+  tree=$man_dir
+  funcs=$(api_functions "$@")
+  count=$(printf '%s\n' "$funcs" | grep -c .)
+  [ "$count" -ge 50 ] || fail "found only $count BREAKER_API functions in $*"
+  resolved=0
+  for f in $funcs; do
+    path=$(man -w -M "$tree" 3 "$f" 2>/dev/null) || { fail "man -w $f: no manual entry in $tree"; continue; }
+    # Installed pages may be compressed (Debian's are gzipped).
+    text() { case $1 in *.gz) gzip -dc "$1" ;; *) cat "$1" ;; esac; }
+    if text "$path" | head -n 1 | grep -q '^\.so '; then
+      fail "man -w $f: $path is a link man does not follow (its target is missing)"
+      continue
+    fi
+    # The SYNOPSIS of the page it reached declares it.
+    text "$path" | awk '/^\.SH SYNOPSIS/ { on = 1; next } /^\.SH / { on = 0 } on' |
+      sed -e 's/\\f[BIRP]//g' -e 's/\\&//g' | grep -q -e "$f(" ||
+      { fail "man -w $f gives $(basename "$path"), whose SYNOPSIS does not declare it"; continue; }
+    resolved=$((resolved + 1))
+  done
+  pages=$(find "$tree"/man3 -name 'breaker*.3*' | wc -l)
+  echo "$count BREAKER_API functions, $resolved resolved by man -w to the page that declares them ($pages pages and links in man3)"
   ;;
 options)
   [ $# -eq 1 ] || { echo "usage: $0 options SCDOC MAN_DIR BREAKER_BINARY"; exit 2; }
@@ -166,7 +197,7 @@ options)
   echo "$checked options and commands of the help checked against breaker.1"
   ;;
 *)
-  echo "usage: $0 build|coverage|options SCDOC MAN_DIR [HEADER...|BREAKER_BINARY]"
+  echo "usage: $0 build|coverage|links|options SCDOC MAN_DIR [HEADER...|BREAKER_BINARY]"
   exit 2
   ;;
 esac

@@ -9,6 +9,7 @@
 #      and which requested versions the package accepts (0.x: same minor);
 #   3. pkg-config from each prefix, linking with exactly the flags it prints,
 #      also after the static tree was moved elsewhere (a relocatable .pc);
+#      breaker-redis.pc too;
 #   4. FetchContent (add_subdirectory) into a parent with no build type;
 #   5. the installed `breaker` tool runs from the shared prefix, finding
 #      libbreaker through its RUNPATH ($ORIGIN/../lib), and the SONAME is
@@ -160,6 +161,23 @@ step "pkg-config: the static prefix (pkg-config --libs alone must link it)"
 pc_build static "$work/prefix-static"
 step "pkg-config: the shared prefix"
 pc_build shared "$work/prefix-shared" -Wl,-rpath,"$(libdir_of "$work/prefix-shared")"
+# The fleet store's own .pc (breaker-redis: requires breaker, and hiredis
+# publicly for a static library, privately for a shared one): its flags
+# alone link a program that uses both libraries.
+if pkg-config --exists hiredis 2>/dev/null; then
+  for variant in static shared; do
+    step "pkg-config breaker-redis: the $variant prefix"
+    pcdir=$(libdir_of "$work/prefix-$variant")/pkgconfig
+    flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs breaker-redis)
+    echo "  flags: $flags"
+    rpath=
+    if [ $variant = shared ]; then rpath=-Wl,-rpath,$(libdir_of "$work/prefix-shared"); fi
+    # shellcheck disable=SC2086 # the flags are words
+    "$cc" -std=c11 -Wall -Wextra -Werror "$here/consumer-redis/consumer_redis.c" $flags $rpath \
+      -o "$work/pc-redis-$variant"
+    "$work/pc-redis-$variant"
+  done
+fi
 step "pkg-config: the static prefix moved elsewhere after install"
 rm -rf "$work/moved"
 mkdir -p "$work/moved"

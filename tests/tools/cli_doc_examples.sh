@@ -54,6 +54,20 @@ check_shown() {
   done <"$tmp/want"
 }
 
+# figures FILE: the figures a text quotes, numbers with their unit as the
+# tables print them (19129, 3m25s, 49.2%, 18.9s).
+figures() { grep -oE '[0-9][0-9.]*([a-z]+[0-9][0-9.]*)*[a-z%]*' "$1" | sed 's/\.$//' | sort -u; }
+# check_figures DOC PROSE_FILE OUTPUT_FILE: every figure of PROSE_FILE is a
+# word of OUTPUT_FILE (the commands' outputs, and the scenario they ran).
+check_figures() {
+  tr -s ' \t(),;:~' '\n' <"$3" | sort -u >"$tmp/words"
+  [ -s "$tmp/words" ] || fail "$1: no output to check the figures against"
+  for f in $(figures "$2"); do
+    grep -qxF -e "$f" "$tmp/words" ||
+      fail "$1: the text quotes $f, which the table it describes does not print"
+  done
+}
+
 case $case_name in
 crontab_example_stops_after_three_failures)
   # README's and docs/cli.md's crontab line: three failures in a row stop
@@ -77,6 +91,45 @@ crontab_example_stops_after_three_failures)
       fail "$doc: the refusal does not say an hour: $(cat "$tmp/err")"
     rm -f ran.*
   done
+  ;;
+readme_demo_table_is_what_make_demo_prints)
+  # The table of "What the demo shows" is the second part of make demo
+  # (scripts/demo.sh runs `breaker simulate --svg demo.svg`, the same run),
+  # row for row; and every figure the lines under it quote is in it.
+  check_shown "$src/README.md" "breaker simulate"
+  breaker simulate >"$tmp/out" 2>&1 && breaker simulate --print-scenario >>"$tmp/out" ||
+    fail "breaker simulate"
+  awk '/^```/ { inb = !inb; next } /^### What the demo shows/ { on = 1 } on && /^All of these figures/ { exit }
+       on && !inb && /^- / { p = 1 } p && !inb { print }' "$src/README.md" >"$tmp/prose"
+  [ "$(grep -c '^- ' "$tmp/prose")" -ge 3 ] || fail "README.md: the lines under the demo's table are gone"
+  check_figures README.md "$tmp/prose" "$tmp/out"
+  ;;
+cli_comparison_table_figures_are_what_simulate_prints)
+  # docs/cli.md's comparison table and its variants are checked row for row
+  # by cli_shown_outputs_are_what_the_commands_print; here the figures its
+  # explanation quotes must be in them.
+  sed -n '/^### The comparison table/,/^### One abusive caller/p' "$src/docs/cli.md" >"$tmp/section"
+  : >"$tmp/out"
+  code_lines "$tmp/section" | sed -n 's/^\$ //p' >"$tmp/cmds"
+  [ "$(wc -l <"$tmp/cmds")" -ge 2 ] || fail "docs/cli.md: the comparison table's commands are gone"
+  while IFS= read -r cmd; do sh -c "$cmd" >>"$tmp/out" 2>&1 || fail "'$cmd' failed"; done <"$tmp/cmds"
+  breaker simulate --print-scenario >>"$tmp/out"
+  awk '/^```/ { inb = !inb; next } /^How to read it/ { on = 1 } on && !inb { print }' \
+    "$tmp/section" >"$tmp/prose"
+  [ -s "$tmp/prose" ] || fail "docs/cli.md: 'How to read it' is gone"
+  check_figures docs/cli.md "$tmp/prose" "$tmp/out"
+  ;;
+readme_lists_every_optional_dependency)
+  # README's "Optional dependencies" table has a row for each dependency
+  # scripts/optional-deps.sh hides (by its Debian package), and no other.
+  sed -n '/^## Optional dependencies/,/^## /p' "$src/README.md" |
+    sed -n 's/^| [^|]* | `\([^`]*\)` |.*/\1/p' | sort >"$tmp/readme"
+  bash "$src/scripts/optional-deps.sh" --list | cut -f3 | sort >"$tmp/script"
+  [ -s "$tmp/script" ] || fail "scripts/optional-deps.sh --list printed nothing"
+  cmp -s "$tmp/readme" "$tmp/script" || {
+    diff "$tmp/script" "$tmp/readme"
+    fail "README.md's optional dependencies differ from scripts/optional-deps.sh (< script, > README)"
+  }
   ;;
 readme_fleet_table_is_what_simulate_prints)
   check_shown "$src/README.md" "breaker simulate examples/scenarios/fleet.ini"

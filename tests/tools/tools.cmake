@@ -148,6 +148,8 @@ if(BREAKER_BUILD_TOOLS)
   # The examples of README.md and docs/cli.md, read from them at test time
   # and run (cli_doc_examples.sh); a shown output must still be printed.
   foreach(_case crontab_example_stops_after_three_failures readme_fleet_table_is_what_simulate_prints
+          readme_demo_table_is_what_make_demo_prints cli_comparison_table_figures_are_what_simulate_prints
+          readme_lists_every_optional_dependency
           cli_shown_outputs_are_what_the_commands_print cli_quick_start_runs
           cli_script_example_says_what_happened cli_prometheus_crontab_writes_the_file)
     add_test(NAME tools_doc_${_case}
