@@ -547,6 +547,23 @@ BREAKER_API void breaker_destroy(breaker *b);
 BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *permit)
     BREAKER_NONNULL(1, 2);
 
+/*! breaker_acquire_from() :
+ *  breaker_acquire() for the caller `source` (the key breaker_complete_from()
+ *  takes; 0 = nobody: breaker_acquire() itself). A closed call is admitted
+ *  exactly as by breaker_acquire() (the same short path: the source is not
+ *  kept). A probe keeps its caller: a probe that times out is that caller's
+ *  failure, and so is one completed without a source; and where failing
+ *  sources count (min_failing_sources 0 or 2..64), a caller whose probe
+ *  failed in the half-open before this one is not admitted as a probe for
+ *  this one's first probe_timeout_ns (from the end of the open wait): it is
+ *  refused (BREAKER_REJECTED_OPEN while the breaker waits for another
+ *  caller to begin the half-open, BREAKER_REJECTED_HALF_OPEN after) while
+ *  the other callers' probes decide; past that it may probe again. See
+ *  breaker_complete_from() for the rule and what it protects against.
+ *  Same returns as breaker_acquire(); lock-free; thread-safe. */
+BREAKER_API BREAKER_NODISCARD int breaker_acquire_from(breaker *b, breaker_permit *permit,
+                                                       uint64_t source) BREAKER_NONNULL(1, 2);
+
 /*! breaker_complete() :
  *  Report the outcome of an admitted call. May run on any thread.
  *  @return BREAKER_OK: recorded (this may have changed the state);
@@ -578,10 +595,9 @@ BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *pe
  *  A probe's deadline is probe_timeout_ns after its admission, rounded up to
  *  the microsecond; a probe admitted into a slot in the same microsecond as
  *  that slot's previous probe is due 1 us after it instead (never earlier).
- *  A probe (HALF_OPEN permit): a failure reopens at once with a longer wait
- *  (where failing sources count, once enough sources failed: see
- *  breaker_complete_from);
- *  a success counts towards half_open_successes; with slow_call_rate set, a
+ *  A probe (HALF_OPEN permit): a failure reopens at once with a longer wait,
+ *  whoever's it is (see breaker_complete_from for what its caller then
+ *  waits out); a success counts towards half_open_successes; with slow_call_rate set, a
  *  slow successful probe fails it (reason PROBE_SLOW). Recovery uses all its
  *  evidence: after the half_open_successes-th success no more probes are
  *  admitted (REJECTED_HALF_OPEN), and the breaker closes when the last probe
@@ -612,14 +628,23 @@ BREAKER_API int breaker_complete(breaker *b, breaker_permit *permit, enum breake
  *  then trips). A breaker that only ever has one or two callers naming
  *  sources never trips on their failures: set 1 (off) or 2 there.
  *  min_failing_sources 1 turns all of this off.
- *  Recovery follows the same rule: where sources count, a failed (or slow)
- *  probe reopens the breaker only once the failed probes of that half-open
- *  came from N distinct sources (N at most 48 here: the bits of the
- *  half-open's own map); until then the failure is counted (failures,
- *  probes_failed), frees its slot as an IGNORED probe would and keeps the
- *  successes, so a caller that sends a failing request the moment a probe
- *  is due cannot hold a healthy dependency refused. A probe failure without
- *  a source, and a probe timeout, still reopen at once.
+ *  Recovery is decided by all its evidence: every failed (or slow, or
+ *  timed out) probe reopens, whoever's it is, so a dependency that still
+ *  fails part of every caller's calls closes no more often than if no
+ *  caller were named. What a caller cannot do is own recovery, by sending a
+ *  request that fails (or hangs) the moment each probe is due: where
+ *  sources count, each half-open notes the callers of its failed probes
+ *  (this function's source, else the caller the probe was admitted for
+ *  with breaker_acquire_from(), which is also a timeout's), and the next
+ *  half-open, for its first probe_timeout_ns (counted from the end of the
+ *  open wait), admits none of them as a probe (breaker_acquire_from()
+ *  refuses them) while the other callers' probes decide. Past that they
+ *  may probe again, so a breaker with no other caller still recovers. One
+ *  caller's failing (or hanging) probe thus costs one half-open and its
+ *  longer wait, not the recovery; probes admitted with breaker_acquire()
+ *  name nobody and are never refused this way. A caller is a bit of a
+ *  48-bit map (splitmix64 of the key, mod 48): a caller whose bit is a
+ *  refused one's is refused too, for that stretch.
  *  stats.failing_sources estimates the sources (linear counting).
  *  What it protects
  *  against: one caller (or a few) whose own requests make a healthy
@@ -627,9 +652,12 @@ BREAKER_API int breaker_complete(breaker *b, breaker_permit *permit, enum breake
  *  open. What it does not:
  *  a fault that hits only a few callers' requests (they still fail, the
  *  breaker stays closed: give those callers their own breakers), a caller
- *  that forges many keys, a request that makes a probe hang (a timeout has
- *  no source), and failures completed without a source (0, or plain
- *  breaker_complete()), which set no bit. The source costs nothing on
+ *  that forges many keys (each new key's first failing probe reopens once),
+ *  a request that makes a probe admitted with breaker_acquire() hang (that
+ *  timeout names nobody), and failures completed without a source (0, or
+ *  plain breaker_complete(): a probe's then names the caller it was
+ *  admitted for, a closed call's nobody), which set no bit. The source
+ *  costs nothing on
  *  a success; on a failure, one atomic OR. Same return values as
  *  breaker_complete(). */
 BREAKER_API int breaker_complete_from(breaker *b, breaker_permit *permit,
@@ -680,12 +708,28 @@ BREAKER_API uint64_t breaker_retry_after_ns(breaker *b) BREAKER_NONNULL(1);
  *  that point: T stays hidden somewhere in the s before it. Why it matters:
  *  the exact value tells anyone who can provoke a refusal when to send a
  *  request to be the probe (see breaker_complete_from for what a failing
- *  probe then can and cannot do); clients told this hint also come back
- *  spread over s rather than all at T. Publish this, never the exact
- *  breaker_retry_after_ns() (docs/operating.md, section 1). Lock-free,
- *  thread-safe, allocates nothing; costs about one breaker_retry_after_ns().
- */
+ *  probe then can and cannot do). Every client told this one point comes
+ *  back at it: name the caller (breaker_retry_after_hint_from()) to spread
+ *  them. Publish a hint, never the exact breaker_retry_after_ns()
+ *  (docs/operating.md, section 1). Lock-free, thread-safe, allocates
+ *  nothing; costs about one breaker_retry_after_ns(). */
 BREAKER_API uint64_t breaker_retry_after_hint_s(breaker *b) BREAKER_NONNULL(1);
+
+/*! breaker_retry_after_hint_from() :
+ *  breaker_retry_after_hint_s() for the caller `source` (the key of
+ *  breaker_complete_from(); 0: breaker_retry_after_hint_s() itself): each
+ *  caller gets its own point in [T, T + s], drawn once per generation from
+ *  the caller's key, so refused callers come back spread over the window
+ *  instead of at one instant, and none before T. Spread: the point is
+ *  uniform over the s seconds, and a client returns within the second
+ *  after its point, so each second of [T, T + s + 1) gets about 1/(s + 1)
+ *  of the callers told during one wait; the documented bound for 1,000
+ *  distinct callers is 1.5/s of them in any one second (a 30 s wait: s is
+ *  7.5 s, 200 of the 1,000; test_recovery measures it). A caller asking
+ *  again is told its same point; a caller that sends many keys learns as
+ *  many points, and so where T is more closely. Lock-free, thread-safe,
+ *  allocates nothing. */
+BREAKER_API uint64_t breaker_retry_after_hint_from(breaker *b, uint64_t source) BREAKER_NONNULL(1);
 
 /*! breaker_generation() : @return the current generation (starts at 1,
  *  +1 on every transition). */

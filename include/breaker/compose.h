@@ -545,10 +545,12 @@ struct breaker_call {
     void *fallback_ctx;
     uint64_t source; /* the caller behind this request (a tenant, a
                         client, a route: a hash of it), given to the
-                        breaker with every outcome as
-                        breaker_complete_from() takes it, so that
-                        min_failing_sources applies; 0 = none (the
-                        outcomes name no source) */
+                        breaker at every admission and with every
+                        outcome (breaker_acquire_from(),
+                        breaker_complete_from()), so that
+                        min_failing_sources applies and a probe keeps
+                        its caller; 0 = none (the outcomes name no
+                        source) */
 };
 
 struct breaker_result {

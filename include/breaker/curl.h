@@ -40,11 +40,13 @@
  * probe at most the breaker's probe_timeout_ns, so a probe's transfer ends
  * by its deadline whatever the caller asked.
  *
- * The caller (options.source): every admitted transfer is completed with
- * breaker_complete_from() and options.source, on both interfaces, so a
- * breaker with failing-source diversity (min_failing_sources, see
- * breaker_complete_from) trips only when enough distinct callers fail, and
- * one tenant whose own requests fail cannot open it for everyone. Set it to
+ * The caller (options.source): every transfer is admitted with
+ * breaker_acquire_from() and completed with breaker_complete_from() and
+ * options.source, on both interfaces, so a breaker with failing-source
+ * diversity (min_failing_sources, see breaker_complete_from) trips only when
+ * enough distinct callers fail, one tenant whose own requests fail cannot
+ * open it for everyone, and one whose transfers fail or hang cannot own its
+ * recovery (a probe's timeout is its caller's failure). Set it to
  * a non-zero 64-bit key for whoever the transfer is for (a tenant, an API
  * key, a calling service), the same key on every call and in every process:
  * a hash of its name; the 64-bit FNV-1a of the name (0 taken as 1) gives

@@ -17,7 +17,9 @@
  * return value says it was refused.
  *
  * breaker_grpc::call_from(b, context, fn, &status, source) does the same for
- * the caller `source` and completes the permit with breaker_complete_from(),
+ * the caller `source`: the call is admitted with breaker_acquire_from() (a
+ * probe's timeout is that caller's failure) and completed with
+ * breaker_complete_from(),
  * so a breaker with failing-source diversity (min_failing_sources, see
  * breaker_complete_from) trips only when enough distinct callers fail, and
  * one tenant whose own requests fail cannot open it for everyone. A source
@@ -86,7 +88,7 @@ template <class Fn>
 int call_with(breaker *b, grpc::ClientContext &context, Fn &&fn, grpc::Status *status,
               const options &opts) {
     breaker_permit permit;
-    int rc = breaker_acquire(b, &permit);
+    int rc = breaker_acquire_from(b, &permit, opts.source);
     if (rc != BREAKER_OK) {
         *status = grpc::Status(grpc::StatusCode::UNAVAILABLE, breaker_strerror(rc));
         return rc;

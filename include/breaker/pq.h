@@ -23,11 +23,13 @@
  *
  * The caller (the _from variants): breaker_pq_connect_from(),
  * breaker_pq_exec_from() and breaker_pq_send_from() take the source of the
- * call and complete it with breaker_complete_from(), on every path (the
- * query's results, a failed send, breaker_pq_abandon()), so a breaker with
- * failing-source diversity (min_failing_sources, see breaker_complete_from)
- * trips only when enough distinct callers fail, and one tenant whose own
- * statements fail cannot open it for everyone. A source is a non-zero 64-bit
+ * call, admit it with breaker_acquire_from() and complete it with
+ * breaker_complete_from(), on every path (the query's results, a failed
+ * send, breaker_pq_abandon()), so a breaker with failing-source diversity
+ * (min_failing_sources, see breaker_complete_from) trips only when enough
+ * distinct callers fail, one tenant whose own statements fail cannot open
+ * it for everyone, and one whose statements fail or hang cannot own its
+ * recovery (a probe's timeout is its caller's failure). A source is a non-zero 64-bit
  * key for whoever the call is for (a tenant, a user, a job), the same key on
  * every call and in every process: a hash of its name; the 64-bit FNV-1a of
  * the name (0 taken as 1) gives the keys `breaker exec --source` and

@@ -348,7 +348,7 @@ static void attempts(struct run *r, breaker *per_attempt, breaker_result *res) {
         bool is_probe = r->probe;
         uint64_t probe_last = r->probe_last;
         if (per_attempt != NULL) {
-            int rc = breaker_acquire(per_attempt, &permit);
+            int rc = breaker_acquire_from(per_attempt, &permit, r->call->source);
             if (rc != BREAKER_OK) {
                 refund_retry(r);
                 stop_by_breaker(res, per_attempt, rc);
@@ -373,7 +373,7 @@ static void attempts(struct run *r, breaker *per_attempt, breaker_result *res) {
 static void breaker_outside(struct run *r, breaker *b, breaker_result *res) {
     breaker_permit permit;
     uint64_t admitted = now_of(r->ex);
-    int rc = breaker_acquire(b, &permit);
+    int rc = breaker_acquire_from(b, &permit, r->call->source);
     if (rc != BREAKER_OK) {
         stop_by_breaker(res, b, rc);
         return;

@@ -34,8 +34,8 @@ void breaker__block_layout(const struct breaker__limits *lim, struct breaker__bl
         out->ring_off = off;
     }
     off += align_up(window_bytes);
-    out->slots_off = off;
-    off += align_up(sizeof(uint64_t) * lim->half_open_max_probes);
+    out->slots_off = off; /* each probe slot's word, then its probe's caller's */
+    off += align_up(2 * sizeof(uint64_t) * lim->half_open_max_probes);
     if (lim->slow_call_ns != 0) { /* timed calls: a duration histogram per stripe */
         out->latency_off = off;
         off += sizeof(struct breaker__latency_run) * BREAKER__STRIPES;

@@ -328,51 +328,98 @@ static void settle_phase_time(struct breaker__shared *s, uint64_t gen,
     }
 }
 
-/* ---- Recovery no one source can hold back -------------------------------------
- * Where failing sources count (min_failing_sources 2..64, or the default
- * with a source given), a probe that fails (or is slow, with
- * slow_call_rate set) reopens the breaker only once the failed probes of
- * this half-open came from that many distinct sources (the default's 3; at
- * most 48, the bits of the map below). Until then its failure is counted
- * (failures, probes_failed) and its slot is freed as an IGNORED probe's
- * would be, the successes kept: one caller whose own requests fail, sending
- * one the moment a probe is due, cannot keep a healthy dependency refused
- * by winning each probe, as it cannot trip the closed breaker. A probe
- * failure without a source, and a probe timeout (which has none), reopen at
- * once as before: unattributed evidence keeps the careful side. */
-#define PROBE_SRC_BITS  48u
+/* ---- Recovery no one caller can own ------------------------------------------
+ * Every failed probe reopens at once (a failure, a slow probe with
+ * slow_call_rate set, a timeout): no evidence against the dependency is set
+ * aside, so a dependency that still fails part of every caller's calls
+ * closes no more often than with no caller named. What one caller must not
+ * do is own recovery: send a request that fails (or hangs) the moment each
+ * probe is due, and so keep a healthy dependency refused for everybody.
+ * So, where failing sources count (min_failing_sources 0 or 2..64), each
+ * half-open notes the callers of its failed probes (the completion's
+ * source, else the one the probe was admitted with, breaker_acquire_from();
+ * a timeout's is the admission's), and the next half-open, for its first
+ * probe_timeout_ns (from the end of the open wait), admits none of them as
+ * a probe: while they are refused, the other callers probe, and their
+ * probes decide. Past that the refused callers are admitted again, so a
+ * breaker whose only callers are the refused ones still recovers. One
+ * caller's failing requests thus reopen at most every other half-open,
+ * and a hanging one costs one probe_timeout at most. A caller is a bit of
+ * a 48-bit map (splitmix64(source) mod 48): a caller whose bit collides
+ * with a refused one's is refused too, for that stretch. */
 #define PROBE_SRC_SHIFT 48
 #define PROBE_SRC_MASK  ((UINT64_C(1) << PROBE_SRC_SHIFT) - 1)
 
 static uint64_t probe_src_tag(uint64_t gen) { return breaker__tag_of_gen(gen) << PROBE_SRC_SHIFT; }
 
-/* An empty map for the half-open of generation `gen`, written by the
- * transition into it before its CAS (which publishes it). A loser of that
- * race may empty the winner's map: sources are then only lost, and a lost
- * source delays a reopening, never hastens one. */
+/* Whether failing callers are noted and refused: where failing sources
+ * count at all (min_failing_sources 1 turns it off). */
+static bool callers_count(const struct breaker__shared *s) {
+    return BREAKER__LIM(&s->lim, source_bits_needed) != 0;
+}
+
+/* A caller's bit in the maps: -1 for none (source 0). */
+static int caller_bit(uint64_t source) {
+    return source != 0 ? (int)(breaker__splitmix64(source) % BREAKER__SRC_BITS) : -1;
+}
+
+/* Entering the half-open of generation `gen`: the map of the half-open
+ * before becomes the previous one, and this one starts empty. Written
+ * before the transition's CAS, which publishes them; a loser of that race
+ * writes the same words (it saw the same OPEN), or, delayed, an older
+ * generation's, which no reader takes for the one it wants (tags). */
 static void probe_sources_start(struct breaker__shared *s, uint64_t gen) {
+    breaker__write(&s->probe_src_prev, breaker__read(&s->probe_src));
     breaker__write(&s->probe_src, probe_src_tag(gen));
 }
 
-/* Note a failed probe of generation `gen` from `source` (non-zero).
- * @return whether the failed probes of this half-open now come from enough
- * distinct sources to reopen. A word tagged with another generation counts
- * as empty, so a completion delayed past its half-open can add its source
- * to no other half-open's map (it can only empty one: a loss again); the
- * bound is exact but for a tag collision 65536 generations apart, within
- * one delay. Relaxed: the map orders nothing; the reopening's CAS on ctl
- * does. */
-static bool probe_sources_note(struct breaker__shared *s, uint64_t gen, uint64_t source) {
+/* Note that a probe of the half-open of generation `gen` from the caller
+ * of bit `bit` failed. A word tagged with another generation counts as
+ * empty, so a completion delayed past its half-open adds its caller to no
+ * other half-open's map. Relaxed: the map orders nothing; the reopening's
+ * CAS on ctl, after it, publishes it. */
+static void probe_sources_note(struct breaker__shared *s, uint64_t gen, int bit) {
+    if (bit < 0 || !callers_count(s)) return;
     uint64_t tag = probe_src_tag(gen);
-    uint64_t bit = UINT64_C(1) << (breaker__splitmix64(source) % PROBE_SRC_BITS);
-    uint32_t needed = BREAKER__LIM(&s->lim, source_bits_needed);
-    if (needed > PROBE_SRC_BITS) needed = PROBE_SRC_BITS;
     uint64_t cur = breaker__read(&s->probe_src);
     for (;;) {
-        uint64_t map = ((cur & ~PROBE_SRC_MASK) == tag ? cur & PROBE_SRC_MASK : 0) | bit;
-        if (breaker__cas_relaxed(&s->probe_src, &cur, tag | map))
-            return (uint32_t)__builtin_popcountll(map) >= needed;
+        uint64_t map =
+            ((cur & ~PROBE_SRC_MASK) == tag ? cur & PROBE_SRC_MASK : 0) | (UINT64_C(1) << bit);
+        if (breaker__cas_relaxed(&s->probe_src, &cur, tag | map)) return;
     }
+}
+
+/* Whether the caller of bit `bit` is refused a probe now (`ctl` OPEN with
+ * its wait over, or HALF_OPEN): its probe failed in the half-open this one
+ * follows, and the first probe_timeout_ns of this one is not over. OPEN
+ * reads that half-open's map as it left it; HALF_OPEN the copy its start
+ * made. The stretch ends probe_timeout_ns after the open wait, or, in
+ * HALF_OPEN, at its first probe's deadline (phase_time). */
+static bool caller_refused(const struct breaker__shared *s, uint64_t ctl, int bit, uint64_t now) {
+    if (bit < 0 || !callers_count(s)) return false;
+    uint64_t gen = breaker__ctl_gen(ctl);
+    bool open = breaker__ctl_state(ctl) == BREAKER_OPEN;
+    uint64_t until = breaker__phase_time_ns(s, gen);
+    if (open) {
+        uint64_t more = BREAKER__LIM(&s->lim, probe_timeout_ns);
+        until = until > UINT64_MAX - more ? UINT64_MAX : until + more;
+    }
+    if (now >= until) return false;
+    uint64_t w = breaker__read(open ? &s->probe_src : &s->probe_src_prev);
+    return (w & ~PROBE_SRC_MASK) == probe_src_tag(gen - (open ? 1 : 2)) && (w >> bit & 1) != 0;
+}
+
+/* The caller of the probe holding slot `i` with `claim` (its source word),
+ * as a bit, or -1. */
+static int slot_caller_bit(const struct breaker__shared *s, unsigned i, uint64_t claim) {
+    return breaker__slot_source_bit(breaker__read(&breaker__slot_sources(s)[i]), claim);
+}
+
+/* Record the caller of the probe that just claimed slot `i` with `claim`.
+ * Relaxed: its readers check that the word is this claim's (words.h). */
+static void slot_caller_set(struct breaker__shared *s, unsigned i, uint64_t claim, int bit) {
+    breaker__write(&breaker__slot_sources(s)[i],
+                   bit < 0 ? 0 : breaker__slot_source_word((unsigned)bit, claim));
 }
 
 /* ---- Transitions -----------------------------------------------------------*/
@@ -555,6 +602,21 @@ static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t n
     }
 }
 
+/* Note the callers of the probes of generation `gen` past their deadline
+ * at `now`: a timeout is its caller's failure ("Recovery no one caller can
+ * own"). Each is noted by whoever applies the timeout, before the reopening
+ * that publishes the map. */
+static void note_expired_callers(struct breaker__shared *s, uint64_t gen, uint64_t now) {
+    if (!callers_count(s)) return;
+    const breaker__atomic64 *slots = breaker__slots(s);
+    for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
+        uint64_t v = slot_load(&slots[i]);
+        if (!breaker__slot_is_for(v, gen) || breaker__slot_is_free(v)) continue;
+        if (now < breaker__ns_of_us(s, breaker__slot_us(v))) continue;
+        probe_sources_note(s, gen, slot_caller_bit(s, i, v));
+    }
+}
+
 /* Apply a due probe timeout: a probe past its deadline is a failed probe
  * (PROBE_TIMEOUT). The timeout takes effect at the deadline, whenever it is
  * noticed: the transition is dated then, so the next wait runs from the
@@ -586,6 +648,7 @@ bool breaker__half_open_check_timeouts(breaker *b, uint64_t *ctl, uint64_t now,
                                         .k = next_k(*ctl),
                                         .now = at};
         half_open_evidence(*ctl, breaker__ctl_succ(*ctl), &t.evidence);
+        note_expired_callers(s, gen, now);
         if (breaker__transition(b, &t)) {
             breaker__count(&s->probes_timed_out);
             breaker__count(&s->probes_failed);
@@ -634,7 +697,8 @@ static unsigned gate_refusal(int gated) {
     return gated == BREAKER_REJECTED_OPEN ? BREAKER__REFUSE_OPEN : BREAKER__REFUSE_HALF_OPEN;
 }
 
-static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
+/* HALF_OPEN: claim a probe slot for the caller of bit `bit` (-1: none). */
+static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit, int bit) {
     struct breaker__shared *s = b->shared;
     uint64_t now = b->now_precise(b);
     struct breaker__slot_scan scan;
@@ -652,6 +716,8 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
      * those in flight settle (close_if_settled). */
     if (scan.free_slot < 0 || breaker__ctl_succ(ctl) >= BREAKER__LIM(&s->lim, half_open_successes))
         return refuse(b, permit, ctl, BREAKER__REFUSE_HALF_OPEN);
+    /* A caller whose probe failed last time waits while the others probe. */
+    if (caller_refused(s, ctl, bit, now)) return refuse(b, permit, ctl, BREAKER__REFUSE_HALF_OPEN);
     uint64_t gen = breaker__ctl_gen(ctl);
     uint64_t expect = scan.free_value;
     uint64_t due = breaker__probe_deadline_us(s, now);
@@ -665,6 +731,7 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
     if (!still_in(s, BREAKER_HALF_OPEN, gen)) return ACQUIRE_RETRY;
     /* The claim CAS is what bounds the probes: one word per probe. */
     if (!slot_cas(slot, &expect, claim)) return ACQUIRE_RETRY;
+    slot_caller_set(s, (unsigned)scan.free_slot, claim, bit);
     uint64_t again = breaker__load_acquire(&s->ctl);
     if (breaker__ctl_gen(again) != gen || breaker__ctl_state(again) != BREAKER_HALF_OPEN) {
         /* The state moved on while we claimed: hand the slot back. */
@@ -682,10 +749,13 @@ static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit) {
 }
 
 /* OPEN and the wait is over: the caller that wins OPEN -> HALF_OPEN is the
- * first probe. @return BREAKER_OK with the permit filled, or ACQUIRE_RETRY. */
-static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
+ * first probe, unless its probe failed last time (`bit`, -1: no caller):
+ * it then leaves the transition to another caller for a while.
+ * @return BREAKER_OK with the permit filled, a refusal, or ACQUIRE_RETRY. */
+static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit, int bit) {
     struct breaker__shared *s = b->shared;
     uint64_t now = b->now_precise(b);
+    if (caller_refused(s, ctl, bit, now)) return refuse(b, permit, ctl, BREAKER__REFUSE_OPEN);
     struct breaker__transition t = {.expected = ctl,
                                     .to = BREAKER_HALF_OPEN,
                                     .reason = BREAKER_REASON_WAIT_ELAPSED,
@@ -695,6 +765,7 @@ static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit) {
     if (!breaker__transition(b, &t)) return ACQUIRE_RETRY;
     uint64_t gen = breaker__next_gen(breaker__ctl_gen(ctl));
     uint64_t token;
+    slot_caller_set(s, 0, t.slot0_claim, bit);
     int gated = gate_probe(b, gen, 0, t.slot0_claim, now, &token);
     if (gated != BREAKER_OK)
         return refuse(b, permit, breaker__load_acquire(&s->ctl), gate_refusal(gated));
@@ -783,9 +854,11 @@ bool breaker__forced_expired(breaker *b, uint64_t ctl) {
 }
 
 /* Everything but the two common cases: closed without slow-call timing, and
- * an open breaker refusing before its wait ends. Out of line, so the common
- * cases need no stack frame. */
-__attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *permit) {
+ * an open breaker refusing before its wait ends, for the caller of bit
+ * `bit` (-1: none). Inlined into its two out-of-line entries below, so that
+ * breaker_acquire()'s (a constant -1) is the code it was before callers. */
+__attribute__((always_inline)) static inline int acquire_states(breaker *b, breaker_permit *permit,
+                                                                int bit) {
     struct breaker__shared *s = b->shared;
     for (;;) {
         uint64_t ctl = breaker__load_acquire(&s->ctl); /* pairs with breaker__transition()'s CAS */
@@ -819,12 +892,12 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
             if (breaker__open_wait_left(b, breaker__phase_time_ns(s, breaker__ctl_gen(ctl)),
                                         b->now_precise(b)) > 0)
                 return refuse(b, permit, ctl, BREAKER__REFUSE_OPEN);
-            int rc = open_try_probe(b, ctl, permit);
+            int rc = open_try_probe(b, ctl, permit, bit);
             if (rc != ACQUIRE_RETRY) return rc;
             break;
         }
         case BREAKER_HALF_OPEN: {
-            int rc = half_open_acquire(b, ctl, permit);
+            int rc = half_open_acquire(b, ctl, permit, bit);
             if (rc != ACQUIRE_RETRY) return rc;
             break;
         }
@@ -832,6 +905,17 @@ __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *pe
             return refuse(b, permit, ctl, BREAKER__REFUSE_FORCED);
         }
     }
+}
+
+/* breaker_acquire()'s general path: a call that names no caller. Out of
+ * line, so the common cases need no stack frame. */
+__attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *permit) {
+    return acquire_states(b, permit, -1);
+}
+
+/* breaker_acquire_from()'s, for the caller of bit `bit`. */
+__attribute__((noinline)) static int acquire_general(breaker *b, breaker_permit *permit, int bit) {
+    return acquire_states(b, permit, bit);
 }
 
 /* OPEN: refuse until the wait ends (the common case during an outage). */
@@ -908,6 +992,19 @@ int breaker_acquire(breaker *b, breaker_permit *permit) {
     return acquire_slow(b, permit);
 }
 
+/* The caller's source matters only where a probe may be admitted: a
+ * closed breaker takes breaker_acquire()'s short path. (A trip and a wait
+ * shorter than the nanoseconds between the two loads of ctl would admit
+ * that one probe naming nobody: the careful side.) */
+int breaker_acquire_from(breaker *b, breaker_permit *permit, uint64_t source) {
+    uint64_t ctl = breaker__load_acquire(b->ctl); /* as breaker_acquire()'s */
+    if (source == 0 || (ctl & breaker__read(&b->admit_mask)) == 0)
+        return breaker_acquire(b, permit);
+    if (__builtin_expect(atomic_load_explicit(&b->forward, memory_order_relaxed) != NULL, 0))
+        return breaker_acquire_from(breaker__live(b), permit, source);
+    return acquire_general(b, permit, caller_bit(source));
+}
+
 /* Free the slot a settling probe of generation `gen` holds. Fails only if
  * the generation has moved on and OPEN re-marked the slot: nothing to free. */
 static void release_slot(breaker__atomic64 *slot, uint64_t settling, uint64_t gen) {
@@ -955,7 +1052,7 @@ static void record_latency(breaker *b, enum breaker_outcome outcome, uint64_t to
 
 static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
                         enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took,
-                        uint64_t source, bool *held);
+                        uint64_t source);
 static void record_probe_duration(struct breaker__shared *s, enum breaker_probe_result result,
                                   uint64_t took);
 
@@ -968,19 +1065,15 @@ static int complete_probe(breaker *b, struct permit_view *pv, uint64_t head,
                           enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took,
                           uint64_t source) {
     uint64_t token = pv->gate_token;
-    bool held = false;
-    int rc = record_probe(b, pv, head, outcome, cancelled, slow, took, source, &held);
-    /* A failed probe the source rule held back (too few callers behind
-     * this half-open's failures to reopen) is no failure to the gate
-     * either: the fleet then keeps probing as this breaker does. */
+    int rc = record_probe(b, pv, head, outcome, cancelled, slow, took, source);
     if (token != 0 && b->gate.settle != NULL && rc != BREAKER_ALREADY_SETTLED)
-        b->gate.settle(b->gate.ctx, b, token, held ? BREAKER_IGNORED : outcome);
+        b->gate.settle(b->gate.ctx, b, token, outcome);
     return rc;
 }
 
 static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
                         enum breaker_outcome outcome, bool cancelled, bool slow, uint64_t took,
-                        uint64_t source, bool *held) {
+                        uint64_t source) {
     struct breaker__shared *s = b->shared;
     struct breaker__stripe_ref stripe = breaker__thread_stripe(b);
     uint64_t gen = breaker__ctl_gen(head);
@@ -1052,22 +1145,15 @@ static int record_probe(breaker *b, struct permit_view *pv, uint64_t head,
             return BREAKER_OK;
         }
         unsigned succ = breaker__ctl_succ(ctl);
-        if (fails && source != 0 && BREAKER__LIM(&s->lim, source_bits_needed) != 0 &&
-            !probe_sources_note(s, gen, source)) {
-            /* Too few sources behind this half-open's failed probes to
-             * reopen (see "Recovery no one source can hold back"): a failed
-             * probe that frees its slot. */
-            *held = true;
-            breaker__count(&s->probes_failed);
-            breaker__count_outcome(stripe, outcome, slow);
-            record_probe_duration(s, result, probe_took);
-            release_slot(slot, settling, gen);
-            close_if_settled(b, gen, now);
-            return BREAKER_OK;
-        }
         if (fails) {
-            /* The slot stays SETTLING: the reopening moves the generation,
-             * and a closer that looked meanwhile saw this probe in flight. */
+            /* Its caller, for the next half-open ("Recovery no one caller
+             * can own"): the completion's, else the admission's. The slot
+             * stays SETTLING: the reopening moves the generation, and a
+             * closer that looked meanwhile saw this probe in flight. */
+            probe_sources_note(s, gen,
+                               source != 0
+                                   ? caller_bit(source)
+                                   : slot_caller_bit(s, (unsigned)pv->slot_index, pv->slot_value));
             struct breaker__transition t = {.expected = ctl, .now = now};
             t.to = BREAKER_OPEN;
             t.reason = outcome == BREAKER_FAILURE ? BREAKER_REASON_PROBE_FAILED

@@ -490,7 +490,9 @@ static uint64_t hint_phase_ns(const breaker *b, uint64_t ctl) {
     return lim.ramp_ns;
 }
 
-uint64_t breaker_retry_after_hint_s(breaker *b) {
+uint64_t breaker_retry_after_hint_s(breaker *b) { return breaker_retry_after_hint_from(b, 0); }
+
+uint64_t breaker_retry_after_hint_from(breaker *b, uint64_t source) {
     b = breaker__live(b); /* a moved store file's handle answers for its forward */
     uint64_t exact = breaker_retry_after_ns(b);
     if (exact == 0 || exact == UINT64_MAX) return exact;
@@ -502,6 +504,10 @@ uint64_t breaker_retry_after_hint_s(breaker *b) {
     uint64_t key =
         b->breaker_id ^ breaker__splitmix64(BREAKER__LIM(&b->shared->lim, seed) ^
                                             breaker__ctl_gen(ctl) * BREAKER__GOLDEN_GAMMA);
+    /* Each caller its own point (one per generation too): refused callers
+     * come back spread over the window, and asking again shows a caller
+     * nothing new. */
+    if (source != 0) key ^= breaker__splitmix64(source ^ BREAKER__GOLDEN_GAMMA);
     double u = (double)(breaker__splitmix64(key) >> 11) * (1.0 / 9007199254740992.0);
     uint64_t later = (uint64_t)((double)spread * u);
     uint64_t total = exact > UINT64_MAX - later ? UINT64_MAX - NS_PER_SEC_HINT : exact + later;

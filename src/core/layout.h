@@ -29,7 +29,7 @@
  * a bucket, of the limits, the encoding of ctl, of tagged times or of slot
  * words. The _Static_asserts after the structs pin the sizes and offsets
  * that a change would move; when one fails, update it and bump this. */
-#define BREAKER__LAYOUT_VERSION 6u
+#define BREAKER__LAYOUT_VERSION 7u
 #define BREAKER__CACHELINE      64
 
 /* Threads spread their counter updates over stripes so that two threads do
@@ -147,7 +147,8 @@ struct breaker__shared {
     uint64_t ring_off;      /* count window: [window_size] bytes of outcomes,
                                where the time window keeps its buckets (the
                                two never coexist); 0 otherwise */
-    uint64_t slots_off;     /* [half_open_max_probes] probe slot words */
+    uint64_t slots_off;     /* [half_open_max_probes] probe slot words, then as
+                               many probe source words (words.h) */
     uint64_t latency_off;   /* timed calls: [stripe] struct breaker__latency_run,
                                last; 0 otherwise */
 
@@ -169,10 +170,12 @@ struct breaker__shared {
     breaker__atomic64 src_period;
     breaker__atomic64 src_cur;
     breaker__atomic64 src_prev;
-    /* The sources of the failed probes of one half-open (breaker.c,
-     * "Recovery no one source can hold back"): the low 16 bits of its
-     * generation << 48 | a 48-bit map. */
+    /* The callers of the failed probes of one half-open (breaker.c,
+     * "Recovery no one caller can own"): the low 16 bits of its generation
+     * << 48 | a 48-bit map; and the map of the half-open before it, which
+     * the next one reads to tell whose probes failed last time. */
     breaker__atomic64 probe_src;
+    breaker__atomic64 probe_src_prev;
 
     /* Rare counters and transition bookkeeping. */
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 duplicates;
@@ -294,6 +297,11 @@ static inline struct breaker__bucket *breaker__buckets_of(const struct breaker__
 }
 static inline breaker__atomic64 *breaker__slots(const struct breaker__shared *s) {
     return (breaker__atomic64 *)(void *)((char *)(uintptr_t)s + s->slots_off);
+}
+/* The caller of each slot's probe (words.h, "Probe source words"), after
+ * the slots. */
+static inline breaker__atomic64 *breaker__slot_sources(const struct breaker__shared *s) {
+    return breaker__slots(s) + s->lim.half_open_max_probes;
 }
 static inline struct breaker__latency_run *breaker__latency_runs(const struct breaker__shared *s) {
     return (struct breaker__latency_run *)(void *)((char *)(uintptr_t)s + s->latency_off);

@@ -180,6 +180,29 @@ static inline uint64_t breaker__slot_claim_word(uint64_t gen, uint64_t us, uint6
     return (breaker__slot_tag(gen) << BREAKER__SLOT_TAG_SHIFT) | us;
 }
 
+/* ---- Probe source words ----------------------------------------------------
+ * Beside each slot, the caller of the probe that holds it, for a timeout
+ * (which no completion reports) and for a completion that names nobody:
+ *   bits 48..54  the caller's bit in a half-open's map of failing callers
+ *               (breaker.c, "Recovery no one caller can own"), + 1; 0: none
+ *   bits  0..47  the deadline (us) of the claim it belongs to
+ * Written by the admitting thread just after its claim; read by a thread
+ * that holds or times out that claim. A word whose deadline is not the
+ * claim's belongs to an earlier probe of the slot (every claim's deadline
+ * is unique: "Probe slot words"), or is not written yet: no caller. */
+#define BREAKER__SRC_BIT_SHIFT 48
+#define BREAKER__SRC_BITS      48u
+
+static inline uint64_t breaker__slot_source_word(unsigned bit, uint64_t claim) {
+    return ((uint64_t)(bit + 1) << BREAKER__SRC_BIT_SHIFT) | breaker__slot_us(claim);
+}
+/* The caller's bit for `claim` in `w`, or -1 for none. */
+static inline int breaker__slot_source_bit(uint64_t w, uint64_t claim) {
+    if ((w & BREAKER__TIME_MASK) != breaker__slot_us(claim)) return -1;
+    unsigned b1 = (unsigned)(w >> BREAKER__SRC_BIT_SHIFT) & 0x7fu;
+    return b1 == 0 || b1 > BREAKER__SRC_BITS ? -1 : (int)b1 - 1;
+}
+
 /* ---- Deadlines as tagged times ------------------------------------------- */
 /* now + add as a tagged time: microseconds since the epoch, rounded up,
  * saturating (never wrapping) at 2^48 - 1 us, 8.9 years after creation: the

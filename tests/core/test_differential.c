@@ -305,13 +305,27 @@ static const char *outcome_name(int outcome) {
     return breaker_outcome_name((enum breaker_outcome)outcome);
 }
 
+/* With failing sources on, calls name one of a few callers (or none): an
+ * abusive one most of the time, so that diversity decides. */
+static bool sources_on(const struct run *r) {
+    return r->cfg.min_failing_sources > 1 || strstr(r->variant, "sources") != NULL;
+}
+
+static uint64_t random_source(struct run *r) {
+    uint64_t pick = ref_rng_below(&r->rng, 10);
+    return pick < 6 ? 1 : pick - 5; /* 0 (none) to 4 */
+}
+
 static void op_acquire(struct run *r) {
     struct slot s;
     memset(&s, 0, sizeof(s));
-    int want = ref_model_acquire(&r->m, r->clock.now, &s.model);
-    int got = breaker_acquire(r->b, &s.real);
-    trace(r, "acquire -> %s", breaker_status_name(want));
-    EXPECT_STATUS(r, "breaker_acquire", want, got);
+    /* The caller named at admission too (breaker_acquire_from()), when
+     * sources are on: a probe keeps it, for its timeout and its refusal. */
+    uint64_t source = sources_on(r) ? random_source(r) : 0;
+    int want = ref_model_acquire_from(&r->m, r->clock.now, &s.model, source);
+    int got = breaker_acquire_from(r->b, &s.real, source);
+    trace(r, "acquire(source %" PRIu64 ") -> %s", source, breaker_status_name(want));
+    EXPECT_STATUS(r, "breaker_acquire_from", want, got);
     count_status(r, got);
     if (got == BREAKER_OK) {
         r->pool[r->npool++] = s;
@@ -332,13 +346,10 @@ static void op_complete(struct run *r) {
     size_t i = (size_t)ref_rng_below(&r->rng, r->npool);
     struct slot *s = &r->pool[i];
     int outcome = random_outcome(r);
-    /* With failing sources on, completions name one of a few callers (or
-     * none): an abusive one most of the time, so that diversity decides. */
+    /* With failing sources on, the completion names the admission's caller
+     * half of the time, and otherwise one at random (0: the permit's). */
     uint64_t source = 0;
-    if (r->cfg.min_failing_sources > 1 || strstr(r->variant, "sources") != NULL) {
-        uint64_t pick = ref_rng_below(&r->rng, 10);
-        source = pick < 6 ? 1 : pick - 5; /* 0 (none) to 4 */
-    }
+    if (sources_on(r)) source = rng_chance(&r->rng, 50) ? s->model.source : random_source(r);
     int want = ref_model_complete_from(&r->m, r->clock.now, &s->model, outcome, source);
     int got = breaker_complete_from(r->b, &s->real, (enum breaker_outcome)outcome, source);
     trace(r, "complete(permit #%" PRIu64 " gen %" PRIu64 "%s, %s, source %" PRIu64 ") -> %s",

@@ -229,6 +229,14 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
     ev.evidence.probe_successes = m->probe_successes;
 
     if (now > m->since) m->time_in_state[m->state] += now - m->since;
+    /* Who is refused a probe: the callers of the failed probes of a
+     * half-open that reopens, through the OPEN and the HALF_OPEN after it,
+     * for probe_timeout_ns after the wait (in HALF_OPEN: after it began). */
+    enum breaker_state from = m->state;
+    if (from == BREAKER_HALF_OPEN && to == BREAKER_OPEN)
+        m->refused_callers = m->probe_src;
+    else if (!(from == BREAKER_OPEN && to == BREAKER_HALF_OPEN))
+        m->refused_callers = 0;
     m->since = now;
     m->state = to;
     m->generation++;
@@ -245,7 +253,9 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
     if (to == BREAKER_OPEN) {
         ev.open_ns = ref_model_wait_ns(&m->cfg, m->k, m->generation);
         m->open_until = deadline_after(m, now, ev.open_ns);
+        m->refused_until = m->open_until + m->cfg.probe_timeout_ns;
     }
+    if (to == BREAKER_HALF_OPEN) m->refused_until = deadline_after(m, now, m->cfg.probe_timeout_ns);
     if (to == BREAKER_CLOSED || to == BREAKER_FORCED_CLOSED) window_clear(m);
     ev.generation = m->generation;
     if (m->nevents < REF_MAX_EVENTS) m->events[m->nevents++] = ev;
@@ -265,15 +275,30 @@ static uint64_t ramp_increment(const struct ref_model *m, uint64_t now) {
     return (uint64_t)(ramp_share_at(m, now) * 4294967296.0);
 }
 
-/* In HALF_OPEN, a probe past its deadline fails the recovery. @return true if
- * that moved the state. */
+/* Where failing sources count (min_failing_sources not 1), a caller's
+ * bit in the maps of failed probes: splitmix64(source) mod 48. */
+static bool callers_count(const struct ref_model *m) {
+    return sources_bits_needed(m->cfg.min_failing_sources) != 0;
+}
+
+static void note_failed_caller(struct ref_model *m, uint64_t source) {
+    if (source != 0 && callers_count(m))
+        m->probe_src |= UINT64_C(1) << (ref_splitmix64(source) % 48u);
+}
+
+/* In HALF_OPEN, a probe past its deadline fails the recovery: the failure
+ * of the caller it was admitted for, as every probe past its deadline now.
+ * @return true if that moved the state. */
 static bool apply_probe_timeout(struct ref_model *m, uint64_t now) {
     if (m->state != BREAKER_HALF_OPEN) return false;
     /* The timeout takes effect at the earliest passed deadline, whenever it
      * is noticed: the transition (and the next wait) is dated then. */
     uint64_t at = UINT64_MAX;
-    for (uint32_t i = 0; i < m->nprobes; i++)
-        if (now >= m->probes[i].deadline && m->probes[i].deadline < at) at = m->probes[i].deadline;
+    for (uint32_t i = 0; i < m->nprobes; i++) {
+        if (now < m->probes[i].deadline) continue;
+        if (m->probes[i].deadline < at) at = m->probes[i].deadline;
+        note_failed_caller(m, m->probes[i].source);
+    }
     if (at == UINT64_MAX) return false;
     m->counters.probes_timed_out++;
     m->counters.probes_failed++;
@@ -306,13 +331,21 @@ static void admit_probe(struct ref_model *m, uint64_t now, struct ref_permit *p)
     uint32_t slot;
     uint64_t us = next_claim_us(m, now, &slot);
     m->slot_last_us[slot] = us;
-    m->probes[m->nprobes++] = (struct ref_probe){p->id, m->epoch + us * 1000, slot};
+    m->probes[m->nprobes++] = (struct ref_probe){p->id, m->epoch + us * 1000, slot, p->source};
     p->probe = true;
 }
 
 /* ---- The call path --------------------------------------------------------- */
 
-static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *p) {
+/* Whether the caller of `source` is refused a probe now: its probe failed in
+ * the half-open this OPEN or HALF_OPEN follows, and the stretch is not over. */
+static bool caller_refused(const struct ref_model *m, uint64_t now, uint64_t source) {
+    return source != 0 && callers_count(m) && now < m->refused_until &&
+           (m->refused_callers >> (ref_splitmix64(source) % 48u) & 1) != 0;
+}
+
+static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *p,
+                          uint64_t source) {
     memset(p, 0, sizeof(*p));
     switch (m->state) {
     case BREAKER_CLOSED:
@@ -337,17 +370,17 @@ static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *
         m->counters.rejected_forced++;
         return BREAKER_REJECTED_OPEN;
     case BREAKER_OPEN:
-        if (now < m->open_until) {
+        if (now < m->open_until || caller_refused(m, now, source)) {
             m->counters.rejected_open++;
             return BREAKER_REJECTED_OPEN;
         }
         transition(m, now, BREAKER_HALF_OPEN, BREAKER_REASON_WAIT_ELAPSED, m->k, NULL);
         break;
     case BREAKER_HALF_OPEN:
-        if (apply_probe_timeout(m, now)) return acquire_locked(m, now, p);
+        if (apply_probe_timeout(m, now)) return acquire_locked(m, now, p, source);
         uint32_t unused;
         if (m->nprobes >= m->cfg.half_open_max_probes ||
-            m->probe_successes >= m->cfg.half_open_successes ||
+            m->probe_successes >= m->cfg.half_open_successes || caller_refused(m, now, source) ||
             next_claim_us(m, now, &unused) == 0) {
             m->counters.rejected_half_open++;
             return BREAKER_REJECTED_HALF_OPEN;
@@ -355,6 +388,7 @@ static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *
         break;
     }
     p->admitted = true;
+    p->source = source;
     p->id = m->next_permit_id++;
     p->generation = m->generation;
     p->admitted_at = now;
@@ -363,11 +397,16 @@ static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *
     return BREAKER_OK;
 }
 
-int ref_model_acquire(struct ref_model *m, uint64_t now, struct ref_permit *p) {
+int ref_model_acquire_from(struct ref_model *m, uint64_t now, struct ref_permit *p,
+                           uint64_t source) {
     pthread_mutex_lock(&m->mu);
-    int rc = acquire_locked(m, now, p);
+    int rc = acquire_locked(m, now, p, source);
     pthread_mutex_unlock(&m->mu);
     return rc;
+}
+
+int ref_model_acquire(struct ref_model *m, uint64_t now, struct ref_permit *p) {
+    return ref_model_acquire_from(m, now, p, 0);
 }
 
 static void maybe_trip(struct ref_model *m, uint64_t now) {
@@ -449,19 +488,10 @@ static void complete_probe(struct ref_model *m, uint64_t now, const struct ref_p
     }
     bool failure = outcome == BREAKER_FAILURE;
     if (failure || (slow && m->cfg.slow_call_rate > 0)) {
+        /* Every failed probe reopens; its caller (the completion's, else
+         * the admission's) waits out the next half-open's first stretch. */
         m->counters.probes_failed++;
-        /* Where sources count, a failed probe with a source reopens only
-         * once this half-open's failed probes name N distinct sources (at
-         * most 48: a 48-bit map, bit = splitmix64(source) mod 48); until
-         * then it frees its slot and keeps the successes. */
-        uint32_t needed = sources_bits_needed(m->cfg.min_failing_sources);
-        if (source != 0 && needed != 0) {
-            m->probe_src |= UINT64_C(1) << (ref_splitmix64(source) % 48u);
-            if ((uint32_t)__builtin_popcountll(m->probe_src) < (needed < 48 ? needed : 48)) {
-                close_if_settled(m, now);
-                return;
-            }
-        }
+        note_failed_caller(m, source != 0 ? source : p->source);
         transition(m, now, BREAKER_OPEN,
                    failure ? BREAKER_REASON_PROBE_FAILED : BREAKER_REASON_PROBE_SLOW, m->k + 1,
                    NULL);

@@ -31,7 +31,8 @@ struct ref_permit {
     bool admitted; /* false: a rejected (or never acquired) permit */
     bool settled;
     bool probe;
-    uint64_t id; /* unique per admission, to find the probe's slot */
+    uint64_t source; /* the caller named at admission (0: none) */
+    uint64_t id;     /* unique per admission, to find the probe's slot */
     uint64_t generation;
     uint64_t admitted_at;
 };
@@ -43,11 +44,13 @@ struct ref_record {
     bool slow;
 };
 
-/* One probe in flight: which permit holds which slot, and when it times out. */
+/* One probe in flight: which permit holds which slot, when it times out,
+ * and the caller it was admitted for (0: none). */
 struct ref_probe {
     uint64_t permit_id;
     uint64_t deadline;
     uint32_t slot;
+    uint64_t source;
 };
 
 #define REF_MAX_EVENTS 64
@@ -80,8 +83,13 @@ struct ref_model {
      * ring starts, the failing-source period. */
     uint64_t ring_next, chunk, chunk_used;
     uint32_t src_bits;
-    /* HALF_OPEN only: the sources of its failed probes, a 48-bit map. */
+    /* HALF_OPEN only: the callers of its failed probes, a 48-bit map. */
     uint64_t probe_src;
+    /* The callers of the failed probes of the half-open that the OPEN now,
+     * and the HALF_OPEN after it, follow (0 after any other transition):
+     * refused a probe until refused_until. */
+    uint64_t refused_callers;
+    uint64_t refused_until;
     uint32_t probe_successes; /* HALF_OPEN only */
     struct ref_probe *probes; /* HALF_OPEN only; half_open_max_probes entries */
     uint32_t nprobes;
@@ -113,6 +121,9 @@ int ref_model_init(struct ref_model *m, const breaker_config *cfg, uint64_t now)
 void ref_model_fini(struct ref_model *m);
 
 int ref_model_acquire(struct ref_model *m, uint64_t now, struct ref_permit *p);
+/* ref_model_acquire() for the caller `source` (0 = none). */
+int ref_model_acquire_from(struct ref_model *m, uint64_t now, struct ref_permit *p,
+                           uint64_t source);
 int ref_model_complete(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome);
 /* ref_model_complete() with the caller's source key (0 = none). */
 int ref_model_complete_from(struct ref_model *m, uint64_t now, struct ref_permit *p, int outcome,

@@ -849,7 +849,9 @@ static void write_live_shadow_log(const char *spec, enum live_sources sources, u
             lc->source = keys[i % 3];
             snprintf(caller, sizeof caller, ",%" PRIu64, lc->source);
         }
-        assert_int_equal(breaker_acquire(b, &lc->permit), BREAKER_OK); /* shadow: never refuses */
+        /* Named at admission too, as the replay names them: shadow mode
+         * never refuses. */
+        assert_int_equal(breaker_acquire_from(b, &lc->permit, lc->source), BREAKER_OK);
         fprintf(out, "%" PRIu64 ",%" PRIu64 ",%s,%s%s\n", start, dur,
                 o == BREAKER_FAILURE ? "failure" : "ok",
                 breaker_refusal_name(breaker_permit_would_reject(&lc->permit)), caller);

@@ -512,7 +512,7 @@ static const char *permit_kind(const breaker_permit *permit) {
 static int exec_through(const struct exec_args *a, breaker *b, const struct exec_fleet *fl,
                         struct exec_signals *sig) {
     breaker_permit permit;
-    int st = breaker_acquire(b, &permit);
+    int st = breaker_acquire_from(b, &permit, a->source);
     if (st == BREAKER_REJECTED_OPEN || st == BREAKER_REJECTED_HALF_OPEN ||
         st == BREAKER_REJECTED_RAMP) {
         if (fl != NULL) {

@@ -70,7 +70,7 @@ struct tool_call_answer tool_dependency_call(struct tool_dependency *d, uint64_t
                               tool_draw(sc->seed, id, TOOL_DRAW_LATENCY_U2));
     a.holds_capacity = true;
     d->in_flight++;
-    if (latency >= (double)sc->timeout_ns) return a;
+    if (latency >= (double)sc->timeout_ns || (abusive && p->abuser_hangs)) return a;
     if (abusive) {
         a.answer = TOOL_ANSWER_ERROR; /* the abusive caller's requests always fail */
     } else {

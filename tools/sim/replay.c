@@ -828,7 +828,9 @@ static void feed_calls(struct replay *rp, breaker *b, const struct tool_trace *t
         struct tool_bin *bin = tool_timeline_bin(&out->timeline, rp->now);
         struct pending p = {
             .key = {.at = tool_add_ns(call->start_ns, call->duration_ns), .tie = i}};
-        bool refused = breaker_acquire(b, &p.permit) != BREAKER_OK;
+        /* The caller named at admission too, as a live client that knows
+         * it would (breaker_acquire_from(): a probe keeps its caller). */
+        bool refused = breaker_acquire_from(b, &p.permit, call->source) != BREAKER_OK;
         if (trace->has_shadow) compare_shadow(&out->shadow, call, refused);
         if (refused) {
             out->refused++;

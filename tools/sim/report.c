@@ -61,6 +61,13 @@ static void cell_refused_legit(const struct tool_sim_result *r, char *buf, size_
     snprintf(buf, len, "%" PRIu64 " %4.1f%%", r->refused_legit, pct);
 }
 
+/* ...and outside the outage phases: what a caller's failures cost the
+ * others while the dependency was up. */
+static void cell_refused_legit_up(const struct tool_sim_result *r, char *buf, size_t len) {
+    double pct = r->legit_up ? 100.0 * (double)r->refused_legit_up / (double)r->legit_up : 0.0;
+    snprintf(buf, len, "%" PRIu64 " %4.1f%%", r->refused_legit_up, pct);
+}
+
 static bool some_run_ramps(const struct tool_scenario *sc, const struct tool_sim_result *runs,
                            size_t count) {
     (void)sc;
@@ -94,21 +101,19 @@ static void cell_closed_after(const struct tool_sim_result *r, char *buf, size_t
     }
 }
 
-static void cell_transitions(const struct tool_sim_result *r, char *buf, size_t len) {
-    if (!r->has_breaker) {
-        snprintf(buf, len, "-");
-    } else {
-        snprintf(buf, len, "%" PRIu64, r->transitions);
+/* A breaker's own count, "-" for the run without one. */
+#define BREAKER_CELL(fn, field)                                              \
+    static void fn(const struct tool_sim_result *r, char *buf, size_t len) { \
+        if (!r->has_breaker) {                                               \
+            snprintf(buf, len, "-");                                         \
+        } else {                                                             \
+            snprintf(buf, len, "%" PRIu64, r->field);                        \
+        }                                                                    \
     }
-}
 
-static void cell_probes(const struct tool_sim_result *r, char *buf, size_t len) {
-    if (!r->has_breaker) {
-        snprintf(buf, len, "-");
-    } else {
-        snprintf(buf, len, "%" PRIu64, r->probes);
-    }
-}
+BREAKER_CELL(cell_transitions, transitions)
+BREAKER_CELL(cell_closes, closes)
+BREAKER_CELL(cell_probes, probes)
 
 static void cell_p50(const struct tool_sim_result *r, char *buf, size_t len) {
     seconds(r->p50_ns, buf, len);
@@ -156,6 +161,7 @@ static const struct row rows[] = {
     {"served (dependency answered OK)", cell_served, NULL},
     {"failed fast: refused by the breaker", cell_refused, NULL},
     {"  ...legitimate callers' requests", cell_refused_legit, has_abuser},
+    {"     ...while the dependency was up", cell_refused_legit_up, has_abuser},
     {"failed fast: refused by the ramp", cell_refused_ramp, some_run_ramps},
     {"failed fast: shed, every worker busy", cell_shed, NULL},
     {"failed: dependency answered an error", cell_errors, NULL},
@@ -170,6 +176,7 @@ static const struct row rows[] = {
     {"dependency knocked down by overload", cell_knockdowns, NULL},
     {"breaker closed for good, after recovery", cell_closed_after, NULL},
     {"breaker transitions", cell_transitions, NULL},
+    {"  ...closed by its probes", cell_closes, NULL},
     {"probes admitted", cell_probes, NULL},
     {"response time p50", cell_p50, NULL},
     {"response time p99", cell_p99, NULL},
@@ -207,8 +214,8 @@ static void print_phases(FILE *out, const struct tool_scenario *sc) {
             break;
         }
         if (p->abuser_share > 0.0)
-            fprintf(out, "; one caller sends %.0f%% of the requests, all failing",
-                    100.0 * p->abuser_share);
+            fprintf(out, "; one caller sends %.0f%% of the requests, all %s",
+                    100.0 * p->abuser_share, p->abuser_hangs ? "hanging" : "failing");
         fputc('\n', out);
         t += p->duration_ns;
     }

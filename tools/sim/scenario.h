@@ -40,6 +40,11 @@ struct tool_phase {
     bool abuser_snipes;       /* the abusive caller also sends one request at the
                                  instant each open wait ends (what
                                  breaker_retry_after_ns() names): the probe */
+    bool snipes_by_hint;      /* ...at the instant its own retry hint names
+                                 instead (breaker_retry_after_hint_from()):
+                                 what a service that publishes hints tells it */
+    bool abuser_hangs;        /* the dependency never answers the abusive
+                                 caller's requests: each ends at the timeout */
     unsigned given;           /* TOOL_GIVEN_* bits: keys the file set */
 };
 

@@ -158,10 +158,18 @@ static int phase_key(struct reader *ld, const char *name, const char *value) {
     if (strcmp(name, "abuser_share") == 0)
         return phase_share(ld, name, value, "a share in [0, 1] such as 60%", &p->abuser_share, 0);
     if (strcmp(name, "abuser_snipes") == 0) {
-        if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0)
-            return error(ld, "phase %s: abuser_snipes: expected yes or no, got '%s'", p->name,
+        if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0 && strcmp(value, "hint") != 0)
+            return error(ld, "phase %s: abuser_snipes: expected yes, hint or no, got '%s'", p->name,
                          value);
-        p->abuser_snipes = value[0] == 'y';
+        p->abuser_snipes = value[0] != 'n';
+        p->snipes_by_hint = value[0] == 'h';
+        return 1;
+    }
+    if (strcmp(name, "abuser_hangs") == 0) {
+        if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0)
+            return error(ld, "phase %s: abuser_hangs: expected yes or no, got '%s'", p->name,
+                         value);
+        p->abuser_hangs = value[0] == 'y';
         return 1;
     }
     if (strcmp(name, "down") == 0) {
@@ -190,7 +198,8 @@ static int phase_key(struct reader *ld, const char *name, const char *value) {
     }
     return error(ld,
                  "phase %s: unknown key '%s' (keys: kind, duration, latency, latency_p99, "
-                 "error_rate, retry_after, abuser_share, abuser_snipes, down, capacity, "
+                 "error_rate, retry_after, abuser_share, abuser_snipes, abuser_hangs, down, "
+                 "capacity, "
                  "cold_latency, "
                  "cold_capacity, "
                  "knockdown)",

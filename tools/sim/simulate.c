@@ -25,7 +25,11 @@
  * so that min_failing_sources can tell one caller's failures from an outage.
  * In a phase with abuser_snipes, the abusive caller also sends one request
  * at the instant each open wait ends (breaker_retry_after_ns() told it when),
- * so that it is the probe.
+ * so that it is the probe; or, with abuser_snipes = hint, at the instant its
+ * own retry hint names (breaker_retry_after_hint_from()), all a service that
+ * publishes hints tells it. With abuser_hangs, the dependency never answers
+ * the abusive caller: each of its calls ends at the timeout. Every call
+ * names its caller at admission too (breaker_acquire_from()).
  *
  * Determinism: every random draw is a pure function of (seed, request
  * number, purpose), so all runs of one scenario see the same arrivals and
@@ -48,6 +52,10 @@
 
 /* The dependency's purposes first (sim/dependency.h), then these. */
 enum { DRAW_ABUSER = TOOL_DRAW_OWN, DRAW_CLIENT };
+
+/* The abusive caller's key as the breaker sees it (a request's source is
+ * its caller + 1: a key is never 0). */
+#define ABUSER_KEY 1
 
 /* ---- Events ------------------------------------------------------------------*/
 
@@ -87,8 +95,9 @@ struct sim {
     uint64_t last_close_ns;
     bool ever_opened;
     bool oom;
-    uint64_t snipes; /* requests the sniping abuser sent */
-    bool snipers;    /* some phase has abuser_snipes */
+    uint64_t snipes;    /* requests the sniping abuser sent */
+    bool snipers;       /* some phase has abuser_snipes */
+    bool snipe_by_hint; /* ...with hint: the abuser is told hints, never the exact wait */
 };
 
 static uint64_t sim_clock(void *ctx) { return ((struct sim *)ctx)->now; }
@@ -102,11 +111,17 @@ static void on_transition(void *ctx, breaker *b, const breaker_event *ev) {
     struct sim *s = ctx;
     if (tool_timeline_event(&s->r->timeline, ev) != 0) s->oom = true;
     if (ev->to == BREAKER_CLOSED) s->last_close_ns = ev->time_ns;
+    if (ev->to == BREAKER_CLOSED && ev->reason == BREAKER_REASON_PROBES_SUCCEEDED) s->r->closes++;
     if (ev->to == BREAKER_OPEN) s->ever_opened = true;
     /* A sniping abuser reads the wait (a read-only call, allowed here) and
      * comes back the instant it ends, if its phase snipes then. */
     if (ev->to == BREAKER_OPEN && s->snipers) {
-        uint64_t at = tool_add_ns(s->now, breaker_retry_after_ns(b));
+        bool by_hint = s->snipe_by_hint;
+        uint64_t hint = breaker_retry_after_hint_from(b, ABUSER_KEY);
+        uint64_t wait = !by_hint                       ? breaker_retry_after_ns(b)
+                        : hint > UINT64_MAX / TOOL_SEC ? UINT64_MAX
+                                                       : hint * TOOL_SEC;
+        uint64_t at = tool_add_ns(s->now, wait);
         if (at < s->sc->duration_ns) schedule(s, at, EV_SNIPE, 0);
     }
 }
@@ -147,6 +162,8 @@ static void arrival(struct sim *s, uint64_t id, bool snipe) {
     r->requests++;
     uint64_t caller = snipe ? 0 : caller_of(s, id);
     if (caller == 0) r->abuser_requests++;
+    bool up = !tool_phase_is_outage(tool_dependency_phase(&s->dep, s->now));
+    if (caller != 0 && up) r->legit_up++;
     if (s->free_count == 0) {
         r->shed++;
         bin->shed++;
@@ -155,7 +172,9 @@ static void arrival(struct sim *s, uint64_t id, bool snipe) {
     }
     breaker_permit permit;
     memset(&permit, 0, sizeof(permit));
-    int admit = s->b != NULL ? breaker_acquire(s->b, &permit) : BREAKER_OK;
+    /* Named at admission and at completion (a source key is never 0): a
+     * probe keeps its caller, for its timeout and for the next half-open. */
+    int admit = s->b != NULL ? breaker_acquire_from(s->b, &permit, caller + 1) : BREAKER_OK;
     if (admit != BREAKER_OK) {
         /* Open, half-open with its probes taken, or the ramp after a
          * recovery: the request fails fast either way. */
@@ -164,6 +183,7 @@ static void arrival(struct sim *s, uint64_t id, bool snipe) {
             r->refused_ramp++;
         } else if (caller != 0) {
             r->refused_legit++;
+            r->refused_legit_up += up;
         }
         bin->refused++;
         record_latency(s, 0, false);
@@ -359,8 +379,10 @@ int tool_simulate(const struct tool_scenario *sc, const struct tool_breaker *cfg
     memset(&s, 0, sizeof(s));
     s.sc = sc;
     s.r = out;
-    for (size_t i = 0; i < sc->phase_count; i++)
+    for (size_t i = 0; i < sc->phase_count; i++) {
         s.snipers |= sc->phases[i].abuser_snipes;
+        s.snipe_by_hint |= sc->phases[i].snipes_by_hint;
+    }
     tool_dependency_init(&s.dep, sc);
     tool_heap_init(&s.heap, sizeof(struct event));
     s.workers = calloc(sc->workers, sizeof(*s.workers));

@@ -20,22 +20,25 @@ struct tool_sim_result {
     bool has_breaker;
     bool has_ramp; /* the breaker ramps after a recovery (ramp_ns > 0) */
     uint64_t requests;
-    uint64_t served;          /* the dependency answered OK */
-    uint64_t refused;         /* failed fast: refused by the breaker, the ramp included */
-    uint64_t refused_ramp;    /* ...of which refused by the ramp (REJECTED_RAMP) */
-    uint64_t abuser_requests; /* requests sent by the abusive caller */
-    uint64_t refused_legit;   /* refused while open or half-open, not the abuser's */
-    uint64_t shed;            /* failed fast: every worker busy */
-    uint64_t errors;          /* the dependency answered an error (or refused the connection) */
-    uint64_t timeouts;        /* failed slowly: waited for the whole timeout */
-    uint64_t saturated_ns;    /* time with every worker busy */
-    uint64_t reached;         /* calls that reached the dependency */
+    uint64_t served;           /* the dependency answered OK */
+    uint64_t refused;          /* failed fast: refused by the breaker, the ramp included */
+    uint64_t refused_ramp;     /* ...of which refused by the ramp (REJECTED_RAMP) */
+    uint64_t abuser_requests;  /* requests sent by the abusive caller */
+    uint64_t refused_legit;    /* refused while open or half-open, not the abuser's */
+    uint64_t legit_up;         /* legitimate requests outside outage phases */
+    uint64_t refused_legit_up; /* ...of which refused while open or half-open */
+    uint64_t shed;             /* failed fast: every worker busy */
+    uint64_t errors;           /* the dependency answered an error (or refused the connection) */
+    uint64_t timeouts;         /* failed slowly: waited for the whole timeout */
+    uint64_t saturated_ns;     /* time with every worker busy */
+    uint64_t reached;          /* calls that reached the dependency */
     uint64_t reached_outage;
     uint64_t reached_recovery;
     uint64_t knockdowns;      /* overloads that knocked the dependency down */
     uint64_t recovered_at_ns; /* the dependency came back (UINT64_MAX: never) */
     uint64_t closed_after_ns; /* from recovered_at to the final close; UINT64_MAX: never */
     uint64_t transitions;
+    uint64_t closes; /* the probes closed the breaker */
     uint64_t probes;
     uint64_t p50_ns, p99_ns; /* response time of every request */
     /* issue 25: a dependency that answers 429 with Retry-After, and shadow

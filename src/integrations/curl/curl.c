@@ -129,7 +129,7 @@ static int begin(breaker *b, CURL *easy, const breaker_curl_options *o, breaker_
     t->b = b;
     t->easy = easy;
     if (o != NULL) t->options = *o;
-    int rc = breaker_acquire(b, &t->permit);
+    int rc = breaker_acquire_from(b, &t->permit, t->options.source);
     if (rc != BREAKER_OK) return rc;
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_for(b, &t->permit, &t->options));
     t->active = 1;

@@ -36,7 +36,7 @@ enum breaker_outcome breaker_pq_classify(const PGconn *conn, const PGresult *res
 int breaker_pq_connect_from(breaker *b, const char *conninfo, PGconn **conn, uint64_t source) {
     *conn = NULL;
     breaker_permit permit;
-    int rc = breaker_acquire(b, &permit);
+    int rc = breaker_acquire_from(b, &permit, source);
     if (rc != BREAKER_OK) return rc;
     *conn = PQconnectdb(conninfo);
     enum breaker_outcome out =
@@ -54,7 +54,7 @@ int breaker_pq_exec_from(breaker *b, PGconn *conn, const char *sql, PGresult **r
     *res = NULL;
     if (outcome != NULL) *outcome = BREAKER_IGNORED;
     breaker_permit permit;
-    int rc = breaker_acquire(b, &permit);
+    int rc = breaker_acquire_from(b, &permit, source);
     if (rc != BREAKER_OK) return rc;
     *res = PQexec(conn, sql);
     enum breaker_outcome out = breaker_pq_classify(conn, *res);
@@ -74,7 +74,7 @@ int breaker_pq_send_from(breaker *b, PGconn *conn, const char *sql, breaker_pq_q
     q->active = 0;
     q->outcome = BREAKER_SUCCESS;
     q->source = source;
-    int rc = breaker_acquire(b, &q->permit);
+    int rc = breaker_acquire_from(b, &q->permit, source);
     if (rc != BREAKER_OK) return rc;
     if (PQsendQuery(conn, sql) != 1) {
         (void)breaker_complete_from(b, &q->permit, without_sqlstate(conn), source);
