@@ -13,7 +13,7 @@ CTEST ?= ctest
 BUILD ?= build/release
 CMAKE_FLAGS ?=
 
-.PHONY: all deps deps-build deps-check deps-tls deps-valgrind deps-bench build demo check check-asan check-tsan \
+.PHONY: all deps deps-build deps-check deps-tls deps-valgrind deps-bench build demo check check-asan check-tsan check-valkey \
   check-shared bench valgrind deb format clean
 
 all: build
@@ -66,6 +66,18 @@ check-tsan:
 	$(CMAKE) --build build/tsan -j $(JOBS)
 	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	  $(CTEST) --output-on-failure -L concurrency -j $(JOBS)
+
+# The fleet store's tests against Valkey instead of Redis (not in check: a
+# Valkey build takes minutes): tests/support/valkey_server.sh builds Debian
+# 13's valkey-server into build/valkey, and the tests of build/asan that
+# start a server ("external") start it ($BREAKER_TEST_REDIS_SERVER).
+check-valkey: deps-check deps-tls
+	$(CMAKE) -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DBREAKER_WERROR=ON \
+	  -DBREAKER_SANITIZER=address,undefined -DBREAKER_TEST_HIREDIS_TLS=$(HIREDIS_TLS)/prefix
+	$(CMAKE) --build build/asan -j $(JOBS)
+	valkey=$$(./tests/support/valkey_server.sh $(CURDIR)/build/valkey) && \
+	  cd build/asan && BREAKER_TEST_REDIS_SERVER=$$valkey $(CTEST) --output-on-failure \
+	  -L external -j $(JOBS)
 
 # The library as a shared object (-DBUILD_SHARED_LIBS=ON): the tests, tools
 # and examples link it as users of libbreaker.so do.

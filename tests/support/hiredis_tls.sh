@@ -2,12 +2,10 @@
 # SPDX-License-Identifier: MIT
 # hiredis_tls.sh DIR - a hiredis with TLS (hiredis_ssl, hiredis 1.x), for the
 # fleet store's TLS tests only, where the system's hiredis has none (Debian
-# 12 ships 0.14.1). Built from Debian 13 (trixie)'s source package, fetched
-# with apt-get through a private apt state in DIR (the system's sources and
-# lists are untouched; the Sources index is verified against Debian's
-# archive keyring like any apt download, and the tarball against its
-# checksum), into DIR/prefix as static libraries (-fPIC: a shared
-# libbreaker_redis may link them). Nothing is installed on the system and
+# 12 ships 0.14.1). Built from Debian 13 (trixie)'s source package
+# (debian_source.sh: apt-get source through a private apt state in DIR)
+# into DIR/prefix as static libraries (-fPIC: a shared libbreaker_redis may
+# link them). Nothing is installed on the system and
 # nothing outside DIR is written. CMake finds it with
 # -DBREAKER_TEST_HIREDIS_TLS=DIR/prefix (tests/fleet/production.cmake).
 #
@@ -27,7 +25,7 @@ fi
 if [ -e "$prefix/lib/libhiredis_ssl.a" ] && [ -e "$prefix/include/hiredis/hiredis_ssl.h" ]; then
   exit 0
 fi
-for tool in apt-get tar make cc; do
+for tool in make cc; do
   if ! command -v "$tool" > /dev/null; then
     echo "hiredis_tls: $tool not found" >&2
     exit 1
@@ -37,30 +35,8 @@ if [ ! -e /usr/include/openssl/ssl.h ]; then
   echo "hiredis_tls: OpenSSL's headers not found (libssl-dev)" >&2
   exit 1
 fi
-
-# A private apt state: Debian 13's source index only.
-apt_dir=$dir/apt
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/src"
-echo 'deb-src http://deb.debian.org/debian trixie main' > "$apt_dir/sources.list"
-apt_opts=(
-  -o "Dir::Etc::SourceList=$apt_dir/sources.list"
-  -o "Dir::Etc::SourceParts=/dev/null"
-  -o "Dir::State::Lists=$apt_dir/lists"
-  -o "Dir::Cache=$apt_dir/cache"
-  -o "Debug::NoLocking=1"
-  -o "APT::Sandbox::User=$(id -un)"
-  -qq
-)
-if ! apt-get "${apt_opts[@]}" update; then
-  echo "hiredis_tls: apt-get update of Debian trixie's sources failed (no network?)" >&2
-  exit 1
-fi
-if ! (cd "$apt_dir/src" && apt-get "${apt_opts[@]}" source --download-only hiredis); then
-  echo "hiredis_tls: apt-get source hiredis (trixie) failed" >&2
-  exit 1
-fi
-orig=$(ls "$apt_dir"/src/hiredis_*.orig.tar.gz | head -n 1)
-version=$(basename "$orig" | sed -e 's/^hiredis_//' -e 's/\.orig\.tar\.gz$//')
+orig=$("$(dirname "$0")/debian_source.sh" hiredis "$dir")
+version=$(basename "$orig" | sed -e 's/^hiredis_//' -e 's/\.orig\.tar\..*$//')
 case $version in
   1.*) ;;
   *)
@@ -76,7 +52,7 @@ esac
 build=$dir/build
 rm -rf "$build"
 mkdir -p "$build"
-tar -xzf "$orig" -C "$build" --strip-components=1
+tar -xf "$orig" -C "$build" --strip-components=1
 make -C "$build" -s USE_SSL=1 OPTIMIZATION=-O2 static > "$dir/build.log" 2>&1 || {
   echo "hiredis_tls: building hiredis $version failed (see $dir/build.log)" >&2
   exit 1

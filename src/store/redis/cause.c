@@ -10,7 +10,8 @@
  * round quote a server's error as the server sent it, and Redis made the
  * first word of an error its code for programs to read (WRONGPASS, NOPERM,
  * ...); a few configuration errors have only the words of an "ERR" reply,
- * which Redis has kept stable across versions (Valkey too). The transport's
+ * which differ between Redis 7.0 and Valkey 8 (both listed: the fleet's
+ * tests run against each, make check-valkey). The transport's
  * own configuration errors are said with "TLS: " (a handshake refused, a
  * certificate not trusted: hiredis/tls.c) and "Sentinel: no master"
  * (hiredis/sentinel.c). Anything not listed here is DEGRADED: a wrong guess
@@ -27,12 +28,14 @@ static const char *const misconfigured[] = {
     "NOPERM",                          /* the ACL user lacks a command or a key */
     "can't run this command",          /* Redis 7.0: a script's inner call the ACL refuses */
     "can't access at least one",       /* ... a key of it */
+    "ACL failure in script",           /* Valkey 8: the same */
     "without any password configured", /* AUTH to a server with no password */
     "but no password is set",          /* the same, Redis before 6 */
     "ERR unknown command",             /* EVALSHA, SCRIPT, CLUSTER disabled or renamed */
     "ERR unknown subcommand",
     "Unknown Redis command called from script",
-    "ERR DB index is out of range", /* db beyond the server's databases */
+    "Unknown command called from script", /* Valkey 8 */
+    "ERR DB index is out of range",       /* db beyond the server's databases */
     "ERR SELECT is not allowed in cluster mode",
     "cluster support disabled", /* cluster_nodes naming a Redis that is not one */
     "TLS: ",                    /* the transport's: the handshake refused */
