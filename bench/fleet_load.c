@@ -237,8 +237,8 @@ static double usec_per_call(int port, const char *cmd, int argc, const char **ar
  * sequences hash holds `hosts` hosts: a flush that carries deltas, one that
  * carries none (what an open fleet's flush costs), and the state read. */
 static void script_cost(int port, const char *limits, int hosts) {
-    const char *k[4] = {"breaker:v1:{cost}:s", "breaker:v1:{cost}:w", "breaker:v1:{cost}:l",
-                        "breaker:v1:{cost}:q"};
+    const char *k[4] = {"breaker:v2:{cost}:s", "breaker:v2:{cost}:w", "breaker:v2:{cost}:l",
+                        "breaker:v2:{cost}:q"};
     node_command(port, "FLUSHALL");
     redisContext *c = node_ctx(port);
     redisReply *r = redisCommand(c, "TIME");
@@ -315,7 +315,7 @@ static void default_limits(int port, char *out, size_t len) {
         die("attach: %s", msg);
     breaker_redis_close(f);
     redisContext *c = node_ctx(port);
-    redisReply *r = redisCommand(c, "HGET breaker:v1:{limits}:s cfg");
+    redisReply *r = redisCommand(c, "HGET breaker:v2:{limits}:s cfg");
     if (r == NULL || r->type != REDIS_REPLY_STRING) die("no stored limits");
     snprintf(out, len, "%s", r->str);
     freeReplyObject(r);

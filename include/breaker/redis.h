@@ -260,7 +260,7 @@ struct breaker_redis_config {
  * inner calls against the caller's ACL too). As one line to paste into
  * redis-cli (docs/redis-production.md, "ACL"):
  *
- *   ACL SETUSER breaker reset on >PASSWORD ~breaker:v1:* +time +evalsha
+ *   ACL SETUSER breaker reset on >PASSWORD ~breaker:v2:* +time +evalsha
  *     +eval +script|load +hget +hmget +hset +hdel +hincrby +hgetall +hscan +del
  *     +pexpire +type +zadd +zcard +zrange +zrangebyscore +zrem +zscore
  *
@@ -269,7 +269,7 @@ struct breaker_redis_config {
  * every node (a Cluster's ACLs are per node). A test creates exactly this
  * user and runs trips, probes, orders, shadow mode and limits through it. */
 #define BREAKER_REDIS_ACL_RULES                                                         \
-    "~breaker:v1:* +time +evalsha +eval +script|load +hget +hmget +hset +hdel "         \
+    "~breaker:v2:* +time +evalsha +eval +script|load +hget +hmget +hset +hdel "         \
     "+hincrby +hgetall +hscan +del +pexpire +type +zadd +zcard +zrange +zrangebyscore " \
     "+zrem +zscore"
 #define BREAKER_REDIS_ACL_CLUSTER_RULES "+cluster|slots +asking"
@@ -329,186 +329,130 @@ BREAKER_API BREAKER_NODISCARD int breaker_redis_attach(breaker_redis *fleet, con
  *  @return BREAKER_OK; BREAKER_EINVAL (`b` is not attached through `fleet`). */
 BREAKER_API int breaker_redis_detach(breaker_redis *fleet, breaker *b) BREAKER_NONNULL(1, 2);
 
-/* ---- Fleet-wide operator orders ------------------------------------------------
+/* ---- The fleet's controls: one record per name -----------------------------------
  * breaker_force_open(), breaker_reset() and the other controls of breaker.h
- * act on one host's local breaker: the next flush follows the fleet again
- * (a reset host is re-tripped by a fleet that is open). These act on the
- * whole fleet: one order, written by one script into the name's state in
- * Redis with who gave it and why, becomes a new fleet generation, and every
- * host applies it to its local breaker (with the breaker.h control of the
- * same name, through breaker_control_apply(), so its event and stats are
- * the usual ones and the event, and a registry's history, carry the
- * order's who and why: breaker_event.who, .why) within one flush
- * interval of the round that sees it, once per order; hosts that attach the
- * name later apply a forced state still in force. While the fleet is forced
- * open no probe lease is granted; while it is forced closed, the hosts'
- * deltas are neither counted nor trip it. docs/fleet.md, "Fleet-wide
- * orders".
- *
- * All take a name attached through this handle (breaker_redis_attach(), or
- * a registry's on breaker_redis_backend()), `who` and `why` (NULL: empty;
- * at most BREAKER_REDIS_WHO_MAX and BREAKER_REDIS_WHY_MAX bytes of
- * printable text, no control characters), and run one round trip to Redis
- * on the calling thread (at most io_timeout_ns per attempt; not under any
- * lock of a breaker: never call them from an event listener of the
- * flusher's thread). Thread-safe. @return BREAKER_OK once Redis stored the
- * order (the hosts apply it from their next round; this handle's flusher is
- * woken for its own); BREAKER_EINVAL with `msg` naming the argument (not
- * attached, a time out of range, who or why too long or not printable);
- * BREAKER_EIO with `msg` when Redis could not be reached or refused it. */
+ * act on one host's local breaker (the next round follows the fleet again).
+ * These act on the whole fleet. Redis keeps, per name, one control record:
+ * the operators' desired state (forced open or closed and until when,
+ * shadow mode, the limits), under one version, with who changed it, why and
+ * when. Every host converges to it each round: it compares the record with
+ * its local breaker and changes only what differs (a forced state through
+ * breaker_control_apply(), whose event, and a registry's history, carry the
+ * record's who and why; shadow mode through breaker_set_shadow(); the
+ * limits through breaker_reconfigure(), fenced by the local configuration
+ * generation, so a local change made meanwhile is never written over).
+ * Level-triggered: a host that missed a change, took over a name, or
+ * attached late reaches the same state, and a host that applies a record
+ * twice changes nothing. A reset is no state but a point in the fleet's
+ * history: a new generation (CLOSED, empty window, no failed recoveries, no
+ * forced state), which each host whose breaker is older than it applies
+ * once (breaker_reset()); a breaker made after it is of a later period.
+ * While the fleet is forced open no probe lease is granted; while it is
+ * forced closed, the hosts' deltas are neither counted nor trip it. Every
+ * live host reaches a change within two flush intervals of the call
+ * (docs/fleet.md, "Controls"). */
+#define BREAKER_REDIS_WHO_MAX BREAKER_WHO_MAX /* 64, the core's (breaker.h) */
+#define BREAKER_REDIS_WHY_MAX BREAKER_WHY_MAX /* 200 */
+
+/* What a control changes (breaker_redis_control.set). */
+#define BREAKER_REDIS_SET_FORCED 1u /* `forced` and `for_ns` */
+#define BREAKER_REDIS_SET_SHADOW 2u /* `shadow` */
+#define BREAKER_REDIS_SET_LIMITS 4u /* the stored fields of `limits` */
+#define BREAKER_REDIS_RESET      8u /* a reset, before the other changes */
+
+/* A change of the control record. Fill with breaker_redis_control_init(). */
+typedef struct breaker_redis_control breaker_redis_control;
+struct breaker_redis_control {
+    unsigned set; /* BREAKER_REDIS_SET_* and BREAKER_REDIS_RESET, or-ed */
+    /* SET_FORCED: BREAKER_FORCED_OPEN, every host refuses every call (its
+     * local breaker forced open) and no lease is granted; with for_ns a
+     * timed open instead: OPEN until then (breaker_open_for(), reason
+     * OPERATOR), then the fleet probes as after any wait.
+     * BREAKER_FORCED_CLOSED: every host admits every call and never trips
+     * (breaker_force_closed(), or with for_ns breaker_force_closed_for():
+     * then back to CLOSED with an empty window). A reset ends either. */
+    enum breaker_state forced;
+    uint64_t for_ns; /* 0: no end; else 1 ms .. 365 days */
+    int shadow;      /* SET_SHADOW: 1 on (every host counts what it would
+                        refuse, refusing nothing: breaker_set_shadow()), 0 off */
+    /* SET_LIMITS: a full configuration (start from
+     * breaker_redis_control_get()'s), of which the fleet stores min_calls,
+     * failure_rate, slow_call_rate, window_ns, window_buckets, open_ns,
+     * open_backoff, open_max_ns, open_jitter, half_open_max_probes,
+     * half_open_successes, probe_timeout_ns, failure_threshold (a
+     * CONSECUTIVE trip) and min_failing_sources; its other fields are each
+     * host's own. What cannot change live is refused, named: the window,
+     * window_buckets, the trip policy, half_open_max_probes. A running open
+     * wait, a half-open's successes and its leases' deadlines are brought
+     * within the new limits (a host whose local wait then ends far later
+     * than the fleet's is opened again until the fleet's end), and a
+     * half-open whose successes meet the new half_open_successes with no
+     * lease out closes. A host whose local breaker refuses them keeps its
+     * own (breaker_redis_stats.reconfigs_refused). */
+    breaker_config limits;
+    /* 0: change whatever the record is; else the version read
+     * (breaker_redis_control_get()): BREAKER_STALE if it moved since. */
+    uint64_t expect_version;
+    const char *who; /* NULL or "": none; at most BREAKER_REDIS_WHO_MAX bytes of printable text */
+    const char *why; /* at most BREAKER_REDIS_WHY_MAX bytes */
+};
+
+/*! breaker_redis_control_init() : clear `c`: nothing set, no text. */
+BREAKER_API void breaker_redis_control_init(breaker_redis_control *c) BREAKER_NONNULL(1);
+
+/*! breaker_redis_control_apply() :
+ *  Change the control record of `name` (attached through `fleet`): one
+ *  script, one round trip on the calling thread (at most io_timeout_ns; not
+ *  under any lock of a breaker: never call it from an event listener of
+ *  the flusher's thread). A change to what is in force already writes
+ *  nothing (the version, who and why stay). This handle's flusher is woken
+ *  for its own breaker; the other hosts converge at their next round.
+ *  Thread-safe. @return BREAKER_OK once Redis stored it (or it was in force
+ *  already); BREAKER_STALE (expect_version moved: read again);
+ *  BREAKER_EINVAL with `msg` naming the field (not attached, nothing set,
+ *  forced not FORCED_OPEN or FORCED_CLOSED, for_ns out of range, an invalid
+ *  configuration or one that cannot change live, who or why too long or
+ *  not printable); BREAKER_EIO with `msg` (Redis unreachable or refused). */
+BREAKER_API int breaker_redis_control_apply(breaker_redis *fleet, const char *name,
+                                            const breaker_redis_control *c, char *msg,
+                                            size_t msg_len) BREAKER_NONNULL(1, 2, 3);
+
+/* The control record of a name, as breaker_redis_control_get() read it. */
+typedef struct breaker_redis_control_state breaker_redis_control_state;
+struct breaker_redis_control_state {
+    uint64_t version; /* 1: as the name's state was made (the first attacher's limits,
+                         nothing forced); +1 per change */
+    /* The forced state in force: BREAKER_CLOSED (none, or its time ran
+     * out), BREAKER_FORCED_OPEN, BREAKER_OPEN (a timed open) or
+     * BREAKER_FORCED_CLOSED; and its time left (0: no end). */
+    enum breaker_state forced;
+    uint64_t left_ns;
+    int shadow;
+    uint64_t reset_generation; /* the fleet generation the last reset made (0: none) */
+    /* The caller's local breaker's configuration with the stored fields
+     * replaced: change what you need, pass it in breaker_redis_control.limits. */
+    breaker_config limits;
+    char who[BREAKER_REDIS_WHO_MAX + 1]; /* the last change's (empty: none) */
+    char why[BREAKER_REDIS_WHY_MAX + 1];
+    uint64_t age_ns; /* since the last change */
+};
+
+/*! breaker_redis_control_get() :
+ *  Read the control record of `name` (attached through `fleet`): one round
+ *  trip. @return BREAKER_OK; BREAKER_EINVAL (not attached); BREAKER_EIO
+ *  with `msg` (Redis unreachable; a stored field out of range, named: the
+ *  next round rebuilds the state). Thread-safe. */
+BREAKER_API BREAKER_NODISCARD int breaker_redis_control_get(breaker_redis *fleet, const char *name,
+                                                            breaker_redis_control_state *out,
+                                                            char *msg, size_t msg_len)
+    BREAKER_NONNULL(1, 2, 3);
+
 /* A server-directed open (breaker_open_for(b, wait, BREAKER_REASON_SERVER_DIRECTED)
  * on a breaker attached here: a 429 or 503 with Retry-After) is the fleet's
  * too: the next flush sends what is left of the wait, and Redis opens the
  * fleet until then (capped at the stored open_max_ns; never a shorter wait
- * than one under way; not while an order forces the fleet), so every host
+ * than one under way; not while the fleet is forced), so every host
  * refuses for what is left of it from its next round, then probes. */
-#define BREAKER_REDIS_WHO_MAX BREAKER_WHO_MAX /* 64, the core's (breaker.h) */
-#define BREAKER_REDIS_WHY_MAX BREAKER_WHY_MAX /* 200 */
-
-/*! breaker_redis_force() :
- *  `state` BREAKER_FORCED_OPEN: every host refuses every call (its local
- *  breaker forced open), until breaker_redis_reset() or another order; with
- *  `for_ns` (1 ms .. 365 days; 0: no end), a timed open instead, as
- *  breaker_redis_open_for(). BREAKER_FORCED_CLOSED: every host admits every
- *  call and never trips (breaker_force_closed(), or with `for_ns`
- *  breaker_force_closed_for(): then back to CLOSED with an empty window). */
-BREAKER_API int breaker_redis_force(breaker_redis *fleet, const char *name,
-                                    enum breaker_state state, uint64_t for_ns, const char *who,
-                                    const char *why, char *msg, size_t msg_len)
-    BREAKER_NONNULL(1, 2);
-
-/*! breaker_redis_open_for() :
- *  The fleet OPEN for `wait_ns` (1 ms .. 365 days): every host's local
- *  breaker opens for what is left of it (breaker_open_for(), reason
- *  BREAKER_REASON_OPERATOR), no lease is granted before its end, and then
- *  the fleet probes as after any wait (bounded leases, then CLOSED). */
-BREAKER_API int breaker_redis_open_for(breaker_redis *fleet, const char *name, uint64_t wait_ns,
-                                       const char *who, const char *why, char *msg, size_t msg_len)
-    BREAKER_NONNULL(1, 2);
-
-/*! breaker_redis_reset() :
- *  The fleet CLOSED with an empty window and no failed recoveries (a new
- *  generation, so that deltas from before it never count), and every host
- *  resets its local breaker (breaker_reset()), forced states included. So
- *  does a host attached before the reset whose first round comes after it
- *  (its first flush names the generation its attach was answered in: its
- *  calls from before the reset are not counted); a host attaching later has
- *  a new breaker, whose calls all count. */
-BREAKER_API int breaker_redis_reset(breaker_redis *fleet, const char *name, const char *who,
-                                    const char *why, char *msg, size_t msg_len)
-    BREAKER_NONNULL(1, 2);
-
-/* The last fleet order a host heard for a name. */
-typedef struct breaker_redis_order {
-    uint64_t seq;             /* the order's sequence (1, 2, ...); 0: none heard */
-    enum breaker_state state; /* what it asked: FORCED_OPEN, OPEN (timed),
-                                 FORCED_CLOSED, CLOSED (a reset) */
-    uint64_t left_ns;         /* its time left when heard (0: no end) */
-    char who[BREAKER_REDIS_WHO_MAX + 1];
-    char why[BREAKER_REDIS_WHY_MAX + 1];
-} breaker_redis_order;
-
-/*! breaker_redis_order_get() :
- *  The last order the flusher heard for `b` (attached through `fleet`),
- *  set before the transition it applies is made: an event listener
- *  (breaker_config.on_event, run on the flusher's thread for these) may call
- *  it to report who and why. @return BREAKER_OK, or BREAKER_EINVAL for a
- *  breaker not attached here. Thread-safe (takes the round's lock: not
- *  from the fleet's own callbacks other than on_event). */
-BREAKER_API int breaker_redis_order_get(breaker_redis *fleet, breaker *b, breaker_redis_order *out)
-    BREAKER_NONNULL(1, 2, 3);
-
-/* ---- Fleet-wide shadow mode and limits -----------------------------------------
- * breaker_set_shadow() and breaker_reconfigure() on a fleet-backed breaker
- * are one host's. These are the whole fleet's: one script writes the change
- * into the name's state in Redis (no transition: the fleet's generation and
- * state stay, but for the close under breaker_redis_reconfigure()), with
- * who made it and why, and every host applies it to its
- * local breaker within one flush interval of the round that sees it, once
- * per change (breaker_set_shadow(), breaker_reconfigure(): their events and
- * stats are the usual ones); a host attaching the name later gets what is in
- * force. With a store file (breaker_redis_config.store) the flusher's change
- * is every process's of the host. docs/fleet.md, "Fleet-wide shadow mode and
- * limits". Like the orders: a name attached through this handle, `who` and
- * `why` (NULL: empty; at most BREAKER_REDIS_WHO_MAX and _WHY_MAX bytes of
- * printable text), one round trip on the calling thread (at most
- * io_timeout_ns; not from an event listener of the flusher's thread),
- * thread-safe; this handle's flusher is woken for its own breaker. */
-
-/*! breaker_redis_set_shadow() :
- *  Shadow mode on (`on` nonzero) or off for every host. In shadow mode the
- *  fleet's state machine runs as before (it trips on the hosts' evidence,
- *  leases probes, closes), and every host's local breaker follows it, but no
- *  host refuses a call: what it would have refused is counted by reason
- *  (would_reject_*, shadow_successes/_failures), including a probe the
- *  fleet's lease refused; transitions are events with shadow = 1. Off: every
- *  host enforces again from the state it is in.
- *  @return BREAKER_OK once Redis stored it; BREAKER_EINVAL (not attached,
- *  who or why bad); BREAKER_EIO with `msg`. */
-BREAKER_API int breaker_redis_set_shadow(breaker_redis *fleet, const char *name, int on,
-                                         const char *who, const char *why, char *msg,
-                                         size_t msg_len) BREAKER_NONNULL(1, 2);
-
-/* The fleet's stored limits of a name and its shadow mode, as
- * breaker_redis_limits_get() read them. */
-typedef struct breaker_redis_limits {
-    /* The generation of the stored limits: 0 as the first attacher stored
-     * them, +1 per breaker_redis_reconfigure(). */
-    uint64_t generation;
-    /* The caller's local breaker's configuration with the stored fields
-     * replaced (min_calls, failure_rate, slow_call_rate, window_ns,
-     * window_buckets, open_ns, open_backoff, open_max_ns, open_jitter,
-     * half_open_max_probes, half_open_successes, probe_timeout_ns,
-     * failure_threshold, min_failing_sources): change what you need and pass
-     * it to breaker_redis_reconfigure(). Its other fields (ramp, slow_call_ns,
-     * cancelled_as, callbacks, ...) are each host's own. */
-    breaker_config config;
-    char who[BREAKER_REDIS_WHO_MAX + 1]; /* the last change's (empty: none) */
-    char why[BREAKER_REDIS_WHY_MAX + 1];
-    int shadow;          /* 1: the fleet is in shadow mode */
-    uint64_t shadow_seq; /* changes of the mode so far (0: never set) */
-    char shadow_who[BREAKER_REDIS_WHO_MAX + 1];
-    char shadow_why[BREAKER_REDIS_WHY_MAX + 1];
-} breaker_redis_limits;
-
-/*! breaker_redis_limits_get() :
- *  Read the stored limits of `name` (attached through `fleet`), their
- *  generation and the fleet's shadow mode: one round trip (HMGET).
- *  @return BREAKER_OK; BREAKER_EINVAL (not attached); BREAKER_EIO with `msg`
- *  (Redis unreachable; no state yet; a stored field out of range, named). */
-BREAKER_API BREAKER_NODISCARD int breaker_redis_limits_get(breaker_redis *fleet, const char *name,
-                                                           breaker_redis_limits *out, char *msg,
-                                                           size_t msg_len) BREAKER_NONNULL(1, 2, 3);
-
-/*! breaker_redis_reconfigure() :
- *  Replace the fleet's stored limits of `name` with those of `cfg` (a full
- *  configuration: start from breaker_redis_limits_get()'s), at once and whole
- *  (one write of the limits text and its generation + 1), if the stored
- *  generation is still `expected_generation` (the one read). Every host
- *  then reconfigures its local breaker (breaker_reconfigure() with its own
- *  configuration whose stored fields are replaced: a RECONFIGURED event with
- *  the old and new limits; its flusher's cadence and the fleet's open waits
- *  follow the new limits; fenced by the local configuration generation, so
- *  a local change made meanwhile is never written over, and one that
- *  cannot be made now is made at a later round); a host whose local
- *  breaker refuses them counts it (breaker_redis_stats.reconfigs_refused)
- *  and keeps its own. Fields the
- *  fleet does not store are ignored (each host's); limits equal to the stored
- *  ones are no change: nothing is written (the generation, who and why
- *  stay) and BREAKER_OK is returned. What cannot change live
- *  is refused, named: the window (window_ns) and window_buckets, the trip
- *  policy (a window, or CONSECUTIVE's run), half_open_max_probes. A running
- *  open wait, a half-open's successes and its leases' deadlines are brought
- *  within the new limits, and a half-open fleet whose successes already meet
- *  the new half_open_successes with no lease out closes (nothing else would).
- *  @return BREAKER_OK once Redis stored them; BREAKER_STALE (the generation
- *  moved since it was read: read again); BREAKER_EINVAL with `msg` (not
- *  attached, an invalid configuration or one that cannot change live,
- *  naming the field; who or why bad); BREAKER_EIO with `msg`. */
-BREAKER_API BREAKER_NODISCARD int
-breaker_redis_reconfigure(breaker_redis *fleet, const char *name, const breaker_config *cfg,
-                          uint64_t expected_generation, const char *who, const char *why, char *msg,
-                          size_t msg_len) BREAKER_NONNULL(1, 2, 3);
 
 /* How a fleet-backed breaker's calls go (breaker_acquire() and
  * breaker_complete() on it). In CLOSED and OPEN it is the local call: no
@@ -617,9 +561,9 @@ struct breaker_redis_stats {
     uint64_t host_rebaselines; /* names whose baseline in the store file could not be
                                   trusted (a value out of range, not a holder's):
                                   restarted from the counters now */
-    /* The fleet's controls applied to this process's local breakers: shadow
-     * mode turned on or off (breaker_redis_set_shadow()); stored limits
-     * taken (breaker_redis_reconfigure()); and refused by the local breaker
+    /* The fleet's control record applied to this process's local breakers:
+     * shadow mode turned on or off; stored limits taken; and refused by the
+     * local breaker
      * (breaker_reconfigure()'s rules: it keeps its own limits). */
     uint64_t shadow_applied;
     uint64_t reconfigs_applied;
@@ -658,7 +602,8 @@ struct breaker_redis_name_status {
      * its range: the next flush rebuilds it), and only `name` is set. */
     char problem[200];
     /* The fleet's state: CLOSED, OPEN or HALF_OPEN, or FORCED_OPEN /
-     * FORCED_CLOSED while an operator's order forces it. */
+     * FORCED_CLOSED while the control record forces it (OPEN with the
+     * longer of the two waits while it holds a timed open). */
     enum breaker_state state;
     uint64_t generation;
     uint64_t wait_left_ns;      /* OPEN: the fleet's open wait left (Redis's clock); else 0 */
@@ -668,14 +613,12 @@ struct breaker_redis_name_status {
      * and the age of the latest flush (UINT64_MAX: none). */
     uint32_t hosts;
     uint64_t last_flush_age_ns;
-    /* The control record: the last operator's order (seq 0: none; a timed
-     * one's time left now), shadow mode, and the stored limits (on the
-     * defaults of breaker_config_init(): the fields the fleet does not
-     * store are those) with their generation. */
-    breaker_redis_order order;
-    int shadow;
-    uint64_t limits_generation;
-    breaker_config limits;
+    /* The control record (breaker_redis_control_get()'s answer, as Redis
+     * holds it): version, forced state and its time left, shadow mode,
+     * the last reset, who and why; the stored limits over the defaults of
+     * breaker_config_init() (the fields the fleet does not store are
+     * those). */
+    breaker_redis_control_state control;
 };
 
 /* Called once per name by breaker_redis_status(), on its caller's thread,

@@ -138,6 +138,11 @@ struct breaker_redis_transport_ops {
     /* The monotonic clock, in ns: the client's every time (view ages, lease
      * budgets, gates) is this clock's. */
     uint64_t (*now_ns)(void *t);
+    /* With BREAKER_REDIS_NO_FLUSHER: the client wants a round now (a leased
+     * probe settled, an operator's control was stored), which a flusher
+     * thread would run at once; the caller of breaker_redis_flush() (a
+     * simulator) should. May be NULL. */
+    void (*wake)(void *t);
     /* Add the transport's counters to `out` (redirections followed). May be
      * NULL. */
     void (*stats)(void *t, breaker_redis_stats *out);

@@ -32,19 +32,6 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # are two fleet handles (two hosts) on one redis-server.
     breaker_add_redis_test(test_contract_redis SOURCES fleet/test_contract_redis.c support/store_contract.c
                            TIMEOUT 120 LABELS external)
-    # The simulator's server half (tools/sim/fleet_server.c) against the real
-    # scripts on a real redis-server, call for call: it needs the scripts'
-    # text (lua/, embedded), the protocol module and hiredis, not
-    # breaker_redis (so it links libbreaker, as the model does).
-    add_executable(test_fleet_differential fleet/test_fleet_differential.c support/redis_server.c
-                   $<TARGET_OBJECTS:breaker_fleet_scripts>
-                   ${PROJECT_SOURCE_DIR}/tools/sim/fleet_server.c)
-    target_link_libraries(test_fleet_differential PRIVATE breaker::breaker breaker_fleet_protocol
-                                                          PkgConfig::CMOCKA PkgConfig::HIREDIS)
-    target_include_directories(test_fleet_differential PRIVATE ${PROJECT_SOURCE_DIR}/tests/support
-                                                               ${PROJECT_SOURCE_DIR}/src)
-    add_test(NAME test_fleet_differential COMMAND test_fleet_differential)
-    set_tests_properties(test_fleet_differential PROPERTIES TIMEOUT 60 LABELS "redis;external")
     # The in-process Redis (src/store/redis/inproc/) held to this one:
     # command by command (test_inproc_redis), and on seeded runs of the
     # fleet's real scripts with the keyspaces compared after every step

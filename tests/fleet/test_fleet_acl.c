@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "fleet_util.h"
+#include "fleet_control.h"
 #include "redis_server.h"
 
 #include <breaker/redis.h>
@@ -193,30 +194,27 @@ static void exercise(const struct test_redis *r, const char *cluster_nodes, int 
     char msg[256] = "";
     for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++) {
         int k = orders[i].kind;
-        int st = k == 0 ? breaker_redis_reset(fa, name, "acl-test", "", msg, sizeof msg)
-                 : k == 1
-                     ? breaker_redis_open_for(fa, name, 60000 * MS, "acl-test", "", msg, sizeof msg)
-                     : breaker_redis_force(fa, name, (enum breaker_state)k, 0, "acl-test", "", msg,
-                                           sizeof msg);
+        int st = k == 0   ? fleet_reset(fa, name, "acl-test", "", msg, sizeof msg)
+                 : k == 1 ? fleet_open_for(fa, name, 60000 * MS, "acl-test", "", msg, sizeof msg)
+                          : fleet_force(fa, name, (enum breaker_state)k, 0, "acl-test", "", msg,
+                                        sizeof msg);
         if (st != BREAKER_OK) fail_msg("order %zu: %s", i, msg);
         flushed(fb);
         assert_int_equal(breaker_get_state(b), orders[i].want);
     }
     /* Shadow mode on and off. */
-    assert_int_equal(breaker_redis_set_shadow(fa, name, 1, "acl-test", "on", msg, sizeof msg),
-                     BREAKER_OK);
+    assert_int_equal(fleet_set_shadow(fa, name, 1, "acl-test", "on", msg, sizeof msg), BREAKER_OK);
     flushed(fb);
     assert_int_equal(breaker_shadow(b), 1);
-    assert_int_equal(breaker_redis_set_shadow(fa, name, 0, "acl-test", "off", msg, sizeof msg),
-                     BREAKER_OK);
+    assert_int_equal(fleet_set_shadow(fa, name, 0, "acl-test", "off", msg, sizeof msg), BREAKER_OK);
     flushed(fb);
     assert_int_equal(breaker_shadow(b), 0);
     /* The limits: read, changed, read back, reached by B. */
-    breaker_redis_limits lim;
-    assert_int_equal(breaker_redis_limits_get(fa, name, &lim, msg, sizeof msg), BREAKER_OK);
-    lim.config.open_ns = lim.config.open_max_ns = 200 * MS;
-    assert_int_equal(breaker_redis_reconfigure(fa, name, &lim.config, lim.generation, "acl-test",
-                                               "longer", msg, sizeof msg),
+    breaker_redis_control_state lim;
+    assert_int_equal(breaker_redis_control_get(fa, name, &lim, msg, sizeof msg), BREAKER_OK);
+    lim.limits.open_ns = lim.limits.open_max_ns = 200 * MS;
+    assert_int_equal(fleet_reconfigure(fa, name, &lim.limits, lim.version, "acl-test", "longer",
+                                       msg, sizeof msg),
                      BREAKER_OK);
     flushed(fb);
     breaker_config now;
@@ -241,7 +239,7 @@ static void window_trip(const struct test_redis *r, const char *name) {
     for (int i = 0; i < 4; i++)
         call(b, BREAKER_FAILURE);
     flushed(f);
-    assert_int_equal(test_redis_int(r, "HGET breaker:v1:{%s}:s st", name), 1); /* open */
+    assert_int_equal(test_redis_int(r, "HGET breaker:v2:{%s}:s st", name), 1); /* open */
     breaker_redis_close(f);
 }
 

@@ -101,7 +101,7 @@ static long long window(const char *name, char kind) {
     struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", server.port, tv);
     assert_true(c != NULL && !c->err);
-    redisReply *r = redisCommand(c, "HGETALL breaker:v1:{%s}:w", name);
+    redisReply *r = redisCommand(c, "HGETALL breaker:v2:{%s}:w", name);
     long long sum = 0;
     for (size_t i = 0; r != NULL && i + 1 < r->elements; i += 2)
         if (r->element[i]->str[0] == kind) sum += strtoll(r->element[i + 1]->str, NULL, 10);
@@ -154,7 +154,7 @@ static void a_trip_by_another_host_reaches_a_healthy_reader_within_one_round(voi
     assert_int_equal(round_scripts(a), 0); /* a reader */
     calls(bb, 10, BREAKER_FAILURE);        /* the other host's failures trip the fleet */
     assert_int_equal(round_scripts(b), 1);
-    assert_int_equal(test_redis_int(&server, "HGET breaker:v1:{cheap.trip}:s st"), 1);
+    assert_int_equal(test_redis_int(&server, "HGET breaker:v2:{cheap.trip}:s st"), 1);
     assert_int_equal(breaker_get_state(ba), BREAKER_CLOSED);
     calls(ba, 1, BREAKER_SUCCESS);
     assert_int_equal(round_scripts(a), 0);                 /* its next round, still a read, */
@@ -180,10 +180,10 @@ static void a_state_a_read_cannot_trust_is_never_followed(void **state) {
     calls(b, 2, BREAKER_SUCCESS);
     assert_int_equal(round_scripts(f), 0);
     /* Open for ten years: more than the stored limits allow. */
-    long long gen = test_redis_int(&server, "HGET breaker:v1:{cheap.bad}:s gen");
+    long long gen = test_redis_int(&server, "HGET breaker:v2:{cheap.bad}:s gen");
     assert_true(gen > 0);
     assert_int_equal(test_redis_int(&server,
-                                    "HSET breaker:v1:{cheap.bad}:s st 1 gen %lld until %llu",
+                                    "HSET breaker:v2:{cheap.bad}:s st 1 gen %lld until %llu",
                                     gen + 1, (unsigned long long)4000000000000000ull),
                      0);
     calls(b, 1, BREAKER_SUCCESS);
@@ -192,7 +192,7 @@ static void a_state_a_read_cannot_trust_is_never_followed(void **state) {
     long long before = scripts();
     assert_int_equal(breaker_redis_flush(f), BREAKER_EIO); /* the script: CORRUPT, rebuilt */
     assert_int_equal(scripts() - before, 1);
-    assert_int_equal(test_redis_int(&server, "HGET breaker:v1:{cheap.bad}:s st"), 0);
+    assert_int_equal(test_redis_int(&server, "HGET breaker:v2:{cheap.bad}:s st"), 0);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK); /* rejoined */
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
     breaker_redis_close(f);
@@ -218,11 +218,11 @@ static void a_fleet_run_of_failures_brings_the_held_back_successes(void **state)
     assert_int_equal(round_scripts(a), 0); /* held back */
     calls(bb, 3, BREAKER_FAILURE);
     assert_int_equal(round_scripts(b), 1);
-    assert_int_equal(test_redis_int(&server, "HGET breaker:v1:{cheap.run}:s run"), 3);
+    assert_int_equal(test_redis_int(&server, "HGET breaker:v2:{cheap.run}:s run"), 3);
     calls(ba, 1, BREAKER_SUCCESS);
     assert_int_equal(round_scripts(a), 0); /* the read sees the run */
     assert_int_equal(round_scripts(a), 1); /* and the next round sends the successes */
-    assert_int_equal(test_redis_int(&server, "HGET breaker:v1:{cheap.run}:s run"), 0);
+    assert_int_equal(test_redis_int(&server, "HGET breaker:v2:{cheap.run}:s run"), 0);
     calls(ba, 1, BREAKER_SUCCESS);
     assert_int_equal(round_scripts(a), 0); /* the run is over: a reader again */
     assert_int_equal(round_scripts(a), 0);
@@ -283,13 +283,13 @@ static void a_healthy_name_keeps_its_keys_within_their_ttl(void **state) {
     c.min_calls = 1000000;
     breaker *b = NULL;
     assert_int_equal(breaker_redis_attach(f, "cheap.ttl", &c, &b, msg, sizeof msg), BREAKER_OK);
-    long long gen = test_redis_int(&server, "HGET breaker:v1:{cheap.ttl}:s gen");
+    long long gen = test_redis_int(&server, "HGET breaker:v2:{cheap.ttl}:s gen");
     assert_true(gen > 0);
     uint64_t end = test_redis_now_ns() + 5 * SEC;
     while (test_redis_now_ns() < end) {
         calls(b, 1, BREAKER_SUCCESS);
         test_redis_nap_ms(10);
-        long long now = test_redis_int(&server, "HGET breaker:v1:{cheap.ttl}:s gen");
+        long long now = test_redis_int(&server, "HGET breaker:v2:{cheap.ttl}:s gen");
         if (now != gen)
             fail_msg("the state of a healthy name expired and was rebuilt (gen %lld -> %lld)", gen,
                      now);
@@ -299,7 +299,7 @@ static void a_healthy_name_keeps_its_keys_within_their_ttl(void **state) {
 
 /* The fields of `name`'s sequences hash (one per host that flushed). */
 static long long sequences(const char *name) {
-    return test_redis_int(&server, "HLEN breaker:v1:{%s}:q", name);
+    return test_redis_int(&server, "HLEN breaker:v2:{%s}:q", name);
 }
 
 /* A host that left is pruned from the sequences hash though no host
@@ -350,12 +350,12 @@ static void a_deleted_state_starts_over_with_an_empty_window(void **state) {
     calls(b, 8, BREAKER_FAILURE); /* 8 of min_calls 10: no trip */
     assert_int_equal(round_scripts(f), 1);
     assert_int_equal(window("cheap.del", 'f'), 8);
-    assert_int_equal(test_redis_int(&server, "DEL breaker:v1:{cheap.del}:s"), 1);
+    assert_int_equal(test_redis_int(&server, "DEL breaker:v2:{cheap.del}:s"), 1);
     assert_int_equal(round_scripts(f), 0); /* a read: no state, no answer */
     assert_int_equal(round_scripts(f), 1); /* the script makes it again */
     calls(b, 2, BREAKER_FAILURE);
     assert_int_equal(round_scripts(f), 1);
-    assert_int_equal(test_redis_int(&server, "HGET breaker:v1:{cheap.del}:s st"), 0);
+    assert_int_equal(test_redis_int(&server, "HGET breaker:v2:{cheap.del}:s st"), 0);
     assert_int_equal(window("cheap.del", 'f'), 2); /* (the local breaker saw 10: its own) */
     breaker_redis_close(f);
 }

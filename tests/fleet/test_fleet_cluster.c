@@ -53,7 +53,7 @@ static struct test_cluster cluster;
 
 static unsigned slot_of_name(const char *name) {
     char key[300];
-    snprintf(key, sizeof key, "breaker:v1:{%.200s}:s", name);
+    snprintf(key, sizeof key, "breaker:v2:{%.200s}:s", name);
     return breaker__redis_key_slot(key, strlen(key));
 }
 
@@ -116,7 +116,7 @@ static int flush_ok_within(breaker_redis *f, int timeout_ms) {
 static long long state_field(const char *name, const char *field) {
     int k = test_cluster_master_of(&cluster, slot_of_name(name));
     if (k < 0) return -1;
-    redisReply *rep = test_cluster_command(&cluster, k, "HGET breaker:v1:{%s}:s %s", name, field);
+    redisReply *rep = test_cluster_command(&cluster, k, "HGET breaker:v2:{%s}:s %s", name, field);
     long long v = -1;
     if (rep != NULL && rep->type == REDIS_REPLY_STRING) v = strtoll(rep->str, NULL, 10);
     if (rep != NULL) freeReplyObject(rep);
@@ -145,7 +145,7 @@ static void fail_until_open(breaker *b) {
 static void the_slot_of_a_key_is_the_clusters(void **state) {
     (void)state;
     assert_int_equal(breaker__redis_crc16("123456789", 9), 0x31C3);
-    const char *keys[] = {"breaker:v1:{payments-db}:s",
+    const char *keys[] = {"breaker:v2:{payments-db}:s",
                           "plain",
                           "{}x",
                           "a{}{b}",
@@ -153,7 +153,7 @@ static void the_slot_of_a_key_is_the_clusters(void **state) {
                           "x{tag",
                           "x}{y}",
                           "",
-                          "breaker:v1:{n}:w"};
+                          "breaker:v2:{n}:w"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         long long want = node_int(0, "CLUSTER KEYSLOT %s", keys[i]);
         assert_int_equal(breaker__redis_key_slot(keys[i], strlen(keys[i])), want);
@@ -162,7 +162,7 @@ static void the_slot_of_a_key_is_the_clusters(void **state) {
         char name[32];
         snprintf(name, sizeof name, "name-%d", i);
         char key[64];
-        snprintf(key, sizeof key, "breaker:v1:{%.31s}:q", name);
+        snprintf(key, sizeof key, "breaker:v2:{%.31s}:q", name);
         assert_int_equal(slot_of_name(name), node_int(1, "CLUSTER KEYSLOT %s", key));
     }
 }
@@ -223,7 +223,7 @@ static void names_spread_over_the_three_masters(void **state) {
         assert_true(k >= 0 && k < MASTERS);
         per_master[k]++;
         char key[64];
-        snprintf(key, sizeof key, "breaker:v1:{%.31s}:s", names[i]);
+        snprintf(key, sizeof key, "breaker:v2:{%.31s}:s", names[i]);
         for (int m = 0; m < MASTERS; m++) {
             redisReply *rep = test_cluster_command(&cluster, m, "EXISTS %s", key);
             assert_non_null(rep);
@@ -795,7 +795,7 @@ static void a_slot_migrated_while_traffic_runs_is_followed(void **state) {
     assert_int_equal(atomic_load(&t.refused), 0);
     /* The name lives on the new master now, and the old one redirects. */
     char key[64];
-    snprintf(key, sizeof key, "breaker:v1:{%.31s}:s", z);
+    snprintf(key, sizeof key, "breaker:v2:{%.31s}:s", z);
     assert_int_equal(node_int(to, "EXISTS %s", key), 1);
     assert_int_equal(node_int(from, "EXISTS %s", key), -1); /* MOVED */
     /* A MOVED is learned once: a round now goes straight to the new master. */

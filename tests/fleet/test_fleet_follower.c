@@ -84,7 +84,7 @@ static void a_follower_that_hears_the_fleet_closed_closes_instead_of_probing(voi
     assert_true(breaker_permit_gate_token(&p) != 0);
     (void)breaker_complete(a, &p, BREAKER_SUCCESS);
     assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
-    assert_int_equal(test_redis_int(&server, "HGET breaker:v1:{follow}:s st"), 0);
+    assert_int_equal(test_redis_int(&server, "HGET breaker:v2:{follow}:s st"), 0);
     assert_int_equal(breaker_get_state(a), BREAKER_CLOSED);
     /* B, before its next round: its probe hears "closed", and is refused. */
     breaker_permit q;

@@ -41,7 +41,7 @@ static long long window_failures(const char *name) {
     static const char sum[] = "local n = 0 local h = redis.call('HGETALL', KEYS[1]) "
                               "for i = 1, #h, 2 do if string.sub(h[i], 1, 1) == 'f' then "
                               "n = n + tonumber(h[i + 1]) end end return n";
-    return test_redis_int(&server, "EVAL %s 1 breaker:v1:{%s}:w", sum, name);
+    return test_redis_int(&server, "EVAL %s 1 breaker:v2:{%s}:w", sum, name);
 }
 
 /* The targets of this process's descriptors ("socket:[123]", a path),

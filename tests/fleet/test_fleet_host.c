@@ -361,7 +361,7 @@ static long long window_calls(const struct run *run, int name) {
     if (c == NULL || c->err) return -1;
     char n[64];
     name_of(name, n, sizeof n);
-    redisReply *r = redisCommand(c, "HGETALL breaker:v1:{%s}:w", n);
+    redisReply *r = redisCommand(c, "HGETALL breaker:v2:{%s}:w", n);
     long long sum = -1;
     if (r != NULL && r->type == REDIS_REPLY_ARRAY) {
         sum = 0;
@@ -376,7 +376,7 @@ static long long window_calls(const struct run *run, int name) {
 static long long hosts_in_q(const struct run *run, int name) {
     char n[64];
     name_of(name, n, sizeof n);
-    return test_redis_int(&run->r, "HLEN breaker:v1:{%s}:q", n);
+    return test_redis_int(&run->r, "HLEN breaker:v2:{%s}:q", n);
 }
 
 /* What the flushers make Redis run: scripts, and the state reads of healthy
@@ -829,7 +829,7 @@ static void a_killed_flusher_is_replaced_and_loses_no_counts(void **state) {
         if (breaker_get_state(b) != BREAKER_CLOSED) breaker_reset(b); /* its own trips */
     }
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
-    long long trips = test_redis_int(&run.r, "HGET breaker:v1:{%s}:s trips", name);
+    long long trips = test_redis_int(&run.r, "HGET breaker:v2:{%s}:s trips", name);
     uint64_t t_trip = now_ns();
     int all_open = 0;
     for (int k = 0; k < 10000 && !all_open; k++) {
@@ -938,8 +938,8 @@ static void two_hosts_of_four_processes_keep_the_fleets_probe_cap(void **state) 
     int all_closed = atomic_load(&sh->closed_procs) == PROCS;
     nap_ms(1000);
     assert_int_equal(run_stop(&run, -1), 0);
-    long long transitions = test_redis_int(&run.r, "HGET breaker:v1:{host.svc0}:s transitions");
-    long long fleet_state = test_redis_int(&run.r, "HGET breaker:v1:{host.svc0}:s st");
+    long long transitions = test_redis_int(&run.r, "HGET breaker:v2:{host.svc0}:s transitions");
+    long long fleet_state = test_redis_int(&run.r, "HGET breaker:v2:{host.svc0}:s st");
     long long q = hosts_in_q(&run, 0);
     printf("2 hosts x 4 processes, half_open_max_probes 1: max probes in flight %d, probes %d "
            "(unleased %d), fleet transitions %lld, hosts in the sequences key %lld; after "
@@ -1011,7 +1011,7 @@ static void a_moved_host_probes_with_leases_and_the_fleet_closes(void **state) {
     for (int i = 0; i < PROCS; i++)
         refused_after += atomic_load(&sh->p[i].refused_healthy);
     assert_int_equal(run_stop(&run, -1), 0);
-    long long fleet_state = test_redis_int(&run.r, "HGET breaker:v1:{host.svc0}:s st");
+    long long fleet_state = test_redis_int(&run.r, "HGET breaker:v2:{host.svc0}:s st");
     int unleased = atomic_load(&sh->dep.unleased), most = atomic_load(&sh->dep.max_in_flight);
     int closed = atomic_load(&sh->closed_procs), reopened = atomic_load(&sh->reopened);
     int final_closed = atomic_load(&sh->final_closed);

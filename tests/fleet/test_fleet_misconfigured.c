@@ -141,7 +141,7 @@ static void a_missing_permission_or_command_is_a_configuration_error(void **stat
      * (Redis checks a script's inner calls against the caller's ACL). */
     struct test_redis s = {0};
     assert_int_equal(test_redis_start(&s), 0);
-    assert_int_equal(test_redis_ok(&s, "ACL SETUSER scripted reset on >pw ~breaker:v1:* +@all "
+    assert_int_equal(test_redis_ok(&s, "ACL SETUSER scripted reset on >pw ~breaker:v2:* +@all "
                                        "-hset"),
                      0);
     refused(&s, "scripted", "pw", 0, "flush: ");
@@ -157,7 +157,7 @@ static void an_outage_is_not_and_the_cause_follows_the_server(void **state) {
     (void)state;
     struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
-    assert_int_equal(test_redis_ok(&r, "ACL SETUSER ops reset on >pw ~breaker:v1:* +@all"), 0);
+    assert_int_equal(test_redis_ok(&r, "ACL SETUSER ops reset on >pw ~breaker:v2:* +@all"), 0);
     struct heard h = {0};
     breaker_redis *f = open_on(&r, "ops", "pw", 0, &h);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
@@ -174,7 +174,7 @@ static void an_outage_is_not_and_the_cause_follows_the_server(void **state) {
     assert_int_equal(breaker_redis_flush(f), BREAKER_EIO);
     assert_int_equal(breaker_redis_degraded(f), BREAKER_REDIS_MISCONFIGURED);
     /* Someone makes the user again: the next round rejoins. */
-    assert_int_equal(test_redis_ok(&r, "ACL SETUSER ops reset on >pw ~breaker:v1:* +@all"), 0);
+    assert_int_equal(test_redis_ok(&r, "ACL SETUSER ops reset on >pw ~breaker:v2:* +@all"), 0);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     assert_int_equal(breaker_redis_degraded(f), BREAKER_REDIS_JOINED);
     /* Told: joined, outage, configuration (the cause changed while

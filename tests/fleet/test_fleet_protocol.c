@@ -10,6 +10,7 @@
  * sixth, a comment naming a function that did not exist, went with the
  * copy), so a change to any of them fails a test.
  */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "store/redis/protocol.h"
 
 #include "test_util.h"
@@ -69,37 +70,105 @@ static struct breaker__fleet_action decide1(struct breaker__fleet_follow *f,
     return act;
 }
 
-static void assert_parse_fails(const char *text, const char *why_has) {
-    struct breaker__fleet_limits l;
-    char why[256] = "";
-    if (breaker__fleet_limits_parse(text, &l, why, sizeof why))
-        fail_msg("\"%s\" was taken as limits", text);
-    if (strstr(why, why_has) == NULL)
-        fail_msg("\"%s\": the reason \"%s\" does not name \"%s\"", text, why, why_has);
+/* The values of a "name=value ..." text, in the order of
+ * breaker__fleet_limit_names (NULL: absent), kept in `buf`. */
+static void split_named(const char *text, char buf[BREAKER__FLEET_LIMITS_LEN],
+                        const char *v[BREAKER__FLEET_LIMIT_COUNT]) {
+    snprintf(buf, BREAKER__FLEET_LIMITS_LEN, "%s", text);
+    for (int i = 0; i < BREAKER__FLEET_LIMIT_COUNT; i++)
+        v[i] = NULL;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " ", &save); tok != NULL; tok = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(tok, '=');
+        if (eq == NULL) continue;
+        *eq = '\0';
+        for (int i = 0; i < BREAKER__FLEET_LIMIT_COUNT; i++)
+            if (strcmp(tok, breaker__fleet_limit_names[i]) == 0) v[i] = eq + 1;
+    }
 }
 
-#define DEFAULT_TEXT \
-    "20 0.5 0 60000000 10 30000000 2 300000000 0.20000000000000001 1 3 30000000 0 0"
+/* The limits of a named text, as a record would carry them. */
+static int read_named(const char *text, struct breaker__fleet_limits *l, char *why,
+                      size_t why_len) {
+    char buf[BREAKER__FLEET_LIMITS_LEN];
+    const char *v[BREAKER__FLEET_LIMIT_COUNT];
+    split_named(text, buf, v);
+    return breaker__fleet_limits_read(v, l, why, why_len);
+}
 
-/* ---- The limits text ------------------------------------------------------------ */
+static struct breaker__fleet_limits named(const char *text) {
+    struct breaker__fleet_limits l;
+    char why[256] = "";
+    if (!read_named(text, &l, why, sizeof why)) fail_msg("\"%s\" refused: %s", text, why);
+    return l;
+}
 
-static void limits_text_is_the_scripts_fourteen_numbers(void **state) {
+#define DEFAULT_TEXT                                                                           \
+    "min_calls=20 failure_rate=0.5 slow_call_rate=0 window=60000000 window_buckets=10 "        \
+    "open=30000000 open_backoff=2 open_max=300000000 open_jitter=0.20000000000000001 "         \
+    "half_open_max_probes=1 half_open_successes=3 probe_timeout=30000000 failure_threshold=0 " \
+    "min_failing_sources=0"
+
+/* DEFAULT_TEXT with field `name` set to `value`. */
+static void with_field(const char *name, const char *value, char *out, size_t len) {
+    char buf[BREAKER__FLEET_LIMITS_LEN];
+    const char *v[BREAKER__FLEET_LIMIT_COUNT];
+    split_named(DEFAULT_TEXT, buf, v);
+    size_t n = 0;
+    out[0] = '\0';
+    for (int i = 0; i < BREAKER__FLEET_LIMIT_COUNT; i++) {
+        const char *x = strcmp(breaker__fleet_limit_names[i], name) == 0 ? value : v[i];
+        if (x == NULL) continue;
+        n += (size_t)snprintf(out + n, len - n, "%s%s=%s", n ? " " : "",
+                              breaker__fleet_limit_names[i], x);
+    }
+}
+
+static void assert_read_fails(const char *name, const char *value, const char *why_has) {
+    char text[BREAKER__FLEET_LIMITS_LEN];
+    with_field(name, value, text, sizeof text);
+    struct breaker__fleet_limits l;
+    char why[256] = "";
+    if (read_named(text, &l, why, sizeof why)) fail_msg("%s=%s was taken as limits", name, value);
+    if (strstr(why, why_has) == NULL)
+        fail_msg("%s=%s: the reason \"%s\" does not name \"%s\"", name, value, why, why_has);
+}
+
+/* ---- The limits ----------------------------------------------------------------- */
+
+static void limits_are_the_configurations_keys_by_name(void **state) {
     (void)state;
     breaker_config c = defaults();
     char text[BREAKER__FLEET_LIMITS_LEN];
     breaker__fleet_limits_text(&c, text, sizeof text);
     assert_string_equal(text, DEFAULT_TEXT);
-    /* CONSECUTIVE: its threshold is the 13th; a window policy sends 0. */
+    /* CONSECUTIVE: its threshold; a window policy sends 0. */
     c.trip = BREAKER_TRIP_CONSECUTIVE;
     c.failure_threshold = 7;
     breaker__fleet_limits_text(&c, text, sizeof text);
-    assert_non_null(strstr(text, " 30000000 7"));
+    assert_non_null(strstr(text, " failure_threshold=7 "));
     c.trip = BREAKER_TRIP_COUNT_WINDOW;
     breaker__fleet_limits_text(&c, text, sizeof text);
     assert_string_equal(text, DEFAULT_TEXT);
+    /* Every name is a key breaker_config_set() takes (durations in µs). */
+    for (int i = 0; i < BREAKER__FLEET_LIMIT_COUNT; i++) {
+        breaker_config x = defaults();
+        char msg[256];
+        const char *name = breaker__fleet_limit_names[i];
+        const char *value =
+            strcmp(name, "failure_rate") == 0 || strcmp(name, "slow_call_rate") == 0 ||
+                    strcmp(name, "open_jitter") == 0
+                ? "0.5"
+            : strcmp(name, "window") == 0 || strcmp(name, "open") == 0 ||
+                    strcmp(name, "open_max") == 0 || strcmp(name, "probe_timeout") == 0
+                ? "10s"
+                : "2";
+        if (breaker_config_set(&x, name, value, msg, sizeof msg) != BREAKER_OK)
+            fail_msg("%s: not a configuration key: %s", name, msg);
+    }
 }
 
-static void limits_text_round_trips_exactly(void **state) {
+static void limits_round_trip_exactly(void **state) {
     (void)state;
     breaker_config cases[5];
     for (int i = 0; i < 5; i++)
@@ -123,11 +192,10 @@ static void limits_text_round_trips_exactly(void **state) {
         breaker__fleet_limits_of(&c, &want);
         char text[BREAKER__FLEET_LIMITS_LEN], again[BREAKER__FLEET_LIMITS_LEN];
         breaker__fleet_limits_format(&want, text, sizeof text);
-        char why[256] = "";
-        if (!breaker__fleet_limits_parse(text, &got, why, sizeof why))
-            fail_msg("case %d: \"%s\" refused: %s", i, text, why);
+        got = named(text);
         breaker__fleet_limits_format(&got, again, sizeof again);
         assert_string_equal(text, again);
+        assert_true(breaker__fleet_limits_same(&want, &got, false));
         assert_true(memcmp(&want.failure_rate, &got.failure_rate, sizeof(double)) == 0);
         assert_true(memcmp(&want.open_jitter, &got.open_jitter, sizeof(double)) == 0);
         /* ... and through a configuration: the same limits come back. */
@@ -141,77 +209,43 @@ static void limits_text_round_trips_exactly(void **state) {
         assert_int_equal(back.window_ns, c.window_ns);
         assert_int_equal(back.open_ns, c.open_ns);
         assert_int_equal(back.trip == BREAKER_TRIP_CONSECUTIVE, c.trip == BREAKER_TRIP_CONSECUTIVE);
+        char why[256];
         if (breaker_config_validate(&back, why, sizeof why) != BREAKER_OK)
             fail_msg("case %d: %s", i, why);
     }
 }
 
-static void a_twelve_field_text_is_a_window_policy(void **state) {
-    (void)state;
-    struct breaker__fleet_limits l;
-    assert_true(breaker__fleet_limits_parse("20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 "
-                                            "30000000",
-                                            &l, NULL, 0));
-    assert_int_equal(l.failure_threshold, 0);
-    breaker_config c = defaults();
-    c.trip = BREAKER_TRIP_CONSECUTIVE;
-    breaker__fleet_limits_apply(&l, &c);
-    assert_int_equal(c.trip, BREAKER_TRIP_TIME_WINDOW); /* the fleet keeps a window */
-    /* A 13th field makes it CONSECUTIVE; fields after it are ignored. */
-    assert_true(breaker__fleet_limits_parse(
-        "20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 4 99 x", &l, NULL, 0));
-    breaker__fleet_limits_apply(&l, &c);
-    assert_int_equal(c.trip, BREAKER_TRIP_CONSECUTIVE);
-    assert_int_equal(c.failure_threshold, 4);
-}
-
-static void a_stored_limits_text_is_input_and_is_refused_with_a_reason(void **state) {
+static void stored_limits_are_input_and_are_refused_with_a_reason(void **state) {
     (void)state;
     /* Each field in turn made bad; the reason names the field. */
-    assert_parse_fails("abc 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "min_calls");
-    assert_parse_fails("-20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "min_calls");
-    assert_parse_fails("+20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "min_calls");
-    assert_parse_fails("4294967296 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "min_calls");
-    assert_parse_fails("20.5 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "min_calls");
-    assert_parse_fails("0 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "min_calls: 0");
-    assert_parse_fails("20 -0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "failure_rate");
-    assert_parse_fails("20 1.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "failure_rate");
-    assert_parse_fails("20 nan 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "failure_rate");
-    assert_parse_fails("20 inf 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "failure_rate");
-    assert_parse_fails("20 0x1p-1 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "failure_rate");
-    assert_parse_fails("20 0 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "failure_rate: 0");
-    assert_parse_fails("20 0.5 1e999 60000000 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "slow_call_rate");
-    assert_parse_fails("20 0.5 0 18446744073709552 10 30000000 2 300000000 0.2 1 3 30000000 0",
-                       "window_us");
-    assert_parse_fails("20 0.5 0 60000000 0 30000000 2 300000000 0.2 1 3 30000000 0", "buckets: 0");
-    assert_parse_fails("20 0.5 0 60000000 10 30000000x 2 300000000 0.2 1 3 30000000 0", "open_us");
-    assert_parse_fails("20 0.5 0 60000000 10 30000000 0 300000000 0.2 1 3 30000000 0",
-                       "open_backoff: 0");
-    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 3000000 0.2 1 3 30000000 0", "open_max_us");
-    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 2 1 3 30000000 0", "open_jitter");
-    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 0.2 0 3 30000000 0",
-                       "max_probes: 0");
-    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 0 30000000 0",
-                       "successes: 0");
-    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 0 0",
-                       "probe_timeout_us: 0");
-    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3 30000000 -1",
-                       "failure_threshold");
-    assert_parse_fails("20 0.5 0 60000000 10 30000000 2 300000000 0.2 1 3", "11 fields");
-    assert_parse_fails("", "0 fields");
+    assert_read_fails("min_calls", "abc", "min_calls");
+    assert_read_fails("min_calls", "-20", "min_calls");
+    assert_read_fails("min_calls", "+20", "min_calls");
+    assert_read_fails("min_calls", "4294967296", "min_calls");
+    assert_read_fails("min_calls", "20.5", "min_calls");
+    assert_read_fails("min_calls", "0", "min_calls: 0");
+    assert_read_fails("failure_rate", "-0.5", "failure_rate");
+    assert_read_fails("failure_rate", "1.5", "failure_rate");
+    assert_read_fails("failure_rate", "nan", "failure_rate");
+    assert_read_fails("failure_rate", "inf", "failure_rate");
+    assert_read_fails("failure_rate", "0x1p-1", "failure_rate");
+    assert_read_fails("failure_rate", "0", "failure_rate: 0");
+    assert_read_fails("slow_call_rate", "1e999", "slow_call_rate");
+    assert_read_fails("window", "18446744073709552", "window");
+    assert_read_fails("window_buckets", "0", "window_buckets: 0");
+    assert_read_fails("open", "30000000x", "open");
+    assert_read_fails("open_backoff", "0", "open_backoff: 0");
+    assert_read_fails("open_max", "3000000", "open_max");
+    assert_read_fails("open_jitter", "2", "open_jitter");
+    assert_read_fails("half_open_max_probes", "0", "half_open_max_probes: 0");
+    assert_read_fails("half_open_successes", "0", "half_open_successes: 0");
+    assert_read_fails("probe_timeout", "0", "probe_timeout: 0");
+    assert_read_fails("failure_threshold", "-1", "failure_threshold");
+    assert_read_fails("min_failing_sources", "65", "min_failing_sources");
+    struct breaker__fleet_limits l;
+    char why[256] = "";
+    assert_false(read_named("min_calls=20", &l, why, sizeof why));
+    assert_non_null(strstr(why, "missing"));
 }
 
 static void adopt_takes_the_stored_limits_and_keeps_the_local_fields(void **state) {
@@ -224,12 +258,16 @@ static void adopt_takes_the_stored_limits_and_keeps_the_local_fields(void **stat
     bool differs = true;
     /* The same stored limits: not "differs", whatever the local fields. */
     breaker_config c = mine;
-    assert_true(breaker__fleet_limits_adopt(DEFAULT_TEXT, &c, &differs, why, sizeof why));
+    struct breaker__fleet_limits l = named(DEFAULT_TEXT);
+    assert_true(breaker__fleet_limits_adopt(&l, &c, &differs, why, sizeof why));
     assert_false(differs);
     /* Other stored limits: taken, and the local choices kept. */
     c = mine;
-    assert_true(breaker__fleet_limits_adopt(
-        "5 0.25 0 10000000 10 2000000 2 60000000 0 1 2 1000000 0", &c, &differs, why, sizeof why));
+    l = named("min_calls=5 failure_rate=0.25 slow_call_rate=0 window=10000000 window_buckets=10 "
+              "open=2000000 open_backoff=2 open_max=60000000 open_jitter=0 "
+              "half_open_max_probes=1 half_open_successes=2 probe_timeout=1000000 "
+              "failure_threshold=0 min_failing_sources=7");
+    assert_true(breaker__fleet_limits_adopt(&l, &c, &differs, why, sizeof why));
     assert_true(differs);
     assert_int_equal(c.min_calls, 5);
     assert_true(c.failure_rate == 0.25);
@@ -237,37 +275,26 @@ static void adopt_takes_the_stored_limits_and_keeps_the_local_fields(void **stat
     assert_int_equal(c.open_ns, 2 * SEC);
     assert_int_equal(c.half_open_successes, 2);
     assert_int_equal(c.probe_timeout_ns, 1 * SEC);
+    assert_int_equal(c.min_failing_sources, 7);
     assert_int_equal(c.ramp_ns, 30 * SEC);
     assert_int_equal(c.slow_call_ns, 100 * MS);
     assert_int_equal(c.seed, 42);
-    /* The failing-source rule is the fleet's (the 14th number): a text
-     * stored before it (13 numbers, as above) has it off, 1. */
-    assert_int_equal(c.min_failing_sources, 1);
+    /* In range field by field but not a valid configuration (a bucket of
+     * 0.1 ms is below the core's least): refused with
+     * breaker_config_validate()'s reason, `cfg` unchanged. */
     c = mine;
-    assert_true(
-        breaker__fleet_limits_adopt("5 0.25 0 10000000 10 2000000 2 60000000 0 1 2 1000000 0 7", &c,
-                                    &differs, why, sizeof why));
-    assert_true(differs);
-    assert_int_equal(c.min_failing_sources, 7);
-    c = mine;
-    assert_false(
-        breaker__fleet_limits_adopt("5 0.25 0 10000000 10 2000000 2 60000000 0 1 2 1000000 0 65",
-                                    &c, &differs, why, sizeof why));
-    assert_non_null(strstr(why, "min_failing_sources"));
-    /* Well-formed but not a valid configuration (a bucket of 0.1 ms):
-     * refused with breaker_config_validate()'s reason, `cfg` unchanged. */
-    c = mine;
-    assert_false(breaker__fleet_limits_adopt("5 0.25 0 1000 10 2000000 2 60000000 0 1 2 1000000 0",
-                                             &c, &differs, why, sizeof why));
+    l.window_us = 1000;
+    l.buckets = 1;
+    l.window_us = 500;
+    assert_false(breaker__fleet_limits_adopt(&l, &c, &differs, why, sizeof why));
     assert_non_null(strstr(why, "window"));
     assert_int_equal(c.min_calls, mine.min_calls);
 }
 
-/* Drift: the model compared the limits with memcmp() of whole
- * configurations (padding, and fields the fleet does not store, included);
- * the client compares the texts each would send. Two hosts whose
- * configurations differ only in what the fleet does not store agree. */
-static void limits_compare_as_the_texts_not_as_structs(void **state) {
+/* Two hosts whose configurations differ only in what the fleet does not
+ * store agree (the limits compare field by field, not as whole
+ * configurations: padding and local fields left out). */
+static void limits_compare_field_by_field_not_as_structs(void **state) {
     (void)state;
     breaker_config a, b;
     memset(&a, 0xa5, sizeof a); /* different padding */
@@ -280,10 +307,10 @@ static void limits_compare_as_the_texts_not_as_structs(void **state) {
     b.trip = BREAKER_TRIP_COUNT_WINDOW; /* the fleet keeps a time window for it too */
     a = effective(&a);
     b = effective(&b);
-    char ta[BREAKER__FLEET_LIMITS_LEN];
-    breaker__fleet_limits_text(&a, ta, sizeof ta);
+    struct breaker__fleet_limits la;
+    breaker__fleet_limits_of(&a, &la);
     bool differs = true;
-    assert_true(breaker__fleet_limits_adopt(ta, &b, &differs, NULL, 0));
+    assert_true(breaker__fleet_limits_adopt(&la, &b, &differs, NULL, 0));
     assert_false(differs);
     assert_int_equal(b.trip, BREAKER_TRIP_COUNT_WINDOW);
     assert_int_equal(b.seed, 7);
@@ -295,13 +322,13 @@ static void keys_and_arguments_are_the_scripts(void **state) {
     (void)state;
     char key[BREAKER__FLEET_KEY_LEN];
     breaker__fleet_key("payments-db", FLEET_KEY_STATE, key, sizeof key);
-    assert_string_equal(key, "breaker:v1:{payments-db}:s");
+    assert_string_equal(key, "breaker:v2:{payments-db}:s");
     breaker__fleet_key("payments-db", FLEET_KEY_WINDOW, key, sizeof key);
-    assert_string_equal(key, "breaker:v1:{payments-db}:w");
+    assert_string_equal(key, "breaker:v2:{payments-db}:w");
     breaker__fleet_key("payments-db", FLEET_KEY_LEASES, key, sizeof key);
-    assert_string_equal(key, "breaker:v1:{payments-db}:l");
+    assert_string_equal(key, "breaker:v2:{payments-db}:l");
     breaker__fleet_key("payments-db", FLEET_KEY_SEQ, key, sizeof key);
-    assert_string_equal(key, "breaker:v1:{payments-db}:q");
+    assert_string_equal(key, "breaker:v2:{payments-db}:q");
     assert_int_equal(FLEET_KEY_COUNT, atoi(BREAKER__FLEET_KEY_COUNT_TEXT));
     char ttl[24];
     breaker__fleet_ttl_text(3600 * SEC + 999999, ttl);
@@ -694,44 +721,162 @@ static void rearming_forgets_the_breaker_but_keeps_the_generation(void **state) 
     assert_int_equal(f.spared_gen, 0);
 }
 
-/* A reset answer: the state in generation `gen` (born `born`), its
- * order a reset of sequence `seq`. */
-static struct breaker__fleet_answer reset_answer(uint64_t gen, uint64_t born, uint64_t seq) {
-    struct breaker__fleet_answer a = answer(FLEET_CLOSED, gen, 0, born);
-    a.order = FLEET_ORDER_RESET;
-    a.order_seq = seq;
-    return a;
+/* A record of version `version` asking for `forced` (FLEET_FORCED_*, with
+ * `left_us` to run; 0: no end), shadow `shadow`, the default limits, and the
+ * last reset's generation `reset_gen`. */
+static struct breaker__fleet_record record(uint64_t version, int forced, uint64_t left_us,
+                                           int shadow, uint64_t reset_gen) {
+    struct breaker__fleet_record r;
+    memset(&r, 0, sizeof r);
+    r.version = version;
+    r.forced = forced;
+    r.left_us = left_us;
+    r.shadow = shadow;
+    r.reset_gen = reset_gen;
+    snprintf(r.who, sizeof r.who, "alice");
+    snprintf(r.why, sizeof r.why, "maintenance");
+    breaker_config c = defaults();
+    breaker__fleet_limits_of(&c, &r.limits);
+    return r;
 }
 
-/* What a host armed by `at_attach` (NULL: no answer) does with `a` as its
- * first answer, its local breaker in `st`. */
-static int first_answer_after(const struct breaker__fleet_answer *at_attach,
-                              const struct breaker__fleet_answer *a, enum breaker_state st) {
-    struct breaker__fleet_follow f;
-    memset(&f, 0, sizeof f);
-    breaker__fleet_follow_armed(&f, at_attach);
-    assert_int_equal(f.known_gen, at_attach != NULL ? at_attach->gen : 0);
-    return decide1(&f, a, local(1, st), NULL).kind;
+/* A local breaker in `st` with the defaults' limits, shadow off, `left_ns`
+ * of an open wait. */
+static struct breaker__fleet_local local_full(uint64_t gen, enum breaker_state st,
+                                              uint64_t left_ns) {
+    struct breaker__fleet_local l = local(gen, st);
+    l.open_left_ns = left_ns;
+    breaker_config c = defaults();
+    breaker__fleet_limits_of(&c, &l.limits);
+    return l;
+}
+
+/* What converging a host armed by `at_attach` (NULL: no answer) to `rec`
+ * asks of a local breaker `l`: the action and the controls. */
+static struct breaker__fleet_action converge1(struct breaker__fleet_follow *f,
+                                              const struct breaker__fleet_record *rec,
+                                              struct breaker__fleet_local l, uint64_t now,
+                                              struct breaker__fleet_controls *c) {
+    struct breaker__fleet_action act = {.kind = FLEET_ACT_NONE};
+    breaker__fleet_controls_none(c);
+    breaker__fleet_record_keep(f, rec, 0);
+    breaker__fleet_converge(f, &l, now, &act, c);
+    return act;
 }
 
 /* A breaker armed by its attach's answer: its first flush names that
  * generation (the script drops its deltas once the fleet moved on), and a
- * reset that answer carried already is history, while one given later
- * (a greater sequence, or any of a state made anew since) is applied. */
+ * reset made before it (a generation at most the attach's) is history,
+ * while one made later is applied, once. */
 static void an_armed_breaker_knows_its_generation_and_which_resets_are_older(void **state) {
     (void)state;
-    struct breaker__fleet_answer at_attach = reset_answer(700, 100, 3);
-    /* The same reset in the first round's answer: history. */
-    assert_int_equal(first_answer_after(&at_attach, &at_attach, BREAKER_CLOSED), FLEET_ACT_NONE);
-    /* A reset after the attach, before the first round: this breaker's. */
-    struct breaker__fleet_answer later = reset_answer(705, 100, 4);
-    assert_int_equal(first_answer_after(&at_attach, &later, BREAKER_OPEN), FLEET_ACT_RESET);
-    /* A state made anew since the attach: its reset is later, whatever its
-     * sequence. */
-    struct breaker__fleet_answer anew = reset_answer(900, 890, 1);
-    assert_int_equal(first_answer_after(&at_attach, &anew, BREAKER_CLOSED), FLEET_ACT_RESET);
-    /* No attach answer: the first answer's reset is history, as before. */
-    assert_int_equal(first_answer_after(NULL, &later, BREAKER_CLOSED), FLEET_ACT_NONE);
+    struct breaker__fleet_answer at_attach = answer(FLEET_CLOSED, 700, 0, 100);
+    struct breaker__fleet_controls c;
+    /* The reset that made generation 700, or an older one: history. */
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    breaker__fleet_follow_armed(&f, &at_attach);
+    assert_int_equal(f.known_gen, 700);
+    struct breaker__fleet_record rec = record(3, FLEET_FORCED_NONE, 0, 0, 700);
+    converge1(&f, &rec, local_full(1, BREAKER_CLOSED, 0), 1000, &c);
+    assert_false(c.reset);
+    /* A reset after the attach, before the first round: this breaker's,
+     * applied once however often the record is seen. */
+    rec = record(4, FLEET_FORCED_NONE, 0, 0, 705);
+    struct breaker__fleet_action act =
+        converge1(&f, &rec, local_full(1, BREAKER_OPEN, 5), 1000, &c);
+    assert_true(c.reset);
+    assert_int_equal(act.kind, FLEET_ACT_NONE); /* the reset leaves it CLOSED */
+    converge1(&f, &rec, local_full(2, BREAKER_CLOSED, 0), 2000, &c);
+    assert_false(c.reset);
+    /* No attach answer: the first record's reset is history. */
+    memset(&f, 0, sizeof f);
+    breaker__fleet_follow_armed(&f, NULL);
+    converge1(&f, &rec, local_full(1, BREAKER_CLOSED, 0), 1000, &c);
+    assert_false(c.reset);
+}
+
+/* Converging is level-triggered: each round asks only what differs between
+ * the record and the local breaker, so a record applied twice changes
+ * nothing, and a host that took over the name, or attached late, reaches
+ * the same state. */
+static void a_record_is_converged_to_and_applying_it_twice_changes_nothing(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    f.interval_ns = 250 * MS;
+    f.reset_seen = 1;
+    struct breaker__fleet_controls c;
+    /* Forced open (no end): FORCE_OPEN with the record's who and why ... */
+    struct breaker__fleet_record rec = record(1, FLEET_FORCED_OPEN, 0, 0, 0);
+    struct breaker__fleet_action act =
+        converge1(&f, &rec, local_full(5, BREAKER_CLOSED, 0), 1000, &c);
+    assert_int_equal(act.kind, FLEET_ACT_FORCE_OPEN);
+    assert_true(act.by_record);
+    /* ... and nothing once the breaker is so. */
+    act = converge1(&f, &rec, local_full(6, BREAKER_FORCED_OPEN, 0), 2000, &c);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    /* A timed open: OPEN_FOR what is left, then nothing while the local
+     * wait ends with it (within an interval). */
+    rec = record(2, FLEET_FORCED_OPEN, 10 * 1000000, 0, 0);
+    memset(&act, 0, sizeof act);
+    breaker__fleet_controls_none(&c);
+    breaker__fleet_record_keep(&f, &rec, 1000);
+    breaker__fleet_converge(&f, &(struct breaker__fleet_local){0}, 1000, &act, &c);
+    struct breaker__fleet_local l = local_full(6, BREAKER_FORCED_OPEN, 0);
+    act.kind = FLEET_ACT_NONE;
+    breaker__fleet_converge(&f, &l, 1000, &act, &c);
+    assert_int_equal(act.kind, FLEET_ACT_OPEN_FOR);
+    assert_int_equal(act.wait_ns, 10 * SEC);
+    l = local_full(7, BREAKER_OPEN, 9 * SEC);
+    act.kind = FLEET_ACT_NONE;
+    breaker__fleet_converge(&f, &l, 1000 + SEC, &act, &c);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    /* Its end past: nothing (the fleet probes as after any wait). */
+    l = local_full(8, BREAKER_HALF_OPEN, 0);
+    breaker__fleet_converge(&f, &l, 1000 + 11 * SEC, &act, &c);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    /* Forced closed with an end: FORCE_CLOSED for what is left, once. */
+    rec = record(3, FLEET_FORCED_CLOSED, 2 * 1000000, 0, 0);
+    act = converge1(&f, &rec, local_full(8, BREAKER_OPEN, SEC), 0, &c);
+    assert_int_equal(act.kind, FLEET_ACT_FORCE_CLOSED);
+    assert_int_equal(act.wait_ns, 2 * SEC);
+    act = converge1(&f, &rec, local_full(9, BREAKER_FORCED_CLOSED, 0), SEC, &c);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    /* Shadow and limits: asked while they differ, not after. */
+    rec = record(4, FLEET_FORCED_NONE, 0, 1, 0);
+    rec.limits.min_calls = 7;
+    converge1(&f, &rec, local_full(9, BREAKER_CLOSED, 0), 0, &c);
+    assert_int_equal(c.shadow, 1);
+    assert_true(c.reconfigure);
+    assert_int_equal(c.limits.min_calls, 7);
+    l = local_full(9, BREAKER_CLOSED, 0);
+    l.shadow = 1;
+    l.limits.min_calls = 7;
+    converge1(&f, &rec, l, 0, &c);
+    assert_int_equal(c.shadow, -1);
+    assert_false(c.reconfigure);
+    /* Limits a breaker refused, for this version: not asked again. */
+    f.refused_version = 4;
+    converge1(&f, &rec, local_full(9, BREAKER_CLOSED, 0), 0, &c);
+    assert_false(c.reconfigure);
+}
+
+/* A fleet whose open wait was cut (new limits) while a host waits out a
+ * longer one: the host is opened again until the fleet's end; a jittered
+ * difference is left alone. */
+static void a_cut_fleet_wait_reaches_a_host_that_waits_longer(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f;
+    memset(&f, 0, sizeof f);
+    f.interval_ns = 250 * MS;
+    struct breaker__fleet_answer a = answer(FLEET_OPEN, 9, 996000, 1);
+    struct breaker__fleet_action act = decide1(&f, &a, local_full(4, BREAKER_OPEN, 9 * SEC), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_OPEN_FOR);
+    assert_int_equal(act.wait_ns, 996 * MS);
+    assert_false(act.by_record);
+    act = decide1(&f, &a, local_full(4, BREAKER_OPEN, 1200 * MS), NULL);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
 }
 
 /* FAIL_CLOSED: the flusher trips a CLOSED local breaker while the view is
@@ -1032,14 +1177,12 @@ static void the_cadence_holds_back_at_most_a_twentieth_of_the_window(void **stat
     breaker_config c = defaults();
     c.open_jitter = 0.5;
     c.open_max_ns = 100 * SEC;
-    char text[BREAKER__FLEET_LIMITS_LEN];
-    breaker__fleet_limits_text(&c, text, sizeof text);
-    breaker__fleet_cheap_setup(&f, text, 16, 250 * MS);
+    struct breaker__fleet_limits l;
+    breaker__fleet_limits_of(&c, &l);
+    breaker__fleet_cheap_setup(&f, &l, 16, 250 * MS);
     assert_int_equal(f.every, 10);
     assert_int_equal(f.max_wait_us, 150000000);
-    memset(&f, 0, sizeof f);
-    breaker__fleet_cheap_setup(&f, "not limits", 16, 250 * MS);
-    assert_int_equal(f.every, 1);
+    assert_int_equal(f.interval_ns, 250 * MS);
 }
 
 static void a_read_is_the_answer_a_script_would_give(void **state) {
@@ -1081,9 +1224,9 @@ static void a_read_is_the_answer_a_script_would_give(void **state) {
     assert_int_equal(act.wait_ns, 2000000000);
     assert_int_equal(act.evidence.calls, 40);
     assert_int_equal(f.known_state, FLEET_OPEN); /* so the next round is the script */
-    /* A state from before born: born 0. */
-    const char *old[BREAKER__FLEET_READ_FIELDS] = {"0", "5", "0", "0",  "0",
-                                                   "0", "0", "0", NULL, "3"};
+    /* A CONSECUTIVE fleet's run (no control record yet: cv absent). */
+    const char *old[BREAKER__FLEET_READ_FIELDS] = {"0", "5", "0", "0", "0",
+                                                   "0", "0", "0", "0", "3"};
     assert_int_equal(breaker__fleet_read_answer(old, now, 60000000, &a, &run, why, sizeof why), 1);
     assert_int_equal(a.born, 0);
     assert_int_equal(a.wait_us, 0);
@@ -1150,60 +1293,48 @@ static void a_read_of_a_state_it_cannot_trust_is_no_answer(void **state) {
     }
 }
 
-/* The controls of a read (sh sseq cg cfg) and what they ask of the host:
- * a new sequence or generation, once; 0 (never set, or a state rebuilt
- * from scratch) asks nothing, and the change after it is heard. */
-static void the_fleets_controls_are_read_and_applied_once_per_change(void **state) {
+/* A read carries the control record's version; the record itself (the
+ * control script's answer) is input like every answer: each part in its
+ * range, the texts printable, the limits valid, or no record. */
+static void the_control_record_is_read_whole_and_checked(void **state) {
     (void)state;
     uint64_t now = UINT64_C(1700000000000000), run;
     struct breaker__fleet_answer a;
     char why[200] = "";
-    breaker_config cfg;
-    breaker_config_init(&cfg);
-    cfg.min_calls = 33;
-    char text[BREAKER__FLEET_LIMITS_LEN];
-    breaker__fleet_limits_text(&cfg, text, sizeof text);
-    const char *v[BREAKER__FLEET_READ_FIELDS] = {"0",  "5", "0", "0",  "0",  "0",  "0",
-                                                 "0",  "5", "0", NULL, NULL, NULL, NULL,
-                                                 NULL, "1", "3", "2",  text};
+    const char *v[BREAKER__FLEET_READ_FIELDS] = {"0", "5", "0", "0", "0", "0",
+                                                 "0", "0", "5", "0", "3"};
     assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 1);
-    assert_int_equal(a.shadow, 1);
-    assert_int_equal(a.shadow_seq, 3);
-    assert_int_equal(a.cfg_gen, 2);
-    assert_string_equal(a.cfg, text);
-    struct breaker__fleet_follow f = healthy_follow();
-    struct breaker__fleet_controls c;
-    breaker__fleet_controls_none(&c);
-    assert_true(breaker__fleet_decide_controls(&f, &a, &c)); /* a host's first answer */
-    assert_int_equal(c.shadow, 1);
-    assert_true(c.reconfigure);
-    assert_string_equal(c.limits, text);
-    breaker__fleet_controls_none(&c);
-    assert_false(breaker__fleet_decide_controls(&f, &a, &c)); /* heard already */
-    assert_int_equal(c.shadow, -1);
-    assert_false(c.reconfigure);
-    /* A rebuilt state: nothing asked, and its first change (1) is heard. */
-    v[15] = v[16] = v[17] = NULL;
+    assert_int_equal(a.cv, 3);
+    v[10] = NULL; /* never set */
     assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 1);
-    assert_false(breaker__fleet_decide_controls(&f, &a, &c));
-    v[15] = "0";
-    v[16] = "1";
-    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 1);
-    assert_true(breaker__fleet_decide_controls(&f, &a, &c));
-    assert_int_equal(c.shadow, 0);
-    /* Out of range: no answer, named. */
-    v[15] = "2";
-    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 0);
-    assert_non_null(strstr(why, "sh 2"));
-    v[15] = "1";
-    v[17] = "4";
-    v[18] = "1 2 3";
-    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 0);
-    assert_non_null(strstr(why, "cg 4, cfg"));
+    assert_int_equal(a.cv, 0);
+    char buf[BREAKER__FLEET_LIMITS_LEN];
+    const char *lv[BREAKER__FLEET_LIMIT_COUNT];
+    split_named(DEFAULT_TEXT, buf, lv);
+    struct breaker__fleet_record r;
+    int64_t num[4] = {FLEET_FORCED_OPEN, 5000000, 1, 40};
+    assert_true(breaker__fleet_record_read(7, num, "alice", 5, "maintenance", 11, 12, lv, &r, why,
+                                           sizeof why));
+    assert_int_equal(r.version, 7);
+    assert_int_equal(r.forced, FLEET_FORCED_OPEN);
+    assert_int_equal(r.left_us, 5000000);
+    assert_int_equal(r.shadow, 1);
+    assert_int_equal(r.reset_gen, 40);
+    assert_string_equal(r.who, "alice");
+    assert_int_equal(r.limits.min_calls, 20);
+    int64_t bad[][4] = {{3, 0, 0, 0}, {1, -1, 0, 0}, {1, 31536000000001, 0, 0}, {0, 0, 2, 0}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(
+            breaker__fleet_record_read(7, bad[i], "", 0, "", 0, 0, lv, &r, why, sizeof why));
+    assert_false(
+        breaker__fleet_record_read(7, num, "a\033[2J", 6, "", 0, 0, lv, &r, why, sizeof why));
+    lv[0] = "0";
+    assert_false(breaker__fleet_record_read(7, num, "", 0, "", 0, 0, lv, &r, why, sizeof why));
+    assert_non_null(strstr(why, "min_calls"));
     /* The live fields only: the window, its buckets, the policy and the
      * probe slots stay the host's. */
-    struct breaker__fleet_limits l;
-    assert_true(breaker__fleet_limits_parse(text, &l, NULL, 0));
+    struct breaker__fleet_limits l = named(DEFAULT_TEXT);
+    l.min_calls = 33;
     l.window_us = 1000000;
     l.max_probes = 7;
     breaker_config local;
@@ -1217,49 +1348,6 @@ static void the_fleets_controls_are_read_and_applied_once_per_change(void **stat
     assert_int_equal(local.trip, BREAKER_TRIP_TIME_WINDOW);
 }
 
-/* A state made anew (rebuilt after a corruption, or re-created after Redis
- * lost it: a later born) starts its sequences again: a change made to it
- * before this host heard it at 0 carries a sequence this host may have
- * heard of the old state (1 again), and is a change all the same. */
-static void a_change_to_a_state_made_anew_is_heard_with_an_old_sequence(void **state) {
-    (void)state;
-    uint64_t now = UINT64_C(1700000000000000), run;
-    struct breaker__fleet_answer a;
-    char why[200] = "";
-    breaker_config cfg;
-    breaker_config_init(&cfg);
-    cfg.min_calls = 33;
-    char text[BREAKER__FLEET_LIMITS_LEN], other[BREAKER__FLEET_LIMITS_LEN];
-    breaker__fleet_limits_text(&cfg, text, sizeof text);
-    cfg.min_calls = 44;
-    breaker__fleet_limits_text(&cfg, other, sizeof other);
-    const char *v[BREAKER__FLEET_READ_FIELDS] = {"0",  "5", "0", "0",  "0",  "0",  "0",
-                                                 "0",  "5", "0", NULL, NULL, NULL, NULL,
-                                                 NULL, "1", "1", "1",  text};
-    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 1);
-    struct breaker__fleet_follow f = healthy_follow();
-    struct breaker__fleet_controls c;
-    breaker__fleet_controls_none(&c);
-    assert_true(breaker__fleet_decide_controls(&f, &a, &c));
-    assert_int_equal(c.shadow, 1);
-    /* The same state again: heard already. */
-    breaker__fleet_controls_none(&c);
-    assert_false(breaker__fleet_decide_controls(&f, &a, &c));
-    /* Made anew at generation 9 and changed once before this host's next
-     * round: shadow off (sequence 1), other limits (generation 1). */
-    v[1] = v[8] = "9";
-    v[15] = "0";
-    v[18] = other;
-    assert_int_equal(breaker__fleet_read_answer(v, now, 60000000, &a, &run, why, sizeof why), 1);
-    breaker__fleet_controls_none(&c);
-    assert_true(breaker__fleet_decide_controls(&f, &a, &c));
-    assert_int_equal(c.shadow, 0);
-    assert_true(c.reconfigure);
-    assert_string_equal(c.limits, other);
-    breaker__fleet_controls_none(&c);
-    assert_false(breaker__fleet_decide_controls(&f, &a, &c)); /* once */
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_healthy_name_reads_and_sends_its_successes_every_k_rounds),
@@ -1270,14 +1358,14 @@ int main(void) {
         cmocka_unit_test(a_read_is_the_answer_a_script_would_give),
         cmocka_unit_test(a_read_of_a_state_it_cannot_trust_is_no_answer),
         cmocka_unit_test(a_trip_written_after_the_rounds_time_is_followed),
-        cmocka_unit_test(the_fleets_controls_are_read_and_applied_once_per_change),
-        cmocka_unit_test(a_change_to_a_state_made_anew_is_heard_with_an_old_sequence),
-        cmocka_unit_test(limits_text_is_the_scripts_fourteen_numbers),
-        cmocka_unit_test(limits_text_round_trips_exactly),
-        cmocka_unit_test(a_twelve_field_text_is_a_window_policy),
-        cmocka_unit_test(a_stored_limits_text_is_input_and_is_refused_with_a_reason),
+        cmocka_unit_test(the_control_record_is_read_whole_and_checked),
+        cmocka_unit_test(a_record_is_converged_to_and_applying_it_twice_changes_nothing),
+        cmocka_unit_test(a_cut_fleet_wait_reaches_a_host_that_waits_longer),
+        cmocka_unit_test(limits_are_the_configurations_keys_by_name),
+        cmocka_unit_test(limits_round_trip_exactly),
+        cmocka_unit_test(stored_limits_are_input_and_are_refused_with_a_reason),
         cmocka_unit_test(adopt_takes_the_stored_limits_and_keeps_the_local_fields),
-        cmocka_unit_test(limits_compare_as_the_texts_not_as_structs),
+        cmocka_unit_test(limits_compare_field_by_field_not_as_structs),
         cmocka_unit_test(keys_and_arguments_are_the_scripts),
         cmocka_unit_test(deltas_are_closed_state_calls_since_the_last_flush),
         cmocka_unit_test(a_probe_success_seen_before_its_stripe_is_carried_not_wrapped),

@@ -5,7 +5,7 @@
  *
  * A host's flusher applies the fleet's limits by reading the local
  * breaker's configuration, replacing the fields the fleet stores and
- * writing it back (include/breaker/redis.h, breaker_redis_reconfigure()).
+ * writing it back (include/breaker/redis.h, fleet_reconfigure()).
  * Meanwhile a local writer changes a field the fleet does not store
  * (ramp_start), as an operator's `breaker config NAME ramp_start=...` over
  * the host's store file does, fenced by the generation it read. Neither
@@ -22,6 +22,7 @@
 #include <breaker/redis.h>
 #include <breaker/store.h>
 
+#include "fleet_control.h"
 #include "redis_server.h"
 
 #include <setjmp.h>
@@ -132,12 +133,12 @@ static void *write_locally(void *arg) {
 /* The operator: the fleet's min_calls to `value`, read and changed. */
 static void fleet_min_calls(breaker_redis *op, uint32_t value) {
     for (;;) {
-        breaker_redis_limits l;
+        breaker_redis_control_state l;
         char msg[256];
-        int rc = breaker_redis_limits_get(op, NAME, &l, msg, sizeof msg);
+        int rc = breaker_redis_control_get(op, NAME, &l, msg, sizeof msg);
         if (rc != BREAKER_OK) fail_msg("limits_get: %s", msg);
-        l.config.min_calls = value;
-        rc = breaker_redis_reconfigure(op, NAME, &l.config, l.generation, "test", "race", msg,
+        l.limits.min_calls = value;
+        rc = fleet_reconfigure(op, NAME, &l.limits, l.version, "test", "race", msg,
                                        sizeof msg);
         if (rc == BREAKER_OK) return;
         if (rc != BREAKER_STALE) fail_msg("reconfigure: %s", msg);

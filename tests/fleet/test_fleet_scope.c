@@ -226,8 +226,8 @@ static void run_hosts(enum path path) {
         }
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) failed_child = i + 1;
     }
-    long long fleet_state = test_redis_int(&r, "HGET breaker:v1:{scope.svc}:s st");
-    long long transitions = test_redis_int(&r, "HGET breaker:v1:{scope.svc}:s transitions");
+    long long fleet_state = test_redis_int(&r, "HGET breaker:v2:{scope.svc}:s st");
+    long long transitions = test_redis_int(&r, "HGET breaker:v2:{scope.svc}:s transitions");
     test_redis_stop(&r);
     printf("%s, %d hosts, half_open_max_probes 1: max probes in flight %d, probes %d "
            "(unleased %d), fleet transitions %lld; after recovery: %d hosts closed, "

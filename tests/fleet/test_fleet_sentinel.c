@@ -79,7 +79,7 @@ static breaker_redis *open_host(const char *master, uint64_t interval_ns) {
 
 /* HGET of `name`'s state on data node `k`. */
 static long long state_of(int k, const char *name, const char *field) {
-    return test_redis_int(&set.node[k], "HGET breaker:v1:{%s}:s %s", name, field);
+    return test_redis_int(&set.node[k], "HGET breaker:v2:{%s}:s %s", name, field);
 }
 
 /* ---- Finding the master ------------------------------------------------------------- */
@@ -341,7 +341,7 @@ static void breaker_exec_finds_the_master(void **state) {
     int m = test_sentinels_master(&set);
     assert_int_equal(state_of(m, "sentinel.cli", "st"), 0);
     /* Its failure reached the master's window (the last round at exit). */
-    assert_true(test_redis_int(&set.node[m], "HLEN breaker:v1:{sentinel.cli}:w") >= 1);
+    assert_true(test_redis_int(&set.node[m], "HLEN breaker:v2:{sentinel.cli}:w") >= 1);
     unlink(err);
 }
 

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE /* mkstemp */
 
+#include "fleet_control.h"
 #include "fleet_util.h"
 #include "redis_server.h"
 #include "run_tool.h"
@@ -112,7 +113,7 @@ static void make_fleet(breaker_redis *fa, breaker_redis *fb, breaker **held, bre
     /* b: forced open by an order, with who and why. */
     (void)attach(fa, "b.forced", 60 * SEC);
     char msg[256] = "";
-    assert_int_equal(breaker_redis_force(fa, "b.forced", BREAKER_FORCED_OPEN, 0, "ops@test",
+    assert_int_equal(fleet_force(fa, "b.forced", BREAKER_FORCED_OPEN, 0, "ops@test",
                                          "maintenance", msg, sizeof msg),
                      BREAKER_OK);
     /* c: shadow mode on, its limits changed live. */
@@ -120,13 +121,13 @@ static void make_fleet(breaker_redis *fa, breaker_redis *fb, breaker **held, bre
     (void)attach(fb, "c.shadow", 60 * SEC);
     (void)c;
     assert_int_equal(
-        breaker_redis_set_shadow(fa, "c.shadow", 1, "ops@test", "trial", msg, sizeof msg),
+        fleet_set_shadow(fa, "c.shadow", 1, "ops@test", "trial", msg, sizeof msg),
         BREAKER_OK);
-    breaker_redis_limits lim;
-    assert_int_equal(breaker_redis_limits_get(fa, "c.shadow", &lim, msg, sizeof msg), BREAKER_OK);
-    lim.config.open_ns = lim.config.open_max_ns = 90 * SEC;
-    assert_int_equal(breaker_redis_reconfigure(fa, "c.shadow", &lim.config, lim.generation,
-                                               "ops@test", "longer", msg, sizeof msg),
+    breaker_redis_control_state lim;
+    assert_int_equal(breaker_redis_control_get(fa, "c.shadow", &lim, msg, sizeof msg), BREAKER_OK);
+    lim.limits.open_ns = lim.limits.open_max_ns = 90 * SEC;
+    assert_int_equal(fleet_reconfigure(fa, "c.shadow", &lim.limits, lim.version, "ops@test",
+                                       "longer", msg, sizeof msg),
                      BREAKER_OK);
     /* d: tripped, its wait over, A's probe holding a lease. */
     breaker *d = attach(fa, "d.probing", 100 * MS), *db = attach(fb, "d.probing", 100 * MS);
@@ -138,14 +139,14 @@ static void make_fleet(breaker_redis *fa, breaker_redis *fb, breaker **held, bre
     /* e: a timed open, ten minutes. */
     (void)attach(fa, "e.timed", 60 * SEC);
     assert_int_equal(
-        breaker_redis_open_for(fa, "e.timed", 600 * SEC, "ops@test", "", msg, sizeof msg),
+        fleet_open_for(fa, "e.timed", 600 * SEC, "ops@test", "", msg, sizeof msg),
         BREAKER_OK);
     assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
     /* z: corrupted by hand. */
     (void)attach(fa, "z.corrupt", 60 * SEC);
     assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
-    assert_int_equal(test_redis_int(&server, "HSET breaker:v1:{z.corrupt}:s st 9"), 0);
+    assert_int_equal(test_redis_int(&server, "HSET breaker:v2:{z.corrupt}:s st 9"), 0);
 }
 
 static void the_status_shows_every_name_and_writes_nothing(void **state) {
@@ -167,33 +168,37 @@ static void the_status_shows_every_name_and_writes_nothing(void **state) {
     assert_string_equal(r->problem, "");
     assert_int_equal(r->state, BREAKER_OPEN);
     assert_int_equal(r->generation,
-                     (uint64_t)test_redis_int(&server, "HGET breaker:v1:{a.open}:s gen"));
+                     (uint64_t)test_redis_int(&server, "HGET breaker:v2:{a.open}:s gen"));
     assert_true(r->wait_left_ns > 50 * SEC && r->wait_left_ns <= 60 * SEC);
     /* A's flush carried its failures; B's round was a read (a healthy
      * host's flush goes every full_flush_rounds rounds), which no host
      * record comes from. */
     assert_int_equal(r->hosts, 1);
     assert_true(r->last_flush_age_ns < 60 * SEC);
-    assert_int_equal(r->order.seq, 0);
-    assert_int_equal(r->limits.failure_threshold, 3);
+    assert_int_equal(r->control.version, 1); /* as made */
+    assert_int_equal(r->control.forced, BREAKER_CLOSED);
+    assert_int_equal(r->control.limits.failure_threshold, 3);
     r = row_of(&s, "b.forced");
     assert_int_equal(r->state, BREAKER_FORCED_OPEN);
-    assert_int_equal(r->order.state, BREAKER_FORCED_OPEN);
-    assert_string_equal(r->order.who, "ops@test");
-    assert_string_equal(r->order.why, "maintenance");
+    assert_int_equal(r->control.version, 2);
+    assert_int_equal(r->control.forced, BREAKER_FORCED_OPEN);
+    assert_string_equal(r->control.who, "ops@test");
+    assert_string_equal(r->control.why, "maintenance");
     assert_int_equal(r->wait_left_ns, 0);
     r = row_of(&s, "c.shadow");
     assert_int_equal(r->state, BREAKER_CLOSED);
-    assert_int_equal(r->shadow, 1);
-    assert_int_equal(r->limits_generation, 1);
-    assert_int_equal(r->limits.open_ns, 90 * SEC);
+    assert_int_equal(r->control.shadow, 1);
+    assert_int_equal(r->control.version, 3); /* shadow, then the limits */
+    assert_int_equal(r->control.limits.open_ns, 90 * SEC);
+    assert_string_equal(r->control.why, "longer");
     r = row_of(&s, "d.probing");
     assert_int_equal(r->state, BREAKER_HALF_OPEN);
     assert_int_equal(r->leases_out, 1);
     r = row_of(&s, "e.timed");
     assert_int_equal(r->state, BREAKER_OPEN);
     assert_true(r->wait_left_ns > 590 * SEC && r->wait_left_ns <= 600 * SEC);
-    assert_int_equal(r->order.state, BREAKER_OPEN);
+    assert_int_equal(r->control.forced, BREAKER_OPEN);
+    assert_true(r->control.left_ns > 590 * SEC && r->control.left_ns <= 600 * SEC);
     r = row_of(&s, "z.corrupt");
     printf("  z.corrupt: %s\n", r->problem);
     assert_true(r->problem[0] != '\0');
@@ -270,7 +275,7 @@ static void a_cluster_s_every_master_is_read(void **state) {
     for (int i = 0; i < 12; i++) {
         snprintf(name, sizeof name, "n%02d", i);
         char key[64];
-        snprintf(key, sizeof key, "breaker:v1:{%s}:s", name);
+        snprintf(key, sizeof key, "breaker:v2:{%s}:s", name);
         int k = test_cluster_master_of(&c, breaker__redis_key_slot(key, strlen(key)));
         assert_true(k >= 0 && k < 3);
         on[k]++;
@@ -301,12 +306,14 @@ static void breaker_status_redis_prints_the_fleet(void **state) {
     snprintf(addr, sizeof addr, "127.0.0.1:%d", server.port);
     /* The names the first test made are there still (one server), but for
      * the corrupt state its hosts' last rounds rebuilt: another, by hand. */
-    assert_int_equal(test_redis_int(&server, "HSET breaker:v1:{y.corrupt}:s st 9"), 1);
+    assert_int_equal(test_redis_int(&server, "HSET breaker:v2:{y.corrupt}:s st 9"), 1);
     const char *table[] = {"status", "--redis", addr, NULL};
     assert_int_equal(test_run_tool_out(tool, out, err, table), 0);
     assert_true(test_file_says(out, "Fleet store 127.0.0.1:"));
-    assert_true(test_file_says(out, "b.forced: last order forced_open by ops@test: maintenance"));
+    assert_true(test_file_says(out, "b.forced: control version 2, forced_open by ops@test: maintenance"));
+    assert_true(test_file_says(out, "c.shadow: control version 3 by ops@test: longer"));
     assert_true(test_file_says(out, "c.shadow: shadow mode"));
+    assert_false(test_file_says(out, "a.open: control")); /* never changed */
     assert_true(test_file_says(out, "y.corrupt: unreadable: "));
     const char *json[] = {"status", "a.open", "--redis", addr, "--json", NULL};
     assert_int_equal(test_run_tool_out(tool, out, err, json), 0);

@@ -120,7 +120,7 @@ static void two_hosts_trip_and_probe_through_tls(void **state) {
     assert_int_equal(breaker_redis_degraded(fa), BREAKER_REDIS_JOINED);
     /* A's three failures trip the fleet; B follows. */
     assert_true(fleet_trip_followed(fa, a, fb, b, 3));
-    assert_int_equal(test_redis_int(r, "HGET breaker:v1:{tls.dep}:s st"), 1);
+    assert_int_equal(test_redis_int(r, "HGET breaker:v2:{tls.dep}:s st"), 1);
     /* B's probe takes its lease on the probe connection (TLS too) and
      * closes the fleet; A follows. */
     nap_ms(250);
@@ -198,7 +198,7 @@ static void a_server_that_wants_a_client_certificate_gets_one(void **state) {
     breaker *b = NULL;
     assert_int_equal(breaker_redis_attach(f, "tls.mutual", NULL, &b, NULL, 0), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
-    assert_int_equal(test_redis_int(r, "HGET breaker:v1:{tls.mutual}:s st"), 0);
+    assert_int_equal(test_redis_int(r, "HGET breaker:v2:{tls.mutual}:s st"), 0);
     breaker_redis_close(f);
     test_redis_stop(r);
 }
@@ -221,7 +221,7 @@ static void breaker_exec_speaks_tls(void **state) {
                         cert("ca.crt"), "--",      "touch",   ran,  NULL};
     assert_int_equal(test_run_tool(tool, err, ok), 0);
     assert_int_equal(access(ran, F_OK), 0);
-    assert_int_equal(test_redis_int(r, "HGET breaker:v1:{tls.cli}:s st"), 0);
+    assert_int_equal(test_redis_int(r, "HGET breaker:v2:{tls.cli}:s st"), 0);
     unlink(ran);
     const char *other[] = {
         "exec", "tls.cli", "--redis", addr, "--redis-tls", "--redis-tls-ca", cert("other-ca.crt"),

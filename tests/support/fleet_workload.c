@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* fleet_workload.c - random sequences of the fleet's calls (fleet_workload.h). */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "fleet_workload.h"
 
 #include "common/splitmix.h"
@@ -68,12 +69,8 @@ const char *fleet_workload_script(int which) {
         return breaker__redis_lua_acquire;
     case WL_RELEASE:
         return breaker__redis_lua_release;
-    case WL_ORDER:
-        return breaker__redis_lua_order;
-    case WL_SHADOW:
-        return breaker__redis_lua_shadow;
     default:
-        return breaker__redis_lua_reconfig;
+        return breaker__redis_lua_control;
     }
 }
 
@@ -352,56 +349,78 @@ static size_t text_len(struct fleet_workload *w, size_t most) {
     return rnd(w, 20) == 0 ? most + 1 : (size_t)rnd(w, most + 1);
 }
 
-/* An operator's order: open, closed or reset; no time, a short one, one
- * longer than open_max, or one out of range (refused); who and why of
- * random lengths (some too long: refused). */
-static void op_order(struct fleet_workload *w, int host, int ni, struct fleet_op *op) {
+/* The pairs "name value" of a named limits text, appended to `args` (kept
+ * in `buf`). @return the count of arguments added. */
+static int limit_pairs(const char *text, char buf[BREAKER__FLEET_LIMITS_LEN], const char **args,
+                       int room) {
+    snprintf(buf, BREAKER__FLEET_LIMITS_LEN, "%s", text);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " ", &save); tok != NULL && n + 2 <= room;
+         tok = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(tok, '=');
+        if (eq == NULL) continue;
+        *eq = '\0';
+        args[n++] = tok;
+        args[n++] = eq + 1;
+    }
+    return n;
+}
+
+/* An operator's control of the record: a forced state (open or closed; no
+ * time, a short one, one longer than open_max, or one out of range), a
+ * reset, shadow mode (or a bad value), new limits (ones that may change
+ * live, the same as now, another window: refused, or out of range:
+ * refused), alone or together, against the version read (or one that
+ * moved: CONFLICT), or a read; who and why of random lengths (some too
+ * long: refused). */
+static void op_control(struct fleet_workload *w, int host, int ni, struct fleet_op *op) {
     struct name *n = &w->names[ni];
-    int kind = 1 + (int)rnd(w, 3);
-    uint64_t dur = 0, pick = rnd(w, 10);
-    if (pick >= 3 && pick < 6) dur = 1 + rnd(w, 2000000);
-    if (pick == 6 || pick == 7) dur = n->lim.open_max_us + rnd(w, 30000000);
-    if (pick == 8 && rnd(w, 4) == 0) dur = BREAKER__FLEET_MAX_DURATION_US + 1;
+    const char *args[64];
+    int a = 0;
+    char version[24] = "";
+    uint64_t vpick = rnd(w, 6);
+    if (vpick == 0) snprintf(version, sizeof version, "%" PRIu64, n->cfg_gen + 1);
+    if (vpick == 1 || vpick == 2) snprintf(version, sizeof version, "%" PRIu64, n->cfg_gen);
     char who[BREAKER__FLEET_WHO_MAX + 2], why[BREAKER__FLEET_WHY_MAX + 2];
     random_text(w, who, text_len(w, BREAKER__FLEET_WHO_MAX), false);
     random_text(w, why, text_len(w, BREAKER__FLEET_WHY_MAX), true);
-    char kind_text[12], dur_text[24];
-    snprintf(kind_text, sizeof kind_text, "%d", kind);
-    snprintf(dur_text, sizeof dur_text, "%" PRIu64, dur);
-    const char *args[] = {kind_text, dur_text, who, why};
-    script(op, WL_ORDER, n, n->limits[host], 4, args);
-    describe(op, "host %d order %s kind %d for %" PRIu64 " us (who %zu, why %zu bytes)", host,
-             n->name, kind, dur, strlen(who), strlen(why));
-}
-
-static void op_shadow(struct fleet_workload *w, int host, int ni, struct fleet_op *op) {
-    struct name *n = &w->names[ni];
-    const char *on = rnd(w, 8) == 0 ? "2" : rnd(w, 2) ? "1" : "0";
-    char who[BREAKER__FLEET_WHO_MAX + 2], why[BREAKER__FLEET_WHY_MAX + 2];
-    random_text(w, who, text_len(w, BREAKER__FLEET_WHO_MAX), false);
-    random_text(w, why, text_len(w, BREAKER__FLEET_WHY_MAX) / 4, true);
-    const char *args[] = {on, who, why};
-    script(op, WL_SHADOW, n, n->limits[host], 3, args);
-    describe(op, "host %d shadow %s %s", host, n->name, on);
-}
-
-/* New stored limits: ones that may change live, the same as now, another
- * window (refused), a text out of range (refused), or against a limits
- * generation that moved (CONFLICT). */
-static void op_reconfig(struct fleet_workload *w, int host, int ni, struct fleet_op *op) {
-    struct name *n = &w->names[ni];
-    uint64_t pick = rnd(w, 8);
-    const char *limits = pick < 3    ? n->live
-                         : pick == 3 ? n->limits[0]
-                         : pick == 4 ? n->fixed
-                         : pick == 5 ? "0 0 0 0 0 0 0 0 0 0 0 0 0"
-                                     : (rnd(w, 2) ? n->live : n->limits[0]);
-    uint64_t cg = n->cfg_gen + (rnd(w, 6) == 0 ? 1 : 0);
-    char cg_text[24];
-    snprintf(cg_text, sizeof cg_text, "%" PRIu64, cg);
-    const char *args[] = {limits, cg_text, "ops", "a drill"};
-    script(op, WL_RECONFIG, n, n->limits[host], 4, args);
-    describe(op, "host %d reconfig %s (pick %" PRIu64 ", cg %s)", host, n->name, pick, cg_text);
+    args[a++] = version;
+    args[a++] = who;
+    args[a++] = why;
+    char dur_text[24], buf[BREAKER__FLEET_LIMITS_LEN];
+    uint64_t what = rnd(w, 16);
+    if (what & 1) {
+        args[a++] = "reset";
+        args[a++] = "1";
+    }
+    if (what & 2) {
+        uint64_t dur = 0, pick = rnd(w, 10);
+        if (pick >= 3 && pick < 6) dur = 1 + rnd(w, 2000000);
+        if (pick == 6 || pick == 7) dur = n->lim.open_max_us + rnd(w, 30000000);
+        if (pick == 8 && rnd(w, 4) == 0) dur = BREAKER__FLEET_MAX_DURATION_US + 1;
+        snprintf(dur_text, sizeof dur_text, "%" PRIu64, dur);
+        args[a++] = "forced";
+        args[a++] = rnd(w, 12) == 0 ? "sideways" : rnd(w, 2) ? "open" : "closed";
+        args[a++] = "for";
+        args[a++] = dur_text;
+    }
+    if (what & 4) {
+        args[a++] = "shadow";
+        args[a++] = rnd(w, 8) == 0 ? "2" : rnd(w, 2) ? "1" : "0";
+    }
+    if (what & 8) {
+        uint64_t pick = rnd(w, 8);
+        const char *limits = pick < 3    ? n->live
+                             : pick == 3 ? n->limits[0]
+                             : pick == 4 ? n->fixed
+                             : pick == 5 ? "min_calls=0 failure_rate=0"
+                                         : (rnd(w, 2) ? n->live : n->limits[0]);
+        a += limit_pairs(limits, buf, args + a, 64 - a);
+    }
+    script(op, WL_CONTROL, n, n->limits[host], a, args);
+    describe(op, "host %d control %s (what %" PRIu64 ", version '%s', who %zu, why %zu bytes)",
+             host, n->name, what, version, strlen(who), strlen(why));
 }
 
 static void op_corrupt(struct fleet_workload *w, int ni, struct fleet_op *op) {
@@ -488,12 +507,8 @@ void fleet_workload_next(struct fleet_workload *w, struct fleet_op *op) {
         }
     } else if (x < 135) {
         op_orphan_release(w, host, ni, op);
-    } else if (x < 142) {
-        op_order(w, host, ni, op);
-    } else if (x < 146) {
-        op_shadow(w, host, ni, op);
     } else if (x < 151) {
-        op_reconfig(w, host, ni, op);
+        op_control(w, host, ni, op);
     } else if (x < 190) {
         op_clock(w, op);
     } else if (x < 193) {
@@ -545,9 +560,9 @@ void fleet_workload_answered(struct fleet_workload *w, const struct fleet_op *op
     int state = (int)field_int(r, ANS_STATE), verdict = (int)field_int(r, ANS_VERDICT);
     w->views[host_of(w, op, ni)][ni].known_gen = gen;
     if (state == FLEET_OPEN && wait > 0) n->open_end_us = w->clock_us + wait;
-    if (r->elements > ANS_ORDER_LEFT_US && field_int(r, ANS_ORDER_LEFT_US) > 0)
-        n->order_end_us = w->clock_us + (uint64_t)field_int(r, ANS_ORDER_LEFT_US);
-    if (r->elements > ANS_CFG_GEN) n->cfg_gen = (uint64_t)field_int(r, ANS_CFG_GEN);
+    if (r->elements == ANS_WITH_RECORD && field_int(r, ANS_REC_LEFT_US) > 0)
+        n->order_end_us = w->clock_us + (uint64_t)field_int(r, ANS_REC_LEFT_US);
+    n->cfg_gen = (uint64_t)field_int(r, ANS_CV); /* the record's version */
     if (op->script == WL_ACQUIRE && verdict == VERDICT_GRANTED && w->asking.name == ni) {
         n->lease_end_us = w->clock_us + wait;
         if (w->held_count < MAX_HELD) {

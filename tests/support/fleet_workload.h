@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { WL_FLUSH, WL_ACQUIRE, WL_RELEASE, WL_ORDER, WL_SHADOW, WL_RECONFIG, WL_SCRIPT_COUNT };
+enum { WL_FLUSH, WL_ACQUIRE, WL_RELEASE, WL_CONTROL, WL_SCRIPT_COUNT };
 
 enum {
     FLEET_OP_NONE,    /* nothing to send (a lease holder killed) */
@@ -44,7 +44,7 @@ enum {
     FLEET_OP_RESTART  /* both servers restart empty */
 };
 
-#define FLEET_OP_ARGS 40
+#define FLEET_OP_ARGS 64
 
 struct fleet_op {
     int kind;
@@ -53,7 +53,7 @@ struct fleet_op {
     const char *argv[FLEET_OP_ARGS];
     size_t argvlen[FLEET_OP_ARGS];
     char desc[200]; /* what the step is, for a failure's log */
-    char arena[2048];
+    char arena[4096];
 };
 
 struct fleet_workload;

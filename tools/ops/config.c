@@ -274,7 +274,7 @@ static bool limits_differ(const breaker_config *was, const breaker_config *now) 
 /* The fleet's stored limits: the lines of print_limits() of the keys the
  * fleet stores (and the trip policy), after their generation. */
 static void print_fleet_limits(const char *name, uint64_t generation, const breaker_config *c) {
-    printf("%s: the fleet's limits, configuration generation %" PRIu64 "\n", name, generation);
+    printf("%s: the fleet's limits, control version %" PRIu64 "\n", name, generation);
     char *text = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
@@ -320,7 +320,7 @@ static int fleet_configure(struct tool_store_args *a, const char *cmd) {
     if (rc == 0 && !limits_differ(&was, &t.cfg)) {
         /* The limits in force: the fleet would write nothing (its script
          * changes no generation for them), so neither is a write asked. */
-        printf("%s: the fleet's limits, generation %" PRIu64 ": no change\n", a->name, generation);
+        printf("%s: the fleet's limits, control version %" PRIu64 ": no change\n", a->name, generation);
         exec_fleet_close(fl);
         return 0;
     }

@@ -470,6 +470,24 @@ static int control_begin(const struct exec_fleet_opts *o, const char *cmd, const
     return rc;
 }
 
+/* One change of the fleet's control record (breaker_redis_control_apply()). */
+static int fleet_control(struct exec_fleet *fl, const char *name, unsigned set,
+                         enum breaker_state forced, uint64_t for_ns, int shadow,
+                         const breaker_config *limits, uint64_t expect_version, const char *who,
+                         const char *why, char *msg, size_t msg_len) {
+    breaker_redis_control c;
+    breaker_redis_control_init(&c);
+    c.set = set;
+    c.forced = forced;
+    c.for_ns = for_ns;
+    c.shadow = shadow;
+    if (limits != NULL) c.limits = *limits;
+    c.expect_version = expect_version;
+    c.who = who;
+    c.why = why;
+    return breaker_redis_control_apply(fl->fleet, name, &c, msg, msg_len);
+}
+
 int exec_fleet_order(const struct exec_fleet_opts *o, const char *cmd, const char *name,
                      uint64_t for_ns, const char *why) {
     struct exec_fleet *fl = NULL;
@@ -478,11 +496,9 @@ int exec_fleet_order(const struct exec_fleet_opts *o, const char *cmd, const cha
     if (rc != 0) return rc;
     char msg[TOOL_MSG_MAX];
     bool open = strcmp(cmd, "open") == 0, close = strcmp(cmd, "close") == 0;
-    int st = open ? breaker_redis_force(fl->fleet, name, BREAKER_FORCED_OPEN, for_ns, who, why, msg,
-                                        sizeof msg)
-             : close ? breaker_redis_force(fl->fleet, name, BREAKER_FORCED_CLOSED, for_ns, who, why,
-                                           msg, sizeof msg)
-                     : breaker_redis_reset(fl->fleet, name, who, why, msg, sizeof msg);
+    int st = fleet_control(fl, name, open || close ? BREAKER_REDIS_SET_FORCED : BREAKER_REDIS_RESET,
+                           open ? BREAKER_FORCED_OPEN : BREAKER_FORCED_CLOSED, for_ns, 0, NULL, 0,
+                           who, why, msg, sizeof msg);
     if (st == BREAKER_OK) {
         char d[32] = "";
         if (for_ns != 0) tool_format_duration(for_ns, d, sizeof d);
@@ -517,7 +533,8 @@ int exec_fleet_shadow(const struct exec_fleet_opts *o, const char *name, bool on
     int rc = control_begin(o, "shadow", name, &fl, who);
     if (rc != 0) return rc;
     char msg[TOOL_MSG_MAX];
-    int st = breaker_redis_set_shadow(fl->fleet, name, on, who, why, msg, sizeof msg);
+    int st = fleet_control(fl, name, BREAKER_REDIS_SET_SHADOW, BREAKER_CLOSED, 0, on, NULL, 0, who,
+                           why, msg, sizeof msg);
     if (st == BREAKER_OK) {
         printf("%s: shadow %s for the whole fleet (%s), by %s%s%s\n", name, on ? "on" : "off",
                o->addr, who, why != NULL && why[0] ? ": " : "", why != NULL ? why : "");
@@ -536,9 +553,9 @@ int exec_fleet_limits_read(const struct exec_fleet_opts *o, const char *name,
     int rc = open_attached(o, "config", name, NULL, false, out, &b);
     if (rc == 0) rc = refused_configuration(o, "config", name, out);
     if (rc != 0) return rc;
-    breaker_redis_limits lim;
+    breaker_redis_control_state lim;
     char msg[TOOL_MSG_MAX];
-    int st = breaker_redis_limits_get((*out)->fleet, name, &lim, msg, sizeof msg);
+    int st = breaker_redis_control_get((*out)->fleet, name, &lim, msg, sizeof msg);
     if (st != BREAKER_OK) {
         tool_humanize_ns(msg, sizeof msg);
         tool_error(stderr, "breaker config: %s", msg);
@@ -546,8 +563,8 @@ int exec_fleet_limits_read(const struct exec_fleet_opts *o, const char *name,
         *out = NULL;
         return TOOL_EXIT_UNAVAILABLE;
     }
-    *cfg = lim.config;
-    *generation = lim.generation;
+    *cfg = lim.limits;
+    *generation = lim.version;
     return 0;
 }
 
@@ -556,15 +573,16 @@ int exec_fleet_limits_write(struct exec_fleet *fl, const char *name, const break
     char who[BREAKER_REDIS_WHO_MAX + 1];
     tool_operator_who(who, sizeof who);
     char msg[TOOL_MSG_MAX];
-    int st = breaker_redis_reconfigure(fl->fleet, name, cfg, generation, who, why, msg, sizeof msg);
+    int st = fleet_control(fl, name, BREAKER_REDIS_SET_LIMITS, BREAKER_CLOSED, 0, 0, cfg,
+                           generation, who, why, msg, sizeof msg);
     if (st != BREAKER_OK) {
         tool_humanize_ns(msg, sizeof msg);
         tool_error(stderr, "breaker config: %s%s", msg,
                    st == BREAKER_STALE ? " (run breaker config again)" : "");
         return control_exit(st);
     }
-    printf("%s: the fleet's limits (%s), generation %" PRIu64 " -> %" PRIu64 ", by %s%s%s\n", name,
-           fl->addr, generation, generation + 1, who, why != NULL && why[0] ? ": " : "",
+    printf("%s: the fleet's limits (%s), control version %" PRIu64 " -> %" PRIu64 ", by %s%s%s\n",
+           name, fl->addr, generation, generation + 1, who, why != NULL && why[0] ? ": " : "",
            why != NULL ? why : "");
     return 0;
 }

@@ -192,8 +192,8 @@ void exec_fleet_say_refused(const struct exec_fleet *fl, const char *name, int s
  * NULL is a no-op. */
 void exec_fleet_close(struct exec_fleet *fl);
 
-/* `breaker open|close|reset NAME --redis ADDR`: `cmd`'s order for the
- * whole fleet (breaker_redis_force(), _open_for(), _reset()), with `for_ns`
+/* `breaker open|close|reset NAME --redis ADDR`: `cmd` as the whole fleet's
+ * control (breaker_redis_control_apply(): forced or reset), with `for_ns`
  * (0: no end), who (user@host) and `why` (NULL: none); prints what it did.
  * @return 0, or an exit status after saying why (64 a bad argument, 69 the
  * fleet unreachable or refusing). */
@@ -201,22 +201,23 @@ int exec_fleet_order(const struct exec_fleet_opts *o, const char *cmd, const cha
                      uint64_t for_ns, const char *why);
 
 /* `breaker shadow NAME on|off --redis ADDR`: shadow mode for the whole
- * fleet (breaker_redis_set_shadow()), with who (user@host) and `why`
+ * fleet (breaker_redis_control_apply(), BREAKER_REDIS_SET_SHADOW), with who (user@host) and `why`
  * (NULL: none); prints what it did. @return 0, or an exit status after
  * saying why (64 a bad argument, 69 the fleet unreachable or refusing). */
 int exec_fleet_shadow(const struct exec_fleet_opts *o, const char *name, bool on, const char *why);
 
 /* `breaker config NAME [key=value...] --redis ADDR`, its first half: open
  * the fleet on `o`, attach `name` and read its stored limits
- * (breaker_redis_limits_get()) into `cfg` (this tool's defaults for what
- * the fleet does not store) and their generation. @return 0 with `*out`
+ * (breaker_redis_control_get()) into `cfg` (this tool's defaults for what
+ * the fleet does not store) and the control's version in `generation`. @return 0 with `*out`
  * (exec_fleet_close() it), or an exit status after saying why. */
 int exec_fleet_limits_read(const struct exec_fleet_opts *o, const char *name,
                            struct exec_fleet **out, breaker_config *cfg, uint64_t *generation);
 
-/* Its second half: store `cfg` as the fleet's limits of `name` if their
- * generation is still `generation` (breaker_redis_reconfigure()), with
- * who and `why`; prints the generation before and after. @return 0, or an
+/* Its second half: store `cfg` as the fleet's limits of `name` if the
+ * control's version is still `generation` (breaker_redis_control_apply(),
+ * BREAKER_REDIS_SET_LIMITS), with who and `why`; prints the version before
+ * and after. @return 0, or an
  * exit status after saying why: 75 (another change came first: read
  * again), 78 (invalid, or not changeable live), 69 (unreachable). */
 int exec_fleet_limits_write(struct exec_fleet *fl, const char *name, const breaker_config *cfg,

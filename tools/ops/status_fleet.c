@@ -42,12 +42,13 @@ static int keep(void *ctx, const breaker_redis_name_status *st) {
     return 0;
 }
 
-/* The order in force, in the words of the store file's controls. */
-static const char *order_name(const breaker_redis_order *o) {
-    return o->state == BREAKER_FORCED_OPEN     ? "forced_open"
-           : o->state == BREAKER_OPEN          ? "open_for"
-           : o->state == BREAKER_FORCED_CLOSED ? "forced_closed"
-                                               : "reset";
+/* The forced state in force, in the words of the store file's controls;
+ * NULL: none. */
+static const char *forced_name(const breaker_redis_control_state *c) {
+    return c->forced == BREAKER_FORCED_OPEN     ? "forced_open"
+           : c->forced == BREAKER_OPEN          ? "open_for"
+           : c->forced == BREAKER_FORCED_CLOSED ? "forced_closed"
+                                                : NULL;
 }
 
 /* "4.2s", or "-" for 0 (none), or "never". */
@@ -87,22 +88,22 @@ static void print_table(const struct rows *rows, const char *addr) {
             printf("%s: unreadable: %s\n", s->name, text);
             continue;
         }
-        if (s->order.seq != 0) {
+        const breaker_redis_control_state *c = &s->control;
+        if (c->version > 1) { /* changed by an operator */
             char left[32];
-            printf("%s: last order %s", s->name, order_name(&s->order));
-            if (s->order.left_ns != 0)
-                printf(" (%s left)", tool_format_duration(s->order.left_ns, left, sizeof left));
-            tool_escape(text, sizeof text, s->order.who);
+            printf("%s: control version %" PRIu64, s->name, c->version);
+            if (forced_name(c) != NULL) printf(", %s", forced_name(c));
+            if (c->left_ns != 0)
+                printf(" (%s left)", tool_format_duration(c->left_ns, left, sizeof left));
+            if (c->reset_generation != 0)
+                printf(", reset to generation %" PRIu64, c->reset_generation);
+            tool_escape(text, sizeof text, c->who);
             if (text[0] != '\0') printf(" by %s", text);
-            tool_escape(text, sizeof text, s->order.why);
+            tool_escape(text, sizeof text, c->why);
             if (text[0] != '\0') printf(": %s", text);
-            printf(" (order %" PRIu64 ")\n", s->order.seq);
+            printf("\n");
         }
-        if (s->shadow) printf("%s: shadow mode: every host refuses nothing\n", s->name);
-        if (s->limits_generation != 0)
-            printf("%s: limits changed live, configuration generation %" PRIu64
-                   " (breaker config %s --redis ...)\n",
-                   s->name, s->limits_generation, s->name);
+        if (c->shadow) printf("%s: shadow mode: every host refuses nothing\n", s->name);
     }
 }
 
@@ -124,19 +125,19 @@ static void print_json_row(const breaker_redis_name_status *s, bool last) {
         printf("null");
     else
         printf("%" PRIu64, s->last_flush_age_ns);
-    printf(", \"order\": ");
-    if (s->order.seq == 0) {
+    const breaker_redis_control_state *c = &s->control;
+    printf(", \"control\": {\"version\": %" PRIu64 ", \"forced\": ", c->version);
+    if (forced_name(c) == NULL)
         printf("null");
-    } else {
-        printf("{\"action\": \"%s\", \"left_ns\": %" PRIu64 ", \"who\": ", order_name(&s->order),
-               s->order.left_ns);
-        tool_json_string(stdout, s->order.who);
-        printf(", \"why\": ");
-        tool_json_string(stdout, s->order.why);
-        printf(", \"seq\": %" PRIu64 "}", s->order.seq);
-    }
-    printf(", \"shadow\": %s, \"limits_generation\": %" PRIu64 "}%s\n",
-           s->shadow ? "true" : "false", s->limits_generation, last ? "" : ",");
+    else
+        printf("\"%s\"", forced_name(c));
+    printf(", \"left_ns\": %" PRIu64 ", \"shadow\": %s, \"reset_generation\": %" PRIu64
+           ", \"who\": ",
+           c->left_ns, c->shadow ? "true" : "false", c->reset_generation);
+    tool_json_string(stdout, c->who);
+    printf(", \"why\": ");
+    tool_json_string(stdout, c->why);
+    printf("}}%s\n", last ? "" : ",");
 }
 
 /* Seconds with nanosecond digits, locale-independent; +Inf for none. */
@@ -175,10 +176,10 @@ static void family(const struct rows *rows, const char *metric, const char *type
             seconds(s->last_flush_age_ns, v, sizeof v);
             break;
         case 6:
-            snprintf(v, sizeof v, "%d", s->shadow);
+            snprintf(v, sizeof v, "%d", s->control.shadow);
             break;
         default:
-            snprintf(v, sizeof v, "%" PRIu64, s->limits_generation);
+            snprintf(v, sizeof v, "%" PRIu64, s->control.version);
             break;
         }
         /* Names are breaker_name_validate()'s: no quote or backslash. */
@@ -200,8 +201,8 @@ static void print_prometheus(const struct rows *rows) {
     family(rows, "breaker_fleet_last_flush_age_seconds", "gauge",
            "Age of the latest flush of the name by any host (+Inf: none).", 5);
     family(rows, "breaker_fleet_shadow", "gauge", "1 while the fleet is in shadow mode.", 6);
-    family(rows, "breaker_fleet_limits_generation", "gauge",
-           "Live changes of the fleet's stored limits (0: the first attacher's).", 7);
+    family(rows, "breaker_fleet_control_version", "gauge",
+           "The version of the fleet's control record: +1 per operator change (0: none).", 7);
 }
 
 int exec_fleet_status(const struct exec_fleet_opts *o, const char *name, bool json,

@@ -3,8 +3,13 @@
  * fleet_sim.c - the fleet scenario of `breaker simulate`: `instances` hosts,
  * each with its own workers and its own breaker, calling one shared
  * dependency, run twice on the same arrivals: once with local breakers
- * alone, once with the breakers backed by the in-process model of the Redis
- * fleet store (fleet_model.h), each host flushing every jittered interval.
+ * alone, once with the breakers backed by the fleet store: each host a real
+ * fleet handle (breaker/redis.h) whose rounds and probe gate talk, through
+ * the in-process transport (src/store/redis/inproc/link.h), to an
+ * in-process Redis running the fleet's real Lua scripts on the
+ * simulation's clock. Each host runs a round every jittered interval, and
+ * at once when its client asks (a leased probe settled), as its flusher
+ * thread would.
  *
  * Requests arrive as one Poisson process of `rate` per second for the whole
  * fleet, each sent to a host drawn at random (a load balancer). The
@@ -22,7 +27,8 @@
  * Determinism: every draw is a pure function of (seed, counter, purpose),
  * the flushes' jitter included; both runs see the same requests.
  */
-#include "fleet_model.h"
+#define BREAKER_REDIS_TRANSPORT_EXPERIMENTAL
+#define BREAKER_BACKEND_EXPERIMENTAL /* breaker_permit_gate_token() */
 #include "sim/simulate.h"
 #include "sim/dependency.h"
 #include "sim/heap.h"
@@ -31,6 +37,11 @@
 #include "cli/text.h"
 
 #include "common/splitmix.h"
+#include "store/redis/inproc/link.h"
+#include "store/redis/protocol.h"
+
+#include <breaker/backend.h>
+#include <breaker/redis_transport.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -39,18 +50,18 @@
 /* The dependency's purposes first (sim/dependency.h), then these. */
 enum { DRAW_HOST = TOOL_DRAW_OWN, DRAW_FLUSH };
 
-enum ev_type { EV_ARRIVAL, EV_DONE, EV_FLUSH };
+enum ev_type { EV_ARRIVAL, EV_DONE, EV_FLUSH, EV_WAKE };
 
 struct event {
     struct tool_heap_key key;
     enum ev_type type;
-    uint32_t who; /* EV_DONE: the worker; EV_FLUSH: the host */
+    uint32_t who; /* EV_DONE: the worker; EV_FLUSH, EV_WAKE: the host */
 };
 
 struct worker {
     uint32_t host;
     uint64_t start;
-    struct fleet_permit permit;
+    breaker_permit permit;
     struct tool_call_answer answer; /* the dependency's */
     bool probe;
     uint32_t round;
@@ -58,7 +69,10 @@ struct worker {
 
 struct host {
     breaker *b;
-    struct fleet_client *client; /* the fleet run */
+    breaker_redis *fleet; /* the fleet run: this host's handle */
+    struct fsim *sim;     /* for its wake-ups */
+    uint32_t index;
+    bool wake_due; /* a round asked for, not run yet */
     uint32_t *free_workers;
     uint32_t free_count;
     uint32_t half_opens; /* the local run's rounds */
@@ -75,7 +89,8 @@ struct fsim {
     struct tool_heap heap;
     struct host *hosts;
     struct worker *workers;
-    struct fleet_model *model;
+    struct breaker__redis_inproc *redis; /* the fleet run's Redis */
+    uint32_t fleet_half_opens;
     bool retry_after_opens; /* the configuration's key */
     const char *name;
     struct tool_dependency dep;
@@ -88,9 +103,9 @@ struct fsim {
 
 static uint64_t fsim_clock(void *ctx) { return ((struct fsim *)ctx)->now; }
 
-/* The model's "Redis clock": the simulation's, from an epoch as Redis's TIME
- * is, so that the fleet's first generation (the clock in microseconds, as
- * the scripts make it) is never 0, which a host reads as "none". A whole
+/* Redis's clock: the simulation's, from an epoch as Redis's TIME is, so
+ * that the fleet's first generation (the clock in microseconds, as the
+ * scripts make it) is never 0, which a host reads as "none". A whole
  * number of seconds, so the fleet window's buckets start where they would
  * at 0. */
 #define REDIS_EPOCH_NS (UINT64_C(1000000000) * TOOL_SEC)
@@ -130,14 +145,12 @@ static void schedule(struct fsim *s, uint64_t t, enum ev_type type, uint32_t who
 
 /* The round a probe admitted now at host `h` belongs to (from 1). */
 static uint32_t round_now(struct fsim *s, uint32_t h) {
-    uint32_t r = s->hosts[h].half_opens;
-    if (s->fleet) {
-        struct fleet_name_stats st;
-        r = fleet_model_name_stats(s->model, s->name, &st) == 0 ? (uint32_t)st.half_opens : 0;
-    }
+    uint32_t r = s->fleet ? s->fleet_half_opens : s->hosts[h].half_opens;
     if (r == 0) r = 1;
     return r < TOOL_FLEET_MAX_ROUNDS ? r : TOOL_FLEET_MAX_ROUNDS;
 }
+
+static void note_fleet_state(struct fsim *s);
 
 static void arrival(struct fsim *s, uint64_t id) {
     struct tool_fleet_run *r = s->r;
@@ -151,10 +164,9 @@ static void arrival(struct fsim *s, uint64_t id) {
         bin->shed++;
         return;
     }
-    struct fleet_permit permit;
+    breaker_permit permit;
     memset(&permit, 0, sizeof(permit));
-    int admit = s->fleet ? fleet_client_acquire(h->client, h->b, &permit)
-                         : breaker_acquire(h->b, &permit.permit);
+    int admit = breaker_acquire(h->b, &permit);
     if (admit != BREAKER_OK) {
         r->refused++;
         bin->refused++;
@@ -164,7 +176,10 @@ static void arrival(struct fsim *s, uint64_t id) {
     struct worker *w = &s->workers[wi];
     w->start = s->now;
     w->permit = permit;
-    w->probe = breaker_permit_is_probe(&permit.permit) != 0;
+    w->probe = breaker_permit_is_probe(&permit) != 0;
+    /* The lease request may have turned the fleet HALF_OPEN: a new round. */
+    if (w->probe) note_fleet_state(s);
+    if (s->fleet && breaker_permit_gate_token(&permit) != 0) r->leases++;
     w->answer = tool_dependency_call(&s->dep, s->now, id, false);
     bool dead = w->answer.dead;
     r->reached++;
@@ -201,11 +216,7 @@ static void done(struct fsim *s, uint32_t wi) {
      * retry_after_opens the host's breaker opens for the wait asked. */
     uint64_t ra = w->answer.retry_after_ns;
     enum breaker_outcome o = ok ? BREAKER_SUCCESS : ra != 0 ? BREAKER_IGNORED : BREAKER_FAILURE;
-    if (s->fleet) {
-        (void)fleet_client_complete(h->client, h->b, &w->permit, o, 0);
-    } else {
-        (void)breaker_complete(h->b, &w->permit.permit, o);
-    }
+    (void)breaker_complete(h->b, &w->permit, o);
     if (ra != 0) {
         r->throttled++;
         if (s->retry_after_opens &&
@@ -232,12 +243,55 @@ static void schedule_flush(struct fsim *s, uint32_t hi) {
     if (tool_add_ns(s->now, wait) < s->sc->duration_ns) schedule(s, s->now + wait, EV_FLUSH, hi);
 }
 
+/* A field of the fleet's state hash in the in-process Redis, as a number
+ * (0: absent). */
+static uint64_t fleet_field(struct fsim *s, const char *field) {
+    char key[BREAKER__FLEET_KEY_LEN];
+    breaker__fleet_key(s->name, FLEET_KEY_STATE, key, sizeof key);
+    const char *v = breaker__redis_inproc_hget(s->redis, key, field, NULL);
+    return v != NULL ? strtoull(v, NULL, 10) : 0;
+}
+
+/* The fleet's state after each event: its band in the timeline, and its
+ * entries into HALF_OPEN (its recovery rounds). */
 static void note_fleet_state(struct fsim *s) {
-    struct fleet_name_stats st;
-    if (!s->fleet || fleet_model_name_stats(s->model, s->name, &st) != 0) return;
-    if (st.state == s->fleet_state) return;
-    s->fleet_state = st.state;
-    if (tool_timeline_state(&s->r->timeline, s->now, st.state) != 0) s->oom = true;
+    if (!s->fleet) return;
+    enum breaker_state st = (enum breaker_state)fleet_field(s, "st");
+    if (st == s->fleet_state) return;
+    s->fleet_state = st;
+    if (st == BREAKER_HALF_OPEN) s->fleet_half_opens++;
+    if (tool_timeline_state(&s->r->timeline, s->now, st) != 0) s->oom = true;
+}
+
+/* A host's client asks for a round now (a leased probe settled): run at
+ * once, as its flusher thread would, after the event that asked. */
+static void on_wake(void *ctx) {
+    struct host *h = ctx;
+    if (h->wake_due) return;
+    h->wake_due = true;
+    schedule(h->sim, h->sim->now, EV_WAKE, h->index);
+}
+
+/* Host `i`'s fleet handle: a link to the run's Redis, no flusher thread
+ * (the simulation runs its rounds). @return 0, or -1 with `msg`. */
+static int open_fleet(struct fsim *s, uint32_t i, char *msg, size_t msg_len) {
+    struct host *h = &s->hosts[i];
+    struct breaker__inproc_link *link = breaker__inproc_link_create(s->redis, fsim_clock, s);
+    if (link == NULL) {
+        snprintf(msg, msg_len, "out of memory");
+        return -1;
+    }
+    h->sim = s;
+    h->index = i;
+    breaker__inproc_link_set_wake(link, on_wake, h);
+    breaker_redis_config rc;
+    breaker_redis_config_init(&rc);
+    rc.flush_interval_ns = s->sc->flush_interval_ns;
+    return breaker_redis_open_transport(&rc, &breaker__inproc_link_ops, link,
+                                        BREAKER_REDIS_NO_FLUSHER, &h->fleet, msg,
+                                        msg_len) == BREAKER_OK
+               ? 0
+               : -1;
 }
 
 static uint64_t outage_start(const struct tool_scenario *sc, const uint64_t *starts) {
@@ -253,13 +307,9 @@ static int make_hosts(struct fsim *s, const struct tool_breaker *cfg, struct hos
                       char *msg, size_t msg_len) {
     const struct tool_scenario *sc = s->sc;
     s->retry_after_opens = cfg->retry_after_opens;
-    if (s->fleet) {
-        struct fleet_model_config mc = {
-            .clock = fsim_redis_clock, .clock_ctx = s, .flush_interval_ns = sc->flush_interval_ns};
-        if (fleet_model_create(&mc, &s->model) != 0) {
-            snprintf(msg, msg_len, "out of memory");
-            return -1;
-        }
+    if (s->fleet && (s->redis = breaker__redis_inproc_create(fsim_redis_clock, s)) == NULL) {
+        snprintf(msg, msg_len, "out of memory");
+        return -1;
     }
     for (uint32_t i = 0; i < sc->instances; i++) {
         struct host *h = &s->hosts[i];
@@ -276,11 +326,8 @@ static int make_hosts(struct fsim *s, const struct tool_breaker *cfg, struct hos
         if (c.seed == 0) c.seed = 1;
         int rc;
         if (s->fleet) {
-            if (fleet_client_create(s->model, &h->client) != 0) {
-                snprintf(msg, msg_len, "out of memory");
-                return -1;
-            }
-            rc = fleet_client_attach(h->client, s->name, &c, &h->b);
+            if (open_fleet(s, i, msg, msg_len) != 0) return -1;
+            rc = breaker_redis_attach(h->fleet, s->name, &c, &h->b, NULL, 0);
             if (rc == BREAKER_CONFIG_DIFFERS) rc = BREAKER_OK; /* the seed alone */
         } else {
             rc = breaker_create(&c, &h->b);
@@ -309,8 +356,15 @@ static void event_loop(struct fsim *s) {
             done(s, e.who);
             break;
         case EV_FLUSH:
-            fleet_client_flush(s->hosts[e.who].client);
+            s->hosts[e.who].wake_due = false;
+            (void)breaker_redis_flush(s->hosts[e.who].fleet);
             schedule_flush(s, e.who);
+            break;
+        case EV_WAKE:
+            if (s->hosts[e.who].wake_due) {
+                s->hosts[e.who].wake_due = false;
+                (void)breaker_redis_flush(s->hosts[e.who].fleet);
+            }
             break;
         case EV_ARRIVAL: {
             arrival(s, id);
@@ -330,12 +384,8 @@ static void event_loop(struct fsim *s) {
 static void final_counts(struct fsim *s) {
     struct tool_fleet_run *r = s->r;
     if (s->fleet) {
-        struct fleet_name_stats st;
-        if (fleet_model_name_stats(s->model, s->name, &st) == 0) {
-            r->fleet_trips = st.trips;
-            r->fleet_transitions = st.transitions;
-            r->leases = st.leases_granted;
-        }
+        r->fleet_trips = fleet_field(s, "trips");
+        r->fleet_transitions = fleet_field(s, "transitions");
     }
     for (uint32_t i = 0; i < s->sc->instances; i++)
         if (breaker_get_state(s->hosts[i].b) == BREAKER_CLOSED) r->hosts_closed_at_end++;
@@ -369,7 +419,7 @@ static void setup_timeline(struct fsim *s, const struct tool_breaker *cfg) {
     tl->timeout_ns = sc->timeout_ns;
     tool_dependency_bands(&s->dep, tl);
     snprintf(tl->title, sizeof(tl->title), "%s: %s, %u hosts", cfg->name,
-             s->fleet ? "fleet store (in-process model of breaker_redis)" : "local breakers",
+             s->fleet ? "fleet store (breaker_redis on an in-process Redis)" : "local breakers",
              sc->instances);
     snprintf(tl->subtitle, sizeof(tl->subtitle), "%s",
              s->fleet ? "calls of all hosts; the band is the fleet's state"
@@ -419,14 +469,14 @@ static int run_one(const struct tool_scenario *sc, const struct tool_breaker *cf
     rc = run(&s, cfg, ctxs, msg, msg_len);
 out:
     for (uint32_t i = 0; s.hosts != NULL && i < sc->instances; i++) {
-        if (s.hosts[i].client != NULL) {
-            fleet_client_destroy(s.hosts[i].client); /* destroys its breaker */
+        if (s.hosts[i].fleet != NULL) {
+            breaker_redis_close(s.hosts[i].fleet); /* destroys its breaker */
         } else {
             breaker_destroy(s.hosts[i].b);
         }
         free(s.hosts[i].free_workers);
     }
-    fleet_model_destroy(s.model);
+    breaker__redis_inproc_destroy(s.redis);
     tool_heap_free(&s.heap);
     free(s.hosts);
     free(s.workers);

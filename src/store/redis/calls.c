@@ -18,7 +18,8 @@
 static const char *script_text(int script) {
     return script == FLEET_SCRIPT_FLUSH     ? breaker__redis_lua_flush
            : script == FLEET_SCRIPT_ACQUIRE ? breaker__redis_lua_acquire
-                                            : breaker__redis_lua_release;
+           : script == FLEET_SCRIPT_RELEASE ? breaker__redis_lua_release
+                                            : breaker__redis_lua_control;
 }
 
 /* ---- Commands --------------------------------------------------------------------- */
@@ -77,33 +78,48 @@ void breaker__redis_pending_cmd(const breaker_redis *f, struct pending *p,
 
 int breaker__redis_read_answer(const breaker_redis_reply *r, struct breaker__fleet_answer *out) {
     if (r == NULL || r->type != BREAKER_REDIS_REPLY_ARRAY ||
-        (r->elements != ANS_COUNT && r->elements != ANS_WITH_ORDER &&
-         r->elements != ANS_WITH_CONTROLS))
+        (r->elements != ANS_COUNT && r->elements != ANS_WITH_RECORD))
         return 0;
     int64_t v[ANS_COUNT];
     for (size_t i = 0; i < ANS_COUNT; i++) {
         if (r->element[i]->type != BREAKER_REDIS_REPLY_INTEGER) return 0;
         v[i] = r->element[i]->integer;
     }
-    if (!breaker__fleet_answer_read(v, out)) return 0;
-    if (r->elements == ANS_COUNT) return 1; /* no order was ever given */
-    /* The order: three numbers, then who and why. */
-    breaker_redis_reply *const *o = r->element + ANS_ORDER;
-    for (int i = 0; i < 3; i++)
-        if (o[i]->type != BREAKER_REDIS_REPLY_INTEGER) return 0;
-    if (o[3]->type != BREAKER_REDIS_REPLY_STRING || o[4]->type != BREAKER_REDIS_REPLY_STRING)
+    return breaker__fleet_answer_read(v, out);
+}
+
+int breaker__redis_read_record(const breaker_redis_reply *r, struct breaker__fleet_answer *a,
+                               struct breaker__fleet_record *rec, char *why, size_t why_len) {
+    if (!breaker__redis_read_answer(r, a) || r->elements != ANS_WITH_RECORD) {
+        snprintf(why, why_len, "%s",
+                 r != NULL && r->type == BREAKER_REDIS_REPLY_ERROR ? r->str
+                                                                   : "not a control record");
         return 0;
-    if (!breaker__fleet_answer_order(out, o[0]->integer, o[1]->integer, o[2]->integer, o[3]->str,
-                                     o[3]->len, o[4]->str, o[4]->len))
+    }
+    breaker_redis_reply *const *e = r->element;
+    int64_t num[4];
+    static const int at[4] = {ANS_REC_FORCED, ANS_REC_LEFT_US, ANS_REC_SHADOW, ANS_REC_RESET};
+    for (int i = 0; i < 4; i++) {
+        if (e[at[i]]->type != BREAKER_REDIS_REPLY_INTEGER) {
+            snprintf(why, why_len, "the control record: field %d not a number", at[i]);
+            return 0;
+        }
+        num[i] = e[at[i]]->integer;
+    }
+    const char *limits[BREAKER__FLEET_LIMIT_COUNT];
+    for (int i = 0; i < BREAKER__FLEET_LIMIT_COUNT; i++) {
+        const breaker_redis_reply *x = e[ANS_REC_LIMITS + i];
+        limits[i] = x->type == BREAKER_REDIS_REPLY_STRING ? x->str : NULL;
+    }
+    const breaker_redis_reply *who = e[ANS_REC_WHO], *why_r = e[ANS_REC_WHY],
+                              *age = e[ANS_REC_AGE_US];
+    if (who->type != BREAKER_REDIS_REPLY_STRING || why_r->type != BREAKER_REDIS_REPLY_STRING ||
+        age->type != BREAKER_REDIS_REPLY_INTEGER) {
+        snprintf(why, why_len, "the control record: who, why or age of the wrong type");
         return 0;
-    if (r->elements == ANS_WITH_ORDER) return 1; /* no shadow or limits change was made */
-    /* The controls: three numbers, then the limits text. */
-    breaker_redis_reply *const *c = r->element + ANS_SHADOW;
-    for (int i = 0; i < 3; i++)
-        if (c[i]->type != BREAKER_REDIS_REPLY_INTEGER) return 0;
-    if (c[3]->type != BREAKER_REDIS_REPLY_STRING) return 0;
-    return breaker__fleet_answer_controls(out, c[0]->integer, c[1]->integer, c[2]->integer,
-                                          c[3]->str, c[3]->len);
+    }
+    return breaker__fleet_record_read(a->cv, num, who->str, who->len, why_r->str, why_r->len,
+                                      age->integer, limits, rec, why, why_len);
 }
 
 void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt) {
@@ -118,13 +134,27 @@ void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt) {
 
 /* ---- Outside the rounds ----------------------------------------------------------- */
 
+/* A read of the control record (the control script with no change). */
+static void record_read_cmd(const breaker_redis *f, const struct entry *e, struct cmd_args *a,
+                            breaker_redis_command *cmd) {
+    static const char *const none[] = {"", "", ""};
+    script_on(f, e, breaker__redis_lua_control, 3, none, a, cmd);
+}
+
+void breaker__redis_record_cmd(const breaker_redis *f, struct pending *p,
+                               breaker_redis_command *cmd) {
+    record_read_cmd(f, p->e, &p->args, cmd);
+}
+
 /* The flush script with no deltas stores `e->limits` when the name has none
- * yet (so the first to attach wins, not the first to flush), then HGET reads
- * what is stored. Skipped when the name's server is known to be down (the
- * last round failed to reach it); bounded by the transport's timeout. */
-int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *stored,
-                               size_t stored_len, struct breaker__fleet_answer *armed,
-                               bool *answered) {
+ * yet (so the first to attach wins, not the first to flush), then the
+ * control script reads the record, whose limits are the stored ones (and
+ * whose forced state a breaker made now converges to from its first round).
+ * Skipped when the name's server is known to be down (the last round
+ * failed to reach it); bounded by the transport's timeout. */
+int breaker__redis_read_limits(breaker_redis *f, const struct entry *e,
+                               struct breaker__fleet_record *stored,
+                               struct breaker__fleet_answer *armed, bool *answered) {
     char why[256];
     *answered = false;
     struct breaker__fleet_call call;
@@ -133,11 +163,7 @@ int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *st
     struct cmd_args a[2];
     breaker_redis_command cmd[2];
     breaker__redis_script_cmd(f, e, &call, &a[0], &cmd[0]);
-    a[1].argv[0] = "HGET";
-    a[1].argv[1] = e->key[FLEET_KEY_STATE];
-    a[1].argv[2] = "cfg";
-    cmd[1] = (breaker_redis_command){
-        .key = e->key[FLEET_KEY_STATE], .argc = 3, .argv = a[1].argv, .idempotent = 1};
+    record_read_cmd(f, e, &a[1], &cmd[1]);
     breaker_redis_reply *r[2] = {NULL, NULL};
     pthread_mutex_lock(&f->round_mu);
     int ok = f->io->reachable(f->io_ctx, e->key[FLEET_KEY_STATE]) &&
@@ -145,9 +171,8 @@ int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *st
     pthread_mutex_unlock(&f->round_mu);
     /* The state the new breaker is made in (an error reply is none). */
     *answered = ok && breaker__redis_read_answer(r[0], armed);
-    /* A text too long for the limits is not ours: no stored limits. */
-    ok = ok && r[1]->type == BREAKER_REDIS_REPLY_STRING && r[1]->len < stored_len;
-    if (ok) memcpy(stored, r[1]->str, r[1]->len + 1);
+    struct breaker__fleet_answer ra;
+    ok = ok && breaker__redis_read_record(r[1], &ra, stored, why, sizeof why);
     for (int i = 0; i < 2; i++)
         breaker_redis_reply_free(r[i]);
     return ok;
@@ -184,26 +209,4 @@ breaker_redis_reply *breaker__redis_control_call(breaker_redis *f, const struct 
         (void)breaker__fail(BREAKER_EIO, msg, msg_len, "%s: the %s did not reach Redis: %s",
                             e->name, what, why[0] ? why : "no connection");
     return r;
-}
-
-int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind, uint64_t dur_us,
-                              const char *who, const char *why_text, char *msg, size_t msg_len) {
-    char kind_text[4], dur_text[24];
-    snprintf(kind_text, sizeof kind_text, "%d", kind);
-    snprintf(dur_text, sizeof dur_text, "%llu", (unsigned long long)dur_us);
-    const char *args[] = {kind_text, dur_text, who, why_text};
-    breaker_redis_reply *r =
-        breaker__redis_control_call(f, e, breaker__redis_lua_order, 4, args, "order", msg, msg_len);
-    struct breaker__fleet_answer a;
-    int rc = BREAKER_OK;
-    if (r == NULL)
-        rc = BREAKER_EIO; /* msg says why */
-    else if (r->type == BREAKER_REDIS_REPLY_ERROR)
-        rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: Redis refused the order: %s", e->name,
-                           r->str);
-    else if (!breaker__redis_read_answer(r, &a) || a.verdict != VERDICT_APPLIED)
-        rc =
-            breaker__fail(BREAKER_EIO, msg, msg_len, "%s: unexpected answer to the order", e->name);
-    breaker_redis_reply_free(r);
-    return rc;
 }

@@ -62,6 +62,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MS ((uint64_t)1000000)
 /* A name's holder whose view is older than host_stale_ns is stopped, or
@@ -105,6 +106,7 @@ struct entry {
     char name[BREAKER_NAME_MAX + 1];
     char key[FLEET_KEY_COUNT][BREAKER__FLEET_KEY_LEN];
     char limits[BREAKER__FLEET_LIMITS_LEN]; /* the limits as the scripts take them (ARGV 2) */
+    struct breaker__fleet_limits lim;       /* the same, as numbers */
     /* Flusher-only (under round_mu): the protocol's state of this name. */
     struct breaker__fleet_seen seen;
     struct breaker__fleet_follow follow;
@@ -136,6 +138,10 @@ struct entry {
     /* Flusher-only (under round_mu): a call of this name failed this round,
      * an answer of it was decided this round, its last round failed. */
     bool round_failed, round_answered, failed_last;
+    /* Flusher-only: an answer of this round showed another version of the
+     * control record than the one kept (follow.record): it is read after
+     * the answers, in the same round. */
+    bool record_due;
     struct lease leases[LEASE_SLOTS];
 };
 
@@ -147,7 +153,7 @@ struct action {
     breaker *b; /* the breaker it was decided for: skipped if detached since */
     struct breaker__fleet_action act;
     bool check_timeout;
-    /* The fleet's shadow mode and limits, for b (breaker__fleet_decide_controls()). */
+    /* What the control record asks of b (breaker__fleet_converge()). */
     struct breaker__fleet_controls controls;
 };
 
@@ -159,7 +165,7 @@ enum { PENDING_SCRIPT, PENDING_READ, PENDING_TIME };
 
 /* A command's arguments, kept with it for the exchange: a script's numkeys,
  * keys, TTL, limits and call arguments, or HMGET's key and fields. */
-#define BREAKER__REDIS_CMD_ARGS (2 + FLEET_KEY_COUNT + 2 + BREAKER__FLEET_CALL_ARGS + 8)
+#define BREAKER__REDIS_CMD_ARGS 48 /* the control script's, the longest: 8 + 3 + 18 pairs */
 struct cmd_args {
     int argc;
     const char *argv[BREAKER__REDIS_CMD_ARGS > 2 + BREAKER__FLEET_READ_FIELDS
@@ -290,11 +296,24 @@ static inline breaker *breaker__redis_entry_b(const struct entry *e) {
 }
 
 /* The local breaker as the protocol takes it: its generation first, then
- * its state, read without applying a transition (a round holds round_mu). */
-static inline struct breaker__fleet_local breaker__redis_local(breaker *b) {
+ * its state, read without applying a transition (a round holds round_mu),
+ * and what is left of its open wait. With `full`, also its shadow mode and
+ * limits (breaker__fleet_converge() compares them with the record). */
+static inline struct breaker__fleet_local breaker__redis_local(breaker *b, bool full) {
     struct breaker__fleet_local l;
+    memset(&l, 0, sizeof l);
     l.gen = breaker_generation(b);
-    l.state = breaker_state_peek(b);
+    breaker_stats s;
+    breaker_stats_peek(b, &s);
+    l.state = s.state;
+    uint64_t now = breaker_now_ns(b);
+    l.open_left_ns = s.state == BREAKER_OPEN && s.open_until_ns > now ? s.open_until_ns - now : 0;
+    if (full) {
+        l.shadow = breaker_shadow(b);
+        breaker_config c;
+        breaker_get_config(b, &c);
+        breaker__fleet_limits_of(&c, &l.limits);
+    }
     return l;
 }
 
@@ -339,10 +358,10 @@ static inline uint64_t breaker__redis_budget(uint64_t srtt, uint64_t budget, uin
     return b;
 }
 
-/* fleet.c: an order (FLEET_ORDER_*, its time left, sequence, who and why)
- * as breaker_redis_order_get() and breaker_redis_status() report it. */
-void breaker__redis_order_out(int order, uint64_t left_us, uint64_t seq, const char *who,
-                              const char *why, breaker_redis_order *out);
+/* fleet.c: the control record `rec` as breaker_redis_control_get() and
+ * breaker_redis_status() report it, the stored limits over `base`. */
+void breaker__redis_control_state_of(const struct breaker__fleet_record *rec,
+                                     const breaker_config *base, breaker_redis_control_state *out);
 
 /* fleet.c: the entry of `b`, or NULL. Lock-free. */
 struct entry *breaker__redis_find_entry(breaker_redis *f, const breaker *b);
@@ -363,15 +382,24 @@ int breaker__redis_read_answer(const breaker_redis_reply *r, struct breaker__fle
 /* An answered exchange took `rtt` ns: the smoothed round trip and the probe
  * budget that follows it. */
 void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt);
-/* Attach: the stored limits of `e`'s name (keys and limits set), one round
- * trip to its server under round_mu; the answer of its flush without deltas
- * in `*armed` (the generation the new breaker's evidence starts in: the
- * protocol's breaker__fleet_follow_armed()), `*answered` saying whether
- * there was one. Skipped while the name's server is known to be down.
- * @return 1 with the text in `stored`, or 0. */
-int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *stored,
-                               size_t stored_len, struct breaker__fleet_answer *armed,
-                               bool *answered);
+/* @return 1 with the answer and the record when `r` is the control
+ * script's answer, or 0 with `why`. */
+int breaker__redis_read_record(const breaker_redis_reply *r, struct breaker__fleet_answer *a,
+                               struct breaker__fleet_record *rec, char *why, size_t why_len);
+/* The round's follow-up call `p` (its entry's record changed): a read of
+ * the control record. */
+void breaker__redis_record_cmd(const breaker_redis *f, struct pending *p,
+                               breaker_redis_command *cmd);
+/* Attach: the control record of `e`'s name (keys and limits set), its
+ * limits the stored ones, one round trip to its server under round_mu; the
+ * answer of its flush without deltas in `*armed` (the generation the new
+ * breaker's evidence starts in: the protocol's
+ * breaker__fleet_follow_armed()), `*answered` saying whether there was one.
+ * Skipped while the name's server is known to be down. @return 1 with
+ * `stored`, or 0. */
+int breaker__redis_read_limits(breaker_redis *f, const struct entry *e,
+                               struct breaker__fleet_record *stored,
+                               struct breaker__fleet_answer *armed, bool *answered);
 /* One command outside the rounds (an operator's call) on the server of
  * `e`'s name, under round_mu; `idempotent` as breaker_redis_command's;
  * `what` names it in an I/O error's reason. @return the reply (the caller
@@ -379,20 +407,13 @@ int breaker__redis_read_limits(breaker_redis *f, const struct entry *e, char *st
 breaker_redis_reply *breaker__redis_command_once(breaker_redis *f, const struct entry *e, int argc,
                                                  const char **argv, int idempotent,
                                                  const char *what, char *why, size_t why_len);
-/* EVAL of `script` on `e`'s keys with the TTL, `e`'s limits and `args`
- * (at most 7), by breaker__redis_command_once() (sent once). @return the
- * reply, or NULL with `msg` saying the call did not reach Redis
- * (BREAKER_EIO). */
+/* `script` on `e`'s keys with the TTL, `e`'s limits and `args` (at most
+ * 40), sent once. @return the reply, or NULL with `msg` saying the call did
+ * not reach Redis (BREAKER_EIO). */
 breaker_redis_reply *breaker__redis_control_call(breaker_redis *f, const struct entry *e,
                                                  const char *script, int argc,
                                                  const char *const *args, const char *what,
                                                  char *msg, size_t msg_len);
-/* The order script on `e`'s keys (lua/order.lua): kind FLEET_ORDER_*, its
- * time in µs, who and why (checked by the caller). Takes round_mu.
- * @return BREAKER_OK, or BREAKER_EIO with `msg`. */
-int breaker__redis_order_call(breaker_redis *f, const struct entry *e, int kind, uint64_t dur_us,
-                              const char *who, const char *why, char *msg, size_t msg_len);
-
 /* ---- cause.c ------------------------------------------------------------------ */
 
 /* The cause of a failed round whose reason is `why`: BREAKER_REDIS_MISCONFIGURED

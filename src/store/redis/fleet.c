@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L /* pipe */
 
 #include "store/redis/client.h"
+#include "store/redis/scripts.h"
 
 #include "common/message.h"
 #include "common/splitmix.h"
@@ -238,15 +239,17 @@ static int grow_round(breaker_redis *f, uint32_t names) {
 /* The local breaker for `name`, made from `cfg` (NULL: the defaults) with
  * `owner` and the fleet's probe gate; or, when Redis holds other limits
  * for the name (the first attacher's: they win, as in a store file), made
- * again with those over `cfg` (`*differs`). Its limits text in `limits`;
- * the fleet's state it is made in in `*armed` when `*answered`.
+ * again with those over `cfg` (`*differs`). Its limits in `lim`; the
+ * fleet's state it is made in in `*armed` when `*answered`.
  * @return BREAKER_OK, or an error with `msg`. */
 static int make_local(breaker_redis *f, const char *name, const breaker_config *cfg,
-                      const breaker_owner *owner, breaker **out, char *limits, bool *differs,
-                      struct breaker__fleet_answer *armed, bool *answered, char *msg,
+                      const breaker_owner *owner, breaker **out, struct breaker__fleet_limits *lim,
+                      bool *differs, struct breaker__fleet_answer *armed, bool *answered,
+                      struct breaker__fleet_record *rec, bool *recorded, char *msg,
                       size_t msg_len) {
     *differs = false;
     *answered = false;
+    *recorded = false;
     /* The fleet's scope rides on the handle: its probes ask for leases. */
     const breaker_probe_gate gate = {.admit = breaker__redis_gate_admit,
                                      .settle = breaker__redis_gate_settle,
@@ -259,7 +262,7 @@ static int make_local(breaker_redis *f, const char *name, const breaker_config *
                              breaker_strerror(rc));
     breaker_config eff;
     breaker_get_config(b, &eff); /* defaults applied */
-    breaker__fleet_limits_text(&eff, limits, BREAKER__FLEET_LIMITS_LEN);
+    breaker__fleet_limits_of(&eff, lim);
     struct entry *probe = calloc(1, sizeof *probe); /* the keys and limits a call needs */
     if (probe == NULL) {
         breaker_destroy(b);
@@ -267,19 +270,18 @@ static int make_local(breaker_redis *f, const char *name, const breaker_config *
     }
     for (int i = 0; i < FLEET_KEY_COUNT; i++)
         breaker__fleet_key(name, i, probe->key[i], sizeof probe->key[i]);
-    memcpy(probe->limits, limits, BREAKER__FLEET_LIMITS_LEN);
-    char stored[BREAKER__FLEET_LIMITS_LEN];
+    breaker__fleet_limits_format(lim, probe->limits, sizeof probe->limits);
     breaker_config theirs = eff;
     bool other = false;
     /* Stored limits that are not limits (protocol.c says which field) are
      * ignored, as none: this host's own decide locally. */
-    if (breaker__redis_read_limits(f, probe, stored, sizeof stored, armed, answered) &&
-        breaker__fleet_limits_adopt(stored, &theirs, &other, NULL, 0) && other) {
+    *recorded = breaker__redis_read_limits(f, probe, rec, armed, answered);
+    if (*recorded && breaker__fleet_limits_adopt(&rec->limits, &theirs, &other, NULL, 0) && other) {
         breaker *again = NULL;
         if (breaker_create_bound(&theirs, owner, &gate, &again) == BREAKER_OK) {
             breaker_destroy(b);
             b = again;
-            breaker__fleet_limits_text(&theirs, limits, BREAKER__FLEET_LIMITS_LEN);
+            breaker__fleet_limits_of(&theirs, lim);
             *differs = true;
         }
     }
@@ -296,7 +298,7 @@ static int make_local(breaker_redis *f, const char *name, const breaker_config *
         if (rc == BREAKER_CONFIG_DIFFERS) *differs = true;
         if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) return rc;
         breaker_get_config(b, &use);
-        breaker__fleet_limits_text(&use, limits, BREAKER__FLEET_LIMITS_LEN);
+        breaker__fleet_limits_of(&use, lim);
     }
     *out = b;
     return BREAKER_OK;
@@ -318,13 +320,17 @@ static void join_degraded(breaker_redis *f, struct entry *e) {
  * the fleet's state `armed` (NULL: not known): its keys are right and its
  * lease slots may still hold results to send. Re-armed under round_mu, as
  * the flusher reads these fields. */
-static void rearm(breaker_redis *f, struct entry *e, breaker *b, const char *limits,
-                  const struct breaker__fleet_answer *armed) {
+static void rearm(breaker_redis *f, struct entry *e, breaker *b,
+                  const struct breaker__fleet_limits *lim,
+                  const struct breaker__fleet_answer *armed,
+                  const struct breaker__fleet_record *rec) {
     pthread_mutex_lock(&f->round_mu);
-    memcpy(e->limits, limits, BREAKER__FLEET_LIMITS_LEN);
+    e->lim = *lim;
+    breaker__fleet_limits_format(lim, e->limits, sizeof e->limits);
     breaker__redis_host_attached(f, e, b); /* the baseline: b's counters */
     breaker__fleet_follow_rearm(&e->follow);
     breaker__fleet_follow_armed(&e->follow, armed);
+    if (rec != NULL) breaker__fleet_record_keep(&e->follow, rec, breaker__redis_now(f));
     atomic_store_explicit(&e->gate_until_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&e->followed_gen, 0, memory_order_relaxed);
     join_degraded(f, e);
@@ -335,8 +341,10 @@ static void rearm(breaker_redis *f, struct entry *e, breaker *b, const char *lim
 /* Under attach_mu: a new entry for `name` and `b` (made in the fleet's
  * state `armed`, NULL: not known), published to the flusher and to
  * lookups. @return BREAKER_OK, BREAKER_REGISTRY_FULL or BREAKER_ENOMEM. */
-static int add_entry(breaker_redis *f, const char *name, breaker *b, const char *limits,
-                     const struct breaker__fleet_answer *armed, struct entry **out) {
+static int add_entry(breaker_redis *f, const char *name, breaker *b,
+                     const struct breaker__fleet_limits *lim,
+                     const struct breaker__fleet_answer *armed,
+                     const struct breaker__fleet_record *rec, struct entry **out) {
     uint32_t n = atomic_load_explicit(&f->count, memory_order_relaxed); /* under attach_mu */
     if (n >= f->max_names) return BREAKER_REGISTRY_FULL;
     if (!grow_round(f, n + 1)) return BREAKER_ENOMEM;
@@ -348,7 +356,9 @@ static int add_entry(breaker_redis *f, const char *name, breaker *b, const char 
      * was made in. */
     breaker__redis_host_attached(f, e, b);
     breaker__fleet_follow_armed(&e->follow, armed);
-    memcpy(e->limits, limits, BREAKER__FLEET_LIMITS_LEN);
+    if (rec != NULL) breaker__fleet_record_keep(&e->follow, rec, breaker__redis_now(f));
+    e->lim = *lim;
+    breaker__fleet_limits_format(lim, e->limits, sizeof e->limits);
     snprintf(e->name, sizeof e->name, "%s", name);
     for (int i = 0; i < FLEET_KEY_COUNT; i++)
         breaker__fleet_key(name, i, e->key[i], sizeof e->key[i]);
@@ -415,18 +425,21 @@ static int attach_entry(breaker_redis *f, const char *name, const breaker_config
     if (rc != BREAKER_OK) return rc;
     if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
     breaker *b = NULL;
-    char limits[BREAKER__FLEET_LIMITS_LEN];
-    bool differs = false, answered = false;
+    struct breaker__fleet_limits lim;
+    bool differs = false, answered = false, recorded = false;
     struct breaker__fleet_answer armed;
-    rc = make_local(f, name, cfg, owner, &b, limits, &differs, &armed, &answered, msg, msg_len);
+    struct breaker__fleet_record rec;
+    rc = make_local(f, name, cfg, owner, &b, &lim, &differs, &armed, &answered, &rec, &recorded,
+                    msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     const struct breaker__fleet_answer *made_in = answered ? &armed : NULL;
     pthread_mutex_lock(&f->attach_mu);
     struct entry *e = find_name(f, name, shared, &rc);
+    const struct breaker__fleet_record *in_force = recorded ? &rec : NULL;
     if (e != NULL)
-        rearm(f, e, b, limits, made_in);
+        rearm(f, e, b, &lim, made_in, in_force);
     else if (rc == BREAKER_OK)
-        rc = add_entry(f, name, b, limits, made_in, &e);
+        rc = add_entry(f, name, b, &lim, made_in, in_force, &e);
     pthread_mutex_unlock(&f->attach_mu);
     if (rc != BREAKER_OK) {
         breaker_destroy(b);
@@ -492,7 +505,7 @@ int breaker_redis_detach(breaker_redis *f, breaker *b) {
     return BREAKER_OK;
 }
 
-/* ---- Fleet-wide orders ---------------------------------------------------------*/
+/* ---- The fleet's controls ---------------------------------------------------------*/
 
 _Static_assert(BREAKER_REDIS_WHO_MAX == BREAKER__FLEET_WHO_MAX, "the scripts' bound");
 _Static_assert(BREAKER_REDIS_WHY_MAX == BREAKER__FLEET_WHY_MAX, "the scripts' bound");
@@ -508,84 +521,90 @@ static struct entry *attached(breaker_redis *f, const char *name, char *msg, siz
     return NULL;
 }
 
-/* who and why, checked. */
-static int check_who_why(const char *who, const char *why, char *msg, size_t msg_len) {
-    int rc = breaker__text_check("who", who, BREAKER_REDIS_WHO_MAX, msg, msg_len);
-    return rc == BREAKER_OK ? breaker__text_check("why", why, BREAKER_REDIS_WHY_MAX, msg, msg_len)
-                            : rc;
+void breaker_redis_control_init(breaker_redis_control *c) {
+    memset(c, 0, sizeof *c);
+    c->forced = BREAKER_CLOSED;
 }
 
-static int order(breaker_redis *f, const char *name, int kind, uint64_t for_ns, const char *who,
-                 const char *why, char *msg, size_t msg_len) {
-    int rc = check_who_why(who, why, msg, msg_len);
-    if (rc != BREAKER_OK) return rc;
-    if (for_ns != 0 && (for_ns < MS || for_ns / 1000 > BREAKER__FLEET_MAX_DURATION_US))
-        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                             "for: must be 0 (no end) or 1 ms .. 365 days (got %llu ns)",
-                             (unsigned long long)for_ns);
-    struct entry *e = attached(f, name, msg, msg_len);
-    if (e == NULL) return BREAKER_EINVAL;
-    rc = breaker__redis_order_call(f, e, kind, for_ns / 1000, who ? who : "", why ? why : "", msg,
-                                   msg_len);
-    if (rc == BREAKER_OK) breaker__redis_wake_flusher(f); /* this host's own, at once */
-    return rc;
+/* `c` checked, as the control script's arguments in `args` (texts kept in
+ * `buf`). @return the count, or -1 with `msg` (BREAKER_EINVAL). */
+#define CONTROL_ARGS 40
+static int control_args(const breaker_redis_control *c, const char *args[CONTROL_ARGS],
+                        char buf[][32], char *msg, size_t msg_len) {
+    const unsigned known = BREAKER_REDIS_SET_FORCED | BREAKER_REDIS_SET_SHADOW |
+                           BREAKER_REDIS_SET_LIMITS | BREAKER_REDIS_RESET;
+    if (c->set == 0 || (c->set & ~known) != 0) {
+        (void)breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                            "set: BREAKER_REDIS_SET_FORCED, _SET_SHADOW, _SET_LIMITS or "
+                            "BREAKER_REDIS_RESET, or-ed (got %#x)",
+                            c->set);
+        return -1;
+    }
+    int rc = breaker__text_check("who", c->who, BREAKER_REDIS_WHO_MAX, msg, msg_len);
+    if (rc == BREAKER_OK)
+        rc = breaker__text_check("why", c->why, BREAKER_REDIS_WHY_MAX, msg, msg_len);
+    if (rc != BREAKER_OK) return -1;
+    int n = 0, k = 0;
+    snprintf(buf[k], 32, "%llu", (unsigned long long)c->expect_version);
+    args[n++] = c->expect_version != 0 ? buf[k++] : "";
+    args[n++] = c->who != NULL ? c->who : "";
+    args[n++] = c->why != NULL ? c->why : "";
+    if (c->set & BREAKER_REDIS_RESET) {
+        args[n++] = "reset";
+        args[n++] = "1";
+    }
+    if (c->set & BREAKER_REDIS_SET_FORCED) {
+        if (c->forced != BREAKER_FORCED_OPEN && c->forced != BREAKER_FORCED_CLOSED) {
+            (void)breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                                "forced: BREAKER_FORCED_OPEN or BREAKER_FORCED_CLOSED (got %d)",
+                                (int)c->forced);
+            return -1;
+        }
+        if (c->for_ns != 0 &&
+            (c->for_ns < MS || c->for_ns / 1000 > BREAKER__FLEET_MAX_DURATION_US)) {
+            (void)breaker__fail(BREAKER_EINVAL, msg, msg_len,
+                                "for_ns: 0 (no end) or 1 ms .. 365 days (got %llu ns)",
+                                (unsigned long long)c->for_ns);
+            return -1;
+        }
+        args[n++] = "forced";
+        args[n++] = c->forced == BREAKER_FORCED_OPEN ? "open" : "closed";
+        args[n++] = "for";
+        snprintf(buf[k], 32, "%llu", (unsigned long long)(c->for_ns / 1000));
+        args[n++] = buf[k++];
+    }
+    if (c->set & BREAKER_REDIS_SET_SHADOW) {
+        args[n++] = "shadow";
+        args[n++] = c->shadow ? "1" : "0";
+    }
+    if (c->set & BREAKER_REDIS_SET_LIMITS) {
+        if (breaker_config_validate(&c->limits, msg, msg_len) != BREAKER_OK) return -1;
+        struct breaker__fleet_limits l;
+        breaker__fleet_limits_of(&c->limits, &l);
+        char text[BREAKER__FLEET_LIMITS_LEN];
+        breaker__fleet_limits_format(&l, text, sizeof text);
+        /* "name=value ..." as name, value pairs. */
+        char *save = NULL;
+        for (char *tok = strtok_r(text, " ", &save); tok != NULL;
+             tok = strtok_r(NULL, " ", &save)) {
+            char *eq = strchr(tok, '=');
+            if (eq == NULL || k + 2 > CONTROL_ARGS) break;
+            *eq = '\0';
+            snprintf(buf[k], 32, "%s", tok);
+            args[n++] = buf[k++];
+            snprintf(buf[k], 32, "%s", eq + 1);
+            args[n++] = buf[k++];
+        }
+    }
+    return n;
 }
 
-int breaker_redis_force(breaker_redis *f, const char *name, enum breaker_state state,
-                        uint64_t for_ns, const char *who, const char *why, char *msg,
-                        size_t msg_len) {
-    if (state != BREAKER_FORCED_OPEN && state != BREAKER_FORCED_CLOSED)
-        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                             "state: BREAKER_FORCED_OPEN or BREAKER_FORCED_CLOSED (got %d)",
-                             (int)state);
-    return order(f, name, state == BREAKER_FORCED_OPEN ? FLEET_ORDER_OPEN : FLEET_ORDER_CLOSED,
-                 for_ns, who, why, msg, msg_len);
-}
-
-int breaker_redis_open_for(breaker_redis *f, const char *name, uint64_t wait_ns, const char *who,
-                           const char *why, char *msg, size_t msg_len) {
-    if (wait_ns == 0)
-        return breaker__fail(BREAKER_EINVAL, msg, msg_len, "for: must be 1 ms .. 365 days (got 0)");
-    return order(f, name, FLEET_ORDER_OPEN, wait_ns, who, why, msg, msg_len);
-}
-
-int breaker_redis_reset(breaker_redis *f, const char *name, const char *who, const char *why,
-                        char *msg, size_t msg_len) {
-    return order(f, name, FLEET_ORDER_RESET, 0, who, why, msg, msg_len);
-}
-
-int breaker_redis_order_get(breaker_redis *f, breaker *b, breaker_redis_order *out) {
-    memset(out, 0, sizeof *out);
-    struct entry *e = breaker__redis_find_entry(f, b);
-    if (e == NULL) return BREAKER_EINVAL;
-    pthread_mutex_lock(&f->round_mu); /* the flusher writes follow under it */
-    const struct breaker__fleet_follow *fo = &e->follow;
-    breaker__redis_order_out(fo->order, fo->order_left_us, fo->order_seq, fo->order_who,
-                             fo->order_why, out);
-    pthread_mutex_unlock(&f->round_mu);
-    return BREAKER_OK;
-}
-
-void breaker__redis_order_out(int order, uint64_t left_us, uint64_t seq, const char *who,
-                              const char *why, breaker_redis_order *out) {
-    out->seq = seq;
-    out->left_ns = left_us * 1000;
-    out->state = order == FLEET_ORDER_OPEN     ? (left_us ? BREAKER_OPEN : BREAKER_FORCED_OPEN)
-                 : order == FLEET_ORDER_CLOSED ? BREAKER_FORCED_CLOSED
-                                               : BREAKER_CLOSED;
-    snprintf(out->who, sizeof out->who, "%s", who);
-    snprintf(out->why, sizeof out->why, "%s", why);
-}
-
-/* ---- Fleet-wide shadow mode and limits -------------------------------------------*/
-
-/* A control script's answer (`what`: "shadow mode", "limits change"):
- * @return BREAKER_OK; BREAKER_STALE (CONFLICT: the limits moved since they
- * were read); BREAKER_EINVAL (the script refused the arguments: ERR
- * breaker, REFUSED); BREAKER_EIO; each with `msg`. Frees `r`. */
-static int control_answer(const struct entry *e, breaker_redis_reply *r, const char *what,
-                          char *msg, size_t msg_len) {
-    struct breaker__fleet_answer a;
+/* The control script's answer `r` (freed): @return BREAKER_OK; BREAKER_STALE
+ * (CONFLICT: the record moved since it was read); BREAKER_EINVAL (the
+ * script refused the arguments: ERR breaker, REFUSED); BREAKER_EIO; each
+ * with `msg`; `rec` set on BREAKER_OK when not NULL. */
+static int control_answer(const struct entry *e, breaker_redis_reply *r,
+                          struct breaker__fleet_record *rec, char *msg, size_t msg_len) {
     int rc = BREAKER_OK;
     if (r == NULL) return BREAKER_EIO; /* msg says why */
     if (r->type == BREAKER_REDIS_REPLY_ERROR) {
@@ -594,154 +613,80 @@ static int control_answer(const struct entry *e, breaker_redis_reply *r, const c
         bool args = strncmp(t, "ERR breaker: ", 13) == 0;
         rc = conflict ? BREAKER_STALE : refused || args ? BREAKER_EINVAL : BREAKER_EIO;
         (void)breaker__fail(rc, msg, msg_len, "%s: %s%s", e->name,
-                            rc == BREAKER_EIO ? "Redis refused the change: " : "",
+                            rc == BREAKER_EIO ? "Redis refused the control: " : "",
                             conflict  ? t + 9
                             : refused ? t + 8
                             : args    ? t + 13
                                       : t);
-    } else if (!breaker__redis_read_answer(r, &a) || a.verdict != VERDICT_APPLIED) {
-        rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: unexpected answer to the %s", e->name,
-                           what);
+    } else {
+        struct breaker__fleet_answer a;
+        struct breaker__fleet_record got;
+        char why[200];
+        if (!breaker__redis_read_record(r, &a, &got, why, sizeof why))
+            rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: %s: %s", e->key[FLEET_KEY_STATE],
+                               why, "a corrupt state: the next round rebuilds it");
+        else if (rec != NULL)
+            *rec = got;
     }
     breaker_redis_reply_free(r);
     return rc;
 }
 
-int breaker_redis_set_shadow(breaker_redis *f, const char *name, int on, const char *who,
-                             const char *why, char *msg, size_t msg_len) {
-    int rc = check_who_why(who, why, msg, msg_len);
-    if (rc != BREAKER_OK) return rc;
+int breaker_redis_control_apply(breaker_redis *f, const char *name, const breaker_redis_control *c,
+                                char *msg, size_t msg_len) {
+    const char *args[CONTROL_ARGS];
+    char buf[CONTROL_ARGS][32];
+    int n = control_args(c, args, buf, msg, msg_len);
+    if (n < 0) return BREAKER_EINVAL;
     struct entry *e = attached(f, name, msg, msg_len);
     if (e == NULL) return BREAKER_EINVAL;
-    const char *args[] = {on ? "1" : "0", who ? who : "", why ? why : ""};
-    breaker_redis_reply *r = breaker__redis_control_call(f, e, breaker__redis_lua_shadow, 3, args,
-                                                         "shadow mode", msg, msg_len);
-    rc = control_answer(e, r, "shadow mode", msg, msg_len);
+    /* What the error says did not reach Redis, as the operator put it. */
+    const char *what = c->set == BREAKER_REDIS_SET_SHADOW   ? "shadow mode"
+                       : c->set == BREAKER_REDIS_SET_LIMITS ? "limits change"
+                       : (c->set & (BREAKER_REDIS_SET_SHADOW | BREAKER_REDIS_SET_LIMITS)) == 0
+                           ? "order"
+                           : "control";
+    breaker_redis_reply *r =
+        breaker__redis_control_call(f, e, breaker__redis_lua_control, n, args, what, msg, msg_len);
+    int rc = control_answer(e, r, NULL, msg, msg_len);
     if (rc == BREAKER_OK) breaker__redis_wake_flusher(f); /* this host's own, at once */
     return rc;
 }
 
-int breaker_redis_reconfigure(breaker_redis *f, const char *name, const breaker_config *cfg,
-                              uint64_t expected_generation, const char *who, const char *why,
+void breaker__redis_control_state_of(const struct breaker__fleet_record *rec,
+                                     const breaker_config *base, breaker_redis_control_state *out) {
+    out->version = rec->version;
+    out->forced = rec->forced == FLEET_FORCED_OPEN
+                      ? (rec->left_us ? BREAKER_OPEN : BREAKER_FORCED_OPEN)
+                  : rec->forced == FLEET_FORCED_CLOSED ? BREAKER_FORCED_CLOSED
+                                                       : BREAKER_CLOSED;
+    out->left_ns = rec->left_us * 1000;
+    out->shadow = rec->shadow;
+    out->reset_generation = rec->reset_gen;
+    out->limits = *base;
+    breaker__fleet_limits_apply(&rec->limits, &out->limits);
+    memcpy(out->who, rec->who, sizeof out->who);
+    memcpy(out->why, rec->why, sizeof out->why);
+    out->age_ns = rec->age_us * 1000;
+}
+
+int breaker_redis_control_get(breaker_redis *f, const char *name, breaker_redis_control_state *out,
                               char *msg, size_t msg_len) {
-    int rc = check_who_why(who, why, msg, msg_len);
-    if (rc == BREAKER_OK) rc = breaker_config_validate(cfg, msg, msg_len);
-    if (rc != BREAKER_OK) return rc;
-    if (expected_generation > (uint64_t)BREAKER__FLEET_BIG)
-        return breaker__fail(
-            BREAKER_EINVAL, msg, msg_len, "expected_generation: %llu, at most %lld",
-            (unsigned long long)expected_generation, (long long)BREAKER__FLEET_BIG);
-    struct entry *e = attached(f, name, msg, msg_len);
-    if (e == NULL) return BREAKER_EINVAL;
-    /* The defaults applied, as an attach sends them. */
-    breaker *tmp = NULL;
-    if (breaker_create(cfg, &tmp) != BREAKER_OK)
-        return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
-    breaker_config eff;
-    breaker_get_config(tmp, &eff);
-    breaker_destroy(tmp);
-    char text[BREAKER__FLEET_LIMITS_LEN], gen[24];
-    breaker__fleet_limits_text(&eff, text, sizeof text);
-    snprintf(gen, sizeof gen, "%llu", (unsigned long long)expected_generation);
-    const char *args[] = {text, gen, who ? who : "", why ? why : ""};
-    breaker_redis_reply *r = breaker__redis_control_call(f, e, breaker__redis_lua_reconfig, 4, args,
-                                                         "limits change", msg, msg_len);
-    rc = control_answer(e, r, "limits change", msg, msg_len);
-    if (rc == BREAKER_OK) breaker__redis_wake_flusher(f); /* this host's own, at once */
-    return rc;
-}
-
-/* A field of an HMGET reply: its text, or "" (absent). */
-static const char *field_text(const breaker_redis_reply *r, size_t i) {
-    const breaker_redis_reply *x = r->element[i];
-    return x->type == BREAKER_REDIS_REPLY_STRING ? x->str : "";
-}
-
-/* A stored number of `field` (`text`: "" is 0) at most 2^52. @return 1, or 0 with msg. */
-static int stored_number(const struct entry *e, const char *field, const char *text, uint64_t max,
-                         uint64_t *out, char *msg, size_t msg_len) {
-    char *end = NULL;
-    *out = 0;
-    if (text[0] == '\0') return 1;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (text[0] >= '0' && text[0] <= '9' && *end == '\0' && strlen(text) <= 16 && v <= max) {
-        *out = v;
-        return 1;
-    }
-    (void)breaker__fail(BREAKER_EIO, msg, msg_len,
-                        "%s: field %s = %.40s, expected 0..%llu (a corrupt state: the next "
-                        "flush rebuilds it)",
-                        e->key[FLEET_KEY_STATE], field, text, (unsigned long long)max);
-    return 0;
-}
-
-/* A stored who or why text (element `i` of `r`, field `field`) of at most
- * `max` bytes, as the scripts check it. @return 1, or 0 with msg. */
-static int stored_text(const struct entry *e, const breaker_redis_reply *r, size_t i,
-                       const char *field, size_t max, char *msg, size_t msg_len) {
-    const breaker_redis_reply *x = r->element[i];
-    if (x->type != BREAKER_REDIS_REPLY_STRING || x->len <= max) return 1;
-    (void)breaker__fail(BREAKER_EIO, msg, msg_len,
-                        "%s: field %s: %zu bytes, expected at most %zu (a corrupt state: the next "
-                        "flush rebuilds it)",
-                        e->key[FLEET_KEY_STATE], field, x->len, max);
-    return 0;
-}
-
-int breaker_redis_limits_get(breaker_redis *f, const char *name, breaker_redis_limits *out,
-                             char *msg, size_t msg_len) {
     memset(out, 0, sizeof *out);
     struct entry *e = attached(f, name, msg, msg_len);
     if (e == NULL) return BREAKER_EINVAL;
     breaker *b = breaker__redis_entry_b(e);
     if (b == NULL) return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: detached", name);
-    const char *argv[] = {
-        "HMGET", e->key[FLEET_KEY_STATE], "cfg", "cg", "cw", "cy", "sh", "sseq", "sw", "sy"};
-    enum { ARGC = sizeof argv / sizeof argv[0], FIELDS = ARGC - 2 };
-    char why[256];
-    breaker_redis_reply *r =
-        breaker__redis_command_once(f, e, ARGC, argv, 1, "read", why, sizeof why);
-    if (r == NULL)
-        return breaker__fail(BREAKER_EIO, msg, msg_len, "%s: the read did not reach Redis: %s",
-                             name, why);
-    int rc = BREAKER_OK;
-    if (r->type != BREAKER_REDIS_REPLY_ARRAY || r->elements != FIELDS) {
-        rc = breaker__fail(BREAKER_EIO, msg, msg_len, "%s: unexpected answer to HMGET: %s", name,
-                           r->type == BREAKER_REDIS_REPLY_ERROR ? r->str : "not an array");
-    } else if (r->element[0]->type != BREAKER_REDIS_REPLY_STRING) {
-        rc = breaker__fail(BREAKER_EIO, msg, msg_len,
-                           "%s: no state in Redis yet (the next flush stores the limits)", name);
-    } else {
-        struct breaker__fleet_limits l;
-        char bad[160];
-        uint64_t shadow = 0;
-        breaker_get_config(b, &out->config);
-        if (!breaker__fleet_limits_parse(field_text(r, 0), &l, bad, sizeof bad) ||
-            !breaker__fleet_limits_check(&l, bad, sizeof bad))
-            rc = breaker__fail(BREAKER_EIO, msg, msg_len,
-                               "%s: field cfg: %s (a corrupt state: the next flush rebuilds it)",
-                               e->key[FLEET_KEY_STATE], bad);
-        else if (!stored_number(e, "cg", field_text(r, 1), (uint64_t)BREAKER__FLEET_BIG,
-                                &out->generation, msg, msg_len) ||
-                 !stored_number(e, "sh", field_text(r, 4), 1, &shadow, msg, msg_len) ||
-                 !stored_number(e, "sseq", field_text(r, 5), (uint64_t)BREAKER__FLEET_BIG,
-                                &out->shadow_seq, msg, msg_len) ||
-                 !stored_text(e, r, 2, "cw", BREAKER_REDIS_WHO_MAX, msg, msg_len) ||
-                 !stored_text(e, r, 3, "cy", BREAKER_REDIS_WHY_MAX, msg, msg_len) ||
-                 !stored_text(e, r, 6, "sw", BREAKER_REDIS_WHO_MAX, msg, msg_len) ||
-                 !stored_text(e, r, 7, "sy", BREAKER_REDIS_WHY_MAX, msg, msg_len))
-            rc = BREAKER_EIO;
-        if (rc == BREAKER_OK) {
-            breaker__fleet_limits_apply(&l, &out->config);
-            out->shadow = (int)shadow;
-            snprintf(out->who, sizeof out->who, "%s", field_text(r, 2));
-            snprintf(out->why, sizeof out->why, "%s", field_text(r, 3));
-            snprintf(out->shadow_who, sizeof out->shadow_who, "%s", field_text(r, 6));
-            snprintf(out->shadow_why, sizeof out->shadow_why, "%s", field_text(r, 7));
-        }
-    }
-    breaker_redis_reply_free(r);
-    return rc;
+    static const char *const none[] = {"", "", ""};
+    breaker_redis_reply *r = breaker__redis_control_call(f, e, breaker__redis_lua_control, 3, none,
+                                                         "read", msg, msg_len);
+    struct breaker__fleet_record rec;
+    int rc = control_answer(e, r, &rec, msg, msg_len);
+    if (rc != BREAKER_OK) return rc;
+    breaker_config base;
+    breaker_get_config(b, &base);
+    breaker__redis_control_state_of(&rec, &base, out);
+    return BREAKER_OK;
 }
 
 static const breaker_backend_ops backend_ops = {
@@ -856,7 +801,7 @@ void breaker_redis_stats_get(breaker_redis *f, breaker_redis_stats *out) {
     "breaker_fleet_redirects_total{kind=\"moved\"} %llu\n"                                        \
     "breaker_fleet_redirects_total{kind=\"ask\"} %llu\n"                                          \
     "# HELP breaker_fleet_shadow_applied_total Local breakers whose shadow mode the fleet's "     \
-    "breaker_redis_set_shadow() turned on or off.\n"                                              \
+    "control record turned on or off.\n"                                                          \
     "# TYPE breaker_fleet_shadow_applied_total counter\n"                                         \
     "breaker_fleet_shadow_applied_total %llu\n"                                                   \
     "# HELP breaker_fleet_reconfigs_total The fleet's new stored limits, by what the local "      \

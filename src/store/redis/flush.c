@@ -21,6 +21,10 @@
 #include <unistd.h>
 
 void breaker__redis_wake_flusher(breaker_redis *f) {
+    if (!f->threaded) {
+        if (f->io->wake != NULL) f->io->wake(f->io_ctx);
+        return;
+    }
     char one = 1;
     /* Non-blocking: a full pipe already holds a wake-up. */
     ssize_t w = write(f->wake[1], &one, 1);
@@ -105,7 +109,7 @@ static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
     p->known_gen = e->follow.known_gen;
     struct breaker__fleet_seen next = e->seen;
     breaker__fleet_take_deltas(&next, &s, &p->deltas);
-    breaker__fleet_cheap_setup(&e->follow, e->limits, f->cfg.full_flush_rounds,
+    breaker__fleet_cheap_setup(&e->follow, &e->lim, f->cfg.full_flush_rounds,
                                f->cfg.flush_interval_ns);
     struct breaker__fleet_pending pend = {
         .deltas = &p->deltas,
@@ -213,31 +217,12 @@ static void decide_one(breaker_redis *f, const struct pending *p,
     struct action *act = &f->actions[p->idx];
     breaker *b = breaker__redis_entry_b(e);
     struct breaker__fleet_local local;
-    if (b != NULL) local = breaker__redis_local(b);
+    if (b != NULL) local = breaker__redis_local(b, false);
     struct breaker__fleet_gate gate;
-    uint64_t order_before = e->follow.order_seq;
     breaker__fleet_decide(&e->follow, a, b != NULL ? &local : NULL, now, &act->act, &gate);
-    if (b != NULL && e->follow.order_seq != order_before && act->act.kind == FLEET_ACT_RESET) {
-        /* A fleet reset given since the breaker was made: the calls this
-         * host made before it belong to the period it ended (its next flush
-         * names the new generation, which would count them): the baseline
-         * moves to now. (A reset older than the breaker is history: the
-         * breaker's calls are all of a later period.) */
-        breaker_stats s;
-        breaker_stats_peek(b, &s);
-        struct breaker__fleet_deltas dropped;
-        breaker__fleet_take_deltas(&e->seen, &s, &dropped);
-    }
     if (act->act.kind != FLEET_ACT_NONE) act->b = b;
-    if (b != NULL && breaker__fleet_decide_controls(&e->follow, a, &act->controls)) {
-        act->b = b;
-        /* New limits: the cadence and the longest open wait follow them. */
-        if (act->controls.reconfigure) {
-            e->follow.every = 0;
-            breaker__fleet_cheap_setup(&e->follow, act->controls.limits, f->cfg.full_flush_rounds,
-                                       f->cfg.flush_interval_ns);
-        }
-    }
+    /* The control record moved: read after the answers, this round. */
+    if (b != NULL && a->cv != e->follow.record.version) e->record_due = true;
     if (gate.change) atomic_store_explicit(&e->gate_until_ns, gate.until_ns, memory_order_relaxed);
     /* For the probe gate: a follower that hears "closed" on its lease
      * request closes rather than probing (breaker__fleet_lease_settle()). */
@@ -350,7 +335,7 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
         if (e->round_failed) continue;
         breaker *b = breaker__redis_entry_b(e);
         struct breaker__fleet_local local;
-        if (b != NULL) local = breaker__redis_local(b);
+        if (b != NULL) local = breaker__redis_local(b, false);
         breaker__fleet_check_recovered(&e->follow, e->failed_last, b != NULL ? &local : NULL);
     }
     uint64_t now = breaker__redis_now(f);
@@ -408,7 +393,7 @@ static void trip_stale(breaker_redis *f, uint32_t i) {
     struct entry *e = f->entries[i];
     breaker *b = breaker__redis_entry_b(e);
     if (b == NULL) return;
-    struct breaker__fleet_local local = breaker__redis_local(b);
+    struct breaker__fleet_local local = breaker__redis_local(b, false);
     if (breaker__fleet_trip_stale(&e->follow, &local, &f->actions[i].act)) f->actions[i].b = b;
 }
 
@@ -439,7 +424,7 @@ static bool settle_entries(breaker_redis *f, uint32_t n) {
         if (!e->failed_last) {
             breaker *b = breaker__redis_entry_b(e);
             struct breaker__fleet_local local;
-            if (b != NULL) local = breaker__redis_local(b);
+            if (b != NULL) local = breaker__redis_local(b, false);
             breaker__fleet_note_degraded(&e->follow, b != NULL ? &local : NULL, e->round_answered);
         }
         e->failed_last = true;
@@ -476,6 +461,63 @@ static void round_failed(breaker_redis *f, uint32_t n, bool some_answered, const
     set_degraded(f, 1, why);
 }
 
+/* The control records that moved this round, read in one more exchange
+ * (only when one moved: a change is rare), then every answered name's local
+ * breaker converged to its record (level-triggered: what differs only). */
+static void converge_entries(breaker_redis *f, uint32_t n) {
+    size_t np = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct entry *e = f->entries[i];
+        if (!e->record_due || !e->round_answered || breaker__redis_entry_b(e) == NULL) continue;
+        struct pending *p = &f->round_calls[np];
+        memset(p, 0, sizeof *p);
+        p->e = e;
+        p->idx = i;
+        p->kind = PENDING_SCRIPT;
+        breaker__redis_record_cmd(f, p, &f->round_cmds[np]);
+        np++;
+    }
+    if (np > 0) {
+        char why[256];
+        (void)f->io->exchange(f->io_ctx, f->round_cmds, np, f->round_replies, why, sizeof why);
+        uint64_t now = breaker__redis_now(f);
+        for (size_t k = 0; k < np; k++) {
+            struct entry *e = f->round_calls[k].e;
+            struct breaker__fleet_answer a;
+            struct breaker__fleet_record rec;
+            /* Not read: the next round reads it again. */
+            if (breaker__redis_read_record(f->round_replies[k], &a, &rec, why, sizeof why)) {
+                breaker__fleet_record_keep(&e->follow, &rec, now);
+                e->record_due = false;
+            }
+            breaker_redis_reply_free(f->round_replies[k]);
+            f->round_replies[k] = NULL;
+            memset(&f->round_calls[k], 0, sizeof f->round_calls[k]);
+        }
+    }
+    uint64_t now = breaker__redis_now(f);
+    for (uint32_t i = 0; i < n; i++) {
+        struct entry *e = f->entries[i];
+        breaker *b = breaker__redis_entry_b(e);
+        if (b == NULL || !e->round_answered || e->follow.record.version == 0) continue;
+        struct action *act = &f->actions[i];
+        struct breaker__fleet_local local = breaker__redis_local(b, true);
+        int before = act->act.kind;
+        breaker__fleet_converge(&e->follow, &local, now, &act->act, &act->controls);
+        if (act->controls.reset) {
+            /* The calls this host made before the reset belong to the
+             * period it ended (its next flush names the new generation,
+             * which would count them): the baseline moves to now. */
+            breaker_stats s;
+            breaker_stats_peek(b, &s);
+            struct breaker__fleet_deltas dropped;
+            breaker__fleet_take_deltas(&e->seen, &s, &dropped);
+        }
+        const struct breaker__fleet_controls *c = &act->controls;
+        if (act->act.kind != before || c->reset || c->shadow >= 0 || c->reconfigure) act->b = b;
+    }
+}
+
 /* One round, under round_mu; the transitions it decided are left in
  * f->actions for the first *n_out entries. */
 static int round_locked(breaker_redis *f, uint32_t *n_out) {
@@ -500,6 +542,7 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
         f->round_replies[i] = NULL;
         memset(&f->round_calls[i], 0, sizeof f->round_calls[i]);
     }
+    converge_entries(f, n);
     if (!ok) {
         round_failed(f, n, some_answered && got != -1, why);
         (void)breaker__redis_host_after(f, n, 0, 1);
@@ -518,83 +561,96 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
 
 /* ---- Applying -------------------------------------------------------------------- */
 
-/* The fleet's new limits on the local breaker `b`: its configuration with
- * the stored fields replaced (breaker__fleet_limits_apply_live()), so that
- * it reports its usual RECONFIGURED event with the old and new limits.
- * Limits it already runs change nothing (a host that attached to them).
+/* The fleet's limits on the local breaker `b`: its configuration with the
+ * stored fields replaced (breaker__fleet_limits_apply_live()), so that it
+ * reports its usual RECONFIGURED event with the old and new limits.
+ * Limits it already runs change nothing.
  *
  * A read, a change and a write: fenced by the configuration generation read
  * before the configuration, so that a change someone else makes meanwhile
  * (an operator's `breaker config` over the host's store file, another
  * thread's breaker_reconfigure() of a field the fleet does not store) is
  * never written over with the limits read before it: STALE, read again.
- * @return true when done (applied, nothing to do, or refused by the local
- * breaker: breaker_reconfigure()'s rules, counted, and the host goes on
- * with its own); false when it could not be done now (the store file's
- * lock, or changes racing it RECONFIGURE_ATTEMPTS times): the caller hears
- * the fleet's limits again next round. */
+ * @return 1 when done (applied, or nothing to do); 0 when it could not be
+ * done now (the store file's lock, or changes racing it
+ * RECONFIGURE_ATTEMPTS times): the next round converges again; -1 when the
+ * local breaker refused them (breaker_reconfigure()'s rules, counted: the
+ * host goes on with its own). */
 /* Reads again after a STALE before leaving it to the next round: each is a
  * few microseconds, and only a local writer changing the breaker without
  * pause (no operator does) could win them all. */
 #define RECONFIGURE_ATTEMPTS 64
 
-static bool reconfigure_local(breaker_redis *f, breaker *b, const char *text) {
-    struct breaker__fleet_limits l;
-    if (!breaker__fleet_limits_parse(text, &l, NULL, 0)) { /* checked with the answer */
-        breaker__redis_count(&f->n.reconfigs_refused);
-        return true;
-    }
+static int reconfigure_local(breaker_redis *f, breaker *b, const struct breaker__fleet_limits *l) {
     for (int attempt = 0; attempt < RECONFIGURE_ATTEMPTS; attempt++) {
         uint64_t generation = breaker_config_generation(b); /* first: see above */
         breaker_config cfg;
         breaker_get_config(b, &cfg);
-        char before[BREAKER__FLEET_LIMITS_LEN], after[BREAKER__FLEET_LIMITS_LEN];
-        breaker__fleet_limits_text(&cfg, before, sizeof before);
-        breaker__fleet_limits_apply_live(&l, &cfg);
-        breaker__fleet_limits_text(&cfg, after, sizeof after);
-        if (strcmp(before, after) == 0) return true;
+        struct breaker__fleet_limits before, after;
+        breaker__fleet_limits_of(&cfg, &before);
+        breaker__fleet_limits_apply_live(l, &cfg);
+        breaker__fleet_limits_of(&cfg, &after);
+        if (breaker__fleet_limits_same(&before, &after, false)) return 1;
         char msg[256];
         int rc = breaker_reconfigure(b, &cfg, generation, msg, sizeof msg);
         if (rc == BREAKER_OK) {
             breaker__redis_count(&f->n.reconfigs_applied);
-            return true;
+            return 1;
         }
-        if (rc == BREAKER_EIO) return false;
+        if (rc == BREAKER_EIO) return 0;
         if (rc != BREAKER_STALE) {
             breaker__redis_count(&f->n.reconfigs_refused);
-            return true;
+            return -1;
         }
     }
-    return false;
+    return 0;
 }
 
-/* The fleet's shadow mode the round decided for `b`. */
-static void apply_shadow(breaker_redis *f, breaker *b, const struct breaker__fleet_controls *c) {
-    if (c->shadow >= 0 && breaker_shadow(b) != c->shadow) {
-        (void)breaker_set_shadow(b, c->shadow);
-        breaker__redis_count(&f->n.shadow_applied);
-    }
-}
-
-/* An operator's order to the local breaker, with the order's who and why
- * in its event (breaker_control_apply()). Checked as text when read from
- * Redis (breaker__fleet_answer_order()); should the core still refuse it,
- * the order is applied without it, never dropped. */
-static void apply_order(breaker *b, const struct breaker__fleet_action *todo, const char *who,
-                        const char *why) {
+/* A control to the local breaker, with `who` and `why` in its event
+ * (breaker_control_apply()). Checked as text when read from Redis
+ * (breaker__fleet_record_read()); should the core still refuse it, the
+ * control is applied without it, never dropped. */
+static void apply_control(breaker *b, enum breaker_control_action action, uint64_t for_ns,
+                          const char *who, const char *why) {
     breaker_control c;
     breaker_control_init(&c);
-    c.action = todo->kind == FLEET_ACT_FORCE_OPEN     ? BREAKER_CONTROL_FORCE_OPEN
-               : todo->kind == FLEET_ACT_OPEN_FOR     ? BREAKER_CONTROL_OPEN_FOR
-               : todo->kind == FLEET_ACT_FORCE_CLOSED ? BREAKER_CONTROL_FORCE_CLOSED
-                                                      : BREAKER_CONTROL_RESET;
-    if (c.action == BREAKER_CONTROL_OPEN_FOR || c.action == BREAKER_CONTROL_FORCE_CLOSED)
-        c.for_ns = todo->wait_ns;
+    c.action = action;
+    c.for_ns = for_ns;
     c.who = who;
     c.why = why;
     if (breaker_control_apply(b, &c, NULL, 0) == BREAKER_EINVAL) {
         c.who = c.why = NULL;
         (void)breaker_control_apply(b, &c, NULL, 0);
+    }
+}
+
+/* The round's action `todo` on `b`. */
+static void apply_action(breaker_redis *f, breaker *b, const struct breaker__fleet_action *todo,
+                         const char *who, const char *why) {
+    switch (todo->kind) {
+    case FLEET_ACT_TRIP:
+        if (breaker_trip_outside_for(b, todo->gen, todo->wait_ns, &todo->evidence) == BREAKER_OK)
+            breaker__redis_count(&f->n.outside_trips);
+        break;
+    case FLEET_ACT_CLOSE:
+        if (breaker_close_outside(b, todo->gen, NULL) == BREAKER_OK)
+            breaker__redis_count(&f->n.fleet_closes);
+        break;
+    case FLEET_ACT_FORCE_OPEN:
+        apply_control(b, BREAKER_CONTROL_FORCE_OPEN, 0, who, why);
+        break;
+    case FLEET_ACT_OPEN_FOR:
+        /* A time left of 0 (the end passed since): nothing to open. */
+        if (todo->wait_ns > 0) apply_control(b, BREAKER_CONTROL_OPEN_FOR, todo->wait_ns, who, why);
+        break;
+    case FLEET_ACT_FORCE_CLOSED:
+        apply_control(b, BREAKER_CONTROL_FORCE_CLOSED, todo->wait_ns, who, why);
+        break;
+    case FLEET_ACT_RESET:
+        apply_control(b, BREAKER_CONTROL_RESET, 0, who, why);
+        break;
+    default:
+        break;
     }
 }
 
@@ -605,53 +661,63 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
     pthread_t self = pthread_self();
     for (uint32_t i = 0; i < n; i++) {
         struct action *act = &f->actions[i];
-        bool controls = act->controls.shadow >= 0 || act->controls.reconfigure;
+        const struct breaker__fleet_controls *c = &act->controls;
+        bool controls = c->shadow >= 0 || c->reconfigure || c->reset;
         if (act->act.kind == FLEET_ACT_NONE && !act->check_timeout && !controls) continue;
         struct breaker__fleet_action todo = act->act;
         struct breaker__fleet_controls ctl = act->controls;
+        bool check = act->check_timeout;
         act->act.kind = FLEET_ACT_NONE;
         act->check_timeout = false;
         breaker__fleet_controls_none(&act->controls);
-        /* An order's who and why, as this round decided it (no round runs
-         * before we are done: apply_mu), for its transition's event. */
+        /* The record's who and why, as this round read it (no round runs
+         * before we are done: apply_mu), for its transitions' events. */
         char who[BREAKER_WHO_MAX + 1] = "", why[BREAKER_WHY_MAX + 1] = "";
+        uint64_t version = 0;
         pthread_mutex_lock(&f->round_mu);
         int live = breaker__redis_entry_b(f->entries[i]) == act->b; /* not detached since */
         if (live) {
             f->applying = act->b;
             f->applier = self;
-            if (todo.kind >= FLEET_ACT_FORCE_OPEN) {
-                memcpy(who, f->entries[i]->follow.order_who, sizeof who);
-                memcpy(why, f->entries[i]->follow.order_why, sizeof why);
-            }
+            const struct breaker__fleet_record *r = &f->entries[i]->follow.record;
+            memcpy(who, r->who, sizeof who);
+            memcpy(why, r->why, sizeof why);
+            version = r->version;
         }
         pthread_mutex_unlock(&f->round_mu);
         if (!live) continue;
-        /* The mode first: a transition heard with it (a trip, a close, an
-         * order) is in the mode the fleet is now in, and so is its event
-         * (event.shadow: a would-open while shadowed) and every call after
-         * it; never an enforcing trip that refuses until the mode follows. */
-        if (controls) apply_shadow(f, act->b, &ctl);
-        if (todo.kind == FLEET_ACT_TRIP) {
-            if (breaker_trip_outside_for(act->b, todo.gen, todo.wait_ns, &todo.evidence) ==
-                BREAKER_OK)
-                breaker__redis_count(&f->n.outside_trips);
-        } else if (todo.kind == FLEET_ACT_CLOSE) {
-            if (breaker_close_outside(act->b, todo.gen, NULL) == BREAKER_OK)
-                breaker__redis_count(&f->n.fleet_closes);
-        } else if (todo.kind >= FLEET_ACT_FORCE_OPEN) {
-            apply_order(act->b, &todo, who, why); /* a fleet order: unfenced */
-        } else {
-            (void)breaker_get_state(act->b); /* the check: a due probe timeout */
+        /* The mode first: a transition heard with it (a trip, a close, a
+         * forced state) is in the mode the fleet is now in, and so is its
+         * event (event.shadow: a would-open while shadowed) and every call
+         * after it; never an enforcing trip that refuses until the mode
+         * follows. */
+        if (ctl.shadow >= 0 && breaker_shadow(act->b) != ctl.shadow) {
+            (void)breaker_set_shadow(act->b, ctl.shadow);
+            breaker__redis_count(&f->n.shadow_applied);
         }
+        if (ctl.reset) apply_control(act->b, BREAKER_CONTROL_RESET, 0, who, why);
+        if (todo.kind != FLEET_ACT_NONE)
+            apply_action(f, act->b, &todo, todo.by_record ? who : NULL,
+                         todo.by_record ? why : NULL);
+        else if (check)
+            (void)breaker_get_state(act->b); /* the check: a due probe timeout */
         /* The limits after the transition: the fleet decided it (and its
          * wait) on the new ones already. */
-        bool retry = ctl.reconfigure && !reconfigure_local(f, act->b, ctl.limits);
+        int done = ctl.reconfigure ? reconfigure_local(f, act->b, &ctl.limits) : 1;
         pthread_mutex_lock(&f->round_mu);
-        /* Not taken now: forget the generation heard, so that the next
-         * answer with the fleet's limits reconfigures again. */
-        if (retry && breaker__redis_entry_b(f->entries[i]) == act->b)
-            f->entries[i]->follow.cfg_gen = 0;
+        struct entry *e = f->entries[i];
+        if (breaker__redis_entry_b(e) == act->b) {
+            if (done < 0) e->follow.refused_version = version;
+            if (done > 0 && ctl.reconfigure) {
+                /* The name's limits are the fleet's now: the cadence, the
+                 * longest open wait and a state made anew follow them. */
+                e->lim = ctl.limits;
+                breaker__fleet_limits_format(&e->lim, e->limits, sizeof e->limits);
+                e->follow.every = 0;
+                breaker__fleet_cheap_setup(&e->follow, &e->lim, f->cfg.full_flush_rounds,
+                                           f->cfg.flush_interval_ns);
+            }
+        }
         f->applying = NULL;
         breaker *doomed = f->doomed;
         f->doomed = NULL;

@@ -66,8 +66,8 @@ enum {
     W_GATE,       /* the lease gate (monotonic ns: the host's processes share the clock) */
     W_VIEW,       /* the holder's view of the name: its last good round (monotonic ns)
                      | degraded << 63, for the probe gates of the other processes */
-    W_ORDER,      /* follow.order_seq: the last fleet order applied to the host breaker */
-    W_ORDER_BORN, /* follow.order_born: the state that numbered it */
+    W_RESET,      /* follow.reset_seen: the last fleet reset applied to the host breaker */
+    W_REFUSED,    /* follow.refused_version: a control version whose limits it refused */
     W_USED
 };
 _Static_assert(W_USED <= BREAKER__HOST_WORDS, "the words fit the file's");
@@ -94,7 +94,8 @@ static bool words_trusted(const uint64_t *w, const breaker_stats *s) {
     uint64_t pfail = s->probes_failed - s->probes_timed_out;
     int64_t carry = (int64_t)w[W_CARRY];
     uint64_t big = (uint64_t)BREAKER__FLEET_BIG;
-    return w[W_SEQ] <= big && w[W_KNOWN] <= big && w[W_FOLLOWED] <= big && w[W_ORDER] <= big &&
+    return w[W_SEQ] <= big && w[W_KNOWN] <= big && w[W_FOLLOWED] <= big && w[W_RESET] <= big &&
+           w[W_REFUSED] <= big &&
            w[W_SUCC] <= s->successes && w[W_FAIL] <= s->failures && w[W_SLOW] <= s->slow &&
            w[W_PSUCC] <= s->probes_succeeded && w[W_PFAIL] <= pfail && carry <= 0 &&
            carry >= CARRY_MIN;
@@ -126,10 +127,11 @@ static void load_entry(breaker_redis *f, struct entry *e, breaker *b, const uint
         e->follow.known_gen = w[W_KNOWN];
         e->follow.follows = w[W_FOLLOWED] != 0;
         e->follow.followed_gen = w[W_FOLLOWED];
-        /* The orders the host breaker has had, whichever process applied
-         * them: a new holder applies none of them again. */
-        e->follow.order_seq = w[W_ORDER];
-        e->follow.order_born = w[W_ORDER_BORN];
+        /* The resets the host breaker has had, whichever process applied
+         * them: a new holder applies none of them again, nor retries limits
+         * the breaker refused. */
+        e->follow.reset_seen = w[W_RESET];
+        e->follow.refused_version = w[W_REFUSED];
         return;
     }
     if (trusted && e->host_fresh) return; /* never written: its attach's baseline */
@@ -162,8 +164,8 @@ static void entry_words(const struct entry *e, uint64_t *w) {
     w[W_CARRY] = (uint64_t)e->seen.success_carry;
     w[W_KNOWN] = e->follow.known_gen;
     w[W_FOLLOWED] = e->follow.follows ? e->follow.followed_gen : 0;
-    w[W_ORDER] = e->follow.order_seq;
-    w[W_ORDER_BORN] = e->follow.order_born;
+    w[W_RESET] = e->follow.reset_seen;
+    w[W_REFUSED] = e->follow.refused_version;
     /* relaxed: a hint read alone (as the probe gate reads it). */
     w[W_GATE] = atomic_load_explicit(&e->gate_until_ns, memory_order_relaxed);
     /* acquire: pairs with the round's release store. relaxed: a flag.

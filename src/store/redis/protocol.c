@@ -46,8 +46,11 @@ void breaker__fleet_limits_of(const breaker_config *c, struct breaker__fleet_lim
 
 void breaker__fleet_limits_format(const struct breaker__fleet_limits *l, char *out, size_t len) {
     snprintf(out, len,
-             "%" PRIu32 " %.17g %.17g %" PRIu64 " %" PRIu32 " %" PRIu64 " %.17g %" PRIu64
-             " %.17g %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32 " %" PRIu32,
+             "min_calls=%" PRIu32 " failure_rate=%.17g slow_call_rate=%.17g window=%" PRIu64
+             " window_buckets=%" PRIu32 " open=%" PRIu64 " open_backoff=%.17g open_max=%" PRIu64
+             " open_jitter=%.17g half_open_max_probes=%" PRIu32 " half_open_successes=%" PRIu32
+             " probe_timeout=%" PRIu64 " failure_threshold=%" PRIu32
+             " min_failing_sources=%" PRIu32,
              l->min_calls, l->failure_rate, l->slow_call_rate, l->window_us, l->buckets, l->open_us,
              l->open_backoff, l->open_max_us, l->open_jitter, l->max_probes, l->successes,
              l->probe_timeout_us, l->failure_threshold, l->min_failing_sources);
@@ -59,37 +62,44 @@ void breaker__fleet_limits_text(const breaker_config *cfg, char *out, size_t len
     breaker__fleet_limits_format(&l, out, len);
 }
 
-/* How one field of the text is read. */
+/* How one limit is read. */
 enum field_kind { FIELD_U32, FIELD_U64_US, FIELD_RATE, FIELD_FACTOR };
 struct field {
-    const char *name; /* the breaker_config field it stands for */
+    const char *name; /* the configuration's key (breaker_config_set()) */
     enum field_kind kind;
     bool zero_is_default; /* breaker_config reads 0 as its default; the
                              scripts would use 0 itself */
     size_t offset;
 };
-#define FIELD(member, kind, zero) \
-    { #member, kind, zero, offsetof(struct breaker__fleet_limits, member) }
-/* In the order of the text (lua/prelude.lua: c[1] .. c[14]). */
-static const struct field fields[] = {
-    FIELD(min_calls, FIELD_U32, true),
-    FIELD(failure_rate, FIELD_RATE, true),
-    FIELD(slow_call_rate, FIELD_RATE, false), /* 0: off, for both */
-    FIELD(window_us, FIELD_U64_US, true),
-    FIELD(buckets, FIELD_U32, true),
-    FIELD(open_us, FIELD_U64_US, true),
-    FIELD(open_backoff, FIELD_FACTOR, true),
-    FIELD(open_max_us, FIELD_U64_US, true),
-    FIELD(open_jitter, FIELD_RATE, false), /* 0: none, for both */
-    FIELD(max_probes, FIELD_U32, true),
-    FIELD(successes, FIELD_U32, true),
-    FIELD(probe_timeout_us, FIELD_U64_US, true),
-    FIELD(failure_threshold, FIELD_U32, false),   /* 0: a window policy */
-    FIELD(min_failing_sources, FIELD_U32, false), /* 0: the default rule (3 sources) */
+#define FIELD(name, member, kind, zero) \
+    { name, kind, zero, offsetof(struct breaker__fleet_limits, member) }
+/* In the scripts' order (lua/prelude.lua: LIMITS, c[1] .. c[14]). */
+static const struct field fields[BREAKER__FLEET_LIMIT_COUNT] = {
+    FIELD("min_calls", min_calls, FIELD_U32, true),
+    FIELD("failure_rate", failure_rate, FIELD_RATE, true),
+    FIELD("slow_call_rate", slow_call_rate, FIELD_RATE, false), /* 0: off, for both */
+    FIELD("window", window_us, FIELD_U64_US, true),
+    FIELD("window_buckets", buckets, FIELD_U32, true),
+    FIELD("open", open_us, FIELD_U64_US, true),
+    FIELD("open_backoff", open_backoff, FIELD_FACTOR, true),
+    FIELD("open_max", open_max_us, FIELD_U64_US, true),
+    FIELD("open_jitter", open_jitter, FIELD_RATE, false), /* 0: none, for both */
+    FIELD("half_open_max_probes", max_probes, FIELD_U32, true),
+    FIELD("half_open_successes", successes, FIELD_U32, true),
+    FIELD("probe_timeout", probe_timeout_us, FIELD_U64_US, true),
+    FIELD("failure_threshold", failure_threshold, FIELD_U32, false),     /* 0: a window policy */
+    FIELD("min_failing_sources", min_failing_sources, FIELD_U32, false), /* 0: 3 sources */
 };
 #undef FIELD
-#define FIELD_COUNT     (sizeof fields / sizeof fields[0])
-#define FIELDS_REQUIRED 12 /* failure_threshold and min_failing_sources were appended later */
+
+const char *const breaker__fleet_limit_names[BREAKER__FLEET_LIMIT_COUNT] = {
+    "min_calls",           "failure_rate",
+    "slow_call_rate",      "window",
+    "window_buckets",      "open",
+    "open_backoff",        "open_max",
+    "open_jitter",         "half_open_max_probes",
+    "half_open_successes", "probe_timeout",
+    "failure_threshold",   "min_failing_sources"};
 
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 3, 4)))
@@ -104,11 +114,6 @@ static int parse_fail(char *why, size_t why_len, const char *fmt, ...) {
         va_end(ap);
     }
     return 0;
-}
-
-/* The scripts split the text on white space (Lua's %S+): so do we. */
-static bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
 /* A decimal integer of digits only, at most `max`. */
@@ -190,31 +195,31 @@ static int read_field(const struct field *f, const char *s, size_t n,
     return 1;
 }
 
-int breaker__fleet_limits_parse(const char *text, struct breaker__fleet_limits *out, char *why,
-                                size_t why_len) {
+int breaker__fleet_limits_read(const char *const v[BREAKER__FLEET_LIMIT_COUNT],
+                               struct breaker__fleet_limits *out, char *why, size_t why_len) {
     struct breaker__fleet_limits l;
     memset(&l, 0, sizeof l);
-    size_t got = 0;
-    const char *p = text;
-    while (got < FIELD_COUNT) {
-        while (is_space(*p))
-            p++;
-        if (*p == '\0') break;
-        const char *start = p;
-        while (*p != '\0' && !is_space(*p))
-            p++;
-        if (!read_field(&fields[got], start, (size_t)(p - start), &l, why, why_len)) return 0;
-        got++;
+    for (size_t i = 0; i < BREAKER__FLEET_LIMIT_COUNT; i++) {
+        if (v[i] == NULL) return parse_fail(why, why_len, "%s: missing", fields[i].name);
+        if (!read_field(&fields[i], v[i], strlen(v[i]), &l, why, why_len)) return 0;
     }
-    if (got < FIELD_COUNT) l.min_failing_sources = 1; /* stored before the rule: off */
-    if (got < FIELDS_REQUIRED)
-        return parse_fail(why, why_len, "%zu fields, at least %d expected (%s missing)", got,
-                          FIELDS_REQUIRED, fields[got].name);
-    if (l.open_max_us < l.open_us)
-        return parse_fail(why, why_len, "open_max_us: %" PRIu64 " is below open_us %" PRIu64,
-                          l.open_max_us, l.open_us);
+    if (!breaker__fleet_limits_check(&l, why, why_len)) return 0;
     *out = l;
     return 1;
+}
+
+bool breaker__fleet_limits_same(const struct breaker__fleet_limits *a,
+                                const struct breaker__fleet_limits *b, bool live) {
+    bool same_live = a->min_calls == b->min_calls && a->failure_rate == b->failure_rate &&
+                     a->slow_call_rate == b->slow_call_rate && a->open_us == b->open_us &&
+                     a->open_backoff == b->open_backoff && a->open_max_us == b->open_max_us &&
+                     a->open_jitter == b->open_jitter && a->successes == b->successes &&
+                     a->probe_timeout_us == b->probe_timeout_us &&
+                     a->min_failing_sources == b->min_failing_sources &&
+                     a->failure_threshold == b->failure_threshold;
+    if (live) return same_live;
+    return same_live && a->window_us == b->window_us && a->buckets == b->buckets &&
+           a->max_probes == b->max_probes;
 }
 
 /* One field of the limits against lo..hi (a rate: lo excluded when
@@ -222,7 +227,7 @@ int breaker__fleet_limits_parse(const char *text, struct breaker__fleet_limits *
 static int limit_in(const char *name, double v, double lo, double hi, bool lo_open, char *why,
                     size_t why_len) {
     if (v >= lo && v <= hi && !(lo_open && v == lo)) return 1;
-    return parse_fail(why, why_len, "cfg.%s = %.17g, expected %s%.17g, %.17g]", name, v,
+    return parse_fail(why, why_len, "%s = %.17g, expected %s%.17g, %.17g]", name, v,
                       lo_open ? "(" : "[", lo, hi);
 }
 
@@ -231,25 +236,25 @@ int breaker__fleet_limits_check(const struct breaker__fleet_limits *l, char *why
     if (!limit_in("min_calls", l->min_calls, 1, BREAKER__MAX_MIN_CALLS, false, why, why_len) ||
         !limit_in("failure_rate", l->failure_rate, 0, 1, true, why, why_len) ||
         !limit_in("slow_call_rate", l->slow_call_rate, 0, 1, false, why, why_len) ||
-        !limit_in("window_us", (double)l->window_us, 1, dur, false, why, why_len) ||
+        !limit_in("window", (double)l->window_us, 1, dur, false, why, why_len) ||
         !limit_in("window_buckets", l->buckets, 1, BREAKER__MAX_BUCKETS, false, why, why_len))
         return 0;
     if ((double)l->window_us / l->buckets < 1000)
         return parse_fail(why, why_len,
-                          "cfg.window_us = %" PRIu64 ", expected at least 1000 us "
+                          "window = %" PRIu64 " us, expected at least 1000 us "
                           "per bucket",
                           l->window_us);
-    return limit_in("open_us", (double)l->open_us, 1, dur, false, why, why_len) &&
+    return limit_in("open", (double)l->open_us, 1, dur, false, why, why_len) &&
            limit_in("open_backoff", l->open_backoff, 1, BREAKER__MAX_OPEN_BACKOFF, false, why,
                     why_len) &&
-           limit_in("open_max_us", (double)l->open_max_us, (double)l->open_us, dur, false, why,
+           limit_in("open_max", (double)l->open_max_us, (double)l->open_us, dur, false, why,
                     why_len) &&
            limit_in("open_jitter", l->open_jitter, 0, 1, false, why, why_len) &&
            limit_in("half_open_max_probes", l->max_probes, 1, BREAKER__MAX_PROBES, false, why,
                     why_len) &&
            limit_in("half_open_successes", l->successes, 1, BREAKER__MAX_PROBES, false, why,
                     why_len) &&
-           limit_in("probe_timeout_us", (double)l->probe_timeout_us, 1, dur, false, why, why_len) &&
+           limit_in("probe_timeout", (double)l->probe_timeout_us, 1, dur, false, why, why_len) &&
            limit_in("failure_threshold", l->failure_threshold, 0, BREAKER__MAX_FAILURE_THRESHOLD,
                     false, why, why_len) &&
            limit_in("min_failing_sources", l->min_failing_sources, 0, 64, false, why, why_len);
@@ -283,19 +288,16 @@ void breaker__fleet_limits_apply(const struct breaker__fleet_limits *l, breaker_
     }
 }
 
-int breaker__fleet_limits_adopt(const char *stored, breaker_config *cfg, bool *differs, char *why,
-                                size_t why_len) {
-    struct breaker__fleet_limits l;
-    if (!breaker__fleet_limits_parse(stored, &l, why, why_len)) return 0;
+int breaker__fleet_limits_adopt(const struct breaker__fleet_limits *stored, breaker_config *cfg,
+                                bool *differs, char *why, size_t why_len) {
     breaker_config theirs = *cfg;
-    breaker__fleet_limits_apply(&l, &theirs);
+    breaker__fleet_limits_apply(stored, &theirs);
     char msg[256];
     if (breaker_config_validate(&theirs, msg, sizeof msg) != BREAKER_OK)
         return parse_fail(why, why_len, "%s", msg);
-    char a[BREAKER__FLEET_LIMITS_LEN], b[BREAKER__FLEET_LIMITS_LEN];
-    breaker__fleet_limits_text(cfg, a, sizeof a);
-    breaker__fleet_limits_text(&theirs, b, sizeof b);
-    *differs = strcmp(a, b) != 0;
+    struct breaker__fleet_limits mine;
+    breaker__fleet_limits_of(cfg, &mine);
+    *differs = !breaker__fleet_limits_same(&mine, stored, false);
     *cfg = theirs;
     return 1;
 }
@@ -304,7 +306,7 @@ int breaker__fleet_limits_adopt(const char *stored, breaker_config *cfg, bool *d
 
 void breaker__fleet_key(const char *name, int which, char *out, size_t len) {
     static const char *const suffix[FLEET_KEY_COUNT] = {"s", "w", "l", "q"};
-    snprintf(out, len, "breaker:v1:{%s}:%s", name, suffix[which]);
+    snprintf(out, len, "breaker:v2:{%s}:%s", name, suffix[which]);
 }
 
 void breaker__fleet_token_text(uint64_t token, char out[17]) {
@@ -421,8 +423,9 @@ void breaker__fleet_call_release(struct breaker__fleet_call *c, uint64_t gen, ui
 /* ---- Answers -------------------------------------------------------------------- */
 
 /* The answer's names, for reasons. */
-static const char *const answer_field[ANS_COUNT] = {
-    "state", "gen", "wait_us", "k", "successes", "verdict", "calls", "failures", "slow", "born"};
+static const char *const answer_field[ANS_COUNT] = {"state",     "gen",     "wait_us", "k",
+                                                    "successes", "verdict", "calls",   "failures",
+                                                    "slow",      "born",    "cv"};
 
 /* One field of an answer against lo..hi. */
 static int answer_in(const int64_t v[ANS_COUNT], int i, int64_t lo, int64_t hi, char *why,
@@ -447,7 +450,8 @@ int breaker__fleet_answer_check(const int64_t v[ANS_COUNT], char *why, size_t wh
            answer_in(v, ANS_CALLS, 0, big, why, why_len) &&
            answer_in(v, ANS_FAILURES, 0, v[ANS_CALLS], why, why_len) &&
            answer_in(v, ANS_SLOW, 0, v[ANS_CALLS], why, why_len) &&
-           answer_in(v, ANS_BORN, 0, v[ANS_GEN], why, why_len);
+           answer_in(v, ANS_BORN, 0, v[ANS_GEN], why, why_len) &&
+           answer_in(v, ANS_CV, 0, big, why, why_len);
 }
 
 int breaker__fleet_answer_read(const int64_t v[ANS_COUNT], struct breaker__fleet_answer *out) {
@@ -462,57 +466,47 @@ int breaker__fleet_answer_read(const int64_t v[ANS_COUNT], struct breaker__fleet
     out->failures = (uint64_t)v[ANS_FAILURES];
     out->slow = (uint64_t)v[ANS_SLOW];
     out->born = (uint64_t)v[ANS_BORN];
-    out->order = FLEET_ORDER_NONE;
-    out->order_left_us = 0;
-    out->order_seq = 0;
-    out->order_who[0] = out->order_why[0] = '\0';
-    out->shadow = 0;
-    out->shadow_seq = 0;
-    out->cfg_gen = 0;
-    out->cfg[0] = '\0';
+    out->cv = (uint64_t)v[ANS_CV];
     return 1;
 }
 
-int breaker__fleet_answer_controls(struct breaker__fleet_answer *out, int64_t shadow, int64_t seq,
-                                   int64_t cfg_gen, const char *cfg, size_t cfg_len) {
-    if (shadow < 0 || shadow > 1 || seq < 0 || seq > BREAKER__FLEET_BIG || cfg_gen < 0 ||
-        cfg_gen > BREAKER__FLEET_BIG || cfg_len >= sizeof out->cfg)
-        return 0;
-    char text[BREAKER__FLEET_LIMITS_LEN];
-    memcpy(text, cfg, cfg_len);
-    text[cfg_len] = '\0';
-    struct breaker__fleet_limits l;
-    if (cfg_gen > 0 &&
-        (strlen(text) != cfg_len || !breaker__fleet_limits_parse(text, &l, NULL, 0) ||
-         !breaker__fleet_limits_check(&l, NULL, 0)))
-        return 0;
-    out->shadow = (int)shadow;
-    out->shadow_seq = (uint64_t)seq;
-    out->cfg_gen = (uint64_t)cfg_gen;
-    memcpy(out->cfg, text, cfg_len + 1);
-    return 1;
+/* Printable text of at most `max` bytes, as a control is given
+ * (breaker__text_check()): a control byte written into Redis by hand never
+ * reaches an event. */
+static bool text_ok(const char *t, size_t len, size_t max) {
+    if (len > max) return false;
+    for (size_t i = 0; i < len; i++)
+        if (!breaker__text_byte_ok((unsigned char)t[i])) return false;
+    return true;
 }
 
-int breaker__fleet_answer_order(struct breaker__fleet_answer *out, int64_t kind, int64_t left_us,
-                                int64_t seq, const char *who, size_t who_len, const char *why,
-                                size_t why_len) {
-    if (kind < FLEET_ORDER_NONE || kind > FLEET_ORDER_RESET || left_us < 0 ||
-        (uint64_t)left_us > BREAKER__FLEET_MAX_DURATION_US || seq < 0 || seq > BREAKER__FLEET_BIG ||
-        who_len > BREAKER__FLEET_WHO_MAX || why_len > BREAKER__FLEET_WHY_MAX)
-        return 0;
-    /* Printable text only, as an order is given (breaker__text_check()): a
-     * control byte written into Redis by hand never reaches an event. */
-    for (size_t i = 0; i < who_len; i++)
-        if (!breaker__text_byte_ok((unsigned char)who[i])) return 0;
-    for (size_t i = 0; i < why_len; i++)
-        if (!breaker__text_byte_ok((unsigned char)why[i])) return 0;
-    out->order = (int)kind;
-    out->order_left_us = (uint64_t)left_us;
-    out->order_seq = (uint64_t)seq;
-    memcpy(out->order_who, who, who_len);
-    out->order_who[who_len] = '\0';
-    memcpy(out->order_why, why, why_len);
-    out->order_why[why_len] = '\0';
+int breaker__fleet_record_read(uint64_t version, const int64_t num[4], const char *who,
+                               size_t who_len, const char *why, size_t why_len, int64_t age_us,
+                               const char *const limits[BREAKER__FLEET_LIMIT_COUNT],
+                               struct breaker__fleet_record *out, char *why_not,
+                               size_t why_not_len) {
+    if (num[0] < FLEET_FORCED_NONE || num[0] > FLEET_FORCED_CLOSED || num[1] < 0 ||
+        (uint64_t)num[1] > BREAKER__FLEET_MAX_DURATION_US || num[2] < 0 || num[2] > 1 ||
+        num[3] < 0 || num[3] > BREAKER__FLEET_BIG || age_us < 0 || age_us > BREAKER__FLEET_BIG)
+        return parse_fail(why_not, why_not_len,
+                          "record: forced %" PRId64 ", left %" PRId64 " us, shadow %" PRId64
+                          ", reset %" PRId64 ": out of range",
+                          num[0], num[1], num[2], num[3]);
+    if (!text_ok(who, who_len, BREAKER__FLEET_WHO_MAX) ||
+        !text_ok(why, why_len, BREAKER__FLEET_WHY_MAX))
+        return parse_fail(why_not, why_not_len, "record: who or why not printable text in bounds");
+    struct breaker__fleet_record r;
+    memset(&r, 0, sizeof r);
+    if (!breaker__fleet_limits_read(limits, &r.limits, why_not, why_not_len)) return 0;
+    r.version = version;
+    r.forced = (int)num[0];
+    r.left_us = (uint64_t)num[1];
+    r.shadow = (int)num[2];
+    r.reset_gen = (uint64_t)num[3];
+    memcpy(r.who, who, who_len);
+    memcpy(r.why, why, why_len);
+    r.age_us = (uint64_t)age_us;
+    *out = r;
     return 1;
 }
 
@@ -526,11 +520,9 @@ void breaker__fleet_follow_rearm(struct breaker__fleet_follow *f) {
 
 void breaker__fleet_follow_armed(struct breaker__fleet_follow *f,
                                  const struct breaker__fleet_answer *a) {
-    f->armed = a != NULL;
     if (a == NULL) return;
     f->known_gen = a->gen;
-    f->armed_order_seq = a->order_seq;
-    f->armed_born = a->born;
+    f->reset_seen = a->gen; /* a reset before the breaker is history */
 }
 
 void breaker__fleet_note_degraded(struct breaker__fleet_follow *f,
@@ -609,109 +601,79 @@ static void decide_closed(struct breaker__fleet_follow *f, const struct breaker_
     f->follows = false;
 }
 
-/* A new operator order (its sequence newer than the last this host
- * applied): the local transition it asks for. A reset given before the
- * host's breaker was made (`history`: one its attach's answer carried
- * already, or, with no such answer, one heard in the host's first answer)
- * is not applied to it; a forced state whose time ran out is reported as
- * none. @return true when it decided the round's action (the order
- * replaces what the answer would do). */
-static bool decide_order(struct breaker__fleet_follow *f, const struct breaker__fleet_answer *a,
-                         const struct breaker__fleet_local *local, uint64_t now_ns, bool history,
-                         struct breaker__fleet_action *act, struct breaker__fleet_gate *gate) {
-    f->order_seq = a->order_seq;
-    f->order = a->order;
-    f->order_left_us = a->order_left_us;
-    memcpy(f->order_who, a->order_who, sizeof f->order_who);
-    memcpy(f->order_why, a->order_why, sizeof f->order_why);
-    uint64_t left_ns = a->order_left_us * NS_PER_US;
-    int kind = FLEET_ACT_NONE;
-    if (a->order == FLEET_ORDER_OPEN)
-        kind = left_ns > 0 ? FLEET_ACT_OPEN_FOR : FLEET_ACT_FORCE_OPEN;
-    else if (a->order == FLEET_ORDER_CLOSED)
-        kind = FLEET_ACT_FORCE_CLOSED;
-    else if (a->order == FLEET_ORDER_RESET && !history)
-        kind = FLEET_ACT_RESET;
-    if (kind == FLEET_ACT_NONE) return false;
-    memset(act, 0, sizeof *act);
-    act->kind = kind;
-    act->gen = local->gen;
-    act->wait_ns = left_ns;
-    f->stale_tripped = false;
-    if (kind == FLEET_ACT_OPEN_FOR || kind == FLEET_ACT_FORCE_OPEN) {
-        /* The fleet is OPEN under the order: followed as any fleet open, so
-         * that its close (after the probes that follow a timed open) closes
-         * this host too; no lease request before the order's end. */
-        f->follows = true;
-        f->followed_gen = a->gen;
-        if (left_ns > 0) set_gate(gate, now_ns + left_ns);
-    } else {
-        f->follows = false;
-        set_gate(gate, 0);
-    }
-    return true;
-}
-
 void breaker__fleet_controls_none(struct breaker__fleet_controls *c) {
+    memset(c, 0, sizeof *c);
     c->shadow = -1;
-    c->reconfigure = false;
-    c->limits[0] = '\0';
 }
 
-bool breaker__fleet_decide_controls(struct breaker__fleet_follow *f,
-                                    const struct breaker__fleet_answer *a,
-                                    struct breaker__fleet_controls *out) {
-    bool changed = false;
-    /* Any other sequence, not only a greater one: a state rebuilt from
-     * scratch starts its sequences again at 0 (nothing asked: the host
-     * keeps its mode), and its next change, 1, must still be heard. A
-     * state made anew is told by its born: its change may come before this
-     * host's next round (a Redis restarted empty while the host could not
-     * reach it, and the operator's change at once), with a sequence this
-     * host heard of the old state. */
-    if (a->born != f->controls_born) {
-        f->shadow_seq = 0;
-        f->cfg_gen = 0;
-        f->controls_born = a->born;
+void breaker__fleet_record_keep(struct breaker__fleet_follow *f,
+                                const struct breaker__fleet_record *rec, uint64_t now_ns) {
+    f->record = *rec;
+    f->record_at_ns = now_ns;
+    /* No answer at attach: the first record's reset is history. */
+    if (f->reset_seen == 0) f->reset_seen = rec->reset_gen;
+}
+
+/* Whether a local wait with `left` ns to run ends at `want` (within `tol`). */
+static bool ends_at(uint64_t left, uint64_t want, uint64_t tol) {
+    return left + tol >= want && left <= want + tol;
+}
+
+void breaker__fleet_converge(struct breaker__fleet_follow *f,
+                             const struct breaker__fleet_local *local, uint64_t now_ns,
+                             struct breaker__fleet_action *act,
+                             struct breaker__fleet_controls *out) {
+    const struct breaker__fleet_record *r = &f->record;
+    if (r->version == 0) return;
+    if (r->reset_gen > f->reset_seen) {
+        f->reset_seen = r->reset_gen;
+        out->reset = true;
+        /* The reset leaves the breaker CLOSED: whatever the round decided
+         * from the state before it is moot (the next round decides anew). */
+        act->kind = FLEET_ACT_NONE;
     }
-    if (a->shadow_seq != 0 && a->shadow_seq != f->shadow_seq) {
-        out->shadow = a->shadow;
-        changed = true;
+    /* The forced state in force now (its end is the record's read time
+     * plus the time it had left then). */
+    uint64_t end = r->left_us != 0 ? f->record_at_ns + r->left_us * NS_PER_US : 0;
+    bool in_force = r->forced != FLEET_FORCED_NONE && (end == 0 || now_ns < end);
+    uint64_t left = end > now_ns ? end - now_ns : 0;
+    /* After a reset in this round, the breaker is CLOSED. */
+    enum breaker_state state = out->reset ? BREAKER_CLOSED : local->state;
+    int kind = FLEET_ACT_NONE;
+    if (in_force && r->forced == FLEET_FORCED_OPEN && end == 0) {
+        if (state != BREAKER_FORCED_OPEN) kind = FLEET_ACT_FORCE_OPEN;
+    } else if (in_force && r->forced == FLEET_FORCED_OPEN) {
+        uint64_t tol = f->interval_ns ? f->interval_ns : 1;
+        bool open_until =
+            state == BREAKER_OPEN && !out->reset && ends_at(local->open_left_ns, left, tol);
+        if (!open_until) kind = FLEET_ACT_OPEN_FOR;
+    } else if (in_force && r->forced == FLEET_FORCED_CLOSED) {
+        if (state != BREAKER_FORCED_CLOSED) kind = FLEET_ACT_FORCE_CLOSED;
     }
-    f->shadow_seq = a->shadow_seq;
-    if (a->cfg_gen != 0 && a->cfg_gen != f->cfg_gen) {
+    if (kind != FLEET_ACT_NONE) {
+        memset(act, 0, sizeof *act);
+        act->kind = kind;
+        act->gen = local->gen;
+        act->wait_ns = kind == FLEET_ACT_FORCE_OPEN ? 0 : left;
+        act->by_record = true;
+        f->stale_tripped = false;
+        f->follows = kind != FLEET_ACT_FORCE_CLOSED;
+    }
+    if (r->shadow != local->shadow) out->shadow = r->shadow;
+    if (!breaker__fleet_limits_same(&r->limits, &local->limits, true) &&
+        f->refused_version != r->version) {
         out->reconfigure = true;
-        memcpy(out->limits, a->cfg, sizeof out->limits);
-        changed = true;
+        out->limits = r->limits;
     }
-    f->cfg_gen = a->cfg_gen;
-    return changed;
 }
 
 void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker__fleet_answer *a,
                            const struct breaker__fleet_local *local, uint64_t now_ns,
                            struct breaker__fleet_action *act, struct breaker__fleet_gate *gate) {
     gate->change = false;
-    /* A reset the breaker is newer than: told by the attach's answer, or,
-     * without one, by this being the first answer. */
-    bool history = f->armed ? a->born == f->armed_born && a->order_seq <= f->armed_order_seq
-                            : f->known_gen == 0;
-    /* A state made anew (Redis restarted empty, a corrupt state rebuilt)
-     * numbers its orders from 1 again: none of them is one this host
-     * applied of the old state. */
-    if (a->born != f->order_born) {
-        f->order_seq = 0;
-        f->order_born = a->born;
-    }
     f->known_gen = a->gen;
     f->known_state = a->state;
     if (local == NULL) return; /* retired: only its lease results went */
-    if (a->order_seq > f->order_seq && decide_order(f, a, local, now_ns, history, act, gate))
-        return;
-    /* An order decided by an earlier answer of this round stands: the
-     * answers after it are of the state the order made (the next round
-     * follows the fleet from the state the order left). */
-    if (act->kind >= FLEET_ACT_FORCE_OPEN) return;
     bool local_open = local->state == BREAKER_OPEN || local->state == BREAKER_HALF_OPEN;
     if (f->stale_tripped) {
         /* The first good answer since a FAIL_CLOSED trip: the trip was
@@ -753,6 +715,14 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
          * this read (another trip, a reset) is left alone (STALE), and the
          * next answer looks again. */
         trip_with_fleet_evidence(act, a, local->gen);
+    } else if (local->state == BREAKER_OPEN && a->state == FLEET_OPEN &&
+               local->open_left_ns > 2 * (a->wait_us * NS_PER_US) + f->interval_ns) {
+        /* The fleet's wait was cut (new limits): so is this host's, or it
+         * would not probe when the fleet leases again. */
+        memset(act, 0, sizeof *act);
+        act->kind = FLEET_ACT_OPEN_FOR;
+        act->gen = local->gen;
+        act->wait_ns = a->wait_us > 0 ? a->wait_us * NS_PER_US : 1;
     } else {
         act->kind = FLEET_ACT_NONE; /* the fleet is open again: no close */
     }
@@ -761,8 +731,7 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
 /* ---- Cheap rounds --------------------------------------------------------------- */
 
 const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS] = {
-    "st", "gen", "until", "k",  "succ", "ec", "ef",   "es", "born", "run",
-    "ok", "fu",  "oseq",  "ow", "oy",   "sh", "sseq", "cg", "cfg"};
+    "st", "gen", "until", "k", "succ", "ec", "ef", "es", "born", "run", "cv"};
 
 uint32_t breaker__fleet_full_every(uint32_t rounds, uint64_t interval_ns, uint64_t window_us) {
     /* The longest round: the flusher jitters its interval by +-20%. */
@@ -816,54 +785,29 @@ int breaker__fleet_time_read(const char *sec, const char *usec, uint64_t *now_us
     return 1;
 }
 
-void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f, const char *limits,
-                                uint32_t rounds, uint64_t interval_ns) {
+void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f,
+                                const struct breaker__fleet_limits *l, uint32_t rounds,
+                                uint64_t interval_ns) {
+    f->interval_ns = interval_ns;
     if (f->every != 0) return;
-    struct breaker__fleet_limits l;
-    if (!breaker__fleet_limits_parse(limits, &l, NULL, 0)) {
-        f->every = 1; /* not limits: the script every round, which says so */
-        f->max_wait_us = 0;
-        return;
-    }
-    f->every = breaker__fleet_full_every(rounds, interval_ns, l.window_us);
+    f->every = breaker__fleet_full_every(rounds, interval_ns, l->window_us);
     /* As the scripts bound `until`: floor(max + max * jitter). */
-    double m = (double)l.open_max_us;
-    f->max_wait_us = (uint64_t)floor(m + m * l.open_jitter);
+    double m = (double)l->open_max_us;
+    f->max_wait_us = (uint64_t)floor(m + m * l->open_jitter);
 }
 
 int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], uint64_t now_us,
                                uint64_t max_wait_us, struct breaker__fleet_answer *out,
                                uint64_t *run, char *why, size_t why_len) {
     /* The fields, in breaker__fleet_read_fields' order. */
-    enum {
-        R_ST,
-        R_GEN,
-        R_UNTIL,
-        R_K,
-        R_SUCC,
-        R_EC,
-        R_EF,
-        R_ES,
-        R_BORN,
-        R_RUN,
-        R_OK,
-        R_FU,
-        R_OSEQ,
-        R_OW,
-        R_OY,
-        R_SH,
-        R_SSEQ,
-        R_CG,
-        R_CFG
-    };
-    _Static_assert(R_CFG + 1 == BREAKER__FLEET_READ_FIELDS, "breaker__fleet_read_fields");
+    enum { R_ST, R_GEN, R_UNTIL, R_K, R_SUCC, R_EC, R_EF, R_ES, R_BORN, R_RUN, R_CV };
+    _Static_assert(R_CV + 1 == BREAKER__FLEET_READ_FIELDS, "breaker__fleet_read_fields");
     uint64_t n[BREAKER__FLEET_READ_FIELDS] = {0};
     if (v[R_ST] == NULL) return parse_fail(why, why_len, "read: no state");
     for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++) {
-        /* born: a state from before the field; run: written by the first
-         * transition or CONSECUTIVE flush, absent before */
-        if (v[i] == NULL && (i == R_BORN || i == R_RUN || i >= R_OK)) continue;
-        if (i == R_OW || i == R_OY || i == R_CFG) continue; /* texts */
+        /* run: written by the first transition or CONSECUTIVE flush; cv:
+         * by the first control */
+        if (v[i] == NULL && (i == R_RUN || i == R_CV)) continue;
         if (!plain_u64(v[i], &n[i]))
             return parse_fail(why, why_len, "read: field %s = %.40s, expected 0..%" PRId64,
                               breaker__fleet_read_fields[i], v[i] ? v[i] : "(missing)",
@@ -882,19 +826,12 @@ int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], 
     a[ANS_FAILURES] = (int64_t)n[R_EF];
     a[ANS_SLOW] = (int64_t)n[R_ES];
     a[ANS_BORN] = (int64_t)n[R_BORN];
-    /* The limits changed live: an OPEN state's wait is bounded by the new
-     * ones (the reconfig script brought it within them), which this host
-     * may not have heard before this read. */
-    if (n[R_CG] > 0 && v[R_CFG] != NULL) {
-        struct breaker__fleet_limits l;
-        if (breaker__fleet_limits_parse(v[R_CFG], &l, NULL, 0)) {
-            double m = (double)l.open_max_us;
-            uint64_t most = (uint64_t)floor(m + m * l.open_jitter);
-            if (most > max_wait_us) max_wait_us = most;
-        }
-    }
+    a[ANS_CV] = (int64_t)n[R_CV];
     /* The round's TIME may run before the read: a trip by another host in
-     * between wrote an until up to the longest wait after a later clock. */
+     * between wrote an until up to the longest wait after a later clock. A
+     * longer wait (new limits, an operator's timed open this host has not
+     * read yet) is no answer: the name's next call is the script, which
+     * checks it against the stored limits. */
     if (a[ANS_STATE] == FLEET_OPEN &&
         (uint64_t)a[ANS_WAIT_US] > max_wait_us + BREAKER__FLEET_READ_SKEW_US)
         return parse_fail(why, why_len,
@@ -906,32 +843,7 @@ int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], 
         return parse_fail(why, why_len, "read: %s",
                           a[ANS_GEN] < 1 ? "answer field gen = 0, expected 1.." : what);
     *run = n[R_RUN];
-    if (!breaker__fleet_answer_read(a, out)) return 0;
-    /* The order, as the scripts' answer() reports it: a forced state whose
-     * time ran out is none. */
-    const char *ow = v[R_OW] ? v[R_OW] : "", *oy = v[R_OY] ? v[R_OY] : "";
-    uint64_t kind = n[R_OK], left = n[R_FU] > now_us ? n[R_FU] - now_us : 0;
-    if ((kind == FLEET_ORDER_OPEN || kind == FLEET_ORDER_CLOSED) && n[R_FU] != 0 && left == 0)
-        kind = FLEET_ORDER_NONE;
-    if (kind > FLEET_ORDER_RESET || left > BREAKER__FLEET_MAX_DURATION_US ||
-        !breaker__fleet_answer_order(out, (int64_t)kind, (int64_t)left, (int64_t)n[R_OSEQ], ow,
-                                     strlen(ow), oy, strlen(oy)))
-        return parse_fail(why, why_len,
-                          "read: the order (fields ok %" PRIu64 ", fu %" PRIu64
-                          ", ow, oy) out of range (kind 0..3, at most 365 days, who %d and why "
-                          "%d bytes)",
-                          n[R_OK], n[R_FU], BREAKER__FLEET_WHO_MAX, BREAKER__FLEET_WHY_MAX);
-    /* The controls, as the scripts' answer() sends them: the limits only
-     * with a generation above 0. */
-    const char *cfg = n[R_CG] > 0 && v[R_CFG] != NULL ? v[R_CFG] : "";
-    if (n[R_SH] > 1 || (n[R_CG] > 0 && v[R_CFG] == NULL) ||
-        !breaker__fleet_answer_controls(out, (int64_t)n[R_SH], (int64_t)n[R_SSEQ], (int64_t)n[R_CG],
-                                        cfg, strlen(cfg)))
-        return parse_fail(why, why_len,
-                          "read: the controls (fields sh %" PRIu64 ", sseq %" PRIu64 ", cg %" PRIu64
-                          ", cfg) out of range (sh 0..1; with cg above 0, valid limits)",
-                          n[R_SH], n[R_SSEQ], n[R_CG]);
-    return 1;
+    return breaker__fleet_answer_read(a, out);
 }
 
 /* ---- Leases ------------------------------------------------------------------- */

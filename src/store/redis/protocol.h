@@ -34,7 +34,9 @@
 /* ---- The limits as text ------------------------------------------------------- */
 
 /* The limits the fleet decides on, as the scripts read them (lua/prelude.lua: c[1]
- * to c[14]; times in microseconds, Redis's unit). */
+ * to c[14]; times in microseconds, Redis's unit). In Redis each is a field
+ * of the state hash named by the configuration's own key
+ * (breaker__fleet_limit_names: breaker_config_set(), an INI file). */
 struct breaker__fleet_limits {
     uint32_t min_calls;
     double failure_rate;
@@ -58,29 +60,39 @@ struct breaker__fleet_limits {
     uint32_t min_failing_sources;
 };
 
-/* Room for the limits text (14 fields; the longest is under 310 bytes). */
-#define BREAKER__FLEET_LIMITS_LEN 320
+/* Room for the limits as named text (14 fields; the longest under 480 bytes). */
+#define BREAKER__FLEET_LIMITS_LEN 512
+
+/* The limits' names, in the order of the scripts' c[1] .. c[14]: the
+ * configuration's keys (durations in µs in Redis). */
+#define BREAKER__FLEET_LIMIT_COUNT 14
+extern const char *const breaker__fleet_limit_names[BREAKER__FLEET_LIMIT_COUNT];
 
 /* The limits of `cfg`, whose defaults are applied (breaker_get_config()). */
 void breaker__fleet_limits_of(const breaker_config *cfg, struct breaker__fleet_limits *out);
 
-/* `l` as the scripts' ARGV 2: 13 numbers separated by one space; integers
- * in decimal, rates with 17 significant digits (exact through strtod and
- * Lua's tonumber). */
+/* `l` as the scripts' ARGV 2: "name=value" for each limit, separated by
+ * one space; integers in decimal (durations in µs), rates with 17
+ * significant digits (exact through strtod and Lua's tonumber). */
 void breaker__fleet_limits_format(const struct breaker__fleet_limits *l, char *out, size_t len);
 
 /* breaker__fleet_limits_of() then _format(): the text a host sends. */
 void breaker__fleet_limits_text(const breaker_config *cfg, char *out, size_t len);
 
-/* Read a stored limits text. It comes from a store every host writes, so it
- * is input: each field must be a plain non-negative number of its kind (an
- * integer of digits that fits its field, a finite rate), 12 or 13 of them
- * (more are ignored: a later client may append limits, as the 13th was),
- * and no field may be 0 where the scripts would take the 0 literally while
- * a breaker_config reads it as "the default". @return 1 with `out`, or 0
- * with `why` naming the field and what is wrong with it. */
-int breaker__fleet_limits_parse(const char *text, struct breaker__fleet_limits *out, char *why,
-                                size_t why_len);
+/* Read the limits of a control record (`v`: each limit's text, in the
+ * order of breaker__fleet_limit_names; NULL: absent). They come from a
+ * store every host writes, so they are input: each must be a plain
+ * non-negative number of its kind (an integer of digits that fits its
+ * field, a finite rate), and the whole within the configuration's ranges
+ * (breaker__fleet_limits_check()). @return 1 with `out`, or 0 with `why`
+ * naming the field and what is wrong with it. */
+int breaker__fleet_limits_read(const char *const v[BREAKER__FLEET_LIMIT_COUNT],
+                               struct breaker__fleet_limits *out, char *why, size_t why_len);
+
+/* @return true when `a` and `b` hold the same limits; with `live`, only
+ * those breaker_reconfigure() can change (breaker__fleet_limits_apply_live()). */
+bool breaker__fleet_limits_same(const struct breaker__fleet_limits *a,
+                                const struct breaker__fleet_limits *b, bool live);
 
 /* `l` against the configuration's ranges, as the scripts check stored
  * limits (lua/prelude.lua, limits()): min_calls 1..10^6, failure_rate (0, 1],
@@ -105,12 +117,11 @@ void breaker__fleet_limits_apply(const struct breaker__fleet_limits *l, breaker_
 /* Attach: adopt the stored limits `stored` over `cfg` (the caller's, its
  * defaults applied), as a later attacher of a store file gets the stored
  * ones. @return 1 with `*cfg` overlaid and valid (breaker_config_validate())
- * and `*differs` set when they are not the caller's (compared as the texts
- * each would send, so fields the fleet does not store never differ, and a
- * 12-field text equals a window policy's 13); 0 when `stored` is not valid
- * limits, with `why` and `*cfg` unchanged. */
-int breaker__fleet_limits_adopt(const char *stored, breaker_config *cfg, bool *differs, char *why,
-                                size_t why_len);
+ * and `*differs` set when they are not the caller's (fields the fleet does
+ * not store never differ); 0 when they make no valid configuration, with
+ * `why` and `*cfg` unchanged. */
+int breaker__fleet_limits_adopt(const struct breaker__fleet_limits *stored, breaker_config *cfg,
+                                bool *differs, char *why, size_t why_len);
 
 /* ---- Keys and the scripts' arguments ------------------------------------------ */
 
@@ -123,7 +134,13 @@ enum { FLEET_KEY_STATE, FLEET_KEY_WINDOW, FLEET_KEY_LEASES, FLEET_KEY_SEQ, FLEET
 void breaker__fleet_key(const char *name, int which, char *out, size_t len);
 
 /* The scripts (lua/). */
-enum { FLEET_SCRIPT_FLUSH, FLEET_SCRIPT_ACQUIRE, FLEET_SCRIPT_RELEASE, FLEET_SCRIPT_COUNT };
+enum {
+    FLEET_SCRIPT_FLUSH,
+    FLEET_SCRIPT_ACQUIRE,
+    FLEET_SCRIPT_RELEASE,
+    FLEET_SCRIPT_CONTROL,
+    FLEET_SCRIPT_COUNT
+};
 
 /* One script call: which script, and its ARGV after the two every script
  * takes (the key TTL and the limits text). */
@@ -226,38 +243,36 @@ struct breaker__fleet_answer {
     uint64_t successes;
     int verdict;                    /* VERDICT_* */
     uint64_t calls, failures, slow; /* the last trip's evidence */
-    uint64_t born;                  /* the generation the state was created with; 0: a state
-                                       from before the field */
-    /* The fleet's last operator order (ANS_ORDER..: 0 when none was given,
-     * or a forced state whose time ran out): FLEET_ORDER_*, its time left
-     * (0: until another order), its sequence (0: none), who and why. */
-    int order;
-    uint64_t order_left_us;
-    uint64_t order_seq;
-    char order_who[BREAKER__FLEET_WHO_MAX + 1];
-    char order_why[BREAKER__FLEET_WHY_MAX + 1];
-    /* The fleet's controls (ANS_SHADOW..: all 0 until a shadow or limits
-     * change was made): shadow mode (0, 1) and its sequence (0: never
-     * set), the stored limits' generation (0: the first attacher's, never
-     * changed) and, when it is not 0, the stored limits text. */
-    int shadow;
-    uint64_t shadow_seq;
-    uint64_t cfg_gen;
-    char cfg[BREAKER__FLEET_LIMITS_LEN];
+    uint64_t born;                  /* the generation the state was created with */
+    uint64_t cv;                    /* the control record's version (0: never set) */
 };
-/* Read an answer's controls part (ANS_SHADOW ..) into `out`: shadow 0..1,
- * sequence and generation 0..2^52, and with a generation above 0 a limits
- * text that breaker__fleet_limits_parse() and _check() accept (`cfg_len`
- * bytes, NUL not included). @return 1, or 0 (the answer is no answer). */
-int breaker__fleet_answer_controls(struct breaker__fleet_answer *out, int64_t shadow, int64_t seq,
-                                   int64_t cfg_gen, const char *cfg, size_t cfg_len);
-/* Read an answer's order part (ANS_ORDER ..) into `out`: kind 0..3, time
- * left at most 365 days, sequence 0..2^52, who and why texts of at most
- * BREAKER__FLEET_WHO_MAX and _WHY_MAX bytes (`who_len`, `why_len`).
- * @return 1, or 0 (the answer is no answer). */
-int breaker__fleet_answer_order(struct breaker__fleet_answer *out, int64_t kind, int64_t left_us,
-                                int64_t seq, const char *who, size_t who_len, const char *why,
-                                size_t why_len);
+
+/* The control record: the operators' desired state of a name, which every
+ * host converges to (lua/control.lua, docs/fleet.md "Controls"), as its
+ * script answers it. */
+struct breaker__fleet_record {
+    uint64_t version;   /* 0: never set */
+    int forced;         /* FLEET_FORCED_* in force (one whose time ran out: NONE) */
+    uint64_t left_us;   /* its time left (0: no end) */
+    int shadow;         /* 0, 1 */
+    uint64_t reset_gen; /* the generation the last reset made (0: none) */
+    char who[BREAKER__FLEET_WHO_MAX + 1];
+    char why[BREAKER__FLEET_WHY_MAX + 1];
+    uint64_t age_us; /* since the last change */
+    struct breaker__fleet_limits limits;
+};
+
+/* Read a record's parts (ANS_REC_*) of an answer whose version is
+ * `version`: forced 0..2, time left at most 365 days, shadow 0..1, reset
+ * generation 0..2^52, who and why texts of at most BREAKER__FLEET_WHO_MAX
+ * and _WHY_MAX bytes of printable text, age 0..2^52, and the limits
+ * (breaker__fleet_limits_read()). @return 1, or 0 with `why_not` (the
+ * answer is no answer). */
+int breaker__fleet_record_read(uint64_t version, const int64_t num[4], const char *who,
+                               size_t who_len, const char *why, size_t why_len, int64_t age_us,
+                               const char *const limits[BREAKER__FLEET_LIMIT_COUNT],
+                               struct breaker__fleet_record *out, char *why_not,
+                               size_t why_not_len);
 
 /* Read the integers of an answer. @return 1 with `out` when every field is
  * in its range (breaker__fleet_answer_check()), else 0: the round takes it
@@ -305,37 +320,31 @@ struct breaker__fleet_follow {
     /* The longest open wait the name's limits allow (open_max_us plus its
      * jitter), which bounds a read's `until` as the scripts bound it. */
     uint64_t max_wait_us;
-    /* The last operator order this host applied (its sequence; 0: none
-     * seen) and the born of the state that numbered it (orders are
-     * numbered per state: a state made anew starts again at 1), and the
-     * order as the last answer told it. */
-    uint64_t order_seq;
-    uint64_t order_born;
-    int order;
-    uint64_t order_left_us;
-    char order_who[BREAKER__FLEET_WHO_MAX + 1];
-    char order_why[BREAKER__FLEET_WHY_MAX + 1];
-    /* The fleet's controls as the last answer told them: the shadow
-     * sequence and the limits' generation (breaker__fleet_decide_controls()),
-     * and the born of the state they are of (a state made anew starts them
-     * again). */
-    uint64_t shadow_seq;
-    uint64_t cfg_gen;
-    uint64_t controls_born;
-    /* What the attach's answer said when the local breaker was made
-     * (breaker__fleet_follow_armed()): the order sequence and the born of
-     * that state. Orders up to that sequence of that state were given
-     * before the breaker existed: a reset among them is history. */
-    bool armed;
-    uint64_t armed_order_seq;
-    uint64_t armed_born;
+    /* The control record (breaker__fleet_converge()): the last one read
+     * (version 0: none yet) and when (monotonic ns: a forced state's end is
+     * record_at_ns + its time left); a version whose limits the local
+     * breaker refused (not tried again); the last reset applied to the
+     * local breaker, or taken as history (a reset made before the breaker
+     * was: its generation is at most the one the breaker was armed in). */
+    struct breaker__fleet_record record;
+    uint64_t record_at_ns;
+    uint64_t refused_version;
+    uint64_t reset_seen;
+    /* The flush interval (breaker__fleet_cheap_setup()): how far a local
+     * wait's end may be from the fleet's before it is brought to it. */
+    uint64_t interval_ns;
 };
 
 /* The local breaker as the caller read it: its generation first, then its
- * state, so a transition fenced by `gen` cannot act on a later state. */
+ * state, so a transition fenced by `gen` cannot act on a later state; what
+ * is left of its open wait (OPEN: its end minus now; else 0), its shadow
+ * mode, and its limits (breaker__fleet_limits_of() of its configuration). */
 struct breaker__fleet_local {
     uint64_t gen;
     enum breaker_state state;
+    uint64_t open_left_ns;
+    int shadow;
+    struct breaker__fleet_limits limits;
 };
 
 /* A transition for the local breaker, fenced by its generation: applied
@@ -346,7 +355,8 @@ enum {
     FLEET_ACT_NONE,
     FLEET_ACT_TRIP,
     FLEET_ACT_CLOSE,
-    /* An operator's fleet order, applied once per order (its sequence) and
+    /* The control record's forced state, or the fleet's open wait, brought
+     * to the local breaker (breaker__fleet_converge(), breaker__fleet_decide()),
      * unfenced (the operator's intent wins, as breaker_force_open()'s):
      * breaker_force_open(); breaker_open_for(wait_ns, OPERATOR);
      * breaker_force_closed() or, with wait_ns, breaker_force_closed_for();
@@ -367,6 +377,9 @@ struct breaker__fleet_action {
      * that waited its own open_ns would never probe, and a fleet of
      * short-lived processes needing several successes would never close). */
     uint64_t wait_ns;
+    /* The control record's forced state (breaker__fleet_converge()): its
+     * who and why go with the event. */
+    bool by_record;
 };
 
 /* The lease gate (no lease request before until_ns, monotonic): `change`
@@ -388,9 +401,9 @@ void breaker__fleet_follow_rearm(struct breaker__fleet_follow *f);
  * starts in a's generation. The next flush names it, so the script counts
  * its deltas only while the fleet is still in that generation: a reset
  * (or a trip, a close) between the attach and the name's first round ends
- * the period those calls belong to. Orders a's state had already been
- * given are history for this breaker: a reset among them is not applied
- * to it (one given later is). Pure. */
+ * the period those calls belong to. A reset made before (its generation
+ * at most a's) is history for this breaker; without an answer, a reset in
+ * the first record read is taken as history too. Pure. */
 void breaker__fleet_follow_armed(struct breaker__fleet_follow *f,
                                  const struct breaker__fleet_answer *a);
 
@@ -446,37 +459,57 @@ void breaker__fleet_note_stale_trip(struct breaker__fleet_follow *f);
  *    tripped with the fleet's evidence, unless it recovered on its own while
  *    the host was degraded and the fleet's open wait is over (or this
  *    generation was spared already): then it stays CLOSED for this
- *    generation. A local breaker already open needs nothing. */
+ *    generation. A local breaker OPEN with a wait that ends well after the
+ *    fleet's (more than twice what the fleet has left, plus an interval:
+ *    the fleet's wait was cut, by new limits) is opened again until the
+ *    fleet's end, so that it probes when the fleet leases; any other open
+ *    local breaker needs nothing. */
 void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker__fleet_answer *a,
                            const struct breaker__fleet_local *local, uint64_t now_ns,
                            struct breaker__fleet_action *act, struct breaker__fleet_gate *gate);
 
-/* What the fleet's controls ask of the local breaker this round, applied
- * after it (as the actions are): breaker_set_shadow(b, shadow) unless
- * shadow is -1; with `reconfigure`, breaker_reconfigure() with the local
- * configuration whose stored fields are those of `limits`
- * (breaker__fleet_limits_apply_live()). Start a round with
+/* What the control record asks of the local breaker this round, applied
+ * after the round (as the actions are): breaker_set_shadow(b, shadow)
+ * unless shadow is -1; with `reconfigure`, breaker_reconfigure() with the
+ * local configuration whose stored fields are `limits`
+ * (breaker__fleet_limits_apply_live()); with `reset`, breaker_reset()
+ * before the round's action. Start a round with
  * breaker__fleet_controls_none(). */
 struct breaker__fleet_controls {
     int shadow;
     bool reconfigure;
-    char limits[BREAKER__FLEET_LIMITS_LEN];
+    struct breaker__fleet_limits limits;
+    bool reset;
 };
 void breaker__fleet_controls_none(struct breaker__fleet_controls *c);
 
-/* The fleet's controls in answer `a`: a shadow sequence or a limits
- * generation other than the last one this host heard (`f`), and not 0
- * (never set, or a state rebuilt from scratch: each host keeps its mode
- * and limits), asks for the mode and the limits of the answer, once; the
- * sequences heard are those of the answer's state (its born): a state made
- * anew restarts them, so its change is heard even with a sequence heard
- * of the old state, when this host heard no answer of 0 in between. A
- * host's first answer applies what is in force (a host attaching late);
- * limits it already runs change nothing when applied. Later answers of a
- * round override earlier ones. @return true when `out` changed. */
-bool breaker__fleet_decide_controls(struct breaker__fleet_follow *f,
-                                    const struct breaker__fleet_answer *a,
-                                    struct breaker__fleet_controls *out);
+/* Converge the local breaker `local` to the control record `f->record`
+ * (docs/fleet.md, "Controls"), level-triggered: every round compares what
+ * the record asks with what the breaker is, and asks only for what
+ * differs, so that applying a record twice changes nothing, and a host
+ * that missed a change, took over a name, or attached late reaches the
+ * same state.
+ *  - a reset whose generation this breaker has not seen (f->reset_seen:
+ *    the last applied, or the generation the breaker was armed in):
+ *    `out->reset`, once;
+ *  - a forced state in force: FORCED_OPEN (no end) or FORCED_CLOSED
+ *    (breaker_force_closed(), or _for() what is left) when the breaker is
+ *    not in it; a timed open: OPEN until the record's end (within an
+ *    interval) else breaker_open_for() what is left. It replaces the
+ *    round's action (the operator's intent wins);
+ *  - shadow mode and the limits that can change live, when they differ
+ *    (limits a breaker refused once, for this version, are not asked for
+ *    again).
+ * Nothing before a record was read (version 0). */
+void breaker__fleet_converge(struct breaker__fleet_follow *f,
+                             const struct breaker__fleet_local *local, uint64_t now_ns,
+                             struct breaker__fleet_action *act,
+                             struct breaker__fleet_controls *out);
+
+/* A record read (its answer `rec`) at `now_ns`: kept as the one the host
+ * converges to. */
+void breaker__fleet_record_keep(struct breaker__fleet_follow *f,
+                                const struct breaker__fleet_record *rec, uint64_t now_ns);
 
 /* Overlay what may change live of `l` on `cfg` (breaker_reconfigure()'s
  * set, where the fleet stores it): min_calls, the rates, the open wait, its
@@ -493,7 +526,7 @@ void breaker__fleet_limits_apply_live(const struct breaker__fleet_limits *l, bre
  * has trouble or its batched successes are due; otherwise the round reads
  * the name's state hash (HMGET of these fields, with one TIME per round for
  * Redis's clock) and decides on it as on a script's answer. */
-#define BREAKER__FLEET_READ_FIELDS 19 /* the state's 10, the order's 5, then sh sseq cg cfg */
+#define BREAKER__FLEET_READ_FIELDS 11 /* the state's 10, then cv */
 /* How much later than the round's TIME a state read may have been written
  * (other clients' scripts run between the commands of a long pipeline):
  * an OPEN state's until may be this much past now + the longest wait. */
@@ -556,11 +589,12 @@ void breaker__fleet_round_done(struct breaker__fleet_follow *f, bool full, uint3
  * with `*now_us`, or 0 (not two plain numbers in range). */
 int breaker__fleet_time_read(const char *sec, const char *usec, uint64_t *now_us);
 
-/* The cadence and the longest open wait of a name whose limits text is
+/* The cadence and the longest open wait of a name whose limits are
  * `limits` (the stored ones), for a handle flushing every `interval_ns`
  * with full_flush_rounds `rounds`: set once in `f` (f->every 0: not yet). */
-void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f, const char *limits,
-                                uint32_t rounds, uint64_t interval_ns);
+void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f,
+                                const struct breaker__fleet_limits *limits, uint32_t rounds,
+                                uint64_t interval_ns);
 
 /* A read of a name's state hash: the fields of breaker__fleet_read_fields,
  * each NULL (absent) or its text, at Redis's clock `now_us`, as the answer

@@ -37,16 +37,14 @@ _Static_assert(BREAKER__MAX_PROBES == 4095, "MAX_PROBES is the core's");
 extern const char breaker__redis_lua_flush[];
 extern const char breaker__redis_lua_acquire[];
 extern const char breaker__redis_lua_release[];
-extern const char breaker__redis_lua_order[];
-extern const char breaker__redis_lua_shadow[];
-extern const char breaker__redis_lua_reconfig[];
+extern const char breaker__redis_lua_control[];
 
-/* An operator's order (docs/fleet.md, "Fleet-wide orders"): who gave it
- * and why, at most this many bytes each. */
+/* The control record (lua/control.lua, docs/fleet.md "Controls"): who
+ * changed it and why, at most this many bytes each. */
 #define BREAKER__FLEET_WHO_MAX 64
 #define BREAKER__FLEET_WHY_MAX 200
-/* Its kinds, as the scripts store them (field ok of the state hash). */
-enum { FLEET_ORDER_NONE = 0, FLEET_ORDER_OPEN = 1, FLEET_ORDER_CLOSED = 2, FLEET_ORDER_RESET = 3 };
+/* Its forced state, as the scripts store it (field cf of the state hash). */
+enum { FLEET_FORCED_NONE = 0, FLEET_FORCED_OPEN = 1, FLEET_FORCED_CLOSED = 2 };
 
 /* Shared by the scripts (lua/) and the client's decisions
  * (protocol.c), which reads the answers and makes the calls. */
@@ -78,23 +76,26 @@ enum {
     ANS_CALLS,
     ANS_FAILURES,
     ANS_SLOW,
-    ANS_BORN, /* the generation the state was created with (0: unknown) */
+    ANS_BORN, /* the generation the state was created with */
+    ANS_CV,   /* the control record's version (0: never set) */
     ANS_COUNT
 };
-/* After them, when an order was ever given (oseq > 0): its kind, its time
- * left in µs (0: none, or over), its sequence, who and why (strings). */
+/* After them, in the control script's answer: the record. Its forced
+ * state in force (FLEET_FORCED_*; one whose time ran out is NONE), the
+ * time it has left in µs (0: no end), shadow mode (0, 1), the generation
+ * the last reset made (0: none), who and why (strings), the last change's
+ * age in µs, then the limits as text, by the names of
+ * breaker__fleet_limit_names. */
 enum {
-    ANS_ORDER = ANS_COUNT,
-    ANS_ORDER_LEFT_US,
-    ANS_ORDER_SEQ,
-    ANS_ORDER_WHO,
-    ANS_ORDER_WHY,
-    ANS_WITH_ORDER
+    ANS_REC_FORCED = ANS_COUNT,
+    ANS_REC_LEFT_US,
+    ANS_REC_SHADOW,
+    ANS_REC_RESET,
+    ANS_REC_WHO,
+    ANS_REC_WHY,
+    ANS_REC_AGE_US,
+    ANS_REC_LIMITS,
+    ANS_WITH_RECORD = ANS_REC_LIMITS + 14
 };
-/* After those, when a shadow or limits change was ever made (sseq or cg >
- * 0; the order part is then sent too, zeros and empty texts when no order
- * was given): the shadow mode (0, 1), its sequence, the stored limits'
- * generation (cg) and, when cg > 0, the stored limits text ('' else). */
-enum { ANS_SHADOW = ANS_WITH_ORDER, ANS_SHADOW_SEQ, ANS_CFG_GEN, ANS_CFG, ANS_WITH_CONTROLS };
 
 #endif /* BREAKER_REDIS_SCRIPTS_H */

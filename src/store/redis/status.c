@@ -8,7 +8,8 @@
  * (HMGET of breaker__fleet_read_fields, decided by the protocol's
  * breaker__fleet_read_answer() at the TIME of its server), its leases (the
  * zset's deadlines ahead of that TIME) and its hosts (the sequences hash:
- * "seq time" per host, lua/prelude.lua's KEYS[4]).
+ * "seq time" per host, lua/prelude.lua's KEYS[4]) and its control record
+ * (the fields lua/control.lua keeps, and the stored limits).
  */
 #include "store/redis/client.h"
 
@@ -20,7 +21,7 @@
 
 #define SCAN_COUNT  "512" /* keys SCAN looks at per call */
 #define BATCH       64u   /* names read in one exchange */
-#define PER_NAME    4u    /* TIME, HMGET, ZRANGE, HGETALL */
+#define PER_NAME    5u    /* TIME, HMGET, ZRANGE, HGETALL, HMGET of the record */
 #define MAX_SERVERS 256u
 
 /* The names found, each once. */
@@ -35,10 +36,10 @@ static void names_free(struct names *n) {
     free(n->item);
 }
 
-/* A state key's name ("breaker:v1:{NAME}:s"), added. @return 1, or 0 (out
+/* A state key's name ("breaker:v2:{NAME}:s"), added. @return 1, or 0 (out
  * of memory); a key of another shape is none. */
 static int names_add(struct names *n, const char *key, size_t len) {
-    static const char head[] = "breaker:v1:{", tail[] = "}:s";
+    static const char head[] = "breaker:v2:{", tail[] = "}:s";
     size_t hl = sizeof head - 1, tl = sizeof tail - 1;
     if (len <= hl + tl || memcmp(key, head, hl) != 0 || memcmp(key + len - tl, tail, tl) != 0)
         return 1;
@@ -106,7 +107,7 @@ static int scan_server(breaker_redis *f, const char *key, struct names *n, int *
                        size_t msg_len) {
     char cursor[24] = "0";
     do {
-        const char *argv[] = {"SCAN", cursor, "MATCH", "breaker:v1:{*}:s", "COUNT", SCAN_COUNT};
+        const char *argv[] = {"SCAN", cursor, "MATCH", "breaker:v2:{*}:s", "COUNT", SCAN_COUNT};
         breaker_redis_command cmd = {.key = key, .argc = 6, .argv = argv, .idempotent = 1};
         breaker_redis_reply *r = NULL;
         *rc = BREAKER_EIO;
@@ -159,10 +160,19 @@ static int scan_all(breaker_redis *f, struct names *n, char *msg, size_t msg_len
 
 /* ---- One name ------------------------------------------------------------------------ */
 
+/* The control record's own fields in the state hash (lua/control.lua):
+ * version, forced (1 open, 2 closed), its end (Redis µs, 0: none), shadow,
+ * the last reset's generation, who, why, the change's time (Redis µs);
+ * then the stored limits. */
+static const char *const record_fields[] = {"cv", "cf", "cu", "ch", "cr", "cw", "cy", "ct"};
+#define RECORD_OWN    8
+#define RECORD_FIELDS (RECORD_OWN + BREAKER__FLEET_LIMIT_COUNT)
+
 /* The commands that read `name` (keys in `key`), into cmds[0 .. PER_NAME). */
 static void read_cmds(const char key[FLEET_KEY_COUNT][BREAKER__FLEET_KEY_LEN],
                       const char *hmget[2 + BREAKER__FLEET_READ_FIELDS], const char *zrange[5],
-                      const char *hgetall[2], breaker_redis_command cmds[PER_NAME]) {
+                      const char *hgetall[2], const char *record[2 + RECORD_FIELDS],
+                      breaker_redis_command cmds[PER_NAME]) {
     static const char *const time_argv[] = {"TIME"};
     hmget[0] = "HMGET";
     hmget[1] = key[FLEET_KEY_STATE];
@@ -175,8 +185,12 @@ static void read_cmds(const char key[FLEET_KEY_COUNT][BREAKER__FLEET_KEY_LEN],
     zrange[4] = "WITHSCORES";
     hgetall[0] = "HGETALL";
     hgetall[1] = key[FLEET_KEY_SEQ];
-    const char *const *argv[PER_NAME] = {time_argv, hmget, zrange, hgetall};
-    const int argc[PER_NAME] = {1, 2 + BREAKER__FLEET_READ_FIELDS, 5, 2};
+    record[0] = "HMGET";
+    record[1] = key[FLEET_KEY_STATE];
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        record[2 + i] = i < RECORD_OWN ? record_fields[i] : breaker__fleet_limit_names[i - RECORD_OWN];
+    const char *const *argv[PER_NAME] = {time_argv, hmget, zrange, hgetall, record};
+    const int argc[PER_NAME] = {1, 2 + BREAKER__FLEET_READ_FIELDS, 5, 2, 2 + RECORD_FIELDS};
     for (unsigned c = 0; c < PER_NAME; c++) {
         memset(&cmds[c], 0, sizeof cmds[c]);
         cmds[c].key = key[FLEET_KEY_STATE]; /* one slot: the {name} tag */
@@ -225,6 +239,43 @@ static void hosts_seen(const breaker_redis_reply *q, uint64_t now_us, uint64_t t
     out->last_flush_age_ns = latest == 0 ? UINT64_MAX : (now_us - latest) * 1000;
 }
 
+/* The control record from its fields `v` (HMGET of record_fields and the
+ * limits) at Redis's `now_us`, as the control script answers it: a forced
+ * state whose end has passed is none. @return 1, or 0 with `why`. */
+static int record_of(const breaker_redis_reply *v, uint64_t now_us,
+                     struct breaker__fleet_record *rec, char *why, size_t why_len) {
+    uint64_t n[RECORD_OWN];
+    for (int i = 0; i < RECORD_OWN; i++) {
+        if (i == 5 || i == 6) continue; /* who, why: texts */
+        const breaker_redis_reply *x = v->element[i];
+        n[i] = x->type == BREAKER_REDIS_REPLY_NIL ? 0 : number(x);
+        if (n[i] == UINT64_MAX) {
+            snprintf(why, why_len, "control record: field %s is not a number", record_fields[i]);
+            return 0;
+        }
+    }
+    uint64_t forced = n[1], until = n[2];
+    int64_t num[4] = {(int64_t)forced, 0, (int64_t)n[3], (int64_t)n[4]};
+    if (forced != 0 && until != 0) {
+        if (until > now_us)
+            num[1] = (int64_t)(until - now_us);
+        else
+            num[0] = 0; /* ran out */
+    }
+    int64_t age = n[7] > 0 && now_us > n[7] ? (int64_t)(now_us - n[7]) : 0;
+    const breaker_redis_reply *who = v->element[5], *wy = v->element[6];
+    const char *limits[BREAKER__FLEET_LIMIT_COUNT];
+    for (int i = 0; i < BREAKER__FLEET_LIMIT_COUNT; i++) {
+        const breaker_redis_reply *x = v->element[RECORD_OWN + i];
+        limits[i] = x->type == BREAKER_REDIS_REPLY_STRING ? x->str : NULL;
+    }
+    return breaker__fleet_record_read(
+        n[0], num, who->type == BREAKER_REDIS_REPLY_STRING ? who->str : "",
+        who->type == BREAKER_REDIS_REPLY_STRING ? who->len : 0,
+        wy->type == BREAKER_REDIS_REPLY_STRING ? wy->str : "",
+        wy->type == BREAKER_REDIS_REPLY_STRING ? wy->len : 0, age, limits, rec, why, why_len);
+}
+
 /* Fill `out` from the replies r[0 .. PER_NAME) to read_cmds(). @return 1;
  * 0 when the name has no state (gone since the SCAN); -1 with `msg` when a
  * reply was an error. */
@@ -239,25 +290,26 @@ static int read_replies(breaker_redis *f, breaker_redis_reply *const r[PER_NAME]
         return refused(hm, "HMGET", msg, msg_len);
     for (unsigned c = 2; c < PER_NAME; c++)
         if (r[c]->type != BREAKER_REDIS_REPLY_ARRAY)
-            return refused(r[c], c == 2 ? "ZRANGE" : "HGETALL", msg, msg_len);
+            return refused(r[c], c == 2 ? "ZRANGE" : c == 3 ? "HGETALL" : "HMGET", msg, msg_len);
+    if (r[4]->type != BREAKER_REDIS_REPLY_ARRAY || r[4]->elements != RECORD_FIELDS)
+        return refused(r[4], "HMGET", msg, msg_len);
     const char *v[BREAKER__FLEET_READ_FIELDS];
-    const char *cfg = NULL;
     for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++) {
         const breaker_redis_reply *e = hm->element[i];
         v[i] = e->type == BREAKER_REDIS_REPLY_STRING ? e->str : NULL;
-        if (strcmp(breaker__fleet_read_fields[i], "cfg") == 0) cfg = v[i];
     }
     if (v[0] == NULL) return 0; /* "st": no state */
-    breaker_config_init(&out->limits);
-    struct breaker__fleet_limits l;
-    if (cfg != NULL && breaker__fleet_limits_parse(cfg, &l, NULL, 0))
-        breaker__fleet_limits_apply(&l, &out->limits);
     struct breaker__fleet_answer a;
     uint64_t run = 0;
     /* No bound on the wait read here: what Redis holds is shown. */
     if (!breaker__fleet_read_answer(v, now_us, BREAKER__FLEET_MAX_DURATION_US, &a, &run,
                                     out->problem, sizeof out->problem))
         return 1;
+    struct breaker__fleet_record rec;
+    if (!record_of(r[4], now_us, &rec, out->problem, sizeof out->problem)) return 1;
+    breaker_config defaults;
+    breaker_config_init(&defaults);
+    breaker__redis_control_state_of(&rec, &defaults, &out->control);
     out->state = a.state == FLEET_OPEN        ? BREAKER_OPEN
                  : a.state == FLEET_HALF_OPEN ? BREAKER_HALF_OPEN
                                               : BREAKER_CLOSED;
@@ -266,18 +318,15 @@ static int read_replies(breaker_redis *f, breaker_redis_reply *const r[PER_NAME]
     out->failed_recoveries = a.k;
     out->leases_out = leases_ahead(r[2], now_us);
     hosts_seen(r[3], now_us, f->cfg.key_ttl_ns / 1000, out);
-    breaker__redis_order_out(a.order, a.order_left_us, a.order_seq, a.order_who, a.order_why,
-                             &out->order);
-    /* An order in force is what the hosts enforce: forced open or closed,
-     * or open, no lease granted before its end (lua/order.lua). */
-    if (a.order == FLEET_ORDER_OPEN || a.order == FLEET_ORDER_CLOSED) {
-        out->state = out->order.state;
-        if (out->order.state == BREAKER_OPEN && out->order.left_ns > out->wait_left_ns)
-            out->wait_left_ns = out->order.left_ns;
-        if (out->order.state != BREAKER_OPEN) out->wait_left_ns = 0;
+    /* A forced state in force is what the hosts enforce: forced open or
+     * closed, or open with no lease granted before its end (a timed open,
+     * lua/control.lua). */
+    if (out->control.forced != BREAKER_CLOSED) {
+        out->state = out->control.forced;
+        if (out->control.forced == BREAKER_OPEN && out->control.left_ns > out->wait_left_ns)
+            out->wait_left_ns = out->control.left_ns;
+        if (out->control.forced != BREAKER_OPEN) out->wait_left_ns = 0;
     }
-    out->shadow = a.shadow;
-    out->limits_generation = a.cfg_gen;
     return 1;
 }
 
@@ -290,11 +339,13 @@ static int read_batch(breaker_redis *f, const char *const *names, size_t n,
     const char *(*hmget)[2 + BREAKER__FLEET_READ_FIELDS] = calloc(n, sizeof *hmget);
     const char *(*zrange)[5] = calloc(n, sizeof *zrange);
     const char *(*hgetall)[2] = calloc(n, sizeof *hgetall);
+    const char *(*record)[2 + RECORD_FIELDS] = calloc(n, sizeof *record);
     breaker_redis_command *cmds = calloc(n * per, sizeof *cmds);
     breaker_redis_reply **r = calloc(n * per, sizeof *r);
     breaker_redis_name_status *st = malloc(sizeof *st);
     int rc = BREAKER_OK;
-    if (key == NULL || hmget == NULL || zrange == NULL || hgetall == NULL || cmds == NULL ||
+    if (key == NULL || hmget == NULL || zrange == NULL || hgetall == NULL || record == NULL ||
+        cmds == NULL ||
         r == NULL || st == NULL) {
         rc = breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
         goto done;
@@ -302,7 +353,7 @@ static int read_batch(breaker_redis *f, const char *const *names, size_t n,
     for (size_t i = 0; i < n; i++) {
         for (int k = 0; k < FLEET_KEY_COUNT; k++)
             breaker__fleet_key(names[i], k, key[i][k], sizeof key[i][k]);
-        read_cmds(key[i], hmget[i], zrange[i], hgetall[i], &cmds[i * per]);
+        read_cmds(key[i], hmget[i], zrange[i], hgetall[i], record[i], &cmds[i * per]);
     }
     if (!exchange(f, cmds, n * per, r, msg, msg_len)) {
         rc = BREAKER_EIO;
@@ -322,6 +373,7 @@ done:
     free(hmget);
     free(zrange);
     free(hgetall);
+    free(record);
     free(cmds);
     free(r);
     free(st);

@@ -26,7 +26,7 @@
 
 /* EVALSHA, the SHA, then the command's own arguments (a script's numkeys,
  * keys and ARGV). */
-#define MAX_ARGS 32
+#define MAX_ARGS 64
 
 uint64_t breaker__redis_net_now(void) { return breaker__clock_ns(CLOCK_MONOTONIC); }
 

@@ -5,7 +5,7 @@
 -- fleet HALF_OPEN.
 -- (Run after prelude.lua, in one script.)
 if bad then return corrupt(false) end
-if ofo then return answer(0) end
+if forced_open then return answer(0) end
 if st == 0 then return answer(1) end
 if st == 1 then
   if now < untl then return answer(0) end

@@ -33,7 +33,7 @@ end
 -- then, at most open_max, once (not shortening a longer wait), unless forced.
 local dir = tonumber(ARGV[12] or '0')
 if not dir or dir < 0 or dir > DUR then return redis.error_reply('ERR breaker: a server-directed wait 0..' .. DUR .. ' us expected') end
-if dir > 0 and not oactive then
+if dir > 0 and not forced then
   if dir > c[8] then dir = c[8] end
   if st ~= 1 or untl < now + dir then
     go(1, 'server_directed', k); untl = now + math.floor(dir)
@@ -41,7 +41,7 @@ if dir > 0 and not oactive then
   end
 end
 -- A forced state (an operator's order in force) counts nothing, trips nothing.
-if oactive or st ~= 0 or (hg ~= 0 and hg ~= gen) or dc <= 0 then return answer(0) end
+if forced or st ~= 0 or (hg ~= 0 and hg ~= gen) or dc <= 0 then return answer(0) end
 -- The hosts' sequences, checked: a field is a host id, a value 'seq time'.
 -- A host silent longer than the TTL is forgotten; a call whose sequence
 -- is not newer than its host's last was applied already (a retry).
