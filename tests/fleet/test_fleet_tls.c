@@ -203,6 +203,93 @@ static void a_server_that_wants_a_client_certificate_gets_one(void **state) {
     test_redis_stop(r);
 }
 
+/* The good server certificate's files, in `s`, as a test_redis carries
+ * them (for a Cluster's or Sentinels' every node). */
+static struct test_redis tls_files(struct tls_server *s) {
+    snprintf(s->crt, sizeof s->crt, "%s/server.crt", certs);
+    snprintf(s->key, sizeof s->key, "%s/server.key", certs);
+    snprintf(s->ca, sizeof s->ca, "%s/ca.crt", certs);
+    return (struct test_redis){.tls_cert = s->crt, .tls_key = s->key, .tls_ca = s->ca};
+}
+
+/* ---- A Cluster over TLS ----------------------------------------------------------------- */
+
+/* Three masters speaking TLS only (their bus too): the seeds, the nodes
+ * CLUSTER SLOTS names (by IP address, which the certificate carries) and
+ * every master's names, through TLS. */
+static void a_cluster_over_tls(void **state) {
+    (void)state;
+    struct tls_server files;
+    struct test_redis tls = tls_files(&files);
+    struct test_cluster c;
+    assert_int_equal(test_cluster_start_tls(&c, 3, 0, 2000, &tls), 0);
+    breaker_redis_config rc;
+    fleet_patient_cfg(&rc);
+    rc.cluster_nodes = c.seeds;
+    rc.tls = 1;
+    rc.tls_ca_file = cert("ca.crt");
+    breaker_redis *f = open_ok(&rc);
+    char name[16];
+    for (int i = 0; i < 9; i++) {
+        snprintf(name, sizeof name, "tls.c%d", i);
+        breaker *b = NULL;
+        assert_int_equal(breaker_redis_attach(f, name, NULL, &b, NULL, 0), BREAKER_OK);
+    }
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    int masters_used[3] = {0};
+    for (int i = 0; i < 9; i++) {
+        snprintf(name, sizeof name, "tls.c%d", i);
+        for (int k = 0; k < 3; k++)
+            if (test_redis_int(&c.node[k], "EXISTS breaker:v1:{%s}:s", name) == 1)
+                masters_used[k]++;
+    }
+    printf("  names per master: %d %d %d\n", masters_used[0], masters_used[1], masters_used[2]);
+    assert_int_equal(masters_used[0] + masters_used[1] + masters_used[2], 9);
+    assert_true(masters_used[0] > 0 && masters_used[1] > 0 && masters_used[2] > 0);
+    breaker_redis_close(f);
+    test_cluster_stop(&c);
+}
+
+/* ---- Sentinel over TLS ------------------------------------------------------------------ */
+
+/* A master, a replica and three Sentinels, all TLS only: the handle asks
+ * the Sentinels over TLS, joins the master, and follows a failover. */
+static void sentinels_over_tls(void **state) {
+    (void)state;
+    struct tls_server files;
+    struct test_redis tls = tls_files(&files);
+    static struct test_sentinels set;
+    assert_int_equal(test_sentinels_start_tls(&set, 1, 3, 1000, &tls), 0);
+    breaker_redis_config rc;
+    fleet_patient_cfg(&rc);
+    rc.sentinel_nodes = set.addrs;
+    rc.sentinel_master = set.master_name;
+    rc.tls = 1;
+    rc.tls_ca_file = cert("ca.crt");
+    breaker_redis *f = open_ok(&rc);
+    breaker *b = NULL;
+    assert_int_equal(breaker_redis_attach(f, "tls.sentinel", NULL, &b, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+    int old = test_sentinels_master(&set);
+    assert_true(old >= 0);
+    assert_int_equal(test_redis_int(&set.node[old], "EXISTS breaker:v1:{tls.sentinel}:s"), 1);
+    test_redis_kill(&set.node[old]);
+    int m = test_sentinels_wait_failover(&set, old, 60000);
+    assert_true(m >= 0);
+    /* The handle's rounds find the new master (bounded: 30 s). */
+    breaker_redis_stats st;
+    for (int i = 0; i < 300; i++) {
+        if (breaker_redis_flush(f) == BREAKER_OK) break;
+        nap_ms(100);
+    }
+    breaker_redis_stats_get(f, &st);
+    assert_int_equal(st.degraded, BREAKER_REDIS_JOINED);
+    assert_true(st.master_switches >= 1);
+    printf("  over TLS: master %d killed, %d promoted, the handle on it\n", old, m);
+    breaker_redis_close(f);
+    test_sentinels_stop(&set);
+}
+
 /* ---- The command line ------------------------------------------------------------------- */
 
 /* `breaker exec --redis-tls`: joins with the test's CA, and is refused
@@ -301,6 +388,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(a_server_that_wants_a_client_certificate_gets_one),
         cmocka_unit_test(bad_tls_settings_are_refused_at_open),
         cmocka_unit_test(breaker_exec_speaks_tls),
+        cmocka_unit_test(a_cluster_over_tls),
+        cmocka_unit_test(sentinels_over_tls),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

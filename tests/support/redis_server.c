@@ -525,13 +525,26 @@ static int form_cluster(struct test_cluster *c) {
 }
 
 int test_cluster_start(struct test_cluster *c, int masters, int replicas, int node_timeout_ms) {
+    return test_cluster_start_tls(c, masters, replicas, node_timeout_ms, NULL);
+}
+
+int test_cluster_start_tls(struct test_cluster *c, int masters, int replicas, int node_timeout_ms,
+                           const struct test_redis *tls) {
     memset(c, 0, sizeof *c);
     if (masters < 1 || replicas < 0 || replicas > 1 || (1 + replicas) * masters > TEST_CLUSTER_MAX)
         return -1;
     c->masters = masters;
     size_t len = 0;
+    static const char *const tls_cluster[] = {"--tls-cluster", "yes", "--tls-replication", "yes",
+                                              NULL};
     for (int k = 0; k < (1 + replicas) * masters; k++) {
         c->node[k].cluster_timeout_ms = node_timeout_ms;
+        if (tls != NULL) {
+            c->node[k].tls_cert = tls->tls_cert;
+            c->node[k].tls_key = tls->tls_key;
+            c->node[k].tls_ca = tls->tls_ca;
+            c->node[k].extra = tls_cluster;
+        }
         if (test_redis_start(&c->node[k]) != 0) {
             test_cluster_stop(c);
             return -1;
@@ -597,20 +610,41 @@ static int sentinels_ready(const struct test_sentinels *s) {
     return 1;
 }
 
+/* `r` speaks TLS only with the files of `tls` (NULL: plain). */
+static void use_tls(struct test_redis *r, const struct test_redis *tls) {
+    if (tls == NULL) return;
+    r->tls_cert = tls->tls_cert;
+    r->tls_key = tls->tls_key;
+    r->tls_ca = tls->tls_ca;
+}
+
 int test_sentinels_start(struct test_sentinels *s, int replicas, int sentinels, int down_ms) {
+    return test_sentinels_start_tls(s, replicas, sentinels, down_ms, NULL);
+}
+
+int test_sentinels_start_tls(struct test_sentinels *s, int replicas, int sentinels, int down_ms,
+                             const struct test_redis *tls) {
     memset(s, 0, sizeof *s);
     if (replicas < 0 || replicas + 1 > TEST_SENTINEL_MAX || sentinels < 1 ||
         sentinels > TEST_SENTINEL_MAX)
         return -1;
+    /* With TLS, replication and the Sentinels' own connections speak it. */
+    static const char *const tls_replication[] = {"--tls-replication", "yes", NULL};
     s->master_name = "fleetmaster";
     for (int k = 0; k <= replicas; k++) {
+        use_tls(&s->node[k], tls);
+        int n = 0;
         if (k > 0) {
             snprintf(s->replicaof[k], sizeof s->replicaof[k], "%d", s->node[0].port);
-            s->extra[k][0] = "--replicaof";
-            s->extra[k][1] = "127.0.0.1";
-            s->extra[k][2] = s->replicaof[k];
-            s->node[k].extra = s->extra[k];
+            s->extra[k][n++] = "--replicaof";
+            s->extra[k][n++] = "127.0.0.1";
+            s->extra[k][n++] = s->replicaof[k];
         }
+        if (tls != NULL) {
+            s->extra[k][n++] = "--tls-replication";
+            s->extra[k][n++] = "yes";
+        }
+        s->node[k].extra = n > 0 ? s->extra[k] : NULL;
         if (test_redis_start(&s->node[k]) != 0) {
             test_sentinels_stop(s);
             return -1;
@@ -623,6 +657,8 @@ int test_sentinels_start(struct test_sentinels *s, int replicas, int sentinels, 
         s->sentinel[k].sentinel_master_port = s->node[0].port;
         s->sentinel[k].sentinel_quorum = sentinels / 2 + 1;
         s->sentinel[k].sentinel_down_ms = down_ms;
+        use_tls(&s->sentinel[k], tls);
+        if (tls != NULL) s->sentinel[k].extra = tls_replication;
         if (test_redis_start(&s->sentinel[k]) != 0) {
             test_sentinels_stop(s);
             return -1;

@@ -95,6 +95,12 @@ struct test_cluster {
  * @return 0, or -1 with a message on stderr (what is started is stopped). */
 int test_cluster_start(struct test_cluster *c, int masters, int replicas, int node_timeout_ms);
 
+/* test_cluster_start() with every node speaking TLS only, the certificate,
+ * key and CA of `tls` (its tls_cert, tls_key, tls_ca), the bus and the
+ * replication too (--tls-cluster, --tls-replication). */
+int test_cluster_start_tls(struct test_cluster *c, int masters, int replicas, int node_timeout_ms,
+                           const struct test_redis *tls);
+
 /* Stop every node and remove their directories. */
 void test_cluster_stop(struct test_cluster *c);
 
@@ -123,7 +129,7 @@ struct test_sentinels {
     char addrs[256]; /* "127.0.0.1:p,..." of every Sentinel */
     const char *master_name;
     char replicaof[TEST_SENTINEL_MAX][16]; /* the master's port, as an argument */
-    const char *extra[TEST_SENTINEL_MAX][4];
+    const char *extra[TEST_SENTINEL_MAX][6];
 };
 
 /* Start them and wait (at most 30 s) until every replica's link to the
@@ -131,6 +137,12 @@ struct test_sentinels {
  * Sentinels and the replicas. @return 0, or -1 with a message on stderr
  * (what is started is stopped). */
 int test_sentinels_start(struct test_sentinels *s, int replicas, int sentinels, int down_ms);
+
+/* test_sentinels_start() with every node and Sentinel speaking TLS only,
+ * the certificate, key and CA of `tls` (its tls_cert, tls_key, tls_ca),
+ * replication and the Sentinels' connections too. */
+int test_sentinels_start_tls(struct test_sentinels *s, int replicas, int sentinels, int down_ms,
+                             const struct test_redis *tls);
 
 /* The data node (index into s->node) that the first live Sentinel names
  * master now, or -1. */
