@@ -5,6 +5,8 @@
 #                test, then run the concurrency tests under ThreadSanitizer,
 #                then every test again against the shared library
 #   make bench   build optimised and run the benchmarks
+#   make deb     build the Debian packages, lintian them, build programs
+#                against them (build/deb)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 CTEST ?= ctest
