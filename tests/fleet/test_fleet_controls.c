@@ -26,6 +26,7 @@
 #include <breaker/store.h>
 
 #include "fleet_control.h"
+#include "fleet_util.h"
 #include "redis_server.h"
 
 #include <setjmp.h>
@@ -984,6 +985,86 @@ static void with_a_store_file_the_flushers_change_is_every_process(void **state)
     assert_int_equal(shadowed, 1);
 }
 
+/* ---- A cut of the open wait reaches every host within a round ----------------- */
+
+/* A host at the default interval whose rounds the test also runs. */
+static breaker_redis *cut_host(const struct test_redis *r) {
+    breaker_redis_config rc;
+    fleet_patient_cfg(&rc);
+    rc.port = r->port;
+    rc.flush_interval_ns = 250 * MS;
+    breaker_redis *f = NULL;
+    char msg[256] = "";
+    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
+    return f;
+}
+
+/* The fleet open for 10 s: host A tripped on its own failures, host B
+ * following. The operator cuts the wait to 1 s (`breaker config NAME open=1s
+ * open_max=1s --redis`). At each host's next round its local wait is the
+ * fleet's (no longer than what the fleet has left, plus a round), and once
+ * that is over a probe of A's takes a lease and the fleet closes, B with it.
+ * Before: the cut reached Redis only (996 ms left there); the hosts kept
+ * their 10 s wait and nobody asked for a lease, so the healthy dependency
+ * was first admitted 9.6 s after the change. */
+static void a_cut_of_the_open_wait_reaches_every_host_within_a_round(void **state) {
+    (void)state;
+    struct test_redis r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(test_redis_start(&r), 0);
+    breaker_redis *fa = cut_host(&r), *fb = cut_host(&r);
+    breaker_config cfg;
+    fleet_dep_cfg(&cfg, 10000 * MS, 1000 * MS);
+    breaker *a = NULL, *b = NULL;
+    assert_int_equal(breaker_redis_attach(fa, NAME, &cfg, &a, NULL, 0), BREAKER_OK);
+    assert_int_equal(breaker_redis_attach(fb, NAME, &cfg, &b, NULL, 0), BREAKER_OK);
+    assert_true(fleet_trip_followed(fa, a, fb, b, 3));
+    uint64_t a_before = breaker_retry_after_ns(a), b_before = breaker_retry_after_ns(b);
+    char msg[256] = "";
+    breaker_redis_control_state now;
+    assert_int_equal(breaker_redis_control_get(fa, NAME, &now, msg, sizeof msg), BREAKER_OK);
+    breaker_config cut = now.limits;
+    cut.open_ns = cut.open_max_ns = 1000 * MS;
+    int rc = fleet_reconfigure(fa, NAME, &cut, now.version, "ops@test", "shorter", msg, sizeof msg);
+    if (rc != BREAKER_OK) fail_msg("reconfigure: %s", msg);
+    uint64_t t_cut = test_redis_now_ns();
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
+    uint64_t a_after = breaker_retry_after_ns(a), b_after = breaker_retry_after_ns(b);
+    uint64_t since_cut = test_redis_now_ns() - t_cut;
+    /* A probe once the fleet's wait is over: A's, leased. */
+    breaker_permit p;
+    int admitted = BREAKER_REJECTED_OPEN;
+    uint64_t first = 0;
+    for (int i = 0; i < 400 && admitted != BREAKER_OK; i++) {
+        admitted = breaker_acquire(a, &p);
+        if (admitted != BREAKER_OK) nap_ms(10);
+    }
+    first = test_redis_now_ns() - t_cut;
+    int leased = admitted == BREAKER_OK && breaker_permit_gate_token(&p) != 0;
+    if (admitted == BREAKER_OK) (void)breaker_complete(a, &p, BREAKER_SUCCESS);
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
+    enum breaker_state sa = breaker_get_state(a), sb = breaker_get_state(b);
+    printf("a cut of the open wait to 1 s: local waits %.1f s and %.1f s before, %.3f s and %.3f s "
+           "after one round each (%.0f ms after the change); a probe admitted %.0f ms after the "
+           "change, leased %d; hosts %s and %s\n",
+           (double)a_before / 1e9, (double)b_before / 1e9, (double)a_after / 1e9,
+           (double)b_after / 1e9, (double)since_cut / 1e6, (double)first / 1e6, leased,
+           breaker_state_name(sa), breaker_state_name(sb));
+    breaker_redis_close(fa);
+    breaker_redis_close(fb);
+    test_redis_stop(&r);
+    assert_true(a_before > 9000 * MS && b_before > 9000 * MS);
+    /* What the fleet has left (at most 1 s) and a round's tolerance. */
+    assert_true(a_after <= 1000 * MS + 250 * MS);
+    assert_true(b_after <= 1000 * MS + 250 * MS);
+    assert_int_equal(admitted, BREAKER_OK);
+    assert_true(leased);
+    assert_int_equal(sa, BREAKER_CLOSED);
+    assert_int_equal(sb, BREAKER_CLOSED);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(
@@ -1000,6 +1081,7 @@ int main(void) {
         cmocka_unit_test(the_limits_read_names_a_stored_field_out_of_range),
         cmocka_unit_test(bad_control_arguments_are_refused_naming_them),
         cmocka_unit_test(with_a_store_file_the_flushers_change_is_every_process),
+        cmocka_unit_test(a_cut_of_the_open_wait_reaches_every_host_within_a_round),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -805,6 +805,103 @@ static void an_order_of_a_state_made_anew_is_applied(void **state) {
     assert_int_equal(a_state, BREAKER_FORCED_OPEN);
 }
 
+/* ---- A control reaches a host once, across a move and a takeover ------------ */
+
+static void count_operator_event(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)b;
+    if (ev->reason == BREAKER_REASON_FORCED_OPEN || ev->reason == BREAKER_REASON_FORCED_CLOSED ||
+        ev->reason == BREAKER_REASON_RESET || ev->reason == BREAKER_REASON_OPERATOR)
+        atomic_fetch_add((_Atomic int *)ctx, 1);
+}
+
+static breaker *counted_attach(breaker_redis *f, _Atomic int *events) {
+    breaker_config cfg;
+    config(&cfg);
+    cfg.on_event = count_operator_event;
+    cfg.event_ctx = events; /* _Atomic int *, as count_operator_event() reads it */
+    breaker *b = NULL;
+    char msg[256] = "";
+    int rc = breaker_redis_attach(f, NAME, &cfg, &b, msg, sizeof msg);
+    if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) fail_msg("attach: %s", msg);
+    return b;
+}
+
+enum once_kind { ONCE_RESET, ONCE_TIMED_OPEN, ONCE_FORCED_CLOSED };
+
+/* One host, two processes (a store handle and a fleet handle each), the
+ * first holding the name: the operator's control `kind` is applied to the
+ * host breaker by the holder; then the store file is unlinked, both
+ * processes move to the new file, the holder closes and the other takes the
+ * name over there. @return the host's operator events before the move
+ * (*before) and in all (*after), and its state at the end. */
+static enum breaker_state once_across_a_move(enum once_kind kind, int *before, int *after) {
+    struct test_redis r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(test_redis_start(&r), 0);
+    char dir[] = "/tmp/breaker-once-XXXXXX", path[64];
+    breaker_store *sa = open_host_store(dir, path, sizeof path), *sb = NULL;
+    assert_int_equal(breaker_store_open(path, NULL, &sb, NULL, 0), BREAKER_OK);
+    breaker_redis *op = quiet_fleet(&r, NULL);
+    (void)quiet_attach(op);
+    _Atomic int events = 0;
+    breaker_redis *p1 = quiet_fleet(&r, sa), *p2 = quiet_fleet(&r, sb);
+    breaker *h1 = counted_attach(p1, &events), *h2 = counted_attach(p2, &events);
+    assert_int_equal(breaker_redis_flush(p1), BREAKER_OK); /* p1 holds the name */
+    assert_int_equal(breaker_redis_flush(p2), BREAKER_OK); /* p2 does not */
+    char msg[256] = "";
+    int rc = kind == ONCE_RESET ? fleet_reset(op, NAME, "dave", "fixed", msg, sizeof msg)
+             : kind == ONCE_TIMED_OPEN
+                 ? fleet_open_for(op, NAME, 600 * 1000 * MS, "dave", "window", msg, sizeof msg)
+                 : fleet_force(op, NAME, BREAKER_FORCED_CLOSED, 600 * 1000 * MS, "dave", "trust",
+                               msg, sizeof msg);
+    if (rc != BREAKER_OK) fail_msg("control: %s", msg);
+    for (int i = 0; i < 3; i++) { /* applied once, however many rounds */
+        assert_int_equal(breaker_redis_flush(p1), BREAKER_OK);
+        assert_int_equal(breaker_redis_flush(p2), BREAKER_OK);
+    }
+    *before = atomic_load(&events);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(breaker_store_check(sa, msg, sizeof msg), BREAKER_OK); /* makes the new file */
+    assert_int_equal(breaker_store_check(sb, msg, sizeof msg), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(p1), BREAKER_OK); /* holds it in the new file */
+    assert_int_equal(breaker_redis_detach(p1, h1), BREAKER_OK);
+    breaker_redis_close(p1);
+    for (int i = 0; i < 3; i++) /* p2 takes the name over, in the new file */
+        assert_int_equal(breaker_redis_flush(p2), BREAKER_OK);
+    *after = atomic_load(&events);
+    enum breaker_state end = breaker_get_state(h2);
+    breaker_redis_close(p2);
+    breaker_redis_close(op);
+    breaker_store_close(sa);
+    breaker_store_close(sb);
+    unlink(path);
+    rmdir(dir);
+    test_redis_stop(&r);
+    return end;
+}
+
+/* Each control once per host: one event before the move, none after (the
+ * timed open and the forced close are carried to the new file with the
+ * time they had left, and the new holder finds the host breaker already as
+ * the record asks; the reset is one the host has had, whichever process
+ * applied it). Before: one event before the move and two after, each a new
+ * generation. */
+static void a_control_reaches_a_host_once_across_a_store_move_and_a_takeover(void **state) {
+    (void)state;
+    static const char *const what[] = {"reset", "timed open", "forced close"};
+    static const enum breaker_state want[] = {BREAKER_CLOSED, BREAKER_OPEN, BREAKER_FORCED_CLOSED};
+    for (int k = ONCE_RESET; k <= ONCE_FORCED_CLOSED; k++) {
+        int before = 0, after = 0;
+        enum breaker_state end = once_across_a_move((enum once_kind)k, &before, &after);
+        printf("a %s across a store move and a takeover: %d host event(s) before the move, %d "
+               "in all; the host %s\n",
+               what[k], before, after, breaker_state_name(end));
+        assert_int_equal(before, 1);
+        assert_int_equal(after, 1);
+        assert_int_equal(end, want[k]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fleet_forced_open_refuses_on_every_host_and_survives_their_flushes),
@@ -817,6 +914,7 @@ int main(void) {
         cmocka_unit_test(a_process_attaching_after_a_reset_does_not_send_its_hosts_older_calls),
         cmocka_unit_test(a_new_holder_of_the_host_does_not_apply_an_order_again),
         cmocka_unit_test(an_order_of_a_state_made_anew_is_applied),
+        cmocka_unit_test(a_control_reaches_a_host_once_across_a_store_move_and_a_takeover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
