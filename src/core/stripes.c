@@ -65,7 +65,7 @@ static int release_key_ok;
  * reports the fields it fills in AT_RSEQ_FEATURE_SIZE (28 or more: mm_cid,
  * Linux 6.3+). Decided once, before the pool hands out a stripe, and never
  * changed: the pool's split must not move under threads that hold stripes. */
-#if BREAKER__OWNED_TLS_DIRECT && defined(__GLIBC__)
+#if BREAKER__CPU_SEQUENCES && defined(__GLIBC__)
 #include <dlfcn.h>
 #include <sys/auxv.h>
 #define AT_RSEQ_FEATURE_SIZE_ 27 /* linux/auxvec.h, Linux 6.3 */
@@ -75,7 +75,7 @@ static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 static uintptr_t cpu_rseq; /* written once, under cpu_once */
 
 static void cpu_detect(void) {
-#if BREAKER__OWNED_TLS_DIRECT && defined(__GLIBC__)
+#if BREAKER__CPU_SEQUENCES && defined(__GLIBC__)
     const char *off = getenv("BREAKER_CPU_STRIPES");
     if (off != NULL && strcmp(off, "0") == 0) return; /* documented switch */
     /* Looked up, not linked: a reference to them would make the library
@@ -85,8 +85,7 @@ static void cpu_detect(void) {
     const unsigned int *size = (const unsigned int *)dlsym(RTLD_DEFAULT, "__rseq_size");
     if (offset == NULL || size == NULL || *size < 20) return;
     if (getauxval(AT_RSEQ_FEATURE_SIZE_) < BREAKER__RSEQ_MM_CID + 4) return;
-    uintptr_t tp, rs = (uintptr_t)*offset;
-    __asm__("movq %%fs:0, %0" : "=r"(tp));
+    uintptr_t tp = breaker__thread_pointer(), rs = (uintptr_t)*offset;
     /* This thread's registration took (a failed one leaves cpu_id negative). */
     const volatile int32_t *cpu_id = (const volatile int32_t *)(tp + rs + BREAKER__RSEQ_CPU_ID);
     if (rs == 0 || *cpu_id < 0) return;
@@ -162,12 +161,10 @@ unsigned breaker__stripe_assign(void) {
 /* ---- Which word a handle reads ------------------------------------------------*/
 
 #if BREAKER__OWNED_TLS_DIRECT
-/* The thread pointer is the word at %fs:0 (the x86-64 TLS ABI); an
- * initial-exec variable lies at the same offset from it in every thread. */
+/* An initial-exec variable lies at the same offset from the thread pointer
+ * in every thread. */
 static uintptr_t tls_offset_of(const uintptr_t *word) {
-    uintptr_t tp;
-    __asm__("movq %%fs:0, %0" : "=r"(tp));
-    return (uintptr_t)word - tp;
+    return (uintptr_t)word - breaker__thread_pointer();
 }
 uintptr_t breaker__owned_tls_heap(void) { return tls_offset_of(&breaker__tls_owned_offset); }
 uintptr_t breaker__owned_tls_host(unsigned k) {

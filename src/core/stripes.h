@@ -59,7 +59,7 @@ extern _Thread_local uintptr_t breaker__tls_host_offset[BREAKER__HOST_DOMAINS]
 unsigned breaker__stripe_assign(void);
 
 /* A handle's owned_tls: which thread-local word its short paths read for the
- * calling thread's owned stripe. On x86-64, the word's offset from the
+ * calling thread's owned stripe. On x86-64 and arm64, the word's offset from the
  * thread pointer (the same in every thread: the words are initial-exec TLS);
  * elsewhere 0 for the process pool's word, 1 + k for host domain k, and
  * BREAKER__HOST_DOMAINS + 1 for a word that stays 0. */
@@ -93,8 +93,10 @@ unsigned breaker__host_domain_of(uint64_t id);
 struct breaker__stripe_ref breaker__host_stripe(const struct breaker *b);
 
 /* ---- Per-CPU stripes --------------------------------------------------------
- * The rseq offset when this process can use per-CPU stripes (x86-64, glibc
- * registered rseq, a kernel that reports mm_cid), else 0; decided once per
+ * The rseq offset when this process can use per-CPU stripes (x86-64 or
+ * arm64, glibc registered rseq, a kernel that reports mm_cid), else 0
+ * (BREAKER_CPU_STRIPES=0, another CPU or C library, a kernel or emulator
+ * without rseq: the thread-owned scheme); decided once per
  * process, before the owned-stripe pool hands out its first stripe. */
 uintptr_t breaker__cpu_stripes_rseq(void);
 

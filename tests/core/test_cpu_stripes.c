@@ -11,17 +11,23 @@
  * window_size calls once full; a window read torn by a preemption does not
  * trip a healthy pool; and BREAKER_CPU_STRIPES=0 turns them off.
  *
- * Where the machine cannot use them (no rseq, valgrind, another
- * architecture) the counting tests still run, on the thread-owned scheme,
- * and the tests about the per-CPU stripes themselves are skipped.
+ * Where the machine cannot use them (no rseq: an old kernel, qemu user mode,
+ * valgrind; musl; another architecture) the counting tests still run, on the
+ * thread-owned scheme (the fallback), and the tests about the per-CPU
+ * stripes themselves are skipped; which of the two the library takes is
+ * checked against the machine, told apart independently, and printed.
  */
 #define _GNU_SOURCE
 #include "test_util.h"
 
 #include "core/internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <time.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -369,6 +375,68 @@ static void no_stripe_stays_held(void **state) {
     }
 }
 
+/* Whether this machine gives the process per-CPU stripes, told apart from
+ * the library's own detection: the CPU has sequences (x86-64, arm64), the C
+ * library registers every thread's rseq area (glibc 2.35+), the kernel
+ * implements the rseq call (qemu user mode does not: ENOSYS; nor does
+ * valgrind) and fills mm_cid (AT_RSEQ_FEATURE_SIZE 28 or more, Linux 6.3+),
+ * and the switch is not off. A second registration of this thread is
+ * refused with EBUSY or EINVAL when the kernel has rseq. `why` says which
+ * way it went. */
+#ifndef SYS_rseq
+#define SYS_rseq __NR_rseq
+#endif
+static bool machine_has_cpu_stripes(const char **why) {
+    const char *v = getenv("BREAKER_CPU_STRIPES");
+    const char *tunables = getenv("GLIBC_TUNABLES");
+    if (!BREAKER__CPU_SEQUENCES) {
+        *why = "no restartable sequences for this CPU (core/arch/generic)";
+        return false;
+    }
+    if (v != NULL && strcmp(v, "0") == 0) {
+        *why = "BREAKER_CPU_STRIPES=0";
+        return false;
+    }
+#if defined(__GLIBC__)
+    if (__GLIBC__ == 2 && __GLIBC_MINOR__ < 35) {
+        *why = "glibc older than 2.35 registers no rseq area";
+        return false;
+    }
+#else
+    *why = "a C library that registers no rseq area";
+    return false;
+#endif
+    if (tunables != NULL && strstr(tunables, "glibc.pthread.rseq=0") != NULL) {
+        *why = "glibc's rseq registration is switched off (GLIBC_TUNABLES)";
+        return false;
+    }
+    errno = 0;
+    if (syscall(SYS_rseq, NULL, 0, 0, 0) == -1 && errno == ENOSYS) {
+        *why = "the kernel (or the emulator: qemu user mode, valgrind) has no rseq call";
+        return false;
+    }
+    if (getauxval(27 /* AT_RSEQ_FEATURE_SIZE */) < BREAKER__RSEQ_MM_CID + 4) {
+        *why = "the kernel fills no mm_cid (before Linux 6.3)";
+        return false;
+    }
+    *why = "rseq with mm_cid";
+    return true;
+}
+
+/* The library takes per-CPU stripes exactly where the machine has them, and
+ * the fallback (the thread-owned scheme: 8 owned, 8 shared stripes) where it
+ * has not; the counting tests above ran on whichever this is. Says which. */
+static void the_machine_decides_which_path_runs(void **state) {
+    (void)state;
+    const char *why = NULL;
+    bool expected = machine_has_cpu_stripes(&why);
+    print_message("per-CPU stripes %s: %s\n", cpu_stripes_on() ? "on" : "off (fallback)", why);
+    assert_int_equal(cpu_stripes_on(), expected);
+    breaker *b = pool_breaker(BREAKER_TRIP_CONSECUTIVE);
+    assert_int_equal(b->cpu_rseq != 0, expected);
+    breaker_destroy(b);
+}
+
 static void the_switch_turns_them_off(void **state) {
     (void)state;
     const char *v = getenv("BREAKER_CPU_STRIPES");
@@ -393,6 +461,7 @@ int main(void) {
         cmocka_unit_test(interrupted_sequences_lose_nothing),
         cmocka_unit_test(no_stripe_stays_held),
         cmocka_unit_test(the_switch_turns_them_off),
+        cmocka_unit_test(the_machine_decides_which_path_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

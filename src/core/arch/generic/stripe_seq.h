@@ -15,6 +15,7 @@
 #endif
 
 #define BREAKER__OWNED_TLS_DIRECT 0
+#define BREAKER__CPU_SEQUENCES    0
 static inline uintptr_t breaker__owned_word_read(uintptr_t owned_tls) {
     if (owned_tls == 0) return breaker__tls_owned_offset;
     if (owned_tls <= BREAKER__HOST_DOMAINS) return breaker__tls_host_offset[owned_tls - 1];

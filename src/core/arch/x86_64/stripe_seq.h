@@ -14,11 +14,20 @@
 #error "include core/stripes.h, not this file"
 #endif
 
+/* The thread pointer, the word at %fs:0 (the x86-64 TLS ABI): initial-exec
+ * variables lie at the same offset from it in every thread. */
+static inline uintptr_t breaker__thread_pointer(void) {
+    uintptr_t tp;
+    __asm__("movq %%fs:0, %0" : "=r"(tp));
+    return tp;
+}
+
 /* The word a handle's owned_tls names, for the calling thread. On x86-64 a
  * single %fs-relative load: as many instructions as reading one fixed
  * initial-exec variable through the GOT, so heap and shared handles share
  * the short paths at no cost. */
 #define BREAKER__OWNED_TLS_DIRECT 1
+#define BREAKER__CPU_SEQUENCES    1
 static inline uintptr_t breaker__owned_word_read(uintptr_t owned_tls) {
     uintptr_t v;
     /* volatile: the compiler cannot see that the asm reads memory, and must
@@ -28,13 +37,9 @@ static inline uintptr_t breaker__owned_word_read(uintptr_t owned_tls) {
     return v;
 }
 
-/* The rseq ABI (linux/rseq.h): struct rseq's cpu_id at 4, rseq_cs at 8,
- * mm_cid at 24; the signature glibc registered, which must precede every
- * abort handler. */
-#define BREAKER__RSEQ_CPU_ID 4
-#define BREAKER__RSEQ_CS     8
-#define BREAKER__RSEQ_MM_CID 24
-#define BREAKER__RSEQ_SIG    0x53053053
+/* The signature glibc registers on x86-64, which must precede every abort
+ * handler (the operand of the ud1 in BREAKER__CS_END). */
+#define BREAKER__RSEQ_SIG 0x53053053
 
 /* Restartable sequences on the stripe of the concurrency id the thread runs
  * on. Each is one sequence: read the thread's mm_cid, find its stripe, check
@@ -88,12 +93,8 @@ static inline uintptr_t breaker__owned_word_read(uintptr_t owned_tls) {
     "movq $0, %%fs:%c[o_cs](%[rseq])\n\t"
 /* The stripe array starts at the per-CPU run (handle field cpu_stripes). */
 #define BREAKER__CS_INPUTS BREAKER__CS_INPUTS_OF(b)
-#define BREAKER__CS_INPUTS_OF(handle)                                                  \
-    [b] "r"(handle), [rseq] "r"((handle)->cpu_rseq), [ncpu] "i"(BREAKER__CPU_STRIPES), \
-        [o_cs] "i"(BREAKER__RSEQ_CS), [o_cpu] "i"(BREAKER__RSEQ_CPU_ID),               \
-        [o_cid] "i"(BREAKER__RSEQ_MM_CID), [sig] "i"(BREAKER__RSEQ_SIG),               \
-        [o_stripes] "i"(offsetof(struct breaker, cpu_stripes)),                        \
-        [o_lock] "i"(offsetof(struct breaker__stripe, cpu_lock))
+#define BREAKER__CS_INPUTS_OF(handle) \
+    [b] "r"(handle), [rseq] "r"((handle)->cpu_rseq), BREAKER__SEQ_OPERANDS
 
 /* Take the stripe for a general path: cpu_lock 0 -> 1 is the commit. The
  * holder may then migrate; it stays the stripe's only writer (sequences
@@ -145,13 +146,7 @@ static inline struct breaker__stripe *breaker__cpu_bucket_call(const struct brea
                      "movq %[t], %c[o_calls](%[cid])\n\t" BREAKER__CS_END
                      : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
                      : BREAKER__CS_INPUTS, [rel] "r"(rel), [gen] "r"(gen_part),
-                       [o_start] "i"(offsetof(struct breaker__stripe, hint_start)),
-                       [o_offset] "i"(offsetof(struct breaker__stripe, hint_offset)),
-                       [o_epoch1] "i"(offsetof(struct breaker__stripe, hint_epoch1)),
-                       [o_bucket_ns] "i"(offsetof(struct breaker, bucket_ns)),
-                       [o_buckets] "i"(offsetof(struct breaker, buckets)),
-                       [o_stamp] "i"(offsetof(struct breaker__bucket, stamp)),
-                       [o_calls] "i"(offsetof(struct breaker__bucket, calls))
+                       BREAKER__SEQ_BUCKET_OPERANDS
                      : "memory", "cc");
     return (struct breaker__stripe *)st;
 }
@@ -186,10 +181,7 @@ static inline struct breaker__stripe *breaker__cpu_ring_slot(const struct breake
         "movq $0, %%fs:%c[o_cs](%[rseq])\n\t"
         "8:\n\t"
         : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
-        : BREAKER__CS_INPUTS, [o_chunk] "i"(offsetof(struct breaker__stripe, ring_chunk)),
-          [o_chunks] "i"(offsetof(struct breaker, ring_chunks)),
-          [o_slots] "i"(offsetof(struct breaker, ring_chunk_slots)),
-          [o_last] "i"(offsetof(struct breaker, ring_last_len))
+        : BREAKER__CS_INPUTS, BREAKER__SEQ_RING_OPERANDS
         : "memory", "cc");
     *w = cid;
     return (struct breaker__stripe *)st;
@@ -206,7 +198,7 @@ static inline struct breaker__stripe *breaker__cpu_ring_install(const struct bre
                                        "movq %[want], %c[o_chunk](%[st])\n\t" BREAKER__CS_END
                      : [st] "=&r"(st), [cid] "=&r"(cid), [t] "=&r"(t)
                      : BREAKER__CS_INPUTS, [expect] "r"(expect), [want] "r"(want),
-                       [o_chunk] "i"(offsetof(struct breaker__stripe, ring_chunk))
+                       BREAKER__SEQ_RING_OPERANDS
                      : "memory", "cc");
     return (struct breaker__stripe *)st;
 }
