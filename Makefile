@@ -7,6 +7,13 @@
 #   make bench   build optimised and run the benchmarks
 #   make deb     build the Debian packages, lintian them, build programs
 #                against them (build/deb)
+#   make check-arm64  cross-build for arm64; the core, store-file and registry
+#                tests under qemu-aarch64, the per-CPU stripes' tests in an
+#                emulated arm64 machine with rseq (scripts/check-arm64.sh)
+#   make check-musl   a static musl build of the library and the breaker
+#                tool; the core, store-file and registry tests against it
+#                (scripts/check-musl.sh)
+#   make check-generic  the portable path of other CPUs, tested on this one
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 CTEST ?= ctest
@@ -16,7 +23,7 @@ BUILD ?= build/release
 CMAKE_FLAGS ?=
 
 .PHONY: all deps deps-build deps-check deps-tls deps-valgrind deps-bench build demo check check-asan check-tsan check-valkey \
-  check-shared bench valgrind deb format clean
+  check-shared check-arm64 check-musl check-generic bench valgrind deb format clean
 
 all: build
 
@@ -88,6 +95,21 @@ check-shared:
 	  -DBUILD_SHARED_LIBS=ON -DBREAKER_TEST_HIREDIS_TLS=$(HIREDIS_TLS)/prefix
 	$(CMAKE) --build build/shared -j $(JOBS)
 	cd build/shared && $(CTEST) --output-on-failure -j $(JOBS)
+
+# Other platforms (README, "Platforms"): each script installs what it needs.
+check-arm64:
+	JOBS=$(JOBS) ./scripts/check-arm64.sh build/arm64
+
+check-musl:
+	JOBS=$(JOBS) ./scripts/check-musl.sh build/musl
+
+# The portable path other CPUs take (src/core/arch/generic/), built and
+# tested on this one: the core, store-file and registry tests.
+check-generic: deps-check
+	$(CMAKE) -S . -B build/generic -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBREAKER_WERROR=ON \
+	  -DBREAKER_ARCH=generic
+	$(CMAKE) --build build/generic -j $(JOBS)
+	cd build/generic && $(CTEST) --output-on-failure -j $(JOBS) -L 'area:(core|store|registry)$$'
 
 bench: deps-bench build
 	./scripts/bench.sh $(BUILD)

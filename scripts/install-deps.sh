@@ -10,6 +10,8 @@
 #   check     what the tests run besides the build: promtool, python3,
 #             curl, xmllint, clang++ (make check)
 #   valgrind  valgrind (make valgrind, make bench)
+#   arm64     the cross compiler, arm64 test libraries and qemu (make check-arm64)
+#   musl      musl-gcc (make check-musl)
 # Only missing packages are installed, so a prepared machine does not touch
 # the network.
 set -euo pipefail
@@ -48,6 +50,11 @@ echo "install-deps: ${label}: installing ${missing[*]}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
+# A package named NAME:ARCH (another architecture's, multiarch) needs that
+# architecture added to dpkg before the update.
+for arch in $(printf '%s\n' "${missing[@]}" | sed -n 's/^[^:]*:\([a-z0-9]*\)$/\1/p' | sort -u); do
+  dpkg --print-foreign-architectures | grep -qx "$arch" || $SUDO dpkg --add-architecture "$arch"
+done
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 
