@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "breaker/compose.h"
+#include "common/platform.h"
 #include "common/time_ns.h"
 
 #include <errno.h>
@@ -23,14 +24,11 @@ uint64_t breaker_monotonic_ns(void *ctx) {
 
 int breaker_sleep_monotonic(void *ctx, uint64_t ns) {
     (void)ctx;
-    /* An absolute wake-up time, so a signal that interrupts the sleep does
-     * not make it longer when it resumes. */
     uint64_t until = breaker_monotonic_ns(NULL);
     until = (UINT64_MAX - until < ns) ? UINT64_MAX : until + ns;
     struct timespec ts = {.tv_sec = (time_t)(until / NS_PER_SEC),
                           .tv_nsec = (long)(until % NS_PER_SEC)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
-    }
+    breaker__sleep_until(&ts);
     return 0;
 }
 

@@ -31,6 +31,7 @@
  * others count atomically.
  */
 #define _GNU_SOURCE
+#include "common/platform.h"
 #include "core/internal.h"
 
 #include <errno.h>
@@ -203,7 +204,7 @@ static _Thread_local unsigned host_retry[BREAKER__HOST_DOMAINS]
 
 int breaker__proc_stat(pid_t pid, char *state, uint64_t *ticks) {
     char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    snprintf(path, sizeof(path), BREAKER__PROC_STAT_PATH, (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return errno;
     ssize_t n = read(fd, buf, sizeof(buf) - 1);

@@ -22,6 +22,7 @@
 #include "breaker/store.h"
 
 #include "common/message.h"
+#include "common/platform.h"
 #include "common/splitmix.h"
 #include "common/text.h"
 #include "common/time_ns.h"
@@ -41,7 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -219,7 +219,7 @@ static size_t page_up(size_t n) {
  * judged "from an earlier boot" (and wiped) by this process. */
 static int boot_id(char out[BOOT_ID_LEN + 1]) {
     memset(out, 0, BOOT_ID_LEN + 1);
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    FILE *f = fopen(BREAKER__BOOT_ID_PATH, "re");
     if (f == NULL) return errno != 0 ? errno : EIO;
     bool ok = fgets(out, BOOT_ID_LEN + 1, f) != NULL;
     fclose(f);
@@ -231,7 +231,7 @@ static int boot_id(char out[BOOT_ID_LEN + 1]) {
  * owned stripes only within the file's namespace (a claim is a pid). */
 static uint64_t pid_namespace(void) {
     struct stat sb;
-    return stat("/proc/self/ns/pid", &sb) == 0 ? (uint64_t)sb.st_ino : 0;
+    return stat(BREAKER__PID_NS_PATH, &sb) == 0 ? (uint64_t)sb.st_ino : 0;
 }
 
 /* Whether the first `n` bytes of the file are all zero: a file whose
@@ -287,7 +287,7 @@ static uint64_t data_off_for(uint32_t capacity) {
 /* A store id: random, never 0. */
 static uint64_t new_store_id(void) {
     uint64_t id = 0;
-    if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+    if (breaker__random_bytes(&id, sizeof(id)) != 0)
         id = breaker__splitmix64(breaker__clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32));
     return id != 0 ? id : 1;
 }
@@ -536,8 +536,8 @@ static int open_locked(breaker_store *st, const breaker_store_config *c, uint64_
     int err = boot_id(boot);
     if (err != 0)
         return breaker__fail(BREAKER_EIO, msg, len,
-                             "%s: cannot read this boot's id (/proc/sys/kernel/random/boot_id: "
-                             "%s), so the file's boot cannot be checked",
+                             "%s: cannot read this boot's id (" BREAKER__BOOT_ID_PATH
+                             ": %s), so the file's boot cannot be checked",
                              st->path, strerror(err));
     if (fresh) {
         layout_file(st, c->capacity, boot);
