@@ -64,3 +64,10 @@ if(BREAKER_PYTHON3)
             ${PROJECT_SOURCE_DIR})
   set_tests_properties(docs_changelog_one_line_per_change PROPERTIES LABELS docs TIMEOUT 30)
 endif()
+
+# README's "Platforms" section against the Makefile and .ci/run: the
+# platforms it says are tested are the ones CI tests.
+add_test(NAME readme_platforms COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/docs/readme_platforms.sh
+                                         ${PROJECT_SOURCE_DIR})
+# "cli": a shell script, which make valgrind leaves out.
+set_tests_properties(readme_platforms PROPERTIES TIMEOUT 30 LABELS "docs;cli")
