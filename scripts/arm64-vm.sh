@@ -12,6 +12,8 @@
 #   test_stress        the concurrency invariants, per-CPU stripes on
 #   test_store_stripes processes sharing a store file's stripes (claims
 #                      judged through /proc, which qemu user mode fakes)
+#   test_store_moves   moves of a store file, with 300 forks during them
+#                      (which qemu user mode makes 5 s each)
 # The kernel and busybox packages are fetched with apt-get download into
 # BUILD_DIR/vm (the kernel through a private sources list, so the machine's
 # apt configuration is not changed) and reused by later runs.
@@ -20,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(cd "${1:-build/arm64}" && pwd)
 vm=$build/vm
-tests=(test_cpu_stripes test_stress test_store_stripes)
+tests=(test_cpu_stripes test_stress test_store_stripes test_store_moves)
 mkdir -p "$vm/apt/lists/partial" "$vm/debs"
 
 # ---- The kernel, from bookworm-backports (arm64 only).
