@@ -1,9 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # README's "Platforms" section matches what CI runs: every "tested" or
-# "expected to work" row names a make target, each named target exists in
-# the Makefile and .ci/run runs it, and every target .ci/run runs for a
-# platform (check-*) is in the section.
+# "expected to work" row names a make target, and each named target exists
+# in the Makefile and .ci/run runs it.
 # Usage: readme_platforms.sh SOURCE_DIR
 set -eu
 src=$1
@@ -20,10 +19,6 @@ named=$(printf '%s\n' "$section" | grep -o '`make check[a-z0-9-]*`' | tr -d '`' 
 for t in $(printf '%s\n' "$named" | sed 's/^make //'); do
   grep -q "^$t:" "$src/Makefile" || { echo "README.md, Platforms: no Makefile target $t" >&2; fail=1; }
   grep -q "^make $t " "$src/.ci/run" || { echo "README.md, Platforms: .ci/run does not run $t" >&2; fail=1; }
-done
-for t in $(sed -n 's/^make \(check-[a-z0-9-]*\) .*/\1/p' "$src/.ci/run"); do
-  printf '%s\n' "$named" | grep -qx "make $t" ||
-    { echo "README.md, Platforms: .ci/run runs $t, which the section does not name" >&2; fail=1; }
 done
 [ "$fail" -eq 0 ] && echo "README.md, Platforms: $(printf '%s\n' "$named" | wc -l) make targets, all in the Makefile and .ci/run"
 exit "$fail"
