@@ -12,8 +12,6 @@
 #   test_stress        the concurrency invariants, per-CPU stripes on
 #   test_store_stripes processes sharing a store file's stripes (claims
 #                      judged through /proc, which qemu user mode fakes)
-#   test_store_crash   processes killed while they count on a store file
-#                      (more of them than its claims; see test_store_stripes)
 #   test_store_moves   moves of a store file, with 300 forks during them
 #                      (which qemu user mode makes 5 s each)
 # The kernel and busybox packages are fetched with apt-get download into
@@ -24,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(cd "${1:-build/arm64}" && pwd)
 vm=$build/vm
-tests=(test_cpu_stripes test_stress test_store_stripes test_store_crash test_store_moves)
+tests=(test_cpu_stripes test_stress test_store_stripes test_store_moves)
 mkdir -p "$vm/apt/lists/partial" "$vm/debs"
 
 # ---- The kernel, from bookworm-backports (arm64 only).
@@ -79,12 +77,13 @@ for t in "${tests[@]}"; do cp "$build/tests/$t" "$root/bin/"; done
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1 >"$vm/initrd.gz")
 
-# ---- Boot. No network, no disk; the console is the log. About 25 minutes on
-# two loaded cores (test_store_crash 15, test_cpu_stripes 7); the timeout only
-# stops a hung machine.
+# ---- Boot. No network, no disk; the console is the log. About 9 minutes on
+# two loaded cores (test_cpu_stripes 7); the timeout only stops a hung
+# machine. (test_store_crash, which user mode cannot run either, took 15
+# minutes here: it is not run on arm64; x86-64 runs it with glibc and musl.)
 log=$vm/console.log
 start=$(date +%s)
-timeout 2700 qemu-system-aarch64 -M virt -cpu max -smp 2 -m 1024 -accel tcg,thread=multi \
+timeout 1800 qemu-system-aarch64 -M virt -cpu max -smp 2 -m 1024 -accel tcg,thread=multi \
   -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$vm/initrd.gz" \
   -append "console=ttyAMA0 rdinit=/init quiet panic=-1" </dev/null | tee "$log" || true
 passed=0
