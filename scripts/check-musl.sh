@@ -41,8 +41,10 @@ if [ ! -f "$prefix/lib/libcmocka.a" ]; then
 fi
 
 # ---- The library, the tool and the tests: static executables. pkg-config
-# sees the musl cmocka only (the machine's other -dev packages are glibc's).
-PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig CC=musl-gcc cmake -S . -B "$build/breaker" \
+# sees the musl cmocka only (the machine's other -dev packages are glibc's),
+# also when the build step configures again.
+export PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig
+CC=musl-gcc cmake -S . -B "$build/breaker" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBREAKER_WERROR=ON -DCMAKE_EXE_LINKER_FLAGS=-static \
   -DBREAKER_BUILD_EXAMPLES=OFF -DBREAKER_BUILD_BENCH=OFF
 cmake --build "$build/breaker" -j "$jobs"
