@@ -240,7 +240,7 @@ static void a_cluster_over_tls(void **state) {
     for (int i = 0; i < 9; i++) {
         snprintf(name, sizeof name, "tls.c%d", i);
         for (int k = 0; k < 3; k++)
-            if (test_redis_int(&c.node[k], "EXISTS breaker:v1:{%s}:s", name) == 1)
+            if (test_redis_int(&c.node[k], "EXISTS breaker:v2:{%s}:s", name) == 1)
                 masters_used[k]++;
     }
     printf("  names per master: %d %d %d\n", masters_used[0], masters_used[1], masters_used[2]);
@@ -272,7 +272,7 @@ static void sentinels_over_tls(void **state) {
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     int old = test_sentinels_master(&set);
     assert_true(old >= 0);
-    assert_int_equal(test_redis_int(&set.node[old], "EXISTS breaker:v1:{tls.sentinel}:s"), 1);
+    assert_int_equal(test_redis_int(&set.node[old], "EXISTS breaker:v2:{tls.sentinel}:s"), 1);
     test_redis_kill(&set.node[old]);
     int m = test_sentinels_wait_failover(&set, old, 60000);
     assert_true(m >= 0);
