@@ -1144,3 +1144,45 @@ BREAKER_API enum breaker_outcome breaker_classify_errno(int err);
 #endif
 
 #endif /* BREAKER_H */
+
+/* ---- Experimental -----------------------------------------------------------
+ * Declared only where BREAKER_EXPERIMENTAL is defined before this header is
+ * included (its own guard: a first inclusion without the macro does not hide
+ * them from a later one with it). Exported like the rest, but may change in
+ * any 0.x minor release, with a line in CHANGELOG.md (docs/abi.md, "The
+ * experimental parts"). */
+#if defined(BREAKER_EXPERIMENTAL) && !defined(BREAKER_H_EXPERIMENTAL)
+#define BREAKER_H_EXPERIMENTAL
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The open wait chosen from the evidence: given the evidence of the trip
+ * (a window's or run's, or a half-open's probe counts), the backoff level k
+ * the wait is for (failed recoveries after this opening: 0 for a trip from
+ * CLOSED) and the wait the policy chose (open_ns, the backoff and the
+ * jitter), return the wait in ns: 0 keeps the policy's; anything above
+ * open_max_ns is cut to it. Called when the breaker opens by its own rules
+ * (a trip, a failed or timed-out probe), never for a timed open or an
+ * outside trip, which carry their own wait; on the thread making the
+ * transition, before it is published, so it must be quick, must not call
+ * into this breaker, and should be a pure function of its arguments:
+ * threads racing to make one transition may each call it, and the
+ * winner's answer stands. In a store file, each process's handle has its
+ * own (the process that trips decides). */
+typedef uint64_t breaker_open_wait_fn(void *ctx, const breaker_evidence *evidence, unsigned k,
+                                      uint64_t policy_wait_ns);
+
+/*! breaker_set_open_wait() :
+ *  Choose the open waits of `b` with `fn(ctx, ...)` (NULL: the policy's,
+ *  as by default). Call it before other threads use `b` (it is not
+ *  synchronised with the call path's readers). @return BREAKER_OK. */
+BREAKER_API int breaker_set_open_wait(breaker *b, breaker_open_wait_fn *fn, void *ctx)
+    BREAKER_NONNULL(1);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BREAKER_EXPERIMENTAL */

@@ -448,6 +448,20 @@ static void control_text_copy(const struct breaker__control_text *text, breaker_
     if (text->why != NULL) memcpy(ev->why, text->why, strnlen(text->why, BREAKER_WHY_MAX));
 }
 
+/* The policy's wait `wait` for the opening `t`, or the one the user's
+ * breaker_set_open_wait() function chooses from its evidence (0: the
+ * policy's), at most open_max_ns. Asked of the handle the user holds. */
+static uint64_t open_wait_chosen(const breaker *b, const struct breaker__transition *t,
+                                 const struct breaker__limits *lim, uint64_t wait) {
+    const breaker *face = b->face != NULL ? b->face : b;
+    if (face->open_wait_fn == NULL) return wait;
+    breaker_evidence e = t->evidence;
+    e.failed_recoveries = t->k;
+    uint64_t chosen = face->open_wait_fn(face->open_wait_ctx, &e, t->k, wait);
+    if (chosen == 0) return wait;
+    return chosen < lim->open_max_ns ? chosen : lim->open_max_ns;
+}
+
 bool breaker__transition(breaker *b, struct breaker__transition *t) {
     struct breaker__shared *s = b->shared;
     uint64_t old_gen = breaker__ctl_gen(t->expected);
@@ -465,6 +479,7 @@ bool breaker__transition(breaker *b, struct breaker__transition *t) {
         wait = t->wait_ns != 0 ? t->wait_ns
                                : breaker__open_wait_ns(&lim, t->k, new_gen,
                                                        b->seed_drawn ? (uint64_t)getpid() : 0);
+        if (t->wait_ns == 0) wait = open_wait_chosen(b, t, &lim, wait);
         publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, wait), &pub);
     } else if (t->to == BREAKER_HALF_OPEN) {
         publish_phase_time(s, new_gen, breaker__probe_deadline_us(s, t->now), &pub);

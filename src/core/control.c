@@ -490,6 +490,12 @@ static uint64_t hint_phase_ns(const breaker *b, uint64_t ctl) {
     return lim.ramp_ns;
 }
 
+int breaker_set_open_wait(breaker *b, breaker_open_wait_fn *fn, void *ctx) {
+    b->open_wait_fn = fn;
+    b->open_wait_ctx = ctx;
+    return BREAKER_OK;
+}
+
 uint64_t breaker_retry_after_hint_s(breaker *b) { return breaker_retry_after_hint_from(b, 0); }
 
 uint64_t breaker_retry_after_hint_from(breaker *b, uint64_t source) {

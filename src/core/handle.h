@@ -11,6 +11,9 @@
 #define BREAKER_CORE_HANDLE_H
 
 #include "common/atomics.h"
+#ifndef BREAKER_EXPERIMENTAL
+#define BREAKER_EXPERIMENTAL /* breaker_open_wait_fn, of the handle */
+#endif
 #include "breaker.h"
 #include "core/layout.h"
 #include "core/owner.h"
@@ -131,6 +134,11 @@ struct breaker {
     /* The handle a user holds for this one: events of a forward pass it to
      * the callbacks, so a user sees the handle it knows. NULL: itself. */
     struct breaker *face;
+    /* breaker_set_open_wait(): the open wait from the evidence (on the face:
+     * a forward's transitions ask the handle the user set it on); NULL:
+     * the policy's. */
+    breaker_open_wait_fn *open_wait_fn;
+    void *open_wait_ctx;
     /* Who must hear of breaker_destroy() before the handle goes (a store
      * keeps a list of the handles it may have to forward). NULL: nobody. */
     void (*home_detach)(void *ctx, struct breaker *b);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_recovery.c - recovery: the open wait with backoff and
- * jitter, the half-open probes and their bound, and hung probes.
+ * jitter, the half-open probes and their bound, and hung probes; an open
+ * wait chosen from the evidence (experimental: breaker_set_open_wait()).
  */
+#define BREAKER_EXPERIMENTAL /* breaker_set_open_wait() */
 #include "breaker_fixture.h"
 
 static breaker_config *recovery_config(struct breaker_fixture *f, uint64_t now_ns) {
@@ -411,6 +413,60 @@ static void recovery_waits_for_every_probe_in_flight(void **state) {
     }
 }
 
+/* ---- An open wait chosen from the evidence ---------------------------------- */
+
+struct wait_choice {
+    unsigned calls;
+    breaker_evidence seen;
+    unsigned k;
+    uint64_t policy;
+    uint64_t answer[4]; /* by k */
+};
+
+static uint64_t choose_wait(void *ctx, const breaker_evidence *e, unsigned k, uint64_t policy) {
+    struct wait_choice *w = ctx;
+    w->calls++;
+    w->seen = *e;
+    w->k = k;
+    w->policy = policy;
+    return w->answer[k < 4 ? k : 3];
+}
+
+/* breaker_set_open_wait(): the function sees each opening's evidence, its
+ * backoff level and the policy's wait, and its answer is the wait (0: the
+ * policy's; above open_max_ns: open_max_ns). A timed open keeps its own. */
+static void an_open_wait_chosen_from_the_evidence(void **state) {
+    (void)state;
+    struct breaker_fixture f;
+    breaker_config *cfg = recovery_config(&f, 0);
+    cfg->failure_threshold = 3;
+    cfg->half_open_successes = 1;
+    breaker *b = fixture_create(&f);
+    struct wait_choice w = {.answer = {7 * SEC, 10 * 60 * SEC, 0, 0}};
+    assert_int_equal(breaker_set_open_wait(b, choose_wait, &w), BREAKER_OK);
+    for (int i = 0; i < 3; i++)
+        call_ok(b, BREAKER_FAILURE);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(w.seen.consecutive_failures, 3);
+    assert_int_equal(w.k, 0);
+    assert_int_equal(w.policy, 10 * SEC);
+    assert_int_equal(breaker_retry_after_ns(b), 7 * SEC); /* its answer */
+    fake_clock_advance(&f.clock, 7 * SEC);
+    call_ok(b, BREAKER_FAILURE); /* the probe fails: k 1, policy 20 s */
+    assert_int_equal(w.k, 1);
+    assert_int_equal(w.policy, 20 * SEC);
+    assert_int_equal(w.seen.failed_recoveries, 1);
+    assert_int_equal(breaker_retry_after_ns(b), 60 * SEC); /* 10 min, cut to open_max */
+    fake_clock_advance(&f.clock, 60 * SEC);
+    call_ok(b, BREAKER_FAILURE); /* k 2: 0 keeps the policy's 40 s */
+    assert_int_equal(breaker_retry_after_ns(b), 40 * SEC);
+    unsigned before = w.calls;
+    assert_int_equal(breaker_open_for(b, 3 * SEC, BREAKER_REASON_OPERATOR), BREAKER_OK);
+    assert_int_equal(w.calls, before); /* a timed open carries its own wait */
+    assert_int_equal(breaker_retry_after_ns(b), 3 * SEC);
+    fixture_destroy(&f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recovery_waits_for_every_probe_in_flight),
@@ -428,6 +484,7 @@ int main(void) {
         cmocka_unit_test(slow_probe_fails_when_slow_calls_trip),
         cmocka_unit_test(probe_limit_holds_across_generation_tag_wraparound),
         cmocka_unit_test(waits_never_wrap_near_the_top_of_the_clock),
+        cmocka_unit_test(an_open_wait_chosen_from_the_evidence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
