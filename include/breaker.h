@@ -333,8 +333,12 @@ struct breaker_config {
  * needs to settle it. Caller-owned plain value: the breaker keeps no pointer
  * to it, so it may be copied into request state, moved, or completed from
  * another thread. Settle each admitted permit exactly once; a permit may be
- * completed by one thread while another reads nothing else from it. Its
- * fields are private. */
+ * completed by one thread while another reads nothing else from it. Keep one
+ * copy: by default two copies of a closed-state permit, both completed,
+ * count twice (1 call, 2 failures), since the closed paths keep no record of
+ * admissions; breaker_config.checked_permits detects it, at 3 to 5 times
+ * the closed call's cost (docs/performance.md). A probe's copies are always
+ * told apart. Its fields are private. */
 struct breaker_permit {
     uint64_t opaque_[6];
 };

@@ -208,7 +208,8 @@ static int shadow_complete(breaker *b, struct permit_view *pv, enum breaker_outc
  * any completion's CAS; the CAS decides between racing copies by itself and
  * orders nothing else (the outcome is recorded with its own orders). The
  * record is allocated with the handle (block.c). */
-static void permit_check_take(breaker *b, breaker_permit *permit) {
+__attribute__((always_inline)) static inline void permit_check_take(breaker *b,
+                                                                    breaker_permit *permit) {
     struct breaker__stripe_ref r = breaker__thread_stripe(b);
     struct breaker__check_run *run = &b->check[r.index];
     uint64_t n;
@@ -415,11 +416,14 @@ static int slot_caller_bit(const struct breaker__shared *s, unsigned i, uint64_t
     return breaker__slot_source_bit(breaker__read(&breaker__slot_sources(s)[i]), claim);
 }
 
-/* Record the caller of the probe that just claimed slot `i` with `claim`.
- * Relaxed: its readers check that the word is this claim's (words.h). */
+/* Record the caller of the probe that just claimed slot `i` with `claim`
+ * (none: nothing to write, the word there is an earlier claim's, which
+ * names nobody for this one). Relaxed: its readers check that the word is
+ * this claim's (words.h). */
 static void slot_caller_set(struct breaker__shared *s, unsigned i, uint64_t claim, int bit) {
-    breaker__write(&breaker__slot_sources(s)[i],
-                   bit < 0 ? 0 : breaker__slot_source_word((unsigned)bit, claim));
+    if (bit >= 0)
+        breaker__write(&breaker__slot_sources(s)[i],
+                       breaker__slot_source_word((unsigned)bit, claim));
 }
 
 /* ---- Transitions -----------------------------------------------------------*/
@@ -712,8 +716,11 @@ static unsigned gate_refusal(int gated) {
     return gated == BREAKER_REJECTED_OPEN ? BREAKER__REFUSE_OPEN : BREAKER__REFUSE_HALF_OPEN;
 }
 
-/* HALF_OPEN: claim a probe slot for the caller of bit `bit` (-1: none). */
-static int half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit, int bit) {
+/* HALF_OPEN: claim a probe slot for the caller of bit `bit` (-1: none).
+ * Inlined into both acquire entries (acquire_states()): breaker_acquire()'s
+ * half-open refusal is then the code it was before callers were named. */
+__attribute__((always_inline)) static inline int
+half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit, int bit) {
     struct breaker__shared *s = b->shared;
     uint64_t now = b->now_precise(b);
     struct breaker__slot_scan scan;
