@@ -20,6 +20,24 @@
 #define LISTPACK_ENTRIES 128
 #define LISTPACK_VALUE   64
 
+/* ---- The type ------------------------------------------------------------------------ */
+
+static size_t hash_length(const struct breaker__inproc_obj *o) { return o->hash.live; }
+
+static void hash_free(struct breaker__inproc_obj *o) {
+    for (size_t i = 0; i < o->hash.used; i++)
+        free(o->hash.entries[i].value);
+    breaker__inproc_dict_free(&o->hash);
+}
+
+const struct breaker__inproc_value_type breaker__inproc_hash_type = {
+    .name = "hash",
+    .length = hash_length,
+    .free = hash_free,
+};
+
+/* ---- The commands ------------------------------------------------------------------ */
+
 /* Set `field` to `value`. @return 1 new, 0 replaced, -1 out of memory. */
 static int hash_set(struct breaker__inproc_obj *o, const struct breaker__inproc_arg *field,
                     const char *value, size_t len) {
@@ -50,11 +68,11 @@ static struct breaker__inproc_obj *hash_for_write(struct breaker__redis_inproc *
                                                   breaker_redis_reply **err) {
     struct breaker__inproc_obj *o;
     *err = NULL;
-    if (breaker__inproc_lookup_type(s, key, INPROC_HASH, &o) != 0) {
+    if (breaker__inproc_lookup_type(s, key, &breaker__inproc_hash_type, &o) != 0) {
         *err = breaker__inproc_wrongtype();
         return NULL;
     }
-    if (o == NULL) o = breaker__inproc_create(s, key, INPROC_HASH);
+    if (o == NULL) o = breaker__inproc_create(s, key, &breaker__inproc_hash_type);
     return o;
 }
 
@@ -108,7 +126,7 @@ breaker_redis_reply *breaker__inproc_hsetnx(struct breaker__redis_inproc *s, int
  * (WRONGTYPE). */
 static int hash_for_read(struct breaker__redis_inproc *s, const struct breaker__inproc_arg *key,
                          struct breaker__inproc_obj **o) {
-    return breaker__inproc_lookup_type(s, key, INPROC_HASH, o);
+    return breaker__inproc_lookup_type(s, key, &breaker__inproc_hash_type, o);
 }
 
 static const struct breaker__inproc_entry *field_of(const struct breaker__inproc_obj *o,

@@ -2,7 +2,9 @@
 /*
  * keyspace.c - the in-process Redis's databases: each a dict of keys whose
  * values are typed objects (a hash or a sorted set) with an optional
- * deadline on the injected clock. Expiry is lazy, as Redis's is when a
+ * deadline on the injected clock. A value is freed and its emptiness told
+ * through its type's table (engine.h), so that the types' files (hash.c,
+ * zset.c) build on this one and this one names none of them. Expiry is lazy, as Redis's is when a
  * command touches a key: a key whose deadline has passed (the clock's ms
  * after it, Redis's keyIsExpired()) is deleted before the command sees it.
  * Redis also reclaims such keys in the background; nothing here does, so
@@ -20,10 +22,7 @@ static bool past(const struct breaker__inproc_obj *o, int64_t now_ms) {
 
 static void obj_free(struct breaker__inproc_obj *o) {
     if (o == NULL) return;
-    for (size_t i = 0; i < o->hash.used; i++)
-        free(o->hash.entries[i].value);
-    breaker__inproc_dict_free(&o->hash);
-    breaker__inproc_zset_free(&o->zset);
+    o->type->free(o);
     free(o);
 }
 
@@ -51,7 +50,8 @@ struct breaker__inproc_obj *breaker__inproc_peek(const struct breaker__redis_inp
 }
 
 int breaker__inproc_lookup_type(struct breaker__redis_inproc *s,
-                                const struct breaker__inproc_arg *key, int type,
+                                const struct breaker__inproc_arg *key,
+                                const struct breaker__inproc_value_type *type,
                                 struct breaker__inproc_obj **out) {
     struct breaker__inproc_obj *o = breaker__inproc_lookup(s, key);
     *out = NULL;
@@ -62,7 +62,7 @@ int breaker__inproc_lookup_type(struct breaker__redis_inproc *s,
 
 struct breaker__inproc_obj *breaker__inproc_create(struct breaker__redis_inproc *s,
                                                    const struct breaker__inproc_arg *key,
-                                                   int type) {
+                                                   const struct breaker__inproc_value_type *type) {
     struct breaker__inproc_obj *o = calloc(1, sizeof *o);
     if (o == NULL) return NULL;
     o->type = type;
@@ -88,11 +88,10 @@ int breaker__inproc_delete(struct breaker__redis_inproc *s, const struct breaker
 void breaker__inproc_delete_if_empty(struct breaker__redis_inproc *s,
                                      const struct breaker__inproc_arg *key,
                                      struct breaker__inproc_obj *o) {
-    size_t n = o->type == INPROC_HASH ? o->hash.live : o->zset.n;
-    if (n == 0) breaker__inproc_delete(s, key);
+    if (o->type->length(o) == 0) breaker__inproc_delete(s, key);
 }
 
-void breaker__inproc_flushdb(struct breaker__redis_inproc *s, int db) {
+void breaker__inproc_db_clear(struct breaker__redis_inproc *s, int db) {
     struct breaker__inproc_dict *d = &s->db[db];
     for (size_t i = 0; i < d->used; i++)
         obj_free(d->entries[i].obj);

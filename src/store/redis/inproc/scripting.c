@@ -252,7 +252,7 @@ static int redis_call_generic(lua_State *L, bool raise) {
     }
     s->stats.script_calls++;
     const struct breaker__inproc_command *cmd =
-        breaker__inproc_command_find(sc->args[0].str, sc->args[0].len);
+        breaker__inproc_command_find(s, sc->args[0].str, sc->args[0].len);
     const char *refused = breaker__inproc_script_refusal(s, cmd, argc, sc->read_only, sc->wrote);
     if (refused != NULL) {
         if (refused[0] == '-') s->stats.refused++;
@@ -400,7 +400,7 @@ static int redis_acl_check_cmd(lua_State *L) {
         return raise_error(L, "redis.acl_check_cmd can only be called inside a script invocation");
     int argc = call_args(L, sc);
     if (argc < 0) return lua_error(L);
-    if (breaker__inproc_command_find(sc->args[0].str, sc->args[0].len) == NULL)
+    if (breaker__inproc_command_find(sc->s, sc->args[0].str, sc->args[0].len) == NULL)
         return raise_error(L, "Invalid command passed to redis.acl_check_cmd()");
     lua_pushboolean(L, 1);
     return 1;

@@ -17,6 +17,7 @@ struct breaker__redis_inproc *breaker__redis_inproc_create(breaker_clock_fn *clo
     s->clock_ctx = clock_ctx;
     s->rand48 = INPROC_RAND48_START;
     s->script_limit = BREAKER__INPROC_SCRIPT_STEPS;
+    s->commands = &breaker__inproc_command_table;
     for (int db = 0; db < INPROC_DATABASES; db++)
         breaker__inproc_dict_init(&s->db[db]);
     s->scripting = breaker__inproc_scripting_create(s);
@@ -30,14 +31,14 @@ struct breaker__redis_inproc *breaker__redis_inproc_create(breaker_clock_fn *clo
 void breaker__redis_inproc_destroy(struct breaker__redis_inproc *s) {
     if (s == NULL) return;
     for (int db = 0; db < INPROC_DATABASES; db++)
-        breaker__inproc_flushdb(s, db);
+        breaker__inproc_db_clear(s, db);
     breaker__inproc_scripting_free(s->scripting);
     free(s);
 }
 
 void breaker__redis_inproc_restart(struct breaker__redis_inproc *s) {
     for (int db = 0; db < INPROC_DATABASES; db++)
-        breaker__inproc_flushdb(s, db);
+        breaker__inproc_db_clear(s, db);
     s->selected = 0;
     s->refuse = BREAKER__INPROC_REFUSE_NONE;
     s->rand48 = INPROC_RAND48_START;
@@ -69,13 +70,13 @@ static const struct breaker__inproc_obj *read_key(struct breaker__redis_inproc *
 
 const char *breaker__redis_inproc_type(struct breaker__redis_inproc *s, const char *key) {
     const struct breaker__inproc_obj *o = read_key(s, key);
-    return o == NULL ? "none" : o->type == INPROC_HASH ? "hash" : "zset";
+    return o == NULL ? "none" : o->type->name;
 }
 
 const char *breaker__redis_inproc_hget(struct breaker__redis_inproc *s, const char *key,
                                        const char *field, size_t *len) {
     const struct breaker__inproc_obj *o = read_key(s, key);
-    if (o == NULL || o->type != INPROC_HASH) return NULL;
+    if (o == NULL || o->type != &breaker__inproc_hash_type) return NULL;
     const struct breaker__inproc_entry *e =
         breaker__inproc_dict_find(&o->hash, field, strlen(field));
     if (e == NULL) return NULL;
@@ -88,7 +89,7 @@ size_t breaker__redis_inproc_hash_each(struct breaker__redis_inproc *s, const ch
                                                  const char *value, size_t value_len),
                                        void *ctx) {
     const struct breaker__inproc_obj *o = read_key(s, key);
-    if (o == NULL || o->type != INPROC_HASH) return 0;
+    if (o == NULL || o->type != &breaker__inproc_hash_type) return 0;
     size_t n = 0;
     for (size_t i = 0; i < o->hash.used; i++) {
         const struct breaker__inproc_entry *e = breaker__inproc_dict_at(&o->hash, i, s->order);
@@ -104,7 +105,7 @@ size_t breaker__redis_inproc_zset_each(struct breaker__redis_inproc *s, const ch
                                                  double score),
                                        void *ctx) {
     const struct breaker__inproc_obj *o = read_key(s, key);
-    if (o == NULL || o->type != INPROC_ZSET) return 0;
+    if (o == NULL || o->type != &breaker__inproc_zset_type) return 0;
     size_t n = 0;
     for (size_t i = 0; i < o->zset.n; i++) {
         n++;

@@ -13,12 +13,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-void breaker__inproc_zset_free(struct breaker__inproc_zset *z) {
+/* ---- The type ------------------------------------------------------------------------ */
+
+static size_t zset_length(const struct breaker__inproc_obj *o) { return o->zset.n; }
+
+static void zset_free(struct breaker__inproc_obj *o) {
+    struct breaker__inproc_zset *z = &o->zset;
     for (size_t i = 0; i < z->n; i++)
         free(z->m[i].name);
     free(z->m);
     memset(z, 0, sizeof *z);
 }
+
+const struct breaker__inproc_value_type breaker__inproc_zset_type = {
+    .name = "zset",
+    .length = zset_length,
+    .free = zset_free,
+};
 
 static int member_cmp(double score, const char *name, size_t len,
                       const struct breaker__inproc_member *m) {
@@ -144,14 +155,14 @@ breaker_redis_reply *breaker__inproc_zadd(struct breaker__redis_inproc *s, int a
         }
     }
     struct breaker__inproc_obj *o;
-    if (breaker__inproc_lookup_type(s, &argv[1], INPROC_ZSET, &o) != 0) {
+    if (breaker__inproc_lookup_type(s, &argv[1], &breaker__inproc_zset_type, &o) != 0) {
         free(scores);
         return breaker__inproc_wrongtype();
     }
     long long added = 0, updated = 0, processed = 0;
     double last = 0;
     if (o == NULL && !(flags & Z_XX)) {
-        o = breaker__inproc_create(s, &argv[1], INPROC_ZSET);
+        o = breaker__inproc_create(s, &argv[1], &breaker__inproc_zset_type);
         if (o == NULL) {
             free(scores);
             return NULL;
@@ -184,7 +195,7 @@ breaker_redis_reply *breaker__inproc_zcard(struct breaker__redis_inproc *s, int 
                                            const struct breaker__inproc_arg *argv) {
     (void)argc;
     struct breaker__inproc_obj *o;
-    if (breaker__inproc_lookup_type(s, &argv[1], INPROC_ZSET, &o) != 0)
+    if (breaker__inproc_lookup_type(s, &argv[1], &breaker__inproc_zset_type, &o) != 0)
         return breaker__inproc_wrongtype();
     return breaker_redis_reply_integer(o == NULL ? 0 : (long long)o->zset.n);
 }
@@ -193,7 +204,7 @@ breaker_redis_reply *breaker__inproc_zscore(struct breaker__redis_inproc *s, int
                                             const struct breaker__inproc_arg *argv) {
     (void)argc;
     struct breaker__inproc_obj *o;
-    if (breaker__inproc_lookup_type(s, &argv[1], INPROC_ZSET, &o) != 0)
+    if (breaker__inproc_lookup_type(s, &argv[1], &breaker__inproc_zset_type, &o) != 0)
         return breaker__inproc_wrongtype();
     ptrdiff_t at = o == NULL ? -1 : find(&o->zset, argv[2].str, argv[2].len);
     return at < 0 ? breaker_redis_reply_nil() : breaker__inproc_double(o->zset.m[at].score);
@@ -202,7 +213,7 @@ breaker_redis_reply *breaker__inproc_zscore(struct breaker__redis_inproc *s, int
 breaker_redis_reply *breaker__inproc_zrem(struct breaker__redis_inproc *s, int argc,
                                           const struct breaker__inproc_arg *argv) {
     struct breaker__inproc_obj *o;
-    if (breaker__inproc_lookup_type(s, &argv[1], INPROC_ZSET, &o) != 0)
+    if (breaker__inproc_lookup_type(s, &argv[1], &breaker__inproc_zset_type, &o) != 0)
         return breaker__inproc_wrongtype();
     long long removed = 0;
     for (int i = 2; o != NULL && i < argc; i++) {
@@ -301,7 +312,7 @@ static breaker_redis_reply *zrange_generic(struct breaker__redis_inproc *s, int 
         return breaker__inproc_error("ERR min or max is not a float");
     }
     struct breaker__inproc_obj *o;
-    if (breaker__inproc_lookup_type(s, &argv[1], INPROC_ZSET, &o) != 0)
+    if (breaker__inproc_lookup_type(s, &argv[1], &breaker__inproc_zset_type, &o) != 0)
         return breaker__inproc_wrongtype();
     if (o == NULL) return breaker_redis_reply_array(0);
     const struct breaker__inproc_zset *z = &o->zset;
