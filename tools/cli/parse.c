@@ -94,6 +94,11 @@ const char *tool_format_duration(uint64_t ns, char *buf, size_t len) {
     return buf;
 }
 
+void tool_format_offset(uint64_t t, uint64_t origin, char *buf, size_t len) {
+    uint64_t d = t > origin ? t - origin : 0;
+    snprintf(buf, len, "%" PRIu64 ".%03" PRIu64 "s", d / TOOL_SEC, (d % TOOL_SEC) / TOOL_MS);
+}
+
 /* `ns` as tool_format_duration() prints it if that is exact, else in
  * seconds with every digit it needs. */
 static void format_exact(uint64_t ns, char *buf, size_t len) {

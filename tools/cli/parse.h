@@ -32,6 +32,10 @@ uint64_t tool_source_key(const char *text);
 /* Format a duration for people: "250ms", "1.5s", "2m30s". `buf` gets it. */
 const char *tool_format_duration(uint64_t ns, char *buf, size_t len);
 
+/* A time `t` as seconds since `origin` (a trace's first call), with
+ * millisecond precision: "12.345s" (0.000s before it). */
+void tool_format_offset(uint64_t t, uint64_t origin, char *buf, size_t len);
+
 /* Trim blanks in place at both ends; @return the trimmed start. */
 char *tool_trim(char *s);
 

@@ -449,11 +449,6 @@ void tool_format_evidence(const breaker_event *ev, char *buf, size_t len) {
     }
 }
 
-void tool_format_offset(uint64_t t, uint64_t origin, char *buf, size_t len) {
-    uint64_t d = t > origin ? t - origin : 0;
-    snprintf(buf, len, "%" PRIu64 ".%03" PRIu64 "s", d / TOOL_SEC, (d % TOOL_SEC) / TOOL_MS);
-}
-
 void tool_print_transitions(FILE *out, const breaker_event *events, size_t count,
                             uint64_t origin_ns) {
     char t[32], tr[48], ev_text[160];

@@ -32,9 +32,6 @@ void tool_print_replay_json(FILE *out, const char *name, const struct tool_trace
  * evidence. */
 void tool_print_transitions(FILE *out, const breaker_event *events, size_t count,
                             uint64_t origin_ns);
-/* A time on the trace's clock as seconds since `origin` (its first call),
- * with millisecond precision: "12.345s". */
-void tool_format_offset(uint64_t t, uint64_t origin, char *buf, size_t len);
 
 /* A shadow log (a trace with a would_reject column, report_shadow.c): what
  * the shadow breaker would have refused, as the line under the trace's
