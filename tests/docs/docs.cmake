@@ -24,15 +24,7 @@ breaker_add_test(test_doc_backend_example
 # README's 30-second example, as a function body: its first C block, with
 # the #include lines moved above, and the two placeholders it names (the
 # dependency's call, the fallback) given as the reader would write them.
-set(_readme ${PROJECT_SOURCE_DIR}/README.md)
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_readme})
-file(READ ${_readme} _text)
-string(REGEX MATCH "```c\n([^`]*)```" _block "${_text}")
-if(NOT CMAKE_MATCH_1)
-  message(FATAL_ERROR "${_readme}: no C block (the 30-second example)")
-endif()
-set(_body "${CMAKE_MATCH_1}")
-string(REGEX REPLACE "#include[^\n]*\n" "" _body "${_body}")
+breaker_doc_block(README.md c "the 30-second example" _body)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/doc_readme_example.c
   "/* Generated from README.md's 30-second example (tests/docs/docs.cmake). */\n"
   "#include <breaker.h>\n"
@@ -48,6 +40,21 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/doc_readme_example.c
   "}\n")
 breaker_add_test(test_doc_readme_example
   SOURCES docs/test_doc_readme_example.c ${CMAKE_CURRENT_BINARY_DIR}/doc_readme_example.c)
+
+# docs/fleet.md's example ("Using it"), its first C block, after
+# docs/doc_fleet_example.h (its #include lines, and the placeholders it names
+# given); a main of the test's own runs it against a redis-server
+# (tests/fleet/redis.cmake: built when breaker_redis and redis-server are).
+if(COMMAND breaker_add_redis_test)
+  breaker_doc_block(docs/fleet.md c "the example of Using it" _body)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/doc_fleet_example.c
+    "/* Generated from docs/fleet.md's example (tests/docs/docs.cmake). */\n"
+    "#include \"doc_fleet_example.h\"\n${_body}")
+  breaker_add_redis_test(test_doc_fleet_example
+    SOURCES docs/test_doc_fleet_example.c ${CMAKE_CURRENT_BINARY_DIR}/doc_fleet_example.c
+    TIMEOUT 60 LABELS docs external)
+  target_include_directories(test_doc_fleet_example PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/docs)
+endif()
 
 # docs/design.md's layout is the tree: every file it names exists, and every
 # file under include/ and src/ is named there.

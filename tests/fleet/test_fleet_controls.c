@@ -2,7 +2,7 @@
 /*
  * test_fleet_controls.c - the fleet's shadow mode and live limits
  * (include/breaker/redis.h: fleet_set_shadow(), _limits_get(),
- * _reconfigure(); docs/fleet.md, "Fleet-wide shadow mode and limits")
+ * _reconfigure(); docs/fleet.md, "Controls")
  * against a real redis-server, with four host processes (fork), each with
  * its own fleet handle calling one dependency, and the test's own handle
  * making the changes as an operator's host would:

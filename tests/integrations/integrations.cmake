@@ -58,14 +58,7 @@ if(BREAKER_GRPCXX_FOUND)
   # docs/grpc.md's example (its C++ block, the #include lines moved above) as
   # the body of a function that test_grpc_live runs against its server; the
   # names the block leaves to the reader are tests/integrations/doc_grpc_example.hpp's.
-  set(_grpc_page ${PROJECT_SOURCE_DIR}/docs/grpc.md)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_grpc_page})
-  file(READ ${_grpc_page} _text)
-  string(REGEX MATCH "```cpp\n([^`]*)```" _block "${_text}")
-  if(NOT CMAKE_MATCH_1)
-    message(FATAL_ERROR "${_grpc_page}: no C++ block (the example)")
-  endif()
-  string(REGEX REPLACE "#include[^\n]*\n" "" _body "${CMAKE_MATCH_1}")
+  breaker_doc_block(docs/grpc.md cpp "the example" _body)
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/doc_grpc_example.cpp
     "/* Generated from docs/grpc.md's example (tests/integrations/integrations.cmake). */\n"
     "#include <breaker/grpc.hpp>\n"

@@ -189,7 +189,7 @@ void breaker__fleet_take_deltas(struct breaker__fleet_seen *seen, const breaker_
  * in µs `now_us`, so a host's sequences only grow, also across a handle
  * that attached the name again. The flush script applies a host's deltas
  * only with a sequence newer than the last it applied for that host
- * (docs/fleet.md, "Scripts"): the retry of a round after a cut connection
+ * (docs/fleet.md, "The scripts"): the retry of a round after a cut connection
  * sends the same call, and its deltas count once whether or not Redis ran
  * the first try. Pure. */
 uint64_t breaker__fleet_next_seq(uint64_t last, uint64_t now_us);
@@ -295,7 +295,7 @@ struct breaker__fleet_follow {
     bool follows;          /* the local breaker follows a fleet open: close it
                               when that fleet closes */
     uint64_t followed_gen; /* the generation of the fleet open it follows */
-    /* Rejoining after a degraded period (docs/fleet.md, "Redis back"): the
+    /* Rejoining after a degraded period (docs/fleet.md, "Failure modes"): the
      * local generation when the host became degraded (valid when
      * degraded_gen_set); this round, whether the local breaker recovered
      * on its own meanwhile; and the fleet generation whose expired open this
