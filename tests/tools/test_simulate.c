@@ -479,22 +479,19 @@ static void a_hanging_caller_costs_one_half_open(void **state) {
         load_file(&sc, EXAMPLES_DIR "/hanging_caller.ini");
         sc.rate = 10 + rates[i];
         sc.phases[1].abuser_share = rates[i] / sc.rate;
-        struct tool_sim_result hung, plain, quiet;
+        struct tool_sim_result hung, quiet;
         run(&sc, breaker_named(&sc, "defaults"), &hung);
-        run(&sc, breaker_named(&sc, "unprotected"), &plain);
         sc.phases[1].abuser_hangs = false;
         sc.phases[1].abuser_share = 0;
         run(&sc, breaker_named(&sc, "defaults"), &quiet);
         assert_accounted(&hung);
         print_message("hanging caller at %.0f/s: others refused while up %.2f%% (%llu "
-                      "transitions; %.2f%% and %llu with no hanging caller), unprotected %.2f%%\n",
+                      "transitions; %.2f%% and %llu with no hanging caller)\n",
                       rates[i], refused_up_pct(&hung), (unsigned long long)hung.transitions,
-                      refused_up_pct(&quiet), (unsigned long long)quiet.transitions,
-                      refused_up_pct(&plain));
+                      refused_up_pct(&quiet), (unsigned long long)quiet.transitions);
         assert_true(hung.closed_after_ns != UINT64_MAX);
         assert_true(hung.transitions <= quiet.transitions + 2);
         tool_sim_result_free(&hung);
-        tool_sim_result_free(&plain);
         tool_sim_result_free(&quiet);
         tool_scenario_free(&sc);
     }
