@@ -7,14 +7,13 @@
  * sent and what the replies mean are the client's: this file only moves
  * them, as hiredis's net.c moves what its read.c parses.
  */
-#define _POSIX_C_SOURCE 200809L /* poll, clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* poll */
 
 #include "store/redis/hiredis/net.h"
 #include "store/redis/config.h"
 #include "store/redis/scripts.h"
 
 #include "common/message.h"
-#include "common/time_ns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,20 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* EVALSHA, the SHA, then the command's own arguments (a script's numkeys,
  * keys and ARGV). */
 #define MAX_ARGS 64
-
-uint64_t breaker__redis_net_now(void) { return breaker__clock_ns(CLOCK_MONOTONIC); }
-
-struct timeval breaker__redis_tv(uint64_t ns) {
-    if (ns < 1000) ns = 1000;
-    struct timeval tv = {.tv_sec = (time_t)(ns / 1000000000ull),
-                         .tv_usec = (suseconds_t)((ns % 1000000000ull) / 1000)};
-    return tv;
-}
 
 /* ---- Replies ---------------------------------------------------------------------- */
 
@@ -82,25 +71,6 @@ static redisReplyObjectFunctions reply_functions = {
     .createNil = make_nil,
     .freeObject = free_object,
 };
-
-/* ---- Reasons ---------------------------------------------------------------------- */
-
-/* What failed on `c` during `what`, said exactly: a reply that did not come
- * within the socket's timeout is "reply timeout after N ms" (hiredis says
- * "Resource temporarily unavailable", the EAGAIN of a timed-out read), a
- * server that closed the connection "connection closed by the server". */
-void breaker__redis_io_reason(const redisContext *c, const char *what, uint64_t timeout_ns,
-                              char *why, size_t why_len) {
-    int timed_out = c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK ||
-                                               strcmp(c->errstr, strerror(EAGAIN)) == 0);
-    if (timed_out)
-        snprintf(why, why_len, "%s: reply timeout after %llu ms", what,
-                 (unsigned long long)((timeout_ns + NET_MS / 2) / NET_MS));
-    else if (c->err == REDIS_ERR_EOF)
-        snprintf(why, why_len, "%s: connection closed by the server", what);
-    else
-        snprintf(why, why_len, "%s: %s", what, c->errstr);
-}
 
 /* ---- Connecting ------------------------------------------------------------------ */
 

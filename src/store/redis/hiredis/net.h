@@ -12,6 +12,7 @@
  *    retries);
  *  - slots.c: a key's Cluster slot (CRC16 of its hash tag);
  *  - tls.c: TLS on a connection (hiredis_ssl), when the handle asks for it;
+ *  - io.c: the clock of every deadline, and I/O failures in words;
  *  - sentinel.c: where the master is, when Redis Sentinel says it.
  * Every command carries a key of one name, and all of a name's keys share
  * its hash tag {name}: the command goes to the node that serves the tag's
@@ -140,13 +141,18 @@ struct net *breaker__redis_net_create(const struct net_config *cfg, int *rc, cha
  * unix_path with a Cluster, db). @return BREAKER_OK or BREAKER_EINVAL. */
 int breaker__redis_net_check(const breaker_redis_config *cfg, char *msg, size_t msg_len);
 
-/* ---- net.c -------------------------------------------------------------------- */
+/* ---- io.c --------------------------------------------------------------------- */
 
+/* The monotonic clock, in ns: every deadline of the transport is on it. */
 uint64_t breaker__redis_net_now(void);
+/* `ns` as hiredis takes a timeout (at least 1 µs). */
 struct timeval breaker__redis_tv(uint64_t ns);
 /* What failed on `c` during `what`, in words (a timeout names it). */
 void breaker__redis_io_reason(const redisContext *c, const char *what, uint64_t timeout_ns,
                               char *why, size_t why_len);
+
+/* ---- net.c -------------------------------------------------------------------- */
+
 /* Connect to `n`, AUTH and SELECT, `timeout_ns` for each step; hiredis's
  * reader makes breaker_redis_reply trees. @return the context, or NULL with
  * `why`. */
