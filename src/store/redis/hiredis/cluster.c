@@ -8,8 +8,9 @@
  * name's slot (the hash tag {name}), a round pipelines its calls per node
  * and writes to every node before it reads any, a MOVED updates the map and
  * an ASK is followed once with ASKING (the map unchanged), within the same
- * round while io_timeout_ns allows. The connections and the commands on
- * one node are net.c's.
+ * round while io_timeout_ns allows. The nodes and the slot map's entries
+ * are route.c's, the master of a Sentinel's sentinel.c's, the connections
+ * and the commands on one node net.c's: all below this file.
  */
 #define _POSIX_C_SOURCE 200809L /* poll */
 
@@ -23,171 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SEEDS  64u /* cluster_nodes entries */
-#define MAX_PASSES 4   /* a round's sends: the first, then redirections and retries */
+#define MAX_PASSES 4 /* a round's sends: the first, then redirections and retries */
 
 enum { HOP_TODO, HOP_SENT, HOP_DONE, HOP_FAILED };
 
-/* ---- Configuration ------------------------------------------------------------- */
+/* ---- A node's flush connection ----------------------------------------------------- */
 
-/* One "host:port" of cluster_nodes, `s` (`len` bytes; "[v6]:port" too).
- * @return 1 with `host` and `*port`, or 0 with `msg`. */
-static int parse_seed(const char *s, size_t len, const char *field, char *host, size_t host_cap,
-                      int *port, char *msg, size_t msg_len) {
-    const char *colon = NULL;
-    for (size_t i = 0; i < len; i++)
-        if (s[i] == ':') colon = s + i;
-    const char *h = s;
-    size_t hl = colon != NULL ? (size_t)(colon - s) : 0;
-    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-        h++;
-        hl -= 2;
-    }
-    long p = 0;
-    size_t digits = 0;
-    for (const char *c = colon != NULL ? colon + 1 : s + len; c < s + len; c++, digits++) {
-        if (*c < '0' || *c > '9' || p > 65535) {
-            p = -1;
-            break;
-        }
-        p = p * 10 + (*c - '0');
-    }
-    if (colon == NULL || hl == 0 || hl >= host_cap || digits == 0 || p < 1 || p > 65535) {
-        breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: \"%.*s\" is not host:port (port 1..65535)",
-                      field, (int)len, s);
-        return 0;
-    }
-    memcpy(host, h, hl);
-    host[hl] = '\0';
-    *port = (int)p;
-    return 1;
-}
-
-int breaker__redis_each_addr(const char *list, const char *field, unsigned max, char *msg,
-                             size_t msg_len, int (*each)(void *ctx, const char *host, int port),
-                             void *ctx) {
-    unsigned count = 0;
-    for (const char *s = list;;) {
-        const char *end = strchr(s, ',');
-        size_t len = end != NULL ? (size_t)(end - s) : strlen(s);
-        while (len > 0 && *s == ' ') {
-            s++;
-            len--;
-        }
-        while (len > 0 && s[len - 1] == ' ')
-            len--;
-        char host[256];
-        int port = 0;
-        if (!parse_seed(s, len, field, host, sizeof host, &port, msg, msg_len))
-            return BREAKER_EINVAL;
-        if (++count > max)
-            return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: at most %u addresses", field,
-                                 max);
-        if (each != NULL && !each(ctx, host, port))
-            return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
-        if (end == NULL) return BREAKER_OK;
-        s = end + 1;
-    }
-}
-
-int breaker__redis_net_check(const breaker_redis_config *cfg, char *msg, size_t msg_len) {
-    if (cfg->cluster_nodes == NULL) return BREAKER_OK;
-    if (cfg->unix_path != NULL)
-        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                             "cluster_nodes: a Redis Cluster is reached over TCP (unix_path must "
-                             "be NULL)");
-    if (cfg->db != 0)
-        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                             "db: a Redis Cluster has only db 0 (got %d)", cfg->db);
-    if (cfg->cluster_nodes[0] == '\0')
-        return breaker__fail(BREAKER_EINVAL, msg, msg_len,
-                             "cluster_nodes: empty (NULL for one Redis at host:port)");
-    return breaker__redis_each_addr(cfg->cluster_nodes, "cluster_nodes", MAX_SEEDS, msg, msg_len,
-                                    NULL, NULL);
-}
-
-/* ---- Nodes ------------------------------------------------------------------------ */
-
-static uint32_t node_count(const struct net *t) {
-    /* acquire: pairs with add_node()'s release store; the nodes below the
-     * count are fully written. */
-    return atomic_load_explicit(&t->route.nodes, memory_order_acquire);
-}
-
-uint16_t breaker__route_add_node(struct net *t, const char *host, int port) {
-    uint32_t n = node_count(t);
-    for (uint32_t i = 0; i < n; i++)
-        if (t->route.node[i]->port == port && strcmp(t->route.node[i]->host, host) == 0)
-            return (uint16_t)i;
-    if (n >= ROUTE_MAX_NODES || strlen(host) >= sizeof t->route.node[0]->host) return ROUTE_NO_NODE;
-    struct node *nd = calloc(1, sizeof *nd);
-    if (nd == NULL) return ROUTE_NO_NODE;
-    snprintf(nd->host, sizeof nd->host, "%s", host);
-    nd->port = port;
-    /* Named in reasons where there may be more than one. */
-    if (t->route.cluster || t->sentinel != NULL)
-        snprintf(nd->addr, sizeof nd->addr, "%s:%d", host, port);
-    t->route.node[n] = nd;
-    /* release: publishes the node to the probe path (node_count()). */
-    atomic_store_explicit(&t->route.nodes, n + 1, memory_order_release);
-    return (uint16_t)n;
-}
-
-static int add_seed(void *ctx, const char *host, int port) {
-    return breaker__route_add_node(ctx, host, port) != ROUTE_NO_NODE;
-}
-
-int breaker__route_open(struct net *t) {
-    struct route *rt = &t->route;
-    rt->cluster = t->cluster_nodes != NULL;
-    for (unsigned s = 0; s < ROUTE_SLOTS; s++)
-        atomic_init(&rt->slot[s], rt->cluster ? ROUTE_NO_NODE : 0);
-    atomic_init(&rt->refresh, rt->cluster);
-    if (t->sentinel != NULL) {
-        /* The master is the Sentinels' to name: none until they do. */
-        for (unsigned s = 0; s < ROUTE_SLOTS; s++)
-            atomic_init(&rt->slot[s], ROUTE_NO_NODE);
-        atomic_init(&rt->refresh, 1);
-        return BREAKER_OK;
-    }
-    if (!rt->cluster) {
-        /* One Redis: node 0 serves every slot. */
-        if (breaker__route_add_node(t, t->unix_path != NULL ? "" : t->host, t->port) != 0)
-            return BREAKER_ENOMEM;
-        rt->node[0]->unix_path = t->unix_path;
-        rt->seeds = 1;
-        return BREAKER_OK;
-    }
-    int rc = breaker__redis_each_addr(t->cluster_nodes, "cluster_nodes", MAX_SEEDS, NULL, 0,
-                                      add_seed, t);
-    rt->seeds = node_count(t);
-    return rc;
-}
-
-void breaker__route_drop(struct node *n) {
-    if (n->ctx != NULL) redisFree(n->ctx);
-    n->ctx = NULL;
-    for (unsigned i = 0; i < NET_SCRIPTS; i++)
-        n->sha[i][0] = '\0';
-}
-
-void breaker__route_close(struct net *t) {
-    uint32_t n = node_count(t);
-    for (uint32_t i = 0; i < n; i++) {
-        struct node *nd = t->route.node[i];
-        breaker__route_drop(nd);
-        if (nd->probe_ctx != NULL) redisFree(nd->probe_ctx);
-        free(nd);
-        t->route.node[i] = NULL;
-    }
-}
-
-struct node *breaker__route_node_of(struct net *t, const char *key) {
-    unsigned slot = breaker__redis_key_slot(key, strlen(key));
-    uint16_t i = atomic_load_explicit(&t->route.slot[slot], memory_order_relaxed);
-    return i < node_count(t) ? t->route.node[i] : NULL;
-}
-
+/* `n`'s flush connection: made, and the scripts loaded on it, when it has
+ * none. @return 1, or 0 with `why`. */
 static int node_ready(struct net *t, struct node *n, char *why, size_t why_len) {
     if (n->ctx != NULL) return 1;
     n->ctx = breaker__redis_connect(t, n, t->io_timeout_ns, why, why_len);
@@ -199,59 +43,7 @@ static int node_ready(struct net *t, struct node *n, char *why, size_t why_len) 
     return 1;
 }
 
-uint32_t breaker__route_nodes(const struct net *t) { return node_count(t); }
-
 /* ---- The slot map ------------------------------------------------------------------ */
-
-/* A MOVED or ASK error `r` from `from`, read: the slot, the node's
- * address (an empty host: the node that answered, whose own address is
- * unknown to it) and which. @return 1, or 0 when `r` is no redirection. */
-static int parse_redirect(const struct net *t, const breaker_redis_reply *r,
-                          const struct node *from, unsigned long *slot, char *host, size_t host_len,
-                          int *port, int *ask) {
-    if (!t->route.cluster || r == NULL || r->type != BREAKER_REDIS_REPLY_ERROR) return 0;
-    char addr[300];
-    *ask = strncmp(r->str, "ASK ", 4) == 0;
-    if (!*ask && strncmp(r->str, "MOVED ", 6) != 0) return 0;
-    if (sscanf(r->str + (*ask ? 4 : 6), "%lu %299s", slot, addr) != 2 || *slot >= ROUTE_SLOTS)
-        return 0;
-    char *colon = strrchr(addr, ':');
-    if (colon == NULL) return 0;
-    *colon = '\0';
-    *port = atoi(colon + 1);
-    if (*port < 1 || *port > 65535) return 0;
-    snprintf(host, host_len, "%s", addr[0] != '\0' ? addr : from->host);
-    return 1;
-}
-
-static uint16_t route_redirect(struct net *t, const breaker_redis_reply *r, const struct node *from,
-                               int *ask) {
-    unsigned long slot;
-    char host[300];
-    int port, is_ask;
-    if (!parse_redirect(t, r, from, &slot, host, sizeof host, &port, &is_ask)) return ROUTE_NO_NODE;
-    uint16_t to = breaker__route_add_node(t, host, port);
-    if (to == ROUTE_NO_NODE) return to;
-    *ask = is_ask;
-    if (!is_ask) {
-        atomic_store_explicit(&t->route.slot[slot], to, memory_order_relaxed);
-        atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
-    }
-    return to;
-}
-
-struct node *breaker__route_redirect_known(struct net *t, const breaker_redis_reply *r,
-                                           const struct node *from, int *ask) {
-    unsigned long slot;
-    char host[300];
-    int port;
-    if (!parse_redirect(t, r, from, &slot, host, sizeof host, &port, ask)) return NULL;
-    uint32_t n = node_count(t);
-    for (uint32_t i = 0; i < n; i++)
-        if (t->route.node[i]->port == port && strcmp(t->route.node[i]->host, host) == 0)
-            return t->route.node[i];
-    return NULL;
-}
 
 /* One node entry of CLUSTER SLOTS ([ip, port, id, ...]) as a node index;
  * an empty or unknown ip is the address we asked. */
@@ -304,7 +96,7 @@ static int refresh_slots(struct net *t, char *why, size_t why_len) {
     uint64_t end = breaker__redis_net_now() + t->io_timeout_ns;
     snprintf(why, why_len, "CLUSTER SLOTS: no node answered");
     for (int connected = 1; connected >= 0; connected--) {
-        uint32_t n = node_count(t);
+        uint32_t n = breaker__route_nodes(t);
         for (uint32_t i = 0; i < n; i++) {
             struct node *nd = t->route.node[i];
             if ((nd->ctx != NULL) != connected) continue;
@@ -373,7 +165,7 @@ static void ensure_probe_ctx(struct net *t, struct node *n) {
 
 void breaker__redis_net_round_done(void *ctx) {
     struct net *t = ctx;
-    uint32_t n = node_count(t);
+    uint32_t n = breaker__route_nodes(t);
     for (uint32_t i = 0; i < n; i++)
         if (t->route.node[i]->ctx != NULL && !t->route.node[i]->broken)
             ensure_probe_ctx(t, t->route.node[i]);
@@ -417,7 +209,7 @@ static size_t next_sent(const struct route_hop *hop, size_t np, size_t from, uin
 
 /* Write every used node's pipeline. */
 static void write_nodes(struct net *t) {
-    uint32_t nn = node_count(t);
+    uint32_t nn = breaker__route_nodes(t);
     for (uint32_t k = 0; k < nn; k++) {
         struct node *n = t->route.node[k];
         if (!n->used || n->broken) continue;
@@ -434,7 +226,7 @@ static void write_nodes(struct net *t) {
  * until each has answered or `deadline`. */
 static void read_replies(struct net *t, size_t np, breaker_redis_reply **r, uint64_t deadline) {
     const struct route_hop *hop = t->hop;
-    uint32_t nn = node_count(t);
+    uint32_t nn = breaker__route_nodes(t);
     for (uint32_t k = 0; k < nn; k++) {
         struct node *n = t->route.node[k];
         n->cursor = next_sent(hop, np, 0, (uint16_t)k);
@@ -498,7 +290,7 @@ static void read_replies(struct net *t, size_t np, breaker_redis_reply **r, uint
  * appended. */
 static size_t append_pass(struct net *t, const breaker_redis_command *cmds, size_t np,
                           int connected, char *why, size_t why_len) {
-    uint32_t nn = node_count(t);
+    uint32_t nn = breaker__route_nodes(t);
     size_t sent = 0;
     for (size_t i = 0; i < np; i++) {
         struct route_hop *h = &t->hop[i];
@@ -551,7 +343,7 @@ static void classify_pass(struct net *t, const breaker_redis_command *cmds, size
             continue;
         }
         int ask = 0;
-        uint16_t to = route_redirect(t, r[i], n, &ask);
+        uint16_t to = breaker__route_redirect(t, r[i], n, &ask);
         int noscript = to == ROUTE_NO_NODE && !h->eval && cmds[i].script != NULL &&
                        breaker__reply_is_error(r[i], "NOSCRIPT");
         if (to == ROUTE_NO_NODE && !noscript) {
@@ -571,7 +363,7 @@ static void classify_pass(struct net *t, const breaker_redis_command *cmds, size
                                       memory_order_relaxed);
         }
     }
-    uint32_t nn = node_count(t);
+    uint32_t nn = breaker__route_nodes(t);
     for (uint32_t k = 0; k < nn; k++) {
         struct node *n = t->route.node[k];
         if (n->broken && n->retryable && n->had_ctx && !n->retried) {
@@ -621,7 +413,7 @@ static int grow_hops(struct net *t, size_t np) {
 
 /* Every node's state after an exchange: which failed (reachable()). */
 static void note_failures(struct net *t, size_t np) {
-    uint32_t nn = node_count(t);
+    uint32_t nn = breaker__route_nodes(t);
     for (uint32_t k = 0; k < nn; k++)
         if (t->route.node[k]->used || t->route.node[k]->broken)
             t->route.node[k]->failed_last = t->route.node[k]->broken;
@@ -646,7 +438,7 @@ int breaker__redis_net_exchange(void *ctx, breaker_redis_command *cmds, size_t n
         return -1;
     }
     uint64_t start = breaker__redis_net_now();
-    uint32_t nn = node_count(t);
+    uint32_t nn = breaker__route_nodes(t);
     for (uint32_t k = 0; k < nn; k++) {
         struct node *n = t->route.node[k];
         n->had_ctx = n->ctx != NULL;
@@ -664,7 +456,7 @@ int breaker__redis_net_exchange(void *ctx, breaker_redis_command *cmds, size_t n
     for (int pass = 0; pass < MAX_PASSES; pass++) {
         uint64_t now = breaker__redis_net_now();
         if (pass > 0 && now >= start + t->io_timeout_ns) break; /* no time to follow */
-        for (uint32_t k = 0; k < node_count(t); k++)            /* a redirection may add nodes */
+        for (uint32_t k = 0; k < breaker__route_nodes(t); k++)  /* a redirection may add nodes */
             t->route.node[k]->used = 0;
         size_t sent = append_pass(t, cmds, np, 1, why, why_len);
         write_nodes(t);
@@ -676,7 +468,7 @@ int breaker__redis_net_exchange(void *ctx, breaker_redis_command *cmds, size_t n
         follow_readonly(t, np, r);
     }
     note_failures(t, np);
-    nn = node_count(t);
+    nn = breaker__route_nodes(t);
     size_t answered = 0;
     const struct node *failed = NULL;
     for (size_t i = 0; i < np; i++) {
@@ -725,7 +517,7 @@ size_t breaker__redis_net_server_keys(void *ctx, char (*keys)[32], size_t max) {
      * first tag {n} whose slot it serves. A few tries each, since every
      * master serves a share of the 16384 slots; bounded for a map with a
      * master of only a few slots. */
-    uint32_t nn = node_count(t);
+    uint32_t nn = breaker__route_nodes(t);
     uint8_t master[ROUTE_MAX_NODES] = {0}, found[ROUTE_MAX_NODES] = {0};
     size_t masters = 0, count = 0;
     for (unsigned s = 0; s < ROUTE_SLOTS; s++) {

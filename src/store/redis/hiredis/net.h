@@ -10,6 +10,8 @@
  *    key's slot in a Redis Cluster), the slot map (CLUSTER SLOTS, MOVED,
  *    ASK), and a round's exchange over the nodes (pipelines, NOSCRIPT,
  *    retries);
+ *  - route.c: the nodes known (the addresses parsed, nodes added and never
+ *    removed) and the slot map's entries: which node serves a key;
  *  - slots.c: a key's Cluster slot (CRC16 of its hash tag);
  *  - tls.c: TLS on a connection (hiredis_ssl), when the handle asks for it;
  *  - io.c: the clock of every deadline, and I/O failures in words;
@@ -137,9 +139,6 @@ extern const breaker_redis_transport_ops breaker__redis_net_ops;
  * field, BREAKER_ENOMEM) in `*rc`. */
 struct net *breaker__redis_net_create(const struct net_config *cfg, int *rc, char *msg,
                                       size_t msg_len);
-/* Check the connection fields of a handle's configuration (cluster_nodes,
- * unix_path with a Cluster, db). @return BREAKER_OK or BREAKER_EINVAL. */
-int breaker__redis_net_check(const breaker_redis_config *cfg, char *msg, size_t msg_len);
 
 /* ---- io.c --------------------------------------------------------------------- */
 
@@ -196,6 +195,46 @@ int breaker__redis_tls_start(const struct net_tls *tls, redisContext *c, const c
  * 0. */
 int breaker__redis_tls_refused(const char *what, char *why, size_t why_len);
 
+/* ---- route.c ------------------------------------------------------------------ */
+
+/* Check the connection fields of a handle's configuration (cluster_nodes,
+ * unix_path with a Cluster, db). @return BREAKER_OK or BREAKER_EINVAL. */
+int breaker__redis_net_check(const breaker_redis_config *cfg, char *msg, size_t msg_len);
+
+/* Call `each` for every "host:port" (or "[v6]:port") of the comma-separated
+ * `list`, at most `max`; a bad one is BREAKER_EINVAL naming `field`.
+ * `each` NULL: only checked. @return BREAKER_OK, EINVAL or ENOMEM (`each`
+ * returned 0). */
+int breaker__redis_each_addr(const char *list, const char *field, unsigned max, char *msg,
+                             size_t msg_len, int (*each)(void *ctx, const char *host, int port),
+                             void *ctx);
+/* The node at `host`:`port`, added when new (under the round lock, or at
+ * open). @return its index, or ROUTE_NO_NODE (no room, or out of memory). */
+uint16_t breaker__route_add_node(struct net *t, const char *host, int port);
+/* The nodes of the configuration (one Redis, or cluster_nodes; none yet
+ * under Sentinel), every slot to one Redis. @return BREAKER_OK or
+ * BREAKER_ENOMEM. */
+int breaker__route_open(struct net *t);
+/* Every node freed, with its connections. */
+void breaker__route_close(struct net *t);
+/* The nodes published (acquire: each below the count fully written). */
+uint32_t breaker__route_nodes(const struct net *t);
+/* The node that serves `key`'s slot now, or NULL (not known yet). */
+struct node *breaker__route_node_of(struct net *t, const char *key);
+/* `n`'s flush connection closed, its scripts to be loaded again. */
+void breaker__route_drop(struct node *n);
+/* Under the round lock: what a MOVED or ASK error `r` from `from` says,
+ * learned: its node added, and for a MOVED the slot remapped and a
+ * CLUSTER SLOTS asked for. @return the node's index with `*ask`, or
+ * ROUTE_NO_NODE (not a redirection, or no room for the node). */
+uint16_t breaker__route_redirect(struct net *t, const breaker_redis_reply *r,
+                                 const struct node *from, int *ask);
+/* The probe path (lock-free): the node a MOVED or ASK error `r` from `from`
+ * names, when the transport knows it already (NULL: not a redirection, or a
+ * node only a round may learn); nothing is written. */
+struct node *breaker__route_redirect_known(struct net *t, const breaker_redis_reply *r,
+                                           const struct node *from, int *ask);
+
 /* ---- sentinel.c ---------------------------------------------------------------- */
 
 /* Check the Sentinel fields of `cfg`. @return BREAKER_OK or BREAKER_EINVAL
@@ -216,27 +255,6 @@ int breaker__redis_sentinel_master(struct net *t, char *why, size_t why_len);
 
 /* ---- cluster.c ---------------------------------------------------------------- */
 
-/* Call `each` for every "host:port" (or "[v6]:port") of the comma-separated
- * `list`, at most `max`; a bad one is BREAKER_EINVAL naming `field`.
- * `each` NULL: only checked. @return BREAKER_OK, EINVAL or ENOMEM (`each`
- * returned 0). */
-int breaker__redis_each_addr(const char *list, const char *field, unsigned max, char *msg,
-                             size_t msg_len, int (*each)(void *ctx, const char *host, int port),
-                             void *ctx);
-/* The node at `host`:`port`, added when new (under the round lock, or at
- * open). @return its index, or ROUTE_NO_NODE (no room, or out of memory). */
-uint16_t breaker__route_add_node(struct net *t, const char *host, int port);
-int breaker__route_open(struct net *t);
-void breaker__route_close(struct net *t);
-uint32_t breaker__route_nodes(const struct net *t);
-/* The node that serves `key`'s slot now, or NULL (not known yet). */
-struct node *breaker__route_node_of(struct net *t, const char *key);
-void breaker__route_drop(struct node *n);
-/* The probe path (lock-free): the node a MOVED or ASK error `r` from `from`
- * names, when the transport knows it already (NULL: not a redirection, or a
- * node only a round may learn); nothing is written. */
-struct node *breaker__route_redirect_known(struct net *t, const breaker_redis_reply *r,
-                                           const struct node *from, int *ask);
 int breaker__redis_net_exchange(void *t, breaker_redis_command *cmds, size_t n,
                                 breaker_redis_reply **r, char *why, size_t why_len);
 uint32_t breaker__redis_net_server_of(void *t, const char *key);
