@@ -1,25 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * net.c - the hiredis transport (net.h): its table, connections and calls on
- * one node (connect, AUTH and SELECT, SCRIPT LOAD, a command's arguments),
- * and the probe path's one call, bounded by poll(). Which node a command
- * goes to, and a round's exchange over the nodes, are cluster.c's. What is
- * sent and what the replies mean are the client's: this file only moves
- * them, as hiredis's net.c moves what its read.c parses.
+ * net.c - the hiredis transport's connections and calls on one node
+ * (net.h): connect (TLS through tls.c), AUTH and SELECT, SCRIPT LOAD, a
+ * command's arguments on a round's pipeline, and the probe path's call,
+ * bounded by poll(). Which node a command goes to, and a round's exchange
+ * over the nodes, are the files above (cluster.c, probe.c). What is sent
+ * and what the replies mean are the client's: this file only moves them,
+ * as hiredis's net.c moves what its read.c parses.
  */
 #define _POSIX_C_SOURCE 200809L /* poll */
 
 #include "store/redis/hiredis/net.h"
-#include "store/redis/config.h"
-#include "store/redis/scripts.h"
-
-#include "common/message.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* EVALSHA, the SHA, then the command's own arguments (a script's numkeys,
@@ -228,7 +224,7 @@ void breaker__redis_append(struct net *t, redisContext *c, const struct node *n,
     redisAppendCommandArgv(c, argc, argv, len);
 }
 
-/* ---- The probe path's call --------------------------------------------------------- */
+/* ---- The probe path's calls --------------------------------------------------------- */
 
 /* One command on `c`, waiting for its answer no later than `deadline`
  * (monotonic ns) by poll(), which is precise where a socket timeout is
@@ -257,8 +253,9 @@ static breaker_redis_reply *command_by(redisContext *c, int argc, const char **a
 /* `cmd` on `n`'s probe connection, ASKING first when `ask`, answered before
  * `deadline`; NOSCRIPT answered by EVAL. @return the reply, or NULL (the
  * connection is then dropped). */
-static breaker_redis_reply *probe_on(struct net *t, struct node *n,
-                                     const breaker_redis_command *cmd, int ask, uint64_t deadline) {
+breaker_redis_reply *breaker__redis_probe_on(struct net *t, struct node *n,
+                                             const breaker_redis_command *cmd, int ask,
+                                             uint64_t deadline) {
     int i = cmd->script != NULL ? script_index(t, cmd->script) : -1;
     /* EVALSHA once a round has loaded the script (acquire: pairs with its
      * release store), EVAL before that or after a NOSCRIPT. */
@@ -288,179 +285,4 @@ static breaker_redis_reply *probe_on(struct net *t, struct node *n,
         n->probe_ctx = NULL;
     }
     return r;
-}
-
-/* The probe path: the key's node's probe connection, under probe_mu
- * (try-locked: a caller never waits for another). A MOVED or ASK is
- * followed once, within the deadline, to a node the transport knows and
- * has a probe connection to; the map is a round's to update (a refresh is
- * asked for). Else the redirection is the reply. */
-static int net_probe(void *ctx, breaker_redis_command *cmd, uint64_t deadline,
-                     breaker_redis_reply **out) {
-    struct net *t = ctx;
-    *out = NULL;
-    if (pthread_mutex_trylock(&t->probe_mu) != 0) return BREAKER_REDIS_PROBE_BUSY;
-    struct node *n = breaker__route_node_of(t, cmd->key);
-    if (n == NULL || n->probe_ctx == NULL) {
-        pthread_mutex_unlock(&t->probe_mu);
-        return BREAKER_REDIS_PROBE_UNREADY;
-    }
-    breaker_redis_reply *r = probe_on(t, n, cmd, 0, deadline);
-    int ask = 0;
-    /* A demoted master (Sentinel): the next round asks where the new one is. */
-    if (t->sentinel != NULL && breaker__reply_is_error(r, "READONLY"))
-        atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
-    struct node *to = breaker__route_redirect_known(t, r, n, &ask);
-    if (to == NULL && (breaker__reply_is_error(r, "MOVED ") || breaker__reply_is_error(r, "ASK ")))
-        atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
-    if (to != NULL) {
-        if (!ask) atomic_store_explicit(&t->route.refresh, 1, memory_order_relaxed);
-        if (to->probe_ctx != NULL && to != n) {
-            atomic_fetch_add_explicit(ask ? &t->redirects_ask : &t->redirects_moved, 1,
-                                      memory_order_relaxed);
-            breaker_redis_reply_free(r);
-            r = probe_on(t, to, cmd, ask, deadline);
-        }
-    }
-    pthread_mutex_unlock(&t->probe_mu);
-    *out = r;
-    return r != NULL ? BREAKER_REDIS_PROBE_ANSWERED : BREAKER_REDIS_PROBE_LOST;
-}
-
-/* ---- The table ---------------------------------------------------------------------- */
-
-static uint64_t net_now(void *ctx) {
-    (void)ctx;
-    return breaker__redis_net_now();
-}
-
-static void net_stats(void *ctx, breaker_redis_stats *out) {
-    struct net *t = ctx;
-    out->redirects_moved += atomic_load_explicit(&t->redirects_moved, memory_order_relaxed);
-    out->redirects_ask += atomic_load_explicit(&t->redirects_ask, memory_order_relaxed);
-    out->master_switches += atomic_load_explicit(&t->master_switches, memory_order_relaxed);
-}
-
-static void net_destroy(void *ctx) {
-    struct net *t = ctx;
-    if (t == NULL) return;
-    breaker__route_close(t);
-    breaker__redis_tls_free(t->tls);
-    breaker__redis_sentinel_free(t->sentinel);
-    pthread_mutex_destroy(&t->probe_mu);
-    free(t->hop);
-    free(t->host);
-    free(t->unix_path);
-    free(t->password);
-    free(t->username);
-    free(t->cluster_nodes);
-    free(t);
-}
-
-const breaker_redis_transport_ops breaker__redis_net_ops = {
-    .name = "hiredis",
-    .exchange = breaker__redis_net_exchange,
-    .probe = net_probe,
-    .server_of = breaker__redis_net_server_of,
-    .reachable = breaker__redis_net_reachable,
-    .round_done = breaker__redis_net_round_done,
-    .now_ns = net_now,
-    .stats = net_stats,
-    .destroy = net_destroy,
-    .server_keys = breaker__redis_net_server_keys,
-};
-
-static char *dup_or_null(const char *s, int *ok) {
-    if (s == NULL) return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d == NULL)
-        *ok = 0;
-    else
-        memcpy(d, s, n);
-    return d;
-}
-
-struct net *breaker__redis_net_create(const struct net_config *cfg, int *rc, char *msg,
-                                      size_t msg_len) {
-    struct net *t = calloc(1, sizeof *t);
-    int ok = t != NULL;
-    if (!ok) { /* ours from here on */
-        breaker__redis_tls_free(cfg->tls);
-        breaker__redis_sentinel_free(cfg->sentinel);
-    }
-    if (ok) {
-        t->host = dup_or_null(cfg->host != NULL ? cfg->host : "127.0.0.1", &ok);
-        t->unix_path = dup_or_null(cfg->unix_path, &ok);
-        t->password = dup_or_null(cfg->password, &ok);
-        t->username = dup_or_null(cfg->username, &ok);
-        t->cluster_nodes = dup_or_null(cfg->cluster_nodes, &ok);
-        t->port = cfg->port;
-        t->db = cfg->db;
-        t->tls = cfg->tls;
-        t->sentinel = cfg->sentinel;
-        t->io_timeout_ns = cfg->io_timeout_ns;
-        t->probe_wait_ns = cfg->probe_wait_ns;
-        for (t->nscripts = 0; t->nscripts < NET_SCRIPTS && cfg->scripts[t->nscripts] != NULL;
-             t->nscripts++)
-            t->scripts[t->nscripts] = cfg->scripts[t->nscripts];
-        pthread_mutex_init(&t->probe_mu, NULL);
-    }
-    if (!ok || breaker__route_open(t) != BREAKER_OK) {
-        net_destroy(t);
-        *rc = breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
-        return NULL;
-    }
-    *rc = BREAKER_OK;
-    return t;
-}
-
-/* ---- The default transport: breaker_redis_open() --------------------------------- */
-
-/* The hiredis transport for `f`'s configuration (its defaults applied):
- * the scripts every round and probe run, loaded on each node. */
-static struct net *hiredis_transport(const breaker_redis_config *c, int *rc, char *msg,
-                                     size_t msg_len) {
-    struct net_tls *tls = NULL;
-    struct net_sentinel *sentinel = NULL;
-    if (c->tls && (tls = breaker__redis_tls_create(c, rc, msg, msg_len)) == NULL) return NULL;
-    if (c->sentinel_nodes != NULL &&
-        (sentinel = breaker__redis_sentinel_create(c, rc, msg, msg_len)) == NULL) {
-        breaker__redis_tls_free(tls);
-        return NULL;
-    }
-    struct net_config nc = {
-        .tls = tls,
-        .sentinel = sentinel,
-        .host = c->host,
-        .unix_path = c->unix_path,
-        .password = c->password,
-        .username = c->username,
-        .cluster_nodes = c->cluster_nodes,
-        .port = c->port,
-        .db = c->db,
-        .io_timeout_ns = c->io_timeout_ns,
-        /* A write on the call path blocks no longer than a probe's longest
-         * wait (the budget follows the round trip up to its cap; the wait
-         * for Redis ends at 80% of it). */
-        .probe_wait_ns = c->probe_budget_max_ns - c->probe_budget_max_ns / 5,
-        .scripts = {breaker__redis_lua_flush, breaker__redis_lua_acquire,
-                    breaker__redis_lua_release, NULL},
-    };
-    return breaker__redis_net_create(&nc, rc, msg, msg_len);
-}
-
-int breaker_redis_open(const breaker_redis_config *cfg, breaker_redis **out, char *msg,
-                       size_t msg_len) {
-    *out = NULL;
-    int rc = breaker__redis_check_config(cfg, msg, msg_len);
-    if (rc == BREAKER_OK) rc = breaker__redis_net_check(cfg, msg, msg_len);
-    if (rc == BREAKER_OK) rc = breaker__redis_tls_check(cfg, msg, msg_len);
-    if (rc == BREAKER_OK) rc = breaker__redis_sentinel_check(cfg, msg, msg_len);
-    if (rc != BREAKER_OK) return rc;
-    breaker_redis_config c = *cfg;
-    breaker__redis_apply_defaults(&c);
-    struct net *t = hiredis_transport(&c, &rc, msg, msg_len);
-    if (t == NULL) return rc;
-    return breaker_redis_open_transport(cfg, &breaker__redis_net_ops, t, 0, out, msg, msg_len);
 }

@@ -2,20 +2,22 @@
 /*
  * net.h - the hiredis transport of the fleet client (private): the
  * transport table of breaker/redis_transport.h over hiredis. It moves what
- * the client decides and decides nothing itself:
- *  - net.c: connections and calls on one node (connect, AUTH and SELECT,
- *    SCRIPT LOAD, a command's arguments, the probe path's one bounded call)
- *    and the table itself;
- *  - cluster.c: where each command goes (one Redis, or the master of the
- *    key's slot in a Redis Cluster), the slot map (CLUSTER SLOTS, MOVED,
- *    ASK), and a round's exchange over the nodes (pipelines, NOSCRIPT,
- *    retries);
+ * the client decides and decides nothing itself. Each file calls only the
+ * files listed below it:
+ *  - transport.c: the table itself, made and destroyed, and
+ *    breaker_redis_open();
+ *  - probe.c: the probe path (its node, a redirection followed once);
+ *  - cluster.c: a round's exchange over the nodes (pipelines, MOVED, ASK,
+ *    NOSCRIPT, retries) and where it goes: one Redis, the master of the
+ *    key's slot in a Redis Cluster (CLUSTER SLOTS), or Sentinel's master;
+ *  - sentinel.c: where the master is, when Redis Sentinel says it;
  *  - route.c: the nodes known (the addresses parsed, nodes added and never
  *    removed) and the slot map's entries: which node serves a key;
- *  - slots.c: a key's Cluster slot (CRC16 of its hash tag);
+ *  - net.c: connections and calls on one node (connect, AUTH and SELECT,
+ *    SCRIPT LOAD, a command's arguments, the probe path's one bounded call);
  *  - tls.c: TLS on a connection (hiredis_ssl), when the handle asks for it;
  *  - io.c: the clock of every deadline, and I/O failures in words;
- *  - sentinel.c: where the master is, when Redis Sentinel says it.
+ *  - slots.c: a key's Cluster slot (CRC16 of its hash tag).
  * Every command carries a key of one name, and all of a name's keys share
  * its hash tag {name}: the command goes to the node that serves the tag's
  * slot. With one Redis, that node serves every slot.
@@ -132,14 +134,6 @@ struct net {
     _Atomic uint64_t master_switches;                /* relaxed: Sentinel's, a counter */
 };
 
-/* The hiredis transport's table (net.c). */
-extern const breaker_redis_transport_ops breaker__redis_net_ops;
-
-/* A transport for `cfg`, or NULL with `msg` (BREAKER_EINVAL naming the
- * field, BREAKER_ENOMEM) in `*rc`. */
-struct net *breaker__redis_net_create(const struct net_config *cfg, int *rc, char *msg,
-                                      size_t msg_len);
-
 /* ---- io.c --------------------------------------------------------------------- */
 
 /* The monotonic clock, in ns: every deadline of the transport is on it. */
@@ -169,6 +163,13 @@ int breaker__redis_load_scripts(struct net *t, struct node *n, char *why, size_t
  * before that or when `eval`). */
 void breaker__redis_append(struct net *t, redisContext *c, const struct node *n,
                            const breaker_redis_command *cmd, int eval);
+/* The probe path: `cmd` on `n`'s probe connection (the caller holds
+ * probe_mu), ASKING first when `ask`, answered before `deadline`
+ * (monotonic ns); NOSCRIPT answered by EVAL. @return the reply, or NULL
+ * (the connection is then dropped). */
+breaker_redis_reply *breaker__redis_probe_on(struct net *t, struct node *n,
+                                             const breaker_redis_command *cmd, int ask,
+                                             uint64_t deadline);
 
 /* ---- tls.c -------------------------------------------------------------------- */
 
@@ -261,5 +262,22 @@ uint32_t breaker__redis_net_server_of(void *t, const char *key);
 int breaker__redis_net_reachable(void *t, const char *key);
 void breaker__redis_net_round_done(void *t);
 size_t breaker__redis_net_server_keys(void *t, char (*keys)[32], size_t max);
+
+/* ---- probe.c ------------------------------------------------------------------ */
+
+/* The table's probe entry (breaker/redis_transport.h): try-locks probe_mu,
+ * never waits. */
+int breaker__redis_net_probe(void *t, breaker_redis_command *cmd, uint64_t deadline,
+                             breaker_redis_reply **out);
+
+/* ---- transport.c -------------------------------------------------------------- */
+
+/* The hiredis transport's table. */
+extern const breaker_redis_transport_ops breaker__redis_net_ops;
+
+/* A transport for `cfg`, or NULL with `msg` (BREAKER_EINVAL naming the
+ * field, BREAKER_ENOMEM) in `*rc`. */
+struct net *breaker__redis_net_create(const struct net_config *cfg, int *rc, char *msg,
+                                      size_t msg_len);
 
 #endif /* BREAKER_REDIS_NET_H */
