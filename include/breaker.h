@@ -381,6 +381,8 @@ struct breaker_stats {
     uint32_t probe_successes; /* HALF_OPEN: successful probes so far; else 0 */
     uint32_t consecutive_failures;
     uint64_t open_until_ns; /* OPEN: when the next probe is eligible; else 0 */
+    uint64_t forced_until_ns; /* FORCED_CLOSED with an expiry (BREAKER_CONTROL_FORCE_CLOSED's
+                                 for_ns): when it ends; else 0 */
     uint64_t ramp_until_ns; /* CLOSED and ramping: when the ramp ends; else 0 */
     double ramp_share;      /* CLOSED and ramping: the share of calls admitted
                                now, in (0, 1); else 1 (0 when not admitting) */

@@ -80,10 +80,14 @@ void breaker_stats_peek(breaker *b, breaker_stats *out) {
             out->ramp_share = breaker__ramp_share(&s->lim, until - now);
         }
     }
-    if (out->state == BREAKER_OPEN) {
+    /* The phase's end: an open wait's, or a timed forced close's. */
+    bool timed = out->state == BREAKER_FORCED_CLOSED && breaker__ctl_forced_timed(ctl);
+    if (out->state == BREAKER_OPEN || timed) {
         uint64_t w = breaker__read(&s->phase_time);
-        if (breaker__tw_tag(w) == breaker__tag_of_gen(out->generation))
-            out->open_until_ns = breaker__ns_of_us(s, breaker__tw_us(w));
+        uint64_t until = breaker__tw_tag(w) == breaker__tag_of_gen(out->generation)
+                             ? breaker__ns_of_us(s, breaker__tw_us(w))
+                             : 0;
+        *(timed ? &out->forced_until_ns : &out->open_until_ns) = until;
     }
     if (out->state == BREAKER_HALF_OPEN) {
         out->probe_successes = breaker__ctl_succ(ctl);

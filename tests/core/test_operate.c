@@ -681,8 +681,10 @@ static void a_forced_close_for_a_time_expires(void **state) {
     breaker *b = fixture_create(&f);
     assert_int_equal(breaker_force_closed_for(b, 0), BREAKER_EINVAL);
     assert_int_equal(breaker_force_closed_for(b, 366 * 24 * 3600 * SEC), BREAKER_EINVAL);
+    assert_int_equal(stats_of(b).forced_until_ns, 0);
     assert_int_equal(breaker_force_closed_for(b, 5 * SEC), BREAKER_OK);
     assert_int_equal(fixture_last_event(&f)->to, BREAKER_FORCED_CLOSED);
+    assert_int_equal(stats_of(b).forced_until_ns, 5 * SEC); /* when it ends */
     for (int i = 0; i < 10; i++)
         call_ok(b, BREAKER_FAILURE); /* never trips */
     fake_clock_advance(&f.clock, 5 * SEC - 1);
@@ -701,6 +703,7 @@ static void a_forced_close_for_a_time_expires(void **state) {
     /* Renewed: the new expiry; a plain forced close has none. */
     assert_int_equal(breaker_force_closed_for(b, 2 * SEC), BREAKER_OK);
     assert_int_equal(breaker_force_closed_for(b, 8 * SEC), BREAKER_OK);
+    assert_int_equal(stats_of(b).forced_until_ns, fake_clock_read(&f.clock) + 8 * SEC);
     fake_clock_advance(&f.clock, 3 * SEC);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
@@ -711,6 +714,7 @@ static void a_forced_close_for_a_time_expires(void **state) {
     assert_int_equal(fixture_last_event(&f)->reason, BREAKER_REASON_FORCE_EXPIRED);
     assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
     assert_int_equal(breaker_force_closed(b), BREAKER_OK);
+    assert_int_equal(stats_of(b).forced_until_ns, 0); /* none */
     fake_clock_advance(&f.clock, 3600 * SEC);
     assert_int_equal(breaker_get_state(b), BREAKER_FORCED_CLOSED);
     fixture_destroy(&f);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -352,12 +353,62 @@ static void a_deleted_state_starts_over_with_an_empty_window(void **state) {
     assert_int_equal(window("cheap.del", 'f'), 8);
     assert_int_equal(test_redis_int(&server, "DEL breaker:v2:{cheap.del}:s"), 1);
     assert_int_equal(round_scripts(f), 0); /* a read: no state, no answer */
-    assert_int_equal(round_scripts(f), 1); /* the script makes it again */
+    /* The script makes it again, and its control record (a new state's,
+     * version 1 again) is read once in the same round. */
+    assert_int_equal(round_scripts(f), 2);
     calls(b, 2, BREAKER_FAILURE);
     assert_int_equal(round_scripts(f), 1);
     assert_int_equal(test_redis_int(&server, "HGET breaker:v2:{cheap.del}:s st"), 0);
     assert_int_equal(window("cheap.del", 'f'), 2); /* (the local breaker saw 10: its own) */
     breaker_redis_close(f);
+}
+
+/* The scan of the sequences hash goes on where the last one stopped (the
+ * cursor the state keeps, qc), so a host that left is pruned however many
+ * hosts come before it: here 600 hosts that keep flushing (their fields
+ * dated a day ahead, never due) and one that left, in a hash too big for
+ * one page of HSCAN (Redis lists a hash of up to 512 fields whole). Before,
+ * the cursor was read from the wrong field and every scan began at 0: the
+ * same first page, the cursor never past it. TTL 1 s: a scan a quarter. */
+static void the_pruning_scan_goes_round_the_whole_hash(void **state) {
+    (void)state;
+    breaker_redis *a = open_fleet_ttl(0, 3600 * SEC, SEC);
+    breaker_redis *b = open_fleet_ttl(0, 3600 * SEC, SEC);
+    breaker *ba = attach(a, "cheap.many", 1000000), *bb = attach(b, "cheap.many", 1000000);
+    calls(ba, 1, BREAKER_SUCCESS);
+    calls(bb, 1, BREAKER_SUCCESS);
+    assert_int_equal(breaker_redis_flush(a), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(b), BREAKER_OK);
+    breaker_redis_close(b); /* the host that leaves */
+    /* Redis's clock is the wall clock: a day ahead of it. */
+    unsigned long long ahead = ((unsigned long long)time(NULL) + 86400ull) * 1000000ull;
+    char value[48];
+    snprintf(value, sizeof value, "1 %llu", ahead);
+    for (int i = 0; i < 600; i++)
+        (void)test_redis_int(&server, "HSET breaker:v2:{cheap.many}:q %016x %s", 0x1000 + i, value);
+    assert_int_equal(sequences("cheap.many"), 602);
+    uint64_t left = test_redis_now_ns();
+    int rounds = 0;
+    /* The cursors the scans left (qc): a page further each time. */
+    long long cursor[64];
+    int cursors = 0;
+    while (sequences("cheap.many") == 602 || cursors < 3) {
+        if (test_redis_now_ns() - left > 60 * SEC)
+            fail_msg("the host that left is still in the sequences after %d rounds", rounds);
+        test_redis_nap_ms(150);
+        calls(ba, 1, BREAKER_SUCCESS);
+        assert_int_equal(breaker_redis_flush(a), BREAKER_OK);
+        rounds++;
+        long long qc = test_redis_int(&server, "HGET breaker:v2:{cheap.many}:s qc");
+        int seen = 0;
+        for (int i = 0; i < cursors; i++)
+            seen = seen || cursor[i] == qc;
+        if (!seen && cursors < 64) cursor[cursors++] = qc;
+    }
+    printf("a host that left, behind 600: pruned after %d rounds, %.1f s; %d cursors\n", rounds,
+           (double)(test_redis_now_ns() - left) / 1e9, cursors);
+    assert_int_equal(sequences("cheap.many"), 601);
+    breaker_redis_close(a);
 }
 
 /* One redis-server for every case (each uses names of its own). */
@@ -383,6 +434,7 @@ int main(void) {
         cmocka_unit_test(a_bad_full_flush_rounds_is_refused_by_name),
         cmocka_unit_test(a_healthy_name_keeps_its_keys_within_their_ttl),
         cmocka_unit_test(a_host_that_left_is_pruned_without_arrivals),
+        cmocka_unit_test(the_pruning_scan_goes_round_the_whole_hash),
         cmocka_unit_test(a_deleted_state_starts_over_with_an_empty_window),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -714,7 +714,8 @@ static void rearming_forgets_the_breaker_but_keeps_the_generation(void **state) 
                                       .recovered = true,
                                       .spared_gen = 400,
                                       .stale_tripped = true};
-    breaker__fleet_follow_rearm(&f);
+    breaker__fleet_follow_rearm(&f, 9000);
+    assert_int_equal(f.attached_ns, 9000);
     assert_int_equal(f.known_gen, 500);
     assert_false(f.follows || f.degraded_gen_set || f.recovered || f.stale_tripped);
     assert_int_equal(f.followed_gen, 0);
@@ -789,10 +790,31 @@ static void an_armed_breaker_knows_its_generation_and_which_resets_are_older(voi
     assert_int_equal(act.kind, FLEET_ACT_NONE); /* the reset leaves it CLOSED */
     converge1(&f, &rec, local_full(2, BREAKER_CLOSED, 0), 2000, &c);
     assert_false(c.reset);
-    /* No attach answer: the first record's reset is history. */
+    /* No attach answer (Redis unreachable then): the first record's reset
+     * is history when it was made before the breaker was ... */
     memset(&f, 0, sizeof f);
+    breaker__fleet_follow_rearm(&f, 10 * SEC);
     breaker__fleet_follow_armed(&f, NULL);
-    converge1(&f, &rec, local_full(1, BREAKER_CLOSED, 0), 1000, &c);
+    rec.reset_age_us = 3 * 1000000; /* 3 s before the read at 12 s: at 9 s */
+    memset(&act, 0, sizeof act);
+    breaker__fleet_controls_none(&c);
+    breaker__fleet_record_keep(&f, &rec, 12 * SEC);
+    struct breaker__fleet_local fresh = local_full(1, BREAKER_CLOSED, 0);
+    breaker__fleet_converge(&f, &fresh, 12 * SEC, &act, &c);
+    assert_false(c.reset);
+    /* ... and applied, once, when it was made since. */
+    memset(&f, 0, sizeof f);
+    breaker__fleet_follow_rearm(&f, 10 * SEC);
+    breaker__fleet_follow_armed(&f, NULL);
+    rec.reset_age_us = 1 * 1000000; /* at 11 s */
+    breaker__fleet_controls_none(&c);
+    breaker__fleet_record_keep(&f, &rec, 12 * SEC);
+    breaker__fleet_converge(&f, &fresh, 12 * SEC, &act, &c);
+    assert_true(c.reset);
+    breaker__fleet_controls_none(&c);
+    breaker__fleet_record_keep(&f, &rec, 13 * SEC);
+    fresh = local_full(2, BREAKER_CLOSED, 0);
+    breaker__fleet_converge(&f, &fresh, 13 * SEC, &act, &c);
     assert_false(c.reset);
 }
 
@@ -841,7 +863,36 @@ static void a_record_is_converged_to_and_applying_it_twice_changes_nothing(void 
     act = converge1(&f, &rec, local_full(8, BREAKER_OPEN, SEC), 0, &c);
     assert_int_equal(act.kind, FLEET_ACT_FORCE_CLOSED);
     assert_int_equal(act.wait_ns, 2 * SEC);
-    act = converge1(&f, &rec, local_full(9, BREAKER_FORCED_CLOSED, 0), SEC, &c);
+    l = local_full(9, BREAKER_FORCED_CLOSED, 0);
+    l.forced_left_ns = SEC; /* its end, the record's */
+    act = converge1(&f, &rec, l, SEC, &c);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    /* Renewed in the record (2 s from 1 s): the new end, not a gap after
+     * the old one; and a forced close with no end, none. */
+    rec = record(4, FLEET_FORCED_CLOSED, 2 * 1000000, 0, 0);
+    breaker__fleet_record_keep(&f, &rec, SEC);
+    act.kind = FLEET_ACT_NONE;
+    breaker__fleet_converge(&f, &l, SEC, &act, &c);
+    assert_int_equal(act.kind, FLEET_ACT_FORCE_CLOSED);
+    assert_int_equal(act.wait_ns, 2 * SEC);
+    rec = record(5, FLEET_FORCED_CLOSED, 0, 0, 0);
+    act = converge1(&f, &rec, l, SEC, &c);
+    assert_int_equal(act.kind, FLEET_ACT_FORCE_CLOSED);
+    assert_int_equal(act.wait_ns, 0);
+    l.forced_left_ns = 0;
+    act = converge1(&f, &rec, l, SEC, &c);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    /* Nothing forced in the record (a state made anew; this host's own
+     * control): a forced breaker follows the fleet again, a reset without
+     * the record's who; a timed forced close runs out by itself. */
+    rec = record(1, FLEET_FORCED_NONE, 0, 0, 0);
+    act = converge1(&f, &rec, local_full(10, BREAKER_FORCED_OPEN, 0), SEC, &c);
+    assert_int_equal(act.kind, FLEET_ACT_RESET);
+    assert_false(act.by_record);
+    act = converge1(&f, &rec, l, SEC, &c);
+    assert_int_equal(act.kind, FLEET_ACT_RESET);
+    l.forced_left_ns = SEC;
+    act = converge1(&f, &rec, l, SEC, &c);
     assert_int_equal(act.kind, FLEET_ACT_NONE);
     /* Shadow and limits: asked while they differ, not after. */
     rec = record(4, FLEET_FORCED_NONE, 0, 1, 0);
@@ -1312,7 +1363,7 @@ static void the_control_record_is_read_whole_and_checked(void **state) {
     const char *lv[BREAKER__FLEET_LIMIT_COUNT];
     split_named(DEFAULT_TEXT, buf, lv);
     struct breaker__fleet_record r;
-    int64_t num[4] = {FLEET_FORCED_OPEN, 5000000, 1, 40};
+    int64_t num[5] = {FLEET_FORCED_OPEN, 5000000, 1, 40, 2500};
     assert_true(breaker__fleet_record_read(7, num, "alice", 5, "maintenance", 11, 12, lv, &r, why,
                                            sizeof why));
     assert_int_equal(r.version, 7);
@@ -1320,9 +1371,11 @@ static void the_control_record_is_read_whole_and_checked(void **state) {
     assert_int_equal(r.left_us, 5000000);
     assert_int_equal(r.shadow, 1);
     assert_int_equal(r.reset_gen, 40);
+    assert_int_equal(r.reset_age_us, 2500);
     assert_string_equal(r.who, "alice");
     assert_int_equal(r.limits.min_calls, 20);
-    int64_t bad[][4] = {{3, 0, 0, 0}, {1, -1, 0, 0}, {1, 31536000000001, 0, 0}, {0, 0, 2, 0}};
+    int64_t bad[][5] = {{3, 0, 0, 0, 0}, {1, -1, 0, 0, 0}, {1, 31536000000001, 0, 0, 0},
+                        {0, 0, 2, 0, 0}, {0, 0, 0, 0, -1}, {0, 0, 0, 0, INT64_C(4503599627370497)}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_false(
             breaker__fleet_record_read(7, bad[i], "", 0, "", 0, 0, lv, &r, why, sizeof why));

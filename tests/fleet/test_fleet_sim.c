@@ -21,8 +21,8 @@
  *    in Redis until their deadlines) and started again later;
  *  - Redis restarted empty, or FLUSHALLed;
  *  - Redis's clock stepped forward or back a little;
- *  - an operator's fleet order: forced open, forced closed for a while, a
- *    timed open, a reset.
+ *  - an operator's control: forced closed for a while, a timed open, a
+ *    reset, shadow mode on or off, the open wait cut or given back.
  *
  * The invariants (docs/fleet.md, "Guarantees"):
  *  1. never more leased probes in flight than half_open_max_probes: a
@@ -40,9 +40,14 @@
  *  5. the fleet trips on evidence of its period only: no trip while the
  *     dependency has answered every call of a whole window (a flush from an
  *     ended period must not count in the new one);
- *  6. an order reaches every live, connected host within two rounds;
+ *  6. the control record reaches every live host no fault touched within
+ *     two rounds (forced state, shadow mode, the open wait), a reset once;
+ *     and no host applies a reset twice;
  *  7. no stuck breaker: after the faults end and the dependency is healthy,
- *     every host admits calls within RECOVERY_BOUND.
+ *     every host admits calls within RECOVERY_BOUND;
+ *  8. a fleet open reaches every live host no fault touched within two
+ *     rounds, and no host waits out much more than the fleet has left (a
+ *     cut of the fleet's wait reaches the hosts).
  *
  * Run: test_fleet_sim [--seeds N] [--seed S] [--rounds R]. In `make check`
  * it runs seeds until at least MIN_ROUNDS simulated rounds (all hosts'),
@@ -93,7 +98,12 @@
 /* After the faults end and the dependency is healthy: the longest open
  * wait with its jitter, a probe timeout, the rounds that carry the
  * successes and the close (each up to 1.2 intervals), with room. */
-#define RECOVERY_BOUND (OPEN_MAX_NS + OPEN_MAX_NS / 5 + PROBE_NS + 6 * INTERVAL_NS + SEC)
+/* The operators' controls (invariant 6). The open wait's two settings: the
+ * hosts' own, and a cut to a shorter one. */
+enum { CTL_OPEN = 1, CTL_CLOSED, CTL_RESET, CTL_SHADOW, CTL_LIMITS };
+#define CUT_OPEN_NS     (300 * MS)
+#define CUT_OPEN_MAX_NS (1 * SEC)
+#define RECOVERY_BOUND  (OPEN_MAX_NS + OPEN_MAX_NS / 5 + PROBE_NS + 6 * INTERVAL_NS + SEC)
 
 /* ---- The world ------------------------------------------------------------------ */
 
@@ -103,6 +113,10 @@ struct call {
     breaker_permit permit;
     uint64_t done_at;
     bool leased;
+    /* A token the gate gave, answered or not: a request whose reply was
+     * lost may have been granted, and its result then counts in Redis (4
+     * counts such successes too: an upper bound of what closes the fleet). */
+    bool token;
     uint64_t lease_gen;      /* the fleet generation the lease was granted in */
     uint64_t lease_deadline; /* grant + probe timeout */
 };
@@ -126,11 +140,21 @@ struct host {
     uint64_t sent[NAMES];
     uint64_t last_seq[NAMES];
     bool touched; /* a fault touched this host in this life */
+    /* The end of the last fault that touched it (a command's, when it ran;
+     * a partition's end): invariants 6 and 8 look at hosts no fault
+     * touched around what they check. */
+    uint64_t last_touch;
+    /* Invariant 6: reset events of its local breakers, this life; the
+     * resets given before it started, and at the last control. */
+    uint64_t reset_events[NAMES];
+    uint64_t resets_at_start[NAMES];
+    uint64_t resets_at_control[NAMES];
+    /* Invariant 8: when its local breaker of each name last transitioned. */
+    uint64_t changed_at[NAMES];
     /* The last lease request's fate was not DELIVER: a probe it admits
      * holds no lease Redis granted (the client's "store too slow" path). */
     bool probe_unanswered;
     uint64_t started_at;
-    /* Invariant 6: the last order and when it was given. */
 };
 
 struct world {
@@ -156,9 +180,18 @@ struct world {
     uint64_t half_open_successes[NAMES];
     /* Invariant 5: when the dependency last failed a call. */
     uint64_t last_failure_at;
-    /* Invariant 6: an order in force, per name (0: none) and its time. */
+    /* Invariant 6: the last control given, per name (CTL_*; 0: none, or
+     * checked), and when; what the record asks of shadow mode and the open
+     * wait; the resets given. */
     int order[NAMES];
     uint64_t order_at[NAMES];
+    bool want_shadow[NAMES];
+    uint64_t want_open_ns[NAMES];
+    uint64_t resets_given[NAMES];
+    int forced_kind[NAMES]; /* CTL_OPEN, CTL_CLOSED or 0 */
+    /* Invariant 8: since when the fleet has been in its generation. */
+    uint64_t gen_since[NAMES];
+    uint64_t next_follow_check;
     /* The log of the last steps, printed on a failure. */
     char log[16][160];
     unsigned logged;
@@ -299,6 +332,11 @@ static void note_flush(struct host *h, const breaker_redis_command *cmd, bool re
     }
 }
 
+/* A fault touched `h` until `until`. */
+static void touch(struct host *h, uint64_t until) {
+    if (until > h->last_touch) h->last_touch = until;
+}
+
 static int fate(void *ctx, const breaker_redis_command *cmd, int probe, uint64_t *run_at) {
     struct host *h = ctx;
     struct world *w = h->w;
@@ -314,6 +352,7 @@ static int fate(void *ctx, const breaker_redis_command *cmd, int probe, uint64_t
                 : (cmd->idempotent && !probe ? BREAKER__INPROC_RESEND : BREAKER__INPROC_LOSE);
         *run_at = w->now + draw(w) % (3 * INTERVAL_NS);
         h->touched = true;
+        touch(h, *run_at);
     }
     note_flush(h, cmd, f != BREAKER__INPROC_DROP);
     if (probe) h->probe_unanswered = f != BREAKER__INPROC_DELIVER;
@@ -323,6 +362,19 @@ static int fate(void *ctx, const breaker_redis_command *cmd, int probe, uint64_t
 /* ---- Hosts ---------------------------------------------------------------------- */
 
 static void on_wake(void *ctx) { ((struct host *)ctx)->wake = true; }
+
+/* A local breaker's transition: its resets counted (invariant 6). */
+static void on_event(void *ctx, breaker *b, const breaker_event *ev) {
+    struct host *h = ctx;
+    for (int n = 0; n < NAMES; n++) {
+        if (h->b[n] != b) continue;
+        /* The operators' resets (a forced state the record no longer holds
+         * is reset too, saying so). */
+        if (ev->reason == BREAKER_REASON_RESET && strcmp(ev->why, "reset") == 0)
+            h->reset_events[n]++;
+        h->changed_at[n] = h->w->now;
+    }
+}
 
 static void host_start(struct host *h) {
     struct world *w = h->w;
@@ -356,6 +408,8 @@ static void host_start(struct host *h) {
         c.probe_timeout_ns = PROBE_NS;
         c.clock = world_now;
         c.clock_ctx = w;
+        c.on_event = on_event;
+        c.event_ctx = h;
         c.seed = w->seed * 31 + (uint64_t)h->index * 7 + (uint64_t)n + 1;
         int rc2 = breaker_redis_attach(h->fleet, w->names[n], &c, &h->b[n], msg, sizeof msg);
         if (rc2 != BREAKER_OK && rc2 != BREAKER_CONFIG_DIFFERS) {
@@ -363,10 +417,13 @@ static void host_start(struct host *h) {
             abort();
         }
         h->completed[n] = h->sent[n] = h->last_seq[n] = 0;
+        h->reset_events[n] = h->resets_at_control[n] = h->changed_at[n] = 0;
+        h->resets_at_start[n] = w->resets_given[n];
     }
     memset(h->calls, 0, sizeof h->calls);
     h->alive = true;
     h->touched = w->now < h->partitioned_until; /* a partition outlives a restart */
+    h->last_touch = h->touched ? h->partitioned_until : 0;
     h->started_at = w->now;
     h->next_round = w->now + draw(w) % INTERVAL_NS;
     h->next_call = w->now + draw(w) % (50 * MS);
@@ -412,13 +469,14 @@ static bool host_call(struct host *h) {
     c->used = true;
     /* A lease Redis granted (not a token kept for a request it never
      * answered). */
-    c->leased = breaker_permit_gate_token(&c->permit) != 0 && !h->probe_unanswered;
+    c->token = breaker_permit_gate_token(&c->permit) != 0;
+    c->leased = c->token && !h->probe_unanswered;
     bool down = dependency_down(w->now);
     /* Down: half the calls fail at once, half hang past the probe timeout. */
     uint64_t took = down && chance(w, 0.5) ? PROBE_NS + PROBE_NS / 2 : (1 + draw(w) % 50) * MS;
     c->done_at = w->now + took;
+    if (c->token) c->lease_gen = fleet_gen(w, c->name);
     if (c->leased) {
-        c->lease_gen = fleet_gen(w, c->name);
         c->lease_deadline = w->now + PROBE_NS;
         note(w, "host %d name %d: leased probe (fleet gen %" PRIu64 ")", h->index, c->name,
              c->lease_gen);
@@ -433,7 +491,7 @@ static void host_complete(struct host *h, struct call *c) {
     bool probe = breaker_permit_is_probe(&c->permit) != 0;
     int rc = breaker_complete(h->b[c->name], &c->permit, fail ? BREAKER_FAILURE : BREAKER_SUCCESS);
     if (rc == BREAKER_OK && !probe) h->completed[c->name]++;
-    if (c->leased && !fail && c->lease_gen == w->half_open_gen[c->name])
+    if (c->token && !fail && c->lease_gen == w->half_open_gen[c->name])
         w->half_open_successes[c->name]++;
     c->used = false;
 }
@@ -446,6 +504,7 @@ static void world_fault(struct world *w) {
     if (u < 0.25) {
         h->partitioned_until = w->now + draw(w) % (3 * SEC);
         h->touched = true;
+        touch(h, h->partitioned_until);
         note(w, "host %d partitioned until %.3f s", h->index, (double)h->partitioned_until / 1e9);
     } else if (u < 0.4 && h->alive) {
         note(w, "host %d killed", h->index);
@@ -455,30 +514,61 @@ static void world_fault(struct world *w) {
         breaker__redis_inproc_restart(w->redis);
         for (int n = 0; n < NAMES; n++)
             w->carried[n] = 0;
-        for (int i = 0; i < HOSTS; i++)
+        for (int i = 0; i < HOSTS; i++) {
             w->hosts[i].touched = true;
+            touch(&w->hosts[i], w->now);
+        }
     } else if (u < 0.6) {
         int64_t step = (int64_t)(draw(w) % (2 * SEC)) - (int64_t)SEC / 2;
         w->redis_skew += step;
+        for (int i = 0; i < HOSTS; i++) /* the fleet's waits, in Redis's time */
+            touch(&w->hosts[i], w->now);
         note(w, "redis clock stepped %+.3f s", (double)step / 1e9);
     } else if (u < 0.8 && h->alive && w->now >= h->partitioned_until) {
         int n = (int)(draw(w) % NAMES);
         char msg[256];
         double v = unit(w);
         int rc;
-        if (v < 0.3) {
+        int kind;
+        if (v < 0.2) {
             rc = fleet_reset(h->fleet, w->names[n], "sim", "reset", msg, sizeof msg);
-            w->order[n] = 3;
-        } else if (v < 0.5) {
+            kind = CTL_RESET;
+        } else if (v < 0.35) {
             rc = fleet_force(h->fleet, w->names[n], BREAKER_FORCED_CLOSED, 2 * SEC, "sim",
                              "forced closed", msg, sizeof msg);
-            w->order[n] = 2;
-        } else {
+            kind = CTL_CLOSED;
+        } else if (v < 0.55) {
             rc = fleet_open_for(h->fleet, w->names[n], 2 * SEC, "sim", "timed open", msg,
                                 sizeof msg);
-            w->order[n] = 1;
+            kind = CTL_OPEN;
+        } else if (v < 0.75) {
+            bool on = !w->want_shadow[n];
+            rc = fleet_set_shadow(h->fleet, w->names[n], on, "sim", "shadow", msg, sizeof msg);
+            if (rc == BREAKER_OK) w->want_shadow[n] = on;
+            kind = CTL_SHADOW;
+        } else {
+            /* The open wait cut, or given back. */
+            breaker_redis_control_state now;
+            rc = breaker_redis_control_get(h->fleet, w->names[n], &now, msg, sizeof msg);
+            bool cut = w->want_open_ns[n] != CUT_OPEN_NS;
+            now.limits.open_ns = cut ? CUT_OPEN_NS : OPEN_NS;
+            now.limits.open_max_ns = cut ? CUT_OPEN_MAX_NS : OPEN_MAX_NS;
+            if (rc == BREAKER_OK)
+                rc = fleet_reconfigure(h->fleet, w->names[n], &now.limits, 0, "sim", "open wait",
+                                       msg, sizeof msg);
+            if (rc == BREAKER_OK) w->want_open_ns[n] = now.limits.open_ns;
+            kind = CTL_LIMITS;
         }
-        if (rc != BREAKER_OK) w->order[n] = 0;
+        w->order[n] = rc == BREAKER_OK ? kind : 0;
+        /* Not answered, a reset may still have run (its reply lost): the
+         * bound of "at most once" counts it. */
+        if (kind == CTL_RESET) w->resets_given[n]++;
+        for (int i = 0; i < HOSTS; i++)
+            w->hosts[i].resets_at_control[n] = w->hosts[i].reset_events[n];
+        /* A forced state, or none, replaces the last (the control script
+         * keeps one). */
+        if (rc == BREAKER_OK && (kind == CTL_OPEN || kind == CTL_CLOSED)) w->forced_kind[n] = kind;
+        if (rc == BREAKER_OK && kind == CTL_RESET) w->forced_kind[n] = 0;
         w->order_at[n] = w->now;
         note(w, "host %d: order %d on name %d: %s", h->index, w->order[n], n,
              rc == BREAKER_OK ? "stored" : msg);
@@ -543,30 +633,116 @@ static void check(struct world *w) {
             if (w->hosts[i].alive && w->hosts[i].sent[n] > w->hosts[i].completed[n])
                 violated(w, "host %d name %d sent %" PRIu64 " calls of %" PRIu64 " completed", i, n,
                          w->hosts[i].sent[n], w->hosts[i].completed[n]);
+        if (gen != w->gen[n]) {
+            w->gen_since[n] = w->now;
+            char key[BREAKER__FLEET_KEY_LEN];
+            breaker__fleet_key(w->names[n], FLEET_KEY_STATE, key, sizeof key);
+            const char *why = breaker__redis_inproc_hget(w->redis, key, "why", NULL);
+            note(w, "name %d: fleet %s, generation %" PRIu64 " (%s; %" PRIu64 " leased successes)",
+                 n, breaker_state_name((enum breaker_state)st), gen, why != NULL ? why : "-",
+                 w->half_open_successes[n]);
+        }
         w->gen[n] = gen;
         w->trips[n] = trips;
         w->st[n] = st;
     }
 }
 
-/* 6: an order has reached every live, connected host within two rounds. */
+/* Whether no fault touched host `h` from `since` (less a round) to now, and
+ * it lived through it. */
+static bool untouched_since(const struct world *w, const struct host *h, uint64_t since) {
+    return h->alive && h->started_at + INTERVAL_NS < since && h->last_touch + INTERVAL_NS < since &&
+           w->now >= h->partitioned_until;
+}
+
+/* 6: the control record reaches every live host no fault touched within
+ * two rounds (1.2 intervals each, and one for the command's own round):
+ * the forced state, shadow mode and the open wait it asks for, and a reset
+ * once; and never a reset twice (a host's reset events are at most the
+ * resets given while it lived). */
 static void check_orders(struct world *w) {
     for (int n = 0; n < NAMES; n++) {
+        for (int i = 0; i < HOSTS; i++) {
+            const struct host *h = &w->hosts[i];
+            if (h->alive && h->reset_events[n] > w->resets_given[n] - h->resets_at_start[n])
+                violated(w, "host %d name %d: %" PRIu64 " resets applied, %" PRIu64 " given", i, n,
+                         h->reset_events[n], w->resets_given[n] - h->resets_at_start[n]);
+        }
         if (w->order[n] == 0 || w->now < w->order_at[n] + 3 * INTERVAL_NS) continue;
         if (w->now > w->order_at[n] + 3 * INTERVAL_NS + INTERVAL_NS) {
             w->order[n] = 0; /* checked once, at its bound */
             continue;
         }
         for (int i = 0; i < HOSTS; i++) {
-            struct host *h = &w->hosts[i];
-            if (!h->alive || h->touched || h->started_at > w->order_at[n]) continue;
+            const struct host *h = &w->hosts[i];
+            if (!untouched_since(w, h, w->order_at[n])) continue;
+            breaker *b = h->b[n];
+            enum breaker_state s = breaker_state_peek(b);
+            const char *miss = NULL;
+            switch (w->order[n]) {
+            case CTL_CLOSED:
+                if (s != BREAKER_FORCED_CLOSED) miss = "a forced close";
+                break;
+            case CTL_OPEN:
+                if (s != BREAKER_OPEN && s != BREAKER_HALF_OPEN) miss = "a timed open";
+                break;
+            case CTL_RESET:
+                if (h->reset_events[n] != h->resets_at_control[n] + 1) miss = "a reset, once";
+                break;
+            case CTL_SHADOW:
+                if ((breaker_shadow(b) != 0) != w->want_shadow[n]) miss = "shadow mode";
+                break;
+            default: {
+                breaker_config c;
+                breaker_get_config(b, &c);
+                if (c.open_ns != w->want_open_ns[n]) miss = "the open wait";
+            }
+            }
+            if (miss != NULL) {
+                breaker_redis_stats st;
+                breaker_redis_stats_get(h->fleet, &st);
+                violated(w,
+                         "host %d name %d: %s not applied after two rounds (state %s; rounds "
+                         "%" PRIu64 " answered, %" PRIu64 " failed; degraded %d)",
+                         i, n, miss, breaker_state_name(s), st.flushes, st.flush_errors,
+                         st.degraded);
+            }
+        }
+    }
+}
+
+/* 8: a fleet open reaches every live host no fault touched within two
+ * rounds, and no host waits out much more than the fleet has left (a cut of
+ * the fleet's wait is a cut of theirs: at most twice what the fleet has
+ * left, and a round), two rounds after either changed (a host's own
+ * reopening after its probe failed waits its own backoff until its next
+ * round). Not in shadow mode (no host refuses), nor while a forced state
+ * is in force. */
+static void check_follow(struct world *w) {
+    if (w->now < w->next_follow_check) return;
+    w->next_follow_check = w->now + INTERVAL_NS;
+    for (int n = 0; n < NAMES; n++) {
+        if (state_field(w, n, "st") != 1 || w->want_shadow[n] ||
+            w->now < w->gen_since[n] + 3 * INTERVAL_NS)
+            continue;
+        uint64_t rnow = redis_now(w) / 1000;
+        uint64_t cf = state_field(w, n, "cf"), cu = state_field(w, n, "cu");
+        if (cf != 0 && (cu == 0 || rnow < cu)) continue;
+        uint64_t until = state_field(w, n, "until");
+        uint64_t left = until > rnow ? (until - rnow) * 1000 : 0;
+        for (int i = 0; i < HOSTS; i++) {
+            const struct host *h = &w->hosts[i];
+            if (!untouched_since(w, h, w->gen_since[n]) ||
+                w->now < h->changed_at[n] + 3 * INTERVAL_NS)
+                continue;
             enum breaker_state s = breaker_state_peek(h->b[n]);
-            bool ok = w->order[n] == 2   ? s == BREAKER_FORCED_CLOSED
-                      : w->order[n] == 1 ? s == BREAKER_OPEN || s == BREAKER_HALF_OPEN
-                                         : true;
-            if (!ok)
-                violated(w, "host %d name %d: order %d not applied after two rounds (state %s)", i,
-                         n, w->order[n], breaker_state_name(s));
+            uint64_t waits = s == BREAKER_OPEN ? breaker_retry_after_ns(h->b[n]) : 0;
+            if (s == BREAKER_CLOSED)
+                violated(w, "host %d name %d closed %.1f s into the fleet's open", i, n,
+                         (double)(w->now - w->gen_since[n]) / 1e9);
+            else if (waits > 2 * left + 3 * INTERVAL_NS)
+                violated(w, "host %d name %d waits %.3f s, the fleet %.3f s", i, n,
+                         (double)waits / 1e9, (double)left / 1e9);
         }
     }
 }
@@ -658,8 +834,10 @@ static void run_seed(uint64_t seed) {
     w->rng = breaker__splitmix64(seed + 0x5eed);
     w->redis = breaker__redis_inproc_create(redis_now, w);
     if (w->redis == NULL) abort();
-    for (int n = 0; n < NAMES; n++)
+    for (int n = 0; n < NAMES; n++) {
         snprintf(w->names[n], sizeof w->names[n], "dep%d", n);
+        w->want_open_ns[n] = OPEN_NS;
+    }
     for (int i = 0; i < HOSTS; i++) {
         w->hosts[i].w = w;
         w->hosts[i].index = i;
@@ -684,6 +862,7 @@ static void run_seed(uint64_t seed) {
         for (int i = 0; i < HOSTS; i++)
             host_step(w, &w->hosts[i]);
         check_orders(w);
+        check_follow(w);
         if (!recovered && w->now >= FAULTS_NS + RECOVERY_BOUND) {
             check_recovered(w);
             recovered = true;

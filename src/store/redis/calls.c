@@ -97,9 +97,10 @@ int breaker__redis_read_record(const breaker_redis_reply *r, struct breaker__fle
         return 0;
     }
     breaker_redis_reply *const *e = r->element;
-    int64_t num[4];
-    static const int at[4] = {ANS_REC_FORCED, ANS_REC_LEFT_US, ANS_REC_SHADOW, ANS_REC_RESET};
-    for (int i = 0; i < 4; i++) {
+    int64_t num[5];
+    static const int at[5] = {ANS_REC_FORCED, ANS_REC_LEFT_US, ANS_REC_SHADOW, ANS_REC_RESET,
+                              ANS_REC_RESET_AGE_US};
+    for (int i = 0; i < 5; i++) {
         if (e[at[i]]->type != BREAKER_REDIS_REPLY_INTEGER) {
             snprintf(why, why_len, "the control record: field %d not a number", at[i]);
             return 0;
@@ -118,8 +119,11 @@ int breaker__redis_read_record(const breaker_redis_reply *r, struct breaker__fle
         snprintf(why, why_len, "the control record: who, why or age of the wrong type");
         return 0;
     }
-    return breaker__fleet_record_read(a->cv, num, who->str, who->len, why_r->str, why_r->len,
-                                      age->integer, limits, rec, why, why_len);
+    if (!breaker__fleet_record_read(a->cv, num, who->str, who->len, why_r->str, why_r->len,
+                                    age->integer, limits, rec, why, why_len))
+        return 0;
+    rec->born = a->born;
+    return 1;
 }
 
 void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt) {

@@ -308,6 +308,7 @@ static inline struct breaker__fleet_local breaker__redis_local(breaker *b, bool 
     l.state = s.state;
     uint64_t now = breaker_now_ns(b);
     l.open_left_ns = s.state == BREAKER_OPEN && s.open_until_ns > now ? s.open_until_ns - now : 0;
+    l.forced_left_ns = s.forced_until_ns > now ? s.forced_until_ns - now : 0;
     if (full) {
         l.shadow = breaker_shadow(b);
         breaker_config c;

@@ -328,7 +328,7 @@ static void rearm(breaker_redis *f, struct entry *e, breaker *b,
     e->lim = *lim;
     breaker__fleet_limits_format(lim, e->limits, sizeof e->limits);
     breaker__redis_host_attached(f, e, b); /* the baseline: b's counters */
-    breaker__fleet_follow_rearm(&e->follow);
+    breaker__fleet_follow_rearm(&e->follow, breaker__redis_now(f));
     breaker__fleet_follow_armed(&e->follow, armed);
     if (rec != NULL) breaker__fleet_record_keep(&e->follow, rec, breaker__redis_now(f));
     atomic_store_explicit(&e->gate_until_ns, 0, memory_order_relaxed);
@@ -355,6 +355,7 @@ static int add_entry(breaker_redis *f, const char *name, breaker *b,
     /* The baseline is b's counters; its evidence is of the generation it
      * was made in. */
     breaker__redis_host_attached(f, e, b);
+    e->follow.attached_ns = breaker__redis_now(f);
     breaker__fleet_follow_armed(&e->follow, armed);
     if (rec != NULL) breaker__fleet_record_keep(&e->follow, rec, breaker__redis_now(f));
     e->lim = *lim;

@@ -221,8 +221,10 @@ static void decide_one(breaker_redis *f, const struct pending *p,
     struct breaker__fleet_gate gate;
     breaker__fleet_decide(&e->follow, a, b != NULL ? &local : NULL, now, &act->act, &gate);
     if (act->act.kind != FLEET_ACT_NONE) act->b = b;
-    /* The control record moved: read after the answers, this round. */
-    if (b != NULL && a->cv != e->follow.record.version) e->record_due = true;
+    /* The control record moved (another version, or a state made anew):
+     * read after the answers, this round. */
+    if (b != NULL && (a->cv != e->follow.record.version || a->born != e->follow.record.born))
+        e->record_due = true;
     if (gate.change) atomic_store_explicit(&e->gate_until_ns, gate.until_ns, memory_order_relaxed);
     /* For the probe gate: a follower that hears "closed" on its lease
      * request closes rather than probing (breaker__fleet_lease_settle()). */
@@ -647,7 +649,8 @@ static void apply_action(breaker_redis *f, breaker *b, const struct breaker__fle
         apply_control(b, BREAKER_CONTROL_FORCE_CLOSED, todo->wait_ns, who, why);
         break;
     case FLEET_ACT_RESET:
-        apply_control(b, BREAKER_CONTROL_RESET, 0, who, why);
+        apply_control(b, BREAKER_CONTROL_RESET, 0, who,
+                      why != NULL ? why : "the fleet's control record forces nothing");
         break;
     default:
         break;

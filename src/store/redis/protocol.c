@@ -480,18 +480,20 @@ static bool text_ok(const char *t, size_t len, size_t max) {
     return true;
 }
 
-int breaker__fleet_record_read(uint64_t version, const int64_t num[4], const char *who,
+int breaker__fleet_record_read(uint64_t version, const int64_t num[5], const char *who,
                                size_t who_len, const char *why, size_t why_len, int64_t age_us,
                                const char *const limits[BREAKER__FLEET_LIMIT_COUNT],
                                struct breaker__fleet_record *out, char *why_not,
                                size_t why_not_len) {
     if (num[0] < FLEET_FORCED_NONE || num[0] > FLEET_FORCED_CLOSED || num[1] < 0 ||
         (uint64_t)num[1] > BREAKER__FLEET_MAX_DURATION_US || num[2] < 0 || num[2] > 1 ||
-        num[3] < 0 || num[3] > BREAKER__FLEET_BIG || age_us < 0 || age_us > BREAKER__FLEET_BIG)
+        num[3] < 0 || num[3] > BREAKER__FLEET_BIG || num[4] < 0 || num[4] > BREAKER__FLEET_BIG ||
+        age_us < 0 || age_us > BREAKER__FLEET_BIG)
         return parse_fail(why_not, why_not_len,
                           "record: forced %" PRId64 ", left %" PRId64 " us, shadow %" PRId64
-                          ", reset %" PRId64 ": out of range",
-                          num[0], num[1], num[2], num[3]);
+                          ", reset %" PRId64 " (%" PRId64 " us ago), age %" PRId64
+                          " us: out of range",
+                          num[0], num[1], num[2], num[3], num[4], age_us);
     if (!text_ok(who, who_len, BREAKER__FLEET_WHO_MAX) ||
         !text_ok(why, why_len, BREAKER__FLEET_WHY_MAX))
         return parse_fail(why_not, why_not_len, "record: who or why not printable text in bounds");
@@ -503,6 +505,7 @@ int breaker__fleet_record_read(uint64_t version, const int64_t num[4], const cha
     r.left_us = (uint64_t)num[1];
     r.shadow = (int)num[2];
     r.reset_gen = (uint64_t)num[3];
+    r.reset_age_us = (uint64_t)num[4];
     memcpy(r.who, who, who_len);
     memcpy(r.why, why, why_len);
     r.age_us = (uint64_t)age_us;
@@ -512,10 +515,11 @@ int breaker__fleet_record_read(uint64_t version, const int64_t num[4], const cha
 
 /* ---- What an answer means for the local breaker ------------------------------- */
 
-void breaker__fleet_follow_rearm(struct breaker__fleet_follow *f) {
+void breaker__fleet_follow_rearm(struct breaker__fleet_follow *f, uint64_t now_ns) {
     uint64_t known = f->known_gen;
     memset(f, 0, sizeof *f);
     f->known_gen = known;
+    f->attached_ns = now_ns;
 }
 
 void breaker__fleet_follow_armed(struct breaker__fleet_follow *f,
@@ -610,8 +614,15 @@ void breaker__fleet_record_keep(struct breaker__fleet_follow *f,
                                 const struct breaker__fleet_record *rec, uint64_t now_ns) {
     f->record = *rec;
     f->record_at_ns = now_ns;
-    /* No answer at attach: the first record's reset is history. */
-    if (f->reset_seen == 0) f->reset_seen = rec->reset_gen;
+    /* No answer at attach: the first record's reset is history if it was
+     * made before the local breaker was (its age on Redis's clock, its
+     * breaker's on ours: a reset within the round trip of the attach
+     * counts as the breaker's own, which a fresh breaker takes as a
+     * transition to CLOSED); made since, it is applied. */
+    if (f->reset_seen == 0 && rec->reset_gen != 0) {
+        uint64_t alive = now_ns > f->attached_ns ? now_ns - f->attached_ns : 0;
+        f->reset_seen = rec->reset_age_us * NS_PER_US > alive ? rec->reset_gen : 1;
+    }
 }
 
 /* Whether a local wait with `left` ns to run ends at `want` (within `tol`). */
@@ -648,14 +659,27 @@ void breaker__fleet_converge(struct breaker__fleet_follow *f,
             state == BREAKER_OPEN && !out->reset && ends_at(local->open_left_ns, left, tol);
         if (!open_until) kind = FLEET_ACT_OPEN_FOR;
     } else if (in_force && r->forced == FLEET_FORCED_CLOSED) {
-        if (state != BREAKER_FORCED_CLOSED) kind = FLEET_ACT_FORCE_CLOSED;
+        /* Forced closed as the record asks: until its end (within an
+         * interval), or with none; a forced close renewed or ended early
+         * gives the breaker the new end, not a gap after the old one. */
+        uint64_t tol = f->interval_ns ? f->interval_ns : 1;
+        bool closed_until =
+            state == BREAKER_FORCED_CLOSED && !out->reset &&
+            (end == 0 ? local->forced_left_ns == 0 : ends_at(local->forced_left_ns, left, tol));
+        if (!closed_until) kind = FLEET_ACT_FORCE_CLOSED;
+    } else if (state == BREAKER_FORCED_OPEN ||
+               (state == BREAKER_FORCED_CLOSED && local->forced_left_ns == 0)) {
+        /* Forced, with nothing forced in the record (its state lost and made
+         * anew; an operator's control of this host alone): back to
+         * following the fleet. A timed forced close runs out by itself. */
+        kind = FLEET_ACT_RESET;
     }
     if (kind != FLEET_ACT_NONE) {
         memset(act, 0, sizeof *act);
         act->kind = kind;
         act->gen = local->gen;
-        act->wait_ns = kind == FLEET_ACT_FORCE_OPEN ? 0 : left;
-        act->by_record = true;
+        act->wait_ns = kind == FLEET_ACT_FORCE_OPEN || kind == FLEET_ACT_RESET ? 0 : left;
+        act->by_record = kind != FLEET_ACT_RESET;
         f->stale_tripped = false;
         f->follows = kind != FLEET_ACT_FORCE_CLOSED;
     }

@@ -251,24 +251,29 @@ struct breaker__fleet_answer {
  * host converges to (lua/control.lua, docs/fleet.md "Controls"), as its
  * script answers it. */
 struct breaker__fleet_record {
-    uint64_t version;   /* 0: never set */
+    uint64_t version; /* 0: never set */
+    /* The state the record is of (its `born`): versions count from 1 again
+     * in a state made anew (Redis restarted empty, a rebuild), so a record
+     * is known by both. */
+    uint64_t born;
     int forced;         /* FLEET_FORCED_* in force (one whose time ran out: NONE) */
     uint64_t left_us;   /* its time left (0: no end) */
     int shadow;         /* 0, 1 */
     uint64_t reset_gen; /* the generation the last reset made (0: none) */
     char who[BREAKER__FLEET_WHO_MAX + 1];
     char why[BREAKER__FLEET_WHY_MAX + 1];
-    uint64_t age_us; /* since the last change */
+    uint64_t age_us;       /* since the last change */
+    uint64_t reset_age_us; /* since the last reset (0: none) */
     struct breaker__fleet_limits limits;
 };
 
 /* Read a record's parts (ANS_REC_*) of an answer whose version is
- * `version`: forced 0..2, time left at most 365 days, shadow 0..1, reset
- * generation 0..2^52, who and why texts of at most BREAKER__FLEET_WHO_MAX
- * and _WHY_MAX bytes of printable text, age 0..2^52, and the limits
+ * `version`: `num` = forced 0..2, time left at most 365 days, shadow 0..1,
+ * reset generation 0..2^52, the reset's age 0..2^52 µs; who and why texts of at most
+ * BREAKER__FLEET_WHO_MAX and _WHY_MAX bytes of printable text, age 0..2^52, and the limits
  * (breaker__fleet_limits_read()). @return 1, or 0 with `why_not` (the
  * answer is no answer). */
-int breaker__fleet_record_read(uint64_t version, const int64_t num[4], const char *who,
+int breaker__fleet_record_read(uint64_t version, const int64_t num[5], const char *who,
                                size_t who_len, const char *why, size_t why_len, int64_t age_us,
                                const char *const limits[BREAKER__FLEET_LIMIT_COUNT],
                                struct breaker__fleet_record *out, char *why_not,
@@ -330,6 +335,10 @@ struct breaker__fleet_follow {
     uint64_t record_at_ns;
     uint64_t refused_version;
     uint64_t reset_seen;
+    /* When the local breaker was made (monotonic ns): without an answer at
+     * its attach, a reset the first record shows is history when it was
+     * made before then. */
+    uint64_t attached_ns;
     /* The flush interval (breaker__fleet_cheap_setup()): how far a local
      * wait's end may be from the fleet's before it is brought to it. */
     uint64_t interval_ns;
@@ -337,12 +346,14 @@ struct breaker__fleet_follow {
 
 /* The local breaker as the caller read it: its generation first, then its
  * state, so a transition fenced by `gen` cannot act on a later state; what
- * is left of its open wait (OPEN: its end minus now; else 0), its shadow
+ * is left of its open wait (OPEN: its end minus now; else 0) and of a timed
+ * forced close (FORCED_CLOSED with an expiry; else 0), its shadow
  * mode, and its limits (breaker__fleet_limits_of() of its configuration). */
 struct breaker__fleet_local {
     uint64_t gen;
     enum breaker_state state;
     uint64_t open_left_ns;
+    uint64_t forced_left_ns;
     int shadow;
     struct breaker__fleet_limits limits;
 };
@@ -360,7 +371,7 @@ enum {
      * unfenced (the operator's intent wins, as breaker_force_open()'s):
      * breaker_force_open(); breaker_open_for(wait_ns, OPERATOR);
      * breaker_force_closed() or, with wait_ns, breaker_force_closed_for();
-     * breaker_reset(). */
+     * breaker_reset() of a forced state the record does not hold. */
     FLEET_ACT_FORCE_OPEN,
     FLEET_ACT_OPEN_FOR,
     FLEET_ACT_FORCE_CLOSED,
@@ -390,10 +401,11 @@ struct breaker__fleet_gate {
     uint64_t until_ns;
 };
 
-/* Forget a name's protocol state for a new local breaker (a retired entry
- * re-armed): what it followed, its rejoin and FAIL_CLOSED records. The
- * known generation stays: it is the name's, not the breaker's. */
-void breaker__fleet_follow_rearm(struct breaker__fleet_follow *f);
+/* Forget a name's protocol state for a new local breaker made at `now_ns`
+ * (a retired entry re-armed): what it followed, its rejoin and FAIL_CLOSED
+ * records, its control record. The known generation stays: it is the
+ * name's, not the breaker's. */
+void breaker__fleet_follow_rearm(struct breaker__fleet_follow *f, uint64_t now_ns);
 
 /* A name armed with a new local breaker (an attach, or a retired entry
  * re-armed), whose attach's call (a flush without deltas) got the answer
@@ -494,7 +506,10 @@ void breaker__fleet_controls_none(struct breaker__fleet_controls *c);
  *    `out->reset`, once;
  *  - a forced state in force: FORCED_OPEN (no end) or FORCED_CLOSED
  *    (breaker_force_closed(), or _for() what is left) when the breaker is
- *    not in it; a timed open: OPEN until the record's end (within an
+ *    not in it, or not until the record's end (renewed, made endless); no
+ *    forced state in force: a FORCED_OPEN breaker, or a FORCED_CLOSED one
+ *    with no end, is reset (FLEET_ACT_RESET: it follows the fleet again,
+ *    whoever forced it); a timed open: OPEN until the record's end (within an
  *    interval) else breaker_open_for() what is left. It replaces the
  *    round's action (the operator's intent wins);
  *  - shadow mode and the limits that can change live, when they differ

@@ -84,8 +84,8 @@ enum {
  * state in force (FLEET_FORCED_*; one whose time ran out is NONE), the
  * time it has left in µs (0: no end), shadow mode (0, 1), the generation
  * the last reset made (0: none), who and why (strings), the last change's
- * age in µs, then the limits as text, by the names of
- * breaker__fleet_limit_names. */
+ * age in µs, the last reset's age in µs (0: none), then the limits as
+ * text, by the names of breaker__fleet_limit_names. */
 enum {
     ANS_REC_FORCED = ANS_COUNT,
     ANS_REC_LEFT_US,
@@ -94,6 +94,7 @@ enum {
     ANS_REC_WHO,
     ANS_REC_WHY,
     ANS_REC_AGE_US,
+    ANS_REC_RESET_AGE_US,
     ANS_REC_LIMITS,
     ANS_WITH_RECORD = ANS_REC_LIMITS + 14
 };

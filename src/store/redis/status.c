@@ -162,10 +162,10 @@ static int scan_all(breaker_redis *f, struct names *n, char *msg, size_t msg_len
 
 /* The control record's own fields in the state hash (lua/control.lua):
  * version, forced (1 open, 2 closed), its end (Redis µs, 0: none), shadow,
- * the last reset's generation, who, why, the change's time (Redis µs);
- * then the stored limits. */
-static const char *const record_fields[] = {"cv", "cf", "cu", "ch", "cr", "cw", "cy", "ct"};
-#define RECORD_OWN    8
+ * the last reset's generation, who, why, the change's time, the last
+ * reset's time (Redis µs); then the stored limits. */
+static const char *const record_fields[] = {"cv", "cf", "cu", "ch", "cr", "cw", "cy", "ct", "rt"};
+#define RECORD_OWN    9
 #define RECORD_FIELDS (RECORD_OWN + BREAKER__FLEET_LIMIT_COUNT)
 
 /* The commands that read `name` (keys in `key`), into cmds[0 .. PER_NAME). */
@@ -188,7 +188,8 @@ static void read_cmds(const char key[FLEET_KEY_COUNT][BREAKER__FLEET_KEY_LEN],
     record[0] = "HMGET";
     record[1] = key[FLEET_KEY_STATE];
     for (int i = 0; i < RECORD_FIELDS; i++)
-        record[2 + i] = i < RECORD_OWN ? record_fields[i] : breaker__fleet_limit_names[i - RECORD_OWN];
+        record[2 + i] =
+            i < RECORD_OWN ? record_fields[i] : breaker__fleet_limit_names[i - RECORD_OWN];
     const char *const *argv[PER_NAME] = {time_argv, hmget, zrange, hgetall, record};
     const int argc[PER_NAME] = {1, 2 + BREAKER__FLEET_READ_FIELDS, 5, 2, 2 + RECORD_FIELDS};
     for (unsigned c = 0; c < PER_NAME; c++) {
@@ -255,7 +256,8 @@ static int record_of(const breaker_redis_reply *v, uint64_t now_us,
         }
     }
     uint64_t forced = n[1], until = n[2];
-    int64_t num[4] = {(int64_t)forced, 0, (int64_t)n[3], (int64_t)n[4]};
+    int64_t num[5] = {(int64_t)forced, 0, (int64_t)n[3], (int64_t)n[4],
+                      n[8] > 0 && now_us > n[8] ? (int64_t)(now_us - n[8]) : 0};
     if (forced != 0 && until != 0) {
         if (until > now_us)
             num[1] = (int64_t)(until - now_us);
@@ -345,8 +347,7 @@ static int read_batch(breaker_redis *f, const char *const *names, size_t n,
     breaker_redis_name_status *st = malloc(sizeof *st);
     int rc = BREAKER_OK;
     if (key == NULL || hmget == NULL || zrange == NULL || hgetall == NULL || record == NULL ||
-        cmds == NULL ||
-        r == NULL || st == NULL) {
+        cmds == NULL || r == NULL || st == NULL) {
         rc = breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
         goto done;
     }

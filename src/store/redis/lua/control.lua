@@ -24,8 +24,8 @@
 -- successes meet the new half_open_successes with no lease out closes.
 -- verdict 4; the answer is followed by the record: forced in force (0 none,
 -- 1 open, 2 closed), its time left (µs, 0: no end), shadow, the reset's
--- generation, who, why, the change's age (µs), then the limits as text in
--- LIMITS order.
+-- generation, who, why, the change's age (µs), the reset's age (µs; 0:
+-- none), then the limits as text in LIMITS order.
 -- (Run after prelude.lua, in one script.)
 if bad then return corrupt(true) end
 local want, who, why = ARGV[3] or '', ARGV[4] or '', ARGV[5] or ''
@@ -102,8 +102,10 @@ local function record(verdict)
   local cwy = redis.call('HMGET', S, 'cw', 'cy')
   a[12], a[13], a[14], a[15] = in_force, left, ch, cr
   a[16], a[17], a[18] = cwy[1] or '', cwy[2] or '', age
+  a[19] = 0
+  if rt > 0 and now > rt then a[19] = now - rt end
   local lf = limit_fields(c)
-  for i = 1, 14 do a[18 + i] = lf[2 * i] end
+  for i = 1, 14 do a[19 + i] = lf[2 * i] end
   return a
 end
 if not changes then return record(4) end
@@ -144,8 +146,8 @@ end
 if ask.reset then
   cf, cu = 0, 0
   go(0, 'reset', 0)
-  cr = gen
-  redis.call('HSET', S, 'cf', 0, 'cu', 0, 'cr', cr)
+  cr, rt = gen, now
+  redis.call('HSET', S, 'cf', 0, 'cu', 0, 'cr', cr, 'rt', rt)
 end
 if ask.forced then
   cf, cu = new_cf, new_cu

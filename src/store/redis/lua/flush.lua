@@ -65,7 +65,7 @@ if host then
   if own then entry(host, own) end
   local quarter = ttl * 250
   if (not last or math.floor(last_t / quarter) ~= math.floor(now / quarter)) and not bad then
-    local qc = h[14] or '0'
+    local qc = h.qc or '0'
     local sc = redis.call('HSCAN', Q, qc, 'COUNT', 16)
     for i = 1, #sc[2], 2 do
       if sc[2][i] ~= host then entry(sc[2][i], sc[2][i + 1]) end

@@ -8,13 +8,13 @@
 -- transition however many hosts race. docs/fleet.md explains them.
 --
 -- KEYS (all in one hash slot: the {name} hash tag):
---   1 breaker:v1:{name}:s  hash: the fleet's state, its limits and its
+--   1 breaker:v2:{name}:s  hash: the fleet's state, its limits and its
 --                          control record (below)
---   2 breaker:v1:{name}:w  hash: the fleet window, fields c<bucket>,
+--   2 breaker:v2:{name}:w  hash: the fleet window, fields c<bucket>,
 --                          f<bucket>, s<bucket> (calls, failures, slow),
 --                          a<bucket>, b<bucket> (the failing-source map)
---   3 breaker:v1:{name}:l  zset: probe leases, member token, score deadline
---   4 breaker:v1:{name}:q  hash: the hosts' flush sequences, field host id
+--   3 breaker:v2:{name}:l  zset: probe leases, member token, score deadline
+--   4 breaker:v2:{name}:q  hash: the hosts' flush sequences, field host id
 --                          (16 hex digits), value "seq time" (the sequence
 --                          last applied, Redis's clock then)
 -- ARGV common to all: 1 key TTL in ms, 2 the caller's limits as named
@@ -154,7 +154,7 @@ end
 local has_s = typed(S, 'hash') == 'hash'
 typed(W, 'hash'); typed(L, 'zset'); typed(Q, 'hash')
 local MACHINE = {'st', 'gen', 'k', 'succ', 'until', 'born', 'trips', 'transitions', 'ec', 'ef',
-                 'es', 'run', 'qc', 'cv', 'cf', 'cu', 'ch', 'cr', 'cw', 'cy', 'ct'}
+                 'es', 'run', 'qc', 'cv', 'cf', 'cu', 'ch', 'cr', 'rt', 'cw', 'cy', 'ct'}
 local present, c = false, nil
 local h = {}
 local lv = {}
@@ -174,8 +174,8 @@ end
 local st, gen, k, succ, untl = 0, 0, 0, 0, 0
 -- The control record (control.lua): its version, the forced state (0
 -- none, 1 open, 2 closed) and its end (0: none), shadow mode, the reset's
--- generation.
-local cv, cf, cu, ch, cr = 0, 0, 0, 0, 0
+-- generation and time.
+local cv, cf, cu, ch, cr, rt = 0, 0, 0, 0, 0, 0
 local gen_seen = 0
 if present and not bad then
   st = int(S, 'st', h.st, 0, 2)
@@ -209,6 +209,7 @@ if present and not bad then
   int(S, 'qc', h.qc, 0, BIG, true)
   ch = int(S, 'ch', h.ch, 0, 1, true)
   cr = int(S, 'cr', h.cr, 0, gen, true)
+  rt = int(S, 'rt', h.rt, 0, BIG, true)
   int(S, 'ct', h.ct, 0, BIG, true)
   text(S, 'cw', h.cw, WHO_MAX)
   text(S, 'cy', h.cy, WHY_MAX)
