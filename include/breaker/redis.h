@@ -331,8 +331,10 @@ BREAKER_API int breaker_redis_detach(breaker_redis *fleet, breaker *b) BREAKER_N
 
 /* ---- The fleet's controls: one record per name -----------------------------------
  * breaker_force_open(), breaker_reset() and the other controls of breaker.h
- * act on one host's local breaker (the next round follows the fleet again).
- * These act on the whole fleet. Redis keeps, per name, one control record:
+ * act on one host's local breaker: a forced state stays until this host's
+ * operator ends it; a reset or a timed open of an unforced breaker lasts
+ * until the next round, which follows the fleet again. These act on the
+ * whole fleet. Redis keeps, per name, one control record:
  * the operators' desired state (forced open or closed and until when,
  * shadow mode, the limits), under one version, with who changed it, why and
  * when. Every host converges to it each round: it compares the record with
@@ -343,7 +345,10 @@ BREAKER_API int breaker_redis_detach(breaker_redis *fleet, breaker *b) BREAKER_N
  * generation, so a local change made meanwhile is never written over).
  * Level-triggered: a host that missed a change, took over a name, or
  * attached late reaches the same state, and a host that applies a record
- * twice changes nothing. A reset is no state but a point in the fleet's
+ * twice changes nothing; a forced state the record gave a host is released
+ * (a reset, saying "the fleet's control record forces nothing") when the
+ * record no longer holds it, e.g. a state Redis made anew after losing it,
+ * whose record is version 1, forcing nothing. A reset is no state but a point in the fleet's
  * history: a new generation (CLOSED, empty window, no failed recoveries, no
  * forced state), which each host whose breaker is older than it applies
  * once (breaker_reset()); a breaker made after it is of a later period.
@@ -439,9 +444,11 @@ struct breaker_redis_control_state {
 
 /*! breaker_redis_control_get() :
  *  Read the control record of `name` (attached through `fleet`): one round
- *  trip. @return BREAKER_OK; BREAKER_EINVAL (not attached); BREAKER_EIO
- *  with `msg` (Redis unreachable; a stored field out of range, named: the
- *  next round rebuilds the state). Thread-safe. */
+ *  trip, which runs the control script with no change (a name with no state
+ *  in Redis gets one, as at attach; a state with a field out of range is
+ *  rebuilt by that call, and the call fails naming the field). @return
+ *  BREAKER_OK; BREAKER_EINVAL (not attached); BREAKER_EIO with `msg` (Redis
+ *  unreachable; the field rebuilt). Thread-safe. */
 BREAKER_API BREAKER_NODISCARD int breaker_redis_control_get(breaker_redis *fleet, const char *name,
                                                             breaker_redis_control_state *out,
                                                             char *msg, size_t msg_len)

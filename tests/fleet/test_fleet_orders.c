@@ -805,6 +805,50 @@ static void an_order_of_a_state_made_anew_is_applied(void **state) {
     assert_int_equal(a_state, BREAKER_FORCED_OPEN);
 }
 
+/* A forced state the record gave is released once the record no longer
+ * holds it (Redis restarted empty: a state made anew forces nothing), but
+ * one an operator gave this host alone stays: the record never forced it.
+ * Before, a host forced by the record stayed forced after the state was
+ * lost, until someone reset it, while hosts attaching later were not. */
+static void a_forced_state_the_record_no_longer_holds_is_released(void **state) {
+    (void)state;
+    struct test_redis r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(test_redis_start(&r), 0);
+    breaker_redis *fa = quiet_fleet(&r, NULL), *fb = quiet_fleet(&r, NULL);
+    breaker_redis *op = quiet_fleet(&r, NULL);
+    breaker *a = quiet_attach(fa), *b = quiet_attach(fb);
+    (void)quiet_attach(op);
+    char msg[256] = "";
+    assert_int_equal(fleet_force(op, NAME, BREAKER_FORCED_OPEN, 0, "dave", "one", msg, sizeof msg),
+                     BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    assert_int_equal(breaker_get_state(a), BREAKER_FORCED_OPEN); /* by the record */
+    assert_int_equal(breaker_force_open(b), BREAKER_OK);         /* by this host's operator */
+    assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
+    test_redis_kill(&r);
+    assert_int_equal(test_redis_restart(&r), 0); /* empty: the record is gone */
+    int rc = BREAKER_EIO;
+    for (int i = 0; i < 50 && rc != BREAKER_OK; i++) {
+        rc = breaker_redis_flush(fa);
+        if (rc != BREAKER_OK) nap_ms(20);
+    }
+    assert_int_equal(rc, BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
+    assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
+    enum breaker_state sa = breaker_get_state(a), sb = breaker_get_state(b);
+    printf("a state made anew: the host the record forced open is %s, the host forced by its own "
+           "operator %s\n",
+           breaker_state_name(sa), breaker_state_name(sb));
+    breaker_redis_close(fa);
+    breaker_redis_close(fb);
+    breaker_redis_close(op);
+    test_redis_stop(&r);
+    assert_int_equal(sa, BREAKER_CLOSED);
+    assert_int_equal(sb, BREAKER_FORCED_OPEN);
+}
+
 /* ---- A control reaches a host once, across a move and a takeover ------------ */
 
 static void count_operator_event(void *ctx, breaker *b, const breaker_event *ev) {
@@ -914,6 +958,7 @@ int main(void) {
         cmocka_unit_test(a_process_attaching_after_a_reset_does_not_send_its_hosts_older_calls),
         cmocka_unit_test(a_new_holder_of_the_host_does_not_apply_an_order_again),
         cmocka_unit_test(an_order_of_a_state_made_anew_is_applied),
+        cmocka_unit_test(a_forced_state_the_record_no_longer_holds_is_released),
         cmocka_unit_test(a_control_reaches_a_host_once_across_a_store_move_and_a_takeover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -886,9 +886,14 @@ static void a_record_is_converged_to_and_applying_it_twice_changes_nothing(void 
      * control): a forced breaker follows the fleet again, a reset without
      * the record's who; a timed forced close runs out by itself. */
     rec = record(1, FLEET_FORCED_NONE, 0, 0, 0);
+    f.forced_gen = 10; /* the record forced generation 10 */
     act = converge1(&f, &rec, local_full(10, BREAKER_FORCED_OPEN, 0), SEC, &c);
     assert_int_equal(act.kind, FLEET_ACT_RESET);
     assert_false(act.by_record);
+    /* Forced in another generation: this host's own operator's, kept. */
+    act = converge1(&f, &rec, local_full(11, BREAKER_FORCED_OPEN, 0), SEC, &c);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    f.forced_gen = 9;
     act = converge1(&f, &rec, l, SEC, &c);
     assert_int_equal(act.kind, FLEET_ACT_RESET);
     l.forced_left_ns = SEC;

@@ -236,72 +236,75 @@ static int grow_round(breaker_redis *f, uint32_t names) {
 
 /* ---- Attach ----------------------------------------------------------------------*/
 
-/* The local breaker for `name`, made from `cfg` (NULL: the defaults) with
- * `owner` and the fleet's probe gate; or, when Redis holds other limits
- * for the name (the first attacher's: they win, as in a store file), made
- * again with those over `cfg` (`*differs`). Its limits in `lim`; the
- * fleet's state it is made in in `*armed` when `*answered`.
- * @return BREAKER_OK, or an error with `msg`. */
-static int make_local(breaker_redis *f, const char *name, const breaker_config *cfg,
+/* The local breaker for the name of `e` (a new entry: its name and keys
+ * set), made once, from `cfg` (NULL: the defaults) with `owner` and the
+ * fleet's probe gate: with the limits Redis holds for the name when it
+ * holds other ones (the first attacher's: they win, as in a store file;
+ * `*differs`). Its limits in `lim` (and as text in e->limits); the fleet's
+ * state it is made in in `*armed` when `*answered`; the control record in
+ * `*rec` when `*recorded`. @return BREAKER_OK, or an error with `msg`. */
+static int make_local(breaker_redis *f, struct entry *e, const breaker_config *cfg,
                       const breaker_owner *owner, breaker **out, struct breaker__fleet_limits *lim,
                       bool *differs, struct breaker__fleet_answer *armed, bool *answered,
                       struct breaker__fleet_record *rec, bool *recorded, char *msg,
                       size_t msg_len) {
     *differs = false;
-    *answered = false;
-    *recorded = false;
     /* The fleet's scope rides on the handle: its probes ask for leases. */
     const breaker_probe_gate gate = {.admit = breaker__redis_gate_admit,
                                      .settle = breaker__redis_gate_settle,
                                      .ctx = f,
                                      .flags = BREAKER_GATE_DECIDES_RECOVERY};
-    breaker *b = NULL;
-    int rc = breaker_create_bound(cfg, owner, &gate, &b);
-    if (rc != BREAKER_OK)
-        return breaker__fail(rc, msg, msg_len, "creating the local breaker: %s",
-                             breaker_strerror(rc));
-    breaker_config eff;
-    breaker_get_config(b, &eff); /* defaults applied */
-    breaker__fleet_limits_of(&eff, lim);
-    struct entry *probe = calloc(1, sizeof *probe); /* the keys and limits a call needs */
-    if (probe == NULL) {
-        breaker_destroy(b);
-        return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
-    }
-    for (int i = 0; i < FLEET_KEY_COUNT; i++)
-        breaker__fleet_key(name, i, probe->key[i], sizeof probe->key[i]);
-    breaker__fleet_limits_format(lim, probe->limits, sizeof probe->limits);
-    breaker_config theirs = eff;
-    bool other = false;
+    breaker_config mine;
+    if (cfg != NULL)
+        breaker_config_effective(cfg, &mine);
+    else
+        breaker_config_init(&mine);
+    breaker__fleet_limits_of(&mine, lim);
+    breaker__fleet_limits_format(lim, e->limits, sizeof e->limits);
     /* Stored limits that are not limits (protocol.c says which field) are
      * ignored, as none: this host's own decide locally. */
-    *recorded = breaker__redis_read_limits(f, probe, rec, armed, answered);
-    if (*recorded && breaker__fleet_limits_adopt(&rec->limits, &theirs, &other, NULL, 0) && other) {
-        breaker *again = NULL;
-        if (breaker_create_bound(&theirs, owner, &gate, &again) == BREAKER_OK) {
-            breaker_destroy(b);
-            b = again;
-            breaker__fleet_limits_of(&theirs, lim);
+    *recorded = breaker__redis_read_limits(f, e, rec, armed, answered);
+    breaker_config use = mine;
+    bool other = false;
+    if (*recorded && breaker__fleet_limits_adopt(&rec->limits, &use, &other, NULL, 0) && other) {
+        if (breaker_config_validate(&use, NULL, 0) == BREAKER_OK)
             *differs = true;
-        }
+        else
+            use = mine; /* stored limits this breaker cannot take: its own */
     }
-    free(probe);
+    breaker *b = NULL;
+    int rc;
     if (f->store != NULL) {
         /* The host's breaker: this process's handle on the name in the store
          * file, made with the fleet's limits when this process creates it;
          * one another process created keeps its own (they win). */
-        breaker_config use;
-        breaker_get_config(b, &use);
-        breaker_destroy(b);
-        b = NULL;
-        rc = breaker__store_attach_bound(f->store, name, &use, owner, &gate, &b, msg, msg_len);
+        rc = breaker__store_attach_bound(f->store, e->name, &use, owner, &gate, &b, msg, msg_len);
         if (rc == BREAKER_CONFIG_DIFFERS) *differs = true;
         if (rc != BREAKER_OK && rc != BREAKER_CONFIG_DIFFERS) return rc;
+    } else {
+        rc = breaker_create_bound(&use, owner, &gate, &b);
+        if (rc != BREAKER_OK)
+            return breaker__fail(rc, msg, msg_len, "creating the local breaker: %s",
+                                 breaker_strerror(rc));
+    }
+    if (*differs) {
         breaker_get_config(b, &use);
         breaker__fleet_limits_of(&use, lim);
+        breaker__fleet_limits_format(lim, e->limits, sizeof e->limits);
     }
     *out = b;
     return BREAKER_OK;
+}
+
+/* A new entry for `name`, its keys formatted (once: for the attach's read
+ * and the rounds after). @return it, or NULL (out of memory). */
+static struct entry *entry_new(const char *name) {
+    struct entry *e = calloc(1, sizeof *e);
+    if (e == NULL) return NULL;
+    snprintf(e->name, sizeof e->name, "%s", name);
+    for (int i = 0; i < FLEET_KEY_COUNT; i++)
+        breaker__fleet_key(name, i, e->key[i], sizeof e->key[i]);
+    return e;
 }
 
 /* A name attached now starts as the handle stands (its first round then
@@ -338,18 +341,18 @@ static void rearm(breaker_redis *f, struct entry *e, breaker *b,
     pthread_mutex_unlock(&f->round_mu);
 }
 
-/* Under attach_mu: a new entry for `name` and `b` (made in the fleet's
- * state `armed`, NULL: not known), published to the flusher and to
- * lookups. @return BREAKER_OK, BREAKER_REGISTRY_FULL or BREAKER_ENOMEM. */
-static int add_entry(breaker_redis *f, const char *name, breaker *b,
+/* Under attach_mu: the new entry `e` (entry_new()) for `b` (made in the
+ * fleet's state `armed`, NULL: not known; with the control record `rec`,
+ * NULL: none read), published to the flusher and to lookups.
+ * @return BREAKER_OK, BREAKER_REGISTRY_FULL or BREAKER_ENOMEM (`e` is then
+ * the caller's still). */
+static int add_entry(breaker_redis *f, struct entry *e, breaker *b,
                      const struct breaker__fleet_limits *lim,
                      const struct breaker__fleet_answer *armed,
-                     const struct breaker__fleet_record *rec, struct entry **out) {
+                     const struct breaker__fleet_record *rec) {
     uint32_t n = atomic_load_explicit(&f->count, memory_order_relaxed); /* under attach_mu */
     if (n >= f->max_names) return BREAKER_REGISTRY_FULL;
     if (!grow_round(f, n + 1)) return BREAKER_ENOMEM;
-    struct entry *e = calloc(1, sizeof *e);
-    if (e == NULL) return BREAKER_ENOMEM;
     atomic_init(&e->b, b);
     join_degraded(f, e);
     /* The baseline is b's counters; its evidence is of the generation it
@@ -359,14 +362,9 @@ static int add_entry(breaker_redis *f, const char *name, breaker *b,
     breaker__fleet_follow_armed(&e->follow, armed);
     if (rec != NULL) breaker__fleet_record_keep(&e->follow, rec, breaker__redis_now(f));
     e->lim = *lim;
-    breaker__fleet_limits_format(lim, e->limits, sizeof e->limits);
-    snprintf(e->name, sizeof e->name, "%s", name);
-    for (int i = 0; i < FLEET_KEY_COUNT; i++)
-        breaker__fleet_key(name, i, e->key[i], sizeof e->key[i]);
     f->entries[n] = e;
     /* release: publishes the entry to the flusher and to lookups. */
     atomic_store_explicit(&f->count, n + 1, memory_order_release);
-    *out = e;
     return BREAKER_OK;
 }
 
@@ -425,23 +423,34 @@ static int attach_entry(breaker_redis *f, const char *name, const breaker_config
     int rc = breaker_name_validate(name, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
     if (cfg != NULL && (rc = breaker_config_validate(cfg, msg, msg_len)) != BREAKER_OK) return rc;
+    struct entry *fresh = entry_new(name);
+    if (fresh == NULL) return breaker__fail(BREAKER_ENOMEM, msg, msg_len, "out of memory");
     breaker *b = NULL;
     struct breaker__fleet_limits lim;
     bool differs = false, answered = false, recorded = false;
     struct breaker__fleet_answer armed;
     struct breaker__fleet_record rec;
-    rc = make_local(f, name, cfg, owner, &b, &lim, &differs, &armed, &answered, &rec, &recorded,
+    rc = make_local(f, fresh, cfg, owner, &b, &lim, &differs, &armed, &answered, &rec, &recorded,
                     msg, msg_len);
-    if (rc != BREAKER_OK) return rc;
+    if (rc != BREAKER_OK) {
+        free(fresh);
+        return rc;
+    }
     const struct breaker__fleet_answer *made_in = answered ? &armed : NULL;
+    const struct breaker__fleet_record *in_force = recorded ? &rec : NULL;
     pthread_mutex_lock(&f->attach_mu);
     struct entry *e = find_name(f, name, shared, &rc);
-    const struct breaker__fleet_record *in_force = recorded ? &rec : NULL;
-    if (e != NULL)
-        rearm(f, e, b, &lim, made_in, in_force);
-    else if (rc == BREAKER_OK)
-        rc = add_entry(f, name, b, &lim, made_in, in_force, &e);
+    if (e != NULL) {
+        rearm(f, e, b, &lim, made_in, in_force); /* its keys are the name's */
+    } else if (rc == BREAKER_OK) {
+        rc = add_entry(f, fresh, b, &lim, made_in, in_force);
+        if (rc == BREAKER_OK) {
+            e = fresh;
+            fresh = NULL;
+        }
+    }
     pthread_mutex_unlock(&f->attach_mu);
+    free(fresh); /* not needed: a retired entry was re-armed, or none added */
     if (rc != BREAKER_OK) {
         breaker_destroy(b);
         return breaker__fail(rc, msg, msg_len,

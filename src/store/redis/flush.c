@@ -707,9 +707,20 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         /* The limits after the transition: the fleet decided it (and its
          * wait) on the new ones already. */
         int done = ctl.reconfigure ? reconfigure_local(f, act->b, &ctl.limits) : 1;
+        /* The generation the record's forced state made, to release it by
+         * when the record no longer forces it. */
+        uint64_t forced_gen = 0;
+        bool forced = todo.kind == FLEET_ACT_FORCE_OPEN || todo.kind == FLEET_ACT_FORCE_CLOSED;
+        if (forced) {
+            enum breaker_state now_in = breaker_state_peek(act->b);
+            if (now_in == BREAKER_FORCED_OPEN || now_in == BREAKER_FORCED_CLOSED)
+                forced_gen = breaker_generation(act->b);
+        }
         pthread_mutex_lock(&f->round_mu);
         struct entry *e = f->entries[i];
         if (breaker__redis_entry_b(e) == act->b) {
+            if (forced || todo.kind == FLEET_ACT_RESET || ctl.reset)
+                e->follow.forced_gen = forced_gen;
             if (done < 0) e->follow.refused_version = version;
             if (done > 0 && ctl.reconfigure) {
                 /* The name's limits are the fleet's now: the cadence, the

@@ -667,11 +667,13 @@ void breaker__fleet_converge(struct breaker__fleet_follow *f,
             state == BREAKER_FORCED_CLOSED && !out->reset &&
             (end == 0 ? local->forced_left_ns == 0 : ends_at(local->forced_left_ns, left, tol));
         if (!closed_until) kind = FLEET_ACT_FORCE_CLOSED;
-    } else if (state == BREAKER_FORCED_OPEN ||
-               (state == BREAKER_FORCED_CLOSED && local->forced_left_ns == 0)) {
-        /* Forced, with nothing forced in the record (its state lost and made
-         * anew; an operator's control of this host alone): back to
-         * following the fleet. A timed forced close runs out by itself. */
+    } else if (f->forced_gen != 0 && local->gen == f->forced_gen && !out->reset &&
+               (state == BREAKER_FORCED_OPEN ||
+                (state == BREAKER_FORCED_CLOSED && local->forced_left_ns == 0))) {
+        /* Forced by the record, which forces nothing now (its state lost and
+         * made anew): back to following the fleet. A timed forced close runs
+         * out by itself; a state an operator forced on this host alone
+         * (another generation) stays. */
         kind = FLEET_ACT_RESET;
     }
     if (kind != FLEET_ACT_NONE) {

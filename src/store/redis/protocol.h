@@ -335,6 +335,11 @@ struct breaker__fleet_follow {
     uint64_t record_at_ns;
     uint64_t refused_version;
     uint64_t reset_seen;
+    /* The local generation the record's forced state made when this host
+     * applied it (0: none): a forced state the record no longer holds is
+     * released only if it is still that one (an operator's control of this
+     * host alone is left as it is). */
+    uint64_t forced_gen;
     /* When the local breaker was made (monotonic ns): without an answer at
      * its attach, a reset the first record shows is history when it was
      * made before then. */
@@ -508,8 +513,8 @@ void breaker__fleet_controls_none(struct breaker__fleet_controls *c);
  *    (breaker_force_closed(), or _for() what is left) when the breaker is
  *    not in it, or not until the record's end (renewed, made endless); no
  *    forced state in force: a FORCED_OPEN breaker, or a FORCED_CLOSED one
- *    with no end, is reset (FLEET_ACT_RESET: it follows the fleet again,
- *    whoever forced it); a timed open: OPEN until the record's end (within an
+ *    with no end, that the record forced (its generation f->forced_gen) is
+ *    reset (FLEET_ACT_RESET: it follows the fleet again); a timed open: OPEN until the record's end (within an
  *    interval) else breaker_open_for() what is left. It replaces the
  *    round's action (the operator's intent wins);
  *  - shadow mode and the limits that can change live, when they differ
