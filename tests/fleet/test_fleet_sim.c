@@ -173,8 +173,11 @@ struct world {
      * carried since the window was last emptied (an upper bound). */
     uint64_t carried[NAMES];
     /* Of those, what flushes naming no generation (0: any) carried since
-     * the last check: they count in a window made meanwhile too. */
+     * the last check: they count in a window made meanwhile too; and what
+     * such flushes deferred to run later carried, until the last of them
+     * runs (late_until): they count in a window made before they run. */
     uint64_t carried_any[NAMES];
+    uint64_t late_any[NAMES], late_until[NAMES];
     /* Invariant 4: per name, leased successes of the current half-open. */
     uint64_t half_open_gen[NAMES];
     uint64_t half_open_successes[NAMES];
@@ -315,7 +318,8 @@ static bool is_flush_script(const char *script) {
     return is;
 }
 
-static void note_flush(struct host *h, const breaker_redis_command *cmd, bool reaches) {
+static void note_flush(struct host *h, const breaker_redis_command *cmd, bool reaches,
+                       uint64_t run_at) {
     if (cmd->script == NULL || cmd->argc < 14 || !is_flush_script(cmd->script)) return;
     int n = name_of_key(h->w, cmd->argv[1]);
     if (n < 0) return;
@@ -329,6 +333,10 @@ static void note_flush(struct host *h, const breaker_redis_command *cmd, bool re
          * any): the window of the generation seen last. */
         if (reaches && (known == 0 || known == h->w->gen[n])) h->w->carried[n] += calls;
         if (reaches && known == 0) h->w->carried_any[n] += calls;
+        if (reaches && known == 0 && run_at > h->w->now) {
+            h->w->late_any[n] += calls;
+            if (run_at > h->w->late_until[n]) h->w->late_until[n] = run_at;
+        }
     }
 }
 
@@ -354,7 +362,7 @@ static int fate(void *ctx, const breaker_redis_command *cmd, int probe, uint64_t
         h->touched = true;
         touch(h, *run_at);
     }
-    note_flush(h, cmd, f != BREAKER__INPROC_DROP);
+    note_flush(h, cmd, f != BREAKER__INPROC_DROP, f == BREAKER__INPROC_DEFER ? *run_at : 0);
     if (probe) h->probe_unanswered = f != BREAKER__INPROC_DELIVER;
     return f;
 }
@@ -611,7 +619,8 @@ static void check(struct world *w) {
         }
         if (gen != w->gen[n] && st == BREAKER_CLOSED)
             w->carried[n] = w->carried_any[n]; /* W anew */
-        w->carried_any[n] = 0;
+        if (w->now > w->late_until[n]) w->late_any[n] = 0;
+        w->carried_any[n] = w->late_any[n];
         /* 1: the probe cap, in Redis and in flight. */
         if (leases_held(w, n) > MAX_PROBES)
             violated(w, "name %d: Redis holds %zu leases", n, leases_held(w, n));
