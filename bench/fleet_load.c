@@ -1,34 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fleet_load.c - what a fleet of hosts costs Redis (make bench, part
- * "fleetload"; issue 22). A real redis-server on loopback (tests/support/redis_server.c),
- * simulated hosts as forked processes, each running the fleet store as an
- * application would: breaker_redis_open() with the defaults (flush every
- * 250 ms), 50 names attached (the same names on every host: one fleet), and
- * calls on every name every 20 ms, all successes (a healthy fleet) or all
- * failures (an outage of every name). Redis's own CPU (INFO cpu:
- * used_cpu_user + used_cpu_sys, the server's getrusage) is read before and
- * after a measured period, the idle server's cost over the same time is
- * subtracted, and the rest is divided by hosts and seconds: Redis CPU per
- * host per second, and how many such hosts one Redis core serves. Figures
- * only, never a timed assertion: the machine is shared.
+ * "fleetload"; issues 22 and 34). A real redis-server on loopback
+ * (tests/support/redis_server.c), simulated hosts as processes running
+ * bench/fleet_host (a fleet handle with the defaults, 50 names, a call on
+ * every name every 20 ms: all successes, a healthy fleet, or all failures,
+ * an outage of every name). Redis's own CPU (INFO cpu: used_cpu_user +
+ * used_cpu_sys, the server's getrusage) is read before and after a measured
+ * period, the idle server's cost over the same time is subtracted, and the
+ * rest is divided by hosts and seconds: Redis CPU per host per second, and
+ * how many such hosts one Redis core serves. Figures only, never a timed
+ * assertion: the machine is shared.
  *
- * The rows (main()): 1 and 8 processes per host, healthy and in an outage.
- * Hooks for the other parts of issue 22:
- *  - load_child_main() is one process of one host; a host whose processes
- *    share a store file (one flusher per host) attaches through it there
- *    (struct load_row.store_dir names the host's directory, NULL: none);
- *  - struct load_target is the Redis a row measures (the nodes whose CPU is
- *    summed, and what the clients connect to); run_row() measures one row on
- *    one target, so a Redis Cluster row is a target with its nodes and the
- *    client's cluster configuration (cluster_seed), measured by the same
- *    run_row() and printed by print_row().
+ * With --baseline PATH (scripts/bench.sh: the same fleet_host program built
+ * against the library of a pinned commit), every row runs with both host
+ * programs in turn, against the same server, and prints both figures and
+ * their ratio: on a shared machine the ratio of two runs side by side is
+ * the figure to read, not either alone.
  *
- * Usage: fleet_load [--seconds S] [--hosts H] [--only ROW-SUBSTRING]
+ * The rows (main()): 1 and 8 processes per host, without and with a store
+ * file (one flusher per host), healthy and in an outage; then a 3-master
+ * Redis Cluster without and with replicas (struct load_target: the nodes
+ * whose CPU is summed, and the seeds the hosts are given).
+ *
+ * Usage: fleet_load [--seconds S] [--warm S] [--hosts H] [--only ROW-SUBSTRING]
+ *                   [--host PATH] [--baseline PATH]
  */
 #define _GNU_SOURCE
 #include "redis_server.h"
 
+#include "store/redis/protocol.h"
 #include "store/redis/scripts.h"
 
 #include <breaker.h>
@@ -69,12 +70,19 @@ struct load_row {
     const char *store_dir; /* one store file per host under it (NULL: none) */
 };
 
+/* The host programs a row runs: bench/fleet_host as built here, and the
+ * same program built against the baseline's library (NULL: none). */
+struct load_hosts {
+    const char *now, *baseline;
+};
+
 /* What one row measured. */
 struct load_result {
     double seconds;
     double cpu_us;      /* Redis CPU over the period, idle cost subtracted */
     double idle_us;     /* the idle cost subtracted */
-    long long calls[4]; /* commands in the period: evalsha, eval, hmget, other */
+    long long calls[4]; /* commands in the period: evalsha, eval, hmget, other (a
+                           script's inner calls count as their commands) */
     double evalsha_usec_per_call;
     double hmget_usec_per_call;
     double node_cpu_us[MAX_NODES]; /* each node's share of cpu_us (idle not subtracted) */
@@ -234,8 +242,9 @@ static double usec_per_call(int port, const char *cmd, int argc, const char **ar
 }
 
 /* The flush script on one name whose window holds 10 buckets and whose
- * sequences hash holds `hosts` hosts: a flush that carries deltas, one that
- * carries none (what an open fleet's flush costs), and the state read. */
+ * sequences hash holds `hosts` hosts: a full flush that carries deltas, one
+ * that carries none (what an open fleet's flush costs), the cheap path (a
+ * healthy name's successes), and the version read of a healthy round. */
 static void script_cost(int port, const char *limits, int hosts) {
     const char *k[4] = {"breaker:v2:{cost}:s", "breaker:v2:{cost}:w", "breaker:v2:{cost}:l",
                         "breaker:v2:{cost}:q"};
@@ -254,7 +263,10 @@ static void script_cost(int port, const char *limits, int hosts) {
                            "0",    "0",
                            "0",    "0"};
     r = redisCommandArgv(c, 14, first, NULL);
-    if (r == NULL || r->type == REDIS_REPLY_ERROR) die("flush: %s", r ? r->str : c->errstr);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 2)
+        die("flush: %s", r ? r->str : c->errstr);
+    char gen[24];
+    snprintf(gen, sizeof gen, "%lld", r->element[1]->integer);
     freeReplyObject(r);
     uint64_t span = 6000000; /* the default window: 60 s in 10 buckets */
     for (uint64_t b = now / span - 9; b <= now / span; b++) {
@@ -273,20 +285,25 @@ static void script_cost(int port, const char *limits, int hosts) {
     snprintf(sha, sizeof sha, "%s", r->str);
     freeReplyObject(r);
     redisFree(c);
+    /* ARGV: known gen, calls, failures, slow, run, host, seq, sources (2),
+     * directed wait, cheap. */
     const char *with[] = {"EVALSHA",          sha,    "4", k[0], k[1], k[2], k[3],
-                          "3600000",          limits, "0", "50", "0",  "0",  "0",
-                          "00000000000000aa", "1",    "0", "0"};
-    double deltas = usec_per_call(port, "evalsha", 18, with, 15, 500);
+                          "3600000",          limits, gen, "50", "0",  "0",  "0",
+                          "00000000000000aa", "1",    "0", "0",  "0",  "0"};
+    double deltas = usec_per_call(port, "evalsha", 20, with, 15, 500);
     const char *none[] = {"EVALSHA",          sha,    "4", k[0], k[1], k[2], k[3],
-                          "3600000",          limits, "0", "0",  "0",  "0",  "0",
-                          "00000000000000aa", "1",    "0", "0"};
-    double empty = usec_per_call(port, "evalsha", 18, none, 15, 500);
-    const char *read[] = {"HMGET", k[0], "st", "gen", "until", "k",
-                          "succ",  "ec", "ef", "es",  "born"};
-    double hmget = usec_per_call(port, "hmget", 11, read, -1, 500);
+                          "3600000",          limits, gen, "0",  "0",  "0",  "0",
+                          "00000000000000aa", "1",    "0", "0",  "0",  "0"};
+    double empty = usec_per_call(port, "evalsha", 20, none, 15, 500);
+    const char *cheap[] = {"EVALSHA",          sha,    "4", k[0], k[1], k[2], k[3],
+                           "3600000",          limits, gen, "50", "0",  "0",  "0",
+                           "00000000000000aa", "1",    "0", "0",  "0",  "1"};
+    double quick = usec_per_call(port, "evalsha", 20, cheap, 15, 500);
+    const char *read[] = {"HMGET", k[0], "gen", "cv", "run"};
+    double hmget = usec_per_call(port, "hmget", 5, read, -1, 500);
     if (test_redis_hlen_check(port, k[3]) < hosts) die("the sequences hash lost hosts");
-    printf("  %-34s %6d %12.2f %12.2f %12.2f\n", "flush script, 10 buckets", hosts, deltas, empty,
-           hmget);
+    printf("  %-34s %6d %10.2f %10.2f %10.2f %10.2f\n", "flush script, 10 buckets", hosts, deltas,
+           empty, quick, hmget);
 }
 
 static long long test_redis_hlen_check(int port, const char *key) {
@@ -298,7 +315,8 @@ static long long test_redis_hlen_check(int port, const char *key) {
     return n;
 }
 
-/* The stored limits of a name attached with the defaults. */
+/* The limits text a host sends for a name attached with the defaults (the
+ * scripts' ARGV 2), as the library formats it. */
 static void default_limits(int port, char *out, size_t len) {
     breaker_redis_config rc;
     breaker_redis_config_init(&rc);
@@ -313,68 +331,12 @@ static void default_limits(int port, char *out, size_t len) {
     if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK ||
         breaker_redis_attach(f, "limits", &cfg, &b, msg, sizeof msg) != BREAKER_OK)
         die("attach: %s", msg);
+    breaker_get_config(b, &cfg);
+    breaker__fleet_limits_text(&cfg, out, len);
     breaker_redis_close(f);
-    redisContext *c = node_ctx(port);
-    redisReply *r = redisCommand(c, "HGET breaker:v2:{limits}:s cfg");
-    if (r == NULL || r->type != REDIS_REPLY_STRING) die("no stored limits");
-    snprintf(out, len, "%s", r->str);
-    freeReplyObject(r);
-    redisFree(c);
 }
 
-/* ---- One host's process ------------------------------------------------------- */
-
-static volatile sig_atomic_t child_stop;
-static void on_term(int sig) {
-    (void)sig;
-    child_stop = 1;
-}
-
-/* One process of host `host`: the fleet handle, `row->names` names, and a
- * call on every name every 20 ms until SIGTERM. */
-static void load_child_main(const struct load_target *t, const struct load_row *row, int host,
-                            int proc) {
-    (void)proc;
-    signal(SIGTERM, on_term);
-    breaker_redis_config rc;
-    breaker_redis_config_init(&rc); /* flush every 250 ms, as deployed */
-    rc.port = t->port[0];
-    rc.cluster_nodes = t->cluster_seed; /* NULL: one node */
-    char msg[256] = "";
-    if (row->store_dir != NULL) { /* one flusher per host: the host's store file */
-        char path[512];
-        snprintf(path, sizeof path, "%s/host%d.store", row->store_dir, host);
-        breaker_store *st = NULL;
-        if (breaker_store_open(path, NULL, &st, msg, sizeof msg) != BREAKER_OK)
-            die("store: %s", msg);
-        rc.store = st; /* never closed: the parent kills the process */
-    }
-    breaker_redis *f = NULL;
-    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) die("open: %s", msg);
-    breaker **b = calloc((size_t)row->names, sizeof *b);
-    if (b == NULL) die("out of memory");
-    for (int i = 0; i < row->names; i++) {
-        char name[64];
-        snprintf(name, sizeof name, "load.%d", i);
-        breaker_config cfg;
-        breaker_config_init(&cfg);
-        cfg.trip = BREAKER_TRIP_TIME_WINDOW; /* the defaults: 60 s, 10 buckets, 20 calls, 50% */
-        int rcode = breaker_redis_attach(f, name, &cfg, &b[i], msg, sizeof msg);
-        if (rcode != BREAKER_OK && rcode != BREAKER_CONFIG_DIFFERS) die("attach %s: %s", name, msg);
-    }
-    enum breaker_outcome outcome = row->outage ? BREAKER_FAILURE : BREAKER_SUCCESS;
-    while (!child_stop) {
-        for (int i = 0; i < row->names; i++) {
-            breaker_permit p;
-            if (breaker_acquire(b[i], &p) == BREAKER_OK) (void)breaker_complete(b[i], &p, outcome);
-        }
-        nap_ms(20);
-    }
-    /* No close: the measured period is over; the parent kills what is left. */
-    _exit(0);
-}
-
-/* ---- The parent --------------------------------------------------------------- */
+/* ---- The hosts --------------------------------------------------------------- */
 
 static pid_t kids[MAX_PROCS];
 static int nkids;
@@ -387,6 +349,47 @@ static void stop_kids(void) {
     nkids = 0;
 }
 
+/* Start process `proc` of host `host` of `row` on `t`: `program`, as
+ * fleet_host.c's usage says. */
+static void start_host(const char *program, const struct load_target *t, const struct load_row *row,
+                       int host) {
+    if (nkids == MAX_PROCS) die("more than %d processes", MAX_PROCS);
+    char port[16], names[16], store[512] = "-";
+    snprintf(port, sizeof port, "%d", t->port[0]);
+    snprintf(names, sizeof names, "%d", row->names);
+    if (row->store_dir != NULL)
+        snprintf(store, sizeof store, "%s/host%d.store", row->store_dir, host);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) die("fork: %s", strerror(errno));
+    if (pid == 0) { /* copies: execv() takes char *const[] */
+        char *argv[] = {strdup(program),
+                        strdup(port),
+                        strdup(names),
+                        strdup(row->outage ? "outage" : "healthy"),
+                        strdup(store),
+                        strdup(t->cluster_seed != NULL ? t->cluster_seed : "-"),
+                        NULL};
+        execv(program, argv);
+        fprintf(stderr, "fleet_load: %s: %s\n", program, strerror(errno));
+        _exit(127);
+    }
+    kids[nkids++] = pid;
+}
+
+/* Whether a host process has gone (it could not open or attach: its
+ * stderr says why). */
+static int a_host_died(void) {
+    for (int i = 0; i < nkids; i++)
+        if (waitpid(kids[i], NULL, WNOHANG) == kids[i]) {
+            kids[i] = kids[--nkids];
+            return 1;
+        }
+    return 0;
+}
+
+/* ---- Measuring ---------------------------------------------------------------- */
+
 static void measure_idle(const struct load_target *t, double seconds, double *us_per_s) {
     double c0 = target_cpu_us(t), t0 = mono_s();
     nap_ms((long)(seconds * 1000));
@@ -394,25 +397,20 @@ static void measure_idle(const struct load_target *t, double seconds, double *us
     *us_per_s = (c1 - c0) / (t1 - t0);
 }
 
-/* Measure `row` on `t`: start its processes, let them attach and settle
- * (`warm` s: the outage rows trip), measure `seconds`, stop them. */
-static void run_row(const struct load_target *t, const struct load_row *row, double warm,
-                    double seconds, double idle_us_per_s, struct load_result *out) {
+/* Measure `row` on `t` with the host program `program`: start its
+ * processes, let them attach and settle (`warm` s: the outage rows trip,
+ * and a healthy name's cadence reaches its steady state), measure
+ * `seconds`, stop them. */
+static void run_row(const struct load_target *t, const struct load_row *row, const char *program,
+                    double warm, double seconds, double idle_us_per_s, struct load_result *out) {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < t->nodes; i++) {
         node_command(t->port[i], "FLUSHALL");
         node_command(t->port[i], "SCRIPT FLUSH");
     }
-    fflush(NULL);
-    for (int h = 0; h < row->hosts; h++) {
-        for (int p = 0; p < row->procs; p++) {
-            if (nkids == MAX_PROCS) die("more than %d processes", MAX_PROCS);
-            pid_t pid = fork();
-            if (pid < 0) die("fork: %s", strerror(errno));
-            if (pid == 0) load_child_main(t, row, h, p);
-            kids[nkids++] = pid;
-        }
-    }
+    for (int h = 0; h < row->hosts; h++)
+        for (int p = 0; p < row->procs; p++)
+            start_host(program, t, row, h);
     nap_ms((long)(warm * 1000));
     for (int i = 0; i < t->nodes; i++)
         node_command(t->port[i], "CONFIG RESETSTAT");
@@ -421,6 +419,7 @@ static void run_row(const struct load_target *t, const struct load_row *row, dou
     long long all0 = target_all_calls(t);
     nap_ms((long)(seconds * 1000));
     double c1 = target_cpu_us_each(t, each1), t1 = mono_s();
+    if (a_host_died()) die("%s: a host process of %s exited", row->label, program);
     for (int i = 0; i < t->nodes; i++)
         out->node_cpu_us[i] = each1[i] - each0[i];
     long long all1 = target_all_calls(t);
@@ -440,18 +439,46 @@ static void run_row(const struct load_target *t, const struct load_row *row, dou
     if (out->cpu_us < 0) out->cpu_us = 0;
 }
 
-static void print_header(void) {
-    printf("  %-34s %6s %12s %10s %9s %9s %8s %8s\n", "row", "hosts", "us/host/s", "hosts/core",
-           "script/s", "other/s", "us/EVSH", "us/HMGET");
+static double hosts_per_core(const struct load_row *row, const struct load_result *r) {
+    double per_host = r->cpu_us / r->seconds / row->hosts; /* µs of Redis CPU per host per s */
+    return per_host > 0 ? 1e6 / per_host : 0;
 }
 
-static void print_row(const struct load_row *row, const struct load_result *r) {
-    double per_host = r->cpu_us / r->seconds / row->hosts; /* µs of Redis CPU per host per s */
-    double hosts_per_core = per_host > 0 ? 1e6 / per_host : 0;
-    double scripts = (double)(r->calls[0] + r->calls[1]) / r->seconds / row->hosts;
-    double other = (double)(r->calls[2] + r->calls[3]) / r->seconds / row->hosts;
-    printf("  %-34s %6d %12.1f %10.0f %9.1f %9.1f %8.2f %8.2f\n", row->label, row->hosts, per_host,
-           hosts_per_core, scripts, other, r->evalsha_usec_per_call, r->hmget_usec_per_call);
+/* `row` with each host program in turn (the baseline first in even rows,
+ * second in odd ones, so that a drift of the machine's load favours
+ * neither): the results, now's in r[0], the baseline's in r[1]. */
+static void run_both(const struct load_target *t, const struct load_row *row,
+                     const struct load_hosts *hosts, int order, double warm, double seconds,
+                     double idle, struct load_result r[2]) {
+    memset(&r[1], 0, sizeof r[1]);
+    if (hosts->baseline != NULL && order % 2 == 0)
+        run_row(t, row, hosts->baseline, warm, seconds, idle, &r[1]);
+    run_row(t, row, hosts->now, warm, seconds, idle, &r[0]);
+    if (hosts->baseline != NULL && order % 2 == 1)
+        run_row(t, row, hosts->baseline, warm, seconds, idle, &r[1]);
+}
+
+static void print_header(void) {
+    printf("  %-40s %5s %10s %10s %7s %10s %8s %8s %8s %8s\n", "row", "hosts", "base h/c",
+           "hosts/core", "ratio", "us/host/s", "script/s", "hmget/s", "us/EVSH", "us/HMGET");
+}
+
+/* A row: hosts per core of now and of the baseline (r[1].seconds 0: none)
+ * and their ratio; then now's detail. */
+static void print_row(const struct load_row *row, const struct load_result r[2]) {
+    const struct load_result *n = &r[0];
+    double now = hosts_per_core(row, n);
+    char base[16] = "-", ratio[16] = "-";
+    if (r[1].seconds > 0) {
+        double b = hosts_per_core(row, &r[1]);
+        snprintf(base, sizeof base, "%.0f", b);
+        if (b > 0) snprintf(ratio, sizeof ratio, "%.2fx", now / b);
+    }
+    double scripts = (double)(n->calls[0] + n->calls[1]) / n->seconds / row->hosts;
+    double hmget = (double)n->calls[2] / n->seconds / row->hosts;
+    printf("  %-40s %5d %10s %10.0f %7s %10.1f %8.1f %8.1f %8.2f %8.2f\n", row->label, row->hosts,
+           base, now, ratio, n->cpu_us / n->seconds / row->hosts, scripts, hmget,
+           n->evalsha_usec_per_call, n->hmget_usec_per_call);
     fflush(stdout);
 }
 
@@ -462,7 +489,8 @@ static void print_row(const struct load_row *row, const struct load_result *r) {
  * replicas (the replicas' own CPU is left out). What a Cluster serves is
  * bounded by its busiest master, each master being one core: 1 s / the
  * busiest master's CPU per host per second. */
-static void cluster_rows(int replicas, int hosts, double warm, double seconds, const char *only,
+static void cluster_rows(int replicas, int hosts, const struct load_hosts *programs, double warm,
+                         double seconds, const char *only,
                          const double one_node_hosts_per_core[2]) {
     const struct load_row rows[2][2] = {{{"3-master cluster, healthy", hosts, 1, 50, 0, NULL},
                                          {"3-master cluster, outage", hosts, 1, 50, 1, NULL}},
@@ -485,14 +513,14 @@ static void cluster_rows(int replicas, int hosts, double warm, double seconds, c
     measure_idle(&t, 2, &idle);
     for (int i = 0; i < 2; i++) {
         if (only != NULL && strstr(row[i].label, only) == NULL) continue;
-        struct load_result r;
-        run_row(&t, &row[i], warm, seconds, idle, &r);
-        print_row(&row[i], &r);
+        struct load_result r[2];
+        run_both(&t, &row[i], programs, i, warm, seconds, idle, r);
+        print_row(&row[i], r);
         /* Each master's share (a third of the idle cost subtracted). */
         double busiest = 0;
         printf("    per master us/host/s:");
         for (int m = 0; m < 3; m++) {
-            double us = (r.node_cpu_us[m] - r.idle_us / 3) / r.seconds / row[i].hosts;
+            double us = (r[0].node_cpu_us[m] - r[0].idle_us / 3) / r[0].seconds / row[i].hosts;
             if (us > busiest) busiest = us;
             printf(" %.1f", us);
         }
@@ -506,20 +534,44 @@ static void cluster_rows(int replicas, int hosts, double warm, double seconds, c
     test_cluster_stop(&cl);
 }
 
+/* The host program built next to this one: bench/fleet_host. */
+static void host_next_to_me(char *out, size_t len) {
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) die("readlink /proc/self/exe: %s", strerror(errno));
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash != NULL) *slash = '\0';
+    if ((size_t)snprintf(out, len, "%s/fleet_host", self) >= len) die("%s: too long", self);
+}
+
 int main(int argc, char **argv) {
-    double seconds = 4, warm = 2.5;
+    double seconds = 4, warm = 6;
     int hosts1 = 16, hosts8 = 2;
     const char *only = NULL;
+    char here[4096 + 16];
+    host_next_to_me(here, sizeof here);
+    struct load_hosts programs = {.now = here, .baseline = NULL};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
             seconds = strtod(argv[++i], NULL);
+        else if (strcmp(argv[i], "--warm") == 0 && i + 1 < argc)
+            warm = strtod(argv[++i], NULL);
         else if (strcmp(argv[i], "--hosts") == 0 && i + 1 < argc)
             hosts1 = atoi(argv[++i]);
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
+        else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc)
+            programs.now = argv[++i];
+        else if (strcmp(argv[i], "--baseline") == 0 && i + 1 < argc)
+            programs.baseline = argv[++i];
         else
-            die("usage: fleet_load [--seconds S] [--hosts H] [--only ROW-SUBSTRING]");
+            die("usage: fleet_load [--seconds S] [--warm S] [--hosts H] [--only ROW-SUBSTRING] "
+                "[--host PATH] [--baseline PATH]");
     }
+    if (access(programs.now, X_OK) != 0) die("%s: %s", programs.now, strerror(errno));
+    if (programs.baseline != NULL && access(programs.baseline, X_OK) != 0)
+        die("%s: %s", programs.baseline, strerror(errno));
     struct test_redis server;
     memset(&server, 0, sizeof server);
     if (test_redis_start(&server) != 0) {
@@ -531,16 +583,20 @@ int main(int argc, char **argv) {
     one.pid[0] = server.pid;
     double idle;
     measure_idle(&one, 2, &idle);
-    printf("fleet load (issue 22): real redis-server on loopback, default flush interval "
+    printf("fleet load (issues 22, 34): real redis-server on loopback, default flush interval "
            "(250 ms), 50 names per host,\n  a call on every name every 20 ms; Redis CPU (INFO cpu) "
-           "less its idle cost (%.0f us/s), per host per second;\n  hosts/core = 1 s / that. "
-           "script/s, other/s: commands per host per second. Figures, not targets.\n",
-           idle);
+           "less its idle cost (%.0f us/s), per host per second;\n  hosts/core = 1 s / that; "
+           "%.0f s measured after %.0f s. script/s, hmget/s: per host (a script's inner\n  calls "
+           "included). Figures, not targets; the ratio of the two side by side is what to read.\n",
+           idle, seconds, warm);
+    if (programs.baseline != NULL)
+        printf("  base h/c: the same hosts on the baseline's library (%s), measured alternately\n",
+               programs.baseline);
     if (only == NULL || strstr("script cost", only) != NULL) {
-        char limits[320];
+        char limits[BREAKER__FLEET_LIMITS_LEN];
         default_limits(server.port, limits, sizeof limits);
-        printf("  %-34s %6s %12s %12s %12s\n", "Redis CPU per call (INFO commandstats)", "hosts",
-               "us deltas", "us none", "us HMGET");
+        printf("  %-34s %6s %10s %10s %10s %10s\n", "Redis CPU per call (INFO commandstats)",
+               "hosts", "us deltas", "us none", "us cheap", "us read");
         script_cost(server.port, limits, 16);
         script_cost(server.port, limits, 1000);
         script_cost(server.port, limits, 8000);
@@ -553,27 +609,27 @@ int main(int argc, char **argv) {
     const struct load_row rows[] = {
         {"1 process/host, healthy", hosts1, 1, 50, 0, NULL},
         {"1 process/host, outage of every name", hosts1, 1, 50, 1, NULL},
-        {"8 processes/host, healthy", hosts8, 8, 50, 0, NULL},
-        {"8 processes/host, outage of every name", hosts8, 8, 50, 1, NULL},
         {"8 processes/host, store file, healthy", hosts8, 8, 50, 0, store_dir},
         {"8 processes/host, store file, outage", hosts8, 8, 50, 1, store_dir},
+        {"8 processes/host, healthy", hosts8, 8, 50, 0, NULL},
+        {"8 processes/host, outage of every name", hosts8, 8, 50, 1, NULL},
     };
     double one_node[2] = {0, 0}; /* hosts per core: 1 process/host, healthy and outage */
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         if (only != NULL && strstr(rows[i].label, only) == NULL) continue;
-        struct load_result r;
-        run_row(&one, &rows[i], warm, seconds, idle, &r);
-        print_row(&rows[i], &r);
-        if (i < 2 && r.cpu_us > 0) one_node[i] = 1e6 / (r.cpu_us / r.seconds / rows[i].hosts);
+        struct load_result r[2];
+        run_both(&one, &rows[i], &programs, (int)i, warm, seconds, idle, r);
+        print_row(&rows[i], r);
+        if (i < 2) one_node[i] = hosts_per_core(&rows[i], &r[0]);
+        for (int h = 0; h < hosts8; h++) { /* the next row's hosts start anew */
+            char path[512];
+            snprintf(path, sizeof path, "%s/host%d.store", store_dir, h);
+            unlink(path);
+        }
     }
     test_redis_stop(&server);
-    for (int h = 0; h < hosts8; h++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/host%d.store", store_dir, h);
-        unlink(path);
-    }
     rmdir(store_dir);
     for (int replicas = 0; replicas <= 1; replicas++)
-        cluster_rows(replicas, hosts1, warm, seconds, only, one_node);
+        cluster_rows(replicas, hosts1, &programs, warm, seconds, only, one_node);
     return 0;
 }

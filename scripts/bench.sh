@@ -8,10 +8,16 @@
 #      excluding the clock's own instructions, and each store-backed case's
 #      ratio to the same case in-process;
 #   3. the zero-allocation test, if the build has it;
-#   4. what a fleet of hosts costs Redis (bench/fleet_load, issue 22), if the
-#      build has the fleet store: the flush script's cost per call, and Redis
-#      CPU per host per second with 1 and 8 processes per host, healthy and
-#      in an outage of every name (about a minute; BENCH_FLEET_ARGS go to it).
+#   4. what a fleet of hosts costs Redis (bench/fleet_load, issues 22 and
+#      34), if the build has the fleet store: the flush script's cost per
+#      call, and Redis CPU per host per second (hosts per Redis core) with 1
+#      and 8 processes per host, with and without a store file, healthy and
+#      in an outage of every name, and on a 3-master Cluster; each row side
+#      by side with the same hosts on a baseline's library, built in this run
+#      from the pinned commit BENCH_FLEET_BASELINE (default: the commit before
+#      the adaptive cadence; "none": no baseline) into $build/fleet-baseline
+#      (about five minutes, the baseline's build first time; BENCH_FLEET_ARGS
+#      go to fleet_load, e.g. --only "1 process").
 # Extra arguments go to bench/bench (e.g. --reps 21 --ms 50, --filter open);
 # BENCH_PARTS=timing,callgrind,alloc,fleetload (the default: all four) selects parts.
 set -euo pipefail
@@ -143,8 +149,48 @@ if [[ $parts == *,alloc,* ]] && [ -x "$build/tests/test_no_alloc" ]; then
   "$build/tests/test_no_alloc"
 fi
 
+# The fleet's baseline: bench/fleet_host (public API only) built against the
+# library of the pinned commit, in a tree of its own (git archive; reused
+# while the commit is the same), with the bench's CMake files copied in.
+# Prints the host program's path, or nothing (no git, no such commit, or a
+# failed build: then the rows run without a baseline, saying why).
+fleet_baseline() {
+  local commit=$1 dir="$build/fleet-baseline" root
+  root=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel 2>/dev/null) || {
+    echo "fleet baseline: not a git checkout" >&2; return 0; }
+  local full
+  full=$(git -C "$root" rev-parse --verify -q "$commit^{commit}") || {
+    echo "fleet baseline: commit $commit not found" >&2; return 0; }
+  local src="$dir/src-${full:0:12}"
+  if [ ! -f "$src/.extracted" ]; then
+    rm -rf "$src" && mkdir -p "$src"
+    git -C "$root" archive "$full" | tar -x -C "$src" && touch "$src/.extracted"
+  fi
+  cp "$root/bench/fleet_host.c" "$root/bench/fleet_host.cmake" "$src/bench/"
+  grep -q 'include(fleet_host.cmake)' "$src/bench/CMakeLists.txt" ||
+    printf '\ninclude(fleet_host.cmake) # scripts/bench.sh: the fleet baseline\n' \
+      >>"$src/bench/CMakeLists.txt"
+  if cmake -S "$src" -B "$dir/build-${full:0:12}" -DCMAKE_BUILD_TYPE=Release \
+      -DBREAKER_BUILD_TESTS=OFF -DBREAKER_BUILD_TOOLS=OFF -DBREAKER_BUILD_EXAMPLES=OFF \
+      >"$dir/build.log" 2>&1 &&
+    cmake --build "$dir/build-${full:0:12}" --target fleet_host -j "$(nproc 2>/dev/null || echo 2)" \
+      >>"$dir/build.log" 2>&1; then
+    echo "$dir/build-${full:0:12}/bench/fleet_host"
+  else
+    echo "fleet baseline: the build of $commit failed ($dir/build.log)" >&2
+  fi
+}
+
 if [[ $parts == *,fleetload,* ]] && [ -x "$build/bench/fleet_load" ]; then
   echo
+  # Before the adaptive cadence of healthy names (issue 34): main at 434cadd.
+  baseline_commit=${BENCH_FLEET_BASELINE:-434cadd6bf7b3e8ab9018daef6b32d478fdbbb68}
+  baseline_args=()
+  if [ "$baseline_commit" != none ]; then
+    echo "fleet baseline: building bench/fleet_host at $baseline_commit ..."
+    host=$(fleet_baseline "$baseline_commit")
+    [ -n "$host" ] && baseline_args=(--baseline "$host")
+  fi
   # shellcheck disable=SC2086
-  "$build/bench/fleet_load" ${BENCH_FLEET_ARGS:-}
+  "$build/bench/fleet_load" "${baseline_args[@]}" ${BENCH_FLEET_ARGS:-}
 fi

@@ -139,8 +139,8 @@ struct breaker_redis_config {
     uint64_t io_timeout_ns;     /* the flusher's connect and reply timeout:
                                    0 = half the flush interval */
     uint64_t key_ttl_ns;        /* Redis keys of a name expire after this long
-                                   without a flush script: 0 = 1 hour (a healthy
-                                   name's is every full_flush_rounds rounds) */
+                                   without a full flush: 0 = 1 hour (each host
+                                   sends a name's at least every half of it) */
     enum breaker_redis_fail_mode fail_mode;
     uint64_t stale_after_ns;                /* FAIL_CLOSED: 0 = 4 flush intervals */
     uint32_t max_names;                     /* names one handle may attach: 0 = 256 */
@@ -171,17 +171,41 @@ struct breaker_redis_config {
      * scripts go to every node. NULL = one Redis. docs/fleet.md, "Redis
      * Cluster". */
     const char *cluster_nodes;
-    /* A healthy name's full flush, every this many rounds (docs/fleet.md,
-     * "Cost"): a name with no failure, slow call or probe pending, whose
-     * local breaker and fleet are CLOSED, reads the fleet's state each
-     * round (one HMGET; a trip elsewhere still reaches it within one
-     * interval) and sends its successes with the flush script every this
-     * many rounds, fewer where that would hold back more than 1/20 of the
-     * name's window. Failures go at the next round, with every success
-     * pending. 0 = 16 (10 for the default 60 s window at 250 ms); 1 = the
-     * script every round; at most 1000. Lowered so that this many rounds
-     * (the interval + its 20% jitter) last at most half of key_ttl_ns: a
-     * read refreshes no TTL, the full flushes keep the keys. */
+    /* The cadence of a healthy name (docs/fleet.md, "Cost"): its
+     * successes go to the fleet every this many rounds, fewer where that
+     * would hold back more than 1/20 of the name's window (this many
+     * rounds of the interval + its 20% jitter: at most window_ns / 20) or
+     * last more than half of key_ttl_ns.
+     * 0 = 16 (10 for the default 60 s window at 250 ms); 1 = the flush
+     * script in full every round (no cheap round); at most 1000.
+     * A name is healthy while it has no failure, slow call, probe or lease
+     * result to send and its local breaker and the fleet (at its last
+     * answer) are not HALF_OPEN. Each round of a healthy name is then one
+     * of:
+     *  - a version read: one HMGET of three fields of its state (no
+     *    script, no TIME). Every fleet transition is a new generation and
+     *    every control change a new version, so a trip, a close or a
+     *    control change made by anyone reaches the host at its next round:
+     *    when the version moved, the state is read whole (the control
+     *    script's read) in the same round. A host's view of the fleet
+     *    thus stays at most one flush interval (plus the round's time)
+     *    old, as staleness_ns reports;
+     *  - every this many rounds, a cheap flush instead: the flush script's
+     *    cheap path, which adds the successes held back to the fleet
+     *    window with two or three Redis calls, without the full state's
+     *    read and checks, when the fleet is CLOSED in the generation the
+     *    host knows, no forced state is in force, the policy is a window
+     *    and the window holds no failure or slow call (successes alone can
+     *    then trip nothing); otherwise the same call is a full flush.
+     * Successes therefore reach the fleet window at most this many rounds
+     * late (at most 1/20 of the window); a failure or slow call goes at
+     * the name's next round, whatever the cadence, with every success held
+     * back, so a trip is never delayed by it (nor a CONSECUTIVE policy's
+     * run: its successes go in full flushes, at once while the fleet has a
+     * run). Each host also sends each name a full flush at least every
+     * half of key_ttl_ns (they alone refresh the keys' TTL). A cheap flush
+     * whose reply is lost (a connection cut) loses its successes, never
+     * counts them twice: it is not sent again. */
     uint32_t full_flush_rounds;
     /* One flusher per host (docs/fleet.md, "One flusher per host"): a store
      * file (breaker/store.h, opened by the caller, not owned: close it after

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_fleet_cheap.c - against a real redis-server: a healthy name costs
- * the fleet a state read per round, not a script call (issue 22,
- * docs/fleet.md "Cost"). Its successes are held back and sent with the
- * flush script every full_flush_rounds rounds; a failure goes at the next
- * round with every success held back; a trip made by another host reaches
- * a healthy reader through its read within one round; a state the read
- * cannot trust is never followed (the next round's script rebuilds it); and
- * breaker_redis_close() sends what was held back. Rounds are
- * breaker_redis_flush() calls (the flusher's interval is an hour), script
- * calls are counted by Redis (INFO commandstats), the window by reading it.
+ * the fleet almost nothing (docs/fleet.md "Cost", breaker_redis_config.
+ * full_flush_rounds). Its rounds are a version read (one HMGET, no script,
+ * no TIME), and every full_flush_rounds rounds a cheap flush (the flush
+ * script's cheap path: no prelude) that sends the successes held back; a
+ * failure goes at the next round, whatever the cadence, with every success
+ * held back; a trip made by another host reaches a healthy reader at its
+ * next round (its version moved: the state is read in the same round); a
+ * state the host cannot trust is never followed (the script rebuilds it);
+ * the keys live on the full flushes; and breaker_redis_close() sends what
+ * was held back. Rounds are breaker_redis_flush() calls (the flusher's
+ * interval is an hour), commands are counted by Redis (INFO commandstats,
+ * which counts a script's inner calls too), the window by reading it.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -97,6 +100,29 @@ static long long round_scripts(breaker_redis *f) {
     return scripts() - before;
 }
 
+/* What a round costs Redis, by command (INFO commandstats; a script's
+ * inner calls included). */
+struct cost {
+    long long scripts, hmget, time, type, hgetall;
+};
+
+static struct cost cost_now(void) {
+    return (struct cost){scripts(), test_redis_cmdstat(&server, "hmget"),
+                         test_redis_cmdstat(&server, "time"), test_redis_cmdstat(&server, "type"),
+                         test_redis_cmdstat(&server, "hgetall")};
+}
+
+/* One round of `f` that returns `rc`: @return its cost. */
+static struct cost round_cost_rc(breaker_redis *f, int rc) {
+    struct cost a = cost_now();
+    assert_int_equal(breaker_redis_flush(f), rc);
+    struct cost b = cost_now();
+    return (struct cost){b.scripts - a.scripts, b.hmget - a.hmget, b.time - a.time, b.type - a.type,
+                         b.hgetall - a.hgetall};
+}
+
+static struct cost round_cost(breaker_redis *f) { return round_cost_rc(f, BREAKER_OK); }
+
 /* The calls (kind 'c') or failures ('f') in `name`'s fleet window. */
 static long long window(const char *name, char kind) {
     struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
@@ -111,37 +137,77 @@ static long long window(const char *name, char kind) {
     return sum;
 }
 
+/* Three healthy names, full_flush_rounds 4: each round between their
+ * cheap flushes is one HMGET per name and nothing else (no script, no
+ * TIME); every 4th round (each name at its own round) a cheap flush, which
+ * runs the flush script's cheap path alone (no TYPE check, no window read
+ * of the prelude's full flush) and counts every success held back. */
 static void a_healthy_name_makes_no_script_call_for_k_minus_1_rounds(void **state) {
     (void)state;
     breaker_redis *f = open_fleet(4);
-    breaker *b = attach(f, "cheap.k", 1000);
-    assert_int_equal(round_scripts(f), 1); /* the first round after attach: full */
-    for (int r = 1; r <= 3; r++) {
-        calls(b, 10, BREAKER_SUCCESS);
-        long long n = round_scripts(f);
-        if (n != 0)
-            fail_msg("round %d after the full one made %lld script calls, expected 0", r, n);
-        assert_int_equal(window("cheap.k", 'c'), 0); /* held back */
+    breaker *b[3] = {attach(f, "cheap.k0", 1000), attach(f, "cheap.k1", 1000),
+                     attach(f, "cheap.k2", 1000)};
+    /* The first round after attach: full, and with calls, so that each
+     * name's sequence entry is there (a host's first flush of a name goes
+     * through the full path: it prunes the hosts that left). */
+    for (int i = 0; i < 3; i++)
+        calls(b[i], 10, BREAKER_SUCCESS);
+    assert_int_equal(round_scripts(f), 3);
+    long long cheap = 0;
+    for (int r = 1; r <= 12; r++) {
+        for (int i = 0; i < 3; i++)
+            calls(b[i], 10, BREAKER_SUCCESS);
+        struct cost c = round_cost(f);
+        /* The reads need no clock; a cheap flush reads Redis's once. */
+        if (c.time != c.scripts || c.type != 0 || c.hgetall != 0)
+            fail_msg("round %d: TIME %lld, TYPE %lld, HGETALL %lld: expected %lld, 0, 0", r, c.time,
+                     c.type, c.hgetall, c.scripts);
+        /* Each name: its version read, or a cheap flush (whose one inner
+         * HMGET reads the state's fields it checks). */
+        if (c.hmget != 3) fail_msg("round %d: %lld HMGETs, expected 3", r, c.hmget);
+        if (c.scripts > 1) fail_msg("round %d: %lld script calls, expected 0 or 1", r, c.scripts);
+        cheap += c.scripts;
     }
-    calls(b, 10, BREAKER_SUCCESS);
-    assert_int_equal(round_scripts(f), 1); /* the 4th: every success held back */
-    assert_int_equal(window("cheap.k", 'c'), 40);
+    /* A cheap flush per name every 4 rounds, the names staggered by their
+     * attach order (0, 1, 2: their first at rounds 4, 3 and 2): 9 in 12
+     * rounds, each sending every success held back till then. */
+    assert_int_equal(cheap, 9);
+    assert_int_equal(window("cheap.k0", 'c'), 130);
+    assert_int_equal(window("cheap.k1", 'c'), 120);
+    assert_int_equal(window("cheap.k2", 'c'), 110);
     breaker_redis_close(f);
 }
 
+/* A failure goes at the next round, whatever the cadence: at every point
+ * of it (0 to K-1 rounds after the last flush), with every success held
+ * back; so a trip is never delayed by it. */
 static void a_failure_goes_at_the_next_round_with_every_pending_success(void **state) {
     (void)state;
-    breaker_redis *f = open_fleet(16);
-    breaker *b = attach(f, "cheap.fail", 1000);
-    assert_int_equal(round_scripts(f), 1);
-    calls(b, 7, BREAKER_SUCCESS);
-    assert_int_equal(round_scripts(f), 0);
-    calls(b, 5, BREAKER_SUCCESS);
-    calls(b, 1, BREAKER_FAILURE);
-    assert_int_equal(round_scripts(f), 1);
-    assert_int_equal(window("cheap.fail", 'c'), 13);
-    assert_int_equal(window("cheap.fail", 'f'), 1);
-    breaker_redis_close(f);
+    for (int at = 0; at < 8; at++) {
+        breaker_redis *f = open_fleet(8);
+        char name[32];
+        snprintf(name, sizeof name, "cheap.fail%d", at);
+        breaker *b = attach(f, name, 1000);
+        assert_int_equal(round_scripts(f), 1);
+        long long sent = 0, made = 0;
+        for (int r = 0; r < at; r++) { /* `at` rounds of successes: reads and cheap flushes */
+            calls(b, 3, BREAKER_SUCCESS);
+            made += 3;
+            assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
+        }
+        sent = window(name, 'c');
+        calls(b, 5, BREAKER_SUCCESS);
+        calls(b, 1, BREAKER_FAILURE);
+        made += 6;
+        struct cost c = round_cost(f);
+        assert_int_equal(c.scripts, 1);
+        assert_true(c.type > 0); /* the full flush: the prelude's checks */
+        if (window(name, 'c') != made || window(name, 'f') != 1)
+            fail_msg("%d rounds into the cadence (%lld sent before): the window holds %lld "
+                     "calls and %lld failures, expected %lld and 1",
+                     at, sent, window(name, 'c'), window(name, 'f'), made);
+        breaker_redis_close(f);
+    }
 }
 
 static void a_trip_by_another_host_reaches_a_healthy_reader_within_one_round(void **state) {
@@ -158,7 +224,11 @@ static void a_trip_by_another_host_reaches_a_healthy_reader_within_one_round(voi
     assert_int_equal(test_redis_int(&server, "HGET breaker:v2:{cheap.trip}:s st"), 1);
     assert_int_equal(breaker_get_state(ba), BREAKER_CLOSED);
     calls(ba, 1, BREAKER_SUCCESS);
-    assert_int_equal(round_scripts(a), 0);                 /* its next round, still a read, */
+    /* Its next round: the version read shows a new generation, and the
+     * state is read whole in the same round (one script call, the control
+     * script's read). */
+    struct cost c = round_cost(a);
+    assert_int_equal(c.scripts, 1);
     assert_int_equal(breaker_get_state(ba), BREAKER_OPEN); /* follows the trip */
     breaker_redis_stats st;
     breaker_redis_stats_get(a, &st);
@@ -166,13 +236,19 @@ static void a_trip_by_another_host_reaches_a_healthy_reader_within_one_round(voi
     /* Its held-back successes were of the period the trip ended: dropped,
      * as the script drops a host's deltas for a generation it did not
      * know; the window holds the tripping host's 10 failures alone. */
-    assert_int_equal(round_scripts(a), 0); /* an open fleet: a follower reads it too */
+    c = round_cost(a); /* an open fleet: a follower reads it too, and it has not moved */
+    assert_int_equal(c.scripts, 0);
+    assert_int_equal(c.hmget, 1);
     assert_int_equal(breaker_get_state(ba), BREAKER_OPEN);
     assert_int_equal(window("cheap.trip", 'c'), 10);
     breaker_redis_close(a);
     breaker_redis_close(b);
 }
 
+/* A state that moved to something the host cannot trust is never
+ * followed: the read of the moved state runs the script, which names it
+ * and rebuilds it (the round fails for the name: its view is not this
+ * round's), and the next round's full flush rejoins. */
 static void a_state_a_read_cannot_trust_is_never_followed(void **state) {
     (void)state;
     breaker_redis *f = open_fleet(16);
@@ -188,14 +264,43 @@ static void a_state_a_read_cannot_trust_is_never_followed(void **state) {
                                     gen + 1, (unsigned long long)4000000000000000ull),
                      0);
     calls(b, 1, BREAKER_SUCCESS);
-    assert_int_equal(round_scripts(f), 0); /* the read: no answer, not followed */
+    struct cost c = round_cost_rc(f, BREAKER_EIO); /* the state's read: CORRUPT, rebuilt */
+    assert_int_equal(c.scripts, 1);
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
-    long long before = scripts();
-    assert_int_equal(breaker_redis_flush(f), BREAKER_EIO); /* the script: CORRUPT, rebuilt */
-    assert_int_equal(scripts() - before, 1);
     assert_int_equal(test_redis_int(&server, "HGET breaker:v2:{cheap.bad}:s st"), 0);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK); /* rejoined */
     assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+    breaker_redis_close(f);
+}
+
+/* The cheap path counts successes alone into a window that holds no
+ * failure or slow call (successes can trip nothing then): while the
+ * window holds one, the flush that carries them goes on as a full flush,
+ * which also judges them against it; once the failure has left the
+ * window (lf, the last bucket with one, older than the window: written
+ * here as the script would find it), the cheap path again. */
+static void successes_go_in_full_while_the_window_holds_a_failure(void **state) {
+    (void)state;
+    breaker_redis *f = open_fleet(2);
+    breaker *b = attach(f, "cheap.lf", 1000);
+    assert_int_equal(round_scripts(f), 1);
+    calls(b, 4, BREAKER_SUCCESS);
+    calls(b, 1, BREAKER_FAILURE);
+    assert_int_equal(round_cost(f).scripts, 1); /* the failure, at once */
+    assert_true(test_redis_int(&server, "HGET breaker:v2:{cheap.lf}:s lf") > 0);
+    calls(b, 3, BREAKER_SUCCESS);
+    assert_int_equal(round_cost(f).scripts, 0); /* a read */
+    struct cost c = round_cost(f);              /* the cadence: a cheap flush asked ... */
+    assert_int_equal(c.scripts, 1);
+    assert_true(c.type > 0 && c.hgetall > 0); /* ... that went on in full */
+    assert_int_equal(window("cheap.lf", 'c'), 8);
+    assert_int_equal(test_redis_int(&server, "HSET breaker:v2:{cheap.lf}:s lf 1"), 0);
+    calls(b, 2, BREAKER_SUCCESS);
+    assert_int_equal(round_cost(f).scripts, 0);
+    c = round_cost(f);
+    assert_int_equal(c.scripts, 1);
+    assert_int_equal(c.type, 0); /* the cheap path */
+    assert_int_equal(window("cheap.lf", 'c'), 10);
     breaker_redis_close(f);
 }
 
@@ -352,10 +457,9 @@ static void a_deleted_state_starts_over_with_an_empty_window(void **state) {
     assert_int_equal(round_scripts(f), 1);
     assert_int_equal(window("cheap.del", 'f'), 8);
     assert_int_equal(test_redis_int(&server, "DEL breaker:v2:{cheap.del}:s"), 1);
-    assert_int_equal(round_scripts(f), 0); /* a read: no state, no answer */
-    /* The script makes it again, and its control record (a new state's,
-     * version 1 again) is read once in the same round. */
-    assert_int_equal(round_scripts(f), 2);
+    /* The version read finds no state; the state's read in the same round
+     * (the control script's prelude) makes it again. */
+    assert_int_equal(round_scripts(f), 1);
     calls(b, 2, BREAKER_FAILURE);
     assert_int_equal(round_scripts(f), 1);
     assert_int_equal(test_redis_int(&server, "HGET breaker:v2:{cheap.del}:s st"), 0);
@@ -428,6 +532,7 @@ int main(void) {
         cmocka_unit_test(a_failure_goes_at_the_next_round_with_every_pending_success),
         cmocka_unit_test(a_trip_by_another_host_reaches_a_healthy_reader_within_one_round),
         cmocka_unit_test(a_state_a_read_cannot_trust_is_never_followed),
+        cmocka_unit_test(successes_go_in_full_while_the_window_holds_a_failure),
         cmocka_unit_test(a_fleet_run_of_failures_brings_the_held_back_successes),
         cmocka_unit_test(one_full_flush_round_is_the_script_every_round),
         cmocka_unit_test(close_sends_the_successes_held_back),

@@ -1123,70 +1123,153 @@ static void a_lease_slot_is_freed_once_redis_answered_its_release(void **state) 
     assert_true(breaker__fleet_release_settled(&stale, true, 12, 10, &n));
 }
 
-/* ---- Cheap rounds --------------------------------------------------------------- */
+/* ---- The cadence ---------------------------------------------------------------- */
 
-/* A healthy name, synced and every 4 rounds, with nothing but successes. */
+/* A healthy name, synced, its successes every 4 rounds and its full flush
+ * every 1000, with nothing but successes. */
 static struct breaker__fleet_follow healthy_follow(void) {
     struct breaker__fleet_follow f;
     memset(&f, 0, sizeof f);
     f.synced = true;
     f.known_state = FLEET_CLOSED;
     f.every = 4;
+    f.keep_every = 1000;
     return f;
+}
+
+/* A round's view of a healthy name: its state, and `calls` successes
+ * pending, its local breaker CLOSED. */
+struct healthy {
+    struct breaker__fleet_deltas d;
+    struct breaker__fleet_pending p;
+    struct breaker__fleet_follow f;
+};
+
+static void healthy_init(struct healthy *h, uint64_t calls) {
+    memset(h, 0, sizeof *h);
+    h->d.calls = calls;
+    h->p.deltas = &h->d;
+    h->p.local = BREAKER_CLOSED;
+    h->f = healthy_follow();
+}
+
+/* Rounds of a healthy name: the calls each round sends, counted. */
+static void run_rounds(struct breaker__fleet_follow *f, const struct breaker__fleet_pending *p,
+                       int rounds, int count[3]) {
+    for (int i = 0; i < rounds; i++) {
+        int call = breaker__fleet_round_call(f, p);
+        count[call]++;
+        breaker__fleet_round_done(f, call, call == FLEET_ROUND_FULL, 0);
+    }
 }
 
 static void a_healthy_name_reads_and_sends_its_successes_every_k_rounds(void **state) {
     (void)state;
-    struct breaker__fleet_follow f = healthy_follow();
-    struct breaker__fleet_deltas d = {.calls = 100};
-    struct breaker__fleet_pending p = {.deltas = &d, .local = BREAKER_CLOSED};
-    int scripts = 0, rounds = 0;
-    for (; rounds < 12; rounds++) {
-        bool full = breaker__fleet_full_due(&f, &p);
-        scripts += full;
-        breaker__fleet_round_done(&f, full, 0);
-    }
-    assert_int_equal(scripts, 3); /* 12 rounds, one full flush in 4 */
-    /* K = 1: the script every round (the protocol before reads). */
-    f.every = 1;
-    assert_true(breaker__fleet_full_due(&f, &p));
+    struct healthy h;
+    healthy_init(&h, 100);
+    int count[3] = {0, 0, 0};
+    run_rounds(&h.f, &h.p, 12, count);
+    /* 12 rounds: a cheap flush in 4, a read in the others, no script's
+     * prelude at all. */
+    assert_int_equal(count[FLEET_ROUND_CHEAP], 3);
+    assert_int_equal(count[FLEET_ROUND_READ], 9);
+    assert_int_equal(count[FLEET_ROUND_FULL], 0);
+    /* K = 1: the full flush every round (full_flush_rounds 1, or a window
+     * too short to hold successes back), even with nothing to send. */
+    h.f.every = 1;
+    assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_FULL);
+    h.d.calls = 0;
+    assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_FULL);
+    /* Nothing to send when they are due: a read, and the next round with
+     * calls sends them. */
+    healthy_init(&h, 0);
+    h.f.since_sent = 3;
+    assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_READ);
+    breaker__fleet_round_done(&h.f, FLEET_ROUND_READ, false, 0);
+    h.d.calls = 1;
+    assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_CHEAP);
 }
 
+/* The keys' TTL is refreshed by full flushes alone: one every keep_every
+ * rounds, whatever the reads and cheap flushes between. */
+static void a_full_flush_comes_every_keep_every_rounds(void **state) {
+    (void)state;
+    struct healthy h;
+    healthy_init(&h, 5);
+    h.f.keep_every = 10;
+    int count[3] = {0, 0, 0};
+    run_rounds(&h.f, &h.p, 40, count);
+    assert_int_equal(count[FLEET_ROUND_FULL], 4);
+    /* The successes go every 4 rounds, or sooner with a full flush: per 10
+     * rounds, two cheap flushes then the full one. */
+    assert_int_equal(count[FLEET_ROUND_CHEAP], 8);
+    h.d.calls = 0; /* an idle name too */
+    h.f.since_full = 9;
+    assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_FULL);
+    h.f.keep_every = 1;
+    h.f.since_full = 0;
+    assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_FULL);
+}
+
+/* A failed or slow call, a probe's result, a lease result or a server-
+ * directed open goes at the next round, whatever the cadence: trips are
+ * never delayed by it. So do the last round, a half-open fleet or local
+ * breaker, a CONSECUTIVE fleet's run (a success held back would let it
+ * run on) and a name not synced (attached, re-armed, or a round failed).
+ * A follower of an open fleet reads it: a script would tell the same.
+ * When the successes are due, the cheap path takes those of a window
+ * policy alone: a CONSECUTIVE name's (they set the fleet's run) and a
+ * failing-source map (OR-ed into the window) go with the full flush. */
 static void trouble_makes_the_next_round_a_full_flush(void **state) {
     (void)state;
-    struct breaker__fleet_deltas d = {.calls = 3};
-    struct breaker__fleet_pending p = {.deltas = &d, .local = BREAKER_CLOSED};
-    struct breaker__fleet_follow f = healthy_follow();
-    assert_false(breaker__fleet_full_due(&f, &p)); /* the baseline: a read */
-    d.failures = 1;
-    assert_true(breaker__fleet_full_due(&f, &p)); /* a failure, at the next round */
-    d.failures = 0;
-    d.slow = 1;
-    assert_true(breaker__fleet_full_due(&f, &p));
-    d.slow = 0;
-    p.probes_moved = true;
-    assert_true(breaker__fleet_full_due(&f, &p));
-    p.probes_moved = false;
-    p.releases = true;
-    assert_true(breaker__fleet_full_due(&f, &p));
-    p.releases = false;
-    p.local = BREAKER_HALF_OPEN;
-    assert_true(breaker__fleet_full_due(&f, &p));
-    p.local = BREAKER_OPEN; /* following an open fleet: a read tells what a script would */
-    f.known_state = FLEET_OPEN;
-    assert_false(breaker__fleet_full_due(&f, &p));
-    p.local = BREAKER_CLOSED;
-    p.last_round = true;
-    assert_true(breaker__fleet_full_due(&f, &p)); /* close: nothing held back */
-    p.last_round = false;
-    f.known_state = FLEET_HALF_OPEN;
-    assert_true(breaker__fleet_full_due(&f, &p));
-    f.known_state = FLEET_CLOSED;
-    f.synced = false; /* attached, re-armed, or a round failed */
-    assert_true(breaker__fleet_full_due(&f, &p));
-    struct breaker__fleet_follow fresh; /* a new entry: its first flush is full */
-    memset(&fresh, 0, sizeof fresh);
-    assert_true(breaker__fleet_full_due(&fresh, &p));
+    static const struct {
+        const char *what;
+        uint64_t failures, slow, run, sources;
+        bool probes_moved, releases, directed, last_round, unsynced, due, consecutive;
+        enum breaker_state local;
+        int fleet, want;
+    } cases[] = {
+        {"nothing", .local = BREAKER_CLOSED, .want = FLEET_ROUND_READ},
+        {"a failure", .failures = 1, .want = FLEET_ROUND_FULL},
+        {"a slow call", .slow = 1, .want = FLEET_ROUND_FULL},
+        {"probes moved", .probes_moved = true, .want = FLEET_ROUND_FULL},
+        {"a release", .releases = true, .want = FLEET_ROUND_FULL},
+        {"a directed open", .directed = true, .want = FLEET_ROUND_FULL},
+        {"a half-open breaker", .local = BREAKER_HALF_OPEN, .want = FLEET_ROUND_FULL},
+        {"the last round", .last_round = true, .want = FLEET_ROUND_FULL},
+        {"a half-open fleet", .fleet = FLEET_HALF_OPEN, .want = FLEET_ROUND_FULL},
+        {"a fleet's run", .run = 2, .want = FLEET_ROUND_FULL},
+        {"not synced", .unsynced = true, .want = FLEET_ROUND_FULL},
+        {"an open fleet followed", .local = BREAKER_OPEN, .fleet = FLEET_OPEN,
+         .want = FLEET_ROUND_READ},
+        {"successes due", .due = true, .want = FLEET_ROUND_CHEAP},
+        {"successes due, a source", .due = true, .sources = 4, .want = FLEET_ROUND_FULL},
+        {"successes due, a run policy", .due = true, .consecutive = true, .want = FLEET_ROUND_FULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct healthy h;
+        healthy_init(&h, 3);
+        h.d.failures = cases[c].failures;
+        h.d.slow = cases[c].slow;
+        h.p.probes_moved = cases[c].probes_moved;
+        h.p.releases = cases[c].releases;
+        h.p.directed = cases[c].directed;
+        h.p.last_round = cases[c].last_round;
+        h.p.local = cases[c].local; /* BREAKER_CLOSED is 0 */
+        h.f.known_state = cases[c].fleet;
+        h.f.known_run = cases[c].run;
+        h.f.synced = !cases[c].unsynced;
+        h.f.since_sent = cases[c].due ? h.f.every - 1 : 0;
+        h.d.sources = cases[c].sources;
+        h.f.consecutive = cases[c].consecutive;
+        int got = breaker__fleet_round_call(&h.f, &h.p);
+        if (got != cases[c].want)
+            fail_msg("%s: call %d, expected %d", cases[c].what, got, cases[c].want);
+    }
+    struct healthy fresh; /* a new entry: its first flush is full */
+    healthy_init(&fresh, 3);
+    memset(&fresh.f, 0, sizeof fresh.f);
+    assert_int_equal(breaker__fleet_round_call(&fresh.f, &fresh.p), FLEET_ROUND_FULL);
 }
 
 static void the_first_full_flush_staggers_the_names(void **state) {
@@ -1194,22 +1277,33 @@ static void the_first_full_flush_staggers_the_names(void **state) {
     struct breaker__fleet_follow f;
     memset(&f, 0, sizeof f);
     f.every = 4;
-    breaker__fleet_round_done(&f, true, 6); /* the first: index 6 starts at 6 % 4 */
+    f.keep_every = 100;
+    breaker__fleet_round_done(&f, FLEET_ROUND_FULL, true, 6); /* the first: index 6 */
     assert_true(f.synced);
-    assert_int_equal(f.since_full, 2);
-    breaker__fleet_round_done(&f, false, 6);
-    assert_int_equal(f.since_full, 3);
-    breaker__fleet_round_done(&f, true, 6); /* later ones start again at 0 */
+    assert_int_equal(f.since_sent, 2); /* 6 % 4 */
+    assert_int_equal(f.since_full, 6); /* 6 % 100 */
+    breaker__fleet_round_done(&f, FLEET_ROUND_READ, false, 6);
+    assert_int_equal(f.since_sent, 3);
+    assert_int_equal(f.since_full, 7);
+    breaker__fleet_round_done(&f, FLEET_ROUND_CHEAP, false, 6); /* counted by the cheap path */
+    assert_int_equal(f.since_sent, 0);
+    assert_int_equal(f.since_full, 8);
+    breaker__fleet_round_done(&f, FLEET_ROUND_CHEAP, true, 6); /* ... or it went on in full */
+    assert_int_equal(f.since_sent, 0);
     assert_int_equal(f.since_full, 0);
+    f.since_sent = 3;
+    breaker__fleet_round_done(&f, FLEET_ROUND_FULL, true, 6); /* later ones start at 0 */
+    assert_int_equal(f.since_sent, 0);
 }
 
-/* A read refreshes no TTL: the handle's cadence keeps K of its longest
- * rounds (interval + 20%) within half of the keys' TTL. */
+/* Only full flushes refresh the keys' TTL: the keepalive cadence keeps
+ * its longest rounds (interval + 20%) within half of the TTL. */
 static void the_cadence_keeps_the_keys_within_their_ttl(void **state) {
     (void)state;
-    assert_int_equal(breaker__fleet_ttl_rounds(16, 250 * MS, 3600 * SEC), 16); /* the defaults */
-    assert_int_equal(breaker__fleet_ttl_rounds(16, 200 * MS, 2 * SEC), 4);     /* 4 x 240 ms */
-    assert_int_equal(breaker__fleet_ttl_rounds(16, 250 * MS, 1 * SEC), 1);     /* 300 > 500/2 */
+    assert_int_equal(breaker__fleet_ttl_rounds(16, 250 * MS, 3600 * SEC), 16);
+    assert_int_equal(breaker__fleet_ttl_rounds(UINT32_MAX, 250 * MS, 3600 * SEC), 6000);
+    assert_int_equal(breaker__fleet_ttl_rounds(16, 200 * MS, 2 * SEC), 4); /* 4 x 240 ms */
+    assert_int_equal(breaker__fleet_ttl_rounds(16, 250 * MS, 1 * SEC), 1); /* 300 > 500/2 */
     assert_int_equal(breaker__fleet_ttl_rounds(16, 3600 * SEC, 3600 * SEC), 1);
     assert_int_equal(breaker__fleet_ttl_rounds(1, 1 * MS, 3600 * SEC), 1);
 }
@@ -1231,16 +1325,118 @@ static void the_cadence_holds_back_at_most_a_twentieth_of_the_window(void **stat
     struct breaker__fleet_follow f;
     memset(&f, 0, sizeof f);
     breaker_config c = defaults();
-    c.open_jitter = 0.5;
-    c.open_max_ns = 100 * SEC;
     struct breaker__fleet_limits l;
     breaker__fleet_limits_of(&c, &l);
-    breaker__fleet_cheap_setup(&f, &l, 16, 250 * MS);
+    breaker__fleet_cheap_setup(&f, &l, 16, 250 * MS, 3600 * SEC);
     assert_int_equal(f.every, 10);
-    assert_int_equal(f.max_wait_us, 150000000);
+    assert_int_equal(f.keep_every, 6000); /* 30 min of 300 ms rounds */
     assert_int_equal(f.interval_ns, 250 * MS);
+    assert_false(f.consecutive);
+    c.trip = BREAKER_TRIP_CONSECUTIVE;
+    c.failure_threshold = 5;
+    breaker__fleet_limits_of(&c, &l);
+    memset(&f, 0, sizeof f);
+    breaker__fleet_cheap_setup(&f, &l, 16, 250 * MS, 3600 * SEC);
+    assert_true(f.consecutive);
 }
 
+/* A healthy name that decided on the answer `v` at t = 1 s, its local
+ * breaker CLOSED: @return its state, and the round's action in `act`. */
+static struct breaker__fleet_follow decided(const int64_t v[ANS_COUNT],
+                                            struct breaker__fleet_action *act) {
+    struct breaker__fleet_follow f = healthy_follow();
+    struct breaker__fleet_answer a;
+    assert_true(breaker__fleet_answer_read(v, &a));
+    struct breaker__fleet_local local = {.gen = 5, .state = BREAKER_CLOSED};
+    struct breaker__fleet_gate gate;
+    act->kind = FLEET_ACT_NONE;
+    breaker__fleet_decide(&f, &a, &local, 1 * SEC, act, &gate);
+    assert_int_equal(f.last.gen, a.gen);
+    assert_int_equal(f.last_at_ns, 1 * SEC);
+    return f;
+}
+
+/* The last answer decided on, as the version read and the cheap path
+ * stand for it: an open fleet of generation 77, 2 s of its wait left at
+ * t = 1 s, control version 3. */
+static struct breaker__fleet_follow decided_open(void) {
+    const int64_t v[ANS_COUNT] = {FLEET_OPEN, 77, 2000000, 2, 0, VERDICT_TRIPPED, 40, 30, 1, 70, 3};
+    struct breaker__fleet_action act;
+    struct breaker__fleet_follow f = decided(v, &act);
+    assert_int_equal(act.kind, FLEET_ACT_TRIP);
+    return f;
+}
+
+/* A version read that shows the generation and control version the host
+ * last decided on stands for that answer, its wait run down on the host's
+ * clock; one that moved, is absent or is not plain numbers in range sends
+ * the round to read the whole state. */
+static void a_version_read_stands_for_the_last_answer_until_it_moves(void **state) {
+    (void)state;
+    struct breaker__fleet_follow f = decided_open();
+    struct breaker__fleet_answer a;
+    uint64_t run = 9;
+    const char *same[BREAKER__FLEET_VERSION_FIELDS] = {"77", "3", NULL};
+    assert_int_equal(breaker__fleet_version_read(&f, same, 1500 * MS, &a, &run), 1);
+    assert_int_equal(a.state, FLEET_OPEN);
+    assert_int_equal(a.gen, 77);
+    assert_int_equal(a.wait_us, 1500000); /* 2 s from t = 1 s, read at 1.5 s */
+    assert_int_equal(a.verdict, VERDICT_NONE);
+    assert_int_equal(a.calls, 40);
+    assert_int_equal(a.born, 70);
+    assert_int_equal(a.cv, 3);
+    assert_int_equal(run, 0);
+    assert_int_equal(breaker__fleet_version_read(&f, same, 4 * SEC, &a, &run), 1);
+    assert_int_equal(a.wait_us, 0); /* the wait is over: a lease request turns it half-open */
+    /* Decided again on it: the healthy host already follows; nothing new. */
+    struct breaker__fleet_local local = {.gen = 6, .state = BREAKER_OPEN, .open_left_ns = 0};
+    struct breaker__fleet_action act = {.kind = FLEET_ACT_NONE};
+    struct breaker__fleet_gate gate;
+    breaker__fleet_decide(&f, &a, &local, 4 * SEC, &act, &gate);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    const char *run3[BREAKER__FLEET_VERSION_FIELDS] = {"77", "3", "3"};
+    assert_int_equal(breaker__fleet_version_read(&f, run3, 4 * SEC, &a, &run), 1);
+    assert_int_equal(run, 3); /* a CONSECUTIVE fleet's run: the next round is full */
+    static const char *const moved[][BREAKER__FLEET_VERSION_FIELDS] = {
+        {"78", "3", NULL},  /* a transition: a new generation */
+        {"77", "4", NULL},  /* a control change */
+        {NULL, NULL, NULL}, /* the state is gone (expired, FLUSHALL, a restart) */
+        {"77", NULL, NULL}, /* a state the scripts never write */
+        {"x", "3", NULL},   {"77", "3", "-1"}, {"99999999999999999", "3", NULL},
+        {"77", "3", "1e3"}};
+    for (size_t i = 0; i < sizeof moved / sizeof moved[0]; i++)
+        if (breaker__fleet_version_read(&f, moved[i], 4 * SEC, &a, &run) != 0)
+            fail_msg("case %zu taken for the state last decided on", i);
+    f.synced = false; /* no answer decided since the entry was armed */
+    assert_int_equal(breaker__fleet_version_read(&f, same, 4 * SEC, &a, &run), 0);
+}
+
+/* The cheap path answers {gen, cv}: counted in the generation the host
+ * knows, whose state is CLOSED; anything else is no answer. */
+static void the_cheap_answer_is_the_last_answer_with_its_control_version(void **state) {
+    (void)state;
+    const int64_t v[ANS_COUNT] = {FLEET_CLOSED, 90, 0, 0, 0, VERDICT_NONE, 0, 0, 0, 85, 2};
+    struct breaker__fleet_action act;
+    struct breaker__fleet_follow f = decided(v, &act);
+    assert_int_equal(act.kind, FLEET_ACT_NONE);
+    struct breaker__fleet_answer c;
+    assert_int_equal(breaker__fleet_cheap_answer(&f, 90, 2, 2 * SEC, &c), 1);
+    assert_int_equal(c.state, FLEET_CLOSED);
+    assert_int_equal(c.gen, 90);
+    assert_int_equal(c.born, 85);
+    assert_int_equal(c.cv, 2);
+    assert_int_equal(breaker__fleet_cheap_answer(&f, 90, 5, 2 * SEC, &c), 1);
+    assert_int_equal(c.cv, 5); /* a control change: the round reads the record */
+    assert_int_equal(breaker__fleet_cheap_answer(&f, 91, 2, 2 * SEC, &c), 0);
+    assert_int_equal(breaker__fleet_cheap_answer(&f, 0, 2, 2 * SEC, &c), 0);
+    assert_int_equal(breaker__fleet_cheap_answer(&f, 90, -1, 2 * SEC, &c), 0);
+    assert_int_equal(breaker__fleet_cheap_answer(&f, 90, INT64_MAX, 2 * SEC, &c), 0);
+    f = decided_open(); /* never of an open fleet */
+    assert_int_equal(breaker__fleet_cheap_answer(&f, 77, 3, 2 * SEC, &c), 0);
+}
+
+/* The status read (status.c) reads the whole state: the answer a script
+ * would give. */
 static void a_read_is_the_answer_a_script_would_give(void **state) {
     (void)state;
     uint64_t now;
@@ -1279,19 +1475,14 @@ static void a_read_is_the_answer_a_script_would_give(void **state) {
     assert_int_equal(act.kind, FLEET_ACT_TRIP);
     assert_int_equal(act.wait_ns, 2000000000);
     assert_int_equal(act.evidence.calls, 40);
-    assert_int_equal(f.known_state, FLEET_OPEN); /* so the next round is the script */
+    assert_int_equal(f.known_state, FLEET_OPEN);
     /* A CONSECUTIVE fleet's run (no control record yet: cv absent). */
     const char *old[BREAKER__FLEET_READ_FIELDS] = {"0", "5", "0", "0", "0",
                                                    "0", "0", "0", "0", "3"};
     assert_int_equal(breaker__fleet_read_answer(old, now, 60000000, &a, &run, why, sizeof why), 1);
     assert_int_equal(a.born, 0);
     assert_int_equal(a.wait_us, 0);
-    assert_int_equal(run, 3); /* a CONSECUTIVE fleet's run: healthy hosts send at once */
-    f = healthy_follow();
-    f.known_run = run;
-    struct breaker__fleet_deltas d = {.calls = 1};
-    struct breaker__fleet_pending p = {.deltas = &d, .local = BREAKER_CLOSED};
-    assert_true(breaker__fleet_full_due(&f, &p));
+    assert_int_equal(run, 3);
 }
 
 /* The round's TIME runs before some of its reads: another host's trip in
@@ -1409,8 +1600,11 @@ static void the_control_record_is_read_whole_and_checked(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_healthy_name_reads_and_sends_its_successes_every_k_rounds),
+        cmocka_unit_test(a_full_flush_comes_every_keep_every_rounds),
         cmocka_unit_test(trouble_makes_the_next_round_a_full_flush),
         cmocka_unit_test(the_first_full_flush_staggers_the_names),
+        cmocka_unit_test(a_version_read_stands_for_the_last_answer_until_it_moves),
+        cmocka_unit_test(the_cheap_answer_is_the_last_answer_with_its_control_version),
         cmocka_unit_test(the_cadence_holds_back_at_most_a_twentieth_of_the_window),
         cmocka_unit_test(the_cadence_keeps_the_keys_within_their_ttl),
         cmocka_unit_test(a_read_is_the_answer_a_script_would_give),

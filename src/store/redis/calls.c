@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * calls.c - the commands the fleet client sends (client.h) and how their
- * replies are read: a script of the protocol on a name's keys, the read of
- * a healthy name's state, TIME; the attach's read of the stored limits; one
+ * replies are read: a script of the protocol on a name's keys, the version
+ * read of a healthy name's state; the attach's read of the stored limits; one
  * command outside the rounds (an operator's control). They go out through
  * the transport (breaker/redis_transport.h); what the answers mean is
  * protocol.c's.
@@ -58,18 +58,15 @@ void breaker__redis_pending_cmd(const breaker_redis *f, struct pending *p,
     struct cmd_args *a = &p->args;
     if (p->kind == PENDING_SCRIPT) {
         breaker__redis_script_cmd(f, p->e, &p->call, a, cmd);
+        /* A cheap flush counts without the host's sequence: never twice. */
+        if (p->round_call == FLEET_ROUND_CHEAP) cmd->idempotent = 0;
         return;
     }
-    if (p->kind == PENDING_TIME) {
-        a->argv[0] = "TIME";
-        a->argc = 1;
-    } else {
-        a->argv[0] = "HMGET";
-        a->argv[1] = p->e->key[FLEET_KEY_STATE];
-        for (int i = 0; i < BREAKER__FLEET_READ_FIELDS; i++)
-            a->argv[2 + i] = breaker__fleet_read_fields[i];
-        a->argc = 2 + BREAKER__FLEET_READ_FIELDS;
-    }
+    a->argv[0] = "HMGET";
+    a->argv[1] = p->e->key[FLEET_KEY_STATE];
+    for (int i = 0; i < BREAKER__FLEET_VERSION_FIELDS; i++)
+        a->argv[2 + i] = breaker__fleet_version_fields[i];
+    a->argc = 2 + BREAKER__FLEET_VERSION_FIELDS;
     *cmd = (breaker_redis_command){
         .key = p->e->key[FLEET_KEY_STATE], .argc = a->argc, .argv = a->argv, .idempotent = 1};
 }

@@ -140,8 +140,12 @@ struct entry {
     bool round_failed, round_answered, failed_last;
     /* Flusher-only: an answer of this round showed another version of the
      * control record than the one kept (follow.record): it is read after
-     * the answers, in the same round. */
-    bool record_due;
+     * the answers, in the same round. A version read of this round showed
+     * the state moved: it is read whole after the answers, in the same
+     * round, and the counters the read held back to (dropped if the
+     * generation moved). */
+    bool record_due, state_due;
+    struct breaker__fleet_seen seen_after_read;
     struct lease leases[LEASE_SLOTS];
 };
 
@@ -157,32 +161,26 @@ struct action {
     struct breaker__fleet_controls controls;
 };
 
-/* What a call of a round is: a script (flush, acquire or release), a read
- * of a healthy name's state hash (HMGET of breaker__fleet_read_fields), or
- * a TIME on a node whose names are read this round (its `e`: the first
- * such name, which routes it there), Redis's clock for their open waits. */
-enum { PENDING_SCRIPT, PENDING_READ, PENDING_TIME };
+/* What a call of a round is: a script (flush, acquire, release, or the
+ * control script's read), or a version read of a healthy name's state
+ * (HMGET of breaker__fleet_version_fields). */
+enum { PENDING_SCRIPT, PENDING_READ };
 
 /* A command's arguments, kept with it for the exchange: a script's numkeys,
  * keys, TTL, limits and call arguments, or HMGET's key and fields. */
 #define BREAKER__REDIS_CMD_ARGS 48 /* the control script's, the longest: 8 + 3 + 18 pairs */
 struct cmd_args {
     int argc;
-    const char *argv[BREAKER__REDIS_CMD_ARGS > 2 + BREAKER__FLEET_READ_FIELDS
-                         ? BREAKER__REDIS_CMD_ARGS
-                         : 2 + BREAKER__FLEET_READ_FIELDS];
+    const char *argv[BREAKER__REDIS_CMD_ARGS];
 };
 
 /* One call of a round. */
 struct pending {
     struct entry *e;
-    uint32_t idx; /* e's index in entries (and actions) */
-    int kind;     /* PENDING_* */
-    /* PENDING_READ: the index of its node's TIME in the round, whose clock
-     * its answer takes, and the counters its held-back deltas ran to
-     * (dropped, as the script would, when the read shows another
-     * generation). */
-    size_t time_idx;
+    uint32_t idx;   /* e's index in entries (and actions) */
+    int kind;       /* PENDING_* */
+    int round_call; /* a name's flush or read: FLEET_ROUND_* (breaker__fleet_round_call()) */
+    /* PENDING_READ: the counters its held-back deltas ran to. */
     struct breaker__fleet_seen seen_after;
     struct breaker__fleet_call call;
     /* A flush: what it carries. A retry after a cut connection sends the

@@ -209,8 +209,8 @@ void breaker_redis_close(breaker_redis *f) {
 /* Room in the round arrays for `names` names (their flushes and lease
  * results). Takes round_mu: a round in progress finishes first. */
 static int grow_round(breaker_redis *f, uint32_t names) {
-    /* Per name: its flush or read, a TIME for its node's reads (at most one
-     * per node), its lease results. */
+    /* Per name: its flush or read, the read of its state when that moved
+     * (the round's second exchange: flush.c), its lease results. */
     size_t need = (size_t)names * (2 + LEASE_SLOTS);
     int ok = 1;
     pthread_mutex_lock(&f->round_mu);

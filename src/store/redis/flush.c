@@ -94,11 +94,11 @@ static size_t collect_releases(breaker_redis *f, struct entry *e, uint32_t idx, 
     return np;
 }
 
-/* `e`'s call of the round: the flush script, or a read of its state
- * (breaker__fleet_full_due()). Its counters are read with the peek (no due
- * probe timeout is applied: a timeout's event would run under round_mu,
- * and a listener that attaches a name takes it). A read leaves the deltas
- * pending: the next full flush carries them all. */
+/* `e`'s call of the round (breaker__fleet_round_call()): a full or a cheap
+ * flush, or the version read of its state. Its counters are read with the
+ * peek (no due probe timeout is applied: a timeout's event would run under
+ * round_mu, and a listener that attaches a name takes it). A read leaves
+ * the deltas pending: the next flush carries them all. */
 static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx, bool releases,
                           struct pending *p) {
     breaker *b = breaker__redis_entry_b(e);
@@ -109,77 +109,63 @@ static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
     p->known_gen = e->follow.known_gen;
     struct breaker__fleet_seen next = e->seen;
     breaker__fleet_take_deltas(&next, &s, &p->deltas);
+    /* The host's failing-source map: a snapshot, not a delta (OR-ed in
+     * Redis, so a retried round sends it again harmlessly). */
+    p->deltas.sources = breaker_failing_sources_peek(b);
     breaker__fleet_cheap_setup(&e->follow, &e->lim, f->cfg.full_flush_rounds,
-                               f->cfg.flush_interval_ns);
+                               f->cfg.flush_interval_ns, f->cfg.key_ttl_ns);
+    /* A server-directed open since the last flush (a 429 with Retry-After):
+     * the fleet's too, for what is left of it. */
+    enum breaker_state local = breaker_state_peek(b);
+    uint64_t directed_us =
+        breaker__fleet_directed_left_us(&s, local, e->directed_seen, breaker_now_ns(b));
     struct breaker__fleet_pending pend = {
         .deltas = &p->deltas,
         .probes_moved = next.probes_succeeded != e->seen.probes_succeeded ||
                         next.probes_failed != e->seen.probes_failed,
         .releases = releases,
-        .local = breaker_state_peek(b),
+        .local = local,
+        .directed = directed_us > 0,
         /* relaxed: a flag; breaker_redis_close() sets it before joining the
          * flusher and running the last round on its own thread. */
         .last_round = atomic_load_explicit(&f->stop, memory_order_relaxed) != 0,
     };
-    /* A server-directed open since the last flush (a 429 with Retry-After):
-     * the fleet's too, for what is left of it. */
-    uint64_t directed_us =
-        breaker__fleet_directed_left_us(&s, pend.local, e->directed_seen, breaker_now_ns(b));
-    if (directed_us == 0 && !breaker__fleet_full_due(&e->follow, &pend)) {
-        p->kind = PENDING_READ; /* its TIME: collect_calls() */
+    p->round_call = breaker__fleet_round_call(&e->follow, &pend);
+    if (p->round_call == FLEET_ROUND_READ) {
+        p->kind = PENDING_READ;
         p->seen_after = next;
         return;
     }
     p->kind = PENDING_SCRIPT;
     e->seen = next;
-    /* The host's failing-source map: a snapshot, not a delta (OR-ed in
-     * Redis, so a retried round sends it again harmlessly). */
-    p->deltas.sources = breaker_failing_sources_peek(b);
-    e->flush_seq = breaker__fleet_next_seq(e->flush_seq, breaker__redis_now(f) / 1000);
+    uint64_t now = breaker__redis_now(f);
+    e->flush_seq = breaker__fleet_next_seq(e->flush_seq, now / 1000);
     breaker__fleet_call_host_flush(&p->call, p->known_gen, &p->deltas, f->host_id, e->flush_seq,
                                    directed_us);
+    if (p->round_call == FLEET_ROUND_CHEAP) {
+        uint64_t last = e->follow.flushed_at_ns;
+        breaker__fleet_call_cheap(&p->call, last != 0 && last < now
+                                                ? (now - last) / 1000
+                                                : BREAKER__FLEET_MAX_DURATION_US);
+    }
+    e->follow.flushed_at_ns = now;
     e->directed_seen = s.server_directed_opens;
 }
 
-/* A round reads Redis's clock once per server whose names it reads: at
- * most this many servers' TIMEs (a larger round's other reads are no
- * answers, and those names' next round is the script). */
-#define ROUND_TIMES 256u
-
-/* Every name's calls, in the round's arrays (attach made room), and a TIME
- * for each node whose names are read: their lease results, and their
- * flushes or reads when `flushes` (host.c: not the names another process
- * of the host flushes). @return how many. */
+/* Every name's calls, in the round's arrays (attach made room): their
+ * lease results, and their flushes or reads when `flushes` (host.c: not
+ * the names another process of the host flushes). @return how many. */
 static size_t collect_calls(breaker_redis *f, uint32_t n, uint32_t flushes) {
     struct pending *p = f->round_calls;
     size_t np = 0;
     uint64_t now = breaker__redis_now(f);
-    /* The TIME of each server read this round: (server, index) pairs. */
-    uint32_t time_server[ROUND_TIMES];
-    size_t time_at[ROUND_TIMES], times = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
         size_t releases = collect_releases(f, e, i, p + np, now);
         np += releases;
         if (breaker__redis_entry_b(e) == NULL || !flushes || e->host_skip)
             continue; /* lease results only */
-        struct pending *call = &p[np++];
-        collect_flush(f, e, i, releases > 0, call);
-        if (call->kind != PENDING_READ) continue;
-        uint32_t server = f->io->server_of(f->io_ctx, e->key[FLEET_KEY_STATE]);
-        size_t t = 0;
-        while (t < times && time_server[t] != server)
-            t++;
-        if (t == times && times < ROUND_TIMES) {
-            time_server[times] = server;
-            time_at[times++] = np;
-            p[np] = (struct pending){.e = e, .idx = i, .kind = PENDING_TIME};
-            np++;
-        }
-        /* No room for another server's TIME (256 read in one round):
-         * the read points at none, reads as no answer, and the name's next
-         * round is the script. */
-        call->time_idx = t < times ? time_at[t] : SIZE_MAX;
+        collect_flush(f, e, i, releases > 0, &p[np++]);
     }
     return np;
 }
@@ -210,10 +196,6 @@ static int send_calls(breaker_redis *f, size_t np, char *why, size_t why_len) {
 static void decide_one(breaker_redis *f, const struct pending *p,
                        const struct breaker__fleet_answer *a, uint64_t now) {
     struct entry *e = p->e;
-    /* A read that shows another generation: the deltas it held back belong
-     * to the period that ended (the script would not count them, its
-     * known generation being the old one): dropped. */
-    if (p->kind == PENDING_READ && a->gen != e->follow.known_gen) e->seen = p->seen_after;
     struct action *act = &f->actions[p->idx];
     breaker *b = breaker__redis_entry_b(e);
     struct breaker__fleet_local local;
@@ -265,35 +247,37 @@ static void why_not_an_answer(const struct entry *e, const breaker_redis_reply *
     snprintf(why, why_len, "flush: %s: %s", e->key[FLEET_KEY_STATE], what);
 }
 
-/* Reply `r` to the read `p` as an answer, with Redis's clock from the
- * round's TIME. @return 1 with `a`, or 0. */
-static int read_answer(const breaker_redis *f, const struct pending *p,
-                       const breaker_redis_reply *r, struct breaker__fleet_answer *a) {
-    if (p->time_idx == SIZE_MAX) return 0;
-    /* Redis's clock from the node that answered the read (a read
-     * redirected elsewhere since is no answer: the next round's script). */
-    if (f->round_cmds[p->time_idx].server != f->round_cmds[p - f->round_calls].server) return 0;
-    const breaker_redis_reply *t = f->round_replies[p->time_idx];
-    uint64_t now_us = 0;
-    if (t == NULL || t->type != BREAKER_REDIS_REPLY_ARRAY || t->elements != 2 ||
-        t->element[0]->type != BREAKER_REDIS_REPLY_STRING ||
-        t->element[1]->type != BREAKER_REDIS_REPLY_STRING ||
-        !breaker__fleet_time_read(t->element[0]->str, t->element[1]->str, &now_us))
-        return 0;
+/* Reply `r` to the version read `p` (breaker__fleet_version_read()).
+ * @return 1 with `a` and `*run` when it shows the state the host last
+ * decided on, or 0 (it moved, or is no plain answer: read the state). */
+static int read_version(const struct pending *p, const breaker_redis_reply *r, uint64_t now,
+                        struct breaker__fleet_answer *a, uint64_t *run) {
     if (r == NULL || r->type != BREAKER_REDIS_REPLY_ARRAY ||
-        r->elements != BREAKER__FLEET_READ_FIELDS)
+        r->elements != BREAKER__FLEET_VERSION_FIELDS)
         return 0;
-    const char *v[BREAKER__FLEET_READ_FIELDS];
-    for (size_t i = 0; i < BREAKER__FLEET_READ_FIELDS; i++) {
+    const char *v[BREAKER__FLEET_VERSION_FIELDS];
+    for (size_t i = 0; i < BREAKER__FLEET_VERSION_FIELDS; i++) {
         const breaker_redis_reply *x = r->element[i];
         if (x->type != BREAKER_REDIS_REPLY_STRING && x->type != BREAKER_REDIS_REPLY_NIL) return 0;
         v[i] = x->type == BREAKER_REDIS_REPLY_STRING ? x->str : NULL;
     }
-    uint64_t run = 0;
-    if (!breaker__fleet_read_answer(v, now_us, p->e->follow.max_wait_us, a, &run, NULL, 0))
-        return 0;
-    p->e->follow.known_run = run;
-    return 1;
+    return breaker__fleet_version_read(&p->e->follow, v, now, a, run);
+}
+
+/* Reply `r` to the script call `p` as an answer: a script's, or, to a
+ * cheap flush, the cheap path's {gen, cv} (breaker__fleet_cheap_answer()).
+ * @return 1 with `a` and `*full` (the full script answered), or 0. */
+static int script_answer(const struct pending *p, const breaker_redis_reply *r, uint64_t now,
+                         struct breaker__fleet_answer *a, bool *full) {
+    *full = true;
+    if (p->round_call == FLEET_ROUND_CHEAP && r != NULL && r->type == BREAKER_REDIS_REPLY_ARRAY &&
+        r->elements == 2 && r->element[0]->type == BREAKER_REDIS_REPLY_INTEGER &&
+        r->element[1]->type == BREAKER_REDIS_REPLY_INTEGER) {
+        *full = false;
+        return breaker__fleet_cheap_answer(&p->e->follow, r->element[0]->integer,
+                                           r->element[1]->integer, now, a);
+    }
+    return breaker__redis_read_answer(r, a);
 }
 
 /* Which names had a call fail this round (no reply: its node failed; or a
@@ -306,13 +290,12 @@ static void mark_entries(breaker_redis *f, uint32_t n, size_t np) {
         const breaker_redis_reply *r = f->round_replies[i];
         struct breaker__fleet_answer a;
         bool answered;
-        if (p->kind == PENDING_TIME)
-            continue; /* no TIME: its reads are no answers (the next round's script) */
-        else if (p->kind == PENDING_READ)
+        bool full;
+        if (p->kind == PENDING_READ)
             answered =
-                r != NULL && r->type != BREAKER_REDIS_REPLY_ERROR; /* a state, valid or not */
+                r != NULL && r->type != BREAKER_REDIS_REPLY_ERROR; /* a version, moved or not */
         else
-            answered = breaker__redis_read_answer(r, &a);
+            answered = script_answer(p, r, 0, &a, &full);
         if (answered)
             p->e->round_answered = true;
         else
@@ -345,7 +328,6 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
     for (size_t i = 0; i < np; i++) {
         const struct pending *p = &f->round_calls[i];
         const breaker_redis_reply *r = f->round_replies[i];
-        if (p->kind == PENDING_TIME) continue; /* read with the reads */
         struct breaker__fleet_answer a;
         int good;
         if (p->kind == PENDING_READ && (r == NULL || r->type == BREAKER_REDIS_REPLY_ERROR)) {
@@ -357,19 +339,25 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
             continue;
         }
         if (p->kind == PENDING_READ) {
-            /* A read that is no answer (no state, a field out of range) is
-             * not an error of the round: the name's next call is the flush
-             * script, which rebuilds what it cannot trust. */
-            good = read_answer(f, p, r, &a);
-            breaker__fleet_round_done(&p->e->follow, false, p->idx);
-            if (good)
+            /* A version that moved, or that is no plain answer (no state, a
+             * field out of range), is not an error of the round: the
+             * state is read whole after these answers (read_moved()). */
+            uint64_t run = 0;
+            good = read_version(p, r, now, &a, &run);
+            breaker__fleet_round_done(&p->e->follow, FLEET_ROUND_READ, false, p->idx);
+            if (good) {
+                p->e->follow.known_run = run;
                 decide_one(f, p, &a, now);
-            else
-                p->e->follow.synced = false;
+            } else {
+                p->e->state_due = true;
+                p->e->seen_after_read = p->seen_after;
+            }
             continue;
         }
-        good = breaker__redis_read_answer(r, &a);
-        if (good && p->lease == NULL) breaker__fleet_round_done(&p->e->follow, true, p->idx);
+        bool full;
+        good = script_answer(p, r, now, &a, &full);
+        if (good && p->lease == NULL)
+            breaker__fleet_round_done(&p->e->follow, p->round_call, full, p->idx);
         if (good) {
             decide_one(f, p, &a, now);
         } else {
@@ -385,6 +373,64 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
          * slot. */
         if (p->lease != NULL && release_settled(p, good ? &a : NULL, now))
             atomic_store_explicit(&p->lease->state, LEASE_FREE, memory_order_release);
+    }
+    return ok;
+}
+
+/* The names whose version read showed their state moved (or could not be
+ * read as one): the state read whole with its control record (the control
+ * script's read, lua/control.lua) in one more exchange of the round, and
+ * decided on as a flush's answer, so that a trip or a control change
+ * reaches a host that only reads at its next round; the record is kept for
+ * converge_entries(). The deltas the read held back belong to the period
+ * that ended if the generation moved (the script would not count them, its
+ * known generation being the old one): dropped. A name whose state this
+ * could not read had its round fail: its view is not this round's. The
+ * calls go after the round's first `at` ones, whose replies are still
+ * held. @return 1, or 0 with `why` when some failed. */
+static int read_moved(breaker_redis *f, uint32_t n, size_t at, char *why, size_t why_len) {
+    struct pending *p = f->round_calls + at;
+    size_t np = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct entry *e = f->entries[i];
+        if (!e->state_due) continue;
+        memset(&p[np], 0, sizeof p[np]);
+        p[np].e = e;
+        p[np].idx = i;
+        p[np].kind = PENDING_SCRIPT;
+        breaker__redis_record_cmd(f, &p[np], &f->round_cmds[at + np]);
+        np++;
+    }
+    if (np == 0) return 1;
+    char inner[256] = "";
+    (void)f->io->exchange(f->io_ctx, f->round_cmds + at, np, f->round_replies + at, inner,
+                          sizeof inner);
+    uint64_t now = breaker__redis_now(f);
+    int ok = 1;
+    for (size_t k = 0; k < np; k++) {
+        struct entry *e = p[k].e;
+        breaker_redis_reply **r = &f->round_replies[at + k];
+        struct breaker__fleet_answer a;
+        struct breaker__fleet_record rec;
+        char what[256] = "";
+        e->state_due = false;
+        if (*r != NULL && breaker__redis_read_record(*r, &a, &rec, what, sizeof what)) {
+            if (a.gen != e->follow.known_gen) e->seen = e->seen_after_read;
+            decide_one(f, &p[k], &a, now);
+            breaker__fleet_record_keep(&e->follow, &rec, now);
+            e->record_due = false;
+        } else {
+            e->round_failed = true;
+            e->follow.synced = false; /* its next call is the flush script */
+            if (ok && why[0] == '\0')
+                snprintf(why, why_len, "flush: %s: its state moved, and was not read: %s",
+                         e->key[FLEET_KEY_STATE],
+                         *r == NULL ? (inner[0] ? inner : "no reply") : what);
+            ok = 0;
+        }
+        breaker_redis_reply_free(*r);
+        *r = NULL;
+        memset(&p[k], 0, sizeof p[k]);
     }
     return ok;
 }
@@ -538,6 +584,7 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     }
     int got = send_calls(f, np, why, sizeof why);
     int ok = decide_answers(f, n, np, why, sizeof why) && got == 1;
+    ok = read_moved(f, n, np, why, sizeof why) && ok;
     bool some_answered = settle_entries(f, n);
     for (size_t i = 0; i < np; i++) {
         breaker_redis_reply_free(f->round_replies[i]);
@@ -723,13 +770,13 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
                 e->follow.forced_gen = forced_gen;
             if (done < 0) e->follow.refused_version = version;
             if (done > 0 && ctl.reconfigure) {
-                /* The name's limits are the fleet's now: the cadence, the
-                 * longest open wait and a state made anew follow them. */
+                /* The name's limits are the fleet's now: the cadence and a
+                 * state made anew follow them. */
                 e->lim = ctl.limits;
                 breaker__fleet_limits_format(&e->lim, e->limits, sizeof e->limits);
                 e->follow.every = 0;
                 breaker__fleet_cheap_setup(&e->follow, &e->lim, f->cfg.full_flush_rounds,
-                                           f->cfg.flush_interval_ns);
+                                           f->cfg.flush_interval_ns, f->cfg.key_ttl_ns);
             }
         }
         f->applying = NULL;

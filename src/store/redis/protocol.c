@@ -399,6 +399,11 @@ void breaker__fleet_call_host_flush(struct breaker__fleet_call *c, uint64_t know
     breaker__fleet_call_directed(c, directed_us);
 }
 
+void breaker__fleet_call_cheap(struct breaker__fleet_call *c, uint64_t since_us) {
+    if (since_us > BREAKER__FLEET_MAX_DURATION_US) since_us = BREAKER__FLEET_MAX_DURATION_US;
+    call_arg(c, since_us > 0 ? since_us : 1);
+}
+
 uint64_t breaker__fleet_directed_left_us(const breaker_stats *s, enum breaker_state local,
                                          uint64_t seen, uint64_t now_ns) {
     if (s->server_directed_opens == seen || local != BREAKER_OPEN) return 0;
@@ -699,6 +704,8 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
     gate->change = false;
     f->known_gen = a->gen;
     f->known_state = a->state;
+    f->last = *a;
+    f->last_at_ns = now_ns;
     if (local == NULL) return; /* retired: only its lease results went */
     bool local_open = local->state == BREAKER_OPEN || local->state == BREAKER_HALF_OPEN;
     if (f->stale_tripped) {
@@ -754,7 +761,10 @@ void breaker__fleet_decide(struct breaker__fleet_follow *f, const struct breaker
     }
 }
 
-/* ---- Cheap rounds --------------------------------------------------------------- */
+/* ---- The cadence -------------------------------------------------------------- */
+
+const char *const breaker__fleet_version_fields[BREAKER__FLEET_VERSION_FIELDS] = {"gen", "cv",
+                                                                                  "run"};
 
 const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS] = {
     "st", "gen", "until", "k", "succ", "ec", "ef", "es", "born", "run", "cv"};
@@ -775,24 +785,42 @@ uint32_t breaker__fleet_ttl_rounds(uint32_t rounds, uint64_t interval_ns, uint64
     return every > 0 ? (uint32_t)every : 1u;
 }
 
-bool breaker__fleet_full_due(const struct breaker__fleet_follow *f,
-                             const struct breaker__fleet_pending *p) {
-    return p->last_round || !f->synced || p->deltas->failures > 0 || p->deltas->slow > 0 ||
-           p->probes_moved || p->releases || p->local == BREAKER_HALF_OPEN ||
-           f->known_state == FLEET_HALF_OPEN || f->known_run > 0 || f->every <= 1 ||
-           f->since_full + 1 >= f->every;
+int breaker__fleet_round_call(const struct breaker__fleet_follow *f,
+                              const struct breaker__fleet_pending *p) {
+    const struct breaker__fleet_deltas *d = p->deltas;
+    if (p->last_round || !f->synced || d->failures > 0 || d->slow > 0 || p->probes_moved ||
+        p->releases || p->directed || p->local == BREAKER_HALF_OPEN ||
+        f->known_state == FLEET_HALF_OPEN || f->known_run > 0 || f->every <= 1 ||
+        f->keep_every <= 1 || f->since_full + 1 >= f->keep_every)
+        return FLEET_ROUND_FULL;
+    if (d->calls == 0 || f->since_sent + 1 < f->every) return FLEET_ROUND_READ;
+    return f->consecutive || d->sources != 0 ? FLEET_ROUND_FULL : FLEET_ROUND_CHEAP;
 }
 
-void breaker__fleet_round_done(struct breaker__fleet_follow *f, bool full, uint32_t stagger) {
+void breaker__fleet_round_done(struct breaker__fleet_follow *f, int call, bool full,
+                               uint32_t stagger) {
     if (!full) {
         f->since_full++;
+        f->since_sent = call == FLEET_ROUND_CHEAP ? 0 : f->since_sent + 1;
         return;
     }
-    /* The first full flush of a name starts its cadence at a point of its
-     * own, so that a host's names do not all run the script in one round. */
-    f->since_full = !f->synced && f->every > 1 ? stagger % f->every : 0;
+    /* The first full flush of a name starts its cadences at a point of its
+     * own, so that a host's names do not all flush in one round. */
+    bool first = !f->synced;
+    f->since_sent = first && f->every > 1 ? stagger % f->every : 0;
+    f->since_full = first && f->keep_every > 1 ? stagger % f->keep_every : 0;
     f->synced = true;
     f->known_run = 0; /* the script's answer carries no run: the next read tells */
+}
+
+void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f,
+                                const struct breaker__fleet_limits *l, uint32_t rounds,
+                                uint64_t interval_ns, uint64_t ttl_ns) {
+    f->interval_ns = interval_ns;
+    if (f->every != 0) return;
+    f->every = breaker__fleet_full_every(rounds, interval_ns, l->window_us);
+    f->keep_every = breaker__fleet_ttl_rounds(UINT32_MAX, interval_ns, ttl_ns);
+    f->consecutive = l->failure_threshold > 0;
 }
 
 /* A plain decimal number of at most 16 digits (below 2^53), as the scripts
@@ -802,6 +830,40 @@ static bool plain_u64(const char *v, uint64_t *out) {
            strlen(v) <= 16;
 }
 
+/* f->last as of `now_ns`: no verdict, the open wait run down on the host's
+ * clock from when it was answered. */
+static void last_answer_now(const struct breaker__fleet_follow *f, uint64_t now_ns,
+                            struct breaker__fleet_answer *out) {
+    *out = f->last;
+    out->verdict = VERDICT_NONE;
+    uint64_t end = f->last_at_ns + f->last.wait_us * NS_PER_US;
+    out->wait_us = f->last.state == FLEET_OPEN && end > now_ns ? (end - now_ns) / NS_PER_US : 0;
+}
+
+int breaker__fleet_version_read(const struct breaker__fleet_follow *f,
+                                const char *const v[BREAKER__FLEET_VERSION_FIELDS], uint64_t now_ns,
+                                struct breaker__fleet_answer *out, uint64_t *run) {
+    uint64_t gen = 0, cv = 0, r = 0;
+    /* run: written by the first transition or CONSECUTIVE flush. */
+    if (!f->synced || !plain_u64(v[0], &gen) || !plain_u64(v[1], &cv) ||
+        (v[2] != NULL && !plain_u64(v[2], &r)))
+        return 0;
+    if (gen != f->last.gen || cv != f->last.cv) return 0;
+    last_answer_now(f, now_ns, out);
+    *run = r;
+    return 1;
+}
+
+int breaker__fleet_cheap_answer(const struct breaker__fleet_follow *f, int64_t gen, int64_t cv,
+                                uint64_t now_ns, struct breaker__fleet_answer *out) {
+    if (gen < 1 || (uint64_t)gen != f->last.gen || f->last.state != FLEET_CLOSED || cv < 0 ||
+        cv > BREAKER__FLEET_BIG)
+        return 0;
+    last_answer_now(f, now_ns, out);
+    out->cv = (uint64_t)cv;
+    return 1;
+}
+
 int breaker__fleet_time_read(const char *sec, const char *usec, uint64_t *now_us) {
     uint64_t s = 0, u = 0;
     if (!plain_u64(sec, &s) || !plain_u64(usec, &u) || u >= 1000000 ||
@@ -809,17 +871,6 @@ int breaker__fleet_time_read(const char *sec, const char *usec, uint64_t *now_us
         return 0;
     *now_us = s * 1000000 + u;
     return 1;
-}
-
-void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f,
-                                const struct breaker__fleet_limits *l, uint32_t rounds,
-                                uint64_t interval_ns) {
-    f->interval_ns = interval_ns;
-    if (f->every != 0) return;
-    f->every = breaker__fleet_full_every(rounds, interval_ns, l->window_us);
-    /* As the scripts bound `until`: floor(max + max * jitter). */
-    double m = (double)l->open_max_us;
-    f->max_wait_us = (uint64_t)floor(m + m * l->open_jitter);
 }
 
 int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], uint64_t now_us,

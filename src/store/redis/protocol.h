@@ -145,7 +145,7 @@ enum {
 /* One script call: which script, and its ARGV after the two every script
  * takes (the key TTL and the limits text). */
 #define BREAKER__FLEET_CALL_ARGS \
-    10 /* the flush's: known_gen .. run, host, seq, sources, directed */
+    11 /* the flush's: known_gen .. run, host, seq, sources, directed, cheap */
 struct breaker__fleet_call {
     int script;
     int argc;
@@ -220,6 +220,13 @@ void breaker__fleet_call_directed(struct breaker__fleet_call *c, uint64_t wait_u
 void breaker__fleet_call_host_flush(struct breaker__fleet_call *c, uint64_t known_gen,
                                     const struct breaker__fleet_deltas *d, const char host[17],
                                     uint64_t seq, uint64_t directed_us);
+/* Ask a host's whole flush call `c` (breaker__fleet_call_host_flush()) for
+ * the script's cheap path (lua/flush_cheap.lua), telling it the time since
+ * the host's last flush of the name, `since_us` (ARGV 13: the window's
+ * buckets that aged out since then are deleted; 1 .. 365 days, clamped).
+ * Such a call is counted without the host's sequence: it must never be
+ * sent twice (not idempotent for the transport). */
+void breaker__fleet_call_cheap(struct breaker__fleet_call *c, uint64_t since_us);
 /* What is left at `now_ns` (the local breaker's clock) of a server-directed
  * open of the local breaker since the last flush: its stats `s` count more
  * such opens than `seen` (the count the last flush sent) and it is still
@@ -312,19 +319,25 @@ struct breaker__fleet_follow {
     /* FAIL_CLOSED: the flusher tripped the local breaker because the fleet
      * view was too old (breaker__fleet_trip_stale()). */
     bool stale_tripped;
-    /* Cheap rounds (breaker__fleet_full_due()): whether a full flush was
+    /* The cadence (breaker__fleet_round_call()): whether a full flush was
      * answered since the entry was armed or the last failed round (false:
-     * the next flush is full), the fleet state of the last answer or read
-     * (FLEET_*), the rounds since the last full flush, and the full-flush
-     * cadence of this name (0: not computed yet). */
+     * the next flush is full); the fleet state of the last answer
+     * (FLEET_*); the fleet's run at the last read (CONSECUTIVE; 0: none);
+     * the rounds since successes last went (a cheap or a full flush) and
+     * since the last full flush; and the name's cadences, in rounds: of
+     * its successes, and of its full flush (the keys' TTL) (0: not
+     * computed yet); a CONSECUTIVE policy (its run: no cheap flush). */
     bool synced;
     int known_state;
-    uint64_t known_run; /* CONSECUTIVE: the fleet's run at the last read (0: none) */
-    uint32_t since_full;
-    uint32_t every;
-    /* The longest open wait the name's limits allow (open_max_us plus its
-     * jitter), which bounds a read's `until` as the scripts bound it. */
-    uint64_t max_wait_us;
+    uint64_t known_run;
+    uint32_t since_sent, since_full;
+    uint32_t every, keep_every;
+    bool consecutive;
+    uint64_t flushed_at_ns; /* when the last flush was sent (monotonic; 0: none) */
+    /* The last answer decided on, and when (monotonic ns): what a version
+     * read that shows no change stands for (breaker__fleet_version_read()). */
+    struct breaker__fleet_answer last;
+    uint64_t last_at_ns;
     /* The control record (breaker__fleet_converge()): the last one read
      * (version 0: none yet) and when (monotonic ns: a forced state's end is
      * record_at_ns + its time left); a version whose limits the local
@@ -539,21 +552,42 @@ void breaker__fleet_record_keep(struct breaker__fleet_follow *f,
  * (the reconfig script refuses to change them). */
 void breaker__fleet_limits_apply_live(const struct breaker__fleet_limits *l, breaker_config *cfg);
 
-/* ---- Cheap rounds: a full flush only with trouble ----------------------------- */
+/* ---- The cadence: what a round sends for a name ------------------------------- */
 
-/* A healthy name costs the fleet a state read per round, not a script call
- * (docs/fleet.md, "Cost"): the flush script runs for a name only when it
- * has trouble or its batched successes are due; otherwise the round reads
- * the name's state hash (HMGET of these fields, with one TIME per round for
- * Redis's clock) and decides on it as on a script's answer. */
+/* A healthy name costs the fleet almost nothing (docs/fleet.md, "Cost";
+ * breaker_redis_config.full_flush_rounds). Each round a name gets one of:
+ *  - a version read: HMGET of its state's gen, cv and run (no script, no
+ *    TIME). Every transition of the fleet is a new generation and every
+ *    control change a new cv, so equal values mean the state the host last
+ *    decided on still holds: the round decides again on that answer (its
+ *    open wait run down on the host's clock). Values that moved (or that
+ *    cannot be read) have the state read whole in the same round (the
+ *    control script's read, one more exchange), so a trip or a control
+ *    change reaches a host at its next round, read or not;
+ *  - a cheap flush: the flush script asking for its cheap path
+ *    (lua/flush_cheap.lua), which counts successes alone into a closed
+ *    window that holds no failure or slow call with a few Redis calls and
+ *    answers {gen, cv}; where that does not hold, the same call goes on as
+ *    a full flush and answers as one;
+ *  - a full flush: the flush script, every check of the prelude, carrying
+ *    every delta pending. */
+enum { FLEET_ROUND_FULL, FLEET_ROUND_CHEAP, FLEET_ROUND_READ };
+
+/* The version read's fields (HMGET of the state hash), in this order. */
+#define BREAKER__FLEET_VERSION_FIELDS 3
+extern const char *const breaker__fleet_version_fields[BREAKER__FLEET_VERSION_FIELDS];
+
+/* The whole state as a read gives it (the status read, status.c: HMGET of
+ * these fields, with TIME for Redis's clock). */
 #define BREAKER__FLEET_READ_FIELDS 11 /* the state's 10, then cv */
-/* How much later than the round's TIME a state read may have been written
- * (other clients' scripts run between the commands of a long pipeline):
- * an OPEN state's until may be this much past now + the longest wait. */
+/* How much later than the read's TIME the state read may have been
+ * written (other clients' scripts run between the commands of a long
+ * pipeline): an OPEN state's until may be this much past now + the
+ * longest wait. */
 #define BREAKER__FLEET_READ_SKEW_US UINT64_C(1000000)
 extern const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS];
 
-/* The default cadence of a healthy name's full flush, in rounds
+/* The default cadence of a healthy name's successes, in rounds
  * (breaker_redis_config.full_flush_rounds 0). */
 #define BREAKER__FLEET_FULL_ROUNDS 16u
 /* The successes a healthy name holds back are at most this fraction of the
@@ -561,75 +595,98 @@ extern const char *const breaker__fleet_read_fields[BREAKER__FLEET_READ_FIELDS];
  * lowered to fit (breaker__fleet_full_every()). */
 #define BREAKER__FLEET_LAG_SHARE 20u
 
-/* The cadence of a name's full flush: `rounds` (the handle's
+/* The cadence of a name's successes: `rounds` (the handle's
  * full_flush_rounds), lowered so that `rounds` of the flusher's longest
  * intervals (`interval_ns` + its 20% jitter) are at most
  * 1/BREAKER__FLEET_LAG_SHARE of the window `window_us` (the stored
- * limits'), and at least 1 (every round: today's protocol). Pure. */
+ * limits'), and at least 1 (every round). Pure. */
 uint32_t breaker__fleet_full_every(uint32_t rounds, uint64_t interval_ns, uint64_t window_us);
 
-/* A handle's full_flush_rounds `rounds`, lowered so that that many of its
- * longest rounds (the flush interval `interval_ns` jittered up by 20%) last
- * at most half of the keys' TTL `ttl_ns`: a read refreshes no TTL, so a
- * healthy name's keys live on its full flushes alone, and the other half is
- * left for a late flusher. At least 1. Pure. */
+/* The rounds in half of the keys' TTL `ttl_ns` when each round lasts the
+ * flush interval `interval_ns` jittered up by 20%, at most `rounds`, at
+ * least 1: a name's full flush comes at least this often, since only a full
+ * flush refreshes the keys' TTL (a read or a cheap flush does not; the
+ * other half is left for a late flusher). Pure. */
 uint32_t breaker__fleet_ttl_rounds(uint32_t rounds, uint64_t interval_ns, uint64_t ttl_ns);
 
 /* What a round knows about a name before it chooses its call. */
 struct breaker__fleet_pending {
-    const struct breaker__fleet_deltas *deltas; /* since the last full flush */
+    const struct breaker__fleet_deltas *deltas; /* since the last flush; sources set */
     bool probes_moved;        /* the local breaker's probe counts moved since then */
     bool releases;            /* lease results go out for it in this round */
     enum breaker_state local; /* the local breaker's state (peeked) */
+    bool directed;            /* a server-directed open goes to the fleet */
     bool last_round;          /* the handle's last round (close): nothing is held back */
 };
 
-/* @return true when this round's call for the name is the flush script
- * (carrying every pending delta), false for a read of its state. A full
- * flush in the handle's last round, and when: no full flush was answered
- * since the entry was armed or a round failed (`synced`); failures or slow
- * calls are pending; probes moved; lease results go out; the local breaker
- * or the fleet (at the last answer) is HALF_OPEN (the script's prelude
- * reaps a lease past its deadline); the last read showed a fleet run of
- * failures (CONSECUTIVE: a success held back would let other hosts'
- * failures run on); or `f->every` rounds passed since the last full flush
- * (the batched successes, the keys' TTL). A fleet OPEN is read like a
- * CLOSED one: until a lease request turns it HALF_OPEN, a script would
- * answer what the read shows, and its hosts' local breakers, open too,
- * have no closed-state calls to send. */
-bool breaker__fleet_full_due(const struct breaker__fleet_follow *f,
-                             const struct breaker__fleet_pending *p);
+/* @return the round's call for the name (FLEET_ROUND_*). A full flush in
+ * the handle's last round, and when: no full flush was answered since the
+ * entry was armed or a round failed (`synced`); failures or slow calls are
+ * pending; probes moved; lease results go out; a server-directed open goes
+ * out; the local breaker or the fleet (at the last answer) is HALF_OPEN
+ * (the script's prelude reaps a lease past its deadline); the last read
+ * showed a fleet run of failures (CONSECUTIVE: a success held back would
+ * let other hosts' failures run on); the successes' cadence is 1 (every
+ * round: the full flush every round, as full_flush_rounds 1 asks, or a
+ * window too short to hold any back); or f->keep_every rounds passed since
+ * the last full flush (the keys' TTL). Otherwise, once f->every rounds
+ * passed since successes last went and some are pending: a cheap flush for
+ * a window policy with no failing source in its map, a full flush for a
+ * CONSECUTIVE one (its run) or a map (OR-ed into the window). Otherwise the
+ * version read: also a fleet OPEN is read, not flushed (until a lease
+ * request turns it HALF_OPEN, a script would answer what the read shows,
+ * and its hosts' local breakers, open too, have no closed-state calls to
+ * send). */
+int breaker__fleet_round_call(const struct breaker__fleet_follow *f,
+                              const struct breaker__fleet_pending *p);
 
-/* After the round's call for a name was answered: `full` whether it was the
- * flush script; `stagger` (the entry's index) spreads the names' full
- * flushes over the rounds after the first. */
-void breaker__fleet_round_done(struct breaker__fleet_follow *f, bool full, uint32_t stagger);
+/* After the round's call `call` (FLEET_ROUND_*) for a name was answered:
+ * `full`, whether the answer was the full flush script's (a cheap flush
+ * that went on as a full one is one). `stagger` (the entry's index)
+ * spreads the names' flushes over the rounds after the first. */
+void breaker__fleet_round_done(struct breaker__fleet_follow *f, int call, bool full,
+                               uint32_t stagger);
+
+/* The cadence of a name whose limits are `limits` (the stored ones), for a
+ * handle flushing every `interval_ns` with full_flush_rounds `rounds` and
+ * keys kept `ttl_ns`: set once in `f` (f->every 0: not yet). */
+void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f,
+                                const struct breaker__fleet_limits *limits, uint32_t rounds,
+                                uint64_t interval_ns, uint64_t ttl_ns);
+
+/* The version read's answer `v` (breaker__fleet_version_fields' texts,
+ * NULL: absent) at `now_ns` (monotonic). @return 1 when it shows the state
+ * the host last decided on (f->last: the same generation and control
+ * version; an absent run is 0), with `out` that answer as of now (verdict
+ * none, the open wait left run down on the host's clock) and `*run` the
+ * fleet's run of failures (CONSECUTIVE); 0 when it moved, is absent, is
+ * not plain numbers in range, or no answer was decided since the entry was
+ * armed: the round reads the whole state (the control script's read). */
+int breaker__fleet_version_read(const struct breaker__fleet_follow *f,
+                                const char *const v[BREAKER__FLEET_VERSION_FIELDS], uint64_t now_ns,
+                                struct breaker__fleet_answer *out, uint64_t *run);
+
+/* The cheap path's answer {gen, cv} at `now_ns`. @return 1 with `out` the
+ * last answer as of now with control version `cv` (the generation it
+ * counted in is the one the host knows, and the state is CLOSED); 0 when
+ * `gen` is not the generation of f->last, the state of f->last is not
+ * CLOSED, or either is out of range: no answer. */
+int breaker__fleet_cheap_answer(const struct breaker__fleet_follow *f, int64_t gen, int64_t cv,
+                                uint64_t now_ns, struct breaker__fleet_answer *out);
 
 /* Redis's clock from TIME's two fields (seconds, microseconds). @return 1
  * with `*now_us`, or 0 (not two plain numbers in range). */
 int breaker__fleet_time_read(const char *sec, const char *usec, uint64_t *now_us);
 
-/* The cadence and the longest open wait of a name whose limits are
- * `limits` (the stored ones), for a handle flushing every `interval_ns`
- * with full_flush_rounds `rounds`: set once in `f` (f->every 0: not yet). */
-void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f,
-                                const struct breaker__fleet_limits *limits, uint32_t rounds,
-                                uint64_t interval_ns);
-
-/* A read of a name's state hash: the fields of breaker__fleet_read_fields,
- * each NULL (absent) or its text, at Redis's clock `now_us`, as the answer
- * a script would give (verdict none, the open wait left), and in `*run`
- * the fleet's run of failures (CONSECUTIVE; 0: none). @return 1 with
- * `out`; 0 when the state is absent, a field is not a plain number in its
- * range (breaker__fleet_answer_check()), or an OPEN state's wait is longer
- * than `max_wait_us` (the limits' longest, as the scripts check `until`)
- * plus BREAKER__FLEET_READ_SKEW_US,
- * with `why` naming it: the
- * read is no answer, and the name's next call is the flush script, which
- * rebuilds a state it cannot trust. A read applies no due lease deadline
- * (the script's prelude does): a name whose fleet was HALF_OPEN at its
- * last answer gets the flush script every round (an OPEN fleet has no
- * lease to reap). */
+/* A read of a name's whole state hash (the status read): the fields of
+ * breaker__fleet_read_fields, each NULL (absent) or its text, at Redis's
+ * clock `now_us`, as the answer a script would give (verdict none, the
+ * open wait left), and in `*run` the fleet's run of failures (CONSECUTIVE;
+ * 0: none). @return 1 with `out`; 0 when the state is absent, a field is
+ * not a plain number in its range (breaker__fleet_answer_check()), or an
+ * OPEN state's wait is longer than `max_wait_us` plus
+ * BREAKER__FLEET_READ_SKEW_US, with `why` naming it. A read applies no due
+ * lease deadline (the script's prelude does). */
 int breaker__fleet_read_answer(const char *const v[BREAKER__FLEET_READ_FIELDS], uint64_t now_us,
                                uint64_t max_wait_us, struct breaker__fleet_answer *out,
                                uint64_t *run, char *why, size_t why_len);

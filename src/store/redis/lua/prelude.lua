@@ -4,7 +4,8 @@
 -- transition and the answer. Each script is the constants (scripts.h, from
 -- the configuration's ranges), this file, then its own file (flush.lua,
 -- acquire.lua, release.lua, control.lua), embedded at build time as one
--- text: Redis runs it atomically, so one fleet generation has exactly one
+-- text; the flush's cheap path (flush_cheap.lua) goes in after the clock
+-- is read, before the state is: Redis runs it atomically, so one fleet generation has exactly one
 -- transition however many hosts race. docs/fleet.md explains them.
 --
 -- KEYS (all in one hash slot: the {name} hash tag):
@@ -22,7 +23,9 @@
 -- when the state is made: the stored limits win.
 --
 -- The state hash: the state machine (st gen k succ until born trips
--- transitions ec ef es run qc why), the limits under the configuration's
+-- transitions ec ef es run qc why; lf, the last window bucket the flush
+-- script added a failure or slow call to, 0 or absent: none since the
+-- window was last emptied, which the flush's cheap path reads), the limits under the configuration's
 -- own key names (LIMITS below; window, open, open_max and probe_timeout in
 -- µs), and the control record, the operators' desired state that every host
 -- converges to (control.lua): cv its version (1 as the state was made), cf forced (0
@@ -46,6 +49,7 @@ local S, W, L, Q = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ttl = tonumber(ARGV[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+-- (here, with Redis's clock read, a script's cheap path: NAME_cheap.lua)
 -- Everything read from Redis is checked before it is used: the first
 -- violation is named (key, field, value, what was expected) in `bad`.
 local bad = nil
@@ -154,7 +158,7 @@ end
 local has_s = typed(S, 'hash') == 'hash'
 typed(W, 'hash'); typed(L, 'zset'); typed(Q, 'hash')
 local MACHINE = {'st', 'gen', 'k', 'succ', 'until', 'born', 'trips', 'transitions', 'ec', 'ef',
-                 'es', 'run', 'qc', 'cv', 'cf', 'cu', 'ch', 'cr', 'rt', 'cw', 'cy', 'ct'}
+                 'es', 'run', 'qc', 'lf', 'cv', 'cf', 'cu', 'ch', 'cr', 'rt', 'cw', 'cy', 'ct'}
 local present, c = false, nil
 local h = {}
 local lv = {}
@@ -207,6 +211,7 @@ if present and not bad then
   int(S, 'es', h.es, 0, ec)
   int(S, 'run', h.run, 0, BIG, true)
   int(S, 'qc', h.qc, 0, BIG, true)
+  int(S, 'lf', h.lf, 0, BIG, true)
   ch = int(S, 'ch', h.ch, 0, 1, true)
   cr = int(S, 'cr', h.cr, 0, gen, true)
   rt = int(S, 'rt', h.rt, 0, BIG, true)
@@ -276,7 +281,11 @@ end
 local function go(to, why, kk)
   gen = gen + 1; st = to; succ = 0; untl = 0
   if to == 1 then k = kk; untl = now + wait_for(k, gen) end
-  if to == 0 then k = 0; redis.call('DEL', W) else redis.call('HDEL', W, 'ra', 'rb') end
+  if to == 0 then
+    k = 0; redis.call('DEL', W); redis.call('HDEL', S, 'lf')
+  else
+    redis.call('HDEL', W, 'ra', 'rb')
+  end
   redis.call('DEL', L)
   redis.call('HSET', S, 'st', st, 'gen', gen, 'k', k, 'succ', 0,
              'until', untl, 'why', why, 'run', 0)
