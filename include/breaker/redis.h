@@ -190,8 +190,9 @@ struct breaker_redis_config {
      *    script's read) in the same round. A host's view of the fleet
      *    thus stays at most one flush interval (plus the round's time)
      *    old, as staleness_ns reports;
-     *  - every this many rounds, a cheap flush instead: the flush script's
-     *    cheap path, which adds the successes held back to the fleet
+     *  - every this many rounds, a cheap flush instead (in the handle's
+     *    rounds whose number is a multiple of it: the names of one cadence
+     *    send together, one pipeline): the flush script's cheap path, which adds the successes held back to the fleet
      *    window with two or three Redis calls, without the full state's
      *    read and checks, when the fleet is CLOSED in the generation the
      *    host knows, no forced state is in force, the policy is a window

@@ -1154,12 +1154,13 @@ static void healthy_init(struct healthy *h, uint64_t calls) {
 }
 
 /* Rounds of a healthy name: the calls each round sends, counted. */
-static void run_rounds(struct breaker__fleet_follow *f, const struct breaker__fleet_pending *p,
+static void run_rounds(struct breaker__fleet_follow *f, struct breaker__fleet_pending *p,
                        int rounds, int count[3]) {
-    for (int i = 0; i < rounds; i++) {
+    for (int i = 1; i <= rounds; i++) {
+        p->round = (uint64_t)i;
         int call = breaker__fleet_round_call(f, p);
         count[call]++;
-        breaker__fleet_round_done(f, call, call == FLEET_ROUND_FULL, 0);
+        breaker__fleet_round_done(f, call == FLEET_ROUND_FULL, 0);
     }
 }
 
@@ -1169,8 +1170,8 @@ static void a_healthy_name_reads_and_sends_its_successes_every_k_rounds(void **s
     healthy_init(&h, 100);
     int count[3] = {0, 0, 0};
     run_rounds(&h.f, &h.p, 12, count);
-    /* 12 rounds: a cheap flush in 4, a read in the others, no script's
-     * prelude at all. */
+    /* 12 rounds: a cheap flush in 4 (the handle's rounds 4, 8 and 12), a
+     * read in the others, no script's prelude at all. */
     assert_int_equal(count[FLEET_ROUND_CHEAP], 3);
     assert_int_equal(count[FLEET_ROUND_READ], 9);
     assert_int_equal(count[FLEET_ROUND_FULL], 0);
@@ -1180,13 +1181,14 @@ static void a_healthy_name_reads_and_sends_its_successes_every_k_rounds(void **s
     assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_FULL);
     h.d.calls = 0;
     assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_FULL);
-    /* Nothing to send when they are due: a read, and the next round with
-     * calls sends them. */
+    /* Nothing to send in a round of the cadence: a read; successes that
+     * come after wait for the next (at most 4 rounds). */
     healthy_init(&h, 0);
-    h.f.since_sent = 3;
+    h.p.round = 8;
     assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_READ);
-    breaker__fleet_round_done(&h.f, FLEET_ROUND_READ, false, 0);
     h.d.calls = 1;
+    for (h.p.round = 9; h.p.round < 12; h.p.round++)
+        assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_READ);
     assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_CHEAP);
 }
 
@@ -1200,9 +1202,9 @@ static void a_full_flush_comes_every_keep_every_rounds(void **state) {
     int count[3] = {0, 0, 0};
     run_rounds(&h.f, &h.p, 40, count);
     assert_int_equal(count[FLEET_ROUND_FULL], 4);
-    /* The successes go every 4 rounds, or sooner with a full flush: per 10
-     * rounds, two cheap flushes then the full one. */
-    assert_int_equal(count[FLEET_ROUND_CHEAP], 8);
+    /* The successes go in the rounds of their cadence (multiples of 4: 10
+     * of 40), or sooner with a full flush (rounds 10, 20, 30 and 40). */
+    assert_int_equal(count[FLEET_ROUND_CHEAP], 10 - 2);
     h.d.calls = 0; /* an idle name too */
     h.f.since_full = 9;
     assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_FULL);
@@ -1259,7 +1261,7 @@ static void trouble_makes_the_next_round_a_full_flush(void **state) {
         h.f.known_state = cases[c].fleet;
         h.f.known_run = cases[c].run;
         h.f.synced = !cases[c].unsynced;
-        h.f.since_sent = cases[c].due ? h.f.every - 1 : 0;
+        h.p.round = cases[c].due ? 4 * h.f.every : 4 * h.f.every + 1;
         h.d.sources = cases[c].sources;
         h.f.consecutive = cases[c].consecutive;
         int got = breaker__fleet_round_call(&h.f, &h.p);
@@ -1278,22 +1280,13 @@ static void the_first_full_flush_staggers_the_names(void **state) {
     memset(&f, 0, sizeof f);
     f.every = 4;
     f.keep_every = 100;
-    breaker__fleet_round_done(&f, FLEET_ROUND_FULL, true, 6); /* the first: index 6 */
+    breaker__fleet_round_done(&f, true, 6); /* the first: index 6 */
     assert_true(f.synced);
-    assert_int_equal(f.since_sent, 2); /* 6 % 4 */
     assert_int_equal(f.since_full, 6); /* 6 % 100 */
-    breaker__fleet_round_done(&f, FLEET_ROUND_READ, false, 6);
-    assert_int_equal(f.since_sent, 3);
+    breaker__fleet_round_done(&f, false, 6);
     assert_int_equal(f.since_full, 7);
-    breaker__fleet_round_done(&f, FLEET_ROUND_CHEAP, false, 6); /* counted by the cheap path */
-    assert_int_equal(f.since_sent, 0);
-    assert_int_equal(f.since_full, 8);
-    breaker__fleet_round_done(&f, FLEET_ROUND_CHEAP, true, 6); /* ... or it went on in full */
-    assert_int_equal(f.since_sent, 0);
+    breaker__fleet_round_done(&f, true, 6); /* later ones start at 0 */
     assert_int_equal(f.since_full, 0);
-    f.since_sent = 3;
-    breaker__fleet_round_done(&f, FLEET_ROUND_FULL, true, 6); /* later ones start at 0 */
-    assert_int_equal(f.since_sent, 0);
 }
 
 /* Only full flushes refresh the keys' TTL: the keepalive cadence keeps

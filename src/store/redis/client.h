@@ -248,6 +248,7 @@ struct breaker_redis {
      * breaker_redis_flush() after releasing round_mu (a callback may attach
      * a name, which takes round_mu). */
     int announce_pending, announce_on;
+    uint64_t round_no; /* under round_mu: the rounds begun (the cadence's clock) */
     char announce_why[256];
     _Atomic uint64_t last_ok_ns; /* monotonic time of the last good flush, 0 = none */
     _Atomic uint64_t token_seq;  /* lease tokens */

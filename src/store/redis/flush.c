@@ -126,6 +126,7 @@ static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
         .releases = releases,
         .local = local,
         .directed = directed_us > 0,
+        .round = f->round_no,
         /* relaxed: a flag; breaker_redis_close() sets it before joining the
          * flusher and running the last round on its own thread. */
         .last_round = atomic_load_explicit(&f->stop, memory_order_relaxed) != 0,
@@ -344,7 +345,7 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
              * state is read whole after these answers (read_moved()). */
             uint64_t run = 0;
             good = read_version(p, r, now, &a, &run);
-            breaker__fleet_round_done(&p->e->follow, FLEET_ROUND_READ, false, p->idx);
+            breaker__fleet_round_done(&p->e->follow, false, p->idx);
             if (good) {
                 p->e->follow.known_run = run;
                 decide_one(f, p, &a, now);
@@ -356,8 +357,7 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
         }
         bool full;
         good = script_answer(p, r, now, &a, &full);
-        if (good && p->lease == NULL)
-            breaker__fleet_round_done(&p->e->follow, p->round_call, full, p->idx);
+        if (good && p->lease == NULL) breaker__fleet_round_done(&p->e->follow, full, p->idx);
         if (good) {
             decide_one(f, p, &a, now);
         } else {
@@ -572,6 +572,7 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
     char why[256] = "";
     uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
     *n_out = n;
+    f->round_no++;
     uint32_t flushes = breaker__redis_host_begin(f, n);
     size_t np = collect_calls(f, n, flushes);
     breaker__redis_host_collected(f, n);

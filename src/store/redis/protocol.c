@@ -793,22 +793,21 @@ int breaker__fleet_round_call(const struct breaker__fleet_follow *f,
         f->known_state == FLEET_HALF_OPEN || f->known_run > 0 || f->every <= 1 ||
         f->keep_every <= 1 || f->since_full + 1 >= f->keep_every)
         return FLEET_ROUND_FULL;
-    if (d->calls == 0 || f->since_sent + 1 < f->every) return FLEET_ROUND_READ;
+    /* The handle's rounds whose number is a multiple of the cadence: all
+     * the names of a cadence send together (one round's pipeline keeps
+     * Redis's script path warm for all but the first). */
+    if (d->calls == 0 || p->round % f->every != 0) return FLEET_ROUND_READ;
     return f->consecutive || d->sources != 0 ? FLEET_ROUND_FULL : FLEET_ROUND_CHEAP;
 }
 
-void breaker__fleet_round_done(struct breaker__fleet_follow *f, int call, bool full,
-                               uint32_t stagger) {
+void breaker__fleet_round_done(struct breaker__fleet_follow *f, bool full, uint32_t stagger) {
     if (!full) {
         f->since_full++;
-        f->since_sent = call == FLEET_ROUND_CHEAP ? 0 : f->since_sent + 1;
         return;
     }
-    /* The first full flush of a name starts its cadences at a point of its
-     * own, so that a host's names do not all flush in one round. */
-    bool first = !f->synced;
-    f->since_sent = first && f->every > 1 ? stagger % f->every : 0;
-    f->since_full = first && f->keep_every > 1 ? stagger % f->keep_every : 0;
+    /* The first full flush of a name starts its keys' cadence at a point of
+     * its own, so that a host's names do not all refresh them in one round. */
+    f->since_full = !f->synced && f->keep_every > 1 ? stagger % f->keep_every : 0;
     f->synced = true;
     f->known_run = 0; /* the script's answer carries no run: the next read tells */
 }

@@ -323,14 +323,13 @@ struct breaker__fleet_follow {
      * answered since the entry was armed or the last failed round (false:
      * the next flush is full); the fleet state of the last answer
      * (FLEET_*); the fleet's run at the last read (CONSECUTIVE; 0: none);
-     * the rounds since successes last went (a cheap or a full flush) and
-     * since the last full flush; and the name's cadences, in rounds: of
-     * its successes, and of its full flush (the keys' TTL) (0: not
-     * computed yet); a CONSECUTIVE policy (its run: no cheap flush). */
+     * the rounds since the last full flush; and the name's cadences, in
+     * rounds: of its successes, and of its full flush (the keys' TTL) (0:
+     * not computed yet); a CONSECUTIVE policy (its run: no cheap flush). */
     bool synced;
     int known_state;
     uint64_t known_run;
-    uint32_t since_sent, since_full;
+    uint32_t since_full;
     uint32_t every, keep_every;
     bool consecutive;
     uint64_t flushed_at_ns; /* when the last flush was sent (monotonic; 0: none) */
@@ -527,9 +526,9 @@ void breaker__fleet_controls_none(struct breaker__fleet_controls *c);
  *    not in it, or not until the record's end (renewed, made endless); no
  *    forced state in force: a FORCED_OPEN breaker, or a FORCED_CLOSED one
  *    with no end, that the record forced (its generation f->forced_gen) is
- *    reset (FLEET_ACT_RESET: it follows the fleet again); a timed open: OPEN until the record's end (within an
- *    interval) else breaker_open_for() what is left. It replaces the
- *    round's action (the operator's intent wins);
+ *    reset (FLEET_ACT_RESET: it follows the fleet again); a timed open: OPEN until the record's end
+ * (within an interval) else breaker_open_for() what is left. It replaces the round's action (the
+ * operator's intent wins);
  *  - shadow mode and the limits that can change live, when they differ
  *    (limits a breaker refused once, for this version, are not asked for
  *    again).
@@ -617,6 +616,7 @@ struct breaker__fleet_pending {
     enum breaker_state local; /* the local breaker's state (peeked) */
     bool directed;            /* a server-directed open goes to the fleet */
     bool last_round;          /* the handle's last round (close): nothing is held back */
+    uint64_t round;           /* the handle's round, counted from 1 */
 };
 
 /* @return the round's call for the name (FLEET_ROUND_*). A full flush in
@@ -629,23 +629,22 @@ struct breaker__fleet_pending {
  * let other hosts' failures run on); the successes' cadence is 1 (every
  * round: the full flush every round, as full_flush_rounds 1 asks, or a
  * window too short to hold any back); or f->keep_every rounds passed since
- * the last full flush (the keys' TTL). Otherwise, once f->every rounds
- * passed since successes last went and some are pending: a cheap flush for
- * a window policy with no failing source in its map, a full flush for a
- * CONSECUTIVE one (its run) or a map (OR-ed into the window). Otherwise the
- * version read: also a fleet OPEN is read, not flushed (until a lease
- * request turns it HALF_OPEN, a script would answer what the read shows,
- * and its hosts' local breakers, open too, have no closed-state calls to
- * send). */
+ * the last full flush (the keys' TTL). Otherwise, in the handle's rounds
+ * whose number is a multiple of f->every (so that the names of one cadence
+ * send in one round, and a success waits at most f->every rounds), when
+ * some are pending: a cheap flush for a window policy with no failing
+ * source in its map, a full flush for a CONSECUTIVE one (its run) or a map
+ * (OR-ed into the window). Otherwise the version read: also a fleet OPEN is read, not flushed
+ * (until a lease request turns it HALF_OPEN, a script would answer what the read shows, and its
+ * hosts' local breakers, open too, have no closed-state calls to send). */
 int breaker__fleet_round_call(const struct breaker__fleet_follow *f,
                               const struct breaker__fleet_pending *p);
 
-/* After the round's call `call` (FLEET_ROUND_*) for a name was answered:
- * `full`, whether the answer was the full flush script's (a cheap flush
- * that went on as a full one is one). `stagger` (the entry's index)
- * spreads the names' flushes over the rounds after the first. */
-void breaker__fleet_round_done(struct breaker__fleet_follow *f, int call, bool full,
-                               uint32_t stagger);
+/* After the round's call for a name was answered: `full`, whether the
+ * answer was the full flush script's (a cheap flush that went on as a full
+ * one is one). `stagger` (the entry's index) spreads the names' full
+ * flushes (the keys' TTL) over the rounds after the first. */
+void breaker__fleet_round_done(struct breaker__fleet_follow *f, bool full, uint32_t stagger);
 
 /* The cadence of a name whose limits are `limits` (the stored ones), for a
  * handle flushing every `interval_ns` with full_flush_rounds `rounds` and
