@@ -16,7 +16,8 @@
  *    deferred (run later, after its sender gave up) or resent (run twice:
  *    a connection the server cut after running it, and the transport
  *    sending it again, as the hiredis transport does for a round's calls);
- *  - a host partitioned from Redis for a while;
+ *  - a host partitioned from Redis for a while, or stopped (SIGSTOP: no
+ *    round, call or completion until it resumes; what it sent still runs);
  *  - a host killed (its handle gone without a last word: its leases stay
  *    in Redis until their deadlines) and started again later;
  *  - Redis restarted empty, or FLUSHALLed;
@@ -49,7 +50,7 @@
  *     rounds, and no host waits out much more than the fleet has left (a
  *     cut of the fleet's wait reaches the hosts).
  *
- * Run: test_fleet_sim [--seeds N] [--seed S] [--rounds R]. In `make check`
+ * Run: test_fleet_sim [--seeds N] [--seed S]. In `make check`
  * it runs seeds until at least MIN_ROUNDS simulated rounds (all hosts'),
  * well within its time. With BREAKER_SIM_SEEDS=N in the environment, N
  * seeds instead.
@@ -127,6 +128,7 @@ struct host {
     bool alive;
     uint64_t restart_at; /* dead: when it starts again */
     uint64_t partitioned_until;
+    uint64_t stopped_until; /* SIGSTOPped: no round, no call, no completion */
     breaker_redis *fleet;
     struct breaker__inproc_link *link;
     breaker *b[NAMES];
@@ -194,6 +196,7 @@ struct world {
     int forced_kind[NAMES]; /* CTL_OPEN, CTL_CLOSED or 0 */
     /* Invariant 8: since when the fleet has been in its generation. */
     uint64_t gen_since[NAMES];
+    uint64_t control_at[NAMES]; /* the last control given (order_at is cleared once checked) */
     uint64_t next_follow_check;
     /* The log of the last steps, printed on a failure. */
     char log[16][160];
@@ -430,6 +433,7 @@ static void host_start(struct host *h) {
     }
     memset(h->calls, 0, sizeof h->calls);
     h->alive = true;
+    h->stopped_until = 0;
     h->touched = w->now < h->partitioned_until; /* a partition outlives a restart */
     h->last_touch = h->touched ? h->partitioned_until : 0;
     h->started_at = w->now;
@@ -509,17 +513,30 @@ static void host_complete(struct host *h, struct call *c) {
 static void world_fault(struct world *w) {
     double u = unit(w);
     struct host *h = &w->hosts[draw(w) % HOSTS];
-    if (u < 0.25) {
+    if (u < 0.15) {
         h->partitioned_until = w->now + draw(w) % (3 * SEC);
         h->touched = true;
         touch(h, h->partitioned_until);
         note(w, "host %d partitioned until %.3f s", h->index, (double)h->partitioned_until / 1e9);
+    } else if (u < 0.25 && h->alive) {
+        /* Its commands already sent still run (they are on the wire). */
+        h->stopped_until = w->now + draw(w) % (3 * SEC);
+        h->touched = true;
+        touch(h, h->stopped_until);
+        note(w, "host %d stopped until %.3f s", h->index, (double)h->stopped_until / 1e9);
     } else if (u < 0.4 && h->alive) {
         note(w, "host %d killed", h->index);
         host_kill(h);
     } else if (u < 0.5) {
-        note(w, "redis restarted empty");
-        breaker__redis_inproc_restart(w->redis);
+        bool restart = chance(w, 0.5);
+        note(w, restart ? "redis restarted empty" : "redis FLUSHALLed");
+        if (restart) {
+            breaker__redis_inproc_restart(w->redis);
+        } else {
+            const char *argv[] = {"FLUSHALL"};
+            const size_t len[] = {8};
+            breaker_redis_reply_free(breaker__redis_inproc_command(w->redis, 1, argv, len));
+        }
         for (int n = 0; n < NAMES; n++)
             w->carried[n] = 0;
         for (int i = 0; i < HOSTS; i++) {
@@ -578,6 +595,7 @@ static void world_fault(struct world *w) {
         if (rc == BREAKER_OK && (kind == CTL_OPEN || kind == CTL_CLOSED)) w->forced_kind[n] = kind;
         if (rc == BREAKER_OK && kind == CTL_RESET) w->forced_kind[n] = 0;
         w->order_at[n] = w->now;
+        w->control_at[n] = w->now;
         note(w, "host %d: order %d on name %d: %s", h->index, w->order[n], n,
              rc == BREAKER_OK ? "stored" : msg);
     }
@@ -732,7 +750,8 @@ static void check_follow(struct world *w) {
     w->next_follow_check = w->now + INTERVAL_NS;
     for (int n = 0; n < NAMES; n++) {
         if (state_field(w, n, "st") != 1 || w->want_shadow[n] ||
-            w->now < w->gen_since[n] + 3 * INTERVAL_NS)
+            w->now < w->gen_since[n] + 3 * INTERVAL_NS ||
+            w->now < w->control_at[n] + 3 * INTERVAL_NS) /* the wait cut: 6 checks it */
             continue;
         uint64_t rnow = redis_now(w) / 1000;
         uint64_t cf = state_field(w, n, "cf"), cu = state_field(w, n, "cu");
@@ -783,11 +802,15 @@ static uint64_t next_time(struct world *w, uint64_t next_fault) {
             if (h->restart_at < t) t = h->restart_at;
             continue;
         }
+        uint64_t d = breaker__inproc_link_next_deferred(h->link);
+        if (d < t) t = d;
+        if (w->now < h->stopped_until) { /* nothing of its own until then */
+            if (h->stopped_until < t) t = h->stopped_until;
+            continue;
+        }
         if (h->wake) return w->now;
         if (h->next_round < t) t = h->next_round;
         if (h->next_call < t) t = h->next_call;
-        uint64_t d = breaker__inproc_link_next_deferred(h->link);
-        if (d < t) t = d;
         for (int k = 0; k < MAX_CALLS; k++)
             if (h->calls[k].used && h->calls[k].done_at < t) t = h->calls[k].done_at;
     }
@@ -799,6 +822,10 @@ static uint64_t next_time(struct world *w, uint64_t next_fault) {
 static void host_step(struct world *w, struct host *h) {
     if (!h->alive) {
         if (w->now >= h->restart_at) host_start(h);
+        return;
+    }
+    if (w->now < h->stopped_until) {
+        if (breaker__inproc_link_run_deferred(h->link) > 0) check(w); /* on the wire */
         return;
     }
     /* The invariants after each operation that may change Redis: a
