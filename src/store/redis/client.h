@@ -363,8 +363,17 @@ static inline uint64_t breaker__redis_budget(uint64_t srtt, uint64_t budget, uin
 void breaker__redis_control_state_of(const struct breaker__fleet_record *rec,
                                      const breaker_config *base, breaker_redis_control_state *out);
 
-/* fleet.c: the entry of `b`, or NULL. Lock-free. */
-struct entry *breaker__redis_find_entry(breaker_redis *f, const breaker *b);
+/* The entry of `b`, or NULL. Lock-free: the gate (lease.c) and the handle
+ * (fleet.c) both look entries up, so it lives here, below both. */
+static inline struct entry *breaker__redis_find_entry(breaker_redis *f, const breaker *b) {
+    /* A store file that moved forwarded the handle: the gate is asked with
+     * the live one, the entry knows the one attached. */
+    if (f->store != NULL) b = breaker__store_attached(b);
+    uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
+    for (uint32_t i = 0; i < n; i++)
+        if (breaker__redis_entry_b(f->entries[i]) == b) return f->entries[i];
+    return NULL;
+}
 
 /* ---- calls.c ------------------------------------------------------------------ */
 

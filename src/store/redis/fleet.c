@@ -708,16 +708,6 @@ static const breaker_backend_ops backend_ops = {
 
 breaker_backend *breaker_redis_backend(breaker_redis *f) { return &f->backend; }
 
-struct entry *breaker__redis_find_entry(breaker_redis *f, const breaker *b) {
-    /* A store file that moved forwarded the handle: the gate is asked with
-     * the live one, the entry knows the one attached. */
-    if (f->store != NULL) b = breaker__store_attached(b);
-    uint32_t n = atomic_load_explicit(&f->count, memory_order_acquire); /* pairs with attach */
-    for (uint32_t i = 0; i < n; i++)
-        if (breaker__redis_entry_b(f->entries[i]) == b) return f->entries[i];
-    return NULL;
-}
-
 int breaker_redis_degraded(breaker_redis *f) {
     return atomic_load_explicit(&f->degraded, memory_order_relaxed);
 }

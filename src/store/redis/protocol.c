@@ -2,10 +2,9 @@
 /*
  * protocol.c - the fleet client's decisions (protocol.h): plain data in,
  * plain data out; no socket, no lock, no clock, no breaker call. The I/O
- * around them is conn.c's, flush.c's and lease.c's (client.h); the
- * server's half is the scripts (lua/), which the simulator models on
- * its own clock (tools/sim/fleet_server.c) while calling these for the
- * client's half.
+ * around them is flush.c's, calls.c's and lease.c's (client.h), over a
+ * transport (breaker/redis_transport.h); the server's half is the scripts
+ * (lua/).
  */
 #include "store/redis/protocol.h"
 

@@ -11,10 +11,9 @@
  * lock, reads no clock and calls no breaker: the caller reads the local
  * breaker (its generation, then its state, with functions that apply no
  * transition) and the clock, passes the values in, and applies what comes
- * out. So the Redis client (src/store/redis/, client.h) and the simulator's
- * model of the fleet (tools/sim/fleet_model.c, whose own code is the server
- * half, tools/sim/fleet_server.c) run the same decisions, and
- * tests/fleet/test_fleet_protocol.c checks every rule without Redis.
+ * out. So tests/fleet/test_fleet_protocol.c checks every rule without
+ * Redis, and the client (client.h) runs the same code against a real Redis
+ * or, in a simulation, the in-process one (inproc/).
  *
  * The server's half is the Lua scripts (lua/, scripts.h); the layout of their
  * answers and the constants both sides use (FLEET_* states and results,
