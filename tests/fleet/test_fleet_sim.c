@@ -114,10 +114,13 @@ struct call {
     breaker_permit permit;
     uint64_t done_at;
     bool leased;
-    /* A token the gate gave, answered or not: a request whose reply was
-     * lost may have been granted, and its result then counts in Redis (4
-     * counts such successes too: an upper bound of what closes the fleet). */
+    /* A token the gate gave, answered or not; and whether Redis has been
+     * seen holding it as a lease (a request whose reply was lost may have
+     * been granted: its result then counts in Redis; 4 counts the successes
+     * of the probes Redis granted). */
     bool token;
+    bool granted;
+    char token_text[17];
     uint64_t lease_gen;      /* the fleet generation the lease was granted in */
     uint64_t lease_deadline; /* grant + probe timeout */
 };
@@ -282,6 +285,31 @@ static int count_member(void *ctx, const char *member, size_t len, double score)
     (void)len;
     (void)score;
     return 0;
+}
+
+struct granted_scan {
+    struct world *w;
+    int name;
+};
+
+static int mark_member(void *ctx, const char *member, size_t len, double score) {
+    (void)score;
+    struct granted_scan *g = ctx;
+    for (int i = 0; i < HOSTS; i++)
+        for (int k = 0; k < MAX_CALLS; k++) {
+            struct call *c = &g->w->hosts[i].calls[k];
+            if (c->used && c->token && !c->granted && c->name == g->name && len == 16 &&
+                memcmp(c->token_text, member, 16) == 0)
+                c->granted = true;
+        }
+    return 0;
+}
+
+static void mark_granted(struct world *w, int name) {
+    char key[BREAKER__FLEET_KEY_LEN];
+    breaker__fleet_key(w->names[name], FLEET_KEY_LEASES, key, sizeof key);
+    struct granted_scan g = {w, name};
+    (void)breaker__redis_inproc_zset_each(w->redis, key, mark_member, &g);
 }
 
 static size_t leases_held(struct world *w, int name) {
@@ -483,6 +511,8 @@ static bool host_call(struct host *h) {
      * answered). */
     c->token = breaker_permit_gate_token(&c->permit) != 0;
     c->leased = c->token && !h->probe_unanswered;
+    c->granted = c->leased;
+    if (c->token) breaker__fleet_token_text(breaker_permit_gate_token(&c->permit), c->token_text);
     bool down = dependency_down(w->now);
     /* Down: half the calls fail at once, half hang past the probe timeout. */
     uint64_t took = down && chance(w, 0.5) ? PROBE_NS + PROBE_NS / 2 : (1 + draw(w) % 50) * MS;
@@ -503,7 +533,7 @@ static void host_complete(struct host *h, struct call *c) {
     bool probe = breaker_permit_is_probe(&c->permit) != 0;
     int rc = breaker_complete(h->b[c->name], &c->permit, fail ? BREAKER_FAILURE : BREAKER_SUCCESS);
     if (rc == BREAKER_OK && !probe) h->completed[c->name]++;
-    if (c->token && !fail && c->lease_gen == w->half_open_gen[c->name])
+    if (c->granted && !fail && c->lease_gen == w->half_open_gen[c->name])
         w->half_open_successes[c->name]++;
     c->used = false;
 }
@@ -639,6 +669,9 @@ static void check(struct world *w) {
             w->carried[n] = w->carried_any[n]; /* W anew */
         if (w->now > w->late_until[n]) w->late_any[n] = 0;
         w->carried_any[n] = w->late_any[n];
+        /* The tokens of probes in flight that Redis holds as leases: granted,
+         * whether their request was answered or not (4). */
+        mark_granted(w, n);
         /* 1: the probe cap, in Redis and in flight. */
         if (leases_held(w, n) > MAX_PROBES)
             violated(w, "name %d: Redis holds %zu leases", n, leases_held(w, n));
