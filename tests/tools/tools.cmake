@@ -172,6 +172,19 @@ if(BREAKER_BUILD_TOOLS)
     set_tests_properties(tools_cli_redis_options_say_the_build_has_no_fleet_store PROPERTIES
       TIMEOUT 60 LABELS "cli;without")
   endif()
+  # A build without the in-process Redis (Lua 5.1 or hiredis not found):
+  # simulate's fleet scenarios say which they cannot run, and why (exit 69);
+  # its other scenarios run.
+  if(NOT TARGET breaker_redis_inproc)
+    add_test(NAME tools_cli_simulate_says_it_cannot_run_fleet_scenarios COMMAND sh -c
+      "out=$(\"$0\" simulate \"$1/examples/scenarios/fleet.ini\" 2>&1); rc=$?
+       [ $rc -eq 69 ] && echo \"$out\" | grep -q 'cannot run fleet scenarios' ||
+         { echo \"simulate fleet.ini: exit $rc: $out\"; exit 1; }
+       \"$0\" simulate \"$1/examples/scenarios/flaky.ini\" >/dev/null"
+      ${_bk} ${PROJECT_SOURCE_DIR})
+    set_tests_properties(tools_cli_simulate_says_it_cannot_run_fleet_scenarios PROPERTIES
+      TIMEOUT 60 LABELS "cli;without")
+  endif()
   # exec, status, ls, open, close, reset with real processes on a store file.
   add_test(NAME tools_cli_store COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_store.sh ${_bk})
   set_tests_properties(tools_cli_store PROPERTIES TIMEOUT 60 LABELS cli)

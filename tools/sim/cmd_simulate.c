@@ -341,7 +341,7 @@ static int simulate_fleet(const struct sim_args *a, const struct tool_scenario *
     for (; done < list->count; done++) {
         if (tool_simulate_fleet(sc, &list->items[done], &runs[done], msg, sizeof(msg)) != 0) {
             tool_error(stderr, "breaker simulate: %s", msg);
-            rc = TOOL_EXIT_UNAVAILABLE; /* a build without the model, or out of memory */
+            rc = TOOL_EXIT_UNAVAILABLE; /* a build without the fleet store or Lua, or no memory */
             break;
         }
     }
