@@ -336,45 +336,125 @@ static int name_of_key(struct world *w, const char *key) {
 }
 
 /* A flush command (the flush script: numkeys, 4 keys, TTL, limits, then
- * known_gen, calls, failures, slow, run, host, seq ...): what it carries. */
-/* Whether `script` is the flush script (its text says so; the answer is
- * kept by the text's address, which each script has one of). */
-static bool is_flush_script(const char *script) {
+ * known_gen, calls, failures, slow, run, host, seq ...) or a credit (the
+ * credit script: numkeys, a state and a window key per name, TTL, then
+ * known_gen, calls, µs since per name): what it carries. */
+enum { NOT_COUNTED, FLUSH_SCRIPT, CREDIT_SCRIPT };
+/* Which of them `script` is (its text says so; the answer is kept by the
+ * text's address, which each script has one of). */
+static int script_kind(const char *script) {
     static const char *seen[8];
-    static bool flush[8];
+    static int kind[8];
     for (int i = 0; i < 8 && seen[i] != NULL; i++)
-        if (seen[i] == script) return flush[i];
-    bool is = strstr(script, "\n-- flush: ARGV 3") != NULL;
+        if (seen[i] == script) return kind[i];
+    int is = strstr(script, "\n-- flush: ARGV 3") != NULL   ? FLUSH_SCRIPT
+             : strstr(script, "\n-- credit.lua - ") != NULL ? CREDIT_SCRIPT
+                                                            : NOT_COUNTED;
     for (int i = 0; i < 8; i++)
         if (seen[i] == NULL) {
             seen[i] = script;
-            flush[i] = is;
+            kind[i] = is;
             break;
         }
     return is;
 }
 
+/* A host's flush of `calls` on name `n`, naming generation `known`. */
+static void note_calls(struct host *h, int n, uint64_t known, uint64_t calls, bool reaches,
+                       uint64_t run_at) {
+    h->sent[n] += calls;
+    /* The script counts a flush only in the generation it names (0: any):
+     * the window of the generation seen last. */
+    if (reaches && (known == 0 || known == h->w->gen[n])) h->w->carried[n] += calls;
+    if (reaches && known == 0) h->w->carried_any[n] += calls;
+    if (reaches && known == 0 && run_at > h->w->now) {
+        h->w->late_any[n] += calls;
+        if (run_at > h->w->late_until[n]) h->w->late_until[n] = run_at;
+    }
+}
+
 static void note_flush(struct host *h, const breaker_redis_command *cmd, bool reaches,
                        uint64_t run_at) {
-    if (cmd->script == NULL || cmd->argc < 14 || !is_flush_script(cmd->script)) return;
+    int kind = cmd->script != NULL ? script_kind(cmd->script) : NOT_COUNTED;
+    if (kind == CREDIT_SCRIPT) { /* never sent twice: each counts */
+        int keys = atoi(cmd->argv[0]);
+        for (int i = 0; 2 * i < keys && 2 + keys + 3 * i + 1 < cmd->argc; i++) {
+            int n = name_of_key(h->w, cmd->argv[1 + 2 * i]);
+            if (n >= 0)
+                note_calls(h, n, strtoull(cmd->argv[2 + keys + 3 * i], NULL, 10),
+                           strtoull(cmd->argv[3 + keys + 3 * i], NULL, 10), reaches, run_at);
+        }
+        return;
+    }
+    if (kind != FLUSH_SCRIPT || cmd->argc < 14) return;
     int n = name_of_key(h->w, cmd->argv[1]);
     if (n < 0) return;
-    uint64_t known = strtoull(cmd->argv[7], NULL, 10);
-    uint64_t calls = strtoull(cmd->argv[8], NULL, 10);
     uint64_t seq = strtoull(cmd->argv[13], NULL, 10);
     if (seq > h->last_seq[n]) {
         h->last_seq[n] = seq;
-        h->sent[n] += calls;
-        /* The script counts a flush only in the generation it names (0:
-         * any): the window of the generation seen last. */
-        if (reaches && (known == 0 || known == h->w->gen[n])) h->w->carried[n] += calls;
-        if (reaches && known == 0) h->w->carried_any[n] += calls;
-        if (reaches && known == 0 && run_at > h->w->now) {
-            h->w->late_any[n] += calls;
-            if (run_at > h->w->late_until[n]) h->w->late_until[n] = run_at;
-        }
+        note_calls(h, n, strtoull(cmd->argv[7], NULL, 10), strtoull(cmd->argv[8], NULL, 10),
+                   reaches, run_at);
     }
 }
+
+/* A credit the server answered: a name's -1 (not counted: its host sends
+ * those calls again with the flush script) carried nothing. */
+static void note_credit_answer(struct host *h, const breaker_redis_command *cmd,
+                               const breaker_redis_reply *r) {
+    int keys = atoi(cmd->argv[0]);
+    for (size_t i = 0; i < r->elements && 2 * (int)i < keys; i++) {
+        int n = name_of_key(h->w, cmd->argv[1 + 2 * i]);
+        if (n < 0 || r->element[i]->type != BREAKER_REDIS_REPLY_INTEGER ||
+            r->element[i]->integer != -1)
+            continue;
+        uint64_t known = strtoull(cmd->argv[2 + keys + 3 * i], NULL, 10);
+        uint64_t calls = strtoull(cmd->argv[3 + keys + 3 * i], NULL, 10);
+        h->sent[n] -= calls;
+        if (known == h->w->gen[n]) h->w->carried[n] -= calls;
+    }
+}
+
+/* The link's table with its exchange watched (note_credit_answer()); the
+ * handle's transport context is the host. */
+static int watched_exchange(void *t, breaker_redis_command *cmds, size_t n, breaker_redis_reply **r,
+                            char *why, size_t why_len) {
+    struct host *h = t;
+    int got = breaker__inproc_link_ops.exchange(h->link, cmds, n, r, why, why_len);
+    for (size_t i = 0; i < n; i++)
+        if (cmds[i].script != NULL && script_kind(cmds[i].script) == CREDIT_SCRIPT &&
+            r[i] != NULL && r[i]->type == BREAKER_REDIS_REPLY_ARRAY)
+            note_credit_answer(h, &cmds[i], r[i]);
+    return got;
+}
+static int watched_probe(void *t, breaker_redis_command *cmd, uint64_t deadline_ns,
+                         breaker_redis_reply **reply) {
+    return breaker__inproc_link_ops.probe(((struct host *)t)->link, cmd, deadline_ns, reply);
+}
+static uint32_t watched_server_of(void *t, const char *key) {
+    return breaker__inproc_link_ops.server_of(((struct host *)t)->link, key);
+}
+static int watched_reachable(void *t, const char *key) {
+    return breaker__inproc_link_ops.reachable(((struct host *)t)->link, key);
+}
+static void watched_round_done(void *t) {
+    breaker__inproc_link_ops.round_done(((struct host *)t)->link);
+}
+static uint64_t watched_now_ns(void *t) {
+    return breaker__inproc_link_ops.now_ns(((struct host *)t)->link);
+}
+static void watched_wake(void *t) { breaker__inproc_link_ops.wake(((struct host *)t)->link); }
+static void watched_destroy(void *t) { breaker__inproc_link_ops.destroy(((struct host *)t)->link); }
+static const breaker_redis_transport_ops watched_ops = {
+    .name = "inproc, watched",
+    .exchange = watched_exchange,
+    .probe = watched_probe,
+    .server_of = watched_server_of,
+    .reachable = watched_reachable,
+    .round_done = watched_round_done,
+    .now_ns = watched_now_ns,
+    .wake = watched_wake,
+    .destroy = watched_destroy,
+};
 
 /* A fault touched `h` until `until`. */
 static void touch(struct host *h, uint64_t until) {
@@ -433,8 +513,7 @@ static void host_start(struct host *h) {
     breaker_redis_config_init(&rc);
     rc.flush_interval_ns = INTERVAL_NS;
     char msg[256];
-    if (breaker_redis_open_transport(&rc, &breaker__inproc_link_ops, h->link,
-                                     BREAKER_REDIS_NO_FLUSHER, &h->fleet, msg,
+    if (breaker_redis_open_transport(&rc, &watched_ops, h, BREAKER_REDIS_NO_FLUSHER, &h->fleet, msg,
                                      sizeof msg) != BREAKER_OK) {
         fprintf(stderr, "open: %s\n", msg);
         abort();
