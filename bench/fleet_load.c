@@ -241,10 +241,10 @@ static double usec_per_call(int port, const char *cmd, int argc, const char **ar
     return best;
 }
 
-/* The flush script on one name whose window holds 10 buckets and whose
- * sequences hash holds `hosts` hosts: a full flush that carries deltas, one
- * that carries none (what an open fleet's flush costs), the cheap path (a
- * healthy name's successes), and the version read of a healthy round. */
+/* The scripts on one name whose window holds 10 buckets and whose
+ * sequences hash holds `hosts` hosts: a flush that carries deltas, one that
+ * carries none (what an open fleet's flush costs), a credit of one name
+ * (a healthy name's successes), and the version read of a healthy round. */
 static void script_cost(int port, const char *limits, int hosts) {
     const char *k[4] = {"breaker:v2:{cost}:s", "breaker:v2:{cost}:w", "breaker:v2:{cost}:l",
                         "breaker:v2:{cost}:q"};
@@ -280,25 +280,27 @@ static void script_cost(int port, const char *limits, int hosts) {
         r = redisCommand(c, "HSET %s %s %s", k[3], field, value);
         freeReplyObject(r);
     }
-    r = redisCommand(c, "SCRIPT LOAD %s", breaker__redis_lua_flush);
-    char sha[41];
-    snprintf(sha, sizeof sha, "%s", r->str);
-    freeReplyObject(r);
+    char sha[2][41];
+    const char *text[2] = {breaker__redis_lua_flush, breaker__redis_lua_credit};
+    for (int i = 0; i < 2; i++) {
+        r = redisCommand(c, "SCRIPT LOAD %s", text[i]);
+        snprintf(sha[i], sizeof sha[i], "%s", r->str);
+        freeReplyObject(r);
+    }
     redisFree(c);
     /* ARGV: known gen, calls, failures, slow, run, host, seq, sources (2),
-     * directed wait, cheap. */
-    const char *with[] = {"EVALSHA",          sha,    "4", k[0], k[1], k[2], k[3],
+     * directed wait. */
+    const char *with[] = {"EVALSHA",          sha[0], "4", k[0], k[1], k[2], k[3],
                           "3600000",          limits, gen, "50", "0",  "0",  "0",
-                          "00000000000000aa", "1",    "0", "0",  "0",  "0"};
-    double deltas = usec_per_call(port, "evalsha", 20, with, 15, 500);
-    const char *none[] = {"EVALSHA",          sha,    "4", k[0], k[1], k[2], k[3],
+                          "00000000000000aa", "1",    "0", "0",  "0"};
+    double deltas = usec_per_call(port, "evalsha", 19, with, 15, 500);
+    const char *none[] = {"EVALSHA",          sha[0], "4", k[0], k[1], k[2], k[3],
                           "3600000",          limits, gen, "0",  "0",  "0",  "0",
-                          "00000000000000aa", "1",    "0", "0",  "0",  "0"};
-    double empty = usec_per_call(port, "evalsha", 20, none, 15, 500);
-    const char *cheap[] = {"EVALSHA",          sha,    "4", k[0], k[1], k[2], k[3],
-                           "3600000",          limits, gen, "50", "0",  "0",  "0",
-                           "00000000000000aa", "1",    "0", "0",  "0",  "1"};
-    double quick = usec_per_call(port, "evalsha", 20, cheap, 15, 500);
+                          "00000000000000aa", "1",    "0", "0",  "0"};
+    double empty = usec_per_call(port, "evalsha", 19, none, 15, 500);
+    /* A credit: the keys S and W, the TTL, then known gen, calls, µs since. */
+    const char *credit[] = {"EVALSHA", sha[1], "2", k[0], k[1], "3600000", gen, "50", "250000"};
+    double quick = usec_per_call(port, "evalsha", 9, credit, -1, 500);
     const char *read[] = {"HMGET", k[0], "gen", "cv", "run"};
     double hmget = usec_per_call(port, "hmget", 5, read, -1, 500);
     if (test_redis_hlen_check(port, k[3]) < hosts) die("the sequences hash lost hosts");
@@ -596,7 +598,7 @@ int main(int argc, char **argv) {
         char limits[BREAKER__FLEET_LIMITS_LEN];
         default_limits(server.port, limits, sizeof limits);
         printf("  %-34s %6s %10s %10s %10s %10s\n", "Redis CPU per call (INFO commandstats)",
-               "hosts", "us deltas", "us none", "us cheap", "us read");
+               "hosts", "us deltas", "us none", "us credit", "us read");
         script_cost(server.port, limits, 16);
         script_cost(server.port, limits, 1000);
         script_cost(server.port, limits, 8000);

@@ -11,8 +11,8 @@
 #                names it, and every transition deletes the leases (either
 #                alone suffices, so both are taken out)
 #   delta-seq    flush.lua counts a host's sequence once (a resent round)
-#   cheap-gen    flush_cheap.lua counts successes only in the generation
-#                the host knew, as the full path does
+#   credit-gen   credit.lua counts successes only in the generation the
+#                host knew, as flush.lua does
 #   control      the client applies a reset of the control record once, by
 #                its generation (protocol.c, breaker__fleet_converge())
 # Each runs on a copy of the tree (the checkout is never changed), built
@@ -39,7 +39,7 @@ lease-token|src/store/redis/lua/release.lua|or not redis.call(.ZSCORE., L, tok)|
 lease-gen|src/store/redis/lua/release.lua|(lg ~= gen and lg ~= 0)|false
 lease-gen|src/store/redis/lua/prelude.lua|  redis.call(.DEL., L)$|
 delta-seq|src/store/redis/lua/flush.lua|if last and seq <= last then return answer(0) end|
-cheap-gen|src/store/redis/lua/flush_cheap.lua|st == 0 and gen == hg and|st == 0 and
+credit-gen|src/store/redis/lua/credit.lua|st == 0 and gen == hg and|st == 0 and
 control|src/store/redis/protocol.c|r->reset_gen > f->reset_seen|r->reset_gen != 0'
 
 missed=0

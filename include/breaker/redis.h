@@ -139,7 +139,7 @@ struct breaker_redis_config {
     uint64_t io_timeout_ns;     /* the flusher's connect and reply timeout:
                                    0 = half the flush interval */
     uint64_t key_ttl_ns;        /* Redis keys of a name expire after this long
-                                   without a full flush: 0 = 1 hour (each host
+                                   without a flush script: 0 = 1 hour (each host
                                    sends a name's at least every half of it) */
     enum breaker_redis_fail_mode fail_mode;
     uint64_t stale_after_ns;                /* FAIL_CLOSED: 0 = 4 flush intervals */
@@ -175,9 +175,9 @@ struct breaker_redis_config {
      * successes go to the fleet every this many rounds, fewer where that
      * would hold back more than 1/20 of the name's window (this many
      * rounds of the interval + its 20% jitter: at most window_ns / 20) or
-     * last more than half of key_ttl_ns.
-     * 0 = 16 (10 for the default 60 s window at 250 ms); 1 = the flush
-     * script in full every round (no cheap round); at most 1000.
+     * last more than half of key_ttl_ns. 0 = 16 (10 for the default 60 s
+     * window at 250 ms); 1 = the flush script every round (no cheap
+     * round); at most 1000.
      * A name is healthy while it has no failure, slow call, probe or lease
      * result to send and its local breaker and the fleet (at its last
      * answer) are not HALF_OPEN. Each round of a healthy name is then one
@@ -190,21 +190,25 @@ struct breaker_redis_config {
      *    script's read) in the same round. A host's view of the fleet
      *    thus stays at most one flush interval (plus the round's time)
      *    old, as staleness_ns reports;
-     *  - every this many rounds, a cheap flush instead (in the handle's
-     *    rounds whose number is a multiple of it: the names of one cadence
-     *    send together, one pipeline): the flush script's cheap path, which adds the successes held back to the fleet
-     *    window with two or three Redis calls, without the full state's
-     *    read and checks, when the fleet is CLOSED in the generation the
-     *    host knows, no forced state is in force, the policy is a window
-     *    and the window holds no failure or slow call (successes alone can
-     *    then trip nothing); otherwise the same call is a full flush.
+     *  - every this many rounds, a credit instead (in the handle's rounds
+     *    whose number is a multiple of it, so that the names of one
+     *    cadence send together): the credit script adds the successes held
+     *    back to the fleet window with a few Redis calls per name, without
+     *    the flush script's read and checks of the whole state, when the
+     *    fleet is CLOSED in the generation the host knows, no forced state
+     *    is in force, the policy is a window and the window holds no
+     *    failure or slow call (successes alone can then trip nothing).
+     *    One script call carries the credits of all the round's names of a
+     *    single Redis (one per name on a Cluster, whose nodes refuse keys
+     *    of several slots in one command). A name whose credit was not
+     *    counted sends them with the flush script in the same round.
      * Successes therefore reach the fleet window at most this many rounds
      * late (at most 1/20 of the window); a failure or slow call goes at
      * the name's next round, whatever the cadence, with every success held
      * back, so a trip is never delayed by it (nor a CONSECUTIVE policy's
-     * run: its successes go in full flushes, at once while the fleet has a
-     * run). Each host also sends each name a full flush at least every
-     * half of key_ttl_ns (they alone refresh the keys' TTL). A cheap flush
+     * run: its successes go with the flush script, at once while the fleet
+     * has a run). Each host also sends each name the flush script at least
+     * every half of key_ttl_ns (it alone refreshes the keys' TTL). A credit
      * whose reply is lost (a connection cut) loses its successes, never
      * counts them twice: it is not sent again. */
     uint32_t full_flush_rounds;

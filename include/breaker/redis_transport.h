@@ -125,8 +125,8 @@ struct breaker_redis_transport_ops {
     int (*probe)(void *t, breaker_redis_command *cmd, uint64_t deadline_ns,
                  breaker_redis_reply **reply);
     /* @return the id of the server `key` is routed to now (as
-     * breaker_redis_command.server names it), so that the client can send
-     * one TIME per server whose names it reads. */
+     * breaker_redis_command.server names it), so that the client can group
+     * the names of one server in one command (multi_key). */
     uint32_t (*server_of)(void *t, const char *key);
     /* @return nonzero when `key`'s server answered the last exchange that
      * went to it, or has not been tried yet (an attach's read is skipped
@@ -155,6 +155,13 @@ struct breaker_redis_transport_ops {
      * exchange (the round lock held), after an exchange (the servers are
      * known then). @return how many. May be NULL: one server, any key. */
     size_t (*server_keys)(void *t, char (*keys)[32], size_t max);
+    /* @return nonzero when one command may name the keys of several names
+     * routed to one server (server_of), whose hash slots differ: a single
+     * Redis, not a Cluster (whose nodes refuse it, CROSSSLOT). The client
+     * then sends the successes of a round's healthy names of a server in
+     * one script call (lua/credit.lua). May be NULL: yes when server_keys
+     * is NULL (one server, any key), else no. */
+    int (*multi_key)(void *t);
 };
 
 /* Flags of breaker_redis_open_transport(). */

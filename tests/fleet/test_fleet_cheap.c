@@ -3,8 +3,9 @@
  * test_fleet_cheap.c - against a real redis-server: a healthy name costs
  * the fleet almost nothing (docs/fleet.md "Cost", breaker_redis_config.
  * full_flush_rounds). Its rounds are a version read (one HMGET, no script,
- * no TIME), and every full_flush_rounds rounds a cheap flush (the flush
- * script's cheap path: no prelude) that sends the successes held back; a
+ * no TIME), and every full_flush_rounds rounds a credit (the credit
+ * script, no prelude; one for a round's names of one Redis) that sends
+ * the successes held back; a
  * failure goes at the next round, whatever the cadence, with every success
  * held back; a trip made by another host reaches a healthy reader at its
  * next round (its version moved: the state is read in the same round); a
@@ -138,11 +139,11 @@ static long long window(const char *name, char kind) {
 }
 
 /* Three healthy names, full_flush_rounds 4: each round between their
- * cheap flushes is one HMGET per name and nothing else (no script, no
- * TIME); every 4th round of the handle (4, 8, 12: the first after attach
- * is its round 1) a cheap flush of each name, all in that round, which
- * runs the flush script's cheap path alone (no TYPE check, no window read
- * of the prelude's full flush) and counts every success held back. */
+ * credits is one HMGET per name and nothing else (no script, no TIME);
+ * every 4th round of the handle (4, 8, 12: the first after attach is its
+ * round 1) one credit for the three names (one Redis: one command), which
+ * runs the credit script alone (no TYPE check, no window read of the
+ * flush script's prelude) and counts every success held back. */
 static void a_healthy_name_makes_no_script_call_for_k_minus_1_rounds(void **state) {
     (void)state;
     breaker_redis *f = open_fleet(4);
@@ -156,17 +157,17 @@ static void a_healthy_name_makes_no_script_call_for_k_minus_1_rounds(void **stat
         for (int i = 0; i < 3; i++)
             calls(b[i], 10, BREAKER_SUCCESS);
         struct cost c = round_cost(f);
-        /* The reads need no clock; a cheap flush reads Redis's once. */
+        /* The reads need no clock; a credit reads Redis's once. */
         if (c.time != c.scripts || c.type != 0 || c.hgetall != 0)
             fail_msg("round %d: TIME %lld, TYPE %lld, HGETALL %lld: expected %lld, 0, 0", r, c.time,
                      c.type, c.hgetall, c.scripts);
-        /* Each name: its version read, or a cheap flush (whose one inner
-         * HMGET reads the state's fields it checks). */
+        /* Each name: its version read, or its part of the credit (one
+         * HMGET of the state's fields it checks). */
         if (c.hmget != 3) fail_msg("round %d: %lld HMGETs, expected 3", r, c.hmget);
-        if (c.scripts != (r % 4 == 0 ? 3 : 0))
-            fail_msg("round %d: %lld script calls, expected %d", r, c.scripts, r % 4 ? 0 : 3);
+        if (c.scripts != (r % 4 == 0 ? 1 : 0))
+            fail_msg("round %d: %lld script calls, expected %d", r, c.scripts, r % 4 ? 0 : 1);
     }
-    /* Each window: the first round's 10, then round 12's cheap flush sent
+    /* Each window: the first round's 10, then round 12's credit sent
      * every success of rounds 2 to 12; round 13's are held back. */
     for (int i = 0; i < 3; i++) {
         char name[16];
@@ -188,7 +189,7 @@ static void a_failure_goes_at_the_next_round_with_every_pending_success(void **s
         breaker *b = attach(f, name, 1000);
         assert_int_equal(round_scripts(f), 1);
         long long sent = 0, made = 0;
-        for (int r = 0; r < at; r++) { /* `at` rounds of successes: reads and cheap flushes */
+        for (int r = 0; r < at; r++) { /* `at` rounds of successes: reads and credits */
             calls(b, 3, BREAKER_SUCCESS);
             made += 3;
             assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
@@ -271,12 +272,12 @@ static void a_state_a_read_cannot_trust_is_never_followed(void **state) {
     breaker_redis_close(f);
 }
 
-/* The cheap path counts successes alone into a window that holds no
- * failure or slow call (successes can trip nothing then): while the
- * window holds one, the flush that carries them goes on as a full flush,
- * which also judges them against it; once the failure has left the
- * window (lf, the last bucket with one, older than the window: written
- * here as the script would find it), the cheap path again. */
+/* A credit counts successes alone into a window that holds no failure or
+ * slow call (successes can trip nothing then): while the window holds one,
+ * it counts nothing and the round's second exchange sends them with the
+ * full flush, which also judges them against it; once the failure has
+ * left the window (lf, the last bucket with one, older than the window:
+ * written here as the script would find it), the credit again. */
 static void successes_go_in_full_while_the_window_holds_a_failure(void **state) {
     (void)state;
     breaker_redis *f = open_fleet(2);
@@ -288,16 +289,16 @@ static void successes_go_in_full_while_the_window_holds_a_failure(void **state) 
     assert_true(test_redis_int(&server, "HGET breaker:v2:{cheap.lf}:s lf") > 0);
     calls(b, 3, BREAKER_SUCCESS);
     assert_int_equal(round_cost(f).scripts, 0); /* a read */
-    struct cost c = round_cost(f);              /* the cadence: a cheap flush asked ... */
-    assert_int_equal(c.scripts, 1);
-    assert_true(c.type > 0 && c.hgetall > 0); /* ... that went on in full */
+    struct cost c = round_cost(f);              /* the cadence: a credit, not counted, then ... */
+    assert_int_equal(c.scripts, 2);
+    assert_true(c.type > 0 && c.hgetall > 0); /* ... the full flush */
     assert_int_equal(window("cheap.lf", 'c'), 8);
     assert_int_equal(test_redis_int(&server, "HSET breaker:v2:{cheap.lf}:s lf 1"), 0);
     calls(b, 2, BREAKER_SUCCESS);
     assert_int_equal(round_cost(f).scripts, 0);
     c = round_cost(f);
     assert_int_equal(c.scripts, 1);
-    assert_int_equal(c.type, 0); /* the cheap path */
+    assert_int_equal(c.type, 0); /* the credit, counted */
     assert_int_equal(window("cheap.lf", 'c'), 10);
     breaker_redis_close(f);
 }

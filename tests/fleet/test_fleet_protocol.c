@@ -1170,9 +1170,9 @@ static void a_healthy_name_reads_and_sends_its_successes_every_k_rounds(void **s
     healthy_init(&h, 100);
     int count[3] = {0, 0, 0};
     run_rounds(&h.f, &h.p, 12, count);
-    /* 12 rounds: a cheap flush in 4 (the handle's rounds 4, 8 and 12), a
+    /* 12 rounds: a credit in 4 (the handle's rounds 4, 8 and 12), a
      * read in the others, no script's prelude at all. */
-    assert_int_equal(count[FLEET_ROUND_CHEAP], 3);
+    assert_int_equal(count[FLEET_ROUND_CREDIT], 3);
     assert_int_equal(count[FLEET_ROUND_READ], 9);
     assert_int_equal(count[FLEET_ROUND_FULL], 0);
     /* K = 1: the full flush every round (full_flush_rounds 1, or a window
@@ -1189,11 +1189,11 @@ static void a_healthy_name_reads_and_sends_its_successes_every_k_rounds(void **s
     h.d.calls = 1;
     for (h.p.round = 9; h.p.round < 12; h.p.round++)
         assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_READ);
-    assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_CHEAP);
+    assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_CREDIT);
 }
 
 /* The keys' TTL is refreshed by full flushes alone: one every keep_every
- * rounds, whatever the reads and cheap flushes between. */
+ * rounds, whatever the reads and credits between. */
 static void a_full_flush_comes_every_keep_every_rounds(void **state) {
     (void)state;
     struct healthy h;
@@ -1204,7 +1204,7 @@ static void a_full_flush_comes_every_keep_every_rounds(void **state) {
     assert_int_equal(count[FLEET_ROUND_FULL], 4);
     /* The successes go in the rounds of their cadence (multiples of 4: 10
      * of 40), or sooner with a full flush (rounds 10, 20, 30 and 40). */
-    assert_int_equal(count[FLEET_ROUND_CHEAP], 10 - 2);
+    assert_int_equal(count[FLEET_ROUND_CREDIT], 10 - 2);
     h.d.calls = 0; /* an idle name too */
     h.f.since_full = 9;
     assert_int_equal(breaker__fleet_round_call(&h.f, &h.p), FLEET_ROUND_FULL);
@@ -1219,7 +1219,7 @@ static void a_full_flush_comes_every_keep_every_rounds(void **state) {
  * breaker, a CONSECUTIVE fleet's run (a success held back would let it
  * run on) and a name not synced (attached, re-armed, or a round failed).
  * A follower of an open fleet reads it: a script would tell the same.
- * When the successes are due, the cheap path takes those of a window
+ * When the successes are due, a credit takes those of a window
  * policy alone: a CONSECUTIVE name's (they set the fleet's run) and a
  * failing-source map (OR-ed into the window) go with the full flush. */
 static void trouble_makes_the_next_round_a_full_flush(void **state) {
@@ -1244,7 +1244,7 @@ static void trouble_makes_the_next_round_a_full_flush(void **state) {
         {"not synced", .unsynced = true, .want = FLEET_ROUND_FULL},
         {"an open fleet followed", .local = BREAKER_OPEN, .fleet = FLEET_OPEN,
          .want = FLEET_ROUND_READ},
-        {"successes due", .due = true, .want = FLEET_ROUND_CHEAP},
+        {"successes due", .due = true, .want = FLEET_ROUND_CREDIT},
         {"successes due, a source", .due = true, .sources = 4, .want = FLEET_ROUND_FULL},
         {"successes due, a run policy", .due = true, .consecutive = true, .want = FLEET_ROUND_FULL},
     };
@@ -1320,7 +1320,7 @@ static void the_cadence_holds_back_at_most_a_twentieth_of_the_window(void **stat
     breaker_config c = defaults();
     struct breaker__fleet_limits l;
     breaker__fleet_limits_of(&c, &l);
-    breaker__fleet_cheap_setup(&f, &l, 16, 250 * MS, 3600 * SEC);
+    breaker__fleet_cadence_setup(&f, &l, 16, 250 * MS, 3600 * SEC);
     assert_int_equal(f.every, 10);
     assert_int_equal(f.keep_every, 6000); /* 30 min of 300 ms rounds */
     assert_int_equal(f.interval_ns, 250 * MS);
@@ -1329,7 +1329,7 @@ static void the_cadence_holds_back_at_most_a_twentieth_of_the_window(void **stat
     c.failure_threshold = 5;
     breaker__fleet_limits_of(&c, &l);
     memset(&f, 0, sizeof f);
-    breaker__fleet_cheap_setup(&f, &l, 16, 250 * MS, 3600 * SEC);
+    breaker__fleet_cadence_setup(&f, &l, 16, 250 * MS, 3600 * SEC);
     assert_true(f.consecutive);
 }
 
@@ -1349,7 +1349,7 @@ static struct breaker__fleet_follow decided(const int64_t v[ANS_COUNT],
     return f;
 }
 
-/* The last answer decided on, as the version read and the cheap path
+/* The last answer decided on, as the version read and a credit
  * stand for it: an open fleet of generation 77, 2 s of its wait left at
  * t = 1 s, control version 3. */
 static struct breaker__fleet_follow decided_open(void) {
@@ -1404,28 +1404,39 @@ static void a_version_read_stands_for_the_last_answer_until_it_moves(void **stat
     assert_int_equal(breaker__fleet_version_read(&f, same, 4 * SEC, &a, &run), 0);
 }
 
-/* The cheap path answers {gen, cv}: counted in the generation the host
- * knows, whose state is CLOSED; anything else is no answer. */
-static void the_cheap_answer_is_the_last_answer_with_its_control_version(void **state) {
+/* A credit answers each name's control version when it counted its calls
+ * (in the generation the host knows, the state CLOSED), -1 when not: the
+ * last answer stands, with that version; anything else is no answer. */
+static void a_counted_credit_is_the_last_answer_with_its_control_version(void **state) {
     (void)state;
     const int64_t v[ANS_COUNT] = {FLEET_CLOSED, 90, 0, 0, 0, VERDICT_NONE, 0, 0, 0, 85, 2};
     struct breaker__fleet_action act;
     struct breaker__fleet_follow f = decided(v, &act);
     assert_int_equal(act.kind, FLEET_ACT_NONE);
     struct breaker__fleet_answer c;
-    assert_int_equal(breaker__fleet_cheap_answer(&f, 90, 2, 2 * SEC, &c), 1);
+    assert_int_equal(breaker__fleet_credit_answer(&f, 2, 2 * SEC, &c), 1);
     assert_int_equal(c.state, FLEET_CLOSED);
     assert_int_equal(c.gen, 90);
     assert_int_equal(c.born, 85);
     assert_int_equal(c.cv, 2);
-    assert_int_equal(breaker__fleet_cheap_answer(&f, 90, 5, 2 * SEC, &c), 1);
+    assert_int_equal(breaker__fleet_credit_answer(&f, 5, 2 * SEC, &c), 1);
     assert_int_equal(c.cv, 5); /* a control change: the round reads the record */
-    assert_int_equal(breaker__fleet_cheap_answer(&f, 91, 2, 2 * SEC, &c), 0);
-    assert_int_equal(breaker__fleet_cheap_answer(&f, 0, 2, 2 * SEC, &c), 0);
-    assert_int_equal(breaker__fleet_cheap_answer(&f, 90, -1, 2 * SEC, &c), 0);
-    assert_int_equal(breaker__fleet_cheap_answer(&f, 90, INT64_MAX, 2 * SEC, &c), 0);
+    assert_int_equal(breaker__fleet_credit_answer(&f, -1, 2 * SEC, &c), 0); /* not counted */
+    assert_int_equal(breaker__fleet_credit_answer(&f, 0, 2 * SEC, &c), 0);
+    assert_int_equal(breaker__fleet_credit_answer(&f, INT64_MAX, 2 * SEC, &c), 0);
     f = decided_open(); /* never of an open fleet */
-    assert_int_equal(breaker__fleet_cheap_answer(&f, 77, 3, 2 * SEC, &c), 0);
+    assert_int_equal(breaker__fleet_credit_answer(&f, 3, 2 * SEC, &c), 0);
+    /* Its call: the known generation, the calls, the time since the last
+     * flush (at least 1 µs, at most 365 days). */
+    struct breaker__fleet_call call;
+    breaker__fleet_call_credit(&call, 90, 12, 0);
+    assert_int_equal(call.script, FLEET_SCRIPT_CREDIT);
+    assert_int_equal(call.argc, 3);
+    assert_string_equal(call.argv[0], "90");
+    assert_string_equal(call.argv[1], "12");
+    assert_string_equal(call.argv[2], "1");
+    breaker__fleet_call_credit(&call, 90, 12, UINT64_MAX);
+    assert_string_equal(call.argv[2], "31536000000000");
 }
 
 /* The status read (status.c) reads the whole state: the answer a script
@@ -1597,7 +1608,7 @@ int main(void) {
         cmocka_unit_test(trouble_makes_the_next_round_a_full_flush),
         cmocka_unit_test(the_first_full_flush_staggers_the_names),
         cmocka_unit_test(a_version_read_stands_for_the_last_answer_until_it_moves),
-        cmocka_unit_test(the_cheap_answer_is_the_last_answer_with_its_control_version),
+        cmocka_unit_test(a_counted_credit_is_the_last_answer_with_its_control_version),
         cmocka_unit_test(the_cadence_holds_back_at_most_a_twentieth_of_the_window),
         cmocka_unit_test(the_cadence_keeps_the_keys_within_their_ttl),
         cmocka_unit_test(a_read_is_the_answer_a_script_would_give),

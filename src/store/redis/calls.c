@@ -19,6 +19,7 @@ static const char *script_text(int script) {
     return script == FLEET_SCRIPT_FLUSH     ? breaker__redis_lua_flush
            : script == FLEET_SCRIPT_ACQUIRE ? breaker__redis_lua_acquire
            : script == FLEET_SCRIPT_RELEASE ? breaker__redis_lua_release
+           : script == FLEET_SCRIPT_CREDIT  ? breaker__redis_lua_credit
                                             : breaker__redis_lua_control;
 }
 
@@ -58,8 +59,11 @@ void breaker__redis_pending_cmd(const breaker_redis *f, struct pending *p,
     struct cmd_args *a = &p->args;
     if (p->kind == PENDING_SCRIPT) {
         breaker__redis_script_cmd(f, p->e, &p->call, a, cmd);
-        /* A cheap flush counts without the host's sequence: never twice. */
-        if (p->round_call == FLEET_ROUND_CHEAP) cmd->idempotent = 0;
+        return;
+    }
+    if (p->kind == PENDING_CREDIT) {
+        struct pending *one = p;
+        a->argc = (int)breaker__redis_credit_cmd(f, &one, 1, a->argv, cmd);
         return;
     }
     a->argv[0] = "HMGET";
@@ -69,6 +73,31 @@ void breaker__redis_pending_cmd(const breaker_redis *f, struct pending *p,
     a->argc = 2 + BREAKER__FLEET_VERSION_FIELDS;
     *cmd = (breaker_redis_command){
         .key = p->e->key[FLEET_KEY_STATE], .argc = a->argc, .argv = a->argv, .idempotent = 1};
+}
+
+size_t breaker__redis_credit_cmd(const breaker_redis *f, struct pending *const *p, size_t n,
+                                 const char **argv, breaker_redis_command *cmd) {
+    /* numkeys, each name's state and window keys, the TTL, then each
+     * name's three arguments (lua/credit.lua). */
+    char *numkeys = p[0]->call.argv[BREAKER__FLEET_CALL_ARGS - 1];
+    snprintf(numkeys, sizeof p[0]->call.argv[0], "%zu", 2 * n);
+    size_t argc = 0;
+    argv[argc++] = numkeys;
+    for (size_t i = 0; i < n; i++) {
+        argv[argc++] = p[i]->e->key[FLEET_KEY_STATE];
+        argv[argc++] = p[i]->e->key[FLEET_KEY_WINDOW];
+    }
+    argv[argc++] = f->ttl;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < p[i]->call.argc; k++)
+            argv[argc++] = p[i]->call.argv[k];
+    /* Counted without the host's sequence: never sent twice. */
+    *cmd = (breaker_redis_command){.key = p[0]->e->key[FLEET_KEY_STATE],
+                                   .script = breaker__redis_lua_credit,
+                                   .argc = (int)argc,
+                                   .argv = argv,
+                                   .idempotent = 0};
+    return argc;
 }
 
 /* ---- Answers ---------------------------------------------------------------------- */

@@ -143,8 +143,9 @@ struct entry {
      * the answers, in the same round. A version read of this round showed
      * the state moved: it is read whole after the answers, in the same
      * round, and the counters the read held back to (dropped if the
-     * generation moved). */
-    bool record_due, state_due;
+     * generation moved). Its credit was not counted: its full flush goes
+     * in the round's second exchange. */
+    bool record_due, state_due, credit_refused;
     struct breaker__fleet_seen seen_after_read;
     struct lease leases[LEASE_SLOTS];
 };
@@ -162,9 +163,14 @@ struct action {
 };
 
 /* What a call of a round is: a script (flush, acquire, release, or the
- * control script's read), or a version read of a healthy name's state
- * (HMGET of breaker__fleet_version_fields). */
-enum { PENDING_SCRIPT, PENDING_READ };
+ * control script's read), a version read of a healthy name's state (HMGET
+ * of breaker__fleet_version_fields), or a healthy name's credit (the
+ * credit script, alone or with other names' of its server). */
+enum { PENDING_SCRIPT, PENDING_READ, PENDING_CREDIT };
+
+/* The names one credit command carries at most (2 keys and 3 arguments
+ * each). */
+#define BREAKER__REDIS_CREDITS_MAX 64
 
 /* A command's arguments, kept with it for the exchange: a script's numkeys,
  * keys, TTL, limits and call arguments, or HMGET's key and fields. */
@@ -180,8 +186,16 @@ struct pending {
     uint32_t idx;   /* e's index in entries (and actions) */
     int kind;       /* PENDING_* */
     int round_call; /* a name's flush or read: FLEET_ROUND_* (breaker__fleet_round_call()) */
-    /* PENDING_READ: the counters its held-back deltas ran to. */
-    struct breaker__fleet_seen seen_after;
+    /* Its command in the round's (f->round_cmds), and its place in it (a
+     * credit among its server's; 0 otherwise); whether a credit command
+     * took it already (the round's commands being made). */
+    size_t cmd, pos;
+    bool batched;
+    /* The control script's read (the round's second exchange). */
+    bool record;
+    /* PENDING_READ: the counters its held-back deltas ran to. A flush or a
+     * credit: the baseline before it (a credit not counted goes back). */
+    struct breaker__fleet_seen seen_after, seen_before;
     struct breaker__fleet_call call;
     /* A flush: what it carries. A retry after a cut connection sends the
      * call again unchanged: its sequence makes the deltas count once. */
@@ -230,6 +244,9 @@ struct breaker_redis {
     breaker_redis_command *round_cmds;
     breaker_redis_reply **round_replies;
     size_t round_cap;
+    /* The arguments of a round's credit commands (7 per name: room for
+     * every name's credit, each command's numkeys and TTL). */
+    const char **credit_argv;
     /* The inline budget follows the round trip (docs/fleet.md, "Probes"):
      * flush.c measures every answered exchange into srtt_ns and sets
      * lease_budget_ns (breaker__redis_budget()); the gate reads it. relaxed:
@@ -382,10 +399,16 @@ static inline struct entry *breaker__redis_find_entry(breaker_redis *f, const br
 void breaker__redis_script_cmd(const breaker_redis *f, const struct entry *e,
                                const struct breaker__fleet_call *call, struct cmd_args *args,
                                breaker_redis_command *cmd);
-/* The round's call `p` as its command: a script, a read of its state
- * (HMGET of breaker__fleet_read_fields) or TIME. */
+/* The round's call `p` as its command: a script, a version read of its
+ * state, or a credit of its name alone. */
 void breaker__redis_pending_cmd(const breaker_redis *f, struct pending *p,
                                 breaker_redis_command *cmd);
+/* One credit command for the credits `p[0 .. n)` (n >= 1, at most
+ * BREAKER__REDIS_CREDITS_MAX; their names on one server), its arguments in
+ * `argv` (room for 2 + 5 n; the numkeys text kept in p[0]->call). Never
+ * sent twice (not idempotent). @return the arguments used. */
+size_t breaker__redis_credit_cmd(const breaker_redis *f, struct pending *const *p, size_t n,
+                                 const char **argv, breaker_redis_command *cmd);
 /* @return 1 with `out` when `r` is a script's answer the protocol reads. */
 int breaker__redis_read_answer(const breaker_redis_reply *r, struct breaker__fleet_answer *out);
 /* An answered exchange took `rtt` ns: the smoothed round trip and the probe

@@ -203,6 +203,7 @@ void breaker_redis_close(breaker_redis *f) {
     free(f->round_calls);
     free(f->round_cmds);
     free(f->round_replies);
+    free(f->credit_argv);
     free(f);
 }
 
@@ -221,7 +222,10 @@ static int grow_round(breaker_redis *f, uint32_t names) {
         if (c != NULL) f->round_cmds = c;
         breaker_redis_reply **r = realloc(f->round_replies, need * sizeof *r);
         if (r != NULL) f->round_replies = r;
-        if (p != NULL && c != NULL && r != NULL) {
+        /* The credits' arguments: 7 per name (flush.c, build_cmds()). */
+        const char **a = realloc(f->credit_argv, (size_t)names * 7 * sizeof *a);
+        if (a != NULL) f->credit_argv = a;
+        if (p != NULL && c != NULL && r != NULL && a != NULL) {
             memset(p + f->round_cap, 0, (need - f->round_cap) * sizeof *p);
             memset(c + f->round_cap, 0, (need - f->round_cap) * sizeof *c);
             memset(r + f->round_cap, 0, (need - f->round_cap) * sizeof *r);

@@ -94,13 +94,14 @@ static size_t collect_releases(breaker_redis *f, struct entry *e, uint32_t idx, 
     return np;
 }
 
-/* `e`'s call of the round (breaker__fleet_round_call()): a full or a cheap
- * flush, or the version read of its state. Its counters are read with the
- * peek (no due probe timeout is applied: a timeout's event would run under
- * round_mu, and a listener that attaches a name takes it). A read leaves
- * the deltas pending: the next flush carries them all. */
+/* `e`'s call of the round (breaker__fleet_round_call(); FLEET_ROUND_FULL
+ * when `full`, whatever it says): a flush, a credit, or the version read of
+ * its state. Its counters are read with the peek (no due probe timeout is
+ * applied: a timeout's event would run under round_mu, and a listener that
+ * attaches a name takes it). A read leaves the deltas pending: the next
+ * flush or credit carries them all. */
 static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx, bool releases,
-                          struct pending *p) {
+                          bool full, struct pending *p) {
     breaker *b = breaker__redis_entry_b(e);
     breaker_stats s;
     breaker_stats_peek(b, &s);
@@ -112,8 +113,8 @@ static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
     /* The host's failing-source map: a snapshot, not a delta (OR-ed in
      * Redis, so a retried round sends it again harmlessly). */
     p->deltas.sources = breaker_failing_sources_peek(b);
-    breaker__fleet_cheap_setup(&e->follow, &e->lim, f->cfg.full_flush_rounds,
-                               f->cfg.flush_interval_ns, f->cfg.key_ttl_ns);
+    breaker__fleet_cadence_setup(&e->follow, &e->lim, f->cfg.full_flush_rounds,
+                                 f->cfg.flush_interval_ns, f->cfg.key_ttl_ns);
     /* A server-directed open since the last flush (a 429 with Retry-After):
      * the fleet's too, for what is left of it. */
     enum breaker_state local = breaker_state_peek(b);
@@ -131,31 +132,38 @@ static void collect_flush(const breaker_redis *f, struct entry *e, uint32_t idx,
          * flusher and running the last round on its own thread. */
         .last_round = atomic_load_explicit(&f->stop, memory_order_relaxed) != 0,
     };
-    p->round_call = breaker__fleet_round_call(&e->follow, &pend);
+    p->round_call = full ? FLEET_ROUND_FULL : breaker__fleet_round_call(&e->follow, &pend);
     if (p->round_call == FLEET_ROUND_READ) {
         p->kind = PENDING_READ;
         p->seen_after = next;
         return;
     }
-    p->kind = PENDING_SCRIPT;
+    /* Sent: the baseline moves now (a call whose reply is lost loses its
+     * deltas, never counts them twice). A credit not counted gives it back
+     * (decide_answers()). */
+    p->seen_before = e->seen;
     e->seen = next;
     uint64_t now = breaker__redis_now(f);
+    uint64_t last = e->follow.flushed_at_ns;
+    e->follow.flushed_at_ns = now;
+    if (p->round_call == FLEET_ROUND_CREDIT) {
+        p->kind = PENDING_CREDIT;
+        breaker__fleet_call_credit(&p->call, p->known_gen, p->deltas.calls,
+                                   last != 0 && last < now ? (now - last) / 1000
+                                                           : BREAKER__FLEET_MAX_DURATION_US);
+        return;
+    }
+    p->kind = PENDING_SCRIPT;
     e->flush_seq = breaker__fleet_next_seq(e->flush_seq, now / 1000);
     breaker__fleet_call_host_flush(&p->call, p->known_gen, &p->deltas, f->host_id, e->flush_seq,
                                    directed_us);
-    if (p->round_call == FLEET_ROUND_CHEAP) {
-        uint64_t last = e->follow.flushed_at_ns;
-        breaker__fleet_call_cheap(&p->call, last != 0 && last < now
-                                                ? (now - last) / 1000
-                                                : BREAKER__FLEET_MAX_DURATION_US);
-    }
-    e->follow.flushed_at_ns = now;
     e->directed_seen = s.server_directed_opens;
 }
 
 /* Every name's calls, in the round's arrays (attach made room): their
- * lease results, and their flushes or reads when `flushes` (host.c: not
- * the names another process of the host flushes). @return how many. */
+ * lease results, and their flushes, credits or reads when `flushes`
+ * (host.c: not the names another process of the host flushes). @return
+ * how many. */
 static size_t collect_calls(breaker_redis *f, uint32_t n, uint32_t flushes) {
     struct pending *p = f->round_calls;
     size_t np = 0;
@@ -166,9 +174,48 @@ static size_t collect_calls(breaker_redis *f, uint32_t n, uint32_t flushes) {
         np += releases;
         if (breaker__redis_entry_b(e) == NULL || !flushes || e->host_skip)
             continue; /* lease results only */
-        collect_flush(f, e, i, releases > 0, &p[np++]);
+        collect_flush(f, e, i, releases > 0, false, &p[np++]);
     }
     return np;
+}
+
+/* The commands of the calls f->round_calls[from .. from + np), into
+ * f->round_cmds from `at`: one per call, but the credits of one server in
+ * one command where the transport lets one command name several names'
+ * keys (multi_key: not a Cluster). Each call learns its command (cmd) and
+ * its place in it (pos). @return how many commands. */
+static size_t build_cmds(breaker_redis *f, size_t from, size_t np, size_t at) {
+    const breaker_redis_transport_ops *io = f->io;
+    bool multi = io->multi_key != NULL ? io->multi_key(f->io_ctx) != 0 : io->server_keys == NULL;
+    struct pending *p = f->round_calls + from;
+    size_t nc = 0, argv_used = 0;
+    for (size_t i = 0; i < np; i++)
+        p[i].batched = false;
+    for (size_t i = 0; i < np; i++) {
+        if (p[i].batched) continue;
+        p[i].cmd = at + nc;
+        p[i].pos = 0;
+        if (p[i].kind != PENDING_CREDIT || !multi) {
+            breaker__redis_pending_cmd(f, &p[i], &f->round_cmds[at + nc++]);
+            continue;
+        }
+        /* This credit and every later one of its server, in one command. */
+        uint32_t server = io->server_of(f->io_ctx, p[i].e->key[FLEET_KEY_STATE]);
+        struct pending *batch[BREAKER__REDIS_CREDITS_MAX];
+        size_t m = 0;
+        for (size_t j = i; j < np && m < BREAKER__REDIS_CREDITS_MAX; j++) {
+            if (p[j].kind != PENDING_CREDIT || p[j].batched ||
+                (j > i && io->server_of(f->io_ctx, p[j].e->key[FLEET_KEY_STATE]) != server))
+                continue;
+            p[j].batched = true;
+            p[j].cmd = at + nc;
+            p[j].pos = m;
+            batch[m++] = &p[j];
+        }
+        argv_used += breaker__redis_credit_cmd(f, batch, m, f->credit_argv + argv_used,
+                                               &f->round_cmds[at + nc++]);
+    }
+    return nc;
 }
 
 /* One exchange for every name's server (the transport's: with hiredis, one
@@ -178,16 +225,27 @@ static size_t collect_calls(breaker_redis *f, uint32_t n, uint32_t flushes) {
  * before the fleet is called degraded. The server may have run the first
  * pipeline before the connection went: the retry sends the same calls, and
  * they count once (a flush's deltas carry the host's sequence, which the
- * script applies once; a release checks its token and generation). An
- * exchange answered whole is a round-trip sample for the probe budget.
- * @return as the transport's exchange. */
-static int send_calls(breaker_redis *f, size_t np, char *why, size_t why_len) {
-    for (size_t i = 0; i < np; i++)
-        breaker__redis_pending_cmd(f, &f->round_calls[i], &f->round_cmds[i]);
+ * script applies once; a release checks its token and generation; a
+ * credit is not sent again). An exchange answered whole is a round-trip
+ * sample for the probe budget. @return as the transport's exchange, with
+ * `*nc` the commands sent. */
+static int send_calls(breaker_redis *f, size_t np, size_t *nc, char *why, size_t why_len) {
+    *nc = build_cmds(f, 0, np, 0);
     uint64_t start = breaker__redis_now(f);
-    int got = f->io->exchange(f->io_ctx, f->round_cmds, np, f->round_replies, why, why_len);
+    int got = f->io->exchange(f->io_ctx, f->round_cmds, *nc, f->round_replies, why, why_len);
     if (got == 1) breaker__redis_note_round_trip(f, breaker__redis_now(f) - start);
     return got;
+}
+
+/* The reply to call `p`: its command's, or, for a credit, its number in
+ * it (NULL: none, or not a number where one was due: an error). */
+static const breaker_redis_reply *reply_of(const breaker_redis *f, const struct pending *p) {
+    const breaker_redis_reply *r = f->round_replies[p->cmd];
+    if (p->kind != PENDING_CREDIT || r == NULL || r->type == BREAKER_REDIS_REPLY_ERROR) return r;
+    if (r->type != BREAKER_REDIS_REPLY_ARRAY || p->pos >= r->elements ||
+        r->element[p->pos]->type != BREAKER_REDIS_REPLY_INTEGER)
+        return NULL;
+    return r->element[p->pos];
 }
 
 /* ---- Deciding ----------------------------------------------------------------------- */
@@ -265,38 +323,21 @@ static int read_version(const struct pending *p, const breaker_redis_reply *r, u
     return breaker__fleet_version_read(&p->e->follow, v, now, a, run);
 }
 
-/* Reply `r` to the script call `p` as an answer: a script's, or, to a
- * cheap flush, the cheap path's {gen, cv} (breaker__fleet_cheap_answer()).
- * @return 1 with `a` and `*full` (the full script answered), or 0. */
-static int script_answer(const struct pending *p, const breaker_redis_reply *r, uint64_t now,
-                         struct breaker__fleet_answer *a, bool *full) {
-    *full = true;
-    if (p->round_call == FLEET_ROUND_CHEAP && r != NULL && r->type == BREAKER_REDIS_REPLY_ARRAY &&
-        r->elements == 2 && r->element[0]->type == BREAKER_REDIS_REPLY_INTEGER &&
-        r->element[1]->type == BREAKER_REDIS_REPLY_INTEGER) {
-        *full = false;
-        return breaker__fleet_cheap_answer(&p->e->follow, r->element[0]->integer,
-                                           r->element[1]->integer, now, a);
-    }
-    return breaker__redis_read_answer(r, a);
-}
-
 /* Which names had a call fail this round (no reply: its node failed; or a
- * reply that is no answer: an error) and which had an answer decided. */
+ * reply that is no answer: an error) and which had an answer decided (a
+ * credit counted or not: both are answers). */
 static void mark_entries(breaker_redis *f, uint32_t n, size_t np) {
     for (uint32_t i = 0; i < n; i++)
         f->entries[i]->round_failed = f->entries[i]->round_answered = false;
     for (size_t i = 0; i < np; i++) {
         const struct pending *p = &f->round_calls[i];
-        const breaker_redis_reply *r = f->round_replies[i];
+        const breaker_redis_reply *r = reply_of(f, p);
         struct breaker__fleet_answer a;
         bool answered;
-        bool full;
-        if (p->kind == PENDING_READ)
-            answered =
-                r != NULL && r->type != BREAKER_REDIS_REPLY_ERROR; /* a version, moved or not */
-        else
-            answered = script_answer(p, r, 0, &a, &full);
+        if (p->kind == PENDING_SCRIPT)
+            answered = breaker__redis_read_answer(r, &a);
+        else /* a version, moved or not; a credit's number */
+            answered = r != NULL && r->type != BREAKER_REDIS_REPLY_ERROR;
         if (answered)
             p->e->round_answered = true;
         else
@@ -304,13 +345,27 @@ static void mark_entries(breaker_redis *f, uint32_t n, size_t np) {
     }
 }
 
+/* A read's or a credit's reply `r` that is no answer (no reply: its node
+ * failed, and the exchange says why; an error: NOPERM, LOADING...): as for
+ * a script's call. */
+static void not_answered(const struct pending *p, const breaker_redis_reply *r, char *why,
+                         size_t why_len) {
+    if (r != NULL && why[0] == '\0')
+        snprintf(why, why_len, "flush: %s: %s", p->e->key[FLEET_KEY_STATE],
+                 r->type == BREAKER_REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+}
+
 /* After an exchange: every answer decided in order, and the lease slots
  * whose release Redis answered freed. A lease result is kept until Redis
  * answered its own release (a release is idempotent: sending it again
  * after a round that may have reached Redis is harmless; an error reply,
  * -OOM or -READONLY after a failover, is not an answer, nor is no reply).
- * @return 1 if every reply was an answer, else 0 with `why` (the first
- * failure's; the exchange's when it had one). */
+ * A version that moved, or that is no plain answer (no state, a field out
+ * of range), is no error of the round: the state is read whole in its
+ * second exchange (second_exchange()); nor is a credit not counted: the
+ * full flush carries its calls there. @return 1 if every reply was an
+ * answer, else 0 with `why` (the first failure's; the exchange's when it
+ * had one). */
 static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, size_t why_len) {
     mark_entries(f, n, np);
     /* A name's first answered round after its degraded period: which local
@@ -328,41 +383,43 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
     int ok = 1;
     for (size_t i = 0; i < np; i++) {
         const struct pending *p = &f->round_calls[i];
-        const breaker_redis_reply *r = f->round_replies[i];
+        struct entry *e = p->e;
+        const breaker_redis_reply *r = reply_of(f, p);
         struct breaker__fleet_answer a;
-        int good;
-        if (p->kind == PENDING_READ && (r == NULL || r->type == BREAKER_REDIS_REPLY_ERROR)) {
-            /* No reply (its node failed: the exchange says why), or an
-             * error (NOPERM, LOADING...): as for a script's call. */
+        if (p->kind != PENDING_SCRIPT && (r == NULL || r->type == BREAKER_REDIS_REPLY_ERROR)) {
             ok = 0;
-            if (r != NULL && why[0] == '\0')
-                snprintf(why, why_len, "flush: %s: %s", p->e->key[FLEET_KEY_STATE], r->str);
+            not_answered(p, r, why, why_len);
             continue;
         }
         if (p->kind == PENDING_READ) {
-            /* A version that moved, or that is no plain answer (no state, a
-             * field out of range), is not an error of the round: the
-             * state is read whole after these answers (read_moved()). */
             uint64_t run = 0;
-            good = read_version(p, r, now, &a, &run);
-            breaker__fleet_round_done(&p->e->follow, false, p->idx);
-            if (good) {
-                p->e->follow.known_run = run;
+            breaker__fleet_round_done(&e->follow, false, p->idx);
+            if (read_version(p, r, now, &a, &run)) {
+                e->follow.known_run = run;
                 decide_one(f, p, &a, now);
             } else {
-                p->e->state_due = true;
-                p->e->seen_after_read = p->seen_after;
+                e->state_due = true;
+                e->seen_after_read = p->seen_after;
             }
             continue;
         }
-        bool full;
-        good = script_answer(p, r, now, &a, &full);
-        if (good && p->lease == NULL) breaker__fleet_round_done(&p->e->follow, full, p->idx);
+        if (p->kind == PENDING_CREDIT) {
+            if (breaker__fleet_credit_answer(&e->follow, r->integer, now, &a)) {
+                breaker__fleet_round_done(&e->follow, false, p->idx);
+                decide_one(f, p, &a, now);
+            } else {
+                e->seen = p->seen_before; /* not counted: the full flush's to carry */
+                e->credit_refused = true;
+            }
+            continue;
+        }
+        int good = breaker__redis_read_answer(r, &a);
+        if (good && p->lease == NULL) breaker__fleet_round_done(&e->follow, true, p->idx);
         if (good) {
             decide_one(f, p, &a, now);
         } else {
             ok = 0;
-            if (r != NULL && why[0] == '\0') why_not_an_answer(p->e, r, why, why_len);
+            if (r != NULL && why[0] == '\0') why_not_an_answer(e, r, why, why_len);
             /* The script refused a state it could not trust and rebuilt it
              * (lua/prelude.lua): counted apart from other errors. */
             if (r != NULL && r->type == BREAKER_REDIS_REPLY_ERROR &&
@@ -377,31 +434,45 @@ static int decide_answers(breaker_redis *f, uint32_t n, size_t np, char *why, si
     return ok;
 }
 
-/* The names whose version read showed their state moved (or could not be
- * read as one): the state read whole with its control record (the control
- * script's read, lua/control.lua) in one more exchange of the round, and
- * decided on as a flush's answer, so that a trip or a control change
- * reaches a host that only reads at its next round; the record is kept for
- * converge_entries(). The deltas the read held back belong to the period
- * that ended if the generation moved (the script would not count them, its
- * known generation being the old one): dropped. A name whose state this
- * could not read had its round fail: its view is not this round's. The
- * calls go after the round's first `at` ones, whose replies are still
- * held. @return 1, or 0 with `why` when some failed. */
-static int read_moved(breaker_redis *f, uint32_t n, size_t at, char *why, size_t why_len) {
-    struct pending *p = f->round_calls + at;
+/* The round's second exchange, only for the names that need it:
+ *  - those whose version read showed their state moved (or could not be
+ *    read as one): the state read whole with its control record (the
+ *    control script's read, lua/control.lua), decided on as a flush's
+ *    answer, so that a trip or a control change reaches a host that only
+ *    reads at its next round; the record is kept for converge_entries().
+ *    The deltas the read held back belong to the period that ended if the
+ *    generation moved (the script would not count them, its known
+ *    generation being the old one): dropped;
+ *  - those whose credit was not counted: their full flush, carrying it.
+ * A name whose call fails here had its round fail: its view is not this
+ * round's. The calls go after the round's first `from` ones, the commands
+ * after its first `at`, whose replies are still held. @return 1, or 0 with
+ * `why` when some failed. */
+static int second_exchange(breaker_redis *f, uint32_t n, size_t from, size_t at, char *why,
+                           size_t why_len) {
+    struct pending *p = f->round_calls + from;
     size_t np = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct entry *e = f->entries[i];
-        if (!e->state_due) continue;
-        memset(&p[np], 0, sizeof p[np]);
-        p[np].e = e;
-        p[np].idx = i;
-        p[np].kind = PENDING_SCRIPT;
-        breaker__redis_record_cmd(f, &p[np], &f->round_cmds[at + np]);
-        np++;
+        if (e->state_due) {
+            memset(&p[np], 0, sizeof p[np]);
+            p[np].e = e;
+            p[np].idx = i;
+            p[np].kind = PENDING_SCRIPT;
+            p[np++].record = true;
+        } else if (e->credit_refused) {
+            memset(&p[np], 0, sizeof p[np]);
+            collect_flush(f, e, i, false, true, &p[np++]);
+        }
     }
     if (np == 0) return 1;
+    for (size_t k = 0; k < np; k++) {
+        p[k].cmd = at + k;
+        if (p[k].record)
+            breaker__redis_record_cmd(f, &p[k], &f->round_cmds[at + k]);
+        else
+            breaker__redis_pending_cmd(f, &p[k], &f->round_cmds[at + k]);
+    }
     char inner[256] = "";
     (void)f->io->exchange(f->io_ctx, f->round_cmds + at, np, f->round_replies + at, inner,
                           sizeof inner);
@@ -413,21 +484,31 @@ static int read_moved(breaker_redis *f, uint32_t n, size_t at, char *why, size_t
         struct breaker__fleet_answer a;
         struct breaker__fleet_record rec;
         char what[256] = "";
-        e->state_due = false;
-        if (*r != NULL && breaker__redis_read_record(*r, &a, &rec, what, sizeof what)) {
-            if (a.gen != e->follow.known_gen) e->seen = e->seen_after_read;
+        int good;
+        if (p[k].record) {
+            good = *r != NULL && breaker__redis_read_record(*r, &a, &rec, what, sizeof what);
+            if (good && a.gen != e->follow.known_gen) e->seen = e->seen_after_read;
+        } else {
+            good = breaker__redis_read_answer(*r, &a);
+            if (*r != NULL && !good) why_not_an_answer(e, *r, what, sizeof what);
+            if (good) breaker__fleet_round_done(&e->follow, true, p[k].idx);
+        }
+        if (good) {
             decide_one(f, &p[k], &a, now);
-            breaker__fleet_record_keep(&e->follow, &rec, now);
-            e->record_due = false;
+            if (p[k].record) {
+                breaker__fleet_record_keep(&e->follow, &rec, now);
+                e->record_due = false;
+            }
         } else {
             e->round_failed = true;
             e->follow.synced = false; /* its next call is the flush script */
             if (ok && why[0] == '\0')
-                snprintf(why, why_len, "flush: %s: its state moved, and was not read: %s",
-                         e->key[FLEET_KEY_STATE],
+                snprintf(why, why_len, "flush: %s: %s: %s", e->key[FLEET_KEY_STATE],
+                         p[k].record ? "its state moved, and was not read" : "not credited",
                          *r == NULL ? (inner[0] ? inner : "no reply") : what);
             ok = 0;
         }
+        e->state_due = e->credit_refused = false;
         breaker_redis_reply_free(*r);
         *r = NULL;
         memset(&p[k], 0, sizeof p[k]);
@@ -583,15 +664,17 @@ static int round_locked(breaker_redis *f, uint32_t *n_out) {
         if (degraded >= 0) set_degraded(f, degraded, "the host's flusher is degraded, or stopped");
         return degraded == 0 ? BREAKER_OK : BREAKER_EIO;
     }
-    int got = send_calls(f, np, why, sizeof why);
+    size_t nc = 0;
+    int got = send_calls(f, np, &nc, why, sizeof why);
     int ok = decide_answers(f, n, np, why, sizeof why) && got == 1;
-    ok = read_moved(f, n, np, why, sizeof why) && ok;
+    ok = second_exchange(f, n, np, nc, why, sizeof why) && ok;
     bool some_answered = settle_entries(f, n);
-    for (size_t i = 0; i < np; i++) {
+    for (size_t i = 0; i < nc; i++) {
         breaker_redis_reply_free(f->round_replies[i]);
         f->round_replies[i] = NULL;
-        memset(&f->round_calls[i], 0, sizeof f->round_calls[i]);
     }
+    for (size_t i = 0; i < np; i++)
+        memset(&f->round_calls[i], 0, sizeof f->round_calls[i]);
     converge_entries(f, n);
     if (!ok) {
         round_failed(f, n, some_answered && got != -1, why);
@@ -776,8 +859,8 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
                 e->lim = ctl.limits;
                 breaker__fleet_limits_format(&e->lim, e->limits, sizeof e->limits);
                 e->follow.every = 0;
-                breaker__fleet_cheap_setup(&e->follow, &e->lim, f->cfg.full_flush_rounds,
-                                           f->cfg.flush_interval_ns, f->cfg.key_ttl_ns);
+                breaker__fleet_cadence_setup(&e->follow, &e->lim, f->cfg.full_flush_rounds,
+                                             f->cfg.flush_interval_ns, f->cfg.key_ttl_ns);
             }
         }
         f->applying = NULL;

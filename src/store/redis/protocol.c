@@ -398,7 +398,12 @@ void breaker__fleet_call_host_flush(struct breaker__fleet_call *c, uint64_t know
     breaker__fleet_call_directed(c, directed_us);
 }
 
-void breaker__fleet_call_cheap(struct breaker__fleet_call *c, uint64_t since_us) {
+void breaker__fleet_call_credit(struct breaker__fleet_call *c, uint64_t known_gen, uint64_t calls,
+                                uint64_t since_us) {
+    c->script = FLEET_SCRIPT_CREDIT;
+    c->argc = 0;
+    call_arg(c, known_gen);
+    call_arg(c, calls);
     if (since_us > BREAKER__FLEET_MAX_DURATION_US) since_us = BREAKER__FLEET_MAX_DURATION_US;
     call_arg(c, since_us > 0 ? since_us : 1);
 }
@@ -796,7 +801,7 @@ int breaker__fleet_round_call(const struct breaker__fleet_follow *f,
      * the names of a cadence send together (one round's pipeline keeps
      * Redis's script path warm for all but the first). */
     if (d->calls == 0 || p->round % f->every != 0) return FLEET_ROUND_READ;
-    return f->consecutive || d->sources != 0 ? FLEET_ROUND_FULL : FLEET_ROUND_CHEAP;
+    return f->consecutive || d->sources != 0 ? FLEET_ROUND_FULL : FLEET_ROUND_CREDIT;
 }
 
 void breaker__fleet_round_done(struct breaker__fleet_follow *f, bool full, uint32_t stagger) {
@@ -811,9 +816,9 @@ void breaker__fleet_round_done(struct breaker__fleet_follow *f, bool full, uint3
     f->known_run = 0; /* the script's answer carries no run: the next read tells */
 }
 
-void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f,
-                                const struct breaker__fleet_limits *l, uint32_t rounds,
-                                uint64_t interval_ns, uint64_t ttl_ns) {
+void breaker__fleet_cadence_setup(struct breaker__fleet_follow *f,
+                                  const struct breaker__fleet_limits *l, uint32_t rounds,
+                                  uint64_t interval_ns, uint64_t ttl_ns) {
     f->interval_ns = interval_ns;
     if (f->every != 0) return;
     f->every = breaker__fleet_full_every(rounds, interval_ns, l->window_us);
@@ -852,11 +857,9 @@ int breaker__fleet_version_read(const struct breaker__fleet_follow *f,
     return 1;
 }
 
-int breaker__fleet_cheap_answer(const struct breaker__fleet_follow *f, int64_t gen, int64_t cv,
-                                uint64_t now_ns, struct breaker__fleet_answer *out) {
-    if (gen < 1 || (uint64_t)gen != f->last.gen || f->last.state != FLEET_CLOSED || cv < 0 ||
-        cv > BREAKER__FLEET_BIG)
-        return 0;
+int breaker__fleet_credit_answer(const struct breaker__fleet_follow *f, int64_t cv, uint64_t now_ns,
+                                 struct breaker__fleet_answer *out) {
+    if (cv < 1 || cv > BREAKER__FLEET_BIG || f->last.state != FLEET_CLOSED) return 0;
     last_answer_now(f, now_ns, out);
     out->cv = (uint64_t)cv;
     return 1;

@@ -138,13 +138,14 @@ enum {
     FLEET_SCRIPT_ACQUIRE,
     FLEET_SCRIPT_RELEASE,
     FLEET_SCRIPT_CONTROL,
+    FLEET_SCRIPT_CREDIT,
     FLEET_SCRIPT_COUNT
 };
 
 /* One script call: which script, and its ARGV after the two every script
  * takes (the key TTL and the limits text). */
 #define BREAKER__FLEET_CALL_ARGS \
-    11 /* the flush's: known_gen .. run, host, seq, sources, directed, cheap */
+    10 /* the flush's: known_gen .. run, host, seq, sources, directed */
 struct breaker__fleet_call {
     int script;
     int argc;
@@ -219,13 +220,15 @@ void breaker__fleet_call_directed(struct breaker__fleet_call *c, uint64_t wait_u
 void breaker__fleet_call_host_flush(struct breaker__fleet_call *c, uint64_t known_gen,
                                     const struct breaker__fleet_deltas *d, const char host[17],
                                     uint64_t seq, uint64_t directed_us);
-/* Ask a host's whole flush call `c` (breaker__fleet_call_host_flush()) for
- * the script's cheap path (lua/flush_cheap.lua), telling it the time since
- * the host's last flush of the name, `since_us` (ARGV 13: the window's
- * buckets that aged out since then are deleted; 1 .. 365 days, clamped).
- * Such a call is counted without the host's sequence: it must never be
- * sent twice (not idempotent for the transport). */
-void breaker__fleet_call_cheap(struct breaker__fleet_call *c, uint64_t since_us);
+/* A credit (lua/credit.lua) of one name: the generation `known_gen` the
+ * host knows, its `calls` (successes alone), and the time since the host's
+ * last flush of the name, `since_us` (the window's buckets that aged out
+ * since then are deleted; 1 .. 365 days, clamped). Its arguments follow
+ * the TTL; several names' go in one call, in the order of their keys. A
+ * credit is counted without the host's sequence: it must never be sent
+ * twice (not idempotent for the transport). */
+void breaker__fleet_call_credit(struct breaker__fleet_call *c, uint64_t known_gen, uint64_t calls,
+                                uint64_t since_us);
 /* What is left at `now_ns` (the local breaker's clock) of a server-directed
  * open of the local breaker since the last flush: its stats `s` count more
  * such opens than `seen` (the count the last flush sent) and it is still
@@ -324,7 +327,7 @@ struct breaker__fleet_follow {
      * (FLEET_*); the fleet's run at the last read (CONSECUTIVE; 0: none);
      * the rounds since the last full flush; and the name's cadences, in
      * rounds: of its successes, and of its full flush (the keys' TTL) (0:
-     * not computed yet); a CONSECUTIVE policy (its run: no cheap flush). */
+     * not computed yet); a CONSECUTIVE policy (its run: no credit). */
     bool synced;
     int known_state;
     uint64_t known_run;
@@ -355,7 +358,7 @@ struct breaker__fleet_follow {
      * its attach, a reset the first record shows is history when it was
      * made before then. */
     uint64_t attached_ns;
-    /* The flush interval (breaker__fleet_cheap_setup()): how far a local
+    /* The flush interval (breaker__fleet_cadence_setup()): how far a local
      * wait's end may be from the fleet's before it is brought to it. */
     uint64_t interval_ns;
 };
@@ -562,14 +565,15 @@ void breaker__fleet_limits_apply_live(const struct breaker__fleet_limits *l, bre
  *    cannot be read) have the state read whole in the same round (the
  *    control script's read, one more exchange), so a trip or a control
  *    change reaches a host at its next round, read or not;
- *  - a cheap flush: the flush script asking for its cheap path
- *    (lua/flush_cheap.lua), which counts successes alone into a closed
- *    window that holds no failure or slow call with a few Redis calls and
- *    answers {gen, cv}; where that does not hold, the same call goes on as
- *    a full flush and answers as one;
+ *  - a credit (lua/credit.lua, a script without the prelude: the names
+ *    of one server due in a round in one call where the transport allows
+ *    it), which counts successes alone into a closed window that holds no
+ *    failure or slow call with a few Redis calls per name and answers the
+ *    control version, or -1: not counted, and the round sends the full
+ *    flush for the name in its second exchange;
  *  - a full flush: the flush script, every check of the prelude, carrying
  *    every delta pending. */
-enum { FLEET_ROUND_FULL, FLEET_ROUND_CHEAP, FLEET_ROUND_READ };
+enum { FLEET_ROUND_FULL, FLEET_ROUND_CREDIT, FLEET_ROUND_READ };
 
 /* The version read's fields (HMGET of the state hash), in this order. */
 #define BREAKER__FLEET_VERSION_FIELDS 3
@@ -603,7 +607,7 @@ uint32_t breaker__fleet_full_every(uint32_t rounds, uint64_t interval_ns, uint64
 /* The rounds in half of the keys' TTL `ttl_ns` when each round lasts the
  * flush interval `interval_ns` jittered up by 20%, at most `rounds`, at
  * least 1: a name's full flush comes at least this often, since only a full
- * flush refreshes the keys' TTL (a read or a cheap flush does not; the
+ * flush refreshes the keys' TTL (a read or a credit does not; the
  * other half is left for a late flusher). Pure. */
 uint32_t breaker__fleet_ttl_rounds(uint32_t rounds, uint64_t interval_ns, uint64_t ttl_ns);
 
@@ -631,7 +635,7 @@ struct breaker__fleet_pending {
  * the last full flush (the keys' TTL). Otherwise, in the handle's rounds
  * whose number is a multiple of f->every (so that the names of one cadence
  * send in one round, and a success waits at most f->every rounds), when
- * some are pending: a cheap flush for a window policy with no failing
+ * some are pending: a credit for a window policy with no failing
  * source in its map, a full flush for a CONSECUTIVE one (its run) or a map
  * (OR-ed into the window). Otherwise the version read: also a fleet OPEN is read, not flushed
  * (until a lease request turns it HALF_OPEN, a script would answer what the read shows, and its
@@ -640,17 +644,16 @@ int breaker__fleet_round_call(const struct breaker__fleet_follow *f,
                               const struct breaker__fleet_pending *p);
 
 /* After the round's call for a name was answered: `full`, whether the
- * answer was the full flush script's (a cheap flush that went on as a full
- * one is one). `stagger` (the entry's index) spreads the names' full
- * flushes (the keys' TTL) over the rounds after the first. */
+ * answer was the flush script's (a credit's, counted, is not). `stagger` (the entry's index)
+ * spreads the names' full flushes (the keys' TTL) over the rounds after the first. */
 void breaker__fleet_round_done(struct breaker__fleet_follow *f, bool full, uint32_t stagger);
 
 /* The cadence of a name whose limits are `limits` (the stored ones), for a
  * handle flushing every `interval_ns` with full_flush_rounds `rounds` and
  * keys kept `ttl_ns`: set once in `f` (f->every 0: not yet). */
-void breaker__fleet_cheap_setup(struct breaker__fleet_follow *f,
-                                const struct breaker__fleet_limits *limits, uint32_t rounds,
-                                uint64_t interval_ns, uint64_t ttl_ns);
+void breaker__fleet_cadence_setup(struct breaker__fleet_follow *f,
+                                  const struct breaker__fleet_limits *limits, uint32_t rounds,
+                                  uint64_t interval_ns, uint64_t ttl_ns);
 
 /* The version read's answer `v` (breaker__fleet_version_fields' texts,
  * NULL: absent) at `now_ns` (monotonic). @return 1 when it shows the state
@@ -664,13 +667,14 @@ int breaker__fleet_version_read(const struct breaker__fleet_follow *f,
                                 const char *const v[BREAKER__FLEET_VERSION_FIELDS], uint64_t now_ns,
                                 struct breaker__fleet_answer *out, uint64_t *run);
 
-/* The cheap path's answer {gen, cv} at `now_ns`. @return 1 with `out` the
- * last answer as of now with control version `cv` (the generation it
- * counted in is the one the host knows, and the state is CLOSED); 0 when
- * `gen` is not the generation of f->last, the state of f->last is not
- * CLOSED, or either is out of range: no answer. */
-int breaker__fleet_cheap_answer(const struct breaker__fleet_follow *f, int64_t gen, int64_t cv,
-                                uint64_t now_ns, struct breaker__fleet_answer *out);
+/* A credit's answer for a name, `cv`, at `now_ns`. @return 1 when it was
+ * counted (cv, the control version, 1..2^52), with `out` the last answer
+ * as of now with that control version (a credit counts only in the
+ * generation the host knows, the state CLOSED); 0 when it was not (-1, or
+ * a number out of range, or the last answer is not CLOSED): the round
+ * sends the name's full flush. */
+int breaker__fleet_credit_answer(const struct breaker__fleet_follow *f, int64_t cv, uint64_t now_ns,
+                                 struct breaker__fleet_answer *out);
 
 /* Redis's clock from TIME's two fields (seconds, microseconds). @return 1
  * with `*now_us`, or 0 (not two plain numbers in range). */

@@ -4,7 +4,8 @@
  * and the layout of their answers.
  *
  * Each script is one text, embedded at build time (cmake/embed_lua.cmake):
- * the constants below, lua/prelude.lua, then the script's own file. The
+ * the constants below, lua/prelude.lua, then the script's own file (the
+ * credit script, lua/credit.lua, has no prelude). The
  * .lua files are the server half's only copy: Redis runs them, and so does
  * the in-process transport's embedded Lua.
  */
@@ -38,6 +39,7 @@ extern const char breaker__redis_lua_flush[];
 extern const char breaker__redis_lua_acquire[];
 extern const char breaker__redis_lua_release[];
 extern const char breaker__redis_lua_control[];
+extern const char breaker__redis_lua_credit[]; /* without the prelude (lua/credit.lua) */
 
 /* The control record (lua/control.lua, docs/fleet.md "Controls"): who
  * changed it and why, at most this many bytes each. */

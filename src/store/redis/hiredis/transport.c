@@ -47,6 +47,10 @@ static void net_destroy(void *ctx) {
     free(t);
 }
 
+/* A single Redis (or Sentinel's master) takes several names' keys in one
+ * command; a Cluster's nodes do not (CROSSSLOT). */
+static int net_multi_key(void *ctx) { return !((const struct net *)ctx)->route.cluster; }
+
 const breaker_redis_transport_ops breaker__redis_net_ops = {
     .name = "hiredis",
     .exchange = breaker__redis_net_exchange,
@@ -58,6 +62,7 @@ const breaker_redis_transport_ops breaker__redis_net_ops = {
     .stats = net_stats,
     .destroy = net_destroy,
     .server_keys = breaker__redis_net_server_keys,
+    .multi_key = net_multi_key,
 };
 
 static char *dup_or_null(const char *s, int *ok) {
@@ -135,7 +140,7 @@ static struct net *hiredis_transport(const breaker_redis_config *c, int *rc, cha
          * for Redis ends at 80% of it). */
         .probe_wait_ns = c->probe_budget_max_ns - c->probe_budget_max_ns / 5,
         .scripts = {breaker__redis_lua_flush, breaker__redis_lua_acquire,
-                    breaker__redis_lua_release, NULL},
+                    breaker__redis_lua_release, breaker__redis_lua_credit, NULL},
     };
     return breaker__redis_net_create(&nc, rc, msg, msg_len);
 }

@@ -16,10 +16,9 @@
 -- retry of a round after a cut connection, which Redis may have run) is
 -- answered as usual but not counted; the sequence is stored (Q) only when
 -- deltas are applied, and a host silent longer than the TTL is forgotten.
--- 12 a server-directed wait (below), 13 '1': the cheap path may take it
--- (flush_cheap.lua, run before the prelude; it answers {gen, cv}).
+-- 12 a server-directed wait (below).
 -- verdict 1: this flush tripped the fleet.
--- (Run after flush_cheap.lua and prelude.lua, in one script.)
+-- (Run after prelude.lua, in one script.)
 if bad then return corrupt(true) end
 local hg, dc = tonumber(ARGV[3]), tonumber(ARGV[4])
 local df, ds = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -163,7 +162,7 @@ redis.call('HINCRBY', W, 'c' .. bkt, dc)
 if df > 0 then redis.call('HINCRBY', W, 'f' .. bkt, df) end
 if ds > 0 then redis.call('HINCRBY', W, 's' .. bkt, ds) end
 -- The window holds a failure or a slow call until this bucket leaves it:
--- until then the cheap path (flush_cheap.lua) leaves successes to this one.
+-- until then credit.lua leaves successes to this script.
 if df > 0 or ds > 0 then redis.call('HSET', S, 'lf', bkt) end
 if ma ~= 0 then redis.call('HSET', W, 'a' .. bkt, u32(bit.bor(ba, ma))) end
 if mb ~= 0 then redis.call('HSET', W, 'b' .. bkt, u32(bit.bor(bb, mb))) end

@@ -4,8 +4,7 @@
 -- transition and the answer. Each script is the constants (scripts.h, from
 -- the configuration's ranges), this file, then its own file (flush.lua,
 -- acquire.lua, release.lua, control.lua), embedded at build time as one
--- text; the flush's cheap path (flush_cheap.lua) goes in after the clock
--- is read, before the state is: Redis runs it atomically, so one fleet generation has exactly one
+-- text: Redis runs it atomically, so one fleet generation has exactly one
 -- transition however many hosts race. docs/fleet.md explains them.
 --
 -- KEYS (all in one hash slot: the {name} hash tag):
@@ -25,7 +24,7 @@
 -- The state hash: the state machine (st gen k succ until born trips
 -- transitions ec ef es run qc why; lf, the last window bucket the flush
 -- script added a failure or slow call to, 0 or absent: none since the
--- window was last emptied, which the flush's cheap path reads), the limits under the configuration's
+-- window was last emptied, which credit.lua reads), the limits under the configuration's
 -- own key names (LIMITS below; window, open, open_max and probe_timeout in
 -- µs), and the control record, the operators' desired state that every host
 -- converges to (control.lua): cv its version (1 as the state was made), cf forced (0
@@ -49,7 +48,6 @@ local S, W, L, Q = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ttl = tonumber(ARGV[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
--- (here, with Redis's clock read, a script's cheap path: NAME_cheap.lua)
 -- Everything read from Redis is checked before it is used: the first
 -- violation is named (key, field, value, what was expected) in `bad`.
 local bad = nil
