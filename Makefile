@@ -115,8 +115,9 @@ bench: deps-bench build
 	./scripts/bench.sh $(BUILD)
 
 # The unit tests under valgrind memcheck (slow; not part of check). Not the
-# "cli" and "packaging" cases: they run a shell script, and memcheck would
-# check the shell (it does not follow the programs the script starts).
+# "cli" and "packaging" cases: they run a shell or Python script (a test
+# run by one is labelled cli), and memcheck would check the interpreter (it
+# does not follow the programs the script starts; bash leaks by design).
 # The fleet's simulation runs 3 seeds there (its million rounds are the
 # optimised build's, in check).
 valgrind: deps-valgrind build

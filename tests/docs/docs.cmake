@@ -60,7 +60,7 @@ endif()
 # file under include/ and src/ is named there.
 add_test(NAME docs_design_layout_is_the_tree
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/docs/design_layout.sh ${PROJECT_SOURCE_DIR})
-set_tests_properties(docs_design_layout_is_the_tree PROPERTIES LABELS docs TIMEOUT 30)
+set_tests_properties(docs_design_layout_is_the_tree PROPERTIES LABELS "docs;cli" TIMEOUT 30)
 
 # CHANGELOG.md's Unreleased section: one line per change, each link found.
 find_program(BREAKER_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
@@ -69,7 +69,7 @@ if(BREAKER_PYTHON3)
   add_test(NAME docs_changelog_one_line_per_change
     COMMAND ${BREAKER_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/docs/changelog_check.py
             ${PROJECT_SOURCE_DIR})
-  set_tests_properties(docs_changelog_one_line_per_change PROPERTIES LABELS docs TIMEOUT 30)
+  set_tests_properties(docs_changelog_one_line_per_change PROPERTIES LABELS "docs;cli" TIMEOUT 30)
 endif()
 
 # README's "Platforms" section against the Makefile and .ci/run: the
