@@ -66,6 +66,13 @@ BREAKER_API breaker_redis_reply *breaker_redis_reply_nil(void);
 BREAKER_API breaker_redis_reply *breaker_redis_reply_array(size_t n);
 BREAKER_API void breaker_redis_reply_free(breaker_redis_reply *r);
 
+/* The most arguments the client puts in one command: argc is at most this
+ * (a script's EVALSHA and SHA, which the transport adds, not counted), and
+ * a transport must carry every command up to it. The client keeps within it
+ * by sending a round's credits of one server in several commands when they
+ * do not fit in one. */
+#define BREAKER_REDIS_COMMAND_ARGS_MAX 62
+
 /* One command, as the client hands it to a transport. */
 typedef struct breaker_redis_command breaker_redis_command;
 struct breaker_redis_command {

@@ -20,6 +20,8 @@
 #include "redis_server.h"
 
 #include <breaker/redis.h>
+#define BREAKER_REDIS_TRANSPORT_EXPERIMENTAL
+#include <breaker/redis_transport.h>
 
 #include <hiredis/hiredis.h>
 
@@ -173,6 +175,43 @@ static void a_healthy_name_makes_no_script_call_for_k_minus_1_rounds(void **stat
         char name[16];
         snprintf(name, sizeof name, "cheap.k%d", i);
         assert_int_equal(window(name, 'c'), 10 + 11 * 10);
+    }
+    breaker_redis_close(f);
+}
+
+/* Many healthy names of one Redis: their credits go in as few commands as
+ * a command's arguments allow (numkeys, the TTL, then 2 keys and 3
+ * arguments per name: 12 names in BREAKER_REDIS_COMMAND_ARGS_MAX), all
+ * counted: no full flush, no name degraded. */
+static void many_names_credit_in_few_commands(void **state) {
+    (void)state;
+    breaker_redis *f = open_fleet(4);
+    enum { NAMES = 30 };
+    breaker *b[NAMES];
+    for (int i = 0; i < NAMES; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "cheap.m%d", i);
+        b[i] = attach(f, name, 1000);
+        calls(b[i], 1, BREAKER_SUCCESS);
+    }
+    assert_int_equal(round_scripts(f), NAMES); /* the first round: full */
+    for (int r = 2; r <= 4; r++) {
+        for (int i = 0; i < NAMES; i++)
+            calls(b[i], 2, BREAKER_SUCCESS);
+        struct cost c = round_cost(f);
+        const long long per = (BREAKER_REDIS_COMMAND_ARGS_MAX - 2) / 5;
+        long long want = r == 4 ? (NAMES + per - 1) / per : 0;
+        if (c.scripts != want || c.type != 0)
+            fail_msg("round %d: %lld script calls (TYPE %lld), expected %lld credits", r, c.scripts,
+                     c.type, want);
+    }
+    breaker_redis_stats st;
+    breaker_redis_stats_get(f, &st);
+    assert_int_equal(st.degraded, 0);
+    for (int i = 0; i < NAMES; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "cheap.m%d", i);
+        assert_int_equal(window(name, 'c'), 1 + 3 * 2);
     }
     breaker_redis_close(f);
 }
@@ -528,6 +567,7 @@ static int teardown(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_healthy_name_makes_no_script_call_for_k_minus_1_rounds),
+        cmocka_unit_test(many_names_credit_in_few_commands),
         cmocka_unit_test(a_failure_goes_at_the_next_round_with_every_pending_success),
         cmocka_unit_test(a_trip_by_another_host_reaches_a_healthy_reader_within_one_round),
         cmocka_unit_test(a_state_a_read_cannot_trust_is_never_followed),

@@ -168,13 +168,15 @@ struct action {
  * credit script, alone or with other names' of its server). */
 enum { PENDING_SCRIPT, PENDING_READ, PENDING_CREDIT };
 
-/* The names one credit command carries at most (2 keys and 3 arguments
- * each). */
-#define BREAKER__REDIS_CREDITS_MAX 64
+/* The names one credit command carries at most: 2 keys and 3 arguments
+ * each, after numkeys and the TTL, within a command's arguments. */
+#define BREAKER__REDIS_CREDITS_MAX ((BREAKER_REDIS_COMMAND_ARGS_MAX - 2) / 5)
 
 /* A command's arguments, kept with it for the exchange: a script's numkeys,
  * keys, TTL, limits and call arguments, or HMGET's key and fields. */
 #define BREAKER__REDIS_CMD_ARGS 48 /* the control script's, the longest: 8 + 3 + 18 pairs */
+_Static_assert(BREAKER__REDIS_CMD_ARGS <= BREAKER_REDIS_COMMAND_ARGS_MAX,
+               "the control script's arguments fit a command");
 struct cmd_args {
     int argc;
     const char *argv[BREAKER__REDIS_CMD_ARGS];

@@ -19,8 +19,8 @@
 #include <string.h>
 
 /* EVALSHA, the SHA, then the command's own arguments (a script's numkeys,
- * keys and ARGV). */
-#define MAX_ARGS 64
+ * keys and ARGV: at most the client's BREAKER_REDIS_COMMAND_ARGS_MAX). */
+#define MAX_ARGS (BREAKER_REDIS_COMMAND_ARGS_MAX + 2)
 
 /* ---- Replies ---------------------------------------------------------------------- */
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #define LINK_SCRIPTS 8u
-#define LINK_ARGS    64u
+#define LINK_ARGS    ((unsigned)BREAKER_REDIS_COMMAND_ARGS_MAX) /* a command's, at most */
 
 /* A command kept to run later (DEFER): its arguments copied. */
 struct deferred {
