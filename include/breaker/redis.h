@@ -198,9 +198,10 @@ struct breaker_redis_config {
      *    fleet is CLOSED in the generation the host knows, no forced state
      *    is in force, the policy is a window and the window holds no
      *    failure or slow call (successes alone can then trip nothing).
-     *    One script call carries the credits of all the round's names of a
-     *    single Redis (one per name on a Cluster, whose nodes refuse keys
-     *    of several slots in one command). A name whose credit was not
+     *    One script call carries the credits of up to 12 of the round's
+     *    names of a single Redis (BREAKER_REDIS_COMMAND_ARGS_MAX arguments;
+     *    one per name on a Cluster, whose nodes refuse keys of several
+     *    slots in one command). A name whose credit was not
      *    counted sends them with the flush script in the same round.
      * Successes therefore reach the fleet window at most this many rounds
      * late (at most 1/20 of the window); a failure or slow call goes at
