@@ -480,8 +480,11 @@ struct breaker_redis_control_state {
  *  trip, which runs the control script with no change (a name with no state
  *  in Redis gets one, as at attach; a state with a field out of range is
  *  rebuilt by that call, and the call fails naming the field). @return
- *  BREAKER_OK; BREAKER_EINVAL (not attached); BREAKER_EIO with `msg` (Redis
- *  unreachable; the field rebuilt). Thread-safe. */
+ *  BREAKER_OK; BREAKER_EINVAL (not attached, or detached meanwhile and not
+ *  attached again); BREAKER_EIO with `msg` (Redis unreachable; the field
+ *  rebuilt). Thread-safe, also against a detach of `name` (a registry's
+ *  eviction) on another thread: `limits` is read from the breaker attached
+ *  when the answer came, under the handle's lock. */
 BREAKER_API BREAKER_NODISCARD int breaker_redis_control_get(breaker_redis *fleet, const char *name,
                                                             breaker_redis_control_state *out,
                                                             char *msg, size_t msg_len)

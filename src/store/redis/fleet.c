@@ -689,16 +689,25 @@ int breaker_redis_control_get(breaker_redis *f, const char *name, breaker_redis_
     memset(out, 0, sizeof *out);
     struct entry *e = attached(f, name, msg, msg_len);
     if (e == NULL) return BREAKER_EINVAL;
-    breaker *b = breaker__redis_entry_b(e);
-    if (b == NULL) return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: detached", name);
     static const char *const none[] = {"", "", ""};
     breaker_redis_reply *r = breaker__redis_control_call(f, e, breaker__redis_lua_control, 3, none,
                                                          "read", msg, msg_len);
     struct breaker__fleet_record rec;
     int rc = control_answer(e, r, &rec, msg, msg_len);
     if (rc != BREAKER_OK) return rc;
+    /* The name's breaker now, read under round_mu: a detach (another
+     * thread, a registry's eviction) retires the entry under it before it
+     * frees the breaker, so the one found here lives until we unlock. A
+     * name detached meanwhile (and attached again or not) is looked up
+     * anew; its limits are the base of the fields the record does not
+     * store. */
     breaker_config base;
-    breaker_get_config(b, &base);
+    pthread_mutex_lock(&f->round_mu);
+    breaker *b = breaker__redis_entry_b(e);
+    if (b == NULL && (e = attached(f, name, NULL, 0)) != NULL) b = breaker__redis_entry_b(e);
+    if (b != NULL) breaker_get_config(b, &base);
+    pthread_mutex_unlock(&f->round_mu);
+    if (b == NULL) return breaker__fail(BREAKER_EINVAL, msg, msg_len, "%s: detached", name);
     breaker__redis_control_state_of(&rec, &base, out);
     return BREAKER_OK;
 }
