@@ -25,16 +25,18 @@ static const char *script_text(int script) {
 
 /* ---- Commands --------------------------------------------------------------------- */
 
-/* `script` on `e`'s keys: numkeys, the keys, the TTL, `e`'s limits, then
- * `argc` arguments. */
-static void script_on(const breaker_redis *f, const struct entry *e, const char *script, int argc,
-                      const char *const *args, struct cmd_args *a, breaker_redis_command *cmd) {
+/* `script` on `e`'s keys: numkeys, the keys, the TTL, the limits text
+ * `limits` (NULL: e->limits, the command sent under round_mu), then `argc`
+ * arguments. */
+static void script_on(const breaker_redis *f, const struct entry *e, const char *script,
+                      const char *limits, int argc, const char *const *args, struct cmd_args *a,
+                      breaker_redis_command *cmd) {
     int n = 0;
     a->argv[n++] = BREAKER__FLEET_KEY_COUNT_TEXT;
     for (int i = 0; i < FLEET_KEY_COUNT; i++)
         a->argv[n++] = e->key[i];
     a->argv[n++] = f->ttl;
-    a->argv[n++] = e->limits;
+    a->argv[n++] = limits != NULL ? limits : e->limits;
     for (int i = 0; i < argc && n < BREAKER__REDIS_CMD_ARGS; i++)
         a->argv[n++] = args[i];
     a->argc = n;
@@ -46,19 +48,25 @@ static void script_on(const breaker_redis *f, const struct entry *e, const char 
 }
 
 void breaker__redis_script_cmd(const breaker_redis *f, const struct entry *e,
-                               const struct breaker__fleet_call *call, struct cmd_args *a,
-                               breaker_redis_command *cmd) {
+                               const struct breaker__fleet_call *call, const char *limits,
+                               struct cmd_args *a, breaker_redis_command *cmd) {
     const char *args[BREAKER__FLEET_CALL_ARGS];
     for (int i = 0; i < call->argc; i++)
         args[i] = call->argv[i];
-    script_on(f, e, script_text(call->script), call->argc, args, a, cmd);
+    script_on(f, e, script_text(call->script), limits, call->argc, args, a, cmd);
+}
+
+void breaker__redis_limits_copy(breaker_redis *f, const struct entry *e, char *out) {
+    pthread_mutex_lock(&f->limits_mu);
+    memcpy(out, e->limits, BREAKER__FLEET_LIMITS_LEN);
+    pthread_mutex_unlock(&f->limits_mu);
 }
 
 void breaker__redis_pending_cmd(const breaker_redis *f, struct pending *p,
                                 breaker_redis_command *cmd) {
     struct cmd_args *a = &p->args;
     if (p->kind == PENDING_SCRIPT) {
-        breaker__redis_script_cmd(f, p->e, &p->call, a, cmd);
+        breaker__redis_script_cmd(f, p->e, &p->call, NULL, a, cmd);
         return;
     }
     if (p->kind == PENDING_CREDIT) {
@@ -168,7 +176,7 @@ void breaker__redis_note_round_trip(breaker_redis *f, uint64_t rtt) {
 static void record_read_cmd(const breaker_redis *f, const struct entry *e, struct cmd_args *a,
                             breaker_redis_command *cmd) {
     static const char *const none[] = {"", "", ""};
-    script_on(f, e, breaker__redis_lua_control, 3, none, a, cmd);
+    script_on(f, e, breaker__redis_lua_control, NULL, 3, none, a, cmd);
 }
 
 void breaker__redis_record_cmd(const breaker_redis *f, struct pending *p,
@@ -192,7 +200,7 @@ int breaker__redis_read_limits(breaker_redis *f, const struct entry *e,
     breaker__fleet_call_flush(&call, 0, &none);
     struct cmd_args a[2];
     breaker_redis_command cmd[2];
-    breaker__redis_script_cmd(f, e, &call, &a[0], &cmd[0]);
+    breaker__redis_script_cmd(f, e, &call, NULL, &a[0], &cmd[0]);
     record_read_cmd(f, e, &a[1], &cmd[1]);
     breaker_redis_reply *r[2] = {NULL, NULL};
     pthread_mutex_lock(&f->round_mu);
@@ -228,7 +236,7 @@ breaker_redis_reply *breaker__redis_control_call(breaker_redis *f, const struct 
                                                  char *msg, size_t msg_len) {
     struct cmd_args a;
     breaker_redis_command cmd;
-    script_on(f, e, script, argc, args, &a, &cmd);
+    script_on(f, e, script, NULL, argc, args, &a, &cmd);
     cmd.idempotent = 0; /* a control applied twice would be two changes */
     char why[256] = "";
     breaker_redis_reply *r = NULL;

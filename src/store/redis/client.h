@@ -105,8 +105,10 @@ struct entry {
     _Atomic(breaker *) b;
     char name[BREAKER_NAME_MAX + 1];
     char key[FLEET_KEY_COUNT][BREAKER__FLEET_KEY_LEN];
-    char limits[BREAKER__FLEET_LIMITS_LEN]; /* the limits as the scripts take them (ARGV 2) */
-    struct breaker__fleet_limits lim;       /* the same, as numbers */
+    /* The limits as the scripts take them (ARGV 2): written under round_mu
+     * and limits_mu, read under either. */
+    char limits[BREAKER__FLEET_LIMITS_LEN];
+    struct breaker__fleet_limits lim; /* the same, as numbers */
     /* Flusher-only (under round_mu): the protocol's state of this name. */
     struct breaker__fleet_seen seen;
     struct breaker__fleet_follow follow;
@@ -231,6 +233,11 @@ struct breaker_redis {
                                  the transitions it applies */
     struct action *actions;   /* under apply_mu: one per entry (max_names) */
     pthread_mutex_t round_mu; /* one flush round at a time; never on the call path */
+    /* Every entry's limits text (e->limits): written under it and round_mu
+     * (the apply phase, a re-arm), copied under it alone by the probe path,
+     * which never waits for a round. Held for a copy of at most
+     * BREAKER__FLEET_LIMITS_LEN bytes; taken after round_mu, never before. */
+    pthread_mutex_t limits_mu;
     /* Under round_mu: the breaker whose transition the apply phase is
      * delivering now (NULL: none), on which thread; a detach of it from
      * another thread waits for applied_cv, one from that thread (its own
@@ -396,11 +403,17 @@ static inline struct entry *breaker__redis_find_entry(breaker_redis *f, const br
 
 /* ---- calls.c ------------------------------------------------------------------ */
 
-/* `call` on `e`'s keys as a command: the script with the TTL, `e`'s limits
- * and the call's arguments (kept in `args`). */
+/* `call` on `e`'s keys as a command: the script with the TTL, the limits
+ * text `limits` (NULL: e->limits itself, for a command sent under
+ * round_mu, which its writers hold) and the call's arguments (kept in
+ * `args`). */
 void breaker__redis_script_cmd(const breaker_redis *f, const struct entry *e,
-                               const struct breaker__fleet_call *call, struct cmd_args *args,
-                               breaker_redis_command *cmd);
+                               const struct breaker__fleet_call *call, const char *limits,
+                               struct cmd_args *args, breaker_redis_command *cmd);
+/* `e`'s limits text copied whole into `out` (BREAKER__FLEET_LIMITS_LEN
+ * bytes) under limits_mu: for a command sent without round_mu (a probe's
+ * lease request). */
+void breaker__redis_limits_copy(breaker_redis *f, const struct entry *e, char *out);
 /* The round's call `p` as its command: a script, a version read of its
  * state, or a credit of its name alone. */
 void breaker__redis_pending_cmd(const breaker_redis *f, struct pending *p,

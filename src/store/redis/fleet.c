@@ -154,6 +154,7 @@ int breaker_redis_open_transport(const breaker_redis_config *cfg,
     pthread_mutex_init(&f->attach_mu, NULL);
     pthread_mutex_init(&f->apply_mu, NULL);
     pthread_mutex_init(&f->round_mu, NULL);
+    pthread_mutex_init(&f->limits_mu, NULL);
     pthread_cond_init(&f->applied_cv, NULL);
     f->threaded = (flags & BREAKER_REDIS_NO_FLUSHER) == 0;
     /* Non-blocking (a full pipe holds a wake-up already), and not left to
@@ -187,6 +188,7 @@ void breaker_redis_close(breaker_redis *f) {
         pthread_mutex_destroy(&f->attach_mu);
         pthread_mutex_destroy(&f->apply_mu);
         pthread_mutex_destroy(&f->round_mu);
+        pthread_mutex_destroy(&f->limits_mu);
         pthread_cond_destroy(&f->applied_cv);
     } else {
         if (f->wake[0] >= 0) close(f->wake[0]);
@@ -333,7 +335,9 @@ static void rearm(breaker_redis *f, struct entry *e, breaker *b,
                   const struct breaker__fleet_record *rec) {
     pthread_mutex_lock(&f->round_mu);
     e->lim = *lim;
+    pthread_mutex_lock(&f->limits_mu); /* a probe of the old breaker may copy it */
     breaker__fleet_limits_format(lim, e->limits, sizeof e->limits);
+    pthread_mutex_unlock(&f->limits_mu);
     breaker__redis_host_attached(f, e, b); /* the baseline: b's counters */
     breaker__fleet_follow_rearm(&e->follow, breaker__redis_now(f));
     breaker__fleet_follow_armed(&e->follow, armed);

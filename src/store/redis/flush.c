@@ -855,9 +855,12 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
             if (done < 0) e->follow.refused_version = version;
             if (done > 0 && ctl.reconfigure) {
                 /* The name's limits are the fleet's now: the cadence and a
-                 * state made anew follow them. */
+                 * state made anew follow them. The text under limits_mu:
+                 * the probe path copies it without round_mu (lease.c). */
                 e->lim = ctl.limits;
+                pthread_mutex_lock(&f->limits_mu);
                 breaker__fleet_limits_format(&e->lim, e->limits, sizeof e->limits);
+                pthread_mutex_unlock(&f->limits_mu);
                 e->follow.every = 0;
                 breaker__fleet_cadence_setup(&e->follow, &e->lim, f->cfg.full_flush_rounds,
                                              f->cfg.flush_interval_ns, f->cfg.key_ttl_ns);

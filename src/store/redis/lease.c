@@ -58,9 +58,15 @@ static int ask_lease(breaker_redis *f, struct entry *e, uint64_t token, uint64_t
     if (breaker__redis_now(f) >= deadline) return FLEET_LEASE_ERROR;
     struct breaker__fleet_call call;
     breaker__fleet_call_acquire(&call, token);
+    /* The limits text as a whole snapshot: the apply phase may rewrite
+     * e->limits meanwhile (a record's new limits), and this request is not
+     * sent under round_mu. A copy on the stack, under limits_mu (held for
+     * the copy alone, never across Redis). */
+    char limits[BREAKER__FLEET_LIMITS_LEN];
+    breaker__redis_limits_copy(f, e, limits);
     struct cmd_args args;
     breaker_redis_command cmd;
-    breaker__redis_script_cmd(f, e, &call, &args, &cmd);
+    breaker__redis_script_cmd(f, e, &call, limits, &args, &cmd);
     cmd.idempotent = 0;
     breaker_redis_reply *r = NULL;
     int sent = f->io->probe(f->io_ctx, &cmd, deadline, &r);
