@@ -426,7 +426,9 @@ struct breaker_redis_control {
      * than the fleet's is opened again until the fleet's end), and a
      * half-open whose successes meet the new half_open_successes with no
      * lease out closes. A host whose local breaker refuses them keeps its
-     * own (breaker_redis_stats.reconfigs_refused). */
+     * own (breaker_redis_stats.reconfigs_refused), and is not asked again
+     * for that record (its state's born and version: a state made anew is
+     * another record from version 1). */
     breaker_config limits;
     /* 0: change whatever the record is; else the version read
      * (breaker_redis_control_get()): BREAKER_STALE if it moved since. */

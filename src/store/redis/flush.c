@@ -807,7 +807,7 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         /* The record's who and why, as this round read it (no round runs
          * before we are done: apply_mu), for its transitions' events. */
         char who[BREAKER_WHO_MAX + 1] = "", why[BREAKER_WHY_MAX + 1] = "";
-        uint64_t version = 0;
+        uint64_t version = 0, born = 0;
         pthread_mutex_lock(&f->round_mu);
         int live = breaker__redis_entry_b(f->entries[i]) == act->b; /* not detached since */
         if (live) {
@@ -817,6 +817,7 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
             memcpy(who, r->who, sizeof who);
             memcpy(why, r->why, sizeof why);
             version = r->version;
+            born = r->born;
         }
         pthread_mutex_unlock(&f->round_mu);
         if (!live) continue;
@@ -852,7 +853,10 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         if (breaker__redis_entry_b(e) == act->b) {
             if (forced || todo.kind == FLEET_ACT_RESET || ctl.reset)
                 e->follow.forced_gen = forced_gen;
-            if (done < 0) e->follow.refused_version = version;
+            if (done < 0) {
+                e->follow.refused_version = version;
+                e->follow.refused_born = born;
+            }
             if (done > 0 && ctl.reconfigure) {
                 /* The name's limits are the fleet's now: the cadence and a
                  * state made anew follow them. The text under limits_mu:

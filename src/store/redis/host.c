@@ -60,15 +60,16 @@ enum {
     W_SLOW,
     W_PSUCC,
     W_PFAIL,
-    W_CARRY,    /* success_carry, two's complement, -2^32..0 */
-    W_KNOWN,    /* follow.known_gen */
-    W_FOLLOWED, /* follow.followed_gen while it follows, else 0 */
-    W_GATE,     /* the lease gate (monotonic ns: the host's processes share the clock) */
-    W_VIEW,     /* the holder's view of the name: its last good round (monotonic ns)
-                   | degraded << 63, for the probe gates of the other processes */
-    W_RESET,    /* follow.reset_seen: the last fleet reset applied to the host breaker */
-    W_REFUSED,  /* follow.refused_version: a control version whose limits it refused */
-    W_FORCED,   /* follow.forced_gen: the generation the record's forced state made */
+    W_CARRY,        /* success_carry, two's complement, -2^32..0 */
+    W_KNOWN,        /* follow.known_gen */
+    W_FOLLOWED,     /* follow.followed_gen while it follows, else 0 */
+    W_GATE,         /* the lease gate (monotonic ns: the host's processes share the clock) */
+    W_VIEW,         /* the holder's view of the name: its last good round (monotonic ns)
+                       | degraded << 63, for the probe gates of the other processes */
+    W_RESET,        /* follow.reset_seen: the last fleet reset applied to the host breaker */
+    W_REFUSED,      /* follow.refused_version: a control version whose limits it refused */
+    W_FORCED,       /* follow.forced_gen: the generation the record's forced state made */
+    W_REFUSED_BORN, /* follow.refused_born: the state that version was of */
     W_USED
 };
 _Static_assert(W_USED <= BREAKER__HOST_WORDS, "the words fit the file's");
@@ -96,9 +97,10 @@ static bool words_trusted(const uint64_t *w, const breaker_stats *s) {
     int64_t carry = (int64_t)w[W_CARRY];
     uint64_t big = (uint64_t)BREAKER__FLEET_BIG;
     return w[W_SEQ] <= big && w[W_KNOWN] <= big && w[W_FOLLOWED] <= big && w[W_RESET] <= big &&
-           w[W_REFUSED] <= big && w[W_FORCED] <= big && w[W_SUCC] <= s->successes &&
-           w[W_FAIL] <= s->failures && w[W_SLOW] <= s->slow && w[W_PSUCC] <= s->probes_succeeded &&
-           w[W_PFAIL] <= pfail && carry <= 0 && carry >= CARRY_MIN;
+           w[W_REFUSED] <= big && w[W_REFUSED_BORN] <= big && w[W_FORCED] <= big &&
+           w[W_SUCC] <= s->successes && w[W_FAIL] <= s->failures && w[W_SLOW] <= s->slow &&
+           w[W_PSUCC] <= s->probes_succeeded && w[W_PFAIL] <= pfail && carry <= 0 &&
+           carry >= CARRY_MIN;
 }
 
 /* The baseline of `b`'s counters now: take_deltas() of them gives nothing. */
@@ -132,6 +134,7 @@ static void load_entry(breaker_redis *f, struct entry *e, breaker *b, const uint
          * the breaker refused. */
         e->follow.reset_seen = w[W_RESET];
         e->follow.refused_version = w[W_REFUSED];
+        e->follow.refused_born = w[W_REFUSED_BORN];
         e->follow.forced_gen = w[W_FORCED];
         return;
     }
@@ -167,6 +170,7 @@ static void entry_words(const struct entry *e, uint64_t *w) {
     w[W_FOLLOWED] = e->follow.follows ? e->follow.followed_gen : 0;
     w[W_RESET] = e->follow.reset_seen;
     w[W_REFUSED] = e->follow.refused_version;
+    w[W_REFUSED_BORN] = e->follow.refused_born;
     w[W_FORCED] = e->follow.forced_gen;
     /* relaxed: a hint read alone (as the probe gate reads it). */
     w[W_GATE] = atomic_load_explicit(&e->gate_until_ns, memory_order_relaxed);

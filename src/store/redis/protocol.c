@@ -696,7 +696,7 @@ void breaker__fleet_converge(struct breaker__fleet_follow *f,
     }
     if (r->shadow != local->shadow) out->shadow = r->shadow;
     if (!breaker__fleet_limits_same(&r->limits, &local->limits, true) &&
-        f->refused_version != r->version) {
+        (f->refused_version != r->version || f->refused_born != r->born)) {
         out->reconfigure = true;
         out->limits = r->limits;
     }

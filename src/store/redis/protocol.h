@@ -341,13 +341,14 @@ struct breaker__fleet_follow {
     uint64_t last_at_ns;
     /* The control record (breaker__fleet_converge()): the last one read
      * (version 0: none yet) and when (monotonic ns: a forced state's end is
-     * record_at_ns + its time left); a version whose limits the local
+     * record_at_ns + its time left); the record (its born and version: a
+     * state made anew counts versions from 1 again) whose limits the local
      * breaker refused (not tried again); the last reset applied to the
      * local breaker, or taken as history (a reset made before the breaker
      * was: its generation is at most the one the breaker was armed in). */
     struct breaker__fleet_record record;
     uint64_t record_at_ns;
-    uint64_t refused_version;
+    uint64_t refused_version, refused_born;
     uint64_t reset_seen;
     /* The local generation the record's forced state made when this host
      * applied it (0: none): a forced state the record no longer holds is
@@ -532,8 +533,8 @@ void breaker__fleet_controls_none(struct breaker__fleet_controls *c);
  * (within an interval) else breaker_open_for() what is left. It replaces the round's action (the
  * operator's intent wins);
  *  - shadow mode and the limits that can change live, when they differ
- *    (limits a breaker refused once, for this version, are not asked for
- *    again).
+ *    (limits a breaker refused once, for this record: its born and
+ *    version, are not asked for again).
  * Nothing before a record was read (version 0). */
 void breaker__fleet_converge(struct breaker__fleet_follow *f,
                              const struct breaker__fleet_local *local, uint64_t now_ns,
