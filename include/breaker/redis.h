@@ -381,10 +381,12 @@ BREAKER_API int breaker_redis_detach(breaker_redis *fleet, breaker *b) BREAKER_N
  * whose record is version 1, forcing nothing. A reset is no state but a point in the fleet's
  * history: a new generation (CLOSED, empty window, no failed recoveries, no
  * forced state), which each host whose breaker is older than it applies
- * once (breaker_reset()); a breaker made after it is of a later period (a
- * breaker attached while Redis did not answer tells by the reset's age on
- * Redis's clock against its own: within the clocks' difference of its
- * attach, a reset may be taken either way).
+ * once (breaker_reset(); with a store file, once per host, whichever of
+ * its processes flushes the name or dies while applying it); a breaker
+ * made after it is of a later period (a breaker attached while Redis did
+ * not answer tells by the reset's age on Redis's clock against its own:
+ * within the clocks' difference of its attach, a reset may be taken either
+ * way).
  * While the fleet is forced open no probe lease is granted; while it is
  * forced closed, the hosts' deltas are neither counted nor trip it. Every
  * live host reaches a change within two flush intervals of the call

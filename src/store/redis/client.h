@@ -126,6 +126,16 @@ struct entry {
     bool host_skip, host_held, host_fresh;
     uint32_t host_slot1;
     uint64_t host_free_since_ns;
+    /* host.c, under round_mu: the host words say what was done to the host
+     * breaker, never what was only decided. A reset the round decided
+     * (follow.reset_seen moved to it) and the apply phase has not given
+     * yet, and the reset the breaker had before it (the words' until it is
+     * given); while the apply phase gives the record's reset or forced state
+     * (APPLYING_*, 0: none under way), the breaker's generation before. */
+    bool reset_due;
+    uint64_t reset_before;
+    unsigned applying;
+    uint64_t applying_gen;
     /* Read by callers: relaxed, each is a hint read alone. */
     _Atomic uint64_t gate_until_ns; /* no lease request before this (monotonic) */
     _Atomic uint64_t followed_gen;  /* follow.followed_gen while it follows, else 0 */
@@ -496,6 +506,17 @@ uint32_t breaker__redis_host_begin(breaker_redis *f, uint32_t n);
  * words of the names this round flushes written to the file (their
  * baselines and sequences). */
 void breaker__redis_host_collected(breaker_redis *f, uint32_t n);
+/* The record's controls on a host breaker, as the host words name them
+ * while the apply phase gives them (breaker__redis_host_applying()). */
+enum { APPLYING_RESET = 1, APPLYING_FORCED_OPEN = 2, APPLYING_FORCED_CLOSED = 4 };
+/* Under round_mu, in the apply phase, before `what` (APPLYING_*, or-ed; 0:
+ * nothing the words keep) is given to `e`'s breaker `b`: the intent, in the
+ * words of a name this handle holds (its generation now and what). */
+void breaker__redis_host_applying(breaker_redis *f, struct entry *e, breaker *b, unsigned what);
+/* Under round_mu, in the apply phase, after it: the outcome (the reset
+ * given, the forced state's generation, limits refused) in the words, the
+ * intent cleared. */
+void breaker__redis_host_applied(breaker_redis *f, struct entry *e);
 /* Give up `e`'s name if this handle holds it (a detach), so that another
  * process takes it at its next round. Takes round_mu. */
 void breaker__redis_host_release(breaker_redis *f, struct entry *e);

@@ -632,8 +632,13 @@ static void converge_entries(breaker_redis *f, uint32_t n) {
         struct action *act = &f->actions[i];
         struct breaker__fleet_local local = breaker__redis_local(b, true);
         int before = act->act.kind;
+        uint64_t reset_before = e->follow.reset_seen;
         breaker__fleet_converge(&e->follow, &local, now, &act->act, &act->controls);
         if (act->controls.reset) {
+            /* Decided, not given: the host words keep the reset before it
+             * until the apply phase gave this one (host.c). */
+            if (!e->reset_due) e->reset_before = reset_before;
+            e->reset_due = true;
             /* The calls this host made before the reset belong to the
              * period it ended (its next flush names the new generation,
              * which would count them): the baseline moves to now. */
@@ -808,6 +813,7 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
          * before we are done: apply_mu), for its transitions' events. */
         char who[BREAKER_WHO_MAX + 1] = "", why[BREAKER_WHY_MAX + 1] = "";
         uint64_t version = 0, born = 0;
+        bool forced = todo.kind == FLEET_ACT_FORCE_OPEN || todo.kind == FLEET_ACT_FORCE_CLOSED;
         pthread_mutex_lock(&f->round_mu);
         int live = breaker__redis_entry_b(f->entries[i]) == act->b; /* not detached since */
         if (live) {
@@ -818,6 +824,12 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
             memcpy(why, r->why, sizeof why);
             version = r->version;
             born = r->born;
+            /* The intent, in the host words before the control is given. */
+            unsigned what = (ctl.reset ? APPLYING_RESET : 0) |
+                            (todo.kind == FLEET_ACT_FORCE_OPEN     ? APPLYING_FORCED_OPEN
+                             : todo.kind == FLEET_ACT_FORCE_CLOSED ? APPLYING_FORCED_CLOSED
+                                                                   : 0);
+            breaker__redis_host_applying(f, f->entries[i], act->b, what);
         }
         pthread_mutex_unlock(&f->round_mu);
         if (!live) continue;
@@ -842,7 +854,6 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         /* The generation the record's forced state made, to release it by
          * when the record no longer forces it. */
         uint64_t forced_gen = 0;
-        bool forced = todo.kind == FLEET_ACT_FORCE_OPEN || todo.kind == FLEET_ACT_FORCE_CLOSED;
         if (forced) {
             enum breaker_state now_in = breaker_state_peek(act->b);
             if (now_in == BREAKER_FORCED_OPEN || now_in == BREAKER_FORCED_CLOSED)
@@ -853,6 +864,7 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
         if (breaker__redis_entry_b(e) == act->b) {
             if (forced || todo.kind == FLEET_ACT_RESET || ctl.reset)
                 e->follow.forced_gen = forced_gen;
+            if (ctl.reset) e->reset_due = false; /* given */
             if (done < 0) {
                 e->follow.refused_version = version;
                 e->follow.refused_born = born;
@@ -869,6 +881,9 @@ static void apply_actions(breaker_redis *f, uint32_t n) {
                 breaker__fleet_cadence_setup(&e->follow, &e->lim, f->cfg.full_flush_rounds,
                                              f->cfg.flush_interval_ns, f->cfg.key_ttl_ns);
             }
+            /* The outcome, in the host words at once: the next holder (a
+             * detach may follow before our next round) knows what was done. */
+            breaker__redis_host_applied(f, e);
         }
         f->applying = NULL;
         breaker *doomed = f->doomed;

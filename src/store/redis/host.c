@@ -32,6 +32,19 @@
  * breaker's trips) until it resumes and flushes everything counted
  * meanwhile.
  *
+ * What the control record did to the host breaker (the last reset given,
+ * the generation its forced state made, the record whose limits the breaker
+ * refused) is written as done, never as decided: a reset a round decided is
+ * not in the words until the apply phase gave it. Around the record's reset
+ * or forced state the apply phase writes an intent (the breaker's generation
+ * before, and what), gives it, then writes the outcome and clears the
+ * intent, each at once, not at the next round: so a holder that gives the
+ * name up right after (a detach, a registry's eviction) leaves words that
+ * say what it did, and one killed anywhere in between leaves an intent the
+ * next holder settles from the breaker itself (its generation, its state,
+ * the file's last control: settle_intent()). A control is given once per
+ * host and never lost, whichever holder dies where.
+ *
  * Everything read from the file is input: words that are not what a holder
  * writes (a value out of range, a baseline above the counters, a control
  * word that is not the holder's mark) are not trusted: the name's baseline
@@ -49,6 +62,8 @@
 
 #include "store/redis/client.h"
 
+#include "breaker/store.h"
+
 #include <string.h>
 
 /* The words of a name (breaker__host_lock_words()). */
@@ -60,16 +75,19 @@ enum {
     W_SLOW,
     W_PSUCC,
     W_PFAIL,
-    W_CARRY,        /* success_carry, two's complement, -2^32..0 */
-    W_KNOWN,        /* follow.known_gen */
-    W_FOLLOWED,     /* follow.followed_gen while it follows, else 0 */
-    W_GATE,         /* the lease gate (monotonic ns: the host's processes share the clock) */
-    W_VIEW,         /* the holder's view of the name: its last good round (monotonic ns)
-                       | degraded << 63, for the probe gates of the other processes */
-    W_RESET,        /* follow.reset_seen: the last fleet reset applied to the host breaker */
-    W_REFUSED,      /* follow.refused_version: a control version whose limits it refused */
-    W_FORCED,       /* follow.forced_gen: the generation the record's forced state made */
-    W_REFUSED_BORN, /* follow.refused_born: the state that version was of */
+    W_CARRY,          /* success_carry, two's complement, -2^32..0 */
+    W_KNOWN,          /* follow.known_gen */
+    W_FOLLOWED,       /* follow.followed_gen while it follows, else 0 */
+    W_GATE,           /* the lease gate (monotonic ns: the host's processes share the clock) */
+    W_VIEW,           /* the holder's view of the name: its last good round (monotonic ns)
+                         | degraded << 63, for the probe gates of the other processes */
+    W_RESET,          /* follow.reset_seen: the last fleet reset applied to the host breaker */
+    W_REFUSED,        /* follow.refused_version: a control version whose limits it refused */
+    W_FORCED,         /* follow.forced_gen: the generation the record's forced state made */
+    W_REFUSED_BORN,   /* follow.refused_born: the state that version was of */
+    W_APPLYING,       /* APPLYING_*: the record's controls being given now, 0: none */
+    W_APPLYING_GEN,   /* the host breaker's generation before them */
+    W_APPLYING_RESET, /* the reset being given (APPLYING_RESET), else 0 */
     W_USED
 };
 _Static_assert(W_USED <= BREAKER__HOST_WORDS, "the words fit the file's");
@@ -86,7 +104,7 @@ static void count_rebaseline(breaker_redis *f) { breaker__redis_count(&f->n.host
 /* Whether the words `w` of a name whose counters are `s` now can be taken
  * as the baseline: written whole by a holder, every value in its range, no
  * counter above the breaker's. */
-static bool words_trusted(const uint64_t *w, const breaker_stats *s) {
+static bool words_trusted(const uint64_t *w, const breaker_stats *s, uint64_t gen) {
     if (w[W_CTRL] == 0) { /* never written: all zero, a baseline of nothing sent */
         for (unsigned i = W_SEQ; i < W_USED; i++)
             if (w[i] != 0) return false;
@@ -96,11 +114,19 @@ static bool words_trusted(const uint64_t *w, const breaker_stats *s) {
     uint64_t pfail = s->probes_failed - s->probes_timed_out;
     int64_t carry = (int64_t)w[W_CARRY];
     uint64_t big = (uint64_t)BREAKER__FLEET_BIG;
-    return w[W_SEQ] <= big && w[W_KNOWN] <= big && w[W_FOLLOWED] <= big && w[W_RESET] <= big &&
-           w[W_REFUSED] <= big && w[W_REFUSED_BORN] <= big && w[W_FORCED] <= big &&
-           w[W_SUCC] <= s->successes && w[W_FAIL] <= s->failures && w[W_SLOW] <= s->slow &&
-           w[W_PSUCC] <= s->probes_succeeded && w[W_PFAIL] <= pfail && carry <= 0 &&
-           carry >= CARRY_MIN;
+    unsigned all = APPLYING_RESET | APPLYING_FORCED_OPEN | APPLYING_FORCED_CLOSED;
+    /* An intent names a generation the breaker had, and a reset only with
+     * APPLYING_RESET. */
+    bool intent = w[W_APPLYING] == 0
+                      ? w[W_APPLYING_GEN] == 0 && w[W_APPLYING_RESET] == 0
+                      : (w[W_APPLYING] & ~(uint64_t)all) == 0 && w[W_APPLYING_GEN] <= gen &&
+                            ((w[W_APPLYING] & APPLYING_RESET) != 0) == (w[W_APPLYING_RESET] != 0) &&
+                            w[W_APPLYING_RESET] <= big;
+    return intent && w[W_SEQ] <= big && w[W_KNOWN] <= big && w[W_FOLLOWED] <= big &&
+           w[W_RESET] <= big && w[W_REFUSED] <= big && w[W_REFUSED_BORN] <= big &&
+           w[W_FORCED] <= big && w[W_SUCC] <= s->successes && w[W_FAIL] <= s->failures &&
+           w[W_SLOW] <= s->slow && w[W_PSUCC] <= s->probes_succeeded && w[W_PFAIL] <= pfail &&
+           carry <= 0 && carry >= CARRY_MIN;
 }
 
 /* The baseline of `b`'s counters now: take_deltas() of them gives nothing. */
@@ -112,12 +138,46 @@ static void baseline_now(struct breaker__fleet_seen *seen, breaker *b) {
     breaker__fleet_take_deltas(seen, &s, &none);
 }
 
+/* A holder left the words with an intent (it died, or gave the name up,
+ * while the apply phase gave the host breaker the record's reset or forced
+ * state): what it did, as the host breaker tells. The breaker still in
+ * the generation the intent names: nothing was done, and the words' reset
+ * and forced generation (the ones before) stand, so the record is given
+ * again by this holder's rounds. Moved on since: a reset was given if the
+ * file's last control is that reset (or the forced state given after it,
+ * in the same apply) made since the intent; a forced state was given if
+ * the breaker is in it now, in a later generation (which it then
+ * releases when the record no longer holds it). The one case left to
+ * chance: a reset given whose record the file skipped (its lock held
+ * more than about 10 ms by another process) is given a second time. */
+static void settle_intent(breaker_redis *f, struct entry *e, breaker *b, const uint64_t *w) {
+    uint64_t from = w[W_APPLYING_GEN], gen = breaker_generation(b);
+    unsigned what = (unsigned)w[W_APPLYING];
+    if (gen == from) return;
+    unsigned forced = what & (APPLYING_FORCED_OPEN | APPLYING_FORCED_CLOSED);
+    if (what & APPLYING_RESET) {
+        breaker_store_control last;
+        bool ours = breaker_store_last_control(f->store, e->name, &last, NULL, 0) == BREAKER_OK &&
+                    last.generation > from;
+        enum breaker_store_control_action a = last.action;
+        if (ours &&
+            (a == BREAKER_STORE_CONTROL_RESET ||
+             (forced == APPLYING_FORCED_OPEN && a == BREAKER_STORE_CONTROL_FORCED_OPEN) ||
+             (forced == APPLYING_FORCED_CLOSED && a == BREAKER_STORE_CONTROL_FORCED_CLOSED)))
+            e->follow.reset_seen = w[W_APPLYING_RESET];
+    }
+    enum breaker_state now = breaker_state_peek(b);
+    if ((forced == APPLYING_FORCED_OPEN && now == BREAKER_FORCED_OPEN) ||
+        (forced == APPLYING_FORCED_CLOSED && now == BREAKER_FORCED_CLOSED))
+        e->follow.forced_gen = gen;
+}
+
 /* `e`'s state, as its holder left it in the words `w`, when `e` takes the
  * name: see the file's comment. */
 static void load_entry(breaker_redis *f, struct entry *e, breaker *b, const uint64_t *w) {
     breaker_stats s;
     breaker_stats_peek(b, &s);
-    bool trusted = words_trusted(w, &s);
+    bool trusted = words_trusted(w, &s, breaker_generation(b));
     if (trusted && w[W_CTRL] == WORDS_CLEAN) {
         e->seen.successes = w[W_SUCC];
         e->seen.failures = w[W_FAIL];
@@ -136,6 +196,7 @@ static void load_entry(breaker_redis *f, struct entry *e, breaker *b, const uint
         e->follow.refused_version = w[W_REFUSED];
         e->follow.refused_born = w[W_REFUSED_BORN];
         e->follow.forced_gen = w[W_FORCED];
+        if (w[W_APPLYING] != 0) settle_intent(f, e, b, w);
         return;
     }
     if (trusted && e->host_fresh) return; /* never written: its attach's baseline */
@@ -168,10 +229,14 @@ static void entry_words(const struct entry *e, uint64_t *w) {
     w[W_CARRY] = (uint64_t)e->seen.success_carry;
     w[W_KNOWN] = e->follow.known_gen;
     w[W_FOLLOWED] = e->follow.follows ? e->follow.followed_gen : 0;
-    w[W_RESET] = e->follow.reset_seen;
+    /* A reset decided, not given yet: the one before (see client.h). */
+    w[W_RESET] = e->reset_due ? e->reset_before : e->follow.reset_seen;
     w[W_REFUSED] = e->follow.refused_version;
     w[W_REFUSED_BORN] = e->follow.refused_born;
     w[W_FORCED] = e->follow.forced_gen;
+    w[W_APPLYING] = e->applying;
+    w[W_APPLYING_GEN] = e->applying ? e->applying_gen : 0;
+    w[W_APPLYING_RESET] = e->applying & APPLYING_RESET ? e->follow.reset_seen : 0;
     /* relaxed: a hint read alone (as the probe gate reads it). */
     w[W_GATE] = atomic_load_explicit(&e->gate_until_ns, memory_order_relaxed);
     /* acquire: pairs with the round's release store. relaxed: a flag.
@@ -284,15 +349,38 @@ uint32_t breaker__redis_host_begin(breaker_redis *f, uint32_t n) {
     return f->host_held;
 }
 
-/* The words of every name this round flushes, as `e`'s state stands now. */
+/* `e`'s words, as its state stands now, when this handle flushes its name. */
+static void write_entry(breaker_redis *f, struct entry *e) {
+    if (f->host_lock == NULL || !e->host_held || e->host_skip || breaker__redis_entry_b(e) == NULL)
+        return;
+    uint64_t w[BREAKER__HOST_WORDS];
+    entry_words(e, w);
+    breaker__host_lock_words(f->host_lock, e->host_slot1 - 1, w, 1);
+}
+
+/* The words of every name this round flushes. */
 static void write_words(breaker_redis *f, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++) {
-        struct entry *e = f->entries[i];
-        if (e->host_skip || breaker__redis_entry_b(e) == NULL) continue;
-        uint64_t w[BREAKER__HOST_WORDS];
-        entry_words(e, w);
-        breaker__host_lock_words(f->host_lock, e->host_slot1 - 1, w, 1);
-    }
+    for (uint32_t i = 0; i < n; i++)
+        write_entry(f, f->entries[i]);
+}
+
+/* Intent, then the control, then its outcome (the file's comment): a holder
+ * killed between the first two has done nothing, and the words say so; one
+ * killed between the last two has done it, and the breaker says so
+ * (settle_intent()). Neither "given once per host" nor "never lost" rests
+ * on the holder surviving its apply phase. */
+void breaker__redis_host_applying(breaker_redis *f, struct entry *e, breaker *b, unsigned what) {
+    if (f->store == NULL || what == 0) return;
+    e->applying = what;
+    e->applying_gen = breaker_generation(b);
+    write_entry(f, e);
+}
+
+void breaker__redis_host_applied(breaker_redis *f, struct entry *e) {
+    if (f->store == NULL) return;
+    e->applying = 0;
+    e->applying_gen = 0;
+    write_entry(f, e);
 }
 
 void breaker__redis_host_collected(breaker_redis *f, uint32_t n) {
@@ -364,6 +452,9 @@ void breaker__redis_host_attached(breaker_redis *f, struct entry *e, breaker *b)
     e->host_held = false;
     e->host_slot1 = 0;
     e->host_free_since_ns = 0;
+    e->reset_due = false;
+    e->applying = 0;
+    e->applying_gen = 0;
 }
 
 void breaker__redis_host_release(breaker_redis *f, struct entry *e) {
