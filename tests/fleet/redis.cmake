@@ -70,6 +70,10 @@ if(TARGET breaker_redis AND BREAKER_HAVE_CMOCKA)
     # open, with who and why): four host processes and an operator's handle.
     breaker_add_redis_test(test_fleet_orders SOURCES fleet/test_fleet_orders.c TIMEOUT 120
                            LABELS redis external)
+    # A reviewer's reproducers: the control record across a change of a
+    # store file's holder (issue 34).
+    breaker_add_redis_test(test_fleet_review_redis SOURCES fleet/test_fleet_review_redis.c
+                           TIMEOUT 120 LABELS redis external)
     # The fleet's shadow mode and live limits: four host processes and an
     # operator's handle; refusals, conflicts and corrupt control fields.
     breaker_add_redis_test(test_fleet_controls SOURCES fleet/test_fleet_controls.c TIMEOUT 120
