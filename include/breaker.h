@@ -315,7 +315,9 @@ struct breaker_config {
                                           SUCCESS also means it) or FAILURE */
     breaker_clock_fn *clock;           /* NULL = CLOCK_MONOTONIC (see below) */
     void *clock_ctx;
-    uint64_t seed;              /* jitter seed; 0 = drawn at create, and then
+    uint64_t seed;              /* jitter seed, and the retry hints' and
+                                   named callers' turns' (breaker_acquire_from);
+                                   0 = drawn at create, and then
                                    mixed with the process id at each wait, so
                                    processes forked after create (a pre-fork
                                    server's workers) wait differently. Fix a
@@ -558,14 +560,19 @@ BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *pe
  *  takes; 0 = nobody: breaker_acquire() itself). A closed call is admitted
  *  exactly as by breaker_acquire() (the same short path: the source is not
  *  kept). A probe keeps its caller: a probe that times out is that caller's
- *  failure, and so is one completed without a source; and where failing
- *  sources count (min_failing_sources 0 or 2..64), a caller whose probe
- *  failed in the half-open before this one is not admitted as a probe for
- *  this one's first probe_timeout_ns (from the end of the open wait): it is
- *  refused (BREAKER_REJECTED_OPEN while the breaker waits for another
- *  caller to begin the half-open, BREAKER_REJECTED_HALF_OPEN after) while
- *  the other callers' probes decide; past that it may probe again. See
- *  breaker_complete_from() for the rule and what it protects against.
+ *  failure, and so is one completed without a source. Where failing
+ *  sources count (min_failing_sources 0 or 2..64): a caller is admitted as
+ *  a probe (to begin the half-open, or in it) only from its own point
+ *  after the open wait, drawn once per generation and caller, uniform over
+ *  a quarter of the wait before jitter, which breaker_retry_after_hint_from()
+ *  tells it (rounded up to the second): before that it is refused, although
+ *  breaker_retry_after_ns() may say 0; and a caller whose probe failed in
+ *  the half-open before this one is not admitted as a probe for this one's
+ *  first probe_timeout_ns (from the end of the open wait). Either refusal
+ *  is BREAKER_REJECTED_OPEN while the breaker waits for another caller to
+ *  begin the half-open, BREAKER_REJECTED_HALF_OPEN after, while the other
+ *  callers' probes decide. See breaker_complete_from() for the rules and
+ *  what they protect against.
  *  Same returns as breaker_acquire(); lock-free; thread-safe. */
 BREAKER_API BREAKER_NODISCARD int breaker_acquire_from(breaker *b, breaker_permit *permit,
                                                        uint64_t source) BREAKER_NONNULL(1, 2);
@@ -638,17 +645,23 @@ BREAKER_API int breaker_complete(breaker *b, breaker_permit *permit, enum breake
  *  timed out) probe reopens, whoever's it is, so a dependency that still
  *  fails part of every caller's calls closes no more often than if no
  *  caller were named. What a caller cannot do is own recovery, by sending a
- *  request that fails (or hangs) the moment each probe is due: where
- *  sources count, each half-open notes the callers of its failed probes
+ *  request that fails (or hangs) the moment each probe is due, or by
+ *  calling so often that it takes whichever probe is free: where sources
+ *  count, a caller named at admission (breaker_acquire_from()) probes only
+ *  from its own point after the wait (a quarter of the wait at most after
+ *  it), so the instant the wait ends admits no named caller and each gets
+ *  a probe about as often as any other, however often it calls. And each
+ *  half-open notes the callers of its failed probes
  *  (this function's source, else the caller the probe was admitted for
  *  with breaker_acquire_from(), which is also a timeout's), and the next
  *  half-open, for its first probe_timeout_ns (counted from the end of the
  *  open wait), admits none of them as a probe (breaker_acquire_from()
  *  refuses them) while the other callers' probes decide. Past that they
- *  may probe again, so a breaker with no other caller still recovers. One
- *  caller's failing (or hanging) probe thus costs one half-open and its
- *  longer wait, not the recovery; probes admitted with breaker_acquire()
- *  name nobody and are never refused this way. A caller is a bit of a
+ *  may probe again, so a breaker with no other caller still recovers. A
+ *  caller whose failing (or hanging) probe is admitted costs that one
+ *  half-open and its longer wait, not the recovery; probes admitted with
+ *  breaker_acquire() name nobody, are admitted at the instant the wait
+ *  ends and are never refused this way. A caller is a bit of a
  *  48-bit map (splitmix64 of the key, mod 48): a caller whose bit is a
  *  refused one's is refused too, for that stretch.
  *  stats.failing_sources estimates the sources (linear counting).
@@ -687,7 +700,9 @@ BREAKER_API enum breaker_state breaker_get_state(breaker *b) BREAKER_NONNULL(1);
 
 /*! breaker_retry_after_ns() :
  *  @return 0 when breaker_acquire() would admit a call now (both decide by the
- *  same clock readings: an OPEN breaker's wait is over once it has elapsed by
+ *  same clock readings; a caller named with breaker_acquire_from() may still
+ *  wait for its own point after the wait, which
+ *  breaker_retry_after_hint_from() tells it: an OPEN breaker's wait is over once it has elapsed by
  *  the breaker's clock, CLOCK_MONOTONIC by default, never earlier, and 0 is
  *  never answered while acquire would still refuse; another caller may of
  *  course take the probe first); in OPEN, the time left before
@@ -708,7 +723,9 @@ BREAKER_API uint64_t breaker_retry_after_ns(breaker *b) BREAKER_NONNULL(1);
  *  rounded up: T the instant breaker_retry_after_ns() names, s a quarter of
  *  the phase's own length (OPEN: its wait before jitter;
  *  HALF_OPEN: probe_timeout_ns; a ramp: ramp_ns), at least 1 s. The draw
- *  is keyed by the breaker's random instance id and seed, so every caller
+ *  is keyed by the breaker's seed (drawn at random at create unless the
+ *  configuration fixes one: then the points repeat run after run, as the
+ *  waits do), so every caller
  *  of one generation (every process sharing a store file's breaker) is told
  *  the same point, and asking again, however often, reveals no more than
  *  that point: T stays hidden somewhere in the s before it. Why it matters:
@@ -726,7 +743,11 @@ BREAKER_API uint64_t breaker_retry_after_hint_s(breaker *b) BREAKER_NONNULL(1);
  *  breaker_complete_from(); 0: breaker_retry_after_hint_s() itself): each
  *  caller gets its own point in [T, T + s], drawn once per generation from
  *  the caller's key, so refused callers come back spread over the window
- *  instead of at one instant, and none before T. Spread: the point is
+ *  instead of at one instant, and none before T. In OPEN, where failing
+ *  sources count, the point is also the caller's turn: breaker_acquire_from()
+ *  admits that caller as a probe from it on, never before (s is then a
+ *  quarter of the wait before jitter, and the hint at least 1 s); past T,
+ *  while its turn has not come, the hint is the time to it. Spread: the point is
  *  uniform over the s seconds, and a client returns within the second
  *  after its point, so each second of [T, T + s + 1) gets about 1/(s + 1)
  *  of the callers told during one wait; the documented bound for 1,000

@@ -426,6 +426,62 @@ static void slot_caller_set(struct breaker__shared *s, unsigned i, uint64_t clai
                        breaker__slot_source_word((unsigned)bit, claim));
 }
 
+/* ---- Turns after the wait ----------------------------------------------------
+ * The instant an open wait ends is the one instant a caller that wants to
+ * own recovery needs: sent then, its request is the probe. So, where
+ * failing sources count, a named caller (breaker_acquire_from()) is not
+ * admitted as a probe at the wait's end T but at its own point T + d, d
+ * drawn per generation and caller, uniform over a quarter of the wait
+ * before jitter, at least 1 s (machine.h: breaker__caller_point_ns(), the
+ * draw breaker_retry_after_hint_from() tells that caller). That holds for
+ * the whole recovery: beginning the half-open, and every probe of it, so a
+ * caller that calls often, or that learned T, gets a probe no more often
+ * than any other caller. The first probe thus goes to the first caller
+ * whose point has passed and who calls: with many callers, a moment after
+ * T (the least of n draws: the spread / (n + 1)); with one, at its point.
+ * Callers that name nobody (breaker_acquire()) are admitted at T, as
+ * breaker_retry_after_ns() says. The half-open keeps T, tagged with its
+ * generation, in turns_from: written before the transition's CAS, which
+ * publishes it, like the probe-source maps; a word of another generation
+ * (a loser of that race delayed past a whole generation) counts as no
+ * turn, which admits. */
+static void turns_start(struct breaker__shared *s, uint64_t open_gen, uint64_t gen, uint64_t now) {
+    uint64_t ended = breaker__read(&s->phase_time);
+    uint64_t us = breaker__tw_tag(ended) == breaker__tag_of_gen(open_gen)
+                      ? breaker__tw_us(ended)
+                      : breaker__deadline_us(s, now, 0);
+    breaker__write(&s->turns_from, tagged(gen, us));
+}
+
+uint64_t breaker__turn_left_ns(const breaker *b, uint64_t ctl, uint64_t source, uint64_t now) {
+    const struct breaker__shared *s = b->shared;
+    if (source == 0 || !callers_count(s)) return 0;
+    uint64_t gen = breaker__ctl_gen(ctl);
+    uint64_t open_gen, from;
+    switch ((enum breaker_state)breaker__ctl_state(ctl)) {
+    case BREAKER_OPEN:
+        open_gen = gen;
+        from = breaker__phase_time_ns(s, gen);
+        break;
+    case BREAKER_HALF_OPEN: {
+        uint64_t w = breaker__read(&s->turns_from);
+        if (breaker__tw_tag(w) != breaker__tag_of_gen(gen)) return 0;
+        open_gen = gen == 1 ? BREAKER__GEN_MASK : gen - 1; /* breaker__next_gen() undone */
+        from = breaker__ns_of_us(s, breaker__tw_us(w));
+        break;
+    }
+    case BREAKER_CLOSED:
+    case BREAKER_FORCED_CLOSED:
+    case BREAKER_FORCED_OPEN:
+    default:
+        return 0;
+    }
+    uint64_t d = breaker__caller_point_ns(
+        b, open_gen, breaker__open_spread_ns(s, breaker__ctl_k(ctl), open_gen), source);
+    uint64_t point = from > UINT64_MAX - d ? UINT64_MAX : from + d;
+    return point > now ? point - now : 0;
+}
+
 /* ---- Transitions -----------------------------------------------------------*/
 
 /* Account the time spent in the state that just ended. Exact when
@@ -486,6 +542,7 @@ bool breaker__transition(breaker *b, struct breaker__transition *t) {
         if (t->wait_ns == 0) wait = open_wait_chosen(b, t, &lim, wait);
         publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, wait), &pub);
     } else if (t->to == BREAKER_HALF_OPEN) {
+        turns_start(s, old_gen, new_gen, t->now); /* reads the wait's end: first */
         publish_phase_time(s, new_gen, breaker__probe_deadline_us(s, t->now), &pub);
         probe_sources_start(s, new_gen);
     } else if (t->to == BREAKER_CLOSED || t->to == BREAKER_FORCED_CLOSED) {
@@ -720,7 +777,7 @@ static unsigned gate_refusal(int gated) {
  * Inlined into both acquire entries (acquire_states()): breaker_acquire()'s
  * half-open refusal is then the code it was before callers were named. */
 __attribute__((always_inline)) static inline int
-half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit, int bit) {
+half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit, int bit, uint64_t source) {
     struct breaker__shared *s = b->shared;
     uint64_t now = b->now_precise(b);
     struct breaker__slot_scan scan;
@@ -740,6 +797,9 @@ half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit, int bit) {
         return refuse(b, permit, ctl, BREAKER__REFUSE_HALF_OPEN);
     /* A caller whose probe failed last time waits while the others probe. */
     if (caller_refused(s, ctl, bit, now)) return refuse(b, permit, ctl, BREAKER__REFUSE_HALF_OPEN);
+    /* A named caller probes from its own point on ("Turns after the wait"). */
+    if (source != 0 && breaker__turn_left_ns(b, ctl, source, now) > 0)
+        return refuse(b, permit, ctl, BREAKER__REFUSE_HALF_OPEN);
     uint64_t gen = breaker__ctl_gen(ctl);
     uint64_t expect = scan.free_value;
     uint64_t due = breaker__probe_deadline_us(s, now);
@@ -772,12 +832,18 @@ half_open_acquire(breaker *b, uint64_t ctl, breaker_permit *permit, int bit) {
 
 /* OPEN and the wait is over: the caller that wins OPEN -> HALF_OPEN is the
  * first probe, unless its probe failed last time (`bit`, -1: no caller):
- * it then leaves the transition to another caller for a while.
+ * it then leaves the transition to another caller for a while. A named
+ * caller (`source`, 0: none) begins it only from its turn ("Turns after
+ * the wait"). Out of line: made once per recovery, and inlining it would
+ * cost the general acquire path registers.
  * @return BREAKER_OK with the permit filled, a refusal, or ACQUIRE_RETRY. */
-static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit, int bit) {
+static int open_try_probe(breaker *b, uint64_t ctl, breaker_permit *permit, int bit,
+                          uint64_t source) {
     struct breaker__shared *s = b->shared;
     uint64_t now = b->now_precise(b);
     if (caller_refused(s, ctl, bit, now)) return refuse(b, permit, ctl, BREAKER__REFUSE_OPEN);
+    if (source != 0 && breaker__turn_left_ns(b, ctl, source, now) > 0)
+        return refuse(b, permit, ctl, BREAKER__REFUSE_OPEN);
     struct breaker__transition t = {.expected = ctl,
                                     .to = BREAKER_HALF_OPEN,
                                     .reason = BREAKER_REASON_WAIT_ELAPSED,
@@ -880,7 +946,7 @@ bool breaker__forced_expired(breaker *b, uint64_t ctl) {
  * `bit` (-1: none). Inlined into its two out-of-line entries below, so that
  * breaker_acquire()'s (a constant -1) is the code it was before callers. */
 __attribute__((always_inline)) static inline int acquire_states(breaker *b, breaker_permit *permit,
-                                                                int bit) {
+                                                                int bit, uint64_t source) {
     struct breaker__shared *s = b->shared;
     for (;;) {
         uint64_t ctl = breaker__load_acquire(&s->ctl); /* pairs with breaker__transition()'s CAS */
@@ -914,12 +980,12 @@ __attribute__((always_inline)) static inline int acquire_states(breaker *b, brea
             if (breaker__open_wait_left(b, breaker__phase_time_ns(s, breaker__ctl_gen(ctl)),
                                         b->now_precise(b)) > 0)
                 return refuse(b, permit, ctl, BREAKER__REFUSE_OPEN);
-            int rc = open_try_probe(b, ctl, permit, bit);
+            int rc = open_try_probe(b, ctl, permit, bit, source);
             if (rc != ACQUIRE_RETRY) return rc;
             break;
         }
         case BREAKER_HALF_OPEN: {
-            int rc = half_open_acquire(b, ctl, permit, bit);
+            int rc = half_open_acquire(b, ctl, permit, bit, source);
             if (rc != ACQUIRE_RETRY) return rc;
             break;
         }
@@ -932,12 +998,13 @@ __attribute__((always_inline)) static inline int acquire_states(breaker *b, brea
 /* breaker_acquire()'s general path: a call that names no caller. Out of
  * line, so the common cases need no stack frame. */
 __attribute__((noinline)) static int acquire_slow(breaker *b, breaker_permit *permit) {
-    return acquire_states(b, permit, -1);
+    return acquire_states(b, permit, -1, 0);
 }
 
 /* breaker_acquire_from()'s, for the caller of bit `bit`. */
-__attribute__((noinline)) static int acquire_general(breaker *b, breaker_permit *permit, int bit) {
-    return acquire_states(b, permit, bit);
+__attribute__((noinline)) static int acquire_general(breaker *b, breaker_permit *permit, int bit,
+                                                     uint64_t source) {
+    return acquire_states(b, permit, bit, source);
 }
 
 /* OPEN: refuse until the wait ends (the common case during an outage). */
@@ -1024,7 +1091,7 @@ int breaker_acquire_from(breaker *b, breaker_permit *permit, uint64_t source) {
         return breaker_acquire(b, permit);
     if (__builtin_expect(atomic_load_explicit(&b->forward, memory_order_relaxed) != NULL, 0))
         return breaker_acquire_from(breaker__live(b), permit, source);
-    return acquire_general(b, permit, caller_bit(source));
+    return acquire_general(b, permit, caller_bit(source), source);
 }
 
 /* Free the slot a settling probe of generation `gen` holds. Fails only if

@@ -469,25 +469,28 @@ int breaker_shadow(breaker *b) {
  * phase's length and a keyed draw decide the point, both fixed for the
  * generation, so asking at any instant gives the same point, counted down. */
 
-/* The length of the phase `ctl` is in, that the spread is a quarter of. */
-static uint64_t hint_phase_ns(const breaker *b, uint64_t ctl) {
-    struct breaker__limits lim;
-    breaker__limits_snapshot(b->shared, &lim);
+/* The spread of the hints of the phase `ctl` is in: a quarter of the
+ * phase, at least 1 s. OPEN's quarter is its wait's, the one named
+ * callers' turns use too (machine.h); HALF_OPEN's probe_timeout_ns's, a
+ * ramp's ramp_ns's. With the same draw, a hint is never before its
+ * caller's turn. */
+static uint64_t hint_spread_ns(const breaker *b, uint64_t ctl) {
+    uint64_t quarter;
     switch ((enum breaker_state)breaker__ctl_state(ctl)) {
     case BREAKER_OPEN:
-        /* The policy's wait for this k before jitter, which every process
-         * computes alike (jitter mixes in the process id of whoever made
-         * the transition). */
-        lim.open_jitter = 0.0;
-        return breaker__open_wait_ns(&lim, breaker__ctl_k(ctl), breaker__ctl_gen(ctl), 0);
+        quarter = breaker__open_spread_ns(b->shared, breaker__ctl_k(ctl), breaker__ctl_gen(ctl));
+        break;
     case BREAKER_HALF_OPEN:
-        return lim.probe_timeout_ns;
+        quarter = BREAKER__LIM(&b->shared->lim, probe_timeout_ns) / 4;
+        break;
     case BREAKER_CLOSED:
     case BREAKER_FORCED_CLOSED:
     case BREAKER_FORCED_OPEN:
+    default:
+        quarter = BREAKER__LIM(&b->shared->lim, ramp_ns) / 4;
         break;
     }
-    return lim.ramp_ns;
+    return quarter < BREAKER__SPREAD_MIN_NS ? BREAKER__SPREAD_MIN_NS : quarter;
 }
 
 int breaker_set_open_wait(breaker *b, breaker_open_wait_fn *fn, void *ctx) {
@@ -501,21 +504,19 @@ uint64_t breaker_retry_after_hint_s(breaker *b) { return breaker_retry_after_hin
 uint64_t breaker_retry_after_hint_from(breaker *b, uint64_t source) {
     b = breaker__live(b); /* a moved store file's handle answers for its forward */
     uint64_t exact = breaker_retry_after_ns(b);
-    if (exact == 0 || exact == UINT64_MAX) return exact;
+    if (exact == UINT64_MAX) return exact;
     uint64_t ctl = breaker__load_acquire(b->ctl);
-    uint64_t spread = hint_phase_ns(b, ctl) / 4;
-    if (spread < NS_PER_SEC_HINT) spread = NS_PER_SEC_HINT;
-    /* Keyed by the block's random instance id and the seed: the same
-     * draw in every process of a store, unguessable outside them. */
-    uint64_t key =
-        b->breaker_id ^ breaker__splitmix64(BREAKER__LIM(&b->shared->lim, seed) ^
-                                            breaker__ctl_gen(ctl) * BREAKER__GOLDEN_GAMMA);
+    /* A probe is eligible, but a named caller's turn may not have come
+     * (breaker.c, "Turns after the wait"): tell it the time to its turn. */
+    if (exact == 0) {
+        uint64_t turn = breaker__turn_left_ns(b, ctl, source, b->now_precise(b));
+        return turn / NS_PER_SEC_HINT + (turn % NS_PER_SEC_HINT != 0);
+    }
     /* Each caller its own point (one per generation too): refused callers
      * come back spread over the window, and asking again shows a caller
      * nothing new. */
-    if (source != 0) key ^= breaker__splitmix64(source ^ BREAKER__GOLDEN_GAMMA);
-    double u = (double)(breaker__splitmix64(key) >> 11) * (1.0 / 9007199254740992.0);
-    uint64_t later = (uint64_t)((double)spread * u);
+    uint64_t later =
+        breaker__caller_point_ns(b, breaker__ctl_gen(ctl), hint_spread_ns(b, ctl), source);
     uint64_t total = exact > UINT64_MAX - later ? UINT64_MAX - NS_PER_SEC_HINT : exact + later;
     return total / NS_PER_SEC_HINT + (total % NS_PER_SEC_HINT != 0);
 }

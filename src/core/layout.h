@@ -29,7 +29,7 @@
  * a bucket, of the limits, the encoding of ctl, of tagged times or of slot
  * words. The _Static_asserts after the structs pin the sizes and offsets
  * that a change would move; when one fails, update it and bump this. */
-#define BREAKER__LAYOUT_VERSION 7u
+#define BREAKER__LAYOUT_VERSION 8u
 #define BREAKER__CACHELINE      64
 
 /* Threads spread their counter updates over stripes so that two threads do
@@ -176,6 +176,10 @@ struct breaker__shared {
      * the next one reads to tell whose probes failed last time. */
     breaker__atomic64 probe_src;
     breaker__atomic64 probe_src_prev;
+    /* The instant the open wait before the current half-open ended, as a
+     * tagged time of the half-open's generation: named callers' turns count
+     * from it (breaker.c, "Turns after the wait"). */
+    breaker__atomic64 turns_from;
 
     /* Rare counters and transition bookkeeping. */
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 duplicates;

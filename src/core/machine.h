@@ -65,6 +65,13 @@ struct breaker__slot_scan {
 bool breaker__half_open_check_timeouts(struct breaker *b, uint64_t *ctl, uint64_t now,
                                        struct breaker__slot_scan *scan);
 
+/* How long before the caller `source` may probe `ctl` (OPEN past its
+ * wait, or HALF_OPEN) at `now`: 0 once its own point after the wait has
+ * passed, for a caller that names nobody, or where failing sources do not
+ * count (breaker.c, "Turns after the wait"). */
+uint64_t breaker__turn_left_ns(const struct breaker *b, uint64_t ctl, uint64_t source,
+                               uint64_t now);
+
 /* FORCED_CLOSED `ctl` with an expiry that has run out: back to CLOSED
  * (reason FORCE_EXPIRED). @return true when it had run out (this call's
  * transition or another's): look at ctl again. */
@@ -118,6 +125,39 @@ static inline uint64_t breaker__open_wait_ns(const struct breaker__limits *lim, 
         w += w * lim->open_jitter * u;
     }
     return (uint64_t)w;
+}
+
+/* The least spread of a hint's points: a hint counts in whole seconds. */
+#define BREAKER__SPREAD_MIN_NS UINT64_C(1000000000)
+
+/* The spread of the named callers' turns after the wait of an OPEN phase
+ * with backoff level k, generation `gen` (breaker.c, "Turns after the
+ * wait"): a quarter of the policy's wait before jitter, which every process
+ * computes alike (jitter mixes in the process id of whoever made the
+ * transition). Its hints spread over at least BREAKER__SPREAD_MIN_NS. */
+static inline uint64_t breaker__open_spread_ns(const struct breaker__shared *s, unsigned k,
+                                               uint64_t gen) {
+    struct breaker__limits lim;
+    breaker__limits_snapshot(s, &lim);
+    lim.open_jitter = 0.0;
+    return breaker__open_wait_ns(&lim, k, gen, 0) / 4;
+}
+
+/* The point of the caller `source` (0: everybody's one point) in a spread
+ * of `spread` ns after the end of the phase of generation `gen`: uniform in
+ * [0, spread), drawn once per generation and caller. Keyed by the seed, as
+ * the jitter of the waits: the same draw in every process of a store; with
+ * the seed drawn at create (the default) unguessable outside them, and with
+ * a seed the user fixed, repeated run after run, as the waits are. The retry hints tell it
+ * (breaker_retry_after_hint_from()), and a named caller is admitted as a
+ * probe no earlier than its point after the open wait. */
+static inline uint64_t breaker__caller_point_ns(const struct breaker *b, uint64_t gen,
+                                                uint64_t spread, uint64_t source) {
+    uint64_t key =
+        breaker__splitmix64(BREAKER__LIM(&b->shared->lim, seed) ^ gen * BREAKER__GOLDEN_GAMMA);
+    if (source != 0) key ^= breaker__splitmix64(source ^ BREAKER__GOLDEN_GAMMA);
+    double u = (double)(breaker__splitmix64(key) >> 11) * (1.0 / 9007199254740992.0);
+    return (uint64_t)((double)spread * u);
 }
 
 /* The coarse clock read directly rather than through now_coarse: the short

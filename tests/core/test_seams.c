@@ -388,6 +388,9 @@ static void a_named_failed_probe_settles_as_a_failure(void **state) {
     assert_int_equal(breaker_create_bound(&cfg, NULL, &gate, &b), BREAKER_OK);
     assert_int_equal(breaker_trip_outside(b, breaker_generation(b), NULL), BREAKER_OK);
     fake_clock_advance(&clock, SEC);
+    /* A named caller probes from its own point after the wait, which its
+     * hint names (breaker.c, "Turns after the wait"). */
+    fake_clock_advance(&clock, breaker_retry_after_hint_from(b, 42) * SEC);
     breaker_permit p;
     assert_int_equal(breaker_acquire_from(b, &p, 42), BREAKER_OK);
     assert_int_equal(breaker_complete_from(b, &p, BREAKER_FAILURE, 42), BREAKER_OK);

@@ -233,6 +233,11 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
      * half-open that reopens, through the OPEN and the HALF_OPEN after it,
      * for probe_timeout_ns after the wait (in HALF_OPEN: after it began). */
     enum breaker_state from = m->state;
+    if (from == BREAKER_OPEN && to == BREAKER_HALF_OPEN) {
+        m->turns_from = m->open_until;
+        m->turns_gen = m->generation;
+        m->turns_k = m->k;
+    }
     if (from == BREAKER_HALF_OPEN && to == BREAKER_OPEN)
         m->refused_callers = m->probe_src;
     else if (!(from == BREAKER_OPEN && to == BREAKER_HALF_OPEN))
@@ -344,6 +349,25 @@ static bool caller_refused(const struct ref_model *m, uint64_t now, uint64_t sou
            (m->refused_callers >> (ref_splitmix64(source) % 48u) & 1) != 0;
 }
 
+/* Whether the named caller of `source` must still wait for its own point
+ * after the wait (OPEN past it, or HALF_OPEN), where failing sources count:
+ * the end of the wait plus a draw keyed by the seed, the OPEN's generation
+ * and the source, uniform over a quarter of the OPEN's wait before jitter. */
+static bool caller_waits_turn(const struct ref_model *m, uint64_t now, uint64_t source) {
+    if (source == 0 || !callers_count(m)) return false;
+    bool open = m->state == BREAKER_OPEN;
+    uint64_t gen = open ? m->generation : m->turns_gen;
+    uint32_t k = open ? m->k : m->turns_k;
+    breaker_config flat = m->cfg;
+    flat.open_jitter = 0;
+    uint64_t spread = ref_model_wait_ns(&flat, k, gen) / 4;
+    uint64_t key = ref_splitmix64(m->cfg.seed ^ gen * UINT64_C(0x9e3779b97f4a7c15)) ^
+                   ref_splitmix64(source ^ UINT64_C(0x9e3779b97f4a7c15));
+    double u = (double)(ref_splitmix64(key) >> 11) * 0x1p-53;
+    uint64_t point = (open ? m->open_until : m->turns_from) + (uint64_t)((double)spread * u);
+    return now < point;
+}
+
 static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *p,
                           uint64_t source) {
     memset(p, 0, sizeof(*p));
@@ -370,7 +394,8 @@ static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *
         m->counters.rejected_forced++;
         return BREAKER_REJECTED_OPEN;
     case BREAKER_OPEN:
-        if (now < m->open_until || caller_refused(m, now, source)) {
+        if (now < m->open_until || caller_refused(m, now, source) ||
+            caller_waits_turn(m, now, source)) {
             m->counters.rejected_open++;
             return BREAKER_REJECTED_OPEN;
         }
@@ -381,7 +406,7 @@ static int acquire_locked(struct ref_model *m, uint64_t now, struct ref_permit *
         uint32_t unused;
         if (m->nprobes >= m->cfg.half_open_max_probes ||
             m->probe_successes >= m->cfg.half_open_successes || caller_refused(m, now, source) ||
-            next_claim_us(m, now, &unused) == 0) {
+            caller_waits_turn(m, now, source) || next_claim_us(m, now, &unused) == 0) {
             m->counters.rejected_half_open++;
             return BREAKER_REJECTED_HALF_OPEN;
         }

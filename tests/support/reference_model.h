@@ -90,6 +90,12 @@ struct ref_model {
      * refused a probe until refused_until. */
     uint64_t refused_callers;
     uint64_t refused_until;
+    /* OPEN (past its wait) and the HALF_OPEN after it: a named caller
+     * probes from its own point on, drawn after the end of that OPEN's wait
+     * (turns_from) over a quarter of its wait before jitter; the OPEN's
+     * generation and k key and size the draw. */
+    uint64_t turns_from, turns_gen;
+    uint32_t turns_k;
     uint32_t probe_successes; /* HALF_OPEN only */
     struct ref_probe *probes; /* HALF_OPEN only; half_open_max_probes entries */
     uint32_t nprobes;

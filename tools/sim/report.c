@@ -281,7 +281,8 @@ void tool_print_sim_table(FILE *out, const struct tool_scenario *sc,
     if (sc->description[0]) fprintf(out, "%s\n", sc->description);
     fprintf(out, "Workload: %.0f requests/s on %u workers, %s timeout per call", sc->rate,
             sc->workers, seconds(sc->timeout_ns, b, sizeof(b)));
-    if (sc->clients_given) fprintf(out, ", from %u callers", sc->clients);
+    if (sc->clients_given && sc->clients != 0) fprintf(out, ", from %u callers", sc->clients);
+    if (sc->clients_given && sc->clients == 0) fprintf(out, ", naming no caller");
     fputc('\n', out);
     fprintf(out, "Dependency:\n");
     print_phases(out, sc);

@@ -25,6 +25,7 @@ const char tool_builtin_scenario[] =
     "duration = 10m\n"
     "seed = 1\n"
     "workers = 64\n"
+    "clients = 0         ; calls name no caller: every one counts alike\n"
     "rate = 200          ; requests per second\n"
     "timeout = 1s        ; per call to the dependency\n"
     "latency = 20ms      ; healthy median answer time\n"

@@ -59,8 +59,9 @@ static int scenario_key(struct reader *ld, const char *name, const char *value) 
             return error(ld, "scenario: %s: expected 1 to 100000, got '%s'", name, value);
         sc->workers = (uint32_t)u;
     } else if (strcmp(name, "clients") == 0) {
-        if (!tool_parse_uint(value, 1, 1000000, &u))
-            return error(ld, "scenario: %s: expected 1 to 1000000, got '%s'", name, value);
+        if (!tool_parse_uint(value, 0, 1000000, &u))
+            return error(ld, "scenario: %s: expected 0 (callers not named) to 1000000, got '%s'",
+                         name, value);
         sc->clients = (uint32_t)u;
         sc->clients_given = true;
     } else if (strcmp(name, "instances") == 0) {

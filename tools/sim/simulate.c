@@ -18,7 +18,8 @@
  * recovery keeps it down and a trickle of probes does not. At the end of the
  * phase it is healthy whatever happened (say, the operators scaled it).
  *
- * Callers: each request comes from one of `clients` legitimate callers, or,
+ * Callers: each request comes from one of `clients` legitimate callers (0:
+ * calls name no caller, as a service that does not tell them apart), or,
  * with the phase's abuser_share, from one abusive caller whose requests the
  * dependency always answers with an error (a malformed request answered
  * 500). Completions name the caller to the breaker (breaker_complete_from),
@@ -145,11 +146,12 @@ static void record_latency(struct sim *s, uint64_t latency, bool reached) {
 }
 
 /* The caller of request `id`, made now: 0 for the abusive caller, else a
- * legitimate one, 1 to clients. */
+ * legitimate one, 1 to clients (1 with clients 0: callers not named). */
 static uint64_t caller_of(struct sim *s, uint64_t id) {
     const struct tool_scenario *sc = s->sc;
     const struct tool_phase *p = tool_dependency_phase(&s->dep, s->now);
     if (p->abuser_share > 0.0 && tool_draw(sc->seed, id, DRAW_ABUSER) < p->abuser_share) return 0;
+    if (sc->clients == 0) return 1;
     uint64_t c = (uint64_t)(tool_draw(sc->seed, id, DRAW_CLIENT) * (double)sc->clients);
     return (c < sc->clients ? c : sc->clients - 1) + 1;
 }
@@ -174,7 +176,10 @@ static void arrival(struct sim *s, uint64_t id, bool snipe) {
     memset(&permit, 0, sizeof(permit));
     /* Named at admission and at completion (a source key is never 0): a
      * probe keeps its caller, for its timeout and for the next half-open. */
-    int admit = s->b != NULL ? breaker_acquire_from(s->b, &permit, caller + 1) : BREAKER_OK;
+    /* The caller's key (a key is never 0), or 0 where callers are not
+     * named (clients 0): breaker_acquire() itself. */
+    uint64_t key = s->sc->clients != 0 ? caller + 1 : 0;
+    int admit = s->b != NULL ? breaker_acquire_from(s->b, &permit, key) : BREAKER_OK;
     if (admit != BREAKER_OK) {
         /* Open, half-open with its probes taken, or the ramp after a
          * recovery: the request fails fast either way. */
@@ -194,7 +199,7 @@ static void arrival(struct sim *s, uint64_t id, bool snipe) {
     struct worker *w = &s->workers[wi];
     w->start = s->now;
     w->permit = permit;
-    w->source = caller + 1; /* a source key is never 0 */
+    w->source = key;
     w->answer = tool_dependency_call(&s->dep, s->now, id, caller == 0);
     r->reached++;
     bin->reached++;
