@@ -20,6 +20,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -144,6 +145,64 @@ static void a_forced_state_given_just_before_a_detach_is_released_by_the_next_ho
     assert_int_equal(after, BREAKER_CLOSED);
 }
 
+/* A holder killed in a round, at a place its own event listener makes
+ * exact: a redis-server, a store file in a new directory (made before the
+ * child opens it), a child that opens it, attaches its names (names()),
+ * makes a round that takes them, then, told to go, the round it dies in. */
+struct killed_holder {
+    struct test_redis r;
+    char dir[32], path[64];
+    int ready[2], go[2];
+    pid_t pid;
+};
+
+static void killed_holder_start(struct killed_holder *k, void (*names)(breaker_redis *p1)) {
+    memset(k, 0, sizeof *k);
+    assert_int_equal(test_redis_start(&k->r), 0);
+    snprintf(k->dir, sizeof k->dir, "/tmp/breaker-review-XXXXXX");
+    assert_non_null(mkdtemp(k->dir));
+    snprintf(k->path, sizeof k->path, "%s/host.store", k->dir);
+    breaker_store *boot = open_store(k->path); /* the file exists before the child opens it */
+    breaker_store_close(boot);
+    assert_int_equal(pipe(k->ready), 0);
+    assert_int_equal(pipe(k->go), 0);
+    k->pid = fork();
+    assert_true(k->pid >= 0);
+    if (k->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        breaker_store *st = open_store(k->path);
+        breaker_redis *p1 = quiet_fleet(&k->r, st);
+        names(p1);
+        char one = breaker_redis_flush(p1) == BREAKER_OK ? 1 : 0; /* holds its names */
+        (void)!write(k->ready[1], &one, 1);
+        (void)!read(k->go[0], &one, 1);
+        (void)breaker_redis_flush(p1); /* dies in it */
+        _exit(3);
+    }
+    char one = 0;
+    assert_int_equal(read(k->ready[0], &one, 1), 1);
+    assert_int_equal(one, 1);
+}
+
+/* Tell the child to go; @return its status once it died. */
+static int killed_holder_go(struct killed_holder *k) {
+    char one = 1;
+    assert_int_equal(write(k->go[1], &one, 1), 1);
+    int status = 0;
+    assert_int_equal(waitpid(k->pid, &status, 0), k->pid);
+    return status;
+}
+
+static void killed_holder_cleanup(struct killed_holder *k) {
+    close(k->ready[0]);
+    close(k->ready[1]);
+    close(k->go[0]);
+    close(k->go[1]);
+    unlink(k->path);
+    rmdir(k->dir);
+    test_redis_stop(&k->r);
+}
+
 /* docs/fleet.md: "the last reset applied is in the host words, so a new
  * holder or a moved file applies none again"; redis.h: "each host whose
  * breaker is older than it applies once". The holder's round decides a
@@ -158,38 +217,17 @@ static void die_on_forced_open(void *ctx, breaker *b, const breaker_event *ev) {
     if (ev->reason == BREAKER_REASON_FORCED_OPEN) _exit(0);
 }
 
+static void dies_applying_the_forced_open(breaker_redis *p1) {
+    (void)attach_as(p1, NAME, die_on_forced_open); /* entry 0: applied first */
+    breaker *hb = attach_as(p1, NAME_B, NULL);
+    (void)breaker_open_for(hb, 60000 * MS, BREAKER_REASON_OPERATOR);
+}
+
 static void a_reset_decided_by_a_holder_killed_before_applying_it_is_applied_once(void **state) {
     (void)state;
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
-    assert_int_equal(test_redis_start(&r), 0);
-    char dir[] = "/tmp/breaker-review-XXXXXX", path[64];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/host.store", dir);
-    breaker_store *boot = open_store(path); /* the file exists before the child opens it */
-    breaker_store_close(boot);
-    int ready[2], go[2];
-    assert_int_equal(pipe(ready), 0);
-    assert_int_equal(pipe(go), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        breaker_store *st = open_store(path);
-        breaker_redis *p1 = quiet_fleet(&r, st);
-        (void)attach_as(p1, NAME, die_on_forced_open); /* entry 0: applied first */
-        breaker *hb = attach_as(p1, NAME_B, NULL);
-        (void)breaker_open_for(hb, 60000 * MS, BREAKER_REASON_OPERATOR);
-        char one = breaker_redis_flush(p1) == BREAKER_OK ? 1 : 0; /* holds both names */
-        (void)!write(ready[1], &one, 1);
-        (void)!read(go[0], &one, 1);
-        (void)breaker_redis_flush(p1); /* dies in it */
-        _exit(3);
-    }
-    char one = 0;
-    assert_int_equal(read(ready[0], &one, 1), 1);
-    assert_int_equal(one, 1);
-    breaker_redis *op = quiet_fleet(&r, NULL);
+    struct killed_holder k;
+    killed_holder_start(&k, dies_applying_the_forced_open);
+    breaker_redis *op = quiet_fleet(&k.r, NULL);
     (void)attach_as(op, NAME, NULL);
     (void)attach_as(op, NAME_B, NULL);
     char msg[256] = "";
@@ -197,11 +235,9 @@ static void a_reset_decided_by_a_holder_killed_before_applying_it_is_applied_onc
         fleet_force(op, NAME, BREAKER_FORCED_OPEN, 0, "dave", "maint", msg, sizeof msg),
         BREAKER_OK);
     assert_int_equal(fleet_reset(op, NAME_B, "dave", "fixed", msg, sizeof msg), BREAKER_OK);
-    assert_int_equal(write(go[1], &one, 1), 1);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    breaker_store *st = open_store(path);
-    breaker_redis *p2 = quiet_fleet(&r, st);
+    int status = killed_holder_go(&k);
+    breaker_store *st = open_store(k.path);
+    breaker_redis *p2 = quiet_fleet(&k.r, st);
     (void)attach_as(p2, NAME, NULL);
     breaker *hb = attach_as(p2, NAME_B, NULL);
     enum breaker_state before = breaker_get_state(hb);
@@ -215,22 +251,77 @@ static void a_reset_decided_by_a_holder_killed_before_applying_it_is_applied_onc
     breaker_redis_close(p2);
     breaker_redis_close(op);
     breaker_store_close(st);
-    close(ready[0]);
-    close(ready[1]);
-    close(go[0]);
-    close(go[1]);
-    unlink(path);
-    rmdir(dir);
-    test_redis_stop(&r);
+    killed_holder_cleanup(&k);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0); /* died where meant */
     assert_int_equal(before, BREAKER_OPEN);
     assert_int_equal(after, BREAKER_CLOSED);
+}
+
+/* The other side of the same promise (added with the fix): the holder
+ * gives the reset and is killed before it records that it did (SIGKILL's
+ * place, made exact: the reset's own event listener exits, before the
+ * words' outcome and before the store file's last-control record, which
+ * is written after the event). The next holder finds the holder's intent
+ * in the words and a breaker moved on from the generation it names: the
+ * reset was given, and is not given again (its generation stays, no reset
+ * event of its own). */
+static void die_on_reset(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)ctx;
+    (void)b;
+    if (ev->reason == BREAKER_REASON_RESET) _exit(0);
+}
+
+static _Atomic int resets_here;
+
+static void count_resets(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)ctx;
+    (void)b;
+    if (ev->reason == BREAKER_REASON_RESET) atomic_fetch_add(&resets_here, 1);
+}
+
+static void dies_in_the_resets_event(breaker_redis *p1) {
+    breaker *hb = attach_as(p1, NAME_B, die_on_reset);
+    (void)breaker_open_for(hb, 60000 * MS, BREAKER_REASON_OPERATOR);
+}
+
+static void a_reset_given_by_a_holder_killed_before_recording_it_is_not_given_again(void **state) {
+    (void)state;
+    struct killed_holder k;
+    killed_holder_start(&k, dies_in_the_resets_event);
+    breaker_redis *op = quiet_fleet(&k.r, NULL);
+    (void)attach_as(op, NAME_B, NULL);
+    char msg[256] = "";
+    assert_int_equal(fleet_reset(op, NAME_B, "dave", "fixed", msg, sizeof msg), BREAKER_OK);
+    int status = killed_holder_go(&k); /* the reset given, not recorded */
+    breaker_store *st = open_store(k.path);
+    breaker_redis *p2 = quiet_fleet(&k.r, st);
+    breaker *hb = attach_as(p2, NAME_B, count_resets);
+    enum breaker_state before = breaker_get_state(hb);
+    uint64_t gen_before = breaker_generation(hb);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(breaker_redis_flush(p2), BREAKER_OK);
+    uint64_t gen_after = breaker_generation(hb);
+    int resets = atomic_load(&resets_here);
+    printf("a holder killed between giving a reset and recording it: child exit %d; the host "
+           "breaker %s, generation %llu before the new holder's rounds, %llu after, %d resets "
+           "given by it (want the same generation, none)\n",
+           WIFEXITED(status) ? WEXITSTATUS(status) : -1, breaker_state_name(before),
+           (unsigned long long)gen_before, (unsigned long long)gen_after, resets);
+    breaker_redis_close(p2);
+    breaker_redis_close(op);
+    breaker_store_close(st);
+    killed_holder_cleanup(&k);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0); /* died where meant */
+    assert_int_equal(before, BREAKER_CLOSED);                   /* the reset was given */
+    assert_int_equal(resets, 0);
+    assert_int_equal(gen_after, gen_before);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_forced_state_given_just_before_a_detach_is_released_by_the_next_holder),
         cmocka_unit_test(a_reset_decided_by_a_holder_killed_before_applying_it_is_applied_once),
+        cmocka_unit_test(a_reset_given_by_a_holder_killed_before_recording_it_is_not_given_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,9 +41,9 @@
  * intent, each at once, not at the next round: so a holder that gives the
  * name up right after (a detach, a registry's eviction) leaves words that
  * say what it did, and one killed anywhere in between leaves an intent the
- * next holder settles from the breaker itself (its generation, its state,
- * the file's last control: settle_intent()). A control is given once per
- * host and never lost, whichever holder dies where.
+ * next holder settles from the breaker itself (its generation and state:
+ * settle_intent()). A control is given once per host and never lost,
+ * whichever holder dies where (but for one double fault: settle_intent()).
  *
  * Everything read from the file is input: words that are not what a holder
  * writes (a value out of range, a baseline above the counters, a control
@@ -61,8 +61,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "store/redis/client.h"
-
-#include "breaker/store.h"
 
 #include <string.h>
 
@@ -140,35 +138,26 @@ static void baseline_now(struct breaker__fleet_seen *seen, breaker *b) {
 
 /* A holder left the words with an intent (it died, or gave the name up,
  * while the apply phase gave the host breaker the record's reset or forced
- * state): what it did, as the host breaker tells. The breaker still in
- * the generation the intent names: nothing was done, and the words' reset
- * and forced generation (the ones before) stand, so the record is given
- * again by this holder's rounds. Moved on since: a reset was given if the
- * file's last control is that reset (or the forced state given after it,
- * in the same apply) made since the intent; a forced state was given if
- * the breaker is in it now, in a later generation (which it then
- * releases when the record no longer holds it). The one case left to
- * chance: a reset given whose record the file skipped (its lock held
- * more than about 10 ms by another process) is given a second time. */
-static void settle_intent(breaker_redis *f, struct entry *e, breaker *b, const uint64_t *w) {
-    uint64_t from = w[W_APPLYING_GEN], gen = breaker_generation(b);
+ * state): what it did, as the host breaker's generation tells. Still the
+ * generation the intent names: nothing was done, and the words' reset and
+ * forced generation (the ones before) stand, so this holder's rounds give
+ * the record again. Moved on: the reset was given (the intent is written
+ * just before it, so the holder died after it), and so was a forced state
+ * the breaker is in now (which it then releases when the record no longer
+ * holds it). Not the file's last-control record: it is written after the
+ * control's event, so a holder killed in a listener, or whose record the
+ * file skipped, would be taken for one that gave nothing and the reset given
+ * twice. The one case left to chance: the holder killed in the microseconds
+ * between its intent and the reset while another process's call moved the
+ * breaker in that same window: that reset is lost. */
+static void settle_intent(struct entry *e, breaker *b, const uint64_t *w) {
+    uint64_t gen = breaker_generation(b);
     unsigned what = (unsigned)w[W_APPLYING];
-    if (gen == from) return;
-    unsigned forced = what & (APPLYING_FORCED_OPEN | APPLYING_FORCED_CLOSED);
-    if (what & APPLYING_RESET) {
-        breaker_store_control last;
-        bool ours = breaker_store_last_control(f->store, e->name, &last, NULL, 0) == BREAKER_OK &&
-                    last.generation > from;
-        enum breaker_store_control_action a = last.action;
-        if (ours &&
-            (a == BREAKER_STORE_CONTROL_RESET ||
-             (forced == APPLYING_FORCED_OPEN && a == BREAKER_STORE_CONTROL_FORCED_OPEN) ||
-             (forced == APPLYING_FORCED_CLOSED && a == BREAKER_STORE_CONTROL_FORCED_CLOSED)))
-            e->follow.reset_seen = w[W_APPLYING_RESET];
-    }
+    if (gen == w[W_APPLYING_GEN]) return;
+    if (what & APPLYING_RESET) e->follow.reset_seen = w[W_APPLYING_RESET];
     enum breaker_state now = breaker_state_peek(b);
-    if ((forced == APPLYING_FORCED_OPEN && now == BREAKER_FORCED_OPEN) ||
-        (forced == APPLYING_FORCED_CLOSED && now == BREAKER_FORCED_CLOSED))
+    if (((what & APPLYING_FORCED_OPEN) && now == BREAKER_FORCED_OPEN) ||
+        ((what & APPLYING_FORCED_CLOSED) && now == BREAKER_FORCED_CLOSED))
         e->follow.forced_gen = gen;
 }
 
@@ -196,7 +185,7 @@ static void load_entry(breaker_redis *f, struct entry *e, breaker *b, const uint
         e->follow.refused_version = w[W_REFUSED];
         e->follow.refused_born = w[W_REFUSED_BORN];
         e->follow.forced_gen = w[W_FORCED];
-        if (w[W_APPLYING] != 0) settle_intent(f, e, b, w);
+        if (w[W_APPLYING] != 0) settle_intent(e, b, w);
         return;
     }
     if (trusted && e->host_fresh) return; /* never written: its attach's baseline */
