@@ -458,6 +458,7 @@ static void curl_multi_transfers_complete_with_their_source(void **state) {
     test_breaker_destroy(b);
 }
 
+#ifdef EXAMPLE_CURL_GET /* the examples are built (BREAKER_BUILD_EXAMPLES) */
 /* examples/curl_get.c, run against the server and a refusing port, without
  * and with a caller. */
 static void curl_example_succeeds_opens_on_refusals_but_not_for_one_caller(void **state) {
@@ -493,6 +494,7 @@ static void curl_example_succeeds_opens_on_refusals_but_not_for_one_caller(void 
     }
     assert_string_equal(at, "state=closed\n");
 }
+#endif
 
 int main(void) {
     const struct CMUnitTest tests[] = {

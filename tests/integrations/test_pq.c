@@ -421,6 +421,7 @@ static void pq_server_killed_fails_the_statement_in_flight(void **state) {
     test_breaker_destroy(b);
 }
 
+#ifdef EXAMPLE_PQ_QUERY /* the examples are built (BREAKER_BUILD_EXAMPLES) */
 /* examples/pq_query.c, run against the server: what its reader sees. */
 static void pq_example_counts_a_syntax_error_as_ignored(void **state) {
     (void)state;
@@ -431,6 +432,7 @@ static void pq_example_counts_a_syntax_error_as_ignored(void **state) {
     assert_non_null(strstr(out, "SELEC 1: OK sqlstate=42601 outcome=ignored\n"));
     assert_non_null(strstr(out, "state=closed successes=2 failures=0 ignored=1\n"));
 }
+#endif
 
 int main(void) {
     const struct CMUnitTest tests[] = {
