@@ -658,8 +658,13 @@ BREAKER_API int breaker_complete(breaker *b, breaker_permit *permit, enum breake
  *  open wait), admits none of them as a probe (breaker_acquire_from()
  *  refuses them) while the other callers' probes decide. Past that they
  *  may probe again, so a breaker with no other caller still recovers. A
- *  caller whose failing (or hanging) probe is admitted costs that one
- *  half-open and its longer wait, not the recovery; probes admitted with
+ *  caller whose failing probe is admitted costs that one half-open and its
+ *  longer wait, not the recovery. A hanging one costs less: the first probe
+ *  timeout of a trip (from the trip until the breaker closes) whose probes
+ *  all named their caller reopens at the backoff level it had (the next wait
+ *  is no longer than the last); every later timeout, and every failure,
+ *  raises it, so a dependency that hangs for everyone backs off from its
+ *  second timeout on. Probes admitted with
  *  breaker_acquire() name nobody, are admitted at the instant the wait
  *  ends and are never refused this way. A caller is a bit of a
  *  48-bit map (splitmix64 of the key, mod 48): a caller whose bit is a

@@ -681,16 +681,54 @@ static void scan_slots(const struct breaker__shared *s, uint64_t ctl, uint64_t n
 /* Note the callers of the probes of generation `gen` past their deadline
  * at `now`: a timeout is its caller's failure ("Recovery no one caller can
  * own"). Each is noted by whoever applies the timeout, before the reopening
- * that publishes the map. */
-static void note_expired_callers(struct breaker__shared *s, uint64_t gen, uint64_t now) {
-    if (!callers_count(s)) return;
+ * that publishes the map. @return whether every one of them named its
+ * caller (and there was one), where callers count. */
+static bool note_expired_callers(struct breaker__shared *s, uint64_t gen, uint64_t now) {
+    if (!callers_count(s)) return false;
     const breaker__atomic64 *slots = breaker__slots(s);
+    bool named = false, nameless = false;
     for (uint32_t i = 0; i < s->lim.half_open_max_probes; i++) {
         uint64_t v = slot_load(&slots[i]);
         if (!breaker__slot_is_for(v, gen) || breaker__slot_is_free(v)) continue;
         if (now < breaker__ns_of_us(s, breaker__slot_us(v))) continue;
-        probe_sources_note(s, gen, slot_caller_bit(s, i, v));
+        int bit = slot_caller_bit(s, i, v);
+        probe_sources_note(s, gen, bit);
+        named |= bit >= 0;
+        nameless |= bit < 0;
     }
+    return named && !nameless;
+}
+
+/* ---- A hanging caller's first timeout -----------------------------------------
+ * A failed probe reopens with the backoff level raised: a dependency that
+ * still fails needs longer waits. But a caller whose requests hang past
+ * probe_timeout_ns (not the dependency: its own query, say) costs, when its
+ * point comes before the other callers' probes have closed the breaker, that
+ * half-open and then the longer wait. So, where failing sources count, the
+ * first probe timeout of a trip streak (the generations since the breaker
+ * was last CLOSED or FORCED_CLOSED, window_gen) whose timed-out probes all
+ * named their caller reopens at the level it had; every later timeout, and
+ * every failure, raises it. The failure is not set aside: it reopens, and
+ * its caller is refused a probe of the next half-open, as before. A
+ * dependency that hangs for every caller backs off from its second timeout
+ * on, one wait behind a breaker with no caller named; a half-recovered one
+ * fails fast and is not concerned. The word holds the half-open whose
+ * timeout kept the level, written before the reopening's CAS, which
+ * publishes it; relaxed, like window_gen's read: a stale streak start only
+ * makes a timeout raise the level, as without callers. A CAS lost to a
+ * failure that reopened the same half-open leaves the word naming it: that
+ * streak then backs off from its first timeout, as a breaker with no caller
+ * named does. */
+static bool timeout_keeps_level(struct breaker__shared *s, uint64_t gen) {
+    uint64_t spared = breaker__read(&s->timeout_spared_gen);
+    if (spared == gen) return true; /* this half-open's, by an earlier try */
+    /* Whether the spared half-open came after the streak began: generations
+     * wrap after 2^36, so "after" is a distance below half of that. */
+    uint64_t since = breaker__read(&s->window_gen);
+    uint64_t d = (spared - since) & BREAKER__GEN_MASK;
+    if (d != 0 && d < (BREAKER__GEN_MASK >> 1)) return false;
+    breaker__write(&s->timeout_spared_gen, gen);
+    return true;
 }
 
 /* Apply a due probe timeout: a probe past its deadline is a failed probe
@@ -718,13 +756,14 @@ bool breaker__half_open_check_timeouts(breaker *b, uint64_t *ctl, uint64_t now,
         uint64_t began = breaker__read(&s->since_ns);
         if (at < began) at = began;
         if (at > now) at = now;
-        struct breaker__transition t = {.expected = *ctl,
-                                        .to = BREAKER_OPEN,
-                                        .reason = BREAKER_REASON_PROBE_TIMEOUT,
-                                        .k = next_k(*ctl),
-                                        .now = at};
+        bool named = note_expired_callers(s, gen, now);
+        struct breaker__transition t = {
+            .expected = *ctl,
+            .to = BREAKER_OPEN,
+            .reason = BREAKER_REASON_PROBE_TIMEOUT,
+            .k = named && timeout_keeps_level(s, gen) ? breaker__ctl_k(*ctl) : next_k(*ctl),
+            .now = at};
         half_open_evidence(*ctl, breaker__ctl_succ(*ctl), &t.evidence);
-        note_expired_callers(s, gen, now);
         if (breaker__transition(b, &t)) {
             breaker__count(&s->probes_timed_out);
             breaker__count(&s->probes_failed);

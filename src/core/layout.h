@@ -29,7 +29,7 @@
  * a bucket, of the limits, the encoding of ctl, of tagged times or of slot
  * words. The _Static_asserts after the structs pin the sizes and offsets
  * that a change would move; when one fails, update it and bump this. */
-#define BREAKER__LAYOUT_VERSION 8u
+#define BREAKER__LAYOUT_VERSION 9u
 #define BREAKER__CACHELINE      64
 
 /* Threads spread their counter updates over stripes so that two threads do
@@ -180,6 +180,11 @@ struct breaker__shared {
      * tagged time of the half-open's generation: named callers' turns count
      * from it (breaker.c, "Turns after the wait"). */
     breaker__atomic64 turns_from;
+    /* The generation of the half-open whose named callers' probe timeout
+     * reopened at the backoff level it had (breaker.c, "A hanging caller's
+     * first timeout"): one per trip streak, the streak being the
+     * generations after window_gen. 0 for none. */
+    breaker__atomic64 timeout_spared_gen;
 
     /* Rare counters and transition bookkeeping. */
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 duplicates;

@@ -352,6 +352,93 @@ static void a_timed_out_probe_is_its_callers_failure(void **state) {
     test_breaker_destroy(b);
 }
 
+/* The waits after `rounds` half-opens whose one probe hangs past its
+ * deadline, each from another caller (`named`: admitted with
+ * breaker_acquire_from() at its turn; otherwise breaker_acquire() at the
+ * wait's end), on a breaker with min_failing_sources `n`: waits[0] is the
+ * trip's, waits[i] the one after the i-th timeout. */
+static void waits_when_every_probe_hangs(uint32_t n, bool named, uint64_t *waits, unsigned rounds) {
+    struct fake_clock clock = {0};
+    breaker *b = opened(&clock, n, 1, 1);
+    waits[0] = 30 * SEC; /* the defaults' first wait, the trip's */
+    for (unsigned i = 1; i <= rounds; i++) {
+        breaker_permit p;
+        uint64_t caller = 1000 + i;
+        if (named) at_turn(&clock, b, caller);
+        assert_int_equal(named ? breaker_acquire_from(b, &p, caller) : breaker_acquire(b, &p),
+                         BREAKER_OK);
+        assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
+        fake_clock_advance(&clock, 20 * SEC); /* its deadline */
+        assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+        waits[i] = breaker_retry_after_ns(b); /* the whole wait: it runs from the deadline */
+        fake_clock_advance(&clock, waits[i]);
+    }
+    assert_int_equal(stats_of(b).probes_timed_out, rounds);
+    test_breaker_destroy(b);
+}
+
+/* A named caller's probe that times out is its failure and reopens, but
+ * the first such timeout of a trip streak keeps the backoff level: a caller
+ * whose own requests hang then costs the others one half-open and a wait
+ * no longer than the one before. A dependency that hangs for every caller
+ * still backs off exponentially from the second timeout on: each wait is
+ * the one a breaker with no caller named (breaker_acquire(), or
+ * min_failing_sources 1) chose one timeout earlier, and they double up to
+ * open_max. A probe failure is no timeout: it raises the level at once. */
+static void a_dependency_that_hangs_for_everyone_still_backs_off(void **state) {
+    (void)state;
+    enum { ROUNDS = 6 };
+    uint64_t named[ROUNDS + 1], nobody[ROUNDS + 1], not_told_apart[ROUNDS + 1];
+    waits_when_every_probe_hangs(0, true, named, ROUNDS);
+    waits_when_every_probe_hangs(0, false, nobody, ROUNDS);
+    waits_when_every_probe_hangs(1, true, not_told_apart, ROUNDS);
+    for (unsigned i = 0; i <= ROUNDS; i++)
+        print_message("wait %u: %llu s with named callers, %llu s naming nobody\n", i,
+                      (unsigned long long)(named[i] / SEC), (unsigned long long)(nobody[i] / SEC));
+    assert_int_equal(named[1], named[0]); /* the first timeout kept the level */
+    for (unsigned i = 1; i <= ROUNDS; i++) {
+        assert_int_equal(nobody[i], not_told_apart[i]);
+        assert_true(nobody[i] > nobody[i - 1] || nobody[i] == 300 * SEC);
+        if (i >= 2) assert_int_equal(named[i], nobody[i - 1]);
+    }
+    assert_int_equal(nobody[1], 2 * nobody[0]);
+    assert_int_equal(named[ROUNDS], 300 * SEC); /* open_max reached all the same */
+
+    /* A probe that fails (not a timeout) raises the level at once. */
+    struct fake_clock clock = {0};
+    breaker *b = opened(&clock, 0, 1, 1);
+    at_turn(&clock, b, 77);
+    call_from(b, BREAKER_FAILURE, 77);
+    assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+    assert_int_equal(stats_of(b).failed_recoveries, 1);
+    test_breaker_destroy(b);
+
+    /* The streak ends when the breaker closes: the next trip's first
+     * timeout keeps its level again. */
+    b = opened(&clock, 0, 1, 1);
+    breaker_permit p;
+    for (int streak = 0; streak < 2; streak++) {
+        at_turn(&clock, b, 500 + (uint64_t)streak);
+        assert_int_equal(breaker_acquire_from(b, &p, 500 + (uint64_t)streak), BREAKER_OK);
+        fake_clock_advance(&clock, 20 * SEC);
+        assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+        assert_int_equal(stats_of(b).failed_recoveries, 0);
+        fake_clock_advance(&clock, breaker_retry_after_ns(b));
+        at_turn(&clock, b, 600 + (uint64_t)streak);
+        assert_int_equal(breaker_acquire_from(b, &p, 600 + (uint64_t)streak), BREAKER_OK);
+        assert_int_equal(breaker_complete_from(b, &p, BREAKER_SUCCESS, 600 + (uint64_t)streak),
+                         BREAKER_OK);
+        assert_int_equal(breaker_get_state(b), BREAKER_CLOSED);
+        uint64_t keys[64];
+        keys_on_distinct_bits(keys, 64);
+        for (uint32_t i = 0; i < 64 && breaker_get_state(b) == BREAKER_CLOSED; i++)
+            call_from(b, BREAKER_FAILURE, keys[i]);
+        assert_int_equal(breaker_get_state(b), BREAKER_OPEN);
+        fake_clock_advance(&clock, breaker_retry_after_ns(b));
+    }
+    test_breaker_destroy(b);
+}
+
 /* The instant the wait ends admits a caller that names nobody
  * (breaker_retry_after_ns() says 0 then), but a named caller only from its
  * own point after it, which its hint names: 200 callers asking at the
@@ -541,6 +628,7 @@ int main(void) {
         cmocka_unit_test(every_failed_probe_reopens),
         cmocka_unit_test(the_caller_of_a_failed_probe_waits_while_others_probe),
         cmocka_unit_test(a_timed_out_probe_is_its_callers_failure),
+        cmocka_unit_test(a_dependency_that_hangs_for_everyone_still_backs_off),
         cmocka_unit_test(a_named_caller_probes_from_its_own_point),
         cmocka_unit_test(hints_spread_the_refused_callers),
         cmocka_unit_test(the_retry_hint_hides_the_probe_instant),

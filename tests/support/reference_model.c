@@ -261,7 +261,10 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
         m->refused_until = m->open_until + m->cfg.probe_timeout_ns;
     }
     if (to == BREAKER_HALF_OPEN) m->refused_until = deadline_after(m, now, m->cfg.probe_timeout_ns);
-    if (to == BREAKER_CLOSED || to == BREAKER_FORCED_CLOSED) window_clear(m);
+    if (to == BREAKER_CLOSED || to == BREAKER_FORCED_CLOSED) {
+        window_clear(m);
+        m->timeout_spared = false;
+    }
     ev.generation = m->generation;
     if (m->nevents < REF_MAX_EVENTS) m->events[m->nevents++] = ev;
 }
@@ -293,21 +296,27 @@ static void note_failed_caller(struct ref_model *m, uint64_t source) {
 
 /* In HALF_OPEN, a probe past its deadline fails the recovery: the failure
  * of the caller it was admitted for, as every probe past its deadline now.
- * @return true if that moved the state. */
+ * The first such timeout of a trip streak whose probes all named their
+ * caller (where callers count) reopens at the level it had; any other
+ * raises it. @return true if that moved the state. */
 static bool apply_probe_timeout(struct ref_model *m, uint64_t now) {
     if (m->state != BREAKER_HALF_OPEN) return false;
     /* The timeout takes effect at the earliest passed deadline, whenever it
      * is noticed: the transition (and the next wait) is dated then. */
     uint64_t at = UINT64_MAX;
+    bool named = callers_count(m);
     for (uint32_t i = 0; i < m->nprobes; i++) {
         if (now < m->probes[i].deadline) continue;
         if (m->probes[i].deadline < at) at = m->probes[i].deadline;
         note_failed_caller(m, m->probes[i].source);
+        if (m->probes[i].source == 0) named = false;
     }
     if (at == UINT64_MAX) return false;
     m->counters.probes_timed_out++;
     m->counters.probes_failed++;
-    transition(m, at, BREAKER_OPEN, BREAKER_REASON_PROBE_TIMEOUT, m->k + 1, NULL);
+    bool keep = named && !m->timeout_spared;
+    if (keep) m->timeout_spared = true;
+    transition(m, at, BREAKER_OPEN, BREAKER_REASON_PROBE_TIMEOUT, keep ? m->k : m->k + 1, NULL);
     return true;
 }
 

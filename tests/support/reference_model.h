@@ -96,6 +96,9 @@ struct ref_model {
      * generation and k key and size the draw. */
     uint64_t turns_from, turns_gen;
     uint32_t turns_k;
+    /* Whether this trip streak's first probe timeout of named callers kept
+     * the backoff level (false again after CLOSED or FORCED_CLOSED). */
+    bool timeout_spared;
     uint32_t probe_successes; /* HALF_OPEN only */
     struct ref_probe *probes; /* HALF_OPEN only; half_open_max_probes entries */
     uint32_t nprobes;

@@ -475,36 +475,53 @@ static void one_caller_sniping_the_probes_cannot_hold_a_healthy_dependency_refus
  * caller does, however often it calls, so it rarely gets a probe before the
  * others' probes close the breaker; a probe of its that times out is its
  * failure (its caller was named at admission), which costs that one
- * half-open, and it is refused a probe of the next. So at most 5% of the
- * others' calls are refused while the dependency is up, and the breaker
- * closes for good within two transitions of the run without it. (Before,
- * a timeout named nobody, and such a caller kept 73% of the others' calls
- * refused at 10 a second, all of them at 50; with timeouts named but no
- * turns, 5.6%.) */
+ * half-open, and it is refused a probe of the next; being the trip's first
+ * timeout of named callers, it reopens at the backoff level it had, so the
+ * wait after it is no longer than the last. So at most 5% of the others'
+ * calls are refused while the dependency is up, in every seed from 1 to 20
+ * and the scenario's own, and the breaker closes for good within two
+ * transitions of the run without it. (Before, a timeout named nobody, and
+ * such a caller kept 73% of the others' calls refused at 10 a second, all
+ * of them at 50; with timeouts named but no turns, 5.6%; with turns, where
+ * the timeout raised the level, 5.5% to 5.9% in 3 and 4 of seeds 1 to 20:
+ * those in which its point came before the others closed the breaker.) */
 static void a_hanging_caller_costs_one_half_open(void **state) {
     (void)state;
     const double rates[] = {10, 50};
     for (int i = 0; i < 2; i++) {
-        struct tool_scenario sc;
-        load_file(&sc, EXAMPLES_DIR "/hanging_caller.ini");
-        sc.rate = 10 + rates[i];
-        sc.phases[1].abuser_share = rates[i] / sc.rate;
-        struct tool_sim_result hung, quiet;
-        run(&sc, breaker_named(&sc, "defaults"), &hung);
-        sc.phases[1].abuser_hangs = false;
-        sc.phases[1].abuser_share = 0;
-        run(&sc, breaker_named(&sc, "defaults"), &quiet);
-        assert_accounted(&hung);
-        print_message("hanging caller at %.0f/s: others refused while up %.2f%% (%llu "
-                      "transitions; %.2f%% and %llu with no hanging caller)\n",
-                      rates[i], refused_up_pct(&hung), (unsigned long long)hung.transitions,
-                      refused_up_pct(&quiet), (unsigned long long)quiet.transitions);
-        assert_true(hung.closed_after_ns != UINT64_MAX);
-        assert_true(refused_up_pct(&hung) <= 5.0);
-        assert_true(hung.transitions <= quiet.transitions + 2);
-        tool_sim_result_free(&hung);
-        tool_sim_result_free(&quiet);
-        tool_scenario_free(&sc);
+        double worst = 0;
+        unsigned over = 0;
+        /* The scenario's own seed, then 1 to 20: the hanging caller's point
+         * falls before the others' probes have closed the breaker in some. */
+        for (uint64_t seed = 0; seed <= 20; seed++) {
+            struct tool_scenario sc;
+            load_file(&sc, EXAMPLES_DIR "/hanging_caller.ini");
+            if (seed != 0) sc.seed = seed;
+            sc.rate = 10 + rates[i];
+            sc.phases[1].abuser_share = rates[i] / sc.rate;
+            struct tool_sim_result hung, quiet;
+            run(&sc, breaker_named(&sc, "defaults"), &hung);
+            sc.phases[1].abuser_hangs = false;
+            sc.phases[1].abuser_share = 0;
+            run(&sc, breaker_named(&sc, "defaults"), &quiet);
+            assert_accounted(&hung);
+            print_message(
+                "hanging caller at %.0f/s, seed %llu: others refused while up %.2f%% (%llu "
+                "transitions; %.2f%% and %llu with no hanging caller)\n",
+                rates[i], (unsigned long long)sc.seed, refused_up_pct(&hung),
+                (unsigned long long)hung.transitions, refused_up_pct(&quiet),
+                (unsigned long long)quiet.transitions);
+            if (refused_up_pct(&hung) > worst) worst = refused_up_pct(&hung);
+            if (refused_up_pct(&hung) > 5.0) over++;
+            assert_true(hung.closed_after_ns != UINT64_MAX);
+            assert_true(hung.transitions <= quiet.transitions + 2);
+            tool_sim_result_free(&hung);
+            tool_sim_result_free(&quiet);
+            tool_scenario_free(&sc);
+        }
+        print_message("hanging caller at %.0f/s, 21 seeds: worst %.2f%%, %u over 5%%\n", rates[i],
+                      worst, over);
+        assert_true(worst <= 5.0);
     }
 }
 
