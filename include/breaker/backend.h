@@ -173,6 +173,17 @@ BREAKER_API void breaker_stats_peek(breaker *b, breaker_stats *out) BREAKER_NONN
  *  timeout (no transition, no event). Lock-free; thread-safe. */
 BREAKER_API enum breaker_state breaker_state_peek(breaker *b) BREAKER_NONNULL(1);
 
+/*! breaker_reset_generation_peek() :
+ *  The generation the breaker's latest reset made (a transition with
+ *  BREAKER_REASON_RESET, by any handle or process that shares the breaker),
+ *  or 0 when it has had none. Stored right after the reset's transition,
+ *  before its event and before a store records the control: a backend that
+ *  took over from a process killed while resetting tells from it whether
+ *  the reset was given, whatever moved the breaker since (the fleet's
+ *  holders: docs/fleet.md, "Host words"). A reset under way in another
+ *  live thread may not show yet. Applies nothing; lock-free; thread-safe. */
+BREAKER_API uint64_t breaker_reset_generation_peek(breaker *b) BREAKER_NONNULL(1);
+
 /*! breaker_failing_sources_peek() :
  *  The map the failing-source rule reads (breaker_complete_from()): one bit
  *  per source hash of the failures of the current and the previous period,

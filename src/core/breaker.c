@@ -500,6 +500,16 @@ static void account_state_time(struct breaker__shared *s, uint64_t old_gen, uint
     if (breaker__cas_relaxed(&s->since_gen, &g, new_gen)) breaker__write(&s->since_ns, now);
 }
 
+/* A reset's mark in the block (breaker_reset_generation_peek()): the
+ * generation it made, "newer wins" (relaxed CAS: a word alone, whose reader
+ * is a process that took over from the dead one that wrote it), so a slower
+ * store of an earlier reset never hides a later one. */
+static void note_reset(struct breaker__shared *s, uint64_t gen) {
+    uint64_t g = breaker__read(&s->reset_gen);
+    while (g < gen && !breaker__cas_relaxed(&s->reset_gen, &g, gen)) {
+    }
+}
+
 /* The text of a control into its event (zeroed: the bytes after each NUL
  * stay 0). Bounded again, though checked, so no caller's string can overrun
  * the arrays. */
@@ -570,6 +580,9 @@ bool breaker__transition(breaker *b, struct breaker__transition *t) {
     bool won = breaker__cas_acq_rel(&s->ctl, &t->expected, desired);
     settle_phase_time(s, new_gen, &pub, won);
     if (!won) return false;
+    /* A reset's mark first, before its event and its home's record: a
+     * process killed from here on leaves the proof that it gave it. */
+    if (t->reason == BREAKER_REASON_RESET) note_reset(s, new_gen);
 
     breaker__atomic64 *slots = breaker__slots(s);
     if (t->to == BREAKER_OPEN) {

@@ -28,6 +28,11 @@ enum breaker_state breaker_state_peek(breaker *b) {
     return (enum breaker_state)breaker__ctl_state(breaker__load_acquire(b->ctl));
 }
 
+uint64_t breaker_reset_generation_peek(breaker *b) {
+    /* relaxed: see note_reset() (breaker.c). */
+    return breaker__read(&breaker__live(b)->shared->reset_gen);
+}
+
 enum breaker_state breaker_get_state(breaker *b) {
     b = breaker__live(b);
     struct breaker__shared *s = b->shared;

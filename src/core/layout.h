@@ -29,7 +29,7 @@
  * a bucket, of the limits, the encoding of ctl, of tagged times or of slot
  * words. The _Static_asserts after the structs pin the sizes and offsets
  * that a change would move; when one fails, update it and bump this. */
-#define BREAKER__LAYOUT_VERSION 9u
+#define BREAKER__LAYOUT_VERSION 10u
 #define BREAKER__CACHELINE      64
 
 /* Threads spread their counter updates over stripes so that two threads do
@@ -199,6 +199,11 @@ struct breaker__shared {
      * show its window while the breaker is open or half-open. */
     breaker__atomic64 window_gen;
     breaker__atomic64 time_in_state[BREAKER_STATE_COUNT];
+    /* The generation the latest reset made (BREAKER_REASON_RESET; 0: none
+     * yet), stored right after its transition's CAS, before anything else
+     * of it: breaker_reset_generation_peek(). In the rare line's spare
+     * words: no offset moves. */
+    breaker__atomic64 reset_gen;
 
     /* Probe durations by result (enum breaker_probe_result), in the buckets
      * of breaker_latency, and their sums in ns: every breaker keeps them

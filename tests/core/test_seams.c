@@ -518,6 +518,50 @@ static void outside_close_starts_a_ramp_like_a_recovery(void **state) {
     fixture_destroy(&f);
 }
 
+/* ---- A reset's mark (breaker_reset_generation_peek()) ------------------------ */
+
+static uint64_t mark_at_reset_event;
+static void note_mark_at_reset(void *ctx, breaker *b, const breaker_event *ev) {
+    (void)ctx;
+    if (ev->reason == BREAKER_REASON_RESET) mark_at_reset_event = breaker_reset_generation_peek(b);
+}
+
+/* The mark is the generation the latest reset made, set before the reset's
+ * event (a listener sees it: a process killed there leaves it), and no
+ * other transition (trips, half-opens, forced states, a recovery) moves
+ * it: a move of the generation alone is no reset. */
+static void a_reset_marks_its_generation_and_no_other_transition_does(void **state) {
+    (void)state;
+    struct breaker_fixture f;
+    breaker_config *cfg = fixture_init_one_failure_opens(&f, 0, 1 * SEC, 1);
+    cfg->on_event = note_mark_at_reset;
+    cfg->event_ctx = NULL;
+    breaker *b = fixture_create(&f);
+    assert_int_equal(breaker_reset_generation_peek(b), 0); /* none yet */
+    fixture_trip_to_half_open(&f);
+    breaker_permit p;
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK); /* the half-open */
+    assert_int_equal(breaker_complete(b, &p, BREAKER_SUCCESS), BREAKER_OK);
+    assert_int_equal(breaker_state_peek(b), BREAKER_CLOSED); /* recovered */
+    assert_int_equal(breaker_force_open(b), BREAKER_OK);
+    assert_int_equal(breaker_reset_generation_peek(b), 0);
+    assert_int_equal(breaker_reset(b), BREAKER_OK);
+    uint64_t made = breaker_generation(b);
+    assert_int_equal(mark_at_reset_event, made);
+    assert_int_equal(breaker_reset_generation_peek(b), made);
+    call_ok(b, BREAKER_FAILURE); /* a trip, then a probe that fails */
+    fake_clock_advance(&f.clock, 1 * SEC);
+    assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
+    assert_int_equal(breaker_complete(b, &p, BREAKER_FAILURE), BREAKER_OK);
+    assert_true(breaker_generation(b) > made);
+    assert_int_equal(breaker_reset_generation_peek(b), made);
+    assert_int_equal(breaker_reset(b), BREAKER_OK); /* a reset of a closed breaker too */
+    assert_int_equal(breaker_reset(b), BREAKER_OK);
+    assert_int_equal(breaker_reset_generation_peek(b), breaker_generation(b));
+    assert_int_equal(mark_at_reset_event, breaker_generation(b));
+    fixture_destroy(&f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(copy_of_registry_config_is_not_the_registrys),
@@ -534,6 +578,7 @@ int main(void) {
         cmocka_unit_test(outside_close_closes_through_the_normal_transition),
         cmocka_unit_test(outside_close_is_fenced_by_generation),
         cmocka_unit_test(outside_close_starts_a_ramp_like_a_recovery),
+        cmocka_unit_test(a_reset_marks_its_generation_and_no_other_transition_does),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

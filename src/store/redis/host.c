@@ -41,9 +41,10 @@
  * intent, each at once, not at the next round: so a holder that gives the
  * name up right after (a detach, a registry's eviction) leaves words that
  * say what it did, and one killed anywhere in between leaves an intent the
- * next holder settles from the breaker itself (its generation and state:
- * settle_intent()). A control is given once per host and never lost,
- * whichever holder dies where (but for one double fault: settle_intent()).
+ * next holder settles from the breaker itself (its generation, the
+ * generation its latest reset made, and its state: settle_intent()). A
+ * control is never lost, whichever holder dies where, and given once per
+ * host but for one place of death (settle_intent()): a reset then given twice.
  *
  * Everything read from the file is input: words that are not what a holder
  * writes (a value out of range, a baseline above the counters, a control
@@ -138,23 +139,29 @@ static void baseline_now(struct breaker__fleet_seen *seen, breaker *b) {
 
 /* A holder left the words with an intent (it died, or gave the name up,
  * while the apply phase gave the host breaker the record's reset or forced
- * state): what it did, as the host breaker's generation tells. Still the
- * generation the intent names: nothing was done, and the words' reset and
- * forced generation (the ones before) stand, so this holder's rounds give
- * the record again. Moved on: the reset was given (the intent is written
- * just before it, so the holder died after it), and so was a forced state
- * the breaker is in now (which it then releases when the record no longer
- * holds it). Not the file's last-control record: it is written after the
- * control's event, so a holder killed in a listener, or whose record the
- * file skipped, would be taken for one that gave nothing and the reset given
- * twice. The one case left to chance: the holder killed in the microseconds
- * between its intent and the reset while another process's call moved the
- * breaker in that same window: that reset is lost. */
+ * state): what it did, as the host breaker tells. Still the generation the
+ * intent names: nothing was done, and the words' reset and forced
+ * generation (the ones before) stand, so this holder's rounds give the
+ * record again. Moved on: the reset was given if a reset made a generation
+ * after the intent's (breaker_reset_generation_peek(), marked right after
+ * the reset's transition, before its event and its store record), whatever
+ * moved the breaker since; if none did, the moves were other processes'
+ * calls, and this holder's rounds give the reset. The forced state was
+ * given if the breaker is in it now (this holder then releases it when the
+ * record no longer holds it); if not, its rounds give it. Not the file's
+ * last-control record: it is written after the control's event, and may be
+ * skipped. What is left: a holder killed between the reset's transition
+ * and its mark (the next instructions: no call, lock or listener between
+ * them) leaves a reset given and unmarked, which the next holder gives a
+ * second time (twice, never lost); and a reset another process of the host
+ * made after the intent (an operator's, on the host breaker) counts as the
+ * record's, which would only have repeated it. */
 static void settle_intent(struct entry *e, breaker *b, const uint64_t *w) {
     uint64_t gen = breaker_generation(b);
     unsigned what = (unsigned)w[W_APPLYING];
     if (gen == w[W_APPLYING_GEN]) return;
-    if (what & APPLYING_RESET) e->follow.reset_seen = w[W_APPLYING_RESET];
+    if ((what & APPLYING_RESET) && breaker_reset_generation_peek(b) > w[W_APPLYING_GEN])
+        e->follow.reset_seen = w[W_APPLYING_RESET];
     enum breaker_state now = breaker_state_peek(b);
     if (((what & APPLYING_FORCED_OPEN) && now == BREAKER_FORCED_OPEN) ||
         ((what & APPLYING_FORCED_CLOSED) && now == BREAKER_FORCED_CLOSED))
