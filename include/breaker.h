@@ -564,8 +564,9 @@ BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *pe
  *  sources count (min_failing_sources 0 or 2..64): a caller is admitted as
  *  a probe (to begin the half-open, or in it) only from its own point
  *  after the open wait, drawn once per generation and caller, uniform over
- *  a quarter of the wait before jitter, which breaker_retry_after_hint_from()
- *  tells it (rounded up to the second): before that it is refused, although
+ *  a quarter of the wait it follows before jitter (the policy's, or the
+ *  one chosen: breaker_open_for(), a Retry-After, breaker_set_open_wait()),
+ *  which breaker_retry_after_hint_from() tells it (rounded up to the second): before that it is refused, although
  *  breaker_retry_after_ns() may say 0; and a caller whose probe failed in
  *  the half-open before this one is not admitted as a probe for this one's
  *  first probe_timeout_ns (from the end of the open wait). Either refusal
@@ -726,7 +727,7 @@ BREAKER_API uint64_t breaker_retry_after_ns(breaker *b) BREAKER_NONNULL(1);
  *  breaker_retry_after_ns() is 0, UINT64_MAX in FORCED_OPEN, else the
  *  seconds from now to a point drawn once per generation in [T, T + s],
  *  rounded up: T the instant breaker_retry_after_ns() names, s a quarter of
- *  the phase's own length (OPEN: its wait before jitter;
+ *  the phase's own length (OPEN: its wait before jitter, as chosen;
  *  HALF_OPEN: probe_timeout_ns; a ramp: ramp_ns), at least 1 s. The draw
  *  is keyed by the breaker's seed (drawn at random at create unless the
  *  configuration fixes one: then the points repeat run after run, as the
@@ -752,7 +753,8 @@ BREAKER_API uint64_t breaker_retry_after_hint_s(breaker *b) BREAKER_NONNULL(1);
  *  sources count, the point is also the caller's turn: breaker_acquire_from()
  *  admits that caller as a probe from it on, never before (s is then a
  *  quarter of the wait before jitter, and the hint at least 1 s); past T,
- *  while its turn has not come, the hint is the time to it. Spread: the point is
+ *  while its turn has not come, the hint is never before it (a busy
+ *  half-open's hint is the later of the two). Spread: the point is
  *  uniform over the s seconds, and a client returns within the second
  *  after its point, so each second of [T, T + s + 1) gets about 1/(s + 1)
  *  of the callers told during one wait; the documented bound for 1,000

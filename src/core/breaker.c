@@ -271,11 +271,8 @@ static bool still_in(const struct breaker__shared *s, unsigned state, uint64_t g
     return breaker__ctl_gen(c) == gen && breaker__ctl_state(c) == state;
 }
 
-/* Publish phase_time for generation `gen`, "newer generation wins" (and for
- * the same generation, the later time): a thread that computed the value long
- * ago and was preempted cannot overwrite a newer generation's. Relaxed: the
- * ctl CAS that follows is the release that publishes it. */
-/* What a transition published (breaker__transition()): the word, and the one it
+/* What a transition published (breaker__transition()) in one tagged word
+ * (phase_time, turns_from, turns_spread): the word, and the one it
  * replaced, if it wrote. */
 struct phase_publish {
     uint64_t word;
@@ -284,10 +281,15 @@ struct phase_publish {
     bool wrote;
 };
 
-static void publish_phase_time(struct breaker__shared *s, uint64_t gen, uint64_t us,
-                               struct phase_publish *pub) {
+/* Publish `us` in the tagged word `w` for generation `gen`, "newer
+ * generation wins" (and for the same generation, the later time): a thread
+ * that computed the value long ago and was preempted cannot overwrite a
+ * newer generation's. Relaxed: the ctl CAS that follows is the release that
+ * publishes it. */
+static void publish_tagged(breaker__atomic64 *w, uint64_t gen, uint64_t us,
+                           struct phase_publish *pub) {
     uint64_t want = tagged(gen, us);
-    uint64_t cur = breaker__read(&s->phase_time);
+    uint64_t cur = breaker__read(w);
     pub->word = want;
     pub->meant = true;
     pub->wrote = false;
@@ -295,7 +297,7 @@ static void publish_phase_time(struct breaker__shared *s, uint64_t gen, uint64_t
         int16_t ahead = (int16_t)(uint16_t)(breaker__tag_of_gen(gen) - breaker__tw_tag(cur));
         if (ahead < 0 || (ahead == 0 && breaker__tw_us(cur) >= us)) return;
         pub->replaced = cur;
-        if (breaker__cas_relaxed(&s->phase_time, &cur, want)) {
+        if (breaker__cas_relaxed(w, &cur, want)) {
             pub->wrote = true;
             return;
         }
@@ -314,18 +316,18 @@ static void publish_phase_time(struct breaker__shared *s, uint64_t gen, uint64_t
  * be corrected. Two losers that both replace the winner's time and put
  * theirs back in the wrong order could still leave one of theirs: that
  * needs two threads preempted within one transition. */
-static void settle_phase_time(struct breaker__shared *s, uint64_t gen,
-                              const struct phase_publish *pub, bool won) {
+static void settle_tagged(breaker__atomic64 *w, uint64_t gen, const struct phase_publish *pub,
+                          bool won) {
     if (!pub->meant) return;
     if (won) {
-        uint64_t cur = breaker__read(&s->phase_time);
+        uint64_t cur = breaker__read(w);
         while (cur != pub->word &&
                (int16_t)(uint16_t)(breaker__tag_of_gen(gen) - breaker__tw_tag(cur)) >= 0 &&
-               !breaker__cas_relaxed(&s->phase_time, &cur, pub->word)) {
+               !breaker__cas_relaxed(w, &cur, pub->word)) {
         }
     } else if (pub->wrote && breaker__tw_tag(pub->replaced) == breaker__tag_of_gen(gen)) {
         uint64_t cur = pub->word;
-        (void)breaker__cas_relaxed(&s->phase_time, &cur, pub->replaced);
+        (void)breaker__cas_relaxed(w, &cur, pub->replaced);
     }
 }
 
@@ -431,53 +433,65 @@ static void slot_caller_set(struct breaker__shared *s, unsigned i, uint64_t clai
  * own recovery needs: sent then, its request is the probe. So, where
  * failing sources count, a named caller (breaker_acquire_from()) is not
  * admitted as a probe at the wait's end T but at its own point T + d, d
- * drawn per generation and caller, uniform over a quarter of the wait
- * before jitter, at least 1 s (machine.h: breaker__caller_point_ns(), the
- * draw breaker_retry_after_hint_from() tells that caller). That holds for
- * the whole recovery: beginning the half-open, and every probe of it, so a
+ * drawn per generation and caller, uniform over a quarter of the wait the
+ * breaker waits before jitter: the policy's for k, or the one chosen for
+ * this opening (breaker_open_for(), a Retry-After, breaker_set_open_wait())
+ * (machine.h: breaker__caller_point_ns(), the draw
+ * breaker_retry_after_hint_from() tells that caller). That holds for the
+ * whole recovery: beginning the half-open, and every probe of it, so a
  * caller that calls often, or that learned T, gets a probe no more often
  * than any other caller. The first probe thus goes to the first caller
  * whose point has passed and who calls: with many callers, a moment after
  * T (the least of n draws: the spread / (n + 1)); with one, at its point.
  * Callers that name nobody (breaker_acquire()) are admitted at T, as
- * breaker_retry_after_ns() says. The half-open keeps T, tagged with its
- * generation, in turns_from: written before the transition's CAS, which
- * publishes it, like the probe-source maps; a word of another generation
- * (a loser of that race delayed past a whole generation) counts as no
- * turn, which admits. */
-static void turns_start(struct breaker__shared *s, uint64_t open_gen, uint64_t gen, uint64_t now) {
-    uint64_t ended = breaker__read(&s->phase_time);
-    uint64_t us = breaker__tw_tag(ended) == breaker__tag_of_gen(open_gen)
-                      ? breaker__tw_us(ended)
-                      : breaker__deadline_us(s, now, 0);
-    breaker__write(&s->turns_from, tagged(gen, us));
+ * breaker_retry_after_ns() says.
+ *
+ * The OPEN transition fixes T and the spread: it publishes them in
+ * turns_from and turns_spread, tagged with its generation, as it publishes
+ * phase_time (publish_tagged() before its CAS, settle_tagged() after), and
+ * nothing else writes them. So the half-open after it reads the same words
+ * (tagged with the generation before its own), a thread that loses the
+ * OPEN -> HALF_OPEN race has nothing of the turns to overwrite, and a live
+ * reconfiguration moves no turn and no hint already told. Readers load ctl
+ * with acquire first, which orders the winner's publication before them.
+ * A word of another generation (only after 65536 generations with no
+ * opening) counts as no turn, which admits. */
+
+/* The spread of the turns after a wait of `wait_ns` before jitter, in the
+ * block's microseconds (a tagged word's time field). */
+static uint64_t turns_spread_us(uint64_t wait_ns) {
+    uint64_t us = wait_ns / 4 / 1000u;
+    return us > BREAKER__TIME_MASK ? BREAKER__TIME_MASK : us;
+}
+
+uint64_t breaker__turns_spread_ns(const struct breaker__shared *s, uint64_t open_gen) {
+    uint64_t w = breaker__read(&s->turns_spread);
+    return breaker__tw_tag(w) == breaker__tag_of_gen(open_gen) ? breaker__tw_us(w) * 1000u : 0;
 }
 
 uint64_t breaker__turn_left_ns(const breaker *b, uint64_t ctl, uint64_t source, uint64_t now) {
     const struct breaker__shared *s = b->shared;
     if (source == 0 || !callers_count(s)) return 0;
     uint64_t gen = breaker__ctl_gen(ctl);
-    uint64_t open_gen, from;
+    uint64_t open_gen;
     switch ((enum breaker_state)breaker__ctl_state(ctl)) {
     case BREAKER_OPEN:
         open_gen = gen;
-        from = breaker__phase_time_ns(s, gen);
         break;
-    case BREAKER_HALF_OPEN: {
-        uint64_t w = breaker__read(&s->turns_from);
-        if (breaker__tw_tag(w) != breaker__tag_of_gen(gen)) return 0;
+    case BREAKER_HALF_OPEN:
         open_gen = gen == 1 ? BREAKER__GEN_MASK : gen - 1; /* breaker__next_gen() undone */
-        from = breaker__ns_of_us(s, breaker__tw_us(w));
         break;
-    }
     case BREAKER_CLOSED:
     case BREAKER_FORCED_CLOSED:
     case BREAKER_FORCED_OPEN:
     default:
         return 0;
     }
-    uint64_t d = breaker__caller_point_ns(
-        b, open_gen, breaker__open_spread_ns(s, breaker__ctl_k(ctl), open_gen), source);
+    uint64_t w = breaker__read(&s->turns_from);
+    if (breaker__tw_tag(w) != breaker__tag_of_gen(open_gen)) return 0;
+    uint64_t from = breaker__ns_of_us(s, breaker__tw_us(w));
+    uint64_t d =
+        breaker__caller_point_ns(b, open_gen, breaker__turns_spread_ns(s, open_gen), source);
     uint64_t point = from > UINT64_MAX - d ? UINT64_MAX : from + d;
     return point > now ? point - now : 0;
 }
@@ -518,17 +532,17 @@ static void control_text_copy(const struct breaker__control_text *text, breaker_
     if (text->why != NULL) memcpy(ev->why, text->why, strnlen(text->why, BREAKER_WHY_MAX));
 }
 
-/* The policy's wait `wait` for the opening `t`, or the one the user's
- * breaker_set_open_wait() function chooses from its evidence (0: the
- * policy's), at most open_max_ns. Asked of the handle the user holds. */
+/* The wait the user's breaker_set_open_wait() function chooses for the
+ * opening `t` from its evidence, told the policy's `wait`: at most
+ * open_max_ns, or 0 for the policy's (no function, or its answer 0). Asked
+ * of the handle the user holds. */
 static uint64_t open_wait_chosen(const breaker *b, const struct breaker__transition *t,
                                  const struct breaker__limits *lim, uint64_t wait) {
     const breaker *face = b->face != NULL ? b->face : b;
-    if (face->open_wait_fn == NULL) return wait;
+    if (face->open_wait_fn == NULL) return 0;
     breaker_evidence e = t->evidence;
     e.failed_recoveries = t->k;
     uint64_t chosen = face->open_wait_fn(face->open_wait_ctx, &e, t->k, wait);
-    if (chosen == 0) return wait;
     return chosen < lim->open_max_ns ? chosen : lim->open_max_ns;
 }
 
@@ -538,22 +552,36 @@ bool breaker__transition(breaker *b, struct breaker__transition *t) {
     uint64_t new_gen = breaker__next_gen(old_gen);
     enum breaker_state from = (enum breaker_state)breaker__ctl_state(t->expected);
     uint64_t wait = 0;
-    struct phase_publish pub = {0};
+    struct phase_publish pub = {0}, pub_from = {0}, pub_spread = {0};
 
     if (t->to == BREAKER_OPEN) {
-        /* getpid(): a system call, but transitions are off the call path. */
-        /* The policy's wait on one version of the limits (a live change
-         * may be rewriting them: reconfig.c). */
-        struct breaker__limits lim;
-        if (t->wait_ns == 0) breaker__limits_snapshot(s, &lim);
-        wait = t->wait_ns != 0 ? t->wait_ns
-                               : breaker__open_wait_ns(&lim, t->k, new_gen,
-                                                       b->seed_drawn ? (uint64_t)getpid() : 0);
-        if (t->wait_ns == 0) wait = open_wait_chosen(b, t, &lim, wait);
-        publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, wait), &pub);
+        /* The wait, and the same wait before jitter, which spreads the
+         * turns after it ("Turns after the wait"): the one given (t->wait_ns),
+         * the user's function's, or the policy's for k on one version of
+         * the limits (a live change may be rewriting them: reconfig.c). */
+        uint64_t flat = t->wait_ns;
+        if (flat == 0) {
+            struct breaker__limits lim;
+            breaker__limits_snapshot(s, &lim);
+            /* getpid(): a system call, but transitions are off the call path. */
+            wait =
+                breaker__open_wait_ns(&lim, t->k, new_gen, b->seed_drawn ? (uint64_t)getpid() : 0);
+            flat = open_wait_chosen(b, t, &lim, wait);
+            if (flat != 0) {
+                wait = flat;
+            } else {
+                lim.open_jitter = 0.0;
+                flat = breaker__open_wait_ns(&lim, t->k, new_gen, 0);
+            }
+        } else {
+            wait = flat;
+        }
+        uint64_t until = breaker__deadline_us(s, t->now, wait);
+        publish_tagged(&s->phase_time, new_gen, until, &pub);
+        publish_tagged(&s->turns_from, new_gen, until, &pub_from);
+        publish_tagged(&s->turns_spread, new_gen, turns_spread_us(flat), &pub_spread);
     } else if (t->to == BREAKER_HALF_OPEN) {
-        turns_start(s, old_gen, new_gen, t->now); /* reads the wait's end: first */
-        publish_phase_time(s, new_gen, breaker__probe_deadline_us(s, t->now), &pub);
+        publish_tagged(&s->phase_time, new_gen, breaker__probe_deadline_us(s, t->now), &pub);
         probe_sources_start(s, new_gen);
     } else if (t->to == BREAKER_CLOSED || t->to == BREAKER_FORCED_CLOSED) {
         /* Empty the window before the state that records into it is
@@ -564,10 +592,11 @@ bool breaker__transition(breaker *b, struct breaker__transition *t) {
         /* A ramp: its end in phase_time (unused in CLOSED otherwise); a
          * forced close's expiry likewise. */
         if (t->ramp)
-            publish_phase_time(
-                s, new_gen, breaker__deadline_us(s, t->now, BREAKER__LIM(&s->lim, ramp_ns)), &pub);
+            publish_tagged(&s->phase_time, new_gen,
+                           breaker__deadline_us(s, t->now, BREAKER__LIM(&s->lim, ramp_ns)), &pub);
         if (t->to == BREAKER_FORCED_CLOSED && t->wait_ns != 0)
-            publish_phase_time(s, new_gen, breaker__deadline_us(s, t->now, t->wait_ns), &pub);
+            publish_tagged(&s->phase_time, new_gen, breaker__deadline_us(s, t->now, t->wait_ns),
+                           &pub);
     }
     /* In CLOSED the low field flags a ramp (it counts probe successes only
      * in HALF_OPEN), and k stays as it was until the ramp completes: a trip
@@ -578,7 +607,9 @@ bool breaker__transition(breaker *b, struct breaker__transition *t) {
     uint64_t desired =
         breaker__ctl_pack(new_gen, t->to, t->k, low) | (t->expected & BREAKER__CTL_SHADOW);
     bool won = breaker__cas_acq_rel(&s->ctl, &t->expected, desired);
-    settle_phase_time(s, new_gen, &pub, won);
+    settle_tagged(&s->phase_time, new_gen, &pub, won);
+    settle_tagged(&s->turns_from, new_gen, &pub_from, won);
+    settle_tagged(&s->turns_spread, new_gen, &pub_spread, won);
     if (!won) return false;
     /* A reset's mark first, before its event and its home's record: a
      * process killed from here on leaves the proof that it gave it. */

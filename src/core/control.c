@@ -475,15 +475,14 @@ int breaker_shadow(breaker *b) {
  * generation, so asking at any instant gives the same point, counted down. */
 
 /* The spread of the hints of the phase `ctl` is in: a quarter of the
- * phase, at least 1 s. OPEN's quarter is its wait's, the one named
- * callers' turns use too (machine.h); HALF_OPEN's probe_timeout_ns's, a
- * ramp's ramp_ns's. With the same draw, a hint is never before its
- * caller's turn. */
+ * phase, at least 1 s. OPEN's quarter is the one its transition fixed for
+ * the named callers' turns (machine.h); HALF_OPEN's probe_timeout_ns's, a
+ * ramp's ramp_ns's. */
 static uint64_t hint_spread_ns(const breaker *b, uint64_t ctl) {
     uint64_t quarter;
     switch ((enum breaker_state)breaker__ctl_state(ctl)) {
     case BREAKER_OPEN:
-        quarter = breaker__open_spread_ns(b->shared, breaker__ctl_k(ctl), breaker__ctl_gen(ctl));
+        quarter = breaker__turns_spread_ns(b->shared, breaker__ctl_gen(ctl));
         break;
     case BREAKER_HALF_OPEN:
         quarter = BREAKER__LIM(&b->shared->lim, probe_timeout_ns) / 4;
@@ -511,17 +510,19 @@ uint64_t breaker_retry_after_hint_from(breaker *b, uint64_t source) {
     uint64_t exact = breaker_retry_after_ns(b);
     if (exact == UINT64_MAX) return exact;
     uint64_t ctl = breaker__load_acquire(b->ctl);
-    /* A probe is eligible, but a named caller's turn may not have come
-     * (breaker.c, "Turns after the wait"): tell it the time to its turn. */
-    if (exact == 0) {
-        uint64_t turn = breaker__turn_left_ns(b, ctl, source, b->now_precise(b));
-        return turn / NS_PER_SEC_HINT + (turn % NS_PER_SEC_HINT != 0);
+    /* A named caller's turn may not have come (breaker.c, "Turns after the
+     * wait"), whether a probe is eligible now or not (a busy half-open):
+     * the hint is never before it. */
+    uint64_t turn = source != 0 ? breaker__turn_left_ns(b, ctl, source, b->now_precise(b)) : 0;
+    uint64_t total = turn;
+    if (exact != 0) {
+        /* Each caller its own point (one per generation too): refused
+         * callers come back spread over the window, and asking again shows
+         * a caller nothing new. */
+        uint64_t later =
+            breaker__caller_point_ns(b, breaker__ctl_gen(ctl), hint_spread_ns(b, ctl), source);
+        uint64_t busy = exact > UINT64_MAX - later ? UINT64_MAX - NS_PER_SEC_HINT : exact + later;
+        if (busy > total) total = busy;
     }
-    /* Each caller its own point (one per generation too): refused callers
-     * come back spread over the window, and asking again shows a caller
-     * nothing new. */
-    uint64_t later =
-        breaker__caller_point_ns(b, breaker__ctl_gen(ctl), hint_spread_ns(b, ctl), source);
-    uint64_t total = exact > UINT64_MAX - later ? UINT64_MAX - NS_PER_SEC_HINT : exact + later;
     return total / NS_PER_SEC_HINT + (total % NS_PER_SEC_HINT != 0);
 }

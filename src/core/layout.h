@@ -29,7 +29,7 @@
  * a bucket, of the limits, the encoding of ctl, of tagged times or of slot
  * words. The _Static_asserts after the structs pin the sizes and offsets
  * that a change would move; when one fails, update it and bump this. */
-#define BREAKER__LAYOUT_VERSION 10u
+#define BREAKER__LAYOUT_VERSION 11u
 #define BREAKER__CACHELINE      64
 
 /* Threads spread their counter updates over stripes so that two threads do
@@ -176,15 +176,15 @@ struct breaker__shared {
      * the next one reads to tell whose probes failed last time. */
     breaker__atomic64 probe_src;
     breaker__atomic64 probe_src_prev;
-    /* The instant the open wait before the current half-open ended, as a
-     * tagged time of the half-open's generation: named callers' turns count
-     * from it (breaker.c, "Turns after the wait"). */
-    breaker__atomic64 turns_from;
     /* The generation of the half-open whose named callers' probe timeout
      * reopened at the backoff level it had (breaker.c, "A hanging caller's
      * first timeout"): one per trip streak, the streak being the
      * generations after window_gen. 0 for none. */
     breaker__atomic64 timeout_spared_gen;
+    /* The instant the latest open wait ends, tagged with that OPEN's
+     * generation and published with it: named callers' turns count from it
+     * (breaker.c, "Turns after the wait"); their spread is turns_spread. */
+    breaker__atomic64 turns_from;
 
     /* Rare counters and transition bookkeeping. */
     _Alignas(BREAKER__CACHELINE) breaker__atomic64 duplicates;
@@ -204,6 +204,10 @@ struct breaker__shared {
      * of it: breaker_reset_generation_peek(). In the rare line's spare
      * words: no offset moves. */
     breaker__atomic64 reset_gen;
+    /* The spread of the named callers' turns after the latest open wait (a
+     * quarter of that wait before jitter) in microseconds, tagged and
+     * published as turns_from. In the rare line's last spare word. */
+    breaker__atomic64 turns_spread;
 
     /* Probe durations by result (enum breaker_probe_result), in the buckets
      * of breaker_latency, and their sums in ns: every breaker keeps them

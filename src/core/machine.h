@@ -130,18 +130,12 @@ static inline uint64_t breaker__open_wait_ns(const struct breaker__limits *lim, 
 /* The least spread of a hint's points: a hint counts in whole seconds. */
 #define BREAKER__SPREAD_MIN_NS UINT64_C(1000000000)
 
-/* The spread of the named callers' turns after the wait of an OPEN phase
- * with backoff level k, generation `gen` (breaker.c, "Turns after the
- * wait"): a quarter of the policy's wait before jitter, which every process
- * computes alike (jitter mixes in the process id of whoever made the
- * transition). Its hints spread over at least BREAKER__SPREAD_MIN_NS. */
-static inline uint64_t breaker__open_spread_ns(const struct breaker__shared *s, unsigned k,
-                                               uint64_t gen) {
-    struct breaker__limits lim;
-    breaker__limits_snapshot(s, &lim);
-    lim.open_jitter = 0.0;
-    return breaker__open_wait_ns(&lim, k, gen, 0) / 4;
-}
+/* The spread of the named callers' turns after the wait of the OPEN of
+ * generation `open_gen` (breaker.c, "Turns after the wait"): a quarter of
+ * that wait before jitter, as its transition fixed it in the block, so
+ * every process reads the same; 0 where the block holds another
+ * generation's. Its hints spread over at least BREAKER__SPREAD_MIN_NS. */
+uint64_t breaker__turns_spread_ns(const struct breaker__shared *s, uint64_t open_gen);
 
 /* The point of the caller `source` (0: everybody's one point) in a spread
  * of `spread` ns after the end of the phase of generation `gen`: uniform in

@@ -236,7 +236,6 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
     if (from == BREAKER_OPEN && to == BREAKER_HALF_OPEN) {
         m->turns_from = m->open_until;
         m->turns_gen = m->generation;
-        m->turns_k = m->k;
     }
     if (from == BREAKER_HALF_OPEN && to == BREAKER_OPEN)
         m->refused_callers = m->probe_src;
@@ -257,6 +256,9 @@ static void transition(struct ref_model *m, uint64_t now, enum breaker_state to,
     m->ramp_until = 0;
     if (to == BREAKER_OPEN) {
         ev.open_ns = ref_model_wait_ns(&m->cfg, m->k, m->generation);
+        breaker_config flat = m->cfg;
+        flat.open_jitter = 0;
+        m->turns_spread = ref_model_wait_ns(&flat, m->k, m->generation) / 4 / 1000 * 1000;
         m->open_until = deadline_after(m, now, ev.open_ns);
         m->refused_until = m->open_until + m->cfg.probe_timeout_ns;
     }
@@ -366,10 +368,7 @@ static bool caller_waits_turn(const struct ref_model *m, uint64_t now, uint64_t 
     if (source == 0 || !callers_count(m)) return false;
     bool open = m->state == BREAKER_OPEN;
     uint64_t gen = open ? m->generation : m->turns_gen;
-    uint32_t k = open ? m->k : m->turns_k;
-    breaker_config flat = m->cfg;
-    flat.open_jitter = 0;
-    uint64_t spread = ref_model_wait_ns(&flat, k, gen) / 4;
+    uint64_t spread = m->turns_spread;
     uint64_t key = ref_splitmix64(m->cfg.seed ^ gen * UINT64_C(0x9e3779b97f4a7c15)) ^
                    ref_splitmix64(source ^ UINT64_C(0x9e3779b97f4a7c15));
     double u = (double)(ref_splitmix64(key) >> 11) * 0x1p-53;

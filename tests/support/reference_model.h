@@ -92,10 +92,10 @@ struct ref_model {
     uint64_t refused_until;
     /* OPEN (past its wait) and the HALF_OPEN after it: a named caller
      * probes from its own point on, drawn after the end of that OPEN's wait
-     * (turns_from) over a quarter of its wait before jitter; the OPEN's
-     * generation and k key and size the draw. */
-    uint64_t turns_from, turns_gen;
-    uint32_t turns_k;
+     * (turns_from) over turns_spread, a quarter of its wait before jitter
+     * in whole microseconds, fixed when it opened; the OPEN's generation
+     * keys the draw. */
+    uint64_t turns_from, turns_gen, turns_spread;
     /* Whether this trip streak's first probe timeout of named callers kept
      * the backoff level (false again after CLOSED or FORCED_CLOSED). */
     bool timeout_spared;
