@@ -26,6 +26,7 @@ breaker_add_test(test_clock_promises SOURCES core/test_clock_promises.c TIMEOUT 
 breaker_add_test(test_fork_jitter SOURCES core/test_fork_jitter.c)
 breaker_add_test(test_ramp SOURCES core/test_ramp.c)
 breaker_add_test(test_sources INTERNAL SOURCES core/test_sources.c)
+breaker_add_test(test_turns_review SOURCES core/test_turns_review.c)
 breaker_add_test(test_latency SOURCES core/test_latency.c)
 breaker_add_test(test_cpu_stripes INTERNAL SOURCES core/test_cpu_stripes.c LABELS concurrency
                  TIMEOUT 300)
