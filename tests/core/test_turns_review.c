@@ -9,6 +9,8 @@
 #include "test_util.h"
 
 #include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -127,10 +129,112 @@ static void the_hint_in_a_busy_half_open_is_not_before_the_callers_turn(void **s
     assert_int_equal(rc, BREAKER_OK);
 }
 
+/* A clock that parks one thread in its next reading until told to go: the
+ * exact place of a preemption, made deterministic. */
+struct parking_clock {
+    struct fake_clock clock;
+    pthread_t parked;
+    _Atomic int armed;
+    sem_t at_clock, go;
+};
+
+static uint64_t parking_clock_read(void *ctx) {
+    struct parking_clock *c = ctx;
+    if (atomic_load(&c->armed) && pthread_equal(pthread_self(), c->parked) &&
+        atomic_exchange(&c->armed, 0)) {
+        sem_post(&c->at_clock);
+        sem_wait(&c->go);
+    }
+    return fake_clock_read(&c->clock);
+}
+
+struct late_caller {
+    struct parking_clock *clock;
+    breaker *b;
+    uint64_t key;
+    int rc;
+};
+
+static void *late_caller_run(void *arg) {
+    struct late_caller *l = arg;
+    l->clock->parked = pthread_self();
+    atomic_store(&l->clock->armed, 1);
+    breaker_permit p;
+    l->rc = breaker_acquire_from(l->b, &p, l->key);
+    if (l->rc == BREAKER_OK) (void)breaker_complete(l->b, &p, BREAKER_SUCCESS);
+    return NULL;
+}
+
+/* breaker.c, "Turns after the wait": the half-open keeps T, the wait's end,
+ * in turns_from, "written before the transition's CAS, which publishes it";
+ * breaker.h: a named caller is admitted "from its own point after the open
+ * wait". A named caller that loaded the OPEN and lost the OPEN -> HALF_OPEN
+ * race (preempted between its ctl load and its transition) runs
+ * turns_start() after the winner published the half-open's phase_time: the
+ * OPEN's tag no longer matches, so it writes ITS OWN clock reading, tagged
+ * with the half-open's generation, over the winner's T; its CAS then fails
+ * and nothing restores the word. Every named caller's turn now counts from
+ * the loser's reading: with the first callers 20 s after the wait's end,
+ * a caller whose point passed long ago is refused in the half-open until
+ * its point after the loser's reading (up to a quarter of the wait more). */
+static void a_lost_transition_race_does_not_move_the_named_callers_turns(void **state) {
+    (void)state;
+    struct parking_clock pc = {.clock = {.now = 1 * SEC}};
+    sem_init(&pc.at_clock, 0, 0);
+    sem_init(&pc.go, 0, 0);
+    breaker_config cfg = turns_config(&pc.clock);
+    cfg.clock = parking_clock_read;
+    cfg.clock_ctx = &pc;
+    cfg.open_ns = 40 * SEC; /* turns spread over 10 s */
+    cfg.half_open_max_probes = 2;
+    cfg.half_open_successes = 2;
+    cfg.probe_timeout_ns = 60 * SEC;
+    breaker *b = make_breaker(&cfg);
+    trip(b);
+    fake_clock_advance(&pc.clock, breaker_retry_after_ns(b));
+    uint64_t wait_end = pc.clock.now;
+    /* A caller whose point is 2 s or more after the wait's end. */
+    uint64_t key = 0, turn_s = 0;
+    for (uint64_t k = 1000; k < 1100 && key == 0; k++) {
+        uint64_t h = breaker_retry_after_hint_from(b, k);
+        if (h >= 2) {
+            key = k;
+            turn_s = h;
+        }
+    }
+    assert_true(key != 0);
+    pc.clock.now = wait_end + 20 * SEC; /* the first callers come later: every turn has come */
+    struct late_caller late = {.clock = &pc, .b = b, .key = 7};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, late_caller_run, &late), 0);
+    sem_wait(&pc.at_clock); /* it loaded the OPEN, and is preempted */
+    breaker_permit first;
+    assert_int_equal(breaker_acquire(b, &first), BREAKER_OK); /* begins the half-open */
+    uint64_t hint_before = breaker_retry_after_hint_from(b, key);
+    sem_post(&pc.go);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    uint64_t hint_after = breaker_retry_after_hint_from(b, key);
+    breaker_permit p;
+    int rc = breaker_acquire_from(b, &p, key);
+    printf("first callers 20 s after the wait's end; caller %llu's point %llu s after it: hint "
+           "%llu s before a lost OPEN -> HALF_OPEN race, %llu s after; the loser %s; the caller "
+           "%s (want admitted)\n",
+           (unsigned long long)key, (unsigned long long)turn_s, (unsigned long long)hint_before,
+           (unsigned long long)hint_after, breaker_status_name(late.rc), breaker_status_name(rc));
+    if (rc == BREAKER_OK) (void)breaker_complete(b, &p, BREAKER_SUCCESS);
+    (void)breaker_complete(b, &first, BREAKER_SUCCESS);
+    test_breaker_destroy(b);
+    sem_destroy(&pc.at_clock);
+    sem_destroy(&pc.go);
+    assert_int_equal(hint_before, 0);
+    assert_int_equal(rc, BREAKER_OK);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_lone_named_callers_turn_is_within_a_quarter_of_the_wait_it_followed),
         cmocka_unit_test(the_hint_in_a_busy_half_open_is_not_before_the_callers_turn),
+        cmocka_unit_test(a_lost_transition_race_does_not_move_the_named_callers_turns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
