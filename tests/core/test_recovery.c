@@ -20,6 +20,19 @@ static breaker_config *recovery_config(struct breaker_fixture *f, uint64_t now_n
     return cfg;
 }
 
+/* A breaker of recovery_config() at 0 that admits `max_probes` probes at
+ * once and closes on `successes` of them, tripped by one failure and past
+ * its 10 s wait: its next acquire is a probe (state HALF_OPEN from then). */
+static breaker *half_open_breaker(struct breaker_fixture *f, uint32_t max_probes,
+                                  uint32_t successes) {
+    breaker_config *cfg = recovery_config(f, 0);
+    cfg->half_open_max_probes = max_probes;
+    cfg->half_open_successes = successes;
+    breaker *b = fixture_create(f);
+    fixture_trip_to_half_open(f);
+    return b;
+}
+
 static void open_rejects_until_the_wait_ends(void **state) {
     (void)state;
     struct breaker_fixture f;
@@ -80,11 +93,7 @@ static void first_acquire_after_the_wait_is_the_probe(void **state) {
 static void half_open_admits_at_most_max_probes(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = recovery_config(&f, 0);
-    cfg->half_open_max_probes = 3;
-    cfg->half_open_successes = 5;
-    breaker *b = fixture_create(&f);
-    fixture_trip_to_half_open(&f);
+    breaker *b = half_open_breaker(&f, 3, 5);
     breaker_permit probes[3], extra;
     for (int i = 0; i < 3; i++)
         assert_int_equal(breaker_acquire(b, &probes[i]), BREAKER_OK);
@@ -102,10 +111,7 @@ static void half_open_admits_at_most_max_probes(void **state) {
 static void failed_probe_reopens_at_once(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = recovery_config(&f, 0);
-    cfg->half_open_max_probes = 2;
-    breaker *b = fixture_create(&f);
-    fixture_trip_to_half_open(&f);
+    breaker *b = half_open_breaker(&f, 2, 2);
     breaker_permit a, c;
     assert_int_equal(breaker_acquire(b, &a), BREAKER_OK);
     assert_int_equal(breaker_acquire(b, &c), BREAKER_OK);
@@ -124,10 +130,7 @@ static void failed_probe_reopens_at_once(void **state) {
 static void ignored_probe_frees_its_slot_without_counting(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = recovery_config(&f, 0);
-    cfg->half_open_successes = 1;
-    breaker *b = fixture_create(&f);
-    fixture_trip_to_half_open(&f);
+    breaker *b = half_open_breaker(&f, 1, 1);
     for (int i = 0; i < 5; i++) {
         breaker_permit p;
         assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
@@ -147,9 +150,7 @@ static void ignored_probe_frees_its_slot_without_counting(void **state) {
 static void hung_probe_reopens_the_breaker_at_the_next_call(void **state) {
     (void)state;
     struct breaker_fixture f;
-    recovery_config(&f, 0);
-    breaker *b = fixture_create(&f);
-    fixture_trip_to_half_open(&f);
+    breaker *b = half_open_breaker(&f, 1, 2);
     breaker_permit hung, p;
     assert_int_equal(breaker_acquire(b, &hung), BREAKER_OK);
     fake_clock_advance(&f.clock, 5 * SEC - 1);
@@ -177,10 +178,7 @@ static void hung_probe_reopens_the_breaker_at_the_next_call(void **state) {
 static void hung_probe_is_noticed_by_get_state(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = recovery_config(&f, 0);
-    cfg->half_open_max_probes = 4;
-    breaker *b = fixture_create(&f);
-    fixture_trip_to_half_open(&f);
+    breaker *b = half_open_breaker(&f, 4, 2);
     breaker_permit first, second;
     assert_int_equal(breaker_acquire(b, &first), BREAKER_OK);
     fake_clock_advance(&f.clock, 2 * SEC);
@@ -199,10 +197,7 @@ static void hung_probe_is_noticed_by_get_state(void **state) {
 static void probe_completed_after_its_deadline_is_stale(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = recovery_config(&f, 0);
-    cfg->half_open_successes = 1;
-    breaker *b = fixture_create(&f);
-    fixture_trip_to_half_open(&f);
+    breaker *b = half_open_breaker(&f, 1, 1);
     breaker_permit p;
     assert_int_equal(breaker_acquire(b, &p), BREAKER_OK);
     fake_clock_advance(&f.clock, 6 * SEC);
@@ -392,11 +387,7 @@ static void recovery_waits_for_every_probe_in_flight(void **state) {
     const enum breaker_outcome last[] = {BREAKER_FAILURE, BREAKER_SUCCESS, BREAKER_IGNORED};
     for (size_t c = 0; c < 3; c++) {
         struct breaker_fixture f;
-        breaker_config *cfg = recovery_config(&f, 0);
-        cfg->half_open_max_probes = 4;
-        cfg->half_open_successes = 3;
-        breaker *b = fixture_create(&f);
-        fixture_trip_to_half_open(&f);
+        breaker *b = half_open_breaker(&f, 4, 3);
         breaker_permit p[4], extra;
         for (int i = 0; i < 4; i++)
             assert_int_equal(breaker_acquire(b, &p[i]), BREAKER_OK);

@@ -10,7 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "redis_server.h"
+#include "redis_group.h"
 
 #define BREAKER_BACKEND_EXPERIMENTAL
 #include <breaker/backend.h> /* breaker_permit_gate_token() */
@@ -27,8 +27,6 @@
 
 #define MS ((uint64_t)1000000)
 
-static struct test_redis server;
-
 static void nap_ms(long ms) {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
@@ -38,7 +36,7 @@ static void nap_ms(long ms) {
 static breaker_redis *open_fleet(void) {
     breaker_redis_config rc;
     breaker_redis_config_init(&rc);
-    rc.port = server.port;
+    rc.port = group_redis.port;
     rc.flush_interval_ns = 3600 * 1000 * MS;
     rc.io_timeout_ns = 2000 * MS;   /* patient: a loaded machine must not degrade it */
     rc.probe_budget_ns = 1000 * MS; /* nor run a lease request past its budget */
@@ -84,7 +82,7 @@ static void a_follower_that_hears_the_fleet_closed_closes_instead_of_probing(voi
     assert_true(breaker_permit_gate_token(&p) != 0);
     (void)breaker_complete(a, &p, BREAKER_SUCCESS);
     assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
-    assert_int_equal(test_redis_int(&server, "HGET breaker:v2:{follow}:s st"), 0);
+    assert_int_equal(test_redis_int(&group_redis, "HGET breaker:v2:{follow}:s st"), 0);
     assert_int_equal(breaker_get_state(a), BREAKER_CLOSED);
     /* B, before its next round: its probe hears "closed", and is refused. */
     breaker_permit q;
@@ -103,20 +101,9 @@ static void a_follower_that_hears_the_fleet_closed_closes_instead_of_probing(voi
     breaker_redis_close(fb);
 }
 
-static int setup(void **state) {
-    (void)state;
-    return test_redis_start(&server);
-}
-
-static int teardown(void **state) {
-    (void)state;
-    test_redis_stop(&server);
-    return 0;
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_follower_that_hears_the_fleet_closed_closes_instead_of_probing),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, group_redis_start, group_redis_stop);
 }

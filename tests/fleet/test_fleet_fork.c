@@ -13,7 +13,7 @@
 #define _GNU_SOURCE /* execl */
 
 #include "fleet_util.h"
-#include "redis_server.h"
+#include "redis_group.h"
 
 #include <breaker/redis.h>
 
@@ -33,15 +33,13 @@
 #define CHILDREN 20
 #define CALLS    3 /* each child's failures: fewer than a trip */
 
-static struct test_redis server;
-
 /* The window's failures of `name`, all buckets (its f<bucket> fields,
  * summed by a script). */
 static long long window_failures(const char *name) {
     static const char sum[] = "local n = 0 local h = redis.call('HGETALL', KEYS[1]) "
                               "for i = 1, #h, 2 do if string.sub(h[i], 1, 1) == 'f' then "
                               "n = n + tonumber(h[i + 1]) end end return n";
-    return test_redis_int(&server, "EVAL %s 1 breaker:v2:{%s}:w", sum, name);
+    return test_redis_int(&group_redis, "EVAL %s 1 breaker:v2:{%s}:w", sum, name);
 }
 
 /* The targets of this process's descriptors ("socket:[123]", a path),
@@ -63,7 +61,7 @@ static int fd_targets(char out[][64], int max) {
 static int child_sends(void) {
     breaker_redis_config rc;
     fleet_patient_cfg(&rc);
-    rc.port = server.port;
+    rc.port = group_redis.port;
     breaker_redis *f = NULL;
     if (breaker_redis_open(&rc, &f, NULL, 0) != BREAKER_OK) return 2;
     breaker_config c;
@@ -88,7 +86,7 @@ static void children_use_handles_of_their_own(void **state) {
     /* The parent's handle, its flusher busy. */
     breaker_redis_config rc;
     fleet_patient_cfg(&rc);
-    rc.port = server.port;
+    rc.port = group_redis.port;
     rc.flush_interval_ns = 5 * MS;
     breaker_redis *f = NULL;
     assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
@@ -128,7 +126,7 @@ static void an_exec_keeps_none_of_the_handle_s_descriptors(void **state) {
     int nb = fd_targets(before, 64);
     breaker_redis_config rc;
     fleet_patient_cfg(&rc);
-    rc.port = server.port;
+    rc.port = group_redis.port;
     breaker_redis *f = NULL;
     assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
     breaker *b = NULL;
@@ -174,21 +172,10 @@ static void an_exec_keeps_none_of_the_handle_s_descriptors(void **state) {
     breaker_redis_close(f);
 }
 
-static int setup(void **state) {
-    (void)state;
-    return test_redis_start(&server);
-}
-
-static int teardown(void **state) {
-    (void)state;
-    test_redis_stop(&server);
-    return 0;
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(children_use_handles_of_their_own),
         cmocka_unit_test(an_exec_keeps_none_of_the_handle_s_descriptors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, group_redis_start, group_redis_stop);
 }

@@ -23,7 +23,7 @@
 #include <breaker/store.h>
 
 #include "fleet_control.h"
-#include "redis_server.h"
+#include "redis_group.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,19 +48,6 @@
  * writing after it would have happened. */
 #define FLEET_CHANGES 150
 
-static struct test_redis server;
-
-static int setup(void **state) {
-    (void)state;
-    return test_redis_start(&server);
-}
-
-static int teardown(void **state) {
-    (void)state;
-    test_redis_stop(&server);
-    return 0;
-}
-
 static void config(breaker_config *cfg) {
     breaker_config_init(cfg);
     cfg->trip = BREAKER_TRIP_TIME_WINDOW;
@@ -75,7 +62,7 @@ static breaker_redis *open_fleet(breaker_store *st) {
     breaker_redis_config rc;
     breaker_redis_config_init(&rc);
     rc.store = st;
-    rc.port = server.port;
+    rc.port = group_redis.port;
     rc.flush_interval_ns = 2 * MS;
     rc.io_timeout_ns = 2000 * MS;
     breaker_redis *f = NULL;
@@ -138,8 +125,7 @@ static void fleet_min_calls(breaker_redis *op, uint32_t value) {
         int rc = breaker_redis_control_get(op, NAME, &l, msg, sizeof msg);
         if (rc != BREAKER_OK) fail_msg("limits_get: %s", msg);
         l.limits.min_calls = value;
-        rc = fleet_reconfigure(op, NAME, &l.limits, l.version, "test", "race", msg,
-                                       sizeof msg);
+        rc = fleet_reconfigure(op, NAME, &l.limits, l.version, "test", "race", msg, sizeof msg);
         if (rc == BREAKER_OK) return;
         if (rc != BREAKER_STALE) fail_msg("reconfigure: %s", msg);
     }
@@ -232,9 +218,11 @@ static void a_change_over_the_store_file_is_never_overwritten_by_the_fleets(void
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            a_local_change_and_the_fleets_limits_never_overwrite_each_other, setup, teardown),
+            a_local_change_and_the_fleets_limits_never_overwrite_each_other, group_redis_start,
+            group_redis_stop),
         cmocka_unit_test_setup_teardown(
-            a_change_over_the_store_file_is_never_overwritten_by_the_fleets, setup, teardown),
+            a_change_over_the_store_file_is_never_overwritten_by_the_fleets, group_redis_start,
+            group_redis_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@
 
 #include "fleet_control.h"
 #include "fleet_util.h"
-#include "redis_server.h"
+#include "redis_group.h"
 #include "run_tool.h"
 
 #include <breaker/redis.h>
@@ -41,8 +41,6 @@
 #define MS       ((uint64_t)1000000)
 #define SEC      (1000 * MS)
 #define MAX_ROWS 32
-
-static struct test_redis server;
 
 static void nap_ms(long ms) { test_redis_nap_ms(ms); }
 
@@ -113,16 +111,15 @@ static void make_fleet(breaker_redis *fa, breaker_redis *fb, breaker **held, bre
     /* b: forced open by an order, with who and why. */
     (void)attach(fa, "b.forced", 60 * SEC);
     char msg[256] = "";
-    assert_int_equal(fleet_force(fa, "b.forced", BREAKER_FORCED_OPEN, 0, "ops@test",
-                                         "maintenance", msg, sizeof msg),
+    assert_int_equal(fleet_force(fa, "b.forced", BREAKER_FORCED_OPEN, 0, "ops@test", "maintenance",
+                                 msg, sizeof msg),
                      BREAKER_OK);
     /* c: shadow mode on, its limits changed live. */
     breaker *c = attach(fa, "c.shadow", 60 * SEC);
     (void)attach(fb, "c.shadow", 60 * SEC);
     (void)c;
-    assert_int_equal(
-        fleet_set_shadow(fa, "c.shadow", 1, "ops@test", "trial", msg, sizeof msg),
-        BREAKER_OK);
+    assert_int_equal(fleet_set_shadow(fa, "c.shadow", 1, "ops@test", "trial", msg, sizeof msg),
+                     BREAKER_OK);
     breaker_redis_control_state lim;
     assert_int_equal(breaker_redis_control_get(fa, "c.shadow", &lim, msg, sizeof msg), BREAKER_OK);
     lim.limits.open_ns = lim.limits.open_max_ns = 90 * SEC;
@@ -138,29 +135,28 @@ static void make_fleet(breaker_redis *fa, breaker_redis *fb, breaker **held, bre
     *held = d;
     /* e: a timed open, ten minutes. */
     (void)attach(fa, "e.timed", 60 * SEC);
-    assert_int_equal(
-        fleet_open_for(fa, "e.timed", 600 * SEC, "ops@test", "", msg, sizeof msg),
-        BREAKER_OK);
+    assert_int_equal(fleet_open_for(fa, "e.timed", 600 * SEC, "ops@test", "", msg, sizeof msg),
+                     BREAKER_OK);
     assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
     assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
     /* z: corrupted by hand. */
     (void)attach(fa, "z.corrupt", 60 * SEC);
     assert_int_equal(breaker_redis_flush(fa), BREAKER_OK);
-    assert_int_equal(test_redis_int(&server, "HSET breaker:v2:{z.corrupt}:s st 9"), 0);
+    assert_int_equal(test_redis_int(&group_redis, "HSET breaker:v2:{z.corrupt}:s st 9"), 0);
 }
 
 static void the_status_shows_every_name_and_writes_nothing(void **state) {
     (void)state;
-    breaker_redis *fa = host(&server, NULL), *fb = host(&server, NULL);
+    breaker_redis *fa = host(&group_redis, NULL), *fb = host(&group_redis, NULL);
     breaker *held = NULL;
     breaker_permit p;
     make_fleet(fa, fb, &held, &p);
-    breaker_redis *reader = host(&server, NULL);
-    long long before = changes(&server);
+    breaker_redis *reader = host(&group_redis, NULL);
+    long long before = changes(&group_redis);
     struct seen s = {0};
     char msg[256] = "";
     assert_int_equal(breaker_redis_status(reader, NULL, collect, &s, msg, sizeof msg), BREAKER_OK);
-    assert_int_equal(changes(&server), before); /* nothing written */
+    assert_int_equal(changes(&group_redis), before); /* nothing written */
     assert_int_equal(s.count, 6);
     for (int i = 1; i < s.count; i++) /* sorted, each once */
         assert_true(strcmp(s.row[i - 1].name, s.row[i].name) < 0);
@@ -168,7 +164,7 @@ static void the_status_shows_every_name_and_writes_nothing(void **state) {
     assert_string_equal(r->problem, "");
     assert_int_equal(r->state, BREAKER_OPEN);
     assert_int_equal(r->generation,
-                     (uint64_t)test_redis_int(&server, "HGET breaker:v2:{a.open}:s gen"));
+                     (uint64_t)test_redis_int(&group_redis, "HGET breaker:v2:{a.open}:s gen"));
     assert_true(r->wait_left_ns > 50 * SEC && r->wait_left_ns <= 60 * SEC);
     /* A's flush carried its failures; B's round was a read (a healthy
      * host's flush goes every full_flush_rounds rounds), which no host
@@ -239,7 +235,7 @@ static void a_read_only_user_reads_the_status(void **state) {
     for (char *save = NULL, *w = strtok_r(line, " ", &save); w != NULL && argc < 32;
          w = strtok_r(NULL, " ", &save))
         argv[argc++] = strcmp(w, ">PASSWORD") == 0 ? ">status-pass" : w;
-    redisContext *c = redisConnect("127.0.0.1", server.port);
+    redisContext *c = redisConnect("127.0.0.1", group_redis.port);
     assert_true(c != NULL && !c->err);
     redisReply *rep = redisCommandArgv(c, argc, argv, NULL);
     assert_true(rep != NULL && rep->type == REDIS_REPLY_STATUS);
@@ -247,7 +243,7 @@ static void a_read_only_user_reads_the_status(void **state) {
     redisFree(c);
     breaker_redis_config rc;
     fleet_patient_cfg(&rc);
-    rc.port = server.port;
+    rc.port = group_redis.port;
     rc.username = "breaker-status";
     rc.password = "status-pass";
     breaker_redis *f = NULL;
@@ -303,14 +299,15 @@ static void breaker_status_redis_prints_the_fleet(void **state) {
     char err[64], out[64], addr[32];
     snprintf(err, sizeof err, "%s/err", dir);
     snprintf(out, sizeof out, "%s/out", dir);
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", server.port);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", group_redis.port);
     /* The names the first test made are there still (one server), but for
      * the corrupt state its hosts' last rounds rebuilt: another, by hand. */
-    assert_int_equal(test_redis_int(&server, "HSET breaker:v2:{y.corrupt}:s st 9"), 1);
+    assert_int_equal(test_redis_int(&group_redis, "HSET breaker:v2:{y.corrupt}:s st 9"), 1);
     const char *table[] = {"status", "--redis", addr, NULL};
     assert_int_equal(test_run_tool_out(tool, out, err, table), 0);
     assert_true(test_file_says(out, "Fleet store 127.0.0.1:"));
-    assert_true(test_file_says(out, "b.forced: control version 2, forced_open by ops@test: maintenance"));
+    assert_true(
+        test_file_says(out, "b.forced: control version 2, forced_open by ops@test: maintenance"));
     assert_true(test_file_says(out, "c.shadow: control version 3 by ops@test: longer"));
     assert_true(test_file_says(out, "c.shadow: shadow mode"));
     assert_false(test_file_says(out, "a.open: control")); /* never changed */
@@ -338,17 +335,6 @@ static void breaker_status_redis_prints_the_fleet(void **state) {
     rmdir(dir);
 }
 
-static int setup(void **state) {
-    (void)state;
-    return test_redis_start(&server);
-}
-
-static int teardown(void **state) {
-    (void)state;
-    test_redis_stop(&server);
-    return 0;
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_status_shows_every_name_and_writes_nothing),
@@ -356,5 +342,5 @@ int main(void) {
         cmocka_unit_test(a_read_only_user_reads_the_status),
         cmocka_unit_test(a_cluster_s_every_master_is_read),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, group_redis_start, group_redis_stop);
 }
