@@ -9,9 +9,7 @@
 static void closed_admits_every_call(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 1000;
+    fixture_init_consecutive(&f, 0, 1000);
     breaker *b = fixture_create(&f);
     for (int i = 0; i < 500; i++)
         call_ok(b, i % 2 ? BREAKER_SUCCESS : BREAKER_FAILURE);
@@ -27,9 +25,7 @@ static void closed_admits_every_call(void **state) {
 static void ignored_outcomes_change_nothing(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 3;
+    fixture_init_consecutive(&f, 0, 3);
     breaker *b = fixture_create(&f);
     call_ok(b, BREAKER_FAILURE);
     call_ok(b, BREAKER_FAILURE);
@@ -70,9 +66,7 @@ static void ignored_outcomes_never_fill_a_window(void **state) {
 static void consecutive_policy_trips_at_threshold(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 5;
+    fixture_init_consecutive(&f, 0, 5);
     breaker *b = fixture_create(&f);
     for (int i = 0; i < 4; i++)
         call_ok(b, BREAKER_FAILURE);
@@ -90,9 +84,7 @@ static void consecutive_policy_trips_at_threshold(void **state) {
 static void consecutive_policy_success_resets_the_run(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 3;
+    fixture_init_consecutive(&f, 0, 3);
     breaker *b = fixture_create(&f);
     for (int round = 0; round < 100; round++) {
         call_ok(b, BREAKER_FAILURE);
@@ -107,9 +99,7 @@ static void consecutive_policy_success_resets_the_run(void **state) {
 static void cancelled_counts_as_configured(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 2;
+    breaker_config *cfg = fixture_init_consecutive(&f, 0, 2);
     breaker *b = fixture_create(&f); /* default: cancellations are ignored */
     for (int i = 0; i < 10; i++)
         call_ok(b, BREAKER_CANCELLED);

@@ -13,9 +13,7 @@
 #include <stdio.h>
 
 static breaker_config *control_config(struct breaker_fixture *f, uint64_t now_ns) {
-    breaker_config *cfg = fixture_init(f, now_ns);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 1;
+    breaker_config *cfg = fixture_init_consecutive(f, now_ns, 1);
     cfg->open_ns = 10 * SEC;
     cfg->half_open_successes = 1;
     return cfg;

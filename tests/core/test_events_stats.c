@@ -51,9 +51,7 @@ static void events_report_each_transition_once_after_the_state_changed(void **st
 static void stats_count_every_kind_of_call(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 3;
+    breaker_config *cfg = fixture_init_consecutive(&f, 0, 3);
     cfg->slow_call_ns = 10 * MS;
     cfg->open_ns = SEC;
     cfg->half_open_successes = 2;
@@ -102,9 +100,7 @@ static void stats_count_every_kind_of_call(void **state) {
 static void stats_account_time_in_each_state(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 1;
+    breaker_config *cfg = fixture_init_consecutive(&f, 0, 1);
     cfg->open_ns = 7 * SEC;
     cfg->half_open_successes = 1;
     breaker *b = fixture_create(&f);
@@ -165,9 +161,7 @@ static unsigned bucket_of(const breaker_probe_latency *h, uint64_t ns) {
 static void probe_durations_by_result_without_slow_call_timing(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 1;
+    breaker_config *cfg = fixture_init_consecutive(&f, 0, 1);
     cfg->half_open_max_probes = 1;
     cfg->half_open_successes = 2;
     cfg->probe_timeout_ns = 1 * SEC;

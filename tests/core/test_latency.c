@@ -25,9 +25,7 @@ static void timed_call(breaker *b, struct fake_clock *clock, uint64_t took,
 static void durations_land_in_their_buckets(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 1000 * SEC);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 100;
+    breaker_config *cfg = fixture_init_consecutive(&f, 1000 * SEC, 100);
     cfg->slow_call_ns = 30 * SEC; /* timed; nothing here is slow */
     breaker *b = fixture_create(&f);
     timed_call(b, &f.clock, 500 * 1000, BREAKER_SUCCESS); /* 0.5 ms: <= 1 ms */
@@ -129,9 +127,7 @@ static uint64_t durations_recorded(breaker *b) {
 static void duplicates_record_no_duration(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 1000 * SEC);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 2;
+    breaker_config *cfg = fixture_init_consecutive(&f, 1000 * SEC, 2);
     cfg->slow_call_ns = SEC;
     cfg->open_ns = MS;
     cfg->half_open_max_probes = 1;

@@ -5,9 +5,7 @@
 #include "breaker_fixture.h"
 
 static breaker_config *manual_config(struct breaker_fixture *f, uint64_t now_ns) {
-    breaker_config *cfg = fixture_init(f, now_ns);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 2;
+    breaker_config *cfg = fixture_init_consecutive(f, now_ns, 2);
     cfg->open_ns = SEC;
     return cfg;
 }

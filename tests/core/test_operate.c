@@ -12,9 +12,7 @@
 #include <breaker/registry.h>
 
 static breaker_config *operate_config(struct breaker_fixture *f, uint64_t now_ns) {
-    breaker_config *cfg = fixture_init(f, now_ns);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 2;
+    breaker_config *cfg = fixture_init_consecutive(f, now_ns, 2);
     cfg->open_ns = 10 * SEC;
     cfg->open_max_ns = 60 * SEC;
     cfg->half_open_successes = 1;

@@ -8,9 +8,7 @@
 #include <stdlib.h>
 
 static breaker *consecutive(struct breaker_fixture *f, uint32_t threshold) {
-    breaker_config *cfg = fixture_init(f, 0);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = threshold;
+    breaker_config *cfg = fixture_init_consecutive(f, 0, threshold);
     cfg->open_ns = SEC;
     cfg->half_open_successes = 1;
     return fixture_create(f);

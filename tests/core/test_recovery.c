@@ -8,9 +8,7 @@
 #include "breaker_fixture.h"
 
 static breaker_config *recovery_config(struct breaker_fixture *f, uint64_t now_ns) {
-    breaker_config *cfg = fixture_init(f, now_ns);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 1;
+    breaker_config *cfg = fixture_init_consecutive(f, now_ns, 1);
     cfg->open_ns = 10 * SEC;
     cfg->open_backoff = 2.0;
     cfg->open_max_ns = 60 * SEC;

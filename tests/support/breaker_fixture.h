@@ -41,15 +41,23 @@ static inline breaker *fixture_create(struct breaker_fixture *f) {
     return f->b;
 }
 
+/* fixture_init() for a breaker that `threshold` failures in a row open
+ * (BREAKER_TRIP_CONSECUTIVE); the rest as test_config(). */
+static inline breaker_config *fixture_init_consecutive(struct breaker_fixture *f, uint64_t now_ns,
+                                                       uint32_t threshold) {
+    breaker_config *cfg = fixture_init(f, now_ns);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = threshold;
+    return cfg;
+}
+
 /* fixture_init() for a breaker that one failure opens (consecutive,
  * threshold 1) for `open_ns`, then admits one probe at a time until
  * `successes` of them succeeded, each probe timing out after 10 s. */
 static inline breaker_config *fixture_init_one_failure_opens(struct breaker_fixture *f,
                                                              uint64_t now_ns, uint64_t open_ns,
                                                              uint32_t successes) {
-    breaker_config *cfg = fixture_init(f, now_ns);
-    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg->failure_threshold = 1;
+    breaker_config *cfg = fixture_init_consecutive(f, now_ns, 1);
     cfg->open_ns = open_ns;
     cfg->half_open_max_probes = 1;
     cfg->half_open_successes = successes;
