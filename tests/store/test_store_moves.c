@@ -61,7 +61,19 @@ static void replace_with_file(uint32_t capacity, const char *name, int successes
     assert_int_equal(rename(other, path), 0);
 }
 
-static void replace_with(const char *name, int successes) { replace_with_file(0, name, successes); }
+/* A file of the default size holding `name` with `successes` successes,
+ * renamed over the path, and `st`'s check, which moves to it. */
+static void replace_and_check(breaker_store *st, const char *name, int successes) {
+    replace_with_file(0, name, successes);
+    check_ok(st);
+}
+
+/* The file unlinked (a tmp cleaner), and `st`'s check, which makes it again
+ * at the path and moves there. */
+static void unlink_and_check(breaker_store *st) {
+    assert_int_equal(unlink(path), 0);
+    check_ok(st);
+}
 
 /* A file of one name, `only`, renamed over the path: `st`'s check moves to
  * it and cannot attach any other name there. */
@@ -81,8 +93,7 @@ static void a_handle_follows_an_unlinked_file(void **state) {
     breaker_store *st = open_quiet(path, 0);
     breaker *h = attach(st, "svc", &cfg);
     call_ok(h, BREAKER_SUCCESS);
-    assert_int_equal(unlink(path), 0);
-    check_ok(st);
+    unlink_and_check(st);
     assert_int_equal(access(path, F_OK), 0); /* made again (CREATE) */
     breaker_store_stats s = store_stats(st);
     assert_int_equal(s.moves, 1);
@@ -119,8 +130,7 @@ static void a_replaced_files_breaker_wins(void **state) {
     breaker *h = attach(st, "svc", &cfg);
     call_ok(h, BREAKER_FAILURE);
     assert_int_equal(breaker_get_state(h), BREAKER_OPEN);
-    replace_with("svc", 7);
-    check_ok(st);
+    replace_and_check(st, "svc", 7);
     assert_int_equal(breaker_get_state(h), BREAKER_CLOSED);
     assert_int_equal(stats_of(h).successes, 7);
     call_ok(h, BREAKER_SUCCESS);
@@ -140,8 +150,7 @@ static void an_open_breaker_stays_open_for_the_wait_it_had_left(void **state) {
     breaker *h = attach(st, "svc", &cfg);
     call_ok(h, BREAKER_FAILURE);
     uint64_t before = breaker_retry_after_ns(h);
-    assert_int_equal(unlink(path), 0);
-    check_ok(st);
+    unlink_and_check(st);
     breaker_store *other = open_quiet(path, 0);
     breaker *o = attach(other, "svc", &cfg);
     assert_int_equal(breaker_get_state(o), BREAKER_OPEN);
@@ -152,8 +161,7 @@ static void an_open_breaker_stays_open_for_the_wait_it_had_left(void **state) {
     breaker_store_close(other);
     /* Forced states are carried too. */
     assert_int_equal(breaker_force_open(h), BREAKER_OK);
-    assert_int_equal(unlink(path), 0);
-    check_ok(st);
+    unlink_and_check(st);
     other = open_quiet(path, 0);
     o = attach(other, "svc", &cfg);
     assert_int_equal(breaker_get_state(o), BREAKER_FORCED_OPEN);
@@ -190,8 +198,7 @@ static void the_backoff_level_is_carried(void **state) {
     atomic_fetch_add(&clock_offset, 10 * SEC + MS);
     call_ok(h, BREAKER_FAILURE); /* the probe fails: OPEN, 20 s */
     assert_true(breaker_retry_after_ns(h) > 15 * SEC);
-    assert_int_equal(unlink(path), 0);
-    check_ok(st); /* this process makes the new file's breaker, OPEN for what was left */
+    unlink_and_check(st); /* this process makes the new file's breaker, OPEN for what was left */
     atomic_fetch_add(&clock_offset, 20 * SEC + MS);
     call_ok(h, BREAKER_FAILURE); /* the next probe fails: 40 s, not 20 s again */
     uint64_t wait = breaker_retry_after_ns(h);
@@ -219,8 +226,7 @@ static void a_move_keeps_live_limits_shadow_mode_and_a_forced_expiry(void **stat
     assert_int_equal(breaker_reconfigure(h, &next, 0, msg, sizeof(msg)), BREAKER_OK);
     assert_int_equal(breaker_set_shadow(h, 1), BREAKER_OK);
     assert_int_equal(breaker_force_closed_for(h, 60 * SEC), BREAKER_OK);
-    assert_int_equal(unlink(path), 0);
-    check_ok(st);
+    unlink_and_check(st);
     assert_int_equal(store_stats(st).forwarded, 1);
     breaker_config now;
     breaker_get_config(h, &now);
@@ -248,8 +254,7 @@ static void permits_complete_on_the_file_that_gave_them(void **state) {
     breaker *h = attach(st, "svc", &cfg);
     breaker_permit before, after;
     assert_int_equal(breaker_acquire(h, &before), BREAKER_OK);
-    replace_with("svc", 0);
-    check_ok(st);
+    replace_and_check(st, "svc", 0);
     assert_int_equal(breaker_acquire(h, &after), BREAKER_OK);
     assert_int_equal(breaker_complete(h, &before, BREAKER_FAILURE), BREAKER_OK);
     assert_int_equal(breaker_get_state(h), BREAKER_CLOSED); /* the old file tripped, not this */
@@ -283,8 +288,7 @@ static void events_name_the_handle_the_user_holds(void **state) {
     cfg.event_ctx = &seen;
     breaker_store *st = open_quiet(path, 0);
     breaker *h = attach(st, "svc", &cfg);
-    replace_with("svc", 0);
-    check_ok(st);
+    replace_and_check(st, "svc", 0);
     assert_int_equal(seen.events, 0); /* a move is no transition */
     call_ok(h, BREAKER_FAILURE);
     assert_int_equal(seen.events, 1);
@@ -315,8 +319,7 @@ static void a_full_file_strands_handles_until_one_has_room(void **state) {
     assert_int_equal(s.last_status, BREAKER_ENOSPC);
     call_ok(h, BREAKER_SUCCESS); /* still works, on the old file */
     assert_int_equal(stats_of(h).successes, 1);
-    replace_with("svc", 3);
-    check_ok(st);
+    replace_and_check(st, "svc", 3);
     s = store_stats(st);
     assert_int_equal(s.moves, 2);
     assert_int_equal(s.stranded, 0);
@@ -362,8 +365,7 @@ static void an_abandoned_blocks_transitions_are_not_reported(void **state) {
     breaker *h = attach(st, "svc", &cfg);
     breaker_permit before;
     assert_int_equal(breaker_acquire(h, &before), BREAKER_OK);
-    replace_with("svc", 0);
-    check_ok(st);
+    replace_and_check(st, "svc", 0);
     assert_int_equal(breaker_complete(h, &before, BREAKER_FAILURE), BREAKER_OK);
     assert_int_equal(seen.events, 0);
     assert_int_equal(breaker_get_state(h), BREAKER_CLOSED);
@@ -385,8 +387,7 @@ static void permits_of_every_move_complete_where_they_were_given(void **state) {
     breaker_permit early, now;
     for (int i = 0; i < 50; i++) {
         if (i == 10) assert_int_equal(breaker_acquire(h, &early), BREAKER_OK);
-        replace_with("svc", 0);
-        check_ok(st);
+        replace_and_check(st, "svc", 0);
     }
     assert_int_equal(breaker_acquire(h, &now), BREAKER_OK);
     assert_int_equal(breaker_complete(h, &early, BREAKER_SUCCESS), BREAKER_OK);
@@ -422,8 +423,7 @@ static void a_registrys_breaker_follows_the_move(void **state) {
     breaker *b = NULL;
     assert_int_equal(breaker_registry_get(reg, "svc", &b), BREAKER_OK);
     breaker_registry_release(reg, b);
-    replace_with("svc", 0);
-    check_ok(st);
+    replace_and_check(st, "svc", 0);
     breaker_store *other = open_quiet(path, 0);
     breaker_config cfg = consecutive_config(1);
     breaker *o = attach(other, "svc", &cfg);
@@ -578,8 +578,7 @@ static void calls_race_moves(void **state) {
         assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
     }
     for (int i = 0; i < 20; i++) {
-        replace_with("svc", 0);
-        check_ok(st);
+        replace_and_check(st, "svc", 0);
         usleep(2000);
     }
     atomic_store(&stop, true);
