@@ -26,6 +26,7 @@
 #include <breaker/store.h>
 
 #include "fleet_control.h"
+#include "fleet_hosts.h"
 #include "fleet_util.h"
 #include "redis_server.h"
 
@@ -186,23 +187,11 @@ struct world {
 static void start_on(struct world *w, int failing, const char *store) {
     memset(w, 0, sizeof *w);
     assert_int_equal(test_redis_start(&w->r), 0);
-    sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    assert_true(sh != MAP_FAILED);
-    memset(sh, 0, sizeof *sh);
+    sh = fleet_hosts_share(sizeof *sh);
     snprintf(sh->store_path, sizeof sh->store_path, "%s", store != NULL ? store : "");
     atomic_store(&sh->failing, failing);
-    for (int i = 0; i < NHOST; i++) {
-        w->pid[i] = fork();
-        assert_true(w->pid[i] >= 0);
-        if (w->pid[i] == 0) {
-            int rc = host(&w->r, i);
-            if (rc != 0) fprintf(stderr, "host %d: failed at step %d\n", i, rc);
-            _exit(rc);
-        }
-    }
-    for (int t = 0; t < 20000 && atomic_load(&sh->ready) < NHOST; t++)
-        nap_ms(1);
-    assert_int_equal(atomic_load(&sh->ready), NHOST);
+    fleet_hosts_fork(w->pid, NHOST, host, &w->r);
+    fleet_hosts_wait_ready(&sh->ready, NHOST);
     int going = 0;
     for (int t = 0; t < 20000 && going < NHOST; t++) {
         going = 0;
@@ -227,13 +216,7 @@ static void start(struct world *w, int failing) { start_on(w, failing, NULL); }
 static void finish(struct world *w) {
     breaker_redis_close(w->op);
     atomic_store(&sh->stop, 1);
-    int failed = 0;
-    for (int i = 0; i < NHOST; i++) {
-        int st = 0;
-        while (waitpid(w->pid[i], &st, 0) < 0) {
-        }
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) failed = i + 1;
-    }
+    int failed = fleet_hosts_reap(w->pid, NHOST);
     test_redis_stop(&w->r);
     munmap(sh, sizeof *sh);
     assert_int_equal(failed, 0);

@@ -32,6 +32,7 @@
 #include <breaker/store.h>
 
 #include "fleet_control.h"
+#include "fleet_hosts.h"
 #include "redis_server.h"
 
 #include <setjmp.h>
@@ -216,22 +217,10 @@ struct world {
 static void start(struct world *w, int failing) {
     memset(w, 0, sizeof *w);
     assert_int_equal(test_redis_start(&w->r), 0);
-    sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    assert_true(sh != MAP_FAILED);
-    memset(sh, 0, sizeof *sh);
+    sh = fleet_hosts_share(sizeof *sh);
     atomic_store(&sh->failing, failing);
-    for (int i = 0; i < NHOST; i++) {
-        w->pid[i] = fork();
-        assert_true(w->pid[i] >= 0);
-        if (w->pid[i] == 0) {
-            int rc = host(&w->r, i);
-            if (rc != 0) fprintf(stderr, "host %d: failed at step %d\n", i, rc);
-            _exit(rc);
-        }
-    }
-    for (int t = 0; t < 20000 && atomic_load(&sh->ready) < NHOST; t++)
-        nap_ms(1);
-    assert_int_equal(atomic_load(&sh->ready), NHOST);
+    fleet_hosts_fork(w->pid, NHOST, host, &w->r);
+    fleet_hosts_wait_ready(&sh->ready, NHOST);
     /* Every host's flusher has had answered rounds with the name attached:
      * an order finds each one following the fleet. (A host whose first
      * round comes after a reset no longer sends the calls it made before
@@ -255,13 +244,7 @@ static void start(struct world *w, int failing) {
 static void finish(struct world *w) {
     breaker_redis_close(w->op);
     atomic_store(&sh->stop, 1);
-    int failed = 0;
-    for (int i = 0; i < NHOST; i++) {
-        int st = 0;
-        while (waitpid(w->pid[i], &st, 0) < 0) {
-        }
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) failed = i + 1;
-    }
+    int failed = fleet_hosts_reap(w->pid, NHOST);
     test_redis_stop(&w->r);
     munmap(sh, sizeof *sh);
     assert_int_equal(failed, 0);

@@ -23,6 +23,7 @@
 #include <breaker/redis.h>
 #include <breaker/registry.h>
 
+#include "fleet_hosts.h"
 #include "fleet_probes.h"
 #include "redis_server.h"
 
@@ -195,9 +196,7 @@ static void run_hosts(enum path path) {
     struct test_redis r;
     memset(&r, 0, sizeof r);
     assert_int_equal(test_redis_start(&r), 0);
-    sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    assert_true(sh != MAP_FAILED);
-    memset(sh, 0, sizeof *sh);
+    sh = fleet_hosts_share(sizeof *sh);
     pid_t pids[NPROC];
     for (int i = 0; i < NPROC; i++) {
         pids[i] = fork();
@@ -219,13 +218,7 @@ static void run_hosts(enum path path) {
     int all_closed = wait_count(&sh->closed_hosts, NPROC, 20000);
     nap_ms(1000);
     atomic_store(&sh->stop, 1);
-    int failed_child = 0;
-    for (int i = 0; i < NPROC; i++) {
-        int st = 0;
-        while (waitpid(pids[i], &st, 0) < 0) {
-        }
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) failed_child = i + 1;
-    }
+    int failed_child = fleet_hosts_reap(pids, NPROC);
     long long fleet_state = test_redis_int(&r, "HGET breaker:v2:{scope.svc}:s st");
     long long transitions = test_redis_int(&r, "HGET breaker:v2:{scope.svc}:s transitions");
     test_redis_stop(&r);
