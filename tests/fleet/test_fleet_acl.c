@@ -138,10 +138,7 @@ static breaker_redis *host(const struct test_redis *r, const char *cluster_nodes
     rc.db = db;
     rc.username = "breaker";
     rc.password = PASSWORD;
-    breaker_redis *f = NULL;
-    char msg[256] = "";
-    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
-    return f;
+    return fleet_open_or_fail(&rc);
 }
 
 static void flushed(breaker_redis *f) {

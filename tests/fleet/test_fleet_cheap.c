@@ -17,6 +17,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "fleet_util.h"
 #include "redis_server.h"
 
 #include <breaker/redis.h>
@@ -52,10 +53,7 @@ static breaker_redis *open_fleet_ttl(uint32_t rounds, uint64_t interval_ns, uint
     rc.probe_budget_ns = 1000 * MS;
     rc.full_flush_rounds = rounds;
     rc.key_ttl_ns = ttl_ns;
-    breaker_redis *f = NULL;
-    char msg[256] = "";
-    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
-    return f;
+    return fleet_open_or_fail(&rc);
 }
 
 /* Keys that outlive the rounds' cadence (K rounds of an hour each): the

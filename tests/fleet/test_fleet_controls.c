@@ -305,8 +305,7 @@ fleet_shadow_mode_reaches_every_host_and_none_refuses_while_the_fleet_trips(void
  * mode admits it (a would-reject), where an enforcing host refuses. */
 static void a_shadowed_probe_the_fleet_refuses_is_admitted_and_counted(void **state) {
     (void)state;
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
+    struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
     breaker_redis *a = open_fleet(&r, 5000 * MS), *c = open_fleet(&r, 5000 * MS);
     assert_non_null(a);
@@ -570,8 +569,7 @@ static void the_same_limits_again_change_nothing(void **state) {
 static void fewer_successes_close_a_half_open_fleet_with_none_out(void **state) {
     (void)state;
     for (int with_lease = 0; with_lease < 2; with_lease++) {
-        struct test_redis r;
-        memset(&r, 0, sizeof r);
+        struct test_redis r = {0};
         assert_int_equal(test_redis_start(&r), 0);
         breaker_redis *f = open_fleet(&r, 5000 * MS);
         assert_non_null(f);
@@ -626,8 +624,7 @@ static void fewer_successes_close_a_half_open_fleet_with_none_out(void **state) 
  * are changed all the same (redis.h, fleet_reconfigure()). */
 static void a_host_that_refuses_the_limits_keeps_its_own_and_counts_it(void **state) {
     (void)state;
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
+    struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
     breaker_redis *hf = open_fleet(&r, 5000 * MS), *op = open_fleet(&r, 5000 * MS);
     assert_non_null(hf);
@@ -976,10 +973,7 @@ static breaker_redis *cut_host(const struct test_redis *r) {
     fleet_patient_cfg(&rc);
     rc.port = r->port;
     rc.flush_interval_ns = 250 * MS;
-    breaker_redis *f = NULL;
-    char msg[256] = "";
-    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
-    return f;
+    return fleet_open_or_fail(&rc);
 }
 
 /* The fleet open for 10 s: host A tripped on its own failures, host B
@@ -992,8 +986,7 @@ static breaker_redis *cut_host(const struct test_redis *r) {
  * was first admitted 9.6 s after the change. */
 static void a_cut_of_the_open_wait_reaches_every_host_within_a_round(void **state) {
     (void)state;
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
+    struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
     breaker_redis *fa = cut_host(&r), *fb = cut_host(&r);
     breaker_config cfg;

@@ -33,6 +33,7 @@
 
 #include "fleet_control.h"
 #include "fleet_hosts.h"
+#include "fleet_util.h"
 #include "redis_server.h"
 
 #include <setjmp.h>
@@ -482,8 +483,7 @@ static void a_server_directed_open_on_one_host_quiets_the_whole_fleet(void **sta
 
 static void bad_orders_are_refused_naming_the_field(void **state) {
     (void)state;
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
+    struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
     breaker_redis *f = open_fleet(&r);
     assert_non_null(f);
@@ -547,10 +547,7 @@ static breaker_redis *quiet_fleet(const struct test_redis *r, breaker_store *st)
     rc.io_timeout_ns = 2000 * MS;
     rc.probe_budget_ns = 500 * MS;
     rc.store = st;
-    breaker_redis *f = NULL;
-    char msg[256] = "";
-    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
-    return f;
+    return fleet_open_or_fail(&rc);
 }
 
 static breaker *quiet_attach(breaker_redis *f) {
@@ -591,8 +588,7 @@ static breaker_store *open_host_store(char *dir, char *path, size_t path_len) {
  * 10 failures in the reset's generation, and the fleet tripped again. */
 static void a_host_attached_before_a_reset_does_not_trip_the_fleet_again(void **state) {
     (void)state;
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
+    struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
     breaker_redis *fa = quiet_fleet(&r, NULL), *fb = quiet_fleet(&r, NULL);
     breaker_redis *op = quiet_fleet(&r, NULL);
@@ -642,8 +638,7 @@ static void a_host_attached_before_a_reset_does_not_trip_the_fleet_again(void **
  * generation, and the fleet tripped again. */
 static void a_process_attaching_after_a_reset_does_not_send_its_hosts_older_calls(void **state) {
     (void)state;
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
+    struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
     char dir[] = "/tmp/breaker-orders-XXXXXX", path[64];
     breaker_store *st = open_host_store(dir, path, sizeof path);
@@ -695,8 +690,7 @@ static void a_process_attaching_after_a_reset_does_not_send_its_hosts_older_call
  * emptied of the calls made since) and recorded it twice. */
 static void a_new_holder_of_the_host_does_not_apply_an_order_again(void **state) {
     (void)state;
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
+    struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
     char dir[] = "/tmp/breaker-orders-XXXXXX", path[64];
     breaker_store *st = open_host_store(dir, path, sizeof path);
@@ -744,8 +738,7 @@ static void a_new_holder_of_the_host_does_not_apply_an_order_again(void **state)
  * it: the fleet forced open, the host not. */
 static void an_order_of_a_state_made_anew_is_applied(void **state) {
     (void)state;
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
+    struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
     breaker_redis *fa = quiet_fleet(&r, NULL), *op = quiet_fleet(&r, NULL);
     breaker *a = quiet_attach(fa);
@@ -795,8 +788,7 @@ static void an_order_of_a_state_made_anew_is_applied(void **state) {
  * lost, until someone reset it, while hosts attaching later were not. */
 static void a_forced_state_the_record_no_longer_holds_is_released(void **state) {
     (void)state;
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
+    struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
     breaker_redis *fa = quiet_fleet(&r, NULL), *fb = quiet_fleet(&r, NULL);
     breaker_redis *op = quiet_fleet(&r, NULL);
@@ -862,8 +854,7 @@ enum once_kind { ONCE_RESET, ONCE_TIMED_OPEN, ONCE_FORCED_CLOSED };
  * name over there. @return the host's operator events before the move
  * (*before) and in all (*after), and its state at the end. */
 static enum breaker_state once_across_a_move(enum once_kind kind, int *before, int *after) {
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
+    struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
     char dir[] = "/tmp/breaker-once-XXXXXX", path[64];
     breaker_store *sa = open_host_store(dir, path, sizeof path), *sb = NULL;

@@ -23,6 +23,7 @@
 #include <breaker/store.h>
 
 #include "fleet_control.h"
+#include "fleet_util.h"
 #include "redis_group.h"
 
 #include <setjmp.h>
@@ -65,10 +66,7 @@ static breaker_redis *open_fleet(breaker_store *st) {
     rc.port = group_redis.port;
     rc.flush_interval_ns = 2 * MS;
     rc.io_timeout_ns = 2000 * MS;
-    breaker_redis *f = NULL;
-    char msg[256];
-    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
-    return f;
+    return fleet_open_or_fail(&rc);
 }
 
 /* The local writer: ramp_start through distinct values, each change fenced

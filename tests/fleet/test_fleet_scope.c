@@ -193,8 +193,7 @@ static int host(const struct test_redis *r, enum path path) {
 }
 
 static void run_hosts(enum path path) {
-    struct test_redis r;
-    memset(&r, 0, sizeof r);
+    struct test_redis r = {0};
     assert_int_equal(test_redis_start(&r), 0);
     sh = fleet_hosts_share(sizeof *sh);
     pid_t pids[NPROC];

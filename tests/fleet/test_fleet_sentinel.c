@@ -71,10 +71,7 @@ static breaker_redis *open_host(const char *master, uint64_t interval_ns) {
     rc.flush_interval_ns = interval_ns;
     rc.io_timeout_ns = IO;
     rc.probe_budget_ns = 500 * MS;
-    breaker_redis *f = NULL;
-    char msg[256] = "";
-    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
-    return f;
+    return fleet_open_or_fail(&rc);
 }
 
 /* HGET of `name`'s state on data node `k`. */

@@ -52,10 +52,7 @@ static breaker_redis *host(const struct test_redis *r, const char *cluster_nodes
         rc.cluster_nodes = cluster_nodes;
     else
         rc.port = r->port;
-    breaker_redis *f = NULL;
-    char msg[256] = "";
-    if (breaker_redis_open(&rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
-    return f;
+    return fleet_open_or_fail(&rc);
 }
 
 static breaker *attach(breaker_redis *f, const char *name, uint64_t open_ns) {

@@ -15,9 +15,23 @@
 #include <breaker/backend.h>
 #include <breaker/redis.h>
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <cmocka.h>
+
+/* The fleet handle of `rc`; a handle that does not open ends the test,
+ * with breaker_redis_open()'s message. */
+static inline breaker_redis *fleet_open_or_fail(const breaker_redis_config *rc) {
+    breaker_redis *f = NULL;
+    char msg[256] = "";
+    if (breaker_redis_open(rc, &f, msg, sizeof msg) != BREAKER_OK) fail_msg("open: %s", msg);
+    return f;
+}
 
 /* A fleet handle's configuration for a test that runs its rounds itself
  * (breaker_redis_flush(): the flusher's interval is an hour), patient
