@@ -45,10 +45,7 @@ static void ignored_outcomes_change_nothing(void **state) {
 static void ignored_outcomes_never_fill_a_window(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg->window_size = 10;
-    cfg->min_calls = 4;
+    fixture_init_count_window(&f, 0, 10, 4);
     breaker *b = fixture_create(&f);
     for (int i = 0; i < 50; i++)
         call_ok(b, BREAKER_IGNORED);

@@ -123,10 +123,7 @@ static void stats_account_time_in_each_state(void **state) {
 static void stats_show_the_open_deadline_and_the_window(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg->window_size = 8;
-    cfg->min_calls = 8;
+    breaker_config *cfg = fixture_init_count_window(&f, 0, 8, 8);
     cfg->failure_rate = 0.75;
     cfg->open_ns = 9 * SEC;
     breaker *b = fixture_create(&f);

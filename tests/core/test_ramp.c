@@ -11,10 +11,7 @@
 /* A count-window breaker that trips on one failure in a row of five calls,
  * waits 10 s, closes on one successful probe, and ramps over 10 s from 10%. */
 static breaker *ramping_breaker(struct breaker_fixture *f) {
-    breaker_config *cfg = fixture_init(f, 0);
-    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg->window_size = 100;
-    cfg->min_calls = 20;
+    breaker_config *cfg = fixture_init_count_window(f, 0, 100, 20);
     cfg->failure_rate = 0.5;
     cfg->open_ns = 10 * SEC;
     cfg->open_backoff = 2.0;

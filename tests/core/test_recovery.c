@@ -279,10 +279,7 @@ static void jitter_stays_within_bounds_and_is_reproducible_with_a_seed(void **st
 static void slow_probe_fails_when_slow_calls_trip(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg->window_size = 4;
-    cfg->min_calls = 4;
+    breaker_config *cfg = fixture_init_count_window(&f, 0, 4, 4);
     cfg->slow_call_ns = 100 * MS;
     cfg->slow_call_rate = 0.5;
     cfg->open_ns = SEC;

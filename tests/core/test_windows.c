@@ -9,10 +9,7 @@
 
 static breaker *count_window(struct breaker_fixture *f, uint32_t size, uint32_t min_calls,
                              double rate) {
-    breaker_config *cfg = fixture_init(f, 0);
-    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg->window_size = size;
-    cfg->min_calls = min_calls;
+    breaker_config *cfg = fixture_init_count_window(f, 0, size, min_calls);
     cfg->failure_rate = rate;
     return fixture_create(f);
 }
@@ -148,10 +145,7 @@ static void time_window_slides_bucket_by_bucket(void **state) {
 static void slow_call_rate_trips_a_window(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
-    cfg->window_size = 10;
-    cfg->min_calls = 10;
+    breaker_config *cfg = fixture_init_count_window(&f, 0, 10, 10);
     cfg->slow_call_ns = 100 * MS;
     cfg->slow_call_rate = 0.3;
     breaker *b = fixture_create(&f);

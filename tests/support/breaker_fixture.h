@@ -51,6 +51,18 @@ static inline breaker_config *fixture_init_consecutive(struct breaker_fixture *f
     return cfg;
 }
 
+/* fixture_init() for a breaker that judges its last `window_size` calls
+ * (BREAKER_TRIP_COUNT_WINDOW) once it has `min_calls` of them; the rest as
+ * test_config(). */
+static inline breaker_config *fixture_init_count_window(struct breaker_fixture *f, uint64_t now_ns,
+                                                        uint32_t window_size, uint32_t min_calls) {
+    breaker_config *cfg = fixture_init(f, now_ns);
+    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
+    cfg->window_size = window_size;
+    cfg->min_calls = min_calls;
+    return cfg;
+}
+
 /* fixture_init() for a breaker that one failure opens (consecutive,
  * threshold 1) for `open_ns`, then admits one probe at a time until
  * `successes` of them succeeded, each probe timing out after 10 s. */
