@@ -59,16 +59,22 @@ static void race_join(struct race *race, pthread_t *threads) {
     pthread_barrier_destroy(&race->done);
 }
 
+/* A breaker on `clock` that one failure opens for 1 s every time (no
+ * backoff), then admits `max_probes` probes at once. */
+static void probing_config(breaker_config *cfg, struct fake_clock *clock, uint32_t max_probes) {
+    test_config(cfg, clock, NULL);
+    cfg->trip = BREAKER_TRIP_CONSECUTIVE;
+    cfg->failure_threshold = 1;
+    cfg->open_ns = SEC;
+    cfg->open_backoff = 1.0;
+    cfg->half_open_max_probes = max_probes;
+}
+
 static void half_open_admits_exactly_max_probes_under_contention(void **state) {
     (void)state;
     struct fake_clock clock = {0};
     breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 1;
-    cfg.open_ns = SEC;
-    cfg.open_backoff = 1.0;
-    cfg.half_open_max_probes = 3;
+    probing_config(&cfg, &clock, 3);
     struct race race = {.b = make_breaker(&cfg)};
     pthread_t threads[THREADS];
     struct racer racers[THREADS];
@@ -366,12 +372,7 @@ static void recovery_closes_only_when_every_probe_settled(void **state) {
     (void)state;
     struct fake_clock clock = {0};
     breaker_config cfg;
-    test_config(&cfg, &clock, NULL);
-    cfg.trip = BREAKER_TRIP_CONSECUTIVE;
-    cfg.failure_threshold = 1;
-    cfg.open_ns = 1 * SEC;
-    cfg.open_backoff = 1.0;
-    cfg.half_open_max_probes = SETTLERS;
+    probing_config(&cfg, &clock, SETTLERS);
     cfg.half_open_successes = SETTLERS - 1;
     cfg.probe_timeout_ns = 3600 * SEC;
     struct settle_race race = {.b = make_breaker(&cfg)};
