@@ -42,6 +42,14 @@ static int promtool_check(const char *body, char *report, size_t report_len) {
     return WEXITSTATUS(status);
 }
 
+/* promtool finds nothing wrong in `body` (else the test fails with its
+ * report and the body). */
+static void promtool_accepts(const char *body) {
+    char report[4096];
+    int status = promtool_check(body, report, sizeof(report));
+    if (status != 0) fail_msg("promtool exit %d:\n%s\n---\n%s", status, report, body);
+}
+
 static breaker *get(breaker_registry *reg, const char *name) {
     breaker *b = NULL;
     assert_int_equal(breaker_registry_get(reg, name, &b), BREAKER_OK);
@@ -188,9 +196,7 @@ static void promtool_accepts_a_registry_with_breakers_in_every_state(void **stat
                      BREAKER_OK);
     assert_int_equal(len, strlen(text));
 
-    char report[4096];
-    int status = promtool_check(text, report, sizeof(report));
-    if (status != 0) fail_msg("promtool exit %d:\n%s\n---\n%s", status, report, text);
+    promtool_accepts(text);
 
     /* One state series per breaker, valued by enum breaker_state. */
     expect_line("breaker_state{breaker=\"payments.charge\"} 0");
@@ -309,9 +315,7 @@ static void an_empty_registry_exports_only_its_own_valid_metrics(void **state) {
     breaker_registry *reg = NULL;
     assert_int_equal(breaker_registry_create(NULL, &reg), BREAKER_OK);
     assert_int_equal(breaker_registry_export_prometheus(reg, text, sizeof(text), NULL), BREAKER_OK);
-    char report[4096];
-    int status = promtool_check(text, report, sizeof(report));
-    if (status != 0) fail_msg("promtool exit %d:\n%s\n---\n%s", status, report, text);
+    promtool_accepts(text);
     assert_null(strstr(text, "breaker_state"));
     assert_non_null(strstr(text, "\nbreaker_registry_breakers 0\n"));
     breaker_registry_destroy(reg);
@@ -469,8 +473,7 @@ static void probe_durations_are_exported_by_result_without_slow_call_timing(void
         "breaker_probe_duration_seconds_count{breaker=\"search.query\",result=\"stale\"} 0");
     assert_null(strstr(text, "breaker_probe_duration_seconds_count{breaker=\"audit.log\""));
     assert_null(strstr(text, "breaker_call_duration_seconds"));
-    char report[4096];
-    if (promtool_check(text, report, sizeof(report)) != 0) fail_msg("promtool: %s", report);
+    promtool_accepts(text);
     char *json = NULL;
     assert_int_equal(breaker_registry_export_json_alloc(reg, &json, NULL), BREAKER_OK);
     assert_non_null(strstr(json, "\"probe_durations\":{\"success\":{\"buckets\":[0,0,0,0,0,0,0,0,1,"
@@ -610,9 +613,7 @@ compose_objects_export_valid_series_that_follow_the_registry_in_one_scrape(void 
                      BREAKER_OK);
     assert_int_equal(strlen(kit_text), kit_len);
     snprintf(text, sizeof(text), "%s%s", reg_text, kit_text);
-    char report[4096];
-    int status = promtool_check(text, report, sizeof(report));
-    if (status != 0) fail_msg("promtool exit %d:\n%s\n---\n%s", status, report, text);
+    promtool_accepts(text);
 
     expect_line("breaker_bulkhead_max_concurrent{name=\"payments.charge\"} 4");
     expect_line("breaker_bulkhead_in_flight{name=\"payments.charge\"} 1");
