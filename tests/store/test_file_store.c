@@ -207,21 +207,22 @@ static void put(const char *p, uint64_t off, const void *data, size_t n) {
 static void put_u64(uint64_t off, uint64_t v) { put(path, off, &v, sizeof(v)); }
 static void put_u32(uint64_t off, uint32_t v) { put(path, off, &v, sizeof(v)); }
 
+static void get(const char *p, uint64_t off, void *data, size_t n) {
+    int fd = open(p, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, data, n, (off_t)off), (ssize_t)n);
+    close(fd);
+}
+
 static uint64_t get_u64(uint64_t off) {
     uint64_t v = 0;
-    int fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(pread(fd, &v, sizeof(v), (off_t)off), (ssize_t)sizeof(v));
-    close(fd);
+    get(path, off, &v, sizeof(v));
     return v;
 }
 
 static uint32_t get_u32(uint64_t off) {
     uint32_t v = 0;
-    int fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(pread(fd, &v, sizeof(v), (off_t)off), (ssize_t)sizeof(v));
-    close(fd);
+    get(path, off, &v, sizeof(v));
     return v;
 }
 
