@@ -91,19 +91,10 @@ static void on_event(void *ctx, breaker *b, const breaker_event *ev) {
         atomic_fetch_add(&v->shadow_events, 1);
 }
 
+/* fleet_window_cfg() without jitter: the waits the tests expect exactly. */
 static void config(breaker_config *cfg) {
-    breaker_config_init(cfg);
-    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
-    cfg->window_ns = 2000 * MS;
-    cfg->window_buckets = 10;
-    cfg->min_calls = 10;
-    cfg->failure_rate = 0.5;
-    cfg->open_ns = 200 * MS;
-    cfg->open_max_ns = 400 * MS;
+    fleet_window_cfg(cfg);
     cfg->open_jitter = 0;
-    cfg->half_open_max_probes = 1;
-    cfg->half_open_successes = 1;
-    cfg->probe_timeout_ns = 1000 * MS;
 }
 
 static breaker_redis *open_fleet_on(const struct test_redis *r, uint64_t interval_ns,

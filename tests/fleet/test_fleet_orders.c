@@ -129,20 +129,6 @@ static int hosts_with_text(const char *who, const char *why) {
     return n;
 }
 
-static void config(breaker_config *cfg) {
-    breaker_config_init(cfg);
-    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
-    cfg->window_ns = 2000 * MS;
-    cfg->window_buckets = 10;
-    cfg->min_calls = 10;
-    cfg->failure_rate = 0.5;
-    cfg->open_ns = 200 * MS;
-    cfg->open_max_ns = 400 * MS;
-    cfg->half_open_max_probes = 1;
-    cfg->half_open_successes = 1;
-    cfg->probe_timeout_ns = 1000 * MS;
-}
-
 static breaker_redis *open_fleet(const struct test_redis *r) {
     breaker_redis_config rc;
     breaker_redis_config_init(&rc);
@@ -159,7 +145,7 @@ static int host(const struct test_redis *r, int i) {
     child_fleet = open_fleet(r);
     if (child_fleet == NULL || breaker_redis_flush(child_fleet) != BREAKER_OK) return 2;
     breaker_config cfg;
-    config(&cfg);
+    fleet_window_cfg(&cfg);
     cfg.on_event = on_event;
     breaker *b = NULL;
     if (i % 2 == 0) { /* a registry on the fleet's backend: its history */
@@ -237,7 +223,7 @@ static void start(struct world *w, int failing) {
     w->op = open_fleet(&w->r);
     assert_non_null(w->op);
     breaker_config cfg;
-    config(&cfg);
+    fleet_window_cfg(&cfg);
     int rc = breaker_redis_attach(w->op, NAME, &cfg, &w->b, NULL, 0);
     assert_true(rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS);
 }
@@ -552,7 +538,7 @@ static breaker_redis *quiet_fleet(const struct test_redis *r, breaker_store *st)
 
 static breaker *quiet_attach(breaker_redis *f) {
     breaker_config cfg;
-    config(&cfg);
+    fleet_window_cfg(&cfg);
     breaker *b = NULL;
     char msg[256] = "";
     int rc = breaker_redis_attach(f, NAME, &cfg, &b, msg, sizeof msg);
@@ -835,7 +821,7 @@ static void count_operator_event(void *ctx, breaker *b, const breaker_event *ev)
 
 static breaker *counted_attach(breaker_redis *f, _Atomic int *events) {
     breaker_config cfg;
-    config(&cfg);
+    fleet_window_cfg(&cfg);
     cfg.on_event = count_operator_event;
     cfg.event_ctx = events; /* _Atomic int *, as count_operator_event() reads it */
     breaker *b = NULL;

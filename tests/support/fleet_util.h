@@ -44,6 +44,24 @@ static inline void fleet_patient_cfg(breaker_redis_config *rc) {
     rc->probe_budget_ns = UINT64_C(1000000000);
 }
 
+/* The dependency's breaker of the multi-host fleet tests: a 2 s time window
+ * of 10 buckets that trips when half of at least 10 calls failed, opens for
+ * 200 ms (400 ms at most) and closes on one successful probe, which has 1 s
+ * to answer. */
+static inline void fleet_window_cfg(breaker_config *c) {
+    breaker_config_init(c);
+    c->trip = BREAKER_TRIP_TIME_WINDOW;
+    c->window_ns = 2 * UINT64_C(1000000000);
+    c->window_buckets = 10;
+    c->min_calls = 10;
+    c->failure_rate = 0.5;
+    c->open_ns = 200 * UINT64_C(1000000);
+    c->open_max_ns = 400 * UINT64_C(1000000);
+    c->half_open_max_probes = 1;
+    c->half_open_successes = 1;
+    c->probe_timeout_ns = UINT64_C(1000000000);
+}
+
 static inline void fleet_dep_cfg(breaker_config *c, uint64_t open_ns, uint64_t probe_timeout_ns) {
     breaker_config_init(c);
     c->trip = BREAKER_TRIP_CONSECUTIVE;
