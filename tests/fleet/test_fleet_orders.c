@@ -165,15 +165,8 @@ static int host(const struct test_redis *r, int i) {
     struct host_view *v = &sh->host[i];
     atomic_fetch_add(&sh->ready, 1);
     pid_t parent = getppid();
-    while (!atomic_load(&sh->stop) && getppid() == parent) { /* not past a failed test */
-        breaker_permit p;
-        if (breaker_acquire(b, &p) == BREAKER_OK) {
-            atomic_fetch_add(&v->admitted, 1);
-            (void)breaker_complete(b, &p,
-                                   atomic_load(&sh->failing) ? BREAKER_FAILURE : BREAKER_SUCCESS);
-        } else {
-            atomic_fetch_add(&v->refused, 1);
-        }
+    while (fleet_host_running(&sh->stop, parent)) {
+        fleet_host_call(b, &sh->failing, &v->admitted, &v->refused);
         if (atomic_load(&sh->directed_by) == i + 1) {
             /* The dependency answered 429 with Retry-After (as breaker_curl's
              * retry_after_opens does it). */

@@ -16,6 +16,8 @@
 
 #include "redis_server.h"
 
+#include <breaker.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -49,6 +51,27 @@ static inline void fleet_hosts_fork(pid_t *pid, int n, int (*host)(const struct 
             if (rc != 0) fprintf(stderr, "host %d: failed at step %d\n", i, rc);
             _exit(rc);
         }
+    }
+}
+
+/* The host's process is to go on calling: the test has not said stop, and
+ * `parent` (getppid() when the host began) is still its parent, so a host
+ * never outlives a test that failed on the way. */
+static inline int fleet_host_running(_Atomic int *stop, pid_t parent) {
+    return !atomic_load(stop) && getppid() == parent;
+}
+
+/* One call of a host through `b`: admitted (counted in `admitted`, and a
+ * failure while `failing` is set, else a success) or refused (counted in
+ * `refused`). */
+static inline void fleet_host_call(breaker *b, _Atomic int *failing, _Atomic long *admitted,
+                                   _Atomic long *refused) {
+    breaker_permit p;
+    if (breaker_acquire(b, &p) == BREAKER_OK) {
+        atomic_fetch_add(admitted, 1);
+        (void)breaker_complete(b, &p, atomic_load(failing) ? BREAKER_FAILURE : BREAKER_SUCCESS);
+    } else {
+        atomic_fetch_add(refused, 1);
     }
 }
 
