@@ -562,8 +562,7 @@ static void fewer_successes_close_a_half_open_fleet_with_none_out(void **state) 
         cfg.half_open_max_probes = 2;
         cfg.half_open_successes = 3;
         cfg.probe_timeout_ns = 10000 * MS;
-        breaker *b = NULL;
-        assert_int_equal(breaker_redis_attach(f, NAME, &cfg, &b, NULL, 0), BREAKER_OK);
+        (void)fleet_attach_or_fail(f, NAME, &cfg);
         long long gen = test_redis_int(&r, "HGET " SKEY " gen");
         /* HALF_OPEN with 2 of 3 successes in (a valid state: at most
          * probes + successes), a lease out or none. */
@@ -674,8 +673,7 @@ static void a_host_attaching_later_gets_the_fleets_shadow_mode(void **state) {
     assert_non_null(late);
     breaker_config cfg;
     config(&cfg);
-    breaker *lb = NULL;
-    assert_int_equal(breaker_redis_attach(late, NAME, &cfg, &lb, NULL, 0), BREAKER_OK);
+    breaker *lb = fleet_attach_or_fail(late, NAME, &cfg);
     assert_int_equal(breaker_redis_flush(late), BREAKER_OK);
     int first = breaker_shadow(lb);
     assert_int_equal(breaker_redis_flush(late), BREAKER_OK);
@@ -730,8 +728,7 @@ static void a_trip_heard_with_shadow_on_is_a_would_open(void **state) {
     breaker_config cfg;
     config(&cfg);
     cfg.on_event = on_heard;
-    breaker *b = NULL;
-    assert_int_equal(breaker_redis_attach(fb, NAME, &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(fb, NAME, &cfg);
     assert_int_equal(breaker_redis_flush(fb), BREAKER_OK);
     memset(&heard, 0, sizeof heard);
     char msg[256] = "";

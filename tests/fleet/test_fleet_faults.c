@@ -295,8 +295,7 @@ static void a_timed_out_round_says_reply_timeout_after_n_ms(void **state) {
     assert_non_null(px);
     breaker_redis *f = open_handle(fault_proxy_port(px));
     assert_non_null(f);
-    breaker *b = NULL;
-    assert_int_equal(breaker_redis_attach(f, "faults-why", NULL, &b, NULL, 0), BREAKER_OK);
+    (void)fleet_attach_or_fail(f, "faults-why", NULL);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     fault_proxy_silent(px, 1);
     last_why[0] = '\0';

@@ -90,8 +90,7 @@ static void children_use_handles_of_their_own(void **state) {
     rc.flush_interval_ns = 5 * MS;
     breaker_redis *f = NULL;
     assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
-    breaker *b = NULL;
-    assert_int_equal(breaker_redis_attach(f, "fork.parent", NULL, &b, NULL, 0), BREAKER_OK);
+    (void)fleet_attach_or_fail(f, "fork.parent", NULL);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     breaker_redis_stats before;
     breaker_redis_stats_get(f, &before);
@@ -129,8 +128,7 @@ static void an_exec_keeps_none_of_the_handle_s_descriptors(void **state) {
     rc.port = group_redis.port;
     breaker_redis *f = NULL;
     assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
-    breaker *b = NULL;
-    assert_int_equal(breaker_redis_attach(f, "fork.exec", NULL, &b, NULL, 0), BREAKER_OK);
+    (void)fleet_attach_or_fail(f, "fork.exec", NULL);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK); /* its flush and probe connections */
     /* The handle's descriptors: those it added. */
     int na = fd_targets(after, 64), made = 0;

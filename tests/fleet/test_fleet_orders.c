@@ -466,8 +466,7 @@ static void bad_orders_are_refused_naming_the_field(void **state) {
     assert_int_equal(test_redis_start(&r), 0);
     breaker_redis *f = open_fleet(&r);
     assert_non_null(f);
-    breaker *b = NULL;
-    assert_int_equal(breaker_redis_attach(f, NAME, NULL, &b, NULL, 0), BREAKER_OK);
+    (void)fleet_attach_or_fail(f, NAME, NULL);
     char msg[256] = "", why[BREAKER_REDIS_WHY_MAX + 2];
     memset(why, 'x', sizeof why - 1);
     why[sizeof why - 1] = '\0';

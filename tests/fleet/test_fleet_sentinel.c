@@ -84,8 +84,7 @@ static long long state_of(int k, const char *name, const char *field) {
 static void a_handle_finds_the_master_through_the_sentinels(void **state) {
     (void)state;
     breaker_redis *f = open_host(set.master_name, 3600 * 1000 * MS);
-    breaker *b = NULL;
-    assert_int_equal(breaker_redis_attach(f, "sentinel.find", NULL, &b, NULL, 0), BREAKER_OK);
+    (void)fleet_attach_or_fail(f, "sentinel.find", NULL);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     assert_int_equal(breaker_redis_degraded(f), BREAKER_REDIS_JOINED);
     int m = test_sentinels_master(&set);

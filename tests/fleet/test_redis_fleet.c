@@ -18,6 +18,7 @@
 #include <breaker/registry.h>
 #include <breaker/store.h>
 
+#include "fleet_util.h"
 #include "redis_server.h"
 #include "test_breaker.h"
 
@@ -374,8 +375,7 @@ static void unix_socket_and_db_select_work_and_the_first_limits_win(void **state
     assert_int_equal(breaker_redis_degraded(f), 1); /* no flush yet */
     breaker_config cfg;
     fleet_cfg(&cfg);
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "sock", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "sock", &cfg);
     breaker *again;
     assert_int_equal(breaker_redis_attach(f, "sock", &cfg, &again, NULL, 0), BREAKER_EINVAL);
     ten_calls_sixty_percent(f, b);
@@ -435,8 +435,7 @@ static void password_is_sent_and_a_wrong_one_degrades_with_the_reason(void **sta
     rc.on_degraded = remember_why;
     breaker_redis *f;
     assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "auth", NULL, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "auth", NULL);
     last_why[0] = '\0';
     assert_int_equal(breaker_redis_flush(f), BREAKER_EIO);
     assert_int_equal(breaker_redis_degraded(f), BREAKER_REDIS_MISCONFIGURED);
@@ -471,8 +470,7 @@ static void an_acl_user_authenticates_and_its_refusals_are_reported(void **state
     assert_non_null(strstr(msg, "username: an ACL user needs a password"));
     rc.password = "fleet-pass";
     assert_int_equal(breaker_redis_open(&rc, &f, NULL, 0), BREAKER_OK);
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "acl", NULL, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "acl", NULL);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     assert_int_equal(breaker_redis_degraded(f), 0);
     assert_int_equal(hget(r, "acl", "st"), 0); /* the user's flush wrote the state */
@@ -637,8 +635,7 @@ static void leases_of_probes_never_completed_are_reclaimed(void **state) {
     cap_cfg(&cfg);
     cfg.open_ns = cfg.open_max_ns = 30 * MS;
     cfg.probe_timeout_ns = 150 * MS;
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "abandon", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "abandon", &cfg);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     trip_and_flush(f, b);
     for (int i = 0; i < 20; i++) {
@@ -693,8 +690,7 @@ static void lease_of_a_killed_holder_is_reclaimed_at_its_deadline(void **state) 
     /* Trip the fleet from this process. */
     breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
     assert_non_null(f);
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "kill", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "kill", &cfg);
     trip_and_flush(f, b);
     assert_int_equal(hget(r, "kill", "st"), 1);
     atomic_store(&sh->tripped, 1);
@@ -788,8 +784,7 @@ static void redis_killed_calls_flow_locally_and_degraded_clears_on_restart(void 
     breaker_config cfg;
     cap_cfg(&cfg);
     cfg.min_calls = 10;
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "killed", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "killed", &cfg);
     assert_true(poll_degraded(f, 0, 2000));
     atomic_store(&rejoin_events, 0); /* the first round's announcement */
     test_redis_kill(r);
@@ -822,8 +817,7 @@ static void redis_stopped_inline_probe_respects_its_budget(void **state) {
     cap_cfg(&cfg);
     cfg.open_ns = 50 * MS;
     cfg.open_max_ns = 50 * MS;
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "stopped", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "stopped", &cfg);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     trip_and_flush(f, b);
     test_redis_pause(r);
@@ -853,7 +847,8 @@ static void redis_stopped_inline_probe_respects_its_budget(void **state) {
     /* Degraded: probes are local, no inline I/O at all. */
     uint64_t n = 0;
     uint64_t worst_degraded = calls_for(f, b, 300, &n);
-    printf("redis stopped (SIGSTOP): inline probe refused after %.3f ms of its own (budget 100 ms), max "
+    printf("redis stopped (SIGSTOP): inline probe refused after %.3f ms of its own (budget 100 "
+           "ms), max "
            "acquire %.3f ms; flush timed out after %.0f ms; then max acquire %.3f ms over %llu "
            "degraded calls\n",
            (double)probe_took / 1e6, (double)worst / 1e6, (double)flush_took / 1e6,
@@ -872,8 +867,7 @@ static void redis_restarted_empty_state_is_rebuilt_by_the_next_flushes(void **st
     breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
     breaker_config cfg;
     fleet_cfg(&cfg);
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "restart", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "restart", &cfg);
     for (int i = 0; i < 10; i++) {
         breaker_redis_permit p;
         assert_int_equal(breaker_redis_acquire(f, b, &p), BREAKER_OK);
@@ -923,8 +917,7 @@ static void commands_follow_the_flush_rate_not_the_call_rate(void **state) {
     cfg.window_ns = 1000 * MS;
     cfg.open_ns = 3600ull * 1000 * MS; /* stays open for the second million */
     cfg.open_max_ns = cfg.open_ns;
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "io", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "io", &cfg);
     assert_true(poll_degraded(f, 0, 2000));
     assert_true(test_redis_int(r, "CONFIG RESETSTAT") == -1); /* an OK status */
     breaker_redis_stats s0, s1, s2;
@@ -1086,8 +1079,7 @@ static void fail_closed_refuses_while_the_view_is_stale(void **state) {
     for (int i = 0; i < 10; i++)
         assert_int_equal(breaker_acquire(b, &p), BREAKER_REJECTED_OPEN);
     /* A name attached now (a round has failed) starts refused. */
-    breaker *late;
-    assert_int_equal(breaker_redis_attach(f, "fc.late", &cfg, &late, NULL, 0), BREAKER_OK);
+    breaker *late = fleet_attach_or_fail(f, "fc.late", &cfg);
     assert_int_equal(breaker_acquire(late, &p), BREAKER_REJECTED_OPEN);
     assert_int_equal(test_redis_restart(r), 0);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
@@ -1252,8 +1244,7 @@ static void the_fleet_backend_is_one_per_handle(void **state) {
     assert_ptr_equal(be, breaker_redis_backend(f));
     assert_string_equal(be->ops->name, "redis");
     assert_ptr_equal(be->ctx, f);
-    breaker *mine;
-    assert_int_equal(breaker_redis_attach(f, "x", NULL, &mine, NULL, 0), BREAKER_OK);
+    (void)fleet_attach_or_fail(f, "x", NULL);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     breaker_redis_close(f);
 }
@@ -1265,8 +1256,7 @@ static void the_fleet_view_and_its_counters_export_to_prometheus(void **state) {
     struct test_redis *r = *state;
     breaker_redis *f = open_fleet(r, 3600 * 1000, 0);
     assert_non_null(f);
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "scraped", NULL, &b, NULL, 0), BREAKER_OK);
+    (void)fleet_attach_or_fail(f, "scraped", NULL);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     char text[4096];
     size_t len = 0;
@@ -1471,8 +1461,7 @@ static void an_event_delivered_by_a_flush_may_attach_a_name(void **state) {
     cfg.clock = skewed_clock;
     cfg.on_event = attach_on_probe_timeout;
     cfg.event_ctx = &a;
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "dl.hung", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "dl.hung", &cfg);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     hang_a_probe_past_its_deadline(f, b);
     int frc = -1;
@@ -1568,8 +1557,7 @@ static void get_other_on_any(void *ctx, const breaker_registry_event *ev) {
 static void fail_closed_under_a_registry_trips_outside_the_registry_lock(void **state) {
     struct test_redis *r = *state;
     breaker_redis *f = open_fail_closed(r, 100);
-    breaker *direct;
-    assert_int_equal(breaker_redis_attach(f, "fcr.direct", NULL, &direct, NULL, 0), BREAKER_OK);
+    (void)fleet_attach_or_fail(f, "fcr.direct", NULL);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     test_redis_kill(r);
     nap_ms(120);
@@ -1646,8 +1634,7 @@ static void a_lease_result_survives_a_failed_round(void **state) {
     cfg.open_ns = cfg.open_max_ns = 50 * MS;
     cfg.half_open_successes = 1;
     cfg.probe_timeout_ns = 20000 * MS; /* the lease outlives the test */
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "kept", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "kept", &cfg);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     trip_and_flush(f, b);
     assert_int_equal(hget(r, "kept", "st"), 1);
@@ -1884,8 +1871,7 @@ static void a_lease_granted_after_its_request_timed_out_is_released(void **state
     cfg.open_ns = 50 * MS;
     cfg.open_max_ns = 50 * MS;
     cfg.probe_timeout_ns = 20000 * MS; /* a phantom would hold the slot for 20 s */
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "phantom", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "phantom", &cfg);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     trip_and_flush(f, b);
     assert_int_equal(hget(r, "phantom", "st"), 1);
@@ -1937,8 +1923,7 @@ static void a_host_that_recovered_while_degraded_is_not_tripped_on_rejoining(voi
     cfg.open_ns = cfg.open_max_ns = 50 * MS;
     cfg.half_open_successes = 1;
     cfg.on_event = count_outside_trip;
-    breaker *b;
-    assert_int_equal(breaker_redis_attach(f, "rejoin", &cfg, &b, NULL, 0), BREAKER_OK);
+    breaker *b = fleet_attach_or_fail(f, "rejoin", &cfg);
     assert_int_equal(breaker_redis_flush(f), BREAKER_OK);
     trip_and_flush(f, b);
     assert_int_equal(hget(r, "rejoin", "st"), 1);

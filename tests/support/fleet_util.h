@@ -33,6 +33,15 @@ static inline breaker_redis *fleet_open_or_fail(const breaker_redis_config *rc) 
     return f;
 }
 
+/* The breaker of `name` on `f`, attached with `cfg`; an attach that does
+ * not return BREAKER_OK ends the test. */
+static inline breaker *fleet_attach_or_fail(breaker_redis *f, const char *name,
+                                            const breaker_config *cfg) {
+    breaker *b = NULL;
+    assert_int_equal(breaker_redis_attach(f, name, cfg, &b, NULL, 0), BREAKER_OK);
+    return b;
+}
+
 /* A fleet handle's configuration for a test that runs its rounds itself
  * (breaker_redis_flush(): the flusher's interval is an hour), patient
  * enough that a loaded machine neither degrades it (2 s replies) nor runs a
