@@ -23,9 +23,12 @@ if(TARGET breaker_redis AND TARGET breaker_redis_inproc)
   breaker_add_test(test_fleet_sim SOURCES fleet/test_fleet_sim.c
                    LIBS breaker::redis breaker_redis_inproc breaker_fleet_protocol TIMEOUT 300
                    LABELS sim)
-  # A reviewer's reproducers of the control record's edges (issue 34).
+  # A reviewer's reproducers of the control record's edges (issue 34). Label
+  # "concurrency": two of them are races that ASan and TSan judge (make check
+  # runs the label under TSan too); valgrind serialises their threads.
   breaker_add_test(test_fleet_review SOURCES fleet/test_fleet_review.c
-                   LIBS breaker::redis breaker_redis_inproc breaker_fleet_protocol TIMEOUT 120)
+                   LIBS breaker::redis breaker_redis_inproc breaker_fleet_protocol TIMEOUT 120
+                   LABELS concurrency)
   if(TARGET test_fleet_sim AND (BREAKER_SANITIZER OR NOT CMAKE_BUILD_TYPE MATCHES "Rel"))
     set_tests_properties(test_fleet_sim PROPERTIES ENVIRONMENT "BREAKER_SIM_SEEDS=20")
   endif()
