@@ -9,10 +9,7 @@
 static void events_report_each_transition_once_after_the_state_changed(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
-    cfg->window_ns = 10 * SEC;
-    cfg->min_calls = 10;
+    breaker_config *cfg = fixture_init_time_window(&f, 0, 10 * SEC, 10);
     cfg->failure_rate = 0.6;
     cfg->open_ns = 5 * SEC;
     cfg->half_open_successes = 1;

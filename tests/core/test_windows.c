@@ -16,11 +16,8 @@ static breaker *count_window(struct breaker_fixture *f, uint32_t size, uint32_t 
 
 static breaker *time_window(struct breaker_fixture *f, uint64_t span, uint32_t buckets,
                             uint32_t min_calls, double rate) {
-    breaker_config *cfg = fixture_init(f, 0);
-    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
-    cfg->window_ns = span;
+    breaker_config *cfg = fixture_init_time_window(f, 0, span, min_calls);
     cfg->window_buckets = buckets;
-    cfg->min_calls = min_calls;
     cfg->failure_rate = rate;
     return fixture_create(f);
 }
@@ -167,10 +164,7 @@ static void slow_call_rate_trips_a_window(void **state) {
 static void slow_calls_below_rate_do_not_trip(void **state) {
     (void)state;
     struct breaker_fixture f;
-    breaker_config *cfg = fixture_init(&f, 0);
-    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
-    cfg->window_ns = 10 * SEC;
-    cfg->min_calls = 10;
+    breaker_config *cfg = fixture_init_time_window(&f, 0, 10 * SEC, 10);
     cfg->slow_call_ns = 50 * MS;
     cfg->slow_call_rate = 0.5;
     breaker *b = fixture_create(&f);

@@ -63,6 +63,18 @@ static inline breaker_config *fixture_init_count_window(struct breaker_fixture *
     return cfg;
 }
 
+/* fixture_init() for a breaker that judges the calls of its last
+ * `window_ns` (BREAKER_TRIP_TIME_WINDOW) once it has `min_calls` of them;
+ * the rest as test_config(). */
+static inline breaker_config *fixture_init_time_window(struct breaker_fixture *f, uint64_t now_ns,
+                                                       uint64_t window_ns, uint32_t min_calls) {
+    breaker_config *cfg = fixture_init(f, now_ns);
+    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
+    cfg->window_ns = window_ns;
+    cfg->min_calls = min_calls;
+    return cfg;
+}
+
 /* fixture_init() for a breaker that one failure opens (consecutive,
  * threshold 1) for `open_ns`, then admits one probe at a time until
  * `successes` of them succeeded, each probe timing out after 10 s. */
