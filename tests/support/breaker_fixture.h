@@ -51,15 +51,24 @@ static inline breaker_config *fixture_init_consecutive(struct breaker_fixture *f
     return cfg;
 }
 
+/* fixture_init() for a breaker of window policy `trip` that judges its
+ * window once it holds `min_calls` calls; the window's length is the
+ * caller's (fixture_init_count_window(), fixture_init_time_window()). */
+static inline breaker_config *fixture_init_window(struct breaker_fixture *f, uint64_t now_ns,
+                                                  enum breaker_trip trip, uint32_t min_calls) {
+    breaker_config *cfg = fixture_init(f, now_ns);
+    cfg->trip = trip;
+    cfg->min_calls = min_calls;
+    return cfg;
+}
+
 /* fixture_init() for a breaker that judges its last `window_size` calls
  * (BREAKER_TRIP_COUNT_WINDOW) once it has `min_calls` of them; the rest as
  * test_config(). */
 static inline breaker_config *fixture_init_count_window(struct breaker_fixture *f, uint64_t now_ns,
                                                         uint32_t window_size, uint32_t min_calls) {
-    breaker_config *cfg = fixture_init(f, now_ns);
-    cfg->trip = BREAKER_TRIP_COUNT_WINDOW;
+    breaker_config *cfg = fixture_init_window(f, now_ns, BREAKER_TRIP_COUNT_WINDOW, min_calls);
     cfg->window_size = window_size;
-    cfg->min_calls = min_calls;
     return cfg;
 }
 
@@ -68,10 +77,8 @@ static inline breaker_config *fixture_init_count_window(struct breaker_fixture *
  * the rest as test_config(). */
 static inline breaker_config *fixture_init_time_window(struct breaker_fixture *f, uint64_t now_ns,
                                                        uint64_t window_ns, uint32_t min_calls) {
-    breaker_config *cfg = fixture_init(f, now_ns);
-    cfg->trip = BREAKER_TRIP_TIME_WINDOW;
+    breaker_config *cfg = fixture_init_window(f, now_ns, BREAKER_TRIP_TIME_WINDOW, min_calls);
     cfg->window_ns = window_ns;
-    cfg->min_calls = min_calls;
     return cfg;
 }
 
