@@ -6,6 +6,7 @@
  * JSON report prints it; bad text or arguments are refused with the field
  * named and nothing done.
  */
+#include "breaker_control.h"
 #include "breaker_fixture.h"
 
 #include <breaker/registry.h>
@@ -21,14 +22,8 @@ static breaker_config *control_config(struct breaker_fixture *f, uint64_t now_ns
 
 static void apply_ok(breaker *b, enum breaker_control_action action, uint64_t for_ns,
                      const char *who, const char *why) {
-    breaker_control c;
-    breaker_control_init(&c);
-    c.action = action;
-    c.for_ns = for_ns;
-    c.who = who;
-    c.why = why;
     char msg[160] = "";
-    assert_int_equal(breaker_control_apply(b, &c, msg, sizeof msg), BREAKER_OK);
+    assert_int_equal(control_apply(b, action, for_ns, who, why, msg, sizeof msg), BREAKER_OK);
 }
 
 /* Every byte of a text array after its NUL is zero: the event holds no

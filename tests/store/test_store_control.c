@@ -9,6 +9,7 @@
  * ThreadSanitizer), and a file of the layout before the record refused.
  */
 #define _GNU_SOURCE
+#include "breaker_control.h"
 #include "store_fixture.h"
 
 #include <fcntl.h>
@@ -30,13 +31,7 @@ static uint64_t realtime_ns(void) {
 /* `action` on `b` with `who` and `why`. @return breaker_control_apply()'s. */
 static int apply(breaker *b, enum breaker_control_action action, uint64_t for_ns, const char *who,
                  const char *why) {
-    breaker_control ctl;
-    breaker_control_init(&ctl);
-    ctl.action = action;
-    ctl.for_ns = for_ns;
-    ctl.who = who;
-    ctl.why = why;
-    return breaker_control_apply(b, &ctl, NULL, 0);
+    return control_apply(b, action, for_ns, who, why, NULL, 0);
 }
 
 /* In a forked child: `action` on `name` with `who` and `why`, through this
