@@ -89,8 +89,9 @@ static void two_probes(breaker_config *cfg) {
 /* closed (with traffic), open (waiting), open awaiting a probe, half_open
  * (a probe in flight), half_open with one of two probes succeeded, closed and
  * ramping up after a recovery, forced_open, forced_closed, and a flapping
- * one. */
+ * one, in `w`, which is zeroed first. */
 static void build_world(struct world *w) {
+    memset(w, 0, sizeof(*w));
     breaker_registry_config rc;
     breaker_registry_config_init(&rc);
     test_config(&rc.defaults, &w->clock, NULL);
@@ -189,7 +190,6 @@ static void expect_line(const char *line) {
 static void promtool_accepts_a_registry_with_breakers_in_every_state(void **state) {
     (void)state;
     static struct world w;
-    memset(&w, 0, sizeof(w));
     build_world(&w);
     size_t len = 0;
     assert_int_equal(breaker_registry_export_prometheus(w.reg, text, sizeof(text), &len),
@@ -289,7 +289,6 @@ static void promtool_rejects_broken_exposition_so_the_check_can_fail(void **stat
 static void a_small_buffer_gets_enospc_and_the_size_it_needs(void **state) {
     (void)state;
     static struct world w;
-    memset(&w, 0, sizeof(w));
     build_world(&w);
     char small[64];
     size_t need = 0;
@@ -491,7 +490,6 @@ static void probe_durations_are_exported_by_result_without_slow_call_timing(void
 static void the_alloc_variant_writes_the_same_text_in_one_call(void **state) {
     (void)state;
     static struct world w;
-    memset(&w, 0, sizeof(w));
     build_world(&w);
     size_t len = 0;
     assert_int_equal(breaker_registry_export_prometheus(w.reg, text, sizeof(text), &len),
