@@ -158,17 +158,10 @@ static int host(const struct test_redis *r, int i) {
     return 0;
 }
 
-/* The test's world: a redis-server, NHOST host processes, and the
- * operator's handle with the name attached. */
-struct world {
-    struct test_redis r;
-    pid_t pid[NHOST];
-    breaker_redis *op;
-    breaker *b;
-};
+_Static_assert(NHOST <= FLEET_WORLD_HOSTS, "a fleet_world holds the hosts");
 
 /* `store`: the NHOST processes are one host sharing a store file there. */
-static void start_on(struct world *w, int failing, const char *store) {
+static void start_on(struct fleet_world *w, int failing, const char *store) {
     memset(w, 0, sizeof *w);
     assert_int_equal(test_redis_start(&w->r), 0);
     sh = fleet_hosts_share(sizeof *sh);
@@ -195,15 +188,10 @@ static void start_on(struct world *w, int failing, const char *store) {
     assert_true(rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS);
 }
 
-static void start(struct world *w, int failing) { start_on(w, failing, NULL); }
+static void start(struct fleet_world *w, int failing) { start_on(w, failing, NULL); }
 
-static void finish(struct world *w) {
-    breaker_redis_close(w->op);
-    atomic_store(&sh->stop, 1);
-    int failed = fleet_hosts_reap(w->pid, NHOST);
-    test_redis_stop(&w->r);
-    munmap(sh, sizeof *sh);
-    assert_int_equal(failed, 0);
+static void finish(struct fleet_world *w) {
+    fleet_world_finish(w, NHOST, &sh->stop, sh, sizeof *sh);
 }
 
 static long total(_Atomic long *(*field)(struct host_view *)) {
@@ -233,7 +221,7 @@ static long wait_shadow(int want, long ms) {
 static void
 fleet_shadow_mode_reaches_every_host_and_none_refuses_while_the_fleet_trips(void **state) {
     (void)state;
-    struct world w;
+    struct fleet_world w;
     start(&w, 0);
     char msg[256] = "";
     int rc =
@@ -354,7 +342,7 @@ static void a_shadowed_probe_the_fleet_refuses_is_admitted_and_counted(void **st
 
 static void new_fleet_limits_reach_every_host_and_a_later_attacher(void **state) {
     (void)state;
-    struct world w;
+    struct fleet_world w;
     start(&w, 0);
     char msg[256] = "";
     breaker_redis_control_state lim;
@@ -904,7 +892,7 @@ static void with_a_store_file_the_flushers_change_is_every_process(void **state)
     assert_non_null(mkdtemp(dir));
     char path[128];
     snprintf(path, sizeof path, "%s/host.store", dir);
-    struct world w;
+    struct fleet_world w;
     start_on(&w, 0, path);
     char msg[256] = "";
     assert_int_equal(fleet_set_shadow(w.op, NAME, 1, "t", "host", msg, sizeof msg), BREAKER_OK);

@@ -185,16 +185,9 @@ static int host(const struct test_redis *r, int i) {
     return 0;
 }
 
-/* The test's world: a redis-server, NHOST host processes, and the
- * operator's handle with the name attached. */
-struct world {
-    struct test_redis r;
-    pid_t pid[NHOST];
-    breaker_redis *op;
-    breaker *b;
-};
+_Static_assert(NHOST <= FLEET_WORLD_HOSTS, "a fleet_world holds the hosts");
 
-static void start(struct world *w, int failing) {
+static void start(struct fleet_world *w, int failing) {
     memset(w, 0, sizeof *w);
     assert_int_equal(test_redis_start(&w->r), 0);
     sh = fleet_hosts_share(sizeof *sh);
@@ -221,13 +214,8 @@ static void start(struct world *w, int failing) {
     assert_true(rc == BREAKER_OK || rc == BREAKER_CONFIG_DIFFERS);
 }
 
-static void finish(struct world *w) {
-    breaker_redis_close(w->op);
-    atomic_store(&sh->stop, 1);
-    int failed = fleet_hosts_reap(w->pid, NHOST);
-    test_redis_stop(&w->r);
-    munmap(sh, sizeof *sh);
-    assert_int_equal(failed, 0);
+static void finish(struct fleet_world *w) {
+    fleet_world_finish(w, NHOST, &sh->stop, sh, sizeof *sh);
 }
 
 /* How many hosts are in `state` now. */
@@ -260,7 +248,7 @@ static _Atomic long *refused_of(struct host_view *v) { return &v->refused; }
 
 static void fleet_forced_open_refuses_on_every_host_and_survives_their_flushes(void **state) {
     (void)state;
-    struct world w;
+    struct fleet_world w;
     start(&w, 0);
     assert_int_equal(wait_all(BREAKER_CLOSED, 5000) >= 0, 1);
     char msg[256] = "";
@@ -296,7 +284,7 @@ static void fleet_forced_open_refuses_on_every_host_and_survives_their_flushes(v
 
 static void fleet_forced_closed_admits_despite_failures(void **state) {
     (void)state;
-    struct world w;
+    struct fleet_world w;
     start(&w, 0);
     assert_true(wait_all(BREAKER_CLOSED, 5000) >= 0);
     char msg[256] = "";
@@ -329,7 +317,7 @@ static void fleet_forced_closed_admits_despite_failures(void **state) {
 
 static void fleet_reset_closes_every_host_and_is_not_tripped_again(void **state) {
     (void)state;
-    struct world w;
+    struct fleet_world w;
     start(&w, 1);
     /* The dependency fails: the fleet trips, every host follows. */
     long long trips = 0;
@@ -381,7 +369,7 @@ static void fleet_reset_closes_every_host_and_is_not_tripped_again(void **state)
 
 static void timed_orders_end_by_themselves(void **state) {
     (void)state;
-    struct world w;
+    struct fleet_world w;
     start(&w, 0);
     assert_true(wait_all(BREAKER_CLOSED, 5000) >= 0);
     char msg[256] = "";
@@ -426,7 +414,7 @@ static void timed_orders_end_by_themselves(void **state) {
  * after it every host probes and closes again. */
 static void a_server_directed_open_on_one_host_quiets_the_whole_fleet(void **state) {
     (void)state;
-    struct world w;
+    struct fleet_world w;
     start(&w, 0);
     assert_true(wait_all(BREAKER_CLOSED, 5000) >= 0);
     for (int i = 0; i < NHOST; i++)

@@ -17,6 +17,7 @@
 #include "redis_server.h"
 
 #include <breaker.h>
+#include <breaker/redis.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -94,6 +95,29 @@ static inline int fleet_hosts_reap(const pid_t *pid, int n) {
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) failed = i + 1;
     }
     return failed;
+}
+
+/* A fleet test's world: a redis-server, its host processes (at most
+ * FLEET_WORLD_HOSTS), and the operator's handle with the name attached. */
+#define FLEET_WORLD_HOSTS 8
+struct fleet_world {
+    struct test_redis r;
+    pid_t pid[FLEET_WORLD_HOSTS];
+    breaker_redis *op;
+    breaker *b;
+};
+
+/* The world's end: the operator's handle closed, the `hosts` hosts told to
+ * stop (`stop`) and reaped, the server stopped and the shared `page`
+ * unmapped; then asserts that every host left with 0. */
+static inline void fleet_world_finish(struct fleet_world *w, int hosts, _Atomic int *stop,
+                                      void *page, size_t page_size) {
+    breaker_redis_close(w->op);
+    atomic_store(stop, 1);
+    int failed = fleet_hosts_reap(w->pid, hosts);
+    test_redis_stop(&w->r);
+    munmap(page, page_size);
+    assert_int_equal(failed, 0);
 }
 
 #endif
