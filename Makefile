@@ -118,8 +118,9 @@ bench: deps-bench build
 # "cli" and "packaging" cases: they run a shell or Python script (a test
 # run by one is labelled cli), and memcheck would check the interpreter (it
 # does not follow the programs the script starts; bash leaks by design).
-# The fleet's simulation runs 3 seeds there (its million rounds are the
-# optimised build's, in check).
+# BREAKER_SIM_SEEDS=3 there: the fleet's simulation runs 3 seeds (its
+# million rounds are the optimised build's, in check) and test_simulate's
+# hanging caller 3 past its own (20 in check).
 valgrind: deps-valgrind build
 	cd $(BUILD) && BREAKER_SIM_SEEDS=3 $(CTEST) --output-on-failure -LE "concurrency|cli|packaging|external" \
 	  -T memcheck --overwrite MemoryCheckCommand=/usr/bin/valgrind \
