@@ -382,12 +382,12 @@ struct breaker_stats {
     uint32_t probes_in_flight;                      /* HALF_OPEN: probes not yet settled; else 0 */
     uint32_t probe_successes; /* HALF_OPEN: successful probes so far; else 0 */
     uint32_t consecutive_failures;
-    uint64_t open_until_ns; /* OPEN: when the next probe is eligible; else 0 */
+    uint64_t open_until_ns;   /* OPEN: when the next probe is eligible; else 0 */
     uint64_t forced_until_ns; /* FORCED_CLOSED with an expiry (BREAKER_CONTROL_FORCE_CLOSED's
                                  for_ns): when it ends; else 0 */
-    uint64_t ramp_until_ns; /* CLOSED and ramping: when the ramp ends; else 0 */
-    double ramp_share;      /* CLOSED and ramping: the share of calls admitted
-                               now, in (0, 1); else 1 (0 when not admitting) */
+    uint64_t ramp_until_ns;   /* CLOSED and ramping: when the ramp ends; else 0 */
+    double ramp_share;        /* CLOSED and ramping: the share of calls admitted
+                                 now, in (0, 1); else 1 (0 when not admitting) */
     /* The window of the current closed period (in OPEN, HALF_OPEN and
      * FORCED_OPEN: of the one that ended, i.e. the evidence of the trip,
      * ageing with time). Window policies only: with CONSECUTIVE these are 0
@@ -566,7 +566,8 @@ BREAKER_API BREAKER_NODISCARD int breaker_acquire(breaker *b, breaker_permit *pe
  *  after the open wait, drawn once per generation and caller, uniform over
  *  a quarter of the wait it follows before jitter (the policy's, or the
  *  one chosen: breaker_open_for(), a Retry-After, breaker_set_open_wait()),
- *  which breaker_retry_after_hint_from() tells it (rounded up to the second): before that it is refused, although
+ *  which breaker_retry_after_hint_from() tells it (rounded up to the
+ *  second): before that it is refused, although
  *  breaker_retry_after_ns() may say 0; and a caller whose probe failed in
  *  the half-open before this one is not admitted as a probe for this one's
  *  first probe_timeout_ns (from the end of the open wait). Either refusal

@@ -180,8 +180,9 @@ struct breaker_redis_transport_ops {
  *  breaker_redis_open() over the transport `ops` with context `t` instead of
  *  hiredis: `cfg`'s connection fields (host, port, unix_path, password,
  *  username, db, cluster_nodes, tls and tls_*, sentinel_*) are the
- *  transport's business and ignored here; io_timeout_ns is the transport's reply timeout (the client's own
- *  bounds follow it). With BREAKER_REDIS_NO_FLUSHER no thread is started:
+ *  transport's business and ignored here; io_timeout_ns is the
+ *  transport's reply timeout (the client's own bounds follow it). With
+ *  BREAKER_REDIS_NO_FLUSHER no thread is started:
  *  rounds run only in breaker_redis_flush() (a simulator on a virtual
  *  clock). The handle owns `t` from here on, also on failure (ops->destroy).
  *  @return as breaker_redis_open(). */

@@ -231,8 +231,7 @@ static void an_abandoned_probe_is_reclaimed_at_its_deadline(void **state) {
     uint64_t got = now_ns();
     if (got < taken + PROBE_MS * MS)
         fail_msg("%s: a second probe %llu ms after the first, before its %llu ms deadline",
-                 sut->name, (unsigned long long)((got - taken) / MS),
-                 (unsigned long long)PROBE_MS);
+                 sut->name, (unsigned long long)((got - taken) / MS), (unsigned long long)PROBE_MS);
     assert_true(breaker_permit_is_probe(&next));
     assert_int_equal(sut_complete(b, &next, BREAKER_SUCCESS), BREAKER_OK);
     state_within(a, BREAKER_CLOSED, SLACK_MS);

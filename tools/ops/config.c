@@ -320,7 +320,8 @@ static int fleet_configure(struct tool_store_args *a, const char *cmd) {
     if (rc == 0 && !limits_differ(&was, &t.cfg)) {
         /* The limits in force: the fleet would write nothing (its script
          * changes no generation for them), so neither is a write asked. */
-        printf("%s: the fleet's limits, control version %" PRIu64 ": no change\n", a->name, generation);
+        printf("%s: the fleet's limits, control version %" PRIu64 ": no change\n", a->name,
+               generation);
         exec_fleet_close(fl);
         return 0;
     }
