@@ -25,6 +25,20 @@ static breaker_config turns_config(struct fake_clock *clock) {
 }
 
 /* Trip `b` with failures from many callers. */
+/* The first caller key from 1000 whose hint is `min_s` seconds or more,
+ * with that hint in `*hint_s` (fails the test if none of 100 is). */
+static uint64_t caller_told_at_least(breaker *b, uint64_t min_s, uint64_t *hint_s) {
+    for (uint64_t k = 1000; k < 1100; k++) {
+        uint64_t h = breaker_retry_after_hint_from(b, k);
+        if (h >= min_s) {
+            *hint_s = h;
+            return k;
+        }
+    }
+    fail_msg("no caller of keys 1000 to 1099 is told %llu s or more", (unsigned long long)min_s);
+    return 0;
+}
+
 static void trip(breaker *b) {
     uint64_t keys[64];
     keys_on_distinct_bits(keys, 64);
@@ -98,15 +112,8 @@ static void the_hint_in_a_busy_half_open_is_not_before_the_callers_turn(void **s
     uint64_t wait_end = clock.now;
     /* At the wait's end the hint is the time to the caller's turn: a caller
      * whose turn is 5 s or more after it. */
-    uint64_t key = 0, turn_s = 0;
-    for (uint64_t k = 1000; k < 1100 && key == 0; k++) {
-        uint64_t h = breaker_retry_after_hint_from(b, k);
-        if (h >= 5) {
-            key = k;
-            turn_s = h;
-        }
-    }
-    assert_true(key != 0);
+    uint64_t turn_s = 0;
+    uint64_t key = caller_told_at_least(b, 5, &turn_s);
     breaker_permit unnamed;
     assert_int_equal(breaker_acquire(b, &unnamed), BREAKER_OK); /* the first probe, at T */
     assert_int_equal(breaker_get_state(b), BREAKER_HALF_OPEN);
@@ -194,15 +201,8 @@ static void a_lost_transition_race_does_not_move_the_named_callers_turns(void **
     fake_clock_advance(&pc.clock, breaker_retry_after_ns(b));
     uint64_t wait_end = pc.clock.now;
     /* A caller whose point is 2 s or more after the wait's end. */
-    uint64_t key = 0, turn_s = 0;
-    for (uint64_t k = 1000; k < 1100 && key == 0; k++) {
-        uint64_t h = breaker_retry_after_hint_from(b, k);
-        if (h >= 2) {
-            key = k;
-            turn_s = h;
-        }
-    }
-    assert_true(key != 0);
+    uint64_t turn_s = 0;
+    uint64_t key = caller_told_at_least(b, 2, &turn_s);
     pc.clock.now = wait_end + 20 * SEC; /* the first callers come later: every turn has come */
     struct late_caller late = {.clock = &pc, .b = b, .key = 7};
     pthread_t t;
